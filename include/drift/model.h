@@ -1,0 +1,142 @@
+/* drift/model.h: the model ABI.  A model is the target every sampler sees,
+ *
+ *     U(theta) = -log p(theta) - sum_{i=1..N} log p(row_i | theta),
+ *
+ * over unconstrained parameters theta in R^d, split into one prior term and
+ * N per-datum terms.  Models written in drift's language are compiled into
+ * a drift_model by the engine; models written in C are shared objects that
+ * export drift_model_entry() and build a drift_model from a data set.
+ *
+ * This header is not for samplers: they see a model only through the
+ * oracles of drift/sampler.h. */
+#ifndef DRIFT_MODEL_H
+#define DRIFT_MODEL_H
+
+#include <drift/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped whenever an existing field of a struct below changes meaning or
+ * place.  Appending a field does not bump it (see drift_model.struct_size). */
+#define DRIFT_MODEL_ABI_VERSION 1u
+
+/* drift_model.flags */
+#define DRIFT_MODEL_GLM 1u  /* generalised linear form: the gradient of each
+                               per-datum term is a scalar times a fixed data
+                               vector of length d; glm_scalars and glm_design
+                               are then set */
+
+/* A set of rows to evaluate: either the list rows[0..n) (rows != NULL) or
+ * the contiguous range first .. first+n-1 (rows == NULL), which is how the
+ * engine walks the data for a full pass. */
+typedef struct drift_rows {
+    const size_t *rows;
+    size_t first;
+    size_t n;
+} drift_rows;
+
+/* Row index of the k-th element of a drift_rows. */
+static inline size_t drift_rows_at(const drift_rows *b, size_t k)
+{
+    return b->rows ? b->rows[k] : b->first + k;
+}
+
+/* A model instance.  The model owns `self` and everything it points to;
+ * the engine calls free(self) once when done.  Evaluation functions may be
+ * called concurrently from several threads, each with its own workspace;
+ * they must not write to `self`. */
+typedef struct drift_model {
+    uint32_t abi_version;       /* DRIFT_MODEL_ABI_VERSION */
+    uint32_t struct_size;       /* sizeof(drift_model) as the model was built */
+    size_t dim;                 /* d: unconstrained parameters */
+    size_t n_rows;              /* N: per-datum terms */
+    size_t n_out;               /* constrained values written per draw */
+    const char *const *out_names; /* n_out Stan-style names ("w.1", ...) */
+    unsigned flags;             /* DRIFT_MODEL_* */
+    void *self;
+
+    /* Releases self.  May be NULL when self needs no freeing. */
+    void (*free)(void *self);
+
+    /* Scratch space for evaluations over at most max_batch rows at a time;
+     * one per thread.  NULL on allocation failure. */
+    void *(*workspace_new)(const void *self, size_t max_batch);
+    void (*workspace_free)(const void *self, void *ws);
+
+    /* log p(theta), Jacobians of constraint transforms included, into *lp;
+     * when grad != NULL its gradient is written (overwritten, length d). */
+    int (*log_prior)(const void *self, void *ws, const double *theta,
+                     double *lp, double *grad, drift_err *e);
+
+    /* Per-datum terms l_i = log p(row_i | theta) for the rows of b
+     * (b->n <= max_batch of ws).  Each output may be NULL:
+     *   ll_rows  [n]     l_i per row
+     *   ll_sum   [1]     sum of l_i
+     *   grad_sum [d]     sum of grad l_i (overwritten)
+     *   grad_rows[n x d] grad l_i, row-major (overwritten) */
+    int (*log_lik)(const void *self, void *ws, const double *theta,
+                   const drift_rows *b, double *ll_rows, double *ll_sum,
+                   double *grad_sum, double *grad_rows, drift_err *e);
+
+    /* Optional (NULL: the engine uses log_lik's grad_rows).  Directional
+     * derivatives out[k] = v . grad l_i for the rows of b, in one forward
+     * pass; ll_rows as in log_lik (may be NULL). */
+    int (*jvp)(const void *self, void *ws, const double *theta,
+               const double *v, const drift_rows *b, double *out,
+               double *ll_rows, drift_err *e);
+
+    /* DRIFT_MODEL_GLM only.  grad l_i = s_i * x_i: glm_scalars writes s_i
+     * (and ll_rows when not NULL) for the rows of b; glm_design writes the
+     * fixed vectors x_i as an n x d row-major matrix. */
+    int (*glm_scalars)(const void *self, void *ws, const double *theta,
+                       const drift_rows *b, double *s, double *ll_rows,
+                       drift_err *e);
+    int (*glm_design)(const void *self, const drift_rows *b, double *x,
+                      drift_err *e);
+
+    /* Constrained values (n_out) of an unconstrained point theta (d). */
+    void (*constrain)(const void *self, const double *theta, double *out);
+
+    /* Inverse of constrain, for user-given initial values: theta from the
+     * n_out constrained values; fails (naming the value) when one lies
+     * outside its constraint. */
+    int (*unconstrain)(const void *self, const double *out, double *theta,
+                       drift_err *e);
+} drift_model;
+
+/* ---- C model plugins --------------------------------------------------- */
+
+/* What drift_model_entry() returns.  The loader reads abi_version first and
+ * refuses a mismatch before reading anything else; struct_size and the
+ * build facts are compared next. */
+typedef struct drift_model_plugin {
+    uint32_t abi_version;       /* DRIFT_MODEL_ABI_VERSION */
+    uint32_t struct_size;       /* sizeof(drift_model_plugin) */
+    uint32_t size_t_size;       /* sizeof(size_t): row indices */
+    uint32_t double_size;       /* sizeof(double) */
+    const char *name;           /* what --model NAME selects */
+    const char *summary;        /* one line */
+    const drift_hparam *options;/* model options, set with --model-set k=v */
+    size_t n_options;
+    /* Builds a model over `data` with validated option values (table
+     * order).  On failure returns non-zero with a message naming the data
+     * file, line and column at fault. */
+    int (*create)(const drift_data *data, const double *options,
+                  drift_model *out, drift_err *e);
+} drift_model_plugin;
+
+/* The one symbol a model plugin exports. */
+typedef const drift_model_plugin *(*drift_model_entry_fn)(void);
+#define DRIFT_MODEL_ENTRY "drift_model_entry"
+
+/* Fill the version fields of a plugin descriptor. */
+#define DRIFT_MODEL_PLUGIN_HEADER                                        \
+    DRIFT_MODEL_ABI_VERSION, (uint32_t)sizeof(drift_model_plugin),       \
+        (uint32_t)sizeof(size_t), (uint32_t)sizeof(double)
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DRIFT_MODEL_H */

@@ -1,0 +1,235 @@
+/* drift/sampler.h: the sampler ABI.  A sampler plugin is a shared object
+ * exporting one function, drift_sampler_entry(), that returns a const
+ * descriptor of one or more samplers.  The engine owns everything else:
+ * it loads the model and data, validates hyperparameters, allocates the
+ * sampler's state, runs chains, counts gradient evaluations and writes
+ * output.  A plugin links against nothing of drift's; it reaches the engine
+ * only through the const table of services handed to every call.
+ *
+ * Build one with:  cc -shared -fPIC $(pkg-config --cflags drift) my.c -o my.so
+ *
+ * Conventions for every service: the first argument is the chain handle
+ * the engine passed in; vectors have length d (the model's unconstrained
+ * dimension) unless stated; gradients are of the potential U, not of the
+ * log density; int results are DRIFT_OK or an error whose message the
+ * engine has already recorded for the chain (the sampler just returns it). */
+#ifndef DRIFT_SAMPLER_H
+#define DRIFT_SAMPLER_H
+
+#include <drift/common.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bumped when an existing field changes meaning or place; appending a
+ * service or a descriptor field does not bump it. */
+#define DRIFT_SAMPLER_ABI_VERSION 1u
+
+/* One chain as the engine runs it; opaque to samplers. */
+typedef struct drift_chain drift_chain;
+
+/* Data-access strategies of next_batch (the engine's --access option). */
+typedef enum drift_access {
+    DRIFT_ACCESS_RA = 0,  /* random access: n indices with replacement */
+    DRIFT_ACCESS_RR = 1,  /* random reshuffle: a fresh permutation each pass,
+                             walked in order: every row once per pass */
+    DRIFT_ACCESS_CA = 2   /* cyclic: rows 0..N-1 in file order, repeated */
+} drift_access;
+
+/* A rate function for thinning: writes the (possibly noisy) event rate at
+ * time t along the current trajectory into *rate. */
+typedef int (*drift_rate_fn)(void *user, double t, double *rate);
+
+/* An upper bound on an event rate over [0, t_max] (time measured from the
+ * start of the current segment).  With n_knots == 0 it is the line
+ * max(0, a + b t); otherwise the positive part of the piecewise-linear
+ * interpolation of (t[k], r[k]), k < n_knots, t[0] = 0, t increasing,
+ * with t_max = t[n_knots-1]. */
+typedef struct drift_rate_bound {
+    double a, b;
+    size_t n_knots;
+    const double *t, *r;
+    double t_max;           /* may be INFINITY for a linear bound */
+} drift_rate_bound;
+
+/* Counters a thinning call adds to. */
+typedef struct drift_thin_stats {
+    uint64_t proposals;     /* rate evaluations */
+    uint64_t violations;    /* proposals where rate > bound */
+} drift_thin_stats;
+
+/* The services table.  The engine fills it; samplers only read it.
+ * New services are appended; check struct_size before using one tagged
+ * with a later version than the one a plugin was built for. */
+typedef struct drift_services {
+    uint32_t abi_version;   /* DRIFT_SAMPLER_ABI_VERSION of the engine */
+    uint32_t struct_size;   /* sizeof(drift_services) in the engine */
+
+    /* ---- facts ---- */
+    size_t (*dim)(drift_chain *c);          /* d */
+    size_t (*n_rows)(drift_chain *c);       /* N (0 for a data-free model) */
+    size_t (*batch)(drift_chain *c);        /* --batch n (<= max(N, 1)) */
+    drift_access (*access)(drift_chain *c); /* --access */
+    int (*is_glm)(drift_chain *c);          /* model in generalised linear
+                                               form: glm_* services work */
+    uint64_t (*iteration)(drift_chain *c);  /* 0-based step counter */
+    int (*in_warmup)(drift_chain *c);       /* 1 while in --warmup steps */
+    unsigned (*chain_id)(drift_chain *c);   /* 1-based, as CmdStan */
+
+    /* ---- oracles (each per-datum evaluation is counted) ---- */
+    /* grad_full: grad U over all N rows and the prior; *U gets U(theta)
+     * when U != NULL.  Counts N. */
+    int (*grad_full)(drift_chain *c, const double *theta, double *grad,
+                     double *U);
+    /* U_full: U(theta) alone.  Counts N. */
+    int (*U_full)(drift_chain *c, const double *theta, double *U);
+    /* grad_batch: takes the next n rows of the access stream B and writes
+     * (N/n) sum_{i in B} grad U_i + grad U_prior, the usual unbiased
+     * estimate under random access; *U_est (may be NULL) gets the matching
+     * estimate of U.  Counts n.  When rows != NULL the n indices used are
+     * written there. */
+    int (*grad_batch)(drift_chain *c, const double *theta, size_t n,
+                      double *grad, double *U_est, size_t *rows);
+    /* grad_prior: grad U_prior = -grad log p(theta) and *U0 (may be NULL).
+     * Not counted. */
+    int (*grad_prior)(drift_chain *c, const double *theta, double *grad,
+                      double *U0);
+    /* next_batch: the next n indices of the access stream, without
+     * evaluating anything. */
+    int (*next_batch)(drift_chain *c, size_t n, size_t *rows);
+    /* grad_rows: per-row gradients grad U_i (n x d, row-major; may be NULL)
+     * and per-row terms U_i = -log p(row_i | theta) (n; may be NULL), no
+     * N/n scaling and no prior.  Counts n. */
+    int (*grad_rows)(drift_chain *c, const double *theta,
+                     const size_t *rows, size_t n, double *grads,
+                     double *U_rows);
+    /* grad_sum: sum_{i in rows} grad U_i (d, no scaling, no prior) and the
+     * sum of U_i (may be NULL).  Counts n. */
+    int (*grad_sum)(drift_chain *c, const double *theta, const size_t *rows,
+                    size_t n, double *grad, double *U_sum);
+    /* jvp_rows: out[k] = v . grad U_{rows[k]} in one forward pass.
+     * Counts n. */
+    int (*jvp_rows)(drift_chain *c, const double *theta, const double *v,
+                    const size_t *rows, size_t n, double *out);
+    /* glm_scalars / glm_design (is_glm only): grad U_i = s_i x_i.  s (n)
+     * gets s_i, counted as n evaluations; x (n x d) the fixed vectors x_i,
+     * not counted (data, not a gradient). */
+    int (*glm_scalars)(drift_chain *c, const double *theta,
+                       const size_t *rows, size_t n, double *s);
+    int (*glm_design)(drift_chain *c, const size_t *rows, size_t n,
+                      double *x);
+
+    /* ---- the chain's random stream (reproducible per seed and chain) ---- */
+    double (*uniform)(drift_chain *c);         /* in [0, 1) */
+    double (*normal)(drift_chain *c);          /* N(0, 1) */
+    void (*normal_fill)(drift_chain *c, size_t n, double *out);
+    double (*exponential)(drift_chain *c);     /* Exp(1) */
+    uint64_t (*discrete)(drift_chain *c, uint64_t n); /* uniform in [0, n) */
+
+    /* ---- Poisson events (times from the current point, >= 0) ---- */
+    /* First arrival of a process with rate max(0, a + b t), t >= 0;
+     * INFINITY when there is none. */
+    double (*poisson_linear)(drift_chain *c, double a, double b);
+    /* First arrival after t0 of the rate described by bound, or INFINITY
+     * when none falls in [t0, bound->t_max]. */
+    double (*poisson_bound)(drift_chain *c, const drift_rate_bound *bound,
+                            double t0);
+    /* Thinning: proposes from bound, evaluates rate(user, t) at each
+     * proposal, and accepts with probability rate/bound.  *t_event gets the
+     * accepted time, or INFINITY when none falls before bound->t_max;
+     * *rate_at (may be NULL) the rate there.  Proposals and bound
+     * violations (rate > bound, when the rate is then accepted with
+     * probability 1) are added to *stats (may be NULL) and to the chain's
+     * own counters. */
+    int (*thin)(drift_chain *c, const drift_rate_bound *bound,
+                drift_rate_fn rate, void *user, double *t_event,
+                double *rate_at, drift_thin_stats *stats);
+
+    /* ---- output ---- */
+    /* A discrete draw: theta (unconstrained; the engine constrains it), lp
+     * (the sampler's best value of log p(theta | data) up to a constant,
+     * such as -U_est; NaN when it has none) and the sampler's diagnostic
+     * columns (n_columns of the descriptor; may be NULL when 0).  The
+     * engine applies --thin and --warmup. */
+    int (*emit_draw)(drift_chain *c, const double *theta, double lp,
+                     const double *diag);
+    /* A linear piece x0 + v t, 0 <= t < duration, of a continuous
+     * trajectory; the engine discretises it at --thin time steps or writes
+     * it as is (--emit segments) and accumulates exact moments. */
+    int (*emit_segment)(drift_chain *c, const double *x0, const double *v,
+                        double duration, double lp, const double *diag);
+
+    /* ---- accounting, memory, messages ---- */
+    /* Adds n per-datum evaluations a sampler did by other means. */
+    void (*count)(drift_chain *c, uint64_t n);
+    uint64_t (*grads)(drift_chain *c);      /* the count so far */
+    /* Zeroed memory owned by the engine, counted against --max-memory
+     * and freed when the chain ends.  NULL (with a message recorded) when
+     * the bound would be passed or the system is out of memory. */
+    void *(*alloc)(drift_chain *c, size_t bytes);
+    /* Records a message for the chain's error report (on failure) and
+     * returns DRIFT_EINVAL, so a sampler can `return svc->fail(c, "...")`. */
+    int (*fail)(drift_chain *c, const char *msg);
+    /* A warning, printed once per distinct text on standard error. */
+    void (*warn)(drift_chain *c, const char *msg);
+} drift_services;
+
+/* One sampler.  The engine allocates state_size zeroed bytes for each
+ * chain and passes them to every call. */
+typedef struct drift_sampler {
+    const char *name;           /* what --sampler NAME selects */
+    const char *summary;        /* one line */
+    const drift_hparam *hparams;
+    size_t n_hparams;
+    const char *const *columns; /* diagnostic column names, each ending in
+                                   "__" (grads__ and lp__ are the engine's) */
+    size_t n_columns;
+    size_t state_size;
+    size_t default_batch;       /* minibatch size when --batch is not given
+                                   (0: the engine's default, 32) */
+    unsigned flags;             /* DRIFT_SAMPLER_* below */
+
+    /* Called once per chain before the first step.  hp holds one value per
+     * hyperparameter, in table order, validated; theta holds the initial
+     * point and may be changed. */
+    int (*init)(void *state, const drift_services *svc, drift_chain *c,
+                const double *hp, double *theta);
+    /* One iteration: moves theta and emits what it produced. */
+    int (*step)(void *state, const drift_services *svc, drift_chain *c,
+                double *theta);
+    /* Optional: called once after the last step (even after a failure). */
+    void (*finish)(void *state, const drift_services *svc, drift_chain *c);
+} drift_sampler;
+
+/* drift_sampler.flags */
+#define DRIFT_SAMPLER_CONTINUOUS 1u /* emits segments, not draws */
+#define DRIFT_SAMPLER_FULL_DATA  2u /* uses only full-data oracles */
+
+/* What drift_sampler_entry() returns.  abi_version is read first and a
+ * mismatch refused before anything else is read; struct_size and the
+ * build facts are compared next. */
+typedef struct drift_sampler_plugin {
+    uint32_t abi_version;       /* DRIFT_SAMPLER_ABI_VERSION */
+    uint32_t struct_size;       /* sizeof(drift_sampler_plugin) */
+    uint32_t size_t_size;       /* sizeof(size_t) */
+    uint32_t double_size;       /* sizeof(double) */
+    uint32_t sampler_size;      /* sizeof(drift_sampler) */
+    uint32_t reserved;
+    size_t n_samplers;
+    const drift_sampler *samplers;
+} drift_sampler_plugin;
+
+typedef const drift_sampler_plugin *(*drift_sampler_entry_fn)(void);
+#define DRIFT_SAMPLER_ENTRY "drift_sampler_entry"
+
+/* Fill the version fields of a plugin descriptor. */
+#define DRIFT_SAMPLER_PLUGIN_HEADER                                      \
+    DRIFT_SAMPLER_ABI_VERSION, (uint32_t)sizeof(drift_sampler_plugin),   \
+        (uint32_t)sizeof(size_t), (uint32_t)sizeof(double),              \
+        (uint32_t)sizeof(drift_sampler), 0u
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* DRIFT_SAMPLER_H */

@@ -1,0 +1,392 @@
+/* logistic.c: Bayesian logistic regression written directly against
+ * drift/model.h: y_i ~ bernoulli(logistic(x_i . w)), w ~ N(0, s^2 I).
+ * Rows come from the engine's loader with columns y, x.1 ... x.D; the
+ * batch products go through OpenBLAS.  Not a template for models with
+ * constraints (it has none) or data-block values. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include <drift/model.h>
+
+/* log(sqrt(2 pi)) */
+#define LOG_SQRT_2PI 0.91893853320467274178
+
+typedef struct logistic {
+    size_t N, D;
+    const double *X;    /* row i at X + i * ldx (a view or owned copy) */
+    size_t ldx;
+    const double *y;    /* y of row i at y[i * ldy] */
+    size_t ldy;
+    double *owned;      /* non-NULL when X had to be copied */
+    double *owned_y;
+    double s;           /* prior standard deviation */
+    char **names;       /* "w.1" ... */
+} logistic;
+
+typedef struct workspace {
+    size_t cap;
+    double *Xb, *yb, *z, *r;
+} workspace;
+
+/* log(1 + exp(z)) without overflow. */
+static double log1p_exp(double z)
+{
+    return z > 0 ? z + log1p(exp(-z)) : log1p(exp(z));
+}
+
+static double inv_logit(double z)
+{
+    if (z >= 0)
+        return 1.0 / (1.0 + exp(-z));
+    double e = exp(z);
+    return e / (1.0 + e);
+}
+
+static void logistic_free(void *self)
+{
+    logistic *m = self;
+    if (!m)
+        return;
+    if (m->names)
+        for (size_t k = 0; k < m->D; k++)
+            free(m->names[k]);
+    free(m->names);
+    free(m->owned);
+    free(m->owned_y);
+    free(m);
+}
+
+static void *ws_new(const void *self, size_t max_batch)
+{
+    const logistic *m = self;
+    workspace *w = calloc(1, sizeof *w);
+    if (!w)
+        return NULL;
+    w->cap = max_batch ? max_batch : 1;
+    w->Xb = malloc(w->cap * m->D * sizeof(double));
+    w->yb = malloc(w->cap * sizeof(double));
+    w->z = malloc(w->cap * sizeof(double));
+    w->r = malloc(w->cap * sizeof(double));
+    if (!w->Xb || !w->yb || !w->z || !w->r) {
+        free(w->Xb);
+        free(w->yb);
+        free(w->z);
+        free(w->r);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+static void ws_free(const void *self, void *ws)
+{
+    (void)self;
+    workspace *w = ws;
+    if (!w)
+        return;
+    free(w->Xb);
+    free(w->yb);
+    free(w->z);
+    free(w->r);
+    free(w);
+}
+
+static int log_prior(const void *self, void *ws, const double *w,
+                     double *lp, double *grad, drift_err *e)
+{
+    (void)ws;
+    (void)e;
+    const logistic *m = self;
+    double inv_s2 = 1.0 / (m->s * m->s), ss = 0;
+    for (size_t k = 0; k < m->D; k++)
+        ss += w[k] * w[k];
+    *lp = -0.5 * ss * inv_s2 - (double)m->D * (log(m->s) + LOG_SQRT_2PI);
+    if (grad)
+        for (size_t k = 0; k < m->D; k++)
+            grad[k] = -w[k] * inv_s2;
+    return DRIFT_OK;
+}
+
+/* The rows of b as a matrix: a strided view for a range, else gathered
+ * into the workspace. */
+static void rows_matrix(const logistic *m, workspace *ws, const drift_rows *b,
+                        const double **X, size_t *ld, const double **y,
+                        size_t *ldy)
+{
+    if (!b->rows) {
+        *X = m->X + b->first * m->ldx;
+        *ld = m->ldx;
+        *y = m->y + b->first * m->ldy;
+        *ldy = m->ldy;
+        return;
+    }
+    for (size_t k = 0; k < b->n; k++) {
+        size_t i = b->rows[k];
+        memcpy(ws->Xb + k * m->D, m->X + i * m->ldx, m->D * sizeof(double));
+        ws->yb[k] = m->y[i * m->ldy];
+    }
+    *X = ws->Xb;
+    *ld = m->D;
+    *y = ws->yb;
+    *ldy = 1;
+}
+
+/* z = X w and, per row, l_i and s_i = y_i - logistic(z_i) (so that
+ * grad l_i = s_i x_i). */
+static void forward(const logistic *m, workspace *ws, const double *w,
+                    const drift_rows *b, const double **X, size_t *ld,
+                    double *ll_rows, double *ll_sum)
+{
+    const double *y;
+    size_t ldy;
+    size_t n = b->n;
+    rows_matrix(m, ws, b, X, ld, &y, &ldy);
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)m->D, 1.0, *X,
+                (int)*ld, w, 1, 0.0, ws->z, 1);
+    double total = 0;
+    for (size_t k = 0; k < n; k++) {
+        double z = ws->z[k], yk = y[k * ldy];
+        double l = yk * z - log1p_exp(z);
+        if (ll_rows)
+            ll_rows[k] = l;
+        total += l;
+        ws->r[k] = yk - inv_logit(z);
+    }
+    if (ll_sum)
+        *ll_sum = total;
+}
+
+static int log_lik(const void *self, void *wsp, const double *w,
+                   const drift_rows *b, double *ll_rows, double *ll_sum,
+                   double *grad_sum, double *grad_rows, drift_err *e)
+{
+    const logistic *m = self;
+    workspace *ws = wsp;
+    if (b->n > ws->cap) {
+        snprintf(e->msg, sizeof e->msg,
+                 "logistic: %zu rows exceed the workspace of %zu", b->n,
+                 ws->cap);
+        return DRIFT_EINTERNAL;
+    }
+    const double *X;
+    size_t ld;
+    forward(m, ws, w, b, &X, &ld, ll_rows, ll_sum);
+    if (grad_sum)
+        cblas_dgemv(CblasRowMajor, CblasTrans, (int)b->n, (int)m->D, 1.0, X,
+                    (int)ld, ws->r, 1, 0.0, grad_sum, 1);
+    if (grad_rows)
+        for (size_t k = 0; k < b->n; k++)
+            for (size_t j = 0; j < m->D; j++)
+                grad_rows[k * m->D + j] = ws->r[k] * X[k * ld + j];
+    return DRIFT_OK;
+}
+
+static int jvp(const void *self, void *wsp, const double *w, const double *v,
+               const drift_rows *b, double *out, double *ll_rows,
+               drift_err *e)
+{
+    const logistic *m = self;
+    workspace *ws = wsp;
+    if (b->n > ws->cap) {
+        snprintf(e->msg, sizeof e->msg,
+                 "logistic: %zu rows exceed the workspace of %zu", b->n,
+                 ws->cap);
+        return DRIFT_EINTERNAL;
+    }
+    const double *X;
+    size_t ld;
+    forward(m, ws, w, b, &X, &ld, ll_rows, NULL);
+    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)b->n, (int)m->D, 1.0, X,
+                (int)ld, v, 1, 0.0, out, 1);
+    for (size_t k = 0; k < b->n; k++)
+        out[k] *= ws->r[k];
+    return DRIFT_OK;
+}
+
+static int glm_scalars(const void *self, void *wsp, const double *w,
+                       const drift_rows *b, double *s, double *ll_rows,
+                       drift_err *e)
+{
+    const logistic *m = self;
+    workspace *ws = wsp;
+    if (b->n > ws->cap) {
+        snprintf(e->msg, sizeof e->msg,
+                 "logistic: %zu rows exceed the workspace of %zu", b->n,
+                 ws->cap);
+        return DRIFT_EINTERNAL;
+    }
+    const double *X;
+    size_t ld;
+    forward(m, ws, w, b, &X, &ld, ll_rows, NULL);
+    memcpy(s, ws->r, b->n * sizeof *s);
+    return DRIFT_OK;
+}
+
+static int glm_design(const void *self, const drift_rows *b, double *x,
+                      drift_err *e)
+{
+    (void)e;
+    const logistic *m = self;
+    for (size_t k = 0; k < b->n; k++)
+        memcpy(x + k * m->D, m->X + drift_rows_at(b, k) * m->ldx,
+               m->D * sizeof(double));
+    return DRIFT_OK;
+}
+
+static void constrain(const void *self, const double *w, double *out)
+{
+    const logistic *m = self;
+    memcpy(out, w, m->D * sizeof *out);
+}
+
+static int unconstrain(const void *self, const double *out, double *w,
+                       drift_err *e)
+{
+    (void)e;
+    const logistic *m = self;
+    memcpy(w, out, m->D * sizeof *w);
+    return DRIFT_OK;
+}
+
+static int fail(drift_err *e, int code, const char *msg)
+{
+    snprintf(e->msg, sizeof e->msg, "%s", msg);
+    return code;
+}
+
+static int create(const drift_data *data, const double *opt, drift_model *out,
+                  drift_err *e)
+{
+    long ycol = drift_data_column(data, "y");
+    if (ycol < 0) {
+        snprintf(e->msg, sizeof e->msg,
+                 "%s: model logistic needs a column 'y' (0/1 outcomes) and "
+                 "columns x.1 ... x.D; the header has no 'y'",
+                 data->source);
+        return DRIFT_EDATA;
+    }
+    size_t D = 0;
+    long first = -1;
+    int contiguous = 1;
+    for (;;) {
+        char name[32];
+        snprintf(name, sizeof name, "x.%zu", D + 1);
+        long c = drift_data_column(data, name);
+        if (c < 0)
+            break;
+        if (D == 0)
+            first = c;
+        else if (c != first + (long)D)
+            contiguous = 0;
+        D++;
+    }
+    if (D == 0) {
+        snprintf(e->msg, sizeof e->msg,
+                 "%s: model logistic needs predictor columns x.1 ... x.D; "
+                 "the header has none named x.1",
+                 data->source);
+        return DRIFT_EDATA;
+    }
+    size_t N = data->n_rows;
+    for (size_t i = 0; i < N; i++) {
+        double y = data->values[i * data->row_stride + (size_t)ycol];
+        if (y != 0.0 && y != 1.0) {
+            if (data->first_line)
+                snprintf(e->msg, sizeof e->msg,
+                         "%s:%zu: error: column 'y' (field %ld) must be 0 "
+                         "or 1 for logistic regression, found %g",
+                         data->source, data->first_line + i, ycol + 1, y);
+            else
+                snprintf(e->msg, sizeof e->msg,
+                         "%s: row %zu: column 'y' must be 0 or 1 for "
+                         "logistic regression, found %g",
+                         data->source, i + 1, y);
+            return DRIFT_EDATA;
+        }
+    }
+    logistic *m = calloc(1, sizeof *m);
+    if (!m)
+        return fail(e, DRIFT_ENOMEM, "out of memory");
+    m->N = N;
+    m->D = D;
+    m->s = opt[0];
+    m->y = data->values + ycol;
+    m->ldy = data->row_stride;
+    if (contiguous) {
+        m->X = data->values + first;
+        m->ldx = data->row_stride;
+    } else {
+        m->owned = malloc(N * D * sizeof(double));
+        if (!m->owned) {
+            logistic_free(m);
+            return fail(e, DRIFT_ENOMEM, "out of memory copying predictors");
+        }
+        for (size_t i = 0; i < N; i++)
+            for (size_t k = 0; k < D; k++) {
+                char name[32];
+                snprintf(name, sizeof name, "x.%zu", k + 1);
+                m->owned[i * D + k] =
+                    data->values[i * data->row_stride +
+                                 (size_t)drift_data_column(data, name)];
+            }
+        m->X = m->owned;
+        m->ldx = D;
+    }
+    m->names = calloc(D, sizeof *m->names);
+    if (!m->names) {
+        logistic_free(m);
+        return fail(e, DRIFT_ENOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < D; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "w.%zu", k + 1);
+        m->names[k] = strdup(name);
+        if (!m->names[k]) {
+            logistic_free(m);
+            return fail(e, DRIFT_ENOMEM, "out of memory");
+        }
+    }
+    memset(out, 0, sizeof *out);
+    out->abi_version = DRIFT_MODEL_ABI_VERSION;
+    out->struct_size = (uint32_t)sizeof *out;
+    out->dim = D;
+    out->n_rows = N;
+    out->n_out = D;
+    out->out_names = (const char *const *)m->names;
+    out->flags = DRIFT_MODEL_GLM;
+    out->self = m;
+    out->free = logistic_free;
+    out->workspace_new = ws_new;
+    out->workspace_free = ws_free;
+    out->log_prior = log_prior;
+    out->log_lik = log_lik;
+    out->jvp = jvp;
+    out->glm_scalars = glm_scalars;
+    out->glm_design = glm_design;
+    out->constrain = constrain;
+    out->unconstrain = unconstrain;
+    return DRIFT_OK;
+}
+
+static const drift_hparam options[] = {
+    {"s", DRIFT_HP_REAL, 3.1622776601683795, 0, INFINITY, DRIFT_HP_OPEN_LO,
+     NULL, "prior standard deviation of every weight: w ~ N(0, s^2 I)"},
+};
+
+static const drift_model_plugin plugin = {
+    DRIFT_MODEL_PLUGIN_HEADER,
+    "logistic",
+    "Bayesian logistic regression: y ~ bernoulli_logit(x . w), w ~ N(0, s^2)",
+    options,
+    sizeof options / sizeof options[0],
+    create,
+};
+
+DRIFT_EXPORT const drift_model_plugin *drift_model_entry(void)
+{
+    return &plugin;
+}

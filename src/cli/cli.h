@@ -1,0 +1,35 @@
+/* cli.h: the `drift` command's subcommands and the small option parser
+ * they share.  Exit status: 0 success, 1 a run that failed, 2 bad input
+ * (options, model, data, plugins), 130 stopped by a signal. */
+#ifndef DRIFT_CLI_H
+#define DRIFT_CLI_H
+
+#include <stddef.h>
+
+enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2, EXIT_SIGNAL = 130 };
+
+/* One option a subcommand accepts. */
+typedef struct cli_opt {
+    const char *name;     /* "--batch" */
+    int takes_value;
+    const char *help;     /* "N  minibatch size (default: sampler's)" */
+} cli_opt;
+
+/* Walks argv: for each option calls back with its index in opts and its
+ * value (NULL for flags); positional arguments get index -1.  Unknown
+ * options and missing values are reported (with the closest option) and
+ * make it return EXIT_USAGE; else 0.  The callback returns 0 to go on or
+ * an exit status to stop. */
+typedef int (*cli_cb)(void *user, int idx, const char *value);
+int cli_parse(const char *cmd, const cli_opt *opts, size_t n_opts, int argc,
+              char **argv, cli_cb cb, void *user);
+
+/* Prints usage text: a synopsis line, a paragraph, then the options. */
+void cli_usage(const char *synopsis, const char *about, const cli_opt *opts,
+               size_t n_opts);
+
+int cmd_sample(int argc, char **argv);
+int cmd_samplers(int argc, char **argv);
+int cmd_models(int argc, char **argv);
+
+#endif

@@ -1,0 +1,69 @@
+/* main.c: the `drift` command: dispatches subcommands.  Not for any
+ * subcommand's logic. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "util.h"
+
+typedef struct command {
+    const char *name;
+    int (*run)(int argc, char **argv);
+    const char *summary;
+} command;
+
+static const command commands[] = {
+    {"sample", cmd_sample, "run a sampler on a model and data set"},
+    {"samplers", cmd_samplers,
+     "list the sampler plugins found, with their hyperparameters"},
+    {"models", cmd_models, "list the C model plugins found"},
+};
+#define N_COMMANDS (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: drift COMMAND [options]   (drift COMMAND --help for "
+            "more)\n\n"
+            "Bayesian inference with stochastic-gradient and "
+            "piecewise-deterministic samplers.\n\ncommands:\n");
+    for (size_t k = 0; k < N_COMMANDS; k++)
+        fprintf(f, "  %-10s %s\n", commands[k].name, commands[k].summary);
+    fprintf(f, "\nenvironment:\n"
+               "  DRIFT_PLUGIN_PATH  colon-separated directories searched "
+               "for plugins after the\n"
+               "                     install's plugin directory (%s)\n",
+            DRIFT_PLUGINDIR);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return EXIT_USAGE;
+    }
+    const char *name = argv[1];
+    if (!strcmp(name, "--help") || !strcmp(name, "-h") ||
+        !strcmp(name, "help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(name, "--version")) {
+        printf("drift %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+    for (size_t k = 0; k < N_COMMANDS; k++)
+        if (!strcmp(commands[k].name, name))
+            return commands[k].run(argc - 2, argv + 2);
+    const char *names[N_COMMANDS];
+    for (size_t k = 0; k < N_COMMANDS; k++)
+        names[k] = commands[k].name;
+    const char *near = drift_closest(name, names, N_COMMANDS);
+    fprintf(stderr, "drift: unknown command '%s'", name);
+    if (near)
+        fprintf(stderr, " (did you mean '%s'?)", near);
+    fprintf(stderr, "; see 'drift --help'\n");
+    return EXIT_USAGE;
+}

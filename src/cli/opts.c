@@ -1,0 +1,96 @@
+/* opts.c: the option parser shared by drift's subcommands: --name value,
+ * --name=value, flags, positionals, and "did you mean" for typos.  Not for
+ * validating values (each subcommand does, naming the option). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+#include "util.h"
+
+int cli_parse(const char *cmd, const cli_opt *opts, size_t n_opts, int argc,
+              char **argv, cli_cb cb, void *user)
+{
+    for (int i = 0; i < argc; i++) {
+        const char *arg = argv[i];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            if (arg[0] == '-' && arg[1] != '\0' && arg[1] != '-' &&
+                strcmp(arg, "-h") != 0) {
+                fprintf(stderr,
+                        "drift %s: unknown option '%s' (options are long, "
+                        "e.g. --seed 1; see 'drift %s --help')\n",
+                        cmd, arg, cmd);
+                return EXIT_USAGE;
+            }
+            int rc = cb(user, strcmp(arg, "-h") == 0 ? -2 : -1, arg);
+            if (rc)
+                return rc;
+            continue;
+        }
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        long found = -1;
+        for (size_t k = 0; k < n_opts; k++)
+            if (strlen(opts[k].name) == len &&
+                strncmp(opts[k].name, arg, len) == 0)
+                found = (long)k;
+        if (found < 0) {
+            char name[64];
+            snprintf(name, sizeof name, "%.*s", (int)(len < 63 ? len : 63),
+                     arg);
+            const char *names[64];
+            size_t m = n_opts < 64 ? n_opts : 64;
+            for (size_t k = 0; k < m; k++)
+                names[k] = opts[k].name;
+            const char *near = drift_closest(name, names, m);
+            fprintf(stderr, "drift %s: unknown option '%s'", cmd, name);
+            if (near)
+                fprintf(stderr, " (did you mean '%s'?)", near);
+            fprintf(stderr, "; see 'drift %s --help'\n", cmd);
+            return EXIT_USAGE;
+        }
+        const cli_opt *o = &opts[found];
+        const char *value = NULL;
+        if (o->takes_value) {
+            if (eq)
+                value = eq + 1;
+            else if (i + 1 < argc)
+                value = argv[++i];
+            else {
+                fprintf(stderr, "drift %s: option %s needs a value\n", cmd,
+                        o->name);
+                return EXIT_USAGE;
+            }
+        } else if (eq) {
+            fprintf(stderr, "drift %s: option %s takes no value\n", cmd,
+                    o->name);
+            return EXIT_USAGE;
+        }
+        int rc = cb(user, (int)found, value);
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+void cli_usage(const char *synopsis, const char *about, const cli_opt *opts,
+               size_t n_opts)
+{
+    printf("usage: %s\n\n%s\n", synopsis, about);
+    if (n_opts)
+        printf("\noptions:\n");
+    for (size_t k = 0; k < n_opts; k++) {
+        const char *h = opts[k].help;
+        /* help is "ARG  text" for options with a value, else "text". */
+        if (opts[k].takes_value) {
+            const char *sp = strstr(h, "  ");
+            int arglen = sp ? (int)(sp - h) : 0;
+            char left[64];
+            snprintf(left, sizeof left, "%s %.*s", opts[k].name, arglen, h);
+            printf("  %-26s %s\n", left, sp ? sp + 2 : h);
+        } else {
+            printf("  %-26s %s\n", opts[k].name, h);
+        }
+    }
+}

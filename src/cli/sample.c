@@ -1,0 +1,533 @@
+/* sample.c: `drift sample`, `drift samplers` and `drift models`: options
+ * in, a checked run configuration out, chains run, a one-line account per
+ * chain on standard error.  Not for the sampling itself (engine). */
+#include "config.h"
+
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "chain.h"
+#include "cli.h"
+#include "hparam.h"
+#include "plugin.h"
+#include "problem.h"
+#include "util.h"
+
+enum {
+    O_MODEL, O_MODEL_SET, O_DATA, O_SAMPLER, O_SET, O_BATCH, O_ACCESS,
+    O_PASSES, O_ITER, O_SECONDS, O_THIN, O_WARMUP, O_SAVE_WARMUP, O_SEED,
+    O_OUT, O_CHAINS, O_FORCE_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
+    O_QUIET, O_HELP
+};
+
+static const cli_opt sample_opts[] = {
+    [O_MODEL] = {"--model", 1, "NAME|PATH  model plugin (see 'drift models')"},
+    [O_MODEL_SET] = {"--model-set", 1, "K=V  set a model option (repeatable)"},
+    [O_DATA] = {"--data", 1, "FILE  data rows: CSV with a header (y,x.1,...)"},
+    [O_SAMPLER] = {"--sampler", 1,
+                   "NAME|PATH  sampler plugin (see 'drift samplers')"},
+    [O_SET] = {"--set", 1, "K=V  set a sampler hyperparameter (repeatable)"},
+    [O_BATCH] = {"--batch", 1, "N  minibatch size (default: the sampler's)"},
+    [O_ACCESS] = {"--access", 1,
+                  "MODE  data access: ra (random, default), rr (reshuffle), "
+                  "ca (cyclic)"},
+    [O_PASSES] = {"--passes", 1, "P  budget in data passes"},
+    [O_ITER] = {"--iter", 1,
+                "K  budget in iterations after warmup (default 1000 when "
+                "no budget is given)"},
+    [O_SECONDS] = {"--seconds", 1, "S  budget in wall-clock seconds"},
+    [O_THIN] = {"--thin", 1,
+                "T  keep every T-th draw; for continuous samplers, the "
+                "output time step"},
+    [O_WARMUP] = {"--warmup", 1, "W  iterations before draws are kept (0)"},
+    [O_SAVE_WARMUP] = {"--save-warmup", 0, "write warmup draws too"},
+    [O_SEED] = {"--seed", 1, "S  random seed (default: from the clock)"},
+    [O_OUT] = {"--out", 1,
+               "FILE  draws file (default output.csv; with K chains "
+               "output_1.csv ...)"},
+    [O_CHAINS] = {"--chains", 1, "K  chains in parallel threads (1)"},
+    [O_FORCE_CHAINS] = {"--force-chains", 0,
+                        "allow more chains than processor cores"},
+    [O_GRAD_NOISE] = {"--grad-noise", 1,
+                      "B  add N(0, 2B/h) noise to every gradient"},
+    [O_MAX_MEMORY] = {"--max-memory", 1,
+                      "BYTES  bound on sampler memory (suffixes K, M, G)"},
+    [O_INIT] = {"--init", 1,
+                "zero|random  initial point (zero; random is U(-2,2) on the "
+                "unconstrained scale)"},
+    [O_QUIET] = {"--quiet", 0, "no progress or summary lines"},
+    [O_HELP] = {"--help", 0, "show this help"},
+};
+#define N_SAMPLE_OPTS (sizeof sample_opts / sizeof sample_opts[0])
+
+typedef struct sample_args {
+    const char *model, *sampler, *out, *init;
+    const char *data[8];
+    size_t n_data;
+    char **model_set;
+    size_t n_model_set;
+    char **set;
+    size_t n_set;
+    size_t batch;
+    drift_access access;
+    uint64_t iters, thin, warmup, seed;
+    int have_seed, have_thin, save_warmup, quiet, force_chains, help;
+    double passes, seconds, thin_time, grad_noise;
+    unsigned chains;
+    size_t max_memory;
+} sample_args;
+
+static int bad_value(const char *opt, const char *value, const char *want)
+{
+    fprintf(stderr, "drift sample: %s %s: %s\n", opt, value, want);
+    return EXIT_USAGE;
+}
+
+static int parse_u64_opt(const char *opt, const char *v, uint64_t lo,
+                         uint64_t hi, uint64_t *out)
+{
+    uint64_t x;
+    if (drift_parse_u64(v, &x) || x < lo || x > hi) {
+        char want[96];
+        snprintf(want, sizeof want, "expected an integer in [%llu, %llu]",
+                 (unsigned long long)lo, (unsigned long long)hi);
+        return bad_value(opt, v, want);
+    }
+    *out = x;
+    return 0;
+}
+
+static int parse_pos_double(const char *opt, const char *v, double *out)
+{
+    double x;
+    if (drift_parse_double(v, &x) || !(x > 0))
+        return bad_value(opt, v, "expected a positive number");
+    *out = x;
+    return 0;
+}
+
+static int parse_bytes(const char *opt, const char *v, size_t *out)
+{
+    char *end;
+    double x = strtod(v, &end);
+    double mult = 1;
+    if (end != v && *end) {
+        switch (*end) {
+        case 'k': case 'K': mult = 1024.0; break;
+        case 'm': case 'M': mult = 1024.0 * 1024; break;
+        case 'g': case 'G': mult = 1024.0 * 1024 * 1024; break;
+        default: mult = -1;
+        }
+        if (end[1] && !(end[1] == 'B' && !end[2]) &&
+            !(end[1] == 'i' && end[2] == 'B' && !end[3]))
+            mult = -1;
+    }
+    if (end == v || mult < 0 || !(x > 0) || x * mult > 1e18)
+        return bad_value(opt, v,
+                         "expected a positive size in bytes, e.g. 512M or "
+                         "2G");
+    *out = (size_t)(x * mult);
+    return 0;
+}
+
+static int push(char ***arr, size_t *n, const char *v)
+{
+    char **p = realloc(*arr, (*n + 1) * sizeof **arr);
+    if (!p)
+        return EXIT_RUN_FAILED;
+    p[(*n)++] = (char *)v;
+    *arr = p;
+    return 0;
+}
+
+static int on_sample_opt(void *user, int idx, const char *v)
+{
+    sample_args *a = user;
+    uint64_t x;
+    int rc;
+    switch (idx) {
+    case -2:
+    case O_HELP: a->help = 1; return 0;
+    case -1:
+        fprintf(stderr,
+                "drift sample: unexpected argument '%s' (models are given "
+                "with --model, data with --data)\n",
+                v);
+        return EXIT_USAGE;
+    case O_MODEL: a->model = v; return 0;
+    case O_MODEL_SET: return push(&a->model_set, &a->n_model_set, v);
+    case O_DATA:
+        if (a->n_data + 1 >= sizeof a->data / sizeof a->data[0])
+            return bad_value("--data", v, "too many data files");
+        a->data[a->n_data++] = v;
+        return 0;
+    case O_SAMPLER: a->sampler = v; return 0;
+    case O_SET: return push(&a->set, &a->n_set, v);
+    case O_BATCH:
+        if ((rc = parse_u64_opt("--batch", v, 1, (uint64_t)1 << 40, &x)))
+            return rc;
+        a->batch = (size_t)x;
+        return 0;
+    case O_ACCESS:
+        if (drift_access_parse(v, &a->access))
+            return bad_value("--access", v, "expected ra, rr or ca");
+        return 0;
+    case O_PASSES: return parse_pos_double("--passes", v, &a->passes);
+    case O_ITER:
+        return parse_u64_opt("--iter", v, 1, (uint64_t)1 << 62, &a->iters);
+    case O_SECONDS: return parse_pos_double("--seconds", v, &a->seconds);
+    case O_THIN:
+        if ((rc = parse_pos_double("--thin", v, &a->thin_time)))
+            return rc;
+        a->have_thin = 1;
+        return 0;
+    case O_WARMUP:
+        return parse_u64_opt("--warmup", v, 0, (uint64_t)1 << 62, &a->warmup);
+    case O_SAVE_WARMUP: a->save_warmup = 1; return 0;
+    case O_SEED:
+        if ((rc = parse_u64_opt("--seed", v, 0, UINT64_MAX, &a->seed)))
+            return rc;
+        a->have_seed = 1;
+        return 0;
+    case O_OUT: a->out = v; return 0;
+    case O_CHAINS:
+        if ((rc = parse_u64_opt("--chains", v, 1, 1024, &x)))
+            return rc;
+        a->chains = (unsigned)x;
+        return 0;
+    case O_FORCE_CHAINS: a->force_chains = 1; return 0;
+    case O_GRAD_NOISE: {
+        double b;
+        if (drift_parse_double(v, &b) || b < 0)
+            return bad_value("--grad-noise", v,
+                             "expected a non-negative number");
+        a->grad_noise = b;
+        return 0;
+    }
+    case O_MAX_MEMORY: return parse_bytes("--max-memory", v, &a->max_memory);
+    case O_INIT:
+        if (strcmp(v, "zero") && strcmp(v, "random") && strcmp(v, "0"))
+            return bad_value("--init", v, "expected zero or random");
+        a->init = v;
+        return 0;
+    case O_QUIET: a->quiet = 1; return 0;
+    }
+    return 0;
+}
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    drift_request_stop();
+}
+
+static void print_problems(const drift_registry *reg)
+{
+    for (size_t k = 0; k < drift_registry_n_problems(reg); k++)
+        fprintf(stderr, "drift: warning: %s\n", drift_registry_problem(reg, k));
+}
+
+int cmd_sample(int argc, char **argv)
+{
+    sample_args a;
+    memset(&a, 0, sizeof a);
+    a.chains = 1;
+    int rc = cli_parse("sample", sample_opts, N_SAMPLE_OPTS, argc, argv,
+                       on_sample_opt, &a);
+    if (rc)
+        goto out_args;
+    if (a.help) {
+        cli_usage("drift sample --model NAME --data FILE --sampler NAME "
+                  "[options]",
+                  "Runs a sampler on a model and writes the draws as a "
+                  "Stan-format CSV file.",
+                  sample_opts, N_SAMPLE_OPTS);
+        goto out_args;
+    }
+    if (!a.sampler) {
+        fprintf(stderr, "drift sample: no sampler given: use --sampler NAME "
+                        "(see 'drift samplers')\n");
+        rc = EXIT_USAGE;
+        goto out_args;
+    }
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    if (a.chains > 1 && cores > 0 && a.chains > (unsigned long)cores &&
+        !a.force_chains) {
+        fprintf(stderr,
+                "drift sample: --chains %u: more chains than the %ld "
+                "processor cores; add --force-chains to run them anyway\n",
+                a.chains, cores);
+        rc = EXIT_USAGE;
+        goto out_args;
+    }
+    for (size_t k = 0; k < a.n_set; k++)
+        if (!strncmp(a.set[k], "batch=", 6)) {
+            fprintf(stderr, "drift sample: --set %s: the minibatch size is "
+                            "the engine's option: use --batch %s\n",
+                    a.set[k], a.set[k] + 6);
+            rc = EXIT_USAGE;
+            goto out_args;
+        }
+
+    drift_err e = {{0}};
+    drift_registry *reg = drift_registry_new();
+    drift_problem prob;
+    memset(&prob, 0, sizeof prob);
+    double *hp = NULL;
+    unsigned char *hp_set = NULL;
+    drift_chain_result *results = NULL;
+    if (!reg) {
+        fprintf(stderr, "drift sample: out of memory\n");
+        rc = EXIT_RUN_FAILED;
+        goto out_args;
+    }
+    drift_registry_scan(reg, &e);
+    print_problems(reg);
+    const drift_sampler_entry *se;
+    if (drift_registry_sampler(reg, a.sampler, &se, &e)) {
+        fprintf(stderr, "drift sample: %s\n", e.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    /* Copy what we need: later loads may move the registry's arrays. */
+    drift_sampler sampler = se->s;
+    char sampler_path[4096];
+    snprintf(sampler_path, sizeof sampler_path, "%s", se->path);
+    hp = calloc(sampler.n_hparams + 1, sizeof *hp);
+    hp_set = calloc(sampler.n_hparams + 1, 1);
+    if (!hp || !hp_set) {
+        rc = EXIT_RUN_FAILED;
+        goto out;
+    }
+    char who[96];
+    snprintf(who, sizeof who, "sampler %s", sampler.name);
+    if (drift_hparams_apply(sampler.hparams, sampler.n_hparams, "--set", who,
+                            a.set, a.n_set, hp, hp_set, &e)) {
+        fprintf(stderr, "drift sample: %s\n", e.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    a.data[a.n_data] = NULL;
+    drift_problem_spec spec = {a.model, a.data, a.model_set, a.n_model_set};
+    if (drift_problem_open(&prob, reg, &spec, &e)) {
+        fprintf(stderr, "drift sample: %s\n", e.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (!a.have_seed)
+        a.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    if (a.have_thin) {
+        if (sampler.flags & DRIFT_SAMPLER_CONTINUOUS)
+            a.thin = 1;
+        else if (a.thin_time != floor(a.thin_time)) {
+            rc = bad_value("--thin", "", "expected a whole number of draws "
+                                         "for a discrete-time sampler");
+            goto out;
+        } else
+            a.thin = (uint64_t)a.thin_time;
+    } else {
+        a.thin = 1;
+        a.thin_time = 0;
+    }
+    if (!a.iters && a.passes <= 0 && a.seconds <= 0)
+        a.iters = 1000;
+
+    const char *header[24];
+    size_t nh = 0;
+    for (size_t k = 0; k < prob.n_header && nh < 20; k++)
+        header[nh++] = prob.header[k];
+    char sfile[4200];
+    snprintf(sfile, sizeof sfile, "sampler_file = %s", sampler_path);
+    header[nh++] = sfile;
+    header[nh] = NULL;
+
+    drift_run_config cfg = {
+        .model = &prob.model,
+        .data = drift_problem_data(&prob),
+        .sampler = &sampler,
+        .hp = hp,
+        .hp_set = hp_set,
+        .batch = a.batch,
+        .access = a.access,
+        .iters = a.iters,
+        .passes = a.passes,
+        .seconds = a.seconds,
+        .thin = a.thin,
+        .thin_time = a.thin_time,
+        .warmup = a.warmup,
+        .save_warmup = a.save_warmup,
+        .seed = a.seed,
+        .chains = a.chains,
+        .grad_noise = a.grad_noise,
+        .max_memory = a.max_memory,
+        .init_mode = a.init && !strcmp(a.init, "random") ? DRIFT_INIT_RANDOM
+                                                         : DRIFT_INIT_ZERO,
+        .out_path = a.out ? a.out : "output.csv",
+        .header = header,
+        .quiet = a.quiet,
+    };
+    results = calloc(a.chains, sizeof *results);
+    if (!results) {
+        rc = EXIT_RUN_FAILED;
+        goto out;
+    }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    int run_rc = drift_run(&cfg, results, &e);
+    int any_status = 0, any_started_failed = 0;
+    for (unsigned k = 0; k < a.chains; k++) {
+        any_status |= results[k].status != 0;
+        any_started_failed |= results[k].status && results[k].started;
+    }
+    if (run_rc && !any_status && run_rc != DRIFT_ESTOP) {
+        /* Refused before any chain started (a configuration error). */
+        fprintf(stderr, "drift sample: %s\n", e.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    size_t N = prob.model.n_rows;
+    for (unsigned k = 0; k < a.chains; k++) {
+        const drift_chain_result *r = &results[k];
+        if (r->status)
+            fprintf(stderr, "drift sample: %s\n", r->message);
+        if (!a.quiet || r->status) {
+            fprintf(stderr, "drift: chain %u: %llu iterations", r->id,
+                    (unsigned long long)r->iterations);
+            if (N)
+                fprintf(stderr, ", %.4g data passes",
+                        (double)r->grads / (double)N);
+            fprintf(stderr, ", %llu draws in %.3g s",
+                    (unsigned long long)r->draws, r->seconds);
+            if (r->path[0])
+                fprintf(stderr, " -> %s", r->path);
+            fputc('\n', stderr);
+        }
+    }
+    if (run_rc == DRIFT_ESTOP) {
+        fprintf(stderr, "drift: stopped by a signal; the files above hold "
+                        "the draws completed so far\n");
+        rc = EXIT_SIGNAL;
+    } else if (run_rc) {
+        rc = any_started_failed ? EXIT_RUN_FAILED : EXIT_USAGE;
+    } else {
+        rc = 0;
+    }
+out:
+    free(results);
+    free(hp);
+    free(hp_set);
+    drift_problem_close(&prob);
+    drift_registry_free(reg);
+out_args:
+    free(a.set);
+    free(a.model_set);
+    return rc;
+}
+
+/* ---- drift samplers / drift models -------------------------------------- */
+
+static int list_help(void *user, int idx, const char *v)
+{
+    (void)v;
+    if (idx == -1) {
+        fprintf(stderr, "drift: unexpected argument '%s'\n", v);
+        return EXIT_USAGE;
+    }
+    *(int *)user = 1;
+    return 0;
+}
+
+static void print_table(const drift_hparam *t, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        char def[64], range[128];
+        drift_hparam_format(&t[k], t[k].def, def, sizeof def);
+        drift_hparam_range(&t[k], range, sizeof range);
+        printf("    %-10s %-5s default %-12s %-22s %s\n", t[k].name,
+               drift_hparam_type_name(&t[k]), def, range, t[k].doc);
+    }
+}
+
+static const cli_opt list_opts[] = {{"--help", 0, "show this help"}};
+
+int cmd_samplers(int argc, char **argv)
+{
+    int help = 0;
+    int rc = cli_parse("samplers", list_opts, 1, argc, argv, list_help, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        cli_usage("drift samplers",
+                  "Lists every sampler plugin found on the plugin search "
+                  "path, with its\nhyperparameters (set them with drift "
+                  "sample --set NAME=VALUE).",
+                  list_opts, 1);
+        return 0;
+    }
+    drift_err e;
+    drift_registry *reg = drift_registry_new();
+    if (!reg)
+        return EXIT_RUN_FAILED;
+    drift_registry_scan(reg, &e);
+    printf("plugin search path: %s\n", drift_registry_search_path(reg));
+    size_t n = drift_registry_n_samplers(reg);
+    if (n == 0)
+        printf("no sampler plugins found\n");
+    for (size_t k = 0; k < n; k++) {
+        const drift_sampler_entry *s = drift_registry_sampler_at(reg, k);
+        printf("\n%s  %s\n  file: %s\n", s->s.name, s->s.summary, s->path);
+        printf("  minibatch: --batch (default %zu)\n",
+               s->s.default_batch ? s->s.default_batch : (size_t)32);
+        print_table(s->s.hparams, s->s.n_hparams);
+        if (s->s.n_columns) {
+            printf("  columns:");
+            for (size_t j = 0; j < s->s.n_columns; j++)
+                printf(" %s", s->s.columns[j]);
+            printf("\n");
+        }
+    }
+    print_problems(reg);
+    drift_registry_free(reg);
+    return 0;
+}
+
+int cmd_models(int argc, char **argv)
+{
+    int help = 0;
+    int rc = cli_parse("models", list_opts, 1, argc, argv, list_help, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        cli_usage("drift models",
+                  "Lists every C model plugin found on the plugin search "
+                  "path, with its options\n(set them with drift sample "
+                  "--model-set NAME=VALUE).",
+                  list_opts, 1);
+        return 0;
+    }
+    drift_err e;
+    drift_registry *reg = drift_registry_new();
+    if (!reg)
+        return EXIT_RUN_FAILED;
+    drift_registry_scan(reg, &e);
+    printf("plugin search path: %s\n", drift_registry_search_path(reg));
+    size_t n = drift_registry_n_models(reg);
+    if (n == 0)
+        printf("no model plugins found\n");
+    for (size_t k = 0; k < n; k++) {
+        const drift_model_entry *m = drift_registry_model_at(reg, k);
+        printf("\n%s  %s\n  file: %s\n", m->m->name, m->m->summary, m->path);
+        print_table(m->m->options, m->m->n_options);
+    }
+    print_problems(reg);
+    drift_registry_free(reg);
+    return 0;
+}

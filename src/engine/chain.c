@@ -1,0 +1,383 @@
+/* chain.c: running chains.  Sets up each chain's random streams, access
+ * stream, workspaces, sampler state and output file, loops the sampler's
+ * step until the budget is spent or a stop is requested, and reports.
+ * K chains run in K threads and share nothing writable, so a chain's
+ * output depends only on (seed, chain id).  Not for option parsing. */
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "chain.h"
+#include "hparam.h"
+#include "output.h"
+#include "util.h"
+
+/* Rows per model call in full passes, and the smallest workspace. */
+#define MIN_WS_ROWS 256
+#define DEFAULT_BATCH 32
+
+static volatile sig_atomic_t stop_requested;
+
+void drift_request_stop(void) { stop_requested = 1; }
+
+int drift_chain_fail(drift_chain *c, int code, const char *fmt, ...)
+{
+    if (!c->failed) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(c->message, sizeof c->message, fmt, ap);
+        va_end(ap);
+        c->failed = code ? code : DRIFT_EINTERNAL;
+    }
+    return code;
+}
+
+void drift_chain_path(const char *out_path, unsigned chains, unsigned id,
+                      char *buf, size_t cap)
+{
+    if (chains <= 1) {
+        snprintf(buf, cap, "%s", out_path);
+        return;
+    }
+    const char *slash = strrchr(out_path, '/');
+    const char *dot = strrchr(out_path, '.');
+    if (dot && (!slash || dot > slash + 1))
+        snprintf(buf, cap, "%.*s_%u%s", (int)(dot - out_path), out_path, id,
+                 dot);
+    else
+        snprintf(buf, cap, "%s_%u", out_path, id);
+}
+
+static void chain_free(drift_chain *c)
+{
+    const drift_model *m = c->model;
+    if (c->ws && m)
+        m->workspace_free(m->self, c->ws);
+    drift_stream_free(&c->stream);
+    for (size_t k = 0; k < c->n_allocs; k++)
+        drift_free(c->allocs[k]);
+    drift_free(c->allocs);
+    drift_free(c->rows_buf);
+    drift_free(c->gbuf);
+    drift_free(c->gbuf2);
+    drift_free(c->rows_grad);
+    drift_free(c->ll_buf);
+    drift_free(c->traj_m1);
+    drift_free(c->traj_m2);
+    drift_free(c->seg_buf);
+    drift_free(c->out_buf);
+    drift_free(c->state);
+}
+
+static int chain_setup(drift_chain *c, const drift_run_config *cfg,
+                       unsigned id, double *theta)
+{
+    const drift_model *m = cfg->model;
+    memset(c, 0, sizeof *c);
+    c->cfg = cfg;
+    c->model = m;
+    c->id = id;
+    c->d = m->dim;
+    c->N = m->n_rows;
+    c->batch = cfg->batch ? cfg->batch
+                          : (cfg->sampler->default_batch
+                                 ? cfg->sampler->default_batch
+                                 : DEFAULT_BATCH);
+    if (c->N && c->batch > c->N)
+        c->batch = c->N;
+    drift_rng_seed(&c->rng, cfg->seed, id);
+    drift_rng access_rng = c->rng;
+    drift_rng_long_jump(&access_rng);
+    c->noise_rng = access_rng;
+    drift_rng_long_jump(&c->noise_rng);
+    c->ws_cap = c->batch > MIN_WS_ROWS ? c->batch : MIN_WS_ROWS;
+    if (drift_stream_init(&c->stream, cfg->access, c->N, &access_rng,
+                          c->ws_cap))
+        return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+    c->ws = m->workspace_new(m->self, c->ws_cap);
+    c->rows_buf = drift_malloc_array(c->ws_cap, sizeof(size_t));
+    c->gbuf = drift_calloc(c->d, sizeof(double));
+    c->gbuf2 = drift_calloc(c->d, sizeof(double));
+    c->rows_grad = drift_malloc_array(c->ws_cap, c->d * sizeof(double));
+    c->ll_buf = drift_malloc_array(c->ws_cap, sizeof(double));
+    c->traj_m1 = drift_calloc(c->d, sizeof(double));
+    c->traj_m2 = drift_calloc(c->d, sizeof(double));
+    c->seg_buf = drift_calloc(c->d, sizeof(double));
+    c->out_buf = drift_calloc(m->n_out, sizeof(double));
+    if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 || !c->rows_grad ||
+        !c->ll_buf || !c->traj_m1 || !c->traj_m2 || !c->seg_buf ||
+        !c->out_buf)
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory setting up chain %u", id);
+    if (cfg->sampler->state_size) {
+        c->state = drift_calloc(1, cfg->sampler->state_size);
+        if (!c->state)
+            return drift_chain_fail(c, DRIFT_ENOMEM,
+                                    "out of memory for the sampler state");
+    }
+    if (cfg->grad_noise > 0) {
+        long k = drift_hparams_find(cfg->sampler->hparams,
+                                    cfg->sampler->n_hparams, "h");
+        if (k < 0)
+            return drift_chain_fail(c, DRIFT_EINVAL,
+                                    "--grad-noise needs a sampler with a step "
+                                    "size 'h'; %s has none",
+                                    cfg->sampler->name);
+        c->grad_noise_sd = sqrt(2.0 * cfg->grad_noise / cfg->hp[k]);
+    }
+    /* Initial point. */
+    switch (cfg->init_mode) {
+    case DRIFT_INIT_RANDOM:
+        for (size_t k = 0; k < c->d; k++)
+            theta[k] = -2.0 + 4.0 * drift_rng_uniform(&c->rng);
+        break;
+    case DRIFT_INIT_VALUES: {
+        drift_err me = {{0}};
+        if (m->unconstrain(m->self, cfg->init_values, theta, &me))
+            return drift_chain_fail(c, DRIFT_EINVAL, "--init: %s", me.msg);
+        break;
+    }
+    default:
+        memset(theta, 0, c->d * sizeof *theta);
+    }
+    return DRIFT_OK;
+}
+
+static void write_header(drift_chain *c, FILE *f)
+{
+    const drift_run_config *cfg = c->cfg;
+    const drift_sampler *s = cfg->sampler;
+    fprintf(f, "# drift_version = %s\n", PACKAGE_VERSION);
+    for (const char *const *h = cfg->header; h && *h; h++)
+        fprintf(f, "# %s\n", *h);
+    fprintf(f, "# sampler = %s\n", s->name);
+    for (size_t k = 0; k < s->n_hparams; k++) {
+        char v[64];
+        drift_hparam_format(&s->hparams[k], cfg->hp[k], v, sizeof v);
+        fprintf(f, "#   %s = %s%s\n", s->hparams[k].name, v,
+                cfg->hp_set && cfg->hp_set[k] ? "" : " (Default)");
+    }
+    fprintf(f, "# batch = %zu\n", c->batch);
+    fprintf(f, "# access = %s\n", drift_access_name(cfg->access));
+    fprintf(f, "# seed = %llu\n", (unsigned long long)cfg->seed);
+    fprintf(f, "# chain_id = %u\n", c->id);
+    if (cfg->iters)
+        fprintf(f, "# iterations = %llu\n", (unsigned long long)cfg->iters);
+    if (cfg->passes > 0)
+        fprintf(f, "# passes = %.10g\n", cfg->passes);
+    if (cfg->seconds > 0)
+        fprintf(f, "# seconds = %.10g\n", cfg->seconds);
+    fprintf(f, "# warmup = %llu\n", (unsigned long long)cfg->warmup);
+    fprintf(f, "# save_warmup = %d\n", cfg->save_warmup);
+    if (s->flags & DRIFT_SAMPLER_CONTINUOUS)
+        fprintf(f, "# thin_time = %.10g\n",
+                cfg->thin_time > 0 ? cfg->thin_time : 1.0);
+    else
+        fprintf(f, "# thin = %llu\n", (unsigned long long)cfg->thin);
+    if (cfg->grad_noise > 0)
+        fprintf(f, "# grad_noise = %.10g\n", cfg->grad_noise);
+    fprintf(f, "# init = %s\n",
+            cfg->init_mode == DRIFT_INIT_RANDOM   ? "random"
+            : cfg->init_mode == DRIFT_INIT_VALUES ? "values"
+                                                  : "zero");
+    fprintf(f, "# N = %zu\n", c->N);
+    fprintf(f, "# dim = %zu\n", c->d);
+    fprintf(f, "# sampler_memory_bytes = %zu\n", c->mem_used);
+    fputs("lp__,grads__", f);
+    for (size_t k = 0; k < s->n_columns; k++)
+        fprintf(f, ",%s", s->columns[k]);
+    for (size_t k = 0; k < c->model->n_out; k++)
+        fprintf(f, ",%s", c->model->out_names[k]);
+    fputc('\n', f);
+}
+
+/* The footer: what a continuous trajectory integrated to. */
+static void write_footer(drift_chain *c, FILE *f)
+{
+    if (!(c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) || c->t_traj <= 0)
+        return;
+    fprintf(f, "# trajectory_time = %.10g\n", c->t_traj);
+    fputs("# trajectory_mean (unconstrained) =", f);
+    for (size_t k = 0; k < c->d; k++) {
+        fputc(k ? ',' : ' ', f);
+        drift_write_real(f, c->traj_m1[k] / c->t_traj);
+    }
+    fputs("\n# trajectory_var (unconstrained) =", f);
+    for (size_t k = 0; k < c->d; k++) {
+        double mean = c->traj_m1[k] / c->t_traj;
+        fputc(k ? ',' : ' ', f);
+        drift_write_real(f, c->traj_m2[k] / c->t_traj - mean * mean);
+    }
+    fputc('\n', f);
+}
+
+static int budget_spent(const drift_chain *c, double t_start)
+{
+    const drift_run_config *cfg = c->cfg;
+    if (stop_requested)
+        return 1;
+    if (cfg->iters && c->iter >= cfg->warmup + cfg->iters)
+        return 1;
+    if (cfg->passes > 0 && c->N &&
+        (double)c->grads >= cfg->passes * (double)c->N)
+        return 1;
+    if (cfg->seconds > 0 && drift_now() - t_start >= cfg->seconds)
+        return 1;
+    return 0;
+}
+
+typedef struct chain_job {
+    const drift_run_config *cfg;
+    unsigned id;
+    drift_chain_result *res;
+} chain_job;
+
+static void run_chain(const drift_run_config *cfg, unsigned id,
+                      drift_chain_result *res)
+{
+    drift_chain c;
+    double t_start = drift_now();
+    memset(res, 0, sizeof *res);
+    res->id = id;
+    double *theta = drift_calloc(cfg->model->dim, sizeof(double));
+    int started = 0;
+    if (!theta) {
+        res->status = DRIFT_ENOMEM;
+        snprintf(res->message, sizeof res->message, "out of memory");
+        return;
+    }
+    if (chain_setup(&c, cfg, id, theta))
+        goto done;
+    if (cfg->out_path) {
+        drift_chain_path(cfg->out_path, cfg->chains, id, res->path,
+                         sizeof res->path);
+        drift_err e;
+        if (drift_writer_open(res->path, &c.w, &e)) {
+            drift_chain_fail(&c, DRIFT_EIO, "%s", e.msg);
+            goto done;
+        }
+    }
+    const drift_services *svc = &drift_services_table;
+    if (cfg->sampler->init(c.state, svc, &c, cfg->hp, theta)) {
+        if (!c.failed)
+            drift_chain_fail(&c, DRIFT_EINVAL, "sampler %s failed to start",
+                             cfg->sampler->name);
+        goto done;
+    }
+    if (c.failed)
+        goto done;
+    if (c.w)
+        write_header(&c, drift_writer_file(c.w));
+    started = 1;
+    while (!budget_spent(&c, t_start)) {
+        int rc = cfg->sampler->step(c.state, svc, &c, theta);
+        if (rc || c.failed) {
+            if (!c.failed)
+                drift_chain_fail(&c, rc, "chain %u, iteration %llu: sampler "
+                                 "%s failed (status %d)",
+                                 id, (unsigned long long)c.iter,
+                                 cfg->sampler->name, rc);
+            break;
+        }
+        c.iter++;
+    }
+    if (cfg->sampler->finish)
+        cfg->sampler->finish(c.state, svc, &c);
+done:
+    res->iterations = c.iter;
+    res->grads = c.grads;
+    res->draws = c.draws_written;
+    res->proposals = c.proposals;
+    res->violations = c.violations;
+    res->status = c.failed;
+    res->started = started;
+    snprintf(res->message, sizeof res->message, "%s", c.message);
+    if (c.w) {
+        /* Rows are whole: a failed chain's draws so far stay a valid file;
+         * a chain that never started leaves nothing behind. */
+        if (started) {
+            write_footer(&c, drift_writer_file(c.w));
+            drift_err e;
+            if (drift_writer_commit(c.w, &e) && !res->status) {
+                res->status = DRIFT_EIO;
+                snprintf(res->message, sizeof res->message, "%s", e.msg);
+            }
+        } else {
+            drift_writer_abort(c.w);
+            res->path[0] = '\0';
+        }
+        c.w = NULL;
+    }
+    res->seconds = drift_now() - t_start;
+    chain_free(&c);
+    drift_free(theta);
+}
+
+static void *chain_thread(void *arg)
+{
+    chain_job *job = arg;
+    run_chain(job->cfg, job->id, job->res);
+    return NULL;
+}
+
+int drift_run(const drift_run_config *cfg, drift_chain_result *results,
+              drift_err *e)
+{
+    unsigned K = cfg->chains ? cfg->chains : 1;
+    unsigned first = cfg->first_chain_id ? cfg->first_chain_id : 1;
+    if (cfg->thin == 0)
+        return drift_err_set(e, DRIFT_EINVAL, "--thin must be at least 1");
+    if (cfg->batch && cfg->model->n_rows && cfg->batch > cfg->model->n_rows)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--batch %zu: larger than the %zu rows of the "
+                             "data",
+                             cfg->batch, cfg->model->n_rows);
+    if (cfg->passes > 0 && cfg->model->n_rows == 0)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--passes: the model has no data rows; give "
+                             "--iter instead");
+    /* BLAS stays single-threaded: chains are the parallelism, and a fixed
+     * thread count keeps sums in a fixed order (same seed, same bytes). */
+    openblas_set_num_threads(1);
+    stop_requested = 0;
+    if (K == 1) {
+        run_chain(cfg, first, &results[0]);
+    } else {
+        pthread_t *tids = drift_calloc(K, sizeof *tids);
+        chain_job *jobs = drift_calloc(K, sizeof *jobs);
+        unsigned char *live = drift_calloc(K, 1);
+        if (!tids || !jobs || !live) {
+            drift_free(tids);
+            drift_free(jobs);
+            drift_free(live);
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        }
+        for (unsigned k = 0; k < K; k++) {
+            jobs[k] = (chain_job){cfg, first + k, &results[k]};
+            if (pthread_create(&tids[k], NULL, chain_thread, &jobs[k]) == 0)
+                live[k] = 1;
+            else /* Run it here instead: slower, same result. */
+                run_chain(cfg, first + k, &results[k]);
+        }
+        for (unsigned k = 0; k < K; k++)
+            if (live[k])
+                pthread_join(tids[k], NULL);
+        drift_free(tids);
+        drift_free(jobs);
+        drift_free(live);
+    }
+    for (unsigned k = 0; k < K; k++)
+        if (results[k].status)
+            return drift_err_set(e, results[k].status, "%s",
+                                 results[k].message);
+    if (stop_requested)
+        return drift_err_set(e, DRIFT_ESTOP, "stopped by a signal");
+    return DRIFT_OK;
+}

@@ -1,0 +1,133 @@
+/* chain.h: one run of a sampler on a model (engine-internal).  A run has
+ * one configuration and K chains; each chain owns its random streams,
+ * access stream, model workspaces, sampler state and output file, so
+ * chains run in parallel threads without sharing anything writable.
+ * Not for parsing options (the CLI) or loading plugins (plugin.c). */
+#ifndef DRIFT_CHAIN_H
+#define DRIFT_CHAIN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <drift/model.h>
+#include <drift/sampler.h>
+
+#include "rng.h"
+#include "stream.h"
+
+/* Everything a run needs, filled by the caller (the CLI or a test). */
+typedef struct drift_run_config {
+    const drift_model *model;
+    const drift_data *data;         /* the rows' storage, for prefetching
+                                       (may be NULL) */
+    const drift_sampler *sampler;
+    const double *hp;               /* sampler hyperparameters, validated */
+    const unsigned char *hp_set;    /* which were set by the user */
+    size_t batch;                   /* 0: the sampler's default */
+    drift_access access;
+    uint64_t iters;                 /* budget: steps (0: none) */
+    double passes;                  /* budget: data passes (0: none) */
+    double seconds;                 /* budget: wall time (0: none) */
+    uint64_t thin;                  /* keep every thin-th draw (>= 1) */
+    double thin_time;               /* continuous samplers: output time
+                                       step (0: 1.0) */
+    uint64_t warmup;                /* steps before draws are written */
+    int save_warmup;                /* write warmup draws too */
+    uint64_t seed;
+    unsigned chains;                /* K >= 1 */
+    unsigned first_chain_id;        /* id of chain 1 (default 1) */
+    double grad_noise;              /* --grad-noise B (0: off) */
+    size_t max_memory;              /* bound on sampler allocations
+                                       (0: none) */
+    int init_mode;                  /* DRIFT_INIT_* */
+    const double *init_values;      /* DRIFT_INIT_VALUES: n_out values */
+    const char *out_path;           /* NULL: no draws file */
+    const char *const *header;      /* "key = value" lines for the CSV
+                                       header, NULL-terminated */
+    int quiet;                      /* no progress line */
+} drift_run_config;
+
+enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
+
+/* Per-chain outcome, for the caller's report. */
+typedef struct drift_chain_result {
+    unsigned id;
+    int status;                     /* DRIFT_OK or an error */
+    int started;                    /* the first step was taken: a failure
+                                       is the run's, not the setup's */
+    char message[512];
+    uint64_t iterations;
+    uint64_t draws;                 /* rows written */
+    uint64_t grads;
+    double seconds;
+    uint64_t proposals, violations; /* thinning counters */
+    char path[4096];                /* the draws file written */
+} drift_chain_result;
+
+/* Runs the configured chains (in parallel threads when K > 1) and fills
+ * results[K].  Returns DRIFT_OK when every chain succeeded, else the first
+ * failing chain's status (messages are in results). */
+int drift_run(const drift_run_config *cfg, drift_chain_result *results,
+              drift_err *e);
+
+/* Path of chain id's output file: out_path itself when K == 1, else
+ * "stem_ID.ext" as CmdStan names per-chain files. */
+void drift_chain_path(const char *out_path, unsigned chains, unsigned id,
+                      char *buf, size_t cap);
+
+/* Requests every running chain to stop after its current step (signal
+ * handlers call this; async-signal-safe). */
+void drift_request_stop(void);
+
+/* ---- inside a chain (oracle.c, poisson.c, output.c use these) -------- */
+
+typedef struct drift_writer drift_writer;
+
+struct drift_chain {
+    const drift_run_config *cfg;
+    const drift_model *model;
+    unsigned id;
+    size_t d, N, batch;
+    drift_rng rng;          /* the sampler's stream */
+    drift_rng noise_rng;    /* --grad-noise */
+    drift_stream stream;    /* next_batch */
+    void *ws;               /* model workspace for up to cap rows */
+    size_t ws_cap;
+    size_t *rows_buf;       /* ws_cap indices */
+    double *gbuf, *gbuf2;   /* d scratch */
+    double *rows_grad;      /* ws_cap x d scratch (jvp fallback) */
+    double *ll_buf;         /* ws_cap scratch */
+    uint64_t grads;
+    uint64_t iter;
+    double grad_noise_sd;   /* sqrt(2B/h) */
+    /* output */
+    drift_writer *w;
+    uint64_t draws_seen, draws_written;
+    double t_traj;          /* continuous: trajectory time so far */
+    double t_next_out;      /* continuous: next output time */
+    double *traj_m1, *traj_m2; /* integrals of theta and theta^2 (d) */
+    double *seg_buf;        /* d: a point on a segment */
+    double *out_buf;        /* n_out constrained values */
+    /* memory handed to the sampler */
+    void **allocs;
+    size_t n_allocs, cap_allocs, mem_used;
+    uint64_t proposals, violations;
+    void *state;
+    int failed;
+    char message[512];
+    char warned[8][160];
+    size_t n_warned;
+};
+
+/* Records a failure message for chain c (first one wins) and returns
+ * code. */
+int drift_chain_fail(drift_chain *c, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* The services table given to samplers. */
+extern const drift_services drift_services_table;
+
+#endif

@@ -1,0 +1,474 @@
+/* oracle.c: the services a sampler calls to learn about the target: full,
+ * minibatch and per-row gradients of U, directional derivatives and the
+ * generalised-linear shortcuts, each counted in per-datum evaluations, and
+ * the chain's random numbers.  Models work in log densities; everything
+ * here is turned into the potential U = -log density.  Not for output
+ * (output.c) or Poisson events (poisson.c). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "chain.h"
+#include "oracle.h"
+#include "util.h"
+
+/* Rows evaluated per model call during full passes: small enough that a
+ * chunk of rows stays in cache between the forward and backward products. */
+#define FULL_CHUNK 256
+
+static int model_error(drift_chain *c, int rc, const drift_err *me)
+{
+    return drift_chain_fail(c, rc ? rc : DRIFT_EINTERNAL, "%s",
+                            me->msg[0] ? me->msg : "the model failed");
+}
+
+void drift_param_name(const drift_chain *c, size_t k, char *buf, size_t cap)
+{
+    const drift_model *m = c->model;
+    if (m->n_out == m->dim && m->out_names)
+        snprintf(buf, cap, "%s", m->out_names[k]);
+    else
+        snprintf(buf, cap, "unconstrained coordinate %zu", k + 1);
+}
+
+/* Fails the chain when v (length d) holds a non-finite entry. */
+static int check_finite(drift_chain *c, const double *v, const char *what)
+{
+    for (size_t k = 0; k < c->d; k++)
+        if (!isfinite(v[k])) {
+            char name[128];
+            drift_param_name(c, k, name, sizeof name);
+            return drift_chain_fail(c, DRIFT_ENUMERIC,
+                                    "chain %u, iteration %llu: the %s for "
+                                    "%s is %g; the sampler diverged (try a "
+                                    "smaller step size)",
+                                    c->id, (unsigned long long)c->iter, what,
+                                    name, v[k]);
+        }
+    return DRIFT_OK;
+}
+
+static int check_rows(drift_chain *c, const size_t *rows, size_t n)
+{
+    if (n && !rows)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "sampler passed no row indices");
+    for (size_t k = 0; k < n; k++)
+        if (rows[k] >= c->N)
+            return drift_chain_fail(c, DRIFT_EINVAL,
+                                    "sampler asked for row %zu, but the data "
+                                    "has %zu rows",
+                                    rows[k], c->N);
+    return DRIFT_OK;
+}
+
+/* Touches the cache lines of the data rows listed, so that the model's
+ * reads of them later find them in cache. */
+static void prefetch_rows(const drift_chain *c, const size_t *rows, size_t n)
+{
+    const drift_data *data = c->cfg->data;
+    if (!data || !data->values)
+        return;
+    size_t bytes = data->n_cols * sizeof(double);
+    for (size_t k = 0; k < n; k++) {
+        const char *p = (const char *)(data->values + rows[k] * data->row_stride);
+        for (size_t off = 0; off < bytes; off += 64)
+            __builtin_prefetch(p + off, 0, 1);
+    }
+}
+
+/* Sum over the rows of b of l_i and (grad != NULL) grad l_i, in chunks
+ * that fit the workspace.  grad is overwritten. */
+static int sum_rows(drift_chain *c, const double *theta, const size_t *rows,
+                    size_t first, size_t n, size_t chunk, double *grad,
+                    double *ll)
+{
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    double total = 0;
+    if (grad)
+        memset(grad, 0, c->d * sizeof *grad);
+    for (size_t done = 0; done < n; done += chunk) {
+        size_t k = n - done < chunk ? n - done : chunk;
+        drift_rows b = {rows ? rows + done : NULL, first + done, k};
+        double part = 0;
+        int rc = m->log_lik(m->self, c->ws, theta, &b, NULL, &part,
+                            grad ? c->gbuf2 : NULL, NULL, &me);
+        if (rc)
+            return model_error(c, rc, &me);
+        total += part;
+        if (grad)
+            for (size_t j = 0; j < c->d; j++)
+                grad[j] += c->gbuf2[j];
+    }
+    if (ll)
+        *ll = total;
+    return DRIFT_OK;
+}
+
+static int prior(drift_chain *c, const double *theta, double *grad,
+                 double *lp)
+{
+    drift_err me = {{0}};
+    int rc = c->model->log_prior(c->model->self, c->ws, theta, lp, grad, &me);
+    return rc ? model_error(c, rc, &me) : DRIFT_OK;
+}
+
+static void add_noise(drift_chain *c, double *grad)
+{
+    if (c->grad_noise_sd > 0)
+        for (size_t k = 0; k < c->d; k++)
+            grad[k] += c->grad_noise_sd * drift_rng_normal(&c->noise_rng);
+}
+
+static int svc_grad_full(drift_chain *c, const double *theta, double *grad,
+                         double *U)
+{
+    double ll = 0, lp;
+    size_t chunk = c->ws_cap < FULL_CHUNK ? c->ws_cap : FULL_CHUNK;
+    int rc = sum_rows(c, theta, NULL, 0, c->N, chunk, grad, &ll);
+    if (rc)
+        return rc;
+    if ((rc = prior(c, theta, c->gbuf, &lp)))
+        return rc;
+    for (size_t k = 0; k < c->d; k++)
+        grad[k] = -(grad[k] + c->gbuf[k]);
+    if (U)
+        *U = -(ll + lp);
+    c->grads += c->N;
+    if ((rc = check_finite(c, grad, "gradient")))
+        return rc;
+    add_noise(c, grad);
+    return DRIFT_OK;
+}
+
+static int svc_U_full(drift_chain *c, const double *theta, double *U)
+{
+    double ll = 0, lp;
+    size_t chunk = c->ws_cap < FULL_CHUNK ? c->ws_cap : FULL_CHUNK;
+    int rc = sum_rows(c, theta, NULL, 0, c->N, chunk, NULL, &ll);
+    if (rc)
+        return rc;
+    if ((rc = prior(c, theta, NULL, &lp)))
+        return rc;
+    *U = -(ll + lp);
+    c->grads += c->N;
+    return DRIFT_OK;
+}
+
+static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
+{
+    if (c->N == 0)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "next_batch: the model has no data rows");
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_stream_take(&c->stream, k, rows + done);
+    }
+    return DRIFT_OK;
+}
+
+static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
+                          double *grad, double *U_est, size_t *rows_out)
+{
+    int rc;
+    double lp, ll = 0;
+    if (c->N == 0 || n == 0) {
+        /* A data-free target: the prior is the whole potential. */
+        if ((rc = prior(c, theta, grad, &lp)))
+            return rc;
+        for (size_t k = 0; k < c->d; k++)
+            grad[k] = -grad[k];
+        if (U_est)
+            *U_est = -lp;
+    } else {
+        double scale = (double)c->N / (double)n;
+        memset(c->gbuf, 0, c->d * sizeof *c->gbuf);
+        for (size_t done = 0; done < n; done += c->ws_cap) {
+            size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+            drift_stream_take(&c->stream, k, c->rows_buf);
+            if (rows_out)
+                memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+            /* Bring the next minibatch's rows towards the cache while this
+             * one is evaluated. */
+            size_t ahead_n;
+            const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
+            prefetch_rows(c, ahead, ahead_n);
+            double part;
+            if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, grad, &part)))
+                return rc;
+            ll += part;
+            for (size_t j = 0; j < c->d; j++)
+                c->gbuf[j] += grad[j];
+        }
+        if ((rc = prior(c, theta, grad, &lp)))
+            return rc;
+        for (size_t k = 0; k < c->d; k++)
+            grad[k] = -(scale * c->gbuf[k] + grad[k]);
+        if (U_est)
+            *U_est = -(scale * ll + lp);
+        c->grads += n;
+    }
+    if ((rc = check_finite(c, grad, "gradient")))
+        return rc;
+    add_noise(c, grad);
+    return DRIFT_OK;
+}
+
+static int svc_grad_prior(drift_chain *c, const double *theta, double *grad,
+                          double *U0)
+{
+    double lp;
+    int rc = prior(c, theta, grad, &lp);
+    if (rc)
+        return rc;
+    if (grad)
+        for (size_t k = 0; k < c->d; k++)
+            grad[k] = -grad[k];
+    if (U0)
+        *U0 = -lp;
+    return DRIFT_OK;
+}
+
+static int svc_grad_rows(drift_chain *c, const double *theta,
+                         const size_t *rows, size_t n, double *grads,
+                         double *U_rows)
+{
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_rows b = {rows + done, 0, k};
+        double *g = grads ? grads + done * c->d : NULL;
+        double *u = U_rows ? U_rows + done : NULL;
+        if ((rc = m->log_lik(m->self, c->ws, theta, &b, u, NULL, NULL, g, &me)))
+            return model_error(c, rc, &me);
+        if (g)
+            for (size_t j = 0; j < k * c->d; j++)
+                g[j] = -g[j];
+        if (u)
+            for (size_t j = 0; j < k; j++)
+                u[j] = -u[j];
+    }
+    c->grads += n;
+    return DRIFT_OK;
+}
+
+static int svc_grad_sum(drift_chain *c, const double *theta,
+                        const size_t *rows, size_t n, double *grad,
+                        double *U_sum)
+{
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    double ll;
+    if ((rc = sum_rows(c, theta, rows, 0, n, c->ws_cap, grad, &ll)))
+        return rc;
+    for (size_t k = 0; k < c->d; k++)
+        grad[k] = -grad[k];
+    if (U_sum)
+        *U_sum = -ll;
+    c->grads += n;
+    return DRIFT_OK;
+}
+
+static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
+                        const size_t *rows, size_t n, double *out)
+{
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_rows b = {rows + done, 0, k};
+        if (m->jvp) {
+            if ((rc = m->jvp(m->self, c->ws, theta, v, &b, out + done, NULL,
+                             &me)))
+                return model_error(c, rc, &me);
+            for (size_t j = 0; j < k; j++)
+                out[done + j] = -out[done + j];
+        } else {
+            if ((rc = m->log_lik(m->self, c->ws, theta, &b, NULL, NULL, NULL,
+                                 c->rows_grad, &me)))
+                return model_error(c, rc, &me);
+            for (size_t j = 0; j < k; j++) {
+                const double *g = c->rows_grad + j * c->d;
+                double s = 0;
+                for (size_t q = 0; q < c->d; q++)
+                    s += g[q] * v[q];
+                out[done + j] = -s;
+            }
+        }
+    }
+    c->grads += n;
+    return DRIFT_OK;
+}
+
+static int svc_glm_scalars(drift_chain *c, const double *theta,
+                           const size_t *rows, size_t n, double *s)
+{
+    const drift_model *m = c->model;
+    if (!(m->flags & DRIFT_MODEL_GLM) || !m->glm_scalars)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "glm_scalars: the model is not in "
+                                "generalised linear form");
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    drift_err me = {{0}};
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_rows b = {rows + done, 0, k};
+        if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, s + done, NULL,
+                                 &me)))
+            return model_error(c, rc, &me);
+        for (size_t j = 0; j < k; j++)
+            s[done + j] = -s[done + j];
+    }
+    c->grads += n;
+    return DRIFT_OK;
+}
+
+static int svc_glm_design(drift_chain *c, const size_t *rows, size_t n,
+                          double *x)
+{
+    const drift_model *m = c->model;
+    if (!(m->flags & DRIFT_MODEL_GLM) || !m->glm_design)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "glm_design: the model is not in "
+                                "generalised linear form");
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    drift_err me = {{0}};
+    drift_rows b = {rows, 0, n};
+    if ((rc = m->glm_design(m->self, &b, x, &me)))
+        return model_error(c, rc, &me);
+    return DRIFT_OK;
+}
+
+/* ---- facts, random numbers, accounting ---- */
+
+static size_t svc_dim(drift_chain *c) { return c->d; }
+static size_t svc_n_rows(drift_chain *c) { return c->N; }
+static size_t svc_batch(drift_chain *c) { return c->batch; }
+static drift_access svc_access(drift_chain *c) { return c->stream.mode; }
+static int svc_is_glm(drift_chain *c)
+{
+    return (c->model->flags & DRIFT_MODEL_GLM) && c->model->glm_scalars &&
+           c->model->glm_design;
+}
+static uint64_t svc_iteration(drift_chain *c) { return c->iter; }
+static int svc_in_warmup(drift_chain *c) { return c->iter < c->cfg->warmup; }
+static unsigned svc_chain_id(drift_chain *c) { return c->id; }
+
+static double svc_uniform(drift_chain *c) { return drift_rng_uniform(&c->rng); }
+static double svc_normal(drift_chain *c) { return drift_rng_normal(&c->rng); }
+static void svc_normal_fill(drift_chain *c, size_t n, double *out)
+{
+    drift_rng_normal_fill(&c->rng, n, out);
+}
+static double svc_exponential(drift_chain *c)
+{
+    return drift_rng_exponential(&c->rng);
+}
+static uint64_t svc_discrete(drift_chain *c, uint64_t n)
+{
+    return n ? drift_rng_below(&c->rng, n) : 0;
+}
+
+static void svc_count(drift_chain *c, uint64_t n) { c->grads += n; }
+static uint64_t svc_grads(drift_chain *c) { return c->grads; }
+
+static void *svc_alloc(drift_chain *c, size_t bytes)
+{
+    size_t limit = c->cfg->max_memory;
+    if (limit && (bytes > limit || c->mem_used > limit - bytes)) {
+        drift_chain_fail(c, DRIFT_ENOMEM,
+                         "the sampler needs %zu bytes (%zu so far), more "
+                         "than --max-memory %zu allows",
+                         c->mem_used + bytes, c->mem_used, limit);
+        return NULL;
+    }
+    if (c->n_allocs == c->cap_allocs) {
+        size_t nc = c->cap_allocs ? 2 * c->cap_allocs : 16;
+        void **p = drift_realloc(c->allocs, nc * sizeof *p);
+        if (!p) {
+            drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+            return NULL;
+        }
+        c->allocs = p;
+        c->cap_allocs = nc;
+    }
+    void *p = drift_calloc(1, bytes);
+    if (!p) {
+        drift_chain_fail(c, DRIFT_ENOMEM,
+                         "out of memory allocating %zu bytes for the "
+                         "sampler",
+                         bytes);
+        return NULL;
+    }
+    c->allocs[c->n_allocs++] = p;
+    c->mem_used += bytes;
+    return p;
+}
+
+static int svc_fail(drift_chain *c, const char *msg)
+{
+    return drift_chain_fail(c, DRIFT_EINVAL, "%s", msg ? msg : "failed");
+}
+
+static void svc_warn(drift_chain *c, const char *msg)
+{
+    for (size_t k = 0; k < c->n_warned; k++)
+        if (!strncmp(c->warned[k], msg, sizeof c->warned[k] - 1))
+            return;
+    if (c->n_warned < sizeof c->warned / sizeof c->warned[0])
+        snprintf(c->warned[c->n_warned++], sizeof c->warned[0], "%s", msg);
+    fprintf(stderr, "drift: warning: chain %u: %s\n", c->id, msg);
+}
+
+const drift_services drift_services_table = {
+    .abi_version = DRIFT_SAMPLER_ABI_VERSION,
+    .struct_size = (uint32_t)sizeof(drift_services),
+    .dim = svc_dim,
+    .n_rows = svc_n_rows,
+    .batch = svc_batch,
+    .access = svc_access,
+    .is_glm = svc_is_glm,
+    .iteration = svc_iteration,
+    .in_warmup = svc_in_warmup,
+    .chain_id = svc_chain_id,
+    .grad_full = svc_grad_full,
+    .U_full = svc_U_full,
+    .grad_batch = svc_grad_batch,
+    .grad_prior = svc_grad_prior,
+    .next_batch = svc_next_batch,
+    .grad_rows = svc_grad_rows,
+    .grad_sum = svc_grad_sum,
+    .jvp_rows = svc_jvp_rows,
+    .glm_scalars = svc_glm_scalars,
+    .glm_design = svc_glm_design,
+    .uniform = svc_uniform,
+    .normal = svc_normal,
+    .normal_fill = svc_normal_fill,
+    .exponential = svc_exponential,
+    .discrete = svc_discrete,
+    .poisson_linear = drift_poisson_linear_svc,
+    .poisson_bound = drift_poisson_bound_svc,
+    .thin = drift_thin_svc,
+    .emit_draw = drift_emit_draw,
+    .emit_segment = drift_emit_segment,
+    .count = svc_count,
+    .grads = svc_grads,
+    .alloc = svc_alloc,
+    .fail = svc_fail,
+    .warn = svc_warn,
+};

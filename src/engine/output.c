@@ -1,0 +1,205 @@
+/* output.c: the draws file.  Writers put a file under a temporary name and
+ * rename it when complete; emit_draw and emit_segment turn what samplers
+ * emit into rows (applying warmup and thinning, or discretising continuous
+ * trajectories at fixed time steps).  Not for the header's content, which
+ * chain.c decides. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "chain.h"
+#include "oracle.h"
+#include "output.h"
+#include "util.h"
+
+struct drift_writer {
+    FILE *f;
+    char *tmp;
+    char *final;
+};
+
+int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
+{
+    *out = NULL;
+    drift_writer *w = drift_calloc(1, sizeof *w);
+    size_t len = strlen(path);
+    if (!w)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    w->final = drift_strdup(path);
+    w->tmp = drift_malloc(len + 16);
+    if (!w->final || !w->tmp) {
+        drift_free(w->final);
+        drift_free(w->tmp);
+        drift_free(w);
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    memcpy(w->tmp, path, len);
+    memcpy(w->tmp + len, ".tmp.XXXXXX", 12);
+    int fd = mkstemp(w->tmp);
+    if (fd < 0) {
+        int err = errno;
+        drift_free(w->final);
+        drift_free(w->tmp);
+        drift_free(w);
+        return drift_err_set(e, DRIFT_EIO, "%s: cannot create output file: %s",
+                             path, strerror(err));
+    }
+    w->f = fdopen(fd, "w");
+    if (!w->f) {
+        close(fd);
+        unlink(w->tmp);
+        drift_free(w->final);
+        drift_free(w->tmp);
+        drift_free(w);
+        return drift_err_set(e, DRIFT_EIO, "%s: cannot open output file",
+                             path);
+    }
+    /* mkstemp creates 0600; draws files are ordinary files. */
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask);
+    setvbuf(w->f, NULL, _IOFBF, 1 << 16);
+    *out = w;
+    return DRIFT_OK;
+}
+
+FILE *drift_writer_file(drift_writer *w) { return w->f; }
+
+static void writer_free(drift_writer *w)
+{
+    drift_free(w->tmp);
+    drift_free(w->final);
+    drift_free(w);
+}
+
+int drift_writer_commit(drift_writer *w, drift_err *e)
+{
+    int bad = ferror(w->f);
+    if (fclose(w->f) != 0)
+        bad = 1;
+    if (bad) {
+        unlink(w->tmp);
+        drift_err_set(e, DRIFT_EIO, "%s: write error (disk full?)", w->final);
+        writer_free(w);
+        return DRIFT_EIO;
+    }
+    if (rename(w->tmp, w->final) != 0) {
+        int err = errno;
+        unlink(w->tmp);
+        drift_err_set(e, DRIFT_EIO, "%s: cannot rename output into place: %s",
+                      w->final, strerror(err));
+        writer_free(w);
+        return DRIFT_EIO;
+    }
+    writer_free(w);
+    return DRIFT_OK;
+}
+
+void drift_writer_abort(drift_writer *w)
+{
+    if (!w)
+        return;
+    fclose(w->f);
+    unlink(w->tmp);
+    writer_free(w);
+}
+
+void drift_write_real(FILE *f, double v)
+{
+    if (isnan(v))
+        fputs("nan", f);
+    else if (isinf(v))
+        fputs(v < 0 ? "-inf" : "inf", f);
+    else
+        fprintf(f, "%.10g", v);
+}
+
+/* One output row: lp__, grads__, the sampler's columns, the model's
+ * constrained values of theta. */
+static void write_row(drift_chain *c, const double *theta, double lp,
+                      const double *diag)
+{
+    if (!c->w)
+        return;
+    FILE *f = drift_writer_file(c->w);
+    drift_write_real(f, lp);
+    fprintf(f, ",%llu", (unsigned long long)c->grads);
+    for (size_t k = 0; k < c->cfg->sampler->n_columns; k++) {
+        fputc(',', f);
+        drift_write_real(f, diag ? diag[k] : NAN);
+    }
+    c->model->constrain(c->model->self, theta, c->out_buf);
+    for (size_t k = 0; k < c->model->n_out; k++) {
+        fputc(',', f);
+        drift_write_real(f, c->out_buf[k]);
+    }
+    fputc('\n', f);
+    c->draws_written++;
+}
+
+static int check_state(drift_chain *c, const double *theta)
+{
+    for (size_t k = 0; k < c->d; k++)
+        if (!isfinite(theta[k])) {
+            char name[128];
+            drift_param_name(c, k, name, sizeof name);
+            return drift_chain_fail(c, DRIFT_ENUMERIC,
+                                    "chain %u, iteration %llu: parameter %s "
+                                    "is %g; the sampler diverged (try a "
+                                    "smaller step size)",
+                                    c->id, (unsigned long long)c->iter, name,
+                                    theta[k]);
+        }
+    return DRIFT_OK;
+}
+
+int drift_emit_draw(drift_chain *c, const double *theta, double lp,
+                    const double *diag)
+{
+    int rc = check_state(c, theta);
+    if (rc)
+        return rc;
+    if (c->iter < c->cfg->warmup && !c->cfg->save_warmup)
+        return DRIFT_OK;
+    uint64_t k = c->draws_seen++;
+    if (k % c->cfg->thin == 0)
+        write_row(c, theta, lp, diag);
+    return DRIFT_OK;
+}
+
+int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
+                       double duration, double lp, const double *diag)
+{
+    int rc = check_state(c, x0);
+    if (rc)
+        return rc;
+    if (!(duration >= 0) || !isfinite(duration))
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "chain %u: emit_segment given duration %g",
+                                c->id, duration);
+    if (c->iter < c->cfg->warmup)
+        return DRIFT_OK;
+    double dt = c->cfg->thin_time > 0 ? c->cfg->thin_time : 1.0;
+    double t0 = c->t_traj, t1 = c->t_traj + duration;
+    while (c->t_next_out < t1) {
+        double s = c->t_next_out - t0;
+        for (size_t k = 0; k < c->d; k++)
+            c->seg_buf[k] = x0[k] + v[k] * s;
+        write_row(c, c->seg_buf, lp, diag);
+        c->t_next_out += dt;
+    }
+    /* Exact integrals of theta and theta^2 along the segment. */
+    double T = duration;
+    for (size_t k = 0; k < c->d; k++) {
+        c->traj_m1[k] += x0[k] * T + 0.5 * v[k] * T * T;
+        c->traj_m2[k] += x0[k] * x0[k] * T + x0[k] * v[k] * T * T +
+                         v[k] * v[k] * T * T * T / 3.0;
+    }
+    c->t_traj = t1;
+    return DRIFT_OK;
+}

@@ -1,0 +1,60 @@
+/* plugin.h: the plugin loader.  Finds sampler and model plugins on the
+ * search path (the install's plugin directory, or DRIFT_PLUGIN_DIR in its
+ * place, then DRIFT_PLUGIN_PATH), checks each descriptor's ABI version and
+ * build facts before reading anything else, validates hyperparameter
+ * tables, and resolves names.  Not for running samplers (chain.c). */
+#ifndef DRIFT_PLUGIN_H
+#define DRIFT_PLUGIN_H
+
+#include <drift/model.h>
+#include <drift/sampler.h>
+
+typedef struct drift_registry drift_registry;
+
+/* One sampler as the registry knows it: a copy of the plugin's
+ * descriptor (zero-extended to this engine's layout) and its file. */
+typedef struct drift_sampler_entry {
+    drift_sampler s;
+    const char *path;
+} drift_sampler_entry;
+
+typedef struct drift_model_entry {
+    const drift_model_plugin *m;
+    const char *path;
+} drift_model_entry;
+
+/* An empty registry (nothing loaded). */
+drift_registry *drift_registry_new(void);
+void drift_registry_free(drift_registry *r);
+
+/* Loads every plugin on the search path.  Files that are refused are
+ * recorded as problems (drift_registry_problems), not errors: one bad
+ * plugin does not hide the good ones. */
+int drift_registry_scan(drift_registry *r, drift_err *e);
+
+/* Loads one file given by path; its refusal is an error. */
+int drift_registry_load(drift_registry *r, const char *path, drift_err *e);
+
+/* The sampler called name; with a '/' in spec it is loaded from that path
+ * (optionally "path:name" to pick one of several).  Unknown names get a
+ * message listing the installed samplers and the closest one. */
+int drift_registry_sampler(drift_registry *r, const char *spec,
+                           const drift_sampler_entry **out, drift_err *e);
+int drift_registry_model(drift_registry *r, const char *spec,
+                         const drift_model_entry **out, drift_err *e);
+
+size_t drift_registry_n_samplers(const drift_registry *r);
+const drift_sampler_entry *drift_registry_sampler_at(const drift_registry *r,
+                                                     size_t k);
+size_t drift_registry_n_models(const drift_registry *r);
+const drift_model_entry *drift_registry_model_at(const drift_registry *r,
+                                                 size_t k);
+
+/* Messages about refused or shadowed plugins found while scanning. */
+size_t drift_registry_n_problems(const drift_registry *r);
+const char *drift_registry_problem(const drift_registry *r, size_t k);
+
+/* The directories searched, in order, joined by ':' (for messages). */
+const char *drift_registry_search_path(const drift_registry *r);
+
+#endif

@@ -1,0 +1,183 @@
+/* util.c: error formatting, the fault-injecting allocator and string
+ * helpers shared by the engine.  Not for numerics. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+int drift_err_set(drift_err *e, int code, const char *fmt, ...)
+{
+    if (e) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+void drift_err_prefix(drift_err *e, const char *fmt, ...)
+{
+    if (!e)
+        return;
+    char out[sizeof e->msg];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(out, sizeof out, fmt, ap);
+    va_end(ap);
+    size_t used = n < 0 ? 0 : (size_t)n;
+    if (used > sizeof out - 1)
+        used = sizeof out - 1;
+    /* Append ": " and the old message, truncating at the buffer's end. */
+    const char *parts[2] = {": ", e->msg};
+    for (int p = 0; p < 2; p++)
+        for (const char *q = parts[p]; *q && used < sizeof out - 1; q++)
+            out[used++] = *q;
+    out[used] = '\0';
+    memcpy(e->msg, out, used + 1);
+}
+
+/* Fault injection state.  Thread-safe enough for its purpose: tests that
+ * use it run single-threaded. */
+static uint64_t fail_countdown;
+static uint64_t alloc_count;
+
+uint64_t drift_fail_alloc(uint64_t k)
+{
+    uint64_t n = alloc_count;
+    fail_countdown = k;
+    alloc_count = 0;
+    return n;
+}
+
+static int injected_failure(void)
+{
+    alloc_count++;
+    if (fail_countdown == 0)
+        return 0;
+    if (--fail_countdown == 0)
+        return 1;
+    return 0;
+}
+
+void *drift_malloc(size_t n)
+{
+    if (injected_failure())
+        return NULL;
+    return malloc(n ? n : 1);
+}
+
+void *drift_calloc(size_t count, size_t size)
+{
+    if (injected_failure())
+        return NULL;
+    return calloc(count ? count : 1, size ? size : 1);
+}
+
+void *drift_realloc(void *p, size_t n)
+{
+    if (injected_failure())
+        return NULL;
+    return realloc(p, n ? n : 1);
+}
+
+void drift_free(void *p) { free(p); }
+
+char *drift_strdup(const char *s)
+{
+    size_t n = strlen(s) + 1;
+    char *r = drift_malloc(n);
+    if (r)
+        memcpy(r, s, n);
+    return r;
+}
+
+void *drift_malloc_array(size_t count, size_t size)
+{
+    if (size && count > SIZE_MAX / size)
+        return NULL;
+    return drift_malloc(count * size);
+}
+
+size_t drift_edit_distance(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return (size_t)-1;
+    size_t row[65];
+    for (size_t j = 0; j <= lb; j++)
+        row[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        size_t diag = row[0];
+        row[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t up = row[j];
+            size_t best = diag + (a[i - 1] != b[j - 1]);
+            if (row[j - 1] + 1 < best)
+                best = row[j - 1] + 1;
+            if (up + 1 < best)
+                best = up + 1;
+            row[j] = best;
+            diag = up;
+        }
+    }
+    return row[lb];
+}
+
+const char *drift_closest(const char *name, const char *const *cands,
+                          size_t n)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t k = 0; k < n; k++) {
+        size_t dist = drift_edit_distance(name, cands[k]);
+        if (dist < best_d) {
+            best_d = dist;
+            best = cands[k];
+        }
+    }
+    /* Close enough: at most a third of the name's length, at least 2. */
+    size_t limit = strlen(name) / 3;
+    if (limit < 2)
+        limit = 2;
+    return best_d <= limit ? best : NULL;
+}
+
+int drift_parse_double(const char *s, double *out)
+{
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (*end != '\0' || end == s || !isfinite(v))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int drift_parse_u64(const char *s, uint64_t *out)
+{
+    char *end;
+    if (!s || *s < '0' || *s > '9')
+        return -1;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (*end != '\0' || errno == ERANGE)
+        return -1;
+    *out = (uint64_t)v;
+    return 0;
+}
+
+double drift_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
