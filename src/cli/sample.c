@@ -341,15 +341,13 @@ int cmd_sample(int argc, char **argv)
     size_t nh = 0;
     for (size_t k = 0; k < prob.n_header && nh < 20; k++)
         header[nh++] = prob.header[k];
-    char sfile[4200];
-    snprintf(sfile, sizeof sfile, "sampler_file = %s", sampler_path);
-    header[nh++] = sfile;
     header[nh] = NULL;
 
     drift_run_config cfg = {
         .model = &prob.model,
         .data = drift_problem_data(&prob),
         .sampler = &sampler,
+        .sampler_path = sampler_path,
         .hp = hp,
         .hp_set = hp_set,
         .batch = a.batch,

@@ -55,7 +55,7 @@ void drift_chain_path(const char *out_path, unsigned chains, unsigned id,
         snprintf(buf, cap, "%s_%u", out_path, id);
 }
 
-static void chain_free(drift_chain *c)
+void drift_chain_release(drift_chain *c)
 {
     const drift_model *m = c->model;
     if (c->ws && m)
@@ -72,12 +72,12 @@ static void chain_free(drift_chain *c)
     drift_free(c->traj_m1);
     drift_free(c->traj_m2);
     drift_free(c->seg_buf);
-    drift_free(c->out_buf);
+    drift_free(c->row_buf);
     drift_free(c->state);
 }
 
-static int chain_setup(drift_chain *c, const drift_run_config *cfg,
-                       unsigned id, double *theta)
+int drift_chain_setup(drift_chain *c, const drift_run_config *cfg,
+                      unsigned id, double *theta)
 {
     const drift_model *m = cfg->model;
     memset(c, 0, sizeof *c);
@@ -110,10 +110,11 @@ static int chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->traj_m1 = drift_calloc(c->d, sizeof(double));
     c->traj_m2 = drift_calloc(c->d, sizeof(double));
     c->seg_buf = drift_calloc(c->d, sizeof(double));
-    c->out_buf = drift_calloc(m->n_out, sizeof(double));
+    c->row_len = 2 + cfg->sampler->n_columns + m->n_out;
+    c->row_buf = drift_calloc(c->row_len, sizeof(double));
     if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 || !c->rows_grad ||
         !c->ll_buf || !c->traj_m1 || !c->traj_m2 || !c->seg_buf ||
-        !c->out_buf)
+        !c->row_buf)
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory setting up chain %u", id);
     if (cfg->sampler->state_size) {
@@ -158,6 +159,8 @@ static void write_header(drift_chain *c, FILE *f)
     for (const char *const *h = cfg->header; h && *h; h++)
         fprintf(f, "# %s\n", *h);
     fprintf(f, "# sampler = %s\n", s->name);
+    if (cfg->sampler_path)
+        fprintf(f, "# sampler_file = %s\n", cfg->sampler_path);
     for (size_t k = 0; k < s->n_hparams; k++) {
         char v[64];
         drift_hparam_format(&s->hparams[k], cfg->hp[k], v, sizeof v);
@@ -253,7 +256,7 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
         snprintf(res->message, sizeof res->message, "out of memory");
         return;
     }
-    if (chain_setup(&c, cfg, id, theta))
+    if (drift_chain_setup(&c, cfg, id, theta))
         goto done;
     if (cfg->out_path) {
         drift_chain_path(cfg->out_path, cfg->chains, id, res->path,
@@ -316,7 +319,7 @@ done:
         c.w = NULL;
     }
     res->seconds = drift_now() - t_start;
-    chain_free(&c);
+    drift_chain_release(&c);
     drift_free(theta);
 }
 

@@ -21,6 +21,7 @@ typedef struct drift_run_config {
     const drift_data *data;         /* the rows' storage, for prefetching
                                        (may be NULL) */
     const drift_sampler *sampler;
+    const char *sampler_path;       /* for the header (may be NULL) */
     const double *hp;               /* sampler hyperparameters, validated */
     const unsigned char *hp_set;    /* which were set by the user */
     size_t batch;                   /* 0: the sampler's default */
@@ -45,6 +46,12 @@ typedef struct drift_run_config {
     const char *const *header;      /* "key = value" lines for the CSV
                                        header, NULL-terminated */
     int quiet;                      /* no progress line */
+    /* Called with every row written (lp__, grads__, sampler columns,
+     * constrained values), also when out_path is NULL; from the chain's
+     * thread.  May be NULL. */
+    void (*on_row)(void *user, unsigned chain_id, const double *row,
+                   size_t n);
+    void *on_row_user;
 } drift_run_config;
 
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
@@ -107,7 +114,8 @@ struct drift_chain {
     double t_next_out;      /* continuous: next output time */
     double *traj_m1, *traj_m2; /* integrals of theta and theta^2 (d) */
     double *seg_buf;        /* d: a point on a segment */
-    double *out_buf;        /* n_out constrained values */
+    double *row_buf;        /* a whole output row, for on_row */
+    size_t row_len;
     /* memory handed to the sampler */
     void **allocs;
     size_t n_allocs, cap_allocs, mem_used;
@@ -118,6 +126,14 @@ struct drift_chain {
     char warned[8][160];
     size_t n_warned;
 };
+
+/* Sets up chain id of cfg (streams, workspaces, sampler state, initial
+ * point into theta[d]) without running it; drift_chain_release undoes it,
+ * also after a failed setup.  drift_run uses these; tests call the
+ * services on a chain made this way. */
+int drift_chain_setup(drift_chain *c, const drift_run_config *cfg,
+                      unsigned id, double *theta);
+void drift_chain_release(drift_chain *c);
 
 /* Records a failure message for chain c (first one wins) and returns
  * code. */

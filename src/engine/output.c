@@ -124,21 +124,25 @@ void drift_write_real(FILE *f, double v)
 static void write_row(drift_chain *c, const double *theta, double lp,
                       const double *diag)
 {
-    if (!c->w)
-        return;
-    FILE *f = drift_writer_file(c->w);
-    drift_write_real(f, lp);
-    fprintf(f, ",%llu", (unsigned long long)c->grads);
-    for (size_t k = 0; k < c->cfg->sampler->n_columns; k++) {
-        fputc(',', f);
-        drift_write_real(f, diag ? diag[k] : NAN);
+    size_t nc = c->cfg->sampler->n_columns, n_out = c->model->n_out;
+    double *row = c->row_buf;
+    row[0] = lp;
+    row[1] = (double)c->grads;
+    for (size_t k = 0; k < nc; k++)
+        row[2 + k] = diag ? diag[k] : NAN;
+    c->model->constrain(c->model->self, theta, row + 2 + nc);
+    if (c->cfg->on_row)
+        c->cfg->on_row(c->cfg->on_row_user, c->id, row, c->row_len);
+    if (c->w) {
+        FILE *f = drift_writer_file(c->w);
+        drift_write_real(f, lp);
+        fprintf(f, ",%llu", (unsigned long long)c->grads);
+        for (size_t k = 2; k < 2 + nc + n_out; k++) {
+            fputc(',', f);
+            drift_write_real(f, row[k]);
+        }
+        fputc('\n', f);
     }
-    c->model->constrain(c->model->self, theta, c->out_buf);
-    for (size_t k = 0; k < c->model->n_out; k++) {
-        fputc(',', f);
-        drift_write_real(f, c->out_buf[k]);
-    }
-    fputc('\n', f);
     c->draws_written++;
 }
 

@@ -120,7 +120,7 @@ static int check_sampler(const drift_sampler *s, const char *path,
                              "%s: sampler '%s' declares an implausible state "
                              "size of %zu bytes",
                              path, s->name, s->state_size);
-    char who[160];
+    char who[4400];
     snprintf(who, sizeof who, "%s: sampler '%s'", path, s->name);
     int rc = drift_hparams_check(s->hparams, s->n_hparams, who, e);
     if (rc)
@@ -160,7 +160,7 @@ static int check_model(const drift_model_plugin *m, const char *path,
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: model '%s' lacks its %s", path, m->name,
                              m->summary ? "create function" : "summary");
-    char who[160];
+    char who[4400];
     snprintf(who, sizeof who, "%s: model '%s'", path, m->name);
     return drift_hparams_check(m->options, m->n_options, who, e);
 }
@@ -219,10 +219,12 @@ static int take_samplers(drift_registry *r, const char *path,
     drift_sampler *copies = drift_calloc(d->n_samplers, sizeof *copies);
     if (!copies)
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    char where[4200];
+    snprintf(where, sizeof where, "%s: refused", path);
     for (size_t k = 0; k < d->n_samplers; k++) {
         const char *src = (const char *)d->samplers + k * d->sampler_size;
         memcpy(&copies[k], src, sizeof(drift_sampler));
-        int rc = check_sampler(&copies[k], path, e);
+        int rc = check_sampler(&copies[k], where, e);
         if (rc) {
             drift_free(copies);
             return rc;
@@ -288,7 +290,9 @@ static int take_model(drift_registry *r, const char *path,
     if (m->double_size != sizeof(double))
         return fact_refusal(path, "sizeof(double)", m->double_size,
                             (uint32_t)sizeof(double), e);
-    int rc = check_model(m, path, e);
+    char where[4200];
+    snprintf(where, sizeof where, "%s: refused", path);
+    int rc = check_model(m, where, e);
     if (rc)
         return rc;
     for (size_t j = 0; j < r->n_models; j++)

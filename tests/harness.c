@@ -1,0 +1,243 @@
+/* harness.c: shared test machinery (see harness.h). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+drift_registry *th_registry(void)
+{
+    drift_registry *reg = drift_registry_new();
+    assert_non_null(reg);
+    drift_err e;
+    assert_int_equal(drift_registry_scan(reg, &e), DRIFT_OK);
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    if (tp && *tp) {
+        char path[4096];
+        const char *names[] = {"gauss.so", NULL};
+        for (const char **n = names; *n; n++) {
+            snprintf(path, sizeof path, "%s/%s", tp, *n);
+            if (access(path, R_OK) == 0 && drift_registry_load(reg, path, &e))
+                fail_msg("loading %s: %s", path, e.msg);
+        }
+    }
+    if (drift_registry_n_samplers(reg) == 0)
+        fail_msg("no sampler plugins found on %s: run the tests with make "
+                 "check",
+                 drift_registry_search_path(reg));
+    return reg;
+}
+
+char *th_write_text(const char *text, const char *suffix)
+{
+    char tmpl[] = "/tmp/drift-test-XXXXXX";
+    int fd = mkstemp(tmpl);
+    assert_true(fd >= 0);
+    size_t n = strlen(text);
+    assert_int_equal(write(fd, text, n), (ssize_t)n);
+    close(fd);
+    size_t len = strlen(tmpl) + strlen(suffix) + 1;
+    char *path = malloc(len);
+    assert_non_null(path);
+    snprintf(path, len, "%s%s", tmpl, suffix);
+    assert_int_equal(rename(tmpl, path), 0);
+    return path;
+}
+
+char *th_write_csv(const char *const *names, size_t cols,
+                   const double *values, size_t rows)
+{
+    char tmpl[] = "/tmp/drift-test-XXXXXX";
+    int fd = mkstemp(tmpl);
+    assert_true(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    assert_non_null(f);
+    for (size_t c = 0; c < cols; c++)
+        fprintf(f, "%s%s", c ? "," : "", names[c]);
+    fputc('\n', f);
+    for (size_t r = 0; r < rows; r++) {
+        for (size_t c = 0; c < cols; c++)
+            fprintf(f, "%s%.17g", c ? "," : "", values[r * cols + c]);
+        fputc('\n', f);
+    }
+    fclose(f);
+    size_t len = strlen(tmpl) + 5;
+    char *path = malloc(len);
+    assert_non_null(path);
+    snprintf(path, len, "%s.csv", tmpl);
+    assert_int_equal(rename(tmpl, path), 0);
+    return path;
+}
+
+void th_open(th_problem *tp, const char *model, const char *data_path,
+             char *const *model_set, size_t n_model_set)
+{
+    tp->reg = th_registry();
+    const char *data[2] = {data_path, NULL};
+    drift_problem_spec spec = {model, data_path ? data : NULL, model_set,
+                               n_model_set};
+    drift_err e = {{0}};
+    if (drift_problem_open(&tp->p, tp->reg, &spec, &e))
+        fail_msg("opening model %s: %s", model, e.msg);
+}
+
+void th_close(th_problem *tp)
+{
+    drift_problem_close(&tp->p);
+    drift_registry_free(tp->reg);
+}
+
+typedef struct collector {
+    th_draws *out;
+    unsigned first_id;
+} collector;
+
+static void on_row(void *user, unsigned id, const double *row, size_t n)
+{
+    collector *col = user;
+    if (!col->out)
+        return;
+    th_draws *d = &col->out[id - col->first_id];
+    if (d->n == d->cap) {
+        d->cap = d->cap ? 2 * d->cap : 1024;
+        d->v = realloc(d->v, d->cap * n * sizeof(double));
+        assert_non_null(d->v);
+    }
+    d->cols = n;
+    memcpy(d->v + d->n * n, row, n * sizeof(double));
+    d->n++;
+}
+
+int th_sample(th_problem *tp, const th_run *r, th_draws *out,
+              drift_chain_result *results)
+{
+    const drift_sampler_entry *se;
+    drift_err e = {{0}};
+    if (drift_registry_sampler(tp->reg, r->sampler, &se, &e))
+        fail_msg("sampler %s: %s", r->sampler, e.msg);
+    drift_sampler s = se->s;
+    double hp[64];
+    unsigned char hp_set[64];
+    assert_true(s.n_hparams <= 64);
+    if (drift_hparams_apply(s.hparams, s.n_hparams, "--set", s.name, r->set,
+                            r->n_set, hp, hp_set, &e))
+        fail_msg("--set: %s", e.msg);
+    unsigned K = r->chains ? r->chains : 1;
+    if (out)
+        memset(out, 0, K * sizeof *out);
+    collector col = {out, 1};
+    drift_run_config cfg = {
+        .model = &tp->p.model,
+        .data = drift_problem_data(&tp->p),
+        .sampler = &s,
+        .hp = hp,
+        .hp_set = hp_set,
+        .batch = r->batch,
+        .access = r->access,
+        .iters = r->iters,
+        .passes = r->passes,
+        .thin = r->thin ? r->thin : 1,
+        .thin_time = r->thin_time,
+        .warmup = r->warmup,
+        .seed = r->seed,
+        .chains = K,
+        .grad_noise = r->grad_noise,
+        .out_path = r->out_path,
+        .quiet = 1,
+        .on_row = on_row,
+        .on_row_user = &col,
+    };
+    drift_chain_result local[16];
+    drift_chain_result *res = results ? results : local;
+    assert_true(results || K <= 16);
+    return drift_run(&cfg, res, &e);
+}
+
+void th_draws_free(th_draws *d)
+{
+    free(d->v);
+    memset(d, 0, sizeof *d);
+}
+
+double th_mean(const th_draws *d, size_t col, size_t from)
+{
+    double s = 0;
+    for (size_t i = from; i < d->n; i++)
+        s += d->v[i * d->cols + col];
+    return s / (double)(d->n - from);
+}
+
+double th_cov(const th_draws *d, size_t a, size_t b, size_t from)
+{
+    double ma = th_mean(d, a, from), mb = th_mean(d, b, from), s = 0;
+    for (size_t i = from; i < d->n; i++)
+        s += (d->v[i * d->cols + a] - ma) * (d->v[i * d->cols + b] - mb);
+    return s / (double)(d->n - from - 1);
+}
+
+double th_var(const th_draws *d, size_t col, size_t from)
+{
+    return th_cov(d, col, col, from);
+}
+
+double th_ess(const th_draws *d, size_t col, size_t from)
+{
+    size_t n = d->n - from;
+    double m = th_mean(d, col, from), v = 0;
+    const double *x = d->v + from * d->cols + col;
+    size_t st = d->cols;
+    for (size_t i = 0; i < n; i++)
+        v += (x[i * st] - m) * (x[i * st] - m);
+    v /= (double)n;
+    if (v <= 0)
+        return (double)n;
+    /* Autocorrelations summed in pairs while the pair sums stay positive
+     * and decreasing (Geyer 1992). */
+    double sum = 0, prev = INFINITY;
+    for (size_t lag = 0; lag + 1 < n; lag += 2) {
+        double r[2];
+        for (int j = 0; j < 2; j++) {
+            size_t L = lag + (size_t)j;
+            double s = 0;
+            for (size_t i = 0; i + L < n; i++)
+                s += (x[i * st] - m) * (x[(i + L) * st] - m);
+            r[j] = s / ((double)n * v);
+        }
+        double pair = r[0] + r[1];
+        if (pair <= 0)
+            break;
+        if (pair > prev)
+            pair = prev;
+        sum += pair;
+        prev = pair;
+    }
+    double tau = 2 * sum - 1;
+    return tau > 0 ? (double)n / tau : (double)n;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double th_ks(double *x, size_t n, double (*cdf)(double, void *), void *arg)
+{
+    qsort(x, n, sizeof *x, cmp_double);
+    double D = 0;
+    for (size_t i = 0; i < n; i++) {
+        double F = cdf(x[i], arg);
+        double lo = F - (double)i / (double)n, hi = (double)(i + 1) / (double)n - F;
+        if (lo > D)
+            D = lo;
+        if (hi > D)
+            D = hi;
+    }
+    return D;
+}
+
+double th_pnorm(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }

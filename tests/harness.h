@@ -1,0 +1,79 @@
+/* harness.h: what drift's tests share: loading the build tree's plugins,
+ * writing small CSV files, running chains in process with draws kept in
+ * memory, and the statistics the statistical tests need (means,
+ * covariances, effective sample sizes) computed independently of drift's
+ * own summary code.  Not for production code. */
+#ifndef DRIFT_TEST_HARNESS_H
+#define DRIFT_TEST_HARNESS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "chain.h"
+#include "plugin.h"
+#include "problem.h"
+
+/* A registry of the plugins under test (DRIFT_PLUGIN_DIR, set by make
+ * check) plus the test plugins' directory; fails the test if empty. */
+drift_registry *th_registry(void);
+
+/* Writes a CSV file (header names[cols], rows x cols values) to a fresh
+ * temporary path, returned (caller frees and unlinks). */
+char *th_write_csv(const char *const *names, size_t cols,
+                   const double *values, size_t rows);
+/* Writes text to a fresh temporary file; returns its path. */
+char *th_write_text(const char *text, const char *suffix);
+
+/* A problem (model over data) opened from the registry. */
+typedef struct th_problem {
+    drift_registry *reg;
+    drift_problem p;
+} th_problem;
+void th_open(th_problem *tp, const char *model, const char *data_path,
+             char *const *model_set, size_t n_model_set);
+void th_close(th_problem *tp);
+
+/* Draws kept in memory: rows of (lp__, grads__, sampler columns, outputs)
+ * per chain. */
+typedef struct th_draws {
+    size_t n, cols, cap;
+    double *v;
+} th_draws;
+
+typedef struct th_run {
+    const char *sampler;
+    char *const *set;
+    size_t n_set;
+    size_t batch;
+    drift_access access;
+    uint64_t iters, warmup, thin, seed;
+    double passes, grad_noise, thin_time;
+    unsigned chains;
+    const char *out_path;
+} th_run;
+
+/* Runs r on tp; draws of chain k (0-based) go to out[k] (chains entries;
+ * out may be NULL).  Returns drift_run's status; results, when not NULL,
+ * get the per-chain outcomes. */
+int th_sample(th_problem *tp, const th_run *r, th_draws *out,
+              drift_chain_result *results);
+void th_draws_free(th_draws *d);
+
+/* Column index of an output name in draws of a run of sampler with
+ * n_sampler_cols diagnostic columns: 2 + n_sampler_cols + k. */
+double th_mean(const th_draws *d, size_t col, size_t from);
+double th_var(const th_draws *d, size_t col, size_t from);
+double th_cov(const th_draws *d, size_t a, size_t b, size_t from);
+/* Effective sample size of a column (Geyer's initial monotone sequence). */
+double th_ess(const th_draws *d, size_t col, size_t from);
+
+/* Kolmogorov-Smirnov statistic of x[n] against cdf. */
+double th_ks(double *x, size_t n, double (*cdf)(double, void *), void *arg);
+
+/* Standard normal CDF. */
+double th_pnorm(double x);
+
+#endif

@@ -1,0 +1,203 @@
+/* test_oracle.c: the oracles samplers call.  On a logistic-regression
+ * model: the minibatch gradient is unbiased for the full gradient (within
+ * Monte Carlo error), per-row gradients, sums, directional derivatives and
+ * GLM scalars agree with each other, every per-datum evaluation is
+ * counted exactly, and bad row indices are refused. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "rng.h"
+
+enum { N = 400, D = 5 };
+
+typedef struct fixture {
+    char *csv;
+    th_problem tp;
+    drift_sampler sampler;
+    drift_run_config cfg;
+    drift_chain c;
+    double theta[D];
+    double hp[4];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof *f);
+    const char *names[D + 1] = {"y", "x.1", "x.2", "x.3", "x.4", "x.5"};
+    double *v = malloc(N * (D + 1) * sizeof *v);
+    drift_rng r;
+    drift_rng_seed(&r, 17, 0);
+    double w[D] = {0.5, -1.0, 0.25, 2.0, 0.0};
+    for (size_t i = 0; i < N; i++) {
+        double z = 0;
+        for (size_t j = 0; j < D; j++) {
+            double x = j == 0 ? 1.0 : drift_rng_normal(&r);
+            v[i * (D + 1) + 1 + j] = x;
+            z += x * w[j];
+        }
+        v[i * (D + 1)] = drift_rng_uniform(&r) < 1 / (1 + exp(-z));
+    }
+    f->csv = th_write_csv(names, D + 1, v, N);
+    free(v);
+    th_open(&f->tp, "logistic", f->csv, NULL, 0);
+    const drift_sampler_entry *se;
+    drift_err e;
+    assert_int_equal(drift_registry_sampler(f->tp.reg, "sgld", &se, &e), 0);
+    f->sampler = se->s;
+    f->hp[0] = 1e-3;
+    f->cfg = (drift_run_config){
+        .model = &f->tp.p.model,
+        .data = drift_problem_data(&f->tp.p),
+        .sampler = &f->sampler,
+        .hp = f->hp,
+        .batch = 10,
+        .thin = 1,
+        .seed = 5,
+        .chains = 1,
+    };
+    assert_int_equal(drift_chain_setup(&f->c, &f->cfg, 1, f->theta), 0);
+    for (size_t j = 0; j < D; j++)
+        f->theta[j] = 0.3 * (double)j - 0.5;
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    drift_chain_release(&f->c);
+    th_close(&f->tp);
+    unlink(f->csv);
+    free(f->csv);
+    free(f);
+    return 0;
+}
+
+static const drift_services *S = &drift_services_table;
+
+static void test_batch_unbiased(void **state)
+{
+    fixture *f = *state;
+    double full[D], g[D], sum[D] = {0}, sq[D] = {0};
+    assert_int_equal(S->grad_full(&f->c, f->theta, full, NULL), 0);
+    int M = 20000;
+    for (int m = 0; m < M; m++) {
+        assert_int_equal(S->grad_batch(&f->c, f->theta, 10, g, NULL, NULL), 0);
+        for (size_t j = 0; j < D; j++) {
+            sum[j] += g[j];
+            sq[j] += g[j] * g[j];
+        }
+    }
+    for (size_t j = 0; j < D; j++) {
+        double mean = sum[j] / M;
+        double sd = sqrt(sq[j] / M - mean * mean);
+        /* 4.5 standard errors: a false alarm once in ~10^5 runs. */
+        assert_true(fabs(mean - full[j]) < 4.5 * sd / sqrt((double)M));
+    }
+}
+
+static void test_counts_exact(void **state)
+{
+    fixture *f = *state;
+    double g[D], U;
+    size_t rows[7] = {0, 1, 2, 3, 4, 5, 399};
+    double grads[7 * D], out[7], s[7], v[D] = {1, 2, 3, 4, 5};
+    uint64_t c0 = S->grads(&f->c);
+    S->grad_full(&f->c, f->theta, g, &U);
+    assert_int_equal(S->grads(&f->c) - c0, N);
+    S->U_full(&f->c, f->theta, &U);
+    assert_int_equal(S->grads(&f->c) - c0, 2 * N);
+    S->grad_batch(&f->c, f->theta, 10, g, &U, NULL);
+    assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10);
+    S->grad_rows(&f->c, f->theta, rows, 7, grads, NULL);
+    S->jvp_rows(&f->c, f->theta, v, rows, 7, out);
+    S->glm_scalars(&f->c, f->theta, rows, 7, s);
+    S->grad_sum(&f->c, f->theta, rows, 7, g, NULL);
+    assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10 + 28);
+    S->grad_prior(&f->c, f->theta, g, NULL);
+    S->glm_design(&f->c, rows, 7, grads);
+    assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10 + 28);
+    S->count(&f->c, 5);
+    assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10 + 33);
+}
+
+static void test_rows_consistent(void **state)
+{
+    fixture *f = *state;
+    size_t rows[N];
+    for (size_t i = 0; i < N; i++)
+        rows[i] = i;
+    double *G = malloc(N * D * sizeof *G), Urows[N];
+    assert_int_equal(S->grad_rows(&f->c, f->theta, rows, N, G, Urows), 0);
+    double full[D], prior[D], U, U0, sumU = 0, sumg[D];
+    S->grad_full(&f->c, f->theta, full, &U);
+    S->grad_prior(&f->c, f->theta, prior, &U0);
+    S->grad_sum(&f->c, f->theta, rows, N, sumg, NULL);
+    for (size_t i = 0; i < N; i++)
+        sumU += Urows[i];
+    assert_true(fabs(U - (sumU + U0)) < 1e-9 * fabs(U));
+    for (size_t j = 0; j < D; j++) {
+        double s = 0;
+        for (size_t i = 0; i < N; i++)
+            s += G[i * D + j];
+        assert_true(fabs(s + prior[j] - full[j]) < 1e-9 * (1 + fabs(full[j])));
+        assert_true(fabs(sumg[j] - s) < 1e-9 * (1 + fabs(s)));
+    }
+    /* jvp and GLM scalars against the per-row gradients. */
+    double v[D] = {0.1, -0.2, 0.3, 0.7, -1.1}, out[N], sc[N];
+    double *X = malloc(N * D * sizeof *X);
+    S->jvp_rows(&f->c, f->theta, v, rows, N, out);
+    S->glm_scalars(&f->c, f->theta, rows, N, sc);
+    S->glm_design(&f->c, rows, N, X);
+    assert_true(S->is_glm(&f->c));
+    for (size_t i = 0; i < N; i++) {
+        double dot = 0;
+        for (size_t j = 0; j < D; j++) {
+            dot += G[i * D + j] * v[j];
+            assert_true(fabs(sc[i] * X[i * D + j] - G[i * D + j]) < 1e-12);
+        }
+        assert_true(fabs(dot - out[i]) < 1e-12);
+    }
+    free(G);
+    free(X);
+}
+
+static void test_bad_rows_refused(void **state)
+{
+    fixture *f = *state;
+    size_t rows[2] = {3, N};
+    double G[2 * D];
+    assert_int_not_equal(S->grad_rows(&f->c, f->theta, rows, 2, G, NULL), 0);
+    assert_non_null(strstr(f->c.message, "row 400"));
+}
+
+static void test_batch_matches_rows(void **state)
+{
+    fixture *f = *state;
+    /* grad_batch's scaled sum over the rows it reports. */
+    size_t rows[10];
+    double g[D], prior[D], sum[D];
+    assert_int_equal(S->grad_batch(&f->c, f->theta, 10, g, NULL, rows), 0);
+    S->grad_prior(&f->c, f->theta, prior, NULL);
+    S->grad_sum(&f->c, f->theta, rows, 10, sum, NULL);
+    for (size_t j = 0; j < D; j++)
+        assert_true(fabs(g[j] - (N / 10.0 * sum[j] + prior[j])) <
+                    1e-9 * (1 + fabs(g[j])));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_batch_unbiased, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_counts_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rows_consistent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_bad_rows_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_batch_matches_rows, setup,
+                                        teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,183 @@
+/* test_plugin.c: the loader's refusals and rules.  Each refusal plugin
+ * aborts if any of its sampler functions is ever called, so passing these
+ * tests also shows a refused plugin is never called. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *test_dir(void)
+{
+    const char *d = getenv("DRIFT_TEST_PLUGIN_DIR");
+    if (!d)
+        fail_msg("DRIFT_TEST_PLUGIN_DIR is not set: run with make check");
+    return d;
+}
+
+static void expect_refused(const char *file, const char *n1, const char *n2)
+{
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", test_dir(), file);
+    drift_registry *r = drift_registry_new();
+    drift_err e = {{0}};
+    assert_int_not_equal(drift_registry_load(r, path, &e), DRIFT_OK);
+    print_message("%s\n", e.msg);
+    assert_non_null(strstr(e.msg, path));
+    if (n1 && !strstr(e.msg, n1))
+        fail_msg("'%s' lacks '%s'", e.msg, n1);
+    if (n2 && !strstr(e.msg, n2))
+        fail_msg("'%s' lacks '%s'", e.msg, n2);
+    assert_int_equal(drift_registry_n_samplers(r), 0);
+    drift_registry_free(r);
+}
+
+static void test_future_abi(void **state)
+{
+    (void)state;
+    expect_refused("badabi.so", "ABI version 999", "loads version 1");
+}
+
+static void test_previous_abi(void **state)
+{
+    (void)state;
+    char want[64];
+    snprintf(want, sizeof want, "ABI version %u,",
+             DRIFT_SAMPLER_ABI_VERSION - 1);
+    expect_refused("prevabi.so", want, "rebuild it against this drift's");
+}
+
+static void test_no_symbol(void **state)
+{
+    (void)state;
+    expect_refused("nosym.so", "not a drift plugin", "drift_sampler_entry");
+}
+
+static void test_dlopen_failure(void **state)
+{
+    (void)state;
+    /* dlerror()'s text names the missing symbol. */
+    expect_refused("unresolved.so", "cannot load plugin",
+                   "drift_test_missing_function");
+    /* A file that is not a shared object at all. */
+    char *junk = th_write_text("not an ELF file\n", ".so");
+    drift_registry *r = drift_registry_new();
+    drift_err e;
+    assert_int_not_equal(drift_registry_load(r, junk, &e), 0);
+    assert_non_null(strstr(e.msg, "cannot load plugin"));
+    assert_non_null(strstr(e.msg, junk));
+    drift_registry_free(r);
+    unlink(junk);
+    free(junk);
+}
+
+static void test_malformed_tables(void **state)
+{
+    (void)state;
+    expect_refused("dupparam.so", "'h' is declared twice", NULL);
+    expect_refused("baddefault.so", "default 5 outside its bounds [0, 1]",
+                   NULL);
+    expect_refused("badcolumn.so", "'accept' must end in", NULL);
+}
+
+static void test_missing_file(void **state)
+{
+    (void)state;
+    drift_registry *r = drift_registry_new();
+    drift_err e;
+    assert_int_not_equal(drift_registry_load(r, "/nonexistent/x.so", &e), 0);
+    assert_non_null(strstr(e.msg, "/nonexistent/x.so"));
+    drift_registry_free(r);
+}
+
+static void test_unknown_name_suggests(void **state)
+{
+    (void)state;
+    drift_registry *r = th_registry();
+    const drift_sampler_entry *s;
+    drift_err e;
+    assert_int_not_equal(drift_registry_sampler(r, "sgdl", &s, &e), 0);
+    assert_non_null(strstr(e.msg, "unknown sampler 'sgdl'"));
+    assert_non_null(strstr(e.msg, "did you mean 'sgld'?"));
+    assert_non_null(strstr(e.msg, "Installed samplers: "));
+    assert_int_equal(drift_registry_sampler(r, "sgld", &s, &e), 0);
+    assert_string_equal(s->s.name, "sgld");
+    drift_registry_free(r);
+}
+
+static void test_shadowing(void **state)
+{
+    (void)state;
+    /* The install directory (DRIFT_PLUGIN_DIR in tests) comes first. */
+    char shadow[4096];
+    snprintf(shadow, sizeof shadow, "%s/../shadow/.libs", test_dir());
+    const char *old = getenv("DRIFT_PLUGIN_PATH");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("DRIFT_PLUGIN_PATH", shadow, 1);
+    drift_registry *r = drift_registry_new();
+    drift_err e;
+    assert_int_equal(drift_registry_scan(r, &e), 0);
+    const drift_sampler_entry *s;
+    assert_int_equal(drift_registry_sampler(r, "sgld", &s, &e), 0);
+    assert_null(strstr(s->path, "shadow"));
+    int warned = 0;
+    for (size_t k = 0; k < drift_registry_n_problems(r); k++) {
+        const char *p = drift_registry_problem(r, k);
+        if (strstr(p, "sampler 'sgld'") && strstr(p, "sgld_shadow.so") &&
+            strstr(p, s->path) && strstr(p, "shadowed"))
+            warned = 1;
+    }
+    assert_true(warned);
+    drift_registry_free(r);
+    if (saved) {
+        setenv("DRIFT_PLUGIN_PATH", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("DRIFT_PLUGIN_PATH");
+    }
+}
+
+static void test_scan_keeps_good_plugins(void **state)
+{
+    (void)state;
+    /* A directory mixing good and bad plugins: the bad are problems, the
+     * good load. */
+    const char *old = getenv("DRIFT_PLUGIN_PATH");
+    char *saved = old ? strdup(old) : NULL;
+    setenv("DRIFT_PLUGIN_PATH", test_dir(), 1);
+    drift_registry *r = drift_registry_new();
+    drift_err e;
+    assert_int_equal(drift_registry_scan(r, &e), 0);
+    const drift_model_entry *m;
+    assert_int_equal(drift_registry_model(r, "gauss", &m, &e), 0);
+    size_t refusals = 0;
+    for (size_t k = 0; k < drift_registry_n_problems(r); k++)
+        refusals += strstr(drift_registry_problem(r, k), "refused") != NULL;
+    assert_true(refusals >= 5);
+    drift_registry_free(r);
+    if (saved) {
+        setenv("DRIFT_PLUGIN_PATH", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("DRIFT_PLUGIN_PATH");
+    }
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_future_abi),
+        cmocka_unit_test(test_previous_abi),
+        cmocka_unit_test(test_no_symbol),
+        cmocka_unit_test(test_dlopen_failure),
+        cmocka_unit_test(test_malformed_tables),
+        cmocka_unit_test(test_missing_file),
+        cmocka_unit_test(test_unknown_name_suggests),
+        cmocka_unit_test(test_shadowing),
+        cmocka_unit_test(test_scan_keeps_good_plugins),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
