@@ -1,0 +1,230 @@
+/* bench_logistic.c: `make bench` for the walking skeleton.  On synthetic
+ * logistic-regression data of Covertype's size (N = 581,012, d = 54), made
+ * here, it times in one process:
+ *   - a streaming read of the array (the memory-bandwidth reference),
+ *   - a full-gradient pass: a plain C loop vs drift's grad_full oracle
+ *     through the logistic plugin,
+ *   - an SGLD data pass at batch 50: a plain C loop vs drift's sgld plugin,
+ * each the best of several repetitions, in ns per datum, with ratios.
+ * Not a test: nothing here asserts on time. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "chain.h"
+#include "hparam.h"
+#include "plugin.h"
+#include "rng.h"
+#include "util.h"
+
+enum { N = 581012, D = 54, COLS = D + 1, REPS = 5, BATCH = 50 };
+
+static double *data;
+static const char *names[COLS];
+
+static void make_data(void)
+{
+    static char buf[COLS][16];
+    data = malloc((size_t)N * COLS * sizeof *data);
+    if (!data) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    drift_rng r;
+    drift_rng_seed(&r, 1, 0);
+    double w[D];
+    for (int j = 0; j < D; j++)
+        w[j] = drift_rng_normal(&r) / sqrt(D);
+    for (size_t i = 0; i < N; i++) {
+        double *row = data + i * COLS, z = 0;
+        for (int j = 0; j < D; j++) {
+            row[1 + j] = j == 0 ? 1.0 : drift_rng_normal(&r);
+            z += row[1 + j] * w[j];
+        }
+        row[0] = drift_rng_uniform(&r) < 1 / (1 + exp(-z));
+    }
+    snprintf(buf[0], sizeof buf[0], "y");
+    names[0] = buf[0];
+    for (int j = 0; j < D; j++) {
+        snprintf(buf[1 + j], sizeof buf[0], "x.%d", j + 1);
+        names[1 + j] = buf[1 + j];
+    }
+}
+
+static double sink;
+
+/* ---- plain C references -------------------------------------------------- */
+
+static double bandwidth_pass(void)
+{
+    double t = drift_now(), s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    const double *p = data;
+    size_t n = (size_t)N * COLS;
+    /* Four independent sums, so the loop is bound by memory, not by the
+     * latency of one chain of additions. */
+    for (size_t k = 0; k + 3 < n; k += 4) {
+        s0 += p[k];
+        s1 += p[k + 1];
+        s2 += p[k + 2];
+        s3 += p[k + 3];
+    }
+    sink += s0 + s1 + s2 + s3;
+    return drift_now() - t;
+}
+
+static void plain_grad(const double *w, double *g)
+{
+    memset(g, 0, D * sizeof *g);
+    for (size_t i = 0; i < N; i++) {
+        const double *row = data + i * COLS, *x = row + 1;
+        double z = 0;
+        for (int j = 0; j < D; j++)
+            z += x[j] * w[j];
+        double s = row[0] - 1 / (1 + exp(-z));
+        for (int j = 0; j < D; j++)
+            g[j] += s * x[j];
+    }
+    for (int j = 0; j < D; j++)
+        g[j] = -(g[j] - w[j] / 10.0);
+}
+
+static double plain_full_pass(void)
+{
+    double w[D], g[D];
+    for (int j = 0; j < D; j++)
+        w[j] = 0.01 * j;
+    double t = drift_now();
+    plain_grad(w, g);
+    sink += g[0];
+    return drift_now() - t;
+}
+
+static double plain_sgld_pass(void)
+{
+    drift_rng r;
+    drift_rng_seed(&r, 2, 0);
+    double w[D] = {0}, g[D];
+    double h = 1e-6, noise = sqrt(2 * h), scale = (double)N / BATCH;
+    double t = drift_now();
+    for (size_t it = 0; it < N / BATCH; it++) {
+        memset(g, 0, sizeof g);
+        for (int b = 0; b < BATCH; b++) {
+            const double *row = data + drift_rng_below(&r, N) * COLS, *x = row + 1;
+            double z = 0;
+            for (int j = 0; j < D; j++)
+                z += x[j] * w[j];
+            double s = row[0] - 1 / (1 + exp(-z));
+            for (int j = 0; j < D; j++)
+                g[j] += s * x[j];
+        }
+        for (int j = 0; j < D; j++)
+            w[j] += h * (scale * g[j] - w[j] / 10.0) + noise * drift_rng_normal(&r);
+    }
+    sink += w[0];
+    return drift_now() - t;
+}
+
+/* ---- drift ---------------------------------------------------------------- */
+
+static double best(double (*f)(void *), void *arg)
+{
+    double b = INFINITY;
+    for (int k = 0; k < REPS; k++) {
+        double t = f(arg);
+        if (t < b)
+            b = t;
+    }
+    return b;
+}
+
+static double plain(void *f) { return ((double (*)(void))f)(); }
+
+typedef struct ctx {
+    drift_run_config cfg;
+    drift_chain c;
+    double theta[D];
+} ctx;
+
+static double drift_full_pass(void *arg)
+{
+    ctx *x = arg;
+    double g[D];
+    for (int j = 0; j < D; j++)
+        x->theta[j] = 0.01 * j;
+    double t = drift_now();
+    drift_services_table.grad_full(&x->c, x->theta, g, NULL);
+    sink += g[0];
+    return drift_now() - t;
+}
+
+static double drift_sgld_pass(void *arg)
+{
+    ctx *x = arg;
+    drift_chain_result res;
+    drift_err e;
+    double t = drift_now();
+    if (drift_run(&x->cfg, &res, &e)) {
+        fprintf(stderr, "bench: %s\n", e.msg);
+        exit(1);
+    }
+    return drift_now() - t;
+}
+
+int main(void)
+{
+    make_data();
+    drift_data view = {(uint32_t)sizeof(drift_data), 0, N, COLS, names, data,
+                       COLS, "synthetic", 0};
+    drift_registry *reg = drift_registry_new();
+    drift_err e;
+    const drift_model_entry *me;
+    const drift_sampler_entry *se;
+    drift_registry_scan(reg, &e);
+    if (drift_registry_model(reg, "logistic", &me, &e) ||
+        drift_registry_sampler(reg, "sgld", &se, &e)) {
+        fprintf(stderr, "bench: %s (run with make bench)\n", e.msg);
+        return 1;
+    }
+    drift_model model;
+    double s = sqrt(10.0);
+    if (me->m->create(&view, &s, &model, &e)) {
+        fprintf(stderr, "bench: %s\n", e.msg);
+        return 1;
+    }
+    drift_sampler sampler = se->s;
+    double hp[1] = {1e-6};
+    ctx x;
+    memset(&x, 0, sizeof x);
+    x.cfg = (drift_run_config){.model = &model, .data = &view,
+                               .sampler = &sampler, .hp = hp, .batch = BATCH,
+                               .passes = 1.0, .thin = 1, .seed = 3,
+                               .chains = 1, .quiet = 1};
+    if (drift_chain_setup(&x.c, &x.cfg, 1, x.theta)) {
+        fprintf(stderr, "bench: %s\n", x.c.message);
+        return 1;
+    }
+    double bw = best(plain, (void *)bandwidth_pass);
+    double cf = best(plain, (void *)plain_full_pass);
+    double df = best(drift_full_pass, &x);
+    double cs = best(plain, (void *)plain_sgld_pass);
+    double ds = best(drift_sgld_pass, &x);
+    double ns = 1e9 / N;
+    printf("logistic regression, N = %d, d = %d (best of %d)\n", N, D, REPS);
+    printf("%-44s %8.1f ns/datum\n", "streaming read of the rows (bandwidth)",
+           bw * ns);
+    printf("%-44s %8.1f ns/datum\n", "full gradient, plain C loop", cf * ns);
+    printf("%-44s %8.1f ns/datum   ratio to C %.2f, to bandwidth %.2f\n",
+           "full gradient, drift grad_full", df * ns, df / cf, df / bw);
+    printf("%-44s %8.1f ns/datum\n", "SGLD pass (batch 50), plain C loop",
+           cs * ns);
+    printf("%-44s %8.1f ns/datum   ratio to C %.2f\n",
+           "SGLD pass (batch 50), drift sgld plugin", ds * ns, ds / cs);
+    drift_chain_release(&x.c);
+    model.free(model.self);
+    drift_registry_free(reg);
+    free(data);
+    return sink == 12345.678 ? 2 : 0;
+}
