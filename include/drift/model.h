@@ -28,6 +28,14 @@ extern "C" {
                                vector of length d; glm_scalars and glm_design
                                are then set */
 
+/* drift_model.outcome: what a row's outcome is, for held-out metrics. */
+#define DRIFT_OUTCOME_NONE        0u  /* no single outcome (no metrics
+                                         beyond the log predictive density) */
+#define DRIFT_OUTCOME_BINARY      1u  /* 0/1; predict gives P(y = 1) */
+#define DRIFT_OUTCOME_CATEGORICAL 2u  /* 1..n_classes; predict gives the
+                                         class probabilities */
+#define DRIFT_OUTCOME_REAL        3u  /* real; predict gives E[y] */
+
 /* A set of rows to evaluate: either the list rows[0..n) (rows != NULL) or
  * the contiguous range first .. first+n-1 (rows == NULL), which is how the
  * engine walks the data for a full pass. */
@@ -104,6 +112,17 @@ typedef struct drift_model {
      * outside its constraint. */
     int (*unconstrain)(const void *self, const double *out, double *theta,
                        drift_err *e);
+
+    /* Optional (NULL when outcome is DRIFT_OUTCOME_NONE): point
+     * predictions for held-out metrics.  For the rows of b, pred gets
+     * P(y = 1) (BINARY, n values), the n_classes class probabilities
+     * (CATEGORICAL, n x n_classes row-major) or E[y] (REAL, n values)
+     * under theta; y (n) gets each row's observed outcome. */
+    unsigned outcome;           /* DRIFT_OUTCOME_* */
+    size_t n_classes;           /* CATEGORICAL only */
+    int (*predict)(const void *self, void *ws, const double *theta,
+                   const drift_rows *b, double *pred, double *y,
+                   drift_err *e);
 } drift_model;
 
 /* ---- C model plugins --------------------------------------------------- */

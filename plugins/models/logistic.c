@@ -237,6 +237,27 @@ static int glm_design(const void *self, const drift_rows *b, double *x,
     return DRIFT_OK;
 }
 
+static int predict(const void *self, void *wsp, const double *w,
+                   const drift_rows *b, double *pred, double *y, drift_err *e)
+{
+    const logistic *m = self;
+    workspace *ws = wsp;
+    if (b->n > ws->cap) {
+        snprintf(e->msg, sizeof e->msg,
+                 "logistic: %zu rows exceed the workspace of %zu", b->n,
+                 ws->cap);
+        return DRIFT_EINTERNAL;
+    }
+    const double *X;
+    size_t ld;
+    forward(m, ws, w, b, &X, &ld, NULL, NULL);
+    for (size_t k = 0; k < b->n; k++) {
+        pred[k] = inv_logit(ws->z[k]);
+        y[k] = m->y[drift_rows_at(b, k) * m->ldy];
+    }
+    return DRIFT_OK;
+}
+
 static void constrain(const void *self, const double *w, double *out)
 {
     const logistic *m = self;
@@ -369,6 +390,8 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
     out->glm_design = glm_design;
     out->constrain = constrain;
     out->unconstrain = unconstrain;
+    out->outcome = DRIFT_OUTCOME_BINARY;
+    out->predict = predict;
     return DRIFT_OK;
 }
 

@@ -34,6 +34,13 @@ int drift_model_check(const drift_model *m, const char *who, drift_err *e)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: the model has %zu outputs but no names", who,
                              m->n_out);
+    if (m->outcome > DRIFT_OUTCOME_REAL ||
+        (m->outcome != DRIFT_OUTCOME_NONE && !m->predict) ||
+        (m->outcome == DRIFT_OUTCOME_CATEGORICAL && m->n_classes < 2))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model's outcome kind %u lacks its "
+                             "predict function or class count",
+                             who, m->outcome);
     if ((m->flags & DRIFT_MODEL_GLM) && (!m->glm_scalars || !m->glm_design))
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: the model claims generalised linear form "
