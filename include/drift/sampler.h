@@ -173,6 +173,11 @@ typedef struct drift_services {
     int (*fail)(drift_chain *c, const char *msg);
     /* A warning, printed once per distinct text on standard error. */
     void (*warn)(drift_chain *c, const char *msg);
+
+    /* Replaces the run's --access strategy for this chain; only from init
+     * (before any row was drawn).  For samplers whose identity includes
+     * the access strategy (e.g. TMU with cyclic access). */
+    int (*set_access)(drift_chain *c, drift_access a);
 } drift_services;
 
 /* One sampler.  The engine allocates state_size zeroed bytes for each

@@ -93,12 +93,12 @@ int drift_chain_setup(drift_chain *c, const drift_run_config *cfg,
     if (c->N && c->batch > c->N)
         c->batch = c->N;
     drift_rng_seed(&c->rng, cfg->seed, id);
-    drift_rng access_rng = c->rng;
-    drift_rng_long_jump(&access_rng);
-    c->noise_rng = access_rng;
+    c->access_rng = c->rng;
+    drift_rng_long_jump(&c->access_rng);
+    c->noise_rng = c->access_rng;
     drift_rng_long_jump(&c->noise_rng);
     c->ws_cap = c->batch > MIN_WS_ROWS ? c->batch : MIN_WS_ROWS;
-    if (drift_stream_init(&c->stream, cfg->access, c->N, &access_rng,
+    if (drift_stream_init(&c->stream, cfg->access, c->N, &c->access_rng,
                           c->ws_cap))
         return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
     c->ws = m->workspace_new(m->self, c->ws_cap);
@@ -168,7 +168,7 @@ static void write_header(drift_chain *c, FILE *f)
                 cfg->hp_set && cfg->hp_set[k] ? "" : " (Default)");
     }
     fprintf(f, "# batch = %zu\n", c->batch);
-    fprintf(f, "# access = %s\n", drift_access_name(cfg->access));
+    fprintf(f, "# access = %s\n", drift_access_name(c->stream.mode));
     fprintf(f, "# seed = %llu\n", (unsigned long long)cfg->seed);
     fprintf(f, "# chain_id = %u\n", c->id);
     if (cfg->iters)

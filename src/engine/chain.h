@@ -98,6 +98,8 @@ struct drift_chain {
     drift_rng rng;          /* the sampler's stream */
     drift_rng noise_rng;    /* --grad-noise */
     drift_stream stream;    /* next_batch */
+    drift_rng access_rng;   /* the stream's seed state, for set_access */
+    int stream_used;        /* a row has been drawn */
     void *ws;               /* model workspace for up to cap rows */
     size_t ws_cap;
     size_t *rows_buf;       /* ws_cap indices */

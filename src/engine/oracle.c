@@ -160,6 +160,7 @@ static int svc_U_full(drift_chain *c, const double *theta, double *U)
 
 static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
 {
+    c->stream_used = 1;
     if (c->N == 0)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "next_batch: the model has no data rows");
@@ -185,6 +186,7 @@ static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
             *U_est = -lp;
     } else {
         double scale = (double)c->N / (double)n;
+        c->stream_used = 1;
         memset(c->gbuf, 0, c->d * sizeof *c->gbuf);
         for (size_t done = 0; done < n; done += c->ws_cap) {
             size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
@@ -435,6 +437,26 @@ static void svc_warn(drift_chain *c, const char *msg)
     fprintf(stderr, "drift: warning: chain %u: %s\n", c->id, msg);
 }
 
+static int svc_set_access(drift_chain *c, drift_access a)
+{
+    if (a != DRIFT_ACCESS_RA && a != DRIFT_ACCESS_RR && a != DRIFT_ACCESS_CA)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "set_access: unknown access strategy %d",
+                                (int)a);
+    if (c->iter > 0 || c->stream_used)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "set_access: only allowed in init, before "
+                                "any row is drawn");
+    if (a == c->stream.mode)
+        return DRIFT_OK;
+    drift_stream fresh;
+    if (drift_stream_init(&fresh, a, c->N, &c->access_rng, c->ws_cap))
+        return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+    drift_stream_free(&c->stream);
+    c->stream = fresh;
+    return DRIFT_OK;
+}
+
 const drift_services drift_services_table = {
     .abi_version = DRIFT_SAMPLER_ABI_VERSION,
     .struct_size = (uint32_t)sizeof(drift_services),
@@ -471,4 +493,5 @@ const drift_services drift_services_table = {
     .alloc = svc_alloc,
     .fail = svc_fail,
     .warn = svc_warn,
+    .set_access = svc_set_access,
 };
