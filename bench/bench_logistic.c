@@ -189,8 +189,8 @@ int main(void)
         return 1;
     }
     drift_model model;
-    double s = sqrt(10.0);
-    if (me->m->create(&view, &s, &model, &e)) {
+    double opts[2] = {sqrt(10.0), 0};
+    if (me->m->create(&view, opts, &model, &e)) {
         fprintf(stderr, "bench: %s\n", e.msg);
         return 1;
     }

@@ -72,6 +72,19 @@ typedef struct drift_hparam {
 #define DRIFT_HP_OPEN_LO 1u  /* lower bound is exclusive */
 #define DRIFT_HP_OPEN_HI 2u  /* upper bound is exclusive */
 
+/* One sparse row variable (LIBSVM's features; the language's
+ * sparse_vector[D]) in compressed-sparse-row form: row r's entries are
+ * idx[k], val[k] for row_ptr[r] <= k < row_ptr[r+1], with 0-based column
+ * indices increasing within a row and below dim. */
+typedef struct drift_sparse {
+    const char *name;            /* the row variable, e.g. "x" */
+    size_t dim;                  /* D */
+    const uint64_t *row_ptr;     /* n_rows + 1 offsets */
+    const uint32_t *idx;         /* column indices (so D < 2^32) */
+    const double *val;
+    uint64_t nnz;                /* row_ptr[n_rows] */
+} drift_sparse;
+
 /* A read-only, row-major view of a data set.  The engine owns the storage
  * (an array read from CSV or a memory-mapped row store) and keeps it alive
  * until every model made from it has been freed.  Columns are named as
@@ -86,6 +99,9 @@ typedef struct drift_data {
     size_t row_stride;           /* doubles between consecutive rows */
     const char *source;          /* file name, for messages */
     size_t first_line;           /* text line of row 0 (0: not a text file) */
+    /* added in ABI 1: sparse row variables (none for CSV data) */
+    size_t n_sparse;
+    const drift_sparse *sparse;
 } drift_data;
 
 /* Column index of `name`, or -1 when absent. */

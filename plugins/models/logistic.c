@@ -1,8 +1,11 @@
 /* logistic.c: Bayesian logistic regression written directly against
  * drift/model.h: y_i ~ bernoulli(logistic(x_i . w)), w ~ N(0, s^2 I).
- * Rows come from the engine's loader with columns y, x.1 ... x.D; the
- * batch products go through OpenBLAS.  Not a template for models with
- * constraints (it has none) or data-block values. */
+ * Rows come from the engine's loader: dense columns y, x.1 ... x.D (batch
+ * products through OpenBLAS), or a label column y and a sparse row
+ * variable x (LIBSVM files, sparse row stores), where a minibatch costs
+ * O(non-zeros) plus O(D) for the dense gradient it returns.  Not a
+ * template for models with constraints (it has none) or data-block
+ * values. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +28,7 @@ typedef struct logistic {
     double *owned_y;
     double s;           /* prior standard deviation */
     char **names;       /* "w.1" ... */
+    const drift_sparse *sp; /* sparse rows (then X is NULL) */
 } logistic;
 
 typedef struct workspace {
@@ -67,11 +71,12 @@ static void *ws_new(const void *self, size_t max_batch)
     if (!w)
         return NULL;
     w->cap = max_batch ? max_batch : 1;
-    w->Xb = malloc(w->cap * m->D * sizeof(double));
+    /* Sparse rows are never gathered into a dense matrix. */
+    w->Xb = m->sp ? NULL : malloc(w->cap * m->D * sizeof(double));
     w->yb = malloc(w->cap * sizeof(double));
     w->z = malloc(w->cap * sizeof(double));
     w->r = malloc(w->cap * sizeof(double));
-    if (!w->Xb || !w->yb || !w->z || !w->r) {
+    if ((!m->sp && !w->Xb) || !w->yb || !w->z || !w->r) {
         free(w->Xb);
         free(w->yb);
         free(w->z);
@@ -135,8 +140,25 @@ static void rows_matrix(const logistic *m, workspace *ws, const drift_rows *b,
     *ldy = 1;
 }
 
+/* x_i . v for a sparse row. */
+static double sparse_dot(const drift_sparse *sp, size_t i, const double *v)
+{
+    double z = 0;
+    for (uint64_t k = sp->row_ptr[i]; k < sp->row_ptr[i + 1]; k++)
+        z += sp->val[k] * v[sp->idx[k]];
+    return z;
+}
+
+/* out (length D, zeroed first when zero) += a x_i for a sparse row. */
+static void sparse_axpy(const drift_sparse *sp, size_t i, double a,
+                        double *out)
+{
+    for (uint64_t k = sp->row_ptr[i]; k < sp->row_ptr[i + 1]; k++)
+        out[sp->idx[k]] += a * sp->val[k];
+}
+
 /* z = X w and, per row, l_i and s_i = y_i - logistic(z_i) (so that
- * grad l_i = s_i x_i). */
+ * grad l_i = s_i x_i).  Dense rows also give the matrix used (X, ld). */
 static void forward(const logistic *m, workspace *ws, const double *w,
                     const drift_rows *b, const double **X, size_t *ld,
                     double *ll_rows, double *ll_sum)
@@ -144,9 +166,21 @@ static void forward(const logistic *m, workspace *ws, const double *w,
     const double *y;
     size_t ldy;
     size_t n = b->n;
-    rows_matrix(m, ws, b, X, ld, &y, &ldy);
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)m->D, 1.0, *X,
-                (int)*ld, w, 1, 0.0, ws->z, 1);
+    if (m->sp) {
+        for (size_t k = 0; k < n; k++) {
+            size_t i = drift_rows_at(b, k);
+            ws->z[k] = sparse_dot(m->sp, i, w);
+            ws->yb[k] = m->y[i * m->ldy];
+        }
+        *X = NULL;
+        *ld = 0;
+        y = ws->yb;
+        ldy = 1;
+    } else {
+        rows_matrix(m, ws, b, X, ld, &y, &ldy);
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)m->D, 1.0, *X,
+                    (int)*ld, w, 1, 0.0, ws->z, 1);
+    }
     double total = 0;
     for (size_t k = 0; k < n; k++) {
         double z = ws->z[k], yk = y[k * ldy];
@@ -175,6 +209,20 @@ static int log_lik(const void *self, void *wsp, const double *w,
     const double *X;
     size_t ld;
     forward(m, ws, w, b, &X, &ld, ll_rows, ll_sum);
+    if (m->sp) {
+        if (grad_sum) {
+            memset(grad_sum, 0, m->D * sizeof *grad_sum);
+            for (size_t k = 0; k < b->n; k++)
+                sparse_axpy(m->sp, drift_rows_at(b, k), ws->r[k], grad_sum);
+        }
+        if (grad_rows) {
+            memset(grad_rows, 0, b->n * m->D * sizeof *grad_rows);
+            for (size_t k = 0; k < b->n; k++)
+                sparse_axpy(m->sp, drift_rows_at(b, k), ws->r[k],
+                            grad_rows + k * m->D);
+        }
+        return DRIFT_OK;
+    }
     if (grad_sum)
         cblas_dgemv(CblasRowMajor, CblasTrans, (int)b->n, (int)m->D, 1.0, X,
                     (int)ld, ws->r, 1, 0.0, grad_sum, 1);
@@ -200,8 +248,12 @@ static int jvp(const void *self, void *wsp, const double *w, const double *v,
     const double *X;
     size_t ld;
     forward(m, ws, w, b, &X, &ld, ll_rows, NULL);
-    cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)b->n, (int)m->D, 1.0, X,
-                (int)ld, v, 1, 0.0, out, 1);
+    if (m->sp)
+        for (size_t k = 0; k < b->n; k++)
+            out[k] = sparse_dot(m->sp, drift_rows_at(b, k), v);
+    else
+        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)b->n, (int)m->D, 1.0, X,
+                    (int)ld, v, 1, 0.0, out, 1);
     for (size_t k = 0; k < b->n; k++)
         out[k] *= ws->r[k];
     return DRIFT_OK;
@@ -231,6 +283,12 @@ static int glm_design(const void *self, const drift_rows *b, double *x,
 {
     (void)e;
     const logistic *m = self;
+    if (m->sp) {
+        memset(x, 0, b->n * m->D * sizeof *x);
+        for (size_t k = 0; k < b->n; k++)
+            sparse_axpy(m->sp, drift_rows_at(b, k), 1.0, x + k * m->D);
+        return DRIFT_OK;
+    }
     for (size_t k = 0; k < b->n; k++)
         memcpy(x + k * m->D, m->X + drift_rows_at(b, k) * m->ldx,
                m->D * sizeof(double));
@@ -290,10 +348,15 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
                  data->source);
         return DRIFT_EDATA;
     }
+    const drift_sparse *sp = NULL;
+    if (data->struct_size >= sizeof(drift_data))
+        for (size_t k = 0; k < data->n_sparse; k++)
+            if (!strcmp(data->sparse[k].name, "x"))
+                sp = &data->sparse[k];
     size_t D = 0;
     long first = -1;
     int contiguous = 1;
-    for (;;) {
+    for (; !sp;) {
         char name[32];
         snprintf(name, sizeof name, "x.%zu", D + 1);
         long c = drift_data_column(data, name);
@@ -305,10 +368,14 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
             contiguous = 0;
         D++;
     }
-    if (D == 0) {
+    if (sp) {
+        /* Sparse rows: D is the larger of the data's and the option's (a
+         * held-out file may not use the last features). */
+        D = sp->dim > (size_t)opt[1] ? sp->dim : (size_t)opt[1];
+    } else if (D == 0) {
         snprintf(e->msg, sizeof e->msg,
-                 "%s: model logistic needs predictor columns x.1 ... x.D; "
-                 "the header has none named x.1",
+                 "%s: model logistic needs predictor columns x.1 ... x.D "
+                 "(or LIBSVM rows); the header has none named x.1",
                  data->source);
         return DRIFT_EDATA;
     }
@@ -316,7 +383,13 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
     for (size_t i = 0; i < N; i++) {
         double y = data->values[i * data->row_stride + (size_t)ycol];
         if (y != 0.0 && y != 1.0) {
-            if (data->first_line)
+            if (sp)
+                snprintf(e->msg, sizeof e->msg,
+                         "%s: row %zu: label %g: logistic regression needs "
+                         "0/1 labels (LIBSVM files often use -1/+1: map -1 "
+                         "to 0 before converting)",
+                         data->source, i + 1, y);
+            else if (data->first_line)
                 snprintf(e->msg, sizeof e->msg,
                          "%s:%zu: error: column 'y' (field %ld) must be 0 "
                          "or 1 for logistic regression, found %g",
@@ -337,7 +410,9 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
     m->s = opt[0];
     m->y = data->values + ycol;
     m->ldy = data->row_stride;
-    if (contiguous) {
+    if (sp) {
+        m->sp = sp;
+    } else if (contiguous) {
         m->X = data->values + first;
         m->ldx = data->row_stride;
     } else {
@@ -398,6 +473,9 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
 static const drift_hparam options[] = {
     {"s", DRIFT_HP_REAL, 3.1622776601683795, 0, INFINITY, DRIFT_HP_OPEN_LO,
      NULL, "prior standard deviation of every weight: w ~ N(0, s^2 I)"},
+    {"D", DRIFT_HP_INT, 0, 0, 4294967296.0, 0, NULL,
+     "sparse rows only: number of weights, if more than the data's largest "
+     "index"},
 };
 
 static const drift_model_plugin plugin = {

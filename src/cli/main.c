@@ -19,6 +19,8 @@ static const command commands[] = {
     {"samplers", cmd_samplers,
      "list the sampler plugins found, with their hyperparameters"},
     {"models", cmd_models, "list the C model plugins found"},
+    {"data", cmd_data,
+     "convert CSV/LIBSVM to a binary row store; describe a row store"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -28,7 +28,9 @@ enum {
 static const cli_opt sample_opts[] = {
     [O_MODEL] = {"--model", 1, "NAME|PATH  model plugin (see 'drift models')"},
     [O_MODEL_SET] = {"--model-set", 1, "K=V  set a model option (repeatable)"},
-    [O_DATA] = {"--data", 1, "FILE  data rows: CSV with a header (y,x.1,...)"},
+    [O_DATA] = {"--data", 1,
+                "FILE  data rows: CSV with a header (y,x.1,...), LIBSVM "
+                "(.libsvm/.svm) or a row store"},
     [O_SAMPLER] = {"--sampler", 1,
                    "NAME|PATH  sampler plugin (see 'drift samplers')"},
     [O_SET] = {"--set", 1, "K=V  set a sampler hyperparameter (repeatable)"},
@@ -369,6 +371,11 @@ int cmd_sample(int argc, char **argv)
         .header = header,
         .quiet = a.quiet,
     };
+    if (prob.table && prob.table->kind == DRIFT_TABLE_ROWSTORE) {
+        /* A mapped row store: tell the kernel how it will be read. */
+        cfg.data_mapped = 1;
+        drift_table_advise(prob.table, a.access == DRIFT_ACCESS_CA);
+    }
     results = calloc(a.chains, sizeof *results);
     if (!results) {
         rc = EXIT_RUN_FAILED;

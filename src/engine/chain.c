@@ -101,6 +101,7 @@ int drift_chain_setup(drift_chain *c, const drift_run_config *cfg,
     if (drift_stream_init(&c->stream, cfg->access, c->N, &c->access_rng,
                           c->ws_cap))
         return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+    drift_advisor_init(&c->advisor, cfg->data_mapped ? cfg->data : NULL);
     c->ws = m->workspace_new(m->self, c->ws_cap);
     c->rows_buf = drift_malloc_array(c->ws_cap, sizeof(size_t));
     c->gbuf = drift_calloc(c->d, sizeof(double));

@@ -12,6 +12,7 @@
 #include <drift/model.h>
 #include <drift/sampler.h>
 
+#include "advise.h"
 #include "rng.h"
 #include "stream.h"
 
@@ -20,6 +21,9 @@ typedef struct drift_run_config {
     const drift_model *model;
     const drift_data *data;         /* the rows' storage, for prefetching
                                        (may be NULL) */
+    int data_mapped;                /* data is a memory-mapped row store:
+                                       advise the kernel on sequential
+                                       passes */
     const drift_sampler *sampler;
     const char *sampler_path;       /* for the header (may be NULL) */
     const double *hp;               /* sampler hyperparameters, validated */
@@ -99,6 +103,7 @@ struct drift_chain {
     drift_rng noise_rng;    /* --grad-noise */
     drift_stream stream;    /* next_batch */
     drift_rng access_rng;   /* the stream's seed state, for set_access */
+    drift_advisor advisor;  /* cyclic access / full passes over a map */
     int stream_used;        /* a row has been drawn */
     void *ws;               /* model workspace for up to cap rows */
     size_t ws_cap;

@@ -93,6 +93,8 @@ static int sum_rows(drift_chain *c, const double *theta, const size_t *rows,
     for (size_t done = 0; done < n; done += chunk) {
         size_t k = n - done < chunk ? n - done : chunk;
         drift_rows b = {rows ? rows + done : NULL, first + done, k};
+        if (!rows)
+            drift_advisor_at(&c->advisor, first + done);
         double part = 0;
         int rc = m->log_lik(m->self, c->ws, theta, &b, NULL, &part,
                             grad ? c->gbuf2 : NULL, NULL, &me);
@@ -167,6 +169,8 @@ static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
     for (size_t done = 0; done < n; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_stream_take(&c->stream, k, rows + done);
+        if (c->stream.mode == DRIFT_ACCESS_CA)
+            drift_advisor_at(&c->advisor, rows[done]);
     }
     return DRIFT_OK;
 }
@@ -191,6 +195,8 @@ static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
         for (size_t done = 0; done < n; done += c->ws_cap) {
             size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
             drift_stream_take(&c->stream, k, c->rows_buf);
+            if (c->stream.mode == DRIFT_ACCESS_CA)
+                drift_advisor_at(&c->advisor, c->rows_buf[0]);
             if (rows_out)
                 memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
             /* Bring the next minibatch's rows towards the cache while this

@@ -89,7 +89,7 @@ int drift_problem_open(drift_problem *p, drift_registry *reg,
                              "--data is given %zu times, but model %s reads "
                              "one data file",
                              n_data, mp->name);
-    if (n_data == 1 && (rc = drift_table_read_csv(spec->data[0], &p->table, e)))
+    if (n_data == 1 && (rc = drift_table_open(spec->data[0], &p->table, e)))
         return rc;
     p->options = drift_calloc(mp->n_options, sizeof(double));
     p->options_set = drift_calloc(mp->n_options, 1);

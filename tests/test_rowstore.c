@@ -1,0 +1,388 @@
+/* test_rowstore.c: binary row stores and LIBSVM rows.  Round trips (CSV and
+ * LIBSVM through a row store give the same data and the same draws on the
+ * same seed), dense and sparse encodings of the same data give the same
+ * gradients, and every kind of damaged file (wrong magic, newer version,
+ * other byte order, bad header checksum, truncated, corrupt sparse rows)
+ * is refused with its documented message. */
+#include "config.h"
+
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "libsvm.h"
+#include "rng.h"
+#include "rowstore.h"
+#include "table.h"
+
+enum { N = 300, D = 12 };
+
+static double dense[N][D + 1]; /* y, x.1 .. x.D with many zeros */
+
+static void make_data(void)
+{
+    drift_rng r;
+    drift_rng_seed(&r, 31, 0);
+    for (size_t i = 0; i < N; i++) {
+        dense[i][0] = drift_rng_uniform(&r) < 0.5;
+        for (size_t j = 1; j <= D; j++)
+            dense[i][j] = drift_rng_uniform(&r) < 0.3 ? drift_rng_normal(&r) : 0.0;
+    }
+}
+
+static char *write_dense_csv(void)
+{
+    const char *names[D + 1];
+    static char buf[D + 1][8];
+    names[0] = "y";
+    for (size_t j = 1; j <= D; j++) {
+        snprintf(buf[j], sizeof buf[j], "x.%zu", j);
+        names[j] = buf[j];
+    }
+    return th_write_csv(names, D + 1, &dense[0][0], N);
+}
+
+static char *write_libsvm(void)
+{
+    size_t cap = N * (D * 32 + 8), len = 0;
+    char *text = malloc(cap);
+    for (size_t i = 0; i < N; i++) {
+        len += (size_t)snprintf(text + len, cap - len, "%g", dense[i][0]);
+        for (size_t j = 1; j <= D; j++)
+            if (dense[i][j] != 0.0)
+                len += (size_t)snprintf(text + len, cap - len, " %zu:%.17g",
+                                        j, dense[i][j]);
+        text[len++] = '\n';
+    }
+    text[len] = '\0';
+    char *path = th_write_text(text, ".libsvm");
+    free(text);
+    return path;
+}
+
+static char *tmp_path(const char *suffix)
+{
+    char *p = th_write_text("", suffix);
+    unlink(p);
+    return p;
+}
+
+static void test_csv_round_trip(void **state)
+{
+    (void)state;
+    make_data();
+    char *csv = write_dense_csv(), *rs = tmp_path(".drs");
+    drift_err e;
+    uint64_t rows;
+    assert_int_equal(drift_rowstore_convert(csv, rs, NULL, &rows, &e), 0);
+    assert_int_equal(rows, N);
+    drift_table *a, *b;
+    assert_int_equal(drift_table_open(csv, &a, &e), 0);
+    assert_int_equal(drift_table_open(rs, &b, &e), 0);
+    assert_int_equal(b->kind, DRIFT_TABLE_ROWSTORE);
+    assert_int_equal(b->view.n_rows, N);
+    assert_int_equal(b->view.n_cols, D + 1);
+    for (size_t c = 0; c <= D; c++)
+        assert_string_equal(a->view.col_names[c], b->view.col_names[c]);
+    assert_memory_equal(a->view.values, b->view.values,
+                        N * (D + 1) * sizeof(double));
+    drift_table_free(a);
+    drift_table_free(b);
+    /* Selecting columns. */
+    const char *keep[] = {"x.3", "y", NULL};
+    assert_int_equal(drift_rowstore_convert(csv, rs, keep, NULL, &e), 0);
+    assert_int_equal(drift_table_open(rs, &b, &e), 0);
+    assert_int_equal(b->view.n_cols, 2);
+    assert_string_equal(b->view.col_names[0], "x.3");
+    assert_true(b->view.values[2 * 7 + 0] == dense[7][3]);
+    assert_true(b->view.values[2 * 7 + 1] == dense[7][0]);
+    drift_table_free(b);
+    const char *missing[] = {"zz", NULL};
+    assert_int_not_equal(drift_rowstore_convert(csv, rs, missing, NULL, &e), 0);
+    assert_non_null(strstr(e.msg, "no column 'zz'"));
+    unlink(csv);
+    unlink(rs);
+    free(csv);
+    free(rs);
+}
+
+static void test_libsvm_round_trip(void **state)
+{
+    (void)state;
+    make_data();
+    char *svm = write_libsvm(), *rs = tmp_path(".drs");
+    drift_err e;
+    assert_int_equal(drift_rowstore_convert(svm, rs, NULL, NULL, &e), 0);
+    drift_table *a, *b;
+    assert_int_equal(drift_table_open(svm, &a, &e), 0);
+    assert_int_equal(drift_table_open(rs, &b, &e), 0);
+    assert_int_equal(a->kind, DRIFT_TABLE_LIBSVM);
+    for (drift_table *t = a; t; t = t == a ? b : NULL) {
+        assert_int_equal(t->view.n_rows, N);
+        assert_int_equal(t->view.n_sparse, 1);
+        const drift_sparse *s = t->view.sparse;
+        assert_string_equal(s->name, "x");
+        assert_true(s->dim <= D);
+        for (size_t i = 0; i < N; i++) {
+            assert_true(t->view.values[i] == dense[i][0]);
+            size_t k = s->row_ptr[i];
+            for (size_t j = 1; j <= D; j++)
+                if (dense[i][j] != 0.0) {
+                    assert_int_equal(s->idx[k], j - 1);
+                    assert_true(s->val[k] == dense[i][j]);
+                    k++;
+                }
+            assert_int_equal(k, s->row_ptr[i + 1]);
+        }
+    }
+    drift_table_free(a);
+    drift_table_free(b);
+    unlink(svm);
+    unlink(rs);
+    free(svm);
+    free(rs);
+}
+
+/* The logistic model over dense columns and over sparse rows of the same
+ * data: the same log densities and gradients (to rounding: the sums run
+ * in another order). */
+static void test_sparse_dense_gradients(void **state)
+{
+    (void)state;
+    make_data();
+    char *csv = write_dense_csv(), *svm = write_libsvm();
+    char set[32];
+    snprintf(set, sizeof set, "D=%d", D);
+    char *model_set[] = {set};
+    th_problem dp, sp;
+    th_open(&dp, "logistic", csv, NULL, 0);
+    th_open(&sp, "logistic", svm, model_set, 1);
+    const drift_model *a = &dp.p.model, *b = &sp.p.model;
+    assert_int_equal(a->dim, D);
+    assert_int_equal(b->dim, D);
+    void *wa = a->workspace_new(a->self, N), *wb = b->workspace_new(b->self, N);
+    drift_rng r;
+    drift_rng_seed(&r, 5, 2);
+    double w[D], v[D];
+    for (size_t j = 0; j < D; j++) {
+        w[j] = drift_rng_normal(&r);
+        v[j] = drift_rng_normal(&r);
+    }
+    size_t rows[N];
+    for (size_t i = 0; i < N; i++)
+        rows[i] = (i * 37) % N;
+    drift_rows bt = {rows, 0, N};
+    static double Ga[N * D], Gb[N * D];
+    double la[N], lb[N], ga[D], gb[D], sa, sb, ja[N], jb[N];
+    drift_err e;
+    assert_int_equal(a->log_lik(a->self, wa, w, &bt, la, &sa, ga, Ga, &e), 0);
+    assert_int_equal(b->log_lik(b->self, wb, w, &bt, lb, &sb, gb, Gb, &e), 0);
+    assert_int_equal(a->jvp(a->self, wa, w, v, &bt, ja, NULL, &e), 0);
+    assert_int_equal(b->jvp(b->self, wb, w, v, &bt, jb, NULL, &e), 0);
+    assert_true(fabs(sa - sb) < 1e-12 * fabs(sa));
+    for (size_t j = 0; j < D; j++)
+        assert_true(fabs(ga[j] - gb[j]) < 1e-12 * (1 + fabs(ga[j])));
+    for (size_t i = 0; i < N; i++) {
+        assert_true(fabs(la[i] - lb[i]) < 1e-12 * (1 + fabs(la[i])));
+        assert_true(fabs(ja[i] - jb[i]) < 1e-12 * (1 + fabs(ja[i])));
+        for (size_t j = 0; j < D; j++)
+            assert_true(fabs(Ga[i * D + j] - Gb[i * D + j]) < 1e-14);
+    }
+    a->workspace_free(a->self, wa);
+    b->workspace_free(b->self, wb);
+    th_close(&dp);
+    th_close(&sp);
+    unlink(csv);
+    unlink(svm);
+    free(csv);
+    free(svm);
+}
+
+/* SGLD on the CSV file and on its row store: the same draws on the same
+ * seed (the same numbers are read), for random and cyclic access. */
+static void test_same_draws(void **state)
+{
+    (void)state;
+    make_data();
+    char *csv = write_dense_csv(), *rs = tmp_path(".drs");
+    drift_err e;
+    assert_int_equal(drift_rowstore_convert(csv, rs, NULL, NULL, &e), 0);
+    for (int access = 0; access < 3; access++) {
+        th_draws da, db;
+        char *sets[] = {"h=0.001"};
+        th_run run = {.sampler = "sgld", .set = sets, .n_set = 1, .batch = 10,
+                      .iters = 400, .seed = 9, .access = (drift_access)access};
+        th_problem pa, pb;
+        th_open(&pa, "logistic", csv, NULL, 0);
+        th_open(&pb, "logistic", rs, NULL, 0);
+        assert_int_equal(th_sample(&pa, &run, &da, NULL), 0);
+        assert_int_equal(th_sample(&pb, &run, &db, NULL), 0);
+        assert_int_equal(da.n, db.n);
+        assert_memory_equal(da.v, db.v, da.n * da.cols * sizeof(double));
+        th_draws_free(&da);
+        th_draws_free(&db);
+        th_close(&pa);
+        th_close(&pb);
+    }
+    unlink(csv);
+    unlink(rs);
+    free(csv);
+    free(rs);
+}
+
+/* ---- damaged files ---- */
+
+static char *good_store(int sparse)
+{
+    make_data();
+    char *src = sparse ? write_libsvm() : write_dense_csv();
+    char *rs = tmp_path(".drs");
+    drift_err e;
+    assert_int_equal(drift_rowstore_convert(src, rs, NULL, NULL, &e), 0);
+    unlink(src);
+    free(src);
+    return rs;
+}
+
+static void patch(const char *path, long off, const void *bytes, size_t n)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, bytes, n, off), (ssize_t)n);
+    close(fd);
+}
+
+static void expect_refused(const char *path, const char *needle)
+{
+    drift_table *t;
+    drift_err e = {{0}};
+    assert_int_not_equal(drift_table_open(path, &t, &e), 0);
+    assert_null(t);
+    print_message("%s\n", e.msg);
+    assert_non_null(strstr(e.msg, path));
+    if (!strstr(e.msg, needle))
+        fail_msg("'%s' lacks '%s'", e.msg, needle);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    char *rs = good_store(0);
+    /* Newer format version (checked before the checksum). */
+    uint32_t v2 = 2;
+    patch(rs, 8, &v2, 4);
+    expect_refused(rs, "format version 2 is newer than this drift reads "
+                       "(version 1)");
+    free(rs);
+    /* Other byte order. */
+    rs = good_store(0);
+    uint32_t swapped = 0x04030201u;
+    patch(rs, 12, &swapped, 4);
+    expect_refused(rs, "other byte order");
+    free(rs);
+    /* A damaged column name: checksum mismatch. */
+    rs = good_store(0);
+    patch(rs, sizeof(drift_rowstore_prefix) + 8, "Q", 1);
+    expect_refused(rs, "checksum mismatch");
+    free(rs);
+    /* Truncated in the data. */
+    rs = good_store(0);
+    assert_int_equal(truncate(rs, 4096 + 100), 0);
+    expect_refused(rs, "truncated: the header says");
+    /* Truncated inside the header. */
+    assert_int_equal(truncate(rs, 50), 0);
+    expect_refused(rs, "shorter than the");
+    free(rs);
+    /* Longer than it should be. */
+    rs = good_store(0);
+    int fd = open(rs, O_WRONLY | O_APPEND);
+    assert_int_equal(write(fd, "xx", 2), 2);
+    close(fd);
+    expect_refused(rs, "corrupt: the header says");
+    free(rs);
+    /* Not a row store at all, but with the extension: read as CSV. */
+    char *junk = th_write_text("DRIFTRS\x1a but not really", ".drs");
+    expect_refused(junk, "shorter than the 96-byte header");
+    unlink(junk);
+    free(junk);
+    /* The magic's first 7 bytes but not the 8th. */
+    char text[200];
+    memset(text, 'z', sizeof text - 1);
+    text[sizeof text - 1] = '\0';
+    memcpy(text, "DRIFTRS!", 8);
+    junk = th_write_text(text, ".drs");
+    expect_refused(junk, "wrong magic");
+    unlink(junk);
+    free(junk);
+    /* A sparse index beyond D. */
+    rs = good_store(1);
+    drift_table *t;
+    drift_err e;
+    assert_int_equal(drift_table_open(rs, &t, &e), 0);
+    long off = (long)((const char *)t->view.sparse->idx -
+                      (const char *)t->rs.map);
+    drift_table_free(t);
+    uint32_t huge = 1000000;
+    patch(rs, off, &huge, 4);
+    expect_refused(rs, "corrupt sparse rows");
+    free(rs);
+}
+
+static void test_convert_errors(void **state)
+{
+    (void)state;
+    char *out = tmp_path(".drs");
+    drift_err e;
+    char *bad = th_write_text("y,x.1\n1,2\n3,zz\n", ".csv");
+    assert_int_not_equal(drift_rowstore_convert(bad, out, NULL, NULL, &e), 0);
+    assert_non_null(strstr(e.msg, ":3:3: error: field 'zz'"));
+    assert_int_not_equal(access(out, F_OK), 0); /* nothing left behind */
+    unlink(bad);
+    free(bad);
+    struct {
+        const char *text, *needle;
+    } cases[] = {
+        {"1 1:2 1:3\n", "indices must increase"},
+        {"1 0:2\n", "must be an integer from 1"},
+        {"x 1:2\n", "label 'x' is not a finite number"},
+        {"1 1:nan\n", "value in '1:nan' is not a finite number"},
+        {"1 12\n", "'12' is not index:value"},
+        {"1 1:2\n0 qid:3 2:1\n", ":2:3: error:"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char *p = th_write_text(cases[k].text, ".libsvm");
+        assert_int_not_equal(drift_rowstore_convert(p, out, NULL, NULL, &e), 0);
+        if (!strstr(e.msg, cases[k].needle) || !strstr(e.msg, p))
+            fail_msg("case %zu: '%s'", k, e.msg);
+        drift_table *t;
+        assert_int_not_equal(drift_table_open(p, &t, &e), 0);
+        assert_non_null(strstr(e.msg, cases[k].needle));
+        assert_int_not_equal(access(out, F_OK), 0);
+        unlink(p);
+        free(p);
+    }
+    /* A row store is not converted again. */
+    char *rs = good_store(0);
+    assert_int_not_equal(drift_rowstore_convert(rs, out, NULL, NULL, &e), 0);
+    assert_non_null(strstr(e.msg, "already a drift row store"));
+    unlink(rs);
+    free(rs);
+    free(out);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_csv_round_trip),
+        cmocka_unit_test(test_libsvm_round_trip),
+        cmocka_unit_test(test_sparse_dense_gradients),
+        cmocka_unit_test(test_same_draws),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_convert_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
