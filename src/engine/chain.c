@@ -106,14 +106,13 @@ int drift_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->rows_buf = drift_malloc_array(c->ws_cap, sizeof(size_t));
     c->gbuf = drift_calloc(c->d, sizeof(double));
     c->gbuf2 = drift_calloc(c->d, sizeof(double));
-    c->rows_grad = drift_malloc_array(c->ws_cap, c->d * sizeof(double));
     c->ll_buf = drift_malloc_array(c->ws_cap, sizeof(double));
     c->traj_m1 = drift_calloc(c->d, sizeof(double));
     c->traj_m2 = drift_calloc(c->d, sizeof(double));
     c->seg_buf = drift_calloc(c->d, sizeof(double));
     c->row_len = 2 + cfg->sampler->n_columns + m->n_out;
     c->row_buf = drift_calloc(c->row_len, sizeof(double));
-    if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 || !c->rows_grad ||
+    if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
         !c->ll_buf || !c->traj_m1 || !c->traj_m2 || !c->seg_buf ||
         !c->row_buf)
         return drift_chain_fail(c, DRIFT_ENOMEM,

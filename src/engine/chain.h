@@ -109,7 +109,9 @@ struct drift_chain {
     size_t ws_cap;
     size_t *rows_buf;       /* ws_cap indices */
     double *gbuf, *gbuf2;   /* d scratch */
-    double *rows_grad;      /* ws_cap x d scratch (jvp fallback) */
+    double *rows_grad;      /* rows_grad_cap x d scratch for the jvp
+                               fallback, allocated on first use */
+    size_t rows_grad_cap;
     double *ll_buf;         /* ws_cap scratch */
     uint64_t grads;
     uint64_t iter;

@@ -67,10 +67,11 @@ static int parse_header(drift_csv *c, const drift_line *ln, drift_err *e)
     return DRIFT_OK;
 }
 
-int drift_csv_open(drift_csv *c, const char *path, drift_err *e)
+int drift_csv_open(drift_csv *c, const char *path, int streaming,
+                   drift_err *e)
 {
     memset(c, 0, sizeof *c);
-    int rc = drift_textfile_open(&c->f, path, e);
+    int rc = drift_textfile_open(&c->f, path, streaming, e);
     if (rc)
         return rc;
     drift_line ln;
@@ -117,9 +118,17 @@ size_t drift_csv_count_rows(const drift_csv *c)
     return rows;
 }
 
-/* True when only blank lines remain after the current position. */
-static int only_blank_left(const drift_csv *c)
+/* True when only blank lines remain after the current position (in
+ * streaming mode this reads them). */
+static int only_blank_left(drift_csv *c)
 {
+    if (c->f.fd >= 0) {
+        drift_line ln;
+        while (drift_textfile_next(&c->f, &ln))
+            if (!drift_line_blank(&ln))
+                return 0;
+        return 1;
+    }
     for (const char *q = c->f.cur; q < c->f.end; q++)
         if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
             return 0;

@@ -19,8 +19,11 @@ typedef struct drift_csv {
     const char *data_start; /* first byte after the header line */
 } drift_csv;
 
-/* Opens path and reads its header.  Errors name file:line:col. */
-int drift_csv_open(drift_csv *c, const char *path, drift_err *e);
+/* Opens path and reads its header.  Errors name file:line:col.  With
+ * streaming set, a pipe is read forward through a buffer (then
+ * drift_csv_count_rows is unavailable). */
+int drift_csv_open(drift_csv *c, const char *path, int streaming,
+                   drift_err *e);
 void drift_csv_close(drift_csv *c);
 
 /* Number of data rows (a scan for line ends; trailing blank lines are not

@@ -22,7 +22,7 @@ int drift_libsvm_path(const char *path)
 int drift_libsvm_open(drift_libsvm *s, const char *path, drift_err *e)
 {
     memset(s, 0, sizeof *s);
-    return drift_textfile_open(&s->f, path, e);
+    return drift_textfile_open(&s->f, path, 0, e);
 }
 
 void drift_libsvm_close(drift_libsvm *s)

@@ -79,8 +79,8 @@ static void prefetch_rows(const drift_chain *c, const size_t *rows, size_t n)
     }
 }
 
-/* Sum over the rows of b of l_i and (grad != NULL) grad l_i, in chunks
- * that fit the workspace.  grad is overwritten. */
+/* Sum over the rows of l_i and (grad != NULL) grad l_i, in chunks that
+ * fit the workspace.  grad is overwritten. */
 static int sum_rows(drift_chain *c, const double *theta, const size_t *rows,
                     size_t first, size_t n, size_t chunk, double *grad,
                     double *ll)
@@ -88,7 +88,7 @@ static int sum_rows(drift_chain *c, const double *theta, const size_t *rows,
     const drift_model *m = c->model;
     drift_err me = {{0}};
     double total = 0;
-    if (grad)
+    if (grad && n == 0)
         memset(grad, 0, c->d * sizeof *grad);
     for (size_t done = 0; done < n; done += chunk) {
         size_t k = n - done < chunk ? n - done : chunk;
@@ -96,12 +96,14 @@ static int sum_rows(drift_chain *c, const double *theta, const size_t *rows,
         if (!rows)
             drift_advisor_at(&c->advisor, first + done);
         double part = 0;
-        int rc = m->log_lik(m->self, c->ws, theta, &b, NULL, &part,
-                            grad ? c->gbuf2 : NULL, NULL, &me);
+        /* The first chunk writes grad directly; later ones add to it. */
+        double *out = grad ? (done == 0 ? grad : c->gbuf2) : NULL;
+        int rc = m->log_lik(m->self, c->ws, theta, &b, NULL, &part, out,
+                            NULL, &me);
         if (rc)
             return model_error(c, rc, &me);
         total += part;
-        if (grad)
+        if (grad && done > 0)
             for (size_t j = 0; j < c->d; j++)
                 grad[j] += c->gbuf2[j];
     }
@@ -188,10 +190,12 @@ static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
             grad[k] = -grad[k];
         if (U_est)
             *U_est = -lp;
+        if ((rc = check_finite(c, grad, "gradient")))
+            return rc;
     } else {
         double scale = (double)c->N / (double)n;
+        double *acc = c->gbuf; /* sum of grad l_i over the minibatch */
         c->stream_used = 1;
-        memset(c->gbuf, 0, c->d * sizeof *c->gbuf);
         for (size_t done = 0; done < n; done += c->ws_cap) {
             size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
             drift_stream_take(&c->stream, k, c->rows_buf);
@@ -205,22 +209,31 @@ static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
             const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
             prefetch_rows(c, ahead, ahead_n);
             double part;
-            if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, grad, &part)))
-                return rc;
+            if (done == 0) {
+                if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, acc, &part)))
+                    return rc;
+            } else {
+                if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, grad, &part)))
+                    return rc;
+                for (size_t j = 0; j < c->d; j++)
+                    acc[j] += grad[j];
+            }
             ll += part;
-            for (size_t j = 0; j < c->d; j++)
-                c->gbuf[j] += grad[j];
         }
         if ((rc = prior(c, theta, grad, &lp)))
             return rc;
-        for (size_t k = 0; k < c->d; k++)
-            grad[k] = -(scale * c->gbuf[k] + grad[k]);
+        int finite = 1;
+        for (size_t k = 0; k < c->d; k++) {
+            double g = -(scale * acc[k] + grad[k]);
+            grad[k] = g;
+            finite &= isfinite(g);
+        }
         if (U_est)
             *U_est = -(scale * ll + lp);
         c->grads += n;
+        if (!finite)
+            return check_finite(c, grad, "gradient");
     }
-    if ((rc = check_finite(c, grad, "gradient")))
-        return rc;
     add_noise(c, grad);
     return DRIFT_OK;
 }
@@ -285,6 +298,24 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
     return DRIFT_OK;
 }
 
+/* Scratch for per-row gradients in the jvp fallback: at most 64 MiB, so
+ * wide models evaluate fewer rows at a time. */
+static size_t jvp_chunk(drift_chain *c)
+{
+    if (!c->rows_grad) {
+        size_t rows = ((size_t)64 << 20) / (c->d * sizeof(double));
+        if (rows < 1)
+            rows = 1;
+        if (rows > c->ws_cap)
+            rows = c->ws_cap;
+        c->rows_grad = drift_malloc_array(rows, c->d * sizeof(double));
+        if (!c->rows_grad)
+            return 0;
+        c->rows_grad_cap = rows;
+    }
+    return c->rows_grad_cap;
+}
+
 static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
                         const size_t *rows, size_t n, double *out)
 {
@@ -293,8 +324,12 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
         return rc;
     const drift_model *m = c->model;
     drift_err me = {{0}};
-    for (size_t done = 0; done < n; done += c->ws_cap) {
-        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+    size_t cap = m->jvp ? c->ws_cap : jvp_chunk(c);
+    if (cap == 0)
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for per-row gradients");
+    for (size_t done = 0; done < n; done += cap) {
+        size_t k = n - done < cap ? n - done : cap;
         drift_rows b = {rows + done, 0, k};
         if (m->jvp) {
             if ((rc = m->jvp(m->self, c->ws, theta, v, &b, out + done, NULL,

@@ -263,7 +263,7 @@ static int convert_csv(const char *in, const char *out,
                        drift_err *e)
 {
     drift_csv c;
-    int rc = drift_csv_open(&c, in, e);
+    int rc = drift_csv_open(&c, in, 1, e);
     if (rc) {
         drift_csv_close(&c);
         return rc;
@@ -428,7 +428,13 @@ static int convert_libsvm(const char *in, const char *out, uint64_t *rows_out,
         goto done;
     }
     /* Pass 2: write the four sections side by side. */
-    drift_textfile_rewind(&s.f);
+    if (drift_textfile_rewind(&s.f)) {
+        rc = drift_err_set(e, DRIFT_EINVAL,
+                           "%s: LIBSVM conversion reads its input twice, so "
+                           "it must be a regular file, not a pipe",
+                           in);
+        goto done;
+    }
     uint64_t ptr = 0, r = 0;
     section_put(&sp, &ptr, 8);
     while ((got = drift_libsvm_next(&s, e)) > 0) {

@@ -36,7 +36,7 @@ int drift_table_read_csv(const char *path, drift_table **out, drift_err *e)
 {
     *out = NULL;
     drift_csv c;
-    int rc = drift_csv_open(&c, path, e);
+    int rc = drift_csv_open(&c, path, 0, e);
     drift_table *t = NULL;
     if (rc)
         goto fail;
@@ -131,7 +131,10 @@ static int read_libsvm(const char *path, drift_table **out, drift_err *e)
                            path, n, (unsigned long long)nnz);
         goto fail;
     }
-    drift_textfile_rewind(&s.f);
+    if (drift_textfile_rewind(&s.f)) {
+        rc = drift_err_set(e, DRIFT_EINTERNAL, "%s: cannot rewind", path);
+        goto fail;
+    }
     uint64_t k = 0;
     t->row_ptr[0] = 0;
     for (size_t r = 0; r < n; r++) {

@@ -15,10 +15,12 @@
 #include "textfile.h"
 #include "util.h"
 
-int drift_textfile_open(drift_textfile *f, const char *path, drift_err *e)
+int drift_textfile_open(drift_textfile *f, const char *path, int streaming,
+                        drift_err *e)
 {
     memset(f, 0, sizeof *f);
     f->path = path;
+    f->fd = -1;
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return drift_err_set(e, DRIFT_EIO, "%s: cannot open data file: %s",
@@ -52,6 +54,18 @@ int drift_textfile_open(drift_textfile *f, const char *path, drift_err *e)
             f->end = f->p + st.st_size;
             return DRIFT_OK;
         }
+    }
+    if (streaming) {
+        f->fd = fd;
+        f->buf_cap = (size_t)1 << 20;
+        f->heap = drift_malloc(f->buf_cap);
+        if (!f->heap) {
+            close(fd);
+            f->fd = -1;
+            return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+        }
+        f->p = f->cur = f->end = f->released = f->heap;
+        return DRIFT_OK;
     }
     /* Pipes and other streams: read everything. */
     size_t cap = 1 << 16, len = 0;
@@ -97,12 +111,50 @@ void drift_textfile_close(drift_textfile *f)
 {
     if (f->map)
         munmap(f->map, f->map_len);
+    if (f->fd >= 0)
+        close(f->fd);
     drift_free(f->heap);
     memset(f, 0, sizeof *f);
+    f->fd = -1;
+}
+
+/* Streaming mode: makes sure a whole line (or the end of input) lies in
+ * the buffer after cur, moving what is left to the front and reading
+ * more as needed.  Returns -1 on a read error. */
+static int refill(drift_textfile *f)
+{
+    for (;;) {
+        if (memchr(f->cur, '\n', (size_t)(f->end - f->cur)) || f->eof)
+            return 0;
+        size_t left = (size_t)(f->end - f->cur);
+        memmove(f->heap, f->cur, left);
+        f->cur = f->p = f->released = f->heap;
+        f->end = f->heap + left;
+        if (left == f->buf_cap) { /* a line longer than the buffer */
+            size_t nc = f->buf_cap * 2;
+            char *nb = drift_realloc(f->heap, nc);
+            if (!nb)
+                return -1;
+            f->heap = nb;
+            f->buf_cap = nc;
+            f->cur = f->p = f->released = nb;
+            f->end = nb + left;
+        }
+        ssize_t got = read(f->fd, f->heap + left, f->buf_cap - left);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0)
+            return -1;
+        if (got == 0)
+            f->eof = 1;
+        f->end += got;
+    }
 }
 
 int drift_textfile_next(drift_textfile *f, drift_line *ln)
 {
+    if (f->fd >= 0 && refill(f) != 0)
+        return 0; /* a read error ends the input; callers see a short file */
     if (f->cur >= f->end)
         return 0;
     const char *nl = memchr(f->cur, '\n', (size_t)(f->end - f->cur));
@@ -132,10 +184,13 @@ void drift_textfile_release(drift_textfile *f)
     }
 }
 
-void drift_textfile_rewind(drift_textfile *f)
+int drift_textfile_rewind(drift_textfile *f)
 {
+    if (f->fd >= 0)
+        return -1;
     f->cur = f->released = f->p;
     f->lineno = 0;
+    return 0;
 }
 
 int drift_line_blank(const drift_line *ln)

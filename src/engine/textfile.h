@@ -18,6 +18,10 @@ typedef struct drift_textfile {
     size_t map_len;
     char *heap;
     const char *released; /* pages before this were given back */
+    /* streaming mode (a pipe read forward only): */
+    int fd;               /* >= 0 while streaming */
+    size_t buf_len, buf_cap;
+    int eof;
 } drift_textfile;
 
 /* A line [b, e), without its terminator (\n or \r\n). */
@@ -25,15 +29,20 @@ typedef struct drift_line {
     const char *b, *e;
 } drift_line;
 
-int drift_textfile_open(drift_textfile *f, const char *path, drift_err *e);
+/* Opens path.  A regular file is mapped (every function works); anything
+ * else is read whole into memory, or, when streaming is set, read forward
+ * through a buffer (then only next/release work, and a returned line is
+ * valid until the next call). */
+int drift_textfile_open(drift_textfile *f, const char *path, int streaming,
+                        drift_err *e);
 void drift_textfile_close(drift_textfile *f);
 /* The next line; 0 at end of file. */
 int drift_textfile_next(drift_textfile *f, drift_line *ln);
 /* Lines before the current position will not be read again: their pages
  * may be dropped (cheap; call as often as convenient). */
 void drift_textfile_release(drift_textfile *f);
-/* Rewinds to the first line. */
-void drift_textfile_rewind(drift_textfile *f);
+/* Rewinds to the first line; fails (returns -1) in streaming mode. */
+int drift_textfile_rewind(drift_textfile *f);
 
 int drift_line_blank(const drift_line *ln);
 int drift_line_comment(const drift_line *ln); /* first non-blank is '#' */
