@@ -425,7 +425,8 @@ static void scan_dir(drift_registry *r, const char *dir)
             n++;
     }
     closedir(d);
-    qsort(names, n, sizeof *names, cmp_str);
+    if (n)
+        qsort(names, n, sizeof *names, cmp_str);
     for (size_t k = 0; k < n; k++) {
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
