@@ -31,5 +31,6 @@ void cli_usage(const char *synopsis, const char *about, const cli_opt *opts,
 int cmd_sample(int argc, char **argv);
 int cmd_samplers(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
 
 #endif

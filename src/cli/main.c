@@ -19,6 +19,8 @@ static const command commands[] = {
     {"samplers", cmd_samplers,
      "list the sampler plugins found, with their hyperparameters"},
     {"models", cmd_models, "list the C model plugins found"},
+    {"summary", cmd_summary,
+     "summarise draws files: mean, MCSE, sd, quantiles, ESS, R-hat"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 
