@@ -88,6 +88,12 @@ static void fmt_duration(double s, char *buf, size_t cap)
         snprintf(buf, cap, "--");
 }
 
+/* A count of data passes: whole numbers once they are large. */
+static void fmt_passes(double v, char *buf, size_t cap)
+{
+    snprintf(buf, cap, v >= 1000 ? "%.0f" : v >= 10 ? "%.1f" : "%.2f", v);
+}
+
 void drift_progress_format(drift_progress *p, double elapsed, char *buf,
                            size_t cap)
 {
@@ -133,9 +139,13 @@ void drift_progress_format(drift_progress *p, double elapsed, char *buf,
     PUT(" (%d%%%s)", (int)(100 * frac),
         it_min < p->b.warmup ? ", warmup" : "");
     if (p->b.N) {
-        PUT(", %.4g", passes_sum / p->K);
-        if (p->b.passes > 0)
-            PUT("/%.4g", p->b.passes);
+        char a[32], b[32];
+        fmt_passes(passes_sum / p->K, a, sizeof a);
+        PUT(", %s", a);
+        if (p->b.passes > 0) {
+            fmt_passes(p->b.passes, b, sizeof b);
+            PUT("/%s", b);
+        }
         PUT(" passes");
     }
     PUT(", %.0f draws/s", elapsed > 0 ? (double)draws / elapsed : 0.0);
