@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "rng.h"
 #include "stancsv.h"
 #include "summary.h"
 
@@ -267,6 +268,60 @@ static void test_degenerate(void **state)
                 isnan(s.ess_bulk));
 }
 
+/* R-hat of chains run by drift itself on the conjugate Gaussian model
+ * (posterior sd about 0.1): full-gradient Langevin from U(-2, 2) starts
+ * mixes within a few steps (contraction 1 - h/v = 0.5 per step), while
+ * from U(-50, 50) starts with a step 50 times smaller the four chains are
+ * still tens of posterior sds apart after 60 steps. */
+static double rhat_of_run(double radius, const char *h, uint64_t warmup,
+                          uint64_t iters)
+{
+    double y[100];
+    drift_rng r;
+    drift_rng_seed(&r, 77, 0);
+    for (size_t i = 0; i < 100; i++)
+        y[i] = 0.5 + drift_rng_normal(&r);
+    const char *names[] = {"y.1"};
+    char *data = th_write_csv(names, 1, y, 100);
+    th_problem tp;
+    th_open(&tp, "gauss", data, NULL, 0);
+    char set[64];
+    snprintf(set, sizeof set, "h=%s", h);
+    char *sets[] = {set};
+    th_run run = {.sampler = "sgld", .set = sets, .n_set = 1, .batch = 100,
+                  .access = DRIFT_ACCESS_CA, .iters = iters, .warmup = warmup,
+                  .seed = 5, .chains = 4, .init_mode = DRIFT_INIT_RANDOM,
+                  .init_radius = radius};
+    th_draws d[4];
+    assert_int_equal(th_sample(&tp, &run, d, NULL), DRIFT_OK);
+    size_t n = d[0].n;
+    double *x = malloc(4 * n * sizeof *x);
+    assert_non_null(x);
+    for (size_t c = 0; c < 4; c++) {
+        assert_int_equal(d[c].n, n);
+        for (size_t i = 0; i < n; i++)
+            x[c * n + i] = d[c].v[i * d[c].cols + 2]; /* theta.1 */
+        th_draws_free(&d[c]);
+    }
+    double rh = drift_summary_rhat(x, n, 4);
+    free(x);
+    th_close(&tp);
+    unlink(data);
+    free(data);
+    return rh;
+}
+
+static void test_rhat_of_runs(void **state)
+{
+    (void)state;
+    double mixed = rhat_of_run(2, "0.005", 200, 2000);
+    double apart = rhat_of_run(50, "0.0001", 0, 60);
+    print_message("R-hat: well mixed %.4f, started far apart %.4g\n", mixed,
+                  apart);
+    assert_true(fabs(mixed - 1) < 0.01);
+    assert_true(apart > 1.1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_qnorm_quantile),
         cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_rhat_of_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

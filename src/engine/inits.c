@@ -133,6 +133,6 @@ int drift_inits_read(const char *path, const drift_model *m, double *values,
     fclose(f);
     if (c == EOF)
         return drift_err_set(e, DRIFT_EINVAL, "%s: the file is empty", path);
-    return c == '{' ? read_json(path, m, values, e)
+    return c == '{' || c == '[' ? read_json(path, m, values, e)
                     : read_csv(path, m, values, e);
 }
