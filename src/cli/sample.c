@@ -47,7 +47,9 @@ static const cli_opt sample_opts[] = {
                 "T  keep every T-th draw; for continuous samplers, the "
                 "output time step"},
     [O_WARMUP] = {"--warmup", 1, "W  iterations before draws are kept (0)"},
-    [O_SAVE_WARMUP] = {"--save-warmup", 0, "write warmup draws too"},
+    [O_SAVE_WARMUP] = {"--save-warmup", 0,
+                       "write warmup draws too (before '# Adaptation "
+                       "terminated')"},
     [O_SEED] = {"--seed", 1, "S  random seed (default: from the clock)"},
     [O_OUT] = {"--out", 1,
                "FILE  draws file (default output.csv; with K chains "
@@ -60,19 +62,13 @@ static const cli_opt sample_opts[] = {
     [O_MAX_MEMORY] = {"--max-memory", 1,
                       "BYTES  bound on sampler memory (suffixes K, M, G)"},
     [O_INIT] = {"--init", 1,
-                "zero|random|R|FILE  initial point: zero (default); random "
-                "U(-2,2) or, given a number R, U(-R,R) on the unconstrained "
-                "scale; or constrained values from a JSON object "
-                "({\"w\": [..]}, as CmdStan) or a CSV file naming the "
-                "parameters (its last row)"},
+                "zero|random|R|FILE  initial point: zero (default), "
+                "random = U(-2,2), U(-R,R), or a JSON/CSV file of values"},
     [O_QUIET] = {"--quiet", 0, "no progress or summary lines"},
     [O_CHAIN_ID] = {"--chain-id", 1,
-                    "ID  id of the first chain (1): chain ID's draws are "
-                    "the same whatever --chains, as CmdStan's id"},
+                    "ID  id of the first chain (1), as CmdStan's id"},
     [O_TEST] = {"--test", 1,
-                "FILE  held-out rows (same columns as --data): metrics "
-                "(lpd, accuracy or mse) go to STEM_metrics.csv beside each "
-                "draws file"},
+                "FILE  held-out rows: metrics to STEM_metrics.csv"},
     [O_EVAL_EVERY] = {"--eval-every", 1,
                       "P  with --test, evaluate every P data passes (and at "
                       "the end)"},

@@ -212,6 +212,8 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                        double duration, double lp, const double *diag)
 {
     int rc = check_state(c, x0);
+    if (!rc)
+        rc = check_lp(c, x0, lp);
     if (rc)
         return rc;
     if (!(duration >= 0) || !isfinite(duration))
