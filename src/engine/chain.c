@@ -283,12 +283,12 @@ static void eval_heldout(drift_chain *c, double t_start)
         drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
 }
 
-static void run_chain_job(const chain_job *job)
+/* prog (may be NULL) watches the run; k is the chain's index in it. */
+static void run_chain(const drift_run_config *cfg, unsigned id,
+                      drift_chain_result *res, drift_progress *prog,
+                      unsigned k)
 {
-    const drift_run_config *cfg = job->cfg;
-    unsigned id = job->id;
-    drift_chain_result *res = job->res;
-    drift_progress_slot *slot = drift_progress_slot_at(job->prog, job->k);
+    drift_progress_slot *slot = drift_progress_slot_at(prog, k);
     drift_chain c;
     double t_start = drift_now();
     memset(res, 0, sizeof *res);
@@ -316,11 +316,12 @@ static void run_chain_job(const chain_job *job)
         if (cfg->out_path)
             drift_heldout_path(res->path, res->metrics_path,
                                sizeof res->metrics_path);
-        if (drift_heldout_new(&c.heldout, cfg->test_model, cfg->test_path,
-                              cfg->out_path ? res->metrics_path : NULL, id,
-                              &e)) {
-            drift_chain_fail(&c, e.msg[0] ? DRIFT_EIO : DRIFT_ENOMEM, "%s",
-                             e.msg);
+        int rc = drift_heldout_new(&c.heldout, cfg->test_model,
+                                   cfg->test_path,
+                                   cfg->out_path ? res->metrics_path : NULL,
+                                   id, &e);
+        if (rc) {
+            drift_chain_fail(&c, rc, "%s", e.msg);
             goto done;
         }
     }
@@ -405,12 +406,13 @@ done:
     res->seconds = drift_now() - t_start;
     drift_chain_release(&c);
     drift_free(theta);
-    drift_progress_done(job->prog, job->k);
+    drift_progress_done(prog, k);
 }
 
 static void *chain_thread(void *arg)
 {
-    run_chain_job(arg);
+    chain_job *job = arg;
+    run_chain(job->cfg, job->id, job->res, job->prog, job->k);
     return NULL;
 }
 
@@ -442,8 +444,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         prog = drift_progress_new(K, first, &b, stderr);
     }
     if (K == 1 && !prog) {
-        chain_job job = {cfg, first, &results[0], NULL, 0};
-        run_chain_job(&job);
+        run_chain(cfg, first, &results[0], NULL, 0);
     } else {
         pthread_t *tids = drift_calloc(K, sizeof *tids);
         chain_job *jobs = drift_calloc(K, sizeof *jobs);
@@ -460,7 +461,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
             if (pthread_create(&tids[k], NULL, chain_thread, &jobs[k]) == 0)
                 live[k] = 1;
             else /* Run it here instead: slower, same result. */
-                run_chain_job(&jobs[k]);
+                run_chain(cfg, first + k, &results[k], prog, k);
         }
         if (prog)
             drift_progress_watch(prog);
