@@ -50,9 +50,10 @@ static int check_finite(drift_chain *c, const double *v, const char *what)
     return DRIFT_OK;
 }
 
-/* Fails the chain when a potential (U, an estimate or a per-row term
- * U_i) is NaN or infinite: the model overflowed at this point.  The
- * message names the coordinate of largest magnitude. */
+/* Fails the chain when one of the n values computed at theta (a potential
+ * U, its minibatch estimate, per-row terms, directional derivatives) is
+ * NaN or infinite: the model overflowed there.  The message shows
+ * sign * value and names the coordinate of largest magnitude. */
 static int check_values(drift_chain *c, const double *theta,
                         const double *U, size_t n, const char *what,
                         double sign)
