@@ -20,6 +20,7 @@
 #include "rng.h"
 #include "stancsv.h"
 #include "table.h"
+#include "util.h"
 
 static char *tmp_out(void)
 {
@@ -394,6 +395,52 @@ static void test_refusals(void **state)
     }
 }
 
+/* Allocation failures while setting up an evaluator or opening a test
+ * set are reported, never a crash (the sanitizer build checks leaks). */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    double y[5] = {1, 2, 3, 4, 5};
+    const char *names[] = {"y"};
+    char *train = th_write_csv(names, 1, y, 5);
+    char *out = tmp_out();
+    th_problem tp;
+    th_open(&tp, "normmean", train, NULL, 0);
+    drift_heldout_set ts;
+    drift_err e = {{0}};
+    drift_fail_alloc(0);
+    assert_int_equal(drift_heldout_set_open(&ts, &tp.p, train, &e), DRIFT_OK);
+    uint64_t total = drift_fail_alloc(0);
+    drift_heldout_set_close(&ts);
+    for (uint64_t k = 1; k <= total; k++) {
+        drift_fail_alloc(k);
+        int rc = drift_heldout_set_open(&ts, &tp.p, train, &e);
+        drift_fail_alloc(0);
+        assert_int_not_equal(rc, DRIFT_OK);
+        drift_heldout_set_close(&ts);
+    }
+    assert_int_equal(drift_heldout_set_open(&ts, &tp.p, train, &e), DRIFT_OK);
+    drift_heldout *h;
+    drift_fail_alloc(0);
+    assert_int_equal(drift_heldout_new(&h, &ts.model, train, out, 1, &e),
+                     DRIFT_OK);
+    total = drift_fail_alloc(0);
+    drift_heldout_close(h, 0, &e);
+    for (uint64_t k = 1; k <= total; k++) {
+        drift_fail_alloc(k);
+        int rc = drift_heldout_new(&h, &ts.model, train, out, 1, &e);
+        drift_fail_alloc(0);
+        assert_int_equal(rc, DRIFT_ENOMEM);
+        assert_null(h);
+    }
+    assert_int_not_equal(access(out, F_OK), 0); /* nothing left behind */
+    drift_heldout_set_close(&ts);
+    th_close(&tp);
+    unlink(train);
+    free(train);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -401,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_logistic_exact),
         cmocka_unit_test(test_categorical_exact),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_allocation_failures),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include "rng.h"
 #include "stancsv.h"
 #include "summary.h"
+#include "util.h"
 
 #include "fixtures/summary/reference.h"
 
@@ -268,6 +269,51 @@ static void test_degenerate(void **state)
                 isnan(s.ess_bulk));
 }
 
+/* Every allocation failure on the summary and reader paths is reported
+ * (DRIFT_ENOMEM with a message), none crashes or leaks (the sanitizer
+ * build checks that), and none passes off an NA as a result. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    drift_stancsv *f = read_fixture("ar4_1.csv");
+    size_t n = f->n_rows;
+    double *x = malloc(n * sizeof *x);
+    assert_non_null(x);
+    long col = drift_stancsv_column(f, "mu");
+    for (size_t i = 0; i < n; i++)
+        x[i] = f->values[i * f->n_cols + (size_t)col];
+    drift_stancsv_free(f);
+    drift_summary_stats ok, s;
+    drift_err e;
+    drift_fail_alloc(0);
+    assert_int_equal(drift_summary_compute(x, n, 1, &ok, &e), DRIFT_OK);
+    uint64_t total = drift_fail_alloc(0);
+    assert_true(total > 10);
+    for (uint64_t k = 1; k <= total; k++) {
+        drift_fail_alloc(k);
+        e.msg[0] = '\0';
+        int rc = drift_summary_compute(x, n, 1, &s, &e);
+        drift_fail_alloc(0);
+        if (rc != DRIFT_ENOMEM || !strstr(e.msg, "out of memory"))
+            fail_msg("allocation %llu of %llu failed: rc %d",
+                     (unsigned long long)k, (unsigned long long)total, rc);
+    }
+    free(x);
+    char path[4200];
+    snprintf(path, sizeof path, "%s/cmdstan_1.csv", fixture_dir());
+    drift_fail_alloc(0);
+    assert_int_equal(drift_stancsv_read(path, &f, &e), DRIFT_OK);
+    drift_stancsv_free(f);
+    total = drift_fail_alloc(0);
+    for (uint64_t k = 1; k <= total; k++) {
+        drift_fail_alloc(k);
+        int rc = drift_stancsv_read(path, &f, &e);
+        drift_fail_alloc(0);
+        assert_int_equal(rc, DRIFT_ENOMEM);
+        assert_non_null(strstr(e.msg, "out of memory"));
+    }
+}
+
 /* R-hat of chains run by drift itself on the conjugate Gaussian model
  * (posterior sd about 0.1): full-gradient Langevin from U(-2, 2) starts
  * mixes within a few steps (contraction 1 - h/v = 0.5 per step), while
@@ -331,6 +377,7 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_qnorm_quantile),
         cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_rhat_of_runs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -15,6 +15,26 @@
 
 /* ---- small helpers ------------------------------------------------------ */
 
+/* Set when an allocation fails on this thread, so that
+ * drift_summary_compute can report it instead of printing NA. */
+static __thread int out_of_memory;
+
+static void *s_malloc(size_t count, size_t size)
+{
+    void *p = drift_malloc_array(count, size);
+    if (!p)
+        out_of_memory = 1;
+    return p;
+}
+
+static void *s_calloc(size_t count, size_t size)
+{
+    void *p = drift_calloc(count, size);
+    if (!p)
+        out_of_memory = 1;
+    return p;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -83,7 +103,7 @@ double drift_summary_quantile(const double *v, size_t m, double p)
     for (size_t i = 0; i < m; i++)
         if (isnan(v[i]))
             return NAN;
-    double *s = drift_malloc_array(m, sizeof *s);
+    double *s = s_malloc(m, sizeof *s);
     if (!s)
         return NAN;
     memcpy(s, v, m * sizeof *s);
@@ -148,7 +168,7 @@ static int cmp_ranked(const void *a, const void *b)
  * qnorm((r - 3/8) / (m - 3/4 + 1)), posterior's z_scale. */
 static int z_scale(double *x, size_t m)
 {
-    ranked *r = drift_malloc_array(m, sizeof *r);
+    ranked *r = s_malloc(m, sizeof *r);
     if (!r)
         return -1;
     for (size_t i = 0; i < m; i++)
@@ -178,7 +198,7 @@ static double *split_chains(const double *x, size_t n, size_t C,
                             size_t *n_out, size_t *M_out)
 {
     if (n == 1) {
-        double *y = drift_malloc_array(C, sizeof *y);
+        double *y = s_malloc(C, sizeof *y);
         if (y)
             memcpy(y, x, C * sizeof *y);
         *n_out = 1;
@@ -186,7 +206,7 @@ static double *split_chains(const double *x, size_t n, size_t C,
         return y;
     }
     size_t h = n / 2, second = n - h; /* second half starts at n - h */
-    double *y = drift_malloc_array(2 * C, h * sizeof *y);
+    double *y = s_malloc(2 * C, h * sizeof *y);
     if (!y)
         return NULL;
     for (size_t c = 0; c < C; c++) {
@@ -268,11 +288,11 @@ static double ess_core(const double *x, size_t n, size_t M)
     size_t m = 1;
     while (m < 2 * n)
         m <<= 1;
-    double *acm = drift_calloc(n, sizeof *acm);
-    double *rho = drift_calloc(n, sizeof *rho);
-    double *re = drift_malloc_array(m, sizeof *re);
-    double *im = drift_malloc_array(m, sizeof *im);
-    double *means = drift_malloc_array(M, sizeof *means);
+    double *acm = s_calloc(n, sizeof *acm);
+    double *rho = s_calloc(n, sizeof *rho);
+    double *re = s_malloc(m, sizeof *re);
+    double *im = s_malloc(m, sizeof *im);
+    double *means = s_malloc(M, sizeof *means);
     double ess = NAN;
     if (!acm || !rho || !re || !im || !means)
         goto out;
@@ -334,7 +354,7 @@ static double rhat_core(const double *x, size_t n, size_t M)
 {
     if (n < 2 || M < 2 || should_na(x, n * M))
         return NAN;
-    double *means = drift_malloc_array(M, sizeof *means);
+    double *means = s_malloc(M, sizeof *means);
     if (!means)
         return NAN;
     double within = 0;
@@ -399,7 +419,7 @@ double drift_summary_ess_quantile(const double *x, size_t n, size_t C,
     if (p == 1)
         p = ((double)m - 0.5) / (double)m;
     double q = drift_summary_quantile(x, m, p);
-    double *ind = drift_malloc_array(m, sizeof *ind);
+    double *ind = s_malloc(m, sizeof *ind);
     if (!ind)
         return NAN;
     for (size_t i = 0; i < m; i++)
@@ -427,7 +447,7 @@ double drift_summary_rhat(const double *x, size_t n, size_t C)
     if (isnan(bulk))
         return NAN;
     /* Folded draws |x - median| catch chains that differ in scale. */
-    double *f = drift_malloc_array(m, sizeof *f);
+    double *f = s_malloc(m, sizeof *f);
     if (!f)
         return NAN;
     memcpy(f, x, m * sizeof *f);
@@ -459,6 +479,7 @@ int drift_summary_compute(const double *x, size_t n, size_t C,
     size_t m = n * C;
     if (n == 0 || C == 0)
         return drift_err_set(e, DRIFT_EINVAL, "no draws to summarise");
+    out_of_memory = 0;
     out->mean = mean_of(x, m);
     out->sd = sqrt(var_of(x, m));
     int has_nan = 0;
@@ -467,7 +488,7 @@ int drift_summary_compute(const double *x, size_t n, size_t C,
     if (has_nan) {
         out->q5 = out->q50 = out->q95 = NAN;
     } else {
-        double *s = drift_malloc_array(m, sizeof *s);
+        double *s = s_malloc(m, sizeof *s);
         if (!s)
             return drift_err_set(e, DRIFT_ENOMEM,
                                  "out of memory summarising %zu draws", m);
@@ -482,5 +503,8 @@ int drift_summary_compute(const double *x, size_t n, size_t C,
     out->ess_bulk = drift_summary_ess_bulk(x, n, C);
     out->ess_tail = drift_summary_ess_tail(x, n, C);
     out->rhat = drift_summary_rhat(x, n, C);
+    if (out_of_memory)
+        return drift_err_set(e, DRIFT_ENOMEM,
+                             "out of memory summarising %zu draws", m);
     return DRIFT_OK;
 }
