@@ -18,7 +18,8 @@ drift_registry *th_registry(void)
     const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
     if (tp && *tp) {
         char path[4096];
-        const char *names[] = {"gauss.so", NULL};
+        const char *names[] = {"gauss.so", "normmean.so", "catmodel.so",
+                               "quartic.so", NULL};
         for (const char **n = names; *n; n++) {
             snprintf(path, sizeof path, "%s/%s", tp, *n);
             if (access(path, R_OK) == 0 && drift_registry_load(reg, path, &e))
@@ -129,7 +130,8 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
     unsigned K = r->chains ? r->chains : 1;
     if (out)
         memset(out, 0, K * sizeof *out);
-    collector col = {out, 1};
+    unsigned first = r->first_chain_id ? r->first_chain_id : 1;
+    collector col = {out, first};
     drift_run_config cfg = {
         .model = &tp->p.model,
         .data = drift_problem_data(&tp->p),
@@ -147,6 +149,14 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
         .chains = K,
         .grad_noise = r->grad_noise,
         .out_path = r->out_path,
+        .first_chain_id = first,
+        .init_mode = r->init_mode,
+        .init_radius = r->init_radius,
+        .init_values = r->init_values,
+        .test_model = r->test_model,
+        .test_path = r->test_path,
+        .eval_every = r->eval_every,
+        .save_warmup = r->save_warmup,
         .quiet = 1,
         .on_row = on_row,
         .on_row_user = &col,

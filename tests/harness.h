@@ -53,6 +53,15 @@ typedef struct th_run {
     double passes, grad_noise, thin_time;
     unsigned chains;
     const char *out_path;
+    /* issue 7 */
+    int init_mode;                  /* DRIFT_INIT_* */
+    double init_radius;
+    const double *init_values;
+    unsigned first_chain_id;        /* 0: 1 */
+    const drift_model *test_model;  /* held-out rows (NULL: none) */
+    const char *test_path;
+    double eval_every;
+    int save_warmup;
 } th_run;
 
 /* Runs r on tp; draws of chain k (0-based) go to out[k] (chains entries;

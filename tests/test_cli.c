@@ -4,7 +4,12 @@
  * before it starts. */
 #include "config.h"
 
+#include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +19,9 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "stancsv.h"
+
+#include "fixtures/summary/reference.h"
 
 extern char **environ;
 
@@ -293,6 +301,528 @@ static void test_listing(void **state)
     result_free(&r);
 }
 
+
+/* ---- issue 7: chains, summary, progress, signals, divergence --------- */
+
+/* Starts drift with args, stdout to /dev/null and stderr to fd_err. */
+static pid_t spawn_drift(const char *const *args, int fd_err)
+{
+    const char *bin = getenv("DRIFT_BIN");
+    if (!bin)
+        fail_msg("DRIFT_BIN is not set: run with make check");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fd_err, 2);
+    const char *argv[64];
+    size_t n = 0;
+    argv[n++] = bin;
+    for (const char *const *a = args; *a; a++)
+        argv[n++] = *a;
+    argv[n] = NULL;
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv,
+                                 environ),
+                     0);
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+}
+
+static char *tmp_dir(void)
+{
+    char tmpl[] = "/tmp/drift-cli-dir-XXXXXX";
+    assert_non_null(mkdtemp(tmpl));
+    return strdup(tmpl);
+}
+
+/* Removes dir and the files in it. */
+static void rm_dir(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            if (de->d_name[0] == '.' && (!de->d_name[1] ||
+                                         !strcmp(de->d_name, "..")))
+                continue;
+            char p[4200];
+            snprintf(p, sizeof p, "%s/%s", dir, de->d_name);
+            unlink(p);
+        }
+        closedir(d);
+    }
+    rmdir(dir);
+}
+
+/* Files in dir whose name contains needle. */
+static int count_files(const char *dir, const char *needle)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    assert_non_null(d);
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += strstr(de->d_name, needle) != NULL;
+    closedir(d);
+    return n;
+}
+
+static void path_in(char *buf, size_t cap, const char *dir, const char *name)
+{
+    snprintf(buf, cap, "%s/%s", dir, name);
+}
+
+/* A whole Stan CSV file: read back by drift's reader, rows complete. */
+static size_t valid_rows(const char *path)
+{
+    drift_stancsv *f;
+    drift_err e = {{0}};
+    if (drift_stancsv_read(path, &f, &e))
+        fail_msg("%s", e.msg);
+    size_t n = f->n_rows;
+    assert_string_equal(f->names[0], "lp__");
+    drift_stancsv_free(f);
+    char *text = slurp(path);
+    assert_true(text[strlen(text) - 1] == '\n');
+    free(text);
+    return n;
+}
+
+static void test_signal(void **state)
+{
+    (void)state;
+    const int sigs[] = {SIGINT, SIGTERM};
+    for (int k = 0; k < 2; k++) {
+        char *dir = tmp_dir();
+        char out[4200], errp[4200], o1[4200], o2[4200];
+        path_in(out, sizeof out, dir, "o.csv");
+        path_in(errp, sizeof errp, dir, "stderr.txt");
+        path_in(o1, sizeof o1, dir, "o_1.csv");
+        path_in(o2, sizeof o2, dir, "o_2.csv");
+        int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        assert_true(fe >= 0);
+        pid_t pid = spawn_drift(
+            (const char *[]){"sample", "--model", "logistic", "--data",
+                             pima(), "--sampler", "sgld", "--set", "h=0.0005",
+                             "--batch", "20", "--iter", "1000000000",
+                             "--chains", "2", "--force-chains", "--seed", "3",
+                             "--out", out, NULL},
+            fe);
+        close(fe);
+        /* Wait until both chains have opened their files (so the handler
+         * is installed and sampling has begun), then a little more. */
+        for (int t = 0; t < 1000 && count_files(dir, ".tmp.") < 2; t++)
+            usleep(10000);
+        assert_int_equal(count_files(dir, ".tmp."), 2);
+        usleep(200000);
+        kill(pid, sigs[k]);
+        int st;
+        waitpid(pid, &st, 0);
+        assert_true(WIFEXITED(st));
+        assert_int_equal(WEXITSTATUS(st), 128 + sigs[k]);
+        char *err = slurp(errp);
+        /* One line: what completed and where. */
+        const char *want = k ? "drift: interrupted by SIGTERM: 2 chains "
+                               "stopped after "
+                             : "drift: interrupted by SIGINT: 2 chains "
+                               "stopped after ";
+        if (strncmp(err, want, strlen(want)) || !strstr(err, "o_1.csv") ||
+            strchr(err, '\n') != err + strlen(err) - 1)
+            fail_msg("stderr: %s", err);
+        free(err);
+        /* Valid, complete files under their names; no temporary left. */
+        assert_true(valid_rows(o1) > 0);
+        assert_true(valid_rows(o2) > 0);
+        assert_int_equal(count_files(dir, ".tmp."), 0);
+        rm_dir(dir);
+        free(dir);
+    }
+}
+
+/* Reads everything from fd until EOF/EIO (a pty master whose slave has
+ * been closed by the child's exit), waiting for pid. */
+static char *drain(int fd, pid_t pid, int *status)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    int exited = 0;
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        int r = poll(&p, 1, 100);
+        if (r > 0) {
+            if (n + 4096 > cap)
+                buf = realloc(buf, cap *= 2);
+            ssize_t got = read(fd, buf + n, 4096);
+            if (got > 0) {
+                n += (size_t)got;
+                continue;
+            }
+            if (got < 0 && errno == EINTR)
+                continue;
+        }
+        if (!exited && waitpid(pid, status, WNOHANG) == pid)
+            exited = 1;
+        if (exited && r <= 0)
+            break;
+        if (r > 0) /* EOF or EIO */
+            break;
+    }
+    if (!exited)
+        waitpid(pid, status, 0);
+    buf[n] = '\0';
+    return buf;
+}
+
+static char *run_on_pty(const char *const *args, int *status)
+{
+    int master = posix_openpt(O_RDWR | O_NOCTTY);
+    assert_true(master >= 0);
+    assert_int_equal(grantpt(master), 0);
+    assert_int_equal(unlockpt(master), 0);
+    int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
+    assert_true(slave >= 0);
+    pid_t pid = spawn_drift(args, slave);
+    close(slave);
+    char *text = drain(master, pid, status);
+    close(master);
+    return text;
+}
+
+static void test_progress(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200];
+    path_in(out, sizeof out, dir, "p.csv");
+    int st;
+    const char *args[] = {"sample", "--model", "logistic", "--data", pima(),
+                          "--sampler", "sgld", "--set", "h=0.0005",
+                          "--batch", "20", "--seconds", "1.3", "--seed", "1",
+                          "--out", out, NULL, NULL};
+    char *text = run_on_pty(args, &st);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+        fail_msg("status %d: %s", st, text);
+    if (!strstr(text, "\rchain 1: iter ") || !strstr(text, " passes, ") ||
+        !strstr(text, " draws/s, ETA ") || !strstr(text, "\r\033[K"))
+        fail_msg("no progress line on the terminal: '%s'", text);
+    free(text);
+    /* --quiet: nothing on the terminal. */
+    args[17] = "--quiet";
+    text = run_on_pty(args, &st);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    assert_string_equal(text, "");
+    free(text);
+    /* Not a terminal: the account line only, no progress. */
+    args[17] = NULL;
+    args[11] = "--iter";
+    args[12] = "3000";
+    result r = run(args);
+    assert_int_equal(r.status, 0);
+    assert_null(strchr(r.err, '\r'));
+    assert_null(strstr(r.err, "ETA"));
+    assert_non_null(strstr(r.err, "drift: chain 1: 3000 iterations"));
+    result_free(&r);
+    rm_dir(dir);
+    free(dir);
+}
+
+static void test_chains_reproducible(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char k3[4200], again[4200], one[4200], k2[4200];
+    path_in(k3, sizeof k3, dir, "k.csv");
+    path_in(again, sizeof again, dir, "a.csv");
+    path_in(one, sizeof one, dir, "s.csv");
+    path_in(k2, sizeof k2, dir, "t.csv");
+    const char *base[] = {"sample", "--model", "logistic", "--data", pima(),
+                          "--sampler", "sgld", "--set", "h=0.0005",
+                          "--batch", "20", "--iter", "400", "--warmup", "50",
+                          "--init", "random", "--seed", "9", "--quiet",
+                          "--force-chains"};
+#define NB (sizeof base / sizeof base[0])
+    const char *extra[4][5] = {
+        {"--chains", "3", "--out", k3, NULL},
+        {"--chains", "3", "--out", again, NULL},
+        {"--chain-id", "2", "--out", one, NULL},
+        {"--chains", "2", "--chain-id", "2", NULL},
+    };
+    for (int k = 0; k < 4; k++) {
+        const char *args[NB + 8];
+        size_t n = 0;
+        for (size_t j = 0; j < NB; j++)
+            args[n++] = base[j];
+        for (size_t j = 0; extra[k][j]; j++)
+            args[n++] = extra[k][j];
+        if (k == 3) {
+            args[n++] = "--out";
+            args[n++] = k2;
+        }
+        args[n] = NULL;
+        result r = run(args);
+        if (r.status)
+            fail_msg("run %d: %s", k, r.err);
+        result_free(&r);
+    }
+#undef NB
+    char p[4][4200];
+    const char *names[] = {"k_1.csv", "k_2.csv", "k_3.csv", "a_1.csv",
+                           "a_2.csv", "a_3.csv", "s.csv",  "t_2.csv",
+                           "t_3.csv"};
+    char *text[9];
+    for (int k = 0; k < 9; k++) {
+        path_in(p[0], sizeof p[0], dir, names[k]);
+        text[k] = slurp(p[0]);
+        assert_non_null(text[k]);
+    }
+    /* Same seed: same files, whatever the scheduling; chain 2 alone (or
+     * first of two) is chain 2 of three. */
+    for (int k = 0; k < 3; k++)
+        assert_string_equal(text[k], text[3 + k]);
+    assert_string_equal(text[1], text[6]);
+    assert_string_equal(text[1], text[7]);
+    assert_string_equal(text[2], text[8]);
+    assert_non_null(strstr(text[6], "# chain_id = 2\n"));
+    /* Different chains draw different streams (and starting points). */
+    assert_true(strcmp(text[0], text[1]) != 0);
+    for (int k = 0; k < 9; k++)
+        free(text[k]);
+    rm_dir(dir);
+    free(dir);
+}
+
+static void test_overflow(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200], model[4200];
+    path_in(out, sizeof out, dir, "q.csv");
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    snprintf(model, sizeof model, "%s/quartic.so", tp ? tp : ".");
+    char *data = th_write_text("y\n0.5\n-0.3\n1.2\n0.1\n-1\n0.7\n0.2\n-0.4\n"
+                               "0.9\n-0.6\n",
+                               ".csv");
+    result r = run((const char *[]){"sample", "--model", model, "--data",
+                                    data, "--sampler", "sgld", "--set",
+                                    "h=0.05", "--batch", "10", "--init", "1",
+                                    "--iter", "1000", "--seed", "1", "--out",
+                                    out, NULL});
+    /* The gradient (theta - y)^3 overflows long before theta does. */
+    if (r.status != 1 || !strstr(r.err, "chain 1, iteration ") ||
+        !strstr(r.err, "the gradient for theta is ") ||
+        !strstr(r.err, "inf") || !strstr(r.err, "smaller step size"))
+        fail_msg("exit %d, stderr: %s", r.status, r.err);
+    result_free(&r);
+    size_t rows = valid_rows(out);
+    assert_true(rows > 5 && rows < 1000);
+    rm_dir(dir);
+    free(dir);
+    unlink(data);
+    free(data);
+}
+
+static void fixture(char *buf, size_t cap, const char *name)
+{
+    const char *src = getenv("srcdir");
+    snprintf(buf, cap, "%s/tests/fixtures/summary/%s", src ? src : ".", name);
+}
+
+static void test_summary_cli(void **state)
+{
+    (void)state;
+    char f[4][4200], csv[] = "/tmp/drift-cli-sum-XXXXXX";
+    close(mkstemp(csv));
+    for (int k = 0; k < 4; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "ar4_%d.csv", k + 1);
+        fixture(f[k], sizeof f[k], name);
+    }
+    result r = run((const char *[]){"summary", f[0], f[1], f[2], f[3],
+                                    "--csv", csv, NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "4 chains, 301 draws each (1204 in all)"));
+    assert_non_null(strstr(r.out, "ess_bulk"));
+    assert_non_null(strstr(r.out, "sampler columns:"));
+    assert_non_null(strstr(r.out, "accept_stat__"));
+    assert_non_null(strstr(r.out, "warning: R-hat above 1.01"));
+    result_free(&r);
+    /* The CSV table: the header as stansummary's, values as posterior's. */
+    char *text = slurp(csv);
+    const char *head = "name,mean,mcse,sd,q5,q50,q95,ess_bulk,ess_tail,rhat"
+                       "\nlp__,";
+    assert_true(strncmp(text, head, strlen(head)) == 0);
+    free(text);
+    /* Read it with the first column dropped (the reader takes numbers). */
+    FILE *in = fopen(csv, "r");
+    char line[1024];
+    size_t rows = 0;
+    assert_non_null(fgets(line, sizeof line, in));
+    while (fgets(line, sizeof line, in)) {
+        char *comma = strchr(line, ',');
+        *comma = '\0';
+        const summary_ref *ref = NULL;
+        for (size_t k = 0; k < sizeof summary_refs / sizeof summary_refs[0];
+             k++)
+            if (!strcmp(summary_refs[k].fixture, "ar4") &&
+                !strcmp(summary_refs[k].name, line))
+                ref = &summary_refs[k];
+        assert_non_null(ref);
+        char *p = comma + 1;
+        for (int j = 0; j < 9; j++) {
+            char *end;
+            double v = !strncmp(p, "NA", 2) ? NAN : strtod(p, &end);
+            if (isnan(v))
+                end = p + 2;
+            if (!(isnan(v) && isnan(ref->v[j])) &&
+                !(fabs(v - ref->v[j]) <= 1e-6))
+                fail_msg("%s column %d: %.12g, posterior %.12g", line, j, v,
+                         ref->v[j]);
+            p = end + 1;
+        }
+        rows++;
+    }
+    fclose(in);
+    assert_int_equal(rows, 10); /* lp__ and 9 quantities, no __ columns */
+    unlink(csv);
+    /* CmdStan's files: saved warmup skipped. */
+    fixture(f[0], sizeof f[0], "cmdstan_1.csv");
+    fixture(f[1], sizeof f[1], "cmdstan_2.csv");
+    r = run((const char *[]){"summary", f[0], f[1], NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "2 chains, 200 draws each (400 in all); "
+                                  "100 warmup draws per chain skipped"));
+    assert_non_null(strstr(r.out, "Sigma.2.1"));
+    assert_non_null(strstr(r.out, "divergent__"));
+    result_free(&r);
+    /* Refusals. */
+    expect((const char *[]){"summary", NULL}, 2, "no files given");
+    expect((const char *[]){"summary", "/nonexistent.csv", NULL}, 2,
+           "/nonexistent.csv: cannot open");
+    fixture(f[2], sizeof f[2], "single.csv");
+    expect((const char *[]){"summary", f[0], f[2], NULL}, 2,
+           "summarise chains of one model");
+    char *bad = th_write_text("a,b\n1,2\n3\n", ".csv");
+    expect((const char *[]){"summary", bad, NULL}, 2, ":3: error: row has 1");
+    unlink(bad);
+    free(bad);
+}
+
+static void test_run_then_summary(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200], o1[4200], o2[4200], m1[4200];
+    path_in(out, sizeof out, dir, "r.csv");
+    path_in(o1, sizeof o1, dir, "r_1.csv");
+    path_in(o2, sizeof o2, dir, "r_2.csv");
+    path_in(m1, sizeof m1, dir, "r_1_metrics.csv");
+    char test[4096];
+    const char *src = getenv("srcdir");
+    snprintf(test, sizeof test, "%s/examples/logistic/pima-test.csv",
+             src ? src : ".");
+    result r = run((const char *[]){"sample", "--model", "logistic", "--data",
+                                    pima(), "--sampler", "sgld", "--set",
+                                    "h=0.0005", "--batch", "20", "--iter",
+                                    "600", "--warmup", "100", "--save-warmup",
+                                    "--thin", "2", "--chains", "2",
+                                    "--force-chains", "--seed", "4", "--test",
+                                    test, "--eval-every", "20", "--out", out,
+                                    NULL});
+    if (r.status)
+        fail_msg("%s", r.err);
+    assert_non_null(strstr(r.err, "metrics -> "));
+    result_free(&r);
+    /* Warmup rows are saved (flagged as CmdStan flags them), metrics file
+     * beside each draws file. */
+    drift_stancsv *f;
+    drift_err e;
+    assert_int_equal(drift_stancsv_read(o1, &f, &e), DRIFT_OK);
+    assert_int_equal(f->n_warmup, 50);
+    assert_int_equal(f->n_rows, 350);
+    assert_string_equal(drift_stancsv_meta(f, "metrics_file"),
+                        "r_1_metrics.csv");
+    drift_stancsv_free(f);
+    assert_int_equal(drift_stancsv_read(m1, &f, &e), DRIFT_OK);
+    assert_string_equal(f->names[4], "lpd");
+    assert_string_equal(f->names[5], "accuracy");
+    assert_int_equal(f->n_rows, 4); /* 20, 40, 60 passes and the end */
+    drift_stancsv_free(f);
+    r = run((const char *[]){"summary", o1, o2, NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "2 chains, 300 draws each (600 in all); "
+                                  "50 warmup draws per chain skipped"));
+    assert_non_null(strstr(r.out, "held-out metrics on "));
+    assert_non_null(strstr(r.out, "accuracy"));
+    result_free(&r);
+    rm_dir(dir);
+    free(dir);
+}
+
+static void test_init_and_test_options(void **state)
+{
+    (void)state;
+    const char *d = pima();
+    char *json = th_write_text("{\"w\": [0.5, 0, 0, 0, 0, 0, 0, 0]}", ".json");
+    char *shortj = th_write_text("{\"w\": [0.5, 0]}", ".json");
+    char *badj = th_write_text("{\"w\": [0.5,\n ]}", ".json");
+    char *csv = th_write_text("# a previous run\nlp__,w.1,w.2,w.3,w.4,w.5,"
+                              "w.6,w.7,w.8\n0,9,9,9,9,9,9,9,9\n"
+                              "-1,0.5,0,0,0,0,0,0,0\n",
+                              ".csv");
+    char out[] = "/tmp/drift-cli-init-XXXXXX";
+    close(mkstemp(out));
+    const char *inits[] = {json, csv};
+    for (int k = 0; k < 2; k++) {
+        result r = run((const char *[]){"sample", "--model", "logistic",
+                                        "--data", d, "--sampler", "sgld",
+                                        "--set", "h=1e-9", "--iter", "1",
+                                        "--init", inits[k], "--out", out,
+                                        "--quiet", NULL});
+        if (r.status)
+            fail_msg("--init %s: %s", inits[k], r.err);
+        result_free(&r);
+        drift_stancsv *f;
+        drift_err e;
+        assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
+        assert_string_equal(drift_stancsv_meta(f, "init"), "values");
+        /* One tiny step from the given point (w.1 = 0.5, the rest 0). */
+        assert_true(fabs(f->values[2] - 0.5) < 1e-3);
+        assert_true(fabs(f->values[3]) < 1e-3);
+        drift_stancsv_free(f);
+    }
+    expect((const char *[]){"sample", "--model", "logistic", "--data", d,
+                            "--sampler", "sgld", "--init", shortj, NULL},
+           2, "'w' has 2 elements where the model needs at least 3");
+    expect((const char *[]){"sample", "--model", "logistic", "--data", d,
+                            "--sampler", "sgld", "--init", badj, NULL},
+           2, ":2:");
+    expect((const char *[]){"sample", "--model", "logistic", "--data", d,
+                            "--sampler", "sgld", "--init", "nofile.json",
+                            NULL},
+           2, "--init nofile.json: no such file");
+    expect((const char *[]){"sample", "--model", "logistic", "--data", d,
+                            "--sampler", "sgld", "--init", "-1", NULL},
+           2, "--init -1");
+    expect((const char *[]){"sample", "--model", "logistic", "--data", d,
+                            "--sampler", "sgld", "--eval-every", "5", NULL},
+           2, "--eval-every needs --test FILE");
+    expect((const char *[]){"sample", "--model", "logistic", "--data", d,
+                            "--sampler", "sgld", "--test", "/nonexistent.csv",
+                            NULL},
+           2, "/nonexistent.csv: cannot open data file");
+    expect((const char *[]){"sample", "--model", "logistic", "--data", d,
+                            "--sampler", "sgld", "--chain-id", "0", NULL},
+           2, "--chain-id 0");
+    const char *files[] = {json, shortj, badj, csv, out};
+    for (int k = 0; k < 5; k++)
+        unlink(files[k]);
+    free(json);
+    free(shortj);
+    free(badj);
+    free(csv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -302,6 +832,13 @@ int main(void)
         cmocka_unit_test(test_output),
         cmocka_unit_test(test_divergence),
         cmocka_unit_test(test_listing),
+        cmocka_unit_test(test_signal),
+        cmocka_unit_test(test_progress),
+        cmocka_unit_test(test_chains_reproducible),
+        cmocka_unit_test(test_overflow),
+        cmocka_unit_test(test_summary_cli),
+        cmocka_unit_test(test_run_then_summary),
+        cmocka_unit_test(test_init_and_test_options),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

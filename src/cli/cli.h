@@ -32,5 +32,6 @@ int cmd_sample(int argc, char **argv);
 int cmd_samplers(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_data(int argc, char **argv);
+int cmd_summary(int argc, char **argv);
 
 #endif

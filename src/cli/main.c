@@ -21,6 +21,8 @@ static const command commands[] = {
     {"models", cmd_models, "list the C model plugins found"},
     {"data", cmd_data,
      "convert CSV/LIBSVM to a binary row store; describe a row store"},
+    {"summary", cmd_summary,
+     "summarise draws files: mean, MCSE, sd, quantiles, ESS, R-hat"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

@@ -13,7 +13,9 @@
 
 #include "chain.h"
 #include "cli.h"
+#include "heldout.h"
 #include "hparam.h"
+#include "inits.h"
 #include "plugin.h"
 #include "problem.h"
 #include "util.h"
@@ -22,7 +24,7 @@ enum {
     O_MODEL, O_MODEL_SET, O_DATA, O_SAMPLER, O_SET, O_BATCH, O_ACCESS,
     O_PASSES, O_ITER, O_SECONDS, O_THIN, O_WARMUP, O_SAVE_WARMUP, O_SEED,
     O_OUT, O_CHAINS, O_FORCE_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
-    O_QUIET, O_HELP
+    O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_HELP
 };
 
 static const cli_opt sample_opts[] = {
@@ -47,7 +49,9 @@ static const cli_opt sample_opts[] = {
                 "T  keep every T-th draw; for continuous samplers, the "
                 "output time step"},
     [O_WARMUP] = {"--warmup", 1, "W  iterations before draws are kept (0)"},
-    [O_SAVE_WARMUP] = {"--save-warmup", 0, "write warmup draws too"},
+    [O_SAVE_WARMUP] = {"--save-warmup", 0,
+                       "write warmup draws too (before '# Adaptation "
+                       "terminated')"},
     [O_SEED] = {"--seed", 1, "S  random seed (default: from the clock)"},
     [O_OUT] = {"--out", 1,
                "FILE  draws file (default output.csv; with K chains "
@@ -60,15 +64,22 @@ static const cli_opt sample_opts[] = {
     [O_MAX_MEMORY] = {"--max-memory", 1,
                       "BYTES  bound on sampler memory (suffixes K, M, G)"},
     [O_INIT] = {"--init", 1,
-                "zero|random  initial point (zero; random is U(-2,2) on the "
-                "unconstrained scale)"},
+                "zero|random|R|FILE  initial point: zero (default), "
+                "random = U(-2,2), U(-R,R), or a JSON/CSV file of values"},
     [O_QUIET] = {"--quiet", 0, "no progress or summary lines"},
+    [O_CHAIN_ID] = {"--chain-id", 1,
+                    "ID  id of the first chain (1), as CmdStan's id"},
+    [O_TEST] = {"--test", 1,
+                "FILE  held-out rows: metrics to STEM_metrics.csv"},
+    [O_EVAL_EVERY] = {"--eval-every", 1,
+                      "P  with --test, evaluate every P data passes (and at "
+                      "the end)"},
     [O_HELP] = {"--help", 0, "show this help"},
 };
 #define N_SAMPLE_OPTS (sizeof sample_opts / sizeof sample_opts[0])
 
 typedef struct sample_args {
-    const char *model, *sampler, *out, *init;
+    const char *model, *sampler, *out, *init, *test;
     const char *data[8];
     size_t n_data;
     char **model_set;
@@ -79,8 +90,8 @@ typedef struct sample_args {
     drift_access access;
     uint64_t iters, thin, warmup, seed;
     int have_seed, have_thin, save_warmup, quiet, force_chains, help;
-    double passes, seconds, thin_time, grad_noise;
-    unsigned chains;
+    double passes, seconds, thin_time, grad_noise, eval_every, init_radius;
+    unsigned chains, chain_id;
     size_t max_memory;
 } sample_args;
 
@@ -212,20 +223,98 @@ static int on_sample_opt(void *user, int idx, const char *v)
         return 0;
     }
     case O_MAX_MEMORY: return parse_bytes("--max-memory", v, &a->max_memory);
-    case O_INIT:
-        if (strcmp(v, "zero") && strcmp(v, "random") && strcmp(v, "0"))
-            return bad_value("--init", v, "expected zero or random");
+    case O_INIT: {
+        double r;
         a->init = v;
+        a->init_radius = 0;
+        if (!drift_parse_double(v, &r)) {
+            if (r < 0)
+                return bad_value("--init", v,
+                                 "expected zero, random, a radius >= 0 or "
+                                 "a file");
+            a->init_radius = r;
+        } else if (strcmp(v, "zero") && strcmp(v, "random") &&
+                   access(v, F_OK) != 0) {
+            return bad_value("--init", v,
+                             "no such file; expected zero, random, a radius "
+                             "or a JSON/CSV file of initial values");
+        }
         return 0;
+    }
     case O_QUIET: a->quiet = 1; return 0;
+    case O_CHAIN_ID:
+        if ((rc = parse_u64_opt("--chain-id", v, 1, 1u << 30, &x)))
+            return rc;
+        a->chain_id = (unsigned)x;
+        return 0;
+    case O_TEST: a->test = v; return 0;
+    case O_EVAL_EVERY:
+        return parse_pos_double("--eval-every", v, &a->eval_every);
     }
     return 0;
 }
 
+/* The first SIGINT or SIGTERM asks every chain to stop after its step
+ * (SA_RESETHAND: a second one kills at once). */
+static volatile sig_atomic_t stop_signal;
+
 static void on_signal(int sig)
 {
-    (void)sig;
+    stop_signal = sig;
     drift_request_stop();
+}
+
+/* "a-b" or "a" for a range of counts. */
+static void fmt_range(char *buf, size_t cap, double lo, double hi,
+                      const char *fmt)
+{
+    char a[32], b[32];
+    snprintf(a, sizeof a, fmt, lo);
+    snprintf(b, sizeof b, fmt, hi);
+    if (strcmp(a, b))
+        snprintf(buf, cap, "%s-%s", a, b);
+    else
+        snprintf(buf, cap, "%s", a);
+}
+
+/* After a signal: one line saying what completed and where it is. */
+static void signal_account(const drift_chain_result *res, unsigned K,
+                           size_t N, uint64_t warmup, uint64_t total)
+{
+    double it_lo = INFINITY, it_hi = 0, p_lo = INFINITY, p_hi = 0;
+    unsigned long long draws = 0;
+    for (unsigned k = 0; k < K; k++) {
+        double it = (double)res[k].iterations;
+        double ps = N ? (double)res[k].grads / (double)N : 0;
+        it_lo = fmin(it_lo, it);
+        it_hi = fmax(it_hi, it);
+        p_lo = fmin(p_lo, ps);
+        p_hi = fmax(p_hi, ps);
+        draws += res[k].draws;
+    }
+    char its[64], ps[64], files[8300];
+    fmt_range(its, sizeof its, it_lo, it_hi, "%.0f");
+    fmt_range(ps, sizeof ps, p_lo, p_hi, "%.4g");
+    const char *first = res[0].path, *last = res[K - 1].path;
+    if (!first[0])
+        snprintf(files, sizeof files, "no file");
+    else if (K == 1)
+        snprintf(files, sizeof files, "%s", first);
+    else
+        snprintf(files, sizeof files, "%s ... %s", first, last);
+    fprintf(stderr,
+            "drift: interrupted by %s: %u chain%s stopped after %s "
+            "iterations",
+            stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", K,
+            K > 1 ? "s" : "", its);
+    if (total)
+        fprintf(stderr, " of %llu", (unsigned long long)total);
+    if (warmup && it_lo < (double)warmup)
+        fprintf(stderr, " (in warmup)");
+    if (N)
+        fprintf(stderr, " (%s data passes)", ps);
+    fprintf(stderr, "; %llu draws kept in %s, complete and valid\n", draws,
+            files);
 }
 
 static void print_problems(const drift_registry *reg)
@@ -280,6 +369,9 @@ int cmd_sample(int argc, char **argv)
     drift_registry *reg = drift_registry_new();
     drift_problem prob;
     memset(&prob, 0, sizeof prob);
+    drift_heldout_set test;
+    memset(&test, 0, sizeof test);
+    double *init_values = NULL;
     double *hp = NULL;
     unsigned char *hp_set = NULL;
     drift_chain_result *results = NULL;
@@ -338,6 +430,33 @@ int cmd_sample(int argc, char **argv)
     }
     if (!a.iters && a.passes <= 0 && a.seconds <= 0)
         a.iters = 1000;
+    int init_mode = DRIFT_INIT_ZERO;
+    if (a.init && (!strcmp(a.init, "random") || a.init_radius > 0))
+        init_mode = DRIFT_INIT_RANDOM;
+    else if (a.init && strcmp(a.init, "zero") && a.init_radius == 0 &&
+             drift_parse_double(a.init, &(double){0})) {
+        init_mode = DRIFT_INIT_VALUES;
+        init_values = calloc(prob.model.n_out + 1, sizeof *init_values);
+        if (!init_values) {
+            rc = EXIT_RUN_FAILED;
+            goto out;
+        }
+        if (drift_inits_read(a.init, &prob.model, init_values, &e)) {
+            fprintf(stderr, "drift sample: --init %s\n", e.msg);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+    }
+    if (a.eval_every > 0 && !a.test) {
+        fprintf(stderr, "drift sample: --eval-every needs --test FILE\n");
+        rc = EXIT_USAGE;
+        goto out;
+    }
+    if (a.test && drift_heldout_set_open(&test, &prob, a.test, &e)) {
+        fprintf(stderr, "drift sample: %s\n", e.msg);
+        rc = EXIT_USAGE;
+        goto out;
+    }
 
     const char *header[24];
     size_t nh = 0;
@@ -365,11 +484,18 @@ int cmd_sample(int argc, char **argv)
         .chains = a.chains,
         .grad_noise = a.grad_noise,
         .max_memory = a.max_memory,
-        .init_mode = a.init && !strcmp(a.init, "random") ? DRIFT_INIT_RANDOM
-                                                         : DRIFT_INIT_ZERO,
+        .first_chain_id = a.chain_id ? a.chain_id : 1,
+        .init_mode = init_mode,
+        .init_values = init_values,
+        .init_radius = a.init_radius,
+        .init_path = init_mode == DRIFT_INIT_VALUES ? a.init : NULL,
         .out_path = a.out ? a.out : "output.csv",
         .header = header,
         .quiet = a.quiet,
+        .progress = !a.quiet && isatty(STDERR_FILENO),
+        .test_model = a.test ? &test.model : NULL,
+        .test_path = a.test,
+        .eval_every = a.eval_every,
     };
     if (prob.table && prob.table->kind == DRIFT_TABLE_ROWSTORE) {
         /* A mapped row store: tell the kernel how it will be read. */
@@ -384,6 +510,7 @@ int cmd_sample(int argc, char **argv)
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
+    sa.sa_flags = SA_RESETHAND;
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     int run_rc = drift_run(&cfg, results, &e);
@@ -399,6 +526,12 @@ int cmd_sample(int argc, char **argv)
         goto out;
     }
     size_t N = prob.model.n_rows;
+    if (run_rc == DRIFT_ESTOP) {
+        signal_account(results, a.chains, N, a.warmup,
+                       a.iters ? a.warmup + a.iters : 0);
+        rc = 128 + (stop_signal ? stop_signal : SIGINT);
+        goto out;
+    }
     for (unsigned k = 0; k < a.chains; k++) {
         const drift_chain_result *r = &results[k];
         if (r->status)
@@ -413,14 +546,12 @@ int cmd_sample(int argc, char **argv)
                     (unsigned long long)r->draws, r->seconds);
             if (r->path[0])
                 fprintf(stderr, " -> %s", r->path);
+            if (r->metrics_path[0])
+                fprintf(stderr, ", metrics -> %s", r->metrics_path);
             fputc('\n', stderr);
         }
     }
-    if (run_rc == DRIFT_ESTOP) {
-        fprintf(stderr, "drift: stopped by a signal; the files above hold "
-                        "the draws completed so far\n");
-        rc = EXIT_SIGNAL;
-    } else if (run_rc) {
+    if (run_rc) {
         rc = any_started_failed ? EXIT_RUN_FAILED : EXIT_USAGE;
     } else {
         rc = 0;
@@ -429,6 +560,8 @@ out:
     free(results);
     free(hp);
     free(hp_set);
+    free(init_values);
+    drift_heldout_set_close(&test);
     drift_problem_close(&prob);
     drift_registry_free(reg);
 out_args:

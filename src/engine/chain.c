@@ -15,8 +15,10 @@
 #include <cblas.h>
 
 #include "chain.h"
+#include "heldout.h"
 #include "hparam.h"
 #include "output.h"
+#include "progress.h"
 #include "util.h"
 
 /* Rows per model call in full passes, and the smallest workspace. */
@@ -135,10 +137,13 @@ int drift_chain_setup(drift_chain *c, const drift_run_config *cfg,
     }
     /* Initial point. */
     switch (cfg->init_mode) {
-    case DRIFT_INIT_RANDOM:
+    case DRIFT_INIT_RANDOM: {
+        /* Stan's default radius is 2: U(-2, 2). */
+        double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
         for (size_t k = 0; k < c->d; k++)
-            theta[k] = -2.0 + 4.0 * drift_rng_uniform(&c->rng);
+            theta[k] = -r + 2.0 * r * drift_rng_uniform(&c->rng);
         break;
+    }
     case DRIFT_INIT_VALUES: {
         drift_err me = {{0}};
         if (m->unconstrain(m->self, cfg->init_values, theta, &me))
@@ -190,6 +195,20 @@ static void write_header(drift_chain *c, FILE *f)
             cfg->init_mode == DRIFT_INIT_RANDOM   ? "random"
             : cfg->init_mode == DRIFT_INIT_VALUES ? "values"
                                                   : "zero");
+    if (cfg->init_mode == DRIFT_INIT_RANDOM && cfg->init_radius > 0)
+        fprintf(f, "# init_radius = %.10g\n", cfg->init_radius);
+    if (cfg->init_mode == DRIFT_INIT_VALUES && cfg->init_path)
+        fprintf(f, "# init_file = %s\n", cfg->init_path);
+    if (cfg->test_model) {
+        /* Where the held-out metrics go: beside this file. */
+        char path[4096], mpath[4200];
+        drift_chain_path(cfg->out_path, cfg->chains, c->id, path, sizeof path);
+        drift_heldout_path(path, mpath, sizeof mpath);
+        const char *base = strrchr(mpath, '/');
+        fprintf(f, "# test = %s\n", cfg->test_path ? cfg->test_path : "");
+        fprintf(f, "# eval_every = %.10g\n", cfg->eval_every);
+        fprintf(f, "# metrics_file = %s\n", base ? base + 1 : mpath);
+    }
     fprintf(f, "# N = %zu\n", c->N);
     fprintf(f, "# dim = %zu\n", c->d);
     fprintf(f, "# sampler_memory_bytes = %zu\n", c->mem_used);
@@ -240,11 +259,36 @@ typedef struct chain_job {
     const drift_run_config *cfg;
     unsigned id;
     drift_chain_result *res;
+    drift_progress *prog;
+    unsigned k;             /* 0-based index among the run's chains */
 } chain_job;
 
-static void run_chain(const drift_run_config *cfg, unsigned id,
-                      drift_chain_result *res)
+/* The end of warmup: thinning restarts (so the kept draws after warmup do
+ * not depend on --save-warmup), and the file gets the comment CmdStan
+ * writes there, which readers use to find saved warmup rows. */
+static void end_warmup(drift_chain *c)
 {
+    c->draws_seen = 0;
+    if (c->w)
+        fputs("# Adaptation terminated\n", drift_writer_file(c->w));
+}
+
+/* A row of held-out metrics at the chain's current point. */
+static void eval_heldout(drift_chain *c, double t_start)
+{
+    drift_err e = {{0}};
+    double passes = c->N ? (double)c->grads / (double)c->N : 0;
+    if (drift_heldout_write(c->heldout, passes, drift_now() - t_start, c->iter,
+                            &e))
+        drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
+}
+
+/* prog (may be NULL) watches the run; k is the chain's index in it. */
+static void run_chain(const drift_run_config *cfg, unsigned id,
+                      drift_chain_result *res, drift_progress *prog,
+                      unsigned k)
+{
+    drift_progress_slot *slot = drift_progress_slot_at(prog, k);
     drift_chain c;
     double t_start = drift_now();
     memset(res, 0, sizeof *res);
@@ -267,6 +311,20 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
             goto done;
         }
     }
+    if (cfg->test_model) {
+        drift_err e = {{0}};
+        if (cfg->out_path)
+            drift_heldout_path(res->path, res->metrics_path,
+                               sizeof res->metrics_path);
+        int rc = drift_heldout_new(&c.heldout, cfg->test_model,
+                                   cfg->test_path,
+                                   cfg->out_path ? res->metrics_path : NULL,
+                                   id, &e);
+        if (rc) {
+            drift_chain_fail(&c, rc, "%s", e.msg);
+            goto done;
+        }
+    }
     const drift_services *svc = &drift_services_table;
     if (cfg->sampler->init(c.state, svc, &c, cfg->hp, theta)) {
         if (!c.failed)
@@ -279,7 +337,13 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
     if (c.w)
         write_header(&c, drift_writer_file(c.w));
     started = 1;
+    /* Held-out evaluations fall due every eval_every data passes. */
+    double eval_grads = cfg->eval_every * (double)c.N;
+    double next_eval = eval_grads;
+    uint64_t last_eval = UINT64_MAX;
     while (!budget_spent(&c, t_start)) {
+        if (c.iter == cfg->warmup && cfg->warmup > 0)
+            end_warmup(&c);
         int rc = cfg->sampler->step(c.state, svc, &c, theta);
         if (rc || c.failed) {
             if (!c.failed)
@@ -290,9 +354,20 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
             break;
         }
         c.iter++;
+        drift_progress_note(slot, c.iter, c.grads, c.draws_written);
+        if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
+            eval_heldout(&c, t_start);
+            last_eval = c.grads;
+            while (next_eval <= (double)c.grads)
+                next_eval += eval_grads;
+        }
     }
     if (cfg->sampler->finish)
         cfg->sampler->finish(c.state, svc, &c);
+    /* The final evaluation, over every draw kept (also after a failure:
+     * the draws so far are valid). */
+    if (c.heldout && c.grads != last_eval)
+        eval_heldout(&c, t_start);
 done:
     res->iterations = c.iter;
     res->grads = c.grads;
@@ -318,15 +393,26 @@ done:
         }
         c.w = NULL;
     }
+    if (c.heldout) {
+        drift_err e = {{0}};
+        if (drift_heldout_close(c.heldout, started, &e) && !res->status) {
+            res->status = DRIFT_EIO;
+            snprintf(res->message, sizeof res->message, "%s", e.msg);
+        }
+        c.heldout = NULL;
+    }
+    if (!started)
+        res->metrics_path[0] = '\0';
     res->seconds = drift_now() - t_start;
     drift_chain_release(&c);
     drift_free(theta);
+    drift_progress_done(prog, k);
 }
 
 static void *chain_thread(void *arg)
 {
     chain_job *job = arg;
-    run_chain(job->cfg, job->id, job->res);
+    run_chain(job->cfg, job->id, job->res, job->prog, job->k);
     return NULL;
 }
 
@@ -350,8 +436,15 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
      * thread count keeps sums in a fixed order (same seed, same bytes). */
     openblas_set_num_threads(1);
     stop_requested = 0;
-    if (K == 1) {
-        run_chain(cfg, first, &results[0]);
+    drift_progress *prog = NULL;
+    if (cfg->progress) {
+        drift_progress_budget b = {
+            cfg->iters ? cfg->warmup + cfg->iters : 0, cfg->warmup,
+            cfg->passes, cfg->seconds, cfg->model->n_rows};
+        prog = drift_progress_new(K, first, &b, stderr);
+    }
+    if (K == 1 && !prog) {
+        run_chain(cfg, first, &results[0], NULL, 0);
     } else {
         pthread_t *tids = drift_calloc(K, sizeof *tids);
         chain_job *jobs = drift_calloc(K, sizeof *jobs);
@@ -360,15 +453,18 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
             drift_free(tids);
             drift_free(jobs);
             drift_free(live);
+            drift_progress_free(prog);
             return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         }
         for (unsigned k = 0; k < K; k++) {
-            jobs[k] = (chain_job){cfg, first + k, &results[k]};
+            jobs[k] = (chain_job){cfg, first + k, &results[k], prog, k};
             if (pthread_create(&tids[k], NULL, chain_thread, &jobs[k]) == 0)
                 live[k] = 1;
             else /* Run it here instead: slower, same result. */
-                run_chain(cfg, first + k, &results[k]);
+                run_chain(cfg, first + k, &results[k], prog, k);
         }
+        if (prog)
+            drift_progress_watch(prog);
         for (unsigned k = 0; k < K; k++)
             if (live[k])
                 pthread_join(tids[k], NULL);
@@ -376,6 +472,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         drift_free(jobs);
         drift_free(live);
     }
+    drift_progress_free(prog);
     for (unsigned k = 0; k < K; k++)
         if (results[k].status)
             return drift_err_set(e, results[k].status, "%s",

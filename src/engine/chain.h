@@ -56,6 +56,17 @@ typedef struct drift_run_config {
     void (*on_row)(void *user, unsigned chain_id, const double *row,
                    size_t n);
     void *on_row_user;
+    /* ---- added for issue 7 (runs users can trust and read) ---- */
+    int progress;                   /* draw the progress line on stderr
+                                       (the caller checked it is a
+                                       terminal and not --quiet) */
+    double init_radius;             /* DRIFT_INIT_RANDOM: U(-r, r) on the
+                                       unconstrained scale (0: 2, Stan's) */
+    const char *init_path;          /* DRIFT_INIT_VALUES: for the header */
+    const drift_model *test_model;  /* --test rows (NULL: none) */
+    const char *test_path;          /* for headers */
+    double eval_every;              /* --eval-every P data passes (0: at
+                                       the end only) */
 } drift_run_config;
 
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
@@ -73,6 +84,7 @@ typedef struct drift_chain_result {
     double seconds;
     uint64_t proposals, violations; /* thinning counters */
     char path[4096];                /* the draws file written */
+    char metrics_path[4096];        /* --test metrics file ("" if none) */
 } drift_chain_result;
 
 /* Runs the configured chains (in parallel threads when K > 1) and fills
@@ -134,6 +146,7 @@ struct drift_chain {
     char message[512];
     char warned[8][160];
     size_t n_warned;
+    struct drift_heldout *heldout;  /* --test evaluator (NULL: none) */
 };
 
 /* Sets up chain id of cfg (streams, workspaces, sampler state, initial

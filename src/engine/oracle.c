@@ -50,6 +50,52 @@ static int check_finite(drift_chain *c, const double *v, const char *what)
     return DRIFT_OK;
 }
 
+/* Fails the chain when one of the n values computed at theta (a potential
+ * U, its minibatch estimate, per-row terms, directional derivatives) is
+ * NaN or infinite: the model overflowed there.  The message shows
+ * sign * value and names the coordinate of largest magnitude. */
+static int check_values(drift_chain *c, const double *theta,
+                        const double *U, size_t n, const char *what,
+                        double sign)
+{
+    for (size_t k = 0; U && k < n; k++)
+        if (!isfinite(U[k])) {
+            size_t big = 0;
+            for (size_t j = 1; j < c->d; j++)
+                if (fabs(theta[j]) > fabs(theta[big]))
+                    big = j;
+            char name[128];
+            drift_param_name(c, big, name, sizeof name);
+            return drift_chain_fail(c, DRIFT_ENUMERIC,
+                                    "chain %u, iteration %llu: the %s is %g "
+                                    "(largest parameter: %s = %g); the "
+                                    "sampler diverged (try a smaller step "
+                                    "size)",
+                                    c->id, (unsigned long long)c->iter, what,
+                                    sign * U[k], name, theta[big]);
+        }
+    return DRIFT_OK;
+}
+
+/* Potentials are reported as the log densities users know. */
+static int check_potential(drift_chain *c, const double *theta,
+                           const double *U, size_t n, const char *what)
+{
+    return check_values(c, theta, U, n, what, -1.0);
+}
+
+/* check_finite over n gradient vectors (n x d, row-major). */
+static int check_finite_rows(drift_chain *c, const double *g, size_t n,
+                             const char *what)
+{
+    for (size_t r = 0; g && r < n; r++) {
+        int rc = check_finite(c, g + r * c->d, what);
+        if (rc)
+            return rc;
+    }
+    return DRIFT_OK;
+}
+
 static int check_rows(drift_chain *c, const size_t *rows, size_t n)
 {
     if (n && !rows)
@@ -142,7 +188,8 @@ static int svc_grad_full(drift_chain *c, const double *theta, double *grad,
     if (U)
         *U = -(ll + lp);
     c->grads += c->N;
-    if ((rc = check_finite(c, grad, "gradient")))
+    if ((rc = check_finite(c, grad, "gradient")) ||
+        (rc = check_potential(c, theta, U, 1, "log density")))
         return rc;
     add_noise(c, grad);
     return DRIFT_OK;
@@ -159,7 +206,7 @@ static int svc_U_full(drift_chain *c, const double *theta, double *U)
         return rc;
     *U = -(ll + lp);
     c->grads += c->N;
-    return DRIFT_OK;
+    return check_potential(c, theta, U, 1, "log density");
 }
 
 static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
@@ -234,6 +281,9 @@ static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
         if (!finite)
             return check_finite(c, grad, "gradient");
     }
+    if ((rc = check_potential(c, theta, U_est, 1,
+                              "minibatch estimate of the log density")))
+        return rc;
     add_noise(c, grad);
     return DRIFT_OK;
 }
@@ -277,7 +327,9 @@ static int svc_grad_rows(drift_chain *c, const double *theta,
                 u[j] = -u[j];
     }
     c->grads += n;
-    return DRIFT_OK;
+    if ((rc = check_finite_rows(c, grads, n, "per-row gradient")))
+        return rc;
+    return check_potential(c, theta, U_rows, n, "per-row log density");
 }
 
 static int svc_grad_sum(drift_chain *c, const double *theta,
@@ -295,7 +347,9 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
     if (U_sum)
         *U_sum = -ll;
     c->grads += n;
-    return DRIFT_OK;
+    if ((rc = check_finite(c, grad, "gradient")))
+        return rc;
+    return check_potential(c, theta, U_sum, 1, "log density of the rows");
 }
 
 /* Scratch for per-row gradients in the jvp fallback: at most 64 MiB, so
@@ -351,7 +405,7 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
         }
     }
     c->grads += n;
-    return DRIFT_OK;
+    return check_values(c, theta, out, n, "directional derivative", 1.0);
 }
 
 static int svc_glm_scalars(drift_chain *c, const double *theta,
@@ -376,7 +430,7 @@ static int svc_glm_scalars(drift_chain *c, const double *theta,
             s[done + j] = -s[done + j];
     }
     c->grads += n;
-    return DRIFT_OK;
+    return check_values(c, theta, s, n, "per-row gradient scalar", 1.0);
 }
 
 static int svc_glm_design(drift_chain *c, const size_t *rows, size_t n,

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "chain.h"
+#include "heldout.h"
 #include "oracle.h"
 #include "output.h"
 #include "util.h"
@@ -144,6 +145,14 @@ static void write_row(drift_chain *c, const double *theta, double lp,
         fputc('\n', f);
     }
     c->draws_written++;
+    /* --test: every draw kept after warmup enters the held-out metrics. */
+    if (c->heldout && c->iter >= c->cfg->warmup) {
+        drift_err he = {{0}};
+        int rc = drift_heldout_add(c->heldout, theta, &he);
+        if (rc)
+            drift_chain_fail(c, rc, "chain %u, iteration %llu: --test: %s",
+                             c->id, (unsigned long long)c->iter, he.msg);
+    }
 }
 
 static int check_state(drift_chain *c, const double *theta)
@@ -162,10 +171,33 @@ static int check_state(drift_chain *c, const double *theta)
     return DRIFT_OK;
 }
 
+/* An infinite log density (NaN means "none" by the ABI) is a divergence
+ * too; it names the coordinate of largest magnitude, the likeliest
+ * culprit. */
+static int check_lp(drift_chain *c, const double *theta, double lp)
+{
+    if (!isinf(lp))
+        return DRIFT_OK;
+    size_t big = 0;
+    for (size_t k = 1; k < c->d; k++)
+        if (fabs(theta[k]) > fabs(theta[big]))
+            big = k;
+    char name[128];
+    drift_param_name(c, big, name, sizeof name);
+    return drift_chain_fail(c, DRIFT_ENUMERIC,
+                            "chain %u, iteration %llu: the log density is "
+                            "%g (largest parameter: %s = %g); the sampler "
+                            "diverged (try a smaller step size)",
+                            c->id, (unsigned long long)c->iter, lp, name,
+                            theta[big]);
+}
+
 int drift_emit_draw(drift_chain *c, const double *theta, double lp,
                     const double *diag)
 {
     int rc = check_state(c, theta);
+    if (!rc)
+        rc = check_lp(c, theta, lp);
     if (rc)
         return rc;
     if (c->iter < c->cfg->warmup && !c->cfg->save_warmup)
@@ -180,6 +212,8 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                        double duration, double lp, const double *diag)
 {
     int rc = check_state(c, x0);
+    if (!rc)
+        rc = check_lp(c, x0, lp);
     if (rc)
         return rc;
     if (!(duration >= 0) || !isfinite(duration))

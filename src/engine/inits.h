@@ -1,0 +1,18 @@
+/* inits.h: user-given initial values (--init FILE) on the constrained
+ * scale, from a CmdStan-style JSON object ({"w": [0.1, 0.2], "tau": 1,
+ * "M": [[1, 2], [3, 4]]}) or a CSV file whose header names the model's
+ * outputs (w.1, w.2, tau, M.1.1 ...; a Stan CSV of draws works: its last
+ * row is used and other columns are ignored).  Not for checking
+ * constraints: the model's unconstrain() does that when a chain starts. */
+#ifndef DRIFT_INITS_H
+#define DRIFT_INITS_H
+
+#include <drift/model.h>
+
+/* Fills values[m->n_out] from path, in m's output order.  A name missing
+ * from the file, an index out of range, a value that is not a finite
+ * number: an error naming the file and the value. */
+int drift_inits_read(const char *path, const drift_model *m, double *values,
+                     drift_err *e);
+
+#endif

@@ -1,0 +1,62 @@
+/* progress.h: the live progress line on standard error while chains run:
+ * chain ids, iteration, data passes, draws per second and an ETA, one line
+ * for all chains, redrawn at most every half second by the thread that
+ * started the chains.  Chains only store three counters per step (relaxed
+ * atomic stores, no locks), so the line costs the hot loop nothing
+ * measurable.  Not for deciding whether standard error is a terminal (the
+ * caller does) or for the end-of-run account (the CLI). */
+#ifndef DRIFT_PROGRESS_H
+#define DRIFT_PROGRESS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* What one chain has done; written by its thread, read by the watcher. */
+typedef struct drift_progress_slot {
+    uint64_t iter, grads, draws;
+    int done;
+} drift_progress_slot;
+
+static inline void drift_progress_note(drift_progress_slot *s, uint64_t iter,
+                                       uint64_t grads, uint64_t draws)
+{
+    if (!s)
+        return;
+    __atomic_store_n(&s->iter, iter, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->grads, grads, __ATOMIC_RELAXED);
+    __atomic_store_n(&s->draws, draws, __ATOMIC_RELAXED);
+}
+
+/* The budget the line measures progress against (0: none of that kind). */
+typedef struct drift_progress_budget {
+    uint64_t iters;     /* warmup + post-warmup iterations */
+    uint64_t warmup;
+    double passes;
+    double seconds;
+    size_t N;           /* rows, for data passes (0: none) */
+} drift_progress_budget;
+
+typedef struct drift_progress drift_progress;
+
+/* A watcher of K chains with ids first .. first+K-1, drawing on f.
+ * NULL when out of memory (the run then goes on without a line). */
+drift_progress *drift_progress_new(unsigned K, unsigned first,
+                                   const drift_progress_budget *b, FILE *f);
+void drift_progress_free(drift_progress *p);
+
+/* Chain k's (0-based) slot. */
+drift_progress_slot *drift_progress_slot_at(drift_progress *p, unsigned k);
+
+/* Marks chain k finished and wakes the watcher. */
+void drift_progress_done(drift_progress *p, unsigned k);
+
+/* Draws the line until every chain is done, then erases it.  Call from
+ * the thread that started the chains. */
+void drift_progress_watch(drift_progress *p);
+
+/* The line for the current counters, elapsed seconds since the start,
+ * written into buf (at most cap - 1 characters; exposed for tests). */
+void drift_progress_format(drift_progress *p, double elapsed, char *buf,
+                           size_t cap);
+
+#endif
