@@ -158,7 +158,7 @@ void lref_lyap(size_t n, const double *A, const double *W, double *S)
     free(U);
 }
 
-enum { BATCHES = 100 };
+enum { BATCHES = 40 };
 
 /* Batch-means standard error of the mean of the series x[i * stride],
  * i < n. */

@@ -46,7 +46,7 @@ void lref_gnoise(const lref_target *t, size_t batch, double *G);
 void lref_lyap(size_t n, const double *A, const double *W, double *S);
 
 /* Sample means and covariances of the D output columns starting at col0,
- * with Monte Carlo standard errors from batch means (100 batches, each
+ * with Monte Carlo standard errors from batch means (40 batches, each
  * much longer than the chains' autocorrelation in these tests). */
 typedef struct lref_moments {
     double mean[2], cov[4], se_mean[2], se_cov[4];

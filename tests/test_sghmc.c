@@ -27,41 +27,54 @@ static void target(lref_target *t)
     lref_make(t, 40, 2, 0.6, 1, 2, 10, 12);
 }
 
-/* The recursion's stationary covariance S (4 x 4, theta then r). */
+/* The recursion's stationary covariance S (4 x 4, theta then r); with
+ * symplectic, theta moves with the new momentum: theta' - m = (theta - m)
+ * + h r', so the theta rows are (I - h^2 Q, h D) and the noise w enters
+ * theta' as h w. */
 static void law(const lref_target *t, double h, double gamma, double sigma,
-                double *S)
+                int symplectic, double *S)
 {
-    double E[4], A[16] = {0}, W[16] = {0};
+    double E[4], A[16] = {0}, W[16] = {0}, D = 1 - h * gamma;
     lref_gnoise(t, BATCH, E);
     for (int j = 0; j < 2; j++) {
         A[j * 4 + j] = 1;
-        A[j * 4 + 2 + j] = h;
-        A[(2 + j) * 4 + 2 + j] = 1 - h * gamma;
+        A[j * 4 + 2 + j] = symplectic ? h * D : h;
+        A[(2 + j) * 4 + 2 + j] = D;
         for (int k = 0; k < 2; k++) {
             A[(2 + j) * 4 + k] = -h * t->Q[j * 2 + k];
-            W[(2 + j) * 4 + 2 + k] =
-                h * h * E[j * 2 + k] + (j == k ? sigma * sigma * h : 0);
+            if (symplectic)
+                A[j * 4 + k] -= h * h * t->Q[j * 2 + k];
         }
     }
+    for (int j = 0; j < 2; j++)
+        for (int k = 0; k < 2; k++) {
+            double c = h * h * E[j * 2 + k] + (j == k ? sigma * sigma * h : 0);
+            W[(2 + j) * 4 + 2 + k] = c;
+            if (symplectic) {
+                W[j * 4 + 2 + k] = W[(2 + j) * 4 + k] = h * c;
+                W[j * 4 + k] = h * h * c;
+            }
+        }
     lref_lyap(4, A, W, S);
 }
 
-static void run_and_check(double h, double gamma, uint64_t iters,
-                          uint64_t thin, int against_posterior)
+static void run_and_check(double h, double gamma, int symplectic,
+                          uint64_t iters, uint64_t thin, int against_posterior)
 {
     lref_target t;
     target(&t);
     th_problem tp;
     lref_open(&tp, &t);
     double sigma = sqrt(2 * gamma), S[16];
-    law(&t, h, gamma, sigma, S);
+    law(&t, h, gamma, sigma, symplectic, S);
     double Sth[4] = {S[0], S[1], S[4], S[5]};
     double kin = (S[10] + S[15]) / 4;
-    char set[2][40];
+    char set[3][40];
     snprintf(set[0], sizeof set[0], "h=%.17g", h);
     snprintf(set[1], sizeof set[1], "gamma=%.17g", gamma);
-    char *sets[] = {set[0], set[1]};
-    th_run r = {.sampler = "sghmc", .set = sets, .n_set = 2, .batch = BATCH,
+    snprintf(set[2], sizeof set[2], "scheme=%s", symplectic ? "symplectic" : "em");
+    char *sets[] = {set[0], set[1], set[2]};
+    th_run r = {.sampler = "sghmc", .set = sets, .n_set = 3, .batch = BATCH,
                 .access = DRIFT_ACCESS_RA, .iters = iters, .thin = thin,
                 .warmup = (uint64_t)(40 / h), .seed = 51};
     th_draws d;
@@ -70,9 +83,9 @@ static void run_and_check(double h, double gamma, uint64_t iters,
     /* Columns: lp__, grads__, kinetic__, theta.1, theta.2. */
     lref_compute(&d, 3, 2, &mo);
     char label[80];
-    print_message("sghmc h=%g gamma=%g: law var %.5g %.5g (posterior %.5g "
-                  "%.5g)\n",
-                  h, gamma, Sth[0], Sth[3], t.Qinv[0], t.Qinv[3]);
+    print_message("sghmc %s h=%g gamma=%g: law var %.5g %.5g (posterior "
+                  "%.5g %.5g)\n",
+                  set[2], h, gamma, Sth[0], Sth[3], t.Qinv[0], t.Qinv[3]);
     if (against_posterior) {
         double bias = 0;
         for (int k = 0; k < 4; k++)
@@ -100,14 +113,22 @@ static void run_and_check(double h, double gamma, uint64_t iters,
 static void test_exact_law(void **state)
 {
     (void)state;
-    run_and_check(0.02, 5, 400000, 2, 0);
+    run_and_check(0.02, 5, 0, 400000, 2, 0);
+}
+
+/* The semi-implicit scheme at a step and friction (h q_max = 1.4 > gamma
+ * = 1) where explicit Euler would diverge. */
+static void test_symplectic_law(void **state)
+{
+    (void)state;
+    run_and_check(0.02, 1, 1, 400000, 2, 0);
 }
 
 /* A small step: the posterior within error plus the closed-form bias. */
 static void test_posterior(void **state)
 {
     (void)state;
-    run_and_check(5e-4, 5, 1000000, 5, 1);
+    run_and_check(5e-4, 5, 0, 1000000, 5, 1);
 }
 
 /* sigma = 0 with friction: no heat at all beyond the minibatch's, so the
@@ -121,8 +142,8 @@ static void test_sigma(void **state)
     th_problem tp;
     lref_open(&tp, &t);
     double S0[16], S1[16];
-    law(&t, 0.02, 5, 0, S0);
-    law(&t, 0.02, 5, sqrt(10), S1);
+    law(&t, 0.02, 5, 0, 0, S0);
+    law(&t, 0.02, 5, sqrt(10), 0, S1);
     char *sets[] = {"h=0.02", "gamma=5", "sigma=0"};
     th_run r = {.sampler = "sghmc", .set = sets, .n_set = 3, .batch = BATCH,
                 .iters = 400000, .thin = 2, .warmup = 2000, .seed = 52};
@@ -163,6 +184,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_exact_law),
+        cmocka_unit_test(test_symplectic_law),
         cmocka_unit_test(test_posterior),
         cmocka_unit_test(test_sigma),
         cmocka_unit_test(test_cost),

@@ -9,7 +9,12 @@
  *     r_{k+1}     = r_k - h gamma r_k - h grad U~(theta_k) + sigma sqrt(h) xi_k.
  *
  * This is the SGHMC (SGULD) baseline of the EWSG paper (Li, Wang, Zha and
- * Tao); unit mass, r_0 ~ N(0, I).  With sigma = sqrt(2 gamma) the
+ * Tao); unit mass, r_0 ~ N(0, I).  Explicit Euler is unstable where
+ * h * (curvature of U) exceeds gamma, so small frictions need small steps;
+ * scheme=symplectic takes the momentum step first and moves theta with the
+ * new momentum, theta_{k+1} = theta_k + h r_{k+1} (semi-implicit Euler, the
+ * form of Chen, Fox and Guestrin's SGHMC and of Ding et al.'s thermostat
+ * experiments), which is stable for h^2 * curvature < 4 at any friction.  With sigma = sqrt(2 gamma) the
  * dynamics leave exp(-U(theta) - |r|^2/2) invariant; another sigma samples
  * at temperature sigma^2 / (2 gamma).  Not exact: the minibatch noise adds
  * heat that the friction does not remove (Chen, Fox and Guestrin 2014), and
@@ -20,6 +25,7 @@
 
 typedef struct sghmc {
     double h, gamma, sigma;
+    int symplectic;
     size_t d, n;
     double *r, *grad, *xi;
 } sghmc;
@@ -32,6 +38,7 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     s->h = hp[0];
     s->gamma = hp[1];
     s->sigma = isnan(hp[2]) ? sqrt(2.0 * s->gamma) : hp[2];
+    s->symplectic = hp[3] != 0;
     s->d = svc->dim(c);
     s->n = svc->batch(c);
     s->r = svc->alloc(c, s->d * sizeof(double));
@@ -55,9 +62,10 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     double noise = s->sigma * sqrt(s->h), decay = 1.0 - s->h * s->gamma;
     double rr = 0;
     for (size_t k = 0; k < s->d; k++) {
-        theta[k] += s->h * s->r[k];
-        s->r[k] = decay * s->r[k] - s->h * s->grad[k] + noise * s->xi[k];
-        rr += s->r[k] * s->r[k];
+        double r_new = decay * s->r[k] - s->h * s->grad[k] + noise * s->xi[k];
+        theta[k] += s->h * (s->symplectic ? r_new : s->r[k]);
+        s->r[k] = r_new;
+        rr += r_new * r_new;
     }
     double diag[1] = {rr / (2.0 * (double)s->d)};
     return svc->emit_draw(c, theta, -U, diag);
@@ -72,6 +80,9 @@ static const drift_hparam hparams[] = {
     {"sigma", DRIFT_HP_REAL, NAN, 0, INFINITY, 0, NULL,
      "noise amplitude; default (auto) sqrt(2 gamma), which makes exp(-U) "
      "invariant"},
+    {"scheme", DRIFT_HP_ENUM, 0, 0, 0, 0, "em|symplectic",
+     "em: theta moves with r_k (Euler-Maruyama); symplectic: with r_{k+1} "
+     "(semi-implicit, stable at small gamma)"},
 };
 
 static const char *const columns[] = {"kinetic__"};
