@@ -24,6 +24,9 @@
  *   r_next_0  r_{k+1} ~ 0, x = (h gamma - 1) r_k / (sigma sqrt(h)).
  * With the default x the selection correlates the gradient with r_k, which
  * acts as extra friction matched to the minibatch noise.
+ * Minibatches come from the engine's access stream (--access ra, the
+ * default, gives the paper's uniform proposals); --grad-noise does not
+ * reach them (per-row gradients stay exact).
  * Every gradient of the index chain is counted: (M + 1) b rows per step.
  * Columns: index_accept__ (the fraction of the M proposals accepted in the
  * step; its mean is the index chain's acceptance rate) and kinetic__ =
