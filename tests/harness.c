@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "hparam.h"
 
 drift_registry *th_registry(void)
 {
@@ -19,7 +20,8 @@ drift_registry *th_registry(void)
     if (tp && *tp) {
         char path[4096];
         const char *names[] = {"gauss.so", "normmean.so", "catmodel.so",
-                               "quartic.so", NULL};
+                               "quartic.so", "corrgauss.so", "doublewell.so",
+                               NULL};
         for (const char **n = names; *n; n++) {
             snprintf(path, sizeof path, "%s/%s", tp, *n);
             if (access(path, R_OK) == 0 && drift_registry_load(reg, path, &e))

@@ -821,6 +821,90 @@ static void test_init_and_test_options(void **state)
     free(shortj);
     free(badj);
     free(csv);
+/* The block `drift samplers` prints for sampler name (up to the next
+ * blank line); NULL when absent.  Caller frees. */
+static char *sampler_block(const char *out, const char *name)
+{
+    char key[64];
+    snprintf(key, sizeof key, "\n%s  ", name);
+    const char *p = strstr(out, key);
+    if (!p)
+        return NULL;
+    const char *end = strstr(p + 1, "\n\n");
+    size_t n = end ? (size_t)(end - p) : strlen(p);
+    char *b = malloc(n + 1);
+    assert_non_null(b);
+    memcpy(b, p, n);
+    b[n] = '\0';
+    return b;
+}
+
+/* Issue 4: every Langevin-family sampler is listed with its
+ * hyperparameters (names as the papers have them) and columns, and runs
+ * end to end from the command line. */
+static void test_langevin(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        const char *want[8];
+    } s[] = {
+        {"lmc", {"    h ", "full-data", NULL}},
+        {"mala", {"    h ", "adapt_delta", "0.574", "accept_stat__",
+                  "stepsize__", "full-data", NULL}},
+        {"psgld", {"    h ", "    lambda ", "1e-05", "    alpha ", "0.99",
+                   NULL}},
+        {"sghmc", {"    h ", "    gamma ", "    sigma ", "default auto",
+                   "sqrt(2 gamma)", "em|symplectic", "kinetic__", NULL}},
+        {"sgnht", {"    h ", "    A ", "xi__", "kinetic__", NULL}},
+        {"msgnht", {"    h ", "    A ", "xi__", "kinetic__", NULL}},
+        {"ewsg", {"    h ", "    gamma ", "    sigma ", "    M ", "    x ",
+                  "r_next_r|0|1|r_next_0", "index_accept__", NULL}},
+    };
+    result r = run((const char *[]){"samplers", NULL});
+    assert_int_equal(r.status, 0);
+    for (size_t k = 0; k < sizeof s / sizeof s[0]; k++) {
+        char *b = sampler_block(r.out, s[k].name);
+        if (!b)
+            fail_msg("drift samplers does not list %s:\n%s", s[k].name, r.out);
+        for (const char *const *w = s[k].want; *w; w++)
+            if (!strstr(b, *w))
+                fail_msg("%s's listing lacks '%s':\n%s", s[k].name, *w, b);
+        free(b);
+    }
+    result_free(&r);
+
+    /* End to end: the thermostat on the data-free double well with
+     * injected gradient noise, and ewsg's refusal of it. */
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    assert_non_null(tp);
+    char model[4096], out[] = "/tmp/drift-cli-lgv-XXXXXX";
+    snprintf(model, sizeof model, "%s/doublewell.so", tp);
+    int fd = mkstemp(out);
+    assert_true(fd >= 0);
+    close(fd);
+    r = run((const char *[]){"sample", "--model", model, "--sampler", "sgnht",
+                             "--set", "A=0", "--set", "h=0.01",
+                             "--grad-noise", "1", "--iter", "100", "--seed",
+                             "3", "--out", out, "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    result_free(&r);
+    char *csv = slurp(out);
+    assert_non_null(csv);
+    assert_non_null(strstr(csv, "lp__,grads__,xi__,kinetic__,theta"));
+    assert_non_null(strstr(csv, "# grad_noise = 1"));
+    free(csv);
+    unlink(out);
+    expect((const char *[]){"sample", "--model", model, "--sampler", "ewsg",
+                            "--iter", "10", "--seed", "1", "--out", out,
+                            "--quiet", NULL},
+           2, "ewsg: the model has no data rows");
+    expect((const char *[]){"sample", "--model", model, "--sampler", "ewsg",
+                            "--set", "x=2", "--iter", "10", NULL},
+           2, "r_next_r|0|1|r_next_0");
+    expect((const char *[]){"sample", "--model", model, "--sampler", "psgld",
+                            "--set", "alpha=1", "--iter", "10", NULL},
+           2, "'alpha' of sampler psgld accepts [0, 1)");
 }
 
 int main(void)
@@ -839,6 +923,7 @@ int main(void)
         cmocka_unit_test(test_summary_cli),
         cmocka_unit_test(test_run_then_summary),
         cmocka_unit_test(test_init_and_test_options),
+        cmocka_unit_test(test_langevin),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -622,8 +622,11 @@ int cmd_samplers(int argc, char **argv)
     for (size_t k = 0; k < n; k++) {
         const drift_sampler_entry *s = drift_registry_sampler_at(reg, k);
         printf("\n%s  %s\n  file: %s\n", s->s.name, s->s.summary, s->path);
-        printf("  minibatch: --batch (default %zu)\n",
-               s->s.default_batch ? s->s.default_batch : (size_t)32);
+        if (s->s.flags & DRIFT_SAMPLER_FULL_DATA)
+            printf("  minibatch: none (full-data gradients)\n");
+        else
+            printf("  minibatch: --batch (default %zu)\n",
+                   s->s.default_batch ? s->s.default_batch : (size_t)32);
         print_table(s->s.hparams, s->s.n_hparams);
         if (s->s.n_columns) {
             printf("  columns:");

@@ -288,6 +288,19 @@ static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
     return DRIFT_OK;
 }
 
+static void svc_warn(drift_chain *c, const char *msg);
+
+/* --grad-noise perturbs the estimates of grad U (grad_full, grad_batch);
+ * per-row gradients are left exact, since the noise's scale is defined for
+ * the whole estimate.  Say so once to a sampler that uses them. */
+static void note_rows_exact(drift_chain *c)
+{
+    if (c->grad_noise_sd > 0)
+        svc_warn(c, "--grad-noise applies to grad_full and grad_batch only; "
+                    "this sampler's per-row gradients (grad_rows, grad_sum) "
+                    "carry no injected noise");
+}
+
 static int svc_grad_prior(drift_chain *c, const double *theta, double *grad,
                           double *U0)
 {
@@ -310,6 +323,7 @@ static int svc_grad_rows(drift_chain *c, const double *theta,
     int rc = check_rows(c, rows, n);
     if (rc)
         return rc;
+    note_rows_exact(c);
     const drift_model *m = c->model;
     drift_err me = {{0}};
     for (size_t done = 0; done < n; done += c->ws_cap) {
@@ -339,6 +353,7 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
     int rc = check_rows(c, rows, n);
     if (rc)
         return rc;
+    note_rows_exact(c);
     double ll;
     if ((rc = sum_rows(c, theta, rows, 0, n, c->ws_cap, grad, &ll)))
         return rc;
