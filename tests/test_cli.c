@@ -821,6 +821,8 @@ static void test_init_and_test_options(void **state)
     free(shortj);
     free(badj);
     free(csv);
+}
+
 /* The block `drift samplers` prints for sampler name (up to the next
  * blank line); NULL when absent.  Caller frees. */
 static char *sampler_block(const char *out, const char *name)
