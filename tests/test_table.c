@@ -8,6 +8,7 @@
 
 #include "harness.h"
 #include "table.h"
+#include "util.h"
 
 static void expect_error(const char *text, const char *where,
                          const char *what)
