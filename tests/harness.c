@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "hparam.h"
 
 drift_registry *th_registry(void)
 {
@@ -18,7 +19,7 @@ drift_registry *th_registry(void)
     const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
     if (tp && *tp) {
         char path[4096];
-        const char *names[] = {"gauss.so", NULL};
+        const char *names[] = {"gauss.so", "ridge.so", NULL};
         for (const char **n = names; *n; n++) {
             snprintf(path, sizeof path, "%s/%s", tp, *n);
             if (access(path, R_OK) == 0 && drift_registry_load(reg, path, &e))
@@ -146,6 +147,7 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
         .seed = r->seed,
         .chains = K,
         .grad_noise = r->grad_noise,
+        .max_memory = r->max_memory,
         .out_path = r->out_path,
         .quiet = 1,
         .on_row = on_row,

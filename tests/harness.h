@@ -53,6 +53,7 @@ typedef struct th_run {
     double passes, grad_noise, thin_time;
     unsigned chains;
     const char *out_path;
+    size_t max_memory;              /* --max-memory (0: none) */
 } th_run;
 
 /* Runs r on tp; draws of chain k (0-based) go to out[k] (chains entries;
