@@ -99,10 +99,11 @@ __attribute__((visibility("default"))) void ridge_trace_set(int on)
     trace.on = on;
 }
 
-/* The calls recorded so far: call k is (*first)[k], (*n)[k] rows, from
- * rows + (*first)[k] or the range starting at (*range_first)[k] when
- * (*is_range)[k].  Returns the number of calls; the arrays are copies the
- * caller frees. */
+/* Takes the calls recorded so far and stops recording: call k is
+ * (*first)[k], (*n)[k] rows, from rows + (*first)[k] or the range starting
+ * at (*range_first)[k] when (*is_range)[k].  Returns the number of calls;
+ * the arrays are copies the caller frees, and the trace's own buffers are
+ * released (so nothing is left when the plugin is unloaded). */
 __attribute__((visibility("default"))) size_t
 ridge_trace_get(size_t **first, size_t **n, size_t **range_first,
                 int **is_range, size_t **rows)
@@ -123,6 +124,9 @@ ridge_trace_get(size_t **first, size_t **n, size_t **range_first,
     }
     if (trace.n_rows)
         memcpy(*rows, trace.rows, trace.n_rows * sizeof **rows);
+    free(trace.rows);
+    free(trace.calls);
+    memset(&trace, 0, sizeof trace);
     return k;
 }
 
