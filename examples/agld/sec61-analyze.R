@@ -75,9 +75,10 @@ for (s in names(names)) {
     P <- Xf[, 1:2]
     ess <- min(apply(P, 2, ess_bulk))
     m2 <- colMeans(P); S2 <- cov(P)
-    # The noise floor of the histogram distance: iid draws of the ESS's size.
+    # The noise floor of the histogram distance: as many iid exact draws.
+    nd <- nrow(P)
     floor_tv <- mean(replicate(20, hist_tv(
-        matrix(rnorm(2 * round(ess)), ncol = 2) + rep(abar[1:2], each = round(ess)),
+        matrix(rnorm(2 * nd), ncol = 2) + rep(abar[1:2], each = nd),
         abar[1:2])))
     rows[[s]] <- data.table(
         sampler = names[[s]], draws = nrow(P), ess_bulk_min = round(ess),
@@ -91,7 +92,8 @@ for (s in names(names)) {
 }
 tab <- rbindlist(rows)
 tab[, `:=`(eta = eta, batch = nb)]
-fwrite(tab, file.path(build, "sec61-distances.csv"))
+tag <- sprintf("eta%s-n%s", eta, nb)
+fwrite(tab, file.path(build, paste0("sec61-distances-", tag, ".csv")))
 print(tab, digits = 4)
 
 pr <- rbindlist(proj)
@@ -109,5 +111,5 @@ p <- ggplot(pr, aes(x1, x2)) +
                          eta, nb),
          subtitle = "blue: sample density; dashed: exact target") +
     theme_bw(base_size = 9)
-ggsave(file.path(build, "sec61-projections.png"), p, width = 12, height = 3.2,
+ggsave(file.path(build, paste0("sec61-projections-", tag, ".png")), p, width = 12, height = 3.2,
        dpi = 110)

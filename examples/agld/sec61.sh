@@ -3,8 +3,8 @@
 # Gaussian-mixture potential (N = 500, d = 10, a_i ~ N(2*1, I)), 2e4 data
 # passes per sampler with the last 1e4 kept, for LMC, SGLD, SVRG-LD, SAGA-LD
 # and TMU-RA at one step size; 2-D projections of the sample densities are
-# compared with the exact target.  Writes build/sec61-distances.csv and
-# build/sec61-projections.png.  Not part of make check.
+# compared with the exact target.  Writes build/sec61-distances-etaE-nB.csv
+# and build/sec61-projections-etaE-nB.png.  Not part of make check.
 #
 # Usage (from a built tree): examples/agld/sec61.sh [ETA] [BATCH]
 # LMC is agld with snapshot=ptu and D=1: a total refresh at every step, so
@@ -15,7 +15,7 @@ top=$(cd "$here/../.." && pwd)
 build=$here/build
 eta=${1:-0.1}
 n=${2:-5}
-passes=20000
+passes=${PASSES:-20000}
 mkdir -p "$build"
 drift=${DRIFT:-$top/drift}
 export DRIFT_PLUGIN_DIR="$top/plugins/samplers/.libs:$top/plugins/models/.libs"
