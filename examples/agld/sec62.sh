@@ -14,8 +14,8 @@ set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 build=$here/build
-eta=${1:-1e-6}
-n=${2:-10}
+eta=${1:-5e-7}
+n=${2:-100}
 epochs=10
 mkdir -p "$build"
 drift=${DRIFT:-$top/drift}
