@@ -110,7 +110,7 @@ static char *wide_data(size_t N, size_t d)
 
 /* Square root of a symmetric positive definite 2 x 2 matrix:
  * sqrt(M) = (M + sqrt(det M) I) / sqrt(tr M + 2 sqrt(det M)). */
-static void sqrtm2(const double M[2][2], double R[2][2])
+static void sqrtm2(const double (*M)[2], double (*R)[2])
 {
     double sd = sqrt(M[0][0] * M[1][1] - M[0][1] * M[1][0]);
     double t = sqrt(M[0][0] + M[1][1] + 2 * sd);
@@ -120,7 +120,7 @@ static void sqrtm2(const double M[2][2], double R[2][2])
     R[1][0] = M[1][0] / t;
 }
 
-static void mul2(const double P[2][2], const double Q[2][2], double R[2][2])
+static void mul2(const double (*P)[2], const double (*Q)[2], double (*R)[2])
 {
     for (int a = 0; a < 2; a++)
         for (int b = 0; b < 2; b++)
@@ -129,8 +129,8 @@ static void mul2(const double P[2][2], const double Q[2][2], double R[2][2])
 
 /* W2 between N(m1, S1) and N(m2, S2):
  * |m1 - m2|^2 + tr(S1 + S2 - 2 (S2^1/2 S1 S2^1/2)^1/2). */
-static double w2_gauss(const double m1[2], const double S1[2][2],
-                       const double m2[2], const double S2[2][2])
+static double w2_gauss(const double *m1, const double (*S1)[2],
+                       const double *m2, const double (*S2)[2])
 {
     double r2[2][2], t[2][2], u[2][2], cross[2][2];
     sqrtm2(S2, r2);
@@ -159,7 +159,7 @@ static double w2_gauss(const double m1[2], const double S1[2][2],
  *     shrinkage is at most the noise injected over the average age, a
  *     relative eta a_max (N/n) / 2, which the tolerance allows for those
  *     variants (7.8% here). */
-static void lmc_cov(const posterior *p, double eta, double W[2][2])
+static void lmc_cov(const posterior *p, double eta, double (*W)[2])
 {
     double A2[2][2], M[2][2];
     mul2(p->A, p->A, A2);
