@@ -21,7 +21,7 @@ drift_registry *th_registry(void)
         char path[4096];
         const char *names[] = {"gauss.so", "normmean.so", "catmodel.so",
                                "quartic.so", "corrgauss.so", "doublewell.so",
-                               NULL};
+                               "ridge.so", NULL};
         for (const char **n = names; *n; n++) {
             snprintf(path, sizeof path, "%s/%s", tp, *n);
             if (access(path, R_OK) == 0 && drift_registry_load(reg, path, &e))
@@ -150,6 +150,7 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
         .seed = r->seed,
         .chains = K,
         .grad_noise = r->grad_noise,
+        .max_memory = r->max_memory,
         .out_path = r->out_path,
         .first_chain_id = first,
         .init_mode = r->init_mode,

@@ -62,6 +62,7 @@ typedef struct th_run {
     const char *test_path;
     double eval_every;
     int save_warmup;
+    size_t max_memory;              /* --max-memory (0: none) */
 } th_run;
 
 /* Runs r on tp; draws of chain k (0-based) go to out[k] (chains entries;

@@ -1,0 +1,71 @@
+# sec62-analyze.R: test MSE against epochs from each sampler's draws.
+# For epoch e (e x Ntrain per-datum gradients, from grads__), two
+# predictors on the held-out rows:
+#   avg:  x . mean(w) over the draws of epoch e (the posterior-mean
+#         prediction from that epoch's samples, as samplers are used); an
+#         epoch spent inside one full-gradient refresh step has no draw of
+#         its own and uses the last draw before its end;
+#   last: x . w of the last draw at or before the end of epoch e.
+# The exact posterior mean's test MSE is given for reference, and excess_*
+# is each MSE minus it.
+suppressMessages({
+    library(data.table)
+    library(ggplot2)
+})
+args <- commandArgs(TRUE)
+build <- args[1]
+Ntr <- as.numeric(args[2])
+eta <- args[3]
+nb <- args[4]
+te <- fread(file.path(build, "sec62-test.csv"))
+Xte <- as.matrix(te[, -1]); yte <- te$y
+d <- ncol(Xte)
+tr <- fread(file.path(build, "sec62-train.csv"))
+Xtr <- as.matrix(tr[, -1])
+A <- crossprod(Xtr) + diag(d)          # sigma = 1, tau = 1
+m <- solve(A, crossprod(Xtr, tr$y))
+rm(tr, Xtr)
+mse <- function(w) mean((yte - Xte %*% w)^2)
+best <- mse(m)
+cat(sprintf("posterior mean: test MSE %.5f\n", best))
+labels <- c(lmc = "LMC", sgld = "SGLD", `ptu-ra` = "PTU-RA (SVRG-LD)",
+            `ppu-ra` = "PPU-RA (SAGA-LD)", `tmu-ra` = "TMU-RA",
+            `tmu-rr` = "TMU-RR", `tmu-ca` = "TMU-CA", `svrg-ld+` = "SVRG-LD+")
+out <- list()
+for (s in names(labels)) {
+    f <- file.path(build, paste0("sec62-", s, ".csv"))
+    x <- fread(cmd = paste("grep -v '^#'", shQuote(f)))
+    W <- as.matrix(x[, paste0("w.", 1:d), with = FALSE])
+    ep <- ceiling(x$grads__ / Ntr - 1e-9)
+    for (e in 1:10) {
+        k <- which(ep == e)
+        last <- max(which(ep <= e))
+        out[[length(out) + 1]] <- data.table(sampler = labels[[s]], epoch = e,
+            draws = length(k),
+            mse_avg = if (length(k)) mse(colMeans(W[k, , drop = FALSE]))
+                      else mse(W[last, ]),
+            mse_last = mse(W[last, ]))
+    }
+}
+tab <- rbindlist(out)
+tab[, `:=`(eta = eta, batch = nb, mse_posterior_mean = best,
+           excess_avg = mse_avg - best, excess_last = mse_last - best)]
+fwrite(tab, file.path(build, "sec62-mse.csv"))
+cat("test MSE, epoch's draws averaged:\n")
+print(dcast(tab, sampler ~ epoch, value.var = "mse_avg"), digits = 5)
+cat("test MSE, last draw of the epoch:\n")
+print(dcast(tab, sampler ~ epoch, value.var = "mse_last"), digits = 5)
+long <- melt(tab, id.vars = c("sampler", "epoch"),
+             measure.vars = c("excess_avg", "excess_last"),
+             variable.name = "predictor", value.name = "excess")
+long[, predictor := ifelse(predictor == "excess_avg", "epoch's draws averaged",
+                           "last draw of the epoch")]
+p <- ggplot(long, aes(epoch, pmax(excess, 1e-6), colour = sampler)) +
+    geom_line() + geom_point(size = 1) +
+    facet_wrap(~predictor) +
+    scale_y_log10() + scale_x_continuous(breaks = 1:10) +
+    labs(title = sprintf("Section 6.2: Bayesian ridge regression, N = %d, d = %d, eta = %s, n = %s",
+                         Ntr, d, eta, nb),
+         y = "test MSE minus the exact posterior mean's") +
+    theme_bw(base_size = 10)
+ggsave(file.path(build, "sec62-mse.png"), p, width = 11, height = 5, dpi = 110)
