@@ -126,12 +126,16 @@ int drift_chain_setup(drift_chain *c, const drift_run_config *cfg,
                                     "out of memory for the sampler state");
     }
     if (cfg->grad_noise > 0) {
+        /* The step size: 'h' in the Langevin family, 'eta' in AGLD's. */
         long k = drift_hparams_find(cfg->sampler->hparams,
                                     cfg->sampler->n_hparams, "h");
         if (k < 0)
+            k = drift_hparams_find(cfg->sampler->hparams,
+                                   cfg->sampler->n_hparams, "eta");
+        if (k < 0 || isnan(cfg->hp[k]))
             return drift_chain_fail(c, DRIFT_EINVAL,
                                     "--grad-noise needs a sampler with a step "
-                                    "size 'h'; %s has none",
+                                    "size 'h' or 'eta'; %s has none",
                                     cfg->sampler->name);
         c->grad_noise_sd = sqrt(2.0 * cfg->grad_noise / cfg->hp[k]);
     }
