@@ -157,6 +157,16 @@ static void sparse_axpy(const drift_sparse *sp, size_t i, double a,
         out[sp->idx[k]] += a * sp->val[k];
 }
 
+/* The engine never asks for more rows than a workspace holds; say so if
+ * it ever does. */
+static int too_many_rows(const workspace *ws, const drift_rows *b,
+                         drift_err *e)
+{
+    snprintf(e->msg, sizeof e->msg,
+             "logistic: %zu rows exceed the workspace of %zu", b->n, ws->cap);
+    return DRIFT_EINTERNAL;
+}
+
 /* z = X w and, per row, l_i and s_i = y_i - logistic(z_i) (so that
  * grad l_i = s_i x_i).  Dense rows also give the matrix used (X, ld). */
 static void forward(const logistic *m, workspace *ws, const double *w,
@@ -200,12 +210,8 @@ static int log_lik(const void *self, void *wsp, const double *w,
 {
     const logistic *m = self;
     workspace *ws = wsp;
-    if (b->n > ws->cap) {
-        snprintf(e->msg, sizeof e->msg,
-                 "logistic: %zu rows exceed the workspace of %zu", b->n,
-                 ws->cap);
-        return DRIFT_EINTERNAL;
-    }
+    if (b->n > ws->cap)
+        return too_many_rows(ws, b, e);
     const double *X;
     size_t ld;
     forward(m, ws, w, b, &X, &ld, ll_rows, ll_sum);
@@ -239,12 +245,8 @@ static int jvp(const void *self, void *wsp, const double *w, const double *v,
 {
     const logistic *m = self;
     workspace *ws = wsp;
-    if (b->n > ws->cap) {
-        snprintf(e->msg, sizeof e->msg,
-                 "logistic: %zu rows exceed the workspace of %zu", b->n,
-                 ws->cap);
-        return DRIFT_EINTERNAL;
-    }
+    if (b->n > ws->cap)
+        return too_many_rows(ws, b, e);
     const double *X;
     size_t ld;
     forward(m, ws, w, b, &X, &ld, ll_rows, NULL);
@@ -265,12 +267,8 @@ static int glm_scalars(const void *self, void *wsp, const double *w,
 {
     const logistic *m = self;
     workspace *ws = wsp;
-    if (b->n > ws->cap) {
-        snprintf(e->msg, sizeof e->msg,
-                 "logistic: %zu rows exceed the workspace of %zu", b->n,
-                 ws->cap);
-        return DRIFT_EINTERNAL;
-    }
+    if (b->n > ws->cap)
+        return too_many_rows(ws, b, e);
     const double *X;
     size_t ld;
     forward(m, ws, w, b, &X, &ld, ll_rows, NULL);
@@ -300,12 +298,8 @@ static int predict(const void *self, void *wsp, const double *w,
 {
     const logistic *m = self;
     workspace *ws = wsp;
-    if (b->n > ws->cap) {
-        snprintf(e->msg, sizeof e->msg,
-                 "logistic: %zu rows exceed the workspace of %zu", b->n,
-                 ws->cap);
-        return DRIFT_EINTERNAL;
-    }
+    if (b->n > ws->cap)
+        return too_many_rows(ws, b, e);
     const double *X;
     size_t ld;
     forward(m, ws, w, b, &X, &ld, NULL, NULL);

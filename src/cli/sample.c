@@ -596,26 +596,9 @@ static void print_table(const drift_hparam *t, size_t n)
 
 static const cli_opt list_opts[] = {{"--help", 0, "show this help"}};
 
-int cmd_samplers(int argc, char **argv)
+/* What `drift samplers` prints of the registry. */
+static void print_samplers(const drift_registry *reg)
 {
-    int help = 0;
-    int rc = cli_parse("samplers", list_opts, 1, argc, argv, list_help, &help);
-    if (rc)
-        return rc;
-    if (help) {
-        cli_usage("drift samplers",
-                  "Lists every sampler plugin found on the plugin search "
-                  "path, with its\nhyperparameters (set them with drift "
-                  "sample --set NAME=VALUE).",
-                  list_opts, 1);
-        return 0;
-    }
-    drift_err e;
-    drift_registry *reg = drift_registry_new();
-    if (!reg)
-        return EXIT_RUN_FAILED;
-    drift_registry_scan(reg, &e);
-    printf("plugin search path: %s\n", drift_registry_search_path(reg));
     size_t n = drift_registry_n_samplers(reg);
     if (n == 0)
         printf("no sampler plugins found\n");
@@ -635,31 +618,11 @@ int cmd_samplers(int argc, char **argv)
             printf("\n");
         }
     }
-    print_problems(reg);
-    drift_registry_free(reg);
-    return 0;
 }
 
-int cmd_models(int argc, char **argv)
+/* What `drift models` prints of the registry. */
+static void print_models(const drift_registry *reg)
 {
-    int help = 0;
-    int rc = cli_parse("models", list_opts, 1, argc, argv, list_help, &help);
-    if (rc)
-        return rc;
-    if (help) {
-        cli_usage("drift models",
-                  "Lists every C model plugin found on the plugin search "
-                  "path, with its options\n(set them with drift sample "
-                  "--model-set NAME=VALUE).",
-                  list_opts, 1);
-        return 0;
-    }
-    drift_err e;
-    drift_registry *reg = drift_registry_new();
-    if (!reg)
-        return EXIT_RUN_FAILED;
-    drift_registry_scan(reg, &e);
-    printf("plugin search path: %s\n", drift_registry_search_path(reg));
     size_t n = drift_registry_n_models(reg);
     if (n == 0)
         printf("no model plugins found\n");
@@ -668,7 +631,50 @@ int cmd_models(int argc, char **argv)
         printf("\n%s  %s\n  file: %s\n", m->m->name, m->m->summary, m->path);
         print_table(m->m->options, m->m->n_options);
     }
+}
+
+/* The shared body of the listing commands: options, scan, print, and the
+ * plugins that were refused. */
+static int list_command(const char *cmd, const char *about,
+                        void (*print)(const drift_registry *), int argc,
+                        char **argv)
+{
+    int help = 0;
+    int rc = cli_parse(cmd, list_opts, 1, argc, argv, list_help, &help);
+    if (rc)
+        return rc;
+    if (help) {
+        char synopsis[64];
+        snprintf(synopsis, sizeof synopsis, "drift %s", cmd);
+        cli_usage(synopsis, about, list_opts, 1);
+        return 0;
+    }
+    drift_err e;
+    drift_registry *reg = drift_registry_new();
+    if (!reg)
+        return EXIT_RUN_FAILED;
+    drift_registry_scan(reg, &e);
+    printf("plugin search path: %s\n", drift_registry_search_path(reg));
+    print(reg);
     print_problems(reg);
     drift_registry_free(reg);
     return 0;
+}
+
+int cmd_samplers(int argc, char **argv)
+{
+    return list_command("samplers",
+                        "Lists every sampler plugin found on the plugin "
+                        "search path, with its\nhyperparameters (set them "
+                        "with drift sample --set NAME=VALUE).",
+                        print_samplers, argc, argv);
+}
+
+int cmd_models(int argc, char **argv)
+{
+    return list_command("models",
+                        "Lists every C model plugin found on the plugin "
+                        "search path, with its options\n(set them with drift "
+                        "sample --model-set NAME=VALUE).",
+                        print_models, argc, argv);
 }
