@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "hparam.h"
 
 drift_registry *th_registry(void)
 {
