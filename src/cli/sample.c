@@ -22,7 +22,7 @@ enum {
     O_MODEL, O_MODEL_SET, O_DATA, O_SAMPLER, O_SET, O_BATCH, O_ACCESS,
     O_PASSES, O_ITER, O_SECONDS, O_THIN, O_WARMUP, O_SAVE_WARMUP, O_SEED,
     O_OUT, O_CHAINS, O_FORCE_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
-    O_QUIET, O_HELP
+    O_QUIET, O_EMIT, O_HELP
 };
 
 static const cli_opt sample_opts[] = {
@@ -61,6 +61,9 @@ static const cli_opt sample_opts[] = {
                 "zero|random  initial point (zero; random is U(-2,2) on the "
                 "unconstrained scale)"},
     [O_QUIET] = {"--quiet", 0, "no progress or summary lines"},
+    [O_EMIT] = {"--emit", 1,
+                "draws|segments  continuous samplers: draws every --thin "
+                "time units (default), or the trajectory's segments"},
     [O_HELP] = {"--help", 0, "show this help"},
 };
 #define N_SAMPLE_OPTS (sizeof sample_opts / sizeof sample_opts[0])
@@ -77,6 +80,7 @@ typedef struct sample_args {
     drift_access access;
     uint64_t iters, thin, warmup, seed;
     int have_seed, have_thin, save_warmup, quiet, force_chains, help;
+    int emit_segments;
     double passes, seconds, thin_time, grad_noise;
     unsigned chains;
     size_t max_memory;
@@ -216,6 +220,14 @@ static int on_sample_opt(void *user, int idx, const char *v)
         a->init = v;
         return 0;
     case O_QUIET: a->quiet = 1; return 0;
+    case O_EMIT:
+        if (!strcmp(v, "segments"))
+            a->emit_segments = 1;
+        else if (!strcmp(v, "draws"))
+            a->emit_segments = 0;
+        else
+            return bad_value("--emit", v, "expected draws or segments");
+        return 0;
     }
     return 0;
 }
@@ -368,6 +380,7 @@ int cmd_sample(int argc, char **argv)
         .out_path = a.out ? a.out : "output.csv",
         .header = header,
         .quiet = a.quiet,
+        .emit_segments = a.emit_segments,
     };
     results = calloc(a.chains, sizeof *results);
     if (!results) {
