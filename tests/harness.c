@@ -19,7 +19,7 @@ drift_registry *th_registry(void)
     const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
     if (tp && *tp) {
         char path[4096];
-        const char *names[] = {"gauss.so", NULL};
+        const char *names[] = {"gauss.so", "mvn.so", NULL};
         for (const char **n = names; *n; n++) {
             snprintf(path, sizeof path, "%s/%s", tp, *n);
             if (access(path, R_OK) == 0 && drift_registry_load(reg, path, &e))
