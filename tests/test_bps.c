@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -370,6 +371,74 @@ static void test_noisy_gradient(void **state)
     th_close(&tp);
 }
 
+/* ---- the command line ---- */
+
+/* Runs "$DRIFT_BIN args 2>&1"; returns the exit status, output in buf. */
+static int run_cli(const char *args, char *buf, size_t cap)
+{
+    const char *bin = getenv("DRIFT_BIN");
+    if (!bin)
+        fail_msg("DRIFT_BIN is not set: run with make check");
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1", bin, args);
+    FILE *p = popen(cmd, "r");
+    assert_non_null(p);
+    size_t n = fread(buf, 1, cap - 1, p);
+    buf[n] = '\0';
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void test_cli_emit(void **state)
+{
+    (void)state;
+    char out[8192], path[] = "/tmp/drift-bps-cli-XXXXXX", args[1024];
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    assert_non_null(tp);
+    snprintf(args, sizeof args,
+             "sample --model %s/mvn.so --sampler bps --emit segments "
+             "--iter 50 --seed 1 --quiet --out %s",
+             tp, path);
+    assert_int_equal(run_cli(args, out, sizeof out), 0);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[1024];
+    size_t rows = 0;
+    int emit = 0, cols = 0, traj = 0;
+    while (fgets(line, sizeof line, f)) {
+        emit |= !strcmp(line, "# emit = segments\n");
+        traj |= !strncmp(line, "# trajectory_time = ", 20);
+        if (!strncmp(line, "lp__,", 5)) {
+            cols = 1;
+            assert_non_null(strstr(line, ",time__,duration__,x.1,x.2,x0.1__,"
+                                         "x0.2__,v.1__,v.2__"));
+        } else if (line[0] != '#')
+            rows++;
+    }
+    fclose(f);
+    unlink(path);
+    assert_true(emit && cols && traj);
+    assert_int_equal(rows, 50);
+    /* Bad values and misuse: a message naming the option, status 2. */
+    snprintf(args, sizeof args,
+             "sample --model %s/mvn.so --sampler bps --emit skeleton "
+             "--iter 5 --out %s",
+             tp, path);
+    assert_int_equal(run_cli(args, out, sizeof out), 2);
+    assert_non_null(strstr(out, "--emit skeleton: expected draws or "
+                                "segments"));
+    snprintf(args, sizeof args,
+             "sample --model %s/mvn.so --sampler sgld --emit segments "
+             "--iter 5 --out %s",
+             tp, path);
+    assert_int_equal(run_cli(args, out, sizeof out), 2);
+    assert_non_null(strstr(out, "sampler sgld emits draws"));
+    assert_int_equal(access(path, F_OK), -1); /* nothing left behind */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -378,6 +447,7 @@ int main(void)
         cmocka_unit_test(test_segments),
         cmocka_unit_test(test_segments_refused),
         cmocka_unit_test(test_noisy_gradient),
+        cmocka_unit_test(test_cli_emit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

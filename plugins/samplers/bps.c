@@ -250,7 +250,7 @@ static const drift_hparam hparams[] = {
     [HP_LIPSCHITZ] = {"lipschitz", DRIFT_HP_REAL, NAN, 0, INFINITY,
                       DRIFT_HP_OPEN_LO, NULL,
                       "L with |v.H.v| <= L|v|^2: exact linear bound "
-                      "instead of the grid (NaN: grid)"},
+                      "instead of the grid (auto: grid)"},
     [HP_NOISE_BOUND] = {"noise_bound", DRIFT_HP_REAL, 0, 0, INFINITY, 0,
                         NULL,
                         "with lipschitz: bound on |u.(noisy - true "

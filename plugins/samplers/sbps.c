@@ -33,12 +33,16 @@
  *    on the unit sphere and restart the regression from a fresh
  *    observation there.
  *  - A window covers about three expected events of the band (from its
- *    linear approximation at the window's start); when it passes without
- *    a proposal, the particle stops at its end, takes an observation there
- *    (not a proposal: it cannot bounce) and a new window begins.  The
- *    authors' code instead caps a piece at a fixed length and forces a
- *    proposal there; the observation keeps a band fit to a falling slope
- *    from sending the particle away for ever, at the price of a minibatch.
+ *    linear approximation at the window's start), and at most four times
+ *    the typical time between proposals (a running mean); when it passes
+ *    without a proposal, the particle stops at its end, takes an
+ *    observation there (not a proposal: it cannot bounce) and a new window
+ *    begins.  The authors' code instead caps a piece at a fixed length and
+ *    forces a proposal there.  The observation keeps a band whose fitted
+ *    slope is falling (the line is a poor model far from the last bounce,
+ *    and with little noise the band has no margin) from carrying the
+ *    particle far past the region where the rate has risen, at the price
+ *    of a minibatch.
  *  - prior_mean NaN (default) takes the running mean of the fitted slopes
  *    at every observation so far (0 before the first), as the authors'
  *    code does; prior_var defaults to their 1e5.
@@ -89,7 +93,6 @@ typedef struct sbps {
     double kt[KNOTS], kr[KNOTS];
     drift_rate_bound bound;
     double s_ref;         /* refresh time in the call's time */
-    double fallback;      /* window length when the band is not rising */
     uint64_t bounces;
     drift_thin_stats st;
 } sbps;
@@ -214,7 +217,11 @@ static void reset_regression(sbps *s, double G, double c2)
     fit(s);
 }
 
-static void add_observation(sbps *s, double t, double G, double c2)
+/* Adds an observation at regression time t; a proposal's gap since the
+ * last observation also updates the typical gap tau (a window's end does
+ * not: those gaps are tau-sized by construction). */
+static void add_observation(sbps *s, double t, double G, double c2,
+                            int proposal)
 {
     double w = 1.0 / c2;
     s->Sw += w;
@@ -224,7 +231,7 @@ static void add_observation(sbps *s, double t, double G, double c2)
     s->Stg += w * t * G;
     s->c2_last = c2;
     double gap = t - s->t_last_obs;
-    if (gap > 0)
+    if (proposal && gap > 0)
         s->tau = 0.9 * s->tau + 0.1 * gap;
     s->t_last_obs = t;
     fit(s);
@@ -264,8 +271,8 @@ static void make_window(sbps *s, double s0)
     double t0 = s->t_reg + s0, slope;
     double a = band(s, t0, &slope);
     double H = linear_time(a, slope, WINDOW_MASS);
-    if (!(H < s->fallback))
-        H = s->fallback;
+    if (!(H < 4 * s->tau))
+        H = 4 * s->tau;
     double floor = 1e-12 * (1 + fabs(t0));
     if (!(H > floor))
         H = floor;
@@ -292,7 +299,7 @@ static int rate_at(void *user, double t, double *rate)
     int rc = observe(s, s->xt, &G, &c2);
     if (rc)
         return rc;
-    add_observation(s, s->t_reg + t, G, c2);
+    add_observation(s, s->t_reg + t, G, c2, 1);
     make_window(s, t);
     *rate = G;
     return DRIFT_OK;
@@ -396,7 +403,6 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     int rc;
     s->s_ref = s->refresh > 0 ? svc->exponential(s->c) / s->refresh
                               : INFINITY;
-    s->fallback = 4 * s->tau;
     make_window(s, 0);
     double te;
     if ((rc = svc->thin(s->c, &s->bound, rate_at, s, &te, NULL, &s->st)))
@@ -436,8 +442,7 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
             s->t_reg += end;
             if ((rc = observe(s, s->x, &G, &c2)))
                 return rc;
-            add_observation(s, s->t_reg, G, c2);
-            s->tau *= 2; /* and look further ahead next time */
+            add_observation(s, s->t_reg, G, c2, 0);
         }
     }
     memcpy(theta, s->x, s->d * sizeof(double));
@@ -452,7 +457,7 @@ static const drift_hparam hparams[] = {
                     "refresh rate: v ~ uniform on the unit sphere"},
     [HP_PRIOR_MEAN] = {"prior_mean", DRIFT_HP_REAL, NAN, -INFINITY, INFINITY,
                        0, NULL,
-                       "prior mean of the slope of G in t (NaN: running "
+                       "prior mean of the slope of G in t (auto: running "
                        "mean of fitted slopes)"},
     [HP_PRIOR_VAR] = {"prior_var", DRIFT_HP_REAL, 1e5, 0, INFINITY,
                       DRIFT_HP_OPEN_LO, NULL,
