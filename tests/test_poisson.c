@@ -104,6 +104,21 @@ static void test_linear(void **state)
     /* Mass just below and above a dying rate's total. */
     assert_true(isfinite(drift_poisson_linear_time(2, -1, 2 - 1e-12)));
     assert_true(isinf(drift_poisson_linear_time(2, -1, 2 + 1e-9)));
+    /* The services as samplers call them: the chain's own stream. */
+    drift_chain c;
+    memset(&c, 0, sizeof c);
+    drift_rng_seed(&c.rng, 77, 1);
+    lin l = {1.0, 0.5};
+    double *y = malloc(NS * sizeof *y);
+    for (size_t i = 0; i < NS; i++)
+        y[i] = drift_services_table.poisson_linear(&c, 1.0, 0.5);
+    cond cl = {lin_rate, &l, INFINITY};
+    assert_true(th_ks(y, NS, cond_cdf, &cl) < ks_crit(NS));
+    drift_rate_bound lb = {1.0, 0.5, 0, NULL, NULL, INFINITY};
+    for (size_t i = 0; i < NS; i++)
+        y[i] = drift_services_table.poisson_bound(&c, &lb, 0);
+    assert_true(th_ks(y, NS, cond_cdf, &cl) < ks_crit(NS));
+    free(y);
     /* Bad input: no arrival rather than a NaN time. */
     assert_true(isinf(drift_poisson_linear_time(NAN, 1, 1)));
     assert_true(isinf(drift_poisson_linear_time(1, 1, -1)));
