@@ -21,7 +21,7 @@ drift_registry *th_registry(void)
         char path[4096];
         const char *names[] = {"gauss.so", "normmean.so", "catmodel.so",
                                "quartic.so", "corrgauss.so", "doublewell.so",
-                               "ridge.so", NULL};
+                               "ridge.so", "mvn.so", NULL};
         for (const char **n = names; *n; n++) {
             snprintf(path, sizeof path, "%s/%s", tp, *n);
             if (access(path, R_OK) == 0 && drift_registry_load(reg, path, &e))
@@ -115,6 +115,23 @@ static void on_row(void *user, unsigned id, const double *row, size_t n)
     d->n++;
 }
 
+typedef struct traj_collector {
+    th_traj *out;
+    unsigned first_id;
+} traj_collector;
+
+static void on_trajectory(void *user, unsigned id, double time,
+                          const double *mean, const double *var, size_t d)
+{
+    traj_collector *tc = user;
+    th_traj *t = &tc->out[id - tc->first_id];
+    assert_true(d <= sizeof t->mean / sizeof t->mean[0]);
+    t->time = time;
+    t->d = d;
+    memcpy(t->mean, mean, d * sizeof *mean);
+    memcpy(t->var, var, d * sizeof *var);
+}
+
 int th_sample(th_problem *tp, const th_run *r, th_draws *out,
               drift_chain_result *results)
 {
@@ -134,6 +151,9 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
         memset(out, 0, K * sizeof *out);
     unsigned first = r->first_chain_id ? r->first_chain_id : 1;
     collector col = {out, first};
+    traj_collector tcol = {r->traj, first};
+    if (r->traj)
+        memset(r->traj, 0, K * sizeof *r->traj);
     drift_run_config cfg = {
         .model = &tp->p.model,
         .data = drift_problem_data(&tp->p),
@@ -163,6 +183,9 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
         .quiet = 1,
         .on_row = on_row,
         .on_row_user = &col,
+        .emit_segments = r->emit_segments,
+        .on_trajectory = r->traj ? on_trajectory : NULL,
+        .on_trajectory_user = &tcol,
     };
     drift_chain_result local[16];
     drift_chain_result *res = results ? results : local;

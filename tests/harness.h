@@ -63,7 +63,20 @@ typedef struct th_run {
     double eval_every;
     int save_warmup;
     size_t max_memory;              /* --max-memory (0: none) */
+    /* Continuous samplers: rows are segments instead of draws. */
+    int emit_segments;
+    /* When not NULL, chain k's trajectory moments go to traj[k] (chains
+     * entries; time 0 when the chain reported none). */
+    struct th_traj *traj;
 } th_run;
+
+/* A continuous trajectory's exact time averages after warmup, on the
+ * unconstrained scale (what the engine writes as the footer). */
+typedef struct th_traj {
+    double time;
+    size_t d;
+    double mean[64], var[64];
+} th_traj;
 
 /* Runs r on tp; draws of chain k (0-based) go to out[k] (chains entries;
  * out may be NULL).  Returns drift_run's status; results, when not NULL,

@@ -41,11 +41,13 @@ typedef enum drift_access {
  * time t along the current trajectory into *rate. */
 typedef int (*drift_rate_fn)(void *user, double t, double *rate);
 
-/* An upper bound on an event rate over [0, t_max] (time measured from the
- * start of the current segment).  With n_knots == 0 it is the line
- * max(0, a + b t); otherwise the positive part of the piecewise-linear
- * interpolation of (t[k], r[k]), k < n_knots, t[0] = 0, t increasing,
- * with t_max = t[n_knots-1]. */
+/* An upper bound on an event rate (time measured from the start of the
+ * thinning call).  With n_knots < 2 it is the line max(0, a + b t) on
+ * [0, t_max].  Otherwise it is the positive part of the piecewise-linear
+ * interpolation of (t[k], r[k]), k < n_knots, on [t[0], t[n_knots-1]]
+ * (zero outside; t_max is not read): t[0] is 0 at the start of a call,
+ * times never decrease, and a repeated time makes a jump (the knots
+ * (0,a),(1,a),(1,b),(2,b) are a step from a to b at t = 1). */
 typedef struct drift_rate_bound {
     double a, b;
     size_t n_knots;
@@ -132,16 +134,21 @@ typedef struct drift_services {
      * INFINITY when there is none. */
     double (*poisson_linear)(drift_chain *c, double a, double b);
     /* First arrival after t0 of the rate described by bound, or INFINITY
-     * when none falls in [t0, bound->t_max]. */
+     * when none falls between t0 and the bound's end. */
     double (*poisson_bound)(drift_chain *c, const drift_rate_bound *bound,
                             double t0);
     /* Thinning: proposes from bound, evaluates rate(user, t) at each
-     * proposal, and accepts with probability rate/bound.  *t_event gets the
-     * accepted time, or INFINITY when none falls before bound->t_max;
-     * *rate_at (may be NULL) the rate there.  Proposals and bound
-     * violations (rate > bound, when the rate is then accepted with
+     * proposal, and accepts with probability rate/bound (min 1).  *t_event
+     * gets the accepted time, or INFINITY when none falls before the
+     * bound's end; *rate_at (may be NULL) the rate there.  Proposals and
+     * bound violations (rate > bound, when the rate is then accepted with
      * probability 1) are added to *stats (may be NULL) and to the chain's
-     * own counters. */
+     * own counters.  A NaN rate fails the chain.
+     * Adaptive thinning: the rate callback may revise *bound (the struct
+     * and the arrays it points to are the sampler's) for times after t,
+     * for instance refit it to the rate just observed; the next proposal
+     * is then drawn after t from the bound as revised.  The acceptance at
+     * t uses the bound's value at t before the callback ran. */
     int (*thin)(drift_chain *c, const drift_rate_bound *bound,
                 drift_rate_fn rate, void *user, double *t_event,
                 double *rate_at, drift_thin_stats *stats);

@@ -113,6 +113,8 @@ int drift_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->traj_m2 = drift_calloc(c->d, sizeof(double));
     c->seg_buf = drift_calloc(c->d, sizeof(double));
     c->row_len = 2 + cfg->sampler->n_columns + m->n_out;
+    if (cfg->emit_segments) /* time__, duration__, x0.k__, v.k__ */
+        c->row_len += 2 + 2 * c->d;
     c->row_buf = drift_calloc(c->row_len, sizeof(double));
     if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
         !c->ll_buf || !c->traj_m1 || !c->traj_m2 || !c->seg_buf ||
@@ -188,7 +190,17 @@ static void write_header(drift_chain *c, FILE *f)
         fprintf(f, "# seconds = %.10g\n", cfg->seconds);
     fprintf(f, "# warmup = %llu\n", (unsigned long long)cfg->warmup);
     fprintf(f, "# save_warmup = %d\n", cfg->save_warmup);
-    if (s->flags & DRIFT_SAMPLER_CONTINUOUS)
+    if (cfg->emit_segments)
+        fputs("# emit = segments\n"
+              "#   one row per linear segment x(s) = x0 + v s, 0 <= s < "
+              "duration__,\n"
+              "#   starting at trajectory time time__; the model's columns "
+              "hold the\n"
+              "#   constrained values at x0; x0.k__ and v.k__ are x0 and v "
+              "on the\n"
+              "#   unconstrained scale (k = 1..dim)\n",
+              f);
+    else if (s->flags & DRIFT_SAMPLER_CONTINUOUS)
         fprintf(f, "# thin_time = %.10g\n",
                 cfg->thin_time > 0 ? cfg->thin_time : 1.0);
     else
@@ -219,27 +231,47 @@ static void write_header(drift_chain *c, FILE *f)
     fputs("lp__,grads__", f);
     for (size_t k = 0; k < s->n_columns; k++)
         fprintf(f, ",%s", s->columns[k]);
+    if (cfg->emit_segments)
+        fputs(",time__,duration__", f);
     for (size_t k = 0; k < c->model->n_out; k++)
         fprintf(f, ",%s", c->model->out_names[k]);
+    if (cfg->emit_segments) {
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, ",x0.%zu__", k + 1);
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, ",v.%zu__", k + 1);
+    }
     fputc('\n', f);
 }
 
-/* The footer: what a continuous trajectory integrated to. */
-static void write_footer(drift_chain *c, FILE *f)
+/* The time averages of a continuous trajectory after warmup: mean[k] and
+ * var[k] (d each) from the exact integrals.  0 when there is none. */
+static int trajectory_moments(const drift_chain *c, double *mean, double *var)
 {
-    if (!(c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) || c->t_traj <= 0)
-        return;
-    fprintf(f, "# trajectory_time = %.10g\n", c->t_traj);
+    if (!(c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) || c->t_mom <= 0)
+        return 0;
+    for (size_t k = 0; k < c->d; k++) {
+        mean[k] = c->traj_m1[k] / c->t_mom;
+        double v = c->traj_m2[k] / c->t_mom - mean[k] * mean[k];
+        var[k] = v > 0 ? v : 0; /* rounding below zero for a still coordinate */
+    }
+    return 1;
+}
+
+/* The footer: what a continuous trajectory integrated to. */
+static void write_footer(drift_chain *c, FILE *f, const double *mean,
+                         const double *var)
+{
+    fprintf(f, "# trajectory_time = %.10g\n", c->t_mom);
     fputs("# trajectory_mean (unconstrained) =", f);
     for (size_t k = 0; k < c->d; k++) {
         fputc(k ? ',' : ' ', f);
-        drift_write_real(f, c->traj_m1[k] / c->t_traj);
+        drift_write_real(f, mean[k]);
     }
     fputs("\n# trajectory_var (unconstrained) =", f);
     for (size_t k = 0; k < c->d; k++) {
-        double mean = c->traj_m1[k] / c->t_traj;
         fputc(k ? ',' : ' ', f);
-        drift_write_real(f, c->traj_m2[k] / c->t_traj - mean * mean);
+        drift_write_real(f, var[k]);
     }
     fputc('\n', f);
 }
@@ -298,7 +330,7 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
     memset(res, 0, sizeof *res);
     res->id = id;
     double *theta = drift_calloc(cfg->model->dim, sizeof(double));
-    int started = 0;
+    int started = 0, have_moments = 0;
     if (!theta) {
         res->status = DRIFT_ENOMEM;
         snprintf(res->message, sizeof res->message, "out of memory");
@@ -372,6 +404,12 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
      * the draws so far are valid). */
     if (c.heldout && c.grads != last_eval)
         eval_heldout(&c, t_start);
+    /* The trajectory's moments: to the caller and, below, the footer.
+     * seg_buf and gbuf2 are free by now and hold d values each. */
+    have_moments = trajectory_moments(&c, c.seg_buf, c.gbuf2);
+    if (have_moments && cfg->on_trajectory)
+        cfg->on_trajectory(cfg->on_trajectory_user, id, c.t_mom, c.seg_buf,
+                           c.gbuf2, c.d);
 done:
     res->iterations = c.iter;
     res->grads = c.grads;
@@ -385,7 +423,8 @@ done:
         /* Rows are whole: a failed chain's draws so far stay a valid file;
          * a chain that never started leaves nothing behind. */
         if (started) {
-            write_footer(&c, drift_writer_file(c.w));
+            if (have_moments)
+                write_footer(&c, drift_writer_file(c.w), c.seg_buf, c.gbuf2);
             drift_err e;
             if (drift_writer_commit(c.w, &e) && !res->status) {
                 res->status = DRIFT_EIO;
@@ -432,6 +471,13 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                              "--batch %zu: larger than the %zu rows of the "
                              "data",
                              cfg->batch, cfg->model->n_rows);
+    if (cfg->emit_segments && !(cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--emit segments: sampler %s emits draws, not "
+                             "the segments of a continuous trajectory; use "
+                             "--emit draws (or a piecewise-deterministic "
+                             "sampler such as bps)",
+                             cfg->sampler->name);
     if (cfg->passes > 0 && cfg->model->n_rows == 0)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--passes: the model has no data rows; give "

@@ -67,6 +67,17 @@ typedef struct drift_run_config {
     const char *test_path;          /* for headers */
     double eval_every;              /* --eval-every P data passes (0: at
                                        the end only) */
+    /* Continuous samplers (added for issue 6): write the trajectory's
+     * skeleton, one row per segment, instead of draws at thin_time steps
+     * (--emit segments; see drift_emit_segment for the columns). */
+    int emit_segments;
+    /* Called once per chain at its end, when a continuous sampler moved
+     * for a positive time after warmup: the trajectory time T and the
+     * exact time averages of theta and the variances (1/T) int theta^2 -
+     * mean^2, on the unconstrained scale (d values each).  May be NULL. */
+    void (*on_trajectory)(void *user, unsigned chain_id, double time,
+                          const double *mean, const double *var, size_t d);
+    void *on_trajectory_user;
 } drift_run_config;
 
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
@@ -131,7 +142,10 @@ struct drift_chain {
     /* output */
     drift_writer *w;
     uint64_t draws_seen, draws_written;
-    double t_traj;          /* continuous: trajectory time so far */
+    double t_traj;          /* continuous: trajectory time written so
+                               far (warmup included with save_warmup) */
+    double t_mom;           /* continuous: time integrated into traj_m1,
+                               traj_m2 (after warmup) */
     double t_next_out;      /* continuous: next output time */
     double *traj_m1, *traj_m2; /* integrals of theta and theta^2 (d) */
     double *seg_buf;        /* d: a point on a segment */

@@ -208,6 +208,47 @@ int drift_emit_draw(drift_chain *c, const double *theta, double lp,
     return DRIFT_OK;
 }
 
+/* One skeleton row (--emit segments): lp__, grads__, the sampler's
+ * columns, time__, duration__, the constrained values at x0, then x0 and
+ * v on the unconstrained scale. */
+static void write_segment_row(drift_chain *c, const double *x0,
+                              const double *v, double duration, double lp,
+                              const double *diag)
+{
+    size_t nc = c->cfg->sampler->n_columns, n_out = c->model->n_out;
+    double *row = c->row_buf;
+    size_t k = 0;
+    row[k++] = lp;
+    row[k++] = (double)c->grads;
+    for (size_t j = 0; j < nc; j++)
+        row[k++] = diag ? diag[j] : NAN;
+    row[k++] = c->t_traj;
+    row[k++] = duration;
+    c->model->constrain(c->model->self, x0, row + k);
+    k += n_out;
+    memcpy(row + k, x0, c->d * sizeof *row);
+    k += c->d;
+    memcpy(row + k, v, c->d * sizeof *row);
+    k += c->d;
+    if (c->cfg->on_row)
+        c->cfg->on_row(c->cfg->on_row_user, c->id, row, k);
+    if (c->w) {
+        FILE *f = drift_writer_file(c->w);
+        drift_write_real(f, lp);
+        fprintf(f, ",%llu", (unsigned long long)c->grads);
+        for (size_t j = 2; j < k; j++) {
+            fputc(',', f);
+            /* Times and positions need every digit to rebuild the path. */
+            if (j >= 2 + nc)
+                fprintf(f, "%.17g", row[j]);
+            else
+                drift_write_real(f, row[j]);
+        }
+        fputc('\n', f);
+    }
+    c->draws_written++;
+}
+
 int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                        double duration, double lp, const double *diag)
 {
@@ -216,27 +257,46 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
         rc = check_lp(c, x0, lp);
     if (rc)
         return rc;
+    for (size_t k = 0; k < c->d; k++)
+        if (!isfinite(v[k]))
+            return drift_chain_fail(c, DRIFT_ENUMERIC,
+                                    "chain %u, iteration %llu: the sampler "
+                                    "emitted a segment whose velocity is %g "
+                                    "in coordinate %zu",
+                                    c->id, (unsigned long long)c->iter, v[k],
+                                    k + 1);
     if (!(duration >= 0) || !isfinite(duration))
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "chain %u: emit_segment given duration %g",
                                 c->id, duration);
-    if (c->iter < c->cfg->warmup)
+    int warm = c->iter < c->cfg->warmup;
+    if (warm && !c->cfg->save_warmup)
         return DRIFT_OK;
-    double dt = c->cfg->thin_time > 0 ? c->cfg->thin_time : 1.0;
     double t0 = c->t_traj, t1 = c->t_traj + duration;
-    while (c->t_next_out < t1) {
-        double s = c->t_next_out - t0;
-        for (size_t k = 0; k < c->d; k++)
-            c->seg_buf[k] = x0[k] + v[k] * s;
-        write_row(c, c->seg_buf, lp, diag);
-        c->t_next_out += dt;
+    if (c->cfg->emit_segments) {
+        if (duration > 0)
+            write_segment_row(c, x0, v, duration, lp, diag);
+    } else {
+        double dt = c->cfg->thin_time > 0 ? c->cfg->thin_time : 1.0;
+        while (c->t_next_out < t1) {
+            double s = c->t_next_out - t0;
+            for (size_t k = 0; k < c->d; k++)
+                c->seg_buf[k] = x0[k] + v[k] * s;
+            write_row(c, c->seg_buf, lp, diag);
+            /* Multiples of dt, not repeated sums: no drift over 1e9 steps. */
+            c->t_next_out = dt * (double)(c->draws_seen + 1);
+            c->draws_seen++;
+        }
     }
-    /* Exact integrals of theta and theta^2 along the segment. */
-    double T = duration;
-    for (size_t k = 0; k < c->d; k++) {
-        c->traj_m1[k] += x0[k] * T + 0.5 * v[k] * T * T;
-        c->traj_m2[k] += x0[k] * x0[k] * T + x0[k] * v[k] * T * T +
-                         v[k] * v[k] * T * T * T / 3.0;
+    if (!warm) {
+        /* Exact integrals of theta and theta^2 along the segment. */
+        double T = duration;
+        for (size_t k = 0; k < c->d; k++) {
+            c->traj_m1[k] += x0[k] * T + 0.5 * v[k] * T * T;
+            c->traj_m2[k] += x0[k] * x0[k] * T + x0[k] * v[k] * T * T +
+                             v[k] * v[k] * T * T * T / 3.0;
+        }
+        c->t_mom += T;
     }
     c->t_traj = t1;
     return DRIFT_OK;

@@ -68,14 +68,18 @@ double drift_poisson_linear_mass(double a, double b, double len)
 
 double drift_poisson_bound_rate(const drift_rate_bound *bd, double t)
 {
-    if (t < 0 || t > bd->t_max)
-        return 0;
     if (bd->n_knots < 2) {
+        if (t < 0 || t > bd->t_max)
+            return 0;
         double r = bd->a + bd->b * t;
         return r > 0 ? r : 0;
     }
+    /* Knots: the bound lives on [t[0], t[n-1]]; a repeated knot time is a
+     * jump, and the value just after it is the one that holds. */
+    if (t < bd->t[0] || t > bd->t[bd->n_knots - 1])
+        return 0;
     size_t k = 0;
-    while (k + 2 < bd->n_knots && bd->t[k + 1] < t)
+    while (k + 2 < bd->n_knots && bd->t[k + 1] <= t)
         k++;
     double dt = bd->t[k + 1] - bd->t[k];
     double w = dt > 0 ? (t - bd->t[k]) / dt : 0;
@@ -138,11 +142,20 @@ int drift_thin_svc(drift_chain *c, const drift_rate_bound *bound,
             *t_event = INFINITY;
             return DRIFT_OK;
         }
+        /* The bound's value at t is read before the rate callback runs:
+         * the callback may revise the bound for later times (adaptive
+         * thinning), and the proposal was made from the bound as it was. */
+        double lam = drift_poisson_bound_rate(bound, t);
         double r;
         int rc = rate(user, t, &r);
         if (rc)
             return rc;
-        double lam = drift_poisson_bound_rate(bound, t);
+        if (isnan(r))
+            return drift_chain_fail(c, DRIFT_ENUMERIC,
+                                    "chain %u, iteration %llu: the event rate "
+                                    "at a thinning proposal is NaN; the "
+                                    "gradient is not finite there",
+                                    c->id, (unsigned long long)c->iter);
         c->proposals++;
         if (stats)
             stats->proposals++;

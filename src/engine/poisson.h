@@ -15,11 +15,13 @@ double drift_poisson_linear_time(double a, double b, double E);
 double drift_poisson_linear_mass(double a, double b, double len);
 
 /* Time t >= t0 at which the integral of the bound's rate over [t0, t]
- * reaches E; INFINITY when it does not before bound->t_max. */
+ * reaches E; INFINITY when it does not before the bound's end (t_max for
+ * a line, the last knot otherwise). */
 double drift_poisson_bound_time(const drift_rate_bound *bound, double t0,
                                 double E);
 
-/* The bound's rate at time t (0 outside [0, t_max]). */
+/* The bound's rate at time t (0 outside the bound's support; at a jump,
+ * the value after it). */
 double drift_poisson_bound_rate(const drift_rate_bound *bound, double t);
 
 #endif

@@ -1,0 +1,38 @@
+#!/bin/sh
+# fig71.sh: section 7.1 of Pakman et al. (ICML 2017) with drift.  Logistic
+# regression, d = 20, N = 1000 (make-data.R), minibatches of n = 100, every
+# sampler for the same number of data passes from w = 0:
+#   sbps and psbps (k = 3, refresh 0, the paper's settings),
+#   sgld with the paper's step sizes 0.1 and 0.01; the paper's SGLD moves
+#     w by h/N times the summed gradient, drift's by h times it, so these
+#     are drift's h = 1e-4 and 1e-5,
+#   msgnht (h = 0.1 in the paper) only when a plugin of that name is found.
+# Then fig71.R: negative log-likelihood per datum against data passes,
+# with the Laplace approximation's band, and autocorrelations along the
+# largest and smallest eigen-directions of the Laplace covariance.
+# Not part of make check.  Run from anywhere, after make:
+#   sh examples/pdmp/fig71.sh [passes]     (default 10000)
+set -e
+cd "$(dirname "$0")"
+TOP=$(cd ../.. && pwd)
+DRIFT=${DRIFT:-$TOP/drift}
+export DRIFT_PLUGIN_DIR="${DRIFT_PLUGIN_DIR:-$TOP/plugins/samplers/.libs:$TOP/plugins/models/.libs}"
+PASSES=${1:-10000}
+mkdir -p runs results
+[ -f lr20.csv ] && [ -f laplace.csv ] || Rscript make-data.R
+run() { # name sampler [options...]
+    name=$1; shift
+    echo "== $name"
+    "$DRIFT" sample --model logistic --data lr20.csv --batch 100 \
+        --passes "$PASSES" --seed 71 --out "runs/fig71-$name.csv" "$@"
+}
+run sbps --sampler sbps --set k=3 --thin 0.05
+run psbps --sampler psbps --set k=3 --thin 0.05
+run sgld-0.1 --sampler sgld --set h=1e-4 --thin 5
+run sgld-0.01 --sampler sgld --set h=1e-5 --thin 5
+if "$DRIFT" samplers | grep -q '^msgnht '; then
+    run msgnht-0.1 --sampler msgnht --set h=1e-4 --thin 5
+else
+    echo "== msgnht: no such sampler plugin in this build; left out"
+fi
+Rscript fig71.R

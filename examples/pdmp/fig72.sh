@@ -1,0 +1,39 @@
+#!/bin/sh
+# fig72.sh: section 7.2 of Pakman et al. (ICML 2017) with drift: the
+# expectation E[sin((w1 - w1hat) / r)] under the section 7.1 posterior
+# (make-data.R), estimated by sbps either from discrete draws or from the
+# exact integral along the piecewise-linear trajectory, for r/b = 1 and
+# 1e-2 (b the Laplace standard deviation of w1, w1hat its mode).  K runs
+# with different seeds give the root-mean-square error of each estimator
+# against the number of data passes after a burn-in of 1500 passes.  The
+# references come from reference.R (importance sampling in R, independent
+# of drift); a long full-gradient bps run (exact: no bound violations on
+# this log-concave target) is a cross-check.
+# Not part of make check.  Run from anywhere, after make:
+#   sh examples/pdmp/fig72.sh [runs] [passes] [bps segments]
+#   (defaults 20, 6000, 50000)
+set -e
+cd "$(dirname "$0")"
+TOP=$(cd ../.. && pwd)
+DRIFT=${DRIFT:-$TOP/drift}
+export DRIFT_PLUGIN_DIR="${DRIFT_PLUGIN_DIR:-$TOP/plugins/samplers/.libs:$TOP/plugins/models/.libs}"
+K=${1:-20}; PASSES=${2:-6000}; REF=${3:-50000}
+mkdir -p runs results
+[ -f lr20.csv ] && [ -f laplace.csv ] || Rscript make-data.R
+[ -f results/reference.csv ] || Rscript reference.R
+if [ ! -f runs/fig72-bps.csv ]; then
+    echo "== bps reference, $REF segments"
+    "$DRIFT" sample --model logistic --data lr20.csv --sampler bps \
+        --iter "$REF" --warmup 2000 --emit segments --seed 720 --quiet \
+        --out runs/fig72-bps.csv
+fi
+for k in $(seq 1 "$K"); do
+    "$DRIFT" sample --model logistic --data lr20.csv --sampler sbps \
+        --set k=3 --passes "$PASSES" --emit segments --seed "$k" --quiet \
+        --out "runs/fig72-sbps-$k.csv"
+done
+# One run again as draws, to check the draws drift writes are the
+# skeleton's points (fig72.R compares them).
+"$DRIFT" sample --model logistic --data lr20.csv --sampler sbps --set k=3 \
+    --passes "$PASSES" --thin 0.1 --seed 1 --quiet --out runs/fig72-draws-1.csv
+Rscript fig72.R "$K" "$PASSES"

@@ -1,0 +1,512 @@
+/* sbps.c: the stochastic bouncy particle sampler and its preconditioned
+ * variant (Pakman, Gilboa, Carlson and Paninski, ICML 2017).  BPS driven
+ * by minibatches: the bounce rate [v . grad U]+ is only ever observed with
+ * noise, and the thinning bound is a band predicted from those noisy
+ * observations.  Not exact: the band can fall below the rate (counted in
+ * bound_violations__), a bias k controls.  Full-gradient BPS is bps.
+ *
+ * The algorithm, one trajectory piece at a time:
+ *  - At a point x + u t (u the velocity), an observation takes a fresh
+ *    minibatch B of n rows (--batch, the engine's access stream) and forms
+ *      G = u . grad U~ = u . grad U_prior + (N/n) sum_{j in B} u . grad U_j
+ *    and its noise variance from the minibatch's own spread,
+ *      c^2 = N^2 (1 - n/N) s^2 / n,  s^2 the sample variance of the
+ *    u . grad U_j (the factor 1 - n/N is the finite-population correction).
+ *  - G is regressed on t, the time since the last bounce, by Bayesian
+ *    linear regression with observation variances c_i^2, a flat prior on
+ *    the intercept and N(prior_mean, prior_var) on the slope.  Its
+ *    predictive band beta1 t + beta0 + k rho(t), rho^2(t) = (1, t) Sigma
+ *    (1, t)' + c_last^2 (Sigma the posterior covariance of (beta0, beta1),
+ *    c_last^2 the latest noise variance), is the bound.
+ *  - Proposals come from the positive part of the band's piecewise-linear
+ *    interpolation (16 pieces over a window; the band is convex in t, so
+ *    the interpolation lies above it), through the engine's thin service.
+ *    Each proposal is an observation: it is added to the regression and
+ *    the band refit before the next proposal (adaptive thinning), and it
+ *    is accepted with probability min(1, [G]+ / lambda), lambda the
+ *    interpolated band where the proposal was made.
+ *  - On acceptance the particle bounces off the minibatch gradient,
+ *    v <- v - 2 (v . g) g / |g|^2, and the regression restarts from the
+ *    single observation (G', c'), the directional derivative of the same
+ *    minibatch along the new velocity and its noise variance.
+ *  - Refreshes (rate `refresh`, default 0 as in the paper) draw v uniformly
+ *    on the unit sphere and restart the regression from a fresh
+ *    observation there.
+ *  - A window covers about three expected events of the band (from its
+ *    linear approximation at the window's start), and at most four times
+ *    the typical time between proposals (a running mean); when it passes
+ *    without a proposal, the particle stops at its end, takes an
+ *    observation there (not a proposal: it cannot bounce) and a new window
+ *    begins.  The authors' code instead caps a piece at a fixed length and
+ *    forces a proposal there.  The observation keeps a band whose fitted
+ *    slope is falling (the line is a poor model far from the last bounce,
+ *    and with little noise the band has no margin) from carrying the
+ *    particle far past the region where the rate has risen, at the price
+ *    of a minibatch.
+ *  - prior_mean NaN (default) takes the running mean of the fitted slopes
+ *    at every observation so far (0 before the first), as the authors'
+ *    code does; prior_var defaults to their 1e5.
+ *
+ * psbps adds the diagonal preconditioner of the paper's section 5: the
+ * particle moves along u = P v, v on the unit sphere, with
+ *   a <- beta a + (1 - beta) g * g   (elementwise, every minibatch gradient)
+ *   P = diag(1 / (sqrt(a) + eps)), scaled so that mean(P_ii) = 1,
+ * and bounces reflect v off P g (BPS in the coordinates z = P^-1 x).  A new
+ * P takes effect at bounces and refreshes only, so that every observation
+ * the regression uses was made along one straight line; the law of (x, v)
+ * that BPS keeps invariant does not depend on P.
+ *
+ * One iteration is one segment (to a bounce, a refresh or a window's end).
+ * lp__ is NaN; bounces__, proposals__ and bound_violations__ count. */
+#include <math.h>
+#include <string.h>
+
+#include <drift/sampler.h>
+
+#define KNOTS 17        /* knots per window: 16 linear pieces */
+#define WINDOW_MASS 3.0 /* expected proposals a window is sized for */
+
+enum { HP_K, HP_REFRESH, HP_PRIOR_MEAN, HP_PRIOR_VAR, HP_BETA, HP_EPS };
+
+typedef struct sbps {
+    const drift_services *svc;
+    drift_chain *c;
+    size_t d, n, N;
+    int precond;
+    double k, refresh, prior_mean, prior_var, beta, eps;
+    double *x, *v, *u;    /* position, unit velocity, x-velocity P v */
+    double *P, *a;        /* preconditioner and running mean of g^2 */
+    double *xt;           /* an observation's point */
+    size_t *rows;         /* its minibatch */
+    double *grows;        /* n x d per-row gradients of the last minibatch */
+    double *g, *gp;       /* minibatch gradient estimate, prior gradient */
+    double *q, *Pg;       /* n directional derivatives; P g */
+    /* regression of G on t since the last bounce: weighted sums */
+    double Sw, St, Stt, Sg, Stg, c2_last;
+    double b0, b1, V00, V01, V11;   /* fit: mean and covariance */
+    double t_reg;         /* regression time at the start of this segment */
+    double t_last_obs;    /* regression time of the last observation */
+    double tau;           /* typical time between observations */
+    double slope_sum;     /* for the adaptive prior mean */
+    uint64_t slope_n;
+    /* the current window, in the thinning call's time */
+    double kt[KNOTS], kr[KNOTS];
+    drift_rate_bound bound;
+    double s_ref;         /* refresh time in the call's time */
+    uint64_t bounces;
+    drift_thin_stats st;
+} sbps;
+
+static double dot(const double *a, const double *b, size_t n)
+{
+    double s = 0;
+    for (size_t k = 0; k < n; k++)
+        s += a[k] * b[k];
+    return s;
+}
+
+static void draw_direction(sbps *s)
+{
+    double n2;
+    do {
+        s->svc->normal_fill(s->c, s->d, s->v);
+        n2 = dot(s->v, s->v, s->d);
+    } while (!(n2 > 0));
+    double inv = 1.0 / sqrt(n2);
+    for (size_t k = 0; k < s->d; k++)
+        s->v[k] *= inv;
+}
+
+/* P from the running mean a (psbps), normalised to mean 1. */
+static void update_preconditioner(sbps *s)
+{
+    if (!s->precond)
+        return;
+    double sum = 0;
+    for (size_t k = 0; k < s->d; k++) {
+        s->P[k] = 1.0 / (sqrt(s->a[k]) + s->eps);
+        sum += s->P[k];
+    }
+    double scale = (double)s->d / sum;
+    for (size_t k = 0; k < s->d; k++)
+        s->P[k] *= scale;
+}
+
+static void set_velocity(sbps *s)
+{
+    for (size_t k = 0; k < s->d; k++)
+        s->u[k] = s->P[k] * s->v[k];
+}
+
+/* G and c^2 along direction u from the minibatch already in grows/gp. */
+static void directional(sbps *s, const double *u, double *G, double *c2)
+{
+    size_t n = s->n, d = s->d;
+    double mean = 0;
+    for (size_t j = 0; j < n; j++) {
+        s->q[j] = dot(u, s->grows + j * d, d);
+        mean += s->q[j];
+    }
+    mean /= (double)n;
+    double ss = 0;
+    for (size_t j = 0; j < n; j++)
+        ss += (s->q[j] - mean) * (s->q[j] - mean);
+    double s2 = ss / (double)(n - 1);
+    double N = (double)s->N;
+    double fpc = 1.0 - (double)n / N;
+    *G = dot(u, s->gp, d) + N * mean;
+    double var = N * N * fpc * s2 / (double)n;
+    /* An exact G (n = N, or rows that agree) still needs a finite weight. */
+    double floor = 1e-12 * (1.0 + *G * *G);
+    *c2 = var > floor ? var : floor;
+}
+
+/* An observation at x: a fresh minibatch, its gradient estimate g, G and
+ * c^2 along the current x-velocity u. */
+static int observe(sbps *s, const double *x, double *G, double *c2)
+{
+    const drift_services *svc = s->svc;
+    int rc;
+    if ((rc = svc->next_batch(s->c, s->n, s->rows)) ||
+        (rc = svc->grad_rows(s->c, x, s->rows, s->n, s->grows, NULL)) ||
+        (rc = svc->grad_prior(s->c, x, s->gp, NULL)))
+        return rc;
+    double scale = (double)s->N / (double)s->n;
+    memcpy(s->g, s->gp, s->d * sizeof(double));
+    for (size_t j = 0; j < s->n; j++) {
+        const double *gj = s->grows + j * s->d;
+        for (size_t k = 0; k < s->d; k++)
+            s->g[k] += scale * gj[k];
+    }
+    for (size_t k = 0; k < s->d; k++)
+        if (!isfinite(s->g[k]))
+            return svc->fail(s->c, "sbps: the minibatch gradient is not "
+                                   "finite; the particle left the region "
+                                   "where the model is defined");
+    if (s->precond)
+        for (size_t k = 0; k < s->d; k++)
+            s->a[k] = s->beta * s->a[k] + (1 - s->beta) * s->g[k] * s->g[k];
+    directional(s, s->u, G, c2);
+    return DRIFT_OK;
+}
+
+/* The posterior of (beta0, beta1) from the sums and the slope's prior. */
+static void fit(sbps *s)
+{
+    double mu = isnan(s->prior_mean)
+                    ? (s->slope_n ? s->slope_sum / (double)s->slope_n : 0)
+                    : s->prior_mean;
+    double L00 = s->Sw, L01 = s->St, L11 = s->Stt + 1.0 / s->prior_var;
+    double r0 = s->Sg, r1 = s->Stg + mu / s->prior_var;
+    double det = L00 * L11 - L01 * L01;
+    s->V00 = L11 / det;
+    s->V01 = -L01 / det;
+    s->V11 = L00 / det;
+    s->b0 = s->V00 * r0 + s->V01 * r1;
+    s->b1 = s->V01 * r0 + s->V11 * r1;
+}
+
+static void reset_regression(sbps *s, double G, double c2)
+{
+    double w = 1.0 / c2;
+    s->Sw = w;
+    s->St = s->Stt = s->Stg = 0;
+    s->Sg = w * G;
+    s->c2_last = c2;
+    s->t_reg = s->t_last_obs = 0;
+    fit(s);
+}
+
+/* Adds an observation at regression time t; a proposal's gap since the
+ * last observation also updates the typical gap tau (a window's end does
+ * not: those gaps are tau-sized by construction). */
+static void add_observation(sbps *s, double t, double G, double c2,
+                            int proposal)
+{
+    double w = 1.0 / c2;
+    s->Sw += w;
+    s->St += w * t;
+    s->Stt += w * t * t;
+    s->Sg += w * G;
+    s->Stg += w * t * G;
+    s->c2_last = c2;
+    double gap = t - s->t_last_obs;
+    if (proposal && gap > 0)
+        s->tau = 0.9 * s->tau + 0.1 * gap;
+    s->t_last_obs = t;
+    fit(s);
+    s->slope_sum += s->b1;
+    s->slope_n++;
+}
+
+/* The band at regression time t, and its slope there. */
+static double band(const sbps *s, double t, double *slope)
+{
+    double q = s->V00 + 2 * s->V01 * t + s->V11 * t * t + s->c2_last;
+    double rho = sqrt(q > 0 ? q : 0);
+    if (slope)
+        *slope = s->b1 + (rho > 0 ? s->k * (s->V01 + s->V11 * t) / rho : 0);
+    return s->b0 + s->b1 * t + s->k * rho;
+}
+
+/* Time for the integral of max(0, a + b t) to reach m; INFINITY if never. */
+static double linear_time(double a, double b, double m)
+{
+    if (b == 0)
+        return a > 0 ? m / a : INFINITY;
+    if (b > 0) {
+        double t0 = a < 0 ? -a / b : 0, a0 = a < 0 ? 0 : a;
+        return t0 + 2 * m / (a0 + sqrt(a0 * a0 + 2 * b * m));
+    }
+    if (a <= 0 || a * a / (-2 * b) < m)
+        return INFINITY;
+    return 2 * m / (a + sqrt(a * a + 2 * b * m));
+}
+
+/* A new window from call time s0 (regression time t_reg + s0): knots of
+ * the band's interpolation up to the window's end, never past the refresh
+ * time. */
+static void make_window(sbps *s, double s0)
+{
+    double t0 = s->t_reg + s0, slope;
+    double a = band(s, t0, &slope);
+    double H = linear_time(a, slope, WINDOW_MASS);
+    if (!(H < 4 * s->tau))
+        H = 4 * s->tau;
+    double floor = 1e-12 * (1 + fabs(t0));
+    if (!(H > floor))
+        H = floor;
+    double end = s0 + H;
+    if (end > s->s_ref)
+        end = s->s_ref;
+    for (int j = 0; j < KNOTS; j++) {
+        double sj = s0 + (end - s0) * j / (KNOTS - 1);
+        s->kt[j] = sj;
+        s->kr[j] = band(s, s->t_reg + sj, NULL);
+    }
+    s->kt[KNOTS - 1] = end;
+    s->bound = (drift_rate_bound){0, 0, KNOTS, s->kt, s->kr, end};
+}
+
+/* The thinning callback: an observation at call time t, added to the
+ * regression, and the window refit from t on. */
+static int rate_at(void *user, double t, double *rate)
+{
+    sbps *s = user;
+    for (size_t k = 0; k < s->d; k++)
+        s->xt[k] = s->x[k] + s->u[k] * t;
+    double G, c2;
+    int rc = observe(s, s->xt, &G, &c2);
+    if (rc)
+        return rc;
+    add_observation(s, s->t_reg + t, G, c2, 1);
+    make_window(s, t);
+    *rate = G;
+    return DRIFT_OK;
+}
+
+static const char *const columns[] = {"bounces__", "proposals__",
+                                      "bound_violations__"};
+
+static int init_common(sbps *s, const drift_services *svc, drift_chain *c,
+                       const double *hp, double *theta, int precond)
+{
+    s->svc = svc;
+    s->c = c;
+    s->precond = precond;
+    s->d = svc->dim(c);
+    s->N = svc->n_rows(c);
+    s->n = svc->batch(c);
+    s->k = hp[HP_K];
+    s->refresh = hp[HP_REFRESH];
+    s->prior_mean = hp[HP_PRIOR_MEAN];
+    s->prior_var = hp[HP_PRIOR_VAR];
+    s->beta = precond ? hp[HP_BETA] : 0;
+    s->eps = precond ? hp[HP_EPS] : 0;
+    if (s->N == 0)
+        return svc->fail(c, "sbps: the model has no data rows, so there are "
+                            "no minibatches; use bps for a data-free target");
+    if (s->n < 2)
+        return svc->fail(c, "sbps: --batch must be at least 2: the noise of "
+                            "each observation is estimated from the "
+                            "minibatch's sample variance");
+    size_t d = s->d, vec = d * sizeof(double);
+    s->x = svc->alloc(c, vec);
+    s->v = svc->alloc(c, vec);
+    s->u = svc->alloc(c, vec);
+    s->P = svc->alloc(c, vec);
+    s->a = svc->alloc(c, vec);
+    s->xt = svc->alloc(c, vec);
+    s->g = svc->alloc(c, vec);
+    s->gp = svc->alloc(c, vec);
+    s->Pg = svc->alloc(c, vec);
+    s->rows = svc->alloc(c, s->n * sizeof(size_t));
+    s->grows = svc->alloc(c, s->n * vec);
+    s->q = svc->alloc(c, s->n * sizeof(double));
+    if (!s->x || !s->v || !s->u || !s->P || !s->a || !s->xt || !s->g ||
+        !s->gp || !s->Pg || !s->rows || !s->grows || !s->q)
+        return DRIFT_ENOMEM;
+    memcpy(s->x, theta, vec);
+    for (size_t k = 0; k < d; k++)
+        s->P[k] = 1;
+    draw_direction(s);
+    int rc;
+    double G, c2;
+    if (precond) {
+        /* The first minibatch sets a, and P from it, before moving. */
+        set_velocity(s);
+        if ((rc = observe(s, s->x, &G, &c2)))
+            return rc;
+        update_preconditioner(s);
+        set_velocity(s);
+        directional(s, s->u, &G, &c2);
+    } else {
+        set_velocity(s);
+        if ((rc = observe(s, s->x, &G, &c2)))
+            return rc;
+    }
+    reset_regression(s, G, c2);
+    s->tau = 1.0 / (fabs(G) + s->k * sqrt(c2) + 1e-300);
+    return DRIFT_OK;
+}
+
+static int init_sbps(void *state, const drift_services *svc, drift_chain *c,
+                     const double *hp, double *theta)
+{
+    return init_common(state, svc, c, hp, theta, 0);
+}
+
+static int init_psbps(void *state, const drift_services *svc, drift_chain *c,
+                      const double *hp, double *theta)
+{
+    return init_common(state, svc, c, hp, theta, 1);
+}
+
+static int emit(sbps *s, double duration)
+{
+    double diag[3] = {(double)s->bounces, (double)s->st.proposals,
+                      (double)s->st.violations};
+    return s->svc->emit_segment(s->c, s->x, s->u, duration, NAN, diag);
+}
+
+static void move(sbps *s, double t)
+{
+    for (size_t k = 0; k < s->d; k++)
+        s->x[k] += s->u[k] * t;
+}
+
+static int step(void *state, const drift_services *svc, drift_chain *c,
+                double *theta)
+{
+    sbps *s = state;
+    (void)c;
+    int rc;
+    s->s_ref = s->refresh > 0 ? svc->exponential(s->c) / s->refresh
+                              : INFINITY;
+    make_window(s, 0);
+    double te;
+    if ((rc = svc->thin(s->c, &s->bound, rate_at, s, &te, NULL, &s->st)))
+        return rc;
+    double G, c2;
+    if (isfinite(te)) {
+        /* Bounce off the minibatch gradient of the accepted proposal, in
+         * the coordinates where the velocity is v (z = P^-1 x). */
+        s->bounces++;
+        if ((rc = emit(s, te)))
+            return rc;
+        move(s, te);
+        for (size_t k = 0; k < s->d; k++)
+            s->Pg[k] = s->P[k] * s->g[k];
+        double vg = dot(s->v, s->Pg, s->d), gg = dot(s->Pg, s->Pg, s->d);
+        if (gg > 0)
+            for (size_t k = 0; k < s->d; k++)
+                s->v[k] -= 2 * vg / gg * s->Pg[k];
+        update_preconditioner(s);
+        set_velocity(s);
+        directional(s, s->u, &G, &c2);
+        reset_regression(s, G, c2);
+    } else {
+        double end = s->bound.t[s->bound.n_knots - 1];
+        if ((rc = emit(s, end)))
+            return rc;
+        move(s, end);
+        if (end >= s->s_ref) {
+            draw_direction(s);
+            update_preconditioner(s);
+            set_velocity(s);
+            if ((rc = observe(s, s->x, &G, &c2)))
+                return rc;
+            reset_regression(s, G, c2);
+        } else {
+            /* The window passed without a proposal: look again here. */
+            s->t_reg += end;
+            if ((rc = observe(s, s->x, &G, &c2)))
+                return rc;
+            add_observation(s, s->t_reg, G, c2, 0);
+        }
+    }
+    memcpy(theta, s->x, s->d * sizeof(double));
+    return DRIFT_OK;
+}
+
+/* sbps reads the first four; psbps all six (same order). */
+static const drift_hparam hparams[] = {
+    [HP_K] = {"k", DRIFT_HP_REAL, 3.0, 0, INFINITY, 0, NULL,
+              "band width: proposals from the predictive mean + k sd"},
+    [HP_REFRESH] = {"refresh", DRIFT_HP_REAL, 0.0, 0, INFINITY, 0, NULL,
+                    "refresh rate: v ~ uniform on the unit sphere"},
+    [HP_PRIOR_MEAN] = {"prior_mean", DRIFT_HP_REAL, NAN, -INFINITY, INFINITY,
+                       0, NULL,
+                       "prior mean of the slope of G in t (auto: running "
+                       "mean of fitted slopes)"},
+    [HP_PRIOR_VAR] = {"prior_var", DRIFT_HP_REAL, 1e5, 0, INFINITY,
+                      DRIFT_HP_OPEN_LO, NULL,
+                      "prior variance of the slope of G in t"},
+    [HP_BETA] = {"beta", DRIFT_HP_REAL, 0.99, 0, 1,
+                 DRIFT_HP_OPEN_HI, NULL,
+                 "preconditioner: weight of the old mean of g^2"},
+    [HP_EPS] = {"eps", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO,
+                NULL, "preconditioner: P = 1/(sqrt(a) + eps)"},
+};
+
+static const drift_sampler samplers[] = {
+    {
+        .name = "sbps",
+        .summary = "stochastic bouncy particle sampler: minibatch BPS with "
+                   "a regression band bound (Pakman et al. 2017)",
+        .hparams = hparams,
+        .n_hparams = 4,
+        .columns = columns,
+        .n_columns = 3,
+        .state_size = sizeof(sbps),
+        .default_batch = 100,
+        .flags = DRIFT_SAMPLER_CONTINUOUS,
+        .init = init_sbps,
+        .step = step,
+    },
+    {
+        .name = "psbps",
+        .summary = "sbps with the diagonal preconditioner of Pakman et al. "
+                   "2017, section 5",
+        .hparams = hparams,
+        .n_hparams = 6,
+        .columns = columns,
+        .n_columns = 3,
+        .state_size = sizeof(sbps),
+        .default_batch = 100,
+        .flags = DRIFT_SAMPLER_CONTINUOUS,
+        .init = init_psbps,
+        .step = step,
+    },
+};
+
+static const drift_sampler_plugin plugin = {
+    DRIFT_SAMPLER_PLUGIN_HEADER,
+    sizeof samplers / sizeof samplers[0],
+    samplers,
+};
+
+DRIFT_EXPORT const drift_sampler_plugin *drift_sampler_entry(void)
+{
+    return &plugin;
+}
