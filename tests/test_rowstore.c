@@ -8,6 +8,8 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -374,6 +376,90 @@ static void test_convert_errors(void **state)
     free(out);
 }
 
+/* Labels of a dense row store are checked as rows are used (no extra
+ * pass over data larger than memory): a bad one stops the run with a
+ * message naming the file and row. */
+static void test_lazy_label_check(void **state)
+{
+    (void)state;
+    make_data();
+    dense[123][0] = 2.0;
+    char *csv = write_dense_csv(), *rs = tmp_path(".drs");
+    drift_err e;
+    assert_int_equal(drift_rowstore_convert(csv, rs, NULL, NULL, &e), 0);
+    th_problem tp;
+    th_open(&tp, "logistic", rs, NULL, 0); /* no up-front pass */
+    char *sets[] = {"h=0.001"};
+    th_run run = {.sampler = "sgld", .set = sets, .n_set = 1, .batch = 50,
+                  .passes = 2, .seed = 1, .access = DRIFT_ACCESS_CA};
+    drift_chain_result res;
+    assert_int_not_equal(th_sample(&tp, &run, NULL, &res), 0);
+    print_message("%s\n", res.message);
+    assert_non_null(strstr(res.message, "row 124: label 2"));
+    assert_non_null(strstr(res.message, rs));
+    th_close(&tp);
+    /* The CSV itself is checked up front, with its line. */
+    drift_registry *reg = th_registry();
+    drift_problem p;
+    const char *data[] = {csv, NULL};
+    drift_problem_spec spec = {"logistic", data, NULL, 0};
+    assert_int_not_equal(drift_problem_open(&p, reg, &spec, &e), 0);
+    assert_non_null(strstr(e.msg, ":125: error: column 'y'"));
+    drift_problem_close(&p);
+    drift_registry_free(reg);
+    unlink(csv);
+    unlink(rs);
+    free(csv);
+    free(rs);
+}
+
+/* Conversion streams from a pipe (a FIFO here) and gives the same file as
+ * from the regular file. */
+static void *feed(void *arg)
+{
+    const char **pp = arg;
+    FILE *in = fopen(pp[0], "rb"), *out = fopen(pp[1], "wb");
+    char buf[4096];
+    size_t n;
+    while (in && out && (n = fread(buf, 1, sizeof buf, in)) > 0)
+        fwrite(buf, 1, n, out);
+    if (in)
+        fclose(in);
+    if (out)
+        fclose(out);
+    return NULL;
+}
+
+static void test_convert_from_pipe(void **state)
+{
+    (void)state;
+    make_data();
+    char *csv = write_dense_csv(), *a = tmp_path(".drs"), *b = tmp_path(".drs");
+    char *fifo = tmp_path(".fifo");
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    const char *pp[2] = {csv, fifo};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, feed, pp), 0);
+    drift_err e;
+    uint64_t rows = 0;
+    assert_int_equal(drift_rowstore_convert(fifo, a, NULL, &rows, &e), 0);
+    pthread_join(t, NULL);
+    assert_int_equal(rows, N);
+    assert_int_equal(drift_rowstore_convert(csv, b, NULL, NULL, &e), 0);
+    drift_table *ta, *tb;
+    assert_int_equal(drift_table_open(a, &ta, &e), 0);
+    assert_int_equal(drift_table_open(b, &tb, &e), 0);
+    assert_int_equal(ta->rs.map_len, tb->rs.map_len);
+    assert_memory_equal(ta->rs.map, tb->rs.map, ta->rs.map_len);
+    drift_table_free(ta);
+    drift_table_free(tb);
+    const char *files[] = {csv, a, b, fifo};
+    for (int k = 0; k < 4; k++) {
+        unlink(files[k]);
+        free((char *)files[k]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +469,8 @@ int main(void)
         cmocka_unit_test(test_same_draws),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_convert_errors),
+        cmocka_unit_test(test_lazy_label_check),
+        cmocka_unit_test(test_convert_from_pipe),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

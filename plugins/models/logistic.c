@@ -29,6 +29,8 @@ typedef struct logistic {
     double s;           /* prior standard deviation */
     char **names;       /* "w.1" ... */
     const drift_sparse *sp; /* sparse rows (then X is NULL) */
+    int lazy_check;     /* labels checked as rows are used, not up front */
+    const char *source; /* the data file, for messages */
 } logistic;
 
 typedef struct workspace {
@@ -140,6 +142,24 @@ static void rows_matrix(const logistic *m, workspace *ws, const drift_rows *b,
     *ldy = 1;
 }
 
+/* The error for a row whose label is not 0/1, found during evaluation
+ * (data too large to check in a separate pass). */
+static int bad_label(const logistic *m, const workspace *ws,
+                     const drift_rows *b, const double *y, size_t ldy,
+                     drift_err *e)
+{
+    (void)ws;
+    for (size_t k = 0; k < b->n; k++)
+        if (y[k * ldy] != 0.0 && y[k * ldy] != 1.0) {
+            snprintf(e->msg, sizeof e->msg,
+                     "%s: row %zu: label %g: logistic regression needs 0/1 "
+                     "labels",
+                     m->source, drift_rows_at(b, k) + 1, y[k * ldy]);
+            break;
+        }
+    return DRIFT_EDATA;
+}
+
 /* x_i . v for a sparse row. */
 static double sparse_dot(const drift_sparse *sp, size_t i, const double *v)
 {
@@ -169,9 +189,9 @@ static int too_many_rows(const workspace *ws, const drift_rows *b,
 
 /* z = X w and, per row, l_i and s_i = y_i - logistic(z_i) (so that
  * grad l_i = s_i x_i).  Dense rows also give the matrix used (X, ld). */
-static void forward(const logistic *m, workspace *ws, const double *w,
-                    const drift_rows *b, const double **X, size_t *ld,
-                    double *ll_rows, double *ll_sum)
+static int forward(const logistic *m, workspace *ws, const double *w,
+                   const drift_rows *b, const double **X, size_t *ld,
+                   double *ll_rows, double *ll_sum, drift_err *e)
 {
     const double *y;
     size_t ldy;
@@ -192,16 +212,21 @@ static void forward(const logistic *m, workspace *ws, const double *w,
                     (int)*ld, w, 1, 0.0, ws->z, 1);
     }
     double total = 0;
+    int bad = 0;
     for (size_t k = 0; k < n; k++) {
         double z = ws->z[k], yk = y[k * ldy];
+        bad |= yk != 0.0 && yk != 1.0;
         double l = yk * z - log1p_exp(z);
         if (ll_rows)
             ll_rows[k] = l;
         total += l;
         ws->r[k] = yk - inv_logit(z);
     }
+    if (bad && m->lazy_check)
+        return bad_label(m, ws, b, y, ldy, e);
     if (ll_sum)
         *ll_sum = total;
+    return DRIFT_OK;
 }
 
 static int log_lik(const void *self, void *wsp, const double *w,
@@ -214,7 +239,9 @@ static int log_lik(const void *self, void *wsp, const double *w,
         return too_many_rows(ws, b, e);
     const double *X;
     size_t ld;
-    forward(m, ws, w, b, &X, &ld, ll_rows, ll_sum);
+    int rc = forward(m, ws, w, b, &X, &ld, ll_rows, ll_sum, e);
+    if (rc)
+        return rc;
     if (m->sp) {
         if (grad_sum) {
             memset(grad_sum, 0, m->D * sizeof *grad_sum);
@@ -249,7 +276,9 @@ static int jvp(const void *self, void *wsp, const double *w, const double *v,
         return too_many_rows(ws, b, e);
     const double *X;
     size_t ld;
-    forward(m, ws, w, b, &X, &ld, ll_rows, NULL);
+    int rc = forward(m, ws, w, b, &X, &ld, ll_rows, NULL, e);
+    if (rc)
+        return rc;
     if (m->sp)
         for (size_t k = 0; k < b->n; k++)
             out[k] = sparse_dot(m->sp, drift_rows_at(b, k), v);
@@ -271,7 +300,9 @@ static int glm_scalars(const void *self, void *wsp, const double *w,
         return too_many_rows(ws, b, e);
     const double *X;
     size_t ld;
-    forward(m, ws, w, b, &X, &ld, ll_rows, NULL);
+    int rc = forward(m, ws, w, b, &X, &ld, ll_rows, NULL, e);
+    if (rc)
+        return rc;
     memcpy(s, ws->r, b->n * sizeof *s);
     return DRIFT_OK;
 }
@@ -302,7 +333,9 @@ static int predict(const void *self, void *wsp, const double *w,
         return too_many_rows(ws, b, e);
     const double *X;
     size_t ld;
-    forward(m, ws, w, b, &X, &ld, NULL, NULL);
+    int rc = forward(m, ws, w, b, &X, &ld, NULL, NULL, e);
+    if (rc)
+        return rc;
     for (size_t k = 0; k < b->n; k++) {
         pred[k] = inv_logit(ws->z[k]);
         y[k] = m->y[drift_rows_at(b, k) * m->ldy];
@@ -374,7 +407,11 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
         return DRIFT_EDATA;
     }
     size_t N = data->n_rows;
-    for (size_t i = 0; i < N; i++) {
+    /* Labels are checked here, with the file's line in the message, unless
+     * that would cost a pass over a mapped row store of wide rows (data
+     * larger than memory): then each label is checked as its row is used. */
+    int lazy = data->first_line == 0 && data->row_stride > 1;
+    for (size_t i = 0; i < N && !lazy; i++) {
         double y = data->values[i * data->row_stride + (size_t)ycol];
         if (y != 0.0 && y != 1.0) {
             if (sp)
@@ -402,6 +439,8 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
     m->N = N;
     m->D = D;
     m->s = opt[0];
+    m->lazy_check = lazy;
+    m->source = data->source;
     m->y = data->values + ycol;
     m->ldy = data->row_stride;
     if (sp) {

@@ -513,6 +513,8 @@ int cmd_sample(int argc, char **argv)
     if (prob.table && prob.table->kind == DRIFT_TABLE_ROWSTORE) {
         /* A mapped row store: tell the kernel how it will be read. */
         cfg.data_mapped = 1;
+        cfg.data_fd = prob.table->rs.fd;
+        cfg.data_map = prob.table->rs.map;
         drift_table_advise(prob.table, a.access == DRIFT_ACCESS_CA);
     }
     results = calloc(a.chains, sizeof *results);

@@ -62,6 +62,7 @@ void drift_chain_release(drift_chain *c)
     const drift_model *m = c->model;
     if (c->ws && m)
         m->workspace_free(m->self, c->ws);
+    drift_advisor_free(&c->advisor);
     drift_stream_free(&c->stream);
     for (size_t k = 0; k < c->n_allocs; k++)
         drift_free(c->allocs[k]);
@@ -103,7 +104,8 @@ int drift_chain_setup(drift_chain *c, const drift_run_config *cfg,
     if (drift_stream_init(&c->stream, cfg->access, c->N, &c->access_rng,
                           c->ws_cap))
         return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
-    drift_advisor_init(&c->advisor, cfg->data_mapped ? cfg->data : NULL);
+    drift_advisor_init(&c->advisor, cfg->data_mapped ? cfg->data : NULL,
+                       cfg->data_mapped ? cfg->data_fd : -1, cfg->data_map);
     c->ws = m->workspace_new(m->self, c->ws_cap);
     c->rows_buf = drift_malloc_array(c->ws_cap, sizeof(size_t));
     c->gbuf = drift_calloc(c->d, sizeof(double));

@@ -24,6 +24,9 @@ typedef struct drift_run_config {
     int data_mapped;                /* data is a memory-mapped row store:
                                        advise the kernel on sequential
                                        passes */
+    int data_fd;                    /* its file (for read-ahead; -1 or 0
+                                       when data_mapped is 0) */
+    const void *data_map;           /* where the file is mapped */
     const drift_sampler *sampler;
     const char *sampler_path;       /* for the header (may be NULL) */
     const double *hp;               /* sampler hyperparameters, validated */
