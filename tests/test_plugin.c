@@ -83,6 +83,41 @@ static void test_malformed_tables(void **state)
     expect_refused("badcolumn.so", "'accept' must end in", NULL);
 }
 
+/* The stability policy: appending descriptor fields keeps the version, so
+ * a plugin built with later headers of this version loads (read at the
+ * entry size it declares, its unknown fields ignored), and one declaring
+ * less than version 1 defined is refused before its entries are read. */
+static void test_descriptor_sizes(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/newer.so", test_dir());
+    drift_registry *r = drift_registry_new();
+    drift_err e = {{0}};
+    if (drift_registry_load(r, path, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(drift_registry_n_samplers(r), 2);
+    const drift_sampler_entry *s = drift_registry_sampler_at(r, 1);
+    assert_string_equal(s->s.name, "newer-second");
+    assert_string_equal(s->s.summary, "second of two");
+    assert_int_equal(s->s.n_hparams, 2);
+    assert_string_equal(s->s.hparams[1].name, "mode");
+    assert_null(s->s.finish);
+    drift_registry_free(r);
+    expect_refused("shortdesc.so", "its drift_sampler is 16 bytes",
+                   "expected at least");
+}
+
+static void test_install_dir(void **state)
+{
+    (void)state;
+    /* A test program runs from the build tree, not from an install: the
+     * install directory is the configured one. */
+    char dir[4096];
+    drift_registry_install_dir(dir, sizeof dir);
+    assert_string_equal(dir, DRIFT_PLUGINDIR);
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -174,6 +209,8 @@ int main(void)
         cmocka_unit_test(test_no_symbol),
         cmocka_unit_test(test_dlopen_failure),
         cmocka_unit_test(test_malformed_tables),
+        cmocka_unit_test(test_descriptor_sizes),
+        cmocka_unit_test(test_install_dir),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_unknown_name_suggests),
         cmocka_unit_test(test_shadowing),

@@ -17,6 +17,19 @@
 #include "plugin.h"
 #include "util.h"
 
+/* The sizes of the descriptors as ABI version 1 first defined them.  A
+ * plugin built with those headers stays loadable after fields are
+ * appended (which does not bump the version): the engine reads what the
+ * plugin's declared sizes say it has and zero-fills the rest, so every
+ * appended field must mean "as before" when zero.  A plugin built with
+ * later headers of the same version declares larger sizes; the fields this
+ * engine does not know are ignored. */
+#define SAMPLER_V1_SIZE                                                    \
+    (offsetof(drift_sampler, finish) + sizeof(((drift_sampler *)0)->finish))
+#define PLUGIN_V1_SIZE                                                     \
+    (offsetof(drift_sampler_plugin, samplers) +                            \
+     sizeof(((drift_sampler_plugin *)0)->samplers))
+
 typedef struct loaded_file {
     char *path;     /* as given/found */
     char *real;     /* realpath, to load each file once */
@@ -195,21 +208,24 @@ static int take_samplers(drift_registry *r, const char *path,
     if (version != DRIFT_SAMPLER_ABI_VERSION)
         return version_refusal(path, "sampler", version,
                                DRIFT_SAMPLER_ABI_VERSION, e);
-    if (d->struct_size < sizeof(drift_sampler_plugin))
+    if (d->struct_size < PLUGIN_V1_SIZE)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: refused: descriptor is %u bytes, expected "
                              "at least %zu for ABI version %u",
-                             path, d->struct_size,
-                             sizeof(drift_sampler_plugin), version);
+                             path, d->struct_size, (size_t)PLUGIN_V1_SIZE,
+                             version);
     if (d->size_t_size != sizeof(size_t))
         return fact_refusal(path, "sizeof(size_t)", d->size_t_size,
                             (uint32_t)sizeof(size_t), e);
     if (d->double_size != sizeof(double))
         return fact_refusal(path, "sizeof(double)", d->double_size,
                             (uint32_t)sizeof(double), e);
-    if (d->sampler_size < sizeof(drift_sampler))
-        return fact_refusal(path, "sizeof(drift_sampler)", d->sampler_size,
-                            (uint32_t)sizeof(drift_sampler), e);
+    if (d->sampler_size < SAMPLER_V1_SIZE)
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: refused: its drift_sampler is %u bytes, "
+                             "expected at least %zu for ABI version %u",
+                             path, d->sampler_size, (size_t)SAMPLER_V1_SIZE,
+                             version);
     if (d->n_samplers == 0 || !d->samplers || d->n_samplers > 1024)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: refused: the descriptor lists no samplers",
@@ -222,8 +238,13 @@ static int take_samplers(drift_registry *r, const char *path,
     char where[4200];
     snprintf(where, sizeof where, "%s: refused", path);
     for (size_t k = 0; k < d->n_samplers; k++) {
+        /* Entries are sampler_size bytes apart; copy what both layouts
+         * share (copies[] is zeroed, so fields the plugin lacks read 0). */
         const char *src = (const char *)d->samplers + k * d->sampler_size;
-        memcpy(&copies[k], src, sizeof(drift_sampler));
+        size_t have = d->sampler_size < sizeof(drift_sampler)
+                          ? d->sampler_size
+                          : sizeof(drift_sampler);
+        memcpy(&copies[k], src, have);
         int rc = check_sampler(&copies[k], where, e);
         if (rc) {
             drift_free(copies);
@@ -248,7 +269,8 @@ static int take_samplers(drift_registry *r, const char *path,
             snprintf(msg, sizeof msg,
                      "sampler '%s' in %s is shadowed by the one in %s, "
                      "which was found first (the install directory is "
-                     "searched before DRIFT_PLUGIN_PATH)",
+                     "searched before DRIFT_PLUGIN_PATH, whose directories "
+                     "are searched left to right)",
                      copies[k].name, path, prev->path);
             if (strict) {
                 drift_free(copies);
@@ -467,14 +489,91 @@ static void scan_list(drift_registry *r, const char *list)
     drift_free(copy);
 }
 
+/* Splits an absolute path into its components (no empty ones, no "."),
+ * in place; returns their number, or -1 when path is not absolute or has
+ * more than max components. */
+static int path_components(char *path, char **comp, int max)
+{
+    if (path[0] != '/')
+        return -1;
+    int n = 0;
+    char *save = NULL;
+    for (char *c = strtok_r(path, "/", &save); c;
+         c = strtok_r(NULL, "/", &save)) {
+        if (!strcmp(c, "."))
+            continue;
+        if (n == max)
+            return -1;
+        comp[n++] = c;
+    }
+    return n;
+}
+
+/* The plugin directory of a relocated install: the configured plugin
+ * directory's place relative to the configured bindir, applied to the
+ * directory this executable runs from.  0 with out set when that
+ * directory exists, -1 otherwise. */
+static int relocated_dir(const char *bindir, const char *plugindir,
+                         char *out, size_t cap)
+{
+    char exe[PATH_MAX], bin[PATH_MAX], plug[PATH_MAX];
+    if (!realpath("/proc/self/exe", exe))
+        return -1;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    /* Installed where it was configured to be: nothing is relocated. */
+    char real_bin[PATH_MAX];
+    if (!strcmp(exe, bindir) ||
+        (realpath(bindir, real_bin) && !strcmp(exe, real_bin)))
+        return -1;
+    if (snprintf(bin, sizeof bin, "%s", bindir) >= (int)sizeof bin ||
+        snprintf(plug, sizeof plug, "%s", plugindir) >= (int)sizeof plug)
+        return -1;
+    char *bc[256], *pc[256];
+    int nb = path_components(bin, bc, 256);
+    int np = path_components(plug, pc, 256);
+    if (nb < 0 || np < 0)
+        return -1;
+    int common = 0;
+    while (common < nb && common < np && !strcmp(bc[common], pc[common]))
+        common++;
+    size_t used = (size_t)snprintf(out, cap, "%s", exe);
+    for (int k = common; k < nb && used < cap; k++)
+        used += (size_t)snprintf(out + used, cap - used, "/..");
+    for (int k = common; k < np && used < cap; k++)
+        used += (size_t)snprintf(out + used, cap - used, "/%s", pc[k]);
+    if (used >= cap)
+        return -1;
+    char real[PATH_MAX];
+    struct stat st;
+    if (!realpath(out, real) || stat(real, &st) || !S_ISDIR(st.st_mode))
+        return -1;
+    if (snprintf(out, cap, "%s", real) >= (int)cap)
+        return -1;
+    return 0;
+}
+
+void drift_registry_install_dir(char *out, size_t cap)
+{
+    if (cap == 0)
+        return;
+    if (relocated_dir(DRIFT_BINDIR, DRIFT_PLUGINDIR, out, cap))
+        snprintf(out, cap, "%s", DRIFT_PLUGINDIR);
+}
+
 int drift_registry_scan(drift_registry *r, drift_err *e)
 {
     /* DRIFT_PLUGIN_DIR stands in for the install directory: tests and
      * uninstalled builds use it so an installed drift cannot shadow the
      * plugins under test. */
+    char install[PATH_MAX];
     const char *base = getenv("DRIFT_PLUGIN_DIR");
-    if (!base || !*base)
-        base = DRIFT_PLUGINDIR;
+    if (!base || !*base) {
+        drift_registry_install_dir(install, sizeof install);
+        base = install;
+    }
     const char *user = getenv("DRIFT_PLUGIN_PATH");
     drift_free(r->search_path);
     r->search_path = NULL;

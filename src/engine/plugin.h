@@ -27,6 +27,16 @@ typedef struct drift_model_entry {
 drift_registry *drift_registry_new(void);
 void drift_registry_free(drift_registry *r);
 
+/* The install's plugin directory as this process sees it, into out (cap
+ * bytes).  drift is relocatable: when the running executable is not in
+ * the bindir it was configured with (an install staged with DESTDIR, or a
+ * whole install tree moved elsewhere), the directory at the configured
+ * plugin directory's place relative to the configured bindir, counted from
+ * the executable's own directory (/proc/self/exe), is used when it exists;
+ * otherwise the configured plugin directory (DRIFT_PLUGINDIR).
+ * DRIFT_PLUGIN_DIR, when set, replaces this directory in scans. */
+void drift_registry_install_dir(char *out, size_t cap);
+
 /* Loads every plugin on the search path.  Files that are refused are
  * recorded as problems (drift_registry_problems), not errors: one bad
  * plugin does not hide the good ones. */
