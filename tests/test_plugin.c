@@ -175,6 +175,38 @@ static void test_shadowing(void **state)
     }
 }
 
+/* An explicit path means that file even when the search path found a
+ * sampler of the same name first; asking for the same path again gives
+ * the same entry. */
+static void test_explicit_path_wins(void **state)
+{
+    (void)state;
+    char shadow[4096];
+    snprintf(shadow, sizeof shadow, "%s/../shadow/.libs/sgld_shadow.so",
+             test_dir());
+    drift_registry *r = th_registry();
+    drift_err e = {{0}};
+    const drift_sampler_entry *byname, *bypath, *again, *named;
+    assert_int_equal(drift_registry_sampler(r, "sgld", &byname, &e), 0);
+    if (drift_registry_sampler(r, shadow, &bypath, &e))
+        fail_msg("%s", e.msg);
+    assert_string_equal(bypath->s.name, "sgld");
+    assert_string_equal(bypath->path, shadow);
+    /* Names still resolve to the first found. */
+    assert_int_equal(drift_registry_sampler(r, "sgld", &byname, &e), 0);
+    assert_null(strstr(byname->path, "shadow"));
+    assert_int_equal(drift_registry_sampler(r, shadow, &again, &e), 0);
+    assert_ptr_equal(again, bypath);
+    char spec[4200];
+    snprintf(spec, sizeof spec, "%s:sgld", shadow);
+    assert_int_equal(drift_registry_sampler(r, spec, &named, &e), 0);
+    assert_ptr_equal(named, bypath);
+    snprintf(spec, sizeof spec, "%s:other", shadow);
+    assert_int_not_equal(drift_registry_sampler(r, spec, &named, &e), 0);
+    assert_non_null(strstr(e.msg, "offers no sampler 'other'"));
+    drift_registry_free(r);
+}
+
 static void test_scan_keeps_good_plugins(void **state)
 {
     (void)state;
@@ -214,6 +246,7 @@ int main(void)
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_unknown_name_suggests),
         cmocka_unit_test(test_shadowing),
+        cmocka_unit_test(test_explicit_path_wins),
         cmocka_unit_test(test_scan_keeps_good_plugins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -272,12 +272,13 @@ static int take_samplers(drift_registry *r, const char *path,
                      "searched before DRIFT_PLUGIN_PATH, whose directories "
                      "are searched left to right)",
                      copies[k].name, path, prev->path);
-            if (strict) {
-                drift_free(copies);
-                return drift_err_set(e, DRIFT_EPLUGIN, "%s", msg);
+            /* A file loaded by explicit path is registered regardless:
+             * lookups by its path find its entries, lookups by name the
+             * first found. */
+            if (!strict) {
+                add_problem(r, msg);
+                continue;
             }
-            add_problem(r, msg);
-            continue;
         }
         if (grow((void **)&r->samplers, &r->cap_samplers, r->n_samplers,
                  sizeof *r->samplers)) {
@@ -324,10 +325,11 @@ static int take_model(drift_registry *r, const char *path,
                      "model '%s' in %s is shadowed by the one in %s, which "
                      "was found first",
                      m->name, path, r->models[j].path);
-            if (strict)
-                return drift_err_set(e, DRIFT_EPLUGIN, "%s", msg);
-            add_problem(r, msg);
-            return DRIFT_OK;
+            if (!strict) {
+                add_problem(r, msg);
+                return DRIFT_OK;
+            }
+            break;
         }
     if (grow((void **)&r->models, &r->cap_models, r->n_models,
              sizeof *r->models))
@@ -339,17 +341,25 @@ static int take_model(drift_registry *r, const char *path,
 }
 
 /* Opens path and registers what it offers.  strict: refusals and
- * shadowing are errors (an explicit path) rather than problems. */
+ * shadowing are errors (an explicit path) rather than problems.  *known
+ * (may be NULL) gets the path under which the file was loaded before, or
+ * NULL when this call loaded it. */
 static int load_file(drift_registry *r, const char *path, int strict,
-                     drift_err *e)
+                     drift_err *e, const char **known)
 {
+    if (known)
+        *known = NULL;
     char real[PATH_MAX];
     if (!realpath(path, real))
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: cannot load plugin: no such file", path);
     for (size_t k = 0; k < r->n_files; k++)
-        if (!strcmp(r->files[k].real, real))
-            return DRIFT_OK; /* already loaded under another name */
+        if (!strcmp(r->files[k].real, real)) {
+            /* Already loaded (perhaps under another name). */
+            if (known)
+                *known = r->files[k].path;
+            return DRIFT_OK;
+        }
     if (grow((void **)&r->files, &r->cap_files, r->n_files,
              sizeof *r->files))
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
@@ -419,7 +429,7 @@ refuse:
 
 int drift_registry_load(drift_registry *r, const char *path, drift_err *e)
 {
-    return load_file(r, path, 1, e);
+    return load_file(r, path, 1, e, NULL);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -453,7 +463,7 @@ static void scan_dir(drift_registry *r, const char *dir)
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
         drift_err e;
-        if (load_file(r, path, 0, &e))
+        if (load_file(r, path, 0, &e, NULL))
             add_problem(r, e.msg);
         drift_free(names[k]);
     }
@@ -589,11 +599,23 @@ static int is_path(const char *spec)
     return strchr(spec, '/') != NULL;
 }
 
+/* The path under which a file load_file just accepted is registered:
+ * `known` when it had been loaded before, else this load's (the last
+ * file opened). */
+static const char *loaded_path(const drift_registry *r, const char *known)
+{
+    return known ? known : r->files[r->n_files - 1].path;
+}
+
 int drift_registry_sampler(drift_registry *r, const char *spec,
                            const drift_sampler_entry **out, drift_err *e)
 {
     *out = NULL;
     if (is_path(spec)) {
+        /* An explicit path means that file, whatever the search path
+         * holds: its samplers are the entries registered under its path
+         * (loading it registers them even when a sampler of the same name
+         * was found first). */
         char file[PATH_MAX];
         const char *want = NULL;
         snprintf(file, sizeof file, "%s", spec);
@@ -602,34 +624,41 @@ int drift_registry_sampler(drift_registry *r, const char *spec,
             *colon = '\0';
             want = colon + 1;
         }
-        size_t before = r->n_samplers;
-        int rc = load_file(r, file, 1, e);
+        const char *known;
+        int rc = load_file(r, file, 1, e, &known);
         if (rc)
             return rc;
-        size_t added = r->n_samplers - before;
-        if (added == 0 && !want)
-            return drift_err_set(e, DRIFT_EPLUGIN,
-                                 "%s: offers no sampler (it may be a model "
-                                 "plugin, or already loaded)",
-                                 file);
-        if (!want) {
-            if (added > 1) {
-                char list[512] = "";
-                size_t used = 0;
-                for (size_t k = before; k < r->n_samplers; k++)
-                    used += (size_t)snprintf(list + used,
-                                             used < sizeof list ? sizeof list - used : 0,
-                                             "%s%s", k > before ? ", " : "",
-                                             r->samplers[k].s.name);
-                return drift_err_set(e, DRIFT_EINVAL,
-                                     "%s offers several samplers (%s); pick "
-                                     "one with --sampler %s:NAME",
-                                     file, list, file);
-            }
-            *out = &r->samplers[before];
-            return DRIFT_OK;
+        const char *fpath = loaded_path(r, known);
+        size_t found = 0;
+        char list[512] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < r->n_samplers; k++) {
+            const drift_sampler_entry *s = &r->samplers[k];
+            if (s->path != fpath || (want && strcmp(s->s.name, want)))
+                continue;
+            if (!found)
+                *out = s;
+            used += (size_t)snprintf(list + used,
+                                     used < sizeof list ? sizeof list - used
+                                                        : 0,
+                                     "%s%s", found ? ", " : "", s->s.name);
+            found++;
         }
-        spec = want;
+        if (found == 1)
+            return DRIFT_OK;
+        *out = NULL;
+        if (found > 1)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "%s offers several samplers (%s); pick one "
+                                 "with --sampler %s:NAME",
+                                 file, list, file);
+        if (want)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "%s offers no sampler '%s'", file, want);
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: offers no sampler (it may be a model "
+                             "plugin)",
+                             file);
     }
     for (size_t k = 0; k < r->n_samplers; k++)
         if (!strcmp(r->samplers[k].s.name, spec)) {
@@ -665,17 +694,21 @@ int drift_registry_model(drift_registry *r, const char *spec,
 {
     *out = NULL;
     if (is_path(spec)) {
-        size_t before = r->n_models;
-        int rc = load_file(r, spec, 1, e);
+        /* As for samplers: the model registered under this file's path. */
+        const char *known;
+        int rc = load_file(r, spec, 1, e, &known);
         if (rc)
             return rc;
-        if (r->n_models == before)
-            return drift_err_set(e, DRIFT_EPLUGIN,
-                                 "%s: offers no model (it may be a sampler "
-                                 "plugin, or already loaded)",
-                                 spec);
-        *out = &r->models[before];
-        return DRIFT_OK;
+        const char *fpath = loaded_path(r, known);
+        for (size_t k = 0; k < r->n_models; k++)
+            if (r->models[k].path == fpath) {
+                *out = &r->models[k];
+                return DRIFT_OK;
+            }
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: offers no model (it may be a sampler "
+                             "plugin)",
+                             spec);
     }
     for (size_t k = 0; k < r->n_models; k++)
         if (!strcmp(r->models[k].m->name, spec)) {
