@@ -205,6 +205,34 @@ static void test_explicit_path_wins(void **state)
     assert_int_not_equal(drift_registry_sampler(r, spec, &named, &e), 0);
     assert_non_null(strstr(e.msg, "offers no sampler 'other'"));
     drift_registry_free(r);
+
+    /* The same when a scan opened the file and left its sampler out as
+     * shadowed (what drift sample does: scan, then resolve --sampler). */
+    const char *old = getenv("DRIFT_PLUGIN_PATH");
+    char *saved = old ? strdup(old) : NULL;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/../shadow/.libs", test_dir());
+    setenv("DRIFT_PLUGIN_PATH", dir, 1);
+    r = drift_registry_new();
+    assert_int_equal(drift_registry_scan(r, &e), 0);
+    assert_true(drift_registry_n_problems(r) >= 1);
+    size_t n = drift_registry_n_samplers(r);
+    char path2[4200];
+    snprintf(path2, sizeof path2, "%s/sgld_shadow.so", dir);
+    if (drift_registry_sampler(r, path2, &bypath, &e))
+        fail_msg("%s", e.msg);
+    assert_string_equal(bypath->path, path2);
+    assert_int_equal(drift_registry_n_samplers(r), n + 1);
+    assert_int_equal(drift_registry_sampler(r, path2, &again, &e), 0);
+    assert_ptr_equal(again, bypath);
+    assert_int_equal(drift_registry_n_samplers(r), n + 1);
+    drift_registry_free(r);
+    if (saved) {
+        setenv("DRIFT_PLUGIN_PATH", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("DRIFT_PLUGIN_PATH");
+    }
 }
 
 static void test_scan_keeps_good_plugins(void **state)

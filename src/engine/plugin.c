@@ -261,9 +261,16 @@ static int take_samplers(drift_registry *r, const char *path,
     }
     for (size_t k = 0; k < d->n_samplers; k++) {
         const drift_sampler_entry *prev = NULL;
+        int again = 0;
         for (size_t j = 0; j < r->n_samplers; j++)
-            if (!strcmp(r->samplers[j].s.name, copies[k].name))
-                prev = &r->samplers[j];
+            if (!strcmp(r->samplers[j].s.name, copies[k].name)) {
+                if (r->samplers[j].path == path)
+                    again = 1; /* this file's, registered before */
+                else if (!prev)
+                    prev = &r->samplers[j];
+            }
+        if (again)
+            continue;
         if (prev) {
             char msg[1024];
             snprintf(msg, sizeof msg,
@@ -319,6 +326,10 @@ static int take_model(drift_registry *r, const char *path,
     if (rc)
         return rc;
     for (size_t j = 0; j < r->n_models; j++)
+        if (!strcmp(r->models[j].m->name, m->name) &&
+            r->models[j].path == path)
+            return DRIFT_OK; /* this file's, registered before */
+    for (size_t j = 0; j < r->n_models; j++)
         if (!strcmp(r->models[j].m->name, m->name)) {
             char msg[1024];
             snprintf(msg, sizeof msg,
@@ -340,6 +351,56 @@ static int take_model(drift_registry *r, const char *path,
     return DRIFT_OK;
 }
 
+/* Registers what an opened file offers.  Run again on a file already
+ * open (an explicit path to a file a scan loaded), it registers what the
+ * scan left out, such as samplers shadowed by name. */
+static int take_file(drift_registry *r, loaded_file *f, int strict,
+                     drift_err *e)
+{
+    /* dlsym returns void *; converting it to a function pointer is what
+     * POSIX requires to work. */
+    void *sym_s = dlsym(f->handle, DRIFT_SAMPLER_ENTRY);
+    void *sym_m = dlsym(f->handle, DRIFT_MODEL_ENTRY);
+    if (!sym_s && !sym_m) {
+        drift_err_set(e, DRIFT_EPLUGIN,
+                      "%s: refused: not a drift plugin (it exports neither "
+                      "%s nor %s)",
+                      f->path, DRIFT_SAMPLER_ENTRY, DRIFT_MODEL_ENTRY);
+        goto refuse;
+    }
+    if (sym_s) {
+        drift_sampler_entry_fn fn;
+        memcpy(&fn, &sym_s, sizeof fn);
+        const drift_sampler_plugin *d = fn();
+        if (!d) {
+            drift_err_set(e, DRIFT_EPLUGIN,
+                          "%s: refused: %s() returned NULL", f->path,
+                          DRIFT_SAMPLER_ENTRY);
+            goto refuse;
+        }
+        if (take_samplers(r, f->path, d, strict, e))
+            goto refuse;
+    }
+    if (sym_m) {
+        drift_model_entry_fn fn;
+        memcpy(&fn, &sym_m, sizeof fn);
+        const drift_model_plugin *m = fn();
+        if (!m) {
+            drift_err_set(e, DRIFT_EPLUGIN,
+                          "%s: refused: %s() returned NULL", f->path,
+                          DRIFT_MODEL_ENTRY);
+            goto refuse;
+        }
+        if (take_model(r, f->path, m, strict, e))
+            goto refuse;
+    }
+    return DRIFT_OK;
+refuse:
+    /* Keep the handle open: entries added before the refusal (none, as
+     * take_samplers is all or nothing) would otherwise dangle. */
+    return DRIFT_EPLUGIN;
+}
+
 /* Opens path and registers what it offers.  strict: refusals and
  * shadowing are errors (an explicit path) rather than problems.  *known
  * (may be NULL) gets the path under which the file was loaded before, or
@@ -355,10 +416,12 @@ static int load_file(drift_registry *r, const char *path, int strict,
                              "%s: cannot load plugin: no such file", path);
     for (size_t k = 0; k < r->n_files; k++)
         if (!strcmp(r->files[k].real, real)) {
-            /* Already loaded (perhaps under another name). */
+            /* Already loaded (perhaps under another name): an explicit
+             * path registers what a scan left out, or repeats the
+             * refusal. */
             if (known)
                 *known = r->files[k].path;
-            return DRIFT_OK;
+            return strict ? take_file(r, &r->files[k], 1, e) : DRIFT_OK;
         }
     if (grow((void **)&r->files, &r->cap_files, r->n_files,
              sizeof *r->files))
@@ -383,48 +446,7 @@ static int load_file(drift_registry *r, const char *path, int strict,
         return DRIFT_EPLUGIN;
     }
     r->n_files++;
-    /* dlsym returns void *; converting it to a function pointer is what
-     * POSIX requires to work. */
-    void *sym_s = dlsym(f->handle, DRIFT_SAMPLER_ENTRY);
-    void *sym_m = dlsym(f->handle, DRIFT_MODEL_ENTRY);
-    if (!sym_s && !sym_m) {
-        drift_err_set(e, DRIFT_EPLUGIN,
-                      "%s: refused: not a drift plugin (it exports neither "
-                      "%s nor %s)",
-                      path, DRIFT_SAMPLER_ENTRY, DRIFT_MODEL_ENTRY);
-        goto refuse;
-    }
-    if (sym_s) {
-        drift_sampler_entry_fn fn;
-        memcpy(&fn, &sym_s, sizeof fn);
-        const drift_sampler_plugin *d = fn();
-        if (!d) {
-            drift_err_set(e, DRIFT_EPLUGIN,
-                          "%s: refused: %s() returned NULL", path,
-                          DRIFT_SAMPLER_ENTRY);
-            goto refuse;
-        }
-        if (take_samplers(r, f->path, d, strict, e))
-            goto refuse;
-    }
-    if (sym_m) {
-        drift_model_entry_fn fn;
-        memcpy(&fn, &sym_m, sizeof fn);
-        const drift_model_plugin *m = fn();
-        if (!m) {
-            drift_err_set(e, DRIFT_EPLUGIN,
-                          "%s: refused: %s() returned NULL", path,
-                          DRIFT_MODEL_ENTRY);
-            goto refuse;
-        }
-        if (take_model(r, f->path, m, strict, e))
-            goto refuse;
-    }
-    return DRIFT_OK;
-refuse:
-    /* Keep the handle open: entries added before the refusal (none, as
-     * take_samplers is all or nothing) would otherwise dangle. */
-    return DRIFT_EPLUGIN;
+    return take_file(r, f, strict, e);
 }
 
 int drift_registry_load(drift_registry *r, const char *path, drift_err *e)
