@@ -52,11 +52,12 @@ static int read_csv(const char *path, table *t)
         }
         if (t->rows == t->cap) {
             t->cap = t->cap ? 2 * t->cap : 4096;
-            t->v = realloc(t->v, t->cap * t->cols * sizeof(double));
-            if (!t->v) {
+            double *nv = realloc(t->v, t->cap * t->cols * sizeof(double));
+            if (!nv) {
                 fclose(f);
                 return -1;
             }
+            t->v = nv;
         }
         for (char *tok = strtok_r(line, ",", &save); tok && k < t->cols;
              tok = strtok_r(NULL, ",", &save))
@@ -71,6 +72,13 @@ static int read_csv(const char *path, table *t)
     }
     fclose(f);
     return t->cols && t->rows ? 0 : -1;
+}
+
+static void table_free(table *t)
+{
+    for (size_t k = 0; k < t->cols; k++)
+        free(t->names[k]);
+    free(t->v);
 }
 
 static long column(const table *t, const char *name)
@@ -156,6 +164,8 @@ int main(int argc, char **argv)
     if (D == 0) {
         fprintf(stderr, "kit-moments: no theta.1 in %s or no c.1 in %s\n",
                 argv[1], argv[2]);
+        table_free(&dr);
+        table_free(&da);
         return 2;
     }
     double mu[MAXD] = {0}, var = 1.0 / (double)da.rows;
@@ -192,5 +202,7 @@ int main(int argc, char **argv)
         ok &= vok;
     }
     free(s);
+    table_free(&dr);
+    table_free(&da);
     return ok ? 0 : 1;
 }
