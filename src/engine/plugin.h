@@ -42,12 +42,17 @@ void drift_registry_install_dir(char *out, size_t cap);
  * plugin does not hide the good ones. */
 int drift_registry_scan(drift_registry *r, drift_err *e);
 
-/* Loads one file given by path; its refusal is an error. */
+/* Loads one file given by path; its refusal is an error.  Its samplers
+ * and models are registered even when their names are taken (lookups by
+ * name still find the first registered). */
 int drift_registry_load(drift_registry *r, const char *path, drift_err *e);
 
 /* The sampler called name; with a '/' in spec it is loaded from that path
- * (optionally "path:name" to pick one of several).  Unknown names get a
- * message listing the installed samplers and the closest one. */
+ * (optionally "path:name" to pick one of several).  A path means that
+ * file even when a sampler of the same name was found first on the search
+ * path, and asking again for a path already loaded finds the same entry.
+ * Unknown names get a message listing the installed samplers and the
+ * closest one. */
 int drift_registry_sampler(drift_registry *r, const char *spec,
                            const drift_sampler_entry **out, drift_err *e);
 int drift_registry_model(drift_registry *r, const char *spec,
