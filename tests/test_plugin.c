@@ -83,6 +83,41 @@ static void test_malformed_tables(void **state)
     expect_refused("badcolumn.so", "'accept' must end in", NULL);
 }
 
+/* The stability policy: appending descriptor fields keeps the version, so
+ * a plugin built with later headers of this version loads (read at the
+ * entry size it declares, its unknown fields ignored), and one declaring
+ * less than version 1 defined is refused before its entries are read. */
+static void test_descriptor_sizes(void **state)
+{
+    (void)state;
+    char path[4096];
+    snprintf(path, sizeof path, "%s/newer.so", test_dir());
+    drift_registry *r = drift_registry_new();
+    drift_err e = {{0}};
+    if (drift_registry_load(r, path, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(drift_registry_n_samplers(r), 2);
+    const drift_sampler_entry *s = drift_registry_sampler_at(r, 1);
+    assert_string_equal(s->s.name, "newer-second");
+    assert_string_equal(s->s.summary, "second of two");
+    assert_int_equal(s->s.n_hparams, 2);
+    assert_string_equal(s->s.hparams[1].name, "mode");
+    assert_null(s->s.finish);
+    drift_registry_free(r);
+    expect_refused("shortdesc.so", "its drift_sampler is 16 bytes",
+                   "expected at least");
+}
+
+static void test_install_dir(void **state)
+{
+    (void)state;
+    /* A test program runs from the build tree, not from an install: the
+     * install directory is the configured one. */
+    char dir[4096];
+    drift_registry_install_dir(dir, sizeof dir);
+    assert_string_equal(dir, DRIFT_PLUGINDIR);
+}
+
 static void test_missing_file(void **state)
 {
     (void)state;
@@ -140,6 +175,66 @@ static void test_shadowing(void **state)
     }
 }
 
+/* An explicit path means that file even when the search path found a
+ * sampler of the same name first; asking for the same path again gives
+ * the same entry. */
+static void test_explicit_path_wins(void **state)
+{
+    (void)state;
+    char shadow[4096];
+    snprintf(shadow, sizeof shadow, "%s/../shadow/.libs/sgld_shadow.so",
+             test_dir());
+    drift_registry *r = th_registry();
+    drift_err e = {{0}};
+    const drift_sampler_entry *byname, *bypath, *again, *named;
+    assert_int_equal(drift_registry_sampler(r, "sgld", &byname, &e), 0);
+    if (drift_registry_sampler(r, shadow, &bypath, &e))
+        fail_msg("%s", e.msg);
+    assert_string_equal(bypath->s.name, "sgld");
+    assert_string_equal(bypath->path, shadow);
+    /* Names still resolve to the first found. */
+    assert_int_equal(drift_registry_sampler(r, "sgld", &byname, &e), 0);
+    assert_null(strstr(byname->path, "shadow"));
+    assert_int_equal(drift_registry_sampler(r, shadow, &again, &e), 0);
+    assert_ptr_equal(again, bypath);
+    char spec[4200];
+    snprintf(spec, sizeof spec, "%s:sgld", shadow);
+    assert_int_equal(drift_registry_sampler(r, spec, &named, &e), 0);
+    assert_ptr_equal(named, bypath);
+    snprintf(spec, sizeof spec, "%s:other", shadow);
+    assert_int_not_equal(drift_registry_sampler(r, spec, &named, &e), 0);
+    assert_non_null(strstr(e.msg, "offers no sampler 'other'"));
+    drift_registry_free(r);
+
+    /* The same when a scan opened the file and left its sampler out as
+     * shadowed (what drift sample does: scan, then resolve --sampler). */
+    const char *old = getenv("DRIFT_PLUGIN_PATH");
+    char *saved = old ? strdup(old) : NULL;
+    char dir[4096];
+    snprintf(dir, sizeof dir, "%s/../shadow/.libs", test_dir());
+    setenv("DRIFT_PLUGIN_PATH", dir, 1);
+    r = drift_registry_new();
+    assert_int_equal(drift_registry_scan(r, &e), 0);
+    assert_true(drift_registry_n_problems(r) >= 1);
+    size_t n = drift_registry_n_samplers(r);
+    char path2[4200];
+    snprintf(path2, sizeof path2, "%s/sgld_shadow.so", dir);
+    if (drift_registry_sampler(r, path2, &bypath, &e))
+        fail_msg("%s", e.msg);
+    assert_string_equal(bypath->path, path2);
+    assert_int_equal(drift_registry_n_samplers(r), n + 1);
+    assert_int_equal(drift_registry_sampler(r, path2, &again, &e), 0);
+    assert_ptr_equal(again, bypath);
+    assert_int_equal(drift_registry_n_samplers(r), n + 1);
+    drift_registry_free(r);
+    if (saved) {
+        setenv("DRIFT_PLUGIN_PATH", saved, 1);
+        free(saved);
+    } else {
+        unsetenv("DRIFT_PLUGIN_PATH");
+    }
+}
+
 static void test_scan_keeps_good_plugins(void **state)
 {
     (void)state;
@@ -174,9 +269,12 @@ int main(void)
         cmocka_unit_test(test_no_symbol),
         cmocka_unit_test(test_dlopen_failure),
         cmocka_unit_test(test_malformed_tables),
+        cmocka_unit_test(test_descriptor_sizes),
+        cmocka_unit_test(test_install_dir),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_unknown_name_suggests),
         cmocka_unit_test(test_shadowing),
+        cmocka_unit_test(test_explicit_path_wins),
         cmocka_unit_test(test_scan_keeps_good_plugins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

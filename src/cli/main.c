@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "plugin.h"
 #include "util.h"
 
 typedef struct command {
@@ -35,11 +36,14 @@ static void usage(FILE *f)
             "piecewise-deterministic samplers.\n\ncommands:\n");
     for (size_t k = 0; k < N_COMMANDS; k++)
         fprintf(f, "  %-10s %s\n", commands[k].name, commands[k].summary);
+    char dir[4096];
+    drift_registry_install_dir(dir, sizeof dir);
     fprintf(f, "\nenvironment:\n"
                "  DRIFT_PLUGIN_PATH  colon-separated directories searched "
                "for plugins after the\n"
-               "                     install's plugin directory (%s)\n",
-            DRIFT_PLUGINDIR);
+               "                     install's plugin directory (%s)\n"
+               "\nSee also: man drift; drift COMMAND --help.\n",
+            dir);
 }
 
 int main(int argc, char **argv)

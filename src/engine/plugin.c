@@ -17,6 +17,19 @@
 #include "plugin.h"
 #include "util.h"
 
+/* The sizes of the descriptors as ABI version 1 first defined them.  A
+ * plugin built with those headers stays loadable after fields are
+ * appended (which does not bump the version): the engine reads what the
+ * plugin's declared sizes say it has and zero-fills the rest, so every
+ * appended field must mean "as before" when zero.  A plugin built with
+ * later headers of the same version declares larger sizes; the fields this
+ * engine does not know are ignored. */
+#define SAMPLER_V1_SIZE                                                    \
+    (offsetof(drift_sampler, finish) + sizeof(((drift_sampler *)0)->finish))
+#define PLUGIN_V1_SIZE                                                     \
+    (offsetof(drift_sampler_plugin, samplers) +                            \
+     sizeof(((drift_sampler_plugin *)0)->samplers))
+
 typedef struct loaded_file {
     char *path;     /* as given/found */
     char *real;     /* realpath, to load each file once */
@@ -195,21 +208,24 @@ static int take_samplers(drift_registry *r, const char *path,
     if (version != DRIFT_SAMPLER_ABI_VERSION)
         return version_refusal(path, "sampler", version,
                                DRIFT_SAMPLER_ABI_VERSION, e);
-    if (d->struct_size < sizeof(drift_sampler_plugin))
+    if (d->struct_size < PLUGIN_V1_SIZE)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: refused: descriptor is %u bytes, expected "
                              "at least %zu for ABI version %u",
-                             path, d->struct_size,
-                             sizeof(drift_sampler_plugin), version);
+                             path, d->struct_size, (size_t)PLUGIN_V1_SIZE,
+                             version);
     if (d->size_t_size != sizeof(size_t))
         return fact_refusal(path, "sizeof(size_t)", d->size_t_size,
                             (uint32_t)sizeof(size_t), e);
     if (d->double_size != sizeof(double))
         return fact_refusal(path, "sizeof(double)", d->double_size,
                             (uint32_t)sizeof(double), e);
-    if (d->sampler_size < sizeof(drift_sampler))
-        return fact_refusal(path, "sizeof(drift_sampler)", d->sampler_size,
-                            (uint32_t)sizeof(drift_sampler), e);
+    if (d->sampler_size < SAMPLER_V1_SIZE)
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: refused: its drift_sampler is %u bytes, "
+                             "expected at least %zu for ABI version %u",
+                             path, d->sampler_size, (size_t)SAMPLER_V1_SIZE,
+                             version);
     if (d->n_samplers == 0 || !d->samplers || d->n_samplers > 1024)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: refused: the descriptor lists no samplers",
@@ -222,8 +238,13 @@ static int take_samplers(drift_registry *r, const char *path,
     char where[4200];
     snprintf(where, sizeof where, "%s: refused", path);
     for (size_t k = 0; k < d->n_samplers; k++) {
+        /* Entries are sampler_size bytes apart; copy what both layouts
+         * share (copies[] is zeroed, so fields the plugin lacks read 0). */
         const char *src = (const char *)d->samplers + k * d->sampler_size;
-        memcpy(&copies[k], src, sizeof(drift_sampler));
+        size_t have = d->sampler_size < sizeof(drift_sampler)
+                          ? d->sampler_size
+                          : sizeof(drift_sampler);
+        memcpy(&copies[k], src, have);
         int rc = check_sampler(&copies[k], where, e);
         if (rc) {
             drift_free(copies);
@@ -240,22 +261,31 @@ static int take_samplers(drift_registry *r, const char *path,
     }
     for (size_t k = 0; k < d->n_samplers; k++) {
         const drift_sampler_entry *prev = NULL;
+        int again = 0;
         for (size_t j = 0; j < r->n_samplers; j++)
-            if (!strcmp(r->samplers[j].s.name, copies[k].name))
-                prev = &r->samplers[j];
+            if (!strcmp(r->samplers[j].s.name, copies[k].name)) {
+                if (r->samplers[j].path == path)
+                    again = 1; /* this file's, registered before */
+                else if (!prev)
+                    prev = &r->samplers[j];
+            }
+        if (again)
+            continue;
         if (prev) {
             char msg[1024];
             snprintf(msg, sizeof msg,
                      "sampler '%s' in %s is shadowed by the one in %s, "
                      "which was found first (the install directory is "
-                     "searched before DRIFT_PLUGIN_PATH)",
+                     "searched before DRIFT_PLUGIN_PATH, whose directories "
+                     "are searched left to right)",
                      copies[k].name, path, prev->path);
-            if (strict) {
-                drift_free(copies);
-                return drift_err_set(e, DRIFT_EPLUGIN, "%s", msg);
+            /* A file loaded by explicit path is registered regardless:
+             * lookups by its path find its entries, lookups by name the
+             * first found. */
+            if (!strict) {
+                add_problem(r, msg);
+                continue;
             }
-            add_problem(r, msg);
-            continue;
         }
         if (grow((void **)&r->samplers, &r->cap_samplers, r->n_samplers,
                  sizeof *r->samplers)) {
@@ -296,16 +326,21 @@ static int take_model(drift_registry *r, const char *path,
     if (rc)
         return rc;
     for (size_t j = 0; j < r->n_models; j++)
+        if (!strcmp(r->models[j].m->name, m->name) &&
+            r->models[j].path == path)
+            return DRIFT_OK; /* this file's, registered before */
+    for (size_t j = 0; j < r->n_models; j++)
         if (!strcmp(r->models[j].m->name, m->name)) {
             char msg[1024];
             snprintf(msg, sizeof msg,
                      "model '%s' in %s is shadowed by the one in %s, which "
                      "was found first",
                      m->name, path, r->models[j].path);
-            if (strict)
-                return drift_err_set(e, DRIFT_EPLUGIN, "%s", msg);
-            add_problem(r, msg);
-            return DRIFT_OK;
+            if (!strict) {
+                add_problem(r, msg);
+                return DRIFT_OK;
+            }
+            break;
         }
     if (grow((void **)&r->models, &r->cap_models, r->n_models,
              sizeof *r->models))
@@ -316,18 +351,78 @@ static int take_model(drift_registry *r, const char *path,
     return DRIFT_OK;
 }
 
-/* Opens path and registers what it offers.  strict: refusals and
- * shadowing are errors (an explicit path) rather than problems. */
-static int load_file(drift_registry *r, const char *path, int strict,
+/* Registers what an opened file offers.  Run again on a file already
+ * open (an explicit path to a file a scan loaded), it registers what the
+ * scan left out, such as samplers shadowed by name. */
+static int take_file(drift_registry *r, loaded_file *f, int strict,
                      drift_err *e)
 {
+    /* dlsym returns void *; converting it to a function pointer is what
+     * POSIX requires to work. */
+    void *sym_s = dlsym(f->handle, DRIFT_SAMPLER_ENTRY);
+    void *sym_m = dlsym(f->handle, DRIFT_MODEL_ENTRY);
+    if (!sym_s && !sym_m) {
+        drift_err_set(e, DRIFT_EPLUGIN,
+                      "%s: refused: not a drift plugin (it exports neither "
+                      "%s nor %s)",
+                      f->path, DRIFT_SAMPLER_ENTRY, DRIFT_MODEL_ENTRY);
+        goto refuse;
+    }
+    if (sym_s) {
+        drift_sampler_entry_fn fn;
+        memcpy(&fn, &sym_s, sizeof fn);
+        const drift_sampler_plugin *d = fn();
+        if (!d) {
+            drift_err_set(e, DRIFT_EPLUGIN,
+                          "%s: refused: %s() returned NULL", f->path,
+                          DRIFT_SAMPLER_ENTRY);
+            goto refuse;
+        }
+        if (take_samplers(r, f->path, d, strict, e))
+            goto refuse;
+    }
+    if (sym_m) {
+        drift_model_entry_fn fn;
+        memcpy(&fn, &sym_m, sizeof fn);
+        const drift_model_plugin *m = fn();
+        if (!m) {
+            drift_err_set(e, DRIFT_EPLUGIN,
+                          "%s: refused: %s() returned NULL", f->path,
+                          DRIFT_MODEL_ENTRY);
+            goto refuse;
+        }
+        if (take_model(r, f->path, m, strict, e))
+            goto refuse;
+    }
+    return DRIFT_OK;
+refuse:
+    /* Keep the handle open: entries added before the refusal (none, as
+     * take_samplers is all or nothing) would otherwise dangle. */
+    return DRIFT_EPLUGIN;
+}
+
+/* Opens path and registers what it offers.  strict: refusals and
+ * shadowing are errors (an explicit path) rather than problems.  *known
+ * (may be NULL) gets the path under which the file was loaded before, or
+ * NULL when this call loaded it. */
+static int load_file(drift_registry *r, const char *path, int strict,
+                     drift_err *e, const char **known)
+{
+    if (known)
+        *known = NULL;
     char real[PATH_MAX];
     if (!realpath(path, real))
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: cannot load plugin: no such file", path);
     for (size_t k = 0; k < r->n_files; k++)
-        if (!strcmp(r->files[k].real, real))
-            return DRIFT_OK; /* already loaded under another name */
+        if (!strcmp(r->files[k].real, real)) {
+            /* Already loaded (perhaps under another name): an explicit
+             * path registers what a scan left out, or repeats the
+             * refusal. */
+            if (known)
+                *known = r->files[k].path;
+            return strict ? take_file(r, &r->files[k], 1, e) : DRIFT_OK;
+        }
     if (grow((void **)&r->files, &r->cap_files, r->n_files,
              sizeof *r->files))
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
@@ -351,53 +446,12 @@ static int load_file(drift_registry *r, const char *path, int strict,
         return DRIFT_EPLUGIN;
     }
     r->n_files++;
-    /* dlsym returns void *; converting it to a function pointer is what
-     * POSIX requires to work. */
-    void *sym_s = dlsym(f->handle, DRIFT_SAMPLER_ENTRY);
-    void *sym_m = dlsym(f->handle, DRIFT_MODEL_ENTRY);
-    if (!sym_s && !sym_m) {
-        drift_err_set(e, DRIFT_EPLUGIN,
-                      "%s: refused: not a drift plugin (it exports neither "
-                      "%s nor %s)",
-                      path, DRIFT_SAMPLER_ENTRY, DRIFT_MODEL_ENTRY);
-        goto refuse;
-    }
-    if (sym_s) {
-        drift_sampler_entry_fn fn;
-        memcpy(&fn, &sym_s, sizeof fn);
-        const drift_sampler_plugin *d = fn();
-        if (!d) {
-            drift_err_set(e, DRIFT_EPLUGIN,
-                          "%s: refused: %s() returned NULL", path,
-                          DRIFT_SAMPLER_ENTRY);
-            goto refuse;
-        }
-        if (take_samplers(r, f->path, d, strict, e))
-            goto refuse;
-    }
-    if (sym_m) {
-        drift_model_entry_fn fn;
-        memcpy(&fn, &sym_m, sizeof fn);
-        const drift_model_plugin *m = fn();
-        if (!m) {
-            drift_err_set(e, DRIFT_EPLUGIN,
-                          "%s: refused: %s() returned NULL", path,
-                          DRIFT_MODEL_ENTRY);
-            goto refuse;
-        }
-        if (take_model(r, f->path, m, strict, e))
-            goto refuse;
-    }
-    return DRIFT_OK;
-refuse:
-    /* Keep the handle open: entries added before the refusal (none, as
-     * take_samplers is all or nothing) would otherwise dangle. */
-    return DRIFT_EPLUGIN;
+    return take_file(r, f, strict, e);
 }
 
 int drift_registry_load(drift_registry *r, const char *path, drift_err *e)
 {
-    return load_file(r, path, 1, e);
+    return load_file(r, path, 1, e, NULL);
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -431,7 +485,7 @@ static void scan_dir(drift_registry *r, const char *dir)
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
         drift_err e;
-        if (load_file(r, path, 0, &e))
+        if (load_file(r, path, 0, &e, NULL))
             add_problem(r, e.msg);
         drift_free(names[k]);
     }
@@ -467,14 +521,91 @@ static void scan_list(drift_registry *r, const char *list)
     drift_free(copy);
 }
 
+/* Splits an absolute path into its components (no empty ones, no "."),
+ * in place; returns their number, or -1 when path is not absolute or has
+ * more than max components. */
+static int path_components(char *path, char **comp, int max)
+{
+    if (path[0] != '/')
+        return -1;
+    int n = 0;
+    char *save = NULL;
+    for (char *c = strtok_r(path, "/", &save); c;
+         c = strtok_r(NULL, "/", &save)) {
+        if (!strcmp(c, "."))
+            continue;
+        if (n == max)
+            return -1;
+        comp[n++] = c;
+    }
+    return n;
+}
+
+/* The plugin directory of a relocated install: the configured plugin
+ * directory's place relative to the configured bindir, applied to the
+ * directory this executable runs from.  0 with out set when that
+ * directory exists, -1 otherwise. */
+static int relocated_dir(const char *bindir, const char *plugindir,
+                         char *out, size_t cap)
+{
+    char exe[PATH_MAX], bin[PATH_MAX], plug[PATH_MAX];
+    if (!realpath("/proc/self/exe", exe))
+        return -1;
+    char *slash = strrchr(exe, '/');
+    if (!slash)
+        return -1;
+    *slash = '\0';
+    /* Installed where it was configured to be: nothing is relocated. */
+    char real_bin[PATH_MAX];
+    if (!strcmp(exe, bindir) ||
+        (realpath(bindir, real_bin) && !strcmp(exe, real_bin)))
+        return -1;
+    if (snprintf(bin, sizeof bin, "%s", bindir) >= (int)sizeof bin ||
+        snprintf(plug, sizeof plug, "%s", plugindir) >= (int)sizeof plug)
+        return -1;
+    char *bc[256], *pc[256];
+    int nb = path_components(bin, bc, 256);
+    int np = path_components(plug, pc, 256);
+    if (nb < 0 || np < 0)
+        return -1;
+    int common = 0;
+    while (common < nb && common < np && !strcmp(bc[common], pc[common]))
+        common++;
+    size_t used = (size_t)snprintf(out, cap, "%s", exe);
+    for (int k = common; k < nb && used < cap; k++)
+        used += (size_t)snprintf(out + used, cap - used, "/..");
+    for (int k = common; k < np && used < cap; k++)
+        used += (size_t)snprintf(out + used, cap - used, "/%s", pc[k]);
+    if (used >= cap)
+        return -1;
+    char real[PATH_MAX];
+    struct stat st;
+    if (!realpath(out, real) || stat(real, &st) || !S_ISDIR(st.st_mode))
+        return -1;
+    if (snprintf(out, cap, "%s", real) >= (int)cap)
+        return -1;
+    return 0;
+}
+
+void drift_registry_install_dir(char *out, size_t cap)
+{
+    if (cap == 0)
+        return;
+    if (relocated_dir(DRIFT_BINDIR, DRIFT_PLUGINDIR, out, cap))
+        snprintf(out, cap, "%s", DRIFT_PLUGINDIR);
+}
+
 int drift_registry_scan(drift_registry *r, drift_err *e)
 {
     /* DRIFT_PLUGIN_DIR stands in for the install directory: tests and
      * uninstalled builds use it so an installed drift cannot shadow the
      * plugins under test. */
+    char install[PATH_MAX];
     const char *base = getenv("DRIFT_PLUGIN_DIR");
-    if (!base || !*base)
-        base = DRIFT_PLUGINDIR;
+    if (!base || !*base) {
+        drift_registry_install_dir(install, sizeof install);
+        base = install;
+    }
     const char *user = getenv("DRIFT_PLUGIN_PATH");
     drift_free(r->search_path);
     r->search_path = NULL;
@@ -490,11 +621,23 @@ static int is_path(const char *spec)
     return strchr(spec, '/') != NULL;
 }
 
+/* The path under which a file load_file just accepted is registered:
+ * `known` when it had been loaded before, else this load's (the last
+ * file opened). */
+static const char *loaded_path(const drift_registry *r, const char *known)
+{
+    return known ? known : r->files[r->n_files - 1].path;
+}
+
 int drift_registry_sampler(drift_registry *r, const char *spec,
                            const drift_sampler_entry **out, drift_err *e)
 {
     *out = NULL;
     if (is_path(spec)) {
+        /* An explicit path means that file, whatever the search path
+         * holds: its samplers are the entries registered under its path
+         * (loading it registers them even when a sampler of the same name
+         * was found first). */
         char file[PATH_MAX];
         const char *want = NULL;
         snprintf(file, sizeof file, "%s", spec);
@@ -503,34 +646,41 @@ int drift_registry_sampler(drift_registry *r, const char *spec,
             *colon = '\0';
             want = colon + 1;
         }
-        size_t before = r->n_samplers;
-        int rc = load_file(r, file, 1, e);
+        const char *known;
+        int rc = load_file(r, file, 1, e, &known);
         if (rc)
             return rc;
-        size_t added = r->n_samplers - before;
-        if (added == 0 && !want)
-            return drift_err_set(e, DRIFT_EPLUGIN,
-                                 "%s: offers no sampler (it may be a model "
-                                 "plugin, or already loaded)",
-                                 file);
-        if (!want) {
-            if (added > 1) {
-                char list[512] = "";
-                size_t used = 0;
-                for (size_t k = before; k < r->n_samplers; k++)
-                    used += (size_t)snprintf(list + used,
-                                             used < sizeof list ? sizeof list - used : 0,
-                                             "%s%s", k > before ? ", " : "",
-                                             r->samplers[k].s.name);
-                return drift_err_set(e, DRIFT_EINVAL,
-                                     "%s offers several samplers (%s); pick "
-                                     "one with --sampler %s:NAME",
-                                     file, list, file);
-            }
-            *out = &r->samplers[before];
-            return DRIFT_OK;
+        const char *fpath = loaded_path(r, known);
+        size_t found = 0;
+        char list[512] = "";
+        size_t used = 0;
+        for (size_t k = 0; k < r->n_samplers; k++) {
+            const drift_sampler_entry *s = &r->samplers[k];
+            if (s->path != fpath || (want && strcmp(s->s.name, want)))
+                continue;
+            if (!found)
+                *out = s;
+            used += (size_t)snprintf(list + used,
+                                     used < sizeof list ? sizeof list - used
+                                                        : 0,
+                                     "%s%s", found ? ", " : "", s->s.name);
+            found++;
         }
-        spec = want;
+        if (found == 1)
+            return DRIFT_OK;
+        *out = NULL;
+        if (found > 1)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "%s offers several samplers (%s); pick one "
+                                 "with --sampler %s:NAME",
+                                 file, list, file);
+        if (want)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "%s offers no sampler '%s'", file, want);
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: offers no sampler (it may be a model "
+                             "plugin)",
+                             file);
     }
     for (size_t k = 0; k < r->n_samplers; k++)
         if (!strcmp(r->samplers[k].s.name, spec)) {
@@ -566,17 +716,21 @@ int drift_registry_model(drift_registry *r, const char *spec,
 {
     *out = NULL;
     if (is_path(spec)) {
-        size_t before = r->n_models;
-        int rc = load_file(r, spec, 1, e);
+        /* As for samplers: the model registered under this file's path. */
+        const char *known;
+        int rc = load_file(r, spec, 1, e, &known);
         if (rc)
             return rc;
-        if (r->n_models == before)
-            return drift_err_set(e, DRIFT_EPLUGIN,
-                                 "%s: offers no model (it may be a sampler "
-                                 "plugin, or already loaded)",
-                                 spec);
-        *out = &r->models[before];
-        return DRIFT_OK;
+        const char *fpath = loaded_path(r, known);
+        for (size_t k = 0; k < r->n_models; k++)
+            if (r->models[k].path == fpath) {
+                *out = &r->models[k];
+                return DRIFT_OK;
+            }
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: offers no model (it may be a sampler "
+                             "plugin)",
+                             spec);
     }
     for (size_t k = 0; k < r->n_models; k++)
         if (!strcmp(r->models[k].m->name, spec)) {

@@ -27,17 +27,32 @@ typedef struct drift_model_entry {
 drift_registry *drift_registry_new(void);
 void drift_registry_free(drift_registry *r);
 
+/* The install's plugin directory as this process sees it, into out (cap
+ * bytes).  drift is relocatable: when the running executable is not in
+ * the bindir it was configured with (an install staged with DESTDIR, or a
+ * whole install tree moved elsewhere), the directory at the configured
+ * plugin directory's place relative to the configured bindir, counted from
+ * the executable's own directory (/proc/self/exe), is used when it exists;
+ * otherwise the configured plugin directory (DRIFT_PLUGINDIR).
+ * DRIFT_PLUGIN_DIR, when set, replaces this directory in scans. */
+void drift_registry_install_dir(char *out, size_t cap);
+
 /* Loads every plugin on the search path.  Files that are refused are
  * recorded as problems (drift_registry_problems), not errors: one bad
  * plugin does not hide the good ones. */
 int drift_registry_scan(drift_registry *r, drift_err *e);
 
-/* Loads one file given by path; its refusal is an error. */
+/* Loads one file given by path; its refusal is an error.  Its samplers
+ * and models are registered even when their names are taken (lookups by
+ * name still find the first registered). */
 int drift_registry_load(drift_registry *r, const char *path, drift_err *e);
 
 /* The sampler called name; with a '/' in spec it is loaded from that path
- * (optionally "path:name" to pick one of several).  Unknown names get a
- * message listing the installed samplers and the closest one. */
+ * (optionally "path:name" to pick one of several).  A path means that
+ * file even when a sampler of the same name was found first on the search
+ * path, and asking again for a path already loaded finds the same entry.
+ * Unknown names get a message listing the installed samplers and the
+ * closest one. */
 int drift_registry_sampler(drift_registry *r, const char *spec,
                            const drift_sampler_entry **out, drift_err *e);
 int drift_registry_model(drift_registry *r, const char *spec,

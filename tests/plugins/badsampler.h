@@ -34,6 +34,10 @@ static int never_step(void *s, const drift_services *svc, drift_chain *c,
 #define BAD_COLUMNS "ok__"
 #endif
 
+#ifndef BAD_SAMPLER_SIZE
+#define BAD_SAMPLER_SIZE (uint32_t)sizeof(drift_sampler)
+#endif
+
 static const drift_hparam hparams[] = {BAD_HPARAMS};
 static const char *const columns[] = {BAD_COLUMNS};
 
@@ -51,7 +55,7 @@ static const drift_sampler samplers[] = {{
 
 static const drift_sampler_plugin plugin = {
     BAD_ABI, (uint32_t)sizeof(drift_sampler_plugin), (uint32_t)sizeof(size_t),
-    (uint32_t)sizeof(double), (uint32_t)sizeof(drift_sampler), 0u,
+    (uint32_t)sizeof(double), BAD_SAMPLER_SIZE, 0u,
     1, samplers,
 };
 

@@ -1,0 +1,29 @@
+#!/bin/sh
+# test_docs.sh: docs/writing-a-sampler.md shows the minimal sampler it
+# walks through verbatim (the code block after the marker
+# "<!-- listing: FILE -->" equals FILE, which make check builds and tests),
+# and states the loader's refusal of a previous ABI version with the exact
+# text make installcheck gets from the installed drift.
+set -u
+src="${srcdir:-.}"
+doc="$src/docs/writing-a-sampler.md"
+fail=0
+tmp=$(mktemp) || exit 1
+trap 'rm -f "$tmp"' EXIT
+for f in $(sed -n 's/^<!-- listing: \(.*\) -->$/\1/p' "$doc"); do
+    awk -v f="$f" '
+        $0 == "<!-- listing: " f " -->" {want = 1; next}
+        want && /^```/ {if (inside) exit; inside = 1; next}
+        inside {print}' "$doc" >"$tmp"
+    if ! diff -u "$src/$f" "$tmp"; then
+        echo "FAIL: the listing of $f in $doc differs from the file (diff above)"
+        fail=1
+    fi
+done
+grep -q '^<!-- listing: examples/minimal-sampler/rwm.c -->$' "$doc" ||
+    { echo "FAIL: $doc has no listing of examples/minimal-sampler/rwm.c"; fail=1; }
+msg="refused: built for drift sampler ABI version 0, but this drift loads version 1; rebuild it against this drift's headers (pkg-config --cflags drift)"
+grep -qF -- "$msg" "$doc" ||
+    { echo "FAIL: $doc does not state the previous-version refusal: $msg"; fail=1; }
+[ $fail = 0 ] && echo "test_docs: $doc shows rwm.c verbatim and the refusal message"
+exit $fail
