@@ -176,8 +176,10 @@ static double drift_sgld_pass(void *arg)
 int main(void)
 {
     make_data();
-    drift_data view = {(uint32_t)sizeof(drift_data), 0, N, COLS, names, data,
-                       COLS, "synthetic", 0};
+    drift_data view = {.struct_size = (uint32_t)sizeof(drift_data),
+                       .n_rows = N, .n_cols = COLS, .col_names = names,
+                       .values = data, .row_stride = COLS,
+                       .source = "synthetic"};
     drift_registry *reg = drift_registry_new();
     drift_err e;
     const drift_model_entry *me;
@@ -206,9 +208,18 @@ int main(void)
         fprintf(stderr, "bench: %s\n", x.c.message);
         return 1;
     }
+    ctx x2;
+    memset(&x2, 0, sizeof x2);
+    x2.cfg = x.cfg;
+    x2.cfg.full_threads = 2;
+    if (drift_chain_setup(&x2.c, &x2.cfg, 1, x2.theta)) {
+        fprintf(stderr, "bench: %s\n", x2.c.message);
+        return 1;
+    }
     double bw = best(plain, (void *)bandwidth_pass);
     double cf = best(plain, (void *)plain_full_pass);
     double df = best(drift_full_pass, &x);
+    double df2 = best(drift_full_pass, &x2);
     double cs = best(plain, (void *)plain_sgld_pass);
     double ds = best(drift_sgld_pass, &x);
     double ns = 1e9 / N;
@@ -218,11 +229,15 @@ int main(void)
     printf("%-44s %8.1f ns/datum\n", "full gradient, plain C loop", cf * ns);
     printf("%-44s %8.1f ns/datum   ratio to C %.2f, to bandwidth %.2f\n",
            "full gradient, drift grad_full", df * ns, df / cf, df / bw);
+    printf("%-44s %8.1f ns/datum   ratio to C %.2f, to bandwidth %.2f\n",
+           "full gradient, drift grad_full, --threads 2", df2 * ns, df2 / cf,
+           df2 / bw);
     printf("%-44s %8.1f ns/datum\n", "SGLD pass (batch 50), plain C loop",
            cs * ns);
     printf("%-44s %8.1f ns/datum   ratio to C %.2f\n",
            "SGLD pass (batch 50), drift sgld plugin", ds * ns, ds / cs);
     drift_chain_release(&x.c);
+    drift_chain_release(&x2.c);
     model.free(model.self);
     drift_registry_free(reg);
     free(data);

@@ -190,6 +190,61 @@ static void test_batch_matches_rows(void **state)
                     1e-9 * (1 + fabs(g[j])));
 }
 
+/* Full passes split across threads agree with one thread (to rounding:
+ * another summation order), are reproducible, and count N. */
+static void test_full_pass_threads(void **state)
+{
+    (void)state;
+    enum { BN = 20000 };
+    const char *names[D + 1] = {"y", "x.1", "x.2", "x.3", "x.4", "x.5"};
+    double *v = malloc(BN * (D + 1) * sizeof *v);
+    drift_rng r;
+    drift_rng_seed(&r, 23, 0);
+    for (size_t i = 0; i < BN; i++) {
+        for (size_t j = 0; j < D; j++)
+            v[i * (D + 1) + 1 + j] = drift_rng_normal(&r);
+        v[i * (D + 1)] = drift_rng_uniform(&r) < 0.3;
+    }
+    char *csv = th_write_csv(names, D + 1, v, BN);
+    free(v);
+    th_problem tp;
+    th_open(&tp, "logistic", csv, NULL, 0);
+    const drift_sampler_entry *se;
+    drift_err e;
+    assert_int_equal(drift_registry_sampler(tp.reg, "sgld", &se, &e), 0);
+    drift_sampler s = se->s;
+    double hp[1] = {1e-3}, theta[D], g1[D], g3[D], g3b[D], U1, U3, U3b;
+    drift_run_config cfg = {.model = &tp.p.model,
+                            .data = drift_problem_data(&tp.p),
+                            .sampler = &s, .hp = hp, .batch = 10, .thin = 1,
+                            .seed = 5, .chains = 1};
+    drift_chain c1, c3;
+    assert_int_equal(drift_chain_setup(&c1, &cfg, 1, theta), 0);
+    drift_run_config cfg3 = cfg;
+    cfg3.full_threads = 3;
+    assert_int_equal(drift_chain_setup(&c3, &cfg3, 1, theta), 0);
+    for (size_t j = 0; j < D; j++)
+        theta[j] = 0.2 * (double)j - 0.3;
+    assert_int_equal(S->grad_full(&c1, theta, g1, &U1), 0);
+    assert_int_equal(S->grad_full(&c3, theta, g3, &U3), 0);
+    assert_int_equal(S->grad_full(&c3, theta, g3b, &U3b), 0);
+    assert_true(fabs(U1 - U3) < 1e-12 * fabs(U1));
+    assert_true(U3 == U3b);
+    for (size_t j = 0; j < D; j++) {
+        assert_true(fabs(g1[j] - g3[j]) < 1e-10 * (1 + fabs(g1[j])));
+        assert_true(g3[j] == g3b[j]);
+    }
+    double U;
+    assert_int_equal(S->U_full(&c3, theta, &U), 0);
+    assert_true(U == U3);
+    assert_int_equal(S->grads(&c3), 3 * BN);
+    drift_chain_release(&c1);
+    drift_chain_release(&c3);
+    th_close(&tp);
+    unlink(csv);
+    free(csv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -199,6 +254,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_bad_rows_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_matches_rows, setup,
                                         teardown),
+        cmocka_unit_test(test_full_pass_threads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

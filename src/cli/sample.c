@@ -24,7 +24,7 @@ enum {
     O_MODEL, O_MODEL_SET, O_DATA, O_SAMPLER, O_SET, O_BATCH, O_ACCESS,
     O_PASSES, O_ITER, O_SECONDS, O_THIN, O_WARMUP, O_SAVE_WARMUP, O_SEED,
     O_OUT, O_CHAINS, O_FORCE_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
-    O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_HELP
+    O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS, O_HELP
 };
 
 static const cli_opt sample_opts[] = {
@@ -74,6 +74,9 @@ static const cli_opt sample_opts[] = {
     [O_EVAL_EVERY] = {"--eval-every", 1,
                       "P  with --test, evaluate every P data passes (and at "
                       "the end)"},
+    [O_THREADS] = {"--threads", 1,
+                   "T  threads per chain for full-data passes (1; the sums' "
+                   "last bits depend on T)"},
     [O_EMIT] = {"--emit", 1,
                 "draws|segments  continuous samplers: draws every --thin "
                 "time units (default), or the trajectory's segments"},
@@ -95,7 +98,7 @@ typedef struct sample_args {
     int have_seed, have_thin, save_warmup, quiet, force_chains, help;
     int emit_segments;
     double passes, seconds, thin_time, grad_noise, eval_every, init_radius;
-    unsigned chains, chain_id;
+    unsigned chains, chain_id, threads;
     size_t max_memory;
 } sample_args;
 
@@ -254,6 +257,11 @@ static int on_sample_opt(void *user, int idx, const char *v)
     case O_TEST: a->test = v; return 0;
     case O_EVAL_EVERY:
         return parse_pos_double("--eval-every", v, &a->eval_every);
+    case O_THREADS:
+        if ((rc = parse_u64_opt("--threads", v, 1, 64, &x)))
+            return rc;
+        a->threads = (unsigned)x;
+        return 0;
     case O_EMIT:
         if (!strcmp(v, "segments"))
             a->emit_segments = 1;
@@ -509,6 +517,7 @@ int cmd_sample(int argc, char **argv)
         .test_path = a.test,
         .eval_every = a.eval_every,
         .emit_segments = a.emit_segments,
+        .full_threads = a.threads,
     };
     if (prob.table && prob.table->kind == DRIFT_TABLE_ROWSTORE) {
         /* A mapped row store: tell the kernel how it will be read. */

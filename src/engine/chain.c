@@ -17,6 +17,7 @@
 #include "chain.h"
 #include "heldout.h"
 #include "hparam.h"
+#include "oracle.h"
 #include "output.h"
 #include "progress.h"
 #include "util.h"
@@ -63,6 +64,8 @@ void drift_chain_release(drift_chain *c)
     if (c->ws && m)
         m->workspace_free(m->self, c->ws);
     drift_advisor_free(&c->advisor);
+    if (m)
+        drift_oracle_release(c);
     drift_stream_free(&c->stream);
     for (size_t k = 0; k < c->n_allocs; k++)
         drift_free(c->allocs[k]);
@@ -209,6 +212,8 @@ static void write_header(drift_chain *c, FILE *f)
         fprintf(f, "# thin = %llu\n", (unsigned long long)cfg->thin);
     if (cfg->grad_noise > 0)
         fprintf(f, "# grad_noise = %.10g\n", cfg->grad_noise);
+    if (cfg->full_threads > 1)
+        fprintf(f, "# threads = %u\n", cfg->full_threads);
     fprintf(f, "# init = %s\n",
             cfg->init_mode == DRIFT_INIT_RANDOM   ? "random"
             : cfg->init_mode == DRIFT_INIT_VALUES ? "values"

@@ -24,6 +24,8 @@ typedef struct drift_run_config {
     int data_mapped;                /* data is a memory-mapped row store:
                                        advise the kernel on sequential
                                        passes */
+    unsigned full_threads;          /* --threads: threads per chain for
+                                       full-data passes (0, 1: one) */
     int data_fd;                    /* its file (for read-ahead; -1 or 0
                                        when data_mapped is 0) */
     const void *data_map;           /* where the file is mapped */
@@ -130,6 +132,8 @@ struct drift_chain {
     drift_stream stream;    /* next_batch */
     drift_rng access_rng;   /* the stream's seed state, for set_access */
     drift_advisor advisor;  /* cyclic access / full passes over a map */
+    void *full_parts;       /* --threads: per-thread workspaces (oracle.c) */
+    unsigned n_full_parts;
     int stream_used;        /* a row has been drawn */
     void *ws;               /* model workspace for up to cap rows */
     size_t ws_cap;

@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -173,12 +174,141 @@ static void add_noise(drift_chain *c, double *grad)
             grad[k] += c->grad_noise_sd * drift_rng_normal(&c->noise_rng);
 }
 
+/* ---- full passes, optionally split across threads ---------------------- */
+
+/* Rows below which a full pass is not worth splitting across threads. */
+#define PARALLEL_MIN_ROWS 8192
+
+/* One helper thread's share of a full pass. */
+typedef struct full_part {
+    const drift_model *m;
+    void *ws;
+    const double *theta;
+    size_t first, n, d;
+    double *grad, *tmp;     /* d each; grad NULL when only l is wanted */
+    double ll;
+    int rc;
+    drift_err err;
+} full_part;
+
+/* Sums l_i and grad l_i over rows [first, first + n) in FULL_CHUNK chunks:
+ * the same chunking, so the same arithmetic, as the single-thread pass. */
+static void *full_part_run(void *arg)
+{
+    full_part *p = arg;
+    p->ll = 0;
+    p->rc = DRIFT_OK;
+    for (size_t done = 0; done < p->n; done += FULL_CHUNK) {
+        size_t k = p->n - done < FULL_CHUNK ? p->n - done : FULL_CHUNK;
+        drift_rows b = {NULL, p->first + done, k};
+        double part = 0;
+        double *out = p->grad ? (done == 0 ? p->grad : p->tmp) : NULL;
+        p->rc = p->m->log_lik(p->m->self, p->ws, p->theta, &b, NULL, &part,
+                              out, NULL, &p->err);
+        if (p->rc)
+            return NULL;
+        p->ll += part;
+        if (p->grad && done > 0)
+            for (size_t j = 0; j < p->d; j++)
+                p->grad[j] += p->tmp[j];
+    }
+    if (p->grad && p->n == 0)
+        memset(p->grad, 0, p->d * sizeof *p->grad);
+    return NULL;
+}
+
+/* The helper threads' workspaces and buffers, made on first use. */
+static int full_threads_ready(drift_chain *c, unsigned T)
+{
+    if (c->full_parts)
+        return DRIFT_OK;
+    full_part *parts = drift_calloc(T, sizeof *parts);
+    if (!parts)
+        return DRIFT_ENOMEM;
+    c->full_parts = parts;
+    c->n_full_parts = T;
+    for (unsigned t = 1; t < T; t++) {
+        parts[t].ws = c->model->workspace_new(c->model->self, FULL_CHUNK);
+        parts[t].grad = drift_calloc(c->d, sizeof(double));
+        parts[t].tmp = drift_calloc(c->d, sizeof(double));
+        if (!parts[t].ws || !parts[t].grad || !parts[t].tmp)
+            return DRIFT_ENOMEM;
+    }
+    return DRIFT_OK;
+}
+
+void drift_oracle_release(drift_chain *c)
+{
+    full_part *parts = c->full_parts;
+    for (unsigned t = 1; parts && t < c->n_full_parts; t++) {
+        if (parts[t].ws)
+            c->model->workspace_free(c->model->self, parts[t].ws);
+        drift_free(parts[t].grad);
+        drift_free(parts[t].tmp);
+    }
+    drift_free(parts);
+    c->full_parts = NULL;
+    c->n_full_parts = 0;
+}
+
+/* Sum over all N rows of l_i and (grad != NULL) grad l_i.  With --threads
+ * T > 1 the rows are cut into T contiguous parts summed in parallel and
+ * combined in part order: deterministic for a given T, but in another
+ * order than T = 1, so the last bits of the sums differ between them. */
+static int full_sum(drift_chain *c, const double *theta, double *grad,
+                    double *ll)
+{
+    size_t chunk = c->ws_cap < FULL_CHUNK ? c->ws_cap : FULL_CHUNK;
+    unsigned T = c->cfg->full_threads;
+    if (T <= 1 || c->N < PARALLEL_MIN_ROWS)
+        return sum_rows(c, theta, NULL, 0, c->N, chunk, grad, ll);
+    if (full_threads_ready(c, T))
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for --threads %u", T);
+    full_part *parts = c->full_parts;
+    size_t per = c->N / T;
+    pthread_t tid[64];
+    unsigned char live[64] = {0};
+    for (unsigned t = 1; t < T && t < 64; t++) {
+        full_part *p = &parts[t];
+        p->m = c->model;
+        p->theta = theta;
+        p->d = c->d;
+        p->first = t * per;
+        p->n = t + 1 == T ? c->N - p->first : per;
+        if (!grad)
+            p->grad = NULL;
+        else if (!p->grad)
+            return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+        if (pthread_create(&tid[t], NULL, full_part_run, p) == 0)
+            live[t] = 1;
+        else
+            full_part_run(p); /* no thread: do it here, same result */
+    }
+    /* This thread takes the first part, with the chain's own workspace. */
+    int rc = sum_rows(c, theta, NULL, 0, per, chunk, grad, ll);
+    for (unsigned t = 1; t < T && t < 64; t++)
+        if (live[t])
+            pthread_join(tid[t], NULL);
+    if (rc)
+        return rc;
+    for (unsigned t = 1; t < T && t < 64; t++) {
+        full_part *p = &parts[t];
+        if (p->rc)
+            return model_error(c, p->rc, &p->err);
+        *ll += p->ll;
+        if (grad)
+            for (size_t j = 0; j < c->d; j++)
+                grad[j] += p->grad[j];
+    }
+    return DRIFT_OK;
+}
+
 static int svc_grad_full(drift_chain *c, const double *theta, double *grad,
                          double *U)
 {
     double ll = 0, lp;
-    size_t chunk = c->ws_cap < FULL_CHUNK ? c->ws_cap : FULL_CHUNK;
-    int rc = sum_rows(c, theta, NULL, 0, c->N, chunk, grad, &ll);
+    int rc = full_sum(c, theta, grad, &ll);
     if (rc)
         return rc;
     if ((rc = prior(c, theta, c->gbuf, &lp)))
@@ -198,8 +328,7 @@ static int svc_grad_full(drift_chain *c, const double *theta, double *grad,
 static int svc_U_full(drift_chain *c, const double *theta, double *U)
 {
     double ll = 0, lp;
-    size_t chunk = c->ws_cap < FULL_CHUNK ? c->ws_cap : FULL_CHUNK;
-    int rc = sum_rows(c, theta, NULL, 0, c->N, chunk, NULL, &ll);
+    int rc = full_sum(c, theta, NULL, &ll);
     if (rc)
         return rc;
     if ((rc = prior(c, theta, NULL, &lp)))

@@ -5,6 +5,9 @@
 
 #include "chain.h"
 
+/* Frees what full passes on several threads keep per chain. */
+void drift_oracle_release(drift_chain *c);
+
 /* Output name of unconstrained coordinate k, for messages. */
 void drift_param_name(const drift_chain *c, size_t k, char *buf, size_t cap);
 

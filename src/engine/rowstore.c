@@ -500,6 +500,11 @@ int drift_rowstore_convert(const char *in, const char *out,
 
 int drift_rowstore_sniff(const char *path)
 {
+    /* Only a regular file can be a row store; never open a pipe or FIFO
+     * here, which would consume or lose its data. */
+    struct stat st;
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
     int fd = open(path, O_RDONLY);
     if (fd < 0)
         return 0;
