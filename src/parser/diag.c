@@ -261,6 +261,10 @@ void drift_diag_error_file(drift_diag *d, const char *file, const char *fmt,
 int drift_diag_summary(const drift_diag *d, const char *file, int code,
                        drift_err *e)
 {
+    /* Printed reports are not repeated: the summary only counts them. */
+    if (d->out && d->n_errors)
+        return drift_err_set(e, code, "%s: %zu error%s, reported above", file,
+                             d->n_errors, d->n_errors == 1 ? "" : "s");
     if (d->n_errors <= 1)
         return drift_err_set(e, code, "%s",
                              d->first[0] ? d->first : "error in the model");

@@ -78,8 +78,9 @@ void drift_diag_error_file(drift_diag *d, const char *file, const char *fmt,
 #endif
     ;
 
-/* Sets e to a one-line summary of d's errors ("FILE: N errors; the first:
- * ...") and returns code. */
+/* Sets e to a one-line summary of d's errors and returns code: "FILE: N
+ * errors, reported above" when they were printed, else the first error
+ * (with the count when there were more). */
 int drift_diag_summary(const drift_diag *d, const char *file, int code,
                        drift_err *e);
 
