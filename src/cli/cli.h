@@ -31,5 +31,7 @@ void cli_usage(const char *synopsis, const char *about, const cli_opt *opts,
 int cmd_sample(int argc, char **argv);
 int cmd_samplers(int argc, char **argv);
 int cmd_models(int argc, char **argv);
+int cmd_check(int argc, char **argv);     /* check.c */
+int cmd_diagnose(int argc, char **argv);  /* diagnose.c */
 
 #endif

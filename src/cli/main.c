@@ -19,6 +19,10 @@ static const command commands[] = {
     {"samplers", cmd_samplers,
      "list the sampler plugins found, with their hyperparameters"},
     {"models", cmd_models, "list the C model plugins found"},
+    {"check", cmd_check,
+     "parse and type-check a .drift model (and its data, if given)"},
+    {"diagnose", cmd_diagnose,
+     "compare a model's gradients with finite differences"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

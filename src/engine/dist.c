@@ -33,11 +33,11 @@ double drift_digamma(double x)
         r = -M_PI / tan(M_PI * x);
         x = 1 - x;
     }
-    while (x < 6) {
+    while (x < 10) {
         r -= 1 / x;
         x += 1;
     }
-    /* Asymptotic series with Bernoulli numbers, enough terms for x >= 6. */
+    /* Asymptotic series with Bernoulli numbers, enough terms for x >= 10. */
     double f = 1 / (x * x);
     double t = f * (-1.0 / 12 +
                f * (1.0 / 120 +

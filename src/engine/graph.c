@@ -995,7 +995,7 @@ static void analyse_glm(builder *b)
 {
     drift_graph *g = b->g;
     g->glm = 0;
-    if (g->datum_out < 0 || g->N == 0 || !g->nodes[g->datum_out].param)
+    if (g->datum_out < 0 || !g->nodes[g->datum_out].param)
         return;
     size_t nn = g->n_nodes;
     affine *af = drift_calloc(nn + 1, sizeof *af);
