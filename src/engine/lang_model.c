@@ -227,7 +227,13 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
         n_files++;
     int placeholder = spec->describe_only && n_files == 0 &&
                       spec->n_data_set == 0;
-    m->describe_only = placeholder;
+    /* A model without data (a prior alone) has nothing to stand in for. */
+    int needs_data = 0;
+    for (size_t k = 0; k < m->prog->n_syms; k++)
+        needs_data |= m->prog->syms[k]->kind == DRIFT_SYM_DATA ||
+                      m->prog->syms[k]->kind == DRIFT_SYM_ROWS ||
+                      m->prog->syms[k]->kind == DRIFT_SYM_SIZE;
+    m->describe_only = placeholder && needs_data;
     if (drift_langdata_load(spec->data, spec->data_set, spec->n_data_set,
                             &m->ld, &diag) ||
         drift_langdata_bind_sizes(m->prog, m->ld, placeholder, &diag))
@@ -360,7 +366,9 @@ void drift_lang_describe(const drift_model *mm, FILE *f)
             fprintf(f, " = %ld", sym->value);
         fputc('\n', f);
     }
-    if (known) {
+    if (!any && g->datum_out < 0) {
+        fprintf(f, "rows: none (the model has no data)\n");
+    } else if (known) {
         fprintf(f, "rows: N = %zu", g->N);
         for (size_t s = 0; s < m->ld->n_src; s++)
             fprintf(f, "%s%s", s ? ", " : " from ", m->ld->src[s].path);
