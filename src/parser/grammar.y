@@ -84,6 +84,7 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %define api.location.type {drift_loc}
 %define parse.error custom
 %define parse.lac full
+%define lr.default-reduction accepting
 %locations
 %expect 0
 %lex-param {drift_parser *ps}
@@ -149,6 +150,7 @@ blocks
                 $$.first = $2;
             $$.last = $2;
         }
+    | blocks ';'            { $$ = $1; }
     | blocks error          { $$ = $1; }
     ;
 
@@ -536,15 +538,19 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
 
     /* Group the expected tokens into what a user thinks in. */
     int has_expr = 0, has_stmt = 0, has_block = 0, has_type = 0;
+    /* At the end of an expression every infix operator is expected; '+'
+     * stands for them. */
     int has_op = 0, n_other = 0;
     for (int k = 0; k < n; k++) {
-        has_op |= continues_expr(exp[k]);
+        has_op |= is_char(exp[k], '+');
         n_other += !continues_expr(exp[k]);
         has_expr |= exp[k] == YYSYMBOL_INT_LIT;
         has_stmt |= exp[k] == YYSYMBOL_TARGET;
         has_block |= exp[k] == YYSYMBOL_DATA;
         has_type |= exp[k] == YYSYMBOL_VECTOR;
     }
+    if (has_expr)
+        has_op = 0; /* '+' is then unary: an expression may start */
     char want[512];
     size_t used = 0;
     const char *items[MAX_EXP + 4];
@@ -565,7 +571,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
             continue;
         if (has_stmt && exp[k] == YYSYMBOL_TARGET)
             continue;
-        if (has_block && starts_block(exp[k]))
+        if (has_block && (starts_block(exp[k]) || is_char(exp[k], ';')))
             continue;
         if (has_type && starts_type(exp[k]))
             continue;

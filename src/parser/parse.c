@@ -32,9 +32,14 @@ int drift_yylex(DRIFT_YYSTYPE *lval, drift_loc *lloc, drift_parser *ps)
     for (;;) {
         int t = drift_lex_lex(lval, lloc, ps->scanner);
         if (t == 0) {
-            /* The end of input sits after the last character. */
-            lloc->first_line = lloc->last_line = ps->lex.line;
-            lloc->first_column = lloc->last_column = ps->lex.col;
+            /* The end of input is shown just after the last token. */
+            if (ps->lex.end_line) {
+                lloc->first_line = lloc->last_line = ps->lex.end_line;
+                lloc->first_column = lloc->last_column = ps->lex.end_col + 1;
+            } else {
+                lloc->first_line = lloc->last_line = 1;
+                lloc->first_column = lloc->last_column = 1;
+            }
             ps->lex.bol = 1;
             ps->resync = 0;
             return 0;

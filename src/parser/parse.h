@@ -24,6 +24,7 @@ typedef struct drift_lexstate {
     const drift_source *src;
     int line, col;          /* where the next token starts */
     int bol;                /* the last token began a line */
+    int end_line, end_col;  /* where the last token ended (0: none yet) */
     int pending_bol;
     int oom;                /* an allocation failed */
     drift_loc comment_loc;  /* an open block comment */

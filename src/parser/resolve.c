@@ -330,11 +330,10 @@ size_t drift_resolve(drift_program *p, drift_diag *d)
         return r.errors;
     }
     n->type.kind = DRIFT_T_INT;
-    /* Declarations first (in block order: data, rows, param), so that
-     * every block sees every declared name. */
-    for (int k = DRIFT_BLOCK_DATA; k <= DRIFT_BLOCK_PARAM; k++) {
-        drift_block *b = p->block[k];
-        if (!b)
+    /* Declarations first (in source order), so that every block sees
+     * every declared name. */
+    for (drift_block *b = p->blocks; b; b = b->next) {
+        if (b->kind > DRIFT_BLOCK_PARAM || p->block[b->kind] != b)
             continue;
         for (drift_decl *dc = b->decls; dc; dc = dc->next) {
             dc->block = b->kind;
