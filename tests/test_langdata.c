@@ -196,7 +196,7 @@ static void test_values(void **state)
            "      | ^\n"
            "MODEL:3:9: note: 'y' is the outcome of categorical_logit here\n"
            "    3 | datum { y ~ categorical_logit(W * x) }\n"
-           "      |         ^~~~~~~~~~~~~~~~~~~~~~~~~~~~~\n");
+           "      |         ^~~~~~~~~~~~~~~~~~~~~~~~~~~~\n");
     const char *mf[] = {"csv:user,r\n1,0.5\n3,1.5\n",
                         "json:{\"n_users\": 2}", NULL};
     golden("data { n_users : int }\n"
