@@ -34,7 +34,11 @@ void lt_open(lt_model *lm, const char *model_text, const char *const *data,
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
     assert_non_null(f);
-    drift_lang_spec spec = {lm->paths[0], files, sets, n_sets, f, 0};
+    drift_lang_spec spec = {.path = lm->paths[0],
+                            .data = files,
+                            .data_set = sets,
+                            .n_data_set = n_sets,
+                            .diag = f};
     drift_err e = {{0}};
     lm->rc = drift_lang_open(&spec, &lm->m, &e);
     fclose(f);

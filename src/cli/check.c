@@ -95,7 +95,12 @@ int cmd_check(int argc, char **argv)
         return EXIT_USAGE;
     }
     a.data[a.n_data] = NULL;
-    drift_lang_spec spec = {a.model, a.data, a.sets, a.n_sets, stderr, 1};
+    drift_lang_spec spec = {.path = a.model,
+                            .data = a.data,
+                            .data_set = a.sets,
+                            .n_data_set = a.n_sets,
+                            .diag = stderr,
+                            .describe_only = 1};
     drift_model m;
     drift_err e = {{0}};
     if (drift_lang_open(&spec, &m, &e)) {

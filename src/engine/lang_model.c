@@ -226,7 +226,7 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
     for (const char *const *f = spec->data; f && *f; f++)
         n_files++;
     int placeholder = spec->describe_only && n_files == 0 &&
-                      spec->n_data_set == 0;
+                      spec->n_data_set == 0 && spec->n_tables == 0;
     /* A model without data (a prior alone) has nothing to stand in for. */
     int needs_data = 0;
     for (size_t k = 0; k < m->prog->n_syms; k++)
@@ -235,8 +235,12 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
                       m->prog->syms[k]->kind == DRIFT_SYM_SIZE;
     m->describe_only = placeholder && needs_data;
     if (drift_langdata_load(spec->data, spec->data_set, spec->n_data_set,
-                            &m->ld, &diag) ||
-        drift_langdata_bind_sizes(m->prog, m->ld, placeholder, &diag))
+                            &m->ld, &diag))
+        goto fail;
+    for (size_t k = 0; k < spec->n_tables; k++)
+        if (drift_langdata_add_table(m->ld, spec->tables[k], &diag))
+            goto fail;
+    if (drift_langdata_bind_sizes(m->prog, m->ld, placeholder, &diag))
         goto fail;
     if (drift_typecheck(m->prog, &diag)) {
         code = DRIFT_EINVAL;

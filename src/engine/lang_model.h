@@ -19,6 +19,10 @@ typedef struct drift_lang_spec {
     int describe_only;              /* without data files: bind what the
                                        data would give to placeholders, to
                                        describe the model (drift check) */
+    const drift_data *const *tables;/* rows already in memory, read like
+                                       CSV files (borrowed: they must
+                                       outlive the model; may be NULL) */
+    size_t n_tables;
 } drift_lang_spec;
 
 /* Whether a --model argument or positional argument names a model file

@@ -460,13 +460,46 @@ size_t drift_langdata_load(const char *const *files, char *const *sets,
     return d->n_errors - before;
 }
 
+int drift_langdata_add_table(drift_langdata *ld, const drift_data *data,
+                             drift_diag *d)
+{
+    drift_dsource *ns = drift_realloc(ld->src, (ld->n_src + 1) * sizeof *ns);
+    drift_table *t = drift_calloc(1, sizeof *t);
+    if (ns)
+        ld->src = ns;
+    if (!ns || !t) {
+        drift_free(t);
+        drift_diag_error_file(d, data->source, "out of memory");
+        return -1;
+    }
+    drift_dsource *s = &ld->src[ld->n_src];
+    memset(s, 0, sizeof *s);
+    s->path = drift_strdup(data->source ? data->source : "(memory)");
+    if (!s->path) {
+        drift_free(t);
+        drift_diag_error_file(d, "(memory)", "out of memory");
+        return -1;
+    }
+    t->view = *data;
+    t->names = (char **)data->col_names;
+    t->values = (double *)data->values;
+    s->kind = DRIFT_DS_CSV;
+    s->table = t;
+    s->borrowed = 1;
+    ld->n_src++;
+    return 0;
+}
+
 void drift_langdata_free(drift_langdata *ld)
 {
     if (!ld)
         return;
     for (size_t k = 0; k < ld->n_src; k++) {
         drift_free(ld->src[k].path);
-        drift_table_free(ld->src[k].table);
+        if (ld->src[k].borrowed)
+            drift_free(ld->src[k].table);
+        else
+            drift_table_free(ld->src[k].table);
         drift_dvalues_free(ld->src[k].vals, ld->src[k].n_vals);
     }
     drift_free(ld->src);

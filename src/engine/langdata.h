@@ -34,6 +34,7 @@ typedef struct drift_dsource {
     drift_dsource_kind kind;
     char *path;                     /* "--data-set" for SET */
     drift_table *table;             /* CSV */
+    int borrowed;                   /* table wraps a caller's drift_data */
     drift_dvalue *vals;             /* JSON, SET */
     size_t n_vals;
 } drift_dsource;
@@ -76,6 +77,10 @@ typedef struct drift_langdata {
 size_t drift_langdata_load(const char *const *files, char *const *sets,
                            size_t n_sets, drift_langdata **out,
                            drift_diag *diag);
+
+/* Adds rows already in memory (borrowed, read like a CSV file). */
+int drift_langdata_add_table(drift_langdata *ld, const drift_data *data,
+                             drift_diag *diag);
 void drift_langdata_free(drift_langdata *ld);
 
 /* Binds N and the sizes: explicit values first, then what the shapes of

@@ -82,8 +82,11 @@ static int open_lang(drift_problem *p, const drift_problem_spec *spec,
                              "the data (--data FILE.json, --data-set "
                              "NAME=VALUE)",
                              spec->model_set[0]);
-    drift_lang_spec ls = {spec->model, spec->data, spec->data_set,
-                          spec->n_data_set, spec->diag, 0};
+    drift_lang_spec ls = {.path = spec->model,
+                          .data = spec->data,
+                          .data_set = spec->data_set,
+                          .n_data_set = spec->n_data_set,
+                          .diag = spec->diag};
     int rc = drift_lang_open(&ls, &p->model, e);
     if (rc)
         return rc;
