@@ -1113,6 +1113,8 @@ static void load_rowvar(drift_ad_ws *ws, int id)
     double *buf = ws->own_val[id];
     c->val[id] = buf;
     c->vld[id] = sz;
+    if (sz == 0)
+        return;
     if (sz == 1) {
         size_t col = rb->cols[0];
         for (size_t r = 0; r < c->B; r++)

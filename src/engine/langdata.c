@@ -672,6 +672,15 @@ static void infer_rows_csv(sizer *z, drift_sym *s, const drift_dsource *src)
             for (int k = 0; k < nd; k++)
                 if (idx[k] > mx[k])
                     mx[k] = idx[k];
+    for (int k = 0; k < nd; k++)
+        if (mx[k] == 0) {
+            drift_diag_error(z->d, z->p->src, s->loc,
+                             "%s has columns for rows variable '%s', but "
+                             "none named as its elements (%s.1, %s.2, ...)",
+                             src->path, s->name, s->name, s->name);
+            z->errors++;
+            return;
+        }
     for (int k = 0; k < nd; k++) {
         char how[300];
         snprintf(how, sizeof how, "from the columns of '%s' in %s", s->name,
@@ -940,7 +949,7 @@ static size_t bind_rows_csv(drift_program *p, drift_langdata *ld,
     for (int k = 0; k < nd; k++)
         sz *= (size_t)(dims[k] > 0 ? dims[k] : 0);
     const drift_table *t = src->table;
-    sd->rb.cols = drift_malloc_array(sz ? sz : 1, sizeof(size_t));
+    sd->rb.cols = drift_calloc(sz ? sz : 1, sizeof(size_t));
     if (!sd->rb.cols) {
         drift_diag_error_file(d, src->path, "out of memory");
         return 1;
@@ -1014,7 +1023,7 @@ static size_t bind_rows_json(drift_program *p, drift_langdata *ld,
         drift_diag_note(d, p->src, s->loc, "'%s' is declared here", s->name);
         return 1;
     }
-    sd->rb.cols = drift_malloc_array(sz ? sz : 1, sizeof(size_t));
+    sd->rb.cols = drift_calloc(sz ? sz : 1, sizeof(size_t));
     if (!sd->rb.cols) {
         drift_diag_error_file(d, src->path, "out of memory");
         return 1;
@@ -1170,7 +1179,7 @@ size_t drift_langdata_bind_values(drift_program *p, drift_langdata *ld,
                 sz *= (size_t)(dims[j] > 0 ? dims[j] : 0);
             drift_symdata *sd = &ld->sd[s->id];
             double *ones = drift_malloc_array(sz ? sz : 1, sizeof(double));
-            sd->rb.cols = drift_malloc_array(sz ? sz : 1, sizeof(size_t));
+            sd->rb.cols = drift_calloc(sz ? sz : 1, sizeof(size_t));
             double **no = drift_realloc(ld->owned,
                                         (ld->n_owned + 1) * sizeof *no);
             if (no)
