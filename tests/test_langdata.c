@@ -149,8 +149,8 @@ static void test_columns(void **state)
     (void)state;
     const char *gap[] = {"csv:y,x.1,x.2,x.4\n1,0.5,1,2\n", NULL};
     golden(logistic, gap, NULL, 0,
-           "MODEL:1:8: error: rows variable 'x : vector[D=4]' needs a column "
-           "'x.3', but DATA1 has none\n"
+           "MODEL:1:8: error: rows variable 'x' has columns up to x.4 in "
+           "DATA1, but no column 'x.3'\n"
            "    1 | rows { x : vector[D]  y : int }\n"
            "      |        ^\n");
     char d3[] = "D=3";

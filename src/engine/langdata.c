@@ -605,6 +605,9 @@ static int parse_col(const char *col, const char *name, int want,
     return *p ? -1 : 0;
 }
 
+static void elem_name(const char *name, int nd, const long *dims, size_t k,
+                      char *buf, size_t cap);
+
 /* ---- sizes ------------------------------------------------------------------ */
 
 typedef struct sizer {
@@ -667,11 +670,14 @@ static void infer_rows_csv(sizer *z, drift_sym *s, const drift_dsource *src)
         return;
     long mx[DRIFT_MAX_ARRAY + 2] = {0}, idx[DRIFT_MAX_ARRAY + 2];
     const drift_table *t = src->table;
+    size_t count = 0;
     for (size_t c = 0; c < t->view.n_cols; c++)
-        if (parse_col(t->names[c], s->name, nd, idx) == 0)
+        if (parse_col(t->names[c], s->name, nd, idx) == 0) {
+            count++;
             for (int k = 0; k < nd; k++)
                 if (idx[k] > mx[k])
                     mx[k] = idx[k];
+        }
     for (int k = 0; k < nd; k++)
         if (mx[k] == 0) {
             drift_diag_error(z->d, z->p->src, s->loc,
@@ -681,6 +687,39 @@ static void infer_rows_csv(sizer *z, drift_sym *s, const drift_dsource *src)
             z->errors++;
             return;
         }
+    /* The largest indices imply the shape; every element needs its column
+     * (so a stray x.99999999 cannot imply a huge vector). */
+    size_t want = 1;
+    for (int k = 0; k < nd; k++)
+        want = want > count ? want : want * (size_t)mx[k];
+    if (want != count) {
+        char biggest[160], missing[160] = "";
+        size_t used = (size_t)snprintf(biggest, sizeof biggest, "%s", s->name);
+        for (int k = 0; k < nd && used < sizeof biggest; k++)
+            used += (size_t)snprintf(biggest + used, sizeof biggest - used,
+                                     ".%ld", mx[k]);
+        /* Name the first missing element when the shape is plausible. */
+        for (size_t e = 0; want > count && want <= 4 * count + 16 && e < want;
+             e++) {
+            elem_name(s->name, nd, mx, e, missing, sizeof missing);
+            if (drift_data_column(&t->view, missing) < 0)
+                break;
+            missing[0] = '\0';
+        }
+        if (missing[0])
+            drift_diag_error(z->d, z->p->src, s->loc,
+                             "rows variable '%s' has columns up to %s in %s, "
+                             "but no column '%s'",
+                             s->name, biggest, src->path, missing);
+        else
+            drift_diag_error(z->d, z->p->src, s->loc,
+                             "%s has %zu columns for rows variable '%s', but "
+                             "its largest indices (%s) do not match: each "
+                             "element needs exactly one column",
+                             src->path, count, s->name, biggest);
+        z->errors++;
+        return;
+    }
     for (int k = 0; k < nd; k++) {
         char how[300];
         snprintf(how, sizeof how, "from the columns of '%s' in %s", s->name,
@@ -848,8 +887,9 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
         }
     }
 
-    /* Whatever is left is given nowhere. */
-    for (size_t k = 0; k < p->n_syms; k++) {
+    /* Whatever is left is given nowhere (unless an error above already
+     * explains why). */
+    for (size_t k = 0; k < p->n_syms && !z.errors; k++) {
         drift_sym *s = p->syms[k];
         if (s->kind != DRIFT_SYM_SIZE || s->have_value)
             continue;
