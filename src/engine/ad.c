@@ -1417,6 +1417,11 @@ int drift_ad_glm_design(const drift_graph *g, const drift_rows *b, double *x,
                     xr[tm->off + j] += tm->scale;
                 continue;
             }
+            if (tm->onehot) {
+                xr[tm->off + (size_t)g->nodes[tm->coef_node].idx[row]] +=
+                    tm->scale;
+                continue;
+            }
             const drift_gnode *cn = &g->nodes[tm->coef_node];
             size_t st = cn->sz == tm->len ? 1 : 0;
             if (cn->op == DRIFT_G_CONST) {

@@ -21,8 +21,9 @@
 /* Rows evaluated at a time when checking data. */
 #define CHECK_CHUNK 1024
 
-/* No node or parameter vector may be larger (BLAS takes int sizes). */
-#define MAX_SIZE ((size_t)1 << 31)
+/* No node or parameter vector may be larger: 2^28 doubles (2 GB), far
+ * beyond any model drift is for, and within BLAS's int sizes. */
+#define MAX_SIZE ((size_t)1 << 28)
 
 typedef struct tilde_rec {
     drift_stmt *st;
@@ -395,6 +396,14 @@ static int build_binop(builder *b, drift_expr *e)
         int in[2] = {x, y};
         size_t m = (size_t)ta->dim[0].n, k = (size_t)ta->dim[1].n;
         size_t n = tb->kind == DRIFT_T_MATRIX ? (size_t)tb->dim[1].n : 1;
+        if (n && m > MAX_SIZE / n) {
+            drift_diag_error(b->d, b->p->src, e->loc,
+                             "the product has %zu x %zu entries, more than "
+                             "drift allows (2^28)",
+                             m, n);
+            b->errors++;
+            return -1;
+        }
         int id = new_node(b, tb->kind == DRIFT_T_VECTOR ? DRIFT_G_MATVEC
                                                         : DRIFT_G_MATMUL,
                           0, in, 2, m * n, e->loc);
@@ -695,7 +704,7 @@ static void build_symbols(builder *b)
         if (bad || g->dim + sz >= MAX_SIZE) {
             drift_diag_error(b->d, p->src, s->loc,
                              "parameter '%s' makes the model larger than "
-                             "drift allows (2^31 values)",
+                             "drift allows (2^28 values)",
                              s->name);
             b->errors++;
             return;
@@ -956,19 +965,24 @@ static void schedule(builder *b, int out, int **sched, size_t *n)
 /* Affine terms of a node in theta, during the analysis. */
 typedef struct affine {
     int ok;
+    int nomem;          /* an allocation failed */
     drift_glm_term *t;
     size_t n;
 } affine;
 
-static int aff_push(affine *a, size_t off, size_t len, int coef, double scale)
+static int aff_push(affine *a, size_t off, size_t len, int coef, int onehot,
+                    double scale)
 {
     drift_glm_term *nt = drift_realloc(a->t, (a->n + 1) * sizeof *nt);
-    if (!nt)
+    if (!nt) {
+        a->nomem = 1;
         return -1;
+    }
     a->t = nt;
     a->t[a->n].off = off;
     a->t[a->n].len = len;
     a->t[a->n].coef_node = coef;
+    a->t[a->n].onehot = onehot;
     a->t[a->n].scale = scale;
     a->n++;
     return 0;
@@ -978,7 +992,7 @@ static int aff_add(affine *dst, const affine *src, double scale)
 {
     for (size_t k = 0; k < src->n; k++)
         if (aff_push(dst, src->t[k].off, src->t[k].len, src->t[k].coef_node,
-                     src->t[k].scale * scale))
+                     src->t[k].onehot, src->t[k].scale * scale))
             return -1;
     return 0;
 }
@@ -1002,8 +1016,11 @@ static void analyse_glm(builder *b)
     unsigned char *inner = drift_calloc(nn + 1, 1);
     unsigned char *desc = drift_calloc(nn + 1, 1);
     unsigned char *used_by_nonaff = drift_calloc(nn + 1, 1);
-    if (!af || !inner || !desc || !used_by_nonaff)
+    int nomem = 0;
+    if (!af || !inner || !desc || !used_by_nonaff) {
+        nomem = 1;
         goto done;
+    }
     for (size_t q = 0; q < g->n_datum_sched; q++) {
         int id = g->datum_sched[q];
         const drift_gnode *n = &g->nodes[id];
@@ -1015,14 +1032,19 @@ static void analyse_glm(builder *b)
         switch (n->op) {
         case DRIFT_G_THETA:
             if (n->sz == 1)
-                a->ok = !aff_push(a, n->off, 1, -1, 1.0);
+                a->ok = !aff_push(a, n->off, 1, -1, 0, 1.0);
+            break;
+        case DRIFT_G_GATHER:
+            /* u[g]: one element of a parameter vector per row. */
+            if (n->sz == 1 && g->nodes[x].op == DRIFT_G_THETA)
+                a->ok = !aff_push(a, g->nodes[x].off, 1, id, 1, 1.0);
             break;
         case DRIFT_G_DOT: {
             const drift_gnode *nx = &g->nodes[x], *ny = &g->nodes[y];
             if (nx->op == DRIFT_G_THETA && plain_data(ny))
-                a->ok = !aff_push(a, nx->off, nx->sz, y, 1.0);
+                a->ok = !aff_push(a, nx->off, nx->sz, y, 0, 1.0);
             else if (ny->op == DRIFT_G_THETA && plain_data(nx))
-                a->ok = !aff_push(a, ny->off, ny->sz, x, 1.0);
+                a->ok = !aff_push(a, ny->off, ny->sz, x, 0, 1.0);
             break;
         }
         case DRIFT_G_ADD:
@@ -1055,13 +1077,14 @@ static void analyse_glm(builder *b)
                 a->ok = !aff_add(a, &af[p], n->op == DRIFT_G_DIV ? 1 / c : c);
             } else if (n->op == DRIFT_G_MUL && np->op == DRIFT_G_THETA &&
                        no->op == DRIFT_G_ROWVAR) {
-                a->ok = !aff_push(a, np->off, 1, o, 1.0);
+                a->ok = !aff_push(a, np->off, 1, o, 0, 1.0);
             }
             break;
         }
         default:
             break;
         }
+        nomem |= a->nomem;
         if (!a->ok) {
             drift_free(a->t);
             a->t = NULL;
@@ -1106,7 +1129,9 @@ static void analyse_glm(builder *b)
         const drift_gnode *n = &g->nodes[id];
         if (!n->param || inner[id])
             continue;
-        int ok = 1;
+        /* A parameter outside L's subtree reaches the output some other
+         * way. */
+        int ok = n->op != DRIFT_G_THETA;
         for (int k = 0; k < n->n_in; k++) {
             int x = drift_gin(n, k);
             if (g->nodes[x].param && !desc[x])
@@ -1124,6 +1149,8 @@ static void analyse_glm(builder *b)
     g->glm_inner = inner;
     inner = NULL;
 done:
+    if (nomem)
+        oom(b);
     if (af)
         for (size_t k = 0; k < nn; k++)
             drift_free(af[k].t);

@@ -88,10 +88,13 @@ typedef struct drift_gparam {
 
 /* One term of the linear predictor in generalised linear form:
  * scale * coef_i . theta[off .. off+len), coef_i the row's data (ROWVAR
- * node coef_node) or a constant (CONST node), or 1 when coef_node < 0. */
+ * node coef_node) or a constant (CONST node), or 1 when coef_node < 0.
+ * With onehot, the term is scale * theta[off + idx_i], idx_i the row's
+ * index of the GATHER node coef_node (a parameter picked by row data). */
 typedef struct drift_glm_term {
     size_t off, len;
     int coef_node;
+    int onehot;
     double scale;
 } drift_glm_term;
 

@@ -633,6 +633,10 @@ static void set_origin(sizer *z, const drift_sym *s, const char *fmt, ...)
     va_end(ap);
     drift_free(z->origin[s->id]);
     z->origin[s->id] = drift_strdup(buf);
+    if (!z->origin[s->id]) {
+        drift_diag_error_file(z->d, z->p->src->name, "out of memory");
+        z->errors++;
+    }
 }
 
 /* Binds (or checks) the size named by expression ex to `extent`. */
