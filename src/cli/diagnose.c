@@ -217,10 +217,14 @@ static int run(const diag_args *a, const drift_model *m)
         double *G = malloc(chunk * d * sizeof *G);
         double *lpp = malloc(chunk * sizeof *lpp), *lpm = malloc(chunk * sizeof *lpm);
         double *maxerr = calloc(d, sizeof *maxerr);
+        double *at_g = calloc(d, sizeof *at_g), *at_fd = calloc(d, sizeof *at_fd);
+        size_t *at_row = calloc(d, sizeof *at_row);
         size_t *rows = malloc(chunk * sizeof *rows);
-        if (!G || !lpp || !lpm || !maxerr || !rows) {
+        if (!G || !lpp || !lpm || !maxerr || !rows || !at_g || !at_fd ||
+            !at_row) {
             fprintf(stderr, "drift diagnose: out of memory\n");
             free(G), free(lpp), free(lpm), free(maxerr), free(rows);
+            free(at_g), free(at_fd), free(at_row);
             status = EXIT_RUN_FAILED;
             goto out;
         }
@@ -246,8 +250,12 @@ static int run(const diag_args *a, const drift_model *m)
                 for (size_t i = 0; !rc && i < n; i++) {
                     double fd = (lpp[i] - lpm[i]) / (2 * a->eps);
                     double err = rel_error(G[i * d + k], fd);
-                    if (err > maxerr[k])
+                    if (err > maxerr[k] || (done == 0 && i == 0)) {
                         maxerr[k] = err;
+                        at_g[k] = G[i * d + k];
+                        at_fd[k] = fd;
+                        at_row[k] = rows[i];
+                    }
                 }
             }
         }
@@ -256,14 +264,16 @@ static int run(const diag_args *a, const drift_model *m)
             status = EXIT_RUN_FAILED;
         } else {
             printf("\nper-row gradients of the log likelihood terms (%zu of "
-                   "%zu rows):\n",
+                   "%zu rows; each parameter at its worst row):\n",
                    R, N);
-            printf("  %-20s %12s\n", "param", "max error");
+            printf("  %-20s %8s %18s %18s %12s\n", "param", "row", "model",
+                   "finite diff", "error");
             double w = 0;
             for (size_t k = 0; k < d; k++) {
                 char name[128];
                 name_of(m, k, name, sizeof name);
-                printf("  %-20s %12.3g%s\n", name, maxerr[k],
+                printf("  %-20s %8zu %18.10g %18.10g %12.3g%s\n", name,
+                       at_row[k] + 1, at_g[k], at_fd[k], maxerr[k],
                        maxerr[k] > a->tol ? "  <- exceeds" : "");
                 if (maxerr[k] > w)
                     w = maxerr[k];
@@ -274,6 +284,7 @@ static int run(const diag_args *a, const drift_model *m)
                 status = EXIT_RUN_FAILED;
         }
         free(G), free(lpp), free(lpm), free(maxerr), free(rows);
+        free(at_g), free(at_fd), free(at_row);
     }
     if (!status)
         printf("\nall errors within %g (largest %.3g)\n", a->tol, worst);

@@ -226,6 +226,15 @@ void drift_diag_error(drift_diag *d, const drift_source *src, drift_loc loc,
     va_end(ap);
 }
 
+void drift_diag_warning(drift_diag *d, const drift_source *src, drift_loc loc,
+                        const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    loc_report(d, "warning", src, loc, fmt, ap);
+    va_end(ap);
+}
+
 void drift_diag_note(drift_diag *d, const drift_source *src, drift_loc loc,
                      const char *fmt, ...)
 {

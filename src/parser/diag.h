@@ -52,6 +52,14 @@ void drift_diag_error(drift_diag *d, const drift_source *src, drift_loc loc,
 #endif
     ;
 
+/* A warning at loc (not counted as an error). */
+void drift_diag_warning(drift_diag *d, const drift_source *src, drift_loc loc,
+                        const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 /* A note attached to the previous error (not counted). */
 void drift_diag_note(drift_diag *d, const drift_source *src, drift_loc loc,
                      const char *fmt, ...)

@@ -710,5 +710,14 @@ drift_program *drift_front_load(const char *path, drift_source **src,
         drift_program_free(p);
         return NULL;
     }
+    /* A parameter no statement uses has a flat, improper posterior. */
+    for (size_t k = 0; k < p->n_syms; k++) {
+        const drift_sym *s = p->syms[k];
+        if (s->kind == DRIFT_SYM_PARAM && !s->used)
+            drift_diag_warning(diag, *src, s->loc,
+                               "parameter '%s' is used in no statement: its "
+                               "posterior is flat and improper",
+                               s->name);
+    }
     return p;
 }
