@@ -196,7 +196,7 @@ static void test_diagnose(void **state)
     expect((const char *[]){"diagnose", "--model", "logistic", "--data", d,
                             "--seed", "5", NULL},
            0, "out", "per-row gradients of the log likelihood terms (100 "
-                     "of 200 rows)");
+                     "of 200 rows;");
     /* A coarse step against a strict tolerance must fail, and say so. */
     expect((const char *[]){"diagnose", m, "--data", d, "--seed", "5",
                             "--epsilon", "0.5", "--error", "1e-8", NULL},
