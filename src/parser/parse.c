@@ -115,10 +115,12 @@ drift_program *drift_parse(const drift_source *src, drift_diag *diag)
     ps.lex.pending_bol = 1;
     jmp_buf fatal;
     ps.lex.fatal = &fatal;
+    /* What the handler reads must be volatile: it is set after setjmp. */
+    void *volatile scanner = NULL;
     if (setjmp(fatal)) {
         /* The scanner ran out of memory (its only fatal error). */
-        if (ps.scanner)
-            drift_lex_lex_destroy(ps.scanner);
+        if (scanner)
+            drift_lex_lex_destroy(scanner);
         drift_arena_free(arena);
         drift_diag_error_file(diag, src->name, "out of memory");
         return NULL;
@@ -128,6 +130,7 @@ drift_program *drift_parse(const drift_source *src, drift_diag *diag)
         drift_diag_error_file(diag, src->name, "out of memory");
         return NULL;
     }
+    scanner = ps.scanner;
     /* Switching to no buffer allocates the scanner's buffer stack first:
      * so an allocation failing in scan_buffer leaves nothing unowned. */
     drift_lex__switch_to_buffer(NULL, ps.scanner);
