@@ -14,7 +14,6 @@ typedef void *yyscan_t;
 int drift_lex_lex_init_extra(drift_lexstate *extra, yyscan_t *scanner);
 int drift_lex_lex_destroy(yyscan_t scanner);
 void *drift_lex__scan_buffer(char *base, size_t size, yyscan_t scanner);
-void drift_lex__switch_to_buffer(void *buffer, yyscan_t scanner);
 int drift_lex_lex(DRIFT_YYSTYPE *lval, drift_loc *lloc, yyscan_t scanner);
 
 void drift_lex_remember(drift_lexstate *s, const char *text, size_t n)
@@ -131,9 +130,6 @@ drift_program *drift_parse(const drift_source *src, drift_diag *diag)
         return NULL;
     }
     scanner = ps.scanner;
-    /* Switching to no buffer allocates the scanner's buffer stack first:
-     * so an allocation failing in scan_buffer leaves nothing unowned. */
-    drift_lex__switch_to_buffer(NULL, ps.scanner);
     drift_lex__scan_buffer(buf, src->len + 2, ps.scanner);
     int rc = drift_yyparse(&ps);
     drift_lex_lex_destroy(ps.scanner);

@@ -30,6 +30,8 @@ typedef struct drift_lexstate {
     drift_loc comment_loc;  /* an open block comment */
     char last[48];          /* text of the last token, for messages */
     jmp_buf *fatal;         /* the scanner's allocation failures land here */
+    void *last_buffer;      /* the scanner's buffer state, once allocated */
+    void *orphan;           /* what a failed realloc left behind */
 } drift_lexstate;
 
 /* What the grammar's actions and the token filter share. */
