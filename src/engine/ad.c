@@ -30,7 +30,6 @@ struct drift_ad_ws {
     size_t pr_cap;              /* rows per sub-batch for per-row grads */
     int pr_ready;
     unsigned char *mark;
-    drift_err scratch_err;
 };
 
 #define NODE(c, id) (&(c)->g->nodes[(id)])
