@@ -33,5 +33,7 @@ int cmd_samplers(int argc, char **argv);
 int cmd_models(int argc, char **argv);
 int cmd_data(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
+int cmd_check(int argc, char **argv);     /* check.c */
+int cmd_diagnose(int argc, char **argv);  /* diagnose.c */
 
 #endif

@@ -24,6 +24,10 @@ static const command commands[] = {
      "convert CSV/LIBSVM to a binary row store; describe a row store"},
     {"summary", cmd_summary,
      "summarise draws files: mean, MCSE, sd, quantiles, ESS, R-hat"},
+    {"check", cmd_check,
+     "parse and type-check a .drift model (and its data, if given)"},
+    {"diagnose", cmd_diagnose,
+     "compare a model's gradients with finite differences"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

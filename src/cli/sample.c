@@ -16,12 +16,13 @@
 #include "heldout.h"
 #include "hparam.h"
 #include "inits.h"
+#include "lang_model.h"
 #include "plugin.h"
 #include "problem.h"
 #include "util.h"
 
 enum {
-    O_MODEL, O_MODEL_SET, O_DATA, O_SAMPLER, O_SET, O_BATCH, O_ACCESS,
+    O_MODEL, O_MODEL_SET, O_DATA, O_DATA_SET, O_SAMPLER, O_SET, O_BATCH, O_ACCESS,
     O_PASSES, O_ITER, O_SECONDS, O_THIN, O_WARMUP, O_SAVE_WARMUP, O_SEED,
     O_OUT, O_CHAINS, O_FORCE_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
     O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS, O_HELP
@@ -31,8 +32,12 @@ static const cli_opt sample_opts[] = {
     [O_MODEL] = {"--model", 1, "NAME|PATH  model plugin (see 'drift models')"},
     [O_MODEL_SET] = {"--model-set", 1, "K=V  set a model option (repeatable)"},
     [O_DATA] = {"--data", 1,
-                "FILE  data rows: CSV with a header (y,x.1,...), LIBSVM "
-                "(.libsvm/.svm) or a row store"},
+                "FILE  data: CSV rows with a header (y,x.1,...), LIBSVM "
+                "(.libsvm/.svm) or a row store; for a .drift model also "
+                "CmdStan JSON (repeatable)"},
+    [O_DATA_SET] = {"--data-set", 1,
+                    "NAME=V  set a data scalar of a .drift model "
+                    "(repeatable)"},
     [O_SAMPLER] = {"--sampler", 1,
                    "NAME|PATH  sampler plugin (see 'drift samplers')"},
     [O_SET] = {"--set", 1, "K=V  set a sampler hyperparameter (repeatable)"},
@@ -90,6 +95,8 @@ typedef struct sample_args {
     size_t n_data;
     char **model_set;
     size_t n_model_set;
+    char **data_set;        /* .drift models: --data-set NAME=VALUE */
+    size_t n_data_set;
     char **set;
     size_t n_set;
     size_t batch;
@@ -174,13 +181,19 @@ static int on_sample_opt(void *user, int idx, const char *v)
     case -2:
     case O_HELP: a->help = 1; return 0;
     case -1:
+        /* A model file in the language is the one positional argument. */
+        if (!a->model && drift_lang_is_model_file(v)) {
+            a->model = v;
+            return 0;
+        }
         fprintf(stderr,
-                "drift sample: unexpected argument '%s' (models are given "
-                "with --model, data with --data)\n",
+                "drift sample: unexpected argument '%s' (a model is a .drift "
+                "file or --model NAME, data are given with --data)\n",
                 v);
         return EXIT_USAGE;
     case O_MODEL: a->model = v; return 0;
     case O_MODEL_SET: return push(&a->model_set, &a->n_model_set, v);
+    case O_DATA_SET: return push(&a->data_set, &a->n_data_set, v);
     case O_DATA:
         if (a->n_data + 1 >= sizeof a->data / sizeof a->data[0])
             return bad_value("--data", v, "too many data files");
@@ -353,8 +366,8 @@ int cmd_sample(int argc, char **argv)
     if (rc)
         goto out_args;
     if (a.help) {
-        cli_usage("drift sample --model NAME --data FILE --sampler NAME "
-                  "[options]",
+        cli_usage("drift sample MODEL.drift|--model NAME --data FILE "
+                  "--sampler NAME [options]",
                   "Runs a sampler on a model and writes the draws as a "
                   "Stan-format CSV file.",
                   sample_opts, N_SAMPLE_OPTS);
@@ -427,7 +440,8 @@ int cmd_sample(int argc, char **argv)
         goto out;
     }
     a.data[a.n_data] = NULL;
-    drift_problem_spec spec = {a.model, a.data, a.model_set, a.n_model_set};
+    drift_problem_spec spec = {a.model, a.data, a.model_set, a.n_model_set,
+                               a.data_set, a.n_data_set, stderr};
     if (drift_problem_open(&prob, reg, &spec, &e)) {
         fprintf(stderr, "drift sample: %s\n", e.msg);
         rc = EXIT_USAGE;
@@ -591,6 +605,7 @@ out:
 out_args:
     free(a.set);
     free(a.model_set);
+    free(a.data_set);
     return rc;
 }
 

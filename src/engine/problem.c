@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "hparam.h"
+#include "lang_model.h"
 #include "problem.h"
 #include "util.h"
 
@@ -64,7 +65,52 @@ static int add_header(drift_problem *p, const char *key, const char *value)
 
 const drift_data *drift_problem_data(const drift_problem *p)
 {
+    if (p->rows_view)
+        return p->rows_view;
     return p->table ? &p->table->view : &p->empty;
+}
+
+/* A model written in the language: the .drift file reads its own data
+ * (several --data files, --data-set values). */
+static int open_lang(drift_problem *p, const drift_problem_spec *spec,
+                     drift_err *e)
+{
+    if (spec->n_model_set)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--model-set %s: model options are for C model "
+                             "plugins; a .drift model takes its values from "
+                             "the data (--data FILE.json, --data-set "
+                             "NAME=VALUE)",
+                             spec->model_set[0]);
+    drift_lang_spec ls = {.path = spec->model,
+                          .data = spec->data,
+                          .data_set = spec->data_set,
+                          .n_data_set = spec->n_data_set,
+                          .diag = spec->diag};
+    int rc = drift_lang_open(&ls, &p->model, e);
+    if (rc)
+        return rc;
+    p->have_model = 1;
+    if ((rc = drift_model_check(&p->model, spec->model, e)))
+        return rc;
+    p->rows_view = drift_lang_rows_view(&p->model);
+    char files[1024] = "";
+    size_t used = 0;
+    for (const char *const *d = spec->data; d && *d; d++) {
+        int w = snprintf(files + used, sizeof files - used, "%s%s",
+                         used ? ", " : "", *d);
+        if (w < 0 || (size_t)w >= sizeof files - used)
+            break;
+        used += (size_t)w;
+    }
+    if (add_header(p, "model", spec->model) ||
+        add_header(p, "model_file", spec->model) ||
+        add_header(p, "data", used ? files : "(none)"))
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    for (size_t k = 0; k < spec->n_data_set; k++)
+        if (add_header(p, "data_set", spec->data_set[k]))
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    return DRIFT_OK;
 }
 
 int drift_problem_open(drift_problem *p, drift_registry *reg,
@@ -75,8 +121,16 @@ int drift_problem_open(drift_problem *p, drift_registry *reg,
     p->empty.source = "(no data)";
     if (!spec->model)
         return drift_err_set(e, DRIFT_EINVAL,
-                             "no model given: use --model NAME (see 'drift "
-                             "models')");
+                             "no model given: give a model file (model.drift) "
+                             "or use --model NAME (see 'drift models')");
+    if (drift_lang_is_model_file(spec->model))
+        return open_lang(p, spec, e);
+    if (spec->n_data_set)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--data-set %s: data values are for .drift "
+                             "models; C model plugins take options with "
+                             "--model-set",
+                             spec->data_set[0]);
     int rc = drift_registry_model(reg, spec->model, &p->entry, e);
     if (rc)
         return rc;

@@ -5,16 +5,24 @@
 #ifndef DRIFT_PROBLEM_H
 #define DRIFT_PROBLEM_H
 
+#include <stdio.h>
+
 #include <drift/model.h>
 
 #include "plugin.h"
 #include "table.h"
 
 typedef struct drift_problem_spec {
-    const char *model;            /* NAME or path of a model plugin */
+    const char *model;            /* NAME or path of a model plugin, or a
+                                     model file in the language (.drift) */
     const char *const *data;      /* data files, NULL-terminated */
     char *const *model_set;       /* "k=v" model options */
     size_t n_model_set;
+    /* .drift models only (the model language): */
+    char *const *data_set;        /* "name=value" data scalars */
+    size_t n_data_set;
+    FILE *diag;                   /* where errors in the model and its data
+                                     are reported (NULL: stderr) */
 } drift_problem_spec;
 
 typedef struct drift_problem {
@@ -27,6 +35,7 @@ typedef struct drift_problem {
     unsigned char *options_set;
     char *header[16];             /* "key = value" lines for output files */
     size_t n_header;
+    const drift_data *rows_view;  /* a .drift model's main rows table */
 } drift_problem;
 
 /* Opens spec's model over its data.  reg must have been scanned.  On

@@ -1,0 +1,335 @@
+/* bench_lang.c: `make bench` for the model language.  In one process:
+ *   - Covertype-sized logistic regression (N = 581,012, d = 54, synthetic,
+ *     made here as in bench_logistic.c): a full-gradient pass and an SGLD
+ *     pass at batch 50 through the .drift model against the same through
+ *     the logistic C plugin, in ns per datum, with their ratios;
+ *   - a 784-100-10 tanh network (the Bayesian neural net of Ding et al.)
+ *     at batch 100: one minibatch gradient through the .drift model
+ *     against the same products written as plain C loops, in GFLOP/s, to
+ *     show the graph's products go through OpenBLAS's dgemm.
+ * Each figure is the best of several repetitions.  Not a test: nothing
+ * here asserts on time. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "chain.h"
+#include "lang_model.h"
+#include "plugin.h"
+#include "rng.h"
+#include "util.h"
+
+enum { N = 581012, D = 54, COLS = D + 1, REPS = 5, BATCH = 50 };
+
+static double sink;
+
+static void die(const char *what, const char *msg)
+{
+    fprintf(stderr, "bench: %s: %s\n", what, msg);
+    exit(1);
+}
+
+static char *write_model(const char *text)
+{
+    char tmpl[] = "/tmp/drift-bench-XXXXXX";
+    int fd = mkstemp(tmpl);
+    if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
+        die("temporary file", "cannot write");
+    close(fd);
+    char *path = malloc(strlen(tmpl) + 8);
+    sprintf(path, "%s.drift", tmpl);
+    if (rename(tmpl, path))
+        die(path, "cannot rename");
+    return path;
+}
+
+static void open_lang(const char *text, const drift_data *view,
+                      char *const *sets, size_t n_sets, drift_model *m)
+{
+    char *path = write_model(text);
+    const drift_data *tables[] = {view};
+    drift_lang_spec spec = {path, NULL, sets, n_sets, stderr, 0, tables, 1};
+    drift_err e;
+    if (drift_lang_open(&spec, m, &e))
+        die(path, e.msg);
+    unlink(path);
+    free(path);
+}
+
+/* ---- logistic regression ----------------------------------------------------- */
+
+static double *make_logistic(const char **names)
+{
+    static char buf[COLS][16];
+    double *data = malloc((size_t)N * COLS * sizeof *data);
+    if (!data)
+        die("data", "out of memory");
+    drift_rng r;
+    drift_rng_seed(&r, 1, 0);
+    double w[D];
+    for (int j = 0; j < D; j++)
+        w[j] = drift_rng_normal(&r) / sqrt(D);
+    for (size_t i = 0; i < N; i++) {
+        double *row = data + i * COLS, z = 0;
+        for (int j = 0; j < D; j++) {
+            row[1 + j] = j == 0 ? 1.0 : drift_rng_normal(&r);
+            z += row[1 + j] * w[j];
+        }
+        row[0] = drift_rng_uniform(&r) < 1 / (1 + exp(-z));
+    }
+    snprintf(buf[0], sizeof buf[0], "y");
+    names[0] = buf[0];
+    for (int j = 0; j < D; j++) {
+        snprintf(buf[1 + j], sizeof buf[0], "x.%d", j + 1);
+        names[1 + j] = buf[1 + j];
+    }
+    return data;
+}
+
+typedef struct ctx {
+    drift_run_config cfg;
+    drift_chain c;
+    double theta[D];
+} ctx;
+
+static double full_pass(ctx *x)
+{
+    double g[D];
+    for (int j = 0; j < D; j++)
+        x->theta[j] = 0.01 * j;
+    double t = drift_now();
+    drift_services_table.grad_full(&x->c, x->theta, g, NULL);
+    sink += g[0];
+    return drift_now() - t;
+}
+
+static double sgld_pass(ctx *x)
+{
+    drift_chain_result res;
+    drift_err e;
+    double t = drift_now();
+    if (drift_run(&x->cfg, &res, &e))
+        die("sgld", e.msg);
+    return drift_now() - t;
+}
+
+static double best(double (*f)(ctx *), ctx *x)
+{
+    double b = INFINITY;
+    for (int k = 0; k < REPS; k++) {
+        double t = f(x);
+        if (t < b)
+            b = t;
+    }
+    return b;
+}
+
+static void setup(ctx *x, const drift_model *m, const drift_data *view,
+                  const drift_sampler *s, const double *hp)
+{
+    memset(x, 0, sizeof *x);
+    x->cfg = (drift_run_config){.model = m, .data = view, .sampler = s,
+                                .hp = hp, .batch = BATCH, .passes = 1.0,
+                                .thin = 1, .seed = 3, .chains = 1,
+                                .quiet = 1};
+    if (drift_chain_setup(&x->c, &x->cfg, 1, x->theta))
+        die("chain", x->c.message);
+}
+
+static void bench_logistic(drift_registry *reg, const drift_sampler *sgld)
+{
+    const char *names[COLS];
+    double *data = make_logistic(names);
+    drift_data view = {(uint32_t)sizeof(drift_data), 0, N, COLS, names, data,
+                       COLS, "synthetic", 0};
+    const drift_model_entry *me;
+    drift_err e;
+    if (drift_registry_model(reg, "logistic", &me, &e))
+        die("logistic plugin", e.msg);
+    drift_model plugin, lang;
+    double s = sqrt(10.0);
+    if (me->m->create(&view, &s, &plugin, &e))
+        die("logistic plugin", e.msg);
+    open_lang("rows  { x : vector[D]  y : int }\n"
+              "param { w : vector[D] }\n"
+              "prior { w ~ normal(0, sqrt(10)) }\n"
+              "datum { y ~ bernoulli_logit(dot(x, w)) }\n",
+              &view, NULL, 0, &lang);
+    double hp[1] = {1e-6};
+    ctx cp, cl;
+    setup(&cp, &plugin, &view, sgld, hp);
+    setup(&cl, &lang, &view, sgld, hp);
+    double ns = 1e9 / N;
+    double fp = best(full_pass, &cp), fl = best(full_pass, &cl);
+    double sp = best(sgld_pass, &cp), sl = best(sgld_pass, &cl);
+    printf("logistic regression, N = %d, d = %d (best of %d)\n", N, D, REPS);
+    printf("  %-46s %8.1f ns/datum\n", "full gradient, C plugin", fp * ns);
+    printf("  %-46s %8.1f ns/datum   ratio %.2f (target <= 1.5)\n",
+           "full gradient, .drift model", fl * ns, fl / fp);
+    printf("  %-46s %8.1f ns/datum\n", "SGLD pass (batch 50), C plugin",
+           sp * ns);
+    printf("  %-46s %8.1f ns/datum   ratio %.2f (target <= 2)\n",
+           "SGLD pass (batch 50), .drift model", sl * ns, sl / sp);
+    printf("  the .drift model is %s\n",
+           lang.flags & DRIFT_MODEL_GLM ? "in generalised linear form"
+                                        : "NOT in generalised linear form");
+    drift_chain_release(&cp.c);
+    drift_chain_release(&cl.c);
+    plugin.free(plugin.self);
+    lang.free(lang.self);
+    free(data);
+}
+
+/* ---- a two-layer network ---------------------------------------------------------- */
+
+enum { NN_N = 2000, NN_D = 784, NN_H = 100, NN_K = 10, NN_B = 100,
+       NN_REPS = 20 };
+
+/* The same minibatch gradient as plain loops: forward X W1', tanh, the
+ * output layer, softmax, and back to dW1 = G' X (the dominant products). */
+static double plain_nn(const double *X, const int *y, const double *W1,
+                       const double *b1, const double *W2, const double *b2,
+                       double *gW1)
+{
+    static double A[NN_B][NN_H], Z[NN_B][NN_K], GA[NN_B][NN_H];
+    double t = drift_now();
+    for (int r = 0; r < NN_B; r++)
+        for (int h = 0; h < NN_H; h++) {
+            double s = b1[h];
+            for (int j = 0; j < NN_D; j++)
+                s += W1[h * NN_D + j] * X[r * NN_D + j];
+            A[r][h] = tanh(s);
+        }
+    for (int r = 0; r < NN_B; r++) {
+        double mx = -INFINITY, tot = 0;
+        for (int k = 0; k < NN_K; k++) {
+            double s = b2[k];
+            for (int h = 0; h < NN_H; h++)
+                s += W2[k * NN_H + h] * A[r][h];
+            Z[r][k] = s;
+            mx = s > mx ? s : mx;
+        }
+        for (int k = 0; k < NN_K; k++)
+            tot += (Z[r][k] = exp(Z[r][k] - mx));
+        for (int k = 0; k < NN_K; k++)
+            Z[r][k] = (k + 1 == y[r]) - Z[r][k] / tot;
+        for (int h = 0; h < NN_H; h++) {
+            double s = 0;
+            for (int k = 0; k < NN_K; k++)
+                s += Z[r][k] * W2[k * NN_H + h];
+            GA[r][h] = s * (1 - A[r][h] * A[r][h]);
+        }
+    }
+    memset(gW1, 0, sizeof(double) * NN_H * NN_D);
+    for (int r = 0; r < NN_B; r++)
+        for (int h = 0; h < NN_H; h++)
+            for (int j = 0; j < NN_D; j++)
+                gW1[h * NN_D + j] += GA[r][h] * X[r * NN_D + j];
+    sink += gW1[7];
+    return drift_now() - t;
+}
+
+static void bench_nn(void)
+{
+    size_t cols = NN_D + 1;
+    double *data = malloc((size_t)NN_N * cols * sizeof *data);
+    char **names = malloc(cols * sizeof *names);
+    if (!data || !names)
+        die("network data", "out of memory");
+    drift_rng r;
+    drift_rng_seed(&r, 5, 0);
+    for (size_t i = 0; i < NN_N; i++) {
+        data[i * cols] = (double)(1 + drift_rng_below(&r, NN_K));
+        for (size_t j = 0; j < NN_D; j++)
+            data[i * cols + 1 + j] = drift_rng_uniform(&r);
+    }
+    names[0] = strdup("y");
+    for (size_t j = 0; j < NN_D; j++) {
+        char b[16];
+        snprintf(b, sizeof b, "x.%zu", j + 1);
+        names[1 + j] = strdup(b);
+    }
+    drift_data view = {(uint32_t)sizeof(drift_data), 0, NN_N, cols,
+                       (const char *const *)names, data, cols, "synthetic",
+                       0};
+    char h[] = "H=100", k[] = "K=10";
+    char *sets[] = {h, k};
+    drift_model m;
+    open_lang("rows  { x : vector[D]  y : int }\n"
+              "param { W1 : matrix[H, D]  b1 : vector[H]\n"
+              "        W2 : matrix[K, H]  b2 : vector[K] }\n"
+              "prior { W1 ~ normal(0, 1)  b1 ~ normal(0, 1)\n"
+              "        W2 ~ normal(0, 1)  b2 ~ normal(0, 1) }\n"
+              "datum { y ~ categorical_logit(W2 * tanh(W1 * x + b1) + b2) }\n",
+              &view, sets, 2, &m);
+    size_t d = m.dim;
+    double *theta = malloc(d * sizeof *theta), *g = malloc(d * sizeof *g);
+    for (size_t j = 0; j < d; j++)
+        theta[j] = 0.05 * drift_rng_normal(&r);
+    void *ws = m.workspace_new(m.self, NN_B);
+    size_t rows[NN_B];
+    drift_err e;
+    double bl = INFINITY, bp = INFINITY;
+    for (int rep = 0; rep < NN_REPS; rep++) {
+        for (int i = 0; i < NN_B; i++)
+            rows[i] = drift_rng_below(&r, NN_N);
+        drift_rows b = {rows, 0, NN_B};
+        double ll, t = drift_now();
+        if (m.log_lik(m.self, ws, theta, &b, NULL, &ll, g, NULL, &e))
+            die("network", e.msg);
+        t = drift_now() - t;
+        if (t < bl)
+            bl = t;
+        sink += g[0];
+    }
+    /* The plain loops on a gathered batch with the same weights. */
+    double *X = malloc(NN_B * NN_D * sizeof *X), *gW1 = malloc(d * sizeof *gW1);
+    int y[NN_B];
+    for (int i = 0; i < NN_B; i++) {
+        memcpy(X + i * NN_D, data + rows[i] * cols + 1, NN_D * sizeof *X);
+        y[i] = (int)data[rows[i] * cols];
+    }
+    const double *W1 = theta, *b1 = W1 + NN_H * NN_D, *W2 = b1 + NN_H,
+                 *b2 = W2 + NN_K * NN_H;
+    for (int rep = 0; rep < 5; rep++) {
+        double t = plain_nn(X, y, W1, b1, W2, b2, gW1);
+        if (t < bp)
+            bp = t;
+    }
+    /* Multiply-adds of the two big products (forward and dW1), the rest
+     * is small. */
+    double flops = 2.0 * 2 * NN_B * NN_H * NN_D + 2.0 * 2 * NN_B * NN_K * NN_H;
+    printf("\n784-100-10 tanh network, batch %d (best of %d)\n", NN_B, NN_REPS);
+    printf("  %-46s %8.3f ms   %6.2f GFLOP/s\n",
+           "minibatch gradient, plain C loops", bp * 1e3, flops / bp * 1e-9);
+    printf("  %-46s %8.3f ms   %6.2f GFLOP/s   speed-up %.1fx\n",
+           "minibatch gradient, .drift model (OpenBLAS)", bl * 1e3,
+           flops / bl * 1e-9, bp / bl);
+    printf("  (log likelihood and its gradient in all %zu parameters; W1 * x "
+           "over the batch is one dgemm of %dx%d by %dx%d, dW1 another)\n",
+           d, NN_B, NN_D, NN_D, NN_H);
+    m.workspace_free(m.self, ws);
+    m.free(m.self);
+    for (size_t j = 0; j < cols; j++)
+        free(names[j]);
+    free(names), free(data), free(theta), free(g), free(X), free(gW1);
+}
+
+int main(void)
+{
+    drift_registry *reg = drift_registry_new();
+    drift_err e;
+    const drift_sampler_entry *se;
+    drift_registry_scan(reg, &e);
+    if (drift_registry_sampler(reg, "sgld", &se, &e))
+        die("sgld (run with make bench)", e.msg);
+    drift_sampler sgld = se->s;
+    bench_logistic(reg, &sgld);
+    bench_nn();
+    drift_registry_free(reg);
+    return sink == 12345.678 ? 2 : 0;
+}

@@ -1,0 +1,543 @@
+/* dist.c: log densities and partial derivatives of the language's
+ * distributions (see dist.h), and digamma.  Each distribution is one
+ * small function of one element; drift_dist_rows runs it over blocks of
+ * rows with the switch outside the loop.  Not for graph bookkeeping. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dist.h"
+
+#define LOG_SQRT_2PI 0.91893853320467274178
+#define LOG_PI 1.14472988584940017414
+
+double drift_lgamma(double x)
+{
+    int sign;
+    return lgamma_r(x, &sign);
+}
+
+double drift_digamma(double x)
+{
+    if (isnan(x) || x == -INFINITY)
+        return NAN;
+    if (x == INFINITY)
+        return INFINITY;
+    double r = 0;
+    if (x <= 0) {
+        if (x == floor(x))
+            return NAN; /* a pole */
+        /* Reflection: psi(x) = psi(1 - x) - pi / tan(pi x). */
+        r = -M_PI / tan(M_PI * x);
+        x = 1 - x;
+    }
+    while (x < 10) {
+        r -= 1 / x;
+        x += 1;
+    }
+    /* Asymptotic series with Bernoulli numbers, enough terms for x >= 10. */
+    double f = 1 / (x * x);
+    double t = f * (-1.0 / 12 +
+               f * (1.0 / 120 +
+               f * (-1.0 / 252 +
+               f * (1.0 / 240 +
+               f * (-1.0 / 132 +
+               f * (691.0 / 32760 +
+               f * (-1.0 / 12)))))));
+    return r + log(x) - 0.5 / x + t;
+}
+
+double drift_log1p_exp(double x)
+{
+    return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+double drift_inv_logit(double x)
+{
+    if (x >= 0)
+        return 1 / (1 + exp(-x));
+    double e = exp(x);
+    return e / (1 + e);
+}
+
+/* ---- one element each ---------------------------------------------------- */
+
+static inline double d_normal(const double *a, double *d)
+{
+    double y = a[0], mu = a[1], s = a[2];
+    if (!(s > 0))
+        return NAN;
+    double is = 1 / s, z = (y - mu) * is;
+    d[0] = -z * is;
+    d[1] = z * is;
+    d[2] = (z * z - 1) * is;
+    return -0.5 * z * z - log(s) - LOG_SQRT_2PI;
+}
+
+static inline double d_student_t(const double *a, double *d)
+{
+    double y = a[0], nu = a[1], mu = a[2], s = a[3];
+    if (!(s > 0) || !(nu > 0))
+        return NAN;
+    double z = (y - mu) / s, z2nu = z * z / nu, t = 1 + z2nu;
+    double lt = log1p(z2nu);
+    double lp = drift_lgamma(0.5 * (nu + 1)) - drift_lgamma(0.5 * nu) -
+                0.5 * (log(nu) + LOG_PI) - log(s) - 0.5 * (nu + 1) * lt;
+    double dz = -(nu + 1) * z / (nu * t);   /* d lp / d z */
+    d[0] = dz / s;
+    d[1] = 0.5 * (drift_digamma(0.5 * (nu + 1)) - drift_digamma(0.5 * nu)) -
+           0.5 / nu - 0.5 * lt + 0.5 * (nu + 1) * z2nu / (nu * t);
+    d[2] = -dz / s;
+    d[3] = -1 / s - dz * z / s;
+    return lp;
+}
+
+static inline double d_cauchy(const double *a, double *d)
+{
+    double y = a[0], mu = a[1], s = a[2];
+    if (!(s > 0))
+        return NAN;
+    double z = (y - mu) / s, q = 1 + z * z;
+    double dz = -2 * z / q;
+    d[0] = dz / s;
+    d[1] = -dz / s;
+    d[2] = -1 / s - dz * z / s;
+    return -LOG_PI - log(s) - log1p(z * z);
+}
+
+static inline double d_double_exponential(const double *a, double *d)
+{
+    double y = a[0], mu = a[1], s = a[2];
+    if (!(s > 0))
+        return NAN;
+    double r = y - mu, sg = (r > 0) - (r < 0);
+    d[0] = -sg / s;
+    d[1] = sg / s;
+    d[2] = -1 / s + fabs(r) / (s * s);
+    return -M_LN2 - log(s) - fabs(r) / s;
+}
+
+static inline double d_logistic(const double *a, double *d)
+{
+    double y = a[0], mu = a[1], s = a[2];
+    if (!(s > 0))
+        return NAN;
+    double z = (y - mu) / s;
+    double dz = 1 - 2 * drift_inv_logit(z);
+    d[0] = dz / s;
+    d[1] = -dz / s;
+    d[2] = -1 / s - dz * z / s;
+    return -z - log(s) - 2 * drift_log1p_exp(-z);
+}
+
+static inline double d_lognormal(const double *a, double *d)
+{
+    double y = a[0], mu = a[1], s = a[2];
+    if (!(s > 0) || !(y > 0))
+        return NAN;
+    double ly = log(y), z = (ly - mu) / s;
+    d[0] = -(z / s + 1) / y;
+    d[1] = z / s;
+    d[2] = (z * z - 1) / s;
+    return -0.5 * z * z - log(s) - LOG_SQRT_2PI - ly;
+}
+
+static inline double d_exponential(const double *a, double *d)
+{
+    double y = a[0], b = a[1];
+    if (!(b > 0) || !(y >= 0))
+        return NAN;
+    d[0] = -b;
+    d[1] = 1 / b - y;
+    return log(b) - b * y;
+}
+
+static inline double d_gamma(const double *a, double *d)
+{
+    double y = a[0], al = a[1], b = a[2];
+    if (!(al > 0) || !(b > 0) || !(y > 0))
+        return NAN;
+    double ly = log(y), lb = log(b);
+    d[0] = (al - 1) / y - b;
+    d[1] = lb - drift_digamma(al) + ly;
+    d[2] = al / b - y;
+    return al * lb - drift_lgamma(al) + (al - 1) * ly - b * y;
+}
+
+static inline double d_inv_gamma(const double *a, double *d)
+{
+    double y = a[0], al = a[1], b = a[2];
+    if (!(al > 0) || !(b > 0) || !(y > 0))
+        return NAN;
+    double ly = log(y), lb = log(b);
+    d[0] = -(al + 1) / y + b / (y * y);
+    d[1] = lb - drift_digamma(al) - ly;
+    d[2] = al / b - 1 / y;
+    return al * lb - drift_lgamma(al) - (al + 1) * ly - b / y;
+}
+
+static inline double d_beta(const double *a, double *d)
+{
+    double y = a[0], al = a[1], be = a[2];
+    if (!(al > 0) || !(be > 0) || !(y > 0) || !(y < 1))
+        return NAN;
+    double ly = log(y), l1y = log1p(-y), pab = drift_digamma(al + be);
+    d[0] = (al - 1) / y - (be - 1) / (1 - y);
+    d[1] = pab - drift_digamma(al) + ly;
+    d[2] = pab - drift_digamma(be) + l1y;
+    return drift_lgamma(al + be) - drift_lgamma(al) - drift_lgamma(be) +
+           (al - 1) * ly + (be - 1) * l1y;
+}
+
+static inline double d_uniform(const double *a, double *d)
+{
+    double y = a[0], lo = a[1], hi = a[2];
+    if (!(lo < hi) || !(y >= lo) || !(y <= hi))
+        return NAN;
+    double w = hi - lo;
+    d[0] = 0;
+    d[1] = 1 / w;
+    d[2] = -1 / w;
+    return -log(w);
+}
+
+static inline double d_bernoulli(const double *a, double *d)
+{
+    double y = a[0], p = a[1];
+    if (!(p >= 0) || !(p <= 1) || (y != 0 && y != 1))
+        return NAN;
+    d[0] = 0;
+    if (y == 1) {
+        d[1] = 1 / p;
+        return log(p);
+    }
+    d[1] = -1 / (1 - p);
+    return log1p(-p);
+}
+
+static inline double d_bernoulli_logit(const double *a, double *d)
+{
+    double y = a[0], z = a[1];
+    if (y != 0 && y != 1)
+        return NAN;
+    /* One exp serves both log(1 + e^z) and the logistic function. */
+    double e = exp(-fabs(z));
+    double sig = z >= 0 ? 1 / (1 + e) : e / (1 + e);
+    d[0] = 0;
+    d[1] = y - sig;
+    return y * z - (z > 0 ? z : 0) - log1p(e);
+}
+
+static inline double d_binomial_logit(const double *a, double *d)
+{
+    double y = a[0], n = a[1], z = a[2];
+    if (!(n >= 0) || !(y >= 0) || !(y <= n) || y != floor(y) ||
+        n != floor(n))
+        return NAN;
+    double e = exp(-fabs(z));
+    double sig = z >= 0 ? 1 / (1 + e) : e / (1 + e);
+    double l1pe = (z > 0 ? z : 0) + log1p(e);
+    d[0] = 0;
+    d[1] = 0;
+    d[2] = y - n * sig;
+    return drift_lgamma(n + 1) - drift_lgamma(y + 1) -
+           drift_lgamma(n - y + 1) + y * z - n * l1pe;
+}
+
+static inline double d_poisson(const double *a, double *d)
+{
+    double y = a[0], lam = a[1];
+    if (!(y >= 0) || y != floor(y) || !(lam >= 0))
+        return NAN;
+    d[0] = 0;
+    if (lam == 0) {
+        d[1] = y == 0 ? -1 : INFINITY;
+        return y == 0 ? 0 : -INFINITY;
+    }
+    d[1] = y / lam - 1;
+    return y * log(lam) - lam - drift_lgamma(y + 1);
+}
+
+static inline double d_poisson_log(const double *a, double *d)
+{
+    double y = a[0], al = a[1];
+    if (!(y >= 0) || y != floor(y))
+        return NAN;
+    double ea = exp(al);
+    d[0] = 0;
+    d[1] = y - ea;
+    return y * al - ea - drift_lgamma(y + 1);
+}
+
+double drift_dist_lpdf(drift_dist_id id, const double *a, double *d)
+{
+    double tmp[DRIFT_DIST_MAX_ARGS + 1];
+    if (!d)
+        d = tmp;
+    switch (id) {
+    case DRIFT_D_NORMAL: return d_normal(a, d);
+    case DRIFT_D_STUDENT_T: return d_student_t(a, d);
+    case DRIFT_D_CAUCHY: return d_cauchy(a, d);
+    case DRIFT_D_DOUBLE_EXPONENTIAL: return d_double_exponential(a, d);
+    case DRIFT_D_LOGISTIC: return d_logistic(a, d);
+    case DRIFT_D_LOGNORMAL: return d_lognormal(a, d);
+    case DRIFT_D_EXPONENTIAL: return d_exponential(a, d);
+    case DRIFT_D_GAMMA: return d_gamma(a, d);
+    case DRIFT_D_INV_GAMMA: return d_inv_gamma(a, d);
+    case DRIFT_D_BETA: return d_beta(a, d);
+    case DRIFT_D_UNIFORM: return d_uniform(a, d);
+    case DRIFT_D_BERNOULLI: return d_bernoulli(a, d);
+    case DRIFT_D_BERNOULLI_LOGIT: return d_bernoulli_logit(a, d);
+    case DRIFT_D_BINOMIAL_LOGIT: return d_binomial_logit(a, d);
+    case DRIFT_D_POISSON: return d_poisson(a, d);
+    case DRIFT_D_POISSON_LOG: return d_poisson_log(a, d);
+    case DRIFT_D_CATEGORICAL_LOGIT:
+    case DRIFT_N_DISTS: break;
+    }
+    return NAN;
+}
+
+/* The loop over a block, for one element function f. */
+static inline int block(double (*f)(const double *, double *), size_t rows,
+                        size_t m, int n_in, const double *const *in,
+                        const size_t *ld, const size_t *st, double *out,
+                        double *const *part, size_t *bad_row,
+                        size_t *bad_elem)
+{
+    double a[DRIFT_DIST_MAX_ARGS + 1], d[DRIFT_DIST_MAX_ARGS + 1];
+    int ok = 1;
+    for (size_t r = 0; r < rows; r++) {
+        double s = 0;
+        for (size_t j = 0; j < m; j++) {
+            for (int k = 0; k < n_in; k++)
+                a[k] = in[k][r * ld[k] + j * st[k]];
+            double lp = f(a, d);
+            s += lp;
+            if (part)
+                for (int k = 0; k < n_in; k++)
+                    if (part[k])
+                        part[k][r * m + j] = d[k];
+        }
+        out[r] = s;
+        if (!isfinite(s) && ok) {
+            ok = 0;
+            *bad_row = r;
+            *bad_elem = 0;
+            for (size_t j = 0; j < m; j++) {
+                for (int k = 0; k < n_in; k++)
+                    a[k] = in[k][r * ld[k] + j * st[k]];
+                if (!isfinite(f(a, d))) {
+                    *bad_elem = j;
+                    break;
+                }
+            }
+        }
+    }
+    return ok ? 0 : -1;
+}
+
+/* The hot case of logistic regression: one outcome per row, one
+ * argument, written out so the compiler sees straight-line code. */
+static int block_bernoulli_logit1(size_t rows, const double *y, size_t ldy,
+                                  const double *z, size_t ldz, double *out,
+                                  double *dz, size_t *bad_row)
+{
+    int ok = 1;
+    for (size_t r = 0; r < rows; r++) {
+        double yr = y[r * ldy], zr = z[r * ldz];
+        double e = exp(-fabs(zr));
+        double sig = zr >= 0 ? 1 / (1 + e) : e / (1 + e);
+        out[r] = yr * zr - (zr > 0 ? zr : 0) - log1p(e);
+        if (dz)
+            dz[r] = yr - sig;
+        if ((yr != 0 && yr != 1) || !isfinite(out[r])) {
+            out[r] = NAN;
+            if (ok)
+                *bad_row = r;
+            ok = 0;
+        }
+    }
+    return ok ? 0 : -1;
+}
+
+int drift_dist_rows(drift_dist_id id, size_t rows, size_t m, int n_in,
+                    const double *const *in, const size_t *ld,
+                    const size_t *st, double *out, double *const *part,
+                    size_t *bad_row, size_t *bad_elem)
+{
+    double (*f)(const double *, double *) = NULL;
+    switch (id) {
+    case DRIFT_D_NORMAL: f = d_normal; break;
+    case DRIFT_D_STUDENT_T: f = d_student_t; break;
+    case DRIFT_D_CAUCHY: f = d_cauchy; break;
+    case DRIFT_D_DOUBLE_EXPONENTIAL: f = d_double_exponential; break;
+    case DRIFT_D_LOGISTIC: f = d_logistic; break;
+    case DRIFT_D_LOGNORMAL: f = d_lognormal; break;
+    case DRIFT_D_EXPONENTIAL: f = d_exponential; break;
+    case DRIFT_D_GAMMA: f = d_gamma; break;
+    case DRIFT_D_INV_GAMMA: f = d_inv_gamma; break;
+    case DRIFT_D_BETA: f = d_beta; break;
+    case DRIFT_D_UNIFORM: f = d_uniform; break;
+    case DRIFT_D_BERNOULLI: f = d_bernoulli; break;
+    case DRIFT_D_BERNOULLI_LOGIT:
+        if (m == 1) {
+            *bad_elem = 0;
+            return block_bernoulli_logit1(rows, in[0], ld[0], in[1], ld[1],
+                                          out, part ? part[1] : NULL,
+                                          bad_row);
+        }
+        f = d_bernoulli_logit;
+        break;
+    case DRIFT_D_BINOMIAL_LOGIT: f = d_binomial_logit; break;
+    case DRIFT_D_POISSON: f = d_poisson; break;
+    case DRIFT_D_POISSON_LOG: f = d_poisson_log; break;
+    case DRIFT_D_CATEGORICAL_LOGIT:
+    case DRIFT_N_DISTS: return -1;
+    }
+    /* Each case its own instance of the loop, with f inlined. */
+    switch (id) {
+    case DRIFT_D_NORMAL:
+        return block(d_normal, rows, m, n_in, in, ld, st, out, part, bad_row,
+                     bad_elem);
+    case DRIFT_D_BERNOULLI_LOGIT:
+        return block(d_bernoulli_logit, rows, m, n_in, in, ld, st, out, part,
+                     bad_row, bad_elem);
+    case DRIFT_D_POISSON_LOG:
+        return block(d_poisson_log, rows, m, n_in, in, ld, st, out, part,
+                     bad_row, bad_elem);
+    default:
+        return block(f, rows, m, n_in, in, ld, st, out, part, bad_row,
+                     bad_elem);
+    }
+}
+
+int drift_dist_catlogit(size_t rows, size_t K, const double *y, size_t ldy,
+                        const double *eta, size_t lde, double *out,
+                        double *soft, size_t *bad_row)
+{
+    int ok = 1;
+    for (size_t r = 0; r < rows; r++) {
+        const double *e = eta + r * lde;
+        double yr = y[r * ldy];
+        double mx = -INFINITY;
+        for (size_t j = 0; j < K; j++)
+            if (e[j] > mx)
+                mx = e[j];
+        double s = 0;
+        for (size_t j = 0; j < K; j++)
+            s += exp(e[j] - mx);
+        double lse = mx + log(s);
+        if (soft)
+            for (size_t j = 0; j < K; j++)
+                soft[r * K + j] = exp(e[j] - lse);
+        if (!(yr >= 1) || !(yr <= (double)K) || yr != floor(yr) ||
+            !isfinite(lse)) {
+            out[r] = NAN;
+            if (ok)
+                *bad_row = r;
+            ok = 0;
+            continue;
+        }
+        out[r] = e[(size_t)yr - 1] - lse;
+    }
+    return ok ? 0 : -1;
+}
+
+void drift_dist_explain(drift_dist_id id, const double *a, char *buf,
+                        size_t cap)
+{
+    const drift_dist *d = &drift_dists[id];
+    double y = a[0];
+    /* Argument domains first: they are the likelier mistake. */
+    switch (id) {
+    case DRIFT_D_NORMAL: case DRIFT_D_CAUCHY:
+    case DRIFT_D_DOUBLE_EXPONENTIAL: case DRIFT_D_LOGISTIC:
+    case DRIFT_D_LOGNORMAL:
+        if (!(a[2] > 0)) {
+            snprintf(buf, cap, "the scale %s must be positive, got %g",
+                     d->arg_names[1], a[2]);
+            return;
+        }
+        break;
+    case DRIFT_D_STUDENT_T:
+        if (!(a[1] > 0)) {
+            snprintf(buf, cap, "the degrees of freedom nu must be positive, "
+                               "got %g", a[1]);
+            return;
+        }
+        if (!(a[3] > 0)) {
+            snprintf(buf, cap, "the scale sigma must be positive, got %g",
+                     a[3]);
+            return;
+        }
+        break;
+    case DRIFT_D_EXPONENTIAL:
+        if (!(a[1] > 0)) {
+            snprintf(buf, cap, "the rate beta must be positive, got %g",
+                     a[1]);
+            return;
+        }
+        break;
+    case DRIFT_D_GAMMA: case DRIFT_D_INV_GAMMA: case DRIFT_D_BETA:
+        for (int k = 1; k <= 2; k++)
+            if (!(a[k] > 0)) {
+                snprintf(buf, cap, "%s must be positive, got %g",
+                         d->arg_names[k - 1], a[k]);
+                return;
+            }
+        break;
+    case DRIFT_D_UNIFORM:
+        if (!(a[1] < a[2])) {
+            snprintf(buf, cap, "the bounds must satisfy alpha < beta, got "
+                               "%g and %g", a[1], a[2]);
+            return;
+        }
+        break;
+    case DRIFT_D_BERNOULLI:
+        if (!(a[1] >= 0 && a[1] <= 1)) {
+            snprintf(buf, cap, "the probability theta must be in [0, 1], "
+                               "got %g", a[1]);
+            return;
+        }
+        break;
+    case DRIFT_D_BINOMIAL_LOGIT:
+        if (!(a[1] >= 0) || a[1] != floor(a[1])) {
+            snprintf(buf, cap, "the trial count n must be a non-negative "
+                               "integer, got %g", a[1]);
+            return;
+        }
+        break;
+    case DRIFT_D_POISSON:
+        if (!(a[1] >= 0)) {
+            snprintf(buf, cap, "the rate lambda must be non-negative, got "
+                               "%g", a[1]);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    for (int k = 0; k <= d->n_args; k++)
+        if (!isfinite(a[k])) {
+            snprintf(buf, cap, "%s is %g", k ? d->arg_names[k - 1]
+                                             : "the outcome", a[k]);
+            return;
+        }
+    double tmp[DRIFT_DIST_MAX_ARGS + 1];
+    double lp = drift_dist_lpdf(id, a, tmp);
+    if (isnan(lp)) {
+        if (id == DRIFT_D_BINOMIAL_LOGIT)
+            snprintf(buf, cap, "the outcome must be an integer from 0 to n "
+                               "= %g, got %g", a[1], y);
+        else if (id == DRIFT_D_UNIFORM)
+            snprintf(buf, cap, "the outcome must lie in [%g, %g], got %g",
+                     a[1], a[2], y);
+        else
+            snprintf(buf, cap, "the outcome must be %s, got %g",
+                     d->support_text, y);
+        return;
+    }
+    snprintf(buf, cap, "the log density is %g (outcome %g)", lp, y);
+}

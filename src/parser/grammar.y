@@ -1,0 +1,649 @@
+/* grammar.y: the grammar of drift's model language.  A pure parser with
+ * locations and no conflicts; its actions only build the syntax tree
+ * (ast.h).  Statements and declarations need no separator: a statement
+ * starts with a name or 'target', so an expression can never run on into
+ * the next one; a ';' after either is allowed.  Errors are reported with
+ * what was expected, and the parser resumes at the next line, ';' or '}'
+ * (see drift_yylex in parse.c).  Not for names or types. */
+
+%code top {
+#include "config.h"
+}
+
+%code requires {
+#include "ast.h"
+
+typedef struct drift_parser drift_parser;
+
+typedef struct drift_elist {
+    drift_expr *first, *last;
+    size_t n;
+} drift_elist;
+
+typedef struct drift_dlist {
+    drift_decl *first, *last;
+} drift_dlist;
+
+typedef struct drift_slist {
+    drift_stmt *first, *last;
+} drift_slist;
+
+typedef struct drift_blist {
+    drift_block *first, *last;
+} drift_blist;
+
+typedef struct drift_bounds {
+    drift_expr *lower, *upper;
+    drift_loc lower_loc, upper_loc;
+} drift_bounds;
+}
+
+%code provides {
+int drift_yylex(DRIFT_YYSTYPE *lval, drift_loc *lloc, drift_parser *ps);
+void drift_yyerror(drift_loc *loc, drift_parser *ps, const char *msg);
+}
+
+%code {
+#include <stdio.h>
+#include <string.h>
+
+#include "diag.h"
+#include "parse.h"
+#include "util.h"
+
+/* The parser's stack: deep enough for any sensible model, small enough
+ * that a pathological one stops early with a message. */
+#define YYMAXDEPTH 2000
+
+#define ARENA (ps->arena)
+
+/* Stops the parse when the arena is out of memory. */
+#define NEED(p)                 \
+    do {                        \
+        if (!(p)) {             \
+            ps->lex.oom = 1;    \
+            YYNOMEM;            \
+        }                       \
+    } while (0)
+
+static drift_loc span(drift_loc a, drift_loc b)
+{
+    drift_loc l = a;
+    l.last_line = b.last_line;
+    l.last_column = b.last_column;
+    return l;
+}
+
+/* Checks an expression's nesting depth (see DRIFT_MAX_DEPTH). */
+static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
+                        drift_expr *b);
+}
+
+%define api.pure full
+%define api.prefix {drift_yy}
+%define api.location.type {drift_loc}
+%define parse.error custom
+%define parse.lac full
+%define lr.default-reduction accepting
+%locations
+%expect 0
+%lex-param {drift_parser *ps}
+%parse-param {drift_parser *ps}
+
+%union {
+    double num;
+    const char *str;
+    int kind;
+    drift_expr *expr;
+    drift_elist elist;
+    drift_decl *decl;
+    drift_dlist dlist;
+    drift_stmt *stmt;
+    drift_slist slist;
+    drift_block *block;
+    drift_blist blist;
+    drift_typeexpr *type;
+    drift_bounds bounds;
+}
+
+%token END 0 "end of input"
+%token <str> IDENT "identifier"
+%token <num> INT_LIT "integer"
+%token <num> REAL_LIT "number"
+%token DATA "'data'" ROWS "'rows'" PARAM "'param'" PRIOR "'prior'"
+%token DATUM "'datum'" TARGET "'target'" REAL "'real'" INT "'int'"
+%token VECTOR "'vector'" MATRIX "'matrix'" ARRAY "'array'"
+%token LOWER "'lower'" UPPER "'upper'"
+%token PLUSEQ "'+='" EMUL "'.*'" EDIV "'./'"
+
+%type <blist> blocks
+%type <block> block
+%type <kind> decl_kw stmt_kw
+%type <dlist> decls
+%type <decl> decl
+%type <type> type elem_type
+%type <bounds> bounds_opt bound_list bound
+%type <slist> stmts
+%type <stmt> stmt
+%type <expr> lhs expr postfix primary
+%type <elist> args args_opt
+
+%left '+' '-'
+%left '*' '/' EMUL EDIV
+%precedence UMINUS
+%right '^'
+
+%%
+
+program
+    : blocks                { ps->prog->blocks = $1.first; }
+    ;
+
+blocks
+    : %empty                { $$.first = $$.last = NULL; }
+    | blocks block
+        {
+            $$ = $1;
+            if ($$.last)
+                $$.last->next = $2;
+            else
+                $$.first = $2;
+            $$.last = $2;
+        }
+    | blocks ';'            { $$ = $1; }
+    | blocks error          { $$ = $1; }
+    ;
+
+block
+    : decl_kw '{' decls '}'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = (drift_block_kind)$1;
+            $$->loc = @1;
+            $$->decls = $3.first;
+        }
+    | stmt_kw '{' stmts '}'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = (drift_block_kind)$1;
+            $$->loc = @1;
+            $$->stmts = $3.first;
+        }
+    ;
+
+decl_kw
+    : DATA                  { $$ = DRIFT_BLOCK_DATA; }
+    | ROWS                  { $$ = DRIFT_BLOCK_ROWS; }
+    | PARAM                 { $$ = DRIFT_BLOCK_PARAM; }
+    ;
+
+stmt_kw
+    : PRIOR                 { $$ = DRIFT_BLOCK_PRIOR; }
+    | DATUM                 { $$ = DRIFT_BLOCK_DATUM; }
+    ;
+
+decls
+    : %empty                { $$.first = $$.last = NULL; }
+    | decls decl
+        {
+            $$ = $1;
+            if ($$.last)
+                $$.last->next = $2;
+            else
+                $$.first = $2;
+            $$.last = $2;
+        }
+    | decls ';'             { $$ = $1; }
+    | decls error           { $$ = $1; }
+    ;
+
+decl
+    : IDENT ':' type
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->name = $1;
+            $$->loc = @1;
+            $$->type = $3;
+        }
+    ;
+
+type
+    : elem_type             { $$ = $1; }
+    | ARRAY '[' args ']' type
+        {
+            $$ = $5;
+            if ((size_t)$$->n_arr + $3.n > DRIFT_MAX_ARRAY) {
+                drift_diag_error(ps->diag, ps->src, @1,
+                                 "arrays have at most %d dimensions",
+                                 DRIFT_MAX_ARRAY);
+            } else {
+                /* Outer dimensions first: shift the inner ones right. */
+                int k = (int)$3.n;
+                for (int j = $$->n_arr - 1; j >= 0; j--)
+                    $$->arr_size[j + k] = $$->arr_size[j];
+                int j = 0;
+                for (drift_expr *a = $3.first; a; a = a->next)
+                    $$->arr_size[j++] = a;
+                $$->n_arr += k;
+            }
+            $$->loc = span(@1, @5);
+        }
+    ;
+
+elem_type
+    : REAL bounds_opt
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_REAL;
+            $$->loc = span(@1, @2);
+            $$->lower = $2.lower; $$->lower_loc = $2.lower_loc;
+            $$->upper = $2.upper; $$->upper_loc = $2.upper_loc;
+        }
+    | INT bounds_opt
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_INT;
+            $$->loc = span(@1, @2);
+            $$->lower = $2.lower; $$->lower_loc = $2.lower_loc;
+            $$->upper = $2.upper; $$->upper_loc = $2.upper_loc;
+        }
+    | VECTOR bounds_opt '[' expr ']'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_VECTOR;
+            $$->loc = span(@1, @5);
+            $$->size[0] = $4;
+            $$->lower = $2.lower; $$->lower_loc = $2.lower_loc;
+            $$->upper = $2.upper; $$->upper_loc = $2.upper_loc;
+        }
+    | MATRIX bounds_opt '[' expr ',' expr ']'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_MATRIX;
+            $$->loc = span(@1, @7);
+            $$->size[0] = $4;
+            $$->size[1] = $6;
+            $$->lower = $2.lower; $$->lower_loc = $2.lower_loc;
+            $$->upper = $2.upper; $$->upper_loc = $2.upper_loc;
+        }
+    ;
+
+bounds_opt
+    : %empty                { memset(&$$, 0, sizeof $$); }
+    | '<' bound_list '>'    { $$ = $2; }
+    ;
+
+bound_list
+    : bound                 { $$ = $1; }
+    | bound_list ',' bound
+        {
+            $$ = $1;
+            if ($3.lower) {
+                if ($$.lower)
+                    drift_diag_error(ps->diag, ps->src, $3.lower_loc,
+                                     "'lower' is given twice");
+                $$.lower = $3.lower;
+                $$.lower_loc = $3.lower_loc;
+            }
+            if ($3.upper) {
+                if ($$.upper)
+                    drift_diag_error(ps->diag, ps->src, $3.upper_loc,
+                                     "'upper' is given twice");
+                $$.upper = $3.upper;
+                $$.upper_loc = $3.upper_loc;
+            }
+        }
+    ;
+
+bound
+    : LOWER '=' expr
+        {
+            memset(&$$, 0, sizeof $$);
+            $$.lower = $3;
+            $$.lower_loc = span(@1, @3);
+        }
+    | UPPER '=' expr
+        {
+            memset(&$$, 0, sizeof $$);
+            $$.upper = $3;
+            $$.upper_loc = span(@1, @3);
+        }
+    ;
+
+stmts
+    : %empty                { $$.first = $$.last = NULL; }
+    | stmts stmt
+        {
+            $$ = $1;
+            if ($$.last)
+                $$.last->next = $2;
+            else
+                $$.first = $2;
+            $$.last = $2;
+        }
+    | stmts ';'             { $$ = $1; }
+    | stmts error           { $$ = $1; }
+    ;
+
+stmt
+    : lhs '~' IDENT '(' args_opt ')'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_TILDE;
+            $$->loc = span(@1, @6);
+            $$->lhs = $1;
+            $$->dist = $3;
+            $$->dist_loc = @3;
+            $$->args = $5.first;
+            $$->n_args = $5.n;
+        }
+    | TARGET PLUSEQ expr
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_TARGET;
+            $$->loc = span(@1, @3);
+            $$->value = $3;
+        }
+    | IDENT '=' expr
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_LET;
+            $$->loc = span(@1, @3);
+            $$->name = $1;
+            $$->name_loc = @1;
+            $$->value = $3;
+        }
+    ;
+
+lhs
+    : IDENT                 { NEED($$ = drift_ast_name(ARENA, @1, $1)); }
+    | IDENT '(' args_opt ')'
+        {
+            NEED($$ = drift_ast_call(ARENA, span(@1, @4), $1, @1, $3.first,
+                                     $3.n));
+            for (drift_expr *a = $3.first; a; a = a->next)
+                depth_check(ps, $$, a, NULL);
+        }
+    | lhs '[' args ']'
+        {
+            NEED($$ = drift_ast_index(ARENA, span(@1, @4), $1, $3.first,
+                                      $3.n));
+            depth_check(ps, $$, $1, NULL);
+        }
+    ;
+
+expr
+    : expr '+' expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_ADD, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | expr '-' expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_SUB, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | expr '*' expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_MUL, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | expr '/' expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_DIV, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | expr EMUL expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_EMUL, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | expr EDIV expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_EDIV, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | expr '^' expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_POW, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | '-' expr %prec UMINUS
+        {
+            NEED($$ = drift_ast_neg(ARENA, span(@1, @2), $2));
+            depth_check(ps, $$, $2, NULL);
+        }
+    | '+' expr %prec UMINUS { $$ = $2; }
+    | postfix               { $$ = $1; }
+    ;
+
+postfix
+    : primary               { $$ = $1; }
+    | postfix '[' args ']'
+        {
+            NEED($$ = drift_ast_index(ARENA, span(@1, @4), $1, $3.first,
+                                      $3.n));
+            depth_check(ps, $$, $1, NULL);
+            for (drift_expr *a = $3.first; a; a = a->next)
+                depth_check(ps, $$, a, NULL);
+        }
+    ;
+
+primary
+    : INT_LIT               { NEED($$ = drift_ast_num(ARENA, @1, $1, 1)); }
+    | REAL_LIT              { NEED($$ = drift_ast_num(ARENA, @1, $1, 0)); }
+    | IDENT                 { NEED($$ = drift_ast_name(ARENA, @1, $1)); }
+    | IDENT '(' args_opt ')'
+        {
+            NEED($$ = drift_ast_call(ARENA, span(@1, @4), $1, @1, $3.first,
+                                     $3.n));
+            for (drift_expr *a = $3.first; a; a = a->next)
+                depth_check(ps, $$, a, NULL);
+        }
+    | '(' expr ')'
+        {
+            $$ = $2;
+            $$->loc = span(@1, @3);
+        }
+    ;
+
+args_opt
+    : %empty                { $$.first = $$.last = NULL; $$.n = 0; }
+    | args                  { $$ = $1; }
+    ;
+
+args
+    : expr                  { $$.first = $$.last = $1; $$.n = 1; }
+    | args ',' expr
+        {
+            $$ = $1;
+            $$.last->next = $3;
+            $$.last = $3;
+            $$.n++;
+        }
+    ;
+
+%%
+
+static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
+                        drift_expr *b)
+{
+    int d = a ? a->depth : 0;
+    if (b && b->depth > d)
+        d = b->depth;
+    if (d + 1 > e->depth)
+        e->depth = d + 1;
+    if (e->depth == DRIFT_MAX_DEPTH + 1)
+        drift_diag_error(ps->diag, ps->src, e->loc,
+                         "expression nested more than %d levels deep",
+                         DRIFT_MAX_DEPTH);
+}
+
+/* How a token is named in messages: the alias without its double
+ * quotes. */
+static void token_name(yysymbol_kind_t k, char *buf, size_t cap)
+{
+    const char *n = yysymbol_name(k);
+    size_t len = strlen(n);
+    if (len >= 2 && n[0] == '"' && n[len - 1] == '"')
+        snprintf(buf, cap, "%.*s", (int)(len - 2), n + 1);
+    else
+        snprintf(buf, cap, "%s", n);
+}
+
+/* Whether k is the character token written c (bison numbers them
+ * internally, so compare names). */
+static int is_char(yysymbol_kind_t k, char c)
+{
+    const char *n = yysymbol_name(k);
+    return n[0] == '\'' && n[1] == c && n[2] == '\'' && n[3] == '\0';
+}
+
+static int starts_expr(yysymbol_kind_t k)
+{
+    return k == YYSYMBOL_IDENT || k == YYSYMBOL_INT_LIT ||
+           k == YYSYMBOL_REAL_LIT || is_char(k, '(') || is_char(k, '-') ||
+           is_char(k, '+');
+}
+
+/* An infix operator or '[': what may continue an expression. */
+static int continues_expr(yysymbol_kind_t k)
+{
+    return k == YYSYMBOL_EMUL || k == YYSYMBOL_EDIV || is_char(k, '+') ||
+           is_char(k, '-') || is_char(k, '*') || is_char(k, '/') ||
+           is_char(k, '^') || is_char(k, '[');
+}
+
+static int starts_block(yysymbol_kind_t k)
+{
+    return k == YYSYMBOL_DATA || k == YYSYMBOL_ROWS || k == YYSYMBOL_PARAM ||
+           k == YYSYMBOL_PRIOR || k == YYSYMBOL_DATUM;
+}
+
+static int starts_type(yysymbol_kind_t k)
+{
+    return k == YYSYMBOL_REAL || k == YYSYMBOL_INT || k == YYSYMBOL_VECTOR ||
+           k == YYSYMBOL_MATRIX || k == YYSYMBOL_ARRAY;
+}
+
+static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
+{
+    enum { MAX_EXP = 40 };
+    yysymbol_kind_t exp[MAX_EXP];
+    int n = yypcontext_expected_tokens(ctx, exp, MAX_EXP);
+    if (n < 0)
+        return n;
+    yysymbol_kind_t tok = yypcontext_token(ctx);
+    drift_loc loc = *yypcontext_location(ctx);
+
+    /* Group the expected tokens into what a user thinks in. */
+    int has_expr = 0, has_stmt = 0, has_block = 0, has_type = 0;
+    /* At the end of an expression every infix operator is expected; '+'
+     * stands for them. */
+    int has_op = 0, n_other = 0;
+    for (int k = 0; k < n; k++) {
+        has_op |= is_char(exp[k], '+');
+        n_other += !continues_expr(exp[k]);
+        has_expr |= exp[k] == YYSYMBOL_INT_LIT;
+        has_stmt |= exp[k] == YYSYMBOL_TARGET;
+        has_block |= exp[k] == YYSYMBOL_DATA;
+        has_type |= exp[k] == YYSYMBOL_VECTOR;
+    }
+    if (has_expr)
+        has_op = 0; /* '+' is then unary: an expression may start */
+    char want[512];
+    size_t used = 0;
+    const char *items[MAX_EXP + 4];
+    char names[MAX_EXP][40];
+    int n_items = 0;
+    if (has_block)
+        items[n_items++] = "a block (data, rows, param, prior or datum)";
+    if (has_stmt)
+        items[n_items++] = "a statement (x ~ dist(...), target += ..., or "
+                           "name = ...)";
+    if (has_type)
+        items[n_items++] = "a type (real, int, vector[n], matrix[r, c] or "
+                           "array[n] ...)";
+    if (has_expr && !has_stmt)
+        items[n_items++] = "an expression";
+    for (int k = 0; k < n; k++) {
+        if ((has_expr || has_stmt) && starts_expr(exp[k]))
+            continue;
+        if (has_stmt && exp[k] == YYSYMBOL_TARGET)
+            continue;
+        if (has_block && (starts_block(exp[k]) || is_char(exp[k], ';')))
+            continue;
+        if (has_type && starts_type(exp[k]))
+            continue;
+        if (exp[k] == YYSYMBOL_YYEOF && n > 1)
+            continue;
+        /* Operators that could continue an expression are noise next to
+         * the punctuation that would end it. */
+        if (has_op && n_other && continues_expr(exp[k]))
+            continue;
+        token_name(exp[k], names[k], sizeof names[k]);
+        items[n_items++] = names[k];
+    }
+    want[0] = '\0';
+    for (int k = 0; k < n_items; k++) {
+        const char *sep = k == 0 ? "" : (k == n_items - 1 ? " or " : ", ");
+        int w = snprintf(want + used, sizeof want - used, "%s%s", sep,
+                         items[k]);
+        if (w < 0 || (size_t)w >= sizeof want - used)
+            break;
+        used += (size_t)w;
+    }
+
+    char found[96];
+    if (tok == YYSYMBOL_YYEOF)
+        snprintf(found, sizeof found, "the end of the file");
+    else if (tok == YYSYMBOL_IDENT)
+        snprintf(found, sizeof found, "'%s'", ps->lex.last);
+    else if (tok == YYSYMBOL_INT_LIT || tok == YYSYMBOL_REAL_LIT)
+        snprintf(found, sizeof found, "number %s", ps->lex.last);
+    else {
+        char t[40];
+        token_name(tok, t, sizeof t);
+        snprintf(found, sizeof found, "%s", t);
+    }
+
+    char hint[160] = "";
+    if (tok == YYSYMBOL_IDENT && has_block) {
+        static const char *const kws[] = {"data", "rows", "param", "prior",
+                                          "datum"};
+        const char *near = drift_closest(ps->lex.last, kws, 5);
+        if (near)
+            snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+    } else if (n == 1 && is_char(exp[0], ':') && tok != YYSYMBOL_YYEOF) {
+        snprintf(hint, sizeof hint,
+                 "; a declaration reads 'name : type', e.g. w : vector[D]");
+    } else if (has_stmt && (is_char(tok, '(') || is_char(tok, '-') ||
+                            tok == YYSYMBOL_INT_LIT ||
+                            tok == YYSYMBOL_REAL_LIT)) {
+        snprintf(hint, sizeof hint,
+                 "; a statement starts with a name or 'target' (put an "
+                 "expression left of '~' inside a function, or use "
+                 "target +=)");
+    }
+    if (n_items)
+        drift_diag_error(ps->diag, ps->src, loc, "expected %s, found %s%s",
+                         want, found, hint);
+    else
+        drift_diag_error(ps->diag, ps->src, loc, "unexpected %s%s", found,
+                         hint);
+    /* Resume at the next line unless the offending token starts one. */
+    ps->resync = !(ps->lex.bol || tok == YYSYMBOL_YYEOF ||
+                   is_char(tok, '}') || is_char(tok, ';'));
+    return 0;
+}
+
+void drift_yyerror(drift_loc *loc, drift_parser *ps, const char *msg)
+{
+    if (ps->lex.oom)
+        drift_diag_error(ps->diag, ps->src, *loc, "out of memory");
+    else if (!strcmp(msg, "memory exhausted"))
+        drift_diag_error(ps->diag, ps->src, *loc,
+                         "the model is nested too deeply to parse");
+    else
+        drift_diag_error(ps->diag, ps->src, *loc, "%s", msg);
+}

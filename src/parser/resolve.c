@@ -1,0 +1,355 @@
+/* resolve.c: name resolution, the first pass after parsing.  Binds names
+ * to symbols, calls to builtins and '~' statements to distributions, and
+ * suggests the closest known name for every unknown one.  Not for types
+ * (typecheck.c). */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "front.h"
+#include "parse.h"
+#include "util.h"
+
+typedef struct resolver {
+    drift_program *p;
+    drift_diag *d;
+    size_t errors;
+    drift_block_kind block;     /* the block being resolved */
+    int in_decl;                /* resolving a type (sizes, bounds) */
+    int oom;
+} resolver;
+
+static void error_oom(resolver *r)
+{
+    if (!r->oom)
+        drift_diag_error_file(r->d, r->p->src->name, "out of memory");
+    r->oom = 1;
+    r->errors++;
+}
+
+/* The symbol visible under name from the current block, or NULL. */
+static drift_sym *lookup(resolver *r, const char *name)
+{
+    for (size_t k = 0; k < r->p->n_syms; k++) {
+        drift_sym *s = r->p->syms[k];
+        if (strcmp(s->name, name))
+            continue;
+        if (s->kind == DRIFT_SYM_LOCAL && s->block != r->block)
+            continue;
+        return s;
+    }
+    return NULL;
+}
+
+/* The closest visible name to name, for "did you mean". */
+static const char *closest_sym(resolver *r, const char *name)
+{
+    const char *best = NULL;
+    size_t best_d = (size_t)-1;
+    for (size_t k = 0; k < r->p->n_syms; k++) {
+        drift_sym *s = r->p->syms[k];
+        if (s->kind == DRIFT_SYM_LOCAL && s->block != r->block)
+            continue;
+        if (s->kind == DRIFT_SYM_SIZE && !r->in_decl)
+            continue;
+        size_t dist = drift_edit_distance(name, s->name);
+        if (dist < best_d) {
+            best_d = dist;
+            best = s->name;
+        }
+    }
+    size_t limit = strlen(name) / 3;
+    if (limit < 2)
+        limit = 2;
+    /* A one-letter name is as close to every other short name. */
+    return best_d <= limit && best_d < strlen(name) ? best : NULL;
+}
+
+static const char *closest_builtin(const char *name)
+{
+    const char *names[64];
+    size_t n = drift_n_builtins < 64 ? drift_n_builtins : 64;
+    for (size_t k = 0; k < n; k++)
+        names[k] = drift_builtins[k].name;
+    return drift_closest(name, names, n);
+}
+
+static const char *closest_dist(const char *name)
+{
+    const char *names[DRIFT_N_DISTS];
+    for (size_t k = 0; k < DRIFT_N_DISTS; k++)
+        names[k] = drift_dists[k].name;
+    return drift_closest(name, names, DRIFT_N_DISTS);
+}
+
+static void resolve_expr(resolver *r, drift_expr *e);
+
+static void resolve_name(resolver *r, drift_expr *e)
+{
+    drift_sym *s = lookup(r, e->name);
+    if (!s && r->in_decl == 2) {
+        /* A size nobody declared: an int bound from the data. */
+        s = drift_program_add_sym(r->p, DRIFT_SYM_SIZE, e->name, e->loc);
+        if (!s) {
+            error_oom(r);
+            return;
+        }
+    }
+    if (!s) {
+        const char *near = closest_sym(r, e->name);
+        char hint[160] = "";
+        if (near)
+            snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+        else if (drift_builtin_find(e->name))
+            snprintf(hint, sizeof hint,
+                     " ('%s' is a function: call it as %s(...))", e->name,
+                     e->name);
+        drift_diag_error(r->d, r->p->src, e->loc, "unknown name '%s'%s",
+                         e->name, hint);
+        r->errors++;
+        return;
+    }
+    if (s->kind == DRIFT_SYM_ROWS && r->block != DRIFT_BLOCK_DATUM) {
+        if (r->in_decl)
+            drift_diag_error(r->d, r->p->src, e->loc,
+                             "'%s' is a rows variable (one value per datum) "
+                             "and cannot appear in a declaration",
+                             e->name);
+        else
+            drift_diag_error(r->d, r->p->src, e->loc,
+                             "'%s' is a rows variable (one value per datum): "
+                             "it can only be used in the datum block",
+                             e->name);
+        r->errors++;
+        return;
+    }
+    if (s->kind == DRIFT_SYM_PARAM && r->in_decl) {
+        drift_diag_error(r->d, r->p->src, e->loc,
+                         "'%s' is a parameter and cannot appear in a "
+                         "declaration (sizes and bounds come from the data)",
+                         e->name);
+        r->errors++;
+        return;
+    }
+    s->used = 1;
+    e->sym = s;
+}
+
+static void resolve_call(resolver *r, drift_expr *e)
+{
+    for (drift_expr *a = e->args; a; a = a->next)
+        resolve_expr(r, a);
+    const drift_builtin *fn = drift_builtin_find(e->name);
+    if (fn) {
+        e->fn = fn;
+        return;
+    }
+    char hint[200] = "";
+    const char *near = closest_builtin(e->name);
+    if (drift_dist_find(e->name))
+        snprintf(hint, sizeof hint,
+                 " ('%s' is a distribution: write x ~ %s(...))", e->name,
+                 e->name);
+    else if (lookup(r, e->name))
+        snprintf(hint, sizeof hint,
+                 " ('%s' is a variable; index it with [ ])", e->name);
+    else if (near)
+        snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
+    drift_diag_error(r->d, r->p->src, e->name_loc, "unknown function '%s'%s",
+                     e->name, hint);
+    r->errors++;
+}
+
+static void resolve_expr(resolver *r, drift_expr *e)
+{
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        break;
+    case DRIFT_E_NAME:
+        resolve_name(r, e);
+        break;
+    case DRIFT_E_CALL:
+        resolve_call(r, e);
+        break;
+    case DRIFT_E_INDEX: {
+        resolve_expr(r, e->a);
+        /* Indices are never sizes: resolve them as expressions. */
+        int saved = r->in_decl;
+        if (r->in_decl == 2)
+            r->in_decl = 1;
+        for (drift_expr *a = e->args; a; a = a->next)
+            resolve_expr(r, a);
+        r->in_decl = saved;
+        break;
+    }
+    case DRIFT_E_BINOP:
+        resolve_expr(r, e->a);
+        resolve_expr(r, e->b);
+        break;
+    case DRIFT_E_NEG:
+        resolve_expr(r, e->a);
+        break;
+    }
+}
+
+static void resolve_type(resolver *r, drift_typeexpr *t)
+{
+    r->in_decl = 2;
+    for (int k = 0; k < 2; k++)
+        if (t->size[k])
+            resolve_expr(r, t->size[k]);
+    for (int k = 0; k < t->n_arr; k++)
+        if (t->arr_size[k])
+            resolve_expr(r, t->arr_size[k]);
+    r->in_decl = 1;
+    if (t->lower)
+        resolve_expr(r, t->lower);
+    if (t->upper)
+        resolve_expr(r, t->upper);
+    r->in_decl = 0;
+}
+
+static void declare(resolver *r, drift_decl *dc)
+{
+    if (!strcmp(dc->name, "N")) {
+        drift_diag_error(r->d, r->p->src, dc->loc,
+                         "'N' is the number of rows and cannot be declared");
+        r->errors++;
+        return;
+    }
+    for (size_t k = 0; k < r->p->n_syms; k++) {
+        drift_sym *s = r->p->syms[k];
+        if (s->kind != DRIFT_SYM_SIZE && s->kind != DRIFT_SYM_N &&
+            !strcmp(s->name, dc->name)) {
+            drift_diag_error(r->d, r->p->src, dc->loc,
+                             "'%s' is declared twice", dc->name);
+            drift_diag_note(r->d, r->p->src, s->loc,
+                            "the first declaration of '%s' is here",
+                            dc->name);
+            r->errors++;
+            return;
+        }
+    }
+    static const drift_sym_kind kinds[] = {DRIFT_SYM_DATA, DRIFT_SYM_ROWS,
+                                           DRIFT_SYM_PARAM};
+    drift_sym *s = drift_program_add_sym(r->p, kinds[dc->block], dc->name,
+                                         dc->loc);
+    if (!s) {
+        error_oom(r);
+        return;
+    }
+    s->decl = dc;
+    dc->sym = s;
+}
+
+static void resolve_stmts(resolver *r, drift_block *b)
+{
+    r->block = b->kind;
+    for (drift_stmt *st = b->stmts; st; st = st->next) {
+        switch (st->kind) {
+        case DRIFT_S_TILDE: {
+            resolve_expr(r, st->lhs);
+            for (drift_expr *a = st->args; a; a = a->next)
+                resolve_expr(r, a);
+            st->d = drift_dist_find(st->dist);
+            if (!st->d) {
+                char hint[200] = "";
+                const char *near = closest_dist(st->dist);
+                if (near)
+                    snprintf(hint, sizeof hint, " (did you mean '%s'?)",
+                             near);
+                else if (drift_builtin_find(st->dist))
+                    snprintf(hint, sizeof hint,
+                             " ('%s' is a function; after '~' comes a "
+                             "distribution such as normal)",
+                             st->dist);
+                drift_diag_error(r->d, r->p->src, st->dist_loc,
+                                 "unknown distribution '%s'%s", st->dist,
+                                 hint);
+                r->errors++;
+            }
+            break;
+        }
+        case DRIFT_S_TARGET:
+            resolve_expr(r, st->value);
+            break;
+        case DRIFT_S_LET: {
+            resolve_expr(r, st->value);
+            drift_sym *old = lookup(r, st->name);
+            if (old || !strcmp(st->name, "N")) {
+                drift_diag_error(r->d, r->p->src, st->name_loc,
+                                 "'%s' is already declared; a local needs a "
+                                 "new name",
+                                 st->name);
+                if (old && old->kind != DRIFT_SYM_N)
+                    drift_diag_note(r->d, r->p->src, old->loc,
+                                    "'%s' is declared here", st->name);
+                r->errors++;
+                break;
+            }
+            drift_sym *s = drift_program_add_sym(r->p, DRIFT_SYM_LOCAL,
+                                                 st->name, st->name_loc);
+            if (!s) {
+                error_oom(r);
+                break;
+            }
+            s->let = st;
+            s->block = b->kind;
+            st->sym = s;
+            break;
+        }
+        }
+    }
+}
+
+size_t drift_resolve(drift_program *p, drift_diag *d)
+{
+    resolver r;
+    memset(&r, 0, sizeof r);
+    r.p = p;
+    r.d = d;
+    for (drift_block *b = p->blocks; b; b = b->next) {
+        if (p->block[b->kind]) {
+            drift_diag_error(d, p->src, b->loc,
+                             "block '%s' appears twice; write all its "
+                             "entries in one block",
+                             drift_block_name(b->kind));
+            drift_diag_note(d, p->src, p->block[b->kind]->loc,
+                            "the first '%s' block is here",
+                            drift_block_name(b->kind));
+            r.errors++;
+            continue;
+        }
+        p->block[b->kind] = b;
+    }
+    drift_loc nowhere = {0, 0, 0, 0};
+    drift_sym *n = drift_program_add_sym(p, DRIFT_SYM_N, "N", nowhere);
+    if (!n) {
+        error_oom(&r);
+        return r.errors;
+    }
+    n->type.kind = DRIFT_T_INT;
+    /* Declarations first (in source order), so that every block sees
+     * every declared name. */
+    for (drift_block *b = p->blocks; b; b = b->next) {
+        if (b->kind > DRIFT_BLOCK_PARAM || p->block[b->kind] != b)
+            continue;
+        for (drift_decl *dc = b->decls; dc; dc = dc->next) {
+            dc->block = b->kind;
+            declare(&r, dc);
+        }
+    }
+    for (int k = DRIFT_BLOCK_DATA; k <= DRIFT_BLOCK_PARAM; k++) {
+        drift_block *b = p->block[k];
+        if (!b)
+            continue;
+        r.block = b->kind;
+        for (drift_decl *dc = b->decls; dc; dc = dc->next)
+            resolve_type(&r, dc->type);
+    }
+    for (int k = DRIFT_BLOCK_PRIOR; k <= DRIFT_BLOCK_DATUM; k++)
+        if (p->block[k])
+            resolve_stmts(&r, p->block[k]);
+    return r.errors;
+}

@@ -1,0 +1,723 @@
+/* typecheck.c: types and shapes, the pass after name resolution.  Every
+ * declaration gets its type (sizes evaluated where their values are
+ * bound), every expression its type, shape and whether it depends on the
+ * rows or the parameters; operators, calls, indices and distributions are
+ * checked against them, and a mismatch names both shapes.  Not for
+ * values (the graph builder). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "front.h"
+#include "parse.h"
+#include "util.h"
+
+typedef struct checker {
+    drift_program *p;
+    drift_diag *d;
+    size_t errors;
+} checker;
+
+#define TYPE_TEXT 128
+
+static void error(checker *c, drift_loc loc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void error(checker *c, drift_loc loc, const char *fmt, ...)
+{
+    char msg[600];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    drift_diag_error(c->d, c->p->src, loc, "%s", msg);
+    c->errors++;
+}
+
+static drift_type scalar_type(drift_tkind k)
+{
+    drift_type t;
+    memset(&t, 0, sizeof t);
+    t.kind = k;
+    return t;
+}
+
+static drift_dim no_dim(void)
+{
+    drift_dim d = {-1, NULL};
+    return d;
+}
+
+static int is_scalar(const drift_type *t)
+{
+    return t->n_arr == 0 &&
+           (t->kind == DRIFT_T_INT || t->kind == DRIFT_T_REAL);
+}
+
+static int is_int_scalar(const drift_type *t)
+{
+    return t->n_arr == 0 && t->kind == DRIFT_T_INT;
+}
+
+/* 1: equal, 0: known to differ, -1: not known yet. */
+static int dim_cmp(drift_dim a, drift_dim b)
+{
+    if (a.n >= 0 && b.n >= 0)
+        return a.n == b.n;
+    if (a.sym && b.sym && !strcmp(a.sym, b.sym))
+        return 1;
+    return -1;
+}
+
+/* The dimensions of a type, outermost first (arrays, then the element's). */
+static int flat_dims(const drift_type *t, drift_dim *out)
+{
+    int n = 0;
+    for (int k = 0; k < t->n_arr; k++)
+        out[n++] = t->arr[k];
+    if (t->kind == DRIFT_T_VECTOR)
+        out[n++] = t->dim[0];
+    if (t->kind == DRIFT_T_MATRIX) {
+        out[n++] = t->dim[0];
+        out[n++] = t->dim[1];
+    }
+    return n;
+}
+
+/* Whether two shapes hold the same elements in the same layout (vector[n]
+ * and array[n] real do; int and real elements mix). */
+static int same_layout(const drift_type *a, const drift_type *b)
+{
+    drift_dim da[DRIFT_MAX_ARRAY + 2], db[DRIFT_MAX_ARRAY + 2];
+    int na = flat_dims(a, da), nb = flat_dims(b, db);
+    if (na != nb)
+        return 0;
+    for (int k = 0; k < na; k++)
+        if (dim_cmp(da[k], db[k]) == 0)
+            return 0;
+    return 1;
+}
+
+/* Same kind and dimensions, for arithmetic. */
+static int same_shape(const drift_type *a, const drift_type *b)
+{
+    if (a->n_arr != b->n_arr)
+        return 0;
+    int ka = a->kind == DRIFT_T_INT ? DRIFT_T_REAL : (int)a->kind;
+    int kb = b->kind == DRIFT_T_INT ? DRIFT_T_REAL : (int)b->kind;
+    return ka == kb && same_layout(a, b);
+}
+
+static const char *tname(const drift_type *t, char *buf)
+{
+    drift_type_format(t, buf, TYPE_TEXT);
+    return buf;
+}
+
+int drift_eval_size(const drift_expr *e, long *out)
+{
+    long a, b;
+    const long LIM = 1L << 40;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        if (!e->is_int)
+            return -1;
+        *out = (long)e->num;
+        return 0;
+    case DRIFT_E_NAME: {
+        const drift_sym *s = e->sym;
+        if (!s || !s->have_value)
+            return -1;
+        *out = s->value;
+        return 0;
+    }
+    case DRIFT_E_NEG:
+        if (drift_eval_size(e->a, &a))
+            return -1;
+        *out = -a;
+        return 0;
+    case DRIFT_E_BINOP:
+        if (drift_eval_size(e->a, &a) || drift_eval_size(e->b, &b))
+            return -1;
+        if (a > LIM || a < -LIM || b > LIM || b < -LIM)
+            return -1;
+        switch (e->op) {
+        case DRIFT_OP_ADD: *out = a + b; return 0;
+        case DRIFT_OP_SUB: *out = a - b; return 0;
+        case DRIFT_OP_MUL:
+            if ((a > 1 << 20 || a < -(1 << 20)) &&
+                (b > 1 << 20 || b < -(1 << 20)))
+                return -1;
+            *out = a * b;
+            return 0;
+        default: return -1;
+        }
+    default:
+        return -1;
+    }
+}
+
+static void check_expr(checker *c, drift_expr *e);
+static void sym_type(checker *c, drift_sym *s);
+
+/* The value of a size expression, checked to be an int of the data. */
+static drift_dim size_dim(checker *c, drift_expr *e, const char *what)
+{
+    drift_dim d = no_dim();
+    check_expr(c, e);
+    if (e->type.kind == DRIFT_T_ERROR)
+        return d;
+    if (!is_int_scalar(&e->type)) {
+        char t[TYPE_TEXT];
+        error(c, e->loc, "the %s must be an int, found %s", what,
+              tname(&e->type, t));
+        return d;
+    }
+    if (e->kind == DRIFT_E_NAME)
+        d.sym = e->name;
+    long v;
+    if (drift_eval_size(e, &v) == 0) {
+        if (v < 0) {
+            error(c, e->loc, "the %s is %ld; sizes cannot be negative", what,
+                  v);
+            return d;
+        }
+        if (v > (1L << 31)) {
+            error(c, e->loc, "the %s is %ld, more than drift allows (2^31)",
+                  what, v);
+            return d;
+        }
+        d.n = v;
+    }
+    return d;
+}
+
+static void bound_check(checker *c, drift_expr *b, const char *which)
+{
+    check_expr(c, b);
+    if (b->type.kind == DRIFT_T_ERROR)
+        return;
+    if (!is_scalar(&b->type)) {
+        char t[TYPE_TEXT];
+        error(c, b->loc, "the %s bound must be a scalar, found %s", which,
+              tname(&b->type, t));
+    }
+}
+
+static void sym_type(checker *c, drift_sym *s)
+{
+    if (s->typed == 2)
+        return;
+    if (s->typed == 1) {
+        error(c, s->loc, "the type of '%s' depends on itself", s->name);
+        s->type = scalar_type(DRIFT_T_ERROR);
+        s->typed = 2;
+        return;
+    }
+    switch (s->kind) {
+    case DRIFT_SYM_SIZE:
+    case DRIFT_SYM_N:
+        s->type = scalar_type(DRIFT_T_INT);
+        s->typed = 2;
+        return;
+    case DRIFT_SYM_LOCAL:
+        /* Typed when its statement is checked; an earlier use cannot
+         * exist (resolution is in order). */
+        if (!s->typed)
+            s->type = scalar_type(DRIFT_T_ERROR);
+        return;
+    default:
+        break;
+    }
+    s->typed = 1;
+    drift_typeexpr *te = s->decl->type;
+    drift_type t = scalar_type(te->kind);
+    char what[96];
+    for (int k = 0; k < te->n_arr; k++) {
+        snprintf(what, sizeof what, "array size of '%s'", s->name);
+        t.arr[k] = size_dim(c, te->arr_size[k], what);
+    }
+    t.n_arr = te->n_arr;
+    if (te->kind == DRIFT_T_VECTOR) {
+        snprintf(what, sizeof what, "size of '%s'", s->name);
+        t.dim[0] = size_dim(c, te->size[0], what);
+    } else if (te->kind == DRIFT_T_MATRIX) {
+        snprintf(what, sizeof what, "row count of '%s'", s->name);
+        t.dim[0] = size_dim(c, te->size[0], what);
+        snprintf(what, sizeof what, "column count of '%s'", s->name);
+        t.dim[1] = size_dim(c, te->size[1], what);
+    }
+    if (te->lower)
+        bound_check(c, te->lower, "lower");
+    if (te->upper)
+        bound_check(c, te->upper, "upper");
+    if (s->kind == DRIFT_SYM_PARAM && te->kind == DRIFT_T_INT)
+        error(c, te->loc,
+              "parameter '%s' is declared int; parameters are real-valued "
+              "(declare it real, or move it to the data block)",
+              s->name);
+    s->type = t;
+    s->rows = s->kind == DRIFT_SYM_ROWS;
+    s->param = s->kind == DRIFT_SYM_PARAM;
+    s->typed = 2;
+}
+
+static void set_flags(drift_expr *e, const drift_expr *a, const drift_expr *b)
+{
+    e->rows = (a && a->rows) || (b && b->rows);
+    e->param = (a && a->param) || (b && b->param);
+}
+
+static int any_error(const drift_expr *a, const drift_expr *b)
+{
+    return (a && a->type.kind == DRIFT_T_ERROR) ||
+           (b && b->type.kind == DRIFT_T_ERROR);
+}
+
+/* Elementwise typing with scalar broadcasting, for + - .* ./ ^ pow and
+ * the binary log_sum_exp.  keep_int: int op int stays int. */
+static drift_type elementwise(checker *c, drift_loc loc, const char *what,
+                              const drift_type *a, const drift_type *b,
+                              int keep_int)
+{
+    char ta[TYPE_TEXT], tb[TYPE_TEXT];
+    if (is_scalar(a) && is_scalar(b))
+        return scalar_type(keep_int && a->kind == DRIFT_T_INT &&
+                                   b->kind == DRIFT_T_INT
+                               ? DRIFT_T_INT
+                               : DRIFT_T_REAL);
+    if (a->n_arr || b->n_arr) {
+        error(c, loc,
+              "%s does not apply to arrays (operands %s and %s); declare a "
+              "vector, or index the array",
+              what, tname(a, ta), tname(b, tb));
+        return scalar_type(DRIFT_T_ERROR);
+    }
+    if (is_scalar(a))
+        return *b;
+    if (is_scalar(b))
+        return *a;
+    if (!same_shape(a, b)) {
+        error(c, loc, "the operands of %s have different shapes: %s and %s",
+              what, tname(a, ta), tname(b, tb));
+        return scalar_type(DRIFT_T_ERROR);
+    }
+    return *a;
+}
+
+static void check_binop(checker *c, drift_expr *e)
+{
+    check_expr(c, e->a);
+    check_expr(c, e->b);
+    set_flags(e, e->a, e->b);
+    e->type = scalar_type(DRIFT_T_ERROR);
+    if (any_error(e->a, e->b))
+        return;
+    const drift_type *a = &e->a->type, *b = &e->b->type;
+    char ta[TYPE_TEXT], tb[TYPE_TEXT], what[32];
+    snprintf(what, sizeof what, "'%s'", drift_binop_name(e->op));
+    switch (e->op) {
+    case DRIFT_OP_ADD:
+    case DRIFT_OP_SUB:
+    case DRIFT_OP_EMUL:
+        e->type = elementwise(c, e->loc, what, a, b, 1);
+        return;
+    case DRIFT_OP_EDIV:
+    case DRIFT_OP_POW:
+    case DRIFT_OP_DIV:
+        e->type = elementwise(c, e->loc, what, a, b, 0);
+        if (is_scalar(&e->type))
+            e->type.kind = e->type.kind == DRIFT_T_ERROR ? DRIFT_T_ERROR
+                                                         : DRIFT_T_REAL;
+        return;
+    case DRIFT_OP_MUL:
+        break;
+    }
+    if (is_scalar(a) || is_scalar(b) || a->n_arr || b->n_arr ||
+        (a->kind == DRIFT_T_VECTOR && b->kind == DRIFT_T_VECTOR)) {
+        e->type = elementwise(c, e->loc, what, a, b, 1);
+        return;
+    }
+    if (a->kind == DRIFT_T_MATRIX && b->kind == DRIFT_T_VECTOR) {
+        if (dim_cmp(a->dim[1], b->dim[0]) == 0) {
+            error(c, e->loc,
+                  "matrix times vector needs as many matrix columns as "
+                  "vector entries: %s * %s",
+                  tname(a, ta), tname(b, tb));
+            return;
+        }
+        e->type = scalar_type(DRIFT_T_VECTOR);
+        e->type.dim[0] = a->dim[0];
+        return;
+    }
+    if (a->kind == DRIFT_T_MATRIX && b->kind == DRIFT_T_MATRIX) {
+        if (dim_cmp(a->dim[1], b->dim[0]) == 0) {
+            error(c, e->loc,
+                  "matrix product needs the left's columns to match the "
+                  "right's rows: %s * %s",
+                  tname(a, ta), tname(b, tb));
+            return;
+        }
+        e->type = scalar_type(DRIFT_T_MATRIX);
+        e->type.dim[0] = a->dim[0];
+        e->type.dim[1] = b->dim[1];
+        return;
+    }
+    error(c, e->loc,
+          "%s * %s is not defined (vectors are columns): write matrix * "
+          "vector, or use .* for elementwise products",
+          tname(a, ta), tname(b, tb));
+}
+
+static void check_index(checker *c, drift_expr *e)
+{
+    check_expr(c, e->a);
+    set_flags(e, e->a, NULL);
+    e->type = scalar_type(DRIFT_T_ERROR);
+    int bad = e->a->type.kind == DRIFT_T_ERROR;
+    for (drift_expr *i = e->args; i; i = i->next) {
+        check_expr(c, i);
+        e->rows |= i->rows;
+        if (i->type.kind == DRIFT_T_ERROR) {
+            bad = 1;
+            continue;
+        }
+        char t[TYPE_TEXT];
+        if (!is_int_scalar(&i->type)) {
+            error(c, i->loc, "an index must be an int, found %s",
+                  tname(&i->type, t));
+            bad = 1;
+        } else if (i->param) {
+            error(c, i->loc, "an index cannot depend on a parameter");
+            bad = 1;
+        }
+    }
+    if (bad)
+        return;
+    drift_type t = e->a->type;
+    char tt[TYPE_TEXT];
+    for (drift_expr *i = e->args; i; i = i->next) {
+        drift_dim range;
+        drift_type next;
+        if (t.n_arr > 0) {
+            range = t.arr[0];
+            next = t;
+            for (int k = 1; k < t.n_arr; k++)
+                next.arr[k - 1] = t.arr[k];
+            next.n_arr--;
+        } else if (t.kind == DRIFT_T_VECTOR) {
+            range = t.dim[0];
+            next = scalar_type(DRIFT_T_REAL);
+        } else if (t.kind == DRIFT_T_MATRIX) {
+            range = t.dim[0];
+            next = scalar_type(DRIFT_T_VECTOR);
+            next.dim[0] = t.dim[1];
+        } else {
+            error(c, i->loc, "too many indices: the value indexed is %s",
+                  tname(&t, tt));
+            return;
+        }
+        long v;
+        if (drift_eval_size(i, &v) == 0 && range.n >= 0 &&
+            (v < 1 || v > range.n)) {
+            error(c, i->loc,
+                  "index %ld is out of range for %s (indices run from 1 "
+                  "to %ld)",
+                  v, tname(&t, tt), range.n);
+            return;
+        }
+        t = next;
+    }
+    e->type = t;
+}
+
+static void check_call(checker *c, drift_expr *e)
+{
+    e->type = scalar_type(DRIFT_T_ERROR);
+    int bad = 0;
+    for (drift_expr *a = e->args; a; a = a->next) {
+        check_expr(c, a);
+        e->rows |= a->rows;
+        e->param |= a->param;
+        bad |= a->type.kind == DRIFT_T_ERROR;
+    }
+    const drift_builtin *fn = e->fn;
+    if (!fn || bad)
+        return;
+    int n = (int)e->n_args;
+    if (n < fn->min_args || n > fn->max_args) {
+        if (fn->min_args == fn->max_args)
+            error(c, e->loc, "function '%s' takes %d argument%s, given %d",
+                  e->name, fn->min_args, fn->min_args == 1 ? "" : "s", n);
+        else
+            error(c, e->loc,
+                  "function '%s' takes %d or %d arguments, given %d",
+                  e->name, fn->min_args, fn->max_args, n);
+        return;
+    }
+    const drift_type *a = &e->args->type;
+    const drift_type *b = n > 1 ? &e->args->next->type : NULL;
+    char ta[TYPE_TEXT], tb[TYPE_TEXT], what[80];
+    snprintf(what, sizeof what, "function '%s'", e->name);
+    drift_fn_rule rule = fn->rule;
+    if (rule == DRIFT_RULE_LSE)
+        rule = n == 1 ? DRIFT_RULE_REDUCE : DRIFT_RULE_BINARY;
+    switch (rule) {
+    case DRIFT_RULE_UNARY:
+        if (a->n_arr) {
+            error(c, e->loc,
+                  "function '%s' does not apply to arrays (given %s); "
+                  "declare a vector",
+                  e->name, tname(a, ta));
+            return;
+        }
+        e->type = *a;
+        if (a->kind == DRIFT_T_INT)
+            e->type.kind = DRIFT_T_REAL;
+        return;
+    case DRIFT_RULE_BINARY:
+        e->type = elementwise(c, e->loc, what, a, b, 0);
+        if (e->type.kind == DRIFT_T_INT)
+            e->type.kind = DRIFT_T_REAL;
+        return;
+    case DRIFT_RULE_REDUCE:
+        if (a->n_arr && fn->id != DRIFT_FN_SUM && fn->id != DRIFT_FN_MEAN) {
+            error(c, e->loc,
+                  "function '%s' takes a vector or matrix, given %s",
+                  e->name, tname(a, ta));
+            return;
+        }
+        e->type = scalar_type(DRIFT_T_REAL);
+        return;
+    case DRIFT_RULE_DOT:
+        if (a->n_arr || b->n_arr || a->kind != DRIFT_T_VECTOR ||
+            b->kind != DRIFT_T_VECTOR) {
+            error(c, e->loc, "function '%s' takes two vectors, given %s and %s",
+                  e->name, tname(a, ta), tname(b, tb));
+            return;
+        }
+        if (dim_cmp(a->dim[0], b->dim[0]) == 0) {
+            error(c, e->loc,
+                  "function '%s' needs two vectors of the same length, "
+                  "given %s and %s",
+                  e->name, tname(a, ta), tname(b, tb));
+            return;
+        }
+        e->type = scalar_type(DRIFT_T_REAL);
+        return;
+    case DRIFT_RULE_LSE:
+        break;
+    }
+}
+
+static void check_expr(checker *c, drift_expr *e)
+{
+    e->rows = e->param = 0;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        e->type = scalar_type(e->is_int ? DRIFT_T_INT : DRIFT_T_REAL);
+        return;
+    case DRIFT_E_NAME:
+        if (!e->sym) {
+            e->type = scalar_type(DRIFT_T_ERROR);
+            return;
+        }
+        sym_type(c, e->sym);
+        e->type = e->sym->type;
+        e->rows = e->sym->rows;
+        e->param = e->sym->param;
+        return;
+    case DRIFT_E_NEG:
+        check_expr(c, e->a);
+        set_flags(e, e->a, NULL);
+        e->type = e->a->type;
+        if (e->type.n_arr) {
+            char t[TYPE_TEXT];
+            error(c, e->loc, "unary '-' does not apply to arrays (given %s)",
+                  tname(&e->type, t));
+            e->type = scalar_type(DRIFT_T_ERROR);
+        }
+        return;
+    case DRIFT_E_BINOP:
+        check_binop(c, e);
+        return;
+    case DRIFT_E_INDEX:
+        check_index(c, e);
+        return;
+    case DRIFT_E_CALL:
+        check_call(c, e);
+        return;
+    }
+}
+
+/* How to name an expression in a message: its name when it is one. */
+static void expr_text(const drift_expr *e, char *buf, size_t cap)
+{
+    if (e->kind == DRIFT_E_NAME)
+        snprintf(buf, cap, "'%s'", e->name);
+    else
+        snprintf(buf, cap, "the left of '~'");
+}
+
+static void check_tilde(checker *c, drift_stmt *st)
+{
+    check_expr(c, st->lhs);
+    int bad = st->lhs->type.kind == DRIFT_T_ERROR;
+    for (drift_expr *a = st->args; a; a = a->next) {
+        check_expr(c, a);
+        bad |= a->type.kind == DRIFT_T_ERROR;
+    }
+    const drift_dist *d = st->d;
+    if (!d)
+        return;
+    if ((int)st->n_args != d->n_args) {
+        char names[96] = "";
+        size_t used = 0;
+        for (int k = 0; k < d->n_args; k++) {
+            int w = snprintf(names + used, sizeof names - used, "%s%s",
+                             k ? ", " : "", d->arg_names[k]);
+            if (w > 0 && (size_t)w < sizeof names - used)
+                used += (size_t)w;
+        }
+        error(c, st->dist_loc,
+              "distribution '%s' takes %d argument%s (%s), given %zu",
+              d->name, d->n_args, d->n_args == 1 ? "" : "s", names,
+              st->n_args);
+        return;
+    }
+    if (bad)
+        return;
+    char t1[TYPE_TEXT], t2[TYPE_TEXT], what[80];
+    const drift_type *y = &st->lhs->type;
+    expr_text(st->lhs, what, sizeof what);
+    if (d->discrete && y->kind != DRIFT_T_INT) {
+        error(c, st->lhs->loc,
+              "the outcome of %s must be an int, but %s is %s%s", d->name,
+              what, tname(y, t1),
+              st->lhs->kind == DRIFT_E_NAME ? " (declare it int)" : "");
+        return;
+    }
+    if (d->id == DRIFT_D_CATEGORICAL_LOGIT) {
+        const drift_type *b = &st->args->type;
+        if (!is_int_scalar(y)) {
+            error(c, st->lhs->loc,
+                  "the outcome of categorical_logit must be one int per "
+                  "statement, but %s is %s",
+                  what, tname(y, t1));
+            return;
+        }
+        if (b->n_arr || b->kind != DRIFT_T_VECTOR)
+            error(c, st->args->loc,
+                  "categorical_logit takes a vector of K log-odds, given %s",
+                  tname(b, t2));
+        return;
+    }
+    const drift_type *common = is_scalar(y) ? NULL : y;
+    const char *common_name = "the outcome";
+    int k = 0;
+    for (drift_expr *a = st->args; a; a = a->next, k++) {
+        if (d->arg_int[k]) {
+            if (a->type.kind != DRIFT_T_INT) {
+                error(c, a->loc, "argument %s of %s must be an int, found %s",
+                      d->arg_names[k], d->name, tname(&a->type, t1));
+                return;
+            }
+        }
+        if (is_scalar(&a->type))
+            continue;
+        if (!common) {
+            common = &a->type;
+            common_name = d->arg_names[k];
+            continue;
+        }
+        if (!same_layout(common, &a->type)) {
+            error(c, a->loc,
+                  "the arguments of %s have different shapes: %s is %s but "
+                  "%s is %s",
+                  d->name, common_name, tname(common, t1), d->arg_names[k],
+                  tname(&a->type, t2));
+            return;
+        }
+    }
+}
+
+static void check_block(checker *c, drift_block *b)
+{
+    for (drift_stmt *st = b->stmts; st; st = st->next) {
+        switch (st->kind) {
+        case DRIFT_S_TILDE:
+            check_tilde(c, st);
+            break;
+        case DRIFT_S_TARGET:
+            check_expr(c, st->value);
+            break;
+        case DRIFT_S_LET:
+            check_expr(c, st->value);
+            if (st->sym) {
+                st->sym->type = st->value->type;
+                st->sym->rows = st->value->rows;
+                st->sym->param = st->value->param;
+                st->sym->typed = 2;
+            }
+            break;
+        }
+    }
+}
+
+size_t drift_typecheck(drift_program *p, drift_diag *d)
+{
+    checker c = {p, d, 0};
+    for (size_t k = 0; k < p->n_syms; k++)
+        if (p->syms[k]->kind != DRIFT_SYM_LOCAL)
+            p->syms[k]->typed = 0;
+    for (size_t k = 0; k < p->n_syms; k++)
+        sym_type(&c, p->syms[k]);
+    size_t n_params = 0;
+    for (size_t k = 0; k < p->n_syms; k++)
+        n_params += p->syms[k]->kind == DRIFT_SYM_PARAM;
+    if (n_params == 0) {
+        drift_loc top = {1, 1, 1, 1};
+        error(&c, p->block[DRIFT_BLOCK_PARAM] ? p->block[DRIFT_BLOCK_PARAM]->loc
+                                              : top,
+              "the model has no parameters: declare them in a param block, "
+              "e.g. param { w : vector[D] }");
+    }
+    for (int k = DRIFT_BLOCK_PRIOR; k <= DRIFT_BLOCK_DATUM; k++)
+        if (p->block[k])
+            check_block(&c, p->block[k]);
+    return c.errors;
+}
+
+drift_program *drift_front_load(const char *path, drift_source **src,
+                                drift_diag *diag, drift_err *e)
+{
+    *src = NULL;
+    int rc = drift_source_read(path, src, e);
+    if (rc)
+        return NULL;
+    drift_program *p = drift_parse(*src, diag);
+    if (!p) {
+        drift_diag_summary(diag, path, DRIFT_EINVAL, e);
+        return NULL;
+    }
+    if (diag->n_errors || drift_resolve(p, diag) || drift_typecheck(p, diag)) {
+        drift_diag_summary(diag, path, DRIFT_EINVAL, e);
+        drift_program_free(p);
+        return NULL;
+    }
+    /* A parameter no statement uses has a flat, improper posterior. */
+    for (size_t k = 0; k < p->n_syms; k++) {
+        const drift_sym *s = p->syms[k];
+        if (s->kind == DRIFT_SYM_PARAM && !s->used)
+            drift_diag_warning(diag, *src, s->loc,
+                               "parameter '%s' is used in no statement: its "
+                               "posterior is flat and improper",
+                               s->name);
+    }
+    return p;
+}

@@ -1,0 +1,398 @@
+/* test_dist.c: the distributions' log densities against R's d* functions
+ * (or a closed form where base R has none), their partial derivatives in
+ * every argument against central finite differences, digamma against R,
+ * and each distribution through the language (gradient battery of
+ * langtest.c with every continuous argument a parameter).
+ *
+ * The reference values were printed by R 4.x with options(digits = 17):
+ *   normal:            dnorm(y, mu, sigma, log = TRUE)
+ *   student_t:         dt((y - mu) / sigma, nu, log = TRUE) - log(sigma)
+ *   cauchy:            dcauchy(y, mu, sigma, log = TRUE)
+ *   double_exponential: log(0.5 / sigma * exp(-abs(y - mu) / sigma))
+ *   logistic:          dlogis(y, mu, sigma, log = TRUE)
+ *   lognormal:         dlnorm(y, mu, sigma, log = TRUE)
+ *   exponential:       dexp(y, beta, log = TRUE)
+ *   gamma:             dgamma(y, shape = alpha, rate = beta, log = TRUE)
+ *   inv_gamma:         dgamma(1 / y, alpha, rate = beta, log = TRUE)
+ *                        - 2 * log(y)
+ *   beta:              dbeta(y, alpha, beta, log = TRUE)
+ *   uniform:           dunif(y, alpha, beta, log = TRUE)
+ *   bernoulli:         dbinom(y, 1, theta, log = TRUE)
+ *   bernoulli_logit:   dbinom(y, 1, plogis(alpha), log = TRUE)
+ *   binomial_logit:    dbinom(y, n, plogis(alpha), log = TRUE)
+ *   poisson:           dpois(y, lambda, log = TRUE)
+ *   poisson_log:       dpois(y, exp(alpha), log = TRUE)
+ *   categorical_logit: eta <- c(0.3, -1.2, 2.0, 0.5);
+ *                      log(exp(eta[y]) / sum(exp(eta)))
+ *   digamma:           digamma(x)
+ * bernoulli_logit(0 | 40) is the closed form -log1p(exp(40)) = -40 to
+ * double precision (R's dbinom gives -Inf there, as plogis(40) rounds
+ * to 1). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist.h"
+#include "harness.h"
+#include "langtest.h"
+#include "rng.h"
+
+typedef struct ref {
+    drift_dist_id id;
+    double a[4];
+    double lp;
+} ref;
+
+static const ref refs[] = {
+    {DRIFT_D_NORMAL, {0.3, -0.2, 1.7}, -1.4928193794225524},
+    {DRIFT_D_NORMAL, {-4.1, 2.5, 0.6}, -60.908112909438685},
+    {DRIFT_D_NORMAL, {10, 10, 1e-3}, 5.9888167457774637},
+    {DRIFT_D_STUDENT_T, {0.3, 3.5, -0.2, 1.7}, -1.5750362116747492},
+    {DRIFT_D_STUDENT_T, {-4.1, 1, 2.5, 0.6}, -5.4379253068166662},
+    {DRIFT_D_STUDENT_T, {2, 30, 1, 2}, -1.7490489495665646},
+    {DRIFT_D_CAUCHY, {0.3, -0.2, 1.7}, -1.7583244347073916},
+    {DRIFT_D_CAUCHY, {-4.1, 2.5, 0.6}, -5.4379253068166662},
+    {DRIFT_D_DOUBLE_EXPONENTIAL, {0.3, -0.2, 1.7}, -1.5178930786809393},
+    {DRIFT_D_DOUBLE_EXPONENTIAL, {-4.1, 2.5, 0.6}, -11.182321556793955},
+    {DRIFT_D_LOGISTIC, {0.3, -0.2, 1.7}, -1.9384714069068907},
+    {DRIFT_D_LOGISTIC, {-4.1, 2.5, 0.6}, -10.489207779356645},
+    {DRIFT_D_LOGNORMAL, {0.3, -0.2, 1.7}, -0.419981763993863},
+    {DRIFT_D_LOGNORMAL, {4.1, 2.5, 0.6}, -3.4662517879110739},
+    {DRIFT_D_EXPONENTIAL, {0.3, 1.7}, 0.020628251062170366},
+    {DRIFT_D_EXPONENTIAL, {4.1, 0.6}, -2.9708256237659905},
+    {DRIFT_D_EXPONENTIAL, {0, 2}, 0.69314718055994529},
+    {DRIFT_D_GAMMA, {0.3, 2.2, 1.7}, -0.88433267964498741},
+    {DRIFT_D_GAMMA, {4.1, 0.6, 0.3}, -2.915012330148901},
+    {DRIFT_D_INV_GAMMA, {0.3, 2.2, 1.7}, -0.74351900727753506},
+    {DRIFT_D_INV_GAMMA, {4.1, 0.6, 0.3}, -3.4513674303085331},
+    {DRIFT_D_BETA, {0.3, 2.2, 1.7}, -0.027999248090068818},
+    {DRIFT_D_BETA, {0.91, 0.6, 0.3}, 0.29563058469223935},
+    {DRIFT_D_UNIFORM, {0.3, -0.2, 1.7}, -0.64185388617239469},
+    {DRIFT_D_UNIFORM, {-4.1, -5, 2.5}, -2.0149030205422647},
+    {DRIFT_D_BERNOULLI, {1, 0.3}, -1.2039728043259361},
+    {DRIFT_D_BERNOULLI, {0, 0.3}, -0.35667494393873245},
+    {DRIFT_D_BERNOULLI_LOGIT, {1, 0.3}, -0.55435524446852702},
+    {DRIFT_D_BERNOULLI_LOGIT, {0, -2.5}, -0.078889734292549613},
+    {DRIFT_D_BERNOULLI_LOGIT, {1, -40}, -40},
+    {DRIFT_D_BERNOULLI_LOGIT, {0, 40}, -40},
+    {DRIFT_D_BINOMIAL_LOGIT, {3, 10, 0.3}, -2.8560607019032256},
+    {DRIFT_D_BINOMIAL_LOGIT, {0, 7, -2.5}, -0.55222814004784737},
+    {DRIFT_D_BINOMIAL_LOGIT, {7, 7, 1.1}, -2.0113472758080149},
+    {DRIFT_D_POISSON, {3, 2.2}, -1.6263873881352446},
+    {DRIFT_D_POISSON, {0, 0.6}, -0.59999999999999998},
+    {DRIFT_D_POISSON, {17, 4.5}, -12.435757704940229},
+    {DRIFT_D_POISSON_LOG, {3, 0.3}, -2.2416182768040582},
+    {DRIFT_D_POISSON_LOG, {0, -2.5}, -0.0820849986238988},
+    {DRIFT_D_POISSON_LOG, {17, 2}, -6.8941295490675385},
+};
+
+static void test_against_r(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof refs / sizeof refs[0]; k++) {
+        double d[4];
+        double lp = drift_dist_lpdf(refs[k].id, refs[k].a, d);
+        if (!(fabs(lp - refs[k].lp) <= 1e-12 * (1 + fabs(refs[k].lp))))
+            fail_msg("%s case %zu: %.17g, R says %.17g",
+                     drift_dists[refs[k].id].name, k, lp, refs[k].lp);
+    }
+}
+
+static void test_categorical_against_r(void **state)
+{
+    (void)state;
+    double eta[4] = {0.3, -1.2, 2.0, 0.5}, y[3] = {1, 3, 4}, out[3];
+    double want[3] = {-2.0691993073690185, -0.36919930736901835,
+                      -1.8691993073690183};
+    double soft[12];
+    size_t bad;
+    assert_int_equal(drift_dist_catlogit(3, 4, y, 1, eta, 0, out, soft, &bad),
+                     0);
+    for (int k = 0; k < 3; k++)
+        assert_true(fabs(out[k] - want[k]) < 1e-13);
+    double s = 0;
+    for (int j = 0; j < 4; j++)
+        s += soft[j];
+    assert_true(fabs(s - 1) < 1e-15);
+    double y_bad[1] = {5};
+    assert_int_not_equal(
+        drift_dist_catlogit(1, 4, y_bad, 1, eta, 0, out, NULL, &bad), 0);
+}
+
+static void test_digamma_against_r(void **state)
+{
+    (void)state;
+    static const double x[] = {0.1, 1, 1.4616321449683623, 2.2, 5.9, 6, 30,
+                               1e5, -0.5, -2.7};
+    static const double want[] = {-10.423754940411076, -0.57721566490153231,
+                                  4.4408920985006262e-16, 0.54429343674114494,
+                                  1.6878194259079584, 1.7061176684318007,
+                                  3.3844381326855251, 11.512920464961896,
+                                  0.036489973978577089, -1.1153471291406851};
+    for (size_t k = 0; k < sizeof x / sizeof x[0]; k++) {
+        double got = drift_digamma(x[k]);
+        if (!(fabs(got - want[k]) < 1e-14 * (1 + fabs(want[k]))))
+            fail_msg("digamma(%g) = %.17g, R says %.17g", x[k], got, want[k]);
+    }
+    assert_true(isnan(drift_digamma(-2)));
+}
+
+/* Every partial of every continuous argument against central
+ * differences, at the reference points. */
+static void test_partials(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof refs / sizeof refs[0]; k++) {
+        const ref *r = &refs[k];
+        const drift_dist *di = &drift_dists[r->id];
+        double d[4];
+        drift_dist_lpdf(r->id, r->a, d);
+        for (int j = 0; j <= di->n_args; j++) {
+            if ((j == 0 && di->discrete) || (j > 0 && di->arg_int[j - 1]))
+                continue;
+            if (r->id == DRIFT_D_UNIFORM && j == 0)
+                continue; /* flat in y */
+            if (r->id == DRIFT_D_DOUBLE_EXPONENTIAL && j < 2 &&
+                r->a[0] == r->a[1])
+                continue;
+            double a[4], h = 1e-6 * fmax(1, fabs(r->a[j]));
+            memcpy(a, r->a, sizeof a);
+            if (r->id == DRIFT_D_NORMAL && r->a[2] < 0.01)
+                h = 1e-8;
+            if (r->id == DRIFT_D_EXPONENTIAL && j == 0 && r->a[0] == 0)
+                continue; /* the edge of the support */
+            a[j] = r->a[j] + h;
+            double up = drift_dist_lpdf(r->id, a, NULL);
+            a[j] = r->a[j] - h;
+            double dn = drift_dist_lpdf(r->id, a, NULL);
+            double fd = (up - dn) / (2 * h);
+            if (!(fabs(fd - d[j]) < 1e-6 * fmax(1, fabs(d[j]))))
+                fail_msg("%s case %zu, partial %d: %.12g vs difference %.12g",
+                         di->name, k, j, d[j], fd);
+        }
+    }
+}
+
+static void test_domains(void **state)
+{
+    (void)state;
+    static const struct {
+        drift_dist_id id;
+        double a[4];
+        const char *why;
+    } bad[] = {
+        {DRIFT_D_NORMAL, {0, 0, -1}, "the scale sigma must be positive"},
+        {DRIFT_D_STUDENT_T, {0, 0, 0, 1}, "degrees of freedom"},
+        {DRIFT_D_GAMMA, {1, -1, 1}, "alpha must be positive"},
+        {DRIFT_D_GAMMA, {-1, 1, 1}, "the outcome must be positive"},
+        {DRIFT_D_BETA, {1.5, 1, 1}, "strictly between 0 and 1"},
+        {DRIFT_D_UNIFORM, {3, 0, 1}, "must lie in [0, 1]"},
+        {DRIFT_D_BERNOULLI, {1, 1.5}, "probability theta"},
+        {DRIFT_D_BERNOULLI_LOGIT, {2, 0}, "0 or 1"},
+        {DRIFT_D_BINOMIAL_LOGIT, {8, 7, 0}, "from 0 to n = 7"},
+        {DRIFT_D_POISSON, {1.5, 2}, "non-negative integer"},
+        {DRIFT_D_EXPONENTIAL, {1, 0}, "rate beta"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        double lp = drift_dist_lpdf(bad[k].id, bad[k].a, NULL);
+        assert_true(isnan(lp));
+        char why[200];
+        drift_dist_explain(bad[k].id, bad[k].a, why, sizeof why);
+        if (!strstr(why, bad[k].why))
+            fail_msg("%s: '%s' lacks '%s'", drift_dists[bad[k].id].name, why,
+                     bad[k].why);
+    }
+}
+
+/* The vectorised block agrees with the element function and broadcasts
+ * scalars. */
+static void test_rows_block(void **state)
+{
+    (void)state;
+    double y[6] = {0.1, -0.4, 1.2, 2.0, -1.1, 0.3}, mu = 0.2;
+    double sig[3] = {0.5, 1.0, 2.0};
+    const double *in[3] = {y, &mu, sig};
+    size_t ld[3] = {3, 0, 0}, st[3] = {1, 0, 1};
+    double out[2], p0[6], p1[6], p2[6];
+    double *part[3] = {p0, p1, p2};
+    size_t br, be;
+    assert_int_equal(drift_dist_rows(DRIFT_D_NORMAL, 2, 3, 3, in, ld, st, out,
+                                     part, &br, &be),
+                     0);
+    for (int r = 0; r < 2; r++) {
+        double s = 0;
+        for (int j = 0; j < 3; j++) {
+            double a[3] = {y[r * 3 + j], mu, sig[j]}, d[3];
+            s += drift_dist_lpdf(DRIFT_D_NORMAL, a, d);
+            assert_true(fabs(p1[r * 3 + j] - d[1]) < 1e-15);
+            assert_true(fabs(p2[r * 3 + j] - d[2]) < 1e-15);
+        }
+        assert_true(fabs(out[r] - s) < 1e-13);
+    }
+    sig[2] = -1;
+    assert_int_not_equal(drift_dist_rows(DRIFT_D_NORMAL, 2, 3, 3, in, ld, st,
+                                         out, NULL, &br, &be),
+                         0);
+    assert_int_equal(br, 0);
+    assert_int_equal(be, 2);
+}
+
+/* ---- through the language ------------------------------------------------------ */
+
+static double gen_cont(size_t i, size_t c, drift_rng *r)
+{
+    (void)i;
+    (void)c;
+    return 0.05 + 0.9 * drift_rng_uniform(r);
+}
+
+static double gen_count(size_t i, size_t c, drift_rng *r)
+{
+    (void)i;
+    if (c == 1)
+        return 8;
+    return (double)drift_rng_below(r, c == 2 ? 4 : 2) + (c == 2 ? 1 : 0);
+}
+
+static char *csv_text(const char *header, size_t ncols, size_t n,
+                      double (*gen)(size_t, size_t, drift_rng *),
+                      uint64_t seed)
+{
+    drift_rng r;
+    drift_rng_seed(&r, seed, 0);
+    size_t cap = 64 + strlen(header) + n * ncols * 32;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    size_t used = (size_t)snprintf(buf, cap, "csv:%s\n", header);
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < ncols; c++)
+            used += (size_t)snprintf(buf + used, cap - used, "%.17g%s",
+                                     gen(i, c, &r), c + 1 < ncols ? "," : "\n");
+    return buf;
+}
+
+/* Each distribution with its continuous arguments as parameters, in the
+ * datum block over data and in the prior over a parameter outcome. */
+static void test_through_language(void **state)
+{
+    (void)state;
+    char *cont = csv_text("y", 1, 12, gen_cont, 41);
+    /* k: 0/1 outcomes; n = 8 trials; c: a category 1..4 */
+    char *cnt = csv_text("k,n,c", 3, 12, gen_count, 42);
+    static const char *const models[] = {
+        /* continuous outcomes in (0, 1): every distribution applies */
+        "param { mu : real  s : real<lower=0>  t : real<lower=-1, upper=0> }\n"
+        "prior { mu ~ normal(0.3, 1.5)  s ~ lognormal(-0.5, 0.7) }\n"
+        "datum { y ~ normal(mu, s)  y ~ cauchy(mu, s)\n"
+        "        y ~ double_exponential(mu, s)  y ~ logistic(mu, s)\n"
+        "        y ~ lognormal(mu, s)  y ~ student_t(s + 1, mu, s) }\n",
+        "param { a : real<lower=0>  b : real<lower=0>  lo : real<upper=0> }\n"
+        "prior { a ~ gamma(2, 1)  b ~ inv_gamma(3, 2)  lo ~ normal(-1, 1) }\n"
+        "datum { y ~ exponential(a)  y ~ gamma(a, b)  y ~ inv_gamma(a, b)\n"
+        "        y ~ beta(a, b)  y ~ uniform(lo, 1 + a) }\n",
+        /* parameters as outcomes, in the prior */
+        "param { x : real<lower=0, upper=1>  z : real  nu : real<lower=1> }\n"
+        "prior { x ~ beta(2, 3)  z ~ student_t(nu, 0.5, 2)  nu ~ gamma(3, 0.5)\n"
+        "        z ~ logistic(0, 2)  z ~ double_exponential(0.1, 1.5)\n"
+        "        z ~ cauchy(-0.2, 3) }\n"
+        "datum { y ~ uniform(0, 1 + x * x) }\n",
+    };
+    static const char *const discrete[] = {
+        "param { th : real<lower=0, upper=1>  al : real  lam : real<lower=0> }\n"
+        "prior { th ~ beta(1.5, 1.5)  al ~ normal(0, 1)  lam ~ gamma(2, 2) }\n"
+        "datum { k ~ bernoulli(th)  k ~ bernoulli_logit(al)\n"
+        "        k ~ binomial_logit(n, al)  n ~ poisson(lam)\n"
+        "        c ~ poisson_log(al) }\n",
+        "param { eta : vector[4] }\n"
+        "prior { eta ~ normal(0, 1) }\n"
+        "datum { c ~ categorical_logit(eta) }\n",
+        "param { W : matrix[4, 2] }\n"
+        "prior { target += -0.5 * squared_norm(W) }\n"
+        "datum { c ~ categorical_logit(W * x + 0.1) }\n",
+    };
+    const char *dc[] = {cont, NULL};
+    for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+        char text[1024];
+        snprintf(text, sizeof text, "rows { y : real }\n%s", models[k]);
+        lt_model lm;
+        lt_open_ok(&lm, text, dc, NULL, 0);
+        lt_check_derivatives(&lm.m, 50 + k, 3, 0.4);
+        lt_close(&lm);
+    }
+    char *cntx = NULL;
+    {
+        /* The categorical model with predictors needs x columns too. */
+        drift_rng r;
+        drift_rng_seed(&r, 43, 0);
+        size_t cap = 4096;
+        cntx = malloc(cap);
+        size_t used = (size_t)snprintf(cntx, cap, "csv:k,n,c,x.1,x.2\n");
+        for (int i = 0; i < 12; i++)
+            used += (size_t)snprintf(cntx + used, cap - used,
+                                     "%d,8,%d,%.17g,%.17g\n", i % 2,
+                                     1 + (int)drift_rng_below(&r, 4),
+                                     drift_rng_normal(&r),
+                                     drift_rng_normal(&r));
+    }
+    for (size_t k = 0; k < sizeof discrete / sizeof discrete[0]; k++) {
+        char text[1024];
+        snprintf(text, sizeof text, "rows { k : int  n : int  c : int%s }\n%s",
+                 k == 2 ? "  x : vector[2]" : "", discrete[k]);
+        const char *dd[] = {k == 2 ? cntx : cnt, NULL};
+        lt_model lm;
+        lt_open_ok(&lm, text, dd, NULL, 0);
+        lt_check_derivatives(&lm.m, 60 + k, 3, 0.6);
+        lt_close(&lm);
+    }
+    free(cont);
+    free(cnt);
+    free(cntx);
+}
+
+/* The log likelihood through the language equals R's, summed. */
+static void test_language_values(void **state)
+{
+    (void)state;
+    const char *data[] = {"csv:y\n0.3\n-4.1\n", NULL};
+    lt_model lm;
+    lt_open_ok(&lm,
+               "rows { y : real }\n"
+               "param { mu : real }\n"
+               "prior { mu ~ normal(0, 1) }\n"
+               "datum { y ~ normal(mu, 1.7) }\n",
+               data, NULL, 0);
+    void *ws = lm.m.workspace_new(lm.m.self, 2);
+    double theta[1] = {-0.2}, lr[2], lp;
+    drift_err e;
+    drift_rows all = {NULL, 0, 2};
+    assert_int_equal(lm.m.log_lik(lm.m.self, ws, theta, &all, lr, NULL, NULL,
+                                  NULL, &e),
+                     0);
+    /* R: dnorm(0.3, -0.2, 1.7, log = TRUE), dnorm(-4.1, -0.2, 1.7,
+     * log = TRUE) */
+    assert_true(fabs(lr[0] - -1.4928193794225524) < 1e-13);
+    assert_true(fabs(lr[1] - -4.0810546735401996) < 1e-13);
+    assert_int_equal(lm.m.log_prior(lm.m.self, ws, theta, &lp, NULL, &e), 0);
+    /* dnorm(-0.2, 0, 1, log = TRUE) */
+    assert_true(fabs(lp - -0.93893853320467267) < 1e-13);
+    lm.m.workspace_free(lm.m.self, ws);
+    lt_close(&lm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_against_r),
+        cmocka_unit_test(test_categorical_against_r),
+        cmocka_unit_test(test_digamma_against_r),
+        cmocka_unit_test(test_partials),
+        cmocka_unit_test(test_domains),
+        cmocka_unit_test(test_rows_block),
+        cmocka_unit_test(test_through_language),
+        cmocka_unit_test(test_language_values),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

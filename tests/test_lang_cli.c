@@ -1,0 +1,221 @@
+/* test_lang_cli.c: the drift command with models in the language: drift
+ * sample on a .drift file (positional), drift check with and without
+ * data, drift diagnose on a .drift model and on a C plugin, and the exit
+ * status 2 with file:line:col reports for bad models and data. */
+#include "config.h"
+
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+extern char **environ;
+
+typedef struct result {
+    int status;
+    char *out, *err;
+} result;
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
+static result run(const char *const *args)
+{
+    const char *bin = getenv("DRIFT_BIN");
+    if (!bin)
+        fail_msg("DRIFT_BIN is not set: run with make check");
+    char outp[] = "/tmp/drift-lcli-out-XXXXXX", errp[] = "/tmp/drift-lcli-err-XXXXXX";
+    int fo = mkstemp(outp), fe = mkstemp(errp);
+    assert_true(fo >= 0 && fe >= 0);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_adddup2(&fa, fo, 1);
+    posix_spawn_file_actions_adddup2(&fa, fe, 2);
+    const char *argv[64];
+    size_t n = 0;
+    argv[n++] = bin;
+    for (const char *const *a = args; *a; a++)
+        argv[n++] = *a;
+    argv[n] = NULL;
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv,
+                                 environ),
+                     0);
+    int st;
+    waitpid(pid, &st, 0);
+    posix_spawn_file_actions_destroy(&fa);
+    close(fo);
+    close(fe);
+    result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+                slurp(outp), slurp(errp)};
+    unlink(outp);
+    unlink(errp);
+    return r;
+}
+
+static void result_free(result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static char *ex(const char *rel)
+{
+    const char *src = getenv("srcdir");
+    size_t n = strlen(src ? src : ".") + strlen(rel) + 16;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/examples/%s", src ? src : ".", rel);
+    return p;
+}
+
+static void expect(const char *const *args, int status, const char *stream,
+                   const char *needle)
+{
+    result r = run(args);
+    const char *text = !strcmp(stream, "out") ? r.out : r.err;
+    if (r.status != status || (needle && !strstr(text, needle)))
+        fail_msg("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\n(wanted '%s' "
+                 "in std%s)",
+                 r.status, status, r.out, r.err, needle ? needle : "", stream);
+    result_free(&r);
+}
+
+static void test_sample(void **state)
+{
+    (void)state;
+    char *m = ex("logistic/logistic.drift"), *d = ex("logistic/pima-train.csv");
+    char out[] = "/tmp/drift-lcli-XXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    expect((const char *[]){"sample", m, "--data", d, "--sampler", "sgld",
+                            "--iter", "50", "--seed", "3", "--out", out,
+                            "--quiet", NULL},
+           0, "err", NULL);
+    char *csv = slurp(out);
+    assert_non_null(strstr(csv, "# model = "));
+    assert_non_null(strstr(csv, "lp__,grads__,w.1,w.2,w.3,w.4,w.5,w.6,w.7,w.8\n"));
+    free(csv);
+    unlink(out);
+    /* Several data files and --data-set; --model works for files too. */
+    char *nm = ex("bnn/bnn.drift"), *nd = ex("bnn/iris.csv");
+    expect((const char *[]){"sample", "--model", nm, "--data", nd,
+                            "--data-set", "H=4", "--data-set", "K=3",
+                            "--sampler", "sgld", "--iter", "20", "--seed", "1",
+                            "--out", out, "--quiet", NULL},
+           0, "err", NULL);
+    unlink(out);
+    expect((const char *[]){"sample", m, "--data", d, "--sampler", "sgld",
+                            "--model-set", "s=1", NULL},
+           2, "err", "model options are for C model plugins");
+    expect((const char *[]){"sample", "--model", "logistic", "--data", d,
+                            "--sampler", "sgld", "--data-set", "K=1", NULL},
+           2, "err", "data values are for .drift models");
+    expect((const char *[]){"sample", "nosuch.drift", "--sampler", "sgld",
+                            NULL},
+           2, "err", "nosuch.drift: cannot open model file");
+    free(m), free(d), free(nm), free(nd);
+}
+
+static void test_errors_exit_2(void **state)
+{
+    (void)state;
+    char *bad = th_write_text("param { w : real }\n"
+                              "prior { w ~ normal(0, sigam)\n"
+                              "        w ~ nromal(0, 1) }\n",
+                              ".drift");
+    result r = run((const char *[]){"sample", bad, "--sampler", "sgld", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, ":2:23: error: unknown name 'sigam'\n"
+                                  "    2 | prior { w ~ normal(0, sigam)\n"
+                                  "      |                       ^~~~~\n"));
+    assert_non_null(strstr(r.err, ":3:13: error: unknown distribution "
+                                  "'nromal' (did you mean 'normal'?)\n"));
+    assert_non_null(strstr(r.err, "2 errors, reported above"));
+    result_free(&r);
+    /* The same through drift check, and a data error with its caret. */
+    expect((const char *[]){"check", bad, NULL}, 2, "err",
+           "unknown name 'sigam'");
+    char *m = ex("logistic/logistic.drift");
+    char *data = th_write_text("y,x.1\n1,0.5\n3,1\n", ".csv");
+    expect((const char *[]){"check", m, "--data", data, NULL}, 2, "err",
+           ":3:1: error: the outcome of bernoulli_logit must be 0 or 1, "
+           "found 3 (column 'y', row 2)\n"
+           "    3 | 3,1\n"
+           "      | ^\n");
+    unlink(bad);
+    unlink(data);
+    free(bad), free(data), free(m);
+}
+
+static void test_check(void **state)
+{
+    (void)state;
+    char *m = ex("normal_gamma/normal_gamma.drift");
+    char *d1 = ex("normal_gamma/normal_gamma.csv");
+    char *d2 = ex("normal_gamma/normal_gamma.json");
+    expect((const char *[]){"check", m, NULL}, 0, "out",
+           "  tau          real<lower=0>   (sampled as log(x - lower))\n");
+    expect((const char *[]){"check", m, "--data", d1, "--data", d2, NULL}, 0,
+           "out", "rows: N = 100 from ");
+    expect((const char *[]){"check", m, "--data", d1, NULL}, 2, "err",
+           "'mu0 : real' is declared in the data block but no data source "
+           "gives it");
+    char *lm = ex("logistic/logistic.drift"), *ld = ex("logistic/pima-train.csv");
+    expect((const char *[]){"check", lm, "--data", ld, NULL}, 0, "out",
+           "generalised linear form: yes");
+    expect((const char *[]){"check", "--help", NULL}, 0, "out",
+           "usage: drift check");
+    expect((const char *[]){"check", "model.stan", NULL}, 2, "err",
+           "must end in .drift");
+    free(m), free(d1), free(d2), free(lm), free(ld);
+}
+
+static void test_diagnose(void **state)
+{
+    (void)state;
+    char *m = ex("logistic/logistic.drift"), *d = ex("logistic/pima-train.csv");
+    expect((const char *[]){"diagnose", m, "--data", d, "--seed", "5", NULL},
+           0, "out", "all errors within 1e-06");
+    expect((const char *[]){"diagnose", "--model", "logistic", "--data", d,
+                            "--seed", "5", NULL},
+           0, "out", "per-row gradients of the log likelihood terms (100 "
+                     "of 200 rows;");
+    /* A coarse step against a strict tolerance must fail, and say so. */
+    expect((const char *[]){"diagnose", m, "--data", d, "--seed", "5",
+                            "--epsilon", "0.5", "--error", "1e-8", NULL},
+           1, "out", "exceeds the tolerance");
+    char *dw = ex("double_well/double_well.drift");
+    expect((const char *[]){"diagnose", dw, "--seed", "2", NULL}, 0, "out",
+           "  t  ");
+    expect((const char *[]){"diagnose", m, "--epsilon", "0", NULL}, 2, "err",
+           "--epsilon 0: expected a number in (0, 1]");
+    free(m), free(d), free(dw);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_sample),
+        cmocka_unit_test(test_errors_exit_2),
+        cmocka_unit_test(test_check),
+        cmocka_unit_test(test_diagnose),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

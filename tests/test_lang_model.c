@@ -1,0 +1,154 @@
+/* test_lang_model.c: a language model as the engine holds it: every
+ * allocation on the path from text and data to a drift_model failing in
+ * turn (each reported, none crashing or leaking), workspaces failing, the
+ * same model evaluated from two threads with their own workspaces, and
+ * the model ABI's fields (names, outcome, GLM form) for a constrained
+ * model. */
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "langtest.h"
+#include "util.h"
+
+static const char *model =
+    "data  { s : real<lower=0> }\n"
+    "rows  { x : vector[D]  y : int  g : int }\n"
+    "param { w : vector[D]  u : vector<lower=-3>[2]  tau : real<lower=0> }\n"
+    "prior { w ~ normal(0, s)  u ~ normal(0, tau)  tau ~ gamma(2, 2) }\n"
+    "datum { y ~ bernoulli_logit(dot(x, w) + u[g]) }\n";
+
+static const char *const data[] = {
+    "csv:y,g,x.1,x.2\n1,1,1,0.5\n0,2,1,-1.5\n1,2,1,2.5\n0,1,1,0.1\n",
+    "json:{\"s\": 2.5}", NULL};
+
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    drift_fail_alloc(0);
+    lt_model lm;
+    lt_open_ok(&lm, model, data, NULL, 0);
+    uint64_t count = drift_fail_alloc(0);
+    lt_close(&lm);
+    assert_true(count > 20);
+    for (uint64_t k = 1; k <= count; k++) {
+        drift_fail_alloc(k);
+        lt_open(&lm, model, data, NULL, 0);
+        drift_fail_alloc(0);
+        if (lm.rc == 0)
+            fail_msg("allocation %llu of %llu failed but the model opened",
+                     (unsigned long long)k, (unsigned long long)count);
+        if (!strstr(lm.summary, "out of memory") &&
+            !strstr(lm.report, "out of memory"))
+            fail_msg("allocation %llu: no 'out of memory' in '%s' / '%s'",
+                     (unsigned long long)k, lm.summary, lm.report);
+        lt_close(&lm);
+    }
+    /* Workspaces: every allocation failing in turn gives NULL. */
+    lt_open_ok(&lm, model, data, NULL, 0);
+    drift_fail_alloc(0);
+    void *ws = lm.m.workspace_new(lm.m.self, 64);
+    uint64_t wcount = drift_fail_alloc(0);
+    lm.m.workspace_free(lm.m.self, ws);
+    for (uint64_t k = 1; k <= wcount; k++) {
+        drift_fail_alloc(k);
+        ws = lm.m.workspace_new(lm.m.self, 64);
+        drift_fail_alloc(0);
+        assert_null(ws);
+    }
+    lt_close(&lm);
+}
+
+typedef struct job {
+    const drift_model *m;
+    double ll;
+    double grad[5];
+    int rc;
+} job;
+
+static void *evaluate(void *arg)
+{
+    job *j = arg;
+    const drift_model *m = j->m;
+    void *ws = m->workspace_new(m->self, 4);
+    double theta[5] = {0.2, -0.4, 0.1, 0.3, -0.2};
+    drift_rows all = {NULL, 0, 4};
+    drift_err e;
+    j->rc = 0;
+    for (int rep = 0; rep < 2000 && !j->rc; rep++)
+        j->rc = m->log_lik(m->self, ws, theta, &all, NULL, &j->ll, j->grad,
+                           NULL, &e);
+    m->workspace_free(m->self, ws);
+    return NULL;
+}
+
+static void test_threads(void **state)
+{
+    (void)state;
+    lt_model lm;
+    lt_open_ok(&lm, model, data, NULL, 0);
+    assert_int_equal(lm.m.dim, 5);
+    job a = {&lm.m, 0, {0}, 0}, b = {&lm.m, 0, {0}, 0};
+    pthread_t ta, tb;
+    pthread_create(&ta, NULL, evaluate, &a);
+    pthread_create(&tb, NULL, evaluate, &b);
+    pthread_join(ta, NULL);
+    pthread_join(tb, NULL);
+    assert_int_equal(a.rc, 0);
+    assert_int_equal(b.rc, 0);
+    assert_true(a.ll == b.ll);
+    for (int k = 0; k < 5; k++)
+        assert_true(a.grad[k] == b.grad[k]);
+    lt_close(&lm);
+}
+
+static void test_abi_fields(void **state)
+{
+    (void)state;
+    lt_model lm;
+    lt_open_ok(&lm, model, data, NULL, 0);
+    const drift_model *m = &lm.m;
+    assert_int_equal(m->abi_version, DRIFT_MODEL_ABI_VERSION);
+    assert_int_equal(m->n_rows, 4);
+    assert_int_equal(m->n_out, 5);
+    static const char *const names[] = {"w.1", "w.2", "u.1", "u.2", "tau"};
+    for (int k = 0; k < 5; k++)
+        assert_string_equal(m->out_names[k], names[k]);
+    /* u is constrained (lower = -3): the gradient in the unconstrained
+     * u is not a fixed vector times a scalar. */
+    assert_false(m->flags & DRIFT_MODEL_GLM);
+    assert_int_equal(m->outcome, DRIFT_OUTCOME_BINARY);
+    assert_non_null(m->predict);
+    double theta[5] = {0.1, 0.2, 0, 0, 0}, out[5];
+    m->constrain(m->self, theta, out);
+    assert_true(fabs(out[2] - (-3 + 1)) < 1e-15);
+    assert_true(fabs(out[4] - 1) < 1e-15);
+    lt_check_derivatives(m, 5, 2, 0.7);
+    lt_close(&lm);
+    /* With u unconstrained the model is in generalised linear form: the
+     * gradient of a row is s_i times (x_i, onehot(g_i)). */
+    lt_open_ok(&lm,
+               "rows  { x : vector[D]  y : int  g : int }\n"
+               "param { w : vector[D]  u : vector[2] }\n"
+               "prior { w ~ normal(0, 1)  u ~ normal(0, 1) }\n"
+               "datum { y ~ bernoulli_logit(dot(x, w) + u[g]) }\n",
+               data, NULL, 0);
+    assert_true(lm.m.flags & DRIFT_MODEL_GLM);
+    lt_check_derivatives(&lm.m, 6, 2, 0.7);
+    lt_close(&lm);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_threads),
+        cmocka_unit_test(test_abi_fields),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

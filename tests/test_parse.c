@@ -1,0 +1,367 @@
+/* test_parse.c: the language's front end: what parses (statements without
+ * separators, optional ';', comments, precedence), and golden tests of
+ * every kind of error report: file:line:col, the message, the source line
+ * and the caret, for syntax errors (several per file, with recovery),
+ * unknown names with suggestions, type and shape mismatches naming both
+ * shapes, wrong argument counts, and the scanner's errors. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "front.h"
+#include "harness.h"
+#include "parse.h"
+
+typedef struct front {
+    drift_source *src;
+    drift_program *prog;
+    char *report;
+    size_t errors;
+} front;
+
+/* Parses, resolves and type-checks text named "m.drift", collecting the
+ * reports. */
+static void run_front(front *f, const char *text)
+{
+    memset(f, 0, sizeof *f);
+    drift_err e;
+    assert_int_equal(drift_source_new("m.drift", text, strlen(text), &f->src,
+                                      &e),
+                     0);
+    size_t len;
+    FILE *out = open_memstream(&f->report, &len);
+    drift_diag d;
+    drift_diag_init(&d, out);
+    f->prog = drift_parse(f->src, &d);
+    assert_non_null(f->prog);
+    if (!d.n_errors && !drift_resolve(f->prog, &d))
+        drift_typecheck(f->prog, &d);
+    f->errors = d.n_errors;
+    fclose(out);
+}
+
+static void free_front(front *f)
+{
+    drift_program_free(f->prog);
+    drift_source_free(f->src);
+    free(f->report);
+}
+
+static void golden(const char *text, const char *want)
+{
+    front f;
+    run_front(&f, text);
+    if (strcmp(f.report, want)) {
+        /* cmocka truncates long messages: print the whole report. */
+        fprintf(stderr, "--- got:\n%s--- want:\n%s", f.report, want);
+        fail_msg("report differs (printed above)");
+    }
+    free_front(&f);
+}
+
+static void parses(const char *text)
+{
+    front f;
+    run_front(&f, text);
+    if (f.errors)
+        fail_msg("expected no errors, got:\n%s", f.report);
+    free_front(&f);
+}
+
+static void test_accepts(void **state)
+{
+    (void)state;
+    /* The DESIGN.md example, separators optional, comments of three
+     * kinds. */
+    parses("# Bayesian logistic regression\n"
+           "data  { }                          # shared\n"
+           "rows  { x : vector[D]  y : int }   // per datum\n"
+           "param { w : vector[D] }\n"
+           "/* a block\n comment */\n"
+           "prior { w ~ normal(0, sqrt(10)) }\n"
+           "datum { y ~ bernoulli_logit(dot(x, w)) }\n");
+    parses("param { a : real; b : vector<lower=0>[3]; };\n"
+           "prior { a ~ normal(0, 1); b ~ exponential(1);; }\n");
+    parses("param { t : real } prior { target += -t^2/2 target += -t }");
+    parses("data { K : int<lower=1>  m : array[K] vector[2]  s : real<upper=3> }\n"
+           "param { z : array[2, K] real  u : matrix<lower=-1, upper=1>[K, 2] }\n"
+           "prior { h = m[1] + u[1]  target += sum(h) - z[1][1] ^ 2\n"
+           "        target += -z[2, K] * z[2, K] }\n");
+    /* Precedence: -a^2 is -(a^2); a - b - c is (a - b) - c. */
+    front f;
+    run_front(&f, "param { a : real } prior { target += -a^2 - a - 1 }");
+    assert_int_equal(f.errors, 0);
+    drift_expr *e = f.prog->block[DRIFT_BLOCK_PRIOR]->stmts->value;
+    assert_int_equal(e->kind, DRIFT_E_BINOP);
+    assert_int_equal(e->op, DRIFT_OP_SUB);
+    assert_int_equal(e->a->kind, DRIFT_E_BINOP);
+    assert_int_equal(e->a->a->kind, DRIFT_E_NEG);
+    assert_int_equal(e->a->a->a->kind, DRIFT_E_BINOP);
+    assert_int_equal(e->a->a->a->op, DRIFT_OP_POW);
+    free_front(&f);
+}
+
+static void test_syntax_errors(void **state)
+{
+    (void)state;
+    golden("param { w : real }\n"
+           "prior { w ~ normal(0 1) }\n",
+           "m.drift:2:22: error: expected ',' or ')', found number 1\n"
+           "    2 | prior { w ~ normal(0 1) }\n"
+           "      |                      ^\n");
+    /* Several errors in one file: recovery at line starts. */
+    golden("param { w : real\n"
+           "        v real }\n"
+           "prior {\n"
+           "  w ~ normal(0, )\n"
+           "  v ~ normal(0, 1)\n"
+           "  target += * w\n"
+           "}\n",
+           "m.drift:2:11: error: expected ':', found 'real'; a declaration "
+           "reads 'name : type', e.g. w : vector[D]\n"
+           "    2 |         v real }\n"
+           "      |           ^~~~\n"
+           "m.drift:4:17: error: expected an expression, found ')'\n"
+           "    4 |   w ~ normal(0, )\n"
+           "      |                 ^\n"
+           "m.drift:6:13: error: expected an expression, found '*'\n"
+           "    6 |   target += * w\n"
+           "      |             ^\n");
+    golden("paramm { w : real }\n",
+           "m.drift:1:1: error: expected a block (data, rows, param, prior "
+           "or datum), found 'paramm' (did you mean 'param'?)\n"
+           "    1 | paramm { w : real }\n"
+           "      | ^~~~~~\n");
+    golden("param { w : real }\nprior { w ~ normal(0, 1)\n",
+           "m.drift:2:25: error: expected a statement (x ~ dist(...), target "
+           "+= ..., or name = ...), ';' or '}', found the end of the file\n"
+           "    2 | prior { w ~ normal(0, 1)\n"
+           "      |                         ^\n");
+    golden("param { w : real }\nprior { (w) ~ normal(0, 1) }\n",
+           "m.drift:2:9: error: expected a statement (x ~ dist(...), target "
+           "+= ..., or name = ...), ';' or '}', found '('; a statement "
+           "starts with a name or 'target' (put an expression left of '~' "
+           "inside a function, or use target +=)\n"
+           "    2 | prior { (w) ~ normal(0, 1) }\n"
+           "      |         ^\n");
+    golden("param { w : vector }\n",
+           "m.drift:1:20: error: expected '[' or '<', found '}'\n"
+           "    1 | param { w : vector }\n"
+           "      |                    ^\n");
+}
+
+static void test_scanner_errors(void **state)
+{
+    (void)state;
+    golden("param { w : real }\nprior { w ~ normal(0, 1) @ }\n",
+           "m.drift:2:26: error: unexpected character '@'\n"
+           "    2 | prior { w ~ normal(0, 1) @ }\n"
+           "      |                          ^\n");
+    golden("param { w : real }\n/* never closed\nprior { }\n",
+           "m.drift:2:1: error: comment opened here is never closed with "
+           "'*/'\n"
+           "    2 | /* never closed\n"
+           "      | ^~\n");
+    golden("param { w : real } prior { target += 99999999999 }\n",
+           "m.drift:1:38: error: integer 99999999999 is too large (at most "
+           "2147483647); write 99999999999.0 for a real\n"
+           "    1 | param { w : real } prior { target += 99999999999 }\n"
+           "      |                                      ^~~~~~~~~~~\n");
+    golden("param { w\x01 : real }\n",
+           "m.drift:1:10: error: unexpected byte 0x01 (the model language "
+           "is ASCII outside comments)\n"
+           "    1 | param { w? : real }\n"
+           "      |          ^\n");
+}
+
+static void test_name_errors(void **state)
+{
+    (void)state;
+    golden("data { lambda : real }\n"
+           "rows { x : vector[D]  y : int }\n"
+           "param { w : vector[D]  sigma : real<lower=0> }\n"
+           "prior {\n"
+           "  w ~ normal(0, sqrt(lamda))\n"
+           "  sigam ~ exponential(1)\n"
+           "  target += x[1]\n"
+           "}\n"
+           "datum {\n"
+           "  y ~ bernoulli_logt(dot(x, w))\n"
+           "  target += squared_nrm(w) + normal(w)\n"
+           "  w = 3\n"
+           "}\n",
+           "m.drift:5:22: error: unknown name 'lamda' (did you mean "
+           "'lambda'?)\n"
+           "    5 |   w ~ normal(0, sqrt(lamda))\n"
+           "      |                      ^~~~~\n"
+           "m.drift:6:3: error: unknown name 'sigam' (did you mean 'sigma'?)\n"
+           "    6 |   sigam ~ exponential(1)\n"
+           "      |   ^~~~~\n"
+           "m.drift:7:13: error: 'x' is a rows variable (one value per "
+           "datum): it can only be used in the datum block\n"
+           "    7 |   target += x[1]\n"
+           "      |             ^\n"
+           "m.drift:10:7: error: unknown distribution 'bernoulli_logt' (did "
+           "you mean 'bernoulli_logit'?)\n"
+           "   10 |   y ~ bernoulli_logt(dot(x, w))\n"
+           "      |       ^~~~~~~~~~~~~~\n"
+           "m.drift:11:13: error: unknown function 'squared_nrm' (did you "
+           "mean 'squared_norm'?)\n"
+           "   11 |   target += squared_nrm(w) + normal(w)\n"
+           "      |             ^~~~~~~~~~~\n"
+           "m.drift:11:30: error: unknown function 'normal' ('normal' is a "
+           "distribution: write x ~ normal(...))\n"
+           "   11 |   target += squared_nrm(w) + normal(w)\n"
+           "      |                              ^~~~~~\n"
+           "m.drift:12:3: error: 'w' is already declared; a local needs a new "
+           "name\n"
+           "   12 |   w = 3\n"
+           "      |   ^\n"
+           "m.drift:3:9: note: 'w' is declared here\n"
+           "    3 | param { w : vector[D]  sigma : real<lower=0> }\n"
+           "      |         ^\n");
+    golden("param { a : real }\nparam { b : real }\ndata { a : real  N : int }\n",
+           "m.drift:2:1: error: block 'param' appears twice; write all its "
+           "entries in one block\n"
+           "    2 | param { b : real }\n"
+           "      | ^~~~~\n"
+           "m.drift:1:1: note: the first 'param' block is here\n"
+           "    1 | param { a : real }\n"
+           "      | ^~~~~\n"
+           "m.drift:3:8: error: 'a' is declared twice\n"
+           "    3 | data { a : real  N : int }\n"
+           "      |        ^\n"
+           "m.drift:1:9: note: the first declaration of 'a' is here\n"
+           "    1 | param { a : real }\n"
+           "      |         ^\n"
+           "m.drift:3:18: error: 'N' is the number of rows and cannot be "
+           "declared\n"
+           "    3 | data { a : real  N : int }\n"
+           "      |                  ^\n");
+}
+
+static void test_type_errors(void **state)
+{
+    (void)state;
+    /* Sizes known only from the data (D against K) are compared once the
+     * data are bound (test_langdata.c); here the kinds must agree. */
+    golden("rows { x : vector[D]  z : vector[K]  y : real }\n"
+           "param { w : vector[D]  M : matrix[K, D]  k : int }\n"
+           "datum {\n"
+           "  target += sum(x + z)\n"
+           "  target += sum(x * M)\n"
+           "  target += dot(x, z) + dot(x, 2)\n"
+           "  y ~ bernoulli_logit(dot(x, w))\n"
+           "  y ~ normal(w)\n"
+           "  target += sum(M * z) + exp(1, 2)\n"
+           "  target += w[1.5] + M[1, 2, 3]\n"
+           "  x ~ normal(w, z)\n"
+           "}\n",
+           "m.drift:2:46: error: parameter 'k' is declared int; parameters "
+           "are real-valued (declare it real, or move it to the data "
+           "block)\n"
+           "    2 | param { w : vector[D]  M : matrix[K, D]  k : int }\n"
+           "      |                                              ^~~\n"
+           "m.drift:5:17: error: vector[D] * matrix[K, D] is not defined "
+           "(vectors are columns): write matrix * vector, or use .* for "
+           "elementwise products\n"
+           "    5 |   target += sum(x * M)\n"
+           "      |                 ^~~~~\n"
+           "m.drift:6:25: error: function 'dot' takes two vectors, given "
+           "vector[D] and int\n"
+           "    6 |   target += dot(x, z) + dot(x, 2)\n"
+           "      |                         ^~~~~~~~~\n"
+           "m.drift:7:3: error: the outcome of bernoulli_logit must be an "
+           "int, but 'y' is real (declare it int)\n"
+           "    7 |   y ~ bernoulli_logit(dot(x, w))\n"
+           "      |   ^\n"
+           "m.drift:8:7: error: distribution 'normal' takes 2 arguments (mu, "
+           "sigma), given 1\n"
+           "    8 |   y ~ normal(w)\n"
+           "      |       ^~~~~~\n"
+           "m.drift:9:26: error: function 'exp' takes 1 argument, given 2\n"
+           "    9 |   target += sum(M * z) + exp(1, 2)\n"
+           "      |                          ^~~~~~~~~\n"
+           "m.drift:10:15: error: an index must be an int, found real\n"
+           "   10 |   target += w[1.5] + M[1, 2, 3]\n"
+           "      |               ^~~\n"
+           "m.drift:10:30: error: too many indices: the value indexed is "
+           "real\n"
+           "   10 |   target += w[1.5] + M[1, 2, 3]\n"
+           "      |                              ^\n");
+    /* Literal sizes are compared before any data. */
+    golden("param { a : vector[3]  b : vector[4]  M : matrix[2, 3] }\n"
+           "prior { target += sum(a + b) + sum(M * b) + a[4] }\n",
+           "m.drift:2:23: error: the operands of '+' have different shapes: "
+           "vector[3] and vector[4]\n"
+           "    2 | prior { target += sum(a + b) + sum(M * b) + a[4] }\n"
+           "      |                       ^~~~~\n"
+           "m.drift:2:36: error: matrix times vector needs as many matrix "
+           "columns as vector entries: matrix[2, 3] * vector[4]\n"
+           "    2 | prior { target += sum(a + b) + sum(M * b) + a[4] }\n"
+           "      |                                    ^~~~~\n"
+           "m.drift:2:47: error: index 4 is out of range for vector[3] "
+           "(indices run from 1 to 3)\n"
+           "    2 | prior { target += sum(a + b) + sum(M * b) + a[4] }\n"
+           "      |                                               ^\n");
+    golden("data { K : int }\nparam { w : vector[2.5]  v : vector[K] }\n"
+           "prior { target += v[3] }\n",
+           "m.drift:2:20: error: the size of 'w' must be an int, found "
+           "real\n"
+           "    2 | param { w : vector[2.5]  v : vector[K] }\n"
+           "      |                    ^~~\n");
+    golden("data { x : real }\n",
+           "m.drift:1:1: error: the model has no parameters: declare them in "
+           "a param block, e.g. param { w : vector[D] }\n"
+           "    1 | data { x : real }\n"
+           "      | ^\n");
+}
+
+static void test_depth_limit(void **state)
+{
+    (void)state;
+    /* Deep nesting is refused with a message, not a crash. */
+    size_t n = 5000;
+    char *text = malloc(n * 2 + 100);
+    strcpy(text, "param { a : real } prior { target += ");
+    size_t used = strlen(text);
+    for (size_t k = 0; k < n; k++)
+        text[used++] = '(';
+    text[used++] = 'a';
+    for (size_t k = 0; k < n; k++)
+        text[used++] = ')';
+    strcpy(text + used, " }\n");
+    front f;
+    run_front(&f, text);
+    assert_true(f.errors > 0);
+    assert_non_null(strstr(f.report, "nested too deeply"));
+    free_front(&f);
+    /* A long flat sum: the tree is deep though the parser's stack is not. */
+    used = strlen("param { a : real } prior { target += ");
+    strcpy(text, "param { a : real } prior { target += ");
+    for (size_t k = 0; k < 1000; k++) {
+        memcpy(text + used, "a+", 2);
+        used += 2;
+    }
+    strcpy(text + used, "a }\n");
+    run_front(&f, text);
+    assert_true(f.errors > 0);
+    assert_non_null(strstr(f.report, "expression nested more than 400 levels"));
+    free_front(&f);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_accepts),
+        cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_scanner_errors),
+        cmocka_unit_test(test_name_errors),
+        cmocka_unit_test(test_type_errors),
+        cmocka_unit_test(test_depth_limit),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
