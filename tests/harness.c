@@ -81,8 +81,8 @@ void th_open(th_problem *tp, const char *model, const char *data_path,
 {
     tp->reg = th_registry();
     const char *data[2] = {data_path, NULL};
-    drift_problem_spec spec = {model, data_path ? data : NULL, model_set,
-                               n_model_set};
+    drift_problem_spec spec = {.model = model, .data = data_path ? data : NULL,
+                               .model_set = model_set, .n_model_set = n_model_set};
     drift_err e = {{0}};
     if (drift_problem_open(&tp->p, tp->reg, &spec, &e))
         fail_msg("opening model %s: %s", model, e.msg);

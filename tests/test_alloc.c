@@ -30,7 +30,8 @@ static int path(const char *csv, drift_err *e)
     drift_problem p;
     memset(&p, 0, sizeof p);
     const char *data[] = {csv, NULL};
-    drift_problem_spec spec = {"logistic", data, NULL, 0};
+    drift_problem_spec spec = {.model = "logistic", .data = data,
+                               .model_set = NULL, .n_model_set = 0};
     if (!rc)
         rc = drift_problem_open(&p, reg, &spec, e);
     if (!rc) {

@@ -909,6 +909,81 @@ static void test_langevin(void **state)
            2, "'alpha' of sampler psgld accepts [0, 1)");
 }
 
+/* --test with a .drift model: the test rows replace the training rows file
+ * (the data block and --data-set stay); the metrics equal those of the C
+ * plugin for the same model, data and seed. */
+static void test_lang_heldout(void **state)
+{
+    (void)state;
+    const char *src = getenv("srcdir");
+    char model[4200], train[4200], test[4200];
+    snprintf(model, sizeof model, "%s/examples/logistic/logistic.drift",
+             src ? src : ".");
+    snprintf(train, sizeof train, "%s/examples/logistic/pima-train.csv",
+             src ? src : ".");
+    snprintf(test, sizeof test, "%s/examples/logistic/pima-test.csv",
+             src ? src : ".");
+    char a[] = "/tmp/drift-cli-lh-a-XXXXXX", b[] = "/tmp/drift-cli-lh-b-XXXXXX";
+    close(mkstemp(a));
+    close(mkstemp(b));
+    const char *common[] = {"--data", train, "--test", test, "--sampler",
+                            "sgld", "--set", "h=0.0005", "--batch", "20",
+                            "--passes", "200", "--thin", "10", "--seed", "4",
+                            "--quiet"};
+    const char *args_a[32] = {"sample", model}, *args_b[32] = {"sample",
+                                                              "--model",
+                                                              "logistic"};
+    size_t na = 2, nb = 3;
+    for (size_t k = 0; k < sizeof common / sizeof common[0]; k++) {
+        args_a[na++] = common[k];
+        args_b[nb++] = common[k];
+    }
+    args_a[na++] = "--out";
+    args_a[na++] = a;
+    args_a[na] = NULL;
+    args_b[nb++] = "--out";
+    args_b[nb++] = b;
+    args_b[nb] = NULL;
+    result r = run(args_a);
+    assert_int_equal(r.status, 0);
+    result_free(&r);
+    r = run(args_b);
+    assert_int_equal(r.status, 0);
+    result_free(&r);
+    char ma[4300], mb[4300];
+    snprintf(ma, sizeof ma, "%s_metrics", a);
+    snprintf(mb, sizeof mb, "%s_metrics", b);
+    char *ta = slurp(ma), *tb = slurp(mb);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    /* The last rows: passes,seconds,iteration,draws,lpd,accuracy. */
+    const char *la = strrchr(ta, '\n'), *lb = strrchr(tb, '\n');
+    while (la > ta && la[-1] != '\n')
+        la--;
+    while (lb > tb && lb[-1] != '\n')
+        lb--;
+    double va[6], vb[6];
+    assert_int_equal(sscanf(la, "%lf,%lf,%lf,%lf,%lf,%lf", &va[0], &va[1],
+                            &va[2], &va[3], &va[4], &va[5]), 6);
+    assert_int_equal(sscanf(lb, "%lf,%lf,%lf,%lf,%lf,%lf", &vb[0], &vb[1],
+                            &vb[2], &vb[3], &vb[4], &vb[5]), 6);
+    assert_true(va[3] == vb[3] && va[3] == 200);
+    assert_true(fabs(va[4] - vb[4]) < 1e-9 * fabs(vb[4]));
+    assert_true(va[5] == vb[5]);
+    free(ta);
+    free(tb);
+    const char *files[] = {a, b, ma, mb};
+    for (int k = 0; k < 4; k++)
+        unlink(files[k]);
+    /* A test file that does not fit the rows schema. */
+    char *bad = th_write_text("y,x.1,x.2\n1,1,0\n", ".csv");
+    expect((const char *[]){"sample", model, "--data", train, "--test", bad,
+                            "--sampler", "sgld", "--iter", "5", NULL},
+           2, "--test");
+    unlink(bad);
+    free(bad);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -926,6 +1001,7 @@ int main(void)
         cmocka_unit_test(test_run_then_summary),
         cmocka_unit_test(test_init_and_test_options),
         cmocka_unit_test(test_langevin),
+        cmocka_unit_test(test_lang_heldout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -171,7 +171,8 @@ static void expect_refusal(const char *text, const char *needle)
     drift_registry *reg = th_registry();
     drift_problem p;
     const char *data[] = {path, NULL};
-    drift_problem_spec spec = {"logistic", data, NULL, 0};
+    drift_problem_spec spec = {.model = "logistic", .data = data,
+                               .model_set = NULL, .n_model_set = 0};
     drift_err e = {{0}};
     assert_int_not_equal(drift_problem_open(&p, reg, &spec, &e), 0);
     if (!strstr(e.msg, needle))

@@ -402,7 +402,8 @@ static void test_lazy_label_check(void **state)
     drift_registry *reg = th_registry();
     drift_problem p;
     const char *data[] = {csv, NULL};
-    drift_problem_spec spec = {"logistic", data, NULL, 0};
+    drift_problem_spec spec = {.model = "logistic", .data = data,
+                               .model_set = NULL, .n_model_set = 0};
     assert_int_not_equal(drift_problem_open(&p, reg, &spec, &e), 0);
     assert_non_null(strstr(e.msg, ":125: error: column 'y'"));
     drift_problem_close(&p);

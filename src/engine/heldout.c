@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "heldout.h"
+#include "lang_model.h"
 #include "output.h"
 #include "util.h"
 
@@ -24,12 +25,51 @@ void drift_heldout_set_close(drift_heldout_set *s)
     memset(s, 0, sizeof *s);
 }
 
+/* A .drift model over the test rows: the training run's data files with
+ * the one that gave the rows replaced by path (the data block's values
+ * and --data-set stay as they were). */
+static int open_lang_test(drift_heldout_set *s, const drift_problem *train,
+                          const char *path, drift_err *e)
+{
+    const char *rows_src = train->rows_view ? train->rows_view->source : NULL;
+    if (!rows_src)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--test %s: the model's rows did not come from "
+                             "a rows file (CSV, LIBSVM or row store), so "
+                             "there is no file for the test rows to replace",
+                             path);
+    size_t n = 0;
+    for (const char *const *d = train->lang_data; d && *d; d++)
+        n++;
+    const char **files = drift_calloc(n + 2, sizeof *files);
+    if (!files)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    size_t k = 0;
+    for (size_t j = 0; j < n; j++)
+        if (strcmp(train->lang_data[j], rows_src) != 0)
+            files[k++] = train->lang_data[j];
+    files[k++] = path;
+    files[k] = NULL;
+    drift_lang_spec ls = {.path = train->lang_path,
+                          .data = files,
+                          .data_set = train->lang_data_set,
+                          .n_data_set = train->lang_n_data_set};
+    int rc = drift_lang_open(&ls, &s->model, e);
+    drift_free(files);
+    if (rc) {
+        drift_err_prefix(e, "--test %s", path);
+        return rc;
+    }
+    s->have_model = 1;
+    return drift_model_check(&s->model, train->lang_path, e);
+}
+
 int drift_heldout_set_open(drift_heldout_set *s, const drift_problem *train,
                            const char *path, drift_err *e)
 {
     memset(s, 0, sizeof *s);
     const drift_model *tm = &train->model;
-    if (!train->entry || !train->have_model)
+    if (!train->have_model || (!train->entry && !train->lang_path))
         return drift_err_set(e, DRIFT_EINVAL, "--test: no training model");
     if (tm->n_rows == 0)
         return drift_err_set(e, DRIFT_EINVAL,
@@ -38,19 +78,27 @@ int drift_heldout_set_open(drift_heldout_set *s, const drift_problem *train,
                              path);
     if (!(s->path = drift_strdup(path)))
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
-    int rc = drift_table_read_csv(path, &s->table, e);
-    if (rc)
-        return rc;
-    const drift_model_plugin *mp = train->entry->m;
-    if ((rc = mp->create(&s->table->view, train->options, &s->model, e))) {
-        if (!e->msg[0])
-            drift_err_set(e, rc, "model %s could not be built", mp->name);
-        drift_err_prefix(e, "--test %s", path);
-        return rc;
+    int rc;
+    const char *name;
+    if (train->lang_path) {
+        name = train->lang_path;
+        if ((rc = open_lang_test(s, train, path, e)))
+            return rc;
+    } else {
+        if ((rc = drift_table_open(path, &s->table, e)))
+            return rc;
+        const drift_model_plugin *mp = train->entry->m;
+        name = mp->name;
+        if ((rc = mp->create(&s->table->view, train->options, &s->model, e))) {
+            if (!e->msg[0])
+                drift_err_set(e, rc, "model %s could not be built", mp->name);
+            drift_err_prefix(e, "--test %s", path);
+            return rc;
+        }
+        s->have_model = 1;
+        if ((rc = drift_model_check(&s->model, train->entry->path, e)))
+            return rc;
     }
-    s->have_model = 1;
-    if ((rc = drift_model_check(&s->model, train->entry->path, e)))
-        return rc;
     const drift_model *m = &s->model;
     if (m->n_rows == 0)
         return drift_err_set(e, DRIFT_EDATA, "--test %s: the file has no rows",
@@ -61,7 +109,7 @@ int drift_heldout_set_open(drift_heldout_set *s, const drift_problem *train,
                              "parameters, over the training data %zu: the "
                              "test rows must not change the parameters "
                              "(e.g. a larger user index)",
-                             path, mp->name, m->dim, tm->dim);
+                             path, name, m->dim, tm->dim);
     for (size_t k = 0; k < m->n_out; k++)
         if (strcmp(m->out_names[k], tm->out_names[k]))
             return drift_err_set(e, DRIFT_EDATA,

@@ -94,6 +94,10 @@ static int open_lang(drift_problem *p, const drift_problem_spec *spec,
     if ((rc = drift_model_check(&p->model, spec->model, e)))
         return rc;
     p->rows_view = drift_lang_rows_view(&p->model);
+    p->lang_path = spec->model;
+    p->lang_data = spec->data;
+    p->lang_data_set = spec->data_set;
+    p->lang_n_data_set = spec->n_data_set;
     char files[1024] = "";
     size_t used = 0;
     for (const char *const *d = spec->data; d && *d; d++) {

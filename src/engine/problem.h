@@ -36,6 +36,13 @@ typedef struct drift_problem {
     char *header[16];             /* "key = value" lines for output files */
     size_t n_header;
     const drift_data *rows_view;  /* a .drift model's main rows table */
+    /* A .drift model: what it was opened from (borrowed from the spec,
+     * which must outlive the problem), so that --test can open the same
+     * model over other rows. */
+    const char *lang_path;
+    const char *const *lang_data;
+    char *const *lang_data_set;
+    size_t lang_n_data_set;
 } drift_problem;
 
 /* Opens spec's model over its data.  reg must have been scanned.  On
