@@ -461,6 +461,56 @@ static void test_convert_from_pipe(void **state)
     }
 }
 
+/* A rows schema keeps exactly its variables' columns and checks its int
+ * variables; what does not fit is refused before anything is written. */
+static void test_schema_convert(void **state)
+{
+    (void)state;
+    char *csv = th_write_text("z,y,x.2,x.1,x.10,extra,xx.1\n"
+                              "5,1,0.5,1,3,9,7\n6,0,0.25,1,4,9,7\n",
+                              ".csv");
+    char *out = tmp_path(".drs");
+    drift_schema_var vars[] = {{"x", 0}, {"y", 1}};
+    drift_err e;
+    uint64_t rows;
+    assert_int_equal(drift_rowstore_convert_schema(csv, out, vars, 2, &rows,
+                                                   &e), 0);
+    assert_int_equal(rows, 2);
+    drift_table *t;
+    assert_int_equal(drift_table_open(out, &t, &e), 0);
+    assert_int_equal(t->view.n_cols, 4);
+    const char *want[] = {"x.2", "x.1", "x.10", "y"};
+    for (int k = 0; k < 4; k++)
+        assert_string_equal(t->view.col_names[k], want[k]);
+    assert_true(t->view.values[4 + 2] == 4.0 && t->view.values[4 + 3] == 0.0);
+    drift_table_free(t);
+    unlink(out);
+    /* An int variable holding a fraction, and a variable with no column. */
+    drift_schema_var ints[] = {{"x", 1}};
+    assert_int_not_equal(drift_rowstore_convert_schema(csv, out, ints, 1, NULL,
+                                                       &e), 0);
+    assert_non_null(strstr(e.msg, ":2: error: column 'x.2' holds 0.5"));
+    assert_int_not_equal(access(out, F_OK), 0);
+    drift_schema_var missing[] = {{"w", 0}};
+    assert_int_not_equal(drift_rowstore_convert_schema(csv, out, missing, 1,
+                                                       NULL, &e), 0);
+    assert_non_null(strstr(e.msg, "no column for rows variable 'w'"));
+    unlink(csv);
+    free(csv);
+    /* LIBSVM rows are y and x only. */
+    char *svm = th_write_text("1 1:2\n", ".libsvm");
+    drift_schema_var bad[] = {{"label", 0}};
+    assert_int_not_equal(drift_rowstore_convert_schema(svm, out, bad, 1, NULL,
+                                                       &e), 0);
+    assert_non_null(strstr(e.msg, "not 'label'"));
+    assert_int_equal(drift_rowstore_convert_schema(svm, out, vars, 2, NULL, &e),
+                     0);
+    unlink(svm);
+    unlink(out);
+    free(svm);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -472,6 +522,7 @@ int main(void)
         cmocka_unit_test(test_convert_errors),
         cmocka_unit_test(test_lazy_label_check),
         cmocka_unit_test(test_convert_from_pipe),
+        cmocka_unit_test(test_schema_convert),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

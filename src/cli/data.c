@@ -7,23 +7,80 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ast.h"
 #include "cli.h"
+#include "diag.h"
+#include "parse.h"
 #include "rowstore.h"
 #include "util.h"
 
-enum { O_COLUMNS, O_HELP };
+enum { O_COLUMNS, O_SCHEMA, O_HELP };
 
 static const cli_opt convert_opts[] = {
     [O_COLUMNS] = {"--columns", 1,
                    "A,B,...  keep only these CSV columns, in this order"},
+    [O_SCHEMA] = {"--rows-schema", 1,
+                  "MODEL.drift  keep only the columns of the model's rows "
+                  "block, checking its int variables"},
     [O_HELP] = {"--help", 0, "show this help"},
 };
 
 typedef struct convert_args {
     const char *pos[3];
     int n_pos, help;
-    const char *columns;
+    const char *columns, *schema;
 } convert_args;
+
+/* The rows variables of a model file (parsed only: sizes bind from the
+ * data when it is sampled).  Syntax errors are reported with caret on
+ * standard error.  Returns the count, or -1. */
+static long rows_schema(const char *path, drift_schema_var **out)
+{
+    drift_err e = {{0}};
+    drift_source *src;
+    *out = NULL;
+    if (drift_source_read(path, &src, &e)) {
+        fprintf(stderr, "drift data convert: --rows-schema %s\n", e.msg);
+        return -1;
+    }
+    drift_diag d;
+    drift_diag_init(&d, stderr);
+    drift_program *p = drift_parse(src, &d);
+    long n = -1;
+    if (p && d.n_errors == 0) {
+        n = 0;
+        for (drift_block *b = p->blocks; b; b = b->next)
+            if (b->kind == DRIFT_BLOCK_ROWS)
+                for (drift_decl *dc = b->decls; dc; dc = dc->next)
+                    n++;
+        drift_schema_var *v = calloc(n ? (size_t)n : 1, sizeof *v);
+        if (!v) {
+            n = -1;
+        } else {
+            long k = 0;
+            for (drift_block *b = p->blocks; b; b = b->next)
+                if (b->kind == DRIFT_BLOCK_ROWS)
+                    for (drift_decl *dc = b->decls; dc; dc = dc->next) {
+                        v[k].name = strdup(dc->name);
+                        v[k].is_int = dc->type && dc->type->kind == DRIFT_T_INT;
+                        if (!v[k++].name)
+                            n = -1;
+                    }
+            *out = v;
+        }
+        if (n == 0)
+            fprintf(stderr, "drift data convert: --rows-schema %s: the model "
+                            "has no rows block, so no column would be kept\n",
+                    path);
+    } else if (d.n_errors) {
+        fprintf(stderr, "drift data convert: --rows-schema %s: %zu error%s, "
+                        "reported above\n",
+                path, d.n_errors, d.n_errors == 1 ? "" : "s");
+    }
+    drift_program_free(p);
+    drift_source_free(src);
+    return n > 0 ? n : -1;
+}
 
 static int on_convert(void *user, int idx, const char *v)
 {
@@ -41,6 +98,7 @@ static int on_convert(void *user, int idx, const char *v)
         a->pos[a->n_pos++] = v;
         return 0;
     case O_COLUMNS: a->columns = v; return 0;
+    case O_SCHEMA: a->schema = v; return 0;
     }
     return 0;
 }
@@ -49,12 +107,13 @@ static int cmd_convert(int argc, char **argv)
 {
     convert_args a;
     memset(&a, 0, sizeof a);
-    int rc = cli_parse("data convert", convert_opts, 2, argc, argv,
+    int rc = cli_parse("data convert", convert_opts, 3, argc, argv,
                        on_convert, &a);
     if (rc)
         return rc;
     if (a.help) {
-        cli_usage("drift data convert IN OUT [--columns A,B,...]",
+        cli_usage("drift data convert IN OUT [--columns A,B,... | "
+                  "--rows-schema MODEL.drift]",
                   "Converts a CSV or LIBSVM file (.libsvm, .svm, .svmlight) "
                   "into drift's binary row\nstore, which runs memory-map "
                   "instead of loading.  Reads the input as a stream\n(memory "
@@ -68,8 +127,17 @@ static int cmd_convert(int argc, char **argv)
                         "'drift data convert --help'\n");
         return EXIT_USAGE;
     }
+    if (a.columns && a.schema) {
+        fprintf(stderr, "drift data convert: give --columns or "
+                        "--rows-schema, not both\n");
+        return EXIT_USAGE;
+    }
     char *buf = NULL;
     const char **keep = NULL;
+    drift_schema_var *vars = NULL;
+    long n_vars = 0;
+    if (a.schema && (n_vars = rows_schema(a.schema, &vars)) < 0)
+        return EXIT_USAGE;
     if (a.columns) {
         buf = strdup(a.columns);
         size_t n = 1;
@@ -97,9 +165,16 @@ static int cmd_convert(int argc, char **argv)
     drift_err e;
     uint64_t rows = 0;
     double t0 = drift_now();
-    rc = drift_rowstore_convert(a.pos[0], a.pos[1], keep, &rows, &e);
+    if (vars)
+        rc = drift_rowstore_convert_schema(a.pos[0], a.pos[1], vars,
+                                           (size_t)n_vars, &rows, &e);
+    else
+        rc = drift_rowstore_convert(a.pos[0], a.pos[1], keep, &rows, &e);
     free(buf);
     free(keep);
+    for (long k = 0; k < n_vars; k++)
+        free((char *)vars[k].name);
+    free(vars);
     if (rc) {
         fprintf(stderr, "drift data convert: %s\n", e.msg);
         return rc == DRIFT_EIO || rc == DRIFT_ENOMEM ? EXIT_RUN_FAILED
@@ -163,7 +238,8 @@ int cmd_data(int argc, char **argv)
     FILE *f = argc >= 1 && (!strcmp(argv[0], "--help") || !strcmp(argv[0], "-h"))
                   ? stdout
                   : stderr;
-    fprintf(f, "usage: drift data convert IN OUT [--columns A,B,...]\n"
+    fprintf(f, "usage: drift data convert IN OUT [--columns A,B,... | "
+               "--rows-schema MODEL.drift]\n"
                "       drift data info FILE\n\n"
                "convert  CSV or LIBSVM to a binary row store (streaming, "
                "atomic)\n"

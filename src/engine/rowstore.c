@@ -258,15 +258,69 @@ static int tmp_commit(tmpout *t, const char *out, drift_err *e)
     return DRIFT_OK;
 }
 
+/* Whether header column col belongs to rows variable name: col is name
+ * itself or name followed by ".<digit>...". */
+static int column_of(const char *col, const char *name)
+{
+    size_t n = strlen(name);
+    if (strncmp(col, name, n) != 0)
+        return 0;
+    return col[n] == '\0' || (col[n] == '.' && col[n + 1] >= '0' &&
+                              col[n + 1] <= '9');
+}
+
+/* The columns a schema keeps, in schema order (header order within a
+ * variable), and which must hold integers.  *keep is NULL-terminated. */
+static int schema_columns(const drift_csv *c, const char *in,
+                          const drift_schema_var *vars, size_t n_vars,
+                          const char ***keep, unsigned char **want_int,
+                          drift_err *e)
+{
+    *keep = drift_calloc(c->n_cols + 1, sizeof **keep);
+    *want_int = drift_calloc(c->n_cols + 1, 1);
+    if (!*keep || !*want_int)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    size_t nk = 0;
+    for (size_t v = 0; v < n_vars; v++) {
+        size_t found = 0;
+        for (size_t j = 0; j < c->n_cols; j++)
+            if (column_of(c->names[j], vars[v].name)) {
+                (*want_int)[nk] = (unsigned char)vars[v].is_int;
+                (*keep)[nk++] = c->names[j];
+                found++;
+            }
+        if (!found)
+            return drift_err_set(e, DRIFT_EDATA,
+                                 "%s:%zu: error: no column for rows variable "
+                                 "'%s' (expected a column '%s', or '%s.1', "
+                                 "'%s.2', ...)",
+                                 in, c->header_line, vars[v].name,
+                                 vars[v].name, vars[v].name, vars[v].name);
+    }
+    return DRIFT_OK;
+}
+
 static int convert_csv(const char *in, const char *out,
-                       const char *const *keep, uint64_t *rows_out,
-                       drift_err *e)
+                       const char *const *keep, const drift_schema_var *vars,
+                       size_t n_vars, uint64_t *rows_out, drift_err *e)
 {
     drift_csv c;
     int rc = drift_csv_open(&c, in, 1, e);
     if (rc) {
         drift_csv_close(&c);
         return rc;
+    }
+    const char **schema_keep = NULL;
+    unsigned char *want_int = NULL;
+    if (vars) {
+        if ((rc = schema_columns(&c, in, vars, n_vars, &schema_keep,
+                                 &want_int, e))) {
+            drift_free(schema_keep);
+            drift_free(want_int);
+            drift_csv_close(&c);
+            return rc;
+        }
+        keep = schema_keep;
     }
     /* The columns kept, in output order. */
     size_t nk = 0;
@@ -318,8 +372,18 @@ static int convert_csv(const char *in, const char *out,
     while ((got = drift_csv_next(&c, row, e)) > 0) {
         for (size_t k = 0; k < n_out; k++) {
             orow[k] = row[pick[k]];
-            if (types[k] && orow[k] != floor(orow[k]))
+            if (types[k] && orow[k] != floor(orow[k])) {
                 types[k] = 0;
+                if (want_int && want_int[k]) {
+                    rc = drift_err_set(e, DRIFT_EDATA,
+                                       "%s:%zu: error: column '%s' holds "
+                                       "%.10g, but the rows schema declares "
+                                       "it an int",
+                                       in, drift_csv_line(&c), names[k],
+                                       orow[k]);
+                    goto done;
+                }
+            }
         }
         section_put(&s, orow, n_out * sizeof *orow);
         n++;
@@ -363,6 +427,8 @@ done:
     tmp_abort(&t);
     section_free(&s);
     drift_free(hdr);
+    drift_free(schema_keep);
+    drift_free(want_int);
     drift_free(pick);
     drift_free(types);
     drift_free(names);
@@ -493,7 +559,27 @@ int drift_rowstore_convert(const char *in, const char *out,
                                  in);
         return convert_libsvm(in, out, rows, e);
     }
-    return convert_csv(in, out, keep, rows, e);
+    return convert_csv(in, out, keep, NULL, 0, rows, e);
+}
+
+int drift_rowstore_convert_schema(const char *in, const char *out,
+                                  const drift_schema_var *vars, size_t n,
+                                  uint64_t *rows, drift_err *e)
+{
+    if (drift_rowstore_sniff(in))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "%s: is already a drift row store", in);
+    if (drift_libsvm_path(in)) {
+        for (size_t k = 0; k < n; k++)
+            if (strcmp(vars[k].name, "y") && strcmp(vars[k].name, "x"))
+                return drift_err_set(e, DRIFT_EDATA,
+                                     "%s: a LIBSVM file holds rows variables "
+                                     "y (the label) and x (sparse "
+                                     "features), not '%s'",
+                                     in, vars[k].name);
+        return convert_libsvm(in, out, rows, e);
+    }
+    return convert_csv(in, out, NULL, vars, n, rows, e);
 }
 
 /* ---- reading ------------------------------------------------------------ */

@@ -58,6 +58,22 @@ int drift_rowstore_convert(const char *in, const char *out,
                            const char *const *keep, uint64_t *rows,
                            drift_err *e);
 
+/* A rows schema for conversion: the rows variables a model reads, so that
+ * only their columns are kept (a variable x takes the column x, or the
+ * columns x.1, x.2, ..., x.i.j of its vector, matrix or array elements)
+ * and integer variables are checked to hold integers. */
+typedef struct drift_schema_var {
+    const char *name;
+    int is_int;
+} drift_schema_var;
+
+/* drift_rowstore_convert with the kept columns given by a schema (n vars)
+ * instead of by name.  For a LIBSVM input, the variables must be among
+ * y (the label) and x (the sparse features). */
+int drift_rowstore_convert_schema(const char *in, const char *out,
+                                  const drift_schema_var *vars, size_t n,
+                                  uint64_t *rows, drift_err *e);
+
 /* Prints the header of path in human-readable form. */
 int drift_rowstore_info(const char *path, FILE *f, drift_err *e);
 
