@@ -185,7 +185,8 @@ typedef struct full_part {
     void *ws;
     const double *theta;
     size_t first, n, d;
-    double *grad, *tmp;     /* d each; grad NULL when only l is wanted */
+    double *grad, *tmp;     /* d each */
+    int want_grad;          /* 0: only the sum of l_i is wanted */
     double ll;
     int rc;
     drift_err err;
@@ -202,17 +203,17 @@ static void *full_part_run(void *arg)
         size_t k = p->n - done < FULL_CHUNK ? p->n - done : FULL_CHUNK;
         drift_rows b = {NULL, p->first + done, k};
         double part = 0;
-        double *out = p->grad ? (done == 0 ? p->grad : p->tmp) : NULL;
+        double *out = p->want_grad ? (done == 0 ? p->grad : p->tmp) : NULL;
         p->rc = p->m->log_lik(p->m->self, p->ws, p->theta, &b, NULL, &part,
                               out, NULL, &p->err);
         if (p->rc)
             return NULL;
         p->ll += part;
-        if (p->grad && done > 0)
+        if (p->want_grad && done > 0)
             for (size_t j = 0; j < p->d; j++)
                 p->grad[j] += p->tmp[j];
     }
-    if (p->grad && p->n == 0)
+    if (p->want_grad && p->n == 0)
         memset(p->grad, 0, p->d * sizeof *p->grad);
     return NULL;
 }
@@ -276,10 +277,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
         p->d = c->d;
         p->first = t * per;
         p->n = t + 1 == T ? c->N - p->first : per;
-        if (!grad)
-            p->grad = NULL;
-        else if (!p->grad)
-            return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+        p->want_grad = grad != NULL;
         if (pthread_create(&tid[t], NULL, full_part_run, p) == 0)
             live[t] = 1;
         else
@@ -297,7 +295,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
         if (p->rc)
             return model_error(c, p->rc, &p->err);
         *ll += p->ll;
-        if (grad)
+        if (p->want_grad)
             for (size_t j = 0; j < c->d; j++)
                 grad[j] += p->grad[j];
     }
