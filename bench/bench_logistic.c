@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "chain.h"
 #include "hparam.h"
 #include "plugin.h"
@@ -175,6 +177,8 @@ static double drift_sgld_pass(void *arg)
 
 int main(void)
 {
+    /* As drift_run does: BLAS on one thread, parallelism is drift's. */
+    openblas_set_num_threads(1);
     make_data();
     drift_data view = {.struct_size = (uint32_t)sizeof(drift_data),
                        .n_rows = N, .n_cols = COLS, .col_names = names,
