@@ -17,6 +17,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <cblas.h>
+
 #include "chain.h"
 #include "lang_model.h"
 #include "plugin.h"
@@ -144,8 +146,10 @@ static void bench_logistic(drift_registry *reg, const drift_sampler *sgld)
 {
     const char *names[COLS];
     double *data = make_logistic(names);
-    drift_data view = {(uint32_t)sizeof(drift_data), 0, N, COLS, names, data,
-                       COLS, "synthetic", 0};
+    drift_data view = {.struct_size = (uint32_t)sizeof(drift_data),
+                       .n_rows = N, .n_cols = COLS, .col_names = names,
+                       .values = data, .row_stride = COLS,
+                       .source = "synthetic"};
     const drift_model_entry *me;
     drift_err e;
     if (drift_registry_model(reg, "logistic", &me, &e))
@@ -253,9 +257,11 @@ static void bench_nn(void)
         snprintf(b, sizeof b, "x.%zu", j + 1);
         names[1 + j] = strdup(b);
     }
-    drift_data view = {(uint32_t)sizeof(drift_data), 0, NN_N, cols,
-                       (const char *const *)names, data, cols, "synthetic",
-                       0};
+    drift_data view = {.struct_size = (uint32_t)sizeof(drift_data),
+                       .n_rows = NN_N, .n_cols = cols,
+                       .col_names = (const char *const *)names,
+                       .values = data, .row_stride = cols,
+                       .source = "synthetic"};
     char h[] = "H=100", k[] = "K=10";
     char *sets[] = {h, k};
     drift_model m;
@@ -321,6 +327,9 @@ static void bench_nn(void)
 
 int main(void)
 {
+    /* As drift_run does: BLAS on one thread (the network's products are
+     * timed on one core, like everything else here). */
+    openblas_set_num_threads(1);
     drift_registry *reg = drift_registry_new();
     drift_err e;
     const drift_sampler_entry *se;

@@ -107,8 +107,10 @@ int main(int argc, char **argv)
     make_data();
     static const char *names[] = {"y"};
     drift_sparse sp = {"x", D, row_ptr, idx, val, N * NNZ};
-    drift_data view = {(uint32_t)sizeof(drift_data), 0, N, 1, names, y, 1,
-                       "synthetic", 0, 1, &sp};
+    drift_data view = {.struct_size = (uint32_t)sizeof(drift_data),
+                       .n_rows = N, .n_cols = 1, .col_names = names,
+                       .values = y, .row_stride = 1, .source = "synthetic",
+                       .n_sparse = 1, .sparse = &sp};
     drift_registry *reg = drift_registry_new();
     drift_err e;
     const drift_model_entry *me;
