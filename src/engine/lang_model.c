@@ -294,6 +294,12 @@ const drift_data *drift_lang_rows_view(const drift_model *m)
     return lm && lm->ld && lm->ld->primary ? &lm->ld->primary->view : NULL;
 }
 
+const drift_table *drift_lang_rows_table(const drift_model *m)
+{
+    const lang_model *lm = m->self;
+    return lm && lm->ld ? lm->ld->primary : NULL;
+}
+
 static void print_type(FILE *f, const drift_sym *s, int sizes_known)
 {
     drift_type t = s->type;
@@ -362,7 +368,15 @@ void drift_lang_describe(const drift_model *mm, FILE *f)
             fprintf(f, "int (a size, bound from the data)");
         else
             print_type(f, sym, known);
-        if (sym->kind == DRIFT_SYM_ROWS)
+        const drift_sparse *sp = sym->kind == DRIFT_SYM_ROWS && known
+                                     ? m->ld->sd[sym->id].rb.sp
+                                     : NULL;
+        if (sp)
+            fprintf(f, "   (one per row, sparse: %llu non-zeros, %.1f per "
+                       "row)",
+                    (unsigned long long)sp->nnz,
+                    g->N ? (double)sp->nnz / (double)g->N : 0.0);
+        else if (sym->kind == DRIFT_SYM_ROWS)
             fprintf(f, "   (one per row)");
         if (known && (sym->kind == DRIFT_SYM_SIZE ||
                       (sym->type.kind == DRIFT_T_INT && !sym->type.n_arr &&

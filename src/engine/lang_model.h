@@ -40,6 +40,13 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
  * come from drift_lang_open. */
 const drift_data *drift_lang_rows_view(const drift_model *m);
 
+struct drift_table;
+
+/* The same table itself (a memory-mapped row store, for instance, whose
+ * reading the caller may advise and read ahead: see drift_table_advise
+ * and chain.h's data_mapped), or NULL.  Owned by the model. */
+const struct drift_table *drift_lang_rows_table(const drift_model *m);
+
 /* Prints what drift check shows: parameters with shapes and constraints,
  * the data's sizes and rows, and the graph's size and form. */
 void drift_lang_describe(const drift_model *m, FILE *out);
