@@ -932,7 +932,7 @@ static void check_supports(builder *b, drift_ad_ws *ws)
             batched |= g->nodes[targets[t]].batched;
             lazy |= mapped[targets[t]];
         }
-        if (lazy)
+        if (lazy && !b->ld->check_mapped)
             continue;
         size_t N = batched ? g->N : 1, m = d->op == DRIFT_G_DIST ? d->m : 1;
         for (size_t first = 0; first < N; first += CHECK_CHUNK) {

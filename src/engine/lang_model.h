@@ -23,6 +23,12 @@ typedef struct drift_lang_spec {
                                        CSV files (borrowed: they must
                                        outlive the model; may be NULL) */
     size_t n_tables;
+    int check_every_row;            /* check outcome supports of rows in a
+                                       memory-mapped row store too (a pass
+                                       over the file before anything else;
+                                       drift check asks for it).  Otherwise
+                                       such rows are checked as they are
+                                       evaluated. */
 } drift_lang_spec;
 
 /* Whether a --model argument or positional argument names a model file

@@ -789,6 +789,36 @@ static int sparse_mismatch(sizer *z, drift_sym *s, const drift_dsource *src)
     return 0;
 }
 
+/* A sparse_vector no source gives (its size is then unknown too): says
+ * which sparse rows the data have instead. */
+static void missing_sparse(sizer *z, drift_sym *s)
+{
+    char have[300] = "";
+    size_t used = 0;
+    for (size_t j = 0; j < z->ld->n_src; j++) {
+        const drift_dsource *src = &z->ld->src[j];
+        if (src->kind != DRIFT_DS_TABLE || !src->table ||
+            src->table->view.struct_size < sizeof(drift_data))
+            continue;
+        for (size_t k = 0; k < src->table->view.n_sparse && used < 200; k++) {
+            int w = snprintf(have + used, sizeof have - used,
+                             "%s'%s' in %s", used ? ", " : "",
+                             src->table->view.sparse[k].name, src->path);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    char ty[128];
+    drift_type_format(&s->type, ty, sizeof ty);
+    drift_diag_error(z->d, z->p->src, s->loc,
+                     "rows variable '%s : %s' is in no data file: expected "
+                     "sparse rows named '%s' (a LIBSVM file's features are "
+                     "'x', its labels 'y'; or a row store converted from "
+                     "one)%s%s",
+                     s->name, ty, s->name, used ? "; the data have " : "",
+                     have);
+    z->errors++;
+}
+
 /* The size of a sparse_vector: at least the data's dimension (one more
  * than the largest feature index), bound to it when nothing else gives
  * it; larger is allowed (a held-out file need not use the last
@@ -1017,6 +1047,7 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
         drift_sym *s = p->syms[k];
         if (s->kind != DRIFT_SYM_ROWS || s->decl->type->kind != DRIFT_T_SPARSE)
             continue;
+        const drift_dsource *given = NULL;
         for (size_t j = 0; j < ld->n_src; j++) {
             const drift_dsource *src = &ld->src[j];
             const drift_sparse *sp = src->kind == DRIFT_DS_TABLE
@@ -1024,7 +1055,13 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
                                          : NULL;
             if (sp)
                 infer_sparse(&z, s, src, sp);
+            if (sp || (src->kind == DRIFT_DS_TABLE &&
+                       table_has(src->table, s->name)) ||
+                (src->kind != DRIFT_DS_TABLE && find_value(src, s->name)))
+                given = src;
         }
+        if (!given && !placeholder)
+            missing_sparse(&z, s);
     }
 
     /* Whatever is left is given nowhere (unless an error above already

@@ -79,6 +79,9 @@ typedef struct drift_langdata {
     const drift_table *primary;     /* the table the rows mostly come
                                        from, for prefetching and read-ahead
                                        (may be NULL) */
+    int check_mapped;               /* the graph checks outcomes read from
+                                       a mapped row store over every row
+                                       too (drift check) */
 } drift_langdata;
 
 /* Reads the data files (NULL-terminated; may be NULL) and the "name=value"
