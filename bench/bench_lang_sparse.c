@@ -208,7 +208,7 @@ int main(int argc, char **argv)
            "row: the .drift model (sparse_vector) against the C plugin "
            "(best of %d)\n", N, D, NNZ, REPS);
     static const size_t sb[] = {100, 1000};
-    static const double sfrac[] = {0.01, 0.05};
+    static const double sfrac[] = {0.02, 0.2}; /* 200 steps each */
     for (int k = 0; k < 2; k++) {
         double passes = sfrac[k] * 1000000.0 / (double)N;
         passes = passes > 1 ? 1 : passes;
