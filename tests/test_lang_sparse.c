@@ -25,6 +25,7 @@
 #include "lang_model.h"
 #include "langdata.h"
 #include "langtest.h"
+#include "parse.h"
 #include "rng.h"
 #include "rowstore.h"
 #include "table.h"
