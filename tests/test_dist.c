@@ -240,6 +240,56 @@ static void test_rows_block(void **state)
     assert_int_equal(be, 2);
 }
 
+/* The shared-scale normal (a prior over a long vector: mu and sigma one
+ * per row) agrees with the element function, partials included, and
+ * finds the element at fault through the general loop. */
+static void test_rows_shared_normal(void **state)
+{
+    (void)state;
+    double y[8] = {0.1, -0.4, 1.2, 2.0, -1.1, 0.3, 5.0, -7.5};
+    double mu[2] = {0.2, -1.0}, sig[2] = {0.7, 3.0};
+    const double *in[3] = {y, mu, sig};
+    size_t ld[3] = {4, 1, 1}, st[3] = {1, 0, 0};
+    double out[2], p0[8], p1[8], p2[8];
+    double *part[3] = {p0, p1, p2};
+    size_t br = 9, be = 9;
+    assert_int_equal(drift_dist_rows(DRIFT_D_NORMAL, 2, 4, 3, in, ld, st, out,
+                                     part, &br, &be),
+                     0);
+    for (int r = 0; r < 2; r++) {
+        double s = 0;
+        for (int j = 0; j < 4; j++) {
+            double a[3] = {y[r * 4 + j], mu[r], sig[r]}, d[3];
+            s += drift_dist_lpdf(DRIFT_D_NORMAL, a, d);
+            assert_true(fabs(p0[r * 4 + j] - d[0]) < 1e-15);
+            assert_true(fabs(p1[r * 4 + j] - d[1]) < 1e-15);
+            assert_true(fabs(p2[r * 4 + j] - d[2]) < 1e-15);
+        }
+        assert_true(fabs(out[r] - s) < 1e-13 * fabs(s));
+    }
+    /* Only the outcome's partials asked for. */
+    double *only[3] = {p0, NULL, NULL};
+    memset(p1, 0, sizeof p1);
+    assert_int_equal(drift_dist_rows(DRIFT_D_NORMAL, 2, 4, 3, in, ld, st, out,
+                                     only, &br, &be),
+                     0);
+    for (int k = 0; k < 8; k++)
+        assert_true(p1[k] == 0);
+    sig[1] = 0;
+    assert_int_not_equal(drift_dist_rows(DRIFT_D_NORMAL, 2, 4, 3, in, ld, st,
+                                         out, NULL, &br, &be),
+                         0);
+    assert_int_equal(br, 1);
+    assert_int_equal(be, 0);
+    sig[1] = 3.0;
+    y[6] = NAN;
+    assert_int_not_equal(drift_dist_rows(DRIFT_D_NORMAL, 2, 4, 3, in, ld, st,
+                                         out, part, &br, &be),
+                         0);
+    assert_int_equal(br, 1);
+    assert_int_equal(be, 2);
+}
+
 /* ---- through the language ------------------------------------------------------ */
 
 static double gen_cont(size_t i, size_t c, drift_rng *r)
@@ -391,6 +441,7 @@ int main(void)
         cmocka_unit_test(test_partials),
         cmocka_unit_test(test_domains),
         cmocka_unit_test(test_rows_block),
+        cmocka_unit_test(test_rows_shared_normal),
         cmocka_unit_test(test_through_language),
         cmocka_unit_test(test_language_values),
     };

@@ -319,6 +319,93 @@ static void test_type_errors(void **state)
            "      | ^\n");
 }
 
+/* sparse_vector (issue 9): where it may be declared, and that dot() is
+ * its only use, each misuse reported where it occurs with the allowed
+ * uses named. */
+static void test_sparse_types(void **state)
+{
+    (void)state;
+    parses("rows  { x : sparse_vector[D]  y : int }\n"
+           "param { w : vector[D]  b : real }\n"
+           "prior { w ~ normal(0, 1)  b ~ normal(0, 1) }\n"
+           "datum { y ~ bernoulli_logit(dot(x, w) + dot(exp(w), x) + b) }\n");
+    const char *head = "rows  { x : sparse_vector[D]  y : real }\n"
+                       "param { w : vector[D] }\n";
+    char text[512];
+    snprintf(text, sizeof text,
+             "%sdatum { y ~ normal(sum(x) + dot(x, x), 1)\n"
+             "        target += -x[1]\n"
+             "        h = x .* w\n"
+             "        x ~ normal(0, 1) }\n",
+             head);
+    golden(text,
+           "m.drift:3:24: error: 'x' is a sparse_vector[D]: a sparse_vector "
+           "can only be an argument of dot(), as dot(x, v) or dot(v, x) with "
+           "v a vector of the same length\n"
+           "    3 | datum { y ~ normal(sum(x) + dot(x, x), 1)\n"
+           "      |                        ^\n"
+           "m.drift:3:29: error: function 'dot' of two sparse_vectors is not "
+           "supported: one argument must be a dense vector (usually the "
+           "parameters), as in dot(x, w)\n"
+           "    3 | datum { y ~ normal(sum(x) + dot(x, x), 1)\n"
+           "      |                             ^~~~~~~~~\n"
+           "m.drift:4:20: error: 'x' is a sparse_vector[D]: a sparse_vector "
+           "can only be an argument of dot(), as dot(x, v) or dot(v, x) with "
+           "v a vector of the same length\n"
+           "    4 |         target += -x[1]\n"
+           "      |                    ^\n"
+           "m.drift:5:13: error: 'x' is a sparse_vector[D]: a sparse_vector "
+           "can only be an argument of dot(), as dot(x, v) or dot(v, x) with "
+           "v a vector of the same length\n"
+           "    5 |         h = x .* w\n"
+           "      |             ^\n"
+           "m.drift:6:9: error: 'x' is a sparse_vector[D]: a sparse_vector "
+           "can only be an argument of dot(), as dot(x, v) or dot(v, x) with "
+           "v a vector of the same length\n"
+           "    6 |         x ~ normal(0, 1) }\n"
+           "      |         ^\n");
+    golden("rows  { x : sparse_vector[4]  y : real }\n"
+           "param { w : vector[3] }\n"
+           "datum { y ~ normal(dot(w, x), 1) }\n",
+           "m.drift:3:20: error: function 'dot' needs two vectors of the same "
+           "length, given vector[3] and sparse_vector[4]\n"
+           "    3 | datum { y ~ normal(dot(w, x), 1) }\n"
+           "      |                    ^~~~~~~~~\n");
+    golden("data  { s : sparse_vector[3] }\n"
+           "rows  { x : array[2] sparse_vector[4]  z : sparse_vector<lower=0>[4] }\n"
+           "param { w : sparse_vector[4] }\n"
+           "prior { w ~ normal(0, 1) }\n",
+           "m.drift:1:13: error: 's' is declared sparse_vector in the data "
+           "block; a sparse_vector is a rows variable (one sparse row per "
+           "datum, e.g. LIBSVM features): declare it in the rows block, or "
+           "declare a vector\n"
+           "    1 | data  { s : sparse_vector[3] }\n"
+           "      |             ^~~~~~~~~~~~~~~~\n"
+           "m.drift:2:13: error: 'x': arrays of sparse_vector are not "
+           "supported; a rows variable holds one sparse_vector per datum\n"
+           "    2 | rows  { x : array[2] sparse_vector[4]  z : "
+           "sparse_vector<lower=0>[4] }\n"
+           "      |             ^~~~~~~~~~~~~~~~~~~~~~~~~\n"
+           "m.drift:2:58: error: 'z': a sparse_vector takes no bounds\n"
+           "    2 | rows  { x : array[2] sparse_vector[4]  z : "
+           "sparse_vector<lower=0>[4] }\n"
+           "      |                                                          "
+           "^~~~~~~\n"
+           "m.drift:3:13: error: 'w' is declared sparse_vector in the param "
+           "block; a sparse_vector is a rows variable (one sparse row per "
+           "datum, e.g. LIBSVM features): declare it in the rows block, or "
+           "declare a vector\n"
+           "    3 | param { w : sparse_vector[4] }\n"
+           "      |             ^~~~~~~~~~~~~~~~\n");
+    /* The keyword in the parser's list of types. */
+    golden("param { w : spars_vector[3] }\n",
+           "m.drift:1:13: error: expected a type (real, int, vector[n], "
+           "matrix[r, c], sparse_vector[n] or array[n] ...), found "
+           "'spars_vector'\n"
+           "    1 | param { w : spars_vector[3] }\n"
+           "      |             ^~~~~~~~~~~~\n");
+}
+
 static void test_depth_limit(void **state)
 {
     (void)state;
@@ -361,6 +448,7 @@ int main(void)
         cmocka_unit_test(test_scanner_errors),
         cmocka_unit_test(test_name_errors),
         cmocka_unit_test(test_type_errors),
+        cmocka_unit_test(test_sparse_types),
         cmocka_unit_test(test_depth_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

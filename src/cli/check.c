@@ -100,7 +100,8 @@ int cmd_check(int argc, char **argv)
                             .data_set = a.sets,
                             .n_data_set = a.n_sets,
                             .diag = stderr,
-                            .describe_only = 1};
+                            .describe_only = 1,
+                            .check_every_row = 1};
     drift_model m;
     drift_err e = {{0}};
     if (drift_lang_open(&spec, &m, &e)) {

@@ -44,6 +44,13 @@ static inline size_t row_id(const drift_ad_ctx *c, size_t r)
     return c->rows ? c->rows[r] : c->first + r;
 }
 
+/* The sparse rows of node n when it is a sparse_vector rows variable,
+ * else NULL. */
+static inline const drift_sparse *sparse_rows(const drift_gnode *n)
+{
+    return n->op == DRIFT_G_ROWVAR && n->rb ? n->rb->sp : NULL;
+}
+
 static int node_error(drift_ad_ctx *c, int id, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -214,13 +221,15 @@ static int fwd_dist(drift_ad_ctx *c, int id)
         a[k] = in[k][bad_r * ld[k] + bad_j * st[k]];
     char why[200];
     drift_dist_explain((drift_dist_id)n->fn, a, why, sizeof why);
-    char where[96] = "";
+    char where[200] = "", of[140] = "";
+    if (c->g->mapped_source)
+        snprintf(of, sizeof of, " of %.120s", c->g->mapped_source);
     if (n->batched && m > 1)
-        snprintf(where, sizeof where, " (data row %zu, element %zu)",
-                 row_id(c, bad_r) + 1, bad_j + 1);
+        snprintf(where, sizeof where, " (data row %zu%s, element %zu)",
+                 row_id(c, bad_r) + 1, of, bad_j + 1);
     else if (n->batched)
-        snprintf(where, sizeof where, " (data row %zu)",
-                 row_id(c, bad_r) + 1);
+        snprintf(where, sizeof where, " (data row %zu%s)",
+                 row_id(c, bad_r) + 1, of);
     else if (m > 1)
         snprintf(where, sizeof where, " (element %zu)", bad_j + 1);
     return node_error(c, id, "%s: %s%s", drift_dists[n->fn].name, why,
@@ -360,6 +369,23 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
     case DRIFT_G_DOT: {
         size_t k = n->k;
         const drift_gnode *na = NODE(c, a), *nb = NODE(c, b);
+        const drift_sparse *sp = sparse_rows(na) ? sparse_rows(na)
+                                                 : sparse_rows(nb);
+        if (sp) {
+            /* x_i . v over row i's non-zeros only. */
+            int dv = sparse_rows(na) ? b : a;
+            const double *v = c->val[dv];
+            size_t vl = c->vld[dv];
+            for (size_t r = 0; r < R; r++) {
+                size_t i = row_id(c, r);
+                const double *vr = v + r * vl;
+                double z = 0;
+                for (uint64_t j = sp->row_ptr[i]; j < sp->row_ptr[i + 1]; j++)
+                    z += sp->val[j] * vr[sp->idx[j]];
+                o[r * ol] = z;
+            }
+            return DRIFT_OK;
+        }
         if (!na->batched && !nb->batched)
             o[0] = cblas_ddot((int)k, c->val[a], 1, c->val[b], 1);
         else if (na->batched && !nb->batched && k > 0)
@@ -569,6 +595,23 @@ static void backward_node(drift_ad_ctx *c, int id)
     }
     case DRIFT_G_DOT: {
         size_t k = n->k;
+        const drift_sparse *sp = sparse_rows(na) ? sparse_rows(na)
+                                                 : sparse_rows(nb);
+        if (sp) {
+            /* Scatter g_r x_i into the dense operand's adjoint: O(non-
+             * zeros), one row's or the batch's sum alike. */
+            int x = sparse_rows(na) ? b : a;
+            if (!NODE(c, x)->param)
+                return;
+            for (size_t r = 0; r < RA; r++) {
+                size_t i = row_id(c, r);
+                double g = G[r * gl];
+                double *gx = c->adj[x] + r * c->ald[x];
+                for (uint64_t j = sp->row_ptr[i]; j < sp->row_ptr[i + 1]; j++)
+                    gx[sp->idx[j]] += g * sp->val[j];
+            }
+            return;
+        }
         for (int side = 0; side < 2; side++) {
             int x = side ? b : a, other = side ? a : b;
             const drift_gnode *nx = NODE(c, x), *no = NODE(c, other);
@@ -812,6 +855,24 @@ static void tangent_node(drift_ad_ctx *c, int id)
     }
     case DRIFT_G_DOT: {
         size_t k = n->k;
+        const drift_sparse *sp = sparse_rows(na) ? sparse_rows(na)
+                                                 : sparse_rows(nb);
+        if (sp) {
+            /* x_i . t over row i's non-zeros (t: the dense operand's
+             * tangent; the data have none). */
+            int x = sparse_rows(na) ? b : a;
+            const double *t = c->tan[x];
+            size_t tx = c->tld[x];
+            for (size_t r = 0; r < R; r++) {
+                size_t i = row_id(c, r);
+                const double *tr = t + r * tx;
+                double z = 0;
+                for (uint64_t j = sp->row_ptr[i]; j < sp->row_ptr[i + 1]; j++)
+                    z += sp->val[j] * tr[sp->idx[j]];
+                T[r * tl] = z;
+            }
+            return;
+        }
         int first = 1;
         for (int side = 0; side < 2; side++) {
             int x = side ? b : a, other = side ? a : b;
@@ -1027,6 +1088,12 @@ drift_ad_ws *drift_ad_ws_new(const drift_graph *g, size_t cap)
             ws->c.vld[id] = 0;
             continue;
         }
+        if (sparse_rows(n)) {
+            /* Read in place by DOT's sparse kernels: no batch x D buffer. */
+            ws->c.val[id] = NULL;
+            ws->c.vld[id] = 0;
+            continue;
+        }
         if (n->op != DRIFT_G_THETA) {
             ws->own_val[id] = alloc_doubles(rows * n->sz);
             if (!ws->own_val[id])
@@ -1104,6 +1171,8 @@ static void load_rowvar(drift_ad_ws *ws, int id)
     const drift_gnode *n = NODE(c, id);
     const drift_rowbind *rb = n->rb;
     size_t sz = n->sz;
+    if (rb->sp)
+        return; /* sparse rows are read in place by their DOT */
     if (!c->rows && rb->contiguous && rb->ld && sz) {
         c->val[id] = (double *)rb->base + c->first * rb->ld + rb->cols[0];
         c->vld[id] = rb->ld;
@@ -1426,6 +1495,12 @@ int drift_ad_glm_design(const drift_graph *g, const drift_rows *b, double *x,
             if (cn->op == DRIFT_G_CONST) {
                 for (size_t j = 0; j < tm->len; j++)
                     xr[tm->off + j] += tm->scale * cn->cval[j * st];
+            } else if (cn->rb->sp) {
+                /* Sparse rows: scattered into the zeroed dense row. */
+                const drift_sparse *sp = cn->rb->sp;
+                for (uint64_t j = sp->row_ptr[row]; j < sp->row_ptr[row + 1];
+                     j++)
+                    xr[tm->off + sp->idx[j]] += tm->scale * sp->val[j];
             } else {
                 const drift_rowbind *rb = cn->rb;
                 const double *base = rb->base + row * rb->ld;

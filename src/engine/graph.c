@@ -843,9 +843,15 @@ static void support_error(builder *b, int dn, int yn, size_t row, size_t el,
         snprintf(want, sizeof want, "%s", di->support_text);
     b->errors++;
     if (yv->op == DRIFT_G_ROWVAR) {
+        /* LIBSVM's binary labels are often -1/+1. */
+        const drift_dsource *src = yv->rb->src;
+        int svm = di->support == DRIFT_SUP_BINARY && y == -1 && src &&
+                  src->table && src->table->view.n_sparse;
         drift_langdata_row_error(b->d, yv->rb, row, el,
-                                 "the outcome of %s must be %s, found %g",
-                                 di->name, want, y);
+                                 "the outcome of %s must be %s, found %g%s",
+                                 di->name, want, y,
+                                 svm ? " (LIBSVM labels -1/+1: map -1 to 0)"
+                                     : "");
         drift_diag_note(b->d, b->p->src, d->loc,
                         "'%s' is the outcome of %s here", yv->rb->name,
                         di->name);
@@ -862,10 +868,41 @@ static void support_error(builder *b, int dn, int yn, size_t row, size_t el,
                          want, y);
 }
 
-/* Checks every data outcome of a distribution against its support. */
+/* Per node: whether its value reads rows of a memory-mapped row store
+ * (NULL when out of memory, reported). */
+static unsigned char *mapped_nodes(builder *b)
+{
+    drift_graph *g = b->g;
+    unsigned char *m = drift_calloc(g->n_nodes + 1, 1);
+    if (!m) {
+        oom(b);
+        return NULL;
+    }
+    for (size_t id = 0; id < g->n_nodes; id++) {
+        const drift_gnode *n = &g->nodes[id];
+        if (n->op == DRIFT_G_ROWVAR && n->rb->mapped) {
+            m[id] = 1;
+            if (!g->mapped_source && n->rb->src)
+                g->mapped_source = n->rb->src->path;
+        }
+        for (int k = 0; k < n->n_in; k++)
+            m[id] |= m[drift_gin(n, k)];
+    }
+    return m;
+}
+
+/* Checks every data outcome of a distribution against its support.  An
+ * outcome read from a memory-mapped row store is not checked here: that
+ * would be a pass over data possibly larger than memory before sampling.
+ * The distributions' kernels refuse an outcome outside the support
+ * whenever a row is evaluated (naming the row and the file), so no value
+ * is ever used silently. */
 static void check_supports(builder *b, drift_ad_ws *ws)
 {
     drift_graph *g = b->g;
+    unsigned char *mapped = mapped_nodes(b);
+    if (!mapped)
+        return;
     for (size_t id = 0; id < g->n_nodes && !b->errors; id++) {
         const drift_gnode *d = &g->nodes[id];
         if (d->op != DRIFT_G_DIST && d->op != DRIFT_G_CATLOGIT)
@@ -890,9 +927,13 @@ static void check_supports(builder *b, drift_ad_ws *ws)
         }
         size_t K = d->op == DRIFT_G_CATLOGIT ? g->nodes[drift_gin(d, 1)].sz
                                              : 0;
-        int batched = 0;
-        for (size_t t = 0; t < nt; t++)
+        int batched = 0, lazy = 0;
+        for (size_t t = 0; t < nt; t++) {
             batched |= g->nodes[targets[t]].batched;
+            lazy |= mapped[targets[t]];
+        }
+        if (lazy && !b->ld->check_mapped)
+            continue;
         size_t N = batched ? g->N : 1, m = d->op == DRIFT_G_DIST ? d->m : 1;
         for (size_t first = 0; first < N; first += CHECK_CHUNK) {
             size_t cnt = N - first < CHECK_CHUNK ? N - first : CHECK_CHUNK;
@@ -900,6 +941,7 @@ static void check_supports(builder *b, drift_ad_ws *ws)
             if (drift_ad_eval_data(g, ws, targets, nt, first, cnt, &e)) {
                 drift_diag_error(b->d, b->p->src, d->loc, "%s", e.msg);
                 b->errors++;
+                drift_free(mapped);
                 return;
             }
             size_t ly, ln = 0, llo = 0, lhi = 0;
@@ -919,11 +961,13 @@ static void check_supports(builder *b, drift_ad_ws *ws)
                     double hi = hiv ? hiv[r * lhi + j * shi] : NAN;
                     if (!in_support(sup, y, n, lo, hi, K)) {
                         support_error(b, (int)id, yn, first + r, j, y, n, K);
+                        drift_free(mapped);
                         return;
                     }
                 }
         }
     }
+    drift_free(mapped);
 }
 
 /* ---- analyses --------------------------------------------------------------------- */

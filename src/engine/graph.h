@@ -21,7 +21,9 @@
 
 typedef enum drift_gop {
     DRIFT_G_CONST,      /* value known: cval (sz) */
-    DRIFT_G_ROWVAR,     /* a rows variable: batched, read through rb */
+    DRIFT_G_ROWVAR,     /* a rows variable: batched, read through rb;
+                           a sparse_vector (rb->sp) has no dense value and
+                           is read only by DOT's sparse kernels */
     DRIFT_G_THETA,      /* theta[off .. off+sz): unconstrained parameters */
     DRIFT_G_LOWER,      /* x = a + exp(u) */
     DRIFT_G_UPPER,      /* x = b - exp(u) */
@@ -125,6 +127,10 @@ typedef struct drift_graph {
     size_t n_classes;
 
     const drift_source *src;        /* for runtime messages (borrowed) */
+    const char *mapped_source;      /* a memory-mapped row store the rows
+                                       come from (NULL: none): outcomes
+                                       read from it are checked as rows
+                                       are used, and messages name it */
 } drift_graph;
 
 /* Builds the graph of a type-checked program whose data ld is bound.

@@ -248,6 +248,7 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
     }
     if (drift_langdata_bind_values(m->prog, m->ld, placeholder, &diag))
         goto fail;
+    m->ld->check_mapped = spec->check_every_row;
     m->g = drift_graph_build(m->prog, m->ld, &diag);
     if (!m->g)
         goto fail;
@@ -292,6 +293,12 @@ const drift_data *drift_lang_rows_view(const drift_model *m)
 {
     const lang_model *lm = m->self;
     return lm && lm->ld && lm->ld->primary ? &lm->ld->primary->view : NULL;
+}
+
+const drift_table *drift_lang_rows_table(const drift_model *m)
+{
+    const lang_model *lm = m->self;
+    return lm && lm->ld ? lm->ld->primary : NULL;
 }
 
 static void print_type(FILE *f, const drift_sym *s, int sizes_known)
@@ -362,7 +369,15 @@ void drift_lang_describe(const drift_model *mm, FILE *f)
             fprintf(f, "int (a size, bound from the data)");
         else
             print_type(f, sym, known);
-        if (sym->kind == DRIFT_SYM_ROWS)
+        const drift_sparse *sp = sym->kind == DRIFT_SYM_ROWS && known
+                                     ? m->ld->sd[sym->id].rb.sp
+                                     : NULL;
+        if (sp)
+            fprintf(f, "   (one per row, sparse: %llu non-zeros, %.1f per "
+                       "row)",
+                    (unsigned long long)sp->nnz,
+                    g->N ? (double)sp->nnz / (double)g->N : 0.0);
+        else if (sym->kind == DRIFT_SYM_ROWS)
             fprintf(f, "   (one per row)");
         if (known && (sym->kind == DRIFT_SYM_SIZE ||
                       (sym->type.kind == DRIFT_T_INT && !sym->type.n_arr &&

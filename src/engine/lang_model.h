@@ -23,6 +23,12 @@ typedef struct drift_lang_spec {
                                        CSV files (borrowed: they must
                                        outlive the model; may be NULL) */
     size_t n_tables;
+    int check_every_row;            /* check outcome supports of rows in a
+                                       memory-mapped row store too (a pass
+                                       over the file before anything else;
+                                       drift check asks for it).  Otherwise
+                                       such rows are checked as they are
+                                       evaluated. */
 } drift_lang_spec;
 
 /* Whether a --model argument or positional argument names a model file
@@ -39,6 +45,13 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
 /* The data table most rows come from (for prefetching), or NULL.  m must
  * come from drift_lang_open. */
 const drift_data *drift_lang_rows_view(const drift_model *m);
+
+struct drift_table;
+
+/* The same table itself (a memory-mapped row store, for instance, whose
+ * reading the caller may advise and read ahead: see drift_table_advise
+ * and chain.h's data_mapped), or NULL.  Owned by the model. */
+const struct drift_table *drift_lang_rows_table(const drift_model *m);
 
 /* Prints what drift check shows: parameters with shapes and constraints,
  * the data's sizes and rows, and the graph's size and form. */

@@ -1,6 +1,7 @@
 /* langdata.c: reading the data of a language model and binding it to the
- * program's schema (see langdata.h).  JSON goes through jansson; CSV
- * through the engine's table reader.  Not for evaluating the model. */
+ * program's schema (see langdata.h).  JSON goes through jansson; CSV,
+ * LIBSVM and row stores through the engine's table reader.  Not for
+ * evaluating the model. */
 #include "config.h"
 
 #include <ctype.h>
@@ -65,6 +66,10 @@ static void report_table_error(drift_diag *d, const char *path,
                             msg + plen + 1 + used);
         return;
     }
+    /* "path: problem" (a row store's messages): the report names the
+     * file itself. */
+    if (!strncmp(msg, path, plen) && msg[plen] == ':' && msg[plen + 1] == ' ')
+        msg += plen + 2;
     drift_diag_error_file(d, path, "%s", msg);
 }
 
@@ -392,13 +397,15 @@ size_t drift_langdata_load(const char *const *files, char *const *sets,
                 drift_diag_error_file(d, files[k],
                                       "the same data file is given twice "
                                       "with --data");
-        if (is_json_file(files[k])) {
+        if (!drift_rowstore_sniff(files[k]) && is_json_file(files[k])) {
             s->kind = DRIFT_DS_JSON;
             read_json_file(files[k], s, d);
         } else {
-            s->kind = DRIFT_DS_CSV;
+            /* A row store is mapped, not read: its rows stay on disk until
+             * they are used. */
+            s->kind = DRIFT_DS_TABLE;
             drift_err e = {{0}};
-            if (drift_table_read_csv(files[k], &s->table, &e))
+            if (drift_table_open(files[k], &s->table, &e))
                 report_table_error(d, files[k], e.msg);
         }
     }
@@ -483,7 +490,7 @@ int drift_langdata_add_table(drift_langdata *ld, const drift_data *data,
     t->view = *data;
     t->names = (char **)data->col_names;
     t->values = (double *)data->values;
-    s->kind = DRIFT_DS_CSV;
+    s->kind = DRIFT_DS_TABLE;
     s->table = t;
     s->borrowed = 1;
     ld->n_src++;
@@ -523,18 +530,36 @@ static const drift_dvalue *find_value(const drift_dsource *s,
     return NULL;
 }
 
-/* Whether a CSV table has a column "name" or "name.<...>". */
-static int table_has(const drift_table *t, const char *name)
+/* The sparse row variable called name in a table, or NULL. */
+static const drift_sparse *table_sparse(const drift_table *t,
+                                        const char *name)
+{
+    if (!t || t->view.struct_size < sizeof(drift_data))
+        return NULL;
+    for (size_t k = 0; k < t->view.n_sparse; k++)
+        if (!strcmp(t->view.sparse[k].name, name))
+            return &t->view.sparse[k];
+    return NULL;
+}
+
+/* Whether a table has a column "name" or "name.<...>" (dense). */
+static int table_has_dense(const drift_table *t, const char *name)
 {
     if (!t)
         return 0;
     size_t n = strlen(name);
     for (size_t c = 0; c < t->view.n_cols; c++) {
-        const char *col = t->names[c];
+        const char *col = t->view.col_names[c];
         if (!strncmp(col, name, n) && (col[n] == '\0' || col[n] == '.'))
             return 1;
     }
     return 0;
+}
+
+/* Whether a table gives name: as dense columns or as sparse rows. */
+static int table_has(const drift_table *t, const char *name)
+{
+    return table_has_dense(t, name) || table_sparse(t, name) != NULL;
 }
 
 /* The sources that give name: in CSV columns (for rows) or as a JSON or
@@ -547,7 +572,7 @@ static size_t sources_of(const drift_langdata *ld, const char *name,
     *first = *second = NULL;
     for (size_t k = 0; k < ld->n_src; k++) {
         const drift_dsource *s = &ld->src[k];
-        int has = s->kind == DRIFT_DS_CSV ? table_has(s->table, name)
+        int has = s->kind == DRIFT_DS_TABLE ? table_has(s->table, name)
                                           : find_value(s, name) != NULL;
         if (!has)
             continue;
@@ -568,7 +593,7 @@ static int decl_dims(const drift_sym *s, drift_expr **ex, long *val)
     int n = 0;
     for (int k = 0; k < te->n_arr; k++)
         ex[n++] = te->arr_size[k];
-    if (te->kind == DRIFT_T_VECTOR)
+    if (te->kind == DRIFT_T_VECTOR || te->kind == DRIFT_T_SPARSE)
         ex[n++] = te->size[0];
     else if (te->kind == DRIFT_T_MATRIX) {
         ex[n++] = te->size[0];
@@ -676,7 +701,7 @@ static void infer_rows_csv(sizer *z, drift_sym *s, const drift_dsource *src)
     const drift_table *t = src->table;
     size_t count = 0;
     for (size_t c = 0; c < t->view.n_cols; c++)
-        if (parse_col(t->names[c], s->name, nd, idx) == 0) {
+        if (parse_col(t->view.col_names[c], s->name, nd, idx) == 0) {
             count++;
             for (int k = 0; k < nd; k++)
                 if (idx[k] > mx[k])
@@ -732,6 +757,117 @@ static void infer_rows_csv(sizer *z, drift_sym *s, const drift_dsource *src)
     }
 }
 
+/* A rows variable that a table gives in the other encoding (dense
+ * columns for a sparse_vector, sparse rows for a vector): reported, and
+ * 1 returned. */
+static int sparse_mismatch(sizer *z, drift_sym *s, const drift_dsource *src)
+{
+    int want_sparse = s->decl->type->kind == DRIFT_T_SPARSE;
+    const drift_table *t = src->table;
+    if (want_sparse && !table_sparse(t, s->name) &&
+        table_has_dense(t, s->name)) {
+        drift_diag_error(z->d, z->p->src, s->loc,
+                         "rows variable '%s' is declared sparse_vector, but "
+                         "%s gives it as dense columns (%s.1, %s.2, ...): "
+                         "declare it vector, or give sparse rows (a LIBSVM "
+                         "file, or a row store converted from one)",
+                         s->name, src->path, s->name, s->name);
+        z->errors++;
+        return 1;
+    }
+    if (!want_sparse && table_sparse(t, s->name)) {
+        char ty[128];
+        drift_type_format(&s->type, ty, sizeof ty);
+        drift_diag_error(z->d, z->p->src, s->loc,
+                         "%s gives '%s' as sparse rows (LIBSVM features), but "
+                         "it is declared %s: declare it %s : "
+                         "sparse_vector[D] and use it in dot(%s, w)",
+                         src->path, s->name, ty, s->name, s->name);
+        z->errors++;
+        return 1;
+    }
+    return 0;
+}
+
+/* A sparse_vector no source gives (its size is then unknown too): says
+ * which sparse rows the data have instead. */
+static void missing_sparse(sizer *z, drift_sym *s)
+{
+    char have[300] = "";
+    size_t used = 0;
+    for (size_t j = 0; j < z->ld->n_src; j++) {
+        const drift_dsource *src = &z->ld->src[j];
+        if (src->kind != DRIFT_DS_TABLE || !src->table ||
+            src->table->view.struct_size < sizeof(drift_data))
+            continue;
+        for (size_t k = 0; k < src->table->view.n_sparse && used < 200; k++) {
+            int w = snprintf(have + used, sizeof have - used,
+                             "%s'%s' in %s", used ? ", " : "",
+                             src->table->view.sparse[k].name, src->path);
+            used += w > 0 ? (size_t)w : 0;
+        }
+    }
+    char ty[128];
+    drift_type_format(&s->type, ty, sizeof ty);
+    drift_diag_error(z->d, z->p->src, s->loc,
+                     "rows variable '%s : %s' is in no data file: expected "
+                     "sparse rows named '%s' (a LIBSVM file's features are "
+                     "'x', its labels 'y'; or a row store converted from "
+                     "one)%s%s",
+                     s->name, ty, s->name, used ? "; the data have " : "",
+                     have);
+    z->errors++;
+}
+
+/* The size of a sparse_vector: at least the data's dimension (one more
+ * than the largest feature index), bound to it when nothing else gives
+ * it; larger is allowed (a held-out file need not use the last
+ * features), smaller is an error naming both. */
+static void infer_sparse(sizer *z, drift_sym *s, const drift_dsource *src,
+                         const drift_sparse *sp)
+{
+    drift_expr *ex = s->decl->type->size[0];
+    if (sp->dim > ((size_t)1 << 31)) {
+        drift_diag_error(z->d, z->p->src, s->loc,
+                         "the sparse rows '%s' in %s have %zu features, "
+                         "more than drift allows (2^31)",
+                         s->name, src->path, sp->dim);
+        z->errors++;
+        return;
+    }
+    drift_sym *size = ex->kind == DRIFT_E_NAME ? ex->sym : NULL;
+    int is_size = size && (size->kind == DRIFT_SYM_SIZE ||
+                           (size->kind == DRIFT_SYM_DATA &&
+                            size->decl->type->kind == DRIFT_T_INT &&
+                            size->decl->type->n_arr == 0));
+    if (is_size && !size->have_value) {
+        size->have_value = 1;
+        size->value = (long)sp->dim;
+        set_origin(z, size,
+                   "from the sparse rows '%s' in %s (their largest feature "
+                   "index)",
+                   s->name, src->path);
+        return;
+    }
+    long v;
+    if (drift_eval_size(ex, &v) || v >= (long)sp->dim)
+        return;
+    if (is_size)
+        drift_diag_error(z->d, z->p->src, ex->loc,
+                         "size '%s' is %ld %s, but the sparse rows '%s' in %s "
+                         "have feature indices up to %zu: '%s' must be at "
+                         "least %zu",
+                         size->name, v,
+                         z->origin[size->id] ? z->origin[size->id] : "",
+                         s->name, src->path, sp->dim, size->name, sp->dim);
+    else
+        drift_diag_error(z->d, z->p->src, ex->loc,
+                         "sparse_vector '%s' has size %ld, but its rows in %s "
+                         "have feature indices up to %zu",
+                         s->name, v, src->path, sp->dim);
+    z->errors++;
+}
+
 static void infer_value(sizer *z, drift_sym *s, const drift_dsource *src,
                         const drift_dvalue *v, int rows)
 {
@@ -768,7 +904,7 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
     size_t N = 0;
     for (size_t k = 0; k < ld->n_src; k++) {
         const drift_dsource *s = &ld->src[k];
-        if (s->kind != DRIFT_DS_CSV || !s->table)
+        if (s->kind != DRIFT_DS_TABLE || !s->table)
             continue;
         if (!have_n) {
             N = s->table->view.n_rows;
@@ -809,7 +945,7 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
     for (size_t j = 0; j < ld->n_src; j++) {
         const drift_dsource *src = &ld->src[j];
         const drift_dvalue *v =
-            src->kind != DRIFT_DS_CSV ? find_value(src, "N") : NULL;
+            src->kind != DRIFT_DS_TABLE ? find_value(src, "N") : NULL;
         if (!v)
             continue;
         if (v->ndim != 0 || !v->all_int || v->v[0] < 0) {
@@ -849,7 +985,7 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
         for (size_t j = 0; j < ld->n_src; j++) {
             const drift_dsource *src = &ld->src[j];
             const drift_dvalue *v =
-                src->kind != DRIFT_DS_CSV ? find_value(src, s->name) : NULL;
+                src->kind != DRIFT_DS_TABLE ? find_value(src, s->name) : NULL;
             if (!v || v->ndim != 0 || !v->all_int)
                 continue; /* a wrong shape is reported with the values */
             if (s->have_value) {
@@ -878,17 +1014,54 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
         drift_sym *s = p->syms[k];
         if (s->kind != DRIFT_SYM_ROWS && s->kind != DRIFT_SYM_DATA)
             continue;
+        int sparse = s->decl->type->kind == DRIFT_T_SPARSE;
         for (size_t j = 0; j < ld->n_src; j++) {
             const drift_dsource *src = &ld->src[j];
-            if (src->kind == DRIFT_DS_CSV) {
-                if (s->kind == DRIFT_SYM_ROWS && table_has(src->table, s->name))
+            if (src->kind == DRIFT_DS_TABLE) {
+                if (s->kind != DRIFT_SYM_ROWS)
+                    continue;
+                if (sparse_mismatch(&z, s, src))
+                    continue;
+                if (!sparse && table_has(src->table, s->name))
                     infer_rows_csv(&z, s, src);
             } else {
                 const drift_dvalue *v = find_value(src, s->name);
-                if (v)
+                if (v && sparse) {
+                    drift_diag_error(d, p->src, s->loc,
+                                     "rows variable '%s' is declared "
+                                     "sparse_vector, but %s gives it as "
+                                     "JSON values; sparse rows come from a "
+                                     "LIBSVM file or a row store converted "
+                                     "from one (or declare it vector)",
+                                     s->name, src->path);
+                    z.errors++;
+                } else if (v) {
                     infer_value(&z, s, src, v, s->kind == DRIFT_SYM_ROWS);
+                }
             }
         }
+    }
+    /* Sparse rows last, as a lower bound: whatever else gave their size
+     * must be at least the data's dimension. */
+    for (size_t k = 0; k < p->n_syms; k++) {
+        drift_sym *s = p->syms[k];
+        if (s->kind != DRIFT_SYM_ROWS || s->decl->type->kind != DRIFT_T_SPARSE)
+            continue;
+        const drift_dsource *given = NULL;
+        for (size_t j = 0; j < ld->n_src; j++) {
+            const drift_dsource *src = &ld->src[j];
+            const drift_sparse *sp = src->kind == DRIFT_DS_TABLE
+                                         ? table_sparse(src->table, s->name)
+                                         : NULL;
+            if (sp)
+                infer_sparse(&z, s, src, sp);
+            if (sp || (src->kind == DRIFT_DS_TABLE &&
+                       table_has(src->table, s->name)) ||
+                (src->kind != DRIFT_DS_TABLE && find_value(src, s->name)))
+                given = src;
+        }
+        if (!given && !placeholder)
+            missing_sparse(&z, s);
     }
 
     /* Whatever is left is given nowhere (unless an error above already
@@ -926,7 +1099,7 @@ void drift_langdata_row_error(drift_diag *d, const drift_rowbind *rb,
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     const drift_dsource *src = rb->src;
-    if (src && src->kind == DRIFT_DS_CSV && src->table &&
+    if (src && src->kind == DRIFT_DS_TABLE && src->table &&
         src->table->view.first_line) {
         size_t line = src->table->view.first_line + i;
         size_t field = rb->cols[k];
@@ -949,7 +1122,7 @@ void drift_langdata_row_error(drift_diag *d, const drift_rowbind *rb,
         drift_diag_error_at(d, src->path, line, col, width,
                             n >= 0 ? text : NULL, n >= 0 ? (size_t)n : 0,
                             "%s (column '%s', row %zu)", msg,
-                            src->table->names[field], i + 1);
+                            src->table->view.col_names[field], i + 1);
         return;
     }
     char where[128];
@@ -998,12 +1171,15 @@ static size_t bind_rows_csv(drift_program *p, drift_langdata *ld,
         drift_diag_error_file(d, src->path, "out of memory");
         return 1;
     }
+    /* A view into the table (for a row store, into the map): rows are
+     * never copied. */
     sd->rb.sz = sz;
-    sd->rb.base = t->values;
+    sd->rb.base = t->view.values;
     sd->rb.ld = t->view.row_stride;
     sd->rb.src = src;
     sd->rb.name = s->name;
     sd->rb.contiguous = 1;
+    sd->rb.mapped = t->kind == DRIFT_TABLE_ROWSTORE;
     for (size_t k = 0; k < sz; k++) {
         char col[160];
         elem_name(s->name, nd, dims, k, col, sizeof col);
@@ -1025,7 +1201,7 @@ static size_t bind_rows_csv(drift_program *p, drift_langdata *ld,
      * wrong size. */
     long idx[DRIFT_MAX_ARRAY + 2];
     for (size_t c = 0; c < t->view.n_cols; c++) {
-        if (parse_col(t->names[c], s->name, nd, idx))
+        if (parse_col(t->view.col_names[c], s->name, nd, idx))
             continue;
         for (int k = 0; k < nd; k++)
             if (idx[k] > dims[k]) {
@@ -1034,10 +1210,45 @@ static size_t bind_rows_csv(drift_program *p, drift_langdata *ld,
                 drift_diag_error(d, p->src, s->loc,
                                  "%s has a column '%s', outside rows "
                                  "variable '%s : %s'",
-                                 src->path, t->names[c], s->name, ty);
+                                 src->path, t->view.col_names[c], s->name,
+                                 ty);
                 return 1;
             }
     }
+    return 0;
+}
+
+/* A sparse_vector to the table's sparse rows of the same name: a view,
+ * never a copy (a row store's stay in the map). */
+static size_t bind_rows_sparse(drift_program *p, drift_langdata *ld,
+                               drift_sym *s, const drift_dsource *src,
+                               drift_diag *d)
+{
+    drift_symdata *sd = &ld->sd[s->id];
+    const drift_sparse *sp = table_sparse(src->table, s->name);
+    long D = s->type.dim[0].n;
+    if (!sp) {
+        drift_diag_error(d, p->src, s->loc,
+                         "rows variable '%s' is declared sparse_vector, but "
+                         "%s has no sparse rows of that name",
+                         s->name, src->path);
+        return 1;
+    }
+    if (D < 0 || (size_t)D < sp->dim) {
+        /* Sizing reports a size name too small; this is a literal one. */
+        char ty[128];
+        describe_type(s, ty, sizeof ty);
+        drift_diag_error(d, p->src, s->loc,
+                         "rows variable '%s : %s' is too short for its rows "
+                         "in %s, whose feature indices go up to %zu",
+                         s->name, ty, src->path, sp->dim);
+        return 1;
+    }
+    sd->rb.sp = sp;
+    sd->rb.sz = (size_t)D;
+    sd->rb.src = src;
+    sd->rb.name = s->name;
+    sd->rb.mapped = src->table->kind == DRIFT_TABLE_ROWSTORE;
     return 0;
 }
 
@@ -1083,10 +1294,27 @@ static size_t bind_rows_json(drift_program *p, drift_langdata *ld,
     return 0;
 }
 
-/* Checks that an int rows variable holds integers. */
+/* Checks that an int rows variable holds integers.  A row store records
+ * per column whether every value is an integer, so its rows are not read
+ * (a pass over data larger than memory before sampling). */
 static size_t check_int_rows(drift_langdata *ld, drift_sym *s, drift_diag *d)
 {
     const drift_rowbind *rb = &ld->sd[s->id].rb;
+    const drift_table *t = rb->src ? rb->src->table : NULL;
+    if (t && t->kind == DRIFT_TABLE_ROWSTORE && t->rs.col_types) {
+        for (size_t k = 0; k < rb->sz; k++)
+            if (t->rs.col_types[rb->cols[k]] != 1) {
+                drift_diag_error_file(d, rb->src->path,
+                                      "'%s' is declared int, but column '%s' "
+                                      "of this row store holds values that "
+                                      "are not integers (see drift data "
+                                      "info)",
+                                      s->name,
+                                      t->view.col_names[rb->cols[k]]);
+                return 1;
+            }
+        return 0;
+    }
     for (size_t i = 0; i < ld->N; i++)
         for (size_t k = 0; k < rb->sz; k++) {
             double x = rb->base[i * rb->ld + rb->cols[k]];
@@ -1148,7 +1376,7 @@ static size_t bind_data(drift_program *p, drift_langdata *ld, drift_sym *s,
                          a->path, b->path);
         return 1;
     }
-    if (a->kind == DRIFT_DS_CSV) {
+    if (a->kind == DRIFT_DS_TABLE) {
         drift_diag_error(d, p->src, s->loc,
                          "'%s' is a data-block value, but it is given as "
                          "columns of %s (CSV files give rows variables); "
@@ -1213,6 +1441,17 @@ size_t drift_langdata_bind_values(drift_program *p, drift_langdata *ld,
             continue;
         const drift_dsource *a, *b;
         size_t n = sources_of(ld, s->name, &a, &b);
+        if (n == 0 && placeholder &&
+            s->decl->type->kind == DRIFT_T_SPARSE) {
+            /* Describing without data: no entries (there are no rows). */
+            static const uint64_t no_rows[2] = {0, 0};
+            static const drift_sparse empty = {"", 0, no_rows, NULL, NULL, 0};
+            drift_symdata *sd = &ld->sd[s->id];
+            sd->rb.sp = &empty;
+            sd->rb.sz = s->type.dim[0].n > 0 ? (size_t)s->type.dim[0].n : 0;
+            sd->rb.name = s->name;
+            continue;
+        }
         if (n == 0 && placeholder) {
             /* Describing without data: one placeholder row of ones. */
             drift_expr *ex[DRIFT_MAX_ARRAY + 2];
@@ -1248,16 +1487,25 @@ size_t drift_langdata_bind_values(drift_program *p, drift_langdata *ld,
         if (n == 0) {
             char ty[128];
             describe_type(s, ty, sizeof ty);
-            drift_diag_error(d, p->src, s->loc,
-                             "rows variable '%s : %s' is in no data file: "
-                             "expected %s in a CSV file, or an entry '%s' "
-                             "in a JSON file",
-                             s->name, ty,
-                             s->type.kind == DRIFT_T_REAL ||
-                                     s->type.kind == DRIFT_T_INT
-                                 ? "a column of that name"
-                                 : "columns named like name.1, name.2",
-                             s->name);
+            if (s->decl->type->kind == DRIFT_T_SPARSE)
+                drift_diag_error(d, p->src, s->loc,
+                                 "rows variable '%s : %s' is in no data "
+                                 "file: expected sparse rows named '%s' (a "
+                                 "LIBSVM file's features are 'x', its "
+                                 "labels 'y'; or a row store converted from "
+                                 "one)",
+                                 s->name, ty, s->name);
+            else
+                drift_diag_error(d, p->src, s->loc,
+                                 "rows variable '%s : %s' is in no data "
+                                 "file: expected %s in a CSV file, or an "
+                                 "entry '%s' in a JSON file",
+                                 s->name, ty,
+                                 s->type.kind == DRIFT_T_REAL ||
+                                         s->type.kind == DRIFT_T_INT
+                                     ? "a column of that name"
+                                     : "columns named like name.1, name.2",
+                                 s->name);
             errors++;
             continue;
         }
@@ -1270,12 +1518,26 @@ size_t drift_langdata_bind_values(drift_program *p, drift_langdata *ld,
             continue;
         }
         size_t e;
-        if (a->kind == DRIFT_DS_CSV) {
-            e = bind_rows_csv(p, ld, s, a, d);
-            if (!e && a->table->view.n_cols > primary_cols) {
+        if (a->kind == DRIFT_DS_TABLE) {
+            e = s->decl->type->kind == DRIFT_T_SPARSE
+                    ? bind_rows_sparse(p, ld, s, a, d)
+                    : bind_rows_csv(p, ld, s, a, d);
+            /* Sparse rows outweigh any number of dense columns. */
+            size_t weight = a->table->view.n_cols +
+                            (s->decl->type->kind == DRIFT_T_SPARSE
+                                 ? (size_t)1 << 40
+                                 : 0);
+            if (!e && weight > primary_cols) {
                 ld->primary = a->table;
-                primary_cols = a->table->view.n_cols;
+                primary_cols = weight;
             }
+        } else if (a->kind == DRIFT_DS_JSON &&
+                   s->decl->type->kind == DRIFT_T_SPARSE) {
+            drift_diag_error(d, p->src, s->loc,
+                             "rows variable '%s' is declared sparse_vector, "
+                             "but %s gives it as JSON values",
+                             s->name, a->path);
+            e = 1;
         } else if (a->kind == DRIFT_DS_JSON) {
             e = bind_rows_json(p, ld, s, a, find_value(a, s->name), d);
         } else {

@@ -1,10 +1,12 @@
 /* langdata.h: the data of a model written in the language.  Reads every
- * --data file (CSV rows, or CmdStan-style JSON through jansson) and every
- * --data-set name=value, then binds them to the program's schema: sizes
- * from explicit values or from the shapes of the data, the data block's
- * values, and each rows variable to its columns.  Every mismatch is
- * reported with the file, line and column at fault.  Not for evaluating
- * anything (graph.c, ad.c). */
+ * --data file (a table: CSV, LIBSVM or a memory-mapped row store; or
+ * CmdStan-style JSON through jansson) and every --data-set name=value,
+ * then binds them to the program's schema: sizes from explicit values or
+ * from the shapes of the data, the data block's values, and each rows
+ * variable to its columns (dense rows as strided views into the table,
+ * never copied) or to the table's sparse rows (sparse_vector).  Every
+ * mismatch is reported with the file, line and column at fault.  Not for
+ * evaluating anything (graph.c, ad.c). */
 #ifndef DRIFT_LANGDATA_H
 #define DRIFT_LANGDATA_H
 
@@ -27,28 +29,35 @@ typedef struct drift_dvalue {
 } drift_dvalue;
 
 typedef enum drift_dsource_kind {
-    DRIFT_DS_CSV, DRIFT_DS_JSON, DRIFT_DS_SET
+    DRIFT_DS_TABLE,                 /* CSV, LIBSVM or a row store */
+    DRIFT_DS_JSON, DRIFT_DS_SET
 } drift_dsource_kind;
 
 typedef struct drift_dsource {
     drift_dsource_kind kind;
     char *path;                     /* "--data-set" for SET */
-    drift_table *table;             /* CSV */
+    drift_table *table;             /* TABLE */
     int borrowed;                   /* table wraps a caller's drift_data */
     drift_dvalue *vals;             /* JSON, SET */
     size_t n_vals;
 } drift_dsource;
 
 /* Where a rows variable's values live: element k of row i is
- * base[i * ld + cols[k]]. */
+ * base[i * ld + cols[k]]; or, for a sparse_vector (sp != NULL), row i's
+ * entries sp->idx[j], sp->val[j] for sp->row_ptr[i] <= j <
+ * sp->row_ptr[i+1], every index below sz. */
 typedef struct drift_rowbind {
     const double *base;
     size_t ld;
-    size_t *cols;                   /* sz offsets (owned) */
-    size_t sz;
+    size_t *cols;                   /* sz offsets (owned; NULL if sparse) */
+    size_t sz;                      /* elements per row (sparse: D) */
     int contiguous;                 /* cols[k] == cols[0] + k */
     const drift_dsource *src;       /* for messages */
     const char *name;
+    const drift_sparse *sp;         /* sparse_vector: the table's rows */
+    int mapped;                     /* rows of a memory-mapped row store:
+                                       data checks that would read every
+                                       row are left to evaluation */
 } drift_rowbind;
 
 /* What a symbol is bound to (indexed by drift_sym.id). */
@@ -67,8 +76,12 @@ typedef struct drift_langdata {
     size_t n_sd;
     double **owned;                 /* arrays built from JSON rows */
     size_t n_owned;
-    const drift_table *primary;     /* the CSV the rows mostly come from,
-                                       for prefetching (may be NULL) */
+    const drift_table *primary;     /* the table the rows mostly come
+                                       from, for prefetching and read-ahead
+                                       (may be NULL) */
+    int check_mapped;               /* the graph checks outcomes read from
+                                       a mapped row store over every row
+                                       too (drift check) */
 } drift_langdata;
 
 /* Reads the data files (NULL-terminated; may be NULL) and the "name=value"
@@ -78,7 +91,8 @@ size_t drift_langdata_load(const char *const *files, char *const *sets,
                            size_t n_sets, drift_langdata **out,
                            drift_diag *diag);
 
-/* Adds rows already in memory (borrowed, read like a CSV file). */
+/* Adds rows already in memory (borrowed, read like a CSV file; its
+ * sparse row variables, if any, too). */
 int drift_langdata_add_table(drift_langdata *ld, const drift_data *data,
                              drift_diag *diag);
 void drift_langdata_free(drift_langdata *ld);

@@ -684,10 +684,12 @@ static int read_header(int fd, const char *path, uint64_t size,
     return DRIFT_OK;
 }
 
-/* Reads a name entry at *p (bounded by end) into a fresh string. */
+/* Reads a name entry at *p (bounded by end) into a fresh string; NULL
+ * for a corrupt entry, or with *oom set when out of memory. */
 static char *take_name(const unsigned char **p, const unsigned char *end,
-                       uint32_t *type)
+                       uint32_t *type, int *oom)
 {
+    *oom = 0;
     if (end - *p < 8)
         return NULL;
     uint32_t len;
@@ -696,8 +698,10 @@ static char *take_name(const unsigned char **p, const unsigned char *end,
     if (len == 0 || len > 4096 || (uint64_t)(end - *p) < 8 + align_up(len, 8))
         return NULL;
     char *s = drift_malloc(len + 1);
-    if (!s)
+    if (!s) {
+        *oom = 1;
         return NULL;
+    }
     memcpy(s, *p + 8, len);
     s[len] = '\0';
     *p += 8 + align_up(len, 8);
@@ -760,10 +764,14 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
     }
     rs->view.n_cols = pre->n_cols;
     for (size_t k = 0; k < pre->n_cols; k++) {
-        rs->names[k] = take_name(&p, end, &rs->col_types[k]);
+        int oom;
+        rs->names[k] = take_name(&p, end, &rs->col_types[k], &oom);
         if (!rs->names[k]) {
             drift_free(hdr);
             drift_rowstore_close(rs);
+            if (oom)
+                return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory",
+                                     path);
             return drift_err_set(e, DRIFT_EDATA,
                                  "%s: corrupt header (column %zu's name)",
                                  path, k + 1);
@@ -784,10 +792,14 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
     uint64_t f[5] = {0, 0, 0, 0, 0};
     if (pre->n_sparse) {
         uint32_t zero;
-        rs->sparse_name = take_name(&p, end, &zero);
+        int oom;
+        rs->sparse_name = take_name(&p, end, &zero, &oom);
         if (!rs->sparse_name || end - p < (long)sizeof f) {
             drift_free(hdr);
             drift_rowstore_close(rs);
+            if (oom)
+                return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory",
+                                     path);
             return drift_err_set(e, DRIFT_EDATA,
                                  "%s: corrupt header (sparse variable)", path);
         }

@@ -108,6 +108,10 @@ void drift_type_format(const drift_type *t, char *buf, size_t cap)
         dim_format(&t->dim[0], a, sizeof a);
         snprintf(buf + used, cap - used, "vector[%s]", a);
         break;
+    case DRIFT_T_SPARSE:
+        dim_format(&t->dim[0], a, sizeof a);
+        snprintf(buf + used, cap - used, "sparse_vector[%s]", a);
+        break;
     case DRIFT_T_MATRIX:
         dim_format(&t->dim[0], a, sizeof a);
         dim_format(&t->dim[1], b, sizeof b);

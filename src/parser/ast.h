@@ -41,7 +41,10 @@ typedef enum drift_tkind {
     DRIFT_T_INT,
     DRIFT_T_REAL,
     DRIFT_T_VECTOR,     /* dim[0] entries */
-    DRIFT_T_MATRIX      /* dim[0] rows, dim[1] columns */
+    DRIFT_T_MATRIX,     /* dim[0] rows, dim[1] columns */
+    DRIFT_T_SPARSE      /* sparse_vector[dim[0]]: a rows variable read
+                           from sparse rows (LIBSVM features), usable
+                           only as an argument of dot() */
 } drift_tkind;
 
 #define DRIFT_MAX_ARRAY 2
@@ -106,9 +109,9 @@ typedef struct drift_expr {
 /* ---- declarations -------------------------------------------------------- */
 
 typedef struct drift_typeexpr {
-    drift_tkind kind;           /* INT, REAL, VECTOR or MATRIX */
+    drift_tkind kind;           /* INT, REAL, VECTOR, MATRIX or SPARSE */
     drift_loc loc;
-    drift_expr *size[2];        /* VECTOR: size[0]; MATRIX: both */
+    drift_expr *size[2];        /* VECTOR, SPARSE: size[0]; MATRIX: both */
     int n_arr;
     drift_expr *arr_size[DRIFT_MAX_ARRAY];
     drift_expr *lower, *upper;  /* constraint bounds, NULL when absent */

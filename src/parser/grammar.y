@@ -113,6 +113,7 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %token DATA "'data'" ROWS "'rows'" PARAM "'param'" PRIOR "'prior'"
 %token DATUM "'datum'" TARGET "'target'" REAL "'real'" INT "'int'"
 %token VECTOR "'vector'" MATRIX "'matrix'" ARRAY "'array'"
+%token SPARSE_VECTOR "'sparse_vector'"
 %token LOWER "'lower'" UPPER "'upper'"
 %token PLUSEQ "'+='" EMUL "'.*'" EDIV "'./'"
 
@@ -251,6 +252,17 @@ elem_type
         {
             NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
             $$->kind = DRIFT_T_VECTOR;
+            $$->loc = span(@1, @5);
+            $$->size[0] = $4;
+            $$->lower = $2.lower; $$->lower_loc = $2.lower_loc;
+            $$->upper = $2.upper; $$->upper_loc = $2.upper_loc;
+        }
+    | SPARSE_VECTOR bounds_opt '[' expr ']'
+        {
+            /* Only rows may be sparse, without bounds: typecheck.c says
+             * so with the declaration's place. */
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_SPARSE;
             $$->loc = span(@1, @5);
             $$->size[0] = $4;
             $$->lower = $2.lower; $$->lower_loc = $2.lower_loc;
@@ -523,7 +535,8 @@ static int starts_block(yysymbol_kind_t k)
 static int starts_type(yysymbol_kind_t k)
 {
     return k == YYSYMBOL_REAL || k == YYSYMBOL_INT || k == YYSYMBOL_VECTOR ||
-           k == YYSYMBOL_MATRIX || k == YYSYMBOL_ARRAY;
+           k == YYSYMBOL_MATRIX || k == YYSYMBOL_ARRAY ||
+           k == YYSYMBOL_SPARSE_VECTOR;
 }
 
 static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
@@ -562,8 +575,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
         items[n_items++] = "a statement (x ~ dist(...), target += ..., or "
                            "name = ...)";
     if (has_type)
-        items[n_items++] = "a type (real, int, vector[n], matrix[r, c] or "
-                           "array[n] ...)";
+        items[n_items++] = "a type (real, int, vector[n], matrix[r, c], "
+                           "sparse_vector[n] or array[n] ...)";
     if (has_expr && !has_stmt)
         items[n_items++] = "an expression";
     for (int k = 0; k < n; k++) {

@@ -119,6 +119,26 @@ static const char *tname(const drift_type *t, char *buf)
     return buf;
 }
 
+/* A sparse_vector may only be an argument of dot(); every other use of
+ * one is refused where it occurs, naming the uses that are allowed.
+ * Returns 1 (after reporting) when e is a sparse_vector. */
+static int sparse_use(checker *c, const drift_expr *e)
+{
+    if (e->type.kind != DRIFT_T_SPARSE)
+        return 0;
+    char t[TYPE_TEXT], who[80];
+    const char *n = e->kind == DRIFT_E_NAME ? e->name : "x";
+    if (e->kind == DRIFT_E_NAME)
+        snprintf(who, sizeof who, "'%s'", e->name);
+    else
+        snprintf(who, sizeof who, "this");
+    error(c, e->loc,
+          "%s is a %s: a sparse_vector can only be an argument of dot(), "
+          "as dot(%s, v) or dot(v, %s) with v a vector of the same length",
+          who, tname(&e->type, t), n, n);
+    return 1;
+}
+
 int drift_eval_size(const drift_expr *e, long *out)
 {
     long a, b;
@@ -209,6 +229,36 @@ static void bound_check(checker *c, drift_expr *b, const char *which)
     }
 }
 
+/* Where a sparse_vector may be declared: a rows variable (one sparse row
+ * per datum), not in an array, without bounds.  Reports and returns 0
+ * otherwise. */
+static int sparse_decl_ok(checker *c, const drift_sym *s)
+{
+    const drift_typeexpr *te = s->decl->type;
+    if (s->kind != DRIFT_SYM_ROWS) {
+        error(c, te->loc,
+              "'%s' is declared sparse_vector in the %s block; a "
+              "sparse_vector is a rows variable (one sparse row per datum, "
+              "e.g. LIBSVM features): declare it in the rows block, or "
+              "declare a vector",
+              s->name, drift_block_name(s->decl->block));
+        return 0;
+    }
+    if (te->n_arr) {
+        error(c, te->loc,
+              "'%s': arrays of sparse_vector are not supported; a rows "
+              "variable holds one sparse_vector per datum",
+              s->name);
+        return 0;
+    }
+    if (te->lower || te->upper) {
+        error(c, te->lower ? te->lower_loc : te->upper_loc,
+              "'%s': a sparse_vector takes no bounds", s->name);
+        return 0;
+    }
+    return 1;
+}
+
 static void sym_type(checker *c, drift_sym *s)
 {
     if (s->typed == 2)
@@ -243,7 +293,7 @@ static void sym_type(checker *c, drift_sym *s)
         t.arr[k] = size_dim(c, te->arr_size[k], what);
     }
     t.n_arr = te->n_arr;
-    if (te->kind == DRIFT_T_VECTOR) {
+    if (te->kind == DRIFT_T_VECTOR || te->kind == DRIFT_T_SPARSE) {
         snprintf(what, sizeof what, "size of '%s'", s->name);
         t.dim[0] = size_dim(c, te->size[0], what);
     } else if (te->kind == DRIFT_T_MATRIX) {
@@ -261,6 +311,8 @@ static void sym_type(checker *c, drift_sym *s)
               "parameter '%s' is declared int; parameters are real-valued "
               "(declare it real, or move it to the data block)",
               s->name);
+    if (te->kind == DRIFT_T_SPARSE && !sparse_decl_ok(c, s))
+        t = scalar_type(DRIFT_T_ERROR);
     s->type = t;
     s->rows = s->kind == DRIFT_SYM_ROWS;
     s->param = s->kind == DRIFT_SYM_PARAM;
@@ -316,7 +368,7 @@ static void check_binop(checker *c, drift_expr *e)
     check_expr(c, e->b);
     set_flags(e, e->a, e->b);
     e->type = scalar_type(DRIFT_T_ERROR);
-    if (any_error(e->a, e->b))
+    if (any_error(e->a, e->b) || sparse_use(c, e->a) || sparse_use(c, e->b))
         return;
     const drift_type *a = &e->a->type, *b = &e->b->type;
     char ta[TYPE_TEXT], tb[TYPE_TEXT], what[32];
@@ -379,11 +431,11 @@ static void check_index(checker *c, drift_expr *e)
     check_expr(c, e->a);
     set_flags(e, e->a, NULL);
     e->type = scalar_type(DRIFT_T_ERROR);
-    int bad = e->a->type.kind == DRIFT_T_ERROR;
+    int bad = e->a->type.kind == DRIFT_T_ERROR || sparse_use(c, e->a);
     for (drift_expr *i = e->args; i; i = i->next) {
         check_expr(c, i);
         e->rows |= i->rows;
-        if (i->type.kind == DRIFT_T_ERROR) {
+        if (i->type.kind == DRIFT_T_ERROR || sparse_use(c, i)) {
             bad = 1;
             continue;
         }
@@ -449,6 +501,10 @@ static void check_call(checker *c, drift_expr *e)
     const drift_builtin *fn = e->fn;
     if (!fn || bad)
         return;
+    if (fn->rule != DRIFT_RULE_DOT)
+        for (drift_expr *a = e->args; a; a = a->next)
+            if (sparse_use(c, a))
+                return;
     int n = (int)e->n_args;
     if (n < fn->min_args || n > fn->max_args) {
         if (fn->min_args == fn->max_args)
@@ -495,8 +551,17 @@ static void check_call(checker *c, drift_expr *e)
         e->type = scalar_type(DRIFT_T_REAL);
         return;
     case DRIFT_RULE_DOT:
-        if (a->n_arr || b->n_arr || a->kind != DRIFT_T_VECTOR ||
-            b->kind != DRIFT_T_VECTOR) {
+        if (a->kind == DRIFT_T_SPARSE && b->kind == DRIFT_T_SPARSE) {
+            error(c, e->loc,
+                  "function '%s' of two sparse_vectors is not supported: "
+                  "one argument must be a dense vector (usually the "
+                  "parameters), as in dot(x, w)",
+                  e->name);
+            return;
+        }
+        if (a->n_arr || b->n_arr ||
+            (a->kind != DRIFT_T_VECTOR && a->kind != DRIFT_T_SPARSE) ||
+            (b->kind != DRIFT_T_VECTOR && b->kind != DRIFT_T_SPARSE)) {
             error(c, e->loc, "function '%s' takes two vectors, given %s and %s",
                   e->name, tname(a, ta), tname(b, tb));
             return;
@@ -536,7 +601,9 @@ static void check_expr(checker *c, drift_expr *e)
         check_expr(c, e->a);
         set_flags(e, e->a, NULL);
         e->type = e->a->type;
-        if (e->type.n_arr) {
+        if (sparse_use(c, e->a)) {
+            e->type = scalar_type(DRIFT_T_ERROR);
+        } else if (e->type.n_arr) {
             char t[TYPE_TEXT];
             error(c, e->loc, "unary '-' does not apply to arrays (given %s)",
                   tname(&e->type, t));
@@ -567,10 +634,10 @@ static void expr_text(const drift_expr *e, char *buf, size_t cap)
 static void check_tilde(checker *c, drift_stmt *st)
 {
     check_expr(c, st->lhs);
-    int bad = st->lhs->type.kind == DRIFT_T_ERROR;
+    int bad = st->lhs->type.kind == DRIFT_T_ERROR || sparse_use(c, st->lhs);
     for (drift_expr *a = st->args; a; a = a->next) {
         check_expr(c, a);
-        bad |= a->type.kind == DRIFT_T_ERROR;
+        bad |= a->type.kind == DRIFT_T_ERROR || sparse_use(c, a);
     }
     const drift_dist *d = st->d;
     if (!d)
@@ -655,9 +722,12 @@ static void check_block(checker *c, drift_block *b)
             break;
         case DRIFT_S_TARGET:
             check_expr(c, st->value);
+            sparse_use(c, st->value);
             break;
         case DRIFT_S_LET:
             check_expr(c, st->value);
+            if (sparse_use(c, st->value))
+                st->value->type = scalar_type(DRIFT_T_ERROR);
             if (st->sym) {
                 st->sym->type = st->value->type;
                 st->sym->rows = st->value->rows;
