@@ -533,12 +533,17 @@ int cmd_sample(int argc, char **argv)
         .emit_segments = a.emit_segments,
         .full_threads = a.threads,
     };
-    if (prob.table && prob.table->kind == DRIFT_TABLE_ROWSTORE) {
-        /* A mapped row store: tell the kernel how it will be read. */
+    /* A mapped row store (read by a C plugin, or by a .drift model as its
+     * rows): tell the kernel how it will be read, and read ahead. */
+    const drift_table *rows_table =
+        prob.table ? prob.table
+                   : prob.lang_path ? drift_lang_rows_table(&prob.model)
+                                    : NULL;
+    if (rows_table && rows_table->kind == DRIFT_TABLE_ROWSTORE) {
         cfg.data_mapped = 1;
-        cfg.data_fd = prob.table->rs.fd;
-        cfg.data_map = prob.table->rs.map;
-        drift_table_advise(prob.table, a.access == DRIFT_ACCESS_CA);
+        cfg.data_fd = rows_table->rs.fd;
+        cfg.data_map = rows_table->rs.map;
+        drift_table_advise(rows_table, a.access == DRIFT_ACCESS_CA);
     }
     results = calloc(a.chains, sizeof *results);
     if (!results) {

@@ -198,7 +198,7 @@ int drift_table_open(const char *path, drift_table **out, drift_err *e)
     return drift_table_read_csv(path, out, e);
 }
 
-void drift_table_advise(drift_table *t, int sequential)
+void drift_table_advise(const drift_table *t, int sequential)
 {
     if (t && t->kind == DRIFT_TABLE_ROWSTORE)
         drift_rowstore_advise(&t->rs, sequential);

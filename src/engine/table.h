@@ -40,7 +40,7 @@ int drift_table_read_csv(const char *path, drift_table **out, drift_err *e);
 
 /* Tells a mapped row store how it will be read (sequentially for cyclic
  * access); a no-op for other kinds. */
-void drift_table_advise(drift_table *t, int sequential);
+void drift_table_advise(const drift_table *t, int sequential);
 
 void drift_table_free(drift_table *t);
 
