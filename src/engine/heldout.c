@@ -108,7 +108,9 @@ int drift_heldout_set_open(drift_heldout_set *s, const drift_problem *train,
                              "--test %s: over these rows model %s has %zu "
                              "parameters, over the training data %zu: the "
                              "test rows must not change the parameters "
-                             "(e.g. a larger user index)",
+                             "(e.g. a larger user index; for sizes bound "
+                             "from the data, such as a sparse_vector's D, "
+                             "give the size with --data-set D=...)",
                              path, name, m->dim, tm->dim);
     for (size_t k = 0; k < m->n_out; k++)
         if (strcmp(m->out_names[k], tm->out_names[k]))
