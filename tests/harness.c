@@ -1,13 +1,18 @@
 /* harness.c: shared test machinery (see harness.h). */
 #include "config.h"
 
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <spawn.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "harness.h"
+
+extern char **environ;
 #include "hparam.h"
 
 drift_registry *th_registry(void)
@@ -277,3 +282,68 @@ double th_ks(double *x, size_t n, double (*cdf)(double, void *), void *arg)
 }
 
 double th_pnorm(double x) { return 0.5 * erfc(-x / sqrt(2.0)); }
+
+char *th_slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *buf = malloc((size_t)n + 1);
+    assert_non_null(buf);
+    size_t got = fread(buf, 1, (size_t)n, f);
+    buf[got] = '\0';
+    fclose(f);
+    return buf;
+}
+
+pid_t th_cli_spawn(const char *const *args, int fd_out, int fd_err)
+{
+    const char *bin = getenv("DRIFT_BIN");
+    if (!bin)
+        fail_msg("DRIFT_BIN is not set: run with make check");
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    if (fd_out >= 0)
+        posix_spawn_file_actions_adddup2(&fa, fd_out, 1);
+    else
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, fd_err, 2);
+    const char *argv[64];
+    size_t n = 0;
+    argv[n++] = bin;
+    for (const char *const *a = args; *a && n < 63; a++)
+        argv[n++] = *a;
+    argv[n] = NULL;
+    pid_t pid;
+    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv,
+                                 environ),
+                     0);
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+}
+
+th_cli th_cli_run(const char *const *args)
+{
+    char outp[] = "/tmp/drift-cli-out-XXXXXX", errp[] = "/tmp/drift-cli-err-XXXXXX";
+    int fo = mkstemp(outp), fe = mkstemp(errp);
+    assert_true(fo >= 0 && fe >= 0);
+    pid_t pid = th_cli_spawn(args, fo, fe);
+    int st;
+    waitpid(pid, &st, 0);
+    close(fo);
+    close(fe);
+    th_cli r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+                th_slurp(outp), th_slurp(errp)};
+    unlink(outp);
+    unlink(errp);
+    return r;
+}
+
+void th_cli_free(th_cli *r)
+{
+    free(r->out);
+    free(r->err);
+}

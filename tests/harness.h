@@ -9,6 +9,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -95,6 +96,26 @@ double th_ess(const th_draws *d, size_t col, size_t from);
 
 /* Kolmogorov-Smirnov statistic of x[n] against cdf. */
 double th_ks(double *x, size_t n, double (*cdf)(double, void *), void *arg);
+
+/* ---- the drift command, as users run it ---- */
+
+/* What a run of the drift binary (DRIFT_BIN) left: exit status (128 +
+ * the signal when killed), standard output and standard error. */
+typedef struct th_cli {
+    int status;
+    char *out, *err;
+} th_cli;
+
+/* Starts drift with args (NULL-terminated), its standard output to fd_out
+ * (-1: /dev/null) and standard error to fd_err; returns its pid. */
+pid_t th_cli_spawn(const char *const *args, int fd_out, int fd_err);
+
+/* Runs drift with args (NULL-terminated), capturing both streams. */
+th_cli th_cli_run(const char *const *args);
+void th_cli_free(th_cli *r);
+
+/* A whole file as a string (NULL when it cannot be read); caller frees. */
+char *th_slurp(const char *path);
 
 /* Standard normal CDF. */
 double th_pnorm(double x);

@@ -23,77 +23,13 @@
 
 #include "fixtures/summary/reference.h"
 
-extern char **environ;
-
-typedef struct result {
-    int status;
-    char *out, *err;
-} result;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
-}
-
-/* Runs drift with args (NULL-terminated). */
-static result run(const char *const *args)
-{
-    const char *bin = getenv("DRIFT_BIN");
-    if (!bin)
-        fail_msg("DRIFT_BIN is not set: run with make check");
-    char outp[] = "/tmp/drift-cli-out-XXXXXX", errp[] = "/tmp/drift-cli-err-XXXXXX";
-    int fo = mkstemp(outp), fe = mkstemp(errp);
-    assert_true(fo >= 0 && fe >= 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fo, 1);
-    posix_spawn_file_actions_adddup2(&fa, fe, 2);
-    const char *argv[64];
-    size_t n = 0;
-    argv[n++] = bin;
-    for (const char *const *a = args; *a; a++)
-        argv[n++] = *a;
-    argv[n] = NULL;
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv,
-                                 environ),
-                     0);
-    int st;
-    waitpid(pid, &st, 0);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fo);
-    close(fe);
-    result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
-                slurp(outp), slurp(errp)};
-    unlink(outp);
-    unlink(errp);
-    return r;
-}
-
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
 static void expect(const char *const *args, int status, const char *needle)
 {
-    result r = run(args);
+    th_cli r = th_cli_run(args);
     if (r.status != status || (needle && !strstr(r.err, needle)))
         fail_msg("exit %d (want %d), stderr:\n%s\n(wanted '%s')", r.status,
                  status, r.err, needle ? needle : "");
-    result_free(&r);
+    th_cli_free(&r);
 }
 
 static const char *pima(void)
@@ -110,16 +46,16 @@ static void test_usage(void **state)
     (void)state;
     expect((const char *[]){NULL}, 2, "usage: drift COMMAND");
     expect((const char *[]){"smaple", NULL}, 2, "did you mean 'sample'?");
-    result r = run((const char *[]){"--help", NULL});
+    th_cli r = th_cli_run((const char *[]){"--help", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "sample"));
-    result_free(&r);
+    th_cli_free(&r);
     const char *cmds[] = {"sample", "samplers", "models"};
     for (int k = 0; k < 3; k++) {
-        r = run((const char *[]){cmds[k], "--help", NULL});
+        r = th_cli_run((const char *[]){cmds[k], "--help", NULL});
         assert_int_equal(r.status, 0);
         assert_non_null(strstr(r.out, "usage: drift"));
-        result_free(&r);
+        th_cli_free(&r);
     }
 }
 
@@ -196,7 +132,7 @@ static void test_bad_data(void **state)
         char *path = th_write_text(cases[k].text, ".csv");
         char want[4200];
         snprintf(want, sizeof want, "%s%s", path, cases[k].where);
-        result r = run((const char *[]){"sample", "--model", "logistic",
+        th_cli r = th_cli_run((const char *[]){"sample", "--model", "logistic",
                                         "--data", path, "--sampler", "sgld",
                                         "--out", out, NULL});
         if (r.status != 2 || !strstr(r.err, want) ||
@@ -204,7 +140,7 @@ static void test_bad_data(void **state)
             fail_msg("case %zu: exit %d, stderr: %s", k, r.status, r.err);
         /* Nothing written under the requested name. */
         assert_int_not_equal(access(out, F_OK), 0);
-        result_free(&r);
+        th_cli_free(&r);
         unlink(path);
         free(path);
     }
@@ -221,16 +157,16 @@ static void test_output(void **state)
     close(mkstemp(out2));
     const char *d = pima();
     for (int k = 0; k < 2; k++) {
-        result r = run((const char *[]){"sample", "--model", "logistic",
+        th_cli r = th_cli_run((const char *[]){"sample", "--model", "logistic",
                                         "--data", d, "--sampler", "sgld",
                                         "--set", "h=0.001", "--batch", "20",
                                         "--iter", "300", "--seed", "42",
                                         "--out", k ? out2 : out1, "--quiet",
                                         NULL});
         assert_int_equal(r.status, 0);
-        result_free(&r);
+        th_cli_free(&r);
     }
-    char *a = slurp(out1), *b = slurp(out2);
+    char *a = th_slurp(out1), *b = th_slurp(out2);
     assert_non_null(a);
     assert_string_equal(a, b); /* same seed, same build: same bytes */
     assert_non_null(strstr(a, "# drift_version = "));
@@ -268,7 +204,7 @@ static void test_divergence(void **state)
     (void)state;
     char out[] = "/tmp/drift-cli-div-XXXXXX";
     close(mkstemp(out));
-    result r = run((const char *[]){"sample", "--model", "logistic", "--data",
+    th_cli r = th_cli_run((const char *[]){"sample", "--model", "logistic", "--data",
                                     pima(), "--sampler", "sgld", "--set",
                                     "h=1e6", "--batch", "10", "--iter",
                                     "100000", "--seed", "1", "--out", out,
@@ -277,9 +213,9 @@ static void test_divergence(void **state)
     assert_non_null(strstr(r.err, "chain 1, iteration "));
     assert_non_null(strstr(r.err, "w."));
     assert_non_null(strstr(r.err, "smaller step size"));
-    result_free(&r);
+    th_cli_free(&r);
     /* What was written is a whole CSV file: every row complete. */
-    char *a = slurp(out);
+    char *a = th_slurp(out);
     assert_non_null(a);
     assert_non_null(strstr(a, "lp__,grads__,w.1"));
     assert_true(a[strlen(a) - 1] == '\n');
@@ -290,43 +226,19 @@ static void test_divergence(void **state)
 static void test_listing(void **state)
 {
     (void)state;
-    result r = run((const char *[]){"samplers", NULL});
+    th_cli r = th_cli_run((const char *[]){"samplers", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "sgld"));
     assert_non_null(strstr(r.out, "default 0.0001"));
-    result_free(&r);
-    r = run((const char *[]){"models", NULL});
+    th_cli_free(&r);
+    r = th_cli_run((const char *[]){"models", NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "logistic"));
-    result_free(&r);
+    th_cli_free(&r);
 }
 
 
 /* ---- issue 7: chains, summary, progress, signals, divergence --------- */
-
-/* Starts drift with args, stdout to /dev/null and stderr to fd_err. */
-static pid_t spawn_drift(const char *const *args, int fd_err)
-{
-    const char *bin = getenv("DRIFT_BIN");
-    if (!bin)
-        fail_msg("DRIFT_BIN is not set: run with make check");
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, fd_err, 2);
-    const char *argv[64];
-    size_t n = 0;
-    argv[n++] = bin;
-    for (const char *const *a = args; *a; a++)
-        argv[n++] = *a;
-    argv[n] = NULL;
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv,
-                                 environ),
-                     0);
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
-}
 
 static char *tmp_dir(void)
 {
@@ -382,7 +294,7 @@ static size_t valid_rows(const char *path)
     size_t n = f->n_rows;
     assert_string_equal(f->names[0], "lp__");
     drift_stancsv_free(f);
-    char *text = slurp(path);
+    char *text = th_slurp(path);
     assert_true(text[strlen(text) - 1] == '\n');
     free(text);
     return n;
@@ -401,13 +313,13 @@ static void test_signal(void **state)
         path_in(o2, sizeof o2, dir, "o_2.csv");
         int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         assert_true(fe >= 0);
-        pid_t pid = spawn_drift(
+        pid_t pid = th_cli_spawn(
             (const char *[]){"sample", "--model", "logistic", "--data",
                              pima(), "--sampler", "sgld", "--set", "h=0.0005",
                              "--batch", "20", "--iter", "1000000000",
                              "--chains", "2", "--force-chains", "--seed", "3",
                              "--out", out, NULL},
-            fe);
+            -1, fe);
         close(fe);
         /* Wait until both chains have opened their files (so the handler
          * is installed and sampling has begun), then a little more. */
@@ -420,7 +332,7 @@ static void test_signal(void **state)
         waitpid(pid, &st, 0);
         assert_true(WIFEXITED(st));
         assert_int_equal(WEXITSTATUS(st), 128 + sigs[k]);
-        char *err = slurp(errp);
+        char *err = th_slurp(errp);
         /* One line: what completed and where. */
         const char *want = k ? "drift: interrupted by SIGTERM: 2 chains "
                                "stopped after "
@@ -482,7 +394,7 @@ static char *run_on_pty(const char *const *args, int *status)
     assert_int_equal(unlockpt(master), 0);
     int slave = open(ptsname(master), O_RDWR | O_NOCTTY);
     assert_true(slave >= 0);
-    pid_t pid = spawn_drift(args, slave);
+    pid_t pid = th_cli_spawn(args, -1, slave);
     close(slave);
     char *text = drain(master, pid, status);
     close(master);
@@ -517,12 +429,12 @@ static void test_progress(void **state)
     args[17] = NULL;
     args[11] = "--iter";
     args[12] = "3000";
-    result r = run(args);
+    th_cli r = th_cli_run(args);
     assert_int_equal(r.status, 0);
     assert_null(strchr(r.err, '\r'));
     assert_null(strstr(r.err, "ETA"));
     assert_non_null(strstr(r.err, "drift: chain 1: 3000 iterations"));
-    result_free(&r);
+    th_cli_free(&r);
     rm_dir(dir);
     free(dir);
 }
@@ -560,10 +472,10 @@ static void test_chains_reproducible(void **state)
             args[n++] = k2;
         }
         args[n] = NULL;
-        result r = run(args);
+        th_cli r = th_cli_run(args);
         if (r.status)
             fail_msg("run %d: %s", k, r.err);
-        result_free(&r);
+        th_cli_free(&r);
     }
 #undef NB
     char p[4][4200];
@@ -573,7 +485,7 @@ static void test_chains_reproducible(void **state)
     char *text[9];
     for (int k = 0; k < 9; k++) {
         path_in(p[0], sizeof p[0], dir, names[k]);
-        text[k] = slurp(p[0]);
+        text[k] = th_slurp(p[0]);
         assert_non_null(text[k]);
     }
     /* Same seed: same files, whatever the scheduling; chain 2 alone (or
@@ -603,7 +515,7 @@ static void test_overflow(void **state)
     char *data = th_write_text("y\n0.5\n-0.3\n1.2\n0.1\n-1\n0.7\n0.2\n-0.4\n"
                                "0.9\n-0.6\n",
                                ".csv");
-    result r = run((const char *[]){"sample", "--model", model, "--data",
+    th_cli r = th_cli_run((const char *[]){"sample", "--model", model, "--data",
                                     data, "--sampler", "sgld", "--set",
                                     "h=0.05", "--batch", "10", "--init", "1",
                                     "--iter", "1000", "--seed", "1", "--out",
@@ -613,7 +525,7 @@ static void test_overflow(void **state)
         !strstr(r.err, "the gradient for theta is ") ||
         !strstr(r.err, "inf") || !strstr(r.err, "smaller step size"))
         fail_msg("exit %d, stderr: %s", r.status, r.err);
-    result_free(&r);
+    th_cli_free(&r);
     size_t rows = valid_rows(out);
     assert_true(rows > 5 && rows < 1000);
     rm_dir(dir);
@@ -638,7 +550,7 @@ static void test_summary_cli(void **state)
         snprintf(name, sizeof name, "ar4_%d.csv", k + 1);
         fixture(f[k], sizeof f[k], name);
     }
-    result r = run((const char *[]){"summary", f[0], f[1], f[2], f[3],
+    th_cli r = th_cli_run((const char *[]){"summary", f[0], f[1], f[2], f[3],
                                     "--csv", csv, NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "4 chains, 301 draws each (1204 in all)"));
@@ -646,9 +558,9 @@ static void test_summary_cli(void **state)
     assert_non_null(strstr(r.out, "sampler columns:"));
     assert_non_null(strstr(r.out, "accept_stat__"));
     assert_non_null(strstr(r.out, "warning: R-hat above 1.01"));
-    result_free(&r);
+    th_cli_free(&r);
     /* The CSV table: the header as stansummary's, values as posterior's. */
-    char *text = slurp(csv);
+    char *text = th_slurp(csv);
     const char *head = "name,mean,mcse,sd,q5,q50,q95,ess_bulk,ess_tail,rhat"
                        "\nlp__,";
     assert_true(strncmp(text, head, strlen(head)) == 0);
@@ -688,13 +600,13 @@ static void test_summary_cli(void **state)
     /* CmdStan's files: saved warmup skipped. */
     fixture(f[0], sizeof f[0], "cmdstan_1.csv");
     fixture(f[1], sizeof f[1], "cmdstan_2.csv");
-    r = run((const char *[]){"summary", f[0], f[1], NULL});
+    r = th_cli_run((const char *[]){"summary", f[0], f[1], NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "2 chains, 200 draws each (400 in all); "
                                   "100 warmup draws per chain skipped"));
     assert_non_null(strstr(r.out, "Sigma.2.1"));
     assert_non_null(strstr(r.out, "divergent__"));
-    result_free(&r);
+    th_cli_free(&r);
     /* Refusals. */
     expect((const char *[]){"summary", NULL}, 2, "no files given");
     expect((const char *[]){"summary", "/nonexistent.csv", NULL}, 2,
@@ -721,7 +633,7 @@ static void test_run_then_summary(void **state)
     const char *src = getenv("srcdir");
     snprintf(test, sizeof test, "%s/examples/logistic/pima-test.csv",
              src ? src : ".");
-    result r = run((const char *[]){"sample", "--model", "logistic", "--data",
+    th_cli r = th_cli_run((const char *[]){"sample", "--model", "logistic", "--data",
                                     pima(), "--sampler", "sgld", "--set",
                                     "h=0.0005", "--batch", "20", "--iter",
                                     "600", "--warmup", "100", "--save-warmup",
@@ -732,7 +644,7 @@ static void test_run_then_summary(void **state)
     if (r.status)
         fail_msg("%s", r.err);
     assert_non_null(strstr(r.err, "metrics -> "));
-    result_free(&r);
+    th_cli_free(&r);
     /* Warmup rows are saved (flagged as CmdStan flags them), metrics file
      * beside each draws file. */
     drift_stancsv *f;
@@ -748,13 +660,13 @@ static void test_run_then_summary(void **state)
     assert_string_equal(f->names[5], "accuracy");
     assert_int_equal(f->n_rows, 4); /* 20, 40, 60 passes and the end */
     drift_stancsv_free(f);
-    r = run((const char *[]){"summary", o1, o2, NULL});
+    r = th_cli_run((const char *[]){"summary", o1, o2, NULL});
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "2 chains, 300 draws each (600 in all); "
                                   "50 warmup draws per chain skipped"));
     assert_non_null(strstr(r.out, "held-out metrics on "));
     assert_non_null(strstr(r.out, "accuracy"));
-    result_free(&r);
+    th_cli_free(&r);
     rm_dir(dir);
     free(dir);
 }
@@ -774,14 +686,14 @@ static void test_init_and_test_options(void **state)
     close(mkstemp(out));
     const char *inits[] = {json, csv};
     for (int k = 0; k < 2; k++) {
-        result r = run((const char *[]){"sample", "--model", "logistic",
+        th_cli r = th_cli_run((const char *[]){"sample", "--model", "logistic",
                                         "--data", d, "--sampler", "sgld",
                                         "--set", "h=1e-9", "--iter", "1",
                                         "--init", inits[k], "--out", out,
                                         "--quiet", NULL});
         if (r.status)
             fail_msg("--init %s: %s", inits[k], r.err);
-        result_free(&r);
+        th_cli_free(&r);
         drift_stancsv *f;
         drift_err e;
         assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
@@ -863,7 +775,7 @@ static void test_langevin(void **state)
         {"ewsg", {"    h ", "    gamma ", "    sigma ", "    M ", "    x ",
                   "r_next_r|0|1|r_next_0", "index_accept__", NULL}},
     };
-    result r = run((const char *[]){"samplers", NULL});
+    th_cli r = th_cli_run((const char *[]){"samplers", NULL});
     assert_int_equal(r.status, 0);
     for (size_t k = 0; k < sizeof s / sizeof s[0]; k++) {
         char *b = sampler_block(r.out, s[k].name);
@@ -874,7 +786,7 @@ static void test_langevin(void **state)
                 fail_msg("%s's listing lacks '%s':\n%s", s[k].name, *w, b);
         free(b);
     }
-    result_free(&r);
+    th_cli_free(&r);
 
     /* End to end: the thermostat on the data-free double well with
      * injected gradient noise, and ewsg's refusal of it. */
@@ -885,13 +797,13 @@ static void test_langevin(void **state)
     int fd = mkstemp(out);
     assert_true(fd >= 0);
     close(fd);
-    r = run((const char *[]){"sample", "--model", model, "--sampler", "sgnht",
+    r = th_cli_run((const char *[]){"sample", "--model", model, "--sampler", "sgnht",
                              "--set", "A=0", "--set", "h=0.01",
                              "--grad-noise", "1", "--iter", "100", "--seed",
                              "3", "--out", out, "--quiet", NULL});
     assert_int_equal(r.status, 0);
-    result_free(&r);
-    char *csv = slurp(out);
+    th_cli_free(&r);
+    char *csv = th_slurp(out);
     assert_non_null(csv);
     assert_non_null(strstr(csv, "lp__,grads__,xi__,kinetic__,theta"));
     assert_non_null(strstr(csv, "# grad_noise = 1"));
@@ -944,16 +856,16 @@ static void test_lang_heldout(void **state)
     args_b[nb++] = "--out";
     args_b[nb++] = b;
     args_b[nb] = NULL;
-    result r = run(args_a);
+    th_cli r = th_cli_run(args_a);
     assert_int_equal(r.status, 0);
-    result_free(&r);
-    r = run(args_b);
+    th_cli_free(&r);
+    r = th_cli_run(args_b);
     assert_int_equal(r.status, 0);
-    result_free(&r);
+    th_cli_free(&r);
     char ma[4300], mb[4300];
     snprintf(ma, sizeof ma, "%s_metrics", a);
     snprintf(mb, sizeof mb, "%s_metrics", b);
-    char *ta = slurp(ma), *tb = slurp(mb);
+    char *ta = th_slurp(ma), *tb = th_slurp(mb);
     assert_non_null(ta);
     assert_non_null(tb);
     /* The last rows: passes,seconds,iteration,draws,lpd,accuracy. */

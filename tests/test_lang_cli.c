@@ -13,69 +13,6 @@
 
 #include "harness.h"
 
-extern char **environ;
-
-typedef struct result {
-    int status;
-    char *out, *err;
-} result;
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *buf = malloc((size_t)n + 1);
-    assert_non_null(buf);
-    size_t got = fread(buf, 1, (size_t)n, f);
-    buf[got] = '\0';
-    fclose(f);
-    return buf;
-}
-
-static result run(const char *const *args)
-{
-    const char *bin = getenv("DRIFT_BIN");
-    if (!bin)
-        fail_msg("DRIFT_BIN is not set: run with make check");
-    char outp[] = "/tmp/drift-lcli-out-XXXXXX", errp[] = "/tmp/drift-lcli-err-XXXXXX";
-    int fo = mkstemp(outp), fe = mkstemp(errp);
-    assert_true(fo >= 0 && fe >= 0);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_adddup2(&fa, fo, 1);
-    posix_spawn_file_actions_adddup2(&fa, fe, 2);
-    const char *argv[64];
-    size_t n = 0;
-    argv[n++] = bin;
-    for (const char *const *a = args; *a; a++)
-        argv[n++] = *a;
-    argv[n] = NULL;
-    pid_t pid;
-    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv,
-                                 environ),
-                     0);
-    int st;
-    waitpid(pid, &st, 0);
-    posix_spawn_file_actions_destroy(&fa);
-    close(fo);
-    close(fe);
-    result r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
-                slurp(outp), slurp(errp)};
-    unlink(outp);
-    unlink(errp);
-    return r;
-}
-
-static void result_free(result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
 static char *ex(const char *rel)
 {
     const char *src = getenv("srcdir");
@@ -88,13 +25,13 @@ static char *ex(const char *rel)
 static void expect(const char *const *args, int status, const char *stream,
                    const char *needle)
 {
-    result r = run(args);
+    th_cli r = th_cli_run(args);
     const char *text = !strcmp(stream, "out") ? r.out : r.err;
     if (r.status != status || (needle && !strstr(text, needle)))
         fail_msg("exit %d (want %d)\nstdout:\n%s\nstderr:\n%s\n(wanted '%s' "
                  "in std%s)",
                  r.status, status, r.out, r.err, needle ? needle : "", stream);
-    result_free(&r);
+    th_cli_free(&r);
 }
 
 static void test_sample(void **state)
@@ -108,7 +45,7 @@ static void test_sample(void **state)
                             "--iter", "50", "--seed", "3", "--out", out,
                             "--quiet", NULL},
            0, "err", NULL);
-    char *csv = slurp(out);
+    char *csv = th_slurp(out);
     assert_non_null(strstr(csv, "# model = "));
     assert_non_null(strstr(csv, "lp__,grads__,w.1,w.2,w.3,w.4,w.5,w.6,w.7,w.8\n"));
     free(csv);
@@ -140,7 +77,7 @@ static void test_errors_exit_2(void **state)
                               "prior { w ~ normal(0, sigam)\n"
                               "        w ~ nromal(0, 1) }\n",
                               ".drift");
-    result r = run((const char *[]){"sample", bad, "--sampler", "sgld", NULL});
+    th_cli r = th_cli_run((const char *[]){"sample", bad, "--sampler", "sgld", NULL});
     assert_int_equal(r.status, 2);
     assert_non_null(strstr(r.err, ":2:23: error: unknown name 'sigam'\n"
                                   "    2 | prior { w ~ normal(0, sigam)\n"
@@ -148,7 +85,7 @@ static void test_errors_exit_2(void **state)
     assert_non_null(strstr(r.err, ":3:13: error: unknown distribution "
                                   "'nromal' (did you mean 'normal'?)\n"));
     assert_non_null(strstr(r.err, "2 errors, reported above"));
-    result_free(&r);
+    th_cli_free(&r);
     /* The same through drift check, and a data error with its caret. */
     expect((const char *[]){"check", bad, NULL}, 2, "err",
            "unknown name 'sigam'");
