@@ -51,6 +51,22 @@ static inline const drift_sparse *sparse_rows(const drift_gnode *n)
     return n->op == DRIFT_G_ROWVAR && n->rb ? n->rb->sp : NULL;
 }
 
+/* out[r * ol] = x_i . v_r over row i's non-zeros, for the batch's R rows
+ * (v_r at v + r * vl: a dense operand's values or its tangents). */
+static void sparse_dot_rows(const drift_ad_ctx *c, const drift_sparse *sp,
+                            const double *v, size_t vl, size_t R, double *out,
+                            size_t ol)
+{
+    for (size_t r = 0; r < R; r++) {
+        size_t i = row_id(c, r);
+        const double *vr = v + r * vl;
+        double z = 0;
+        for (uint64_t j = sp->row_ptr[i]; j < sp->row_ptr[i + 1]; j++)
+            z += sp->val[j] * vr[sp->idx[j]];
+        out[r * ol] = z;
+    }
+}
+
 static int node_error(drift_ad_ctx *c, int id, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -374,16 +390,7 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
         if (sp) {
             /* x_i . v over row i's non-zeros only. */
             int dv = sparse_rows(na) ? b : a;
-            const double *v = c->val[dv];
-            size_t vl = c->vld[dv];
-            for (size_t r = 0; r < R; r++) {
-                size_t i = row_id(c, r);
-                const double *vr = v + r * vl;
-                double z = 0;
-                for (uint64_t j = sp->row_ptr[i]; j < sp->row_ptr[i + 1]; j++)
-                    z += sp->val[j] * vr[sp->idx[j]];
-                o[r * ol] = z;
-            }
+            sparse_dot_rows(c, sp, c->val[dv], c->vld[dv], R, o, ol);
             return DRIFT_OK;
         }
         if (!na->batched && !nb->batched)
@@ -861,16 +868,7 @@ static void tangent_node(drift_ad_ctx *c, int id)
             /* x_i . t over row i's non-zeros (t: the dense operand's
              * tangent; the data have none). */
             int x = sparse_rows(na) ? b : a;
-            const double *t = c->tan[x];
-            size_t tx = c->tld[x];
-            for (size_t r = 0; r < R; r++) {
-                size_t i = row_id(c, r);
-                const double *tr = t + r * tx;
-                double z = 0;
-                for (uint64_t j = sp->row_ptr[i]; j < sp->row_ptr[i + 1]; j++)
-                    z += sp->val[j] * tr[sp->idx[j]];
-                T[r * tl] = z;
-            }
+            sparse_dot_rows(c, sp, c->tan[x], c->tld[x], R, T, tl);
             return;
         }
         int first = 1;
