@@ -93,6 +93,25 @@ void th_open(th_problem *tp, const char *model, const char *data_path,
         fail_msg("opening model %s: %s", model, e.msg);
 }
 
+void th_expect_model_refusal(const char *model, const char *text,
+                             const char *needle)
+{
+    char *path = th_write_text(text, ".csv");
+    drift_registry *reg = th_registry();
+    drift_problem p;
+    const char *data[] = {path, NULL};
+    drift_problem_spec spec = {.model = model, .data = data};
+    drift_err e = {{0}};
+    assert_int_not_equal(drift_problem_open(&p, reg, &spec, &e), 0);
+    if (!strstr(e.msg, needle))
+        fail_msg("message '%s' lacks '%s'", e.msg, needle);
+    assert_non_null(strstr(e.msg, path));
+    drift_problem_close(&p);
+    drift_registry_free(reg);
+    unlink(path);
+    free(path);
+}
+
 void th_close(th_problem *tp)
 {
     drift_problem_close(&tp->p);

@@ -37,6 +37,11 @@ void th_open(th_problem *tp, const char *model, const char *data_path,
              char *const *model_set, size_t n_model_set);
 void th_close(th_problem *tp);
 
+/* Opening model over a CSV file holding text must fail with a message
+ * naming the file and containing needle. */
+void th_expect_model_refusal(const char *model, const char *text,
+                             const char *needle);
+
 /* Draws kept in memory: rows of (lp__, grads__, sampler columns, outputs)
  * per chain. */
 typedef struct th_draws {

@@ -163,30 +163,11 @@ static void test_columns_and_sigma(void **state)
     check_model(1, "sigma=0.5", 0.5);
 }
 
-static void expect_refusal(const char *text, const char *needle)
-{
-    char *path = th_write_text(text, ".csv");
-    drift_registry *reg = th_registry();
-    drift_problem p;
-    const char *data[] = {path, NULL};
-    drift_problem_spec spec = {.model = "gaussian", .data = data,
-                               .model_set = NULL, .n_model_set = 0};
-    drift_err e = {{0}};
-    assert_int_not_equal(drift_problem_open(&p, reg, &spec, &e), 0);
-    if (!strstr(e.msg, needle))
-        fail_msg("message '%s' lacks '%s'", e.msg, needle);
-    assert_non_null(strstr(e.msg, path));
-    drift_problem_close(&p);
-    drift_registry_free(reg);
-    unlink(path);
-    free(path);
-}
-
 static void test_data_checks(void **state)
 {
     (void)state;
-    expect_refusal("x.1,x.2\n0,1\n", "needs centre columns c.1 ... c.D");
-    expect_refusal("c.1,c.3\n0,1\n", "'c.3' follows c.1 ... c.1 without c.2");
+    th_expect_model_refusal("gaussian", "x.1,x.2\n0,1\n", "needs centre columns c.1 ... c.D");
+    th_expect_model_refusal("gaussian", "c.1,c.3\n0,1\n", "'c.3' follows c.1 ... c.1 without c.2");
 }
 
 int main(void)

@@ -165,31 +165,12 @@ static void test_column_order(void **state)
     check_model(1);
 }
 
-static void expect_refusal(const char *text, const char *needle)
-{
-    char *path = th_write_text(text, ".csv");
-    drift_registry *reg = th_registry();
-    drift_problem p;
-    const char *data[] = {path, NULL};
-    drift_problem_spec spec = {.model = "logistic", .data = data,
-                               .model_set = NULL, .n_model_set = 0};
-    drift_err e = {{0}};
-    assert_int_not_equal(drift_problem_open(&p, reg, &spec, &e), 0);
-    if (!strstr(e.msg, needle))
-        fail_msg("message '%s' lacks '%s'", e.msg, needle);
-    assert_non_null(strstr(e.msg, path));
-    drift_problem_close(&p);
-    drift_registry_free(reg);
-    unlink(path);
-    free(path);
-}
-
 static void test_data_checks(void **state)
 {
     (void)state;
-    expect_refusal("y,x.1\n0,1\n2,1\n", ":3: error: column 'y' (field 1) must be 0 or 1");
-    expect_refusal("x.1,x.2\n0,1\n", "needs a column 'y'");
-    expect_refusal("y,z\n0,1\n", "x.1 ... x.D");
+    th_expect_model_refusal("logistic", "y,x.1\n0,1\n2,1\n", ":3: error: column 'y' (field 1) must be 0 or 1");
+    th_expect_model_refusal("logistic", "x.1,x.2\n0,1\n", "needs a column 'y'");
+    th_expect_model_refusal("logistic", "y,z\n0,1\n", "x.1 ... x.D");
 }
 
 int main(void)
