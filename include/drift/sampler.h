@@ -215,7 +215,8 @@ typedef struct drift_sampler {
 } drift_sampler;
 
 /* drift_sampler.flags */
-#define DRIFT_SAMPLER_CONTINUOUS 1u /* emits segments, not draws */
+#define DRIFT_SAMPLER_CONTINUOUS 1u /* emits segments, not draws (required
+                                       for emit_segment) */
 #define DRIFT_SAMPLER_FULL_DATA  2u /* uses only full-data oracles */
 
 /* What drift_sampler_entry() returns.  abi_version is read first and a

@@ -114,16 +114,22 @@ int drift_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->gbuf = drift_calloc(c->d, sizeof(double));
     c->gbuf2 = drift_calloc(c->d, sizeof(double));
     c->ll_buf = drift_malloc_array(c->ws_cap, sizeof(double));
-    c->traj_m1 = drift_calloc(c->d, sizeof(double));
-    c->traj_m2 = drift_calloc(c->d, sizeof(double));
-    c->seg_buf = drift_calloc(c->d, sizeof(double));
+    /* Trajectory buffers only for continuous samplers: three vectors of
+     * length d that a discrete sampler never touches (gigabytes at
+     * D = 10^8). */
+    int continuous = (cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+    if (continuous) {
+        c->traj_m1 = drift_calloc(c->d, sizeof(double));
+        c->traj_m2 = drift_calloc(c->d, sizeof(double));
+        c->seg_buf = drift_calloc(c->d, sizeof(double));
+    }
     c->row_len = 2 + cfg->sampler->n_columns + m->n_out;
     if (cfg->emit_segments) /* time__, duration__, x0.k__, v.k__ */
         c->row_len += 2 + 2 * c->d;
     c->row_buf = drift_calloc(c->row_len, sizeof(double));
     if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
-        !c->ll_buf || !c->traj_m1 || !c->traj_m2 || !c->seg_buf ||
-        !c->row_buf)
+        !c->ll_buf || !c->row_buf ||
+        (continuous && (!c->traj_m1 || !c->traj_m2 || !c->seg_buf)))
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory setting up chain %u", id);
     if (cfg->sampler->state_size) {

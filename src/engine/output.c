@@ -252,6 +252,12 @@ static void write_segment_row(drift_chain *c, const double *x0,
 int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                        double duration, double lp, const double *diag)
 {
+    if (!c->seg_buf)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "sampler %s emitted a segment but does not "
+                                "declare DRIFT_SAMPLER_CONTINUOUS in its "
+                                "flags",
+                                c->cfg->sampler->name);
     int rc = check_state(c, x0);
     if (!rc)
         rc = check_lp(c, x0, lp);
