@@ -19,11 +19,11 @@
 
 #include <cblas.h>
 
-#include "chain.h"
-#include "lang_model.h"
-#include "plugin.h"
-#include "rng.h"
-#include "util.h"
+#include "base/util.h"
+#include "engine/lang/lang_model.h"
+#include "engine/run/plugin.h"
+#include "engine/run/rng.h"
+#include "engine/run/run.h"
 
 enum { N = 581012, D = 54, COLS = D + 1, REPS = 5, BATCH = 50 };
 
@@ -138,7 +138,7 @@ static void setup(ctx *x, const drift_model *m, const drift_data *view,
                                 .hp = hp, .batch = BATCH, .passes = 1.0,
                                 .thin = 1, .seed = 3, .chains = 1,
                                 .quiet = 1};
-    if (drift_chain_setup(&x->c, &x->cfg, 1, x->theta))
+    if (drift_run_chain_setup(&x->c, &x->cfg, 1, x->theta))
         die("chain", x->c.message);
 }
 
@@ -181,8 +181,8 @@ static void bench_logistic(drift_registry *reg, const drift_sampler *sgld)
     printf("  the .drift model is %s\n",
            lang.flags & DRIFT_MODEL_GLM ? "in generalised linear form"
                                         : "NOT in generalised linear form");
-    drift_chain_release(&cp.c);
-    drift_chain_release(&cl.c);
+    drift_run_chain_release(&cp.c);
+    drift_run_chain_release(&cl.c);
     plugin.free(plugin.self);
     lang.free(lang.self);
     free(data);

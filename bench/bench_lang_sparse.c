@@ -20,11 +20,11 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "chain.h"
-#include "lang_model.h"
-#include "plugin.h"
-#include "rng.h"
-#include "util.h"
+#include "base/util.h"
+#include "engine/lang/lang_model.h"
+#include "engine/run/plugin.h"
+#include "engine/run/rng.h"
+#include "engine/run/run.h"
 
 enum { NNZ = 40, REPS = 3 };
 

@@ -16,11 +16,11 @@
 
 #include <cblas.h>
 
-#include "chain.h"
-#include "hparam.h"
-#include "plugin.h"
-#include "rng.h"
-#include "util.h"
+#include "base/util.h"
+#include "engine/run/hparam.h"
+#include "engine/run/plugin.h"
+#include "engine/run/rng.h"
+#include "engine/run/run.h"
 
 enum { N = 581012, D = 54, COLS = D + 1, REPS = 5, BATCH = 50 };
 
@@ -208,7 +208,7 @@ int main(void)
                                .sampler = &sampler, .hp = hp, .batch = BATCH,
                                .passes = 1.0, .thin = 1, .seed = 3,
                                .chains = 1, .quiet = 1};
-    if (drift_chain_setup(&x.c, &x.cfg, 1, x.theta)) {
+    if (drift_run_chain_setup(&x.c, &x.cfg, 1, x.theta)) {
         fprintf(stderr, "bench: %s\n", x.c.message);
         return 1;
     }
@@ -216,7 +216,7 @@ int main(void)
     memset(&x2, 0, sizeof x2);
     x2.cfg = x.cfg;
     x2.cfg.full_threads = 2;
-    if (drift_chain_setup(&x2.c, &x2.cfg, 1, x2.theta)) {
+    if (drift_run_chain_setup(&x2.c, &x2.cfg, 1, x2.theta)) {
         fprintf(stderr, "bench: %s\n", x2.c.message);
         return 1;
     }
@@ -240,8 +240,8 @@ int main(void)
            cs * ns);
     printf("%-44s %8.1f ns/datum   ratio to C %.2f\n",
            "SGLD pass (batch 50), drift sgld plugin", ds * ns, ds / cs);
-    drift_chain_release(&x.c);
-    drift_chain_release(&x2.c);
+    drift_run_chain_release(&x.c);
+    drift_run_chain_release(&x2.c);
     model.free(model.self);
     drift_registry_free(reg);
     free(data);

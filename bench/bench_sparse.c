@@ -11,10 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "chain.h"
-#include "plugin.h"
-#include "rng.h"
-#include "util.h"
+#include "base/util.h"
+#include "engine/run/plugin.h"
+#include "engine/run/rng.h"
+#include "engine/run/run.h"
 
 enum { NNZ = 40 };
 

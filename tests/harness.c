@@ -13,7 +13,7 @@
 #include "harness.h"
 
 extern char **environ;
-#include "hparam.h"
+#include "engine/run/hparam.h"
 
 drift_registry *th_registry(void)
 {

@@ -13,9 +13,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "chain.h"
-#include "plugin.h"
-#include "problem.h"
+#include "engine/run/plugin.h"
+#include "engine/run/problem.h"
+#include "engine/run/oracle.h"
+#include "engine/run/run.h"
 
 /* A registry of the plugins under test (DRIFT_PLUGIN_DIR, set by make
  * check) plus the test plugins' directory; fails the test if empty. */

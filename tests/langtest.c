@@ -8,10 +8,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/lang/lang_model.h"
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "lang_model.h"
 #include "langtest.h"
-#include "rng.h"
 
 void lt_open(lt_model *lm, const char *model_text, const char *const *data,
              char *const *sets, size_t n_sets)

@@ -8,8 +8,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/run/rng.h"
 #include "lref.h"
-#include "rng.h"
 
 static void inv2(size_t D, const double *A, double *B)
 {

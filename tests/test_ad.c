@@ -16,9 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/run/rng.h"
 #include "harness.h"
 #include "langtest.h"
-#include "rng.h"
 
 /* A CSV text with header `header` and n rows whose fields come from
  * gen(row, col, rng). */

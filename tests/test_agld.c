@@ -27,9 +27,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/run/hparam.h"
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "hparam.h"
-#include "rng.h"
 
 /* ---- data and the exact posterior --------------------------------------- */
 

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
+#include "engine/run/hparam.h"
 #include "harness.h"
-#include "hparam.h"
-#include "util.h"
 
 static const char *CSV = "y,x.1,x.2\n1,1,0.5\n0,1,-0.3\n1,1,2\n0,1,-1\n";
 

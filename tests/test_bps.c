@@ -19,10 +19,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/run/hparam.h"
+#include "engine/run/oracle.h"
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "hparam.h"
-#include "oracle.h"
-#include "rng.h"
 
 enum { NCOL = 3 }; /* bounces__, proposals__, bound_violations__ */
 
@@ -312,7 +312,7 @@ static void run_by_hand(th_problem *tp, const drift_services *svc,
     };
     drift_chain c;
     double theta[8];
-    assert_int_equal(drift_chain_setup(&c, &cfg, 1, theta), 0);
+    assert_int_equal(drift_run_chain_setup(&c, &cfg, 1, theta), 0);
     assert_int_equal(s->init(c.state, svc, &c, hp, theta), 0);
     for (c.iter = 0; c.iter < cfg.warmup + iters; c.iter++)
         assert_int_equal(s->step(c.state, svc, &c, theta), 0);
@@ -325,7 +325,7 @@ static void run_by_hand(th_problem *tp, const drift_services *svc,
     const double *last = out->d.v + (out->d.n - 1) * out->d.cols;
     *bounces = (uint64_t)last[2];
     *violations = c.violations;
-    drift_chain_release(&c);
+    drift_run_chain_release(&c);
 }
 
 static void test_noisy_gradient(void **state)

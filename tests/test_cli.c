@@ -18,8 +18,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/stats/stancsv.h"
 #include "harness.h"
-#include "stancsv.h"
 
 #include "fixtures/summary/reference.h"
 

@@ -35,10 +35,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dist.h"
+#include "engine/lang/dist.h"
+#include "engine/run/rng.h"
 #include "harness.h"
 #include "langtest.h"
-#include "rng.h"
 
 typedef struct ref {
     drift_dist_id id;

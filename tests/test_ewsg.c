@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hparam.h"
+#include "engine/run/hparam.h"
+#include "engine/run/oracle.h"
 #include "lref.h"
 
 /* Uniform subsampling's stationary covariance (theta block) for sghmc's
@@ -130,7 +131,7 @@ static void one_step(th_problem *tp, char **sets, size_t n_set, double h,
                             .chains = 1, .quiet = 1};
     drift_chain c;
     double theta[2];
-    assert_int_equal(drift_chain_setup(&c, &cfg, 1, theta), 0);
+    assert_int_equal(drift_run_chain_setup(&c, &cfg, 1, theta), 0);
     drift_services svc = drift_services_table;
     svc.alloc = arena_alloc;
     svc.emit_draw = capture;
@@ -164,7 +165,7 @@ static void one_step(th_problem *tp, char **sets, size_t n_set, double h,
                           (double)K);
     }
     free(r1);
-    drift_chain_release(&c);
+    drift_run_chain_release(&c);
 }
 
 /* The EWSG paper's 2-D target (N = 20 centres c_i ~ N(0, I), flat prior)

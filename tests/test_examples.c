@@ -18,9 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/data/table.h"
 #include "harness.h"
 #include "langtest.h"
-#include "table.h"
 
 static char *path(const char *rel)
 {

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "rng.h"
 
 enum { N = 40, D = 3 };
 

@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
+#include "engine/data/table.h"
+#include "engine/run/heldout.h"
+#include "engine/run/rng.h"
+#include "engine/stats/stancsv.h"
 #include "harness.h"
-#include "heldout.h"
-#include "rng.h"
-#include "stancsv.h"
-#include "table.h"
-#include "util.h"
 
 static char *tmp_out(void)
 {

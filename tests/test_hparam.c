@@ -6,8 +6,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "engine/run/hparam.h"
 #include "harness.h"
-#include "hparam.h"
 
 static const drift_hparam T[] = {
     {"h", DRIFT_HP_REAL, 0.01, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL, "step"},

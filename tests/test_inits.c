@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/run/inits.h"
 #include "harness.h"
-#include "inits.h"
 
 /* A model as inits.c sees it: only n_out and out_names are read. */
 static const char *const names[] = {"a", "w.1", "w.2", "M.1.1", "M.1.2",

@@ -12,9 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "harness.h"
 #include "langtest.h"
-#include "util.h"
 
 static const char *model =
     "data  { s : real<lower=0> }\n"

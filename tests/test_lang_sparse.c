@@ -20,16 +20,16 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "front.h"
+#include "base/util.h"
+#include "engine/data/rowstore.h"
+#include "engine/data/table.h"
+#include "engine/lang/lang_model.h"
+#include "engine/lang/langdata.h"
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "lang_model.h"
-#include "langdata.h"
 #include "langtest.h"
-#include "parse.h"
-#include "rng.h"
-#include "rowstore.h"
-#include "table.h"
-#include "util.h"
+#include "parser/front.h"
+#include "parser/parse.h"
 
 enum { N = 90, D = 11 };
 

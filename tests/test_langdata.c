@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/lang/langdata.h"
 #include "harness.h"
-#include "langdata.h"
 #include "langtest.h"
 
 /* The report with the temporary paths replaced by MODEL, DATA1, DATA2. */

@@ -9,8 +9,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "rng.h"
 
 enum { N = 60, D = 4 };
 

@@ -10,8 +10,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "rng.h"
 
 enum { N = 400, D = 5 };
 
@@ -60,7 +60,7 @@ static int setup(void **state)
         .seed = 5,
         .chains = 1,
     };
-    assert_int_equal(drift_chain_setup(&f->c, &f->cfg, 1, f->theta), 0);
+    assert_int_equal(drift_run_chain_setup(&f->c, &f->cfg, 1, f->theta), 0);
     for (size_t j = 0; j < D; j++)
         f->theta[j] = 0.3 * (double)j - 0.5;
     *state = f;
@@ -70,7 +70,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    drift_chain_release(&f->c);
+    drift_run_chain_release(&f->c);
     th_close(&f->tp);
     unlink(f->csv);
     free(f->csv);
@@ -219,10 +219,10 @@ static void test_full_pass_threads(void **state)
                             .sampler = &s, .hp = hp, .batch = 10, .thin = 1,
                             .seed = 5, .chains = 1};
     drift_chain c1, c3;
-    assert_int_equal(drift_chain_setup(&c1, &cfg, 1, theta), 0);
+    assert_int_equal(drift_run_chain_setup(&c1, &cfg, 1, theta), 0);
     drift_run_config cfg3 = cfg;
     cfg3.full_threads = 3;
-    assert_int_equal(drift_chain_setup(&c3, &cfg3, 1, theta), 0);
+    assert_int_equal(drift_run_chain_setup(&c3, &cfg3, 1, theta), 0);
     for (size_t j = 0; j < D; j++)
         theta[j] = 0.2 * (double)j - 0.3;
     assert_int_equal(S->grad_full(&c1, theta, g1, &U1), 0);
@@ -238,8 +238,8 @@ static void test_full_pass_threads(void **state)
     assert_int_equal(S->U_full(&c3, theta, &U), 0);
     assert_true(U == U3);
     assert_int_equal(S->grads(&c3), 3 * BN);
-    drift_chain_release(&c1);
-    drift_chain_release(&c3);
+    drift_run_chain_release(&c1);
+    drift_run_chain_release(&c3);
     th_close(&tp);
     unlink(csv);
     free(csv);

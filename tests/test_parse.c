@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "front.h"
 #include "harness.h"
-#include "parse.h"
+#include "parser/front.h"
+#include "parser/parse.h"
 
 typedef struct front {
     drift_source *src;

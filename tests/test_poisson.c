@@ -10,10 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/run/oracle.h"
+#include "engine/run/poisson.h"
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "oracle.h"
-#include "poisson.h"
-#include "rng.h"
 
 enum { NS = 100000 };
 
@@ -308,7 +308,7 @@ static void test_thinning(void **state)
     drift_thin_stats st = {0, 0};
     for (size_t i = 0; i < NS; i++) {
         double t, at;
-        assert_int_equal(drift_thin_svc(&c, &b, sine_rate, NULL, &t, &at, &st), 0);
+        assert_int_equal(drift_poisson_thin_svc(&c, &b, sine_rate, NULL, &t, &at, &st), 0);
         assert_true(fabs(at - (1 + sin(t))) < 1e-15);
         x[i] = t;
     }
@@ -321,14 +321,14 @@ static void test_thinning(void **state)
     drift_thin_stats st2 = {0, 0};
     for (size_t i = 0; i < 1000; i++) {
         double t;
-        drift_thin_svc(&c, &low, sine_rate, NULL, &t, NULL, &st2);
+        drift_poisson_thin_svc(&c, &low, sine_rate, NULL, &t, NULL, &st2);
     }
     assert_true(st2.violations > 0);
     assert_int_equal(c.violations, st2.violations);
     /* A finite horizon with no event in it. */
     drift_rate_bound none = {0.0, 0.0, 0, NULL, NULL, 10.0};
     double t;
-    assert_int_equal(drift_thin_svc(&c, &none, sine_rate, NULL, &t, NULL, NULL), 0);
+    assert_int_equal(drift_poisson_thin_svc(&c, &none, sine_rate, NULL, &t, NULL, NULL), 0);
     assert_true(isinf(t));
     free(x);
 }
@@ -364,7 +364,7 @@ static void test_thinning_knots(void **state)
     drift_thin_stats st = {0, 0};
     for (size_t i = 0; i < NS; i++) {
         double t;
-        assert_int_equal(drift_thin_svc(&c, &b, wave_rate, NULL, &t, NULL, &st), 0);
+        assert_int_equal(drift_poisson_thin_svc(&c, &b, wave_rate, NULL, &t, NULL, &st), 0);
         if (isfinite(t)) {
             assert_true(t > 0 && t <= 5);
             x[finite++] = t;
@@ -400,7 +400,7 @@ static void test_thinning_adaptive(void **state)
     for (size_t i = 0; i < NS; i++) {
         drift_rate_bound b = {16.0, 0.0, 0, NULL, NULL, INFINITY};
         double t;
-        assert_int_equal(drift_thin_svc(&c, &b, halving_rate, &b, &t, NULL, &st), 0);
+        assert_int_equal(drift_poisson_thin_svc(&c, &b, halving_rate, &b, &t, NULL, &st), 0);
         x[i] = t;
     }
     assert_int_equal(st.violations, 0);
@@ -438,12 +438,12 @@ static void test_thinning_errors(void **state)
     drift_rng_seed(&c.rng, 9, 1);
     drift_rate_bound b = {2.0, 0.0, 0, NULL, NULL, INFINITY};
     double t;
-    assert_int_equal(drift_thin_svc(&c, &b, nan_rate, NULL, &t, NULL, NULL),
+    assert_int_equal(drift_poisson_thin_svc(&c, &b, nan_rate, NULL, &t, NULL, NULL),
                      DRIFT_ENUMERIC);
     assert_non_null(strstr(c.message, "NaN"));
     /* A callback's own failure is passed through unchanged. */
     memset(&c, 0, sizeof c);
-    assert_int_equal(drift_thin_svc(&c, &b, failing_rate, NULL, &t, NULL, NULL),
+    assert_int_equal(drift_poisson_thin_svc(&c, &b, failing_rate, NULL, &t, NULL, NULL),
                      DRIFT_EDATA);
 }
 

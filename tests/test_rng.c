@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "rng.h"
 
 static void test_reproducible(void **state)
 {

@@ -15,11 +15,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/data/libsvm.h"
+#include "engine/data/rowstore.h"
+#include "engine/data/table.h"
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "libsvm.h"
-#include "rng.h"
-#include "rowstore.h"
-#include "table.h"
 
 enum { N = 300, D = 12 };
 

@@ -12,8 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/run/hparam.h"
 #include "harness.h"
-#include "hparam.h"
 
 static const char *rwm_path(void)
 {

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/run/rng.h"
 #include "harness.h"
-#include "rng.h"
 
 enum { N = 200, D = 2 };
 

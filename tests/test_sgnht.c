@@ -21,7 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "hparam.h"
+#include "engine/run/hparam.h"
+#include "engine/run/oracle.h"
 #include "lref.h"
 
 enum { BATCH = 20 };
@@ -307,7 +308,7 @@ static void test_grad_noise(void **state)
                             .grad_noise = 1.5, .quiet = 1};
     drift_chain c;
     double theta[1] = {0.7}, g;
-    assert_int_equal(drift_chain_setup(&c, &cfg, 1, theta), 0);
+    assert_int_equal(drift_run_chain_setup(&c, &cfg, 1, theta), 0);
     const drift_services *svc = &drift_services_table;
     theta[0] = 0.7;
     double exact = ((4 * 0.7 + 3) * 0.7 - 26) * 0.7 - 1; /* 14 U'(0.7) */
@@ -326,7 +327,7 @@ static void test_grad_noise(void **state)
     assert_true(fabs(var - want) < 4.5 * want * sqrt(2.0 / K));
     assert_int_equal(svc->grad_full(&c, theta, &g, NULL), 0); /* also noisy */
     assert_true(fabs(g - exact) > 1e-9);
-    drift_chain_release(&c);
+    drift_run_chain_release(&c);
     th_close(&tp);
 }
 

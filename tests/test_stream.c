@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "engine/run/stream.h"
 #include "harness.h"
-#include "stream.h"
 
 static void check_passes(drift_access mode, size_t N, size_t batch)
 {

@@ -12,11 +12,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
+#include "engine/run/rng.h"
+#include "engine/stats/stancsv.h"
+#include "engine/stats/summary.h"
 #include "harness.h"
-#include "rng.h"
-#include "stancsv.h"
-#include "summary.h"
-#include "util.h"
 
 #include "fixtures/summary/reference.h"
 

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
+#include "engine/data/table.h"
 #include "harness.h"
-#include "table.h"
-#include "util.h"
 
 static void expect_error(const char *text, const char *where,
                          const char *what)

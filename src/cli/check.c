@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "lang_model.h"
+#include "engine/lang/lang_model.h"
 
 enum { C_DATA, C_DATA_SET, C_HELP };
 

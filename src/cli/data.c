@@ -7,12 +7,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ast.h"
+#include "base/util.h"
 #include "cli.h"
-#include "diag.h"
-#include "parse.h"
-#include "rowstore.h"
-#include "util.h"
+#include "engine/data/rowstore.h"
+#include "parser/ast.h"
+#include "parser/diag.h"
+#include "parser/parse.h"
 
 enum { O_COLUMNS, O_SCHEMA, O_HELP };
 

@@ -13,12 +13,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "cli.h"
-#include "lang_model.h"
-#include "plugin.h"
-#include "problem.h"
-#include "rng.h"
-#include "util.h"
+#include "engine/lang/lang_model.h"
+#include "engine/run/plugin.h"
+#include "engine/run/problem.h"
+#include "engine/run/rng.h"
 
 enum { D_MODEL, D_MODEL_SET, D_DATA, D_DATA_SET, D_SEED, D_EPSILON, D_ERROR,
        D_ROWS, D_HELP };

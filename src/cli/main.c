@@ -5,9 +5,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "cli.h"
-#include "plugin.h"
-#include "util.h"
+#include "engine/run/plugin.h"
 
 typedef struct command {
     const char *name;

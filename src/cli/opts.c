@@ -6,8 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "cli.h"
-#include "util.h"
 
 int cli_parse(const char *cmd, const cli_opt *opts, size_t n_opts, int argc,
               char **argv, cli_cb cb, void *user)

@@ -11,15 +11,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "chain.h"
+#include "base/util.h"
 #include "cli.h"
-#include "heldout.h"
-#include "hparam.h"
-#include "inits.h"
-#include "lang_model.h"
-#include "plugin.h"
-#include "problem.h"
-#include "util.h"
+#include "engine/lang/lang_model.h"
+#include "engine/run/heldout.h"
+#include "engine/run/hparam.h"
+#include "engine/run/inits.h"
+#include "engine/run/plugin.h"
+#include "engine/run/problem.h"
+#include "engine/run/run.h"
 
 enum {
     O_MODEL, O_MODEL_SET, O_DATA, O_DATA_SET, O_SAMPLER, O_SET, O_BATCH, O_ACCESS,
@@ -294,7 +294,7 @@ static volatile sig_atomic_t stop_signal;
 static void on_signal(int sig)
 {
     stop_signal = sig;
-    drift_request_stop();
+    drift_run_request_stop();
 }
 
 /* "a-b" or "a" for a range of counts. */

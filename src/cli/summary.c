@@ -11,11 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
+#include "base/writer.h"
 #include "cli.h"
-#include "output.h"
-#include "stancsv.h"
-#include "summary.h"
-#include "util.h"
+#include "engine/stats/stancsv.h"
+#include "engine/stats/summary.h"
 
 enum { S_CSV, S_HELP };
 

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "ast.h"
-#include "util.h"
+#include "base/util.h"
 
 /* Chunks of at least this many bytes; a larger request gets its own. */
 #define ARENA_CHUNK 16384

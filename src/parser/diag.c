@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "diag.h"
-#include "util.h"
 
 /* Model files larger than this are refused: no model is that long, and
  * a data file given as the model would otherwise be read whole. */

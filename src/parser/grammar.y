@@ -11,7 +11,7 @@
 }
 
 %code requires {
-#include "ast.h"
+#include "parser/ast.h"
 
 typedef struct drift_parser drift_parser;
 
@@ -47,9 +47,9 @@ void drift_yyerror(drift_loc *loc, drift_parser *ps, const char *msg);
 #include <stdio.h>
 #include <string.h>
 
-#include "diag.h"
-#include "parse.h"
-#include "util.h"
+#include "base/util.h"
+#include "parser/diag.h"
+#include "parser/parse.h"
 
 /* The parser's stack: deep enough for any sensible model, small enough
  * that a pathological one stops early with a message. */

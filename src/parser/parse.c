@@ -5,9 +5,9 @@
 
 #include <string.h>
 
-#include "grammar.h"
+#include "base/util.h"
+#include "parser/grammar.h"
 #include "parse.h"
-#include "util.h"
 
 /* The scanner's interface (lexer.l, prefix drift_lex_). */
 typedef void *yyscan_t;

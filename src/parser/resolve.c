@@ -7,9 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "front.h"
 #include "parse.h"
-#include "util.h"
 
 typedef struct resolver {
     drift_program *p;

@@ -10,9 +10,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/util.h"
 #include "front.h"
 #include "parse.h"
-#include "util.h"
 
 typedef struct checker {
     drift_program *p;

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "lang_model.h"
+#include "engine/lang/lang_model.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

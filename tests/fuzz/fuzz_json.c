@@ -12,9 +12,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "diag.h"
-#include "lang_model.h"
-#include "langdata.h"
+#include "engine/lang/lang_model.h"
+#include "engine/lang/langdata.h"
+#include "parser/diag.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -11,11 +11,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ad.h"
-#include "front.h"
-#include "graph.h"
-#include "langdata.h"
-#include "parse.h"
+#include "engine/lang/ad.h"
+#include "engine/lang/graph.h"
+#include "engine/lang/langdata.h"
+#include "parser/front.h"
+#include "parser/parse.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -34,7 +34,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             !drift_langdata_bind_sizes(p, ld, 1, &d) &&
             !drift_typecheck(p, &d) &&
             !drift_langdata_bind_values(p, ld, 1, &d)) {
-            drift_graph *g = drift_graph_build(p, ld, &d);
+            drift_graph *g = drift_lower_program(p, ld, &d);
             /* Evaluate only small graphs: sizes come from the input. */
             if (g && g->dim <= 4096 && g->n_nodes <= 4096) {
                 drift_ad_ws *ws = drift_ad_ws_new(g, 1);

@@ -1,0 +1,216 @@
+/* csv.c: drift's CSV data reader: header, then rows of finite numbers,
+ * each bad field reported with its file, line and column.  No quoted
+ * values (only quoted header names), no missing values. */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "csv.h"
+
+static int parse_header(drift_csv *c, const drift_line *ln, drift_err *e)
+{
+    const char *path = c->f.path;
+    size_t lineno = c->f.lineno;
+    size_t cols = 1;
+    for (const char *q = ln->b; q < ln->e; q++)
+        cols += (*q == ',');
+    c->names = drift_calloc(cols, sizeof *c->names);
+    if (!c->names)
+        return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+    c->n_cols = cols;
+    const char *p = ln->b;
+    for (size_t k = 0; k < cols; k++) {
+        const char *fe = memchr(p, ',', (size_t)(ln->e - p));
+        if (!fe)
+            fe = ln->e;
+        const char *b = p, *en = fe;
+        drift_trim(&b, &en);
+        if (en - b >= 2 && *b == '"' && en[-1] == '"') {
+            b++;
+            en--;
+        }
+        size_t col = (size_t)(p - ln->b) + 1;
+        if (b == en)
+            return drift_err_set(e, DRIFT_EDATA,
+                                 "%s:%zu:%zu: error: empty column name in "
+                                 "the header (column %zu); the first line "
+                                 "must name every column, e.g. y,x.1,x.2",
+                                 path, lineno, col, k + 1);
+        c->names[k] = drift_malloc((size_t)(en - b) + 1);
+        if (!c->names[k])
+            return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+        memcpy(c->names[k], b, (size_t)(en - b));
+        c->names[k][en - b] = '\0';
+        for (size_t j = 0; j < k; j++)
+            if (strcmp(c->names[j], c->names[k]) == 0)
+                return drift_err_set(e, DRIFT_EDATA,
+                                     "%s:%zu:%zu: error: column '%s' is "
+                                     "named twice in the header (columns "
+                                     "%zu and %zu)",
+                                     path, lineno, col, c->names[k], j + 1,
+                                     k + 1);
+        p = fe + 1;
+    }
+    /* A header of numbers is almost certainly a missing header. */
+    double dummy;
+    if (drift_parse_double(c->names[0], &dummy) == 0)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s:%zu:1: error: the first line looks like "
+                             "data ('%s'), but a header naming the columns "
+                             "is required, e.g. y,x.1,x.2",
+                             path, lineno, c->names[0]);
+    return DRIFT_OK;
+}
+
+int drift_csv_open(drift_csv *c, const char *path, int streaming,
+                   drift_err *e)
+{
+    memset(c, 0, sizeof *c);
+    int rc = drift_textfile_open(&c->f, path, streaming, e);
+    if (rc)
+        return rc;
+    drift_line ln;
+    while (drift_textfile_next(&c->f, &ln)) {
+        if (drift_line_comment(&ln) || drift_line_blank(&ln))
+            continue;
+        c->header_line = c->f.lineno;
+        c->data_start = c->f.cur;
+        return parse_header(c, &ln, e);
+    }
+    return drift_err_set(e, DRIFT_EDATA,
+                         "%s:1:1: error: the file is empty; expected a "
+                         "header line naming the columns, e.g. y,x.1,x.2",
+                         path);
+}
+
+void drift_csv_close(drift_csv *c)
+{
+    if (c->names)
+        for (size_t k = 0; k < c->n_cols; k++)
+            drift_free(c->names[k]);
+    drift_free(c->names);
+    drift_textfile_close(&c->f);
+    memset(c, 0, sizeof *c);
+}
+
+size_t drift_csv_count_rows(const drift_csv *c)
+{
+    size_t rows = 0, pending = 0;
+    const char *p = c->data_start, *end = c->f.end;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        const char *stop = nl ? nl : end;
+        drift_line ln = {p, stop};
+        if (ln.e > ln.b && ln.e[-1] == '\r')
+            ln.e--;
+        pending++;
+        if (!drift_line_blank(&ln)) {
+            rows += pending;
+            pending = 0;
+        }
+        p = nl ? nl + 1 : end;
+    }
+    return rows;
+}
+
+/* True when only blank lines remain after the current position (in
+ * streaming mode this reads them). */
+static int only_blank_left(drift_csv *c)
+{
+    if (c->f.fd >= 0) {
+        drift_line ln;
+        while (drift_textfile_next(&c->f, &ln))
+            if (!drift_line_blank(&ln))
+                return 0;
+        return 1;
+    }
+    for (const char *q = c->f.cur; q < c->f.end; q++)
+        if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
+            return 0;
+    return 1;
+}
+
+int drift_csv_next(drift_csv *c, double *row, drift_err *e)
+{
+    drift_line ln;
+    const char *path = c->f.path;
+    if (!drift_textfile_next(&c->f, &ln))
+        return 0;
+    size_t lineno = c->f.lineno;
+    if (drift_line_blank(&ln)) {
+        if (only_blank_left(c)) {
+            c->f.cur = c->f.end;
+            return 0;
+        }
+        drift_err_set(e, DRIFT_EDATA,
+                      "%s:%zu:1: error: empty line inside the data (only "
+                      "trailing empty lines are allowed)",
+                      path, lineno);
+        return -1;
+    }
+    const char *p = ln.b;
+    for (size_t k = 0; k < c->n_cols; k++) {
+        size_t col = (size_t)(p - ln.b) + 1;
+        if (p > ln.e) {
+            drift_err_set(e, DRIFT_EDATA,
+                          "%s:%zu:%zu: error: row has %zu fields, expected "
+                          "%zu as in the header (missing '%s')",
+                          path, lineno, (size_t)(ln.e - ln.b) + 1, k,
+                          c->n_cols, c->names[k]);
+            return -1;
+        }
+        const char *fe = memchr(p, ',', (size_t)(ln.e - p));
+        if (!fe)
+            fe = ln.e;
+        const char *b = p, *en = fe;
+        drift_trim(&b, &en);
+        char buf[128], shown[64];
+        size_t len = (size_t)(en - b);
+        if (len == 0) {
+            drift_err_set(e, DRIFT_EDATA,
+                          "%s:%zu:%zu: error: empty field in column '%s'; "
+                          "every field must be a finite number",
+                          path, lineno, col, c->names[k]);
+            return -1;
+        }
+        char *end = NULL;
+        double v = 0;
+        if (len < sizeof buf) {
+            memcpy(buf, b, len);
+            buf[len] = '\0';
+            errno = 0;
+            v = strtod(buf, &end);
+        }
+        if (len >= sizeof buf || end == buf || *end != '\0') {
+            drift_describe(b, en, shown, sizeof shown);
+            drift_err_set(e, DRIFT_EDATA,
+                          "%s:%zu:%zu: error: field '%s' in column '%s' is "
+                          "not a number",
+                          path, lineno, col, shown, c->names[k]);
+            return -1;
+        }
+        if (!isfinite(v)) {
+            drift_describe(b, en, shown, sizeof shown);
+            drift_err_set(e, DRIFT_EDATA,
+                          "%s:%zu:%zu: error: field '%s' in column '%s' is "
+                          "not finite (NaN and Inf are not allowed in data)",
+                          path, lineno, col, shown, c->names[k]);
+            return -1;
+        }
+        row[k] = v;
+        p = fe + 1;
+    }
+    if (p <= ln.e) {
+        drift_err_set(e, DRIFT_EDATA,
+                      "%s:%zu:%zu: error: row has more than the %zu fields "
+                      "of the header",
+                      path, lineno, (size_t)(p - ln.b), c->n_cols);
+        return -1;
+    }
+    return 1;
+}

@@ -1,0 +1,223 @@
+/* table.c: the --data loaders behind one function: CSV into a row-major
+ * array, LIBSVM into a label column and compressed sparse rows, binary row
+ * stores mapped in place.  Not for parsing details (csv.c, libsvm.c,
+ * rowstore.c). */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "csv.h"
+#include "libsvm.h"
+#include "table.h"
+
+static drift_table *table_new(const char *path, drift_err *e)
+{
+    drift_table *t = drift_calloc(1, sizeof *t);
+    if (!t) {
+        drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    t->rs.fd = -1;
+    t->source = drift_strdup(path);
+    if (!t->source) {
+        drift_free(t);
+        drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+        return NULL;
+    }
+    t->view.struct_size = (uint32_t)sizeof(drift_data);
+    t->view.source = t->source;
+    return t;
+}
+
+int drift_table_read_csv(const char *path, drift_table **out, drift_err *e)
+{
+    *out = NULL;
+    drift_csv c;
+    int rc = drift_csv_open(&c, path, 0, e);
+    drift_table *t = NULL;
+    if (rc)
+        goto fail;
+    size_t rows = drift_csv_count_rows(&c);
+    if (rows == 0) {
+        rc = drift_err_set(e, DRIFT_EDATA,
+                           "%s:%zu:1: error: the file has a header but no "
+                           "data rows",
+                           path, c.header_line + 1);
+        goto fail;
+    }
+    if (!(t = table_new(path, e))) {
+        rc = DRIFT_ENOMEM;
+        goto fail;
+    }
+    size_t cols = c.n_cols;
+    t->values = drift_malloc_array(rows, cols * sizeof(double));
+    if (!t->values) {
+        rc = drift_err_set(e, DRIFT_ENOMEM,
+                           "%s: out of memory for %zu rows x %zu columns",
+                           path, rows, cols);
+        goto fail;
+    }
+    for (size_t r = 0; r < rows; r++) {
+        int got = drift_csv_next(&c, t->values + r * cols, e);
+        if (got <= 0) {
+            rc = got < 0 ? DRIFT_EDATA
+                         : drift_err_set(e, DRIFT_EINTERNAL,
+                                         "%s: fewer rows than counted", path);
+            goto fail;
+        }
+    }
+    t->kind = DRIFT_TABLE_CSV;
+    t->names = c.names; /* taken over from the reader */
+    c.names = NULL;
+    t->view.n_rows = rows;
+    t->view.n_cols = cols;
+    t->view.col_names = (const char *const *)t->names;
+    t->view.values = t->values;
+    t->view.row_stride = cols;
+    t->view.first_line = c.header_line + 1;
+    drift_csv_close(&c);
+    *out = t;
+    return DRIFT_OK;
+fail:
+    drift_csv_close(&c);
+    drift_table_free(t);
+    return rc;
+}
+
+static int read_libsvm(const char *path, drift_table **out, drift_err *e)
+{
+    *out = NULL;
+    drift_libsvm s;
+    drift_table *t = NULL;
+    int rc = drift_libsvm_open(&s, path, e), got;
+    if (rc)
+        goto fail;
+    /* Pass 1 sizes everything (and reports any bad row); pass 2 fills. */
+    size_t n = 0;
+    uint64_t nnz = 0, dim = 0;
+    while ((got = drift_libsvm_next(&s, e)) > 0) {
+        n++;
+        nnz += s.nnz;
+        if (s.nnz && (uint64_t)s.idx[s.nnz - 1] + 1 > dim)
+            dim = (uint64_t)s.idx[s.nnz - 1] + 1;
+    }
+    if (got < 0) {
+        rc = DRIFT_EDATA;
+        goto fail;
+    }
+    if (n == 0) {
+        rc = drift_err_set(e, DRIFT_EDATA, "%s:1:1: error: no data rows",
+                           path);
+        goto fail;
+    }
+    if (!(t = table_new(path, e))) {
+        rc = DRIFT_ENOMEM;
+        goto fail;
+    }
+    t->names = drift_calloc(1, sizeof *t->names);
+    t->view.n_cols = t->names ? 1 : 0; /* so that free sees names[0] */
+    t->values = drift_malloc_array(n, sizeof(double));
+    t->row_ptr = drift_malloc_array(n + 1, sizeof(uint64_t));
+    t->idx = drift_malloc_array(nnz ? nnz : 1, sizeof(uint32_t));
+    t->val = drift_malloc_array(nnz ? nnz : 1, sizeof(double));
+    if (!t->names || !(t->names[0] = drift_strdup("y")) || !t->values ||
+        !t->row_ptr || !t->idx || !t->val) {
+        rc = drift_err_set(e, DRIFT_ENOMEM,
+                           "%s: out of memory for %zu rows and %llu "
+                           "non-zeros",
+                           path, n, (unsigned long long)nnz);
+        goto fail;
+    }
+    if (drift_textfile_rewind(&s.f)) {
+        rc = drift_err_set(e, DRIFT_EINTERNAL, "%s: cannot rewind", path);
+        goto fail;
+    }
+    uint64_t k = 0;
+    t->row_ptr[0] = 0;
+    for (size_t r = 0; r < n; r++) {
+        if (drift_libsvm_next(&s, e) <= 0 || k + s.nnz > nnz) {
+            rc = drift_err_set(e, DRIFT_EIO, "%s: changed while being read",
+                               path);
+            goto fail;
+        }
+        t->values[r] = s.label;
+        memcpy(t->idx + k, s.idx, s.nnz * sizeof *t->idx);
+        memcpy(t->val + k, s.val, s.nnz * sizeof *t->val);
+        k += s.nnz;
+        t->row_ptr[r + 1] = k;
+    }
+    t->kind = DRIFT_TABLE_LIBSVM;
+    t->sparse = (drift_sparse){"x", (size_t)dim, t->row_ptr, t->idx, t->val,
+                               nnz};
+    t->view.n_rows = n;
+    t->view.n_cols = 1;
+    t->view.col_names = (const char *const *)t->names;
+    t->view.values = t->values;
+    t->view.row_stride = 1;
+    t->view.first_line = 0; /* LIBSVM skips comment lines: no fixed map */
+    t->view.n_sparse = 1;
+    t->view.sparse = &t->sparse;
+    drift_libsvm_close(&s);
+    *out = t;
+    return DRIFT_OK;
+fail:
+    drift_libsvm_close(&s);
+    drift_table_free(t);
+    return rc;
+}
+
+static int open_rowstore(const char *path, drift_table **out, drift_err *e)
+{
+    *out = NULL;
+    drift_table *t = table_new(path, e);
+    if (!t)
+        return DRIFT_ENOMEM;
+    int rc = drift_rowstore_open(&t->rs, t->source, e);
+    if (rc) {
+        drift_table_free(t);
+        return rc;
+    }
+    t->kind = DRIFT_TABLE_ROWSTORE;
+    t->view = t->rs.view;
+    t->view.source = t->source;
+    if (t->view.n_sparse)
+        t->view.sparse = &t->rs.sparse;
+    *out = t;
+    return DRIFT_OK;
+}
+
+int drift_table_open(const char *path, drift_table **out, drift_err *e)
+{
+    if (drift_rowstore_sniff(path))
+        return open_rowstore(path, out, e);
+    if (drift_libsvm_path(path))
+        return read_libsvm(path, out, e);
+    return drift_table_read_csv(path, out, e);
+}
+
+void drift_table_advise(const drift_table *t, int sequential)
+{
+    if (t && t->kind == DRIFT_TABLE_ROWSTORE)
+        drift_rowstore_advise(&t->rs, sequential);
+}
+
+void drift_table_free(drift_table *t)
+{
+    if (!t)
+        return;
+    if (t->names)
+        for (size_t c = 0; c < t->view.n_cols && t->kind != DRIFT_TABLE_ROWSTORE; c++)
+            drift_free(t->names[c]);
+    drift_free(t->names);
+    drift_free(t->values);
+    drift_free(t->row_ptr);
+    drift_free(t->idx);
+    drift_free(t->val);
+    if (t->kind == DRIFT_TABLE_ROWSTORE || t->rs.fd >= 0)
+        drift_rowstore_close(&t->rs);
+    drift_free(t->source);
+    drift_free(t);
+}

@@ -1,0 +1,1607 @@
+/* ad.c: the kernels of the likelihood graph (forward values, reverse
+ * adjoints, forward tangents), each over a whole batch, and the passes
+ * that run them (see ad.h).  Arrays are row-major with explicit row
+ * strides; a stride of 0 marks a value shared by every row, so that one
+ * kernel serves batched and shared operands, and adjoints accumulate
+ * over rows simply by writing to the same place.  Not for building
+ * graphs. */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "ad.h"
+#include "base/util.h"
+#include "dist.h"
+
+/* Bound on the per-row adjoint memory of shared nodes (bytes): beyond
+ * it, per-row gradients are computed in smaller sub-batches. */
+#define PERROW_BYTES ((size_t)64 << 20)
+
+struct drift_ad_ws {
+    drift_ad_ctx c;
+    size_t cap;
+    size_t n_nodes;
+    double **own_val, **own_adj, **own_tan, **own_part, **own_adjpr;
+    size_t pr_cap;              /* rows per sub-batch for per-row grads */
+    int pr_ready;
+    unsigned char *mark;
+};
+
+#define NODE(c, id) (&(c)->g->nodes[(id)])
+
+static inline size_t vrows(const drift_ad_ctx *c, const drift_gnode *n)
+{
+    return n->batched ? c->B : 1;
+}
+
+static inline size_t row_id(const drift_ad_ctx *c, size_t r)
+{
+    return c->rows ? c->rows[r] : c->first + r;
+}
+
+/* The sparse rows of node n when it is a sparse_vector rows variable,
+ * else NULL. */
+static inline const drift_sparse *sparse_rows(const drift_gnode *n)
+{
+    return n->op == DRIFT_G_ROWVAR && n->rb ? n->rb->sp : NULL;
+}
+
+/* out[r * ol] = x_i . v_r over row i's non-zeros, for the batch's R rows
+ * (v_r at v + r * vl: a dense operand's values or its tangents). */
+static void sparse_dot_rows(const drift_ad_ctx *c, const drift_sparse *sp,
+                            const double *v, size_t vl, size_t R, double *out,
+                            size_t ol)
+{
+    for (size_t r = 0; r < R; r++) {
+        size_t i = row_id(c, r);
+        const double *vr = v + r * vl;
+        double z = 0;
+        for (uint64_t j = sp->row_ptr[i]; j < sp->row_ptr[i + 1]; j++)
+            z += sp->val[j] * vr[sp->idx[j]];
+        out[r * ol] = z;
+    }
+}
+
+static int node_error(drift_ad_ctx *c, int id, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int node_error(drift_ad_ctx *c, int id, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    const drift_gnode *n = NODE(c, id);
+    const char *file = c->g->src ? c->g->src->name : "model";
+    drift_err_set(c->e, DRIFT_ENUMERIC, "%.200s:%d:%d: %s", file,
+                  n->loc.first_line, n->loc.first_column, msg);
+    return DRIFT_ENUMERIC;
+}
+
+/* ---- elementwise functions -------------------------------------------- */
+
+static inline double unary_f(int fn, double x)
+{
+    switch (fn) {
+    case DRIFT_FN_EXP: return exp(x);
+    case DRIFT_FN_LOG: return log(x);
+    case DRIFT_FN_LOG1P: return log1p(x);
+    case DRIFT_FN_EXPM1: return expm1(x);
+    case DRIFT_FN_SQRT: return sqrt(x);
+    case DRIFT_FN_SQUARE: return x * x;
+    case DRIFT_FN_FABS: return fabs(x);
+    case DRIFT_FN_TANH: return tanh(x);
+    case DRIFT_FN_LOGISTIC: return drift_inv_logit(x);
+    case DRIFT_FN_LOG1P_EXP: return drift_log1p_exp(x);
+    case DRIFT_FN_RELU: return x > 0 ? x : 0;
+    case DRIFT_FN_SIN: return sin(x);
+    case DRIFT_FN_COS: return cos(x);
+    case DRIFT_FN_LOG1M: return log1p(-x);
+    case DRIFT_FN_LOG_INV_LOGIT: return -drift_log1p_exp(-x);
+    default: return NAN;
+    }
+}
+
+/* dy/dx at x, with y = f(x). */
+static inline double unary_d(int fn, double x, double y)
+{
+    switch (fn) {
+    case DRIFT_FN_EXP: return y;
+    case DRIFT_FN_LOG: return 1 / x;
+    case DRIFT_FN_LOG1P: return 1 / (1 + x);
+    case DRIFT_FN_EXPM1: return y + 1;
+    case DRIFT_FN_SQRT: return 0.5 / y;
+    case DRIFT_FN_SQUARE: return 2 * x;
+    case DRIFT_FN_FABS: return (x > 0) - (x < 0);
+    case DRIFT_FN_TANH: return 1 - y * y;
+    case DRIFT_FN_LOGISTIC: return y * (1 - y);
+    case DRIFT_FN_LOG1P_EXP: return drift_inv_logit(x);
+    case DRIFT_FN_RELU: return x > 0;
+    case DRIFT_FN_SIN: return cos(x);
+    case DRIFT_FN_COS: return -sin(x);
+    case DRIFT_FN_LOG1M: return -1 / (1 - x);
+    case DRIFT_FN_LOG_INV_LOGIT: return drift_inv_logit(-x);
+    default: return NAN;
+    }
+}
+
+/* Constraint transforms, as unary functions of u with bounds a, b. */
+static inline double trans_f(int op, double u, double a, double b)
+{
+    switch (op) {
+    case DRIFT_G_LOWER: return a + exp(u);
+    case DRIFT_G_UPPER: return b - exp(u);
+    default: return a + (b - a) * drift_inv_logit(u);
+    }
+}
+
+static inline double trans_d(int op, double u, double a, double b)
+{
+    switch (op) {
+    case DRIFT_G_LOWER: return exp(u);
+    case DRIFT_G_UPPER: return -exp(u);
+    default: {
+        double s = drift_inv_logit(u);
+        return (b - a) * s * (1 - s);
+    }
+    }
+}
+
+/* log |dx/du| and its derivative in u. */
+static inline double logjac_f(int op, double u, double a, double b)
+{
+    if (op == DRIFT_G_LOWER || op == DRIFT_G_UPPER)
+        return u;
+    return log(b - a) - drift_log1p_exp(-u) - drift_log1p_exp(u);
+}
+
+static inline double logjac_d(int op, double u)
+{
+    if (op == DRIFT_G_LOWER || op == DRIFT_G_UPPER)
+        return 1;
+    return 1 - 2 * drift_inv_logit(u);
+}
+
+static inline double binary_f(int op, double a, double b)
+{
+    switch (op) {
+    case DRIFT_G_ADD: return a + b;
+    case DRIFT_G_SUB: return a - b;
+    case DRIFT_G_MUL: return a * b;
+    case DRIFT_G_DIV: return a / b;
+    case DRIFT_G_POW: return pow(a, b);
+    default: {
+        double m = a > b ? a : b;
+        if (m == -INFINITY)
+            return -INFINITY;
+        return m + log1p(exp(-fabs(a - b)));
+    }
+    }
+}
+
+/* Partial derivatives in a and b, with y = f(a, b). */
+static inline void binary_d(int op, double a, double b, double y, double *da,
+                            double *db)
+{
+    switch (op) {
+    case DRIFT_G_ADD: *da = 1; *db = 1; return;
+    case DRIFT_G_SUB: *da = 1; *db = -1; return;
+    case DRIFT_G_MUL: *da = b; *db = a; return;
+    case DRIFT_G_DIV: *da = 1 / b; *db = -a / (b * b); return;
+    case DRIFT_G_POW:
+        *da = b == 0 ? 0 : b * pow(a, b - 1);
+        *db = a > 0 ? y * log(a) : 0;
+        return;
+    default:
+        *da = exp(a - y);
+        *db = exp(b - y);
+        return;
+    }
+}
+
+/* ---- forward kernels ---------------------------------------------------------- */
+
+static int fwd_dist(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    size_t R = vrows(c, n), m = n->m;
+    const double *in[DRIFT_DIST_MAX_ARGS + 1];
+    size_t ld[DRIFT_DIST_MAX_ARGS + 1], st[DRIFT_DIST_MAX_ARGS + 1];
+    double *part[DRIFT_DIST_MAX_ARGS + 1];
+    size_t prow = n->batched ? c->B : 1;
+    for (int k = 0; k < n->n_in; k++) {
+        int a = drift_gin(n, k);
+        in[k] = c->val[a];
+        ld[k] = c->vld[a];
+        st[k] = NODE(c, a)->sz == m ? 1 : 0;
+        part[k] = c->need_part && NODE(c, a)->param && c->part
+                      ? c->part[id] + (size_t)k * prow * m
+                      : NULL;
+    }
+    size_t bad_r = 0, bad_j = 0;
+    if (drift_dist_rows((drift_dist_id)n->fn, R, m, n->n_in, in, ld, st,
+                        c->val[id], c->need_part ? part : NULL, &bad_r,
+                        &bad_j) == 0)
+        return DRIFT_OK;
+    double a[DRIFT_DIST_MAX_ARGS + 1];
+    for (int k = 0; k < n->n_in; k++)
+        a[k] = in[k][bad_r * ld[k] + bad_j * st[k]];
+    char why[200];
+    drift_dist_explain((drift_dist_id)n->fn, a, why, sizeof why);
+    char where[200] = "", of[140] = "";
+    if (c->g->mapped_source)
+        snprintf(of, sizeof of, " of %.120s", c->g->mapped_source);
+    if (n->batched && m > 1)
+        snprintf(where, sizeof where, " (data row %zu%s, element %zu)",
+                 row_id(c, bad_r) + 1, of, bad_j + 1);
+    else if (n->batched)
+        snprintf(where, sizeof where, " (data row %zu%s)",
+                 row_id(c, bad_r) + 1, of);
+    else if (m > 1)
+        snprintf(where, sizeof where, " (element %zu)", bad_j + 1);
+    return node_error(c, id, "%s: %s%s", drift_dists[n->fn].name, why,
+                      where);
+}
+
+static int fwd_catlogit(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    int y = drift_gin(n, 0), eta = drift_gin(n, 1);
+    size_t R = vrows(c, n), K = NODE(c, eta)->sz, bad = 0;
+    double *soft = c->part ? c->part[id] : NULL;
+    if (drift_dist_catlogit(R, K, c->val[y], c->vld[y], c->val[eta],
+                            c->vld[eta], c->val[id], soft, &bad) == 0)
+        return DRIFT_OK;
+    double yv = c->val[y][bad * c->vld[y]];
+    char where[64] = "";
+    if (n->batched)
+        snprintf(where, sizeof where, " (data row %zu)", row_id(c, bad) + 1);
+    if (!(yv >= 1 && yv <= (double)K && yv == floor(yv)))
+        return node_error(c, id,
+                          "categorical_logit: the outcome must be a "
+                          "category from 1 to %zu, got %g%s",
+                          K, yv, where);
+    return node_error(c, id,
+                      "categorical_logit: the log-odds are not finite%s",
+                      where);
+}
+
+int drift_ad_forward_node(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    size_t R = vrows(c, n), sz = n->sz;
+    double *o = c->val[id];
+    size_t ol = c->vld[id];
+    int a = n->n_in > 0 ? drift_gin(n, 0) : -1;
+    int b = n->n_in > 1 ? drift_gin(n, 1) : -1;
+    switch (n->op) {
+    case DRIFT_G_CONST:
+    case DRIFT_G_ROWVAR:
+    case DRIFT_G_THETA:
+        return DRIFT_OK;
+    case DRIFT_G_LOWER:
+    case DRIFT_G_UPPER:
+    case DRIFT_G_BOUNDED:
+        for (size_t r = 0; r < R; r++) {
+            const double *u = c->val[a] + r * c->vld[a];
+            for (size_t j = 0; j < sz; j++)
+                o[r * ol + j] = trans_f(n->op, u[j], n->a, n->b);
+        }
+        return DRIFT_OK;
+    case DRIFT_G_LOGJAC: {
+        size_t k = NODE(c, a)->sz;
+        for (size_t r = 0; r < R; r++) {
+            const double *u = c->val[a] + r * c->vld[a];
+            double s = 0;
+            for (size_t j = 0; j < k; j++)
+                s += logjac_f(n->fn, u[j], n->a, n->b);
+            o[r * ol] = s;
+        }
+        return DRIFT_OK;
+    }
+    case DRIFT_G_NEG:
+        for (size_t r = 0; r < R; r++) {
+            const double *x = c->val[a] + r * c->vld[a];
+            for (size_t j = 0; j < sz; j++)
+                o[r * ol + j] = -x[j];
+        }
+        return DRIFT_OK;
+    case DRIFT_G_ADD:
+    case DRIFT_G_SUB:
+    case DRIFT_G_MUL:
+    case DRIFT_G_DIV:
+    case DRIFT_G_POW:
+    case DRIFT_G_LSE2: {
+        size_t sa = NODE(c, a)->sz == sz ? 1 : 0;
+        size_t sb = NODE(c, b)->sz == sz ? 1 : 0;
+        for (size_t r = 0; r < R; r++) {
+            const double *x = c->val[a] + r * c->vld[a];
+            const double *y = c->val[b] + r * c->vld[b];
+            double *out = o + r * ol;
+            if (n->op == DRIFT_G_ADD && sa && sb)
+                for (size_t j = 0; j < sz; j++)
+                    out[j] = x[j] + y[j];
+            else if (n->op == DRIFT_G_MUL && sa && sb)
+                for (size_t j = 0; j < sz; j++)
+                    out[j] = x[j] * y[j];
+            else
+                for (size_t j = 0; j < sz; j++)
+                    out[j] = binary_f(n->op, x[j * sa], y[j * sb]);
+        }
+        return DRIFT_OK;
+    }
+    case DRIFT_G_UNARY:
+        for (size_t r = 0; r < R; r++) {
+            const double *x = c->val[a] + r * c->vld[a];
+            double *out = o + r * ol;
+            if (n->fn == DRIFT_FN_TANH)
+                for (size_t j = 0; j < sz; j++)
+                    out[j] = tanh(x[j]);
+            else
+                for (size_t j = 0; j < sz; j++)
+                    out[j] = unary_f(n->fn, x[j]);
+        }
+        return DRIFT_OK;
+    case DRIFT_G_SUM:
+    case DRIFT_G_SQNORM:
+    case DRIFT_G_LSE: {
+        size_t k = NODE(c, a)->sz;
+        for (size_t r = 0; r < R; r++) {
+            const double *x = c->val[a] + r * c->vld[a];
+            double s = 0;
+            if (n->op == DRIFT_G_SUM) {
+                for (size_t j = 0; j < k; j++)
+                    s += x[j];
+                s *= n->a;
+            } else if (n->op == DRIFT_G_SQNORM) {
+                for (size_t j = 0; j < k; j++)
+                    s += x[j] * x[j];
+            } else {
+                double mx = -INFINITY;
+                for (size_t j = 0; j < k; j++)
+                    if (x[j] > mx)
+                        mx = x[j];
+                if (mx == -INFINITY || mx == INFINITY) {
+                    s = mx;
+                } else {
+                    for (size_t j = 0; j < k; j++)
+                        s += exp(x[j] - mx);
+                    s = mx + log(s);
+                }
+            }
+            o[r * ol] = s;
+        }
+        return DRIFT_OK;
+    }
+    case DRIFT_G_DOT: {
+        size_t k = n->k;
+        const drift_gnode *na = NODE(c, a), *nb = NODE(c, b);
+        const drift_sparse *sp = sparse_rows(na) ? sparse_rows(na)
+                                                 : sparse_rows(nb);
+        if (sp) {
+            /* x_i . v over row i's non-zeros only. */
+            int dv = sparse_rows(na) ? b : a;
+            sparse_dot_rows(c, sp, c->val[dv], c->vld[dv], R, o, ol);
+            return DRIFT_OK;
+        }
+        if (!na->batched && !nb->batched)
+            o[0] = cblas_ddot((int)k, c->val[a], 1, c->val[b], 1);
+        else if (na->batched && !nb->batched && k > 0)
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)c->B, (int)k, 1.0,
+                        c->val[a], (int)c->vld[a], c->val[b], 1, 0.0, o,
+                        (int)ol);
+        else if (!na->batched && nb->batched && k > 0)
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)c->B, (int)k, 1.0,
+                        c->val[b], (int)c->vld[b], c->val[a], 1, 0.0, o,
+                        (int)ol);
+        else
+            for (size_t r = 0; r < R; r++)
+                o[r * ol] = cblas_ddot((int)k, c->val[a] + r * c->vld[a], 1,
+                                       c->val[b] + r * c->vld[b], 1);
+        return DRIFT_OK;
+    }
+    case DRIFT_G_MATVEC: {
+        size_t m = n->m, k = n->k;
+        const drift_gnode *nw = NODE(c, a), *nx = NODE(c, b);
+        if (m == 0)
+            return DRIFT_OK;
+        if (k == 0) {
+            for (size_t r = 0; r < R; r++)
+                memset(o + r * ol, 0, m * sizeof *o);
+            return DRIFT_OK;
+        }
+        if (!nw->batched && nx->batched)
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)c->B,
+                        (int)m, (int)k, 1.0, c->val[b], (int)c->vld[b],
+                        c->val[a], (int)k, 0.0, o, (int)ol);
+        else
+            for (size_t r = 0; r < R; r++)
+                cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)k, 1.0,
+                            c->val[a] + r * c->vld[a], (int)k,
+                            c->val[b] + r * c->vld[b], 1, 0.0, o + r * ol, 1);
+        return DRIFT_OK;
+    }
+    case DRIFT_G_MATMUL: {
+        size_t m = n->m, k = n->k, nn = n->n;
+        if (m == 0 || nn == 0)
+            return DRIFT_OK;
+        for (size_t r = 0; r < R; r++) {
+            if (k == 0) {
+                memset(o + r * ol, 0, m * nn * sizeof *o);
+                continue;
+            }
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
+                        (int)nn, (int)k, 1.0, c->val[a] + r * c->vld[a],
+                        (int)k, c->val[b] + r * c->vld[b], (int)nn, 0.0,
+                        o + r * ol, (int)nn);
+        }
+        return DRIFT_OK;
+    }
+    case DRIFT_G_SLICE:
+        for (size_t r = 0; r < R; r++)
+            memcpy(o + r * ol, c->val[a] + r * c->vld[a] + n->off,
+                   sz * sizeof *o);
+        return DRIFT_OK;
+    case DRIFT_G_GATHER:
+        for (size_t r = 0; r < R; r++) {
+            size_t i = (size_t)n->idx[row_id(c, r)];
+            memcpy(o + r * ol, c->val[a] + r * c->vld[a] + i * sz,
+                   sz * sizeof *o);
+        }
+        return DRIFT_OK;
+    case DRIFT_G_DIST:
+        return fwd_dist(c, id);
+    case DRIFT_G_CATLOGIT:
+        return fwd_catlogit(c, id);
+    case DRIFT_G_TERMS:
+        for (size_t r = 0; r < R; r++) {
+            double s = 0;
+            for (int k = 0; k < n->n_in; k++) {
+                int t = drift_gin(n, k);
+                s += c->val[t][r * c->vld[t]];
+            }
+            o[r * ol] = s;
+        }
+        return DRIFT_OK;
+    }
+    return drift_err_set(c->e, DRIFT_EINTERNAL, "unknown graph operation %d",
+                         (int)n->op);
+}
+
+/* ---- reverse kernels ---------------------------------------------------------- */
+
+/* Adds the adjoint of node id into its inputs' adjoints. */
+static void backward_node(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    size_t RA = c->arows[id], sz = n->sz;
+    const double *G = c->adj[id];
+    size_t gl = c->ald[id];
+    int a = n->n_in > 0 ? drift_gin(n, 0) : -1;
+    int b = n->n_in > 1 ? drift_gin(n, 1) : -1;
+    const drift_gnode *na = a >= 0 ? NODE(c, a) : NULL;
+    const drift_gnode *nb = b >= 0 ? NODE(c, b) : NULL;
+    switch (n->op) {
+    case DRIFT_G_CONST:
+    case DRIFT_G_ROWVAR:
+    case DRIFT_G_THETA:
+        return;
+    case DRIFT_G_LOWER:
+    case DRIFT_G_UPPER:
+    case DRIFT_G_BOUNDED:
+        if (!na->param)
+            return;
+        for (size_t r = 0; r < RA; r++) {
+            const double *u = c->val[a] + r * c->vld[a];
+            double *gu = c->adj[a] + r * c->ald[a];
+            const double *g = G + r * gl;
+            for (size_t j = 0; j < sz; j++)
+                gu[j] += g[j] * trans_d(n->op, u[j], n->a, n->b);
+        }
+        return;
+    case DRIFT_G_LOGJAC: {
+        if (!na->param)
+            return;
+        size_t k = na->sz;
+        for (size_t r = 0; r < RA; r++) {
+            const double *u = c->val[a] + r * c->vld[a];
+            double *gu = c->adj[a] + r * c->ald[a];
+            double g = G[r * gl];
+            for (size_t j = 0; j < k; j++)
+                gu[j] += g * logjac_d(n->fn, u[j]);
+        }
+        return;
+    }
+    case DRIFT_G_NEG:
+        if (!na->param)
+            return;
+        for (size_t r = 0; r < RA; r++) {
+            double *ga = c->adj[a] + r * c->ald[a];
+            const double *g = G + r * gl;
+            for (size_t j = 0; j < sz; j++)
+                ga[j] -= g[j];
+        }
+        return;
+    case DRIFT_G_ADD:
+    case DRIFT_G_SUB:
+    case DRIFT_G_MUL:
+    case DRIFT_G_DIV:
+    case DRIFT_G_POW:
+    case DRIFT_G_LSE2: {
+        size_t sa = na->sz == sz ? 1 : 0, sb = nb->sz == sz ? 1 : 0;
+        for (size_t r = 0; r < RA; r++) {
+            const double *x = c->val[a] + r * c->vld[a];
+            const double *y = c->val[b] + r * c->vld[b];
+            const double *o = c->val[id] + r * c->vld[id];
+            const double *g = G + r * gl;
+            double *ga = na->param ? c->adj[a] + r * c->ald[a] : NULL;
+            double *gb = nb->param ? c->adj[b] + r * c->ald[b] : NULL;
+            if (n->op == DRIFT_G_ADD && sa && sb) {
+                if (ga)
+                    for (size_t j = 0; j < sz; j++)
+                        ga[j] += g[j];
+                if (gb)
+                    for (size_t j = 0; j < sz; j++)
+                        gb[j] += g[j];
+                continue;
+            }
+            for (size_t j = 0; j < sz; j++) {
+                double da, db;
+                binary_d(n->op, x[j * sa], y[j * sb], o[j], &da, &db);
+                if (ga)
+                    ga[j * sa] += g[j] * da;
+                if (gb)
+                    gb[j * sb] += g[j] * db;
+            }
+        }
+        return;
+    }
+    case DRIFT_G_UNARY:
+        if (!na->param)
+            return;
+        for (size_t r = 0; r < RA; r++) {
+            const double *x = c->val[a] + r * c->vld[a];
+            const double *o = c->val[id] + r * c->vld[id];
+            const double *g = G + r * gl;
+            double *ga = c->adj[a] + r * c->ald[a];
+            for (size_t j = 0; j < sz; j++)
+                ga[j] += g[j] * unary_d(n->fn, x[j], o[j]);
+        }
+        return;
+    case DRIFT_G_SUM:
+    case DRIFT_G_SQNORM:
+    case DRIFT_G_LSE: {
+        if (!na->param)
+            return;
+        size_t k = na->sz;
+        for (size_t r = 0; r < RA; r++) {
+            const double *x = c->val[a] + r * c->vld[a];
+            double y = c->val[id][r * c->vld[id]];
+            double g = G[r * gl];
+            double *ga = c->adj[a] + r * c->ald[a];
+            if (n->op == DRIFT_G_SUM)
+                for (size_t j = 0; j < k; j++)
+                    ga[j] += g * n->a;
+            else if (n->op == DRIFT_G_SQNORM)
+                for (size_t j = 0; j < k; j++)
+                    ga[j] += 2 * g * x[j];
+            else if (isfinite(y))
+                for (size_t j = 0; j < k; j++)
+                    ga[j] += g * exp(x[j] - y);
+        }
+        return;
+    }
+    case DRIFT_G_DOT: {
+        size_t k = n->k;
+        const drift_sparse *sp = sparse_rows(na) ? sparse_rows(na)
+                                                 : sparse_rows(nb);
+        if (sp) {
+            /* Scatter g_r x_i into the dense operand's adjoint: O(non-
+             * zeros), one row's or the batch's sum alike. */
+            int x = sparse_rows(na) ? b : a;
+            if (!NODE(c, x)->param)
+                return;
+            for (size_t r = 0; r < RA; r++) {
+                size_t i = row_id(c, r);
+                double g = G[r * gl];
+                double *gx = c->adj[x] + r * c->ald[x];
+                for (uint64_t j = sp->row_ptr[i]; j < sp->row_ptr[i + 1]; j++)
+                    gx[sp->idx[j]] += g * sp->val[j];
+            }
+            return;
+        }
+        for (int side = 0; side < 2; side++) {
+            int x = side ? b : a, other = side ? a : b;
+            const drift_gnode *nx = NODE(c, x), *no = NODE(c, other);
+            if (!nx->param || k == 0)
+                continue;
+            if (c->ald[x] == 0 && no->batched && RA == c->B && RA > 1) {
+                /* Sum over the batch: one matrix-vector product. */
+                cblas_dgemv(CblasRowMajor, CblasTrans, (int)RA, (int)k, 1.0,
+                            c->val[other], (int)c->vld[other], G, (int)gl,
+                            1.0, c->adj[x], 1);
+                continue;
+            }
+            for (size_t r = 0; r < RA; r++)
+                cblas_daxpy((int)k, G[r * gl], c->val[other] + r * c->vld[other],
+                            1, c->adj[x] + r * c->ald[x], 1);
+        }
+        return;
+    }
+    case DRIFT_G_MATVEC: {
+        size_t m = n->m, k = n->k;
+        if (m == 0 || k == 0)
+            return;
+        if (nb->param) {
+            if (!na->batched && RA == c->B && RA > 1 && c->ald[b] == k)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans,
+                            (int)RA, (int)k, (int)m, 1.0, G, (int)gl,
+                            c->val[a], (int)k, 1.0, c->adj[b], (int)k);
+            else
+                for (size_t r = 0; r < RA; r++)
+                    cblas_dgemv(CblasRowMajor, CblasTrans, (int)m, (int)k,
+                                1.0, c->val[a] + r * c->vld[a], (int)k,
+                                G + r * gl, 1, 1.0,
+                                c->adj[b] + r * c->ald[b], 1);
+        }
+        if (na->param) {
+            if (c->ald[a] == 0 && nb->batched && RA == c->B && RA > 1)
+                cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m,
+                            (int)k, (int)RA, 1.0, G, (int)gl, c->val[b],
+                            (int)c->vld[b], 1.0, c->adj[a], (int)k);
+            else
+                for (size_t r = 0; r < RA; r++)
+                    cblas_dger(CblasRowMajor, (int)m, (int)k, 1.0,
+                               G + r * gl, 1, c->val[b] + r * c->vld[b], 1,
+                               c->adj[a] + r * c->ald[a], (int)k);
+        }
+        return;
+    }
+    case DRIFT_G_MATMUL: {
+        size_t m = n->m, k = n->k, nn = n->n;
+        if (m == 0 || k == 0 || nn == 0)
+            return;
+        for (size_t r = 0; r < RA; r++) {
+            const double *A = c->val[a] + r * c->vld[a];
+            const double *Bm = c->val[b] + r * c->vld[b];
+            const double *g = G + r * gl;
+            if (na->param)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m,
+                            (int)k, (int)nn, 1.0, g, (int)nn, Bm, (int)nn,
+                            1.0, c->adj[a] + r * c->ald[a], (int)k);
+            if (nb->param)
+                cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)k,
+                            (int)nn, (int)m, 1.0, A, (int)k, g, (int)nn, 1.0,
+                            c->adj[b] + r * c->ald[b], (int)nn);
+        }
+        return;
+    }
+    case DRIFT_G_SLICE:
+        if (!na->param)
+            return;
+        for (size_t r = 0; r < RA; r++) {
+            double *ga = c->adj[a] + r * c->ald[a] + n->off;
+            const double *g = G + r * gl;
+            for (size_t j = 0; j < sz; j++)
+                ga[j] += g[j];
+        }
+        return;
+    case DRIFT_G_GATHER:
+        if (!na->param)
+            return;
+        for (size_t r = 0; r < RA; r++) {
+            size_t i = (size_t)n->idx[row_id(c, r)];
+            double *ga = c->adj[a] + r * c->ald[a] + i * sz;
+            const double *g = G + r * gl;
+            for (size_t j = 0; j < sz; j++)
+                ga[j] += g[j];
+        }
+        return;
+    case DRIFT_G_DIST: {
+        size_t m = n->m, prow = n->batched ? c->B : 1;
+        for (int k = 0; k < n->n_in; k++) {
+            int x = drift_gin(n, k);
+            const drift_gnode *nx = NODE(c, x);
+            if (!nx->param)
+                continue;
+            size_t st = nx->sz == m ? 1 : 0;
+            const double *P = c->part[id] + (size_t)k * prow * m;
+            for (size_t r = 0; r < RA; r++) {
+                const double *p = P + (n->batched ? r : 0) * m;
+                double g = G[r * gl];
+                double *gx = c->adj[x] + r * c->ald[x];
+                if (st)
+                    for (size_t j = 0; j < m; j++)
+                        gx[j] += g * p[j];
+                else {
+                    double s = 0;
+                    for (size_t j = 0; j < m; j++)
+                        s += p[j];
+                    gx[0] += g * s;
+                }
+            }
+        }
+        return;
+    }
+    case DRIFT_G_CATLOGIT: {
+        if (!nb->param)
+            return;
+        size_t K = nb->sz;
+        for (size_t r = 0; r < RA; r++) {
+            size_t vr = n->batched ? r : 0;
+            const double *soft = c->part[id] + vr * K;
+            size_t y = (size_t)c->val[a][r * c->vld[a]] - 1;
+            double g = G[r * gl];
+            double *ge = c->adj[b] + r * c->ald[b];
+            for (size_t j = 0; j < K; j++)
+                ge[j] -= g * soft[j];
+            ge[y] += g;
+        }
+        return;
+    }
+    case DRIFT_G_TERMS:
+        for (int k = 0; k < n->n_in; k++) {
+            int t = drift_gin(n, k);
+            if (!NODE(c, t)->param)
+                continue;
+            for (size_t r = 0; r < RA; r++)
+                c->adj[t][r * c->ald[t]] += G[r * gl];
+        }
+        return;
+    }
+}
+
+/* ---- forward-mode kernels ------------------------------------------------------ */
+
+/* Tangent of node id from its inputs' (values already computed). */
+static void tangent_node(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    size_t R = vrows(c, n), sz = n->sz;
+    double *T = c->tan[id];
+    size_t tl = c->tld[id];
+    int a = n->n_in > 0 ? drift_gin(n, 0) : -1;
+    int b = n->n_in > 1 ? drift_gin(n, 1) : -1;
+    const drift_gnode *na = a >= 0 ? NODE(c, a) : NULL;
+    const drift_gnode *nb = b >= 0 ? NODE(c, b) : NULL;
+    switch (n->op) {
+    case DRIFT_G_CONST:
+    case DRIFT_G_ROWVAR:
+    case DRIFT_G_THETA:
+        return;
+    case DRIFT_G_LOWER:
+    case DRIFT_G_UPPER:
+    case DRIFT_G_BOUNDED:
+        for (size_t r = 0; r < R; r++) {
+            const double *u = c->val[a] + r * c->vld[a];
+            const double *tu = c->tan[a] + r * c->tld[a];
+            for (size_t j = 0; j < sz; j++)
+                T[r * tl + j] = tu[j] * trans_d(n->op, u[j], n->a, n->b);
+        }
+        return;
+    case DRIFT_G_LOGJAC:
+        for (size_t r = 0; r < R; r++) {
+            const double *u = c->val[a] + r * c->vld[a];
+            const double *tu = c->tan[a] + r * c->tld[a];
+            double s = 0;
+            for (size_t j = 0; j < na->sz; j++)
+                s += tu[j] * logjac_d(n->fn, u[j]);
+            T[r * tl] = s;
+        }
+        return;
+    case DRIFT_G_NEG:
+        for (size_t r = 0; r < R; r++)
+            for (size_t j = 0; j < sz; j++)
+                T[r * tl + j] = -c->tan[a][r * c->tld[a] + j];
+        return;
+    case DRIFT_G_ADD:
+    case DRIFT_G_SUB:
+    case DRIFT_G_MUL:
+    case DRIFT_G_DIV:
+    case DRIFT_G_POW:
+    case DRIFT_G_LSE2: {
+        size_t sa = na->sz == sz ? 1 : 0, sb = nb->sz == sz ? 1 : 0;
+        for (size_t r = 0; r < R; r++) {
+            const double *x = c->val[a] + r * c->vld[a];
+            const double *y = c->val[b] + r * c->vld[b];
+            const double *o = c->val[id] + r * c->vld[id];
+            const double *tx = na->param ? c->tan[a] + r * c->tld[a] : NULL;
+            const double *ty = nb->param ? c->tan[b] + r * c->tld[b] : NULL;
+            for (size_t j = 0; j < sz; j++) {
+                double da, db, t = 0;
+                binary_d(n->op, x[j * sa], y[j * sb], o[j], &da, &db);
+                if (tx)
+                    t += da * tx[j * sa];
+                if (ty)
+                    t += db * ty[j * sb];
+                T[r * tl + j] = t;
+            }
+        }
+        return;
+    }
+    case DRIFT_G_UNARY:
+        for (size_t r = 0; r < R; r++) {
+            const double *x = c->val[a] + r * c->vld[a];
+            const double *o = c->val[id] + r * c->vld[id];
+            const double *tx = c->tan[a] + r * c->tld[a];
+            for (size_t j = 0; j < sz; j++)
+                T[r * tl + j] = tx[j] * unary_d(n->fn, x[j], o[j]);
+        }
+        return;
+    case DRIFT_G_SUM:
+    case DRIFT_G_SQNORM:
+    case DRIFT_G_LSE: {
+        size_t k = na->sz;
+        for (size_t r = 0; r < R; r++) {
+            const double *x = c->val[a] + r * c->vld[a];
+            const double *tx = c->tan[a] + r * c->tld[a];
+            double y = c->val[id][r * c->vld[id]], t = 0;
+            if (n->op == DRIFT_G_SUM) {
+                for (size_t j = 0; j < k; j++)
+                    t += tx[j];
+                t *= n->a;
+            } else if (n->op == DRIFT_G_SQNORM) {
+                for (size_t j = 0; j < k; j++)
+                    t += 2 * x[j] * tx[j];
+            } else if (isfinite(y)) {
+                for (size_t j = 0; j < k; j++)
+                    t += exp(x[j] - y) * tx[j];
+            }
+            T[r * tl] = t;
+        }
+        return;
+    }
+    case DRIFT_G_DOT: {
+        size_t k = n->k;
+        const drift_sparse *sp = sparse_rows(na) ? sparse_rows(na)
+                                                 : sparse_rows(nb);
+        if (sp) {
+            /* x_i . t over row i's non-zeros (t: the dense operand's
+             * tangent; the data have none). */
+            int x = sparse_rows(na) ? b : a;
+            sparse_dot_rows(c, sp, c->tan[x], c->tld[x], R, T, tl);
+            return;
+        }
+        int first = 1;
+        for (int side = 0; side < 2; side++) {
+            int x = side ? b : a, other = side ? a : b;
+            const drift_gnode *nx = NODE(c, x), *no = NODE(c, other);
+            if (!nx->param)
+                continue;
+            double beta = first ? 0.0 : 1.0;
+            first = 0;
+            if (!nx->batched && no->batched && k > 0) {
+                cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)c->B, (int)k,
+                            1.0, c->val[other], (int)c->vld[other],
+                            c->tan[x], 1, beta, T, (int)tl);
+                continue;
+            }
+            for (size_t r = 0; r < R; r++) {
+                double t = cblas_ddot((int)k, c->tan[x] + r * c->tld[x], 1,
+                                      c->val[other] + r * c->vld[other], 1);
+                T[r * tl] = beta * T[r * tl] + t;
+            }
+        }
+        return;
+    }
+    case DRIFT_G_MATVEC: {
+        size_t m = n->m, k = n->k;
+        if (m == 0)
+            return;
+        for (size_t r = 0; r < R; r++)
+            memset(T + r * tl, 0, m * sizeof *T);
+        if (k == 0)
+            return;
+        if (!na->batched && nb->batched) {
+            if (na->param)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
+                            (int)c->B, (int)m, (int)k, 1.0, c->val[b],
+                            (int)c->vld[b], c->tan[a], (int)k, 1.0, T,
+                            (int)tl);
+            if (nb->param)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans,
+                            (int)c->B, (int)m, (int)k, 1.0, c->tan[b],
+                            (int)c->tld[b], c->val[a], (int)k, 1.0, T,
+                            (int)tl);
+            return;
+        }
+        for (size_t r = 0; r < R; r++) {
+            if (na->param)
+                cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)k, 1.0,
+                            c->tan[a] + r * c->tld[a], (int)k,
+                            c->val[b] + r * c->vld[b], 1, 1.0, T + r * tl, 1);
+            if (nb->param)
+                cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)m, (int)k, 1.0,
+                            c->val[a] + r * c->vld[a], (int)k,
+                            c->tan[b] + r * c->tld[b], 1, 1.0, T + r * tl, 1);
+        }
+        return;
+    }
+    case DRIFT_G_MATMUL: {
+        size_t m = n->m, k = n->k, nn = n->n;
+        for (size_t r = 0; r < R; r++) {
+            memset(T + r * tl, 0, m * nn * sizeof *T);
+            if (m == 0 || k == 0 || nn == 0)
+                continue;
+            if (na->param)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
+                            (int)nn, (int)k, 1.0, c->tan[a] + r * c->tld[a],
+                            (int)k, c->val[b] + r * c->vld[b], (int)nn, 1.0,
+                            T + r * tl, (int)nn);
+            if (nb->param)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m,
+                            (int)nn, (int)k, 1.0, c->val[a] + r * c->vld[a],
+                            (int)k, c->tan[b] + r * c->tld[b], (int)nn, 1.0,
+                            T + r * tl, (int)nn);
+        }
+        return;
+    }
+    case DRIFT_G_SLICE:
+        for (size_t r = 0; r < R; r++)
+            memcpy(T + r * tl, c->tan[a] + r * c->tld[a] + n->off,
+                   sz * sizeof *T);
+        return;
+    case DRIFT_G_GATHER:
+        for (size_t r = 0; r < R; r++) {
+            size_t i = (size_t)n->idx[row_id(c, r)];
+            memcpy(T + r * tl, c->tan[a] + r * c->tld[a] + i * sz,
+                   sz * sizeof *T);
+        }
+        return;
+    case DRIFT_G_DIST: {
+        size_t m = n->m, prow = n->batched ? c->B : 1;
+        for (size_t r = 0; r < R; r++)
+            T[r * tl] = 0;
+        for (int k = 0; k < n->n_in; k++) {
+            int x = drift_gin(n, k);
+            const drift_gnode *nx = NODE(c, x);
+            if (!nx->param)
+                continue;
+            size_t st = nx->sz == m ? 1 : 0;
+            const double *P = c->part[id] + (size_t)k * prow * m;
+            for (size_t r = 0; r < R; r++) {
+                const double *p = P + r * m;
+                const double *tx = c->tan[x] + r * c->tld[x];
+                double t = 0;
+                for (size_t j = 0; j < m; j++)
+                    t += p[j] * tx[j * st];
+                T[r * tl] += t;
+            }
+        }
+        return;
+    }
+    case DRIFT_G_CATLOGIT: {
+        size_t K = nb->sz;
+        for (size_t r = 0; r < R; r++) {
+            const double *soft = c->part[id] + r * K;
+            const double *te = c->tan[b] + r * c->tld[b];
+            size_t y = (size_t)c->val[a][r * c->vld[a]] - 1;
+            double t = te[y];
+            for (size_t j = 0; j < K; j++)
+                t -= soft[j] * te[j];
+            T[r * tl] = t;
+        }
+        return;
+    }
+    case DRIFT_G_TERMS:
+        for (size_t r = 0; r < R; r++) {
+            double t = 0;
+            for (int k = 0; k < n->n_in; k++) {
+                int x = drift_gin(n, k);
+                if (NODE(c, x)->param)
+                    t += c->tan[x][r * c->tld[x]];
+            }
+            T[r * tl] = t;
+        }
+        return;
+    }
+}
+
+/* ---- workspaces ------------------------------------------------------------------ */
+
+static void *alloc_doubles(size_t n)
+{
+    return drift_malloc_array(n ? n : 1, sizeof(double));
+}
+
+void drift_ad_ws_free(drift_ad_ws *ws)
+{
+    if (!ws)
+        return;
+    for (size_t k = 0; k < ws->n_nodes; k++) {
+        if (ws->own_val)
+            drift_free(ws->own_val[k]);
+        if (ws->own_adj)
+            drift_free(ws->own_adj[k]);
+        if (ws->own_tan)
+            drift_free(ws->own_tan[k]);
+        if (ws->own_part)
+            drift_free(ws->own_part[k]);
+        if (ws->own_adjpr)
+            drift_free(ws->own_adjpr[k]);
+    }
+    drift_free(ws->own_val);
+    drift_free(ws->own_adj);
+    drift_free(ws->own_tan);
+    drift_free(ws->own_part);
+    drift_free(ws->own_adjpr);
+    drift_free(ws->c.val);
+    drift_free(ws->c.vld);
+    drift_free(ws->c.adj);
+    drift_free(ws->c.ald);
+    drift_free(ws->c.arows);
+    drift_free(ws->c.tan);
+    drift_free(ws->c.tld);
+    drift_free(ws->c.part);
+    drift_free(ws->mark);
+    drift_free(ws);
+}
+
+drift_ad_ws *drift_ad_ws_new(const drift_graph *g, size_t cap)
+{
+    drift_ad_ws *ws = drift_calloc(1, sizeof *ws);
+    if (!ws)
+        return NULL;
+    size_t nn = g->n_nodes;
+    ws->n_nodes = nn;
+    ws->cap = cap ? cap : 1;
+    cap = ws->cap;
+    ws->c.g = g;
+    ws->own_val = drift_calloc(nn + 1, sizeof(double *));
+    ws->own_adj = drift_calloc(nn + 1, sizeof(double *));
+    ws->own_tan = drift_calloc(nn + 1, sizeof(double *));
+    ws->own_part = drift_calloc(nn + 1, sizeof(double *));
+    ws->own_adjpr = drift_calloc(nn + 1, sizeof(double *));
+    ws->c.val = drift_calloc(nn + 1, sizeof(double *));
+    ws->c.vld = drift_calloc(nn + 1, sizeof(size_t));
+    ws->c.adj = drift_calloc(nn + 1, sizeof(double *));
+    ws->c.ald = drift_calloc(nn + 1, sizeof(size_t));
+    ws->c.arows = drift_calloc(nn + 1, sizeof(size_t));
+    ws->c.tan = drift_calloc(nn + 1, sizeof(double *));
+    ws->c.tld = drift_calloc(nn + 1, sizeof(size_t));
+    ws->c.part = drift_calloc(nn + 1, sizeof(double *));
+    ws->mark = drift_calloc(nn + 1, 1);
+    if (!ws->own_val || !ws->own_adj || !ws->own_tan || !ws->own_part ||
+        !ws->own_adjpr || !ws->c.val || !ws->c.vld || !ws->c.adj ||
+        !ws->c.ald || !ws->c.arows || !ws->c.tan || !ws->c.tld ||
+        !ws->c.part || !ws->mark)
+        goto fail;
+    size_t pr_bytes = 0;
+    for (size_t id = 0; id < nn; id++) {
+        const drift_gnode *n = &g->nodes[id];
+        size_t rows = n->batched ? cap : 1;
+        if (n->sz > SIZE_MAX / sizeof(double) / rows)
+            goto fail;
+        if (n->op == DRIFT_G_CONST) {
+            ws->c.val[id] = n->cval;
+            ws->c.vld[id] = 0;
+            continue;
+        }
+        if (sparse_rows(n)) {
+            /* Read in place by DOT's sparse kernels: no batch x D buffer. */
+            ws->c.val[id] = NULL;
+            ws->c.vld[id] = 0;
+            continue;
+        }
+        if (n->op != DRIFT_G_THETA) {
+            ws->own_val[id] = alloc_doubles(rows * n->sz);
+            if (!ws->own_val[id])
+                goto fail;
+            ws->c.val[id] = ws->own_val[id];
+            ws->c.vld[id] = n->batched ? n->sz : 0;
+        }
+        if (n->param && n->op != DRIFT_G_THETA) {
+            ws->own_adj[id] = alloc_doubles(rows * n->sz);
+            ws->own_tan[id] = alloc_doubles(rows * n->sz);
+            if (!ws->own_adj[id] || !ws->own_tan[id])
+                goto fail;
+            if (!n->batched)
+                pr_bytes += n->sz * sizeof(double);
+        }
+        size_t np = 0;
+        if (n->op == DRIFT_G_DIST)
+            np = (size_t)n->n_in * rows * n->m;
+        else if (n->op == DRIFT_G_CATLOGIT)
+            np = rows * g->nodes[drift_gin(n, 1)].sz;
+        if (np) {
+            ws->own_part[id] = alloc_doubles(np);
+            if (!ws->own_part[id])
+                goto fail;
+            ws->c.part[id] = ws->own_part[id];
+        }
+    }
+    ws->pr_cap = cap;
+    if (pr_bytes && pr_bytes * cap > PERROW_BYTES) {
+        ws->pr_cap = PERROW_BYTES / pr_bytes;
+        if (ws->pr_cap < 1)
+            ws->pr_cap = 1;
+    }
+    return ws;
+fail:
+    drift_ad_ws_free(ws);
+    return NULL;
+}
+
+/* Per-row adjoints of shared parameter nodes, allocated on first use. */
+static int ensure_perrow(drift_ad_ws *ws, drift_err *e)
+{
+    if (ws->pr_ready)
+        return DRIFT_OK;
+    const drift_graph *g = ws->c.g;
+    for (size_t id = 0; id < ws->n_nodes; id++) {
+        const drift_gnode *n = &g->nodes[id];
+        if (!n->param || n->batched || n->op == DRIFT_G_THETA)
+            continue;
+        if (n->sz > SIZE_MAX / sizeof(double) / ws->pr_cap ||
+            !(ws->own_adjpr[id] = alloc_doubles(ws->pr_cap * n->sz)))
+            return drift_err_set(e, DRIFT_ENOMEM,
+                                 "out of memory for per-row gradients");
+    }
+    ws->pr_ready = 1;
+    return DRIFT_OK;
+}
+
+/* ---- passes ------------------------------------------------------------------- */
+
+static void set_batch(drift_ad_ws *ws, const drift_rows *b, size_t first,
+                      size_t n, drift_err *e)
+{
+    ws->c.B = n;
+    ws->c.rows = b && b->rows ? b->rows + first : NULL;
+    ws->c.first = b && !b->rows ? b->first + first : first;
+    ws->c.e = e;
+}
+
+/* Points a rows variable at its data: a view for a contiguous range,
+ * else gathered into the node's buffer. */
+static void load_rowvar(drift_ad_ws *ws, int id)
+{
+    drift_ad_ctx *c = &ws->c;
+    const drift_gnode *n = NODE(c, id);
+    const drift_rowbind *rb = n->rb;
+    size_t sz = n->sz;
+    if (rb->sp)
+        return; /* sparse rows are read in place by their DOT */
+    if (!c->rows && rb->contiguous && rb->ld && sz) {
+        c->val[id] = (double *)rb->base + c->first * rb->ld + rb->cols[0];
+        c->vld[id] = rb->ld;
+        return;
+    }
+    double *buf = ws->own_val[id];
+    c->val[id] = buf;
+    c->vld[id] = sz;
+    if (sz == 0)
+        return;
+    if (sz == 1) {
+        size_t col = rb->cols[0];
+        for (size_t r = 0; r < c->B; r++)
+            buf[r] = rb->base[row_id(c, r) * rb->ld + col];
+        return;
+    }
+    for (size_t r = 0; r < c->B; r++) {
+        const double *row = rb->base + row_id(c, r) * rb->ld;
+        double *out = buf + r * sz;
+        if (rb->contiguous)
+            memcpy(out, row + rb->cols[0], sz * sizeof *out);
+        else
+            for (size_t k = 0; k < sz; k++)
+                out[k] = row[rb->cols[k]];
+    }
+}
+
+static int forward(drift_ad_ws *ws, const int *sched, size_t ns,
+                   const double *theta, const double *v)
+{
+    drift_ad_ctx *c = &ws->c;
+    for (size_t k = 0; k < ns; k++) {
+        int id = sched[k];
+        const drift_gnode *n = NODE(c, id);
+        switch (n->op) {
+        case DRIFT_G_CONST:
+            continue;
+        case DRIFT_G_THETA:
+            c->val[id] = (double *)theta + n->off;
+            c->vld[id] = 0;
+            if (v) {
+                c->tan[id] = (double *)v + n->off;
+                c->tld[id] = 0;
+            }
+            continue;
+        case DRIFT_G_ROWVAR:
+            load_rowvar(ws, id);
+            continue;
+        default:
+            break;
+        }
+        int rc = drift_ad_forward_node(c, id);
+        if (rc)
+            return rc;
+        if (v && n->param) {
+            c->tan[id] = ws->own_tan[id];
+            c->tld[id] = n->batched ? n->sz : 0;
+            tangent_node(c, id);
+        }
+    }
+    return DRIFT_OK;
+}
+
+/* Points every parameter node's adjoint at zeroed storage: per row when
+ * perrow, else one row for shared nodes.  THETA nodes accumulate into
+ * out (ld: its row stride, 0 for a summed gradient). */
+static int setup_adjoints(drift_ad_ws *ws, const int *sched, size_t ns,
+                          int perrow, double *out, size_t ld,
+                          const unsigned char *skip, drift_err *e)
+{
+    drift_ad_ctx *c = &ws->c;
+    if (perrow && ensure_perrow(ws, e))
+        return DRIFT_ENOMEM;
+    for (size_t k = 0; k < ns; k++) {
+        int id = sched[k];
+        const drift_gnode *n = NODE(c, id);
+        if (!n->param || (skip && skip[id]))
+            continue;
+        if (n->op == DRIFT_G_THETA) {
+            c->adj[id] = out ? out + n->off : NULL;
+            c->ald[id] = ld;
+            c->arows[id] = ld ? c->B : 1;
+            continue;
+        }
+        if (n->batched) {
+            c->adj[id] = ws->own_adj[id];
+            c->ald[id] = n->sz;
+            c->arows[id] = c->B;
+        } else if (perrow) {
+            c->adj[id] = ws->own_adjpr[id];
+            c->ald[id] = n->sz;
+            c->arows[id] = c->B;
+        } else {
+            c->adj[id] = ws->own_adj[id];
+            c->ald[id] = 0;
+            c->arows[id] = 1;
+        }
+        memset(c->adj[id], 0, c->arows[id] * n->sz * sizeof(double));
+    }
+    return DRIFT_OK;
+}
+
+static void backward(drift_ad_ws *ws, const int *sched, size_t ns, int out,
+                     const unsigned char *skip)
+{
+    drift_ad_ctx *c = &ws->c;
+    for (size_t r = 0; r < c->arows[out]; r++)
+        c->adj[out][r * c->ald[out]] = 1;
+    for (size_t k = ns; k-- > 0;) {
+        int id = sched[k];
+        if (!NODE(c, id)->param || (skip && skip[id]))
+            continue;
+        backward_node(c, id);
+    }
+}
+
+int drift_ad_prior(const drift_graph *g, drift_ad_ws *ws, const double *theta,
+                   double *lp, double *grad, drift_err *e)
+{
+    drift_ad_ctx *c = &ws->c;
+    set_batch(ws, NULL, 0, 1, e);
+    c->need_part = grad != NULL;
+    if (grad)
+        memset(grad, 0, g->dim * sizeof *grad);
+    int out = g->prior_out;
+    int rc = forward(ws, g->prior_sched, g->n_prior_sched, theta, NULL);
+    if (rc)
+        return rc;
+    *lp = c->val[out][0];
+    if (!isfinite(*lp))
+        return node_error(c, out, "the log prior is %g", *lp);
+    if (!grad || !NODE(c, out)->param)
+        return DRIFT_OK;
+    if ((rc = setup_adjoints(ws, g->prior_sched, g->n_prior_sched, 0, grad, 0,
+                             NULL, e)))
+        return rc;
+    backward(ws, g->prior_sched, g->n_prior_sched, out, NULL);
+    return DRIFT_OK;
+}
+
+static int lik_chunk(const drift_graph *g, drift_ad_ws *ws,
+                     const double *theta, const drift_rows *b, size_t first,
+                     size_t n, double *ll_rows, double *ll_sum,
+                     double *grad_sum, double *grad_rows, drift_err *e)
+{
+    drift_ad_ctx *c = &ws->c;
+    int out = g->datum_out;
+    set_batch(ws, b, first, n, e);
+    c->need_part = grad_sum || grad_rows;
+    int rc = forward(ws, g->datum_sched, g->n_datum_sched, theta, NULL);
+    if (rc)
+        return rc;
+    const double *L = c->val[out];
+    size_t ll = c->vld[out];
+    double s = 0;
+    for (size_t r = 0; r < n; r++) {
+        double x = L[r * ll];
+        if (ll_rows)
+            ll_rows[r] = x;
+        s += x;
+    }
+    if (ll_sum)
+        *ll_sum += s;
+    if (!grad_sum && !grad_rows)
+        return DRIFT_OK;
+    size_t d = g->dim;
+    if (grad_rows)
+        memset(grad_rows, 0, n * d * sizeof *grad_rows);
+    if (!NODE(c, out)->param)
+        return DRIFT_OK;
+    if (grad_rows) {
+        if ((rc = setup_adjoints(ws, g->datum_sched, g->n_datum_sched, 1,
+                                 grad_rows, d, NULL, e)))
+            return rc;
+    } else if ((rc = setup_adjoints(ws, g->datum_sched, g->n_datum_sched, 0,
+                                    grad_sum, 0, NULL, e))) {
+        return rc;
+    }
+    backward(ws, g->datum_sched, g->n_datum_sched, out, NULL);
+    return DRIFT_OK;
+}
+
+int drift_ad_lik(const drift_graph *g, drift_ad_ws *ws, const double *theta,
+                 const drift_rows *b, double *ll_rows, double *ll_sum,
+                 double *grad_sum, double *grad_rows, drift_err *e)
+{
+    size_t d = g->dim, n = b->n;
+    if (ll_sum)
+        *ll_sum = 0;
+    if (grad_sum)
+        memset(grad_sum, 0, d * sizeof *grad_sum);
+    if (n == 0)
+        return DRIFT_OK;
+    if (n > ws->cap)
+        return drift_err_set(e, DRIFT_EINTERNAL,
+                             "%zu rows exceed the workspace of %zu", n,
+                             ws->cap);
+    if (g->datum_out < 0)
+        return drift_err_set(e, DRIFT_EINTERNAL,
+                             "the model has no datum block");
+    if (!grad_rows)
+        return lik_chunk(g, ws, theta, b, 0, n, ll_rows, ll_sum, grad_sum,
+                         NULL, e);
+    /* Per-row gradients, in sub-batches that bound the per-row memory of
+     * shared nodes. */
+    size_t step = ws->pr_cap;
+    for (size_t done = 0; done < n; done += step) {
+        size_t k = n - done < step ? n - done : step;
+        int rc = lik_chunk(g, ws, theta, b, done, k,
+                           ll_rows ? ll_rows + done : NULL, ll_sum, NULL,
+                           grad_rows + done * d, e);
+        if (rc)
+            return rc;
+    }
+    if (grad_sum)
+        for (size_t r = 0; r < n; r++)
+            for (size_t j = 0; j < d; j++)
+                grad_sum[j] += grad_rows[r * d + j];
+    return DRIFT_OK;
+}
+
+int drift_ad_jvp(const drift_graph *g, drift_ad_ws *ws, const double *theta,
+                 const double *v, const drift_rows *b, double *out,
+                 double *ll_rows, drift_err *e)
+{
+    size_t n = b->n;
+    if (n == 0)
+        return DRIFT_OK;
+    if (n > ws->cap)
+        return drift_err_set(e, DRIFT_EINTERNAL,
+                             "%zu rows exceed the workspace of %zu", n,
+                             ws->cap);
+    if (g->datum_out < 0)
+        return drift_err_set(e, DRIFT_EINTERNAL,
+                             "the model has no datum block");
+    drift_ad_ctx *c = &ws->c;
+    set_batch(ws, b, 0, n, e);
+    c->need_part = 1;
+    int rc = forward(ws, g->datum_sched, g->n_datum_sched, theta, v);
+    if (rc)
+        return rc;
+    int o = g->datum_out;
+    for (size_t r = 0; r < n; r++) {
+        if (ll_rows)
+            ll_rows[r] = c->val[o][r * c->vld[o]];
+        out[r] = NODE(c, o)->param ? c->tan[o][r * c->tld[o]] : 0;
+    }
+    return DRIFT_OK;
+}
+
+int drift_ad_glm_scalars(const drift_graph *g, drift_ad_ws *ws,
+                         const double *theta, const drift_rows *b, double *s,
+                         double *ll_rows, drift_err *e)
+{
+    size_t n = b->n;
+    if (!g->glm)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "the model is not in generalised linear form");
+    if (n == 0)
+        return DRIFT_OK;
+    if (n > ws->cap)
+        return drift_err_set(e, DRIFT_EINTERNAL,
+                             "%zu rows exceed the workspace of %zu", n,
+                             ws->cap);
+    drift_ad_ctx *c = &ws->c;
+    set_batch(ws, b, 0, n, e);
+    c->need_part = 1;
+    int rc = forward(ws, g->datum_sched, g->n_datum_sched, theta, NULL);
+    if (rc)
+        return rc;
+    int o = g->datum_out, L = g->glm_node;
+    if (ll_rows)
+        for (size_t r = 0; r < n; r++)
+            ll_rows[r] = c->val[o][r * c->vld[o]];
+    /* Reverse pass from the output down to the linear predictor only. */
+    if ((rc = setup_adjoints(ws, g->datum_sched, g->n_datum_sched, 0, NULL, 0,
+                             g->glm_inner, e)))
+        return rc;
+    if (L == o) {
+        for (size_t r = 0; r < n; r++)
+            s[r] = 1;
+        return DRIFT_OK;
+    }
+    /* L itself is in glm_inner (not run) but its adjoint is collected. */
+    c->adj[L] = ws->own_adj[L];
+    c->ald[L] = NODE(c, L)->sz;
+    c->arows[L] = n;
+    memset(c->adj[L], 0, n * sizeof(double));
+    backward(ws, g->datum_sched, g->n_datum_sched, o, g->glm_inner);
+    for (size_t r = 0; r < n; r++)
+        s[r] = c->adj[L][r * c->ald[L]];
+    return DRIFT_OK;
+}
+
+int drift_ad_glm_design(const drift_graph *g, const drift_rows *b, double *x,
+                        drift_err *e)
+{
+    if (!g->glm)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "the model is not in generalised linear form");
+    size_t d = g->dim;
+    for (size_t r = 0; r < b->n; r++) {
+        size_t row = drift_rows_at(b, r);
+        double *xr = x + r * d;
+        memset(xr, 0, d * sizeof *xr);
+        for (size_t t = 0; t < g->n_glm_terms; t++) {
+            const drift_glm_term *tm = &g->glm_terms[t];
+            if (tm->coef_node < 0) {
+                for (size_t j = 0; j < tm->len; j++)
+                    xr[tm->off + j] += tm->scale;
+                continue;
+            }
+            if (tm->onehot) {
+                xr[tm->off + (size_t)g->nodes[tm->coef_node].idx[row]] +=
+                    tm->scale;
+                continue;
+            }
+            const drift_gnode *cn = &g->nodes[tm->coef_node];
+            size_t st = cn->sz == tm->len ? 1 : 0;
+            if (cn->op == DRIFT_G_CONST) {
+                for (size_t j = 0; j < tm->len; j++)
+                    xr[tm->off + j] += tm->scale * cn->cval[j * st];
+            } else if (cn->rb->sp) {
+                /* Sparse rows: scattered into the zeroed dense row. */
+                const drift_sparse *sp = cn->rb->sp;
+                for (uint64_t j = sp->row_ptr[row]; j < sp->row_ptr[row + 1];
+                     j++)
+                    xr[tm->off + sp->idx[j]] += tm->scale * sp->val[j];
+            } else {
+                const drift_rowbind *rb = cn->rb;
+                const double *base = rb->base + row * rb->ld;
+                for (size_t j = 0; j < tm->len; j++)
+                    xr[tm->off + j] += tm->scale * base[rb->cols[j * st]];
+            }
+        }
+    }
+    return DRIFT_OK;
+}
+
+int drift_ad_predict(const drift_graph *g, drift_ad_ws *ws,
+                     const double *theta, const drift_rows *b, double *pred,
+                     double *y, drift_err *e)
+{
+    size_t n = b->n;
+    if (g->outcome == DRIFT_OUTCOME_NONE)
+        return drift_err_set(e, DRIFT_EINVAL, "the model has no outcome");
+    if (n == 0)
+        return DRIFT_OK;
+    if (n > ws->cap)
+        return drift_err_set(e, DRIFT_EINTERNAL,
+                             "%zu rows exceed the workspace of %zu", n,
+                             ws->cap);
+    drift_ad_ctx *c = &ws->c;
+    set_batch(ws, b, 0, n, e);
+    c->need_part = 0;
+    int rc = forward(ws, g->datum_sched, g->n_datum_sched, theta, NULL);
+    if (rc)
+        return rc;
+    int yn = g->outcome_y, an = g->outcome_arg;
+    size_t K = g->n_classes;
+    for (size_t r = 0; r < n; r++) {
+        y[r] = c->val[yn][r * c->vld[yn]];
+        const double *a = c->val[an] + r * c->vld[an];
+        switch (g->outcome_dist) {
+        case DRIFT_D_BERNOULLI: pred[r] = a[0]; break;
+        case DRIFT_D_BERNOULLI_LOGIT: pred[r] = drift_inv_logit(a[0]); break;
+        case DRIFT_D_NORMAL: pred[r] = a[0]; break;
+        case DRIFT_D_CATEGORICAL_LOGIT: {
+            double mx = -INFINITY, s = 0;
+            for (size_t j = 0; j < K; j++)
+                if (a[j] > mx)
+                    mx = a[j];
+            for (size_t j = 0; j < K; j++)
+                s += (pred[r * K + j] = exp(a[j] - mx));
+            for (size_t j = 0; j < K; j++)
+                pred[r * K + j] /= s;
+            break;
+        }
+        default:
+            return drift_err_set(e, DRIFT_EINTERNAL, "unknown outcome");
+        }
+    }
+    return DRIFT_OK;
+}
+
+int drift_ad_eval_data(const drift_graph *g, drift_ad_ws *ws,
+                       const int *targets, size_t n_targets, size_t first,
+                       size_t n, drift_err *e)
+{
+    if (n > ws->cap)
+        return drift_err_set(e, DRIFT_EINTERNAL,
+                             "%zu rows exceed the workspace of %zu", n,
+                             ws->cap);
+    /* The data-only ancestors of the targets; inputs precede their nodes,
+     * so one downward sweep finds them all. */
+    memset(ws->mark, 0, g->n_nodes);
+    for (size_t k = 0; k < n_targets; k++)
+        if (!g->nodes[targets[k]].param)
+            ws->mark[targets[k]] = 1;
+    for (size_t id = g->n_nodes; id-- > 0;) {
+        if (!ws->mark[id])
+            continue;
+        const drift_gnode *nd = &g->nodes[id];
+        for (int k = 0; k < nd->n_in; k++) {
+            int a = drift_gin(nd, k);
+            if (!g->nodes[a].param)
+                ws->mark[a] = 1;
+        }
+    }
+    drift_rows b = {NULL, first, n};
+    set_batch(ws, &b, 0, n, e);
+    ws->c.need_part = 0;
+    for (size_t id = 0; id < g->n_nodes; id++) {
+        if (!ws->mark[id])
+            continue;
+        const drift_gnode *nd = &g->nodes[id];
+        if (nd->op == DRIFT_G_CONST)
+            continue;
+        if (nd->op == DRIFT_G_ROWVAR) {
+            load_rowvar(ws, (int)id);
+            continue;
+        }
+        int rc = drift_ad_forward_node(&ws->c, (int)id);
+        if (rc)
+            return rc;
+    }
+    return DRIFT_OK;
+}
+
+const double *drift_ad_value(const drift_ad_ws *ws, int id, size_t *ld)
+{
+    *ld = ws->c.vld[id];
+    return ws->c.val[id];
+}

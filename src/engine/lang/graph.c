@@ -1,0 +1,35 @@
+/* graph.c: the likelihood graph's storage (see graph.h): freeing it and
+ * counting its nodes.  Building it is lower.c's, evaluating it ad.c's;
+ * both sit above this file. */
+#include "config.h"
+
+#include "base/util.h"
+#include "graph.h"
+
+void drift_graph_free(drift_graph *g)
+{
+    if (!g)
+        return;
+    for (size_t k = 0; k < g->n_nodes; k++) {
+        drift_free(g->nodes[k].cval);
+        drift_free(g->nodes[k].in_many);
+        drift_free(g->nodes[k].idx);
+    }
+    drift_free(g->nodes);
+    for (size_t k = 0; k < g->n_params; k++)
+        drift_free(g->params[k].name);
+    drift_free(g->params);
+    drift_free(g->prior_sched);
+    drift_free(g->datum_sched);
+    drift_free(g->glm_terms);
+    drift_free(g->glm_inner);
+    drift_free(g);
+}
+
+void drift_graph_counts(const drift_graph *g, size_t *total, size_t *prior,
+                        size_t *datum)
+{
+    *total = g->n_nodes;
+    *prior = g->n_prior_sched;
+    *datum = g->n_datum_sched;
+}

@@ -1,0 +1,143 @@
+/* graph.h: the typed likelihood graph of a model written in the language.
+ * A DAG of nodes in topological order (inputs before the node), each with
+ * its size and whether it varies by row (`batched`) and depends on the
+ * parameters (`param`).  Built once from the type-checked program and its
+ * bound data by lower.c, with data-only subexpressions folded to
+ * constants; ad.c evaluates it over whole minibatches.  Also holds what
+ * the model ABI needs besides values: the parameter layout with
+ * constraints, the generalised-linear form when the graph has it, and the
+ * outcome for predictions.  Not for building it (lower.c) or evaluation kernels
+ * (ad.c). */
+#ifndef DRIFT_GRAPH_H
+#define DRIFT_GRAPH_H
+
+#include <stdint.h>
+
+#include <drift/model.h>
+
+#include "langdata.h"
+#include "parser/ast.h"
+#include "parser/builtins.h"
+#include "parser/diag.h"
+
+typedef enum drift_gop {
+    DRIFT_G_CONST,      /* value known: cval (sz) */
+    DRIFT_G_ROWVAR,     /* a rows variable: batched, read through rb;
+                           a sparse_vector (rb->sp) has no dense value and
+                           is read only by DOT's sparse kernels */
+    DRIFT_G_THETA,      /* theta[off .. off+sz): unconstrained parameters */
+    DRIFT_G_LOWER,      /* x = a + exp(u) */
+    DRIFT_G_UPPER,      /* x = b - exp(u) */
+    DRIFT_G_BOUNDED,    /* x = a + (b - a) logistic(u) */
+    DRIFT_G_LOGJAC,     /* scalar: sum of log |dx/du| of transform fn over
+                           the elements of u (in[0]) */
+    DRIFT_G_NEG,
+    DRIFT_G_ADD, DRIFT_G_SUB, DRIFT_G_MUL, DRIFT_G_DIV, DRIFT_G_POW,
+    DRIFT_G_LSE2,       /* elementwise log(exp(a) + exp(b)) */
+    DRIFT_G_UNARY,      /* fn: a drift_fn_id below DRIFT_FN_N_UNARY */
+    DRIFT_G_SUM,        /* scalar: a * sum of elements (a = 1 or 1/n) */
+    DRIFT_G_SQNORM,     /* scalar: sum of squares */
+    DRIFT_G_LSE,        /* scalar: log_sum_exp of the elements */
+    DRIFT_G_DOT,        /* scalar: dot product of two vectors (length k) */
+    DRIFT_G_MATVEC,     /* (m x k matrix) * (k vector) -> m vector */
+    DRIFT_G_MATMUL,     /* (m x k) * (k x n) -> m x n */
+    DRIFT_G_SLICE,      /* elements off .. off+sz of in[0] */
+    DRIFT_G_GATHER,     /* elements idx[row]*sz .. of in[0] (idx per row) */
+    DRIFT_G_DIST,       /* scalar: sum of log densities; fn: dist id;
+                           in[0] outcome, in[1..] arguments; m elements */
+    DRIFT_G_CATLOGIT,   /* scalar: categorical_logit(in[0] | in[1]) */
+    DRIFT_G_TERMS       /* scalar: sum of scalar inputs */
+} drift_gop;
+
+#define DRIFT_GNODE_MAX_IN 4
+
+typedef struct drift_gnode {
+    drift_gop op;
+    int fn;                         /* UNARY: fn id; DIST: dist id;
+                                       LOGJAC: the transform's op */
+    int n_in;
+    int in_buf[DRIFT_GNODE_MAX_IN]; /* inputs when n_in <= MAX_IN */
+    int *in_many;                   /* inputs otherwise (owned) */
+    size_t sz;                      /* elements per row */
+    size_t m, k, n;                 /* products; DIST: m elements */
+    unsigned batched : 1;           /* varies by row */
+    unsigned param : 1;             /* depends on theta */
+    unsigned is_int : 1;            /* integer values (data) */
+    double a, b;                    /* transform bounds; SUM scale */
+    size_t off;                     /* THETA, SLICE */
+    double *cval;                   /* CONST: sz values (owned) */
+    const drift_rowbind *rb;        /* ROWVAR (the data's) */
+    int32_t *idx;                   /* GATHER: per datum (N), 0-based */
+    int idx_node;                   /* GATHER: the index expression */
+    size_t idx_range;               /* GATHER: valid indices 1..range */
+    drift_loc loc;                  /* in the model source */
+} drift_gnode;
+
+/* Input k of node n. */
+static inline int drift_gin(const drift_gnode *n, int k)
+{
+    return n->n_in > DRIFT_GNODE_MAX_IN ? n->in_many[k] : n->in_buf[k];
+}
+
+/* A parameter as the model reports it. */
+typedef struct drift_gparam {
+    char *name;
+    drift_type type;                /* concrete */
+    size_t off, sz;                 /* its slice of theta */
+    int transform;                  /* 0, DRIFT_G_LOWER, _UPPER, _BOUNDED */
+    double lo, hi;
+    int theta_node, value_node;
+} drift_gparam;
+
+/* One term of the linear predictor in generalised linear form:
+ * scale * coef_i . theta[off .. off+len), coef_i the row's data (ROWVAR
+ * node coef_node) or a constant (CONST node), or 1 when coef_node < 0.
+ * With onehot, the term is scale * theta[off + idx_i], idx_i the row's
+ * index of the GATHER node coef_node (a parameter picked by row data). */
+typedef struct drift_glm_term {
+    size_t off, len;
+    int coef_node;
+    int onehot;
+    double scale;
+} drift_glm_term;
+
+typedef struct drift_graph {
+    drift_gnode *nodes;
+    size_t n_nodes, cap_nodes;
+    drift_gparam *params;
+    size_t n_params;
+    size_t dim;                     /* d */
+    size_t N;                       /* rows */
+    int prior_out;                  /* scalar log prior (with Jacobians) */
+    int datum_out;                  /* per-row log likelihood; -1: none */
+    int *prior_sched, *datum_sched; /* nodes to run, in order */
+    size_t n_prior_sched, n_datum_sched;
+
+    /* generalised linear form (datum_out depends on theta only through
+     * one per-row scalar, glm_node, affine in theta) */
+    int glm;
+    int glm_node;
+    drift_glm_term *glm_terms;
+    size_t n_glm_terms;
+    unsigned char *glm_inner;       /* per node: in glm_node's subtree */
+
+    /* the observation, for predictions */
+    unsigned outcome;               /* DRIFT_OUTCOME_* */
+    int outcome_dist;               /* drift_dist_id */
+    int outcome_y, outcome_arg;     /* nodes */
+    size_t n_classes;
+
+    const drift_source *src;        /* for runtime messages (borrowed) */
+    const char *mapped_source;      /* a memory-mapped row store the rows
+                                       come from (NULL: none): outcomes
+                                       read from it are checked as rows
+                                       are used, and messages name it */
+} drift_graph;
+
+void drift_graph_free(drift_graph *g);
+
+/* Counts of nodes, for drift check: total, prior and datum schedules. */
+void drift_graph_counts(const drift_graph *g, size_t *total, size_t *prior,
+                        size_t *datum);
+
+#endif

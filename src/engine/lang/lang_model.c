@@ -1,0 +1,417 @@
+/* lang_model.c: the model ABI over a likelihood graph (see
+ * lang_model.h): opening a .drift file with its data, the drift_model
+ * functions (all evaluation is ad.c's), constraint transforms for output,
+ * and the description drift check prints.  Not for evaluation kernels. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ad.h"
+#include "base/util.h"
+#include "graph.h"
+#include "lower.h"
+#include "lang_model.h"
+#include "langdata.h"
+#include "parser/front.h"
+#include "parser/parse.h"
+
+typedef struct lang_model {
+    drift_source *src;
+    drift_program *prog;
+    drift_langdata *ld;
+    drift_graph *g;
+    char **names;
+    size_t n_names;
+    int describe_only;
+} lang_model;
+
+int drift_lang_is_model_file(const char *name)
+{
+    size_t n = name ? strlen(name) : 0;
+    return n > 6 && !strcmp(name + n - 6, ".drift");
+}
+
+static void lm_free(void *self)
+{
+    lang_model *m = self;
+    if (!m)
+        return;
+    for (size_t k = 0; k < m->n_names; k++)
+        drift_free(m->names[k]);
+    drift_free(m->names);
+    drift_graph_free(m->g);
+    drift_langdata_free(m->ld);
+    drift_program_free(m->prog);
+    drift_source_free(m->src);
+    drift_free(m);
+}
+
+static void *lm_ws_new(const void *self, size_t max_batch)
+{
+    const lang_model *m = self;
+    return drift_ad_ws_new(m->g, max_batch);
+}
+
+static void lm_ws_free(const void *self, void *ws)
+{
+    (void)self;
+    drift_ad_ws_free(ws);
+}
+
+static int lm_log_prior(const void *self, void *ws, const double *theta,
+                        double *lp, double *grad, drift_err *e)
+{
+    const lang_model *m = self;
+    return drift_ad_prior(m->g, ws, theta, lp, grad, e);
+}
+
+static int lm_log_lik(const void *self, void *ws, const double *theta,
+                      const drift_rows *b, double *ll_rows, double *ll_sum,
+                      double *grad_sum, double *grad_rows, drift_err *e)
+{
+    const lang_model *m = self;
+    return drift_ad_lik(m->g, ws, theta, b, ll_rows, ll_sum, grad_sum,
+                        grad_rows, e);
+}
+
+static int lm_jvp(const void *self, void *ws, const double *theta,
+                  const double *v, const drift_rows *b, double *out,
+                  double *ll_rows, drift_err *e)
+{
+    const lang_model *m = self;
+    return drift_ad_jvp(m->g, ws, theta, v, b, out, ll_rows, e);
+}
+
+static int lm_glm_scalars(const void *self, void *ws, const double *theta,
+                          const drift_rows *b, double *s, double *ll_rows,
+                          drift_err *e)
+{
+    const lang_model *m = self;
+    return drift_ad_glm_scalars(m->g, ws, theta, b, s, ll_rows, e);
+}
+
+static int lm_glm_design(const void *self, const drift_rows *b, double *x,
+                         drift_err *e)
+{
+    const lang_model *m = self;
+    return drift_ad_glm_design(m->g, b, x, e);
+}
+
+static int lm_predict(const void *self, void *ws, const double *theta,
+                      const drift_rows *b, double *pred, double *y,
+                      drift_err *e)
+{
+    const lang_model *m = self;
+    return drift_ad_predict(m->g, ws, theta, b, pred, y, e);
+}
+
+static void lm_constrain(const void *self, const double *theta, double *out)
+{
+    const lang_model *m = self;
+    const drift_graph *g = m->g;
+    for (size_t p = 0; p < g->n_params; p++) {
+        const drift_gparam *gp = &g->params[p];
+        for (size_t j = 0; j < gp->sz; j++) {
+            double u = theta[gp->off + j], x;
+            switch (gp->transform) {
+            case DRIFT_G_LOWER: x = gp->lo + exp(u); break;
+            case DRIFT_G_UPPER: x = gp->hi - exp(u); break;
+            case DRIFT_G_BOUNDED: {
+                double s = u >= 0 ? 1 / (1 + exp(-u)) : exp(u) / (1 + exp(u));
+                x = gp->lo + (gp->hi - gp->lo) * s;
+                break;
+            }
+            default: x = u; break;
+            }
+            out[gp->off + j] = x;
+        }
+    }
+}
+
+static int lm_unconstrain(const void *self, const double *out, double *theta,
+                          drift_err *e)
+{
+    const lang_model *m = self;
+    const drift_graph *g = m->g;
+    for (size_t p = 0; p < g->n_params; p++) {
+        const drift_gparam *gp = &g->params[p];
+        for (size_t j = 0; j < gp->sz; j++) {
+            double x = out[gp->off + j], u;
+            int ok = isfinite(x);
+            switch (gp->transform) {
+            case DRIFT_G_LOWER:
+                ok = ok && x > gp->lo;
+                u = log(x - gp->lo);
+                break;
+            case DRIFT_G_UPPER:
+                ok = ok && x < gp->hi;
+                u = log(gp->hi - x);
+                break;
+            case DRIFT_G_BOUNDED: {
+                ok = ok && x > gp->lo && x < gp->hi;
+                double s = (x - gp->lo) / (gp->hi - gp->lo);
+                u = log(s) - log1p(-s);
+                break;
+            }
+            default: u = x; break;
+            }
+            if (!ok)
+                return drift_err_set(e, DRIFT_EINVAL,
+                                     "initial value %s = %g lies outside "
+                                     "its constraint (%g, %g)",
+                                     m->names[gp->off + j], x, gp->lo,
+                                     gp->hi);
+            theta[gp->off + j] = u;
+        }
+    }
+    return DRIFT_OK;
+}
+
+/* "w.1", "W.2.3", "mu": Stan's names for each element, row-major. */
+static int make_names(lang_model *m)
+{
+    const drift_graph *g = m->g;
+    m->names = drift_calloc(g->dim + 1, sizeof *m->names);
+    if (!m->names)
+        return -1;
+    for (size_t p = 0; p < g->n_params; p++) {
+        const drift_gparam *gp = &g->params[p];
+        long dims[DRIFT_MAX_ARRAY + 2];
+        int nd = 0;
+        for (int k = 0; k < gp->type.n_arr; k++)
+            dims[nd++] = gp->type.arr[k].n;
+        if (gp->type.kind == DRIFT_T_VECTOR)
+            dims[nd++] = gp->type.dim[0].n;
+        if (gp->type.kind == DRIFT_T_MATRIX) {
+            dims[nd++] = gp->type.dim[0].n;
+            dims[nd++] = gp->type.dim[1].n;
+        }
+        for (size_t j = 0; j < gp->sz; j++) {
+            char buf[256];
+            size_t used = (size_t)snprintf(buf, sizeof buf, "%s", gp->name);
+            long idx[DRIFT_MAX_ARRAY + 2];
+            size_t rest = j;
+            for (int k = nd - 1; k >= 0; k--) {
+                idx[k] = (long)(rest % (size_t)dims[k]) + 1;
+                rest /= (size_t)dims[k];
+            }
+            for (int k = 0; k < nd && used < sizeof buf; k++)
+                used += (size_t)snprintf(buf + used, sizeof buf - used,
+                                         ".%ld", idx[k]);
+            m->names[gp->off + j] = drift_strdup(buf);
+            if (!m->names[gp->off + j])
+                return -1;
+            m->n_names = gp->off + j + 1;
+        }
+    }
+    return 0;
+}
+
+int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
+                    drift_err *e)
+{
+    memset(out, 0, sizeof *out);
+    drift_diag diag;
+    drift_diag_init(&diag, spec->diag ? spec->diag : stderr);
+    lang_model *m = drift_calloc(1, sizeof *m);
+    if (!m)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    int code = DRIFT_EINVAL;
+    m->prog = drift_front_load(spec->path, &m->src, &diag, e);
+    if (!m->prog)
+        goto fail_summary;
+    code = DRIFT_EDATA;
+    size_t n_files = 0;
+    for (const char *const *f = spec->data; f && *f; f++)
+        n_files++;
+    int placeholder = spec->describe_only && n_files == 0 &&
+                      spec->n_data_set == 0 && spec->n_tables == 0;
+    /* A model without data (a prior alone) has nothing to stand in for. */
+    int needs_data = 0;
+    for (size_t k = 0; k < m->prog->n_syms; k++)
+        needs_data |= m->prog->syms[k]->kind == DRIFT_SYM_DATA ||
+                      m->prog->syms[k]->kind == DRIFT_SYM_ROWS ||
+                      m->prog->syms[k]->kind == DRIFT_SYM_SIZE;
+    m->describe_only = placeholder && needs_data;
+    if (drift_langdata_load(spec->data, spec->data_set, spec->n_data_set,
+                            &m->ld, &diag))
+        goto fail;
+    for (size_t k = 0; k < spec->n_tables; k++)
+        if (drift_langdata_add_table(m->ld, spec->tables[k], &diag))
+            goto fail;
+    if (drift_langdata_bind_sizes(m->prog, m->ld, placeholder, &diag))
+        goto fail;
+    if (drift_typecheck(m->prog, &diag)) {
+        code = DRIFT_EINVAL;
+        goto fail;
+    }
+    if (drift_langdata_bind_values(m->prog, m->ld, placeholder, &diag))
+        goto fail;
+    m->ld->check_mapped = spec->check_every_row;
+    m->g = drift_lower_program(m->prog, m->ld, &diag);
+    if (!m->g)
+        goto fail;
+    if (make_names(m)) {
+        drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        lm_free(m);
+        return DRIFT_ENOMEM;
+    }
+    const drift_graph *g = m->g;
+    out->abi_version = DRIFT_MODEL_ABI_VERSION;
+    out->struct_size = (uint32_t)sizeof *out;
+    out->dim = g->dim;
+    out->n_rows = g->datum_out >= 0 ? g->N : 0;
+    out->n_out = g->dim;
+    out->out_names = (const char *const *)m->names;
+    out->flags = g->glm ? DRIFT_MODEL_GLM : 0;
+    out->self = m;
+    out->free = lm_free;
+    out->workspace_new = lm_ws_new;
+    out->workspace_free = lm_ws_free;
+    out->log_prior = lm_log_prior;
+    out->log_lik = lm_log_lik;
+    out->jvp = g->datum_out >= 0 ? lm_jvp : NULL;
+    if (g->glm) {
+        out->glm_scalars = lm_glm_scalars;
+        out->glm_design = lm_glm_design;
+    }
+    out->constrain = lm_constrain;
+    out->unconstrain = lm_unconstrain;
+    out->outcome = g->outcome;
+    out->n_classes = g->n_classes;
+    out->predict = g->outcome ? lm_predict : NULL;
+    return DRIFT_OK;
+fail:
+    drift_diag_summary(&diag, spec->path, code, e);
+fail_summary:
+    lm_free(m);
+    return code;
+}
+
+const drift_data *drift_lang_rows_view(const drift_model *m)
+{
+    const lang_model *lm = m->self;
+    return lm && lm->ld && lm->ld->primary ? &lm->ld->primary->view : NULL;
+}
+
+const drift_table *drift_lang_rows_table(const drift_model *m)
+{
+    const lang_model *lm = m->self;
+    return lm && lm->ld ? lm->ld->primary : NULL;
+}
+
+static void print_type(FILE *f, const drift_sym *s, int sizes_known)
+{
+    drift_type t = s->type;
+    if (!sizes_known) {
+        /* Without data, show the sizes as written. */
+        for (int k = 0; k < t.n_arr; k++)
+            t.arr[k].n = -1;
+        t.dim[0].n = t.dim[1].n = -1;
+    }
+    char buf[160];
+    drift_type_format(&t, buf, sizeof buf);
+    fprintf(f, "%s", buf);
+}
+
+static void print_bounds(FILE *f, const drift_gparam *gp)
+{
+    switch (gp->transform) {
+    case DRIFT_G_LOWER: fprintf(f, "<lower=%g>", gp->lo); break;
+    case DRIFT_G_UPPER: fprintf(f, "<upper=%g>", gp->hi); break;
+    case DRIFT_G_BOUNDED:
+        fprintf(f, "<lower=%g, upper=%g>", gp->lo, gp->hi);
+        break;
+    default: break;
+    }
+}
+
+void drift_lang_describe(const drift_model *mm, FILE *f)
+{
+    const lang_model *m = mm->self;
+    const drift_graph *g = m->g;
+    const drift_program *p = m->prog;
+    int known = !m->describe_only;
+    fprintf(f, "model %s: parsed and type-checked\n", m->src->name);
+    fprintf(f, "parameters (%zu", g->n_params);
+    if (known)
+        fprintf(f, "; %zu unconstrained dimensions", g->dim);
+    fprintf(f, "):\n");
+    size_t k = 0;
+    for (size_t s = 0; s < p->n_syms; s++) {
+        const drift_sym *sym = p->syms[s];
+        if (sym->kind != DRIFT_SYM_PARAM)
+            continue;
+        const drift_gparam *gp = &g->params[k++];
+        fprintf(f, "  %-12s ", sym->name);
+        print_type(f, sym, known);
+        print_bounds(f, gp);
+        if (gp->transform)
+            fprintf(f, "   (sampled as %s)",
+                    gp->transform == DRIFT_G_LOWER   ? "log(x - lower)"
+                    : gp->transform == DRIFT_G_UPPER ? "log(upper - x)"
+                                                     : "logit of the scaled "
+                                                       "value");
+        fputc('\n', f);
+    }
+    int any = 0;
+    for (size_t s = 0; s < p->n_syms; s++) {
+        const drift_sym *sym = p->syms[s];
+        if (sym->kind != DRIFT_SYM_DATA && sym->kind != DRIFT_SYM_ROWS &&
+            sym->kind != DRIFT_SYM_SIZE)
+            continue;
+        if (!any)
+            fprintf(f, "data:\n");
+        any = 1;
+        fprintf(f, "  %-12s ", sym->name);
+        if (sym->kind == DRIFT_SYM_SIZE)
+            fprintf(f, "int (a size, bound from the data)");
+        else
+            print_type(f, sym, known);
+        const drift_sparse *sp = sym->kind == DRIFT_SYM_ROWS && known
+                                     ? m->ld->sd[sym->id].rb.sp
+                                     : NULL;
+        if (sp)
+            fprintf(f, "   (one per row, sparse: %llu non-zeros, %.1f per "
+                       "row)",
+                    (unsigned long long)sp->nnz,
+                    g->N ? (double)sp->nnz / (double)g->N : 0.0);
+        else if (sym->kind == DRIFT_SYM_ROWS)
+            fprintf(f, "   (one per row)");
+        if (known && (sym->kind == DRIFT_SYM_SIZE ||
+                      (sym->type.kind == DRIFT_T_INT && !sym->type.n_arr &&
+                       sym->kind == DRIFT_SYM_DATA)))
+            fprintf(f, " = %ld", sym->value);
+        fputc('\n', f);
+    }
+    if (!any && g->datum_out < 0) {
+        fprintf(f, "rows: none (the model has no data)\n");
+    } else if (known) {
+        fprintf(f, "rows: N = %zu", g->N);
+        for (size_t s = 0; s < m->ld->n_src; s++)
+            fprintf(f, "%s%s", s ? ", " : " from ", m->ld->src[s].path);
+        fputc('\n', f);
+    } else {
+        fprintf(f, "rows: no data given (sizes unknown; counted below with "
+                   "every size set to 1)\n");
+    }
+    size_t total, np, nd;
+    drift_graph_counts(g, &total, &np, &nd);
+    fprintf(f, "graph: %zu nodes (prior %zu, datum %zu evaluated per "
+               "call)\n",
+            total, np, nd);
+    if (g->datum_out >= 0) {
+        fprintf(f, "generalised linear form: %s\n",
+                g->glm ? "yes (one number per datum for snapshots)" : "no");
+        static const char *const kinds[] = {"none", "binary", "categorical",
+                                            "real"};
+        fprintf(f, "outcome for predictions: %s", kinds[g->outcome]);
+        if (g->outcome == DRIFT_OUTCOME_CATEGORICAL)
+            fprintf(f, " (%zu classes)", g->n_classes);
+        fputc('\n', f);
+    } else {
+        fprintf(f, "no datum block: the prior is the whole target\n");
+    }
+}

@@ -1,0 +1,133 @@
+/* langdata.h: the data of a model written in the language.  Reads every
+ * --data file (a table: CSV, LIBSVM or a memory-mapped row store; or
+ * CmdStan-style JSON through jansson) and every --data-set name=value,
+ * then binds them to the program's schema: sizes from explicit values or
+ * from the shapes of the data, the data block's values, and each rows
+ * variable to its columns (dense rows as strided views into the table,
+ * never copied) or to the table's sparse rows (sparse_vector).  Every
+ * mismatch is reported with the file, line and column at fault.  Not for
+ * evaluating anything (graph.c, ad.c). */
+#ifndef DRIFT_LANGDATA_H
+#define DRIFT_LANGDATA_H
+
+#include <drift/common.h>
+
+#include "engine/data/table.h"
+#include "parser/ast.h"
+#include "parser/diag.h"
+
+#define DRIFT_JSON_MAX_DIMS 4
+
+/* One named value from a JSON file or --data-set. */
+typedef struct drift_dvalue {
+    char *name;
+    int ndim;                       /* 0: a scalar */
+    size_t dims[DRIFT_JSON_MAX_DIMS];
+    size_t n;                       /* product of dims */
+    double *v;                      /* n values, row-major */
+    int all_int;                    /* every value was an integer */
+} drift_dvalue;
+
+typedef enum drift_dsource_kind {
+    DRIFT_DS_TABLE,                 /* CSV, LIBSVM or a row store */
+    DRIFT_DS_JSON, DRIFT_DS_SET
+} drift_dsource_kind;
+
+typedef struct drift_dsource {
+    drift_dsource_kind kind;
+    char *path;                     /* "--data-set" for SET */
+    drift_table *table;             /* TABLE */
+    int borrowed;                   /* table wraps a caller's drift_data */
+    drift_dvalue *vals;             /* JSON, SET */
+    size_t n_vals;
+} drift_dsource;
+
+/* Where a rows variable's values live: element k of row i is
+ * base[i * ld + cols[k]]; or, for a sparse_vector (sp != NULL), row i's
+ * entries sp->idx[j], sp->val[j] for sp->row_ptr[i] <= j <
+ * sp->row_ptr[i+1], every index below sz. */
+typedef struct drift_rowbind {
+    const double *base;
+    size_t ld;
+    size_t *cols;                   /* sz offsets (owned; NULL if sparse) */
+    size_t sz;                      /* elements per row (sparse: D) */
+    int contiguous;                 /* cols[k] == cols[0] + k */
+    const drift_dsource *src;       /* for messages */
+    const char *name;
+    const drift_sparse *sp;         /* sparse_vector: the table's rows */
+    int mapped;                     /* rows of a memory-mapped row store:
+                                       data checks that would read every
+                                       row are left to evaluation */
+} drift_rowbind;
+
+/* What a symbol is bound to (indexed by drift_sym.id). */
+typedef struct drift_symdata {
+    const double *v;                /* DATA: the values (n), row-major */
+    size_t n;
+    const drift_dsource *src;
+    drift_rowbind rb;               /* ROWS */
+} drift_symdata;
+
+typedef struct drift_langdata {
+    drift_dsource *src;
+    size_t n_src;
+    size_t N;                       /* rows */
+    drift_symdata *sd;              /* n_syms entries once bound */
+    size_t n_sd;
+    double **owned;                 /* arrays built from JSON rows */
+    size_t n_owned;
+    const drift_table *primary;     /* the table the rows mostly come
+                                       from, for prefetching and read-ahead
+                                       (may be NULL) */
+    int check_mapped;               /* the graph checks outcomes read from
+                                       a mapped row store over every row
+                                       too (drift check) */
+} drift_langdata;
+
+/* Reads the data files (NULL-terminated; may be NULL) and the "name=value"
+ * settings.  Errors go to diag; returns 0 or the number of errors.  *out
+ * is set either way (free it with drift_langdata_free). */
+size_t drift_langdata_load(const char *const *files, char *const *sets,
+                           size_t n_sets, drift_langdata **out,
+                           drift_diag *diag);
+
+/* Adds rows already in memory (borrowed, read like a CSV file; its
+ * sparse row variables, if any, too). */
+int drift_langdata_add_table(drift_langdata *ld, const drift_data *data,
+                             drift_diag *diag);
+void drift_langdata_free(drift_langdata *ld);
+
+/* Binds N and the sizes: explicit values first, then what the shapes of
+ * the data imply; a size given nowhere, or implied two ways, is an error.
+ * With `placeholder`, sizes that nothing gives are set to 1 instead (for
+ * describing a model without data).  Returns the number of errors. */
+size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
+                                 int placeholder, drift_diag *diag);
+
+/* Binds the data block's values and the rows variables (after the
+ * program was type-checked with the sizes bound): shapes must match the
+ * declarations exactly and int declarations hold integers.  With
+ * `placeholder`, missing values are filled with ones.  Returns the number
+ * of errors. */
+size_t drift_langdata_bind_values(drift_program *p, drift_langdata *ld,
+                                  int placeholder, drift_diag *diag);
+
+/* Reports an error about element k of rows variable rb at row i (0-based)
+ * with the data file's line, column and a caret for CSV, or the JSON
+ * entry, and returns. */
+void drift_langdata_row_error(drift_diag *diag, const drift_rowbind *rb,
+                              size_t i, size_t k, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 5, 6)))
+#endif
+    ;
+
+/* Parses a JSON document from memory into named values (used by the
+ * loader and its fuzz target).  name is the file name for messages.
+ * Returns the number of errors reported to diag. */
+size_t drift_json_parse(const char *buf, size_t len, const char *name,
+                        drift_dvalue **vals, size_t *n_vals,
+                        drift_diag *diag);
+void drift_dvalues_free(drift_dvalue *vals, size_t n);
+
+#endif

@@ -1,0 +1,1309 @@
+/* lower.c: lowering a type-checked program and its bound data to the
+ * likelihood graph (see graph.h), the last pass of the language.  Constant
+ * subexpressions are folded as they are built; indices by row data are
+ * precomputed and range-checked over every row; outcomes are checked
+ * against their distributions' supports; then the graph is analysed for
+ * generalised linear form and for the outcome predictions use.  Not for
+ * evaluation (ad.c). */
+#include "config.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ad.h"
+#include "base/util.h"
+#include "graph.h"
+#include "lower.h"
+#include "parser/front.h"
+
+/* Rows evaluated at a time when checking data. */
+#define CHECK_CHUNK 1024
+
+/* No node or parameter vector may be larger: 2^28 doubles (2 GB), far
+ * beyond any model drift is for, and within BLAS's int sizes. */
+#define MAX_SIZE ((size_t)1 << 28)
+
+typedef struct tilde_rec {
+    drift_stmt *st;
+    int node;
+} tilde_rec;
+
+typedef struct builder {
+    drift_program *p;
+    const drift_langdata *ld;
+    drift_diag *d;
+    drift_graph *g;
+    size_t errors;
+    int *sym_node;
+    drift_ad_ctx fc;            /* for folding constants */
+    drift_err fe;
+    int *terms[2];              /* prior, datum */
+    size_t n_terms[2], cap_terms[2];
+    tilde_rec *tildes;          /* the datum block's ~ statements */
+    size_t n_tildes, cap_tildes;
+} builder;
+
+static void oom(builder *b)
+{
+    drift_diag_error_file(b->d, b->p->src->name, "out of memory building "
+                                                 "the model");
+    b->errors++;
+}
+
+/* ---- nodes ------------------------------------------------------------------ */
+
+static size_t type_size(const drift_type *t, int *bad)
+{
+    size_t n = 1;
+    drift_dim dims[DRIFT_MAX_ARRAY + 2];
+    int nd = 0;
+    for (int k = 0; k < t->n_arr; k++)
+        dims[nd++] = t->arr[k];
+    if (t->kind == DRIFT_T_VECTOR)
+        dims[nd++] = t->dim[0];
+    if (t->kind == DRIFT_T_MATRIX) {
+        dims[nd++] = t->dim[0];
+        dims[nd++] = t->dim[1];
+    }
+    for (int k = 0; k < nd; k++) {
+        if (dims[k].n < 0) {
+            *bad = 1;
+            return 0;
+        }
+        if (dims[k].n && n > MAX_SIZE / (size_t)dims[k].n) {
+            *bad = 1;
+            return 0;
+        }
+        n *= (size_t)dims[k].n;
+    }
+    return n;
+}
+
+static int grow(builder *b)
+{
+    drift_graph *g = b->g;
+    if (g->n_nodes < g->cap_nodes)
+        return 0;
+    size_t cap = g->cap_nodes ? 2 * g->cap_nodes : 64;
+    drift_gnode *nn = drift_realloc(g->nodes, cap * sizeof *nn);
+    if (!nn)
+        return -1;
+    g->nodes = nn;
+    double **nv = drift_realloc(b->fc.val, cap * sizeof *nv);
+    if (!nv)
+        return -1;
+    b->fc.val = nv;
+    size_t *nl = drift_realloc(b->fc.vld, cap * sizeof *nl);
+    if (!nl)
+        return -1;
+    b->fc.vld = nl;
+    g->cap_nodes = cap;
+    return 0;
+}
+
+/* A new node over inputs in[n_in]; flags follow the inputs. */
+static int new_node(builder *b, drift_gop op, int fn, const int *in, int n_in,
+                    size_t sz, drift_loc loc)
+{
+    if (grow(b)) {
+        oom(b);
+        return -1;
+    }
+    drift_graph *g = b->g;
+    int id = (int)g->n_nodes;
+    drift_gnode *n = &g->nodes[id];
+    memset(n, 0, sizeof *n);
+    n->op = op;
+    n->fn = fn;
+    n->n_in = n_in;
+    n->sz = sz;
+    n->loc = loc;
+    n->idx_node = -1;
+    if (n_in > DRIFT_GNODE_MAX_IN) {
+        n->in_many = drift_malloc_array((size_t)n_in, sizeof(int));
+        if (!n->in_many) {
+            oom(b);
+            return -1;
+        }
+        memcpy(n->in_many, in, (size_t)n_in * sizeof(int));
+    } else if (n_in) {
+        memcpy(n->in_buf, in, (size_t)n_in * sizeof(int));
+    }
+    for (int k = 0; k < n_in; k++) {
+        const drift_gnode *x = &g->nodes[in[k]];
+        n->batched |= x->batched;
+        n->param |= x->param;
+    }
+    b->fc.val[id] = NULL;
+    b->fc.vld[id] = 0;
+    g->n_nodes++;
+    return id;
+}
+
+static int const_node(builder *b, const double *v, size_t n, int is_int,
+                      drift_loc loc)
+{
+    int id = new_node(b, DRIFT_G_CONST, 0, NULL, 0, n, loc);
+    if (id < 0)
+        return -1;
+    drift_gnode *nd = &b->g->nodes[id];
+    nd->cval = drift_malloc_array(n ? n : 1, sizeof(double));
+    if (!nd->cval) {
+        oom(b);
+        return -1;
+    }
+    if (n)
+        memcpy(nd->cval, v, n * sizeof(double));
+    nd->is_int = (unsigned)is_int;
+    b->fc.val[id] = nd->cval;
+    return id;
+}
+
+static int const_scalar(builder *b, double v, int is_int, drift_loc loc)
+{
+    return const_node(b, &v, 1, is_int, loc);
+}
+
+/* Folds node id into a constant when every input is one. */
+static int finish(builder *b, int id, int nofold)
+{
+    if (id < 0)
+        return -1;
+    drift_gnode *n = &b->g->nodes[id];
+    if (nofold || n->op == DRIFT_G_CONST || n->op == DRIFT_G_ROWVAR ||
+        n->op == DRIFT_G_THETA || n->op == DRIFT_G_GATHER)
+        return id;
+    for (int k = 0; k < n->n_in; k++)
+        if (b->g->nodes[drift_gin(n, k)].op != DRIFT_G_CONST)
+            return id;
+    double *v = drift_malloc_array(n->sz ? n->sz : 1, sizeof(double));
+    if (!v) {
+        oom(b);
+        return -1;
+    }
+    b->fc.val[id] = v;
+    b->fc.vld[id] = 0;
+    b->fc.B = 1;
+    b->fc.rows = NULL;
+    b->fc.first = 0;
+    b->fc.e = &b->fe;
+    b->fe.msg[0] = '\0';
+    if (drift_ad_forward_node(&b->fc, id)) {
+        /* The message starts "file:line:col: "; the report adds its own. */
+        const char *msg = b->fe.msg;
+        for (int colons = 0; *msg && colons < 3; msg++)
+            colons += *msg == ':';
+        while (*msg == ' ')
+            msg++;
+        drift_diag_error(b->d, b->p->src, n->loc, "%s",
+                         *msg ? msg : b->fe.msg);
+        b->errors++;
+        drift_free(v);
+        b->fc.val[id] = NULL;
+        return -1;
+    }
+    int is_int = n->is_int;
+    n = &b->g->nodes[id];
+    drift_free(n->in_many);
+    n->in_many = NULL;
+    n->n_in = 0;
+    n->op = DRIFT_G_CONST;
+    n->cval = v;
+    n->batched = 0;
+    n->param = 0;
+    n->is_int = (unsigned)is_int;
+    return id;
+}
+
+static int node1(builder *b, drift_gop op, int fn, int a, size_t sz,
+                 drift_loc loc)
+{
+    if (a < 0)
+        return -1;
+    return finish(b, new_node(b, op, fn, &a, 1, sz, loc), 0);
+}
+
+static int node2(builder *b, drift_gop op, int a, int c, size_t sz,
+                 drift_loc loc)
+{
+    if (a < 0 || c < 0)
+        return -1;
+    int in[2] = {a, c};
+    int id = new_node(b, op, 0, in, 2, sz, loc);
+    if (id < 0)
+        return -1;
+    drift_gnode *n = &b->g->nodes[id];
+    if (op == DRIFT_G_ADD || op == DRIFT_G_SUB || op == DRIFT_G_MUL)
+        n->is_int = b->g->nodes[a].is_int && b->g->nodes[c].is_int;
+    return finish(b, id, 0);
+}
+
+/* ---- expressions --------------------------------------------------------------- */
+
+static int build_expr(builder *b, drift_expr *e);
+
+static int build_index(builder *b, drift_expr *e)
+{
+    int cur = build_expr(b, e->a);
+    if (cur < 0)
+        return -1;
+    drift_type t = e->a->type;
+    for (drift_expr *ie = e->args; ie; ie = ie->next) {
+        drift_type next;
+        size_t range;
+        if (t.n_arr > 0) {
+            range = (size_t)t.arr[0].n;
+            next = t;
+            for (int k = 1; k < t.n_arr; k++)
+                next.arr[k - 1] = t.arr[k];
+            next.n_arr--;
+        } else if (t.kind == DRIFT_T_VECTOR) {
+            range = (size_t)t.dim[0].n;
+            memset(&next, 0, sizeof next);
+            next.kind = DRIFT_T_REAL;
+        } else {
+            range = (size_t)t.dim[0].n;
+            memset(&next, 0, sizeof next);
+            next.kind = DRIFT_T_VECTOR;
+            next.dim[0] = t.dim[1];
+        }
+        int bad = 0;
+        size_t esz = type_size(&next, &bad);
+        int ix = build_expr(b, ie);
+        if (ix < 0 || bad)
+            return -1;
+        drift_gnode *in = &b->g->nodes[ix];
+        if (in->op == DRIFT_G_CONST) {
+            double v = in->cval[0];
+            if (!(v >= 1 && v <= (double)range)) {
+                char ty[128];
+                drift_type_format(&t, ty, sizeof ty);
+                drift_diag_error(b->d, b->p->src, ie->loc,
+                                 "index %g is out of range for %s (indices "
+                                 "run from 1 to %zu)",
+                                 v, ty, range);
+                b->errors++;
+                return -1;
+            }
+            int id = new_node(b, DRIFT_G_SLICE, 0, &cur, 1, esz, e->loc);
+            if (id < 0)
+                return -1;
+            b->g->nodes[id].off = ((size_t)v - 1) * esz;
+            b->g->nodes[id].is_int = b->g->nodes[cur].is_int;
+            cur = finish(b, id, 0);
+        } else {
+            int id = new_node(b, DRIFT_G_GATHER, 0, &cur, 1, esz, e->loc);
+            if (id < 0)
+                return -1;
+            drift_gnode *gn = &b->g->nodes[id];
+            gn->batched = 1;
+            gn->idx_node = ix;
+            gn->idx_range = range;
+            gn->is_int = b->g->nodes[cur].is_int;
+            cur = id;
+        }
+        if (cur < 0)
+            return -1;
+        t = next;
+    }
+    return cur;
+}
+
+static int build_call(builder *b, drift_expr *e)
+{
+    int a = build_expr(b, e->args);
+    if (a < 0)
+        return -1;
+    size_t sa = b->g->nodes[a].sz;
+    drift_fn_id fn = e->fn->id;
+    if (fn < DRIFT_FN_N_UNARY)
+        return node1(b, DRIFT_G_UNARY, (int)fn, a, sa, e->loc);
+    int c = -1;
+    if (e->n_args > 1 && (c = build_expr(b, e->args->next)) < 0)
+        return -1;
+    size_t sc = c >= 0 ? b->g->nodes[c].sz : 0;
+    switch (fn) {
+    case DRIFT_FN_POW:
+        return node2(b, DRIFT_G_POW, a, c, sa > sc ? sa : sc, e->loc);
+    case DRIFT_FN_LOG_SUM_EXP:
+        if (c >= 0)
+            return node2(b, DRIFT_G_LSE2, a, c, sa > sc ? sa : sc, e->loc);
+        return node1(b, DRIFT_G_LSE, 0, a, 1, e->loc);
+    case DRIFT_FN_DOT: {
+        int in[2] = {a, c};
+        int id = new_node(b, DRIFT_G_DOT, 0, in, 2, 1, e->loc);
+        if (id < 0)
+            return -1;
+        b->g->nodes[id].k = sa;
+        return finish(b, id, 0);
+    }
+    case DRIFT_FN_SUM:
+    case DRIFT_FN_MEAN: {
+        int id = new_node(b, DRIFT_G_SUM, 0, &a, 1, 1, e->loc);
+        if (id < 0)
+            return -1;
+        b->g->nodes[id].a = fn == DRIFT_FN_MEAN ? 1.0 / (double)sa : 1.0;
+        return finish(b, id, 0);
+    }
+    case DRIFT_FN_SQUARED_NORM:
+        return node1(b, DRIFT_G_SQNORM, 0, a, 1, e->loc);
+    default:
+        return -1;
+    }
+}
+
+static int build_binop(builder *b, drift_expr *e)
+{
+    int x = build_expr(b, e->a), y = build_expr(b, e->b);
+    if (x < 0 || y < 0)
+        return -1;
+    const drift_type *ta = &e->a->type, *tb = &e->b->type;
+    size_t sx = b->g->nodes[x].sz, sy = b->g->nodes[y].sz;
+    size_t sz = sx > sy ? sx : sy;
+    if (e->op == DRIFT_OP_MUL && ta->n_arr == 0 && tb->n_arr == 0 &&
+        ta->kind == DRIFT_T_MATRIX &&
+        (tb->kind == DRIFT_T_VECTOR || tb->kind == DRIFT_T_MATRIX)) {
+        int in[2] = {x, y};
+        size_t m = (size_t)ta->dim[0].n, k = (size_t)ta->dim[1].n;
+        size_t n = tb->kind == DRIFT_T_MATRIX ? (size_t)tb->dim[1].n : 1;
+        if (n && m > MAX_SIZE / n) {
+            drift_diag_error(b->d, b->p->src, e->loc,
+                             "the product has %zu x %zu entries, more than "
+                             "drift allows (2^28)",
+                             m, n);
+            b->errors++;
+            return -1;
+        }
+        int id = new_node(b, tb->kind == DRIFT_T_VECTOR ? DRIFT_G_MATVEC
+                                                        : DRIFT_G_MATMUL,
+                          0, in, 2, m * n, e->loc);
+        if (id < 0)
+            return -1;
+        drift_gnode *nd = &b->g->nodes[id];
+        nd->m = m;
+        nd->k = k;
+        nd->n = n;
+        return finish(b, id, 0);
+    }
+    drift_gop op;
+    switch (e->op) {
+    case DRIFT_OP_ADD: op = DRIFT_G_ADD; break;
+    case DRIFT_OP_SUB: op = DRIFT_G_SUB; break;
+    case DRIFT_OP_MUL:
+    case DRIFT_OP_EMUL: op = DRIFT_G_MUL; break;
+    case DRIFT_OP_DIV:
+    case DRIFT_OP_EDIV: op = DRIFT_G_DIV; break;
+    default: op = DRIFT_G_POW; break;
+    }
+    return node2(b, op, x, y, sz, e->loc);
+}
+
+static int build_expr(builder *b, drift_expr *e)
+{
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        return const_scalar(b, e->num, e->is_int, e->loc);
+    case DRIFT_E_NAME: {
+        int id = e->sym ? b->sym_node[e->sym->id] : -1;
+        if (id < 0 && !b->errors) {
+            drift_diag_error(b->d, b->p->src, e->loc,
+                             "internal error: '%s' has no value", e->name);
+            b->errors++;
+        }
+        return id;
+    }
+    case DRIFT_E_NEG: {
+        int a = build_expr(b, e->a);
+        if (a < 0)
+            return -1;
+        int is_int = b->g->nodes[a].is_int;
+        int id = node1(b, DRIFT_G_NEG, 0, a, b->g->nodes[a].sz, e->loc);
+        if (id >= 0)
+            b->g->nodes[id].is_int = (unsigned)is_int;
+        return id;
+    }
+    case DRIFT_E_BINOP:
+        return build_binop(b, e);
+    case DRIFT_E_INDEX:
+        return build_index(b, e);
+    case DRIFT_E_CALL:
+        return build_call(b, e);
+    }
+    return -1;
+}
+
+/* ---- statements ---------------------------------------------------------------- */
+
+static int add_term(builder *b, int which, int id)
+{
+    if (b->n_terms[which] == b->cap_terms[which]) {
+        size_t cap = b->cap_terms[which] ? 2 * b->cap_terms[which] : 16;
+        int *nt = drift_realloc(b->terms[which], cap * sizeof *nt);
+        if (!nt) {
+            oom(b);
+            return -1;
+        }
+        b->terms[which] = nt;
+        b->cap_terms[which] = cap;
+    }
+    b->terms[which][b->n_terms[which]++] = id;
+    return 0;
+}
+
+static void build_stmt(builder *b, drift_stmt *st, int which)
+{
+    switch (st->kind) {
+    case DRIFT_S_LET: {
+        int id = build_expr(b, st->value);
+        if (st->sym)
+            b->sym_node[st->sym->id] = id;
+        return;
+    }
+    case DRIFT_S_TARGET: {
+        int id = build_expr(b, st->value);
+        if (id < 0)
+            return;
+        if (b->g->nodes[id].sz != 1) {
+            /* target += of a vector adds up its elements. */
+            int s = new_node(b, DRIFT_G_SUM, 0, &id, 1, 1, st->loc);
+            if (s < 0)
+                return;
+            b->g->nodes[s].a = 1.0;
+            id = finish(b, s, 0);
+        }
+        if (id >= 0)
+            add_term(b, which, id);
+        return;
+    }
+    case DRIFT_S_TILDE: {
+        int in[DRIFT_DIST_MAX_ARGS + 1];
+        int n = 0;
+        in[n++] = build_expr(b, st->lhs);
+        for (drift_expr *a = st->args; a && n <= DRIFT_DIST_MAX_ARGS;
+             a = a->next)
+            in[n++] = build_expr(b, a);
+        for (int k = 0; k < n; k++)
+            if (in[k] < 0)
+                return;
+        int id;
+        if (st->d->id == DRIFT_D_CATEGORICAL_LOGIT) {
+            id = new_node(b, DRIFT_G_CATLOGIT, 0, in, 2, 1, st->loc);
+        } else {
+            size_t m = 1;
+            for (int k = 0; k < n; k++)
+                if (b->g->nodes[in[k]].sz > m)
+                    m = b->g->nodes[in[k]].sz;
+            id = new_node(b, DRIFT_G_DIST, (int)st->d->id, in, n, 1, st->loc);
+            if (id >= 0)
+                b->g->nodes[id].m = m;
+        }
+        id = finish(b, id, 0);
+        if (id < 0)
+            return;
+        add_term(b, which, id);
+        if (which == 1) {
+            if (b->n_tildes == b->cap_tildes) {
+                size_t cap = b->cap_tildes ? 2 * b->cap_tildes : 8;
+                tilde_rec *nt = drift_realloc(b->tildes, cap * sizeof *nt);
+                if (!nt) {
+                    oom(b);
+                    return;
+                }
+                b->tildes = nt;
+                b->cap_tildes = cap;
+            }
+            b->tildes[b->n_tildes].st = st;
+            b->tildes[b->n_tildes].node = id;
+            b->n_tildes++;
+        }
+        return;
+    }
+    }
+}
+
+/* The sum of a block's terms. */
+static int build_out(builder *b, int which, int batched, drift_loc loc)
+{
+    size_t n = b->n_terms[which];
+    if (n == 1 && (!batched || b->g->nodes[b->terms[which][0]].batched))
+        return b->terms[which][0];
+    if (n > (size_t)1 << 30) {
+        oom(b);
+        return -1;
+    }
+    int id = new_node(b, DRIFT_G_TERMS, 0, b->terms[which], (int)n, 1, loc);
+    if (id < 0)
+        return -1;
+    if (batched) {
+        b->g->nodes[id].batched = 1;
+        return id;
+    }
+    return finish(b, id, 0);
+}
+
+/* ---- symbols ---------------------------------------------------------------------- */
+
+/* A scalar constant bound of a declaration, or NAN after an error. */
+static double bound_value(builder *b, drift_expr *e, const char *which,
+                          const char *name)
+{
+    int id = build_expr(b, e);
+    if (id < 0)
+        return NAN;
+    const drift_gnode *n = &b->g->nodes[id];
+    if (n->op != DRIFT_G_CONST || n->sz != 1) {
+        drift_diag_error(b->d, b->p->src, e->loc,
+                         "the %s bound of '%s' must be a constant of the "
+                         "data",
+                         which, name);
+        b->errors++;
+        return NAN;
+    }
+    if (isnan(n->cval[0])) {
+        drift_diag_error(b->d, b->p->src, e->loc,
+                         "the %s bound of '%s' is not a number", which, name);
+        b->errors++;
+    }
+    return n->cval[0];
+}
+
+static int bounds_of(builder *b, drift_sym *s, double *lo, double *hi)
+{
+    const drift_typeexpr *te = s->decl->type;
+    *lo = -INFINITY;
+    *hi = INFINITY;
+    if (te->lower && isnan(*lo = bound_value(b, te->lower, "lower", s->name)))
+        return -1;
+    if (te->upper && isnan(*hi = bound_value(b, te->upper, "upper", s->name)))
+        return -1;
+    if (te->lower && te->upper && !(*lo < *hi)) {
+        drift_diag_error(b->d, b->p->src, te->loc,
+                         "the bounds of '%s' are empty: lower = %g is not "
+                         "below upper = %g",
+                         s->name, *lo, *hi);
+        b->errors++;
+        return -1;
+    }
+    return 0;
+}
+
+static void check_data_bounds(builder *b, drift_sym *s)
+{
+    double lo, hi;
+    const drift_typeexpr *te = s->decl->type;
+    if ((!te->lower && !te->upper) || bounds_of(b, s, &lo, &hi))
+        return;
+    const drift_symdata *sd = &b->ld->sd[s->id];
+    if (s->kind == DRIFT_SYM_DATA) {
+        for (size_t k = 0; k < sd->n; k++)
+            if (!(sd->v[k] >= lo && sd->v[k] <= hi)) {
+                char el[64] = "";
+                if (sd->n > 1)
+                    snprintf(el, sizeof el, " (element %zu)", k + 1);
+                drift_diag_error(b->d, b->p->src, s->loc,
+                                 "'%s' is %g%s, outside its declared bounds "
+                                 "[%g, %g]",
+                                 s->name, sd->v[k], el, lo, hi);
+                b->errors++;
+                return;
+            }
+        return;
+    }
+    const drift_rowbind *rb = &sd->rb;
+    for (size_t i = 0; i < b->ld->N; i++)
+        for (size_t k = 0; k < rb->sz; k++) {
+            double x = rb->base[i * rb->ld + rb->cols[k]];
+            if (!(x >= lo && x <= hi)) {
+                drift_langdata_row_error(b->d, rb, i, k,
+                                         "'%s' is %g, outside its declared "
+                                         "bounds [%g, %g]",
+                                         s->name, x, lo, hi);
+                drift_diag_note(b->d, b->p->src, s->loc,
+                                "'%s' is declared here", s->name);
+                b->errors++;
+                return;
+            }
+        }
+}
+
+static void build_symbols(builder *b)
+{
+    drift_program *p = b->p;
+    drift_graph *g = b->g;
+    /* Data first: bounds and everything else may refer to them. */
+    for (size_t k = 0; k < p->n_syms; k++) {
+        drift_sym *s = p->syms[k];
+        if (s->kind == DRIFT_SYM_SIZE || s->kind == DRIFT_SYM_N) {
+            b->sym_node[k] = const_scalar(b, (double)s->value, 1, s->loc);
+        } else if (s->kind == DRIFT_SYM_DATA) {
+            const drift_symdata *sd = &b->ld->sd[k];
+            b->sym_node[k] = const_node(b, sd->v, sd->n,
+                                        s->decl->type->kind == DRIFT_T_INT,
+                                        s->loc);
+        }
+    }
+    for (size_t k = 0; k < p->n_syms; k++) {
+        drift_sym *s = p->syms[k];
+        if (s->kind == DRIFT_SYM_DATA || s->kind == DRIFT_SYM_ROWS)
+            check_data_bounds(b, s);
+        if (s->kind != DRIFT_SYM_ROWS)
+            continue;
+        const drift_rowbind *rb = &b->ld->sd[k].rb;
+        int id = new_node(b, DRIFT_G_ROWVAR, 0, NULL, 0, rb->sz, s->loc);
+        if (id < 0)
+            return;
+        g->nodes[id].rb = rb;
+        g->nodes[id].batched = 1;
+        g->nodes[id].is_int = s->decl->type->kind == DRIFT_T_INT;
+        b->sym_node[k] = id;
+    }
+    size_t n_params = 0;
+    for (size_t k = 0; k < p->n_syms; k++)
+        n_params += p->syms[k]->kind == DRIFT_SYM_PARAM;
+    g->params = drift_calloc(n_params + 1, sizeof *g->params);
+    if (!g->params) {
+        oom(b);
+        return;
+    }
+    for (size_t k = 0; k < p->n_syms; k++) {
+        drift_sym *s = p->syms[k];
+        if (s->kind != DRIFT_SYM_PARAM)
+            continue;
+        int bad = 0;
+        size_t sz = type_size(&s->type, &bad);
+        if (bad || g->dim + sz >= MAX_SIZE) {
+            drift_diag_error(b->d, p->src, s->loc,
+                             "parameter '%s' makes the model larger than "
+                             "drift allows (2^28 values)",
+                             s->name);
+            b->errors++;
+            return;
+        }
+        drift_gparam *gp = &g->params[g->n_params++];
+        gp->name = drift_strdup(s->name);
+        if (!gp->name) {
+            oom(b);
+            return;
+        }
+        gp->type = s->type;
+        gp->off = g->dim;
+        gp->sz = sz;
+        g->dim += sz;
+        int th = new_node(b, DRIFT_G_THETA, 0, NULL, 0, sz, s->loc);
+        if (th < 0)
+            return;
+        g->nodes[th].param = 1;
+        g->nodes[th].off = gp->off;
+        gp->theta_node = gp->value_node = th;
+        b->sym_node[k] = th;
+        const drift_typeexpr *te = s->decl->type;
+        if (!te->lower && !te->upper)
+            continue;
+        double lo, hi;
+        if (bounds_of(b, s, &lo, &hi))
+            continue;
+        drift_gop op = te->lower && te->upper ? DRIFT_G_BOUNDED
+                       : te->lower           ? DRIFT_G_LOWER
+                                             : DRIFT_G_UPPER;
+        gp->transform = (int)op;
+        gp->lo = lo;
+        gp->hi = hi;
+        int x = new_node(b, op, 0, &th, 1, sz, s->loc);
+        int j = new_node(b, DRIFT_G_LOGJAC, (int)op, &th, 1, 1, s->loc);
+        if (x < 0 || j < 0)
+            return;
+        g->nodes[x].a = g->nodes[j].a = lo;
+        g->nodes[x].b = g->nodes[j].b = hi;
+        gp->value_node = x;
+        b->sym_node[k] = x;
+        add_term(b, 0, j);
+    }
+}
+
+/* ---- data checks ----------------------------------------------------------------- */
+
+/* Precomputes each row's index of every GATHER node, checking the range. */
+static void precompute_gathers(builder *b, drift_ad_ws *ws)
+{
+    drift_graph *g = b->g;
+    size_t N = g->N;
+    for (size_t id = 0; id < g->n_nodes && !b->errors; id++) {
+        drift_gnode *n = &g->nodes[id];
+        if (n->op != DRIFT_G_GATHER)
+            continue;
+        n->idx = drift_malloc_array(N ? N : 1, sizeof(int32_t));
+        if (!n->idx) {
+            oom(b);
+            return;
+        }
+        int ix = n->idx_node;
+        for (size_t first = 0; first < N; first += CHECK_CHUNK) {
+            size_t cnt = N - first < CHECK_CHUNK ? N - first : CHECK_CHUNK;
+            drift_err e = {{0}};
+            if (drift_ad_eval_data(g, ws, &ix, 1, first, cnt, &e)) {
+                drift_diag_error(b->d, b->p->src, n->loc, "%s", e.msg);
+                b->errors++;
+                return;
+            }
+            size_t ld;
+            const double *v = drift_ad_value(ws, ix, &ld);
+            for (size_t r = 0; r < cnt; r++) {
+                double x = v[r * ld];
+                if (x >= 1 && x <= (double)n->idx_range && x == floor(x)) {
+                    n->idx[first + r] = (int32_t)x - 1;
+                    continue;
+                }
+                const drift_gnode *in = &g->nodes[ix];
+                if (in->op == DRIFT_G_ROWVAR) {
+                    drift_langdata_row_error(b->d, in->rb, first + r, 0,
+                                             "index %g is out of range (it "
+                                             "indexes 1 to %zu)",
+                                             x, n->idx_range);
+                    drift_diag_note(b->d, b->p->src, n->loc,
+                                    "the index is used here");
+                } else {
+                    drift_diag_error(b->d, b->p->src, n->loc,
+                                     "index %g is out of range (1 to %zu) "
+                                     "in data row %zu",
+                                     x, n->idx_range, first + r + 1);
+                }
+                b->errors++;
+                return;
+            }
+        }
+    }
+}
+
+/* Whether y (with n the binomial count, lo/hi uniform's bounds, K the
+ * categories) lies in a support. */
+static int in_support(drift_support s, double y, double n, double lo,
+                      double hi, size_t K)
+{
+    switch (s) {
+    case DRIFT_SUP_REAL: return 1;
+    case DRIFT_SUP_POSITIVE: return y > 0;
+    case DRIFT_SUP_NONNEG: return y >= 0;
+    case DRIFT_SUP_UNIT: return y > 0 && y < 1;
+    case DRIFT_SUP_BINARY: return y == 0 || y == 1;
+    case DRIFT_SUP_COUNT: return y >= 0 && y == floor(y);
+    case DRIFT_SUP_BINOMIAL:
+        return y >= 0 && y == floor(y) && (isnan(n) || y <= n);
+    case DRIFT_SUP_CATEGORY:
+        return y >= 1 && y <= (double)K && y == floor(y);
+    case DRIFT_SUP_INTERVAL:
+        return (isnan(lo) || y >= lo) && (isnan(hi) || y <= hi);
+    }
+    return 1;
+}
+
+static void support_error(builder *b, int dn, int yn, size_t row, size_t el,
+                          double y, double nv, size_t K)
+{
+    const drift_graph *g = b->g;
+    const drift_gnode *d = &g->nodes[dn], *yv = &g->nodes[yn];
+    const drift_dist *di = d->op == DRIFT_G_CATLOGIT
+                               ? &drift_dists[DRIFT_D_CATEGORICAL_LOGIT]
+                               : &drift_dists[d->fn];
+    char want[96];
+    if (di->support == DRIFT_SUP_CATEGORY)
+        snprintf(want, sizeof want, "a category from 1 to K = %zu", K);
+    else if (di->support == DRIFT_SUP_BINOMIAL && !isnan(nv))
+        snprintf(want, sizeof want, "an integer from 0 to n = %g", nv);
+    else
+        snprintf(want, sizeof want, "%s", di->support_text);
+    b->errors++;
+    if (yv->op == DRIFT_G_ROWVAR) {
+        /* LIBSVM's binary labels are often -1/+1. */
+        const drift_dsource *src = yv->rb->src;
+        int svm = di->support == DRIFT_SUP_BINARY && y == -1 && src &&
+                  src->table && src->table->view.n_sparse;
+        drift_langdata_row_error(b->d, yv->rb, row, el,
+                                 "the outcome of %s must be %s, found %g%s",
+                                 di->name, want, y,
+                                 svm ? " (LIBSVM labels -1/+1: map -1 to 0)"
+                                     : "");
+        drift_diag_note(b->d, b->p->src, d->loc,
+                        "'%s' is the outcome of %s here", yv->rb->name,
+                        di->name);
+        return;
+    }
+    if (yv->batched)
+        drift_diag_error(b->d, b->p->src, d->loc,
+                         "the outcome of %s must be %s, found %g in data row "
+                         "%zu",
+                         di->name, want, y, row + 1);
+    else
+        drift_diag_error(b->d, b->p->src, d->loc,
+                         "the outcome of %s must be %s, found %g", di->name,
+                         want, y);
+}
+
+/* Per node: whether its value reads rows of a memory-mapped row store
+ * (NULL when out of memory, reported). */
+static unsigned char *mapped_nodes(builder *b)
+{
+    drift_graph *g = b->g;
+    unsigned char *m = drift_calloc(g->n_nodes + 1, 1);
+    if (!m) {
+        oom(b);
+        return NULL;
+    }
+    for (size_t id = 0; id < g->n_nodes; id++) {
+        const drift_gnode *n = &g->nodes[id];
+        if (n->op == DRIFT_G_ROWVAR && n->rb->mapped) {
+            m[id] = 1;
+            if (!g->mapped_source && n->rb->src)
+                g->mapped_source = n->rb->src->path;
+        }
+        for (int k = 0; k < n->n_in; k++)
+            m[id] |= m[drift_gin(n, k)];
+    }
+    return m;
+}
+
+/* Checks every data outcome of a distribution against its support.  An
+ * outcome read from a memory-mapped row store is not checked here: that
+ * would be a pass over data possibly larger than memory before sampling.
+ * The distributions' kernels refuse an outcome outside the support
+ * whenever a row is evaluated (naming the row and the file), so no value
+ * is ever used silently. */
+static void check_supports(builder *b, drift_ad_ws *ws)
+{
+    drift_graph *g = b->g;
+    unsigned char *mapped = mapped_nodes(b);
+    if (!mapped)
+        return;
+    for (size_t id = 0; id < g->n_nodes && !b->errors; id++) {
+        const drift_gnode *d = &g->nodes[id];
+        if (d->op != DRIFT_G_DIST && d->op != DRIFT_G_CATLOGIT)
+            continue;
+        drift_dist_id di = d->op == DRIFT_G_CATLOGIT
+                               ? DRIFT_D_CATEGORICAL_LOGIT
+                               : (drift_dist_id)d->fn;
+        drift_support sup = drift_dists[di].support;
+        int yn = drift_gin(d, 0);
+        if (sup == DRIFT_SUP_REAL || g->nodes[yn].param)
+            continue;
+        int targets[3] = {yn, -1, -1};
+        size_t nt = 1;
+        int nn = -1, lon = -1, hin = -1;
+        if (sup == DRIFT_SUP_BINOMIAL && !g->nodes[drift_gin(d, 1)].param)
+            targets[nt++] = nn = drift_gin(d, 1);
+        if (sup == DRIFT_SUP_INTERVAL) {
+            if (!g->nodes[drift_gin(d, 1)].param)
+                targets[nt++] = lon = drift_gin(d, 1);
+            if (!g->nodes[drift_gin(d, 2)].param)
+                targets[nt++] = hin = drift_gin(d, 2);
+        }
+        size_t K = d->op == DRIFT_G_CATLOGIT ? g->nodes[drift_gin(d, 1)].sz
+                                             : 0;
+        int batched = 0, lazy = 0;
+        for (size_t t = 0; t < nt; t++) {
+            batched |= g->nodes[targets[t]].batched;
+            lazy |= mapped[targets[t]];
+        }
+        if (lazy && !b->ld->check_mapped)
+            continue;
+        size_t N = batched ? g->N : 1, m = d->op == DRIFT_G_DIST ? d->m : 1;
+        for (size_t first = 0; first < N; first += CHECK_CHUNK) {
+            size_t cnt = N - first < CHECK_CHUNK ? N - first : CHECK_CHUNK;
+            drift_err e = {{0}};
+            if (drift_ad_eval_data(g, ws, targets, nt, first, cnt, &e)) {
+                drift_diag_error(b->d, b->p->src, d->loc, "%s", e.msg);
+                b->errors++;
+                drift_free(mapped);
+                return;
+            }
+            size_t ly, ln = 0, llo = 0, lhi = 0;
+            const double *yv = drift_ad_value(ws, yn, &ly);
+            const double *nv = nn >= 0 ? drift_ad_value(ws, nn, &ln) : NULL;
+            const double *lov = lon >= 0 ? drift_ad_value(ws, lon, &llo) : NULL;
+            const double *hiv = hin >= 0 ? drift_ad_value(ws, hin, &lhi) : NULL;
+            size_t sy = g->nodes[yn].sz == m ? 1 : 0;
+            size_t sn = nn >= 0 && g->nodes[nn].sz == m ? 1 : 0;
+            size_t slo = lon >= 0 && g->nodes[lon].sz == m ? 1 : 0;
+            size_t shi = hin >= 0 && g->nodes[hin].sz == m ? 1 : 0;
+            for (size_t r = 0; r < cnt; r++)
+                for (size_t j = 0; j < (sy ? m : 1); j++) {
+                    double y = yv[r * ly + j * sy];
+                    double n = nv ? nv[r * ln + j * sn] : NAN;
+                    double lo = lov ? lov[r * llo + j * slo] : NAN;
+                    double hi = hiv ? hiv[r * lhi + j * shi] : NAN;
+                    if (!in_support(sup, y, n, lo, hi, K)) {
+                        support_error(b, (int)id, yn, first + r, j, y, n, K);
+                        drift_free(mapped);
+                        return;
+                    }
+                }
+        }
+    }
+    drift_free(mapped);
+}
+
+/* ---- analyses --------------------------------------------------------------------- */
+
+static void schedule(builder *b, int out, int **sched, size_t *n)
+{
+    drift_graph *g = b->g;
+    *sched = NULL;
+    *n = 0;
+    if (out < 0)
+        return;
+    unsigned char *mark = drift_calloc(g->n_nodes + 1, 1);
+    if (!mark) {
+        oom(b);
+        return;
+    }
+    mark[out] = 1;
+    size_t count = 0;
+    for (size_t id = g->n_nodes; id-- > 0;) {
+        if (!mark[id])
+            continue;
+        const drift_gnode *nd = &g->nodes[id];
+        count += nd->op != DRIFT_G_CONST;
+        for (int k = 0; k < nd->n_in; k++)
+            mark[drift_gin(nd, k)] = 1;
+    }
+    *sched = drift_malloc_array(count ? count : 1, sizeof(int));
+    if (!*sched) {
+        drift_free(mark);
+        oom(b);
+        return;
+    }
+    for (size_t id = 0; id < g->n_nodes; id++)
+        if (mark[id] && g->nodes[id].op != DRIFT_G_CONST)
+            (*sched)[(*n)++] = (int)id;
+    drift_free(mark);
+}
+
+/* Affine terms of a node in theta, during the analysis. */
+typedef struct affine {
+    int ok;
+    int nomem;          /* an allocation failed */
+    drift_glm_term *t;
+    size_t n;
+} affine;
+
+static int aff_push(affine *a, size_t off, size_t len, int coef, int onehot,
+                    double scale)
+{
+    drift_glm_term *nt = drift_realloc(a->t, (a->n + 1) * sizeof *nt);
+    if (!nt) {
+        a->nomem = 1;
+        return -1;
+    }
+    a->t = nt;
+    a->t[a->n].off = off;
+    a->t[a->n].len = len;
+    a->t[a->n].coef_node = coef;
+    a->t[a->n].onehot = onehot;
+    a->t[a->n].scale = scale;
+    a->n++;
+    return 0;
+}
+
+static int aff_add(affine *dst, const affine *src, double scale)
+{
+    for (size_t k = 0; k < src->n; k++)
+        if (aff_push(dst, src->t[k].off, src->t[k].len, src->t[k].coef_node,
+                     src->t[k].onehot, src->t[k].scale * scale))
+            return -1;
+    return 0;
+}
+
+/* A data operand the design can read without a workspace: a rows
+ * variable or a constant. */
+static int plain_data(const drift_gnode *n)
+{
+    return !n->param &&
+           (n->op == DRIFT_G_ROWVAR || n->op == DRIFT_G_CONST);
+}
+
+static void analyse_glm(builder *b)
+{
+    drift_graph *g = b->g;
+    g->glm = 0;
+    if (g->datum_out < 0 || !g->nodes[g->datum_out].param)
+        return;
+    size_t nn = g->n_nodes;
+    affine *af = drift_calloc(nn + 1, sizeof *af);
+    unsigned char *inner = drift_calloc(nn + 1, 1);
+    unsigned char *desc = drift_calloc(nn + 1, 1);
+    unsigned char *used_by_nonaff = drift_calloc(nn + 1, 1);
+    int nomem = 0;
+    if (!af || !inner || !desc || !used_by_nonaff) {
+        nomem = 1;
+        goto done;
+    }
+    for (size_t q = 0; q < g->n_datum_sched; q++) {
+        int id = g->datum_sched[q];
+        const drift_gnode *n = &g->nodes[id];
+        if (!n->param)
+            continue;
+        affine *a = &af[id];
+        int x = n->n_in > 0 ? drift_gin(n, 0) : -1;
+        int y = n->n_in > 1 ? drift_gin(n, 1) : -1;
+        switch (n->op) {
+        case DRIFT_G_THETA:
+            if (n->sz == 1)
+                a->ok = !aff_push(a, n->off, 1, -1, 0, 1.0);
+            break;
+        case DRIFT_G_GATHER:
+            /* u[g]: one element of a parameter vector per row. */
+            if (n->sz == 1 && g->nodes[x].op == DRIFT_G_THETA)
+                a->ok = !aff_push(a, g->nodes[x].off, 1, id, 1, 1.0);
+            break;
+        case DRIFT_G_DOT: {
+            const drift_gnode *nx = &g->nodes[x], *ny = &g->nodes[y];
+            if (nx->op == DRIFT_G_THETA && plain_data(ny))
+                a->ok = !aff_push(a, nx->off, nx->sz, y, 0, 1.0);
+            else if (ny->op == DRIFT_G_THETA && plain_data(nx))
+                a->ok = !aff_push(a, ny->off, ny->sz, x, 0, 1.0);
+            break;
+        }
+        case DRIFT_G_ADD:
+        case DRIFT_G_SUB:
+            if (n->sz != 1)
+                break;
+            a->ok = 1;
+            if (g->nodes[x].param)
+                a->ok = af[x].ok && !aff_add(a, &af[x], 1.0);
+            if (a->ok && g->nodes[y].param)
+                a->ok = af[y].ok &&
+                        !aff_add(a, &af[y], n->op == DRIFT_G_SUB ? -1.0 : 1.0);
+            break;
+        case DRIFT_G_NEG:
+            if (n->sz == 1 && af[x].ok)
+                a->ok = !aff_add(a, &af[x], -1.0);
+            break;
+        case DRIFT_G_MUL:
+        case DRIFT_G_DIV: {
+            if (n->sz != 1)
+                break;
+            int p = g->nodes[x].param ? x : y, o = p == x ? y : x;
+            const drift_gnode *np = &g->nodes[p], *no = &g->nodes[o];
+            if (no->param || !af[p].ok || no->sz != 1)
+                break;
+            if (n->op == DRIFT_G_DIV && p != x)
+                break;
+            if (no->op == DRIFT_G_CONST) {
+                double c = no->cval[0];
+                a->ok = !aff_add(a, &af[p], n->op == DRIFT_G_DIV ? 1 / c : c);
+            } else if (n->op == DRIFT_G_MUL && np->op == DRIFT_G_THETA &&
+                       no->op == DRIFT_G_ROWVAR) {
+                a->ok = !aff_push(a, np->off, 1, o, 0, 1.0);
+            }
+            break;
+        }
+        default:
+            break;
+        }
+        nomem |= a->nomem;
+        if (!a->ok) {
+            drift_free(a->t);
+            a->t = NULL;
+            a->n = 0;
+        }
+    }
+    /* The linear predictor: the one affine node used by a non-affine one
+     * (or the output itself). */
+    for (size_t q = 0; q < g->n_datum_sched; q++) {
+        int id = g->datum_sched[q];
+        const drift_gnode *n = &g->nodes[id];
+        if (!n->param || af[id].ok)
+            continue;
+        for (int k = 0; k < n->n_in; k++)
+            used_by_nonaff[drift_gin(n, k)] = 1;
+    }
+    int L = -1, count = 0;
+    for (size_t q = 0; q < g->n_datum_sched; q++) {
+        int id = g->datum_sched[q];
+        if (af[id].ok && af[id].n &&
+            (used_by_nonaff[id] || id == g->datum_out)) {
+            L = id;
+            count++;
+        }
+    }
+    if (count != 1 || !g->nodes[L].batched || g->nodes[L].sz != 1)
+        goto done;
+    /* L's subtree, and everything above it must reach theta only
+     * through L. */
+    inner[L] = 1;
+    for (int id = L; id >= 0; id--) {
+        if (!inner[id])
+            continue;
+        const drift_gnode *n = &g->nodes[id];
+        for (int k = 0; k < n->n_in; k++)
+            if (g->nodes[drift_gin(n, k)].param)
+                inner[drift_gin(n, k)] = 1;
+    }
+    desc[L] = 1;
+    for (size_t q = 0; q < g->n_datum_sched; q++) {
+        int id = g->datum_sched[q];
+        const drift_gnode *n = &g->nodes[id];
+        if (!n->param || inner[id])
+            continue;
+        /* A parameter outside L's subtree reaches the output some other
+         * way. */
+        int ok = n->op != DRIFT_G_THETA;
+        for (int k = 0; k < n->n_in; k++) {
+            int x = drift_gin(n, k);
+            if (g->nodes[x].param && !desc[x])
+                ok = 0;
+        }
+        if (!ok)
+            goto done;
+        desc[id] = 1;
+    }
+    g->glm = 1;
+    g->glm_node = L;
+    g->glm_terms = af[L].t;
+    g->n_glm_terms = af[L].n;
+    af[L].t = NULL;
+    g->glm_inner = inner;
+    inner = NULL;
+done:
+    if (nomem)
+        oom(b);
+    if (af)
+        for (size_t k = 0; k < nn; k++)
+            drift_free(af[k].t);
+    drift_free(af);
+    drift_free(inner);
+    drift_free(desc);
+    drift_free(used_by_nonaff);
+}
+
+/* The observation predictions are about: the datum block's one '~'
+ * statement whose outcome is a rows variable and whose distribution has a
+ * natural point prediction. */
+static void find_outcome(builder *b)
+{
+    drift_graph *g = b->g;
+    int found = -1, count = 0;
+    for (size_t k = 0; k < b->n_tildes; k++) {
+        drift_stmt *st = b->tildes[k].st;
+        if (st->lhs->kind != DRIFT_E_NAME || !st->lhs->sym ||
+            st->lhs->sym->kind != DRIFT_SYM_ROWS || st->lhs->sym->type.n_arr ||
+            (st->lhs->sym->type.kind != DRIFT_T_INT &&
+             st->lhs->sym->type.kind != DRIFT_T_REAL))
+            continue;
+        count++;
+        found = (int)k;
+    }
+    if (count != 1)
+        return;
+    drift_stmt *st = b->tildes[found].st;
+    const drift_gnode *d = &g->nodes[b->tildes[found].node];
+    if (d->op != DRIFT_G_DIST && d->op != DRIFT_G_CATLOGIT)
+        return;
+    switch (st->d->id) {
+    case DRIFT_D_BERNOULLI:
+    case DRIFT_D_BERNOULLI_LOGIT:
+        g->outcome = DRIFT_OUTCOME_BINARY;
+        break;
+    case DRIFT_D_CATEGORICAL_LOGIT:
+        g->outcome = DRIFT_OUTCOME_CATEGORICAL;
+        g->n_classes = g->nodes[drift_gin(d, 1)].sz;
+        if (g->n_classes < 2) {
+            g->outcome = DRIFT_OUTCOME_NONE;
+            return;
+        }
+        break;
+    case DRIFT_D_NORMAL:
+        g->outcome = DRIFT_OUTCOME_REAL;
+        break;
+    default:
+        return;
+    }
+    g->outcome_dist = (int)st->d->id;
+    g->outcome_y = drift_gin(d, 0);
+    g->outcome_arg = drift_gin(d, 1);
+    /* A point prediction needs one value per row. */
+    if (g->nodes[g->outcome_arg].sz != (g->outcome == DRIFT_OUTCOME_CATEGORICAL
+                                            ? g->n_classes
+                                            : 1))
+        g->outcome = DRIFT_OUTCOME_NONE;
+}
+
+/* ---- the pass ------------------------------------------------------------------------ */
+
+drift_graph *drift_lower_program(drift_program *p,
+                                 const drift_langdata *ld, drift_diag *diag)
+{
+    builder b;
+    memset(&b, 0, sizeof b);
+    b.p = p;
+    b.ld = ld;
+    b.d = diag;
+    b.g = drift_calloc(1, sizeof *b.g);
+    b.sym_node = drift_malloc_array(p->n_syms + 1, sizeof(int));
+    if (!b.g || !b.sym_node) {
+        drift_free(b.g);
+        drift_free(b.sym_node);
+        drift_diag_error_file(diag, p->src->name, "out of memory");
+        return NULL;
+    }
+    for (size_t k = 0; k < p->n_syms; k++)
+        b.sym_node[k] = -1;
+    drift_graph *g = b.g;
+    g->src = p->src;
+    g->N = ld->N;
+    g->prior_out = g->datum_out = -1;
+    b.fc.g = g;
+
+    build_symbols(&b);
+    drift_block *prior = p->block[DRIFT_BLOCK_PRIOR];
+    drift_block *datum = p->block[DRIFT_BLOCK_DATUM];
+    if (!b.errors && prior)
+        for (drift_stmt *st = prior->stmts; st; st = st->next)
+            build_stmt(&b, st, 0);
+    if (!b.errors && datum)
+        for (drift_stmt *st = datum->stmts; st; st = st->next)
+            build_stmt(&b, st, 1);
+    drift_loc top = {1, 1, 1, 1};
+    if (!b.errors) {
+        g->prior_out = build_out(&b, 0, 0, prior ? prior->loc : top);
+        if (datum)
+            g->datum_out = build_out(&b, 1, 1, datum->loc);
+    }
+    if (!b.errors && datum && g->N == 0 && ld->n_src) {
+        drift_diag_error(diag, p->src, datum->loc,
+                         "the datum block needs rows, but the data give "
+                         "none");
+        b.errors++;
+    }
+    if (!b.errors) {
+        schedule(&b, g->prior_out, &g->prior_sched, &g->n_prior_sched);
+        schedule(&b, g->datum_out, &g->datum_sched, &g->n_datum_sched);
+    }
+    if (!b.errors && g->N) {
+        drift_ad_ws *ws = drift_ad_ws_new(g, CHECK_CHUNK);
+        if (!ws) {
+            oom(&b);
+        } else {
+            precompute_gathers(&b, ws);
+            if (!b.errors)
+                check_supports(&b, ws);
+            drift_ad_ws_free(ws);
+        }
+    }
+    if (!b.errors) {
+        analyse_glm(&b);
+        find_outcome(&b);
+    }
+    drift_free(b.sym_node);
+    drift_free(b.fc.val);
+    drift_free(b.fc.vld);
+    drift_free(b.terms[0]);
+    drift_free(b.terms[1]);
+    drift_free(b.tildes);
+    if (b.errors) {
+        drift_graph_free(g);
+        return NULL;
+    }
+    return g;
+}

@@ -1,0 +1,177 @@
+/* chain.h: what a run is made of (engine-internal): its configuration, the
+ * state each chain carries (random streams, access stream, model
+ * workspaces, sampler state, output file; nothing writable is shared, so
+ * chains run in parallel threads), and each chain's result.  The services
+ * (oracle.c, poisson.c, emit.c) and the runner (run.c) all work on these;
+ * this file calls none of them.  Not for parsing options (the CLI) or
+ * loading plugins (plugin.c). */
+#ifndef DRIFT_CHAIN_H
+#define DRIFT_CHAIN_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <drift/model.h>
+#include <drift/sampler.h>
+
+#include "engine/data/advise.h"
+#include "rng.h"
+#include "stream.h"
+
+/* Everything a run needs, filled by the caller (the CLI or a test). */
+typedef struct drift_run_config {
+    const drift_model *model;
+    const drift_data *data;         /* the rows' storage, for prefetching
+                                       (may be NULL) */
+    int data_mapped;                /* data is a memory-mapped row store:
+                                       advise the kernel on sequential
+                                       passes */
+    unsigned full_threads;          /* --threads: threads per chain for
+                                       full-data passes (0, 1: one) */
+    int data_fd;                    /* its file (for read-ahead; -1 or 0
+                                       when data_mapped is 0) */
+    const void *data_map;           /* where the file is mapped */
+    const drift_sampler *sampler;
+    const char *sampler_path;       /* for the header (may be NULL) */
+    const double *hp;               /* sampler hyperparameters, validated */
+    const unsigned char *hp_set;    /* which were set by the user */
+    size_t batch;                   /* 0: the sampler's default */
+    drift_access access;
+    uint64_t iters;                 /* budget: steps (0: none) */
+    double passes;                  /* budget: data passes (0: none) */
+    double seconds;                 /* budget: wall time (0: none) */
+    uint64_t thin;                  /* keep every thin-th draw (>= 1) */
+    double thin_time;               /* continuous samplers: output time
+                                       step (0: 1.0) */
+    uint64_t warmup;                /* steps before draws are written */
+    int save_warmup;                /* write warmup draws too */
+    uint64_t seed;
+    unsigned chains;                /* K >= 1 */
+    unsigned first_chain_id;        /* id of chain 1 (default 1) */
+    double grad_noise;              /* --grad-noise B (0: off) */
+    size_t max_memory;              /* bound on sampler allocations
+                                       (0: none) */
+    int init_mode;                  /* DRIFT_INIT_* */
+    const double *init_values;      /* DRIFT_INIT_VALUES: n_out values */
+    const char *out_path;           /* NULL: no draws file */
+    const char *const *header;      /* "key = value" lines for the CSV
+                                       header, NULL-terminated */
+    int quiet;                      /* no progress line */
+    /* Called with every row written (lp__, grads__, sampler columns,
+     * constrained values), also when out_path is NULL; from the chain's
+     * thread.  May be NULL. */
+    void (*on_row)(void *user, unsigned chain_id, const double *row,
+                   size_t n);
+    void *on_row_user;
+    /* ---- added for issue 7 (runs users can trust and read) ---- */
+    int progress;                   /* draw the progress line on stderr
+                                       (the caller checked it is a
+                                       terminal and not --quiet) */
+    double init_radius;             /* DRIFT_INIT_RANDOM: U(-r, r) on the
+                                       unconstrained scale (0: 2, Stan's) */
+    const char *init_path;          /* DRIFT_INIT_VALUES: for the header */
+    const drift_model *test_model;  /* --test rows (NULL: none) */
+    const char *test_path;          /* for headers */
+    double eval_every;              /* --eval-every P data passes (0: at
+                                       the end only) */
+    /* Continuous samplers (added for issue 6): write the trajectory's
+     * skeleton, one row per segment, instead of draws at thin_time steps
+     * (--emit segments; see drift_emit_segment for the columns). */
+    int emit_segments;
+    /* Called once per chain at its end, when a continuous sampler moved
+     * for a positive time after warmup: the trajectory time T and the
+     * exact time averages of theta and the variances (1/T) int theta^2 -
+     * mean^2, on the unconstrained scale (d values each).  May be NULL. */
+    void (*on_trajectory)(void *user, unsigned chain_id, double time,
+                          const double *mean, const double *var, size_t d);
+    void *on_trajectory_user;
+} drift_run_config;
+
+enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
+
+/* Per-chain outcome, for the caller's report. */
+typedef struct drift_chain_result {
+    unsigned id;
+    int status;                     /* DRIFT_OK or an error */
+    int started;                    /* the first step was taken: a failure
+                                       is the run's, not the setup's */
+    char message[512];
+    uint64_t iterations;
+    uint64_t draws;                 /* rows written */
+    uint64_t grads;
+    double seconds;
+    uint64_t proposals, violations; /* thinning counters */
+    char path[4096];                /* the draws file written */
+    char metrics_path[4096];        /* --test metrics file ("" if none) */
+} drift_chain_result;
+
+/* Path of chain id's output file: out_path itself when K == 1, else
+ * "stem_ID.ext" as CmdStan names per-chain files. */
+void drift_chain_path(const char *out_path, unsigned chains, unsigned id,
+                      char *buf, size_t cap);
+
+/* ---- inside a chain (oracle.c, poisson.c, emit.c, run.c use these) ---- */
+
+typedef struct drift_writer drift_writer;
+
+struct drift_chain {
+    const drift_run_config *cfg;
+    const drift_model *model;
+    unsigned id;
+    size_t d, N, batch;
+    drift_rng rng;          /* the sampler's stream */
+    drift_rng noise_rng;    /* --grad-noise */
+    drift_stream stream;    /* next_batch */
+    drift_rng access_rng;   /* the stream's seed state, for set_access */
+    drift_advisor advisor;  /* cyclic access / full passes over a map */
+    void *full_parts;       /* --threads: per-thread workspaces (oracle.c) */
+    unsigned n_full_parts;
+    int stream_used;        /* a row has been drawn */
+    void *ws;               /* model workspace for up to cap rows */
+    size_t ws_cap;
+    size_t *rows_buf;       /* ws_cap indices */
+    double *gbuf, *gbuf2;   /* d scratch */
+    double *rows_grad;      /* rows_grad_cap x d scratch for the jvp
+                               fallback, allocated on first use */
+    size_t rows_grad_cap;
+    double *ll_buf;         /* ws_cap scratch */
+    uint64_t grads;
+    uint64_t iter;
+    double grad_noise_sd;   /* sqrt(2B/h) */
+    /* output */
+    drift_writer *w;
+    uint64_t draws_seen, draws_written;
+    double t_traj;          /* continuous: trajectory time written so
+                               far (warmup included with save_warmup) */
+    double t_mom;           /* continuous: time integrated into traj_m1,
+                               traj_m2 (after warmup) */
+    double t_next_out;      /* continuous: next output time */
+    double *traj_m1, *traj_m2; /* integrals of theta and theta^2 (d) */
+    double *seg_buf;        /* d: a point on a segment */
+    double *row_buf;        /* a whole output row, for on_row */
+    size_t row_len;
+    /* memory handed to the sampler */
+    void **allocs;
+    size_t n_allocs, cap_allocs, mem_used;
+    uint64_t proposals, violations;
+    void *state;
+    int failed;
+    char message[512];
+    char warned[8][160];
+    size_t n_warned;
+    struct drift_heldout *heldout;  /* --test evaluator (NULL: none) */
+};
+
+/* Records a failure message for chain c (first one wins) and returns
+ * code. */
+int drift_chain_fail(drift_chain *c, int code, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/* Output name of unconstrained coordinate k, for messages. */
+void drift_chain_param_name(const drift_chain *c, size_t k, char *buf,
+                            size_t cap);
+
+#endif

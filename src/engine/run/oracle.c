@@ -1,0 +1,727 @@
+/* oracle.c: the services a sampler calls to learn about the target: full,
+ * minibatch and per-row gradients of U, directional derivatives and the
+ * generalised-linear shortcuts, each counted in per-datum evaluations, and
+ * the chain's random numbers.  Models work in log densities; everything
+ * here is turned into the potential U = -log density.  Not for output
+ * (output.c) or Poisson events (poisson.c). */
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "chain.h"
+#include "emit.h"
+#include "oracle.h"
+#include "poisson.h"
+
+/* Rows evaluated per model call during full passes: small enough that a
+ * chunk of rows stays in cache between the forward and backward products. */
+#define FULL_CHUNK 256
+
+static int model_error(drift_chain *c, int rc, const drift_err *me)
+{
+    return drift_chain_fail(c, rc ? rc : DRIFT_EINTERNAL, "%s",
+                            me->msg[0] ? me->msg : "the model failed");
+}
+
+/* Fails the chain when v (length d) holds a non-finite entry. */
+static int check_finite(drift_chain *c, const double *v, const char *what)
+{
+    for (size_t k = 0; k < c->d; k++)
+        if (!isfinite(v[k])) {
+            char name[128];
+            drift_chain_param_name(c, k, name, sizeof name);
+            return drift_chain_fail(c, DRIFT_ENUMERIC,
+                                    "chain %u, iteration %llu: the %s for "
+                                    "%s is %g; the sampler diverged (try a "
+                                    "smaller step size)",
+                                    c->id, (unsigned long long)c->iter, what,
+                                    name, v[k]);
+        }
+    return DRIFT_OK;
+}
+
+/* Fails the chain when one of the n values computed at theta (a potential
+ * U, its minibatch estimate, per-row terms, directional derivatives) is
+ * NaN or infinite: the model overflowed there.  The message shows
+ * sign * value and names the coordinate of largest magnitude. */
+static int check_values(drift_chain *c, const double *theta,
+                        const double *U, size_t n, const char *what,
+                        double sign)
+{
+    for (size_t k = 0; U && k < n; k++)
+        if (!isfinite(U[k])) {
+            size_t big = 0;
+            for (size_t j = 1; j < c->d; j++)
+                if (fabs(theta[j]) > fabs(theta[big]))
+                    big = j;
+            char name[128];
+            drift_chain_param_name(c, big, name, sizeof name);
+            return drift_chain_fail(c, DRIFT_ENUMERIC,
+                                    "chain %u, iteration %llu: the %s is %g "
+                                    "(largest parameter: %s = %g); the "
+                                    "sampler diverged (try a smaller step "
+                                    "size)",
+                                    c->id, (unsigned long long)c->iter, what,
+                                    sign * U[k], name, theta[big]);
+        }
+    return DRIFT_OK;
+}
+
+/* Potentials are reported as the log densities users know. */
+static int check_potential(drift_chain *c, const double *theta,
+                           const double *U, size_t n, const char *what)
+{
+    return check_values(c, theta, U, n, what, -1.0);
+}
+
+/* check_finite over n gradient vectors (n x d, row-major). */
+static int check_finite_rows(drift_chain *c, const double *g, size_t n,
+                             const char *what)
+{
+    for (size_t r = 0; g && r < n; r++) {
+        int rc = check_finite(c, g + r * c->d, what);
+        if (rc)
+            return rc;
+    }
+    return DRIFT_OK;
+}
+
+static int check_rows(drift_chain *c, const size_t *rows, size_t n)
+{
+    if (n && !rows)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "sampler passed no row indices");
+    for (size_t k = 0; k < n; k++)
+        if (rows[k] >= c->N)
+            return drift_chain_fail(c, DRIFT_EINVAL,
+                                    "sampler asked for row %zu, but the data "
+                                    "has %zu rows",
+                                    rows[k], c->N);
+    return DRIFT_OK;
+}
+
+/* Touches the cache lines of the data rows listed, so that the model's
+ * reads of them later find them in cache. */
+static void prefetch_rows(const drift_chain *c, const size_t *rows, size_t n)
+{
+    const drift_data *data = c->cfg->data;
+    if (!data || !data->values)
+        return;
+    size_t bytes = data->n_cols * sizeof(double);
+    for (size_t k = 0; k < n; k++) {
+        const char *p = (const char *)(data->values + rows[k] * data->row_stride);
+        for (size_t off = 0; off < bytes; off += 64)
+            __builtin_prefetch(p + off, 0, 1);
+    }
+}
+
+/* Sum over the rows of l_i and (grad != NULL) grad l_i, in chunks that
+ * fit the workspace.  grad is overwritten. */
+static int sum_rows(drift_chain *c, const double *theta, const size_t *rows,
+                    size_t first, size_t n, size_t chunk, double *grad,
+                    double *ll)
+{
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    double total = 0;
+    if (grad && n == 0)
+        memset(grad, 0, c->d * sizeof *grad);
+    for (size_t done = 0; done < n; done += chunk) {
+        size_t k = n - done < chunk ? n - done : chunk;
+        drift_rows b = {rows ? rows + done : NULL, first + done, k};
+        if (!rows)
+            drift_advisor_at(&c->advisor, first + done);
+        double part = 0;
+        /* The first chunk writes grad directly; later ones add to it. */
+        double *out = grad ? (done == 0 ? grad : c->gbuf2) : NULL;
+        int rc = m->log_lik(m->self, c->ws, theta, &b, NULL, &part, out,
+                            NULL, &me);
+        if (rc)
+            return model_error(c, rc, &me);
+        total += part;
+        if (grad && done > 0)
+            for (size_t j = 0; j < c->d; j++)
+                grad[j] += c->gbuf2[j];
+    }
+    if (ll)
+        *ll = total;
+    return DRIFT_OK;
+}
+
+static int prior(drift_chain *c, const double *theta, double *grad,
+                 double *lp)
+{
+    drift_err me = {{0}};
+    int rc = c->model->log_prior(c->model->self, c->ws, theta, lp, grad, &me);
+    return rc ? model_error(c, rc, &me) : DRIFT_OK;
+}
+
+static void add_noise(drift_chain *c, double *grad)
+{
+    if (c->grad_noise_sd > 0)
+        for (size_t k = 0; k < c->d; k++)
+            grad[k] += c->grad_noise_sd * drift_rng_normal(&c->noise_rng);
+}
+
+/* ---- full passes, optionally split across threads ---------------------- */
+
+/* Rows below which a full pass is not worth splitting across threads. */
+#define PARALLEL_MIN_ROWS 8192
+
+/* One helper thread's share of a full pass. */
+typedef struct full_part {
+    const drift_model *m;
+    void *ws;
+    const double *theta;
+    size_t first, n, d;
+    double *grad, *tmp;     /* d each */
+    int want_grad;          /* 0: only the sum of l_i is wanted */
+    double ll;
+    int rc;
+    drift_err err;
+} full_part;
+
+/* Sums l_i and grad l_i over rows [first, first + n) in FULL_CHUNK chunks:
+ * the same chunking, so the same arithmetic, as the single-thread pass. */
+static void *full_part_run(void *arg)
+{
+    full_part *p = arg;
+    p->ll = 0;
+    p->rc = DRIFT_OK;
+    for (size_t done = 0; done < p->n; done += FULL_CHUNK) {
+        size_t k = p->n - done < FULL_CHUNK ? p->n - done : FULL_CHUNK;
+        drift_rows b = {NULL, p->first + done, k};
+        double part = 0;
+        double *out = p->want_grad ? (done == 0 ? p->grad : p->tmp) : NULL;
+        p->rc = p->m->log_lik(p->m->self, p->ws, p->theta, &b, NULL, &part,
+                              out, NULL, &p->err);
+        if (p->rc)
+            return NULL;
+        p->ll += part;
+        if (p->want_grad && done > 0)
+            for (size_t j = 0; j < p->d; j++)
+                p->grad[j] += p->tmp[j];
+    }
+    if (p->want_grad && p->n == 0)
+        memset(p->grad, 0, p->d * sizeof *p->grad);
+    return NULL;
+}
+
+/* The helper threads' workspaces and buffers, made on first use. */
+static int full_threads_ready(drift_chain *c, unsigned T)
+{
+    if (c->full_parts)
+        return DRIFT_OK;
+    full_part *parts = drift_calloc(T, sizeof *parts);
+    if (!parts)
+        return DRIFT_ENOMEM;
+    c->full_parts = parts;
+    c->n_full_parts = T;
+    for (unsigned t = 1; t < T; t++) {
+        parts[t].ws = c->model->workspace_new(c->model->self, FULL_CHUNK);
+        parts[t].grad = drift_calloc(c->d, sizeof(double));
+        parts[t].tmp = drift_calloc(c->d, sizeof(double));
+        if (!parts[t].ws || !parts[t].grad || !parts[t].tmp)
+            return DRIFT_ENOMEM;
+    }
+    return DRIFT_OK;
+}
+
+void drift_oracle_release(drift_chain *c)
+{
+    full_part *parts = c->full_parts;
+    for (unsigned t = 1; parts && t < c->n_full_parts; t++) {
+        if (parts[t].ws)
+            c->model->workspace_free(c->model->self, parts[t].ws);
+        drift_free(parts[t].grad);
+        drift_free(parts[t].tmp);
+    }
+    drift_free(parts);
+    c->full_parts = NULL;
+    c->n_full_parts = 0;
+}
+
+/* Sum over all N rows of l_i and (grad != NULL) grad l_i.  With --threads
+ * T > 1 the rows are cut into T contiguous parts summed in parallel and
+ * combined in part order: deterministic for a given T, but in another
+ * order than T = 1, so the last bits of the sums differ between them. */
+static int full_sum(drift_chain *c, const double *theta, double *grad,
+                    double *ll)
+{
+    size_t chunk = c->ws_cap < FULL_CHUNK ? c->ws_cap : FULL_CHUNK;
+    unsigned T = c->cfg->full_threads;
+    if (T <= 1 || c->N < PARALLEL_MIN_ROWS)
+        return sum_rows(c, theta, NULL, 0, c->N, chunk, grad, ll);
+    if (full_threads_ready(c, T))
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for --threads %u", T);
+    full_part *parts = c->full_parts;
+    size_t per = c->N / T;
+    pthread_t tid[64];
+    unsigned char live[64] = {0};
+    for (unsigned t = 1; t < T && t < 64; t++) {
+        full_part *p = &parts[t];
+        p->m = c->model;
+        p->theta = theta;
+        p->d = c->d;
+        p->first = t * per;
+        p->n = t + 1 == T ? c->N - p->first : per;
+        p->want_grad = grad != NULL;
+        if (pthread_create(&tid[t], NULL, full_part_run, p) == 0)
+            live[t] = 1;
+        else
+            full_part_run(p); /* no thread: do it here, same result */
+    }
+    /* This thread takes the first part, with the chain's own workspace. */
+    int rc = sum_rows(c, theta, NULL, 0, per, chunk, grad, ll);
+    for (unsigned t = 1; t < T && t < 64; t++)
+        if (live[t])
+            pthread_join(tid[t], NULL);
+    if (rc)
+        return rc;
+    for (unsigned t = 1; t < T && t < 64; t++) {
+        full_part *p = &parts[t];
+        if (p->rc)
+            return model_error(c, p->rc, &p->err);
+        *ll += p->ll;
+        if (p->want_grad)
+            for (size_t j = 0; j < c->d; j++)
+                grad[j] += p->grad[j];
+    }
+    return DRIFT_OK;
+}
+
+static int svc_grad_full(drift_chain *c, const double *theta, double *grad,
+                         double *U)
+{
+    double ll = 0, lp;
+    int rc = full_sum(c, theta, grad, &ll);
+    if (rc)
+        return rc;
+    if ((rc = prior(c, theta, c->gbuf, &lp)))
+        return rc;
+    for (size_t k = 0; k < c->d; k++)
+        grad[k] = -(grad[k] + c->gbuf[k]);
+    if (U)
+        *U = -(ll + lp);
+    c->grads += c->N;
+    if ((rc = check_finite(c, grad, "gradient")) ||
+        (rc = check_potential(c, theta, U, 1, "log density")))
+        return rc;
+    add_noise(c, grad);
+    return DRIFT_OK;
+}
+
+static int svc_U_full(drift_chain *c, const double *theta, double *U)
+{
+    double ll = 0, lp;
+    int rc = full_sum(c, theta, NULL, &ll);
+    if (rc)
+        return rc;
+    if ((rc = prior(c, theta, NULL, &lp)))
+        return rc;
+    *U = -(ll + lp);
+    c->grads += c->N;
+    return check_potential(c, theta, U, 1, "log density");
+}
+
+static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
+{
+    c->stream_used = 1;
+    if (c->N == 0)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "next_batch: the model has no data rows");
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_stream_take(&c->stream, k, rows + done);
+        if (c->stream.mode == DRIFT_ACCESS_CA)
+            drift_advisor_at(&c->advisor, rows[done]);
+    }
+    return DRIFT_OK;
+}
+
+static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
+                          double *grad, double *U_est, size_t *rows_out)
+{
+    int rc;
+    double lp, ll = 0;
+    if (c->N == 0 || n == 0) {
+        /* A data-free target: the prior is the whole potential. */
+        if ((rc = prior(c, theta, grad, &lp)))
+            return rc;
+        for (size_t k = 0; k < c->d; k++)
+            grad[k] = -grad[k];
+        if (U_est)
+            *U_est = -lp;
+        if ((rc = check_finite(c, grad, "gradient")))
+            return rc;
+    } else {
+        double scale = (double)c->N / (double)n;
+        double *acc = c->gbuf; /* sum of grad l_i over the minibatch */
+        c->stream_used = 1;
+        for (size_t done = 0; done < n; done += c->ws_cap) {
+            size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+            drift_stream_take(&c->stream, k, c->rows_buf);
+            if (c->stream.mode == DRIFT_ACCESS_CA)
+                drift_advisor_at(&c->advisor, c->rows_buf[0]);
+            if (rows_out)
+                memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+            /* Bring the next minibatch's rows towards the cache while this
+             * one is evaluated. */
+            size_t ahead_n;
+            const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
+            prefetch_rows(c, ahead, ahead_n);
+            double part;
+            if (done == 0) {
+                if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, acc, &part)))
+                    return rc;
+            } else {
+                if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, grad, &part)))
+                    return rc;
+                for (size_t j = 0; j < c->d; j++)
+                    acc[j] += grad[j];
+            }
+            ll += part;
+        }
+        if ((rc = prior(c, theta, grad, &lp)))
+            return rc;
+        int finite = 1;
+        for (size_t k = 0; k < c->d; k++) {
+            double g = -(scale * acc[k] + grad[k]);
+            grad[k] = g;
+            finite &= isfinite(g);
+        }
+        if (U_est)
+            *U_est = -(scale * ll + lp);
+        c->grads += n;
+        if (!finite)
+            return check_finite(c, grad, "gradient");
+    }
+    if ((rc = check_potential(c, theta, U_est, 1,
+                              "minibatch estimate of the log density")))
+        return rc;
+    add_noise(c, grad);
+    return DRIFT_OK;
+}
+
+static void svc_warn(drift_chain *c, const char *msg);
+
+/* --grad-noise perturbs the estimates of grad U (grad_full, grad_batch);
+ * per-row gradients are left exact, since the noise's scale is defined for
+ * the whole estimate.  Say so once to a sampler that uses them. */
+static void note_rows_exact(drift_chain *c)
+{
+    if (c->grad_noise_sd > 0)
+        svc_warn(c, "--grad-noise applies to grad_full and grad_batch only; "
+                    "this sampler's per-row gradients (grad_rows, grad_sum) "
+                    "carry no injected noise");
+}
+
+static int svc_grad_prior(drift_chain *c, const double *theta, double *grad,
+                          double *U0)
+{
+    double lp;
+    int rc = prior(c, theta, grad, &lp);
+    if (rc)
+        return rc;
+    if (grad)
+        for (size_t k = 0; k < c->d; k++)
+            grad[k] = -grad[k];
+    if (U0)
+        *U0 = -lp;
+    return DRIFT_OK;
+}
+
+static int svc_grad_rows(drift_chain *c, const double *theta,
+                         const size_t *rows, size_t n, double *grads,
+                         double *U_rows)
+{
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    note_rows_exact(c);
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_rows b = {rows + done, 0, k};
+        double *g = grads ? grads + done * c->d : NULL;
+        double *u = U_rows ? U_rows + done : NULL;
+        if ((rc = m->log_lik(m->self, c->ws, theta, &b, u, NULL, NULL, g, &me)))
+            return model_error(c, rc, &me);
+        if (g)
+            for (size_t j = 0; j < k * c->d; j++)
+                g[j] = -g[j];
+        if (u)
+            for (size_t j = 0; j < k; j++)
+                u[j] = -u[j];
+    }
+    c->grads += n;
+    if ((rc = check_finite_rows(c, grads, n, "per-row gradient")))
+        return rc;
+    return check_potential(c, theta, U_rows, n, "per-row log density");
+}
+
+static int svc_grad_sum(drift_chain *c, const double *theta,
+                        const size_t *rows, size_t n, double *grad,
+                        double *U_sum)
+{
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    note_rows_exact(c);
+    double ll;
+    if ((rc = sum_rows(c, theta, rows, 0, n, c->ws_cap, grad, &ll)))
+        return rc;
+    for (size_t k = 0; k < c->d; k++)
+        grad[k] = -grad[k];
+    if (U_sum)
+        *U_sum = -ll;
+    c->grads += n;
+    if ((rc = check_finite(c, grad, "gradient")))
+        return rc;
+    return check_potential(c, theta, U_sum, 1, "log density of the rows");
+}
+
+/* Scratch for per-row gradients in the jvp fallback: at most 64 MiB, so
+ * wide models evaluate fewer rows at a time. */
+static size_t jvp_chunk(drift_chain *c)
+{
+    if (!c->rows_grad) {
+        size_t rows = ((size_t)64 << 20) / (c->d * sizeof(double));
+        if (rows < 1)
+            rows = 1;
+        if (rows > c->ws_cap)
+            rows = c->ws_cap;
+        c->rows_grad = drift_malloc_array(rows, c->d * sizeof(double));
+        if (!c->rows_grad)
+            return 0;
+        c->rows_grad_cap = rows;
+    }
+    return c->rows_grad_cap;
+}
+
+static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
+                        const size_t *rows, size_t n, double *out)
+{
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    size_t cap = m->jvp ? c->ws_cap : jvp_chunk(c);
+    if (cap == 0)
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for per-row gradients");
+    for (size_t done = 0; done < n; done += cap) {
+        size_t k = n - done < cap ? n - done : cap;
+        drift_rows b = {rows + done, 0, k};
+        if (m->jvp) {
+            if ((rc = m->jvp(m->self, c->ws, theta, v, &b, out + done, NULL,
+                             &me)))
+                return model_error(c, rc, &me);
+            for (size_t j = 0; j < k; j++)
+                out[done + j] = -out[done + j];
+        } else {
+            if ((rc = m->log_lik(m->self, c->ws, theta, &b, NULL, NULL, NULL,
+                                 c->rows_grad, &me)))
+                return model_error(c, rc, &me);
+            for (size_t j = 0; j < k; j++) {
+                const double *g = c->rows_grad + j * c->d;
+                double s = 0;
+                for (size_t q = 0; q < c->d; q++)
+                    s += g[q] * v[q];
+                out[done + j] = -s;
+            }
+        }
+    }
+    c->grads += n;
+    return check_values(c, theta, out, n, "directional derivative", 1.0);
+}
+
+static int svc_glm_scalars(drift_chain *c, const double *theta,
+                           const size_t *rows, size_t n, double *s)
+{
+    const drift_model *m = c->model;
+    if (!(m->flags & DRIFT_MODEL_GLM) || !m->glm_scalars)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "glm_scalars: the model is not in "
+                                "generalised linear form");
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    drift_err me = {{0}};
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_rows b = {rows + done, 0, k};
+        if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, s + done, NULL,
+                                 &me)))
+            return model_error(c, rc, &me);
+        for (size_t j = 0; j < k; j++)
+            s[done + j] = -s[done + j];
+    }
+    c->grads += n;
+    return check_values(c, theta, s, n, "per-row gradient scalar", 1.0);
+}
+
+static int svc_glm_design(drift_chain *c, const size_t *rows, size_t n,
+                          double *x)
+{
+    const drift_model *m = c->model;
+    if (!(m->flags & DRIFT_MODEL_GLM) || !m->glm_design)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "glm_design: the model is not in "
+                                "generalised linear form");
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    drift_err me = {{0}};
+    drift_rows b = {rows, 0, n};
+    if ((rc = m->glm_design(m->self, &b, x, &me)))
+        return model_error(c, rc, &me);
+    return DRIFT_OK;
+}
+
+/* ---- facts, random numbers, accounting ---- */
+
+static size_t svc_dim(drift_chain *c) { return c->d; }
+static size_t svc_n_rows(drift_chain *c) { return c->N; }
+static size_t svc_batch(drift_chain *c) { return c->batch; }
+static drift_access svc_access(drift_chain *c) { return c->stream.mode; }
+static int svc_is_glm(drift_chain *c)
+{
+    return (c->model->flags & DRIFT_MODEL_GLM) && c->model->glm_scalars &&
+           c->model->glm_design;
+}
+static uint64_t svc_iteration(drift_chain *c) { return c->iter; }
+static int svc_in_warmup(drift_chain *c) { return c->iter < c->cfg->warmup; }
+static unsigned svc_chain_id(drift_chain *c) { return c->id; }
+
+static double svc_uniform(drift_chain *c) { return drift_rng_uniform(&c->rng); }
+static double svc_normal(drift_chain *c) { return drift_rng_normal(&c->rng); }
+static void svc_normal_fill(drift_chain *c, size_t n, double *out)
+{
+    drift_rng_normal_fill(&c->rng, n, out);
+}
+static double svc_exponential(drift_chain *c)
+{
+    return drift_rng_exponential(&c->rng);
+}
+static uint64_t svc_discrete(drift_chain *c, uint64_t n)
+{
+    return n ? drift_rng_below(&c->rng, n) : 0;
+}
+
+static void svc_count(drift_chain *c, uint64_t n) { c->grads += n; }
+static uint64_t svc_grads(drift_chain *c) { return c->grads; }
+
+static void *svc_alloc(drift_chain *c, size_t bytes)
+{
+    size_t limit = c->cfg->max_memory;
+    if (limit && (bytes > limit || c->mem_used > limit - bytes)) {
+        drift_chain_fail(c, DRIFT_ENOMEM,
+                         "the sampler needs %zu bytes (%zu so far), more "
+                         "than --max-memory %zu allows",
+                         c->mem_used + bytes, c->mem_used, limit);
+        return NULL;
+    }
+    if (c->n_allocs == c->cap_allocs) {
+        size_t nc = c->cap_allocs ? 2 * c->cap_allocs : 16;
+        void **p = drift_realloc(c->allocs, nc * sizeof *p);
+        if (!p) {
+            drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+            return NULL;
+        }
+        c->allocs = p;
+        c->cap_allocs = nc;
+    }
+    void *p = drift_calloc(1, bytes);
+    if (!p) {
+        drift_chain_fail(c, DRIFT_ENOMEM,
+                         "out of memory allocating %zu bytes for the "
+                         "sampler",
+                         bytes);
+        return NULL;
+    }
+    c->allocs[c->n_allocs++] = p;
+    c->mem_used += bytes;
+    return p;
+}
+
+static int svc_fail(drift_chain *c, const char *msg)
+{
+    return drift_chain_fail(c, DRIFT_EINVAL, "%s", msg ? msg : "failed");
+}
+
+static void svc_warn(drift_chain *c, const char *msg)
+{
+    for (size_t k = 0; k < c->n_warned; k++)
+        if (!strncmp(c->warned[k], msg, sizeof c->warned[k] - 1))
+            return;
+    if (c->n_warned < sizeof c->warned / sizeof c->warned[0])
+        snprintf(c->warned[c->n_warned++], sizeof c->warned[0], "%s", msg);
+    fprintf(stderr, "drift: warning: chain %u: %s\n", c->id, msg);
+}
+
+static int svc_set_access(drift_chain *c, drift_access a)
+{
+    if (a != DRIFT_ACCESS_RA && a != DRIFT_ACCESS_RR && a != DRIFT_ACCESS_CA)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "set_access: unknown access strategy %d",
+                                (int)a);
+    if (c->iter > 0 || c->stream_used)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "set_access: only allowed in init, before "
+                                "any row is drawn");
+    if (a == c->stream.mode)
+        return DRIFT_OK;
+    drift_stream fresh;
+    if (drift_stream_init(&fresh, a, c->N, &c->access_rng, c->ws_cap))
+        return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+    drift_stream_free(&c->stream);
+    c->stream = fresh;
+    return DRIFT_OK;
+}
+
+const drift_services drift_services_table = {
+    .abi_version = DRIFT_SAMPLER_ABI_VERSION,
+    .struct_size = (uint32_t)sizeof(drift_services),
+    .dim = svc_dim,
+    .n_rows = svc_n_rows,
+    .batch = svc_batch,
+    .access = svc_access,
+    .is_glm = svc_is_glm,
+    .iteration = svc_iteration,
+    .in_warmup = svc_in_warmup,
+    .chain_id = svc_chain_id,
+    .grad_full = svc_grad_full,
+    .U_full = svc_U_full,
+    .grad_batch = svc_grad_batch,
+    .grad_prior = svc_grad_prior,
+    .next_batch = svc_next_batch,
+    .grad_rows = svc_grad_rows,
+    .grad_sum = svc_grad_sum,
+    .jvp_rows = svc_jvp_rows,
+    .glm_scalars = svc_glm_scalars,
+    .glm_design = svc_glm_design,
+    .uniform = svc_uniform,
+    .normal = svc_normal,
+    .normal_fill = svc_normal_fill,
+    .exponential = svc_exponential,
+    .discrete = svc_discrete,
+    .poisson_linear = drift_poisson_linear_svc,
+    .poisson_bound = drift_poisson_bound_svc,
+    .thin = drift_poisson_thin_svc,
+    .emit_draw = drift_emit_draw,
+    .emit_segment = drift_emit_segment,
+    .count = svc_count,
+    .grads = svc_grads,
+    .alloc = svc_alloc,
+    .fail = svc_fail,
+    .warn = svc_warn,
+    .set_access = svc_set_access,
+};

@@ -1,0 +1,194 @@
+/* problem.c: from a model name and data files to a checked drift_model.
+ * Not for running it. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "engine/lang/lang_model.h"
+#include "hparam.h"
+#include "problem.h"
+
+int drift_model_check(const drift_model *m, const char *who, drift_err *e)
+{
+    if (m->abi_version != DRIFT_MODEL_ABI_VERSION)
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model reports ABI version %u, this drift "
+                             "loads version %u",
+                             who, m->abi_version, DRIFT_MODEL_ABI_VERSION);
+    if (m->struct_size < sizeof(drift_model))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model struct is %u bytes, expected %zu",
+                             who, m->struct_size, sizeof(drift_model));
+    if (m->dim == 0)
+        return drift_err_set(e, DRIFT_EPLUGIN, "%s: the model has no parameters",
+                             who);
+    if (!m->workspace_new || !m->workspace_free || !m->log_prior ||
+        !m->log_lik || !m->constrain || !m->unconstrain)
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model lacks a required function "
+                             "(workspace_new, workspace_free, log_prior, "
+                             "log_lik, constrain, unconstrain)",
+                             who);
+    if (m->n_out && !m->out_names)
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model has %zu outputs but no names", who,
+                             m->n_out);
+    if (m->outcome > DRIFT_OUTCOME_REAL ||
+        (m->outcome != DRIFT_OUTCOME_NONE && !m->predict) ||
+        (m->outcome == DRIFT_OUTCOME_CATEGORICAL && m->n_classes < 2))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model's outcome kind %u lacks its "
+                             "predict function or class count",
+                             who, m->outcome);
+    if ((m->flags & DRIFT_MODEL_GLM) && (!m->glm_scalars || !m->glm_design))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model claims generalised linear form "
+                             "but lacks glm_scalars or glm_design",
+                             who);
+    return DRIFT_OK;
+}
+
+static int add_header(drift_problem *p, const char *key, const char *value)
+{
+    if (p->n_header >= sizeof p->header / sizeof p->header[0])
+        return 0;
+    size_t n = strlen(key) + strlen(value) + 4;
+    char *line = drift_malloc(n);
+    if (!line)
+        return -1;
+    snprintf(line, n, "%s = %s", key, value);
+    p->header[p->n_header++] = line;
+    return 0;
+}
+
+const drift_data *drift_problem_data(const drift_problem *p)
+{
+    if (p->rows_view)
+        return p->rows_view;
+    return p->table ? &p->table->view : &p->empty;
+}
+
+/* A model written in the language: the .drift file reads its own data
+ * (several --data files, --data-set values). */
+static int open_lang(drift_problem *p, const drift_problem_spec *spec,
+                     drift_err *e)
+{
+    if (spec->n_model_set)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--model-set %s: model options are for C model "
+                             "plugins; a .drift model takes its values from "
+                             "the data (--data FILE.json, --data-set "
+                             "NAME=VALUE)",
+                             spec->model_set[0]);
+    drift_lang_spec ls = {.path = spec->model,
+                          .data = spec->data,
+                          .data_set = spec->data_set,
+                          .n_data_set = spec->n_data_set,
+                          .diag = spec->diag};
+    int rc = drift_lang_open(&ls, &p->model, e);
+    if (rc)
+        return rc;
+    p->have_model = 1;
+    if ((rc = drift_model_check(&p->model, spec->model, e)))
+        return rc;
+    p->rows_view = drift_lang_rows_view(&p->model);
+    p->lang_path = spec->model;
+    p->lang_data = spec->data;
+    p->lang_data_set = spec->data_set;
+    p->lang_n_data_set = spec->n_data_set;
+    char files[1024] = "";
+    size_t used = 0;
+    for (const char *const *d = spec->data; d && *d; d++) {
+        int w = snprintf(files + used, sizeof files - used, "%s%s",
+                         used ? ", " : "", *d);
+        if (w < 0 || (size_t)w >= sizeof files - used)
+            break;
+        used += (size_t)w;
+    }
+    if (add_header(p, "model", spec->model) ||
+        add_header(p, "model_file", spec->model) ||
+        add_header(p, "data", used ? files : "(none)"))
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    for (size_t k = 0; k < spec->n_data_set; k++)
+        if (add_header(p, "data_set", spec->data_set[k]))
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    return DRIFT_OK;
+}
+
+int drift_problem_open(drift_problem *p, drift_registry *reg,
+                       const drift_problem_spec *spec, drift_err *e)
+{
+    memset(p, 0, sizeof *p);
+    p->empty.struct_size = (uint32_t)sizeof(drift_data);
+    p->empty.source = "(no data)";
+    if (!spec->model)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "no model given: give a model file (model.drift) "
+                             "or use --model NAME (see 'drift models')");
+    if (drift_lang_is_model_file(spec->model))
+        return open_lang(p, spec, e);
+    if (spec->n_data_set)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--data-set %s: data values are for .drift "
+                             "models; C model plugins take options with "
+                             "--model-set",
+                             spec->data_set[0]);
+    int rc = drift_registry_model(reg, spec->model, &p->entry, e);
+    if (rc)
+        return rc;
+    const drift_model_plugin *mp = p->entry->m;
+    size_t n_data = 0;
+    for (const char *const *d = spec->data; d && *d; d++)
+        n_data++;
+    if (n_data > 1)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--data is given %zu times, but model %s reads "
+                             "one data file",
+                             n_data, mp->name);
+    if (n_data == 1 && (rc = drift_table_open(spec->data[0], &p->table, e)))
+        return rc;
+    p->options = drift_calloc(mp->n_options, sizeof(double));
+    p->options_set = drift_calloc(mp->n_options, 1);
+    if (!p->options || !p->options_set)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    char who[96];
+    snprintf(who, sizeof who, "model %s", mp->name);
+    if ((rc = drift_hparams_apply(mp->options, mp->n_options, "--model-set",
+                                  who, spec->model_set, spec->n_model_set,
+                                  p->options, p->options_set, e)))
+        return rc;
+    if ((rc = mp->create(drift_problem_data(p), p->options, &p->model, e))) {
+        if (!e->msg[0])
+            drift_err_set(e, rc, "model %s could not be built", mp->name);
+        return rc ? rc : DRIFT_EINVAL;
+    }
+    p->have_model = 1;
+    if ((rc = drift_model_check(&p->model, p->entry->path, e)))
+        return rc;
+    if (add_header(p, "model", mp->name) ||
+        add_header(p, "model_file", p->entry->path) ||
+        add_header(p, "data", n_data ? spec->data[0] : "(none)"))
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    for (size_t k = 0; k < mp->n_options; k++) {
+        char v[64], key[96];
+        drift_hparam_format(&mp->options[k], p->options[k], v, sizeof v);
+        snprintf(key, sizeof key, "model.%s", mp->options[k].name);
+        if (add_header(p, key, v))
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    return DRIFT_OK;
+}
+
+void drift_problem_close(drift_problem *p)
+{
+    if (p->have_model && p->model.free)
+        p->model.free(p->model.self);
+    drift_table_free(p->table);
+    drift_free(p->options);
+    drift_free(p->options_set);
+    for (size_t k = 0; k < p->n_header; k++)
+        drift_free(p->header[k]);
+    memset(p, 0, sizeof *p);
+}

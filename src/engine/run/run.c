@@ -1,0 +1,520 @@
+/* run.c: running chains.  Sets up each chain's random streams, access
+ * stream, workspaces, sampler state and output file, writes the header,
+ * loops the sampler's step until the budget is spent or a stop is
+ * requested, and reports.  K chains run in K threads and share nothing
+ * writable, so a chain's output depends only on (seed, chain id).  Not for
+ * option parsing (the CLI) nor for the services samplers call (oracle.c). */
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cblas.h>
+
+#include "base/util.h"
+#include "base/writer.h"
+#include "chain.h"
+#include "heldout.h"
+#include "hparam.h"
+#include "oracle.h"
+#include "progress.h"
+#include "run.h"
+
+/* Rows per model call in full passes, and the smallest workspace. */
+#define MIN_WS_ROWS 256
+#define DEFAULT_BATCH 32
+
+static volatile sig_atomic_t stop_requested;
+
+void drift_run_request_stop(void) { stop_requested = 1; }
+
+void drift_run_chain_release(drift_chain *c)
+{
+    const drift_model *m = c->model;
+    if (c->ws && m)
+        m->workspace_free(m->self, c->ws);
+    drift_advisor_free(&c->advisor);
+    if (m)
+        drift_oracle_release(c);
+    drift_stream_free(&c->stream);
+    for (size_t k = 0; k < c->n_allocs; k++)
+        drift_free(c->allocs[k]);
+    drift_free(c->allocs);
+    drift_free(c->rows_buf);
+    drift_free(c->gbuf);
+    drift_free(c->gbuf2);
+    drift_free(c->rows_grad);
+    drift_free(c->ll_buf);
+    drift_free(c->traj_m1);
+    drift_free(c->traj_m2);
+    drift_free(c->seg_buf);
+    drift_free(c->row_buf);
+    drift_free(c->state);
+}
+
+int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
+                      unsigned id, double *theta)
+{
+    const drift_model *m = cfg->model;
+    memset(c, 0, sizeof *c);
+    c->cfg = cfg;
+    c->model = m;
+    c->id = id;
+    c->d = m->dim;
+    c->N = m->n_rows;
+    c->batch = cfg->batch ? cfg->batch
+                          : (cfg->sampler->default_batch
+                                 ? cfg->sampler->default_batch
+                                 : DEFAULT_BATCH);
+    if (c->N && c->batch > c->N)
+        c->batch = c->N;
+    drift_rng_seed(&c->rng, cfg->seed, id);
+    c->access_rng = c->rng;
+    drift_rng_long_jump(&c->access_rng);
+    c->noise_rng = c->access_rng;
+    drift_rng_long_jump(&c->noise_rng);
+    c->ws_cap = c->batch > MIN_WS_ROWS ? c->batch : MIN_WS_ROWS;
+    if (drift_stream_init(&c->stream, cfg->access, c->N, &c->access_rng,
+                          c->ws_cap))
+        return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+    drift_advisor_init(&c->advisor, cfg->data_mapped ? cfg->data : NULL,
+                       cfg->data_mapped ? cfg->data_fd : -1, cfg->data_map);
+    c->ws = m->workspace_new(m->self, c->ws_cap);
+    c->rows_buf = drift_malloc_array(c->ws_cap, sizeof(size_t));
+    c->gbuf = drift_calloc(c->d, sizeof(double));
+    c->gbuf2 = drift_calloc(c->d, sizeof(double));
+    c->ll_buf = drift_malloc_array(c->ws_cap, sizeof(double));
+    /* Trajectory buffers only for continuous samplers: three vectors of
+     * length d that a discrete sampler never touches (gigabytes at
+     * D = 10^8). */
+    int continuous = (cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+    if (continuous) {
+        c->traj_m1 = drift_calloc(c->d, sizeof(double));
+        c->traj_m2 = drift_calloc(c->d, sizeof(double));
+        c->seg_buf = drift_calloc(c->d, sizeof(double));
+    }
+    c->row_len = 2 + cfg->sampler->n_columns + m->n_out;
+    if (cfg->emit_segments) /* time__, duration__, x0.k__, v.k__ */
+        c->row_len += 2 + 2 * c->d;
+    c->row_buf = drift_calloc(c->row_len, sizeof(double));
+    if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
+        !c->ll_buf || !c->row_buf ||
+        (continuous && (!c->traj_m1 || !c->traj_m2 || !c->seg_buf)))
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory setting up chain %u", id);
+    if (cfg->sampler->state_size) {
+        c->state = drift_calloc(1, cfg->sampler->state_size);
+        if (!c->state)
+            return drift_chain_fail(c, DRIFT_ENOMEM,
+                                    "out of memory for the sampler state");
+    }
+    if (cfg->grad_noise > 0) {
+        /* The step size: 'h' in the Langevin family, 'eta' in AGLD's. */
+        long k = drift_hparams_find(cfg->sampler->hparams,
+                                    cfg->sampler->n_hparams, "h");
+        if (k < 0)
+            k = drift_hparams_find(cfg->sampler->hparams,
+                                   cfg->sampler->n_hparams, "eta");
+        if (k < 0 || isnan(cfg->hp[k]))
+            return drift_chain_fail(c, DRIFT_EINVAL,
+                                    "--grad-noise needs a sampler with a step "
+                                    "size 'h' or 'eta'; %s has none",
+                                    cfg->sampler->name);
+        c->grad_noise_sd = sqrt(2.0 * cfg->grad_noise / cfg->hp[k]);
+    }
+    /* Initial point. */
+    switch (cfg->init_mode) {
+    case DRIFT_INIT_RANDOM: {
+        /* Stan's default radius is 2: U(-2, 2). */
+        double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
+        for (size_t k = 0; k < c->d; k++)
+            theta[k] = -r + 2.0 * r * drift_rng_uniform(&c->rng);
+        break;
+    }
+    case DRIFT_INIT_VALUES: {
+        drift_err me = {{0}};
+        if (m->unconstrain(m->self, cfg->init_values, theta, &me))
+            return drift_chain_fail(c, DRIFT_EINVAL, "--init: %s", me.msg);
+        break;
+    }
+    default:
+        memset(theta, 0, c->d * sizeof *theta);
+    }
+    return DRIFT_OK;
+}
+
+static void write_header(drift_chain *c, FILE *f)
+{
+    const drift_run_config *cfg = c->cfg;
+    const drift_sampler *s = cfg->sampler;
+    fprintf(f, "# drift_version = %s\n", PACKAGE_VERSION);
+    for (const char *const *h = cfg->header; h && *h; h++)
+        fprintf(f, "# %s\n", *h);
+    fprintf(f, "# sampler = %s\n", s->name);
+    if (cfg->sampler_path)
+        fprintf(f, "# sampler_file = %s\n", cfg->sampler_path);
+    for (size_t k = 0; k < s->n_hparams; k++) {
+        char v[64];
+        drift_hparam_format(&s->hparams[k], cfg->hp[k], v, sizeof v);
+        fprintf(f, "#   %s = %s%s\n", s->hparams[k].name, v,
+                cfg->hp_set && cfg->hp_set[k] ? "" : " (Default)");
+    }
+    fprintf(f, "# batch = %zu\n", c->batch);
+    fprintf(f, "# access = %s\n", drift_access_name(c->stream.mode));
+    fprintf(f, "# seed = %llu\n", (unsigned long long)cfg->seed);
+    fprintf(f, "# chain_id = %u\n", c->id);
+    if (cfg->iters)
+        fprintf(f, "# iterations = %llu\n", (unsigned long long)cfg->iters);
+    if (cfg->passes > 0)
+        fprintf(f, "# passes = %.10g\n", cfg->passes);
+    if (cfg->seconds > 0)
+        fprintf(f, "# seconds = %.10g\n", cfg->seconds);
+    fprintf(f, "# warmup = %llu\n", (unsigned long long)cfg->warmup);
+    fprintf(f, "# save_warmup = %d\n", cfg->save_warmup);
+    if (cfg->emit_segments)
+        fputs("# emit = segments\n"
+              "#   one row per linear segment x(s) = x0 + v s, 0 <= s < "
+              "duration__,\n"
+              "#   starting at trajectory time time__; the model's columns "
+              "hold the\n"
+              "#   constrained values at x0; x0.k__ and v.k__ are x0 and v "
+              "on the\n"
+              "#   unconstrained scale (k = 1..dim)\n",
+              f);
+    else if (s->flags & DRIFT_SAMPLER_CONTINUOUS)
+        fprintf(f, "# thin_time = %.10g\n",
+                cfg->thin_time > 0 ? cfg->thin_time : 1.0);
+    else
+        fprintf(f, "# thin = %llu\n", (unsigned long long)cfg->thin);
+    if (cfg->grad_noise > 0)
+        fprintf(f, "# grad_noise = %.10g\n", cfg->grad_noise);
+    if (cfg->full_threads > 1)
+        fprintf(f, "# threads = %u\n", cfg->full_threads);
+    fprintf(f, "# init = %s\n",
+            cfg->init_mode == DRIFT_INIT_RANDOM   ? "random"
+            : cfg->init_mode == DRIFT_INIT_VALUES ? "values"
+                                                  : "zero");
+    if (cfg->init_mode == DRIFT_INIT_RANDOM && cfg->init_radius > 0)
+        fprintf(f, "# init_radius = %.10g\n", cfg->init_radius);
+    if (cfg->init_mode == DRIFT_INIT_VALUES && cfg->init_path)
+        fprintf(f, "# init_file = %s\n", cfg->init_path);
+    if (cfg->test_model) {
+        /* Where the held-out metrics go: beside this file. */
+        char path[4096], mpath[4200];
+        drift_chain_path(cfg->out_path, cfg->chains, c->id, path, sizeof path);
+        drift_heldout_path(path, mpath, sizeof mpath);
+        const char *base = strrchr(mpath, '/');
+        fprintf(f, "# test = %s\n", cfg->test_path ? cfg->test_path : "");
+        fprintf(f, "# eval_every = %.10g\n", cfg->eval_every);
+        fprintf(f, "# metrics_file = %s\n", base ? base + 1 : mpath);
+    }
+    fprintf(f, "# N = %zu\n", c->N);
+    fprintf(f, "# dim = %zu\n", c->d);
+    fprintf(f, "# sampler_memory_bytes = %zu\n", c->mem_used);
+    fputs("lp__,grads__", f);
+    for (size_t k = 0; k < s->n_columns; k++)
+        fprintf(f, ",%s", s->columns[k]);
+    if (cfg->emit_segments)
+        fputs(",time__,duration__", f);
+    for (size_t k = 0; k < c->model->n_out; k++)
+        fprintf(f, ",%s", c->model->out_names[k]);
+    if (cfg->emit_segments) {
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, ",x0.%zu__", k + 1);
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, ",v.%zu__", k + 1);
+    }
+    fputc('\n', f);
+}
+
+/* The time averages of a continuous trajectory after warmup: mean[k] and
+ * var[k] (d each) from the exact integrals.  0 when there is none. */
+static int trajectory_moments(const drift_chain *c, double *mean, double *var)
+{
+    if (!(c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) || c->t_mom <= 0)
+        return 0;
+    for (size_t k = 0; k < c->d; k++) {
+        mean[k] = c->traj_m1[k] / c->t_mom;
+        double v = c->traj_m2[k] / c->t_mom - mean[k] * mean[k];
+        var[k] = v > 0 ? v : 0; /* rounding below zero for a still coordinate */
+    }
+    return 1;
+}
+
+/* The footer: what a continuous trajectory integrated to. */
+static void write_footer(drift_chain *c, FILE *f, const double *mean,
+                         const double *var)
+{
+    fprintf(f, "# trajectory_time = %.10g\n", c->t_mom);
+    fputs("# trajectory_mean (unconstrained) =", f);
+    for (size_t k = 0; k < c->d; k++) {
+        fputc(k ? ',' : ' ', f);
+        drift_writer_real(f, mean[k]);
+    }
+    fputs("\n# trajectory_var (unconstrained) =", f);
+    for (size_t k = 0; k < c->d; k++) {
+        fputc(k ? ',' : ' ', f);
+        drift_writer_real(f, var[k]);
+    }
+    fputc('\n', f);
+}
+
+static int budget_spent(const drift_chain *c, double t_start)
+{
+    const drift_run_config *cfg = c->cfg;
+    if (stop_requested)
+        return 1;
+    if (cfg->iters && c->iter >= cfg->warmup + cfg->iters)
+        return 1;
+    if (cfg->passes > 0 && c->N &&
+        (double)c->grads >= cfg->passes * (double)c->N)
+        return 1;
+    if (cfg->seconds > 0 && drift_now() - t_start >= cfg->seconds)
+        return 1;
+    return 0;
+}
+
+typedef struct chain_job {
+    const drift_run_config *cfg;
+    unsigned id;
+    drift_chain_result *res;
+    drift_progress *prog;
+    unsigned k;             /* 0-based index among the run's chains */
+} chain_job;
+
+/* The end of warmup: thinning restarts (so the kept draws after warmup do
+ * not depend on --save-warmup), and the file gets the comment CmdStan
+ * writes there, which readers use to find saved warmup rows. */
+static void end_warmup(drift_chain *c)
+{
+    c->draws_seen = 0;
+    if (c->w)
+        fputs("# Adaptation terminated\n", drift_writer_file(c->w));
+}
+
+/* A row of held-out metrics at the chain's current point. */
+static void eval_heldout(drift_chain *c, double t_start)
+{
+    drift_err e = {{0}};
+    double passes = c->N ? (double)c->grads / (double)c->N : 0;
+    if (drift_heldout_write(c->heldout, passes, drift_now() - t_start, c->iter,
+                            &e))
+        drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
+}
+
+/* prog (may be NULL) watches the run; k is the chain's index in it. */
+static void run_chain(const drift_run_config *cfg, unsigned id,
+                      drift_chain_result *res, drift_progress *prog,
+                      unsigned k)
+{
+    drift_progress_slot *slot = drift_progress_slot_at(prog, k);
+    drift_chain c;
+    double t_start = drift_now();
+    memset(res, 0, sizeof *res);
+    res->id = id;
+    double *theta = drift_calloc(cfg->model->dim, sizeof(double));
+    int started = 0, have_moments = 0;
+    if (!theta) {
+        res->status = DRIFT_ENOMEM;
+        snprintf(res->message, sizeof res->message, "out of memory");
+        return;
+    }
+    if (drift_run_chain_setup(&c, cfg, id, theta))
+        goto done;
+    if (cfg->out_path) {
+        drift_chain_path(cfg->out_path, cfg->chains, id, res->path,
+                         sizeof res->path);
+        drift_err e;
+        if (drift_writer_open(res->path, &c.w, &e)) {
+            drift_chain_fail(&c, DRIFT_EIO, "%s", e.msg);
+            goto done;
+        }
+    }
+    if (cfg->test_model) {
+        drift_err e = {{0}};
+        if (cfg->out_path)
+            drift_heldout_path(res->path, res->metrics_path,
+                               sizeof res->metrics_path);
+        int rc = drift_heldout_new(&c.heldout, cfg->test_model,
+                                   cfg->test_path,
+                                   cfg->out_path ? res->metrics_path : NULL,
+                                   id, &e);
+        if (rc) {
+            drift_chain_fail(&c, rc, "%s", e.msg);
+            goto done;
+        }
+    }
+    const drift_services *svc = &drift_services_table;
+    if (cfg->sampler->init(c.state, svc, &c, cfg->hp, theta)) {
+        if (!c.failed)
+            drift_chain_fail(&c, DRIFT_EINVAL, "sampler %s failed to start",
+                             cfg->sampler->name);
+        goto done;
+    }
+    if (c.failed)
+        goto done;
+    if (c.w)
+        write_header(&c, drift_writer_file(c.w));
+    started = 1;
+    /* Held-out evaluations fall due every eval_every data passes. */
+    double eval_grads = cfg->eval_every * (double)c.N;
+    double next_eval = eval_grads;
+    uint64_t last_eval = UINT64_MAX;
+    while (!budget_spent(&c, t_start)) {
+        if (c.iter == cfg->warmup && cfg->warmup > 0)
+            end_warmup(&c);
+        int rc = cfg->sampler->step(c.state, svc, &c, theta);
+        if (rc || c.failed) {
+            if (!c.failed)
+                drift_chain_fail(&c, rc, "chain %u, iteration %llu: sampler "
+                                 "%s failed (status %d)",
+                                 id, (unsigned long long)c.iter,
+                                 cfg->sampler->name, rc);
+            break;
+        }
+        c.iter++;
+        drift_progress_note(slot, c.iter, c.grads, c.draws_written);
+        if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
+            eval_heldout(&c, t_start);
+            last_eval = c.grads;
+            while (next_eval <= (double)c.grads)
+                next_eval += eval_grads;
+        }
+    }
+    if (cfg->sampler->finish)
+        cfg->sampler->finish(c.state, svc, &c);
+    /* The final evaluation, over every draw kept (also after a failure:
+     * the draws so far are valid). */
+    if (c.heldout && c.grads != last_eval)
+        eval_heldout(&c, t_start);
+    /* The trajectory's moments: to the caller and, below, the footer.
+     * seg_buf and gbuf2 are free by now and hold d values each. */
+    have_moments = trajectory_moments(&c, c.seg_buf, c.gbuf2);
+    if (have_moments && cfg->on_trajectory)
+        cfg->on_trajectory(cfg->on_trajectory_user, id, c.t_mom, c.seg_buf,
+                           c.gbuf2, c.d);
+done:
+    res->iterations = c.iter;
+    res->grads = c.grads;
+    res->draws = c.draws_written;
+    res->proposals = c.proposals;
+    res->violations = c.violations;
+    res->status = c.failed;
+    res->started = started;
+    snprintf(res->message, sizeof res->message, "%s", c.message);
+    if (c.w) {
+        /* Rows are whole: a failed chain's draws so far stay a valid file;
+         * a chain that never started leaves nothing behind. */
+        if (started) {
+            if (have_moments)
+                write_footer(&c, drift_writer_file(c.w), c.seg_buf, c.gbuf2);
+            drift_err e;
+            if (drift_writer_commit(c.w, &e) && !res->status) {
+                res->status = DRIFT_EIO;
+                snprintf(res->message, sizeof res->message, "%s", e.msg);
+            }
+        } else {
+            drift_writer_abort(c.w);
+            res->path[0] = '\0';
+        }
+        c.w = NULL;
+    }
+    if (c.heldout) {
+        drift_err e = {{0}};
+        if (drift_heldout_close(c.heldout, started, &e) && !res->status) {
+            res->status = DRIFT_EIO;
+            snprintf(res->message, sizeof res->message, "%s", e.msg);
+        }
+        c.heldout = NULL;
+    }
+    if (!started)
+        res->metrics_path[0] = '\0';
+    res->seconds = drift_now() - t_start;
+    drift_run_chain_release(&c);
+    drift_free(theta);
+    drift_progress_done(prog, k);
+}
+
+static void *chain_thread(void *arg)
+{
+    chain_job *job = arg;
+    run_chain(job->cfg, job->id, job->res, job->prog, job->k);
+    return NULL;
+}
+
+int drift_run(const drift_run_config *cfg, drift_chain_result *results,
+              drift_err *e)
+{
+    unsigned K = cfg->chains ? cfg->chains : 1;
+    unsigned first = cfg->first_chain_id ? cfg->first_chain_id : 1;
+    if (cfg->thin == 0)
+        return drift_err_set(e, DRIFT_EINVAL, "--thin must be at least 1");
+    if (cfg->batch && cfg->model->n_rows && cfg->batch > cfg->model->n_rows)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--batch %zu: larger than the %zu rows of the "
+                             "data",
+                             cfg->batch, cfg->model->n_rows);
+    if (cfg->emit_segments && !(cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--emit segments: sampler %s emits draws, not "
+                             "the segments of a continuous trajectory; use "
+                             "--emit draws (or a piecewise-deterministic "
+                             "sampler such as bps)",
+                             cfg->sampler->name);
+    if (cfg->passes > 0 && cfg->model->n_rows == 0)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--passes: the model has no data rows; give "
+                             "--iter instead");
+    /* BLAS stays single-threaded: chains are the parallelism, and a fixed
+     * thread count keeps sums in a fixed order (same seed, same bytes). */
+    openblas_set_num_threads(1);
+    stop_requested = 0;
+    drift_progress *prog = NULL;
+    if (cfg->progress) {
+        drift_progress_budget b = {
+            cfg->iters ? cfg->warmup + cfg->iters : 0, cfg->warmup,
+            cfg->passes, cfg->seconds, cfg->model->n_rows};
+        prog = drift_progress_new(K, first, &b, stderr);
+    }
+    if (K == 1 && !prog) {
+        run_chain(cfg, first, &results[0], NULL, 0);
+    } else {
+        pthread_t *tids = drift_calloc(K, sizeof *tids);
+        chain_job *jobs = drift_calloc(K, sizeof *jobs);
+        unsigned char *live = drift_calloc(K, 1);
+        if (!tids || !jobs || !live) {
+            drift_free(tids);
+            drift_free(jobs);
+            drift_free(live);
+            drift_progress_free(prog);
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        }
+        for (unsigned k = 0; k < K; k++) {
+            jobs[k] = (chain_job){cfg, first + k, &results[k], prog, k};
+            if (pthread_create(&tids[k], NULL, chain_thread, &jobs[k]) == 0)
+                live[k] = 1;
+            else /* Run it here instead: slower, same result. */
+                run_chain(cfg, first + k, &results[k], prog, k);
+        }
+        if (prog)
+            drift_progress_watch(prog);
+        for (unsigned k = 0; k < K; k++)
+            if (live[k])
+                pthread_join(tids[k], NULL);
+        drift_free(tids);
+        drift_free(jobs);
+        drift_free(live);
+    }
+    drift_progress_free(prog);
+    for (unsigned k = 0; k < K; k++)
+        if (results[k].status)
+            return drift_err_set(e, results[k].status, "%s",
+                                 results[k].message);
+    if (stop_requested)
+        return drift_err_set(e, DRIFT_ESTOP, "stopped by a signal");
+    return DRIFT_OK;
+}

@@ -1,0 +1,27 @@
+/* run.h: running the chains of a configured run (engine-internal): set-up,
+ * the step loop under a budget, stopping on request, and each chain's
+ * result.  Not for the services samplers call (oracle.h). */
+#ifndef DRIFT_RUN_H
+#define DRIFT_RUN_H
+
+#include "chain.h"
+
+/* Runs the configured chains (in parallel threads when K > 1) and fills
+ * results[K].  Returns DRIFT_OK when every chain succeeded, else the first
+ * failing chain's status (messages are in results). */
+int drift_run(const drift_run_config *cfg, drift_chain_result *results,
+              drift_err *e);
+
+/* Requests every running chain to stop after its current step (signal
+ * handlers call this; async-signal-safe). */
+void drift_run_request_stop(void);
+
+/* Sets up chain id of cfg (streams, workspaces, sampler state, initial
+ * point into theta[d]) without running it; drift_run_chain_release undoes
+ * it, also after a failed setup.  drift_run uses these; tests call the
+ * services on a chain made this way. */
+int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
+                          unsigned id, double *theta);
+void drift_run_chain_release(drift_chain *c);
+
+#endif
