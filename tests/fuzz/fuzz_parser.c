@@ -14,6 +14,7 @@
 #include "engine/lang/ad.h"
 #include "engine/lang/graph.h"
 #include "engine/lang/langdata.h"
+#include "engine/lang/lower.h"
 #include "parser/front.h"
 #include "parser/parse.h"
 
