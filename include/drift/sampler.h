@@ -95,7 +95,8 @@ typedef struct drift_run_info {
 
 /* Phase notifications (ABI 2), delivered to drift_sampler.phase between
  * steps, in this order: WARMUP_START (only with warmup), one WINDOW_END
- * per slow window, WARMUP_END (only with warmup), RUN_END. */
+ * per slow window, WARMUP_END (only with warmup), RUN_END.  In a callback
+ * the iteration service counts the steps taken so far. */
 typedef enum drift_phase {
     DRIFT_PHASE_WARMUP_START = 0, /* before the first warmup step */
     DRIFT_PHASE_WINDOW_END = 1,   /* a slow window just ended; the engine
@@ -335,7 +336,9 @@ typedef struct drift_sampler {
 
     /* Called once per chain before the first step.  hp holds one value per
      * hyperparameter, in table order, validated; theta holds the initial
-     * point and may be changed. */
+     * point and may be changed.  Oracles called here (and in setup) count
+     * against --passes and --seconds: past the budget, or on a stop
+     * request, they return DRIFT_ESTOP. */
     int (*init)(void *state, const drift_services *svc, drift_chain *c,
                 const double *hp, double *theta);
     /* One iteration: moves theta and emits what it produced. */

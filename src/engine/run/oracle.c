@@ -51,8 +51,9 @@ static int nonfinite(drift_chain *c, const double *theta, const char *fmt,
         drift_chain_param_name(c, big, name, sizeof name);
     snprintf(c->nonfinite, sizeof c->nonfinite,
              "%.60s: the log density is not finite at this point (largest "
-             "parameter: %.80s = %g; %.200s); the sampler diverged or left "
-             "the model's support (try a smaller step size)",
+             "parameter: %.80s = %g unconstrained; %.180s); the sampler "
+             "diverged or left the model's support (try a smaller step "
+             "size)",
              where, c->d ? name : "none", c->d ? theta[big] : 0.0, what);
     return DRIFT_ENONFINITE;
 }

@@ -360,12 +360,12 @@ static void notify(drift_chain *c, drift_phase phase)
         s->phase(c->state, &drift_services_table, c, phase);
 }
 
-/* After step `c->iter` (0-based) completed: the end of a slow window
- * (the metric is set from it, then the sampler hears of it), the end of
- * warmup. */
+/* After a step, once c->iter counts it: the end of a slow window (the
+ * metric is set from it, then the sampler hears of it), the end of
+ * warmup.  In the callbacks, iteration() is the number of steps done. */
 static void after_step(drift_chain *c)
 {
-    uint64_t done = c->iter + 1;
+    uint64_t done = c->iter;
     uint64_t warmup = c->cfg->warmup;
     if (done <= warmup && drift_adapt_window_ends(&c->sched, done)) {
         if (drift_adapt_metric_update(&c->metric) < 0) {
@@ -546,8 +546,8 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
                                  cfg->sampler->name, rc);
             break;
         }
-        after_step(&c);
         c.iter++;
+        after_step(&c);
         drift_progress_note(slot, c.iter, c.grads, c.draws_written);
         if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
             eval_heldout(&c, t_start);
