@@ -135,7 +135,7 @@ expect_refusal() {  # spec, text the message must contain
 }
 build_bad prevabi
 expect_refusal "$T/bad/prevabi.so" \
-    "$T/bad/prevabi.so: refused: built for drift sampler ABI version 0, but this drift loads version 1; rebuild it against this drift's headers (pkg-config --cflags drift)"
+    "$T/bad/prevabi.so: refused: built for drift sampler ABI version 1, but this drift loads version 2; rebuild it against this drift's headers (pkg-config --cflags drift)"
 build_bad dupparam
 expect_refusal "$T/bad/dupparam.so" \
     "$T/bad/dupparam.so: refused: sampler 'dupparam': hyperparameter 'h' is declared twice (entries 1 and 2)"
