@@ -247,6 +247,35 @@ static void test_divergence(void **state)
     unlink(out);
 }
 
+/* A sampler's run-level setup that would overrun --passes is stopped
+ * inside it: a usage error (exit 2) saying so, no draws file left. */
+static void test_setup_budget(void **state)
+{
+    (void)state;
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    assert_non_null(tp);
+    char spec[4200], out[] = "/tmp/drift-cli-setup-XXXXXX";
+    snprintf(spec, sizeof spec, "%s/runprobe.so:setup", tp);
+    close(mkstemp(out));
+    unlink(out);
+    th_cli r = th_cli_run((const char *[]){"sample", "--model", "logistic",
+                                           "--data", pima(), "--sampler",
+                                           spec, "--set", "passes=5",
+                                           "--passes", "2", "--chains", "2",
+                                           "--seed", "1", "--out", out,
+                                           NULL});
+    if (r.status != 2 ||
+        !strstr(r.err, "run-level setup spent the whole budget of --passes "
+                       "2 before any draw"))
+        fail_msg("exit %d, stderr: %s", r.status, r.err);
+    th_cli_free(&r);
+    for (int k = 1; k <= 2; k++) {
+        char path[64];
+        snprintf(path, sizeof path, "%s_%d", out, k);
+        assert_int_not_equal(access(path, F_OK), 0);
+    }
+}
+
 static void test_listing(void **state)
 {
     (void)state;
@@ -928,6 +957,7 @@ int main(void)
         cmocka_unit_test(test_bad_data),
         cmocka_unit_test(test_output),
         cmocka_unit_test(test_divergence),
+        cmocka_unit_test(test_setup_budget),
         cmocka_unit_test(test_listing),
         cmocka_unit_test(test_signal),
         cmocka_unit_test(test_progress),

@@ -263,7 +263,7 @@ static void test_setup(void **state)
     /* --passes 2 cannot pay for 3 passes of setup. */
     th_run rb = {.sampler = probe("setup"), .passes = 2, .chains = 2,
                  .seed = 2};
-    assert_int_equal(th_sample(&tp, &rb, NULL, res), DRIFT_ESTOP);
+    assert_int_equal(th_sample(&tp, &rb, NULL, res), DRIFT_EINVAL);
     print_message("%s\n%s\n", res[0].message, res[1].message);
     assert_non_null(strstr(res[0].message, "run-level setup spent the whole "
                                            "budget of --passes 2"));

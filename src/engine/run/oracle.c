@@ -129,7 +129,9 @@ static void set_infinite(double *U, size_t n)
 
 /* In setup and init, the oracles watch the budget and stop requests that
  * the step loop watches between steps: a sampler's preparation cannot
- * overrun --passes or --seconds, nor outlast a signal. */
+ * overrun --passes or --seconds, nor outlast a signal.  The sampler gets
+ * DRIFT_ESTOP; the chain fails as stopped by the signal, or, for a budget
+ * too small to prepare the sampler, as a usage error. */
 static int check_budget(drift_chain *c)
 {
     if (c->phase == DRIFT_CHAIN_STEPPING)
@@ -143,18 +145,22 @@ static int check_budget(drift_chain *c)
                                 "sampler's %s, before any draw",
                                 c->id, what);
     if (cfg->passes > 0 && c->N &&
-        (double)c->grads > cfg->passes * (double)c->N)
-        return drift_chain_fail(c, DRIFT_ESTOP,
-                                "chain %u: the sampler's %s spent the whole "
-                                "budget of --passes %g before any draw; give "
-                                "a larger budget",
-                                c->id, what, cfg->passes);
-    if (cfg->seconds > 0 && drift_now() - c->t_start > cfg->seconds)
-        return drift_chain_fail(c, DRIFT_ESTOP,
-                                "chain %u: the sampler's %s spent the whole "
-                                "budget of --seconds %g before any draw; "
-                                "give a larger budget",
-                                c->id, what, cfg->seconds);
+        (double)c->grads > cfg->passes * (double)c->N) {
+        drift_chain_fail(c, DRIFT_EINVAL,
+                         "chain %u: the sampler's %s spent the whole budget "
+                         "of --passes %g before any draw; give a larger "
+                         "budget",
+                         c->id, what, cfg->passes);
+        return DRIFT_ESTOP;
+    }
+    if (cfg->seconds > 0 && drift_now() - c->t_start > cfg->seconds) {
+        drift_chain_fail(c, DRIFT_EINVAL,
+                         "chain %u: the sampler's %s spent the whole budget "
+                         "of --seconds %g before any draw; give a larger "
+                         "budget",
+                         c->id, what, cfg->seconds);
+        return DRIFT_ESTOP;
+    }
     return DRIFT_OK;
 }
 

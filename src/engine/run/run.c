@@ -437,7 +437,7 @@ static int wait_setup(drift_chain *c)
     pthread_mutex_unlock(&run->lock);
     if (state > 0)
         return 0;
-    drift_chain_fail(c, DRIFT_ESTOP,
+    drift_chain_fail(c, DRIFT_EINVAL,
                      "chain %u: not started, as the sampler's run-level "
                      "setup failed on the first chain",
                      c->id);
