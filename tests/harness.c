@@ -26,7 +26,7 @@ drift_registry *th_registry(void)
         char path[4096];
         const char *names[] = {"gauss.so", "normmean.so", "catmodel.so",
                                "quartic.so", "corrgauss.so", "doublewell.so",
-                               "ridge.so", "mvn.so", NULL};
+                               "ridge.so", "mvn.so", "halfgauss.so", NULL};
         for (const char **n = names; *n; n++) {
             snprintf(path, sizeof path, "%s/%s", tp, *n);
             if (access(path, R_OK) == 0 && drift_registry_load(reg, path, &e))

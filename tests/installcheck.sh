@@ -135,7 +135,10 @@ expect_refusal() {  # spec, text the message must contain
 }
 build_bad prevabi
 expect_refusal "$T/bad/prevabi.so" \
-    "$T/bad/prevabi.so: refused: built for drift sampler ABI version 0, but this drift loads version 1; rebuild it against this drift's headers (pkg-config --cflags drift)"
+    "$T/bad/prevabi.so: refused: built for drift sampler ABI version 1, but this drift loads version 2; rebuild it against this drift's headers (pkg-config --cflags drift)"
+build_bad newsvc
+expect_refusal "$T/bad/newsvc.so" \
+    "$T/bad/newsvc.so: refused: it needs drift's services version 3, but this drift offers version 2; upgrade drift, or rebuild the plugin against this drift's headers (pkg-config --cflags drift)"
 build_bad dupparam
 expect_refusal "$T/bad/dupparam.so" \
     "$T/bad/dupparam.so: refused: sampler 'dupparam': hyperparameter 'h' is declared twice (entries 1 and 2)"
@@ -150,6 +153,6 @@ DRIFT_PLUGIN_PATH="$T/bad:$T/user-plugins" "$drift" samplers >"$T/samplers.txt" 
 [ "$(grep -c 'warning: .*refused\|warning: .*cannot load plugin' "$T/samplers.err")" -ge 4 ] ||
     { cat "$T/samplers.err"; fail "bad plugins on the path were not all reported"; }
 grep -q "^zigzag " "$T/samplers.txt" || fail "a bad plugin on the path hid zigzag"
-step "refusals: previous ABI version, malformed tables, dlopen failure"
+step "refusals: previous ABI version, newer services, malformed tables, dlopen failure"
 
 step "all passed"

@@ -221,6 +221,59 @@ static void test_divergence(void **state)
     assert_true(a[strlen(a) - 1] == '\n');
     free(a);
     unlink(out);
+    /* mala with an absurd step: every proposal lands where the density
+     * overflows, and mala rejects it rather than dying (issue 21). */
+    r = th_cli_run((const char *[]){"sample", "--model", "logistic", "--data",
+                                    pima(), "--sampler", "mala", "--set",
+                                    "h=1e200", "--warmup", "0", "--iter",
+                                    "50", "--seed", "1", "--out", out,
+                                    "--quiet", NULL});
+    if (r.status != 0)
+        fail_msg("mala h=1e200: exit %d, stderr: %s", r.status, r.err);
+    th_cli_free(&r);
+    a = th_slurp(out);
+    char *row = strstr(a, "lp__,grads__,accept_stat__");
+    assert_non_null(row);
+    size_t rows = 0;
+    for (char *p = strchr(row, '\n'); p && p[1]; p = strchr(p + 1, '\n')) {
+        double lp, grads, accept;
+        if (sscanf(p + 1, "%lf,%lf,%lf", &lp, &grads, &accept) == 3) {
+            assert_true(accept == 0); /* rejected */
+            rows++;
+        }
+    }
+    assert_int_equal(rows, 50);
+    free(a);
+    unlink(out);
+}
+
+/* A sampler's run-level setup that would overrun --passes is stopped
+ * inside it: a usage error (exit 2) saying so, no draws file left. */
+static void test_setup_budget(void **state)
+{
+    (void)state;
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    assert_non_null(tp);
+    char spec[4200], out[] = "/tmp/drift-cli-setup-XXXXXX";
+    snprintf(spec, sizeof spec, "%s/runprobe.so:setup", tp);
+    close(mkstemp(out));
+    unlink(out);
+    th_cli r = th_cli_run((const char *[]){"sample", "--model", "logistic",
+                                           "--data", pima(), "--sampler",
+                                           spec, "--set", "passes=5",
+                                           "--passes", "2", "--chains", "2",
+                                           "--seed", "1", "--out", out,
+                                           NULL});
+    if (r.status != 2 ||
+        !strstr(r.err, "run-level setup spent the whole budget of --passes "
+                       "2 before any draw"))
+        fail_msg("exit %d, stderr: %s", r.status, r.err);
+    th_cli_free(&r);
+    for (int k = 1; k <= 2; k++) {
+        char path[64];
+        snprintf(path, sizeof path, "%s_%d", out, k);
+        assert_int_not_equal(access(path, F_OK), 0);
+    }
 }
 
 static void test_listing(void **state)
@@ -764,14 +817,14 @@ static void test_langevin(void **state)
         const char *want[8];
     } s[] = {
         {"lmc", {"    h ", "full-data", NULL}},
-        {"mala", {"    h ", "adapt_delta", "0.574", "accept_stat__",
-                  "stepsize__", "full-data", NULL}},
+        {"mala", {"    h ", "adapt_delta", "0.574", "unit|diag|dense",
+                  "accept_stat__", "stepsize__", "full-data", NULL}},
         {"psgld", {"    h ", "    lambda ", "1e-05", "    alpha ", "0.99",
                    NULL}},
         {"sghmc", {"    h ", "    gamma ", "    sigma ", "default auto",
                    "sqrt(2 gamma)", "em|symplectic", "kinetic__", NULL}},
         {"sgnht", {"    h ", "    A ", "xi__", "kinetic__", NULL}},
-        {"msgnht", {"    h ", "    A ", "xi__", "kinetic__", NULL}},
+        {"msgnht", {"    h ", "    A ", "xi.#__", "kinetic__", NULL}},
         {"ewsg", {"    h ", "    gamma ", "    sigma ", "    M ", "    x ",
                   "r_next_r|0|1|r_next_0", "index_accept__", NULL}},
     };
@@ -904,6 +957,7 @@ int main(void)
         cmocka_unit_test(test_bad_data),
         cmocka_unit_test(test_output),
         cmocka_unit_test(test_divergence),
+        cmocka_unit_test(test_setup_budget),
         cmocka_unit_test(test_listing),
         cmocka_unit_test(test_signal),
         cmocka_unit_test(test_progress),

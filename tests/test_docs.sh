@@ -22,7 +22,7 @@ for f in $(sed -n 's/^<!-- listing: \(.*\) -->$/\1/p' "$doc"); do
 done
 grep -q '^<!-- listing: examples/minimal-sampler/rwm.c -->$' "$doc" ||
     { echo "FAIL: $doc has no listing of examples/minimal-sampler/rwm.c"; fail=1; }
-msg="refused: built for drift sampler ABI version 0, but this drift loads version 1; rebuild it against this drift's headers (pkg-config --cflags drift)"
+msg="refused: built for drift sampler ABI version 1, but this drift loads version 2; rebuild it against this drift's headers (pkg-config --cflags drift)"
 grep -qF -- "$msg" "$doc" ||
     { echo "FAIL: $doc does not state the previous-version refusal: $msg"; fail=1; }
 [ $fail = 0 ] && echo "test_docs: $doc shows rwm.c verbatim and the refusal message"

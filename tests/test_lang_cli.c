@@ -70,6 +70,39 @@ static void test_sample(void **state)
     free(m), free(d), free(nm), free(nd);
 }
 
+/* A step that overflows the density of a .drift model: the message says
+ * where (chain, iteration, largest parameter) that the density is not
+ * finite at this point, with the model's detail; it does not read as bad
+ * data.  mala at an absurd step rejects instead (issue 21). */
+static void test_nonfinite_message(void **state)
+{
+    (void)state;
+    char *m = ex("normal_gamma/normal_gamma.drift"),
+         *d = ex("normal_gamma/normal_gamma.csv"),
+         *j = ex("normal_gamma/normal_gamma.json");
+    char out[] = "/tmp/drift-lcli-XXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    th_cli r = th_cli_run((const char *[]){"sample", m, "--data", d, "--data",
+                                           j, "--sampler", "sgld", "--set",
+                                           "h=1", "--iter", "1000", "--seed",
+                                           "1", "--out", out, "--quiet",
+                                           NULL});
+    if (r.status != 1 || !strstr(r.err, "chain 1, iteration ") ||
+        !strstr(r.err, "the log density is not finite at this point") ||
+        !strstr(r.err, "largest parameter: ") ||
+        !strstr(r.err, "normal_gamma.drift:15:9: normal: sigma is inf"))
+        fail_msg("exit %d, stderr: %s", r.status, r.err);
+    th_cli_free(&r);
+    expect((const char *[]){"sample", m, "--data", d, "--data", j,
+                            "--sampler", "mala", "--set", "h=1e200",
+                            "--iter", "100", "--seed", "1", "--out", out,
+                            "--quiet", NULL},
+           0, "err", NULL);
+    unlink(out);
+    free(m), free(d), free(j);
+}
+
 static void test_errors_exit_2(void **state)
 {
     (void)state;
@@ -150,6 +183,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample),
+        cmocka_unit_test(test_nonfinite_message),
         cmocka_unit_test(test_errors_exit_2),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_diagnose),

@@ -36,9 +36,10 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
         s->prop[k] = theta[k] + s->step * svc->normal(c);
     double Up;
     int rc = svc->U_full(c, s->prop, &Up);
-    if (rc)
+    if (rc && rc != DRIFT_ENONFINITE)
         return rc; /* the engine has recorded why */
-    /* Accept with probability min(1, exp(U - Up)). */
+    /* Accept with probability min(1, exp(U - Up)); where the density is
+     * not finite, U_full said DRIFT_ENONFINITE and Up is +inf: rejected. */
     if (log(svc->uniform(c)) < s->U - Up) {
         for (size_t k = 0; k < s->d; k++)
             theta[k] = s->prop[k];

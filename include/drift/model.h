@@ -74,7 +74,11 @@ typedef struct drift_model {
     void (*workspace_free)(const void *self, void *ws);
 
     /* log p(theta), Jacobians of constraint transforms included, into *lp;
-     * when grad != NULL its gradient is written (overwritten, length d). */
+     * when grad != NULL its gradient is written (overwritten, length d).
+     * Here and in log_lik, a point where a value overflows or lies outside
+     * the support is not an error of the model: return DRIFT_ENUMERIC (with
+     * a message saying what overflowed) or write the non-finite value;
+     * samplers then see DRIFT_ENONFINITE at that point and may reject it. */
     int (*log_prior)(const void *self, void *ws, const double *theta,
                      double *lp, double *grad, drift_err *e);
 

@@ -12,9 +12,9 @@
  * noise's (constant) variance, where SGHMC needs it known.  msgnht keeps
  * one thermostat per coordinate, xi_i <- xi_i + (p_i^2 - 1) h (the
  * multivariate thermostat, mSGNHT), for noise whose variance differs
- * between coordinates.  Columns: xi__ (msgnht: the mean of its xi_i) and kinetic__
- * = p'p / (2d), which settles at 0.5.  Not exact: the discretisation bias
- * grows with h. */
+ * between coordinates.  Columns: xi__ (msgnht: xi.1__ ... xi.d__, one per
+ * thermostat) and kinetic__ = p'p / (2d), which settles at 0.5.  Not
+ * exact: the discretisation bias grows with h. */
 #include <math.h>
 
 #include <drift/sampler.h>
@@ -24,6 +24,7 @@ typedef struct sgnht {
     int multi;              /* msgnht */
     size_t d, n;
     double *p, *xi, *grad, *z;
+    double *diag;           /* the row's columns: xi (1, msgnht d), kinetic */
 } sgnht;
 
 static int init_common(sgnht *s, const drift_services *svc, drift_chain *c,
@@ -38,7 +39,8 @@ static int init_common(sgnht *s, const drift_services *svc, drift_chain *c,
     s->xi = svc->alloc(c, s->d * sizeof(double));
     s->grad = svc->alloc(c, s->d * sizeof(double));
     s->z = svc->alloc(c, s->d * sizeof(double));
-    if (!s->p || !s->xi || !s->grad || !s->z)
+    s->diag = svc->alloc(c, (s->d + 1) * sizeof(double));
+    if (!s->p || !s->xi || !s->grad || !s->z || !s->diag)
         return DRIFT_ENOMEM;
     svc->normal_fill(c, s->d, s->p);
     for (size_t k = 0; k < s->d; k++)
@@ -69,7 +71,7 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     if (rc)
         return rc;
     svc->normal_fill(c, s->d, s->z);
-    double h = s->h, noise = sqrt(2.0 * s->A * h), pp = 0, xi_sum = 0;
+    double h = s->h, noise = sqrt(2.0 * s->A * h), pp = 0;
     for (size_t k = 0; k < s->d; k++) {
         double xi = s->multi ? s->xi[k] : s->xi[0];
         s->p[k] += -xi * s->p[k] * h - s->grad[k] * h + noise * s->z[k];
@@ -77,18 +79,16 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
         pp += s->p[k] * s->p[k];
     }
     double d = (double)s->d;
-    if (s->multi) {
-        for (size_t k = 0; k < s->d; k++) {
+    size_t n_xi = s->multi ? s->d : 1;
+    if (s->multi)
+        for (size_t k = 0; k < s->d; k++)
             s->xi[k] += (s->p[k] * s->p[k] - 1.0) * h;
-            xi_sum += s->xi[k];
-        }
-        xi_sum /= d;
-    } else {
+    else
         s->xi[0] += (pp / d - 1.0) * h;
-        xi_sum = s->xi[0];
-    }
-    double diag[2] = {xi_sum, pp / (2.0 * d)};
-    return svc->emit_draw(c, theta, -U, diag);
+    for (size_t k = 0; k < n_xi; k++)
+        s->diag[k] = s->xi[k];
+    s->diag[n_xi] = pp / (2.0 * d);
+    return svc->emit_draw(c, theta, -U, s->diag);
 }
 
 static const drift_hparam hparams[] = {
@@ -110,6 +110,8 @@ static const drift_hparam mhparams[] = {
 };
 
 static const char *const columns[] = {"xi__", "kinetic__"};
+/* One thermostat per coordinate: xi.1__ ... xi.d__. */
+static const char *const mcolumns[] = {"xi.#__", "kinetic__"};
 
 static const drift_sampler samplers[] = {
     {
@@ -130,7 +132,7 @@ static const drift_sampler samplers[] = {
                    "2014)",
         .hparams = mhparams,
         .n_hparams = sizeof mhparams / sizeof mhparams[0],
-        .columns = columns,
+        .columns = mcolumns,
         .n_columns = 2,
         .state_size = sizeof(sgnht),
         .init = msgnht_init,

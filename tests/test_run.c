@@ -1,0 +1,317 @@
+/* test_run.c: what the runner (src/engine/run/run.c) promises samplers
+ * under ABI 2, with the probe samplers of tests/plugins/runprobe.c: points
+ * without a finite density are values a sampler rejects, and the chain
+ * fails only when a sampler gives up (with a message naming chain,
+ * iteration and parameter); phase callbacks arrive in Stan's window
+ * schedule with the metric set from each window; run-level setup runs
+ * once, on chain 1, inside the budget, shared by every chain; vector
+ * diagnostic columns are named as Stan names vector elements. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+static const char *probe_path(void)
+{
+    static char path[4096];
+    const char *d = getenv("DRIFT_TEST_PLUGIN_DIR");
+    if (!d)
+        fail_msg("DRIFT_TEST_PLUGIN_DIR is not set: run with make check");
+    snprintf(path, sizeof path, "%s/runprobe.so", d);
+    return path;
+}
+
+static char *probe(const char *name)
+{
+    static char spec[4200];
+    snprintf(spec, sizeof spec, "%s:%s", probe_path(), name);
+    return spec;
+}
+
+/* A sampler that meets points where the density overflows, at every
+ * other iteration and through three oracles, rejects them and keeps
+ * running: 100 iterations, 50 rejections counted, every draw finite. */
+static void test_overflow_rejected(void **state)
+{
+    (void)state;
+    th_problem tp;
+    th_open(&tp, "halfgauss", NULL, NULL, 0);
+    th_run r = {.sampler = probe("overflow"), .iters = 100, .seed = 3};
+    th_draws d;
+    drift_chain_result res;
+    if (th_sample(&tp, &r, &d, &res))
+        fail_msg("overflow probe failed: %s", res.message);
+    assert_int_equal(d.n, 100);
+    assert_true(d.v[99 * d.cols + 2] == 50);
+    for (size_t i = 0; i < d.n * d.cols; i++)
+        assert_true(isfinite(d.v[i]));
+    th_draws_free(&d);
+    th_close(&tp);
+}
+
+/* A sampler without an accept step gives up on such a point: the chain
+ * fails then, and the message says where (chain, iteration), that the
+ * density is not finite, and names the largest parameter. */
+static void test_give_up_message(void **state)
+{
+    (void)state;
+    th_problem tp;
+    th_open(&tp, "halfgauss", NULL, NULL, 0);
+    char *sets[] = {"h=0.5"};
+    th_run r = {.sampler = "sgld", .set = sets, .n_set = 1, .iters = 1000,
+                .seed = 5};
+    drift_chain_result res;
+    assert_int_equal(th_sample(&tp, &r, NULL, &res), DRIFT_ENONFINITE);
+    print_message("%s\n", res.message);
+    assert_non_null(strstr(res.message, "chain 1, iteration "));
+    assert_non_null(strstr(res.message, "not finite at this point"));
+    assert_non_null(strstr(res.message, "largest parameter: x."));
+    assert_true(res.started);
+    th_close(&tp);
+}
+
+/* The phase log runprobe.so keeps for chain id. */
+static const long *phase_log(unsigned id, size_t *n)
+{
+    void *h = dlopen(probe_path(), RTLD_NOW | RTLD_NOLOAD);
+    assert_non_null(h);
+    const long *(*fn)(unsigned, size_t *);
+    void *sym = dlsym(h, "runprobe_log");
+    assert_non_null(sym);
+    memcpy(&fn, &sym, sizeof fn);
+    const long *log = fn(id, n);
+    dlclose(h);
+    return log;
+}
+
+/* The regularised variance of the integers a .. b-1 (Stan's shrinkage
+ * of their sample variance n(n+1)/12). */
+static double window_var(uint64_t a, uint64_t b)
+{
+    double n = (double)(b - a), var = n * (n + 1) / 12;
+    return n / (n + 5) * var + 1e-3 * 5 / (n + 5);
+}
+
+/* Phases for `warmup` against Stan's documented schedule (ends of the
+ * slow windows, buffers): the callbacks in order with the iteration count
+ * at each, the columns the probe writes per row, and the metric set from
+ * each window (the probe observes the point (t, 0) at iteration t). */
+static void phases_at(uint64_t warmup, uint64_t init, uint64_t term,
+                      uint64_t base, const uint64_t *ends, size_t n_ends,
+                      const char *metric)
+{
+    th_problem tp;
+    th_open(&tp, "halfgauss", NULL, NULL, 0);
+    char set[32];
+    snprintf(set, sizeof set, "metric=%s", metric);
+    char *sets[] = {set};
+    char out[] = "/tmp/drift-run-XXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    uint64_t iters = 7;
+    th_run r = {.sampler = probe("phases"), .set = sets, .n_set = 1,
+                .warmup = warmup, .iters = iters, .save_warmup = 1,
+                .seed = 1, .out_path = out};
+    th_draws d;
+    drift_chain_result res;
+    if (th_sample(&tp, &r, &d, &res))
+        fail_msg("phases probe failed: %s", res.message);
+    assert_int_equal(d.n, warmup + iters);
+    int diag = strcmp(metric, "unit") != 0;
+    /* The callbacks: WARMUP_START at 0, WINDOW_END at each end, WARMUP_END
+     * at warmup, RUN_END at the last step. */
+    size_t n;
+    const long *log = phase_log(1, &n);
+    size_t want_n = (warmup ? 2 + n_ends : 0) + 1, k = 0;
+    assert_int_equal(n, want_n);
+    if (warmup) {
+        assert_int_equal(log[0], DRIFT_PHASE_WARMUP_START);
+        assert_int_equal(log[1], 0);
+        k = 1;
+        for (size_t w = 0; w < n_ends; w++, k++) {
+            assert_int_equal(log[2 * k], DRIFT_PHASE_WINDOW_END);
+            assert_int_equal(log[2 * k + 1], (long)ends[w]);
+        }
+        assert_int_equal(log[2 * k], DRIFT_PHASE_WARMUP_END);
+        assert_int_equal(log[2 * k + 1], (long)warmup);
+        k++;
+    }
+    assert_int_equal(log[2 * k], DRIFT_PHASE_RUN_END);
+    assert_int_equal(log[2 * k + 1], (long)(warmup + iters));
+    /* Per row: windows ended before it, the stage, M^-1[0], run_info. */
+    size_t w = 0;
+    double minv = 1;
+    for (uint64_t i = 0; i < d.n; i++) {
+        const double *row = d.v + i * d.cols;
+        while (w < n_ends && ends[w] <= i) {
+            uint64_t from = w ? ends[w - 1] : init;
+            minv = diag ? window_var(from, ends[w]) : 1;
+            w++;
+        }
+        assert_true(row[2] == (double)w);
+        assert_true(row[3] == (warmup == 0 ? 0 : i < warmup ? 1 : 2));
+        if (fabs(row[4] - minv) > 1e-9 * minv)
+            fail_msg("warmup %llu, row %llu: M^-1[0] = %.12g, expected "
+                     "%.12g",
+                     (unsigned long long)warmup, (unsigned long long)i,
+                     row[4], minv);
+        assert_true(row[5] == (double)init);
+        assert_true(row[6] == (double)term);
+        assert_true(row[7] == (double)base);
+        assert_true(row[8] == (!strcmp(metric, "dense") ? 2 : diag));
+    }
+    /* The adaptation block of CmdStan's files, after the warmup rows. */
+    char *csv = th_slurp(out);
+    if (warmup) {
+        char *blk = strstr(csv, "# Adaptation terminated\n# Step size = "
+                                "0.25\n");
+        assert_non_null(blk);
+        if (!strcmp(metric, "diag"))
+            assert_non_null(strstr(blk, "\n# Diagonal elements of inverse "
+                                        "mass matrix:\n# "));
+        if (!strcmp(metric, "dense"))
+            assert_non_null(strstr(blk, "\n# Elements of inverse mass "
+                                        "matrix:\n# "));
+    } else {
+        assert_null(strstr(csv, "# Adaptation terminated"));
+    }
+    free(csv);
+    unlink(out);
+    th_draws_free(&d);
+    th_close(&tp);
+}
+
+static void test_phases_1000(void **state)
+{
+    (void)state;
+    const uint64_t ends[] = {100, 150, 250, 450, 950};
+    phases_at(1000, 75, 50, 25, ends, 5, "diag");
+}
+
+static void test_phases_150(void **state)
+{
+    (void)state;
+    const uint64_t ends[] = {100};
+    phases_at(150, 75, 50, 25, ends, 1, "dense");
+}
+
+static void test_phases_20(void **state)
+{
+    (void)state;
+    const uint64_t ends[] = {18};
+    phases_at(20, 3, 2, 15, ends, 1, "diag");
+    phases_at(20, 3, 2, 15, ends, 1, "unit");
+}
+
+static void test_phases_0(void **state)
+{
+    (void)state;
+    phases_at(0, 0, 0, 0, NULL, 0, "diag");
+}
+
+/* gauss data: N rows of y.1, y.2. */
+static char *gauss_data(size_t N)
+{
+    const char *names[] = {"y.1", "y.2"};
+    double *v = malloc(N * 2 * sizeof *v);
+    for (size_t i = 0; i < 2 * N; i++)
+        v[i] = sin((double)i);
+    char *csv = th_write_csv(names, 2, v, N);
+    free(v);
+    return csv;
+}
+
+/* Run-level setup: once, on chain 1 (its grads__ carry the 3 passes, the
+ * header says setup_grads), its result read by every chain; and a budget
+ * it overruns stops it with a message. */
+static void test_setup(void **state)
+{
+    (void)state;
+    const size_t N = 40;
+    char *data = gauss_data(N);
+    th_problem tp;
+    th_open(&tp, "gauss", data, NULL, 0);
+    char out[] = "/tmp/drift-setup-XXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    th_run r = {.sampler = probe("setup"), .iters = 5, .chains = 3,
+                .seed = 2, .out_path = out};
+    th_draws d[3];
+    drift_chain_result res[3];
+    if (th_sample(&tp, &r, d, res))
+        fail_msg("setup probe failed: %s", res[0].message);
+    double v = d[0].v[2];
+    for (int k = 0; k < 3; k++) {
+        assert_int_equal(d[k].n, 5);
+        assert_true(d[k].v[1] == (k == 0 ? 3.0 * N : 0));
+        assert_true(d[k].v[2] == v);
+        th_draws_free(&d[k]);
+    }
+    for (int k = 0; k < 3; k++) {
+        char *csv = th_slurp(res[k].path);
+        assert_non_null(strstr(csv, "# setup_grads = 120\n"));
+        free(csv);
+        unlink(res[k].path);
+    }
+    unlink(out);
+    /* --passes 2 cannot pay for 3 passes of setup. */
+    th_run rb = {.sampler = probe("setup"), .passes = 2, .chains = 2,
+                 .seed = 2};
+    assert_int_equal(th_sample(&tp, &rb, NULL, res), DRIFT_EINVAL);
+    print_message("%s\n%s\n", res[0].message, res[1].message);
+    assert_non_null(strstr(res[0].message, "run-level setup spent the whole "
+                                           "budget of --passes 2"));
+    assert_false(res[0].started);
+    assert_false(res[1].started);
+    th_close(&tp);
+    unlink(data);
+    free(data);
+}
+
+/* msgnht declares "xi.#__": one column per coordinate, xi.1__ ... */
+static void test_vector_columns(void **state)
+{
+    (void)state;
+    char *data = gauss_data(30);
+    th_problem tp;
+    th_open(&tp, "gauss", data, NULL, 0);
+    char out[] = "/tmp/drift-vec-XXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    th_run r = {.sampler = "msgnht", .iters = 20, .seed = 4,
+                .out_path = out};
+    th_draws d;
+    assert_int_equal(th_sample(&tp, &r, &d, NULL), DRIFT_OK);
+    char *csv = th_slurp(out);
+    assert_non_null(
+        strstr(csv, "\nlp__,grads__,xi.1__,xi.2__,kinetic__,theta.1,"
+                    "theta.2\n"));
+    assert_int_equal(d.cols, 7);
+    free(csv);
+    unlink(out);
+    th_draws_free(&d);
+    th_close(&tp);
+    unlink(data);
+    free(data);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_overflow_rejected),
+        cmocka_unit_test(test_give_up_message),
+        cmocka_unit_test(test_phases_1000),
+        cmocka_unit_test(test_phases_150),
+        cmocka_unit_test(test_phases_20),
+        cmocka_unit_test(test_phases_0),
+        cmocka_unit_test(test_setup),
+        cmocka_unit_test(test_vector_columns),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
