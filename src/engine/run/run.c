@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -137,7 +138,29 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     }
     case DRIFT_INIT_VALUES: {
         drift_err me = {{0}};
-        if (m->unconstrain(m->self, cfg->init_values, theta, &me))
+        const double *values = cfg->init_values;
+        double *mixed = NULL;
+        size_t missing = 0;
+        for (size_t k = 0; cfg->init_given && k < m->n_out; k++)
+            missing += !cfg->init_given[k];
+        if (missing) {
+            /* A partial file: a random point, then the file's values over
+             * its constrained image (Stan's partial inits). */
+            double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
+            mixed = drift_calloc(m->n_out ? m->n_out : 1, sizeof *mixed);
+            if (!mixed)
+                return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+            for (size_t k = 0; k < c->d; k++)
+                theta[k] = -r + 2.0 * r * drift_rng_uniform(&c->rng);
+            m->constrain(m->self, theta, mixed);
+            for (size_t k = 0; k < m->n_out; k++)
+                if (cfg->init_given[k])
+                    mixed[k] = cfg->init_values[k];
+            values = mixed;
+        }
+        int urc = m->unconstrain(m->self, values, theta, &me);
+        drift_free(mixed);
+        if (urc)
             return drift_chain_fail(c, DRIFT_EINVAL, "--init: %s", me.msg);
         break;
     }
@@ -278,13 +301,16 @@ static int budget_spent(const drift_chain *c, double t_start)
     return 0;
 }
 
-typedef struct chain_job {
+/* The run's queue of chains: W worker threads take the next chain index
+ * until none is left, so K chains run W at a time. */
+typedef struct chain_queue {
     const drift_run_config *cfg;
-    unsigned id;
-    drift_chain_result *res;
+    drift_chain_result *results;
     drift_progress *prog;
-    unsigned k;             /* 0-based index among the run's chains */
-} chain_job;
+    unsigned K, first;
+    unsigned next;          /* next chain index to start (under mu) */
+    pthread_mutex_t mu;
+} chain_queue;
 
 /* The end of warmup: thinning restarts (so the kept draws after warmup do
  * not depend on --save-warmup), and the file gets the comment CmdStan
@@ -439,11 +465,28 @@ done:
     drift_progress_done(prog, k);
 }
 
-static void *chain_thread(void *arg)
+static void *chain_worker(void *arg)
 {
-    chain_job *job = arg;
-    run_chain(job->cfg, job->id, job->res, job->prog, job->k);
-    return NULL;
+    chain_queue *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        unsigned k = q->next < q->K ? q->next++ : q->K;
+        pthread_mutex_unlock(&q->mu);
+        if (k == q->K)
+            return NULL;
+        run_chain(q->cfg, q->first + k, &q->results[k], q->prog, k);
+    }
+}
+
+/* How many chains run at once: cfg->parallel, or the processor count. */
+static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
+{
+    long w = cfg->parallel;
+    if (w <= 0)
+        w = sysconf(_SC_NPROCESSORS_ONLN);
+    if (w <= 0)
+        w = 1;
+    return (unsigned)w < K ? (unsigned)w : K;
 }
 
 int drift_run(const drift_run_config *cfg, drift_chain_result *results,
@@ -483,30 +526,34 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
     if (K == 1 && !prog) {
         run_chain(cfg, first, &results[0], NULL, 0);
     } else {
-        pthread_t *tids = drift_calloc(K, sizeof *tids);
-        chain_job *jobs = drift_calloc(K, sizeof *jobs);
-        unsigned char *live = drift_calloc(K, 1);
-        if (!tids || !jobs || !live) {
+        /* Chains beyond the processor count wait in the queue: each
+         * chain's draws depend on (seed, id) alone, never on when it ran. */
+        unsigned W = parallel_chains(cfg, K);
+        chain_queue q = {cfg, results, prog, K, first, 0,
+                         PTHREAD_MUTEX_INITIALIZER};
+        pthread_t *tids = drift_calloc(W, sizeof *tids);
+        unsigned char *live = drift_calloc(W, 1);
+        if (!tids || !live) {
             drift_free(tids);
-            drift_free(jobs);
             drift_free(live);
             drift_progress_free(prog);
             return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         }
-        for (unsigned k = 0; k < K; k++) {
-            jobs[k] = (chain_job){cfg, first + k, &results[k], prog, k};
-            if (pthread_create(&tids[k], NULL, chain_thread, &jobs[k]) == 0)
-                live[k] = 1;
-            else /* Run it here instead: slower, same result. */
-                run_chain(cfg, first + k, &results[k], prog, k);
-        }
+        unsigned started = 0;
+        for (unsigned w = 0; w < W; w++)
+            if (pthread_create(&tids[w], NULL, chain_worker, &q) == 0) {
+                live[w] = 1;
+                started++;
+            }
+        if (!started) /* No thread at all: run the queue here. */
+            chain_worker(&q);
         if (prog)
             drift_progress_watch(prog);
-        for (unsigned k = 0; k < K; k++)
-            if (live[k])
-                pthread_join(tids[k], NULL);
+        for (unsigned w = 0; w < W; w++)
+            if (live[w])
+                pthread_join(tids[w], NULL);
+        pthread_mutex_destroy(&q.mu);
         drift_free(tids);
-        drift_free(jobs);
         drift_free(live);
     }
     drift_progress_free(prog);
