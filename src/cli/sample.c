@@ -20,6 +20,8 @@
 #include "engine/run/plugin.h"
 #include "engine/run/problem.h"
 #include "engine/run/run.h"
+#include "engine/stats/checks.h"
+#include "engine/stats/stancsv.h"
 
 enum {
     O_MODEL, O_MODEL_SET, O_DATA, O_DATA_SET, O_SAMPLER, O_SET, O_BATCH, O_ACCESS,
@@ -367,6 +369,47 @@ static int sampler_adapts(const drift_sampler *s)
            drift_hparams_find(s->hparams, s->n_hparams, "delta") >= 0;
 }
 
+/* After a run: the files read back and checked as CmdStan's diagnose
+ * checks them; one "warning:" line per problem on standard error.  The
+ * draws are valid all the same (the exit status stays 0). */
+static void print_checks(const drift_chain_result *res, unsigned K)
+{
+    drift_stancsv **f = calloc(K, sizeof *f);
+    size_t C = 0, n = SIZE_MAX;
+    if (!f)
+        return;
+    for (unsigned k = 0; k < K; k++) {
+        drift_err e = {{0}};
+        if (res[k].status || !res[k].path[0] || !res[k].draws)
+            continue;
+        if (drift_stancsv_read(res[k].path, &f[C], &e)) {
+            fprintf(stderr, "drift: warning: cannot check %s: %s\n",
+                    res[k].path, e.msg);
+            continue;
+        }
+        if (C && f[C]->n_cols != f[0]->n_cols) {
+            drift_stancsv_free(f[C]);
+            continue;
+        }
+        size_t kept = f[C]->n_rows - f[C]->n_warmup;
+        if (kept < n)
+            n = kept;
+        C++;
+    }
+    drift_checks chk = {0};
+    drift_err e = {{0}};
+    if (C && n && n != SIZE_MAX &&
+        !drift_checks_run((const drift_stancsv *const *)f, C, n, NULL, &chk,
+                          &e)) {
+        for (size_t k = 0; k < chk.n; k++)
+            fprintf(stderr, "drift: warning: %s\n", chk.lines[k]);
+        drift_checks_free(&chk);
+    }
+    for (size_t k = 0; k < C; k++)
+        drift_stancsv_free(f[k]);
+    free(f);
+}
+
 static void print_problems(const drift_registry *reg)
 {
     for (size_t k = 0; k < drift_registry_n_problems(reg); k++)
@@ -612,6 +655,7 @@ int cmd_sample(int argc, char **argv)
     if (run_rc) {
         rc = any_started_failed ? EXIT_RUN_FAILED : EXIT_USAGE;
     } else {
+        print_checks(results, a.chains);
         rc = 0;
     }
 out:
