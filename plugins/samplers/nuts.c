@@ -60,6 +60,8 @@ typedef struct nuts {
     double eps, eps_used;
     drift_dual_avg da;
     int adapting;
+    int pending;            /* an error from a phase callback, returned by
+                               the next step */
     /* the chain's current point */
     double *q, *g;
     double U;
@@ -541,6 +543,15 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
                    ? svc->fail(c, "nuts: the log density or its gradient is "
                                   "not finite at the initial point")
                    : rc;
+#if DRIFT_SAMPLER_ABI_VERSION >= 2
+    if ((rc = svc->metric_use(c, (drift_metric_kind)s->metric)))
+        return rc;
+    if (svc->run_info(c)->warmup == 0)
+        svc->warn(c, "nuts: no warmup (--warmup 0), so no adaptation: the "
+                     "step size is the initial heuristic's and the metric "
+                     "the identity; give --warmup 1000 (the default) unless "
+                     "you know both are right");
+#endif
     s->eps = s->eps0;
     if ((rc = init_stepsize(s, svc, c)))
         return rc;
@@ -554,9 +565,10 @@ static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
                      double *theta)
 {
     nuts *s = state;
-    int warm = svc->in_warmup(c);
+    if (s->pending)
+        return s->pending;
 #if DRIFT_SAMPLER_ABI_VERSION < 2
-    if (warm)
+    if (svc->in_warmup(c))
         s->adapting = 1;
     else if (s->adapting) {
         s->adapting = 0;
@@ -580,10 +592,45 @@ static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
     diag[3] = (double)s->n_leapfrog;
     diag[4] = s->divergent;
     diag[5] = energy;
-    if (warm && s->adapting && s->d > 0)
+    if (s->adapting && s->d > 0) {
         s->eps = da_update(s, svc, c, accept);
+#if DRIFT_SAMPLER_ABI_VERSION >= 2
+        svc->metric_observe(c, theta);
+#endif
+    }
     return svc->emit_draw(c, theta, -s->U, diag);
 }
+
+#if DRIFT_SAMPLER_ABI_VERSION >= 2
+/* Stan's windowed warmup: the step size adapts from the first warmup step;
+ * after each slow window (the engine has just set the metric from it) the
+ * step size is found afresh for the new metric and its adaptation
+ * restarts around it; at the end the averaged step size is kept. */
+static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
+                       drift_phase phase)
+{
+    nuts *s = state;
+    if (s->d == 0)
+        return;
+    switch (phase) {
+    case DRIFT_PHASE_WARMUP_START:
+        s->adapting = 1;
+        break;
+    case DRIFT_PHASE_WINDOW_END:
+        if (!s->pending)
+            s->pending = init_stepsize(s, svc, c);
+        da_restart(s, svc, c, s->eps);
+        break;
+    case DRIFT_PHASE_WARMUP_END:
+        s->adapting = 0;
+        s->eps = da_final(s, svc, c);
+        svc->set_adapted(c, s->eps);
+        break;
+    default:
+        break;
+    }
+}
+#endif
 
 static const drift_hparam nuts_hparams[] = {
     {"delta", DRIFT_HP_REAL, 0.8, 0, 1, DRIFT_HP_OPEN_LO | DRIFT_HP_OPEN_HI,
@@ -623,6 +670,9 @@ static const drift_sampler samplers[] = {
         .flags = DRIFT_SAMPLER_FULL_DATA,
         .init = nuts_init,
         .step = nuts_step,
+#if DRIFT_SAMPLER_ABI_VERSION >= 2
+        .phase = nuts_phase,
+#endif
     },
 };
 

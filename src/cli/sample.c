@@ -51,7 +51,7 @@ static const cli_opt sample_opts[] = {
     [O_PASSES] = {"--passes", 1, "P  budget in data passes"},
     [O_ITER] = {"--iter", 1,
                 "K  budget in iterations after warmup (default 1000 when "
-                "no budget is given)"},
+                "no budget is given; 0: the warmup alone)"},
     [O_SECONDS] = {"--seconds", 1, "S  budget in wall-clock seconds"},
     [O_THIN] = {"--thin", 1,
                 "T  keep every T-th draw; for continuous samplers, the "
@@ -113,6 +113,7 @@ typedef struct sample_args {
     drift_access access;
     uint64_t iters, thin, warmup, seed;
     int have_seed, have_thin, have_warmup, save_warmup, quiet, help;
+    int warmup_only;        /* --iter 0 */
     int emit_segments;
     double passes, seconds, thin_time, grad_noise, eval_every, init_radius;
     unsigned chains, chain_id, threads;
@@ -222,7 +223,10 @@ static int on_sample_opt(void *user, int idx, const char *v)
         return 0;
     case O_PASSES: return parse_pos_double("--passes", v, &a->passes);
     case O_ITER:
-        return parse_u64_opt("--iter", v, 1, (uint64_t)1 << 62, &a->iters);
+        if ((rc = parse_u64_opt("--iter", v, 0, (uint64_t)1 << 62, &a->iters)))
+            return rc;
+        a->warmup_only = a->iters == 0;
+        return 0;
     case O_SECONDS: return parse_pos_double("--seconds", v, &a->seconds);
     case O_THIN:
         if ((rc = parse_pos_double("--thin", v, &a->thin_time)))
@@ -513,7 +517,7 @@ int cmd_sample(int argc, char **argv)
      * budget in data passes or seconds is the minibatch samplers' way of
      * running, and their warmup stays 0 there unless the sampler adapts. */
     int iter_budget = a.passes <= 0 && a.seconds <= 0;
-    if (!a.iters && iter_budget)
+    if (!a.iters && iter_budget && !a.warmup_only)
         a.iters = 1000;
     if (!a.have_warmup)
         a.warmup = iter_budget || sampler_adapts(&sampler) ? 1000 : 0;
@@ -590,6 +594,7 @@ int cmd_sample(int argc, char **argv)
         .eval_every = a.eval_every,
         .emit_segments = a.emit_segments,
         .full_threads = a.threads,
+        .warmup_only = a.warmup_only,
     };
     /* A mapped row store (read by a C plugin, or by a .drift model as its
      * rows): tell the kernel how it will be read, and read ahead. */

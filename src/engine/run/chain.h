@@ -91,6 +91,8 @@ typedef struct drift_run_config {
     /* DRIFT_INIT_VALUES: which of init_values the file gave (n_out flags;
      * NULL: all); the others are drawn as DRIFT_INIT_RANDOM draws them. */
     const unsigned char *init_given;
+    /* --iter 0: the run ends with its warmup (no draws kept). */
+    int warmup_only;
 } drift_run_config;
 
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };

@@ -293,6 +293,8 @@ static int budget_spent(const drift_chain *c, double t_start)
         return 1;
     if (cfg->iters && c->iter >= cfg->warmup + cfg->iters)
         return 1;
+    if (cfg->warmup_only && c->iter >= cfg->warmup)
+        return 1;
     if (cfg->passes > 0 && c->N &&
         (double)c->grads >= cfg->passes * (double)c->N)
         return 1;
