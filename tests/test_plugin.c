@@ -38,7 +38,36 @@ static void expect_refused(const char *file, const char *n1, const char *n2)
 static void test_future_abi(void **state)
 {
     (void)state;
-    expect_refused("badabi.so", "ABI version 999", "loads version 1");
+    char want[64];
+    snprintf(want, sizeof want, "loads version %u",
+             DRIFT_SAMPLER_ABI_VERSION);
+    expect_refused("badabi.so", "ABI version 999", want);
+}
+
+/* A plugin that needs services this engine lacks is refused at load, not
+ * left to call past the end of the table. */
+static void test_newer_services(void **state)
+{
+    (void)state;
+    char want[96];
+    snprintf(want, sizeof want,
+             "needs drift's services version %u, but this drift offers "
+             "version %u",
+             DRIFT_SERVICES_VERSION + 1, DRIFT_SERVICES_VERSION);
+    expect_refused("newsvc.so", want, "upgrade drift");
+}
+
+/* Counts that lie about their tables are refused, not read past: absurd
+ * ones by their bound, the crasher's (50 for a table of 1) by the probes
+ * and checks of what lies past the table. */
+static void test_table_counts(void **state)
+{
+    (void)state;
+    expect_refused("bigcount.so", "n_hparams = 1099511627776",
+                   "more than the 256 allowed");
+    expect_refused("manysamplers.so", "n_samplers = 1000000",
+                   "more than the 64 allowed");
+    expect_refused("shorttable.so", "refused", "shorttable");
 }
 
 static void test_previous_abi(void **state)
@@ -265,6 +294,8 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_future_abi),
+        cmocka_unit_test(test_newer_services),
+        cmocka_unit_test(test_table_counts),
         cmocka_unit_test(test_previous_abi),
         cmocka_unit_test(test_no_symbol),
         cmocka_unit_test(test_dlopen_failure),

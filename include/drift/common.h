@@ -34,7 +34,14 @@ enum {
     DRIFT_EPLUGIN = 5,   /* a plugin was refused */
     DRIFT_ENUMERIC = 6,  /* a non-finite value appeared */
     DRIFT_ESTOP = 7,     /* a stop was requested (signal, budget) */
-    DRIFT_EINTERNAL = 8  /* a bug in drift: please report it */
+    DRIFT_EINTERNAL = 8, /* a bug in drift: please report it */
+    /* added in ABI 2: the model's log density or gradient is not finite
+     * at the point asked about (U is then +INFINITY).  An oracle returns
+     * it without failing the chain: a sampler that can reject the point
+     * does so; one that returns it fails the chain with the engine's
+     * message naming the chain, the iteration and the parameter of
+     * largest magnitude. */
+    DRIFT_ENONFINITE = 9
 };
 
 /* Error buffer.  The caller owns it; a function that fails writes one

@@ -2,9 +2,10 @@
  * exporting one function, drift_sampler_entry(), that returns a const
  * descriptor of one or more samplers.  The engine owns everything else:
  * it loads the model and data, validates hyperparameters, allocates the
- * sampler's state, runs chains, counts gradient evaluations and writes
- * output.  A plugin links against nothing of drift's; it reaches the engine
- * only through the const table of services handed to every call.
+ * sampler's state, runs chains, counts gradient evaluations, schedules
+ * warmup (step-size and metric adaptation) and writes output.  A plugin
+ * links against nothing of drift's; it reaches the engine only through
+ * the const table of services handed to every call.
  *
  * Build one with:  cc -shared -fPIC $(pkg-config --cflags drift) my.c -o my.so
  *
@@ -12,7 +13,10 @@
  * the engine passed in; vectors have length d (the model's unconstrained
  * dimension) unless stated; gradients are of the potential U, not of the
  * log density; int results are DRIFT_OK or an error whose message the
- * engine has already recorded for the chain (the sampler just returns it). */
+ * engine has already recorded for the chain (the sampler just returns it).
+ * One status is not an error: DRIFT_ENONFINITE (drift/common.h) says the
+ * point asked about has no finite density; a sampler with an accept step
+ * rejects it and goes on. */
 #ifndef DRIFT_SAMPLER_H
 #define DRIFT_SAMPLER_H
 
@@ -24,7 +28,13 @@ extern "C" {
 
 /* Bumped when an existing field changes meaning or place; appending a
  * service or a descriptor field does not bump it. */
-#define DRIFT_SAMPLER_ABI_VERSION 1u
+#define DRIFT_SAMPLER_ABI_VERSION 2u
+
+/* Version of the services table: bumped whenever a service is appended.
+ * A plugin states the version it needs (drift_sampler_plugin's
+ * services_version) and an engine with an older table refuses it at load,
+ * so no plugin calls past the end of the table it was given. */
+#define DRIFT_SERVICES_VERSION 2u
 
 /* One chain as the engine runs it; opaque to samplers. */
 typedef struct drift_chain drift_chain;
@@ -61,9 +71,69 @@ typedef struct drift_thin_stats {
     uint64_t violations;    /* proposals where rate > bound */
 } drift_thin_stats;
 
+/* What the run is (ABI 2), from the run_info service.  The warmup
+ * schedule is Stan's windowed adaptation: an initial fast interval of
+ * init_buffer iterations, then slow windows of base_window, 2 base_window,
+ * 4 base_window ... iterations (the last one stretched to end where the
+ * terminal interval begins), then a terminal fast interval of term_buffer
+ * iterations.  Stan's defaults are 75, 25 and 50; when they do not fit
+ * (warmup < 150) init_buffer is 15% of warmup, term_buffer 10% and
+ * base_window the rest; below 20 iterations there is no slow window
+ * (init_buffer = warmup, the other two 0).  All three are 0 without
+ * warmup. */
+typedef struct drift_run_info {
+    uint64_t warmup;        /* warmup iterations (0: none) */
+    uint64_t iterations;    /* post-warmup iteration budget (0: the run
+                               is not bounded by iterations) */
+    double passes;          /* data-pass budget (0: none) */
+    double seconds;         /* wall-time budget (0: none) */
+    unsigned chains;        /* chains in the run */
+    uint64_t init_buffer;   /* initial fast interval (75) */
+    uint64_t term_buffer;   /* terminal fast interval (50) */
+    uint64_t base_window;   /* first slow window (25) */
+} drift_run_info;
+
+/* Phase notifications (ABI 2), delivered to drift_sampler.phase between
+ * steps, in this order: WARMUP_START (only with warmup), one WINDOW_END
+ * per slow window, WARMUP_END (only with warmup), RUN_END. */
+typedef enum drift_phase {
+    DRIFT_PHASE_WARMUP_START = 0, /* before the first warmup step */
+    DRIFT_PHASE_WINDOW_END = 1,   /* a slow window just ended; the engine
+                                     has already set the metric from it
+                                     (if the sampler uses one): re-initialise
+                                     the step size */
+    DRIFT_PHASE_WARMUP_END = 2,   /* after the last warmup step: freeze the
+                                     step size (and call set_adapted) */
+    DRIFT_PHASE_RUN_END = 3       /* after the last step of a run that did
+                                     not fail */
+} drift_phase;
+
+/* Dual averaging of a step size (Nesterov; Hoffman and Gelman 2014, as
+ * Stan does it), owned by the sampler, updated by the da_* services. */
+typedef struct drift_dual_avg {
+    double mu;              /* log step size the iterates shrink towards:
+                               log(10 h0) */
+    double gamma;           /* regularisation scale (0.05) */
+    double t0;              /* iteration offset (10) */
+    double kappa;           /* relaxation exponent (0.75) */
+    double delta;           /* target acceptance statistic */
+    double s_bar;           /* running average of delta - accept_stat */
+    double x_bar;           /* running average of the log step sizes */
+    uint64_t counter;       /* updates since the last restart */
+} drift_dual_avg;
+
+/* The metric M (ABI 2): momenta are N(0, M), and M^-1 is the estimate of
+ * the target's (co)variance that preconditions a sampler's moves. */
+typedef enum drift_metric_kind {
+    DRIFT_METRIC_UNIT = 0,  /* M = I */
+    DRIFT_METRIC_DIAG = 1,  /* diagonal, estimated per coordinate */
+    DRIFT_METRIC_DENSE = 2  /* dense, estimated as a covariance (d x d
+                               memory and O(d^2) products) */
+} drift_metric_kind;
+
 /* The services table.  The engine fills it; samplers only read it.
- * New services are appended; check struct_size before using one tagged
- * with a later version than the one a plugin was built for. */
+ * New services are appended and bump DRIFT_SERVICES_VERSION; the loader
+ * refuses a plugin that needs a newer table than the engine's. */
 typedef struct drift_services {
     uint32_t abi_version;   /* DRIFT_SAMPLER_ABI_VERSION of the engine */
     uint32_t struct_size;   /* sizeof(drift_services) in the engine */
@@ -79,7 +149,12 @@ typedef struct drift_services {
     int (*in_warmup)(drift_chain *c);       /* 1 while in --warmup steps */
     unsigned (*chain_id)(drift_chain *c);   /* 1-based, as CmdStan */
 
-    /* ---- oracles (each per-datum evaluation is counted) ---- */
+    /* ---- oracles (each per-datum evaluation is counted) ----
+     * Where the model's log density or gradient is not finite (an
+     * overflow, a point outside the support), an oracle returns
+     * DRIFT_ENONFINITE and writes +INFINITY to the U it outputs (NaN per-row
+     * terms become +INFINITY); its gradient outputs are then undefined.
+     * The chain goes on unless the sampler returns that status. */
     /* grad_full: grad U over all N rows and the prior; *U gets U(theta)
      * when U != NULL.  Counts N. */
     int (*grad_full)(drift_chain *c, const double *theta, double *grad,
@@ -185,6 +260,58 @@ typedef struct drift_services {
      * (before any row was drawn).  For samplers whose identity includes
      * the access strategy (e.g. TMU with cyclic access). */
     int (*set_access)(drift_chain *c, drift_access a);
+
+    /* ---- added in ABI 2 (services version 2) ---- */
+    /* The run's budgets and warmup schedule. */
+    const drift_run_info *(*run_info)(drift_chain *c);
+
+    /* Dual averaging of a step size.  da_restart sets gamma 0.05, t0 10,
+     * kappa 0.75 (Stan's defaults; a sampler may change them afterwards),
+     * mu = log(10 h0), delta, and zeroes the averages and the counter.
+     * da_update takes the acceptance statistic of the step just taken
+     * (NaN counts as 0, values above 1 as 1) and returns the step size to
+     * use next, exp(x) with x = mu - sqrt(t) s_bar / gamma.  da_final
+     * returns the averaged step size exp(x_bar), the one to keep after
+     * warmup. */
+    void (*da_restart)(drift_chain *c, drift_dual_avg *da, double h0,
+                       double delta);
+    double (*da_update)(drift_chain *c, drift_dual_avg *da,
+                        double accept_stat);
+    double (*da_final)(drift_chain *c, const drift_dual_avg *da);
+
+    /* The chain's metric, owned by the engine.  metric_use (from init
+     * only) asks for one; it starts as the identity.  During each slow
+     * warmup window the engine collects the points the sampler passes to
+     * metric_observe (one per iteration, unconstrained; ignored outside
+     * slow windows) and, at the window's end, sets M^-1 to their
+     * variance (DIAG) or covariance (DENSE) regularised as Stan does,
+     * (n/(n+5)) Sigma + 1e-3 (5/(n+5)) I for n points, before calling
+     * phase(WINDOW_END).  A window with fewer than two points leaves the
+     * metric as it was.  Without metric_use, the metric is the identity
+     * and metric_observe does nothing. */
+    int (*metric_use)(drift_chain *c, drift_metric_kind kind);
+    void (*metric_observe)(drift_chain *c, const double *theta);
+    /* out = M^-1 v (out may not alias v). */
+    void (*metric_inv_mul)(drift_chain *c, const double *v, double *out);
+    /* p ~ N(0, M), from the chain's random stream. */
+    void (*metric_draw)(drift_chain *c, double *p);
+    /* out = L v with L L' = M^-1 (DIAG: sqrt(M^-1) v; DENSE: the lower
+     * Cholesky factor): for Langevin noise N(0, M^-1) (out may not alias
+     * v). */
+    void (*metric_inv_sqrt_mul)(drift_chain *c, const double *v,
+                                double *out);
+    drift_metric_kind (*metric_kind)(drift_chain *c);
+    /* Copies M^-1 into out: d values (DIAG), d x d row-major (DENSE), none
+     * (UNIT); returns how many were written. */
+    size_t (*metric_get)(drift_chain *c, double *out);
+    /* The step size adaptation settled on, from phase(WARMUP_END): the
+     * output gets CmdStan's adaptation block ("# Adaptation terminated",
+     * "# Step size = ...", the inverse metric). */
+    void (*set_adapted)(drift_chain *c, double stepsize);
+
+    /* What drift_sampler.setup left in *shared (NULL without setup): the
+     * same read-only block for every chain. */
+    const void *(*shared)(drift_chain *c);
 } drift_services;
 
 /* One sampler.  The engine allocates state_size zeroed bytes for each
@@ -193,10 +320,14 @@ typedef struct drift_sampler {
     const char *name;           /* what --sampler NAME selects */
     const char *summary;        /* one line */
     const drift_hparam *hparams;
-    size_t n_hparams;
+    size_t n_hparams;           /* entries of hparams (at most 256) */
     const char *const *columns; /* diagnostic column names, each ending in
-                                   "__" (grads__ and lp__ are the engine's) */
-    size_t n_columns;
+                                   "__" (grads__ and lp__ are the engine's);
+                                   "name.#__" stands for d columns name.1__
+                                   ... name.d__, one per coordinate, and
+                                   takes d values of the diag array that
+                                   emit_draw/emit_segment get, in order */
+    size_t n_columns;           /* entries of columns (at most 256) */
     size_t state_size;
     size_t default_batch;       /* minibatch size when --batch is not given
                                    (0: the engine's default, 32) */
@@ -212,6 +343,21 @@ typedef struct drift_sampler {
                 double *theta);
     /* Optional: called once after the last step (even after a failure). */
     void (*finish)(void *state, const drift_services *svc, drift_chain *c);
+
+    /* ---- added in ABI 2 ---- */
+    /* Optional: phase notifications (see drift_phase), between steps. */
+    void (*phase)(void *state, const drift_services *svc, drift_chain *c,
+                  drift_phase phase);
+    /* Optional: run-level setup, called once per run before any chain's
+     * init, with chain 1's handle (its random stream and gradient count:
+     * what it spends is part of chain 1's grads__ and of the budget, and
+     * is written as setup_grads in the header).  Whatever it allocates
+     * with svc->alloc lives until the run ends; it leaves in *shared a
+     * block every chain then reads, read-only, through svc->shared.  A
+     * budget or a stop request that falls during setup makes the oracles
+     * return DRIFT_ESTOP. */
+    int (*setup)(const drift_services *svc, drift_chain *c, const double *hp,
+                 void **shared);
 } drift_sampler;
 
 /* drift_sampler.flags */
@@ -220,16 +366,17 @@ typedef struct drift_sampler {
 #define DRIFT_SAMPLER_FULL_DATA  2u /* uses only full-data oracles */
 
 /* What drift_sampler_entry() returns.  abi_version is read first and a
- * mismatch refused before anything else is read; struct_size and the
- * build facts are compared next. */
+ * mismatch refused before anything else is read; struct_size, the build
+ * facts and services_version are compared next. */
 typedef struct drift_sampler_plugin {
     uint32_t abi_version;       /* DRIFT_SAMPLER_ABI_VERSION */
     uint32_t struct_size;       /* sizeof(drift_sampler_plugin) */
     uint32_t size_t_size;       /* sizeof(size_t) */
     uint32_t double_size;       /* sizeof(double) */
     uint32_t sampler_size;      /* sizeof(drift_sampler) */
-    uint32_t reserved;
-    size_t n_samplers;
+    uint32_t services_version;  /* DRIFT_SERVICES_VERSION it was built
+                                   with: the newest services it may call */
+    size_t n_samplers;          /* entries of samplers (1 to 64) */
     const drift_sampler *samplers;
 } drift_sampler_plugin;
 
@@ -240,7 +387,7 @@ typedef const drift_sampler_plugin *(*drift_sampler_entry_fn)(void);
 #define DRIFT_SAMPLER_PLUGIN_HEADER                                      \
     DRIFT_SAMPLER_ABI_VERSION, (uint32_t)sizeof(drift_sampler_plugin),   \
         (uint32_t)sizeof(size_t), (uint32_t)sizeof(double),              \
-        (uint32_t)sizeof(drift_sampler), 0u
+        (uint32_t)sizeof(drift_sampler), DRIFT_SERVICES_VERSION
 
 #ifdef __cplusplus
 }

@@ -11,23 +11,10 @@
 
 #include <drift/sampler.h>
 
-#ifndef DRIFT_ENONFINITE
-#define DRIFT_ENONFINITE 9
-#endif
-
 /* Stan's threshold on H(z) - H(z0) beyond which a trajectory diverged. */
 #define NUTS_MAX_DELTA_H 1000.0
-/* The step-size search gives up beyond these. */
+/* The step-size search gives up beyond this (Stan's bound). */
 #define NUTS_EPS_MAX 1e7
-
-/* ---- the temporary adaptation shim (until ABI 2 is merged) --------------- */
-#if DRIFT_SAMPLER_ABI_VERSION < 2
-typedef struct drift_dual_avg {
-    double mu, gamma, t0, kappa, delta;
-    double s_bar, x_bar;
-    uint64_t counter;
-} drift_dual_avg;
-#endif
 
 /* A point the trajectory may return: position, gradient of U and U there,
  * and the Hamiltonian with the momentum it had (for energy__). */
@@ -81,85 +68,17 @@ typedef struct nuts {
     int divergent;
 } nuts;
 
-/* ---- metric -------------------------------------------------------------- */
+/* ---- adaptation (the engine's services) --------------------------------- */
 
-static void metric_inv_mul(nuts *s, const drift_services *svc, drift_chain *c,
-                           const double *v, double *out)
-{
-#if DRIFT_SAMPLER_ABI_VERSION >= 2
-    if (s->metric != DRIFT_METRIC_UNIT) {
-        svc->metric_inv_mul(c, v, out);
-        return;
-    }
-#else
-    (void)svc;
-    (void)c;
-#endif
-    memcpy(out, v, s->d * sizeof *out);
-}
-
-static void metric_draw(nuts *s, const drift_services *svc, drift_chain *c,
-                        double *p)
-{
-#if DRIFT_SAMPLER_ABI_VERSION >= 2
-    if (s->metric != DRIFT_METRIC_UNIT) {
-        svc->metric_draw(c, p);
-        return;
-    }
-#endif
-    svc->normal_fill(c, s->d, p);
-}
-
-/* ---- dual averaging (shim) ----------------------------------------------- */
-
+/* Restarts the step-size adaptation around h0 with this sampler's
+ * constants. */
 static void da_restart(nuts *s, const drift_services *svc, drift_chain *c,
                        double h0)
 {
-#if DRIFT_SAMPLER_ABI_VERSION >= 2
     svc->da_restart(c, &s->da, h0, s->delta);
-#else
-    (void)svc;
-    (void)c;
-    s->da.mu = log(10.0 * h0);
-    s->da.delta = s->delta;
-    s->da.s_bar = s->da.x_bar = 0;
-    s->da.counter = 0;
-#endif
     s->da.gamma = s->gamma;
     s->da.kappa = s->kappa;
     s->da.t0 = s->t0;
-}
-
-static double da_update(nuts *s, const drift_services *svc, drift_chain *c,
-                        double a)
-{
-#if DRIFT_SAMPLER_ABI_VERSION >= 2
-    return svc->da_update(c, &s->da, a);
-#else
-    (void)svc;
-    (void)c;
-    drift_dual_avg *da = &s->da;
-    a = isnan(a) ? 0 : a > 1 ? 1 : a < 0 ? 0 : a;
-    da->counter++;
-    double n = (double)da->counter;
-    double w = 1.0 / (n + da->t0);
-    da->s_bar = (1.0 - w) * da->s_bar + w * (da->delta - a);
-    double x = da->mu - da->s_bar * sqrt(n) / da->gamma;
-    double xe = pow(n, -da->kappa);
-    da->x_bar = (1.0 - xe) * da->x_bar + xe * x;
-    return exp(x);
-#endif
-}
-
-static double da_final(nuts *s, const drift_services *svc, drift_chain *c)
-{
-#if DRIFT_SAMPLER_ABI_VERSION >= 2
-    return svc->da_final(c, &s->da);
-#else
-    (void)svc;
-    (void)c;
-    return exp(s->da.x_bar);
-#endif
 }
 
 /* ---- the integrator ------------------------------------------------------ */
@@ -191,7 +110,7 @@ static int leapfrog(nuts *s, const drift_services *svc, drift_chain *c,
     size_t d = s->d;
     for (size_t k = 0; k < d; k++)
         z->p[k] -= 0.5 * h * z->g[k];
-    metric_inv_mul(s, svc, c, z->p, ps);
+    svc->metric_inv_mul(c, z->p, ps);
     for (size_t k = 0; k < d; k++)
         z->q[k] += h * ps[k];
     int rc = svc->grad_full(c, z->q, z->g, &z->U);
@@ -199,14 +118,14 @@ static int leapfrog(nuts *s, const drift_services *svc, drift_chain *c,
         z->U = INFINITY;
         /* The momentum is meaningless now; keep it finite so the sums the
          * criterion reads stay numbers (the subtree is dropped anyway). */
-        metric_inv_mul(s, svc, c, z->p, ps);
+        svc->metric_inv_mul(c, z->p, ps);
         return DRIFT_OK;
     }
     if (rc)
         return rc;
     for (size_t k = 0; k < d; k++)
         z->p[k] -= 0.5 * h * z->g[k];
-    metric_inv_mul(s, svc, c, z->p, ps);
+    svc->metric_inv_mul(c, z->p, ps);
     return DRIFT_OK;
 }
 
@@ -360,8 +279,8 @@ static int transition(nuts *s, const drift_services *svc, drift_chain *c,
     copy(s->fwd.q, s->q, d);
     copy(s->fwd.g, s->g, d);
     s->fwd.U = s->U;
-    metric_draw(s, svc, c, s->fwd.p);
-    metric_inv_mul(s, svc, c, s->fwd.p, s->ps_ff);
+    svc->metric_draw(c, s->fwd.p);
+    svc->metric_inv_mul(c, s->fwd.p, s->ps_ff);
     s->H0 = hamiltonian(s, &s->fwd, s->ps_ff);
     copy(s->bck.q, s->q, d);
     copy(s->bck.g, s->g, d);
@@ -452,8 +371,8 @@ static int trial_step(nuts *s, const drift_services *svc, drift_chain *c,
     copy(z->q, s->q, d);
     copy(z->g, s->g, d);
     z->U = s->U;
-    metric_draw(s, svc, c, z->p);
-    metric_inv_mul(s, svc, c, z->p, s->ps_ff);
+    svc->metric_draw(c, z->p);
+    svc->metric_inv_mul(c, z->p, s->ps_ff);
     double H0 = hamiltonian(s, z, s->ps_ff);
     int rc = leapfrog(s, svc, c, z, h, s->ps_ff);
     if (rc)
@@ -513,9 +432,6 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
     s->kappa = hp[6];
     s->t0 = hp[7];
     size_t d = s->d = svc->dim(c);
-#if DRIFT_SAMPLER_ABI_VERSION < 2
-    s->metric = 0; /* the shim knows the unit metric only */
-#endif
     /* 17 vectors of d: the point, both ends (q, p, g), 8 end momenta,
      * 5 momentum sums, 2 proposals (q, g). */
     double *m = svc->alloc(c, (2 + 9 + 8 + 5 + 4) * (d ? d : 1) *
@@ -543,7 +459,6 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
                    ? svc->fail(c, "nuts: the log density or its gradient is "
                                   "not finite at the initial point")
                    : rc;
-#if DRIFT_SAMPLER_ABI_VERSION >= 2
     if ((rc = svc->metric_use(c, (drift_metric_kind)s->metric)))
         return rc;
     if (svc->run_info(c)->warmup == 0)
@@ -551,7 +466,6 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
                      "step size is the initial heuristic's and the metric "
                      "the identity; give --warmup 1000 (the default) unless "
                      "you know both are right");
-#endif
     s->eps = s->eps0;
     if ((rc = init_stepsize(s, svc, c)))
         return rc;
@@ -567,14 +481,6 @@ static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
     nuts *s = state;
     if (s->pending)
         return s->pending;
-#if DRIFT_SAMPLER_ABI_VERSION < 2
-    if (svc->in_warmup(c))
-        s->adapting = 1;
-    else if (s->adapting) {
-        s->adapting = 0;
-        s->eps = da_final(s, svc, c);
-    }
-#endif
     double diag[6] = {0};
     double accept = 1, energy = -s->U;
     int depth = 0;
@@ -593,15 +499,12 @@ static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
     diag[4] = s->divergent;
     diag[5] = energy;
     if (s->adapting && s->d > 0) {
-        s->eps = da_update(s, svc, c, accept);
-#if DRIFT_SAMPLER_ABI_VERSION >= 2
+        s->eps = svc->da_update(c, &s->da, accept);
         svc->metric_observe(c, theta);
-#endif
     }
     return svc->emit_draw(c, theta, -s->U, diag);
 }
 
-#if DRIFT_SAMPLER_ABI_VERSION >= 2
 /* Stan's windowed warmup: the step size adapts from the first warmup step;
  * after each slow window (the engine has just set the metric from it) the
  * step size is found afresh for the new metric and its adaptation
@@ -623,14 +526,13 @@ static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
         break;
     case DRIFT_PHASE_WARMUP_END:
         s->adapting = 0;
-        s->eps = da_final(s, svc, c);
+        s->eps = svc->da_final(c, &s->da);
         svc->set_adapted(c, s->eps);
         break;
     default:
         break;
     }
 }
-#endif
 
 static const drift_hparam nuts_hparams[] = {
     {"delta", DRIFT_HP_REAL, 0.8, 0, 1, DRIFT_HP_OPEN_LO | DRIFT_HP_OPEN_HI,
@@ -670,9 +572,7 @@ static const drift_sampler samplers[] = {
         .flags = DRIFT_SAMPLER_FULL_DATA,
         .init = nuts_init,
         .step = nuts_step,
-#if DRIFT_SAMPLER_ABI_VERSION >= 2
         .phase = nuts_phase,
-#endif
     },
 };
 

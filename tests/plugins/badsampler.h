@@ -37,6 +37,19 @@ static int never_step(void *s, const drift_services *svc, drift_chain *c,
 #ifndef BAD_SAMPLER_SIZE
 #define BAD_SAMPLER_SIZE (uint32_t)sizeof(drift_sampler)
 #endif
+#ifndef BAD_SERVICES
+#define BAD_SERVICES DRIFT_SERVICES_VERSION
+#endif
+/* Counts that may lie about their tables. */
+#ifndef BAD_N_HPARAMS
+#define BAD_N_HPARAMS sizeof hparams / sizeof hparams[0]
+#endif
+#ifndef BAD_N_COLUMNS
+#define BAD_N_COLUMNS sizeof columns / sizeof columns[0]
+#endif
+#ifndef BAD_N_SAMPLERS
+#define BAD_N_SAMPLERS 1
+#endif
 
 static const drift_hparam hparams[] = {BAD_HPARAMS};
 static const char *const columns[] = {BAD_COLUMNS};
@@ -45,9 +58,9 @@ static const drift_sampler samplers[] = {{
     .name = BAD_NAME,
     .summary = "a sampler the loader must refuse",
     .hparams = hparams,
-    .n_hparams = sizeof hparams / sizeof hparams[0],
+    .n_hparams = BAD_N_HPARAMS,
     .columns = columns,
-    .n_columns = sizeof columns / sizeof columns[0],
+    .n_columns = BAD_N_COLUMNS,
     .state_size = 8,
     .init = never_init,
     .step = never_step,
@@ -55,8 +68,8 @@ static const drift_sampler samplers[] = {{
 
 static const drift_sampler_plugin plugin = {
     BAD_ABI, (uint32_t)sizeof(drift_sampler_plugin), (uint32_t)sizeof(size_t),
-    (uint32_t)sizeof(double), BAD_SAMPLER_SIZE, 0u,
-    1, samplers,
+    (uint32_t)sizeof(double), BAD_SAMPLER_SIZE, BAD_SERVICES,
+    BAD_N_SAMPLERS, samplers,
 };
 
 DRIFT_EXPORT const drift_sampler_plugin *drift_sampler_entry(void)

@@ -46,3 +46,28 @@ void drift_chain_param_name(const drift_chain *c, size_t k, char *buf, size_t ca
     else
         snprintf(buf, cap, "unconstrained coordinate %zu", k + 1);
 }
+
+void drift_chain_where(const drift_chain *c, char *buf, size_t cap)
+{
+    if (c->phase == DRIFT_CHAIN_SETUP)
+        snprintf(buf, cap, "chain %u, setup", c->id);
+    else if (c->phase == DRIFT_CHAIN_INIT)
+        snprintf(buf, cap, "chain %u, init", c->id);
+    else
+        snprintf(buf, cap, "chain %u, iteration %llu", c->id,
+                 (unsigned long long)c->iter);
+}
+
+int drift_chain_column_is_vector(const char *name)
+{
+    size_t len = strlen(name);
+    return len > 4 && strcmp(name + len - 4, ".#__") == 0;
+}
+
+size_t drift_chain_n_diag(const drift_sampler *s, size_t d)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < s->n_columns; k++)
+        n += drift_chain_column_is_vector(s->columns[k]) ? d : 1;
+    return n;
+}

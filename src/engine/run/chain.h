@@ -8,6 +8,8 @@
 #ifndef DRIFT_CHAIN_H
 #define DRIFT_CHAIN_H
 
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -15,6 +17,7 @@
 #include <drift/sampler.h>
 
 #include "engine/data/advise.h"
+#include "adapt.h"
 #include "rng.h"
 #include "stream.h"
 
@@ -122,6 +125,26 @@ void drift_chain_path(const char *out_path, unsigned chains, unsigned id,
 
 typedef struct drift_writer drift_writer;
 
+/* What the chains of one run share (run.c makes it): the sampler's
+ * run-level setup, done once on chain 1 while the others wait, and the
+ * memory it allocated, which lives until every chain has ended. */
+typedef struct drift_run_shared {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int state;              /* 0: setup pending, 1: done, -1: failed */
+    void *shared;           /* what setup left in *shared */
+    uint64_t setup_grads;   /* evaluations setup spent */
+    void **allocs;          /* setup's svc->alloc blocks */
+    size_t n_allocs, cap_allocs;
+} drift_run_shared;
+
+/* Where a chain is, for messages and budget checks. */
+enum {
+    DRIFT_CHAIN_STEPPING = 0,   /* in the step loop (or set up by hand) */
+    DRIFT_CHAIN_SETUP = 1,      /* in the sampler's run-level setup */
+    DRIFT_CHAIN_INIT = 2        /* in the sampler's init */
+};
+
 struct drift_chain {
     const drift_run_config *cfg;
     const drift_model *model;
@@ -168,6 +191,22 @@ struct drift_chain {
     char warned[8][160];
     size_t n_warned;
     struct drift_heldout *heldout;  /* --test evaluator (NULL: none) */
+    /* ---- added for ABI 2 ---- */
+    drift_run_shared *run;  /* NULL for a chain set up alone (tests) */
+    int phase;              /* DRIFT_CHAIN_*: setup and init are checked
+                               against the budget by the oracles */
+    double t_start;         /* when the chain started (--seconds) */
+    const volatile sig_atomic_t *stop; /* the run's stop request (may be
+                                          NULL) */
+    drift_run_info info;    /* what the run_info service returns */
+    drift_adapt_schedule sched;
+    drift_adapt_metric metric; /* UNIT until the sampler asks for one */
+    double adapted_step;    /* from set_adapted (NaN: not called) */
+    size_t n_diag;          /* diagnostic values per row (vector columns
+                               count d) */
+    /* Why the last oracle returned DRIFT_ENONFINITE ("" when none did in
+     * this step): the failure message if the sampler gives up. */
+    char nonfinite[512];
 };
 
 /* Records a failure message for chain c (first one wins) and returns
@@ -181,5 +220,16 @@ int drift_chain_fail(drift_chain *c, int code, const char *fmt, ...)
 /* Output name of unconstrained coordinate k, for messages. */
 void drift_chain_param_name(const drift_chain *c, size_t k, char *buf,
                             size_t cap);
+
+/* "chain 3, iteration 12" (or ", setup", ", init"), for messages. */
+void drift_chain_where(const drift_chain *c, char *buf, size_t cap);
+
+/* 1 when a sampler's column name "name.#__" stands for one column per
+ * coordinate, name.1__ ... name.d__. */
+int drift_chain_column_is_vector(const char *name);
+
+/* Diagnostic values per row: the sampler's columns with each "name.#__"
+ * counted d times. */
+size_t drift_chain_n_diag(const drift_sampler *s, size_t d);
 
 #endif

@@ -20,7 +20,7 @@
 static void write_row(drift_chain *c, const double *theta, double lp,
                       const double *diag)
 {
-    size_t nc = c->cfg->sampler->n_columns, n_out = c->model->n_out;
+    size_t nc = c->n_diag, n_out = c->model->n_out;
     double *row = c->row_buf;
     row[0] = lp;
     row[1] = (double)c->grads;
@@ -110,7 +110,7 @@ static void write_segment_row(drift_chain *c, const double *x0,
                               const double *v, double duration, double lp,
                               const double *diag)
 {
-    size_t nc = c->cfg->sampler->n_columns, n_out = c->model->n_out;
+    size_t nc = c->n_diag, n_out = c->model->n_out;
     double *row = c->row_buf;
     size_t k = 0;
     row[k++] = lp;

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,53 +22,79 @@
  * chunk of rows stays in cache between the forward and backward products. */
 #define FULL_CHUNK 256
 
-static int model_error(drift_chain *c, int rc, const drift_err *me)
+/* The point theta has no finite density (or gradient): records why, for
+ * the chain's failure message should the sampler give up, and returns
+ * DRIFT_ENONFINITE.  The chain itself does not fail: samplers with an
+ * accept step reject such points.  The message names the coordinate of
+ * largest magnitude, the likeliest culprit. */
+static int nonfinite(drift_chain *c, const double *theta, const char *fmt,
+                     ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static int nonfinite(drift_chain *c, const double *theta, const char *fmt,
+                     ...)
 {
-    return drift_chain_fail(c, rc ? rc : DRIFT_EINTERNAL, "%s",
-                            me->msg[0] ? me->msg : "the model failed");
+    char what[400], where[64], name[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    size_t big = 0;
+    for (size_t j = 1; j < c->d; j++)
+        if (fabs(theta[j]) > fabs(theta[big]) || isnan(theta[j]))
+            big = j;
+    drift_chain_where(c, where, sizeof where);
+    if (c->d)
+        drift_chain_param_name(c, big, name, sizeof name);
+    snprintf(c->nonfinite, sizeof c->nonfinite,
+             "%.60s: the log density is not finite at this point (largest "
+             "parameter: %.80s = %g; %.200s); the sampler diverged or left "
+             "the model's support (try a smaller step size)",
+             where, c->d ? name : "none", c->d ? theta[big] : 0.0, what);
+    return DRIFT_ENONFINITE;
 }
 
-/* Fails the chain when v (length d) holds a non-finite entry. */
-static int check_finite(drift_chain *c, const double *v, const char *what)
+/* A model's failure at theta: an overflow (DRIFT_ENUMERIC, or the ABI-2
+ * status) is a point without a finite density; anything else fails the
+ * chain with the model's message. */
+static int model_error(drift_chain *c, const double *theta, int rc,
+                       const drift_err *me)
+{
+    const char *msg = me->msg[0] ? me->msg : "the model failed";
+    if (rc == DRIFT_ENUMERIC || rc == DRIFT_ENONFINITE)
+        return nonfinite(c, theta, "%s", msg);
+    return drift_chain_fail(c, rc ? rc : DRIFT_EINTERNAL, "%s", msg);
+}
+
+/* DRIFT_ENONFINITE when v (length d, computed at theta) holds a
+ * non-finite entry. */
+static int check_finite(drift_chain *c, const double *theta, const double *v,
+                        const char *what)
 {
     for (size_t k = 0; k < c->d; k++)
         if (!isfinite(v[k])) {
             char name[128];
             drift_chain_param_name(c, k, name, sizeof name);
-            return drift_chain_fail(c, DRIFT_ENUMERIC,
-                                    "chain %u, iteration %llu: the %s for "
-                                    "%s is %g; the sampler diverged (try a "
-                                    "smaller step size)",
-                                    c->id, (unsigned long long)c->iter, what,
-                                    name, v[k]);
+            return nonfinite(c, theta, "the %s for %s is %g", what, name,
+                             v[k]);
         }
     return DRIFT_OK;
 }
 
-/* Fails the chain when one of the n values computed at theta (a potential
- * U, its minibatch estimate, per-row terms, directional derivatives) is
- * NaN or infinite: the model overflowed there.  The message shows
- * sign * value and names the coordinate of largest magnitude. */
+/* DRIFT_ENONFINITE when one of the n values computed at theta (a
+ * potential U, its minibatch estimate, per-row terms, directional
+ * derivatives) is NaN or infinite: the model overflowed there.  The
+ * message shows sign * value. */
 static int check_values(drift_chain *c, const double *theta,
                         const double *U, size_t n, const char *what,
                         double sign)
 {
     for (size_t k = 0; U && k < n; k++)
-        if (!isfinite(U[k])) {
-            size_t big = 0;
-            for (size_t j = 1; j < c->d; j++)
-                if (fabs(theta[j]) > fabs(theta[big]))
-                    big = j;
-            char name[128];
-            drift_chain_param_name(c, big, name, sizeof name);
-            return drift_chain_fail(c, DRIFT_ENUMERIC,
-                                    "chain %u, iteration %llu: the %s is %g "
-                                    "(largest parameter: %s = %g); the "
-                                    "sampler diverged (try a smaller step "
-                                    "size)",
-                                    c->id, (unsigned long long)c->iter, what,
-                                    sign * U[k], name, theta[big]);
-        }
+        if (!isfinite(U[k]))
+            return nonfinite(c, theta, "the %s is %g", what, sign * U[k]);
     return DRIFT_OK;
 }
 
@@ -79,15 +106,66 @@ static int check_potential(drift_chain *c, const double *theta,
 }
 
 /* check_finite over n gradient vectors (n x d, row-major). */
-static int check_finite_rows(drift_chain *c, const double *g, size_t n,
-                             const char *what)
+static int check_finite_rows(drift_chain *c, const double *theta,
+                             const double *g, size_t n, const char *what)
 {
     for (size_t r = 0; g && r < n; r++) {
-        int rc = check_finite(c, g + r * c->d, what);
+        int rc = check_finite(c, theta, g + r * c->d, what);
         if (rc)
             return rc;
     }
     return DRIFT_OK;
+}
+
+/* Where an oracle's point has no finite density, its U outputs read
+ * +INFINITY (a NaN log density is no density either). */
+static void set_infinite(double *U, size_t n)
+{
+    for (size_t k = 0; U && k < n; k++)
+        if (!(U[k] < INFINITY))
+            U[k] = INFINITY;
+}
+
+/* In setup and init, the oracles watch the budget and stop requests that
+ * the step loop watches between steps: a sampler's preparation cannot
+ * overrun --passes or --seconds, nor outlast a signal. */
+static int check_budget(drift_chain *c)
+{
+    if (c->phase == DRIFT_CHAIN_STEPPING)
+        return DRIFT_OK;
+    const drift_run_config *cfg = c->cfg;
+    const char *what = c->phase == DRIFT_CHAIN_SETUP ? "run-level setup"
+                                                     : "initialisation";
+    if (c->stop && *c->stop)
+        return drift_chain_fail(c, DRIFT_ESTOP,
+                                "chain %u: stopped by a signal during the "
+                                "sampler's %s, before any draw",
+                                c->id, what);
+    if (cfg->passes > 0 && c->N &&
+        (double)c->grads > cfg->passes * (double)c->N)
+        return drift_chain_fail(c, DRIFT_ESTOP,
+                                "chain %u: the sampler's %s spent the whole "
+                                "budget of --passes %g before any draw; give "
+                                "a larger budget",
+                                c->id, what, cfg->passes);
+    if (cfg->seconds > 0 && drift_now() - c->t_start > cfg->seconds)
+        return drift_chain_fail(c, DRIFT_ESTOP,
+                                "chain %u: the sampler's %s spent the whole "
+                                "budget of --seconds %g before any draw; "
+                                "give a larger budget",
+                                c->id, what, cfg->seconds);
+    return DRIFT_OK;
+}
+
+/* The common ending of a counted oracle: a point without a finite density
+ * gets U = +INFINITY in its n outputs; then the budget of setup and
+ * init. */
+static int finish_eval(drift_chain *c, int rc, double *U, size_t n)
+{
+    if (rc == DRIFT_ENONFINITE)
+        set_infinite(U, n);
+    int brc = check_budget(c);
+    return rc ? rc : brc;
 }
 
 static int check_rows(drift_chain *c, const size_t *rows, size_t n)
@@ -141,7 +219,7 @@ static int sum_rows(drift_chain *c, const double *theta, const size_t *rows,
         int rc = m->log_lik(m->self, c->ws, theta, &b, NULL, &part, out,
                             NULL, &me);
         if (rc)
-            return model_error(c, rc, &me);
+            return model_error(c, theta, rc, &me);
         total += part;
         if (grad && done > 0)
             for (size_t j = 0; j < c->d; j++)
@@ -157,7 +235,7 @@ static int prior(drift_chain *c, const double *theta, double *grad,
 {
     drift_err me = {{0}};
     int rc = c->model->log_prior(c->model->self, c->ws, theta, lp, grad, &me);
-    return rc ? model_error(c, rc, &me) : DRIFT_OK;
+    return rc ? model_error(c, theta, rc, &me) : DRIFT_OK;
 }
 
 static void add_noise(drift_chain *c, double *grad)
@@ -286,7 +364,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
     for (unsigned t = 1; t < T && t < 64; t++) {
         full_part *p = &parts[t];
         if (p->rc)
-            return model_error(c, p->rc, &p->err);
+            return model_error(c, theta, p->rc, &p->err);
         *ll += p->ll;
         if (p->want_grad)
             for (size_t j = 0; j < c->d; j++)
@@ -298,35 +376,36 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
 static int svc_grad_full(drift_chain *c, const double *theta, double *grad,
                          double *U)
 {
-    double ll = 0, lp;
-    int rc = full_sum(c, theta, grad, &ll);
-    if (rc)
-        return rc;
-    if ((rc = prior(c, theta, c->gbuf, &lp)))
-        return rc;
-    for (size_t k = 0; k < c->d; k++)
-        grad[k] = -(grad[k] + c->gbuf[k]);
-    if (U)
-        *U = -(ll + lp);
+    double ll = 0, lp = 0, u;
     c->grads += c->N;
-    if ((rc = check_finite(c, grad, "gradient")) ||
-        (rc = check_potential(c, theta, U, 1, "log density")))
-        return rc;
-    add_noise(c, grad);
-    return DRIFT_OK;
+    int rc = full_sum(c, theta, grad, &ll);
+    if (!rc)
+        rc = prior(c, theta, c->gbuf, &lp);
+    if (!rc) {
+        for (size_t k = 0; k < c->d; k++)
+            grad[k] = -(grad[k] + c->gbuf[k]);
+        u = -(ll + lp);
+        if (U)
+            *U = u;
+        if (!(rc = check_finite(c, theta, grad, "gradient")) &&
+            !(rc = check_potential(c, theta, &u, 1, "log density")))
+            add_noise(c, grad);
+    }
+    return finish_eval(c, rc, U, 1);
 }
 
 static int svc_U_full(drift_chain *c, const double *theta, double *U)
 {
-    double ll = 0, lp;
-    int rc = full_sum(c, theta, NULL, &ll);
-    if (rc)
-        return rc;
-    if ((rc = prior(c, theta, NULL, &lp)))
-        return rc;
-    *U = -(ll + lp);
+    double ll = 0, lp = 0;
     c->grads += c->N;
-    return check_potential(c, theta, U, 1, "log density");
+    int rc = full_sum(c, theta, NULL, &ll);
+    if (!rc)
+        rc = prior(c, theta, NULL, &lp);
+    if (!rc) {
+        *U = -(ll + lp);
+        rc = check_potential(c, theta, U, 1, "log density");
+    }
+    return finish_eval(c, rc, U, 1);
 }
 
 static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
@@ -344,7 +423,9 @@ static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
     return DRIFT_OK;
 }
 
-static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
+/* grad_batch's work: the estimate of grad U (and U) on the next n rows
+ * of the stream. */
+static int batch_estimate(drift_chain *c, const double *theta, size_t n,
                           double *grad, double *U_est, size_t *rows_out)
 {
     int rc;
@@ -355,57 +436,62 @@ static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
             return rc;
         for (size_t k = 0; k < c->d; k++)
             grad[k] = -grad[k];
-        if (U_est)
-            *U_est = -lp;
-        if ((rc = check_finite(c, grad, "gradient")))
-            return rc;
-    } else {
-        double scale = (double)c->N / (double)n;
-        double *acc = c->gbuf; /* sum of grad l_i over the minibatch */
-        c->stream_used = 1;
-        for (size_t done = 0; done < n; done += c->ws_cap) {
-            size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
-            drift_stream_take(&c->stream, k, c->rows_buf);
-            if (c->stream.mode == DRIFT_ACCESS_CA)
-                drift_advisor_at(&c->advisor, c->rows_buf[0]);
-            if (rows_out)
-                memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
-            /* Bring the next minibatch's rows towards the cache while this
-             * one is evaluated. */
-            size_t ahead_n;
-            const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
-            prefetch_rows(c, ahead, ahead_n);
-            double part;
-            if (done == 0) {
-                if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, acc, &part)))
-                    return rc;
-            } else {
-                if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, grad, &part)))
-                    return rc;
-                for (size_t j = 0; j < c->d; j++)
-                    acc[j] += grad[j];
-            }
-            ll += part;
-        }
-        if ((rc = prior(c, theta, grad, &lp)))
-            return rc;
-        int finite = 1;
-        for (size_t k = 0; k < c->d; k++) {
-            double g = -(scale * acc[k] + grad[k]);
-            grad[k] = g;
-            finite &= isfinite(g);
-        }
-        if (U_est)
-            *U_est = -(scale * ll + lp);
-        c->grads += n;
-        if (!finite)
-            return check_finite(c, grad, "gradient");
+        *U_est = -lp;
+        return check_finite(c, theta, grad, "gradient");
     }
-    if ((rc = check_potential(c, theta, U_est, 1,
-                              "minibatch estimate of the log density")))
+    double scale = (double)c->N / (double)n;
+    double *acc = c->gbuf; /* sum of grad l_i over the minibatch */
+    c->stream_used = 1;
+    c->grads += n;
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_stream_take(&c->stream, k, c->rows_buf);
+        if (c->stream.mode == DRIFT_ACCESS_CA)
+            drift_advisor_at(&c->advisor, c->rows_buf[0]);
+        if (rows_out)
+            memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+        /* Bring the next minibatch's rows towards the cache while this
+         * one is evaluated. */
+        size_t ahead_n;
+        const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
+        prefetch_rows(c, ahead, ahead_n);
+        double part;
+        if (done == 0) {
+            if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, acc, &part)))
+                return rc;
+        } else {
+            if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, grad, &part)))
+                return rc;
+            for (size_t j = 0; j < c->d; j++)
+                acc[j] += grad[j];
+        }
+        ll += part;
+    }
+    if ((rc = prior(c, theta, grad, &lp)))
         return rc;
-    add_noise(c, grad);
-    return DRIFT_OK;
+    int finite = 1;
+    for (size_t k = 0; k < c->d; k++) {
+        double g = -(scale * acc[k] + grad[k]);
+        grad[k] = g;
+        finite &= isfinite(g);
+    }
+    *U_est = -(scale * ll + lp);
+    return finite ? DRIFT_OK : check_finite(c, theta, grad, "gradient");
+}
+
+static int svc_grad_batch(drift_chain *c, const double *theta, size_t n,
+                          double *grad, double *U_est, size_t *rows_out)
+{
+    double u = 0;
+    int rc = batch_estimate(c, theta, n, grad, &u, rows_out);
+    if (!rc)
+        rc = check_potential(c, theta, &u, 1,
+                             "minibatch estimate of the log density");
+    if (!rc)
+        add_noise(c, grad);
+    if (U_est)
+        *U_est = u;
+    return finish_eval(c, rc, U_est, 1);
 }
 
 static void svc_warn(drift_chain *c, const char *msg);
@@ -426,14 +512,20 @@ static int svc_grad_prior(drift_chain *c, const double *theta, double *grad,
 {
     double lp;
     int rc = prior(c, theta, grad, &lp);
-    if (rc)
-        return rc;
-    if (grad)
-        for (size_t k = 0; k < c->d; k++)
-            grad[k] = -grad[k];
-    if (U0)
-        *U0 = -lp;
-    return DRIFT_OK;
+    if (!rc) {
+        if (grad)
+            for (size_t k = 0; k < c->d; k++)
+                grad[k] = -grad[k];
+        double u = -lp;
+        if (U0)
+            *U0 = u;
+        if (!(rc = check_potential(c, theta, &u, 1, "log prior density")) &&
+            grad)
+            rc = check_finite(c, theta, grad, "gradient of the prior");
+    }
+    if (rc == DRIFT_ENONFINITE)
+        set_infinite(U0, 1);
+    return rc;
 }
 
 static int svc_grad_rows(drift_chain *c, const double *theta,
@@ -446,13 +538,18 @@ static int svc_grad_rows(drift_chain *c, const double *theta,
     note_rows_exact(c);
     const drift_model *m = c->model;
     drift_err me = {{0}};
-    for (size_t done = 0; done < n; done += c->ws_cap) {
+    int model_failed = 0;
+    c->grads += n;
+    for (size_t done = 0; done < n && !rc; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_rows b = {rows + done, 0, k};
         double *g = grads ? grads + done * c->d : NULL;
         double *u = U_rows ? U_rows + done : NULL;
-        if ((rc = m->log_lik(m->self, c->ws, theta, &b, u, NULL, NULL, g, &me)))
-            return model_error(c, rc, &me);
+        if ((rc = m->log_lik(m->self, c->ws, theta, &b, u, NULL, NULL, g, &me))) {
+            rc = model_error(c, theta, rc, &me);
+            model_failed = 1;
+            break;
+        }
         if (g)
             for (size_t j = 0; j < k * c->d; j++)
                 g[j] = -g[j];
@@ -460,10 +557,16 @@ static int svc_grad_rows(drift_chain *c, const double *theta,
             for (size_t j = 0; j < k; j++)
                 u[j] = -u[j];
     }
-    c->grads += n;
-    if ((rc = check_finite_rows(c, grads, n, "per-row gradient")))
-        return rc;
-    return check_potential(c, theta, U_rows, n, "per-row log density");
+    if (!rc && !(rc = check_finite_rows(c, theta, grads, n,
+                                        "per-row gradient")))
+        rc = check_potential(c, theta, U_rows, n, "per-row log density");
+    /* After a model failure no row's term is known: all read +INFINITY. */
+    if (rc == DRIFT_ENONFINITE && U_rows && model_failed)
+        for (size_t k = 0; k < n; k++)
+            U_rows[k] = INFINITY;
+    else if (rc == DRIFT_ENONFINITE)
+        set_infinite(U_rows, n);
+    return finish_eval(c, rc, NULL, 0);
 }
 
 static int svc_grad_sum(drift_chain *c, const double *theta,
@@ -474,17 +577,18 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
     if (rc)
         return rc;
     note_rows_exact(c);
-    double ll;
-    if ((rc = sum_rows(c, theta, rows, 0, n, c->ws_cap, grad, &ll)))
-        return rc;
-    for (size_t k = 0; k < c->d; k++)
-        grad[k] = -grad[k];
-    if (U_sum)
-        *U_sum = -ll;
+    double ll = 0;
     c->grads += n;
-    if ((rc = check_finite(c, grad, "gradient")))
-        return rc;
-    return check_potential(c, theta, U_sum, 1, "log density of the rows");
+    if (!(rc = sum_rows(c, theta, rows, 0, n, c->ws_cap, grad, &ll))) {
+        for (size_t k = 0; k < c->d; k++)
+            grad[k] = -grad[k];
+        double u = -ll;
+        if (U_sum)
+            *U_sum = u;
+        if (!(rc = check_finite(c, theta, grad, "gradient")))
+            rc = check_potential(c, theta, &u, 1, "log density of the rows");
+    }
+    return finish_eval(c, rc, U_sum, 1);
 }
 
 /* Scratch for per-row gradients in the jvp fallback: at most 64 MiB, so
@@ -517,19 +621,22 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
     if (cap == 0)
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for per-row gradients");
+    c->grads += n;
     for (size_t done = 0; done < n; done += cap) {
         size_t k = n - done < cap ? n - done : cap;
         drift_rows b = {rows + done, 0, k};
         if (m->jvp) {
             if ((rc = m->jvp(m->self, c->ws, theta, v, &b, out + done, NULL,
                              &me)))
-                return model_error(c, rc, &me);
+                return finish_eval(c, model_error(c, theta, rc, &me), NULL,
+                                   0);
             for (size_t j = 0; j < k; j++)
                 out[done + j] = -out[done + j];
         } else {
             if ((rc = m->log_lik(m->self, c->ws, theta, &b, NULL, NULL, NULL,
                                  c->rows_grad, &me)))
-                return model_error(c, rc, &me);
+                return finish_eval(c, model_error(c, theta, rc, &me), NULL,
+                                   0);
             for (size_t j = 0; j < k; j++) {
                 const double *g = c->rows_grad + j * c->d;
                 double s = 0;
@@ -539,8 +646,8 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
             }
         }
     }
-    c->grads += n;
-    return check_values(c, theta, out, n, "directional derivative", 1.0);
+    rc = check_values(c, theta, out, n, "directional derivative", 1.0);
+    return finish_eval(c, rc, NULL, 0);
 }
 
 static int svc_glm_scalars(drift_chain *c, const double *theta,
@@ -555,17 +662,18 @@ static int svc_glm_scalars(drift_chain *c, const double *theta,
     if (rc)
         return rc;
     drift_err me = {{0}};
+    c->grads += n;
     for (size_t done = 0; done < n; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_rows b = {rows + done, 0, k};
         if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, s + done, NULL,
                                  &me)))
-            return model_error(c, rc, &me);
+            return finish_eval(c, model_error(c, theta, rc, &me), NULL, 0);
         for (size_t j = 0; j < k; j++)
             s[done + j] = -s[done + j];
     }
-    c->grads += n;
-    return check_values(c, theta, s, n, "per-row gradient scalar", 1.0);
+    rc = check_values(c, theta, s, n, "per-row gradient scalar", 1.0);
+    return finish_eval(c, rc, NULL, 0);
 }
 
 static int svc_glm_design(drift_chain *c, const size_t *rows, size_t n,
@@ -582,7 +690,8 @@ static int svc_glm_design(drift_chain *c, const size_t *rows, size_t n,
     drift_err me = {{0}};
     drift_rows b = {rows, 0, n};
     if ((rc = m->glm_design(m->self, &b, x, &me)))
-        return model_error(c, rc, &me);
+        return drift_chain_fail(c, rc, "%s",
+                                me.msg[0] ? me.msg : "the model failed");
     return DRIFT_OK;
 }
 
@@ -619,6 +728,22 @@ static uint64_t svc_discrete(drift_chain *c, uint64_t n)
 static void svc_count(drift_chain *c, uint64_t n) { c->grads += n; }
 static uint64_t svc_grads(drift_chain *c) { return c->grads; }
 
+/* Appends p to a list of blocks (*list, *n, *cap); -1 when out of
+ * memory. */
+static int remember(void ***list, size_t *n, size_t *cap, void *p)
+{
+    if (*n == *cap) {
+        size_t nc = *cap ? 2 * *cap : 16;
+        void **q = drift_realloc(*list, nc * sizeof *q);
+        if (!q)
+            return -1;
+        *list = q;
+        *cap = nc;
+    }
+    (*list)[(*n)++] = p;
+    return 0;
+}
+
 static void *svc_alloc(drift_chain *c, size_t bytes)
 {
     size_t limit = c->cfg->max_memory;
@@ -629,16 +754,6 @@ static void *svc_alloc(drift_chain *c, size_t bytes)
                          c->mem_used + bytes, c->mem_used, limit);
         return NULL;
     }
-    if (c->n_allocs == c->cap_allocs) {
-        size_t nc = c->cap_allocs ? 2 * c->cap_allocs : 16;
-        void **p = drift_realloc(c->allocs, nc * sizeof *p);
-        if (!p) {
-            drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
-            return NULL;
-        }
-        c->allocs = p;
-        c->cap_allocs = nc;
-    }
     void *p = drift_calloc(1, bytes);
     if (!p) {
         drift_chain_fail(c, DRIFT_ENOMEM,
@@ -647,7 +762,14 @@ static void *svc_alloc(drift_chain *c, size_t bytes)
                          bytes);
         return NULL;
     }
-    c->allocs[c->n_allocs++] = p;
+    /* What setup allocates outlives chain 1: every chain reads it. */
+    drift_run_shared *run = c->phase == DRIFT_CHAIN_SETUP ? c->run : NULL;
+    if (run ? remember(&run->allocs, &run->n_allocs, &run->cap_allocs, p)
+            : remember(&c->allocs, &c->n_allocs, &c->cap_allocs, p)) {
+        drift_free(p);
+        drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+        return NULL;
+    }
     c->mem_used += bytes;
     return p;
 }
@@ -687,6 +809,106 @@ static int svc_set_access(drift_chain *c, drift_access a)
     return DRIFT_OK;
 }
 
+/* ---- ABI 2: the run, adaptation, the metric, setup's result ---- */
+
+static const drift_run_info *svc_run_info(drift_chain *c) { return &c->info; }
+
+static void svc_da_restart(drift_chain *c, drift_dual_avg *da, double h0,
+                           double delta)
+{
+    (void)c;
+    drift_adapt_da_restart(da, h0, delta);
+}
+
+static double svc_da_update(drift_chain *c, drift_dual_avg *da,
+                            double accept_stat)
+{
+    (void)c;
+    return drift_adapt_da_update(da, accept_stat);
+}
+
+static double svc_da_final(drift_chain *c, const drift_dual_avg *da)
+{
+    (void)c;
+    return drift_adapt_da_final(da);
+}
+
+static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
+{
+    if (kind != DRIFT_METRIC_UNIT && kind != DRIFT_METRIC_DIAG &&
+        kind != DRIFT_METRIC_DENSE)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "metric_use: unknown metric kind %d",
+                                (int)kind);
+    if (c->phase != DRIFT_CHAIN_INIT)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "metric_use: only allowed in init");
+    if (kind == c->metric.kind)
+        return DRIFT_OK;
+    /* d x d doubles must not overflow a size_t. */
+    if (kind == DRIFT_METRIC_DENSE && c->d > ((size_t)1 << 26))
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "metric_use: a dense metric over %zu "
+                                "coordinates does not fit in memory",
+                                c->d);
+    size_t n = drift_adapt_metric_doubles(kind, c->d);
+    double *mem = n ? svc_alloc(c, n * sizeof(double)) : NULL;
+    if (n && !mem)
+        return c->failed ? c->failed : DRIFT_ENOMEM;
+    drift_adapt_metric_init(&c->metric, kind, c->d, mem);
+    return DRIFT_OK;
+}
+
+static void svc_metric_observe(drift_chain *c, const double *theta)
+{
+    if (c->metric.kind != DRIFT_METRIC_UNIT &&
+        c->phase == DRIFT_CHAIN_STEPPING &&
+        drift_adapt_in_window(&c->sched, c->iter))
+        drift_adapt_welford_add(&c->metric.est, theta);
+}
+
+static void svc_metric_inv_mul(drift_chain *c, const double *v, double *out)
+{
+    drift_adapt_metric_inv_mul(&c->metric, v, out);
+}
+
+static void svc_metric_draw(drift_chain *c, double *p)
+{
+    drift_rng_normal_fill(&c->rng, c->d, p);
+    drift_adapt_metric_from_normal(&c->metric, p, p);
+}
+
+static void svc_metric_inv_sqrt_mul(drift_chain *c, const double *v,
+                                    double *out)
+{
+    drift_adapt_metric_inv_sqrt_mul(&c->metric, v, out);
+}
+
+static drift_metric_kind svc_metric_kind(drift_chain *c)
+{
+    return c->metric.kind;
+}
+
+static size_t svc_metric_get(drift_chain *c, double *out)
+{
+    size_t n = c->metric.kind == DRIFT_METRIC_DIAG    ? c->d
+               : c->metric.kind == DRIFT_METRIC_DENSE ? c->d * c->d
+                                                      : 0;
+    if (n)
+        memcpy(out, c->metric.inv, n * sizeof *out);
+    return n;
+}
+
+static void svc_set_adapted(drift_chain *c, double stepsize)
+{
+    c->adapted_step = stepsize;
+}
+
+static const void *svc_shared(drift_chain *c)
+{
+    return c->run ? c->run->shared : NULL;
+}
+
 const drift_services drift_services_table = {
     .abi_version = DRIFT_SAMPLER_ABI_VERSION,
     .struct_size = (uint32_t)sizeof(drift_services),
@@ -724,4 +946,17 @@ const drift_services drift_services_table = {
     .fail = svc_fail,
     .warn = svc_warn,
     .set_access = svc_set_access,
+    .run_info = svc_run_info,
+    .da_restart = svc_da_restart,
+    .da_update = svc_da_update,
+    .da_final = svc_da_final,
+    .metric_use = svc_metric_use,
+    .metric_observe = svc_metric_observe,
+    .metric_inv_mul = svc_metric_inv_mul,
+    .metric_draw = svc_metric_draw,
+    .metric_inv_sqrt_mul = svc_metric_inv_sqrt_mul,
+    .metric_kind = svc_metric_kind,
+    .metric_get = svc_metric_get,
+    .set_adapted = svc_set_adapted,
+    .shared = svc_shared,
 };

@@ -7,28 +7,121 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/util.h"
+#include "chain.h"
 #include "hparam.h"
 #include "plugin.h"
 
-/* The sizes of the descriptors as ABI version 1 first defined them.  A
+/* The sizes of the descriptors as ABI version 2 first defined them.  A
  * plugin built with those headers stays loadable after fields are
  * appended (which does not bump the version): the engine reads what the
  * plugin's declared sizes say it has and zero-fills the rest, so every
  * appended field must mean "as before" when zero.  A plugin built with
  * later headers of the same version declares larger sizes; the fields this
  * engine does not know are ignored. */
-#define SAMPLER_V1_SIZE                                                    \
-    (offsetof(drift_sampler, finish) + sizeof(((drift_sampler *)0)->finish))
-#define PLUGIN_V1_SIZE                                                     \
+#define SAMPLER_V2_SIZE                                                    \
+    (offsetof(drift_sampler, setup) + sizeof(((drift_sampler *)0)->setup))
+#define PLUGIN_V2_SIZE                                                     \
     (offsetof(drift_sampler_plugin, samplers) +                            \
      sizeof(((drift_sampler_plugin *)0)->samplers))
+
+/* Bounds on what a descriptor may declare.  A count larger than its
+ * table would make the loader read past the table; these bounds, and the
+ * probes below, turn such a count into a refusal. */
+#define MAX_SAMPLERS 64
+#define MAX_TABLE 256           /* hyperparameters, columns, model options */
+#define MAX_ENTRY_SIZE 65536    /* a drift_sampler entry's declared size */
+#define MAX_STRING 4096         /* a name, summary or documentation line */
+
+/* 1 when the n bytes at p can be read.  Tables and strings a descriptor
+ * points to are probed before they are read, so that a count past the end
+ * of a table or a stray pointer is refused with a message rather than
+ * crashing every command that scans the plugin directory.  (Readable
+ * memory past a table's end can still hold anything; the checks of each
+ * entry then refuse it.)  The probe copies the bytes into a pipe: the
+ * kernel reports an unreadable address as EFAULT where a read would be a
+ * segmentation fault. */
+static int mapped(const void *p, size_t n)
+{
+    if (!p)
+        return 0;
+    if ((uintptr_t)p + n < (uintptr_t)p)
+        return 0;
+    int fd[2];
+    if (pipe2(fd, O_NONBLOCK | O_CLOEXEC))
+        return 1; /* cannot probe: trust the plugin, as before */
+    int ok = 1;
+    const char *q = p;
+    char sink[4096];
+    while (n > 0 && ok) {
+        size_t k = n < sizeof sink ? n : sizeof sink; /* <= PIPE_BUF */
+        ssize_t w = write(fd[1], q, k);
+        ok = w == (ssize_t)k;
+        if (w > 0 && read(fd[0], sink, (size_t)w) != w)
+            ok = 0;
+        q += k;
+        n -= k;
+    }
+    close(fd[0]);
+    close(fd[1]);
+    return ok;
+}
+
+/* 1 when s is a NUL-terminated string of at most MAX_STRING bytes in
+ * mapped memory. */
+static int mapped_string(const char *s)
+{
+    if (!s)
+        return 0;
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    const char *p = s;
+    while (p - s <= MAX_STRING) {
+        uintptr_t left = page - ((uintptr_t)p & (page - 1));
+        if (!mapped(p, 1))
+            return 0;
+        const char *nul = memchr(p, '\0', left);
+        if (nul)
+            return nul - s <= MAX_STRING;
+        p += left;
+    }
+    return 0;
+}
+
+/* Probes a hyperparameter (or option) table before it is read: its n
+ * entries, and every string they point to.  `what` names the count for
+ * the message ("n_hparams"). */
+static int probe_hparams(const drift_hparam *t, size_t n, const char *who,
+                         const char *what, drift_err *e)
+{
+    if (n > MAX_TABLE)
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: declares %s = %zu, more than the %d "
+                             "allowed",
+                             who, what, n, MAX_TABLE);
+    if (n && !mapped(t, n * sizeof *t))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: its table of %s = %zu entries runs into "
+                             "unmapped memory (is the count right?)",
+                             who, what, n);
+    for (size_t k = 0; k < n; k++)
+        if (!mapped_string(t[k].name) ||
+            (t[k].choices && !mapped_string(t[k].choices)) ||
+            (t[k].doc && !mapped_string(t[k].doc)))
+            return drift_err_set(e, DRIFT_EPLUGIN,
+                                 "%s: entry %zu of its %s = %zu has a name, "
+                                 "choices or doc that is not a string in "
+                                 "memory (is the count right?)",
+                                 who, k + 1, what, n);
+    return DRIFT_OK;
+}
 
 typedef struct loaded_file {
     char *path;     /* as given/found */
@@ -115,12 +208,17 @@ static int valid_plugin_name(const char *s)
 static int check_sampler(const drift_sampler *s, const char *path,
                          drift_err *e)
 {
+    if (!mapped_string(s->name))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: a sampler's name is not a string in "
+                             "memory (is n_samplers right?)",
+                             path);
     if (!valid_plugin_name(s->name))
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: a sampler has an invalid name '%s' "
                              "(letters, digits, '_', '-', '+', '.')",
                              path, s->name ? s->name : "(null)");
-    if (!s->summary)
+    if (!mapped_string(s->summary))
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: sampler '%s' has no summary", path,
                              s->name);
@@ -135,21 +233,45 @@ static int check_sampler(const drift_sampler *s, const char *path,
                              path, s->name, s->state_size);
     char who[4400];
     snprintf(who, sizeof who, "%s: sampler '%s'", path, s->name);
-    int rc = drift_hparams_check(s->hparams, s->n_hparams, who, e);
-    if (rc)
+    int rc = probe_hparams(s->hparams, s->n_hparams, who, "n_hparams", e);
+    if (rc || (rc = drift_hparams_check(s->hparams, s->n_hparams, who, e)))
         return rc;
     if (s->n_columns && !s->columns)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: declares %zu columns but no names", who,
                              s->n_columns);
+    if (s->n_columns > MAX_TABLE)
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: declares n_columns = %zu, more than the %d "
+                             "allowed",
+                             who, s->n_columns, MAX_TABLE);
+    if (s->n_columns && !mapped(s->columns, s->n_columns * sizeof(char *)))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: its table of n_columns = %zu names runs "
+                             "into unmapped memory (is the count right?)",
+                             who, s->n_columns);
     for (size_t k = 0; k < s->n_columns; k++) {
         const char *c = s->columns[k];
+        if (c && !mapped_string(c))
+            return drift_err_set(e, DRIFT_EPLUGIN,
+                                 "%s: column %zu of n_columns = %zu is not a "
+                                 "string in memory (is the count right?)",
+                                 who, k + 1, s->n_columns);
         size_t len = c ? strlen(c) : 0;
         if (len < 3 || strcmp(c + len - 2, "__") != 0)
             return drift_err_set(e, DRIFT_EPLUGIN,
                                  "%s: diagnostic column '%s' must end in "
                                  "\"__\"",
                                  who, c ? c : "(null)");
+        /* '#' only as a vector column's "name.#__". */
+        const char *hash = strchr(c, '#');
+        if (hash && (!drift_chain_column_is_vector(c) || len < 5 ||
+                     strchr(hash + 1, '#')))
+            return drift_err_set(e, DRIFT_EPLUGIN,
+                                 "%s: diagnostic column '%s': '#' is only "
+                                 "allowed as \"name.#__\", one column per "
+                                 "coordinate",
+                                 who, c);
         if (!strcmp(c, "lp__") || !strcmp(c, "grads__"))
             return drift_err_set(e, DRIFT_EPLUGIN,
                                  "%s: column '%s' is the engine's", who, c);
@@ -165,17 +287,23 @@ static int check_sampler(const drift_sampler *s, const char *path,
 static int check_model(const drift_model_plugin *m, const char *path,
                        drift_err *e)
 {
+    if (!mapped_string(m->name))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model's name is not a string in "
+                             "memory",
+                             path);
     if (!valid_plugin_name(m->name))
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: the model has an invalid name '%s'", path,
                              m->name ? m->name : "(null)");
-    if (!m->summary || !m->create)
+    if (!mapped_string(m->summary) || !m->create)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: model '%s' lacks its %s", path, m->name,
                              m->summary ? "create function" : "summary");
     char who[4400];
     snprintf(who, sizeof who, "%s: model '%s'", path, m->name);
-    return drift_hparams_check(m->options, m->n_options, who, e);
+    int rc = probe_hparams(m->options, m->n_options, who, "n_options", e);
+    return rc ? rc : drift_hparams_check(m->options, m->n_options, who, e);
 }
 
 static int version_refusal(const char *path, const char *kind, uint32_t got,
@@ -204,15 +332,20 @@ static int take_samplers(drift_registry *r, const char *path,
                          drift_err *e)
 {
     uint32_t version;
+    if (!mapped(d, sizeof version))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: refused: %s() returned a pointer to "
+                             "unmapped memory",
+                             path, DRIFT_SAMPLER_ENTRY);
     memcpy(&version, d, sizeof version); /* the first field, read alone */
     if (version != DRIFT_SAMPLER_ABI_VERSION)
         return version_refusal(path, "sampler", version,
                                DRIFT_SAMPLER_ABI_VERSION, e);
-    if (d->struct_size < PLUGIN_V1_SIZE)
+    if (!mapped(d, PLUGIN_V2_SIZE) || d->struct_size < PLUGIN_V2_SIZE)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: refused: descriptor is %u bytes, expected "
                              "at least %zu for ABI version %u",
-                             path, d->struct_size, (size_t)PLUGIN_V1_SIZE,
+                             path, d->struct_size, (size_t)PLUGIN_V2_SIZE,
                              version);
     if (d->size_t_size != sizeof(size_t))
         return fact_refusal(path, "sizeof(size_t)", d->size_t_size,
@@ -220,16 +353,35 @@ static int take_samplers(drift_registry *r, const char *path,
     if (d->double_size != sizeof(double))
         return fact_refusal(path, "sizeof(double)", d->double_size,
                             (uint32_t)sizeof(double), e);
-    if (d->sampler_size < SAMPLER_V1_SIZE)
+    if (d->services_version > DRIFT_SERVICES_VERSION)
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: refused: it needs drift's services version "
+                             "%u, but this drift offers version %u; upgrade "
+                             "drift, or rebuild the plugin against this "
+                             "drift's headers (pkg-config --cflags drift)",
+                             path, d->services_version,
+                             DRIFT_SERVICES_VERSION);
+    if (d->sampler_size < SAMPLER_V2_SIZE || d->sampler_size > MAX_ENTRY_SIZE)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: refused: its drift_sampler is %u bytes, "
                              "expected at least %zu for ABI version %u",
-                             path, d->sampler_size, (size_t)SAMPLER_V1_SIZE,
+                             path, d->sampler_size, (size_t)SAMPLER_V2_SIZE,
                              version);
-    if (d->n_samplers == 0 || !d->samplers || d->n_samplers > 1024)
+    if (d->n_samplers == 0 || !d->samplers)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: refused: the descriptor lists no samplers",
                              path);
+    if (d->n_samplers > MAX_SAMPLERS)
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: refused: n_samplers = %zu, more than the "
+                             "%d allowed",
+                             path, d->n_samplers, MAX_SAMPLERS);
+    if (!mapped(d->samplers, d->n_samplers * d->sampler_size))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: refused: its table of n_samplers = %zu "
+                             "entries runs into unmapped memory (is the "
+                             "count right?)",
+                             path, d->n_samplers);
     /* Check every sampler before adding any, so a plugin is all or
      * nothing. */
     drift_sampler *copies = drift_calloc(d->n_samplers, sizeof *copies);
@@ -304,11 +456,17 @@ static int take_model(drift_registry *r, const char *path,
                       const drift_model_plugin *m, int strict, drift_err *e)
 {
     uint32_t version;
+    if (!mapped(m, sizeof version))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: refused: %s() returned a pointer to "
+                             "unmapped memory",
+                             path, DRIFT_MODEL_ENTRY);
     memcpy(&version, m, sizeof version);
     if (version != DRIFT_MODEL_ABI_VERSION)
         return version_refusal(path, "model", version,
                                DRIFT_MODEL_ABI_VERSION, e);
-    if (m->struct_size < sizeof(drift_model_plugin))
+    if (!mapped(m, sizeof(drift_model_plugin)) ||
+        m->struct_size < sizeof(drift_model_plugin))
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: refused: descriptor is %u bytes, expected "
                              "at least %zu",

@@ -18,6 +18,7 @@
 
 #include "base/util.h"
 #include "base/writer.h"
+#include "adapt.h"
 #include "chain.h"
 #include "heldout.h"
 #include "hparam.h"
@@ -57,77 +58,10 @@ void drift_run_chain_release(drift_chain *c)
     drift_free(c->state);
 }
 
-int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
-                      unsigned id, double *theta)
+int drift_run_chain_setup_init(drift_chain *c, double *theta)
 {
-    const drift_model *m = cfg->model;
-    memset(c, 0, sizeof *c);
-    c->cfg = cfg;
-    c->model = m;
-    c->id = id;
-    c->d = m->dim;
-    c->N = m->n_rows;
-    c->batch = cfg->batch ? cfg->batch
-                          : (cfg->sampler->default_batch
-                                 ? cfg->sampler->default_batch
-                                 : DEFAULT_BATCH);
-    if (c->N && c->batch > c->N)
-        c->batch = c->N;
-    drift_rng_seed(&c->rng, cfg->seed, id);
-    c->access_rng = c->rng;
-    drift_rng_long_jump(&c->access_rng);
-    c->noise_rng = c->access_rng;
-    drift_rng_long_jump(&c->noise_rng);
-    c->ws_cap = c->batch > MIN_WS_ROWS ? c->batch : MIN_WS_ROWS;
-    if (drift_stream_init(&c->stream, cfg->access, c->N, &c->access_rng,
-                          c->ws_cap))
-        return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
-    drift_advisor_init(&c->advisor, cfg->data_mapped ? cfg->data : NULL,
-                       cfg->data_mapped ? cfg->data_fd : -1, cfg->data_map);
-    c->ws = m->workspace_new(m->self, c->ws_cap);
-    c->rows_buf = drift_malloc_array(c->ws_cap, sizeof(size_t));
-    c->gbuf = drift_calloc(c->d, sizeof(double));
-    c->gbuf2 = drift_calloc(c->d, sizeof(double));
-    c->ll_buf = drift_malloc_array(c->ws_cap, sizeof(double));
-    /* Trajectory buffers only for continuous samplers: three vectors of
-     * length d that a discrete sampler never touches (gigabytes at
-     * D = 10^8). */
-    int continuous = (cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
-    if (continuous) {
-        c->traj_m1 = drift_calloc(c->d, sizeof(double));
-        c->traj_m2 = drift_calloc(c->d, sizeof(double));
-        c->seg_buf = drift_calloc(c->d, sizeof(double));
-    }
-    c->row_len = 2 + cfg->sampler->n_columns + m->n_out;
-    if (cfg->emit_segments) /* time__, duration__, x0.k__, v.k__ */
-        c->row_len += 2 + 2 * c->d;
-    c->row_buf = drift_calloc(c->row_len, sizeof(double));
-    if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
-        !c->ll_buf || !c->row_buf ||
-        (continuous && (!c->traj_m1 || !c->traj_m2 || !c->seg_buf)))
-        return drift_chain_fail(c, DRIFT_ENOMEM,
-                                "out of memory setting up chain %u", id);
-    if (cfg->sampler->state_size) {
-        c->state = drift_calloc(1, cfg->sampler->state_size);
-        if (!c->state)
-            return drift_chain_fail(c, DRIFT_ENOMEM,
-                                    "out of memory for the sampler state");
-    }
-    if (cfg->grad_noise > 0) {
-        /* The step size: 'h' in the Langevin family, 'eta' in AGLD's. */
-        long k = drift_hparams_find(cfg->sampler->hparams,
-                                    cfg->sampler->n_hparams, "h");
-        if (k < 0)
-            k = drift_hparams_find(cfg->sampler->hparams,
-                                   cfg->sampler->n_hparams, "eta");
-        if (k < 0 || isnan(cfg->hp[k]))
-            return drift_chain_fail(c, DRIFT_EINVAL,
-                                    "--grad-noise needs a sampler with a step "
-                                    "size 'h' or 'eta'; %s has none",
-                                    cfg->sampler->name);
-        c->grad_noise_sd = sqrt(2.0 * cfg->grad_noise / cfg->hp[k]);
-    }
-    /* Initial point. */
+    const drift_run_config *cfg = c->cfg;
+    const drift_model *m = c->model;
     switch (cfg->init_mode) {
     case DRIFT_INIT_RANDOM: {
         /* Stan's default radius is 2: U(-2, 2). */
@@ -168,6 +102,92 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
         memset(theta, 0, c->d * sizeof *theta);
     }
     return DRIFT_OK;
+}
+
+int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
+                      unsigned id, double *theta)
+{
+    const drift_model *m = cfg->model;
+    memset(c, 0, sizeof *c);
+    c->cfg = cfg;
+    c->model = m;
+    c->id = id;
+    c->d = m->dim;
+    c->N = m->n_rows;
+    c->batch = cfg->batch ? cfg->batch
+                          : (cfg->sampler->default_batch
+                                 ? cfg->sampler->default_batch
+                                 : DEFAULT_BATCH);
+    if (c->N && c->batch > c->N)
+        c->batch = c->N;
+    c->t_start = drift_now();
+    c->adapted_step = NAN;
+    drift_adapt_metric_init(&c->metric, DRIFT_METRIC_UNIT, c->d, NULL);
+    drift_adapt_schedule_make(cfg->warmup, &c->sched);
+    c->info.warmup = cfg->warmup;
+    c->info.iterations = cfg->iters;
+    c->info.passes = cfg->passes;
+    c->info.seconds = cfg->seconds;
+    c->info.chains = cfg->chains ? cfg->chains : 1;
+    c->info.init_buffer = c->sched.init_buffer;
+    c->info.term_buffer = c->sched.term_buffer;
+    c->info.base_window = c->sched.base_window;
+    drift_rng_seed(&c->rng, cfg->seed, id);
+    c->access_rng = c->rng;
+    drift_rng_long_jump(&c->access_rng);
+    c->noise_rng = c->access_rng;
+    drift_rng_long_jump(&c->noise_rng);
+    c->ws_cap = c->batch > MIN_WS_ROWS ? c->batch : MIN_WS_ROWS;
+    if (drift_stream_init(&c->stream, cfg->access, c->N, &c->access_rng,
+                          c->ws_cap))
+        return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+    drift_advisor_init(&c->advisor, cfg->data_mapped ? cfg->data : NULL,
+                       cfg->data_mapped ? cfg->data_fd : -1, cfg->data_map);
+    c->ws = m->workspace_new(m->self, c->ws_cap);
+    c->rows_buf = drift_malloc_array(c->ws_cap, sizeof(size_t));
+    c->gbuf = drift_calloc(c->d, sizeof(double));
+    c->gbuf2 = drift_calloc(c->d, sizeof(double));
+    c->ll_buf = drift_malloc_array(c->ws_cap, sizeof(double));
+    /* Trajectory buffers only for continuous samplers: three vectors of
+     * length d that a discrete sampler never touches (gigabytes at
+     * D = 10^8). */
+    int continuous = (cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+    if (continuous) {
+        c->traj_m1 = drift_calloc(c->d, sizeof(double));
+        c->traj_m2 = drift_calloc(c->d, sizeof(double));
+        c->seg_buf = drift_calloc(c->d, sizeof(double));
+    }
+    c->n_diag = drift_chain_n_diag(cfg->sampler, c->d);
+    c->row_len = 2 + c->n_diag + m->n_out;
+    if (cfg->emit_segments) /* time__, duration__, x0.k__, v.k__ */
+        c->row_len += 2 + 2 * c->d;
+    c->row_buf = drift_calloc(c->row_len, sizeof(double));
+    if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
+        !c->ll_buf || !c->row_buf ||
+        (continuous && (!c->traj_m1 || !c->traj_m2 || !c->seg_buf)))
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory setting up chain %u", id);
+    if (cfg->sampler->state_size) {
+        c->state = drift_calloc(1, cfg->sampler->state_size);
+        if (!c->state)
+            return drift_chain_fail(c, DRIFT_ENOMEM,
+                                    "out of memory for the sampler state");
+    }
+    if (cfg->grad_noise > 0) {
+        /* The step size: 'h' in the Langevin family, 'eta' in AGLD's. */
+        long k = drift_hparams_find(cfg->sampler->hparams,
+                                    cfg->sampler->n_hparams, "h");
+        if (k < 0)
+            k = drift_hparams_find(cfg->sampler->hparams,
+                                   cfg->sampler->n_hparams, "eta");
+        if (k < 0 || isnan(cfg->hp[k]))
+            return drift_chain_fail(c, DRIFT_EINVAL,
+                                    "--grad-noise needs a sampler with a step "
+                                    "size 'h' or 'eta'; %s has none",
+                                    cfg->sampler->name);
+        c->grad_noise_sd = sqrt(2.0 * cfg->grad_noise / cfg->hp[k]);
+    }
+    return drift_run_chain_setup_init(c, theta);
 }
 
 static void write_header(drift_chain *c, FILE *f)
@@ -238,9 +258,21 @@ static void write_header(drift_chain *c, FILE *f)
     fprintf(f, "# N = %zu\n", c->N);
     fprintf(f, "# dim = %zu\n", c->d);
     fprintf(f, "# sampler_memory_bytes = %zu\n", c->mem_used);
+    if (s->setup && c->run)
+        fprintf(f, "# setup_grads = %llu\n",
+                (unsigned long long)c->run->setup_grads);
     fputs("lp__,grads__", f);
-    for (size_t k = 0; k < s->n_columns; k++)
-        fprintf(f, ",%s", s->columns[k]);
+    for (size_t k = 0; k < s->n_columns; k++) {
+        const char *name = s->columns[k];
+        if (!drift_chain_column_is_vector(name)) {
+            fprintf(f, ",%s", name);
+            continue;
+        }
+        /* "xi.#__" -> xi.1__ ... xi.d__, as Stan names vector elements. */
+        int stem = (int)(strlen(name) - 4);
+        for (size_t j = 0; j < c->d; j++)
+            fprintf(f, ",%.*s.%zu__", stem, name, j + 1);
+    }
     if (cfg->emit_segments)
         fputs(",time__,duration__", f);
     for (size_t k = 0; k < c->model->n_out; k++)
@@ -307,6 +339,7 @@ static int budget_spent(const drift_chain *c, double t_start)
  * until none is left, so K chains run W at a time. */
 typedef struct chain_queue {
     const drift_run_config *cfg;
+    drift_run_shared *run;
     drift_chain_result *results;
     drift_progress *prog;
     unsigned K, first;
@@ -315,13 +348,134 @@ typedef struct chain_queue {
 } chain_queue;
 
 /* The end of warmup: thinning restarts (so the kept draws after warmup do
- * not depend on --save-warmup), and the file gets the comment CmdStan
- * writes there, which readers use to find saved warmup rows. */
+ * not depend on --save-warmup), and the file gets the block CmdStan
+ * writes there, which readers use to find saved warmup rows: the step
+ * size the sampler settled on (set_adapted) and the metric it used. */
 static void end_warmup(drift_chain *c)
 {
     c->draws_seen = 0;
-    if (c->w)
-        fputs("# Adaptation terminated\n", drift_writer_file(c->w));
+    if (!c->w)
+        return;
+    FILE *f = drift_writer_file(c->w);
+    fputs("# Adaptation terminated\n", f);
+    if (!isnan(c->adapted_step)) {
+        fputs("# Step size = ", f);
+        drift_writer_real(f, c->adapted_step);
+        fputc('\n', f);
+    }
+    const drift_adapt_metric *m = &c->metric;
+    if (m->kind == DRIFT_METRIC_DIAG) {
+        fputs("# Diagonal elements of inverse mass matrix:\n# ", f);
+        for (size_t k = 0; k < c->d; k++) {
+            if (k)
+                fputs(", ", f);
+            drift_writer_real(f, m->inv[k]);
+        }
+        fputc('\n', f);
+    } else if (m->kind == DRIFT_METRIC_DENSE) {
+        fputs("# Elements of inverse mass matrix:\n", f);
+        for (size_t i = 0; i < c->d; i++) {
+            fputs("# ", f);
+            for (size_t j = 0; j < c->d; j++) {
+                if (j)
+                    fputs(", ", f);
+                drift_writer_real(f, m->inv[i * c->d + j]);
+            }
+            fputc('\n', f);
+        }
+    }
+}
+
+/* The sampler's phase callback, when it has one. */
+static void notify(drift_chain *c, drift_phase phase)
+{
+    const drift_sampler *s = c->cfg->sampler;
+    if (s->phase)
+        s->phase(c->state, &drift_services_table, c, phase);
+}
+
+/* After step `c->iter` (0-based) completed: the end of a slow window
+ * (the metric is set from it, then the sampler hears of it), the end of
+ * warmup. */
+static void after_step(drift_chain *c)
+{
+    uint64_t done = c->iter + 1;
+    uint64_t warmup = c->cfg->warmup;
+    if (done <= warmup && drift_adapt_window_ends(&c->sched, done)) {
+        if (drift_adapt_metric_update(&c->metric) < 0) {
+            char msg[160];
+            snprintf(msg, sizeof msg,
+                     "the covariance of warmup window ending at iteration "
+                     "%llu is not positive definite; the metric is kept",
+                     (unsigned long long)done);
+            drift_services_table.warn(c, msg);
+        }
+        notify(c, DRIFT_PHASE_WINDOW_END);
+    }
+    if (done == warmup) {
+        notify(c, DRIFT_PHASE_WARMUP_END);
+        end_warmup(c);
+    }
+}
+
+/* Run-level setup, on chain 1 (c) while the other chains wait for it in
+ * wait_setup.  Its cost stays in chain 1's count. */
+static void run_setup(drift_chain *c)
+{
+    drift_run_shared *run = c->run;
+    const drift_sampler *s = c->cfg->sampler;
+    int ok = 1;
+    if (s->setup) {
+        c->phase = DRIFT_CHAIN_SETUP;
+        void *shared = NULL;
+        int rc = s->setup(&drift_services_table, c, c->cfg->hp, &shared);
+        c->phase = DRIFT_CHAIN_STEPPING;
+        if (rc || c->failed) {
+            if (!c->failed) {
+                if (rc == DRIFT_ENONFINITE && c->nonfinite[0])
+                    drift_chain_fail(c, rc, "%s", c->nonfinite);
+                else
+                    drift_chain_fail(c, rc ? rc : DRIFT_EINTERNAL,
+                                     "chain %u: the run-level setup of "
+                                     "sampler %s failed (status %d)",
+                                     c->id, s->name, rc);
+            }
+            ok = 0;
+        }
+        run->shared = shared;
+        run->setup_grads = c->grads;
+    }
+    pthread_mutex_lock(&run->lock);
+    run->state = ok ? 1 : -1;
+    pthread_cond_broadcast(&run->cond);
+    pthread_mutex_unlock(&run->lock);
+}
+
+/* Chain 1 failed before its setup: the others must not wait for it. */
+static void run_setup_failed(drift_run_shared *run)
+{
+    pthread_mutex_lock(&run->lock);
+    run->state = -1;
+    pthread_cond_broadcast(&run->cond);
+    pthread_mutex_unlock(&run->lock);
+}
+
+/* Waits for chain 1's setup; 0 when it succeeded. */
+static int wait_setup(drift_chain *c)
+{
+    drift_run_shared *run = c->run;
+    pthread_mutex_lock(&run->lock);
+    while (run->state == 0)
+        pthread_cond_wait(&run->cond, &run->lock);
+    int state = run->state;
+    pthread_mutex_unlock(&run->lock);
+    if (state > 0)
+        return 0;
+    drift_chain_fail(c, DRIFT_ESTOP,
+                     "chain %u: not started, as the sampler's run-level "
+                     "setup failed on the first chain",
+                     c->id);
+    return -1;
 }
 
 /* A row of held-out metrics at the chain's current point. */
@@ -334,10 +488,65 @@ static void eval_heldout(drift_chain *c, double t_start)
         drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
 }
 
+/* Whether the initial point was drawn (wholly or in part) at random. */
+static int random_init(const drift_run_config *cfg)
+{
+    if (cfg->init_mode == DRIFT_INIT_RANDOM)
+        return 1;
+    if (cfg->init_mode != DRIFT_INIT_VALUES || !cfg->init_given)
+        return 0;
+    for (size_t k = 0; k < cfg->model->n_out; k++)
+        if (!cfg->init_given[k])
+            return 1;
+    return 0;
+}
+
+/* Stan's initialisation: a random initial point is drawn again, up to 100
+ * times in all, while the log density or its gradient is not finite there
+ * (over all rows for full-data samplers, whose first step evaluates them
+ * anyway; the prior alone for minibatch samplers, for which a full pass is
+ * a real cost).  Given values are the sampler's to judge.  Non-zero when
+ * the chain failed. */
+static int find_init(drift_chain *c, double *theta)
+{
+    const drift_run_config *cfg = c->cfg;
+    if (!random_init(cfg) || c->d == 0)
+        return 0;
+    const drift_services *svc = &drift_services_table;
+    int full = (cfg->sampler->flags & DRIFT_SAMPLER_FULL_DATA) != 0;
+    enum { TRIES = 100 };
+    for (int t = 0; t < TRIES; t++) {
+        double U;
+        c->nonfinite[0] = '\0';
+        int rc = full ? svc->grad_full(c, theta, c->gbuf2, &U)
+                      : svc->grad_prior(c, theta, c->gbuf2, &U);
+        if (rc == DRIFT_OK)
+            return 0;
+        if (rc != DRIFT_ENONFINITE || c->failed)
+            return c->failed ? c->failed : drift_chain_fail(c, rc,
+                "chain %u: evaluating the initial point failed (status %d)",
+                c->id, rc);
+        if (t + 1 == TRIES)
+            break;
+        /* Redraw: all of it, or the values the init file left out. */
+        if (drift_run_chain_setup_init(c, theta))
+            return c->failed;
+    }
+    double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
+    return drift_chain_fail(c, DRIFT_ENONFINITE,
+                            "chain %u: no initial point with a finite log "
+                            "density and gradient in %d random draws from "
+                            "U(%g, %g) on the unconstrained scale (the last: "
+                            "%.300s); give initial values with --init FILE "
+                            "(or a smaller radius, --init 0.5), or check "
+                            "the model's support",
+                            c->id, TRIES, -r, r, c->nonfinite);
+}
+
 /* prog (may be NULL) watches the run; k is the chain's index in it. */
-static void run_chain(const drift_run_config *cfg, unsigned id,
-                      drift_chain_result *res, drift_progress *prog,
-                      unsigned k)
+static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
+                      unsigned id, drift_chain_result *res,
+                      drift_progress *prog, unsigned k)
 {
     drift_progress_slot *slot = drift_progress_slot_at(prog, k);
     drift_chain c;
@@ -351,7 +560,11 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
         snprintf(res->message, sizeof res->message, "out of memory");
         return;
     }
-    if (drift_run_chain_setup(&c, cfg, id, theta))
+    int setup_done = k != 0; /* chain 1 owes the others its setup */
+    int rc0 = drift_run_chain_setup(&c, cfg, id, theta);
+    c.run = run;
+    c.stop = &stop_requested;
+    if (rc0)
         goto done;
     if (cfg->out_path) {
         drift_chain_path(cfg->out_path, cfg->chains, id, res->path,
@@ -377,33 +590,54 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
         }
     }
     const drift_services *svc = &drift_services_table;
-    if (cfg->sampler->init(c.state, svc, &c, cfg->hp, theta)) {
-        if (!c.failed)
-            drift_chain_fail(&c, DRIFT_EINVAL, "sampler %s failed to start",
-                             cfg->sampler->name);
+    if (k == 0) {
+        run_setup(&c);
+        setup_done = 1;
+        if (c.failed)
+            goto done;
+    } else if (wait_setup(&c)) {
         goto done;
+    }
+    c.phase = DRIFT_CHAIN_INIT;
+    if (find_init(&c, theta))
+        goto done;
+    c.nonfinite[0] = '\0';
+    int irc = cfg->sampler->init(c.state, svc, &c, cfg->hp, theta);
+    c.phase = DRIFT_CHAIN_STEPPING;
+    if (irc && !c.failed) {
+        if (c.nonfinite[0])
+            drift_chain_fail(&c, irc, "%s", c.nonfinite);
+        else
+            drift_chain_fail(&c, irc, "sampler %s failed to start (status "
+                             "%d)", cfg->sampler->name, irc);
     }
     if (c.failed)
         goto done;
     if (c.w)
         write_header(&c, drift_writer_file(c.w));
     started = 1;
+    if (cfg->warmup > 0)
+        notify(&c, DRIFT_PHASE_WARMUP_START);
     /* Held-out evaluations fall due every eval_every data passes. */
     double eval_grads = cfg->eval_every * (double)c.N;
     double next_eval = eval_grads;
     uint64_t last_eval = UINT64_MAX;
     while (!budget_spent(&c, t_start)) {
-        if (c.iter == cfg->warmup && cfg->warmup > 0)
-            end_warmup(&c);
+        c.nonfinite[0] = '\0';
         int rc = cfg->sampler->step(c.state, svc, &c, theta);
         if (rc || c.failed) {
-            if (!c.failed)
+            /* A point without a finite density fails the chain only now,
+             * when the sampler gave up on it: its message says where. */
+            if (!c.failed && c.nonfinite[0])
+                drift_chain_fail(&c, rc, "%s", c.nonfinite);
+            else if (!c.failed)
                 drift_chain_fail(&c, rc, "chain %u, iteration %llu: sampler "
                                  "%s failed (status %d)",
                                  id, (unsigned long long)c.iter,
                                  cfg->sampler->name, rc);
             break;
         }
+        after_step(&c);
         c.iter++;
         drift_progress_note(slot, c.iter, c.grads, c.draws_written);
         if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
@@ -413,6 +647,8 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
                 next_eval += eval_grads;
         }
     }
+    if (!c.failed)
+        notify(&c, DRIFT_PHASE_RUN_END);
     if (cfg->sampler->finish)
         cfg->sampler->finish(c.state, svc, &c);
     /* The final evaluation, over every draw kept (also after a failure:
@@ -426,6 +662,8 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
         cfg->on_trajectory(cfg->on_trajectory_user, id, c.t_mom, c.seg_buf,
                            c.gbuf2, c.d);
 done:
+    if (!setup_done) /* chain 1 failed before setup: release the others */
+        run_setup_failed(run);
     res->iterations = c.iter;
     res->grads = c.grads;
     res->draws = c.draws_written;
@@ -476,7 +714,7 @@ static void *chain_worker(void *arg)
         pthread_mutex_unlock(&q->mu);
         if (k == q->K)
             return NULL;
-        run_chain(q->cfg, q->first + k, &q->results[k], q->prog, k);
+        run_chain(q->cfg, q->run, q->first + k, &q->results[k], q->prog, k);
     }
 }
 
@@ -489,6 +727,16 @@ static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
     if (w <= 0)
         w = 1;
     return (unsigned)w < K ? (unsigned)w : K;
+}
+
+/* What the run's setup allocated, once every chain has ended. */
+static void release_shared(drift_run_shared *run)
+{
+    for (size_t k = 0; k < run->n_allocs; k++)
+        drift_free(run->allocs[k]);
+    drift_free(run->allocs);
+    pthread_mutex_destroy(&run->lock);
+    pthread_cond_destroy(&run->cond);
 }
 
 int drift_run(const drift_run_config *cfg, drift_chain_result *results,
@@ -525,13 +773,17 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
             cfg->passes, cfg->seconds, cfg->model->n_rows};
         prog = drift_progress_new(K, first, &b, stderr);
     }
+    drift_run_shared run;
+    memset(&run, 0, sizeof run);
+    pthread_mutex_init(&run.lock, NULL);
+    pthread_cond_init(&run.cond, NULL);
     if (K == 1 && !prog) {
-        run_chain(cfg, first, &results[0], NULL, 0);
+        run_chain(cfg, &run, first, &results[0], NULL, 0);
     } else {
         /* Chains beyond the processor count wait in the queue: each
          * chain's draws depend on (seed, id) alone, never on when it ran. */
         unsigned W = parallel_chains(cfg, K);
-        chain_queue q = {cfg, results, prog, K, first, 0,
+        chain_queue q = {cfg, &run, results, prog, K, first, 0,
                          PTHREAD_MUTEX_INITIALIZER};
         pthread_t *tids = drift_calloc(W, sizeof *tids);
         unsigned char *live = drift_calloc(W, 1);
@@ -539,6 +791,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
             drift_free(tids);
             drift_free(live);
             drift_progress_free(prog);
+            release_shared(&run);
             return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         }
         unsigned started = 0;
@@ -559,6 +812,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         drift_free(live);
     }
     drift_progress_free(prog);
+    release_shared(&run);
     for (unsigned k = 0; k < K; k++)
         if (results[k].status)
             return drift_err_set(e, results[k].status, "%s",

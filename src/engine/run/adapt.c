@@ -1,0 +1,340 @@
+/* adapt.c: the arithmetic of warmup adaptation: Stan's windowed schedule,
+ * dual averaging of a step size, Welford estimators and the metric they
+ * set (diagonal, or dense through a Cholesky factor).  Pure functions on
+ * caller-owned memory; not for the services table (oracle.c) nor for
+ * deciding when a window ends during a run (run.c). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "adapt.h"
+
+/* ---- the schedule ------------------------------------------------------- */
+
+void drift_adapt_schedule_make(uint64_t warmup, drift_adapt_schedule *s)
+{
+    memset(s, 0, sizeof *s);
+    s->warmup = warmup;
+    if (warmup == 0)
+        return;
+    if (warmup < 20) {
+        /* Stan does no metric adaptation below 20 iterations: all of
+         * warmup is the initial fast interval. */
+        s->init_buffer = warmup;
+        return;
+    }
+    uint64_t init = 75, term = 50, base = 25;
+    if (init + base + term > warmup) {
+        /* Stan truncates 0.15 and 0.1 of warmup to integers. */
+        init = (uint64_t)(0.15 * (double)warmup);
+        term = (uint64_t)(0.1 * (double)warmup);
+        base = warmup - (init + term);
+    }
+    s->init_buffer = init;
+    s->term_buffer = term;
+    s->base_window = base;
+    /* Windows as Stan's windowed_adaptation walks them, in 0-based
+     * iterations: a window ends at `next`; the next one is twice as long,
+     * unless the one after it would cross the terminal buffer, in which
+     * case it stretches to the buffer. */
+    uint64_t last = warmup - term - 1; /* the last slow iteration */
+    uint64_t size = base, next = init + base - 1;
+    while (s->n_windows < DRIFT_ADAPT_MAX_WINDOWS) {
+        s->window_end[s->n_windows++] = next + 1;
+        if (next >= last)
+            break;
+        size *= 2;
+        uint64_t counter = next;
+        next = counter + size;
+        if (next != last && next + 2 * size >= warmup - term)
+            next = last;
+    }
+}
+
+int drift_adapt_in_window(const drift_adapt_schedule *s, uint64_t iter)
+{
+    return s->n_windows > 0 && iter >= s->init_buffer &&
+           iter < s->warmup - s->term_buffer;
+}
+
+int drift_adapt_window_ends(const drift_adapt_schedule *s, uint64_t done)
+{
+    for (size_t k = 0; k < s->n_windows; k++)
+        if (s->window_end[k] == done)
+            return 1;
+    return 0;
+}
+
+/* ---- dual averaging ----------------------------------------------------- */
+
+void drift_adapt_da_restart(drift_dual_avg *da, double h0, double delta)
+{
+    da->mu = log(10.0 * h0);
+    da->gamma = 0.05;
+    da->t0 = 10.0;
+    da->kappa = 0.75;
+    da->delta = delta;
+    da->s_bar = 0;
+    da->x_bar = 0;
+    da->counter = 0;
+}
+
+double drift_adapt_da_update(drift_dual_avg *da, double accept_stat)
+{
+    double a = isnan(accept_stat) ? 0.0 : accept_stat;
+    if (a > 1)
+        a = 1;
+    else if (a < 0)
+        a = 0;
+    da->counter++;
+    double t = (double)da->counter;
+    double eta = 1.0 / (t + da->t0);
+    da->s_bar = (1.0 - eta) * da->s_bar + eta * (da->delta - a);
+    double x = da->mu - da->s_bar * sqrt(t) / da->gamma;
+    double w = pow(t, -da->kappa);
+    da->x_bar = (1.0 - w) * da->x_bar + w * x;
+    return exp(x);
+}
+
+double drift_adapt_da_final(const drift_dual_avg *da)
+{
+    return exp(da->x_bar);
+}
+
+/* ---- Welford estimators ------------------------------------------------- */
+
+size_t drift_adapt_welford_doubles(size_t d, int dense)
+{
+    return 2 * d + (dense ? d * d : d);
+}
+
+void drift_adapt_welford_init(drift_adapt_welford *w, size_t d, int dense,
+                              double *mem)
+{
+    w->d = d;
+    w->dense = dense;
+    w->mean = mem;
+    w->delta = mem + d;
+    w->m2 = mem + 2 * d;
+    drift_adapt_welford_restart(w);
+}
+
+void drift_adapt_welford_restart(drift_adapt_welford *w)
+{
+    w->n = 0;
+    memset(w->mean, 0, w->d * sizeof(double));
+    memset(w->m2, 0, (w->dense ? w->d * w->d : w->d) * sizeof(double));
+}
+
+void drift_adapt_welford_add(drift_adapt_welford *w, const double *x)
+{
+    size_t d = w->d;
+    w->n++;
+    double inv_n = 1.0 / (double)w->n;
+    for (size_t k = 0; k < d; k++) {
+        w->delta[k] = x[k] - w->mean[k];
+        w->mean[k] += w->delta[k] * inv_n;
+    }
+    if (!w->dense) {
+        for (size_t k = 0; k < d; k++)
+            w->m2[k] += (x[k] - w->mean[k]) * w->delta[k];
+        return;
+    }
+    /* (x - new mean)(x - old mean)', as Stan accumulates it. */
+    for (size_t i = 0; i < d; i++) {
+        double a = x[i] - w->mean[i];
+        double *row = w->m2 + i * d;
+        for (size_t j = 0; j < d; j++)
+            row[j] += a * w->delta[j];
+    }
+}
+
+int drift_adapt_welford_regularised(const drift_adapt_welford *w, double *out)
+{
+    if (w->n < 2)
+        return -1;
+    double n = (double)w->n, shrink = n / (n + 5.0),
+           ridge = 1e-3 * (5.0 / (n + 5.0)), scale = shrink / (n - 1.0);
+    size_t d = w->d;
+    if (!w->dense) {
+        for (size_t k = 0; k < d; k++)
+            out[k] = scale * w->m2[k] + ridge;
+        return 0;
+    }
+    for (size_t i = 0; i < d; i++)
+        for (size_t j = 0; j <= i; j++) {
+            /* The accumulation is symmetric but for rounding: average. */
+            double v = 0.5 * (w->m2[i * d + j] + w->m2[j * d + i]) * scale;
+            if (i == j)
+                v += ridge;
+            out[i * d + j] = out[j * d + i] = v;
+        }
+    return 0;
+}
+
+/* ---- the metric --------------------------------------------------------- */
+
+size_t drift_adapt_metric_doubles(drift_metric_kind kind, size_t d)
+{
+    switch (kind) {
+    case DRIFT_METRIC_DIAG:
+        return 2 * d + drift_adapt_welford_doubles(d, 0);
+    case DRIFT_METRIC_DENSE:
+        return 2 * d * d + drift_adapt_welford_doubles(d, 1);
+    default:
+        return 0;
+    }
+}
+
+void drift_adapt_metric_init(drift_adapt_metric *m, drift_metric_kind kind,
+                             size_t d, double *mem)
+{
+    memset(m, 0, sizeof *m);
+    m->kind = kind;
+    m->d = d;
+    if (kind == DRIFT_METRIC_DIAG) {
+        m->inv = mem;
+        m->factor = mem + d;
+        for (size_t k = 0; k < d; k++)
+            m->inv[k] = m->factor[k] = 1.0;
+        drift_adapt_welford_init(&m->est, d, 0, mem + 2 * d);
+    } else if (kind == DRIFT_METRIC_DENSE) {
+        m->inv = mem;
+        m->factor = mem + d * d;
+        memset(mem, 0, 2 * d * d * sizeof(double));
+        for (size_t k = 0; k < d; k++)
+            m->inv[k * d + k] = m->factor[k * d + k] = 1.0;
+        drift_adapt_welford_init(&m->est, d, 1, mem + 2 * d * d);
+    } else {
+        m->kind = DRIFT_METRIC_UNIT;
+    }
+}
+
+/* Lower Cholesky factor of the d x d symmetric a into l (row-major, upper
+ * part zeroed); -1 when a is not positive definite. */
+static int cholesky(const double *a, size_t d, double *l)
+{
+    for (size_t i = 0; i < d; i++) {
+        for (size_t j = 0; j <= i; j++) {
+            double s = a[i * d + j];
+            for (size_t k = 0; k < j; k++)
+                s -= l[i * d + k] * l[j * d + k];
+            if (i == j) {
+                if (!(s > 0) || !isfinite(s))
+                    return -1;
+                l[i * d + i] = sqrt(s);
+            } else {
+                l[i * d + j] = s / l[j * d + j];
+            }
+        }
+        for (size_t j = i + 1; j < d; j++)
+            l[i * d + j] = 0;
+    }
+    return 0;
+}
+
+int drift_adapt_metric_update(drift_adapt_metric *m)
+{
+    if (m->kind == DRIFT_METRIC_UNIT)
+        return 0;
+    size_t d = m->d;
+    int rc = 0;
+    if (m->est.n < 2) {
+        rc = 1;
+    } else if (m->kind == DRIFT_METRIC_DIAG) {
+        drift_adapt_welford_regularised(&m->est, m->inv);
+        for (size_t k = 0; k < d; k++)
+            m->factor[k] = sqrt(m->inv[k]);
+    } else {
+        /* The estimate goes into factor's memory first, so that a failed
+         * factorisation leaves the metric in use untouched. */
+        double *cov = m->factor;
+        drift_adapt_welford_regularised(&m->est, cov);
+        /* cholesky() reads a row of the input only before writing the
+         * same row of the output, so it can factor in place. */
+        if (cholesky(cov, d, cov)) {
+            rc = -1;
+            /* Restore the old factor from the old inverse. */
+            cholesky(m->inv, d, m->factor);
+        } else {
+            /* inv = L L'. */
+            for (size_t i = 0; i < d; i++)
+                for (size_t j = 0; j <= i; j++) {
+                    double s = 0;
+                    for (size_t k = 0; k <= j; k++)
+                        s += cov[i * d + k] * cov[j * d + k];
+                    m->inv[i * d + j] = m->inv[j * d + i] = s;
+                }
+        }
+    }
+    drift_adapt_welford_restart(&m->est);
+    return rc;
+}
+
+void drift_adapt_metric_inv_mul(const drift_adapt_metric *m, const double *v,
+                                double *out)
+{
+    size_t d = m->d;
+    switch (m->kind) {
+    case DRIFT_METRIC_DIAG:
+        for (size_t k = 0; k < d; k++)
+            out[k] = m->inv[k] * v[k];
+        return;
+    case DRIFT_METRIC_DENSE:
+        for (size_t i = 0; i < d; i++) {
+            double s = 0;
+            for (size_t j = 0; j < d; j++)
+                s += m->inv[i * d + j] * v[j];
+            out[i] = s;
+        }
+        return;
+    default:
+        memcpy(out, v, d * sizeof *out);
+    }
+}
+
+void drift_adapt_metric_inv_sqrt_mul(const drift_adapt_metric *m,
+                                     const double *v, double *out)
+{
+    size_t d = m->d;
+    switch (m->kind) {
+    case DRIFT_METRIC_DIAG:
+        for (size_t k = 0; k < d; k++)
+            out[k] = m->factor[k] * v[k];
+        return;
+    case DRIFT_METRIC_DENSE:
+        for (size_t i = 0; i < d; i++) {
+            double s = 0;
+            for (size_t j = 0; j <= i; j++)
+                s += m->factor[i * d + j] * v[j];
+            out[i] = s;
+        }
+        return;
+    default:
+        memcpy(out, v, d * sizeof *out);
+    }
+}
+
+void drift_adapt_metric_from_normal(const drift_adapt_metric *m,
+                                    const double *z, double *p)
+{
+    size_t d = m->d;
+    switch (m->kind) {
+    case DRIFT_METRIC_DIAG:
+        for (size_t k = 0; k < d; k++)
+            p[k] = z[k] / m->factor[k];
+        return;
+    case DRIFT_METRIC_DENSE:
+        /* L' p = z by back substitution: cov(p) = L'^-1 L^-1 = M. */
+        for (size_t i = d; i-- > 0;) {
+            double s = z[i];
+            for (size_t k = i + 1; k < d; k++)
+                s -= m->factor[k * d + i] * p[k];
+            p[i] = s / m->factor[i * d + i];
+        }
+        return;
+    default:
+        memmove(p, z, d * sizeof *p);
+    }
+}
