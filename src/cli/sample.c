@@ -330,6 +330,13 @@ static void signal_account(const drift_chain_result *res, unsigned K,
 {
     double it_lo = INFINITY, it_hi = 0, p_lo = INFINITY, p_hi = 0;
     unsigned long long draws = 0;
+    /* Chains still queued when the signal came never started: they have
+     * no file, and are counted apart. */
+    unsigned ran = K;
+    while (ran > 1 && !res[ran - 1].path[0] && !res[ran - 1].iterations)
+        ran--;
+    unsigned queued = K - ran;
+    K = ran;
     for (unsigned k = 0; k < K; k++) {
         double it = (double)res[k].iterations;
         double ps = N ? (double)res[k].grads / (double)N : 0;
@@ -360,8 +367,13 @@ static void signal_account(const drift_chain_result *res, unsigned K,
         fprintf(stderr, " (in warmup)");
     if (N)
         fprintf(stderr, " (%s data passes)", ps);
-    fprintf(stderr, "; %llu draws kept in %s, complete and valid\n", draws,
-            files);
+    fprintf(stderr, "; %llu draws kept in %s, complete and valid (marked "
+                    "'# interrupted')",
+            draws, files);
+    if (queued)
+        fprintf(stderr, "; %u queued chain%s never started", queued,
+                queued > 1 ? "s" : "");
+    fputc('\n', stderr);
 }
 
 /* Whether a sampler adapts in warmup (so that warmup is more than

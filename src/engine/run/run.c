@@ -678,6 +678,14 @@ done:
         if (started) {
             if (have_moments)
                 write_footer(&c, drift_writer_file(c.w), c.seg_buf, c.gbuf2);
+            if (stop_requested)
+                /* Complete and valid, but shorter than asked: say so. */
+                fprintf(drift_writer_file(c.w),
+                        "# interrupted = 1 (stopped by a signal after %llu "
+                        "iterations%s)\n",
+                        (unsigned long long)c.iter,
+                        c.iter < cfg->warmup ? ", in warmup: no draws kept"
+                                             : "");
             drift_err e;
             if (drift_writer_commit(c.w, &e) && !res->status) {
                 res->status = DRIFT_EIO;
@@ -714,6 +722,14 @@ static void *chain_worker(void *arg)
         pthread_mutex_unlock(&q->mu);
         if (k == q->K)
             return NULL;
+        if (stop_requested && k > 0) {
+            /* A queued chain that a signal came before: never started. */
+            drift_chain_result *res = &q->results[k];
+            memset(res, 0, sizeof *res);
+            res->id = q->first + k;
+            drift_progress_done(q->prog, k);
+            continue;
+        }
         run_chain(q->cfg, q->run, q->first + k, &q->results[k], q->prog, k);
     }
 }
