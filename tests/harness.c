@@ -210,6 +210,9 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
         .emit_segments = r->emit_segments,
         .on_trajectory = r->traj ? on_trajectory : NULL,
         .on_trajectory_user = &tcol,
+        .parallel = r->parallel,
+        .init_given = r->init_given,
+        .warmup_only = r->warmup_only,
     };
     drift_chain_result local[16];
     drift_chain_result *res = results ? results : local;

@@ -75,6 +75,10 @@ typedef struct th_run {
     /* When not NULL, chain k's trajectory moments go to traj[k] (chains
      * entries; time 0 when the chain reported none). */
     struct th_traj *traj;
+    /* issue 13 */
+    unsigned parallel;              /* chains at once (0: the cores) */
+    const unsigned char *init_given;/* DRIFT_INIT_VALUES: which given */
+    int warmup_only;                /* --iter 0 */
 } th_run;
 
 /* A continuous trajectory's exact time averages after warmup, on the

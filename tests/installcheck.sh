@@ -86,7 +86,7 @@ grep -q "file: $T/user-plugins/zigzag.so" "$T/samplers.txt" || fail "zigzag is n
 data="$srcdir/tests/data/centres2.csv"
 run() {
     out=$1; shift
-    "$drift" sample --model gaussian --data "$data" --sampler zigzag \
+    "$drift" sample --chains 1 --init 0 --model gaussian --data "$data" --sampler zigzag \
         --warmup 1000 --iter 20000 --thin 0.02 --quiet --out "$out" "$@" ||
         fail "drift sample --sampler zigzag $* failed"
 }
@@ -96,7 +96,7 @@ run "$T/zz-exact.csv" --seed 1 --set lipschitz=1
 step "statistical bound (default): sampling N(mean c, I/1000)"
 run "$T/zz-stat.csv" --seed 2
 "$MOMENTS" "$T/zz-stat.csv" "$data" || fail "zigzag (statistical bound) draws do not match the posterior"
-"$drift" sample --model gaussian --data "$data" --sampler zigzag --set lipschitz=1 \
+"$drift" sample --chains 1 --init 0 --model gaussian --data "$data" --sampler zigzag --set lipschitz=1 \
     --iter 50 --emit segments --seed 3 --quiet --out "$T/zz-seg.csv" ||
     fail "--emit segments with zigzag failed"
 grep -q '^lp__,grads__,switches__,proposals__,bound_violations__,lipschitz__,time__,duration__,theta.1,theta.2,x0.1__,x0.2__,v.1__,v.2__$' "$T/zz-seg.csv" ||
@@ -111,7 +111,7 @@ grep -q "file: $real_plugindir/zigzag.so" "$T/samplers.txt" ||
 grep -q "warning: sampler 'zigzag' in $T/user-plugins/zigzag.so is shadowed by the one in $real_plugindir/zigzag.so" "$T/samplers.err" ||
     { cat "$T/samplers.err"; fail "no warning naming both zigzag.so files"; }
 # An explicit path still means that file.
-"$drift" sample --model gaussian --data "$data" --sampler "$T/user-plugins/zigzag.so" \
+"$drift" sample --chains 1 --init 0 --model gaussian --data "$data" --sampler "$T/user-plugins/zigzag.so" \
     --set lipschitz=1 --iter 20 --seed 4 --quiet --out "$T/zz-path.csv" 2>/dev/null ||
     fail "--sampler PATH refused a file whose sampler name is taken"
 grep -q "^# sampler_file = $T/user-plugins/zigzag.so\$" "$T/zz-path.csv" ||
@@ -126,7 +126,7 @@ build_bad() {
         -o "$T/bad/$1.so" 2>"$T/bad/$1.log" || { cat "$T/bad/$1.log"; fail "cannot build $1.c"; }
 }
 expect_refusal() {  # spec, text the message must contain
-    "$drift" sample --model gaussian --data "$data" --sampler "$1" --iter 5 \
+    "$drift" sample --chains 1 --init 0 --model gaussian --data "$data" --sampler "$1" --iter 5 \
         --quiet --out "$T/bad/out.csv" 2>"$T/bad/err" && fail "$1 was not refused"
     st=$?
     [ $st = 2 ] || fail "$1: exit status $st, expected 2"

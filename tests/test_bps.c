@@ -400,7 +400,7 @@ static void test_cli_emit(void **state)
     assert_non_null(tp);
     snprintf(args, sizeof args,
              "sample --model %s/mvn.so --sampler bps --emit segments "
-             "--iter 50 --seed 1 --quiet --out %s",
+             "--iter 50 --warmup 0 --seed 1 --quiet --chains 1 --init 0 --out %s",
              tp, path);
     assert_int_equal(run_cli(args, out, sizeof out), 0);
     FILE *f = fopen(path, "r");

@@ -103,9 +103,8 @@ static void test_bad_options(void **state)
            2, "--thin");
     expect((const char *[]){"sample", "--sampler", "sgld", "--data", d, NULL},
            2, "no model given");
-    expect((const char *[]){"sample", "--model", "logistic", "--data", d,
-                            NULL},
-           2, "no sampler given");
+    /* No sampler named: nuts, as CmdStan (its run is checked in
+     * test_defaults). */
     expect((const char *[]){"sample", "--model", "logistic", "--data", d,
                             "--sampler", NULL},
            2, "--sampler needs a value");
@@ -161,6 +160,7 @@ static void test_output(void **state)
                                         "--data", d, "--sampler", "sgld",
                                         "--set", "h=0.001", "--batch", "20",
                                         "--iter", "300", "--seed", "42",
+                                        "--chains", "1", "--warmup", "0",
                                         "--out", k ? out2 : out1, "--quiet",
                                         NULL});
         assert_int_equal(r.status, 0);
@@ -208,7 +208,7 @@ static void test_divergence(void **state)
                                     pima(), "--sampler", "sgld", "--set",
                                     "h=1e6", "--batch", "10", "--iter",
                                     "100000", "--seed", "1", "--out", out,
-                                    NULL});
+                                    "--chains", "1", NULL});
     assert_int_equal(r.status, 1);
     assert_non_null(strstr(r.err, "chain 1, iteration "));
     assert_non_null(strstr(r.err, "w."));
@@ -370,7 +370,7 @@ static void test_signal(void **state)
             (const char *[]){"sample", "--model", "logistic", "--data",
                              pima(), "--sampler", "sgld", "--set", "h=0.0005",
                              "--batch", "20", "--iter", "1000000000",
-                             "--chains", "2", "--force-chains", "--seed", "3",
+                             "--chains", "2", "--warmup", "0", "--seed", "3",
                              "--out", out, NULL},
             -1, fe);
         close(fe);
@@ -464,7 +464,8 @@ static void test_progress(void **state)
     const char *args[] = {"sample", "--model", "logistic", "--data", pima(),
                           "--sampler", "sgld", "--set", "h=0.0005",
                           "--batch", "20", "--seconds", "1.3", "--seed", "1",
-                          "--out", out, NULL, NULL};
+                          "--out", out, "--chains", "1", "--warmup", "0",
+                          NULL, NULL};
     char *text = run_on_pty(args, &st);
     if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
         fail_msg("status %d: %s", st, text);
@@ -473,13 +474,13 @@ static void test_progress(void **state)
         fail_msg("no progress line on the terminal: '%s'", text);
     free(text);
     /* --quiet: nothing on the terminal. */
-    args[17] = "--quiet";
+    args[21] = "--quiet";
     text = run_on_pty(args, &st);
     assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
     assert_string_equal(text, "");
     free(text);
     /* Not a terminal: the account line only, no progress. */
-    args[17] = NULL;
+    args[21] = NULL;
     args[11] = "--iter";
     args[12] = "3000";
     th_cli r = th_cli_run(args);
@@ -504,13 +505,12 @@ static void test_chains_reproducible(void **state)
     const char *base[] = {"sample", "--model", "logistic", "--data", pima(),
                           "--sampler", "sgld", "--set", "h=0.0005",
                           "--batch", "20", "--iter", "400", "--warmup", "50",
-                          "--init", "random", "--seed", "9", "--quiet",
-                          "--force-chains"};
+                          "--init", "random", "--seed", "9", "--quiet"};
 #define NB (sizeof base / sizeof base[0])
-    const char *extra[4][5] = {
+    const char *extra[4][7] = {
         {"--chains", "3", "--out", k3, NULL},
         {"--chains", "3", "--out", again, NULL},
-        {"--chain-id", "2", "--out", one, NULL},
+        {"--chain-id", "2", "--chains", "1", "--out", one, NULL},
         {"--chains", "2", "--chain-id", "2", NULL},
     };
     for (int k = 0; k < 4; k++) {
@@ -572,7 +572,8 @@ static void test_overflow(void **state)
                                     data, "--sampler", "sgld", "--set",
                                     "h=0.05", "--batch", "10", "--init", "1",
                                     "--iter", "1000", "--seed", "1", "--out",
-                                    out, NULL});
+                                    out, "--chains", "1", "--warmup", "0",
+                                    NULL});
     /* The gradient (theta - y)^3 overflows long before theta does. */
     if (r.status != 1 || !strstr(r.err, "chain 1, iteration ") ||
         !strstr(r.err, "the gradient for theta is ") ||
@@ -691,7 +692,7 @@ static void test_run_then_summary(void **state)
                                     "h=0.0005", "--batch", "20", "--iter",
                                     "600", "--warmup", "100", "--save-warmup",
                                     "--thin", "2", "--chains", "2",
-                                    "--force-chains", "--seed", "4", "--test",
+                                    "--seed", "4", "--test",
                                     test, "--eval-every", "20", "--out", out,
                                     NULL});
     if (r.status)
@@ -743,6 +744,7 @@ static void test_init_and_test_options(void **state)
                                         "--data", d, "--sampler", "sgld",
                                         "--set", "h=1e-9", "--iter", "1",
                                         "--init", inits[k], "--out", out,
+                                        "--chains", "1", "--warmup", "0",
                                         "--quiet", NULL});
         if (r.status)
             fail_msg("--init %s: %s", inits[k], r.err);
@@ -853,7 +855,8 @@ static void test_langevin(void **state)
     r = th_cli_run((const char *[]){"sample", "--model", model, "--sampler", "sgnht",
                              "--set", "A=0", "--set", "h=0.01",
                              "--grad-noise", "1", "--iter", "100", "--seed",
-                             "3", "--out", out, "--quiet", NULL});
+                             "3", "--out", out, "--chains", "1", "--quiet",
+                             NULL});
     assert_int_equal(r.status, 0);
     th_cli_free(&r);
     char *csv = th_slurp(out);
@@ -894,7 +897,7 @@ static void test_lang_heldout(void **state)
     const char *common[] = {"--data", train, "--test", test, "--sampler",
                             "sgld", "--set", "h=0.0005", "--batch", "20",
                             "--passes", "200", "--thin", "10", "--seed", "4",
-                            "--quiet"};
+                            "--chains", "1", "--quiet"};
     const char *args_a[32] = {"sample", model}, *args_b[32] = {"sample",
                                                               "--model",
                                                               "logistic"};

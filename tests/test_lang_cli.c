@@ -43,7 +43,7 @@ static void test_sample(void **state)
     close(fd);
     expect((const char *[]){"sample", m, "--data", d, "--sampler", "sgld",
                             "--iter", "50", "--seed", "3", "--out", out,
-                            "--quiet", NULL},
+                            "--chains", "1", "--quiet", NULL},
            0, "err", NULL);
     char *csv = th_slurp(out);
     assert_non_null(strstr(csv, "# model = "));
@@ -55,7 +55,7 @@ static void test_sample(void **state)
     expect((const char *[]){"sample", "--model", nm, "--data", nd,
                             "--data-set", "H=4", "--data-set", "K=3",
                             "--sampler", "sgld", "--iter", "20", "--seed", "1",
-                            "--out", out, "--quiet", NULL},
+                            "--chains", "1", "--out", out, "--quiet", NULL},
            0, "err", NULL);
     unlink(out);
     expect((const char *[]){"sample", m, "--data", d, "--sampler", "sgld",

@@ -28,7 +28,7 @@ run() { # name sampler thin settings...
     name=$1 sampler=$2 thin=$3
     shift 3
     echo "== $name"
-    "$drift" sample --model "$build/mixture.so" --data "$build/sec61-a.csv" \
+    "$drift" sample --chains 1 --init 0 --model "$build/mixture.so" --data "$build/sec61-a.csv" \
         --sampler "$sampler" --batch "$n" --passes "$passes" --thin "$thin" \
         --seed 61 --out "$build/sec61-$name.csv" "$@"
 }

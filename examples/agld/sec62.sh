@@ -32,7 +32,7 @@ run() { # name sampler thin settings...
     shift 3
     [ "$thin" -ge 1 ] || thin=1
     echo "== $name"
-    /usr/bin/time -f "   %e s, %M KB" "$drift" sample --model "$build/ridge.so" \
+    /usr/bin/time -f "   %e s, %M KB" "$drift" sample --chains 1 --init 0 --model "$build/ridge.so" \
         --model-set tau=1 --data "$build/sec62-train.csv" \
         --sampler "$sampler" --batch "$n" --passes "$epochs" --thin "$thin" \
         --seed 62 --out "$build/sec62-$name.csv" --quiet "$@"

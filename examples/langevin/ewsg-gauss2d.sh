@@ -26,11 +26,11 @@ run() {
     # Warmup steps-1 and thin steps: the rows kept are the states after
     # 5, 10, ..., 30 passes.
     # shellcheck disable=SC2086
-    "$DRIFT" sample --model "$models/corrgauss.so" --data "$data" \
+    "$DRIFT" sample --init 0 --model "$models/corrgauss.so" --data "$data" \
         --model-set rho=0 --model-set s1=1 --model-set s2=1 --model-set tau=0 \
         --sampler "$name" $sets --batch 1 --passes 30 \
         --warmup $((steps5 - 1)) --thin "$steps5" \
-        --chains "$CHAINS" --force-chains --seed "$SEED" --quiet \
+        --chains "$CHAINS" --seed "$SEED" --quiet \
         --out "$work/$label/draws.csv"
 }
 run sghmc sghmc "--set h=5e-2 --set gamma=10" 1

@@ -16,13 +16,13 @@
 ITER=${ITER:-1000000}
 SEED=${SEED:-1}
 for xi in 0.1 1 10; do
-    "$DRIFT" sample --model "$models/doublewell.so" --sampler sghmc \
+    "$DRIFT" sample --chains 1 --init 0 --model "$models/doublewell.so" --sampler sghmc \
         --set h=0.01 --set gamma=$xi --set sigma=0 --set scheme=symplectic \
-        --grad-noise 1 --iter "$ITER" --thin 10 --seed "$SEED" --quiet \
+        --grad-noise 1 --iter "$ITER" --warmup 0 --thin 10 --seed "$SEED" --quiet \
         --out "$work/fixed_$xi.csv"
 done
-"$DRIFT" sample --model "$models/doublewell.so" --sampler sgnht \
-    --set h=0.01 --set A=0 --grad-noise 1 --iter "$ITER" --thin 10 \
+"$DRIFT" sample --chains 1 --init 0 --model "$models/doublewell.so" --sampler sgnht \
+    --set h=0.01 --set A=0 --grad-noise 1 --iter "$ITER" --warmup 0 --thin 10 \
     --seed "$SEED" --quiet --out "$work/sgnht.csv"
 
 Rscript - "$work" "$OUT" <<'REOF'

@@ -23,7 +23,7 @@ for h in 0.01 0.001; do
             if [ $s = sgnht ]; then sets="--set h=$h --set A=$A"
             else sets="--set h=$h --set gamma=$A --set scheme=symplectic"; fi
             # shellcheck disable=SC2086
-            "$DRIFT" sample --model "$models/corrgauss.so" --data "$data" \
+            "$DRIFT" sample --chains 1 --init 0 --model "$models/corrgauss.so" --data "$data" \
                 --model-set s1=1 --model-set tau=0 --sampler $s $sets \
                 --batch 10 --iter $iters --warmup 20000 --thin $thin \
                 --seed "$SEED" --quiet --out "$work/${s}_h${h}_A$A.csv"

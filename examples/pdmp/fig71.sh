@@ -23,7 +23,7 @@ mkdir -p runs results
 run() { # name sampler [options...]
     name=$1; shift
     echo "== $name"
-    "$DRIFT" sample --model logistic --data lr20.csv --batch 100 \
+    "$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --batch 100 \
         --passes "$PASSES" --seed 71 --out "runs/fig71-$name.csv" "$@"
 }
 run sbps --sampler sbps --set k=3 --thin 0.05

@@ -23,17 +23,17 @@ mkdir -p runs results
 [ -f results/reference.csv ] || Rscript reference.R
 if [ ! -f runs/fig72-bps.csv ]; then
     echo "== bps reference, $REF segments"
-    "$DRIFT" sample --model logistic --data lr20.csv --sampler bps \
+    "$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --sampler bps \
         --iter "$REF" --warmup 2000 --emit segments --seed 720 --quiet \
         --out runs/fig72-bps.csv
 fi
 for k in $(seq 1 "$K"); do
-    "$DRIFT" sample --model logistic --data lr20.csv --sampler sbps \
+    "$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --sampler sbps \
         --set k=3 --passes "$PASSES" --emit segments --seed "$k" --quiet \
         --out "runs/fig72-sbps-$k.csv"
 done
 # One run again as draws, to check the draws drift writes are the
 # skeleton's points (fig72.R compares them).
-"$DRIFT" sample --model logistic --data lr20.csv --sampler sbps --set k=3 \
+"$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --sampler sbps --set k=3 \
     --passes "$PASSES" --thin 0.1 --seed 1 --quiet --out runs/fig72-draws-1.csv
 Rscript fig72.R "$K" "$PASSES"

@@ -85,14 +85,14 @@ cold() {
 }
 measure "cat" sh -c "cat '$store' > /dev/null"
 rows=$("$DRIFT" data info "$store" | awk '/^rows:/ {print $2}')
-measure "drift sgld, cyclic access, 1 pass" "$DRIFT" sample --model logistic \
+measure "drift sgld, cyclic access, 1 pass" "$DRIFT" sample --chains 1 --init 0 --model logistic \
     --data "$store" --sampler sgld --set h=1e-8 --batch 1000 --access ca \
     --passes 1 --thin 1000000 --seed 1 --out "$work/ca.csv" --quiet
 measure "cat (again)" sh -c "cat '$store' > /dev/null"
 # Random access: 1% of a pass, scaled to a whole pass in the report.
 cold
 t0=$(now)
-inside "$DRIFT" sample --model logistic --data "$store" --sampler sgld \
+inside "$DRIFT" sample --chains 1 --init 0 --model logistic --data "$store" --sampler sgld \
     --set h=1e-8 --batch 1000 --access ra --passes 0.01 --thin 1000000 \
     --seed 1 --out "$work/ra.csv" --quiet
 t1=$(now)

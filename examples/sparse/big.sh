@@ -103,11 +103,11 @@ measure() { # what command...
 }
 echo "store: $bytes bytes; memory limit: ${cg:+$LIMIT MB}${cg:-none}"
 measure "cat" sh -c "cat '$store' > /dev/null"
-measure ".drift sparse_vector, sgld, cyclic, 1 pass" "$DRIFT" sample \
+measure ".drift sparse_vector, sgld, cyclic, 1 pass" "$DRIFT" sample --chains 1 --init 0 \
     "$top/examples/sparse/sparse_logistic.drift" --data "$store" \
     --sampler sgld --set h=1e-7 --batch "$BATCH" --access ca --passes 1 \
     --thin 1000000 --seed 1 --out "$work/lang.csv" --quiet
-measure "C plugin logistic, sgld, cyclic, 1 pass" "$DRIFT" sample \
+measure "C plugin logistic, sgld, cyclic, 1 pass" "$DRIFT" sample --chains 1 --init 0 \
     --model logistic --data "$store" \
     --sampler sgld --set h=1e-7 --batch "$BATCH" --access ca --passes 1 \
     --thin 1000000 --seed 1 --out "$work/plugin.csv" --quiet

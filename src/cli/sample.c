@@ -20,11 +20,13 @@
 #include "engine/run/plugin.h"
 #include "engine/run/problem.h"
 #include "engine/run/run.h"
+#include "engine/stats/checks.h"
+#include "engine/stats/stancsv.h"
 
 enum {
     O_MODEL, O_MODEL_SET, O_DATA, O_DATA_SET, O_SAMPLER, O_SET, O_BATCH, O_ACCESS,
     O_PASSES, O_ITER, O_SECONDS, O_THIN, O_WARMUP, O_SAVE_WARMUP, O_SEED,
-    O_OUT, O_CHAINS, O_FORCE_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
+    O_OUT, O_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
     O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS, O_HELP
 };
 
@@ -39,7 +41,8 @@ static const cli_opt sample_opts[] = {
                     "NAME=V  set a data scalar of a .drift model "
                     "(repeatable)"},
     [O_SAMPLER] = {"--sampler", 1,
-                   "NAME|PATH  sampler plugin (see 'drift samplers')"},
+                   "NAME|PATH  sampler plugin (default nuts; see 'drift "
+                   "samplers')"},
     [O_SET] = {"--set", 1, "K=V  set a sampler hyperparameter (repeatable)"},
     [O_BATCH] = {"--batch", 1, "N  minibatch size (default: the sampler's)"},
     [O_ACCESS] = {"--access", 1,
@@ -48,12 +51,16 @@ static const cli_opt sample_opts[] = {
     [O_PASSES] = {"--passes", 1, "P  budget in data passes"},
     [O_ITER] = {"--iter", 1,
                 "K  budget in iterations after warmup (default 1000 when "
-                "no budget is given)"},
+                "no budget is given; 0: the warmup alone)"},
     [O_SECONDS] = {"--seconds", 1, "S  budget in wall-clock seconds"},
     [O_THIN] = {"--thin", 1,
                 "T  keep every T-th draw; for continuous samplers, the "
                 "output time step"},
-    [O_WARMUP] = {"--warmup", 1, "W  iterations before draws are kept (0)"},
+    [O_WARMUP] = {"--warmup", 1,
+                  "W  iterations before draws are kept: adaptation, or "
+                  "burn-in for samplers that do not adapt (default 1000 "
+                  "with an iteration budget or an adapting sampler, else "
+                  "0)"},
     [O_SAVE_WARMUP] = {"--save-warmup", 0,
                        "write warmup draws too (before '# Adaptation "
                        "terminated')"},
@@ -61,16 +68,19 @@ static const cli_opt sample_opts[] = {
     [O_OUT] = {"--out", 1,
                "FILE  draws file (default output.csv; with K chains "
                "output_1.csv ...)"},
-    [O_CHAINS] = {"--chains", 1, "K  chains in parallel threads (1)"},
-    [O_FORCE_CHAINS] = {"--force-chains", 0,
-                        "allow more chains than processor cores"},
+    [O_CHAINS] = {"--chains", 1,
+                  "K  chains (4), run in parallel threads up to the number "
+                  "of processor cores and queued beyond it"},
     [O_GRAD_NOISE] = {"--grad-noise", 1,
                       "B  add N(0, 2B/h) noise to every gradient"},
     [O_MAX_MEMORY] = {"--max-memory", 1,
                       "BYTES  bound on sampler memory (suffixes K, M, G)"},
     [O_INIT] = {"--init", 1,
-                "zero|random|R|FILE  initial point: zero (default), "
-                "random = U(-2,2), U(-R,R), or a JSON/CSV file of values"},
+                "random|R|0|FILE  initial point on the unconstrained "
+                "scale: random = U(-2,2) (default, redrawn up to 100 times "
+                "where the density is not finite), U(-R,R), 0 (or zero) "
+                "for zeros, or a JSON/CSV file of values (names it lacks "
+                "drawn as random)"},
     [O_QUIET] = {"--quiet", 0, "no progress or summary lines"},
     [O_CHAIN_ID] = {"--chain-id", 1,
                     "ID  id of the first chain (1), as CmdStan's id"},
@@ -102,7 +112,8 @@ typedef struct sample_args {
     size_t batch;
     drift_access access;
     uint64_t iters, thin, warmup, seed;
-    int have_seed, have_thin, save_warmup, quiet, force_chains, help;
+    int have_seed, have_thin, have_warmup, save_warmup, quiet, help;
+    int warmup_only;        /* --iter 0 */
     int emit_segments;
     double passes, seconds, thin_time, grad_noise, eval_every, init_radius;
     unsigned chains, chain_id, threads;
@@ -212,7 +223,10 @@ static int on_sample_opt(void *user, int idx, const char *v)
         return 0;
     case O_PASSES: return parse_pos_double("--passes", v, &a->passes);
     case O_ITER:
-        return parse_u64_opt("--iter", v, 1, (uint64_t)1 << 62, &a->iters);
+        if ((rc = parse_u64_opt("--iter", v, 0, (uint64_t)1 << 62, &a->iters)))
+            return rc;
+        a->warmup_only = a->iters == 0;
+        return 0;
     case O_SECONDS: return parse_pos_double("--seconds", v, &a->seconds);
     case O_THIN:
         if ((rc = parse_pos_double("--thin", v, &a->thin_time)))
@@ -220,6 +234,7 @@ static int on_sample_opt(void *user, int idx, const char *v)
         a->have_thin = 1;
         return 0;
     case O_WARMUP:
+        a->have_warmup = 1;
         return parse_u64_opt("--warmup", v, 0, (uint64_t)1 << 62, &a->warmup);
     case O_SAVE_WARMUP: a->save_warmup = 1; return 0;
     case O_SEED:
@@ -233,7 +248,6 @@ static int on_sample_opt(void *user, int idx, const char *v)
             return rc;
         a->chains = (unsigned)x;
         return 0;
-    case O_FORCE_CHAINS: a->force_chains = 1; return 0;
     case O_GRAD_NOISE: {
         double b;
         if (drift_parse_double(v, &b) || b < 0)
@@ -316,6 +330,13 @@ static void signal_account(const drift_chain_result *res, unsigned K,
 {
     double it_lo = INFINITY, it_hi = 0, p_lo = INFINITY, p_hi = 0;
     unsigned long long draws = 0;
+    /* Chains still queued when the signal came never started: they have
+     * no file, and are counted apart. */
+    unsigned ran = K;
+    while (ran > 1 && !res[ran - 1].path[0] && !res[ran - 1].iterations)
+        ran--;
+    unsigned queued = K - ran;
+    K = ran;
     for (unsigned k = 0; k < K; k++) {
         double it = (double)res[k].iterations;
         double ps = N ? (double)res[k].grads / (double)N : 0;
@@ -346,8 +367,63 @@ static void signal_account(const drift_chain_result *res, unsigned K,
         fprintf(stderr, " (in warmup)");
     if (N)
         fprintf(stderr, " (%s data passes)", ps);
-    fprintf(stderr, "; %llu draws kept in %s, complete and valid\n", draws,
-            files);
+    fprintf(stderr, "; %llu draws kept in %s, complete and valid (marked "
+                    "'# interrupted')",
+            draws, files);
+    if (queued)
+        fprintf(stderr, "; %u queued chain%s never started", queued,
+                queued > 1 ? "s" : "");
+    fputc('\n', stderr);
+}
+
+/* Whether a sampler adapts in warmup (so that warmup is more than
+ * burn-in): one with a phase callback, or one of the ABI-1 samplers that
+ * adapt on in_warmup alone (their hyperparameter adapt_delta says so). */
+static int sampler_adapts(const drift_sampler *s)
+{
+    return drift_hparams_find(s->hparams, s->n_hparams, "adapt_delta") >= 0 ||
+           drift_hparams_find(s->hparams, s->n_hparams, "delta") >= 0;
+}
+
+/* After a run: the files read back and checked as CmdStan's diagnose
+ * checks them; one "warning:" line per problem on standard error.  The
+ * draws are valid all the same (the exit status stays 0). */
+static void print_checks(const drift_chain_result *res, unsigned K)
+{
+    drift_stancsv **f = calloc(K, sizeof *f);
+    size_t C = 0, n = SIZE_MAX;
+    if (!f)
+        return;
+    for (unsigned k = 0; k < K; k++) {
+        drift_err e = {{0}};
+        if (res[k].status || !res[k].path[0] || !res[k].draws)
+            continue;
+        if (drift_stancsv_read(res[k].path, &f[C], &e)) {
+            fprintf(stderr, "drift: warning: cannot check %s: %s\n",
+                    res[k].path, e.msg);
+            continue;
+        }
+        if (C && f[C]->n_cols != f[0]->n_cols) {
+            drift_stancsv_free(f[C]);
+            continue;
+        }
+        size_t kept = f[C]->n_rows - f[C]->n_warmup;
+        if (kept < n)
+            n = kept;
+        C++;
+    }
+    drift_checks chk = {0};
+    drift_err e = {{0}};
+    if (C && n && n != SIZE_MAX &&
+        !drift_checks_run((const drift_stancsv *const *)f, C, n, NULL, &chk,
+                          &e)) {
+        for (size_t k = 0; k < chk.n; k++)
+            fprintf(stderr, "drift: warning: %s\n", chk.lines[k]);
+        drift_checks_free(&chk);
+    }
+    for (size_t k = 0; k < C; k++)
+        drift_stancsv_free(f[k]);
+    free(f);
 }
 
 static void print_problems(const drift_registry *reg)
@@ -360,7 +436,7 @@ int cmd_sample(int argc, char **argv)
 {
     sample_args a;
     memset(&a, 0, sizeof a);
-    a.chains = 1;
+    a.chains = 4;
     int rc = cli_parse("sample", sample_opts, N_SAMPLE_OPTS, argc, argv,
                        on_sample_opt, &a);
     if (rc)
@@ -373,22 +449,8 @@ int cmd_sample(int argc, char **argv)
                   sample_opts, N_SAMPLE_OPTS);
         goto out_args;
     }
-    if (!a.sampler) {
-        fprintf(stderr, "drift sample: no sampler given: use --sampler NAME "
-                        "(see 'drift samplers')\n");
-        rc = EXIT_USAGE;
-        goto out_args;
-    }
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    if (a.chains > 1 && cores > 0 && a.chains > (unsigned long)cores &&
-        !a.force_chains) {
-        fprintf(stderr,
-                "drift sample: --chains %u: more chains than the %ld "
-                "processor cores; add --force-chains to run them anyway\n",
-                a.chains, cores);
-        rc = EXIT_USAGE;
-        goto out_args;
-    }
+    if (!a.sampler)
+        a.sampler = "nuts";
     for (size_t k = 0; k < a.n_set; k++)
         if (!strncmp(a.set[k], "batch=", 6)) {
             fprintf(stderr, "drift sample: --set %s: the minibatch size is "
@@ -405,6 +467,7 @@ int cmd_sample(int argc, char **argv)
     drift_heldout_set test;
     memset(&test, 0, sizeof test);
     double *init_values = NULL;
+    unsigned char *init_given = NULL;
     double *hp = NULL;
     unsigned char *hp_set = NULL;
     drift_chain_result *results = NULL;
@@ -462,20 +525,30 @@ int cmd_sample(int argc, char **argv)
         a.thin = 1;
         a.thin_time = 0;
     }
-    if (!a.iters && a.passes <= 0 && a.seconds <= 0)
+    /* CmdStan's defaults: 1000 warmup iterations, then 1000 draws.  A
+     * budget in data passes or seconds is the minibatch samplers' way of
+     * running, and their warmup stays 0 there unless the sampler adapts. */
+    int iter_budget = a.passes <= 0 && a.seconds <= 0;
+    if (!a.iters && iter_budget && !a.warmup_only)
         a.iters = 1000;
-    int init_mode = DRIFT_INIT_ZERO;
-    if (a.init && (!strcmp(a.init, "random") || a.init_radius > 0))
-        init_mode = DRIFT_INIT_RANDOM;
-    else if (a.init && strcmp(a.init, "zero") && a.init_radius == 0 &&
+    if (!a.have_warmup)
+        a.warmup = iter_budget || sampler_adapts(&sampler) ? 1000 : 0;
+    int init_mode = DRIFT_INIT_RANDOM;
+    if (a.init && (!strcmp(a.init, "zero") ||
+                   (a.init_radius == 0 &&
+                    !drift_parse_double(a.init, &(double){0}))))
+        init_mode = DRIFT_INIT_ZERO;
+    else if (a.init && strcmp(a.init, "random") &&
              drift_parse_double(a.init, &(double){0})) {
         init_mode = DRIFT_INIT_VALUES;
         init_values = calloc(prob.model.n_out + 1, sizeof *init_values);
-        if (!init_values) {
+        init_given = calloc(prob.model.n_out + 1, 1);
+        if (!init_values || !init_given) {
             rc = EXIT_RUN_FAILED;
             goto out;
         }
-        if (drift_inits_read(a.init, &prob.model, init_values, &e)) {
+        if (drift_inits_read_partial(a.init, &prob.model, init_values,
+                                     init_given, &e)) {
             fprintf(stderr, "drift sample: --init %s\n", e.msg);
             rc = EXIT_USAGE;
             goto out;
@@ -521,6 +594,7 @@ int cmd_sample(int argc, char **argv)
         .first_chain_id = a.chain_id ? a.chain_id : 1,
         .init_mode = init_mode,
         .init_values = init_values,
+        .init_given = init_given,
         .init_radius = a.init_radius,
         .init_path = init_mode == DRIFT_INIT_VALUES ? a.init : NULL,
         .out_path = a.out ? a.out : "output.csv",
@@ -532,6 +606,7 @@ int cmd_sample(int argc, char **argv)
         .eval_every = a.eval_every,
         .emit_segments = a.emit_segments,
         .full_threads = a.threads,
+        .warmup_only = a.warmup_only,
     };
     /* A mapped row store (read by a C plugin, or by a .drift model as its
      * rows): tell the kernel how it will be read, and read ahead. */
@@ -597,6 +672,7 @@ int cmd_sample(int argc, char **argv)
     if (run_rc) {
         rc = any_started_failed ? EXIT_RUN_FAILED : EXIT_USAGE;
     } else {
+        print_checks(results, a.chains);
         rc = 0;
     }
 out:
@@ -604,6 +680,7 @@ out:
     free(hp);
     free(hp_set);
     free(init_values);
+    free(init_given);
     drift_heldout_set_close(&test);
     drift_problem_close(&prob);
     drift_registry_free(reg);

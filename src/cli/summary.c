@@ -14,6 +14,7 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "cli.h"
+#include "engine/stats/checks.h"
 #include "engine/stats/stancsv.h"
 #include "engine/stats/summary.h"
 
@@ -300,7 +301,6 @@ int cmd_summary(int argc, char **argv)
         fprintf(o, "\n%-*s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", width, "",
                 "mean", "mcse", "sd", "5%", "50%", "95%", "ess_bulk",
                 "ess_tail", "rhat");
-        size_t n_rhat_bad = 0, n_ess_low = 0, n_rows = 0;
         for (size_t c = 0; c < nc; c++) {
             const char *name = draws[0]->names[c];
             int sampler_col = is_sampler_col(name);
@@ -330,12 +330,6 @@ int cmd_summary(int argc, char **argv)
                 fprintf(o, " %7s\n", "NA");
             else
                 fprintf(o, " %7.3f\n", s->rhat);
-            n_rows++;
-            if (s->rhat > 1.01)
-                n_rhat_bad++;
-            if (s->ess_bulk < 100.0 * (double)C ||
-                s->ess_tail < 100.0 * (double)C)
-                n_ess_low++;
         }
         /* The sampler's diagnostic columns, apart. */
         int any_sampler = 0;
@@ -366,16 +360,17 @@ int cmd_summary(int argc, char **argv)
                 fputc('\n', o);
             }
         }
-        if (n_rhat_bad)
-            fprintf(o, "\nwarning: R-hat above 1.01 for %zu of %zu quantities: "
-                       "the chains disagree; run longer or check the "
-                       "sampler\n",
-                    n_rhat_bad, n_rows);
-        if (n_ess_low)
-            fprintf(o, "%swarning: bulk or tail ESS below 100 per chain for "
-                       "%zu of %zu quantities: their estimates are not yet "
-                       "reliable\n",
-                    n_rhat_bad ? "" : "\n", n_ess_low, n_rows);
+        /* What to act on, as CmdStan's diagnose says it. */
+        drift_checks chk;
+        if (drift_checks_run((const drift_stancsv *const *)draws, C, n, stats,
+                             &chk, &e)) {
+            fprintf(stderr, "drift summary: %s\n", e.msg);
+            rc = EXIT_RUN_FAILED;
+            goto out;
+        }
+        for (size_t k = 0; k < chk.n; k++)
+            fprintf(o, "%swarning: %s\n", k ? "" : "\n", chk.lines[k]);
+        drift_checks_free(&chk);
         if (a.csv) {
             drift_writer *w;
             if (drift_writer_open(a.csv, &w, &e)) {

@@ -88,6 +88,14 @@ typedef struct drift_run_config {
     void (*on_trajectory)(void *user, unsigned chain_id, double time,
                           const double *mean, const double *var, size_t d);
     void *on_trajectory_user;
+    /* Chains run at most this many at a time, the rest queued (added for
+     * issue 13; 0: the number of processor cores). */
+    unsigned parallel;
+    /* DRIFT_INIT_VALUES: which of init_values the file gave (n_out flags;
+     * NULL: all); the others are drawn as DRIFT_INIT_RANDOM draws them. */
+    const unsigned char *init_given;
+    /* --iter 0: the run ends with its warmup (no draws kept). */
+    int warmup_only;
 } drift_run_config;
 
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };

@@ -17,14 +17,19 @@
 #include "inits.h"
 
 /* Walks name "base.i.j" down a JSON value: base looked up in obj, then
- * 1-based indices into nested arrays. */
+ * 1-based indices into nested arrays.  With *given non-NULL a missing base
+ * is no error: *given is set to 0 (1 when found). */
 static int json_lookup(const char *path, json_t *obj, const char *name,
-                       double *out, drift_err *e)
+                       double *out, unsigned char *given, drift_err *e)
 {
     char base[256];
     size_t blen = strcspn(name, ".");
     snprintf(base, sizeof base, "%.*s", (int)(blen < 255 ? blen : 255), name);
     json_t *v = json_object_get(obj, base);
+    if (given)
+        *given = v != NULL;
+    if (!v && given)
+        return DRIFT_OK;
     if (!v)
         return drift_err_set(e, DRIFT_EINVAL,
                              "%s: no value for '%s' (the model's parameter "
@@ -70,7 +75,7 @@ static int json_lookup(const char *path, json_t *obj, const char *name,
 }
 
 static int read_json(const char *path, const drift_model *m, double *values,
-                     drift_err *e)
+                     unsigned char *given, drift_err *e)
 {
     json_error_t je;
     json_t *root = json_load_file(path, JSON_DECODE_ANY, &je);
@@ -84,13 +89,14 @@ static int read_json(const char *path, const drift_model *m, double *values,
                            "e.g. {\"w\": [0.1, 0.2]}",
                            path);
     for (size_t k = 0; !rc && k < m->n_out; k++)
-        rc = json_lookup(path, root, m->out_names[k], &values[k], e);
+        rc = json_lookup(path, root, m->out_names[k], &values[k],
+                         given ? &given[k] : NULL, e);
     json_decref(root);
     return rc;
 }
 
 static int read_csv(const char *path, const drift_model *m, double *values,
-                    drift_err *e)
+                    unsigned char *given, drift_err *e)
 {
     drift_stancsv *f;
     int rc = drift_stancsv_read(path, &f, e);
@@ -104,6 +110,10 @@ static int read_csv(const char *path, const drift_model *m, double *values,
     const double *row = f->values + (f->n_rows - 1) * f->n_cols;
     for (size_t k = 0; !rc && k < m->n_out; k++) {
         long c = drift_stancsv_column(f, m->out_names[k]);
+        if (given)
+            given[k] = c >= 0;
+        if (c < 0 && given)
+            continue;
         if (c < 0)
             rc = drift_err_set(e, DRIFT_EINVAL,
                                "%s: no column '%s' (the header must name "
@@ -123,6 +133,13 @@ static int read_csv(const char *path, const drift_model *m, double *values,
 int drift_inits_read(const char *path, const drift_model *m, double *values,
                      drift_err *e)
 {
+    return drift_inits_read_partial(path, m, values, NULL, e);
+}
+
+int drift_inits_read_partial(const char *path, const drift_model *m,
+                             double *values, unsigned char *given,
+                             drift_err *e)
+{
     FILE *f = fopen(path, "r");
     if (!f)
         return drift_err_set(e, DRIFT_EIO, "%s: cannot open: %s", path,
@@ -133,6 +150,6 @@ int drift_inits_read(const char *path, const drift_model *m, double *values,
     fclose(f);
     if (c == EOF)
         return drift_err_set(e, DRIFT_EINVAL, "%s: the file is empty", path);
-    return c == '{' || c == '[' ? read_json(path, m, values, e)
-                    : read_csv(path, m, values, e);
+    return c == '{' || c == '[' ? read_json(path, m, values, given, e)
+                                : read_csv(path, m, values, given, e);
 }

@@ -15,4 +15,11 @@
 int drift_inits_read(const char *path, const drift_model *m, double *values,
                      drift_err *e);
 
+/* As drift_inits_read, but a name missing from the file is no error:
+ * given[k] (n_out flags) says which values the file held; the chain draws
+ * the others at random (Stan's partial inits). */
+int drift_inits_read_partial(const char *path, const drift_model *m,
+                             double *values, unsigned char *given,
+                             drift_err *e);
+
 #endif

@@ -12,6 +12,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -55,6 +56,52 @@ void drift_run_chain_release(drift_chain *c)
     drift_free(c->seg_buf);
     drift_free(c->row_buf);
     drift_free(c->state);
+}
+
+int drift_run_chain_setup_init(drift_chain *c, double *theta)
+{
+    const drift_run_config *cfg = c->cfg;
+    const drift_model *m = c->model;
+    switch (cfg->init_mode) {
+    case DRIFT_INIT_RANDOM: {
+        /* Stan's default radius is 2: U(-2, 2). */
+        double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
+        for (size_t k = 0; k < c->d; k++)
+            theta[k] = -r + 2.0 * r * drift_rng_uniform(&c->rng);
+        break;
+    }
+    case DRIFT_INIT_VALUES: {
+        drift_err me = {{0}};
+        const double *values = cfg->init_values;
+        double *mixed = NULL;
+        size_t missing = 0;
+        for (size_t k = 0; cfg->init_given && k < m->n_out; k++)
+            missing += !cfg->init_given[k];
+        if (missing) {
+            /* A partial file: a random point, then the file's values over
+             * its constrained image (Stan's partial inits). */
+            double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
+            mixed = drift_calloc(m->n_out ? m->n_out : 1, sizeof *mixed);
+            if (!mixed)
+                return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+            for (size_t k = 0; k < c->d; k++)
+                theta[k] = -r + 2.0 * r * drift_rng_uniform(&c->rng);
+            m->constrain(m->self, theta, mixed);
+            for (size_t k = 0; k < m->n_out; k++)
+                if (cfg->init_given[k])
+                    mixed[k] = cfg->init_values[k];
+            values = mixed;
+        }
+        int urc = m->unconstrain(m->self, values, theta, &me);
+        drift_free(mixed);
+        if (urc)
+            return drift_chain_fail(c, DRIFT_EINVAL, "--init: %s", me.msg);
+        break;
+    }
+    default:
+        memset(theta, 0, c->d * sizeof *theta);
+    }
+    return DRIFT_OK;
 }
 
 int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
@@ -140,25 +187,7 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
                                     cfg->sampler->name);
         c->grad_noise_sd = sqrt(2.0 * cfg->grad_noise / cfg->hp[k]);
     }
-    /* Initial point. */
-    switch (cfg->init_mode) {
-    case DRIFT_INIT_RANDOM: {
-        /* Stan's default radius is 2: U(-2, 2). */
-        double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
-        for (size_t k = 0; k < c->d; k++)
-            theta[k] = -r + 2.0 * r * drift_rng_uniform(&c->rng);
-        break;
-    }
-    case DRIFT_INIT_VALUES: {
-        drift_err me = {{0}};
-        if (m->unconstrain(m->self, cfg->init_values, theta, &me))
-            return drift_chain_fail(c, DRIFT_EINVAL, "--init: %s", me.msg);
-        break;
-    }
-    default:
-        memset(theta, 0, c->d * sizeof *theta);
-    }
-    return DRIFT_OK;
+    return drift_run_chain_setup_init(c, theta);
 }
 
 static void write_header(drift_chain *c, FILE *f)
@@ -296,6 +325,8 @@ static int budget_spent(const drift_chain *c, double t_start)
         return 1;
     if (cfg->iters && c->iter >= cfg->warmup + cfg->iters)
         return 1;
+    if (cfg->warmup_only && c->iter >= cfg->warmup)
+        return 1;
     if (cfg->passes > 0 && c->N &&
         (double)c->grads >= cfg->passes * (double)c->N)
         return 1;
@@ -304,14 +335,17 @@ static int budget_spent(const drift_chain *c, double t_start)
     return 0;
 }
 
-typedef struct chain_job {
+/* The run's queue of chains: W worker threads take the next chain index
+ * until none is left, so K chains run W at a time. */
+typedef struct chain_queue {
     const drift_run_config *cfg;
     drift_run_shared *run;
-    unsigned id;
-    drift_chain_result *res;
+    drift_chain_result *results;
     drift_progress *prog;
-    unsigned k;             /* 0-based index among the run's chains */
-} chain_job;
+    unsigned K, first;
+    unsigned next;          /* next chain index to start (under mu) */
+    pthread_mutex_t mu;
+} chain_queue;
 
 /* The end of warmup: thinning restarts (so the kept draws after warmup do
  * not depend on --save-warmup), and the file gets the block CmdStan
@@ -454,6 +488,61 @@ static void eval_heldout(drift_chain *c, double t_start)
         drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
 }
 
+/* Whether the initial point was drawn (wholly or in part) at random. */
+static int random_init(const drift_run_config *cfg)
+{
+    if (cfg->init_mode == DRIFT_INIT_RANDOM)
+        return 1;
+    if (cfg->init_mode != DRIFT_INIT_VALUES || !cfg->init_given)
+        return 0;
+    for (size_t k = 0; k < cfg->model->n_out; k++)
+        if (!cfg->init_given[k])
+            return 1;
+    return 0;
+}
+
+/* Stan's initialisation: a random initial point is drawn again, up to 100
+ * times in all, while the log density or its gradient is not finite there
+ * (over all rows for full-data samplers, whose first step evaluates them
+ * anyway; the prior alone for minibatch samplers, for which a full pass is
+ * a real cost).  Given values are the sampler's to judge.  Non-zero when
+ * the chain failed. */
+static int find_init(drift_chain *c, double *theta)
+{
+    const drift_run_config *cfg = c->cfg;
+    if (!random_init(cfg) || c->d == 0)
+        return 0;
+    const drift_services *svc = &drift_services_table;
+    int full = (cfg->sampler->flags & DRIFT_SAMPLER_FULL_DATA) != 0;
+    enum { TRIES = 100 };
+    for (int t = 0; t < TRIES; t++) {
+        double U;
+        c->nonfinite[0] = '\0';
+        int rc = full ? svc->grad_full(c, theta, c->gbuf2, &U)
+                      : svc->grad_prior(c, theta, c->gbuf2, &U);
+        if (rc == DRIFT_OK)
+            return 0;
+        if (rc != DRIFT_ENONFINITE || c->failed)
+            return c->failed ? c->failed : drift_chain_fail(c, rc,
+                "chain %u: evaluating the initial point failed (status %d)",
+                c->id, rc);
+        if (t + 1 == TRIES)
+            break;
+        /* Redraw: all of it, or the values the init file left out. */
+        if (drift_run_chain_setup_init(c, theta))
+            return c->failed;
+    }
+    double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
+    return drift_chain_fail(c, DRIFT_ENONFINITE,
+                            "chain %u: no initial point with a finite log "
+                            "density and gradient in %d random draws from "
+                            "U(%g, %g) on the unconstrained scale (the last: "
+                            "%.300s); give initial values with --init FILE "
+                            "(or a smaller radius, --init 0.5), or check "
+                            "the model's support",
+                            c->id, TRIES, -r, r, c->nonfinite);
+}
+
 /* prog (may be NULL) watches the run; k is the chain's index in it. */
 static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
                       unsigned id, drift_chain_result *res,
@@ -510,6 +599,8 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
         goto done;
     }
     c.phase = DRIFT_CHAIN_INIT;
+    if (find_init(&c, theta))
+        goto done;
     c.nonfinite[0] = '\0';
     int irc = cfg->sampler->init(c.state, svc, &c, cfg->hp, theta);
     c.phase = DRIFT_CHAIN_STEPPING;
@@ -587,6 +678,14 @@ done:
         if (started) {
             if (have_moments)
                 write_footer(&c, drift_writer_file(c.w), c.seg_buf, c.gbuf2);
+            if (stop_requested)
+                /* Complete and valid, but shorter than asked: say so. */
+                fprintf(drift_writer_file(c.w),
+                        "# interrupted = 1 (stopped by a signal after %llu "
+                        "iterations%s)\n",
+                        (unsigned long long)c.iter,
+                        c.iter < cfg->warmup ? ", in warmup: no draws kept"
+                                             : "");
             drift_err e;
             if (drift_writer_commit(c.w, &e) && !res->status) {
                 res->status = DRIFT_EIO;
@@ -614,11 +713,36 @@ done:
     drift_progress_done(prog, k);
 }
 
-static void *chain_thread(void *arg)
+static void *chain_worker(void *arg)
 {
-    chain_job *job = arg;
-    run_chain(job->cfg, job->run, job->id, job->res, job->prog, job->k);
-    return NULL;
+    chain_queue *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        unsigned k = q->next < q->K ? q->next++ : q->K;
+        pthread_mutex_unlock(&q->mu);
+        if (k == q->K)
+            return NULL;
+        if (stop_requested && k > 0) {
+            /* A queued chain that a signal came before: never started. */
+            drift_chain_result *res = &q->results[k];
+            memset(res, 0, sizeof *res);
+            res->id = q->first + k;
+            drift_progress_done(q->prog, k);
+            continue;
+        }
+        run_chain(q->cfg, q->run, q->first + k, &q->results[k], q->prog, k);
+    }
+}
+
+/* How many chains run at once: cfg->parallel, or the processor count. */
+static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
+{
+    long w = cfg->parallel;
+    if (w <= 0)
+        w = sysconf(_SC_NPROCESSORS_ONLN);
+    if (w <= 0)
+        w = 1;
+    return (unsigned)w < K ? (unsigned)w : K;
 }
 
 /* What the run's setup allocated, once every chain has ended. */
@@ -672,31 +796,35 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
     if (K == 1 && !prog) {
         run_chain(cfg, &run, first, &results[0], NULL, 0);
     } else {
-        pthread_t *tids = drift_calloc(K, sizeof *tids);
-        chain_job *jobs = drift_calloc(K, sizeof *jobs);
-        unsigned char *live = drift_calloc(K, 1);
-        if (!tids || !jobs || !live) {
+        /* Chains beyond the processor count wait in the queue: each
+         * chain's draws depend on (seed, id) alone, never on when it ran. */
+        unsigned W = parallel_chains(cfg, K);
+        chain_queue q = {cfg, &run, results, prog, K, first, 0,
+                         PTHREAD_MUTEX_INITIALIZER};
+        pthread_t *tids = drift_calloc(W, sizeof *tids);
+        unsigned char *live = drift_calloc(W, 1);
+        if (!tids || !live) {
             drift_free(tids);
-            drift_free(jobs);
             drift_free(live);
             drift_progress_free(prog);
             release_shared(&run);
             return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         }
-        for (unsigned k = 0; k < K; k++) {
-            jobs[k] = (chain_job){cfg, &run, first + k, &results[k], prog, k};
-            if (pthread_create(&tids[k], NULL, chain_thread, &jobs[k]) == 0)
-                live[k] = 1;
-            else /* Run it here instead: slower, same result. */
-                run_chain(cfg, &run, first + k, &results[k], prog, k);
-        }
+        unsigned started = 0;
+        for (unsigned w = 0; w < W; w++)
+            if (pthread_create(&tids[w], NULL, chain_worker, &q) == 0) {
+                live[w] = 1;
+                started++;
+            }
+        if (!started) /* No thread at all: run the queue here. */
+            chain_worker(&q);
         if (prog)
             drift_progress_watch(prog);
-        for (unsigned k = 0; k < K; k++)
-            if (live[k])
-                pthread_join(tids[k], NULL);
+        for (unsigned w = 0; w < W; w++)
+            if (live[w])
+                pthread_join(tids[w], NULL);
+        pthread_mutex_destroy(&q.mu);
         drift_free(tids);
-        drift_free(jobs);
         drift_free(live);
     }
     drift_progress_free(prog);

@@ -1,0 +1,588 @@
+/* nuts.c: the No-U-Turn sampler as Stan runs it today (Hoffman and Gelman
+ * 2014; Betancourt 2017): multinomial sampling over the trajectory, biased
+ * progressive sampling between its doublings, the generalised no-U-turn
+ * criterion on summed momenta with the extra checks across merged subtrees,
+ * divergences (energy error above 1000) counted, never fatal.  The step size
+ * and the metric are adapted in warmup on the engine's adaptation services.
+ *
+ * Not for minibatches: every leapfrog step is one grad_full call. */
+#include <math.h>
+#include <string.h>
+
+#include <drift/sampler.h>
+
+/* Stan's threshold on H(z) - H(z0) beyond which a trajectory diverged. */
+#define NUTS_MAX_DELTA_H 1000.0
+/* The step-size search gives up beyond this (Stan's bound). */
+#define NUTS_EPS_MAX 1e7
+
+/* A point the trajectory may return: position, gradient of U and U there,
+ * and the Hamiltonian with the momentum it had (for energy__). */
+typedef struct nuts_point {
+    double *q, *g;
+    double U, H;
+} nuts_point;
+
+/* The state the integrator moves: a point with its momentum. */
+typedef struct nuts_state {
+    double *q, *p, *g;
+    double U;
+} nuts_state;
+
+/* Scratch of one level of the tree's recursion (one frame per depth is
+ * live at a time, so depth k always uses level k). */
+typedef struct nuts_level {
+    double *ps_init_end, *p_init_end, *rho_init;
+    double *ps_final_beg, *p_final_beg, *rho_final;
+    nuts_point *prop;       /* the final subtree's proposal */
+    nuts_point slot;        /* the storage prop first points to */
+} nuts_level;
+
+typedef struct nuts {
+    size_t d;
+    /* hyperparameters */
+    double delta, eps0, jitter, gamma, kappa, t0;
+    int max_depth, metric;
+    /* step size: nominal (adapted) and the one the transition used */
+    double eps, eps_used;
+    drift_dual_avg da;
+    int adapting;
+    int pending;            /* an error from a phase callback, returned by
+                               the next step */
+    /* the chain's current point */
+    double *q, *g;
+    double U;
+    /* trajectory ends (moved in place by the integrator) */
+    nuts_state fwd, bck;
+    /* momenta and sharp momenta (M^{-1} p) at the ends of the subtrees
+     * either side of the last doubling */
+    double *p_ff, *ps_ff, *p_fb, *ps_fb, *p_bf, *ps_bf, *p_bb, *ps_bb;
+    double *rho, *rho_fwd, *rho_bck, *rho_ext, *rho_sub;
+    nuts_point *sample, *propose;
+    nuts_point sample_slot, propose_slot;
+    nuts_level *lv;         /* max_depth levels, allocated on first use */
+    /* per transition */
+    double H0;
+    uint64_t n_leapfrog;
+    double sum_metro;
+    int divergent;
+} nuts;
+
+/* ---- adaptation (the engine's services) --------------------------------- */
+
+/* Restarts the step-size adaptation around h0 with this sampler's
+ * constants. */
+static void da_restart(nuts *s, const drift_services *svc, drift_chain *c,
+                       double h0)
+{
+    svc->da_restart(c, &s->da, h0, s->delta);
+    s->da.gamma = s->gamma;
+    s->da.kappa = s->kappa;
+    s->da.t0 = s->t0;
+}
+
+/* ---- the integrator ------------------------------------------------------ */
+
+static double dot(const double *a, const double *b, size_t d)
+{
+    double r = 0;
+    for (size_t k = 0; k < d; k++)
+        r += a[k] * b[k];
+    return r;
+}
+
+/* log(exp(a) + exp(b)), exact for -inf arguments. */
+static double log_sum_exp(double a, double b)
+{
+    if (a == -INFINITY)
+        return b;
+    if (b == -INFINITY)
+        return a;
+    return a > b ? a + log1p(exp(b - a)) : b + log1p(exp(a - b));
+}
+
+/* One leapfrog step of size h from z, in place; ps gets M^{-1} p at the
+ * end.  Returns DRIFT_OK with z->U = +inf where the density or gradient is
+ * not finite (the caller sees a divergence), or a real error. */
+static int leapfrog(nuts *s, const drift_services *svc, drift_chain *c,
+                    nuts_state *z, double h, double *ps)
+{
+    size_t d = s->d;
+    for (size_t k = 0; k < d; k++)
+        z->p[k] -= 0.5 * h * z->g[k];
+    svc->metric_inv_mul(c, z->p, ps);
+    for (size_t k = 0; k < d; k++)
+        z->q[k] += h * ps[k];
+    int rc = svc->grad_full(c, z->q, z->g, &z->U);
+    if (rc == DRIFT_ENONFINITE || (rc == DRIFT_OK && !isfinite(z->U))) {
+        z->U = INFINITY;
+        /* The momentum is meaningless now; keep it finite so the sums the
+         * criterion reads stay numbers (the subtree is dropped anyway). */
+        svc->metric_inv_mul(c, z->p, ps);
+        return DRIFT_OK;
+    }
+    if (rc)
+        return rc;
+    for (size_t k = 0; k < d; k++)
+        z->p[k] -= 0.5 * h * z->g[k];
+    svc->metric_inv_mul(c, z->p, ps);
+    return DRIFT_OK;
+}
+
+/* Hamiltonian at z whose sharp momentum is ps; NaN counts as +inf. */
+static double hamiltonian(const nuts *s, const nuts_state *z, const double *ps)
+{
+    double H = z->U + 0.5 * dot(z->p, ps, s->d);
+    return isnan(H) ? INFINITY : H;
+}
+
+/* ---- the tree ------------------------------------------------------------ */
+
+static int compute_criterion(const nuts *s, const double *ps_minus,
+                             const double *ps_plus, const double *rho)
+{
+    return dot(ps_plus, rho, s->d) > 0 && dot(ps_minus, rho, s->d) > 0;
+}
+
+static void copy(double *to, const double *from, size_t d)
+{
+    memcpy(to, from, d * sizeof *to);
+}
+
+static void swap_points(nuts_point **a, nuts_point **b)
+{
+    nuts_point *t = *a;
+    *a = *b;
+    *b = t;
+}
+
+/* The storage of level k of the recursion, allocated when first reached
+ * (a tree rarely gets deep, and d may be large). */
+static int level_ready(nuts *s, const drift_services *svc, drift_chain *c,
+                       int k)
+{
+    nuts_level *L = &s->lv[k];
+    if (L->prop)
+        return DRIFT_OK;
+    double *m = svc->alloc(c, 8 * s->d * sizeof(double));
+    if (!m)
+        return DRIFT_ENOMEM;
+    size_t d = s->d;
+    L->ps_init_end = m;
+    L->p_init_end = m + d;
+    L->rho_init = m + 2 * d;
+    L->ps_final_beg = m + 3 * d;
+    L->p_final_beg = m + 4 * d;
+    L->rho_final = m + 5 * d;
+    L->slot.q = m + 6 * d;
+    L->slot.g = m + 7 * d;
+    L->prop = &L->slot;
+    return DRIFT_OK;
+}
+
+/* Builds a subtree of 2^depth leapfrog steps from z in direction sign,
+ * moving z to its far end.  *propose gets the subtree's multinomial draw;
+ * ps_beg/p_beg and ps_end/p_end the (sharp) momenta at its two ends; rho
+ * and *log_w accumulate the summed momentum and the log sum of weights.
+ * *valid is 0 when the subtree diverged or turned on itself. */
+static int build_tree(nuts *s, const drift_services *svc, drift_chain *c,
+                      int depth, nuts_state *z, nuts_point **propose,
+                      double *ps_beg, double *ps_end, double *rho,
+                      double *p_beg, double *p_end, double sign,
+                      double *log_w, int *valid)
+{
+    size_t d = s->d;
+    int rc;
+    if (depth == 0) {
+        if ((rc = leapfrog(s, svc, c, z, sign * s->eps_used, ps_beg)))
+            return rc;
+        s->n_leapfrog++;
+        double h = hamiltonian(s, z, ps_beg);
+        if (h - s->H0 > NUTS_MAX_DELTA_H)
+            s->divergent = 1;
+        double dH = s->H0 - h;
+        *log_w = log_sum_exp(*log_w, dH);
+        s->sum_metro += dH > 0 ? 1.0 : exp(dH);
+        nuts_point *pr = *propose;
+        copy(pr->q, z->q, d);
+        copy(pr->g, z->g, d);
+        pr->U = z->U;
+        pr->H = h;
+        copy(ps_end, ps_beg, d);
+        for (size_t k = 0; k < d; k++)
+            rho[k] += z->p[k];
+        copy(p_beg, z->p, d);
+        copy(p_end, z->p, d);
+        *valid = !s->divergent;
+        return DRIFT_OK;
+    }
+    if ((rc = level_ready(s, svc, c, depth)))
+        return rc;
+    nuts_level *L = &s->lv[depth];
+
+    /* The initial half. */
+    double log_w_init = -INFINITY;
+    memset(L->rho_init, 0, d * sizeof(double));
+    rc = build_tree(s, svc, c, depth - 1, z, propose, ps_beg, L->ps_init_end,
+                    L->rho_init, p_beg, L->p_init_end, sign, &log_w_init,
+                    valid);
+    if (rc || !*valid)
+        return rc;
+
+    /* The final half. */
+    double log_w_final = -INFINITY;
+    memset(L->rho_final, 0, d * sizeof(double));
+    rc = build_tree(s, svc, c, depth - 1, z, &L->prop, L->ps_final_beg,
+                    ps_end, L->rho_final, L->p_final_beg, p_end, sign,
+                    &log_w_final, valid);
+    if (rc || !*valid)
+        return rc;
+
+    /* Multinomial choice between the halves, unbiased within a subtree. */
+    double log_w_sub = log_sum_exp(log_w_init, log_w_final);
+    *log_w = log_sum_exp(*log_w, log_w_sub);
+    if (log_w_final > log_w_sub ||
+        svc->uniform(c) < exp(log_w_final - log_w_sub))
+        swap_points(propose, &L->prop);
+
+    /* The criterion over the merged subtree, and across its halves: the
+     * initial half with the first point of the final one, and the final
+     * half with the last point of the initial one. */
+    double *rs = s->rho_sub;
+    for (size_t k = 0; k < d; k++) {
+        rs[k] = L->rho_init[k] + L->rho_final[k];
+        rho[k] += rs[k];
+    }
+    int ok = compute_criterion(s, ps_beg, ps_end, rs);
+    for (size_t k = 0; k < d; k++)
+        rs[k] = L->rho_init[k] + L->p_final_beg[k];
+    ok = ok && compute_criterion(s, ps_beg, L->ps_final_beg, rs);
+    for (size_t k = 0; k < d; k++)
+        rs[k] = L->rho_final[k] + L->p_init_end[k];
+    ok = ok && compute_criterion(s, L->ps_init_end, ps_end, rs);
+    *valid = ok;
+    return DRIFT_OK;
+}
+
+/* One NUTS transition from the chain's point (s->q, s->g, s->U); leaves the
+ * draw there and *accept_stat, *energy set. */
+static int transition(nuts *s, const drift_services *svc, drift_chain *c,
+                      double *accept_stat, double *energy, int *depth_out)
+{
+    size_t d = s->d;
+    int rc;
+    s->eps_used = s->eps;
+    if (s->jitter > 0)
+        s->eps_used *= 1.0 + s->jitter * (2.0 * svc->uniform(c) - 1.0);
+
+    /* Both ends start at the current point with a fresh momentum. */
+    copy(s->fwd.q, s->q, d);
+    copy(s->fwd.g, s->g, d);
+    s->fwd.U = s->U;
+    svc->metric_draw(c, s->fwd.p);
+    svc->metric_inv_mul(c, s->fwd.p, s->ps_ff);
+    s->H0 = hamiltonian(s, &s->fwd, s->ps_ff);
+    copy(s->bck.q, s->q, d);
+    copy(s->bck.g, s->g, d);
+    copy(s->bck.p, s->fwd.p, d);
+    s->bck.U = s->U;
+    copy(s->ps_fb, s->ps_ff, d);
+    copy(s->ps_bf, s->ps_ff, d);
+    copy(s->ps_bb, s->ps_ff, d);
+    copy(s->p_ff, s->fwd.p, d);
+    copy(s->p_fb, s->fwd.p, d);
+    copy(s->p_bf, s->fwd.p, d);
+    copy(s->p_bb, s->fwd.p, d);
+    copy(s->rho, s->fwd.p, d);
+
+    nuts_point *smp = s->sample;
+    copy(smp->q, s->q, d);
+    copy(smp->g, s->g, d);
+    smp->U = s->U;
+    smp->H = s->H0;
+
+    double log_w = 0; /* log sum of exp(H0 - H) over the trajectory */
+    s->n_leapfrog = 0;
+    s->sum_metro = 0;
+    s->divergent = 0;
+    int depth = 0;
+    while (depth < s->max_depth) {
+        memset(s->rho_fwd, 0, d * sizeof(double));
+        memset(s->rho_bck, 0, d * sizeof(double));
+        double log_w_sub = -INFINITY;
+        int valid = 0;
+        if (svc->uniform(c) > 0.5) {
+            /* Forward: the old trajectory becomes the backward part. */
+            copy(s->rho_bck, s->rho, d);
+            copy(s->p_bf, s->p_ff, d);
+            copy(s->ps_bf, s->ps_ff, d);
+            rc = build_tree(s, svc, c, depth, &s->fwd, &s->propose, s->ps_fb,
+                            s->ps_ff, s->rho_fwd, s->p_fb, s->p_ff, 1.0,
+                            &log_w_sub, &valid);
+        } else {
+            copy(s->rho_fwd, s->rho, d);
+            copy(s->p_fb, s->p_bb, d);
+            copy(s->ps_fb, s->ps_bb, d);
+            rc = build_tree(s, svc, c, depth, &s->bck, &s->propose, s->ps_bf,
+                            s->ps_bb, s->rho_bck, s->p_bf, s->p_bb, -1.0,
+                            &log_w_sub, &valid);
+        }
+        if (rc)
+            return rc;
+        if (!valid)
+            break;
+        depth++;
+        /* Biased progressive sampling: favour the new subtree. */
+        if (log_w_sub > log_w || svc->uniform(c) < exp(log_w_sub - log_w))
+            swap_points(&s->sample, &s->propose);
+        log_w = log_sum_exp(log_w, log_w_sub);
+
+        for (size_t k = 0; k < d; k++)
+            s->rho[k] = s->rho_bck[k] + s->rho_fwd[k];
+        int ok = compute_criterion(s, s->ps_bb, s->ps_ff, s->rho);
+        for (size_t k = 0; k < d; k++)
+            s->rho_ext[k] = s->rho_bck[k] + s->p_fb[k];
+        ok = ok && compute_criterion(s, s->ps_bb, s->ps_fb, s->rho_ext);
+        for (size_t k = 0; k < d; k++)
+            s->rho_ext[k] = s->rho_fwd[k] + s->p_bf[k];
+        ok = ok && compute_criterion(s, s->ps_bf, s->ps_ff, s->rho_ext);
+        if (!ok)
+            break;
+    }
+    smp = s->sample;
+    copy(s->q, smp->q, d);
+    copy(s->g, smp->g, d);
+    s->U = smp->U;
+    *energy = smp->H;
+    *accept_stat = s->n_leapfrog ? s->sum_metro / (double)s->n_leapfrog : 0;
+    *depth_out = depth;
+    return DRIFT_OK;
+}
+
+/* ---- step-size heuristic ------------------------------------------------- */
+
+/* One trial leapfrog step of size h from the chain's point with a fresh
+ * momentum: H0 - H after it (-inf where it blew up). */
+static int trial_step(nuts *s, const drift_services *svc, drift_chain *c,
+                      double h, double *dH)
+{
+    size_t d = s->d;
+    nuts_state *z = &s->fwd;
+    copy(z->q, s->q, d);
+    copy(z->g, s->g, d);
+    z->U = s->U;
+    svc->metric_draw(c, z->p);
+    svc->metric_inv_mul(c, z->p, s->ps_ff);
+    double H0 = hamiltonian(s, z, s->ps_ff);
+    int rc = leapfrog(s, svc, c, z, h, s->ps_ff);
+    if (rc)
+        return rc;
+    *dH = H0 - hamiltonian(s, z, s->ps_ff);
+    return DRIFT_OK;
+}
+
+/* Stan's initial step size: from s->eps, double while one leapfrog step
+ * keeps the acceptance probability above 0.8, or halve until it does. */
+static int init_stepsize(nuts *s, const drift_services *svc, drift_chain *c)
+{
+    if (s->d == 0 || !(s->eps > 0) || s->eps > NUTS_EPS_MAX)
+        return DRIFT_OK;
+    const double target = log(0.8);
+    double dH;
+    int rc = trial_step(s, svc, c, s->eps, &dH);
+    if (rc)
+        return rc;
+    int dir = dH > target ? 1 : -1;
+    for (;;) {
+        if ((rc = trial_step(s, svc, c, s->eps, &dH)))
+            return rc;
+        if (dir == 1 && !(dH > target))
+            break;
+        if (dir == -1 && !(dH < target))
+            break;
+        s->eps = dir == 1 ? 2.0 * s->eps : 0.5 * s->eps;
+        if (s->eps > NUTS_EPS_MAX) {
+            svc->warn(c, "nuts: the step-size search passed 1e7 without "
+                         "losing accuracy: the posterior looks improper "
+                         "(flat in some direction); give every parameter "
+                         "a proper prior");
+            s->eps = NUTS_EPS_MAX;
+            break;
+        }
+        if (s->eps == 0)
+            return svc->fail(c, "nuts: no step size is small enough for "
+                                "one leapfrog step to stay accurate at this "
+                                "point: is the log density continuous?");
+    }
+    return DRIFT_OK;
+}
+
+/* ---- the plugin's entry points ------------------------------------------- */
+
+static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
+                     const double *hp, double *theta)
+{
+    nuts *s = state;
+    s->delta = hp[0];
+    s->max_depth = (int)hp[1];
+    s->metric = (int)hp[2];
+    s->eps0 = hp[3];
+    s->jitter = hp[4];
+    s->gamma = hp[5];
+    s->kappa = hp[6];
+    s->t0 = hp[7];
+    size_t d = s->d = svc->dim(c);
+    /* 17 vectors of d: the point, both ends (q, p, g), 8 end momenta,
+     * 5 momentum sums, 2 proposals (q, g). */
+    double *m = svc->alloc(c, (2 + 9 + 8 + 5 + 4) * (d ? d : 1) *
+                                  sizeof(double));
+    s->lv = svc->alloc(c, (size_t)(s->max_depth + 1) * sizeof(nuts_level));
+    if (!m || !s->lv)
+        return DRIFT_ENOMEM;
+    double **v[] = {&s->q, &s->g, &s->fwd.q, &s->fwd.p, &s->fwd.g, &s->bck.q,
+                    &s->bck.p, &s->bck.g, &s->p_ff, &s->ps_ff, &s->p_fb,
+                    &s->ps_fb, &s->p_bf, &s->ps_bf, &s->p_bb, &s->ps_bb,
+                    &s->rho, &s->rho_fwd, &s->rho_bck, &s->rho_ext,
+                    &s->rho_sub, &s->sample_slot.q, &s->sample_slot.g,
+                    &s->propose_slot.q, &s->propose_slot.g};
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+        *v[k] = m + k * d;
+    s->sample = &s->sample_slot;
+    s->propose = &s->propose_slot;
+
+    copy(s->q, theta, d);
+    int rc = svc->grad_full(c, s->q, s->g, &s->U);
+    if (rc == DRIFT_OK && !isfinite(s->U))
+        rc = DRIFT_ENONFINITE;
+    if (rc)
+        return rc == DRIFT_ENONFINITE
+                   ? svc->fail(c, "nuts: the log density or its gradient is "
+                                  "not finite at the initial point")
+                   : rc;
+    if ((rc = svc->metric_use(c, (drift_metric_kind)s->metric)))
+        return rc;
+    if (svc->run_info(c)->warmup == 0)
+        svc->warn(c, "nuts: no warmup (--warmup 0), so no adaptation: the "
+                     "step size is the initial heuristic's and the metric "
+                     "the identity; give --warmup 1000 (the default) unless "
+                     "you know both are right");
+    s->eps = s->eps0;
+    if ((rc = init_stepsize(s, svc, c)))
+        return rc;
+    /* Stan centres the step-size adaptation on ten times the initial step
+     * size the user gave, not on the heuristic's result. */
+    da_restart(s, svc, c, s->eps0);
+    return DRIFT_OK;
+}
+
+static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
+                     double *theta)
+{
+    nuts *s = state;
+    if (s->pending)
+        return s->pending;
+    double diag[6] = {0};
+    double accept = 1, energy = -s->U;
+    int depth = 0;
+    if (s->d > 0) {
+        int rc = transition(s, svc, c, &accept, &energy, &depth);
+        if (rc)
+            return rc;
+        copy(theta, s->q, s->d);
+    } else {
+        energy = s->U;
+    }
+    diag[0] = accept;
+    diag[1] = s->d ? s->eps_used : NAN;
+    diag[2] = depth;
+    diag[3] = (double)s->n_leapfrog;
+    diag[4] = s->divergent;
+    diag[5] = energy;
+    if (s->adapting && s->d > 0) {
+        s->eps = svc->da_update(c, &s->da, accept);
+        svc->metric_observe(c, theta);
+    }
+    return svc->emit_draw(c, theta, -s->U, diag);
+}
+
+/* Stan's windowed warmup: the step size adapts from the first warmup step;
+ * after each slow window (the engine has just set the metric from it) the
+ * step size is found afresh for the new metric and its adaptation
+ * restarts around it; at the end the averaged step size is kept. */
+static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
+                       drift_phase phase)
+{
+    nuts *s = state;
+    if (s->d == 0)
+        return;
+    switch (phase) {
+    case DRIFT_PHASE_WARMUP_START:
+        s->adapting = 1;
+        break;
+    case DRIFT_PHASE_WINDOW_END:
+        if (!s->pending)
+            s->pending = init_stepsize(s, svc, c);
+        da_restart(s, svc, c, s->eps);
+        break;
+    case DRIFT_PHASE_WARMUP_END:
+        s->adapting = 0;
+        s->eps = svc->da_final(c, &s->da);
+        svc->set_adapted(c, s->eps);
+        break;
+    default:
+        break;
+    }
+}
+
+static const drift_hparam nuts_hparams[] = {
+    {"delta", DRIFT_HP_REAL, 0.8, 0, 1, DRIFT_HP_OPEN_LO | DRIFT_HP_OPEN_HI,
+     NULL, "target acceptance statistic of the step-size adaptation "
+           "(CmdStan's adapt delta)"},
+    {"max_depth", DRIFT_HP_INT, 10, 1, 30, 0, NULL,
+     "maximum tree depth: at most 2^max_depth - 1 leapfrog steps per "
+     "iteration"},
+    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense",
+     "metric (inverse mass matrix) adapted in warmup: unit, diag or dense"},
+    {"stepsize", DRIFT_HP_REAL, 1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
+     "initial step size, refined by Stan's doubling/halving heuristic"},
+    {"jitter", DRIFT_HP_REAL, 0, 0, 1, DRIFT_HP_OPEN_HI, NULL,
+     "step size drawn uniformly in stepsize * (1 +- jitter) each iteration"},
+    {"gamma", DRIFT_HP_REAL, 0.05, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
+     "dual-averaging regularisation scale (Stan's gamma)"},
+    {"kappa", DRIFT_HP_REAL, 0.75, 0, 1, DRIFT_HP_OPEN_LO, NULL,
+     "dual-averaging relaxation exponent (Stan's kappa)"},
+    {"t0", DRIFT_HP_REAL, 10, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
+     "dual-averaging iteration offset (Stan's t0)"},
+};
+
+static const char *const nuts_columns[] = {
+    "accept_stat__", "stepsize__", "treedepth__",
+    "n_leapfrog__",  "divergent__", "energy__"};
+
+static const drift_sampler samplers[] = {
+    {
+        .name = "nuts",
+        .summary = "No-U-Turn sampler (Stan's: multinomial, windowed "
+                   "adaptation of step size and metric; exact, full data)",
+        .hparams = nuts_hparams,
+        .n_hparams = sizeof nuts_hparams / sizeof nuts_hparams[0],
+        .columns = nuts_columns,
+        .n_columns = sizeof nuts_columns / sizeof nuts_columns[0],
+        .state_size = sizeof(nuts),
+        .flags = DRIFT_SAMPLER_FULL_DATA,
+        .init = nuts_init,
+        .step = nuts_step,
+        .phase = nuts_phase,
+    },
+};
+
+static const drift_sampler_plugin plugin = {
+    DRIFT_SAMPLER_PLUGIN_HEADER,
+    sizeof samplers / sizeof samplers[0],
+    samplers,
+};
+
+DRIFT_EXPORT const drift_sampler_plugin *drift_sampler_entry(void)
+{
+    return &plugin;
+}

@@ -1,0 +1,43 @@
+/* checks.h: the warnings a user acts on after a run, as CmdStan's diagnose
+ * utility gives them: divergent transitions, tree depth saturation,
+ * E-BFMI below 0.3, an acceptance rate far from its target, a chain that
+ * never moved, R-hat above 1.01 and bulk or tail ESS below 100 per chain.
+ * Each warning is one line saying what is wrong and what to try.  Not for
+ * printing (the CLI) or the statistics themselves (summary.c). */
+#ifndef DRIFT_CHECKS_H
+#define DRIFT_CHECKS_H
+
+#include <stddef.h>
+
+#include <drift/common.h>
+
+#include "stancsv.h"
+#include "summary.h"
+
+/* Thresholds (CmdStan's and Vehtari et al.'s 2021). */
+#define DRIFT_CHECKS_RHAT 1.01
+#define DRIFT_CHECKS_ESS_PER_CHAIN 100.0
+#define DRIFT_CHECKS_EBFMI 0.3
+#define DRIFT_CHECKS_ACCEPT_GAP 0.15
+
+/* The warnings found, each a line without "warning: " and without a
+ * newline; the caller frees them with drift_checks_free. */
+typedef struct drift_checks {
+    char **lines;
+    size_t n;
+} drift_checks;
+
+/* Checks the post-warmup draws of C chains (one file each, same columns).
+ * n is the number of draws per chain the summary used (each chain's
+ * first n after warmup); stats (one per column, may be NULL) are the
+ * summary's, computed here when NULL.  Returns DRIFT_OK or DRIFT_ENOMEM. */
+int drift_checks_run(const drift_stancsv *const *chains, size_t C, size_t n,
+                     const drift_summary_stats *stats, drift_checks *out,
+                     drift_err *e);
+void drift_checks_free(drift_checks *c);
+
+/* E-BFMI of a chain's energies x[0..n): the mean squared change between
+ * successive draws over the variance (NaN when n < 2 or constant). */
+double drift_checks_ebfmi(const double *x, size_t n);
+
+#endif
