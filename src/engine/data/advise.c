@@ -15,19 +15,24 @@
 
 #include "advise.h"
 
-#define CHUNK_BYTES ((size_t)32 << 20)
+/* A stretch: 1/16 of a pass, between 1 and 32 MiB, so that a small store
+ * is read ahead in pieces too. */
+#define CHUNK_MAX ((size_t)32 << 20)
+#define CHUNK_MIN ((size_t)1 << 20)
 #define AHEAD_CHUNKS 4  /* stretches read ahead of the chain */
 #define READ_BYTES ((size_t)1 << 20)
 
 /* Byte ranges [lo, hi) of rows [r0, r1) in each section of d. */
 static int row_ranges(const drift_data *d, size_t r0, size_t r1,
-                      uintptr_t lo[3], uintptr_t hi[3])
+                      uintptr_t lo[4], uintptr_t hi[4])
 {
     int n = 0;
     lo[n] = (uintptr_t)(d->values + r0 * d->row_stride);
     hi[n++] = (uintptr_t)(d->values + r1 * d->row_stride);
     if (d->n_sparse) {
         const drift_sparse *s = &d->sparse[0];
+        lo[n] = (uintptr_t)(s->row_ptr + r0);
+        hi[n++] = (uintptr_t)(s->row_ptr + r1 + (r1 == d->n_rows));
         lo[n] = (uintptr_t)(s->idx + s->row_ptr[r0]);
         hi[n++] = (uintptr_t)(s->idx + s->row_ptr[r1]);
         lo[n] = (uintptr_t)(s->val + s->row_ptr[r0]);
@@ -48,7 +53,7 @@ static size_t chunk_rows(const drift_advisor *a, size_t k, size_t *r0)
 /* Drops the pages wholly inside rows [r0, r1) from this mapping. */
 static void release_rows(const drift_advisor *a, size_t r0, size_t r1)
 {
-    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo[3], hi[3];
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE), lo[4], hi[4];
     int n = row_ranges(a->data, r0, r1, lo, hi);
     for (int k = 0; k < n; k++) {
         uintptr_t b = (lo[k] + page - 1) & ~(page - 1), e = hi[k] & ~(page - 1);
@@ -82,7 +87,7 @@ static void fetch_chunk(const drift_advisor *a, size_t k, char *buf,
     size_t r0, nr = chunk_rows(a, k, &r0);
     if (!nr)
         return;
-    uintptr_t lo[3], hi[3];
+    uintptr_t lo[4], hi[4];
     int n = row_ranges(a->data, r0, r0 + nr, lo, hi);
     for (int s = 0; s < n; s++) {
         if (!buf) {
@@ -149,9 +154,13 @@ void drift_advisor_init(drift_advisor *a, const drift_data *data, int fd,
     a->next_read = 0;
     size_t row_bytes = data ? data->row_stride * sizeof(double) : 0;
     if (data && data->n_sparse && data->n_rows)
-        row_bytes += (size_t)(data->sparse[0].nnz / data->n_rows) * 12;
-    a->rows_per_chunk = row_bytes ? CHUNK_BYTES / row_bytes + 1 : 0;
-    a->drop = data && drift_advise_should_drop(drift_advise_pass_bytes(data),
+        row_bytes += (size_t)(data->sparse[0].nnz / data->n_rows) * 12 + 8;
+    uint64_t pass = drift_advise_pass_bytes(data);
+    size_t chunk = pass / 16 < CHUNK_MIN   ? CHUNK_MIN
+                   : pass / 16 > CHUNK_MAX ? CHUNK_MAX
+                                           : (size_t)(pass / 16);
+    a->rows_per_chunk = row_bytes ? chunk / row_bytes + 1 : 0;
+    a->drop = data && drift_advise_should_drop(pass,
                                                drift_advise_memory_available());
     if (!data || !a->rows_per_chunk || fd < 0 || !map)
         return;
@@ -222,7 +231,7 @@ uint64_t drift_advise_pass_bytes(const drift_data *data)
 {
     if (!data || !data->n_rows)
         return 0;
-    uintptr_t lo[3], hi[3];
+    uintptr_t lo[4], hi[4];
     int n = row_ranges(data, 0, data->n_rows, lo, hi);
     uint64_t bytes = 0;
     for (int k = 0; k < n; k++)

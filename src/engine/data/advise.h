@@ -20,7 +20,8 @@ typedef struct drift_advisor {
     const drift_data *data;
     int fd;                 /* the mapped file (-1: advise the map only) */
     const char *map;        /* where it is mapped, for file offsets */
-    size_t rows_per_chunk;  /* rows in one ~32 MiB stretch of dense data */
+    size_t rows_per_chunk;  /* rows in one stretch (1/16 of a pass, 1 to
+                               32 MiB) */
     size_t chunk;           /* the stretch the chain is in */
     int started;
     int drop;               /* release passed stretches (the store does
