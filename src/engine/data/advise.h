@@ -1,15 +1,18 @@
 /* advise.h: read-ahead and drop-behind for memory-mapped data read in row
  * order (cyclic access, full passes).  A reader thread pulls the next
  * stretches of the file into the page cache while the chain computes on
- * the current one, and stretches already passed are released, so a pass
- * over a row store larger than memory streams at the disk's sequential
- * speed without filling memory.  Not for random access (nothing to
- * predict). */
+ * the current one, skipping what is already there.  When the store is
+ * larger than the memory available, stretches already passed are
+ * released, so a pass streams at the disk's sequential speed without
+ * filling memory; when it fits they stay mapped, and the second and later
+ * passes neither read the file nor fault a page.  Not for random access
+ * (nothing to predict). */
 #ifndef DRIFT_ADVISE_H
 #define DRIFT_ADVISE_H
 
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <drift/common.h>
 
@@ -17,9 +20,12 @@ typedef struct drift_advisor {
     const drift_data *data;
     int fd;                 /* the mapped file (-1: advise the map only) */
     const char *map;        /* where it is mapped, for file offsets */
-    size_t rows_per_chunk;  /* rows in one ~32 MiB stretch of dense data */
+    size_t rows_per_chunk;  /* rows in one stretch (1/16 of a pass, 1 to
+                               32 MiB) */
     size_t chunk;           /* the stretch the chain is in */
     int started;
+    int drop;               /* release passed stretches (the store does
+                               not fit in the memory available) */
     /* the reader thread (when fd >= 0) */
     pthread_t thread;
     pthread_mutex_t mu;
@@ -29,12 +35,30 @@ typedef struct drift_advisor {
 } drift_advisor;
 
 /* Prepares read-ahead for data mapped from fd at map (nothing happens
- * later when data is NULL; with fd -1 only madvise hints are given). */
+ * later when data is NULL; with fd -1 only madvise hints are given), and
+ * decides from the store's size and the memory available whether passed
+ * stretches are dropped (drift_advise_should_drop). */
 void drift_advisor_init(drift_advisor *a, const drift_data *data, int fd,
                         const void *map);
 /* The chain is at row r, moving forward. */
 void drift_advisor_at(drift_advisor *a, size_t r);
 /* Stops the reader thread. */
 void drift_advisor_free(drift_advisor *a);
+
+/* The bytes a full pass over data reads (dense rows and sparse sections). */
+uint64_t drift_advise_pass_bytes(const drift_data *data);
+
+/* Memory this process may still fill with page cache: the system's
+ * MemAvailable (/proc/meminfo; else free pages from sysconf), bounded by
+ * the room left under a memory cgroup's limit (v2 memory.max, v1
+ * memory.limit_in_bytes), counting the cgroup's own page cache as room.
+ * UINT64_MAX when nothing can be read. */
+uint64_t drift_advise_memory_available(void);
+
+/* Whether passes over a store of `bytes` should drop what they passed,
+ * given `avail` bytes of memory: only when the store takes more than half
+ * of it.  A store that fits stays mapped between passes; dropping it
+ * would make every pass fault every page in again (and read it again). */
+int drift_advise_should_drop(uint64_t bytes, uint64_t avail);
 
 #endif

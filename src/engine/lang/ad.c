@@ -17,6 +17,7 @@
 #include "ad.h"
 #include "base/util.h"
 #include "dist.h"
+#include "vmath.h"
 
 /* Bound on the per-row adjoint memory of shared nodes (bytes): beyond
  * it, per-row gradients are computed in smaller sub-batches. */
@@ -89,23 +90,25 @@ static int node_error(drift_ad_ctx *c, int id, const char *fmt, ...)
 
 /* ---- elementwise functions -------------------------------------------- */
 
+/* exp, log1p, tanh and the logistic function come from vmath.c, one
+ * element here as over whole blocks below: the same results either way. */
 static inline double unary_f(int fn, double x)
 {
     switch (fn) {
-    case DRIFT_FN_EXP: return exp(x);
+    case DRIFT_FN_EXP: return drift_vmath_exp1(x);
     case DRIFT_FN_LOG: return log(x);
-    case DRIFT_FN_LOG1P: return log1p(x);
+    case DRIFT_FN_LOG1P: return drift_vmath_log1p1(x);
     case DRIFT_FN_EXPM1: return expm1(x);
     case DRIFT_FN_SQRT: return sqrt(x);
     case DRIFT_FN_SQUARE: return x * x;
     case DRIFT_FN_FABS: return fabs(x);
-    case DRIFT_FN_TANH: return tanh(x);
+    case DRIFT_FN_TANH: return drift_vmath_tanh1(x);
     case DRIFT_FN_LOGISTIC: return drift_inv_logit(x);
     case DRIFT_FN_LOG1P_EXP: return drift_log1p_exp(x);
     case DRIFT_FN_RELU: return x > 0 ? x : 0;
     case DRIFT_FN_SIN: return sin(x);
     case DRIFT_FN_COS: return cos(x);
-    case DRIFT_FN_LOG1M: return log1p(-x);
+    case DRIFT_FN_LOG1M: return drift_vmath_log1p1(-x);
     case DRIFT_FN_LOG_INV_LOGIT: return -drift_log1p_exp(-x);
     default: return NAN;
     }
@@ -339,18 +342,30 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
         }
         return DRIFT_OK;
     }
-    case DRIFT_G_UNARY:
+    case DRIFT_G_UNARY: {
+        void (*vf)(size_t, const double *, double *) =
+            n->fn == DRIFT_FN_EXP        ? drift_vmath_exp
+            : n->fn == DRIFT_FN_LOG1P    ? drift_vmath_log1p
+            : n->fn == DRIFT_FN_TANH     ? drift_vmath_tanh
+            : n->fn == DRIFT_FN_LOGISTIC ? drift_vmath_logistic
+                                         : NULL;
+        /* The vector functions over the whole block when its rows lie
+         * back to back, else row by row. */
+        if (vf && R > 1 && c->vld[a] == sz && ol == sz) {
+            vf(R * sz, c->val[a], o);
+            return DRIFT_OK;
+        }
         for (size_t r = 0; r < R; r++) {
             const double *x = c->val[a] + r * c->vld[a];
             double *out = o + r * ol;
-            if (n->fn == DRIFT_FN_TANH)
-                for (size_t j = 0; j < sz; j++)
-                    out[j] = tanh(x[j]);
+            if (vf)
+                vf(sz, x, out);
             else
                 for (size_t j = 0; j < sz; j++)
                     out[j] = unary_f(n->fn, x[j]);
         }
         return DRIFT_OK;
+    }
     case DRIFT_G_SUM:
     case DRIFT_G_SQNORM:
     case DRIFT_G_LSE: {

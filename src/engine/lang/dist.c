@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "vmath.h"
 
 #define LOG_SQRT_2PI 0.91893853320467274178
 #define LOG_PI 1.14472988584940017414
@@ -49,18 +50,15 @@ double drift_digamma(double x)
     return r + log(x) - 0.5 / x + t;
 }
 
+/* exp, log1p and the logistic function come from vmath.c (SLEEF where
+ * the build has it), one element here as over blocks in the hot loops:
+ * the same results either way. */
 double drift_log1p_exp(double x)
 {
-    return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+    return (x > 0 ? x : 0) + drift_vmath_log1p1(drift_vmath_exp1(-fabs(x)));
 }
 
-double drift_inv_logit(double x)
-{
-    if (x >= 0)
-        return 1 / (1 + exp(-x));
-    double e = exp(x);
-    return e / (1 + e);
-}
+double drift_inv_logit(double x) { return drift_vmath_logistic1(x); }
 
 /* ---- one element each ---------------------------------------------------- */
 
@@ -223,11 +221,11 @@ static inline double d_bernoulli_logit(const double *a, double *d)
     if (y != 0 && y != 1)
         return NAN;
     /* One exp serves both log(1 + e^z) and the logistic function. */
-    double e = exp(-fabs(z));
+    double e = drift_vmath_exp1(-fabs(z));
     double sig = z >= 0 ? 1 / (1 + e) : e / (1 + e);
     d[0] = 0;
     d[1] = y - sig;
-    return y * z - (z > 0 ? z : 0) - log1p(e);
+    return y * z - (z > 0 ? z : 0) - drift_vmath_log1p1(e);
 }
 
 static inline double d_binomial_logit(const double *a, double *d)
@@ -236,9 +234,9 @@ static inline double d_binomial_logit(const double *a, double *d)
     if (!(n >= 0) || !(y >= 0) || !(y <= n) || y != floor(y) ||
         n != floor(n))
         return NAN;
-    double e = exp(-fabs(z));
+    double e = drift_vmath_exp1(-fabs(z));
     double sig = z >= 0 ? 1 / (1 + e) : e / (1 + e);
-    double l1pe = (z > 0 ? z : 0) + log1p(e);
+    double l1pe = (z > 0 ? z : 0) + drift_vmath_log1p1(e);
     d[0] = 0;
     d[1] = 0;
     d[2] = y - n * sig;
@@ -339,24 +337,38 @@ static inline int block(double (*f)(const double *, double *), size_t rows,
 }
 
 /* The hot case of logistic regression: one outcome per row, one
- * argument, written out so the compiler sees straight-line code. */
+ * argument; exp and log1p over stretches of rows through the vector
+ * functions, the rest straight-line code. */
 static int block_bernoulli_logit1(size_t rows, const double *y, size_t ldy,
                                   const double *z, size_t ldz, double *out,
                                   double *dz, size_t *bad_row)
 {
+    enum { S = 256 };
+    double e[S], l[S];
     int ok = 1;
-    for (size_t r = 0; r < rows; r++) {
-        double yr = y[r * ldy], zr = z[r * ldz];
-        double e = exp(-fabs(zr));
-        double sig = zr >= 0 ? 1 / (1 + e) : e / (1 + e);
-        out[r] = yr * zr - (zr > 0 ? zr : 0) - log1p(e);
-        if (dz)
-            dz[r] = yr - sig;
-        if ((yr != 0 && yr != 1) || !isfinite(out[r])) {
-            out[r] = NAN;
-            if (ok)
-                *bad_row = r;
-            ok = 0;
+    for (size_t r0 = 0; r0 < rows; r0 += S) {
+        size_t m = rows - r0 < S ? rows - r0 : S;
+        for (size_t k = 0; k < m; k++)
+            e[k] = -fabs(z[(r0 + k) * ldz]);
+        drift_vmath_exp(m, e, e);
+        drift_vmath_log1p(m, e, l);
+        for (size_t k = 0; k < m; k++) {
+            size_t r = r0 + k;
+            double yr = y[r * ldy], zr = z[r * ldz];
+            double sig = zr >= 0 ? 1 / (1 + e[k]) : e[k] / (1 + e[k]);
+            out[r] = yr * zr - (zr > 0 ? zr : 0) - l[k];
+            if (dz)
+                dz[r] = yr - sig;
+        }
+        for (size_t k = 0; k < m; k++) {
+            size_t r = r0 + k;
+            double yr = y[r * ldy];
+            if ((yr != 0 && yr != 1) || !isfinite(out[r])) {
+                out[r] = NAN;
+                if (ok)
+                    *bad_row = r;
+                ok = 0;
+            }
         }
     }
     return ok ? 0 : -1;

@@ -157,6 +157,10 @@ struct drift_chain {
     drift_advisor advisor;  /* cyclic access / full passes over a map */
     void *full_parts;       /* --threads: per-thread workspaces (oracle.c) */
     unsigned n_full_parts;
+    size_t full_chunk;      /* rows per model call in full passes (0: not
+                               yet chosen; oracle.c) */
+    void *full_ws;          /* a workspace of full_chunk rows when that is
+                               more than ws_cap (else NULL: ws is used) */
     int stream_used;        /* a row has been drawn */
     void *ws;               /* model workspace for up to cap rows */
     size_t ws_cap;

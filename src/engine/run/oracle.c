@@ -21,6 +21,10 @@
 /* Rows evaluated per model call during full passes: small enough that a
  * chunk of rows stays in cache between the forward and backward products. */
 #define FULL_CHUNK 256
+/* ... unless a call's own O(d) work (the model zeroes the gradient it
+ * returns, the pass adds it in) would outweigh its rows': sparse rows of a
+ * long parameter vector.  Then chunks grow up to this. */
+#define FULL_CHUNK_MAX 65536
 
 /* The point theta has no finite density (or gradient): records why, for
  * the chain's failure message should the sampler give up, and returns
@@ -205,10 +209,10 @@ static void prefetch_rows(const drift_chain *c, const size_t *rows, size_t n)
 }
 
 /* Sum over the rows of l_i and (grad != NULL) grad l_i, in chunks that
- * fit the workspace.  grad is overwritten. */
-static int sum_rows(drift_chain *c, const double *theta, const size_t *rows,
-                    size_t first, size_t n, size_t chunk, double *grad,
-                    double *ll)
+ * fit the workspace ws.  grad is overwritten. */
+static int sum_rows(drift_chain *c, void *ws, const double *theta,
+                    const size_t *rows, size_t first, size_t n, size_t chunk,
+                    double *grad, double *ll)
 {
     const drift_model *m = c->model;
     drift_err me = {{0}};
@@ -223,8 +227,8 @@ static int sum_rows(drift_chain *c, const double *theta, const size_t *rows,
         double part = 0;
         /* The first chunk writes grad directly; later ones add to it. */
         double *out = grad ? (done == 0 ? grad : c->gbuf2) : NULL;
-        int rc = m->log_lik(m->self, c->ws, theta, &b, NULL, &part, out,
-                            NULL, &me);
+        int rc = m->log_lik(m->self, ws, theta, &b, NULL, &part, out, NULL,
+                            &me);
         if (rc)
             return model_error(c, theta, rc, &me);
         total += part;
@@ -262,7 +266,7 @@ typedef struct full_part {
     const drift_model *m;
     void *ws;
     const double *theta;
-    size_t first, n, d;
+    size_t first, n, d, chunk;
     double *grad, *tmp;     /* d each */
     int want_grad;          /* 0: only the sum of l_i is wanted */
     double ll;
@@ -270,15 +274,16 @@ typedef struct full_part {
     drift_err err;
 } full_part;
 
-/* Sums l_i and grad l_i over rows [first, first + n) in FULL_CHUNK chunks:
- * the same chunking, so the same arithmetic, as the single-thread pass. */
+/* Sums l_i and grad l_i over rows [first, first + n) in chunks of
+ * p->chunk rows: the same chunking, so the same arithmetic, as the
+ * single-thread pass. */
 static void *full_part_run(void *arg)
 {
     full_part *p = arg;
     p->ll = 0;
     p->rc = DRIFT_OK;
-    for (size_t done = 0; done < p->n; done += FULL_CHUNK) {
-        size_t k = p->n - done < FULL_CHUNK ? p->n - done : FULL_CHUNK;
+    for (size_t done = 0; done < p->n; done += p->chunk) {
+        size_t k = p->n - done < p->chunk ? p->n - done : p->chunk;
         drift_rows b = {NULL, p->first + done, k};
         double part = 0;
         double *out = p->want_grad ? (done == 0 ? p->grad : p->tmp) : NULL;
@@ -307,7 +312,7 @@ static int full_threads_ready(drift_chain *c, unsigned T)
     c->full_parts = parts;
     c->n_full_parts = T;
     for (unsigned t = 1; t < T; t++) {
-        parts[t].ws = c->model->workspace_new(c->model->self, FULL_CHUNK);
+        parts[t].ws = c->model->workspace_new(c->model->self, c->full_chunk);
         parts[t].grad = drift_calloc(c->d, sizeof(double));
         parts[t].tmp = drift_calloc(c->d, sizeof(double));
         if (!parts[t].ws || !parts[t].grad || !parts[t].tmp)
@@ -328,6 +333,43 @@ void drift_oracle_release(drift_chain *c)
     drift_free(parts);
     c->full_parts = NULL;
     c->n_full_parts = 0;
+    if (c->full_ws)
+        c->model->workspace_free(c->model->self, c->full_ws);
+    c->full_ws = NULL;
+    c->full_chunk = 0;
+}
+
+/* Rows per model call in full passes (c->full_chunk), and the workspace
+ * that holds them: FULL_CHUNK rows in the chain's own workspace, or, when
+ * the parameter vector is long next to what a row reads (taken as the
+ * doubles and sparse entries it holds), enough rows that the call's O(d)
+ * is an eighth of their work, in a workspace of their own (if it cannot be
+ * had, FULL_CHUNK it is). */
+static void *full_chunk_ready(drift_chain *c)
+{
+    if (c->full_chunk)
+        return c->full_ws ? c->full_ws : c->ws;
+    const drift_data *data = c->cfg->data;
+    double per_row = 1;
+    if (data && data->n_rows) {
+        per_row = (double)data->n_cols;
+        for (size_t k = 0; k < data->n_sparse; k++)
+            per_row += 1.5 * (double)data->sparse[k].nnz / (double)data->n_rows;
+        if (per_row < 1)
+            per_row = 1;
+    }
+    double want = 8.0 * (double)c->d / per_row;
+    if (want > (double)c->N)
+        want = (double)c->N;
+    if (want > FULL_CHUNK_MAX)
+        want = FULL_CHUNK_MAX;
+    c->full_chunk = c->ws_cap < FULL_CHUNK ? c->ws_cap : FULL_CHUNK;
+    if (want > (double)c->ws_cap) {
+        c->full_ws = c->model->workspace_new(c->model->self, (size_t)want);
+        if (c->full_ws)
+            c->full_chunk = (size_t)want;
+    }
+    return c->full_ws ? c->full_ws : c->ws;
 }
 
 /* Sum over all N rows of l_i and (grad != NULL) grad l_i.  With --threads
@@ -337,10 +379,11 @@ void drift_oracle_release(drift_chain *c)
 static int full_sum(drift_chain *c, const double *theta, double *grad,
                     double *ll)
 {
-    size_t chunk = c->ws_cap < FULL_CHUNK ? c->ws_cap : FULL_CHUNK;
+    void *ws = full_chunk_ready(c);
+    size_t chunk = c->full_chunk;
     unsigned T = c->cfg->full_threads;
     if (T <= 1 || c->N < PARALLEL_MIN_ROWS)
-        return sum_rows(c, theta, NULL, 0, c->N, chunk, grad, ll);
+        return sum_rows(c, ws, theta, NULL, 0, c->N, chunk, grad, ll);
     if (full_threads_ready(c, T))
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for --threads %u", T);
@@ -355,6 +398,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
         p->d = c->d;
         p->first = t * per;
         p->n = t + 1 == T ? c->N - p->first : per;
+        p->chunk = chunk;
         p->want_grad = grad != NULL;
         if (pthread_create(&tid[t], NULL, full_part_run, p) == 0)
             live[t] = 1;
@@ -362,7 +406,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
             full_part_run(p); /* no thread: do it here, same result */
     }
     /* This thread takes the first part, with the chain's own workspace. */
-    int rc = sum_rows(c, theta, NULL, 0, per, chunk, grad, ll);
+    int rc = sum_rows(c, ws, theta, NULL, 0, per, chunk, grad, ll);
     for (unsigned t = 1; t < T && t < 64; t++)
         if (live[t])
             pthread_join(tid[t], NULL);
@@ -464,10 +508,12 @@ static int batch_estimate(drift_chain *c, const double *theta, size_t n,
         prefetch_rows(c, ahead, ahead_n);
         double part;
         if (done == 0) {
-            if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, acc, &part)))
+            if ((rc = sum_rows(c, c->ws, theta, c->rows_buf, 0, k, k, acc,
+                               &part)))
                 return rc;
         } else {
-            if ((rc = sum_rows(c, theta, c->rows_buf, 0, k, k, grad, &part)))
+            if ((rc = sum_rows(c, c->ws, theta, c->rows_buf, 0, k, k, grad,
+                               &part)))
                 return rc;
             for (size_t j = 0; j < c->d; j++)
                 acc[j] += grad[j];
@@ -586,7 +632,7 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
     note_rows_exact(c);
     double ll = 0;
     c->grads += n;
-    if (!(rc = sum_rows(c, theta, rows, 0, n, c->ws_cap, grad, &ll))) {
+    if (!(rc = sum_rows(c, c->ws, theta, rows, 0, n, c->ws_cap, grad, &ll))) {
         for (size_t k = 0; k < c->d; k++)
             grad[k] = -grad[k];
         double u = -ll;

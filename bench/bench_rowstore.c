@@ -1,0 +1,623 @@
+/* bench_rowstore.c: `make bench` for full-gradient passes over row stores.
+ * Covertype-sized dense logistic regression (N = 581,012, d = 54) and a
+ * sparse one (N = 500,000, D = 100,000, 40 non-zeros a row), synthetic,
+ * made here, each held twice: as arrays in memory and as a row store
+ * (written as CSV / LIBSVM and converted with drift_rowstore_convert, so
+ * both hold the same numbers).  In one process it times, in ns per datum
+ * (best of REPS passes after a first one that brings the store into the
+ * page cache):
+ *   - a streaming read of the rows (the memory-bandwidth limit), on one
+ *     thread and on two;
+ *   - a hand-written fused C loop over the arrays (dot, logistic, axpy);
+ *   - drift's grad_full through the logistic C plugin and through the
+ *     .drift model, in memory and on the row store, at --threads 1 and 2;
+ * with ratios, and per pass over the store the minor page faults and the
+ * bytes read() (what a pass re-reads from the page cache or disk).
+ * Not a test: nothing here asserts on time.  Usage: bench_rowstore [REPS
+ * [dense|sparse]] (temporary files under $TMPDIR, else /tmp). */
+#include "config.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cblas.h>
+
+#include "base/util.h"
+#include "engine/data/rowstore.h"
+#include "engine/data/table.h"
+#include "engine/lang/lang_model.h"
+#include "engine/run/oracle.h"
+#include "engine/run/plugin.h"
+#include "engine/run/rng.h"
+#include "engine/run/run.h"
+
+enum { N = 581012, D = 54, COLS = D + 1 };
+enum { SN = 500000, SD = 100000, NNZ = 40 };
+
+static int REPS = 7;
+static double sink;
+static char dir[256];
+
+static void die(const char *what, const char *msg)
+{
+    fprintf(stderr, "bench: %s: %s\n", what, msg);
+    exit(1);
+}
+
+/* ---- counters --------------------------------------------------------- */
+
+typedef struct counts {
+    double wall, cpu;
+    long minflt, majflt;
+    long long rchar;
+} counts;
+
+static long long proc_rchar(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    char line[128];
+    long long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "rchar: %lld", &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+static counts now_counts(void)
+{
+    counts c;
+    struct rusage ru;
+    struct timespec ts;
+    getrusage(RUSAGE_SELF, &ru);
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    c.wall = drift_now();
+    c.cpu = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+    c.minflt = ru.ru_minflt;
+    c.majflt = ru.ru_majflt;
+    c.rchar = proc_rchar();
+    return c;
+}
+
+/* The best of REPS timed calls of f after one untimed, and the counters
+ * per call averaged over the timed ones. */
+typedef struct result {
+    double wall, cpu;       /* best, seconds */
+    double minflt, rchar;   /* per call */
+} result;
+
+static result measure(void (*f)(void *), void *arg)
+{
+    result r = {INFINITY, INFINITY, 0, 0};
+    f(arg);
+    counts a0 = now_counts();
+    for (int k = 0; k < REPS; k++) {
+        counts a = now_counts();
+        f(arg);
+        counts b = now_counts();
+        if (b.wall - a.wall < r.wall)
+            r.wall = b.wall - a.wall;
+        if (b.cpu - a.cpu < r.cpu)
+            r.cpu = b.cpu - a.cpu;
+    }
+    counts b0 = now_counts();
+    r.minflt = (double)(b0.minflt - a0.minflt) / REPS;
+    r.rchar = (double)(b0.rchar - a0.rchar) / REPS;
+    return r;
+}
+
+/* ---- data ------------------------------------------------------------- */
+
+/* Values on a grid of 1/1024, so that CSV and LIBSVM text hold them
+ * exactly and the row store equals the arrays. */
+static double grid(double v) { return round(v * 1024) / 1024; }
+
+static double *dense;            /* N x COLS: y, x.1 .. x.D */
+static const char *dense_names[COLS];
+static double *sy, *sval;        /* sparse: labels, values */
+static uint32_t *sidx;
+static uint64_t *srow;
+
+static void make_dense(const char *csv)
+{
+    static char buf[COLS][16];
+    dense = malloc((size_t)N * COLS * sizeof *dense);
+    FILE *f = fopen(csv, "w");
+    if (!dense || !f)
+        die(csv, "cannot write");
+    drift_rng r;
+    drift_rng_seed(&r, 1, 0);
+    double w[D];
+    for (int j = 0; j < D; j++)
+        w[j] = drift_rng_normal(&r) / sqrt(D);
+    snprintf(buf[0], sizeof buf[0], "y");
+    dense_names[0] = buf[0];
+    fputs("y", f);
+    for (int j = 0; j < D; j++) {
+        snprintf(buf[1 + j], sizeof buf[0], "x.%d", j + 1);
+        dense_names[1 + j] = buf[1 + j];
+        fprintf(f, ",%s", buf[1 + j]);
+    }
+    fputc('\n', f);
+    for (size_t i = 0; i < N; i++) {
+        double *row = dense + i * COLS, z = 0;
+        for (int j = 0; j < D; j++) {
+            row[1 + j] = j == 0 ? 1.0 : grid(drift_rng_normal(&r));
+            z += row[1 + j] * w[j];
+        }
+        row[0] = drift_rng_uniform(&r) < 1 / (1 + exp(-z));
+        fprintf(f, "%.17g", row[0]);
+        for (int j = 0; j < D; j++)
+            fprintf(f, ",%.17g", row[1 + j]);
+        fputc('\n', f);
+    }
+    if (fclose(f))
+        die(csv, "write error");
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, z = *(const uint32_t *)b;
+    return (x > z) - (x < z);
+}
+
+static void make_sparse(const char *svm)
+{
+    sy = malloc(SN * sizeof *sy);
+    sval = malloc((size_t)SN * NNZ * sizeof *sval);
+    sidx = malloc((size_t)SN * NNZ * sizeof *sidx);
+    srow = malloc((SN + 1) * sizeof *srow);
+    double *w = malloc(SD * sizeof *w);
+    FILE *f = fopen(svm, "w");
+    if (!sy || !sval || !sidx || !srow || !w || !f)
+        die(svm, "cannot write");
+    drift_rng r;
+    drift_rng_seed(&r, 11, 0);
+    for (size_t j = 0; j < SD; j++)
+        w[j] = drift_rng_normal(&r);
+    srow[0] = 0;
+    for (size_t i = 0; i < SN; i++) {
+        uint32_t *ix = sidx + i * NNZ;
+        int dup;
+        do {
+            for (int k = 0; k < NNZ; k++)
+                ix[k] = (uint32_t)drift_rng_below(&r, SD);
+            if (i == 0)
+                ix[0] = SD - 1; /* the last feature is used: dim = SD */
+            qsort(ix, NNZ, sizeof *ix, cmp_u32);
+            dup = 0;
+            for (int k = 1; k < NNZ; k++)
+                dup |= ix[k] == ix[k - 1];
+        } while (dup);
+        double z = 0;
+        for (int k = 0; k < NNZ; k++) {
+            sval[i * NNZ + k] = grid(drift_rng_normal(&r) / sqrt(NNZ));
+            z += sval[i * NNZ + k] * w[ix[k]];
+        }
+        sy[i] = drift_rng_uniform(&r) < 1 / (1 + exp(-z));
+        srow[i + 1] = (i + 1) * NNZ;
+        fprintf(f, "%g", sy[i]);
+        for (int k = 0; k < NNZ; k++)
+            fprintf(f, " %u:%.17g", ix[k] + 1, sval[i * NNZ + k]);
+        fputc('\n', f);
+    }
+    free(w);
+    if (fclose(f))
+        die(svm, "write error");
+}
+
+static void convert(const char *in, const char *out)
+{
+    drift_err e;
+    uint64_t rows;
+    if (drift_rowstore_convert(in, out, NULL, &rows, &e))
+        die(in, e.msg);
+    unlink(in);
+}
+
+/* ---- plain C references ------------------------------------------------- */
+
+typedef struct span {
+    const double *p;
+    size_t n;
+    double s;
+} span;
+
+static void *sum_span(void *arg)
+{
+    span *s = arg;
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    /* Four independent sums, so the loop is bound by memory, not by the
+     * latency of one chain of additions. */
+    for (size_t k = 0; k + 3 < s->n; k += 4) {
+        s0 += s->p[k];
+        s1 += s->p[k + 1];
+        s2 += s->p[k + 2];
+        s3 += s->p[k + 3];
+    }
+    s->s = s0 + s1 + s2 + s3;
+    return NULL;
+}
+
+/* Reads the regions (base, bytes) on T threads, each a contiguous part. */
+typedef struct stream_arg {
+    const void *base[4];
+    size_t bytes[4];
+    int n;
+    unsigned T;
+} stream_arg;
+
+static void stream_read(void *arg)
+{
+    stream_arg *a = arg;
+    for (int r = 0; r < a->n; r++) {
+        size_t n = a->bytes[r] / sizeof(double), per = n / a->T;
+        span s[2];
+        pthread_t t;
+        for (unsigned k = 0; k < a->T; k++) {
+            s[k].p = (const double *)a->base[r] + k * per;
+            s[k].n = k + 1 == a->T ? n - k * per : per;
+        }
+        int threaded = a->T > 1 && !pthread_create(&t, NULL, sum_span, &s[1]);
+        sum_span(&s[0]);
+        if (a->T > 1) {
+            if (threaded)
+                pthread_join(t, NULL);
+            else
+                sum_span(&s[1]);
+        }
+        for (unsigned k = 0; k < a->T; k++)
+            sink += s[k].s;
+    }
+}
+
+static const double *dense_at; /* the rows the fused loops read */
+static const double *sy_at, *sval_at;
+static const uint32_t *sidx_at;
+static const uint64_t *srow_at;
+
+static void hand_dense(void *arg)
+{
+    (void)arg;
+    double w[D], g[D] = {0};
+    for (int j = 0; j < D; j++)
+        w[j] = 0.01 * j;
+    for (size_t i = 0; i < N; i++) {
+        const double *row = dense_at + i * COLS, *x = row + 1;
+        double z = 0;
+        for (int j = 0; j < D; j++)
+            z += x[j] * w[j];
+        double s = row[0] - 1 / (1 + exp(-z));
+        for (int j = 0; j < D; j++)
+            g[j] += s * x[j];
+    }
+    sink += g[0];
+}
+
+static double sw[SD], sg[SD];
+
+static void hand_sparse(void *arg)
+{
+    (void)arg;
+    memset(sg, 0, sizeof sg);
+    for (size_t i = 0; i < SN; i++) {
+        double z = 0;
+        for (uint64_t k = srow_at[i]; k < srow_at[i + 1]; k++)
+            z += sval_at[k] * sw[sidx_at[k]];
+        double s = sy_at[i] - 1 / (1 + exp(-z));
+        for (uint64_t k = srow_at[i]; k < srow_at[i + 1]; k++)
+            sg[sidx_at[k]] += s * sval_at[k];
+    }
+    sink += sg[0];
+}
+
+/* ---- drift -------------------------------------------------------------- */
+
+typedef struct ctx {
+    drift_run_config cfg;
+    drift_chain c;
+    double *theta, *g;
+    size_t d;
+} ctx;
+
+static const drift_sampler *sgld;
+
+/* A chain on model m over view; t is the mapped row store, if any, set up
+ * as `drift sample` sets it up (advice for random access, read-ahead). */
+static void setup(ctx *x, const drift_model *m, const drift_data *view,
+                  const drift_table *t, unsigned threads)
+{
+    static const double hp[1] = {1e-6};
+    memset(x, 0, sizeof *x);
+    x->d = m->dim;
+    x->theta = calloc(x->d, sizeof *x->theta);
+    x->g = calloc(x->d, sizeof *x->g);
+    x->cfg = (drift_run_config){.model = m, .data = view, .sampler = sgld,
+                                .hp = hp, .batch = 50, .thin = 1,
+                                .seed = 3, .chains = 1, .quiet = 1,
+                                .full_threads = threads};
+    if (t && t->kind == DRIFT_TABLE_ROWSTORE) {
+        x->cfg.data_mapped = 1;
+        x->cfg.data_fd = t->rs.fd;
+        x->cfg.data_map = t->rs.map;
+        drift_table_advise(t, 0);
+    }
+    double *scratch = calloc(x->d, sizeof *scratch);
+    if (!x->theta || !x->g || !scratch ||
+        drift_run_chain_setup(&x->c, &x->cfg, 1, scratch))
+        die("chain", x->c.message);
+    free(scratch);
+    for (size_t j = 0; j < x->d; j++)
+        x->theta[j] = 0.01 * (double)(j % 97);
+}
+
+static void release(ctx *x)
+{
+    drift_run_chain_release(&x->c);
+    free(x->theta);
+    free(x->g);
+}
+
+static void full_pass(void *arg)
+{
+    ctx *x = arg;
+    if (drift_services_table.grad_full(&x->c, x->theta, x->g, NULL))
+        die("grad_full", x->c.message);
+    sink += x->g[0];
+}
+
+static char *write_model(const char *text)
+{
+    char *path = malloc(strlen(dir) + 32);
+    sprintf(path, "%s/model.drift", dir);
+    FILE *f = fopen(path, "w");
+    if (!f || fputs(text, f) < 0 || fclose(f))
+        die(path, "cannot write");
+    return path;
+}
+
+/* The .drift model over in-memory rows (view) or a data file (path). */
+static void open_lang(const char *text, const drift_data *view,
+                      const char *path, drift_model *m)
+{
+    char *mp = write_model(text);
+    const drift_data *tables[] = {view};
+    const char *files[] = {path, NULL};
+    drift_lang_spec spec = {.path = mp, .diag = stderr};
+    if (view) {
+        spec.tables = tables;
+        spec.n_tables = 1;
+    } else {
+        spec.data = files;
+    }
+    drift_err e;
+    if (drift_lang_open(&spec, m, &e))
+        die(mp, e.msg);
+    unlink(mp);
+    free(mp);
+}
+
+static void open_plugin(const drift_model_entry *me, const drift_data *view,
+                        double D_opt, drift_model *m)
+{
+    double opts[2] = {sqrt(10.0), D_opt};
+    drift_err e;
+    if (me->m->create(view, opts, m, &e))
+        die("logistic plugin", e.msg);
+}
+
+/* ---- report --------------------------------------------------------------- */
+
+static void line(const char *what, const result *r, size_t n, double ref,
+                 const char *ref_name, double ref2, const char *ref2_name,
+                 int show_io)
+{
+    double ns = 1e9 / (double)n;
+    printf("  %-44s %7.1f ns/datum (cpu %6.1f)", what, r->wall * ns,
+           r->cpu * ns);
+    if (ref > 0)
+        printf("  %.2fx %s", r->wall / ref, ref_name);
+    if (ref2 > 0)
+        printf(", %.2fx %s", r->wall / ref2, ref2_name);
+    if (show_io)
+        printf("  [%.0f faults, %.1f MB read a pass]", r->minflt,
+               r->rchar / 1e6);
+    putchar('\n');
+}
+
+typedef struct pair {
+    drift_model mem, store;
+} pair;
+
+/* Times grad_full through both models in memory and on the store, at 1
+ * and 2 threads, against hand (1 thread) and bw2 (2 threads). */
+static void drift_rows_of(const char *model_name, pair *p,
+                          const drift_data *mem_view,
+                          const drift_data *store_view,
+                          const drift_table *store, size_t n, double hand,
+                          double bw2)
+{
+    char what[96];
+    for (unsigned T = 1; T <= 2; T++) {
+        ctx cm, cs;
+        setup(&cm, &p->mem, mem_view, NULL, T);
+        setup(&cs, &p->store, store_view, store, T);
+        result rm = measure(full_pass, &cm);
+        result rs = measure(full_pass, &cs);
+        /* Same numbers in, same chunks: the same sums. */
+        for (size_t j = 0; j < cm.d; j++)
+            if (cm.g[j] != cs.g[j]) {
+                fprintf(stderr, "bench: %s: gradients differ between memory "
+                                "and row store at %zu: %.17g vs %.17g\n",
+                        model_name, j, cm.g[j], cs.g[j]);
+                exit(1);
+            }
+        snprintf(what, sizeof what, "%s, in memory, %u thread%s", model_name,
+                 T, T > 1 ? "s" : "");
+        line(what, &rm, n, T == 1 ? hand : bw2,
+             T == 1 ? "hand C" : "bandwidth", 0, NULL, 0);
+        snprintf(what, sizeof what, "%s, row store, %u thread%s", model_name,
+                 T, T > 1 ? "s" : "");
+        line(what, &rs, n, rm.wall, "memory", T == 1 ? hand : bw2,
+             T == 1 ? "hand C" : "bandwidth", 1);
+        release(&cm);
+        release(&cs);
+    }
+}
+
+static void bench_dense(const drift_model_entry *me)
+{
+    char csv[300], drs[300];
+    snprintf(csv, sizeof csv, "%s/dense.csv", dir);
+    snprintf(drs, sizeof drs, "%s/dense.drs", dir);
+    make_dense(csv);
+    convert(csv, drs);
+    drift_table *t;
+    drift_err e;
+    if (drift_table_open(drs, &t, &e))
+        die(drs, e.msg);
+    drift_data mem = {.struct_size = (uint32_t)sizeof(drift_data),
+                      .n_rows = N, .n_cols = COLS, .col_names = dense_names,
+                      .values = dense, .row_stride = COLS,
+                      .source = "synthetic"};
+    static const char *text =
+        "rows  { x : vector[D]  y : int }\n"
+        "param { w : vector[D] }\n"
+        "prior { w ~ normal(0, sqrt(10)) }\n"
+        "datum { y ~ bernoulli_logit(dot(x, w)) }\n";
+    pair plug, lang;
+    open_plugin(me, &mem, 0, &plug.mem);
+    open_plugin(me, &t->view, 0, &plug.store);
+    open_lang(text, &mem, NULL, &lang.mem);
+    open_lang(text, NULL, drs, &lang.store);
+    const drift_table *lt = drift_lang_rows_table(&lang.store);
+
+    size_t bytes = (size_t)N * COLS * sizeof(double);
+    stream_arg s1 = {{dense}, {bytes}, 1, 1}, s2 = {{dense}, {bytes}, 1, 2};
+    result bw1 = measure(stream_read, &s1), bw2 = measure(stream_read, &s2);
+    dense_at = dense;
+    result hm = measure(hand_dense, NULL);
+    dense_at = t->view.values;
+    result hs = measure(hand_dense, NULL);
+    printf("dense logistic regression, N = %d, d = %d, %.0f MB (best of %d "
+           "passes)\n", N, D, bytes / 1e6, REPS);
+    line("streaming read, 1 thread", &bw1, N, 0, NULL, 0, NULL, 0);
+    line("streaming read, 2 threads", &bw2, N, bw1.wall, "1 thread", 0, NULL,
+         0);
+    line("hand C fused loop, in memory", &hm, N, bw1.wall, "bandwidth", 0,
+         NULL, 0);
+    line("hand C fused loop, over the map", &hs, N, hm.wall, "memory", 0,
+         NULL, 1);
+    drift_rows_of("C plugin", &plug, &mem, &t->view, t, N, hm.wall, bw2.wall);
+    drift_rows_of(".drift model", &lang, &mem, lt ? &lt->view : NULL, lt, N,
+                  hm.wall, bw2.wall);
+    plug.mem.free(plug.mem.self);
+    plug.store.free(plug.store.self);
+    lang.mem.free(lang.mem.self);
+    lang.store.free(lang.store.self);
+    drift_table_free(t);
+    unlink(drs);
+    free(dense);
+}
+
+static void bench_sparse(const drift_model_entry *me)
+{
+    char svm[300], drs[300];
+    snprintf(svm, sizeof svm, "%s/sparse.libsvm", dir);
+    snprintf(drs, sizeof drs, "%s/sparse.drs", dir);
+    make_sparse(svm);
+    convert(svm, drs);
+    drift_table *t;
+    drift_err e;
+    if (drift_table_open(drs, &t, &e))
+        die(drs, e.msg);
+    static const char *ynames[1] = {"y"};
+    drift_sparse sp = {"x", SD, srow, sidx, sval, (size_t)SN * NNZ};
+    drift_data mem = {.struct_size = (uint32_t)sizeof(drift_data),
+                      .n_rows = SN, .n_cols = 1, .col_names = ynames,
+                      .values = sy, .row_stride = 1, .n_sparse = 1,
+                      .sparse = &sp, .source = "synthetic"};
+    static const char *text =
+        "rows  { x : sparse_vector[D]  y : int }\n"
+        "param { w : vector[D] }\n"
+        "prior { w ~ normal(0, sqrt(10)) }\n"
+        "datum { y ~ bernoulli_logit(dot(x, w)) }\n";
+    pair plug, lang;
+    open_plugin(me, &mem, SD, &plug.mem);
+    open_plugin(me, &t->view, SD, &plug.store);
+    open_lang(text, &mem, NULL, &lang.mem);
+    open_lang(text, NULL, drs, &lang.store);
+    const drift_table *lt = drift_lang_rows_table(&lang.store);
+
+    size_t nz = (size_t)SN * NNZ;
+    stream_arg s1 = {{sy, srow, sidx, sval},
+                     {SN * 8, (SN + 1) * 8, nz * 4, nz * 8}, 4, 1};
+    stream_arg s2 = s1;
+    s2.T = 2;
+    double bytes = (double)(SN * 8 + (SN + 1) * 8 + nz * 12);
+    result bw1 = measure(stream_read, &s1), bw2 = measure(stream_read, &s2);
+    for (size_t j = 0; j < SD; j++)
+        sw[j] = 0.01 * (double)(j % 97);
+    sy_at = sy, srow_at = srow, sidx_at = sidx, sval_at = sval;
+    result hm = measure(hand_sparse, NULL);
+    sy_at = t->view.values, srow_at = t->rs.sparse.row_ptr,
+    sidx_at = t->rs.sparse.idx, sval_at = t->rs.sparse.val;
+    result hs = measure(hand_sparse, NULL);
+    printf("\nsparse logistic regression, N = %d, D = %d, %d non-zeros a "
+           "row, %.0f MB (best of %d passes)\n", SN, SD, NNZ, bytes / 1e6,
+           REPS);
+    line("streaming read, 1 thread", &bw1, SN, 0, NULL, 0, NULL, 0);
+    line("streaming read, 2 threads", &bw2, SN, bw1.wall, "1 thread", 0,
+         NULL, 0);
+    line("hand C fused loop, in memory", &hm, SN, bw1.wall, "bandwidth", 0,
+         NULL, 0);
+    line("hand C fused loop, over the map", &hs, SN, hm.wall, "memory", 0,
+         NULL, 1);
+    drift_rows_of("C plugin", &plug, &mem, &t->view, t, SN, hm.wall,
+                  bw2.wall);
+    drift_rows_of(".drift model", &lang, &mem, lt ? &lt->view : NULL, lt, SN,
+                  hm.wall, bw2.wall);
+    plug.mem.free(plug.mem.self);
+    plug.store.free(plug.store.self);
+    lang.mem.free(lang.mem.self);
+    lang.store.free(lang.store.self);
+    drift_table_free(t);
+    unlink(drs);
+    free(sy), free(sval), free(sidx), free(srow);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1)
+        REPS = atoi(argv[1]) > 0 ? atoi(argv[1]) : REPS;
+    /* As drift_run does: BLAS on one thread, parallelism is drift's. */
+    openblas_set_num_threads(1);
+    const char *tmp = getenv("TMPDIR");
+    snprintf(dir, sizeof dir, "%s/drift-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir))
+        die(dir, "cannot make a temporary directory");
+    drift_registry *reg = drift_registry_new();
+    drift_err e;
+    const drift_sampler_entry *se;
+    const drift_model_entry *me;
+    drift_registry_scan(reg, &e);
+    if (drift_registry_sampler(reg, "sgld", &se, &e) ||
+        drift_registry_model(reg, "logistic", &me, &e))
+        die("plugins (run with make bench)", e.msg);
+    sgld = &se->s;
+    const char *only = argc > 2 ? argv[2] : "";
+    if (strcmp(only, "sparse"))
+        bench_dense(me);
+    if (strcmp(only, "dense"))
+        bench_sparse(me);
+    drift_registry_free(reg);
+    rmdir(dir);
+    return sink == 12345.678 ? 2 : 0;
+}

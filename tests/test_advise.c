@@ -1,0 +1,336 @@
+/* test_advise.c: read-ahead and drop-behind for full passes over row
+ * stores (issue 18).  The guard: on a row store that fits in memory, once
+ * a first full pass has mapped it, later passes fault no page of it, read
+ * no byte of its file and leave it mapped; counted per pass with
+ * getrusage (minor + major faults), /proc/self/io (rchar: every byte
+ * read() or pread() by any thread of the process, page cache or not) and
+ * /proc/self/smaps (the mapping's resident set), through the C plugin and
+ * the .drift model, dense and sparse rows, at 1 and 2 threads, set up as
+ * `drift sample` sets up a mapped store.  Counters, not clocks: nothing
+ * here depends on the machine's speed or load.  Also the decision to drop,
+ * and the bytes a pass reads. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "engine/data/advise.h"
+#include "engine/data/rowstore.h"
+#include "engine/lang/lang_model.h"
+#include "engine/run/rng.h"
+#include "harness.h"
+
+/* Stores of 80 and 73 MB: more than two read-ahead stretches even at their
+ * largest (32 MiB), so that dropping every stretch once passed, as drift
+ * did before issue 18 whatever the store's size, would show. */
+enum { N = 200000, DD = 49, SN = 150000, SNNZ = 40, SD = 5000 };
+
+/* ---- counters ---- */
+
+static long long rchar(void)
+{
+    FILE *f = fopen("/proc/self/io", "r");
+    char line[128];
+    long long v = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (sscanf(line, "rchar: %lld", &v) == 1)
+            break;
+    if (f)
+        fclose(f);
+    return v;
+}
+
+static long faults(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_minflt + ru.ru_majflt;
+}
+
+/* Resident bytes of the mappings overlapping [p, p + n) (-1: unknown). */
+static long long mapped_rss(const void *p, size_t n)
+{
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return -1;
+    uintptr_t lo = (uintptr_t)p, hi = lo + n;
+    char line[512];
+    int in = 0;
+    long long rss = 0;
+    while (fgets(line, sizeof line, f)) {
+        uintptr_t a, b;
+        long long kb;
+        if (sscanf(line, "%" SCNxPTR "-%" SCNxPTR " ", &a, &b) == 2 &&
+            strchr(line, ' ') > strchr(line, '-'))
+            in = a < hi && b > lo;
+        else if (in && sscanf(line, "Rss: %lld kB", &kb) == 1)
+            rss += kb * 1024;
+    }
+    fclose(f);
+    return rss;
+}
+
+/* ---- stores ---- */
+
+static char *dense_store(void)
+{
+    size_t cap = (size_t)N * (DD + 1) * 3 + 4096, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    len += (size_t)snprintf(text, cap, "y");
+    for (int j = 1; j <= DD; j++)
+        len += (size_t)snprintf(text + len, cap - len, ",x.%d", j);
+    text[len++] = '\n';
+    drift_rng r;
+    drift_rng_seed(&r, 5, 0);
+    for (size_t i = 0; i < N; i++) {
+        text[len++] = drift_rng_uniform(&r) < 0.5 ? '0' : '1';
+        for (int j = 1; j <= DD; j++) {
+            /* small integers: a short file */
+            int v = (int)drift_rng_below(&r, 5) - 2;
+            len += (size_t)snprintf(text + len, cap - len, ",%d", v);
+        }
+        text[len++] = '\n';
+    }
+    text[len] = '\0';
+    char *csv = th_write_text(text, ".csv");
+    free(text);
+    char *drs = th_write_text("", ".drs");
+    drift_err e;
+    if (drift_rowstore_convert(csv, drs, NULL, NULL, &e))
+        fail_msg("%s", e.msg);
+    unlink(csv);
+    free(csv);
+    return drs;
+}
+
+static char *sparse_store(void)
+{
+    size_t cap = (size_t)SN * (SNNZ * 10 + 4) + 16, len = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    drift_rng r;
+    drift_rng_seed(&r, 6, 0);
+    for (size_t i = 0; i < SN; i++) {
+        text[len++] = drift_rng_uniform(&r) < 0.5 ? '0' : '1';
+        /* SNNZ increasing indices, one in each of SNNZ equal bands */
+        for (int k = 0; k < SNNZ; k++) {
+            unsigned idx = 1 + (unsigned)k * (SD / SNNZ) +
+                           (unsigned)drift_rng_below(&r, SD / SNNZ);
+            int v = drift_rng_uniform(&r) < 0.5 ? -1 : 1;
+            len += (size_t)snprintf(text + len, cap - len, " %u:%d", idx, v);
+        }
+        text[len++] = '\n';
+    }
+    text[len] = '\0';
+    char *svm = th_write_text(text, ".libsvm");
+    free(text);
+    char *drs = th_write_text("", ".drs");
+    drift_err e;
+    if (drift_rowstore_convert(svm, drs, NULL, NULL, &e))
+        fail_msg("%s", e.msg);
+    unlink(svm);
+    free(svm);
+    return drs;
+}
+
+/* ---- passes ---- */
+
+typedef struct pass_counts {
+    double faults, rchar;   /* per pass */
+    long long rss;          /* the store's mapping, after the passes */
+    uint64_t bytes;         /* a pass's bytes */
+    size_t map_len;
+} pass_counts;
+
+/* A chain over model (a plugin name or a .drift file) on store, set up as
+ * `drift sample` sets up a mapped row store; one untimed full pass, then
+ * `passes` counted ones. */
+static void count_passes(const char *model, const char *store,
+                         unsigned threads, int passes, pass_counts *out)
+{
+    th_problem tp;
+    th_open(&tp, model, store, NULL, 0);
+    const drift_table *t =
+        tp.p.table ? tp.p.table : drift_lang_rows_table(&tp.p.model);
+    assert_non_null(t);
+    assert_int_equal(t->kind, DRIFT_TABLE_ROWSTORE);
+    const drift_sampler_entry *se;
+    drift_err e;
+    assert_int_equal(drift_registry_sampler(tp.reg, "lmc", &se, &e), 0);
+    drift_sampler s = se->s;
+    double hp[8] = {1e-6, 0, 0, 0, 0, 0, 0, 0};
+    drift_run_config cfg = {.model = &tp.p.model, .data = &t->view,
+                            .sampler = &s, .hp = hp, .thin = 1, .seed = 1,
+                            .chains = 1, .quiet = 1, .full_threads = threads,
+                            .data_mapped = 1, .data_fd = t->rs.fd,
+                            .data_map = t->rs.map};
+    drift_table_advise(t, 0);
+    drift_chain c;
+    size_t d = tp.p.model.dim;
+    double *theta = calloc(d, sizeof *theta), *g = calloc(d, sizeof *g);
+    assert_int_equal(drift_run_chain_setup(&c, &cfg, 1, theta), 0);
+    for (size_t j = 0; j < d; j++)
+        theta[j] = 0.01 * (double)(j % 7);
+    assert_int_equal(drift_services_table.grad_full(&c, theta, g, NULL), 0);
+    long f0 = faults();
+    long long r0 = rchar();
+    for (int k = 0; k < passes; k++)
+        assert_int_equal(drift_services_table.grad_full(&c, theta, g, NULL),
+                         0);
+    out->faults = (double)(faults() - f0) / passes;
+    out->rchar = (double)(rchar() - r0) / passes;
+    out->rss = mapped_rss(t->rs.map, t->rs.map_len);
+    out->bytes = drift_advise_pass_bytes(&t->view);
+    out->map_len = t->rs.map_len;
+    drift_run_chain_release(&c);
+    free(theta);
+    free(g);
+    th_close(&tp);
+}
+
+static int fits(const char *store)
+{
+    drift_rowstore rs;
+    drift_err e;
+    assert_int_equal(drift_rowstore_open(&rs, store, &e), 0);
+    uint64_t bytes = drift_advise_pass_bytes(&rs.view);
+    drift_rowstore_close(&rs);
+    return !drift_advise_should_drop(bytes, drift_advise_memory_available());
+}
+
+static void guard(const char *model, const char *store, const char *what)
+{
+    long page = sysconf(_SC_PAGESIZE);
+    for (unsigned T = 1; T <= 2; T++) {
+        pass_counts pc;
+        count_passes(model, store, T, 3, &pc);
+        double pages = (double)pc.bytes / (double)page;
+        print_message("%s, %u thread%s: %.1f faults and %.0f bytes read a "
+                      "pass (a pass reads %" PRIu64 " bytes, %.0f pages); "
+                      "mapped after the passes: %lld of %zu bytes\n",
+                      what, T, T > 1 ? "s" : "", pc.faults, pc.rchar,
+                      pc.bytes, pages, pc.rss, pc.map_len);
+        /* Dropping what was passed would fault each page back in (at
+         * least one fault per 64 KiB with the kernel's fault-around; one
+         * per 2 MiB at the very least) and read ahead all over again. */
+        if (pc.faults > 4 + pages / 512)
+            fail_msg("%s, %u thread%s: %.1f page faults a pass over a "
+                     "store that fits in memory: the pass maps it again",
+                     what, T, T > 1 ? "s" : "", pc.faults);
+        if (pc.rchar > (double)pc.bytes / 100)
+            fail_msg("%s, %u thread%s: %.0f bytes read a pass over a store "
+                     "that fits in memory: the pass reads it again",
+                     what, T, T > 1 ? "s" : "", pc.rchar);
+        if (pc.rss >= 0 && (double)pc.rss < 0.9 * (double)pc.bytes)
+            fail_msg("%s, %u thread%s: only %lld of %" PRIu64 " bytes "
+                     "stay mapped after a pass",
+                     what, T, T > 1 ? "s" : "", pc.rss, pc.bytes);
+    }
+}
+
+static char *write_model(const char *text)
+{
+    return th_write_text(text, ".drift");
+}
+
+static void test_dense_passes_stay_mapped(void **state)
+{
+    (void)state;
+    if (rchar() < 0) {
+        print_message("no /proc/self/io here: skipped\n");
+        skip();
+    }
+    char *store = dense_store();
+    if (!fits(store)) {
+        print_message("not enough memory for an 80 MB store here: skipped\n");
+        unlink(store);
+        free(store);
+        skip();
+    }
+    char *m = write_model("rows  { x : vector[D]  y : int }\n"
+                          "param { w : vector[D] }\n"
+                          "prior { w ~ normal(0, 3) }\n"
+                          "datum { y ~ bernoulli_logit(dot(x, w)) }\n");
+    guard("logistic", store, "dense, C plugin");
+    guard(m, store, "dense, .drift model");
+    unlink(m);
+    unlink(store);
+    free(m);
+    free(store);
+}
+
+static void test_sparse_passes_stay_mapped(void **state)
+{
+    (void)state;
+    if (rchar() < 0) {
+        print_message("no /proc/self/io here: skipped\n");
+        skip();
+    }
+    char *store = sparse_store();
+    if (!fits(store)) {
+        print_message("not enough memory for a 73 MB store here: skipped\n");
+        unlink(store);
+        free(store);
+        skip();
+    }
+    char *m = write_model("rows  { x : sparse_vector[D]  y : int }\n"
+                          "param { w : vector[D] }\n"
+                          "prior { w ~ normal(0, 3) }\n"
+                          "datum { y ~ bernoulli_logit(dot(x, w)) }\n");
+    guard("logistic", store, "sparse, C plugin");
+    guard(m, store, "sparse, .drift model");
+    unlink(m);
+    unlink(store);
+    free(m);
+    free(store);
+}
+
+/* Dropping is for stores larger than half the memory available. */
+static void test_should_drop(void **state)
+{
+    (void)state;
+    assert_false(drift_advise_should_drop(100, 1000));
+    assert_false(drift_advise_should_drop(500, 1000));
+    assert_true(drift_advise_should_drop(501, 1000));
+    assert_true(drift_advise_should_drop(1, 0));
+    assert_false(drift_advise_should_drop((uint64_t)1 << 40, UINT64_MAX));
+    uint64_t avail = drift_advise_memory_available();
+    print_message("memory available: %" PRIu64 " bytes\n", avail);
+    assert_true(avail > 0);
+}
+
+/* A pass reads the dense rows and, for sparse rows, their N + 1 offsets,
+ * indices and values. */
+static void test_pass_bytes(void **state)
+{
+    (void)state;
+    static double v[6 * 3];
+    static uint64_t rp[7] = {0, 1, 1, 3, 4, 4, 5};
+    static uint32_t ix[5];
+    static double sv[5];
+    drift_sparse sp = {"x", 10, rp, ix, sv, 5};
+    drift_data d = {.struct_size = (uint32_t)sizeof d, .n_rows = 6,
+                    .n_cols = 3, .values = v, .row_stride = 3};
+    assert_int_equal(drift_advise_pass_bytes(&d), 6 * 3 * 8);
+    d.n_sparse = 1;
+    d.sparse = &sp;
+    assert_int_equal(drift_advise_pass_bytes(&d),
+                     6 * 3 * 8 + 7 * 8 + 5 * 4 + 5 * 8);
+    assert_int_equal(drift_advise_pass_bytes(NULL), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_should_drop),
+        cmocka_unit_test(test_pass_bytes),
+        cmocka_unit_test(test_dense_passes_stay_mapped),
+        cmocka_unit_test(test_sparse_passes_stay_mapped),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
