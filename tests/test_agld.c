@@ -13,6 +13,7 @@
  *   - the rows each variant draws through next_batch: every row once per
  *     pass under RR and CA, also through aliases that fix the strategy;
  *   - every evaluation the model performed is counted in grads__;
+ *   - D = 0 refreshes every N iterations (Theorem 3's D = N);
  *   - generalised-linear and full per-datum snapshots give identical
  *     chains;
  *   - --max-memory refuses a run before it starts, naming the size needed,
@@ -696,11 +697,37 @@ static void test_ptu_d1_is_lmc(void **state)
     free(csv);
 }
 
+/* D = 0 is the paper's Theorem 3 choice D = N: a refresh (N evaluations)
+ * at iterations 0, N, 2N, ..., two minibatch evaluations (2n) at every
+ * other iteration; the default D = ceil(N/n) would refresh at 8, 16, .... */
+static void test_ptu_d0_is_n(void **state)
+{
+    (void)state;
+    char *csv = ridge_data(40, 15, NULL);
+    th_problem tp;
+    th_open(&tp, "ridge", csv, NULL, 0);
+    char *sets[] = {"snapshot=ptu", "D=0", "eta=1e-3"};
+    th_run r = {.sampler = "agld", .set = sets, .n_set = 3, .batch = 5,
+                .iters = 100, .seed = 4};
+    th_draws dr;
+    assert_int_equal(th_sample(&tp, &r, &dr, NULL), DRIFT_OK);
+    double grads = 0;
+    for (size_t k = 0; k < dr.n; k++) {
+        grads += k % 40 == 0 ? 40.0 : 10.0;
+        assert_true(dr.v[k * dr.cols + 1] == grads);
+    }
+    th_draws_free(&dr);
+    th_close(&tp);
+    unlink(csv);
+    free(csv);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names_and_refusals),
         cmocka_unit_test(test_ptu_d1_is_lmc),
+        cmocka_unit_test(test_ptu_d0_is_n),
         cmocka_unit_test(test_glm_equals_full),
         cmocka_unit_test(test_requirement_and_access),
         cmocka_unit_test(test_memory),

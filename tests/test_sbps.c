@@ -8,7 +8,9 @@
  * the discretised draws, Geyer) of the reference at k = 3, with the
  * violation rate reported and below 5%.  Also: k controls the bias (k = 0
  * violates the bound far more often), the columns count what the engine
- * counts, runs are reproducible, and unusable settings are refused. */
+ * counts, the finite-population correction is left out under random access
+ * (draws with replacement), runs are reproducible, and unusable settings
+ * are refused. */
 #include "config.h"
 
 #include <math.h>
@@ -169,6 +171,32 @@ static void test_reproducible(void **state)
     th_close(&tp);
 }
 
+/* The finite-population correction 1 - n/N applies only to minibatches
+ * drawn without replacement.  With --batch N under the default random
+ * access (N draws with replacement) the observations are still noisy; were
+ * the correction applied, their noise would be taken as zero, the band
+ * would hug a line through noisy points and the bound would be violated
+ * often.  Without it, k = 3 keeps violations as rare as in the main test. */
+static void test_full_batch_random_access(void **state)
+{
+    (void)state;
+    th_problem tp;
+    th_open(&tp, "logistic", data_path(), NULL, 0);
+    char *set[] = {"k=3"};
+    th_run r = {.sampler = "sbps", .set = set, .n_set = 1, .iters = 3000,
+                .seed = 7, .batch = 500, .access = DRIFT_ACCESS_RA};
+    drift_chain_result res;
+    assert_int_equal(th_sample(&tp, &r, NULL, &res), DRIFT_OK);
+    double rate = (double)res.violations / (double)res.proposals;
+    print_message("sbps --batch 500 --access ra, k = 3: %llu proposals, "
+                  "%llu violations (rate %.4f)\n",
+                  (unsigned long long)res.proposals,
+                  (unsigned long long)res.violations, rate);
+    assert_true(res.proposals > 1000);
+    assert_true(rate < 0.05);
+    th_close(&tp);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -185,8 +213,10 @@ static void test_refusals(void **state)
     th_run r1 = {.sampler = "psbps", .iters = 10, .seed = 1, .batch = 1};
     assert_int_not_equal(th_sample(&tp, &r1, NULL, &res), DRIFT_OK);
     assert_non_null(strstr(res.message, "at least 2"));
-    /* --batch N: exact observations, still a working sampler. */
-    th_run rN = {.sampler = "sbps", .iters = 200, .seed = 1, .batch = 500};
+    /* --batch N under reshuffling: exact observations (c^2 = 0 up to its
+     * floor), still a working sampler. */
+    th_run rN = {.sampler = "sbps", .iters = 200, .seed = 1, .batch = 500,
+                 .access = DRIFT_ACCESS_RR};
     assert_int_equal(th_sample(&tp, &rN, NULL, &res), DRIFT_OK);
     th_close(&tp);
 }
@@ -199,6 +229,7 @@ int main(void)
         cmocka_unit_test(test_psbps_logistic),
         cmocka_unit_test(test_k_controls_violations),
         cmocka_unit_test(test_reproducible),
+        cmocka_unit_test(test_full_batch_random_access),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,9 +1,11 @@
 # ewsg-weights.R: an independent R simulation (not using drift) of EWSG's
-# index weights on the EWSG paper's section 5.1 target, for the question of
-# the weights' sign.  drift's ewsg follows issue 4's acceptance
+# index weights on the EWSG paper's section 5.1 target.  drift's ewsg
+# follows the paper's eq. (5) acceptance
 # min(1, exp(|x + n a_j|^2/2 - |x + n a_i|^2/2)) (i current, j proposed),
-# i.e. index weights p_i ~ exp(+|x + n a_i|^2/2); the opposite reading is
-# p_i ~ exp(-|x + n a_i|^2/2).  For both, with x = sqrt(h) gamma r / sigma:
+# i.e. index weights p_i ~ exp(+|x + n a_i|^2/2); the opposite sign,
+# p_i ~ exp(-|x + n a_i|^2/2), is run for contrast (see README.md for why
+# eq. (5)'s weights raise the conditional gradient variance).  For both,
+# with x = sqrt(h) gamma r / sigma:
 #  - KL(fitted Gaussian || posterior) of K chains after 30 data passes
 #    (batch 1, h = 0.05, gamma = 10, M = 1), as ewsg-gauss2d.sh;
 #  - the variance of the selected gradient n grad V_I given (theta, r),
@@ -41,7 +43,7 @@ cond_var <- function(sign, states = 2000) {
   })
   c(mean(out[1, ]), mean(out[2, ]), mean(out[1, ] < out[2, ]))
 }
-res <- data.frame(weights = c("exp(+|x+na|^2/2) (drift, issue 4)", "exp(-|x+na|^2/2)", "uniform (sghmc)"),
+res <- data.frame(weights = c("exp(+|x+na|^2/2) (eq. 5, drift)", "exp(-|x+na|^2/2)", "uniform (sghmc)"),
                   kl_30_passes = c(run(1), run(-1), run(0, FALSE)))
 v1 <- cond_var(1); v2 <- cond_var(-1)
 res$grad_var <- c(v1[1], v2[1], v1[2]); res$frac_below_uniform <- c(v1[3], v2[3], NA)

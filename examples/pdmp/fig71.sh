@@ -6,7 +6,9 @@
 #   sgld with the paper's step sizes 0.1 and 0.01; the paper's SGLD moves
 #     w by h/N times the summed gradient, drift's by h times it, so these
 #     are drift's h = 1e-4 and 1e-5,
-#   msgnht (h = 0.1 in the paper) only when a plugin of that name is found.
+#   msgnht (the paper's mSGNHT with h = 0.1): the authors' mSGNHT(h)
+#     corresponds to drift's msgnht with step h/sqrt(N) and A = sqrt(N),
+#     so h = 0.1/sqrt(1000) = 3.1623e-3 and A = 31.623 here.
 # Then fig71.R: negative log-likelihood per datum against data passes,
 # with the Laplace approximation's band, and autocorrelations along the
 # largest and smallest eigen-directions of the Laplace covariance.
@@ -31,7 +33,8 @@ run psbps --sampler psbps --set k=3 --thin 0.05
 run sgld-0.1 --sampler sgld --set h=1e-4 --thin 5
 run sgld-0.01 --sampler sgld --set h=1e-5 --thin 5
 if "$DRIFT" samplers | grep -q '^msgnht '; then
-    run msgnht-0.1 --sampler msgnht --set h=1e-4 --thin 5
+    run msgnht-0.1 --sampler msgnht --set h=3.1623e-3 --set A=31.623 \
+        --thin 5
 else
     echo "== msgnht: no such sampler plugin in this build; left out"
 fi

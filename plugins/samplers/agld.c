@@ -21,9 +21,23 @@
  * back from the data), else d numbers.  Also svrg-ld+ (Zou, Xu and Gu, UAI
  * 2018): ptu whose snapshot gradient is estimated from B rows instead of N.
  *
+ * D defaults to ceil(N/n), one data pass; the paper's Theorem 3 takes
+ * D = N, which --set D=0 gives (or D = the number of rows).
+ *
  * Iteration 0 (and every D-th for ptu, tmu, svrg-ld+) is a refresh: the
  * snapshots are taken at x_k, so the minibatch correction is exactly zero
- * and no minibatch is drawn; the step uses the refreshed sum.  Every
+ * and no minibatch is drawn; the step uses the refreshed sum.  The paper's
+ * Algorithm 1 draws S_k on these iterations too; drift does not, on
+ * purpose: with every alpha_i = grad U_i(x_k) the correction is zero for
+ * any S_k, so the draw changes nothing in the step (and Algorithm 1's
+ * gradients for it would be wasted evaluations).  Its only effect would be
+ * on the access stream: under rr and ca it would use up n rows of the pass
+ * in a step where they contribute nothing (under ca with D = N/n, N a
+ * multiple of n, always rows 0..n-1, which would then never enter a correction); under
+ * ra the draws are independent, so skipping one changes no law.  drift's
+ * stream therefore advances on ordinary iterations only, and under rr and
+ * ca every row is drawn by an ordinary iteration once per pass
+ * (tests/test_agld.c checks the rows drawn).  Every
  * per-datum evaluation, refreshes included, goes through the engine's
  * counted oracles.  Not an exact sampler: its bias grows with eta. */
 #include <math.h>
@@ -136,7 +150,10 @@ static int start(const variant *v, void *state, const drift_services *svc,
     int rc = fix_access(v, svc, c);
     if (rc)
         return rc;
-    s->D = isnan(v->D) ? (s->N + s->n - 1) / s->n : (size_t)v->D;
+    /* D unset: one data pass, ceil(N/n); D = 0: N, Theorem 3's choice. */
+    s->D = isnan(v->D)  ? (s->N + s->n - 1) / s->n
+           : v->D == 0 ? s->N
+                       : (size_t)v->D;
     if (s->snap == SNAP_PLUS) {
         if (isnan(v->B)) {
             size_t b = (s->N + 9) / 10;
@@ -515,7 +532,7 @@ static int init_svrg_plus(void *st, const drift_services *svc, drift_chain *c,
 #define ETA_DOC "step size: x += -eta g + sqrt(2 eta) N(0, I)"
 #define D_DOC                                                                \
     "iterations between total snapshot refreshes (ptu, tmu); default "      \
-    "ceil(N/n), one data pass"
+    "ceil(N/n), one data pass; 0: N, the paper's Theorem 3"
 #define AGE_DOC                                                              \
     "diagnostic: keep each datum's snapshot iteration (8 bytes a datum) "   \
     "and report the oldest snapshot's age in age__"
@@ -527,13 +544,13 @@ static const drift_hparam agld_hp[] = {
     {"access", DRIFT_HP_ENUM, 0, 0, 0, 0, "auto|ra|rr|ca",
      "data access: auto follows --access; ra, rr or ca fix it"},
     {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL, ETA_DOC},
-    {"D", DRIFT_HP_INT, NAN, 1, 1e15, 0, NULL, D_DOC},
+    {"D", DRIFT_HP_INT, NAN, 0, 1e15, 0, NULL, D_DOC},
     {"check_age", DRIFT_HP_BOOL, 0, 0, 1, 0, NULL, AGE_DOC},
 };
 
 static const drift_hparam periodic_hp[] = {
     {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL, ETA_DOC},
-    {"D", DRIFT_HP_INT, NAN, 1, 1e15, 0, NULL, D_DOC},
+    {"D", DRIFT_HP_INT, NAN, 0, 1e15, 0, NULL, D_DOC},
     {"check_age", DRIFT_HP_BOOL, 0, 0, 1, 0, NULL, AGE_DOC},
 };
 
@@ -544,8 +561,8 @@ static const drift_hparam ppu_hp[] = {
 
 static const drift_hparam plus_hp[] = {
     {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL, ETA_DOC},
-    {"D", DRIFT_HP_INT, NAN, 1, 1e15, 0, NULL,
-     "iterations between snapshot refreshes; default ceil(N/n)"},
+    {"D", DRIFT_HP_INT, NAN, 0, 1e15, 0, NULL,
+     "iterations between snapshot refreshes; default ceil(N/n); 0: N"},
     {"B", DRIFT_HP_INT, NAN, 1, 1e15, 0, NULL,
      "rows of the access stream estimating each snapshot gradient; default "
      "max(n, ceil(N/10))"},

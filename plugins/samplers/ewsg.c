@@ -22,8 +22,11 @@
  *   r_next_r  r_{k+1} ~ r_k, x = sqrt(h) gamma r_k / sigma (the paper's);
  *   0, 1      x = 0 or the vector of ones, for study;
  *   r_next_0  r_{k+1} ~ 0, x = (h gamma - 1) r_k / (sigma sqrt(h)).
- * With the default x the selection correlates the gradient with r_k, which
- * acts as extra friction matched to the minibatch noise.
+ * This acceptance is the paper's eq. (5) exactly.  With the default x the
+ * selection correlates the gradient with r_k, which acts as extra friction
+ * matched to the minibatch noise; to first order in h it raises, not
+ * lowers, the chosen gradient's variance given (theta, r) against uniform
+ * subsampling (derivation in examples/langevin/README.md).
  * Minibatches come from the engine's access stream (--access ra, the
  * default, gives the paper's uniform proposals); --grad-noise does not
  * reach them (per-row gradients stay exact).

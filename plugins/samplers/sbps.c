@@ -10,8 +10,11 @@
  *    minibatch B of n rows (--batch, the engine's access stream) and forms
  *      G = u . grad U~ = u . grad U_prior + (N/n) sum_{j in B} u . grad U_j
  *    and its noise variance from the minibatch's own spread,
- *      c^2 = N^2 (1 - n/N) s^2 / n,  s^2 the sample variance of the
- *    u . grad U_j (the factor 1 - n/N is the finite-population correction).
+ *      c^2 = N^2 f s^2 / n,  s^2 the sample variance of the u . grad U_j.
+ *    f = 1 - n/N, the finite-population correction, under --access rr or
+ *    ca, whose minibatches are drawn without replacement (the authors' code
+ *    reshuffles); f = 1 under the default --access ra, whose n indices are
+ *    drawn with replacement, so that G stays noisy even at n = N.
  *  - G is regressed on t, the time since the last bounce, by Bayesian
  *    linear regression with observation variances c_i^2, a flat prior on
  *    the intercept and N(prior_mean, prior_var) on the slope.  Its
@@ -73,6 +76,7 @@ typedef struct sbps {
     drift_chain *c;
     size_t d, n, N;
     int precond;
+    int wor;              /* minibatches without replacement (rr, ca) */
     double k, refresh, prior_mean, prior_var, beta, eps;
     double *x, *v, *u;    /* position, unit velocity, x-velocity P v */
     double *P, *a;        /* preconditioner and running mean of g^2 */
@@ -153,7 +157,10 @@ static void directional(sbps *s, const double *u, double *G, double *c2)
         ss += (s->q[j] - mean) * (s->q[j] - mean);
     double s2 = ss / (double)(n - 1);
     double N = (double)s->N;
-    double fpc = 1.0 - (double)n / N;
+    /* The finite-population correction holds only for a minibatch drawn
+     * without replacement; random access draws with replacement, where the
+     * mean of n draws has variance s^2 / n however large n is. */
+    double fpc = s->wor ? 1.0 - (double)n / N : 1.0;
     *G = dot(u, s->gp, d) + N * mean;
     double var = N * N * fpc * s2 / (double)n;
     /* An exact G (n = N, or rows that agree) still needs a finite weight. */
@@ -317,6 +324,7 @@ static int init_common(sbps *s, const drift_services *svc, drift_chain *c,
     s->d = svc->dim(c);
     s->N = svc->n_rows(c);
     s->n = svc->batch(c);
+    s->wor = svc->access(c) != DRIFT_ACCESS_RA;
     s->k = hp[HP_K];
     s->refresh = hp[HP_REFRESH];
     s->prior_mean = hp[HP_PRIOR_MEAN];

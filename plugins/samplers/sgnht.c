@@ -12,7 +12,10 @@
  * noise's (constant) variance, where SGHMC needs it known.  msgnht keeps
  * one thermostat per coordinate, xi_i <- xi_i + (p_i^2 - 1) h (the
  * multivariate thermostat, mSGNHT), for noise whose variance differs
- * between coordinates.  Columns: xi__ (msgnht: xi.1__ ... xi.d__, one per
+ * between coordinates.  That diagonal thermostat is not in Ding et al.'s
+ * paper: it is Gan, Chen, Henao, Carlson and Carin's (ICML 2015, "Scalable
+ * deep Poisson factor analysis for topic modeling"), also used by Li et al.
+ * (2015).  Columns: xi__ (msgnht: xi.1__ ... xi.d__, one per
  * thermostat) and kinetic__ = p'p / (2d), which settles at 0.5.  Not
  * exact: the discretisation bias grows with h. */
 #include <math.h>
@@ -128,8 +131,8 @@ static const drift_sampler samplers[] = {
     },
     {
         .name = "msgnht",
-        .summary = "SGNHT with one thermostat per coordinate (Ding et al. "
-                   "2014)",
+        .summary = "SGNHT with one thermostat per coordinate (Gan et al. "
+                   "2015; Li et al. 2015)",
         .hparams = mhparams,
         .n_hparams = sizeof mhparams / sizeof mhparams[0],
         .columns = mcolumns,
