@@ -32,6 +32,29 @@ static void expect(const char *const *args, int status, const char *needle)
     th_cli_free(&r);
 }
 
+/* Drops from a draws file's text the lines that differ between runs of
+ * the same chain: the elapsed times, the file names (the output's, and
+ * the data's, which is the same anyway) and the run's chain count. */
+static void strip_run_lines(char *t)
+{
+    static const char *const drop[] = {"#  Elapsed Time:", "#                ",
+                                       "#   file = ", "#     num_chains = "};
+    char *in = t, *out = t;
+    while (*in) {
+        char *end = strchr(in, '\n');
+        size_t len = end ? (size_t)(end - in) + 1 : strlen(in);
+        int keep = 1;
+        for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
+            keep &= strncmp(in, drop[k], strlen(drop[k])) != 0;
+        if (keep) {
+            memmove(out, in, len);
+            out += len;
+        }
+        in += len;
+    }
+    *out = '\0';
+}
+
 static const char *pima(void)
 {
     static char path[4096];
@@ -168,25 +191,39 @@ static void test_output(void **state)
     }
     char *a = th_slurp(out1), *b = th_slurp(out2);
     assert_non_null(a);
+    assert_non_null(strstr(b, "\n#  Elapsed Time: "));
+    strip_run_lines(a);
+    strip_run_lines(b);
     assert_string_equal(a, b); /* same seed, same build: same bytes */
     assert_non_null(strstr(a, "# drift_version = "));
     assert_non_null(strstr(a, "# model = logistic\n"));
     assert_non_null(strstr(a, "# sampler = sgld\n"));
-    assert_non_null(strstr(a, "#   h = 0.001\n"));
-    assert_non_null(strstr(a, "# seed = 42\n"));
+    assert_non_null(strstr(a, "#       h = 0.001\n"));
+    assert_non_null(strstr(a, "# random\n#   seed = 42\n"));
     assert_non_null(strstr(a, "# batch = 20\n"));
-    assert_non_null(strstr(a, "\nlp__,grads__,w.1,w.2,w.3,w.4,w.5,w.6,w.7,w.8\n"));
-    /* 300 draws of 10 fields each; grads__ counts 20 per iteration. */
+    /* CmdStan's keys, the counts in their reserved fields. */
+    assert_non_null(strstr(a, "# method = sample (Default)\n#   sample\n"
+                              "#     num_samples = 300 "));
+    assert_non_null(strstr(a, "#     num_warmup = 1 "));
+    assert_non_null(strstr(a, "#     save_warmup = 0\n#     thin = 1\n"));
+    assert_non_null(strstr(a, "# id = 1\n"));
+    assert_non_null(strstr(a, "\nlp__,grads__,treedepth__,divergent__,w.1,w.2,"
+                              "w.3,w.4,w.5,w.6,w.7,w.8\n# Adaptation "
+                              "terminated\n# Step size = 0.001\n# No free "
+                              "parameters for unit metric\n"));
+    /* 300 draws of 12 fields each; grads__ counts 20 per iteration. */
     size_t rows = 0;
     char *line = strstr(a, "\nlp__");
     line = strchr(line + 1, '\n') + 1;
+    while (*line == '#')
+        line = strchr(line, '\n') + 1;
     long last_grads = 0;
     while (*line && *line != '#') {
         size_t commas = 0;
         char *end = strchr(line, '\n');
         for (char *p = line; p < end; p++)
             commas += *p == ',';
-        assert_int_equal(commas, 9);
+        assert_int_equal(commas, 11);
         last_grads = strtol(strchr(line, ',') + 1, NULL, 10);
         rows++;
         line = end + 1;
@@ -217,8 +254,10 @@ static void test_divergence(void **state)
     /* What was written is a whole CSV file: every row complete. */
     char *a = th_slurp(out);
     assert_non_null(a);
-    assert_non_null(strstr(a, "lp__,grads__,w.1"));
+    assert_non_null(strstr(a, "lp__,grads__,treedepth__,divergent__,w.1"));
     assert_true(a[strlen(a) - 1] == '\n');
+    /* It says that the chain failed, after its rows, and counts them. */
+    assert_non_null(strstr(a, "\n# drift: chain 1 failed at iteration "));
     free(a);
     unlink(out);
 }
@@ -487,15 +526,17 @@ static void test_chains_reproducible(void **state)
         path_in(p[0], sizeof p[0], dir, names[k]);
         text[k] = th_slurp(p[0]);
         assert_non_null(text[k]);
+        strip_run_lines(text[k]);
     }
     /* Same seed: same files, whatever the scheduling; chain 2 alone (or
-     * first of two) is chain 2 of three. */
+     * first of two) is chain 2 of three (but for the lines naming the
+     * file, the chain count and the elapsed times). */
     for (int k = 0; k < 3; k++)
         assert_string_equal(text[k], text[3 + k]);
     assert_string_equal(text[1], text[6]);
     assert_string_equal(text[1], text[7]);
     assert_string_equal(text[2], text[8]);
-    assert_non_null(strstr(text[6], "# chain_id = 2\n"));
+    assert_non_null(strstr(text[6], "# id = 2\n"));
     /* Different chains draw different streams (and starting points). */
     assert_true(strcmp(text[0], text[1]) != 0);
     for (int k = 0; k < 9; k++)
@@ -697,10 +738,12 @@ static void test_init_and_test_options(void **state)
         drift_stancsv *f;
         drift_err e;
         assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
-        assert_string_equal(drift_stancsv_meta(f, "init"), "values");
+        assert_string_equal(drift_stancsv_meta(f, "init"), inits[k]);
         /* One tiny step from the given point (w.1 = 0.5, the rest 0). */
-        assert_true(fabs(f->values[2] - 0.5) < 1e-3);
-        assert_true(fabs(f->values[3]) < 1e-3);
+        long w1 = drift_stancsv_column(f, "w.1");
+        assert_true(w1 >= 0);
+        assert_true(fabs(f->values[w1] - 0.5) < 1e-3);
+        assert_true(fabs(f->values[w1 + 1]) < 1e-3);
         drift_stancsv_free(f);
     }
     expect((const char *[]){"sample", "--model", "logistic", "--data", d,
@@ -805,7 +848,8 @@ static void test_langevin(void **state)
     th_cli_free(&r);
     char *csv = th_slurp(out);
     assert_non_null(csv);
-    assert_non_null(strstr(csv, "lp__,grads__,xi__,kinetic__,theta"));
+    assert_non_null(strstr(csv, "lp__,grads__,xi__,kinetic__,treedepth__,"
+                                "divergent__,theta"));
     assert_non_null(strstr(csv, "# grad_noise = 1"));
     free(csv);
     unlink(out);

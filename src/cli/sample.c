@@ -531,6 +531,7 @@ int cmd_sample(int argc, char **argv)
         .test_path = a.test,
         .eval_every = a.eval_every,
         .emit_segments = a.emit_segments,
+        .data_path = a.n_data ? a.data[0] : NULL,
         .full_threads = a.threads,
     };
     /* A mapped row store (read by a C plugin, or by a .drift model as its

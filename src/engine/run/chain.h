@@ -85,6 +85,9 @@ typedef struct drift_run_config {
     void (*on_trajectory)(void *user, unsigned chain_id, double time,
                           const double *mean, const double *var, size_t d);
     void *on_trajectory_user;
+    /* Stan CSV that every reader accepts (issue 14): the first data file,
+     * for the header's "data / file" (NULL: none). */
+    const char *data_path;
 } drift_run_config;
 
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
@@ -140,12 +143,40 @@ struct drift_chain {
     double grad_noise_sd;   /* sqrt(2B/h) */
     /* output */
     drift_writer *w;
-    uint64_t draws_seen, draws_written;
+    uint64_t draws_written;
+    uint64_t grid_k;        /* continuous: output time steps passed */
+    /* Counts behind the header's num_warmup and num_samples (issue 14).
+     * in_warmup is the phase (it can outlast --warmup iterations when the
+     * chains of a run are brought to equal counts, see run.c); offered
+     * draws are those a sampler emitted before --thin: warm_offered in
+     * warmup (counted only with --save-warmup), samp_offered after it.
+     * A continuous sampler offers one draw per output time step, or per
+     * segment with --emit segments.  cap_* bound the offered draws that
+     * are written (UINT64_MAX: none). */
+    int in_warmup;
+    uint64_t warm_iters, warm_offered, samp_offered;
+    uint64_t cap_warm, cap_samp;
+    drift_rng lp_rng;       /* rows for lp__ estimates (emit.c) */
+    struct drift_csvout *out; /* the Stan CSV file's layout (csvout.c) */
+    /* The adaptation block of the file ("# Adaptation terminated", step
+     * size, inverse metric), as CmdStan writes it after warmup.  Filled by
+     * drift_csvout_set_adapted (the ABI-2 set_adapted service calls it);
+     * metric_kind is 0 unit, 1 diagonal, 2 dense (ABI 2's
+     * drift_metric_kind) and is known from init on, for the header. */
+    struct {
+        int set;            /* drift_csvout_set_adapted was called */
+        double stepsize;
+        int metric_kind;
+        double *inv_metric; /* d (diagonal) or d*d (dense) values */
+        size_t n_inv_metric;
+        int written;        /* the block is in the file */
+    } adapt;
     double t_traj;          /* continuous: trajectory time written so
                                far (warmup included with save_warmup) */
     double t_mom;           /* continuous: time integrated into traj_m1,
                                traj_m2 (after warmup) */
-    double t_next_out;      /* continuous: next output time */
+    double t_next_out;      /* continuous: next output time,
+                               thin_time * (grid_k + 1) */
     double *traj_m1, *traj_m2; /* integrals of theta and theta^2 (d) */
     double *seg_buf;        /* d: a point on a segment */
     double *row_buf;        /* a whole output row, for on_row */

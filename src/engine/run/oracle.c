@@ -598,7 +598,7 @@ static int svc_is_glm(drift_chain *c)
            c->model->glm_design;
 }
 static uint64_t svc_iteration(drift_chain *c) { return c->iter; }
-static int svc_in_warmup(drift_chain *c) { return c->iter < c->cfg->warmup; }
+static int svc_in_warmup(drift_chain *c) { return c->in_warmup; }
 static unsigned svc_chain_id(drift_chain *c) { return c->id; }
 
 static double svc_uniform(drift_chain *c) { return drift_rng_uniform(&c->rng); }

@@ -18,6 +18,7 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "chain.h"
+#include "csvout.h"
 #include "heldout.h"
 #include "hparam.h"
 #include "oracle.h"
@@ -54,6 +55,7 @@ void drift_run_chain_release(drift_chain *c)
     drift_free(c->seg_buf);
     drift_free(c->row_buf);
     drift_free(c->state);
+    drift_csvout_free(c);
 }
 
 int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
@@ -77,6 +79,10 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     drift_rng_long_jump(&c->access_rng);
     c->noise_rng = c->access_rng;
     drift_rng_long_jump(&c->noise_rng);
+    c->lp_rng = c->noise_rng; /* lp__ estimates (emit.c): a stream apart */
+    drift_rng_long_jump(&c->lp_rng);
+    c->in_warmup = cfg->warmup > 0;
+    c->cap_warm = c->cap_samp = UINT64_MAX;
     c->ws_cap = c->batch > MIN_WS_ROWS ? c->batch : MIN_WS_ROWS;
     if (drift_stream_init(&c->stream, cfg->access, c->N, &c->access_rng,
                           c->ws_cap))
@@ -147,90 +153,6 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     return DRIFT_OK;
 }
 
-static void write_header(drift_chain *c, FILE *f)
-{
-    const drift_run_config *cfg = c->cfg;
-    const drift_sampler *s = cfg->sampler;
-    fprintf(f, "# drift_version = %s\n", PACKAGE_VERSION);
-    for (const char *const *h = cfg->header; h && *h; h++)
-        fprintf(f, "# %s\n", *h);
-    fprintf(f, "# sampler = %s\n", s->name);
-    if (cfg->sampler_path)
-        fprintf(f, "# sampler_file = %s\n", cfg->sampler_path);
-    for (size_t k = 0; k < s->n_hparams; k++) {
-        char v[64];
-        drift_hparam_format(&s->hparams[k], cfg->hp[k], v, sizeof v);
-        fprintf(f, "#   %s = %s%s\n", s->hparams[k].name, v,
-                cfg->hp_set && cfg->hp_set[k] ? "" : " (Default)");
-    }
-    fprintf(f, "# batch = %zu\n", c->batch);
-    fprintf(f, "# access = %s\n", drift_access_name(c->stream.mode));
-    fprintf(f, "# seed = %llu\n", (unsigned long long)cfg->seed);
-    fprintf(f, "# chain_id = %u\n", c->id);
-    if (cfg->iters)
-        fprintf(f, "# iterations = %llu\n", (unsigned long long)cfg->iters);
-    if (cfg->passes > 0)
-        fprintf(f, "# passes = %.10g\n", cfg->passes);
-    if (cfg->seconds > 0)
-        fprintf(f, "# seconds = %.10g\n", cfg->seconds);
-    fprintf(f, "# warmup = %llu\n", (unsigned long long)cfg->warmup);
-    fprintf(f, "# save_warmup = %d\n", cfg->save_warmup);
-    if (cfg->emit_segments)
-        fputs("# emit = segments\n"
-              "#   one row per linear segment x(s) = x0 + v s, 0 <= s < "
-              "duration__,\n"
-              "#   starting at trajectory time time__; the model's columns "
-              "hold the\n"
-              "#   constrained values at x0; x0.k__ and v.k__ are x0 and v "
-              "on the\n"
-              "#   unconstrained scale (k = 1..dim)\n",
-              f);
-    else if (s->flags & DRIFT_SAMPLER_CONTINUOUS)
-        fprintf(f, "# thin_time = %.10g\n",
-                cfg->thin_time > 0 ? cfg->thin_time : 1.0);
-    else
-        fprintf(f, "# thin = %llu\n", (unsigned long long)cfg->thin);
-    if (cfg->grad_noise > 0)
-        fprintf(f, "# grad_noise = %.10g\n", cfg->grad_noise);
-    if (cfg->full_threads > 1)
-        fprintf(f, "# threads = %u\n", cfg->full_threads);
-    fprintf(f, "# init = %s\n",
-            cfg->init_mode == DRIFT_INIT_RANDOM   ? "random"
-            : cfg->init_mode == DRIFT_INIT_VALUES ? "values"
-                                                  : "zero");
-    if (cfg->init_mode == DRIFT_INIT_RANDOM && cfg->init_radius > 0)
-        fprintf(f, "# init_radius = %.10g\n", cfg->init_radius);
-    if (cfg->init_mode == DRIFT_INIT_VALUES && cfg->init_path)
-        fprintf(f, "# init_file = %s\n", cfg->init_path);
-    if (cfg->test_model) {
-        /* Where the held-out metrics go: beside this file. */
-        char path[4096], mpath[4200];
-        drift_chain_path(cfg->out_path, cfg->chains, c->id, path, sizeof path);
-        drift_heldout_path(path, mpath, sizeof mpath);
-        const char *base = strrchr(mpath, '/');
-        fprintf(f, "# test = %s\n", cfg->test_path ? cfg->test_path : "");
-        fprintf(f, "# eval_every = %.10g\n", cfg->eval_every);
-        fprintf(f, "# metrics_file = %s\n", base ? base + 1 : mpath);
-    }
-    fprintf(f, "# N = %zu\n", c->N);
-    fprintf(f, "# dim = %zu\n", c->d);
-    fprintf(f, "# sampler_memory_bytes = %zu\n", c->mem_used);
-    fputs("lp__,grads__", f);
-    for (size_t k = 0; k < s->n_columns; k++)
-        fprintf(f, ",%s", s->columns[k]);
-    if (cfg->emit_segments)
-        fputs(",time__,duration__", f);
-    for (size_t k = 0; k < c->model->n_out; k++)
-        fprintf(f, ",%s", c->model->out_names[k]);
-    if (cfg->emit_segments) {
-        for (size_t k = 0; k < c->d; k++)
-            fprintf(f, ",x0.%zu__", k + 1);
-        for (size_t k = 0; k < c->d; k++)
-            fprintf(f, ",v.%zu__", k + 1);
-    }
-    fputc('\n', f);
-}
-
 /* The time averages of a continuous trajectory after warmup: mean[k] and
  * var[k] (d each) from the exact integrals.  0 when there is none. */
 static int trajectory_moments(const drift_chain *c, double *mean, double *var)
@@ -245,30 +167,12 @@ static int trajectory_moments(const drift_chain *c, double *mean, double *var)
     return 1;
 }
 
-/* The footer: what a continuous trajectory integrated to. */
-static void write_footer(drift_chain *c, FILE *f, const double *mean,
-                         const double *var)
-{
-    fprintf(f, "# trajectory_time = %.10g\n", c->t_mom);
-    fputs("# trajectory_mean (unconstrained) =", f);
-    for (size_t k = 0; k < c->d; k++) {
-        fputc(k ? ',' : ' ', f);
-        drift_writer_real(f, mean[k]);
-    }
-    fputs("\n# trajectory_var (unconstrained) =", f);
-    for (size_t k = 0; k < c->d; k++) {
-        fputc(k ? ',' : ' ', f);
-        drift_writer_real(f, var[k]);
-    }
-    fputc('\n', f);
-}
-
 static int budget_spent(const drift_chain *c, double t_start)
 {
     const drift_run_config *cfg = c->cfg;
     if (stop_requested)
         return 1;
-    if (cfg->iters && c->iter >= cfg->warmup + cfg->iters)
+    if (cfg->iters && !c->in_warmup && c->iter - c->warm_iters >= cfg->iters)
         return 1;
     if (cfg->passes > 0 && c->N &&
         (double)c->grads >= cfg->passes * (double)c->N)
@@ -278,23 +182,89 @@ static int budget_spent(const drift_chain *c, double t_start)
     return 0;
 }
 
+/* ---- equal counts across the chains of a run ------------------------------
+ * Readers of Stan CSV take a run's files together only when every chain
+ * has as many warmup draws and as many draws after warmup (rstan, cmdstanr
+ * and CmdStanPy refuse the files otherwise).  Budgets in passes or seconds,
+ * a signal, and continuous samplers (whose draws fall on a time grid) end
+ * chains at different counts, so the chains meet twice: at the end of
+ * warmup and at the end of the run.  At each meeting the count to reach is
+ * the largest any live chain brought; the others step on (past their
+ * budget) until they reach it, and emit.c writes no draw past it.  A chain
+ * that fails leaves the meetings; its file stands alone. */
+typedef struct run_sync {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    unsigned live;          /* chains that have not failed or ended */
+    unsigned arrived[2];    /* 0: end of warmup, 1: end of the run */
+    uint64_t target[2];
+    int stopping;           /* a chain met at the end of warmup because a
+                               budget ran out or a stop was requested */
+    int off;                /* chains run one after another: no waiting */
+} run_sync;
+
+static void sync_init(run_sync *s, unsigned K)
+{
+    memset(s, 0, sizeof *s);
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->cv, NULL);
+    s->live = K;
+}
+
+static void sync_destroy(run_sync *s)
+{
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->cv);
+}
+
+/* The chain no longer takes part (it failed, or ended). */
+static void sync_leave(run_sync *s)
+{
+    pthread_mutex_lock(&s->mu);
+    if (s->live)
+        s->live--;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+static void sync_disable(run_sync *s)
+{
+    pthread_mutex_lock(&s->mu);
+    s->off = 1;
+    pthread_cond_broadcast(&s->cv);
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Meeting `which` with this chain's count; returns the count to reach.
+ * *stopping (meeting 0 only) gets whether any chain came because its
+ * budget ran out or a stop was requested (stop: this chain's own). */
+static uint64_t sync_meet(run_sync *s, int which, uint64_t count, int stop,
+                          int *stopping)
+{
+    pthread_mutex_lock(&s->mu);
+    s->arrived[which]++;
+    if (count > s->target[which])
+        s->target[which] = count;
+    if (stop)
+        s->stopping = 1;
+    pthread_cond_broadcast(&s->cv);
+    while (!s->off && s->arrived[which] < s->live)
+        pthread_cond_wait(&s->cv, &s->mu);
+    uint64_t t = s->off ? count : s->target[which];
+    if (stopping)
+        *stopping = s->off ? stop : s->stopping;
+    pthread_mutex_unlock(&s->mu);
+    return t;
+}
+
 typedef struct chain_job {
     const drift_run_config *cfg;
     unsigned id;
     drift_chain_result *res;
     drift_progress *prog;
     unsigned k;             /* 0-based index among the run's chains */
+    run_sync *sync;
 } chain_job;
-
-/* The end of warmup: thinning restarts (so the kept draws after warmup do
- * not depend on --save-warmup), and the file gets the comment CmdStan
- * writes there, which readers use to find saved warmup rows. */
-static void end_warmup(drift_chain *c)
-{
-    c->draws_seen = 0;
-    if (c->w)
-        fputs("# Adaptation terminated\n", drift_writer_file(c->w));
-}
 
 /* A row of held-out metrics at the chain's current point. */
 static void eval_heldout(drift_chain *c, double t_start)
@@ -306,21 +276,73 @@ static void eval_heldout(drift_chain *c, double t_start)
         drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
 }
 
+/* What a chain's step loop carries besides the chain. */
+typedef struct step_ctx {
+    double t_start;
+    double eval_grads, next_eval; /* held-out evaluations every
+                                     eval_every data passes */
+    uint64_t last_eval;
+    drift_progress_slot *slot;
+} step_ctx;
+
+/* One step of the sampler; non-zero when the chain failed. */
+static int one_step(drift_chain *c, double *theta, step_ctx *x)
+{
+    const drift_run_config *cfg = c->cfg;
+    int rc = cfg->sampler->step(c->state, &drift_services_table, c, theta);
+    if (rc || c->failed) {
+        if (!c->failed)
+            drift_chain_fail(c, rc, "chain %u, iteration %llu: sampler "
+                             "%s failed (status %d)",
+                             c->id, (unsigned long long)c->iter,
+                             cfg->sampler->name, rc);
+        return 1;
+    }
+    c->iter++;
+    drift_progress_note(x->slot, c->iter, c->grads, c->draws_written);
+    if (c->heldout && x->eval_grads > 0 && (double)c->grads >= x->next_eval) {
+        eval_heldout(c, x->t_start);
+        x->last_eval = c->grads;
+        while (x->next_eval <= (double)c->grads)
+            x->next_eval += x->eval_grads;
+    }
+    return c->failed != 0;
+}
+
+/* Steps until *count reaches target (catching up with the other chains of
+ * the run); gives up, leaving the counts unequal, after far more steps
+ * than the chain has taken so far (a sampler that stopped emitting).
+ * Returns the steps taken. */
+static uint64_t catch_up(drift_chain *c, double *theta, step_ctx *x,
+                         const uint64_t *count, uint64_t target)
+{
+    uint64_t limit = 2 * c->iter + 1000, steps = 0;
+    while (!c->failed && *count < target && steps < limit) {
+        if (one_step(c, theta, x))
+            break;
+        steps++;
+    }
+    return steps;
+}
+
 /* prog (may be NULL) watches the run; k is the chain's index in it. */
 static void run_chain(const drift_run_config *cfg, unsigned id,
                       drift_chain_result *res, drift_progress *prog,
-                      unsigned k)
+                      unsigned k, run_sync *sync)
 {
-    drift_progress_slot *slot = drift_progress_slot_at(prog, k);
     drift_chain c;
-    double t_start = drift_now();
+    step_ctx x = {drift_now(), 0, 0, UINT64_MAX,
+                  drift_progress_slot_at(prog, k)};
+    double t_start = x.t_start, t_warm_end = t_start;
     memset(res, 0, sizeof *res);
     res->id = id;
     double *theta = drift_calloc(cfg->model->dim, sizeof(double));
-    int started = 0, have_moments = 0;
+    int started = 0, have_moments = 0, stopping = 0;
+    uint64_t extra_steps = 0;
     if (!theta) {
         res->status = DRIFT_ENOMEM;
         snprintf(res->message, sizeof res->message, "out of memory");
+        sync_leave(sync);
         return;
     }
     if (drift_run_chain_setup(&c, cfg, id, theta))
@@ -355,41 +377,55 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
                              cfg->sampler->name);
         goto done;
     }
-    if (c.failed)
+    if (c.failed || drift_csvout_begin(&c))
         goto done;
-    if (c.w)
-        write_header(&c, drift_writer_file(c.w));
     started = 1;
-    /* Held-out evaluations fall due every eval_every data passes. */
-    double eval_grads = cfg->eval_every * (double)c.N;
-    double next_eval = eval_grads;
-    uint64_t last_eval = UINT64_MAX;
-    while (!budget_spent(&c, t_start)) {
-        if (c.iter == cfg->warmup && cfg->warmup > 0)
-            end_warmup(&c);
-        int rc = cfg->sampler->step(c.state, svc, &c, theta);
-        if (rc || c.failed) {
-            if (!c.failed)
-                drift_chain_fail(&c, rc, "chain %u, iteration %llu: sampler "
-                                 "%s failed (status %d)",
-                                 id, (unsigned long long)c.iter,
-                                 cfg->sampler->name, rc);
-            break;
+    x.eval_grads = cfg->eval_every * (double)c.N;
+    x.next_eval = x.eval_grads;
+    /* Warmup: --warmup iterations, then as many more as the run's other
+     * chains need to be matched (or, when a budget ran out or a stop was
+     * requested in warmup, the end of the run). */
+    if (c.in_warmup) {
+        int stop = 0;
+        while (c.iter < cfg->warmup && !(stop = budget_spent(&c, t_start)))
+            if (one_step(&c, theta, &x))
+                break;
+        if (!c.failed) {
+            const uint64_t *count =
+                cfg->save_warmup ? &c.warm_offered : &c.iter;
+            uint64_t target = sync_meet(sync, 0, *count, stop, &stopping);
+            /* Warmup ended early: a whole number of --thin steps, so that
+             * every reader splits saved warmup from the draws alike
+             * (ArviZ rounds num_warmup / thin down, the others up). */
+            if (stopping && cfg->save_warmup && cfg->thin > 1 &&
+                !(cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS))
+                target = (target + cfg->thin - 1) / cfg->thin * cfg->thin;
+            if (cfg->save_warmup)
+                c.cap_warm = target;
+            extra_steps += catch_up(&c, theta, &x, count, target);
         }
-        c.iter++;
-        drift_progress_note(slot, c.iter, c.grads, c.draws_written);
-        if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
-            eval_heldout(&c, t_start);
-            last_eval = c.grads;
-            while (next_eval <= (double)c.grads)
-                next_eval += eval_grads;
+        c.warm_iters = c.iter;
+        t_warm_end = drift_now();
+        /* Thinning restarts after warmup, so the kept draws after warmup
+         * do not depend on --save-warmup. */
+        if (!c.failed && !stopping)
+            c.in_warmup = 0;
+    }
+    if (!c.failed && !c.in_warmup) {
+        while (!budget_spent(&c, t_start))
+            if (one_step(&c, theta, &x))
+                break;
+        if (!c.failed) {
+            uint64_t target = sync_meet(sync, 1, c.samp_offered, 0, NULL);
+            c.cap_samp = target;
+            extra_steps += catch_up(&c, theta, &x, &c.samp_offered, target);
         }
     }
     if (cfg->sampler->finish)
         cfg->sampler->finish(c.state, svc, &c);
     /* The final evaluation, over every draw kept (also after a failure:
      * the draws so far are valid). */
-    if (c.heldout && c.grads != last_eval)
+    if (c.heldout && c.grads != x.last_eval)
         eval_heldout(&c, t_start);
     /* The trajectory's moments: to the caller and, below, the footer.
      * seg_buf and gbuf2 are free by now and hold d values each. */
@@ -398,6 +434,7 @@ static void run_chain(const drift_run_config *cfg, unsigned id,
         cfg->on_trajectory(cfg->on_trajectory_user, id, c.t_mom, c.seg_buf,
                            c.gbuf2, c.d);
 done:
+    sync_leave(sync);
     res->iterations = c.iter;
     res->grads = c.grads;
     res->draws = c.draws_written;
@@ -410,9 +447,43 @@ done:
         /* Rows are whole: a failed chain's draws so far stay a valid file;
          * a chain that never started leaves nothing behind. */
         if (started) {
-            if (have_moments)
-                write_footer(&c, drift_writer_file(c.w), c.seg_buf, c.gbuf2);
-            drift_err e;
+            double t_end = drift_now();
+            char note[700] = "";
+            if (c.failed)
+                snprintf(note, sizeof note,
+                         "chain %u failed at iteration %llu; the draws "
+                         "before it are valid: %s",
+                         id, (unsigned long long)c.iter, c.message);
+            else if (stop_requested)
+                snprintf(note, sizeof note,
+                         "interrupted by a signal after %llu iterations "
+                         "(%llu in warmup)%s",
+                         (unsigned long long)c.iter,
+                         (unsigned long long)c.warm_iters,
+                         extra_steps ? "; it then ran on to the draw counts "
+                                       "of the run's other chains"
+                                     : "");
+            else if (stopping)
+                snprintf(note, sizeof note,
+                         "the budget ran out in warmup, after %llu "
+                         "iterations: no draws after warmup",
+                         (unsigned long long)c.iter);
+            else if (extra_steps)
+                snprintf(note, sizeof note,
+                         "%llu iterations past the budget, to the draw "
+                         "counts of the run's other chains",
+                         (unsigned long long)extra_steps);
+            drift_csvout_end end = {
+                t_warm_end - t_start, t_end - t_warm_end, note,
+                have_moments ? c.seg_buf : NULL,
+                have_moments ? c.gbuf2 : NULL, c.t_mom};
+            if (c.in_warmup) /* it never left warmup */
+                end.sampling_seconds = 0;
+            drift_err e = {{0}};
+            if (drift_csvout_finish(&c, &end, &e) && !res->status) {
+                res->status = DRIFT_EIO;
+                snprintf(res->message, sizeof res->message, "%s", e.msg);
+            }
             if (drift_writer_commit(c.w, &e) && !res->status) {
                 res->status = DRIFT_EIO;
                 snprintf(res->message, sizeof res->message, "%s", e.msg);
@@ -442,7 +513,7 @@ done:
 static void *chain_thread(void *arg)
 {
     chain_job *job = arg;
-    run_chain(job->cfg, job->id, job->res, job->prog, job->k);
+    run_chain(job->cfg, job->id, job->res, job->prog, job->k, job->sync);
     return NULL;
 }
 
@@ -480,8 +551,10 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
             cfg->passes, cfg->seconds, cfg->model->n_rows};
         prog = drift_progress_new(K, first, &b, stderr);
     }
+    run_sync sync;
+    sync_init(&sync, K);
     if (K == 1 && !prog) {
-        run_chain(cfg, first, &results[0], NULL, 0);
+        run_chain(cfg, first, &results[0], NULL, 0, &sync);
     } else {
         pthread_t *tids = drift_calloc(K, sizeof *tids);
         chain_job *jobs = drift_calloc(K, sizeof *jobs);
@@ -491,14 +564,19 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
             drift_free(jobs);
             drift_free(live);
             drift_progress_free(prog);
+            sync_destroy(&sync);
             return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         }
         for (unsigned k = 0; k < K; k++) {
-            jobs[k] = (chain_job){cfg, first + k, &results[k], prog, k};
-            if (pthread_create(&tids[k], NULL, chain_thread, &jobs[k]) == 0)
+            jobs[k] = (chain_job){cfg, first + k, &results[k], prog, k, &sync};
+            if (pthread_create(&tids[k], NULL, chain_thread, &jobs[k]) == 0) {
                 live[k] = 1;
-            else /* Run it here instead: slower, same result. */
-                run_chain(cfg, first + k, &results[k], prog, k);
+            } else {
+                /* Run it here instead: slower, same draws; the chains can
+                 * no longer wait for each other. */
+                sync_disable(&sync);
+                run_chain(cfg, first + k, &results[k], prog, k, &sync);
+            }
         }
         if (prog)
             drift_progress_watch(prog);
@@ -509,6 +587,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         drift_free(jobs);
         drift_free(live);
     }
+    sync_destroy(&sync);
     drift_progress_free(prog);
     for (unsigned k = 0; k < K; k++)
         if (results[k].status)
