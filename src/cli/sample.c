@@ -462,6 +462,21 @@ int cmd_sample(int argc, char **argv)
         a.thin = 1;
         a.thin_time = 0;
     }
+    if (a.save_warmup && a.thin > 1 && a.warmup % a.thin != 0) {
+        /* Readers split saved warmup from the draws by num_warmup / thin:
+         * ArviZ rounds it down, CmdStan's readers up. */
+        fprintf(stderr,
+                "drift sample: --save-warmup with --thin %llu: --warmup "
+                "%llu is not a multiple of %llu, so ArviZ and CmdStan's "
+                "readers would disagree on which draws are warmup; use "
+                "--warmup %llu or %llu\n",
+                (unsigned long long)a.thin, (unsigned long long)a.warmup,
+                (unsigned long long)a.thin,
+                (unsigned long long)(a.warmup / a.thin * a.thin),
+                (unsigned long long)((a.warmup / a.thin + 1) * a.thin));
+        rc = EXIT_USAGE;
+        goto out;
+    }
     if (!a.iters && a.passes <= 0 && a.seconds <= 0)
         a.iters = 1000;
     int init_mode = DRIFT_INIT_ZERO;
@@ -639,7 +654,7 @@ static void print_table(const drift_hparam *t, size_t n)
     }
 }
 
-static const cli_opt list_opts[] = {{"--help", 0, "show this help"}};
+static const cli_opt list_opts[] = {{"--help", 0, "show this help", NULL}};
 
 /* What `drift samplers` prints of the registry. */
 static void print_samplers(const drift_registry *reg)
