@@ -61,6 +61,7 @@ def check(label, files):
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         idata = az.from_cmdstan(posterior=files if K > 1 else files[0], save_warmup=True)
+        az.summary(idata)
     if caught:
         return "arviz warned: %s" % caught[0].message
     p = idata.posterior

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "engine/stats/stancsv.h"
 #include "harness.h"
 
@@ -339,6 +340,15 @@ static size_t valid_rows(const char *path)
     return n;
 }
 
+static uint64_t meta_u64(const drift_stancsv *f, const char *key)
+{
+    const char *v = drift_stancsv_meta(f, key);
+    uint64_t x;
+    if (!v || drift_parse_u64(v, &x))
+        fail_msg("%s: %s = '%s' is not a count", f->path, key, v ? v : "");
+    return x;
+}
+
 static void test_signal(void **state)
 {
     (void)state;
@@ -381,9 +391,22 @@ static void test_signal(void **state)
             strchr(err, '\n') != err + strlen(err) - 1)
             fail_msg("stderr: %s", err);
         free(err);
-        /* Valid, complete files under their names; no temporary left. */
+        /* Valid, complete files under their names; no temporary left;
+         * as many draws in each (the chain behind ran on), as the header
+         * says, and a line saying what happened. */
         assert_true(valid_rows(o1) > 0);
-        assert_true(valid_rows(o2) > 0);
+        assert_int_equal(valid_rows(o1), valid_rows(o2));
+        for (int j = 0; j < 2; j++) {
+            drift_stancsv *f;
+            drift_err e = {{0}};
+            assert_int_equal(drift_stancsv_read(j ? o2 : o1, &f, &e), 0);
+            assert_int_equal(meta_u64(f, "num_samples"), f->n_rows);
+            drift_stancsv_free(f);
+            char *t = th_slurp(j ? o2 : o1);
+            assert_non_null(strstr(t, "\n# drift: interrupted by a signal "
+                                      "after "));
+            free(t);
+        }
         assert_int_equal(count_files(dir, ".tmp."), 0);
         rm_dir(dir);
         free(dir);
@@ -659,6 +682,239 @@ static void test_summary_cli(void **state)
     expect((const char *[]){"summary", bad, NULL}, 2, ":3: error: row has 1");
     unlink(bad);
     free(bad);
+}
+
+/* ---- issue 14: Stan CSV every reader accepts ---------------------------- */
+
+/* The header's counts are the rows' whatever the budget: CmdStan's readers
+ * take ceil(num_warmup / thin) warmup rows and ceil(num_samples / thin)
+ * draws; a chain without warmup says num_warmup 1, save_warmup 0 (CmdStanPy
+ * refuses 0); continuous samplers' chains end with equal counts and a
+ * finite lp__. */
+static void test_csv_counts(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200], o1[4200], o2[4200];
+    path_in(out, sizeof out, dir, "p.csv");
+    /* N = 200, 20 rows a step: 3 passes are 30 iterations, 6 of warmup. */
+    th_cli r = th_cli_run((const char *[]){"sample", "--model", "logistic",
+                                    "--data", pima(), "--sampler", "sgld",
+                                    "--set", "h=0.0005", "--batch", "20",
+                                    "--passes", "3", "--warmup", "6",
+                                    "--thin", "3", "--save-warmup", "--seed",
+                                    "1", "--out", out, "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    drift_stancsv *f;
+    drift_err e = {{0}};
+    assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
+    assert_int_equal(meta_u64(f, "num_warmup"), 6);
+    assert_int_equal(meta_u64(f, "num_samples"), 24);
+    assert_int_equal(meta_u64(f, "save_warmup"), 1);
+    assert_int_equal(meta_u64(f, "thin"), 3);
+    assert_int_equal(f->n_warmup, 2);
+    assert_int_equal(f->n_rows - f->n_warmup, 8);
+    assert_string_equal(drift_stancsv_meta(f, "method"), "sample");
+    assert_string_equal(drift_stancsv_meta(f, "metric"), "unit_e");
+    assert_non_null(drift_stancsv_footer(f, "Step size"));
+    drift_stancsv_free(f);
+    /* A --thin that does not divide the saved warmup: refused. */
+    expect((const char *[]){"sample", "--model", "logistic", "--data", pima(),
+                            "--sampler", "sgld", "--warmup", "50", "--thin",
+                            "3", "--save-warmup", "--out", out, NULL},
+           2, "use --warmup 48 or 51");
+    /* No warmup. */
+    r = th_cli_run((const char *[]){"sample", "--model", "logistic", "--data",
+                             pima(), "--sampler", "sgld", "--iter", "5",
+                             "--save-warmup", "--seed", "1", "--out", out,
+                             "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
+    assert_int_equal(meta_u64(f, "num_warmup"), 1);
+    assert_int_equal(meta_u64(f, "save_warmup"), 0);
+    assert_int_equal(meta_u64(f, "num_samples"), 5);
+    assert_int_equal(f->n_rows, 5);
+    assert_int_equal(f->n_warmup, 0);
+    drift_stancsv_free(f);
+    char *text = th_slurp(out);
+    assert_non_null(strstr(text, "\n# drift: no warmup; the header says "
+                                 "num_warmup 1 and save_warmup 0"));
+    free(text);
+    /* Two chains of a continuous sampler: a time grid, equal counts. */
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    char model[4200];
+    snprintf(model, sizeof model, "%s/mvn.so", tp ? tp : ".");
+    path_in(out, sizeof out, dir, "b.csv");
+    path_in(o1, sizeof o1, dir, "b_1.csv");
+    path_in(o2, sizeof o2, dir, "b_2.csv");
+    r = th_cli_run((const char *[]){"sample", "--model", model, "--sampler",
+                             "bps", "--iter", "300", "--warmup", "40",
+                             "--save-warmup", "--thin", "0.5", "--chains",
+                             "2", "--force-chains", "--seed", "2", "--out",
+                             out, "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    drift_stancsv *g;
+    assert_int_equal(drift_stancsv_read(o1, &f, &e), DRIFT_OK);
+    assert_int_equal(drift_stancsv_read(o2, &g, &e), DRIFT_OK);
+    assert_int_equal(f->n_rows, g->n_rows);
+    assert_int_equal(f->n_warmup, g->n_warmup);
+    assert_true(f->n_warmup > 0 && f->n_rows > f->n_warmup);
+    assert_int_equal(meta_u64(f, "num_samples"), f->n_rows - f->n_warmup);
+    assert_int_equal(meta_u64(f, "num_warmup"), f->n_warmup);
+    assert_int_equal(meta_u64(f, "thin"), 1);
+    assert_int_equal(meta_u64(g, "num_samples"), meta_u64(f, "num_samples"));
+    for (size_t i = 0; i < f->n_rows; i++)
+        assert_true(isfinite(f->values[i * f->n_cols]));
+    drift_stancsv_free(f);
+    drift_stancsv_free(g);
+    rm_dir(dir);
+    free(dir);
+}
+
+/* The numbers of line `line` (1-based, after the header) of a summary
+ * CSV written by drift summary --csv, its name dropped; NA is NaN.
+ * Returns how many. */
+static size_t summary_row(const char *path, int line, double *v, size_t cap)
+{
+    char *text = th_slurp(path);
+    assert_non_null(text);
+    char *p = text;
+    for (int k = 0; k < line && p; k++) {
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    assert_non_null(p);
+    assert_true(*p != '\0');
+    size_t n = 0;
+    p = strchr(p, ',');
+    while (p && *p == ',' && n < cap) {
+        p++;
+        char *end;
+        v[n++] = strncmp(p, "NA", 2) ? strtod(p, &end) : NAN;
+        if (!strncmp(p, "NA", 2))
+            end = p + 2;
+        p = end;
+    }
+    free(text);
+    return n;
+}
+
+/* drift summary of a segments file: the footer's exact moments for mean
+ * and sd, the time spent below for quantiles (checked here against a fine
+ * grid walked over the rows); --vars and -p; sd 0 for a constant. */
+static void test_summary_segments(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200], csv[4200];
+    path_in(out, sizeof out, dir, "s.csv");
+    path_in(csv, sizeof csv, dir, "sum.csv");
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    char model[4200];
+    snprintf(model, sizeof model, "%s/mvn.so", tp ? tp : ".");
+    th_cli r = th_cli_run((const char *[]){"sample", "--model", model,
+                                    "--sampler", "bps", "--iter", "2000",
+                                    "--warmup", "100", "--emit", "segments",
+                                    "--seed", "4", "--out", out, "--quiet",
+                                    NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    r = th_cli_run((const char *[]){"summary", out, "-p", "25,50,75", "--csv",
+                             csv, "--vars", "x.1", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "segments each"));
+    assert_non_null(strstr(r.out, "exact time averages"));
+    th_cli_free(&r);
+    drift_stancsv *f;
+    drift_err e = {{0}};
+    assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
+    /* name,mean,mcse,sd,q25,q50,q75,ess_bulk,ess_tail,rhat: x.1 only. */
+    char *text = th_slurp(csv);
+    const char *head1 = "name,mean,mcse,sd,q25,q50,q75,ess_bulk,ess_tail,"
+                        "rhat\nx.1,";
+    assert_true(!strncmp(text, head1, strlen(head1)));
+    assert_null(strstr(text, "x.2"));
+    free(text);
+    double row[16];
+    assert_int_equal(summary_row(csv, 1, row, 16), 9);
+    double mean = row[0], sd = row[2];
+    double T = strtod(drift_stancsv_footer(f, "trajectory_time"), NULL);
+    double m = strtod(drift_stancsv_footer(f, "trajectory_mean "
+                                              "(unconstrained)"),
+                      NULL);
+    double v = strtod(drift_stancsv_footer(f, "trajectory_var "
+                                              "(unconstrained)"),
+                      NULL);
+    assert_true(T > 0);
+    assert_true(fabs(mean - m) <= 1e-9 * (1 + fabs(m)));
+    assert_true(fabs(sd - sqrt(v)) <= 1e-9 * (1 + sqrt(v)));
+    /* Quantiles: the fraction of time below each, on a grid of 200 points
+     * per segment. */
+    long x0 = drift_stancsv_column(f, "x0_1__"), vc = drift_stancsv_column(f, "v_1__"),
+         dc = drift_stancsv_column(f, "duration__");
+    assert_true(x0 >= 0 && vc >= 0 && dc >= 0);
+    for (int j = 0; j < 3; j++) {
+        double q = row[3 + j], below = 0, all = 0;
+        for (size_t i = f->n_warmup; i < f->n_rows; i++) {
+            const double *row = f->values + i * f->n_cols;
+            for (int k = 0; k < 200; k++) {
+                double s = (k + 0.5) / 200 * row[dc];
+                below += (row[x0] + row[vc] * s <= q) * row[dc] / 200;
+                all += row[dc] / 200;
+            }
+        }
+        double want = 0.25 * (j + 1);
+        if (fabs(below / all - want) > 2e-3)
+            fail_msg("quantile %g: %g of the time below it", want,
+                     below / all);
+    }
+    drift_stancsv_free(f);
+    /* --vars, -p on the fixtures: posterior's quantile2 of mu and sigma at
+     * 2.5% and 97.5% over the four chains (R, make-fixtures' files). */
+    char fx[4][4200];
+    for (int k = 0; k < 4; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "ar4_%d.csv", k + 1);
+        fixture(fx[k], sizeof fx[k], name);
+    }
+    r = th_cli_run((const char *[]){"summary", fx[0], fx[1], fx[2], fx[3],
+                             "--vars", "sigma,mu", "--percentiles",
+                             "2.5,97.5", "--csv", csv, NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    text = th_slurp(csv);
+    const char *head = "name,mean,mcse,sd,q2.5,q97.5,ess_bulk,ess_tail,rhat\n"
+                       "mu,";
+    assert_true(strncmp(text, head, strlen(head)) == 0); /* file order */
+    assert_non_null(strstr(text, "\nsigma,"));
+    free(text);
+    const double want[2][2] = {{-2.0730790022000187, 2.1042740568364007},
+                               {0.56781635768154548, 1.7581217592872196}};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(summary_row(csv, k + 1, row, 16), 8);
+        for (int j = 0; j < 2; j++)
+            assert_true(fabs(row[3 + j] - want[k][j]) < 1e-9);
+    }
+    expect((const char *[]){"summary", fx[0], "--vars", "nu", NULL}, 2,
+           "--vars: no column 'nu'");
+    expect((const char *[]){"summary", fx[0], "-p", "5,101", NULL}, 2,
+           "--percentiles 5,101");
+    /* A constant column: sd 0. */
+    char *c = th_write_text("# a file\nlp__,a,b\n1,0.1,1\n2,0.1,2\n3,0.1,4\n"
+                            "4,0.1,3\n",
+                            ".csv");
+    r = th_cli_run((const char *[]){"summary", c, "--csv", csv, NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    assert_int_equal(summary_row(csv, 2, row, 16), 9); /* a */
+    assert_true(row[0] == 0.1 && row[2] == 0 && isnan(row[8]));
+    unlink(c);
+    free(c);
+    rm_dir(dir);
+    free(dir);
 }
 
 static void test_run_then_summary(void **state)
@@ -955,6 +1211,8 @@ int main(void)
         cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_summary_cli),
         cmocka_unit_test(test_run_then_summary),
+        cmocka_unit_test(test_csv_counts),
+        cmocka_unit_test(test_summary_segments),
         cmocka_unit_test(test_init_and_test_options),
         cmocka_unit_test(test_langevin),
         cmocka_unit_test(test_lang_heldout),
