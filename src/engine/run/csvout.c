@@ -367,12 +367,10 @@ void drift_csvout_adaptation(drift_chain *c, const double *diag)
     }
 }
 
-int drift_csvout_finish(drift_chain *c, const drift_csvout_end *end,
-                        drift_err *e)
+void drift_csvout_finish(drift_chain *c, const drift_csvout_end *end)
 {
-    (void)e;
     if (!c->w)
-        return DRIFT_OK;
+        return;
     FILE *f = drift_writer_file(c->w);
     drift_csvout_adaptation(c, NULL);
     if (end->note && *end->note)
@@ -409,5 +407,4 @@ int drift_csvout_finish(drift_chain *c, const drift_csvout_end *end,
         patch(f, o->at_save_warmup, (uint64_t)header_save_warmup(c), 1);
         patch(f, o->at_engaged, c->adapt.set ? 1 : 0, 1);
     }
-    return DRIFT_OK;
 }

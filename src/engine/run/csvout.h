@@ -57,10 +57,9 @@ typedef struct drift_csvout_end {
 
 /* Completes chain c's file: the adaptation block if not yet written, the
  * note, the trajectory moments, the elapsed times, and num_samples,
- * num_warmup and engaged written into their reserved fields.  Returns
- * DRIFT_OK or DRIFT_EIO (with a message in e). */
-int drift_csvout_finish(drift_chain *c, const drift_csvout_end *end,
-                        drift_err *e);
+ * num_warmup, save_warmup and engaged written into their reserved fields.
+ * Write errors show when the file is committed (base/writer.c). */
+void drift_csvout_finish(drift_chain *c, const drift_csvout_end *end);
 
 /* The header's num_warmup and num_samples for chain c as it stands: with
  * --save-warmup the warmup draws offered (else the warmup iterations run),

@@ -479,11 +479,8 @@ done:
                 have_moments ? c.gbuf2 : NULL, c.t_mom};
             if (c.in_warmup) /* it never left warmup */
                 end.sampling_seconds = 0;
+            drift_csvout_finish(&c, &end);
             drift_err e = {{0}};
-            if (drift_csvout_finish(&c, &end, &e) && !res->status) {
-                res->status = DRIFT_EIO;
-                snprintf(res->message, sizeof res->message, "%s", e.msg);
-            }
             if (drift_writer_commit(c.w, &e) && !res->status) {
                 res->status = DRIFT_EIO;
                 snprintf(res->message, sizeof res->message, "%s", e.msg);
