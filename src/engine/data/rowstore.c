@@ -641,6 +641,12 @@ static int read_header(int fd, const char *path, uint64_t size,
         return drift_err_set(e, DRIFT_EDATA,
                              "%s: corrupt header (header size %llu)", path,
                              (unsigned long long)pre->header_bytes);
+    if (pre->header_bytes % 8)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (header_bytes = %llu is not "
+                             "a multiple of 8, so the doubles after it would "
+                             "be misaligned)",
+                             path, (unsigned long long)pre->header_bytes);
     if (pre->header_bytes > size)
         return drift_err_set(e, DRIFT_EDATA,
                              "%s: truncated: the header says it is %llu "
@@ -697,6 +703,8 @@ static char *take_name(const unsigned char **p, const unsigned char *end,
     memcpy(type, *p + 4, 4);
     if (len == 0 || len > 4096 || (uint64_t)(end - *p) < 8 + align_up(len, 8))
         return NULL;
+    if (memchr(*p + 8, '\0', len))
+        return NULL; /* a name with a NUL byte inside is no C string */
     char *s = drift_malloc(len + 1);
     if (!s) {
         *oom = 1;
@@ -706,6 +714,87 @@ static char *take_name(const unsigned char **p, const unsigned char *end,
     s[len] = '\0';
     *p += 8 + align_up(len, 8);
     return s;
+}
+
+/* Checks every size and offset of a header against the file's size, each
+ * on its own before any sum or product, and every sum and product for
+ * wrap-around: a header is input like any other (the checksum only
+ * catches accidents; anyone can recompute it).  The sections must lie in
+ * the order the writer puts them: header, dense rows, row_ptr, idx, val.
+ * f holds the sparse table entry (dim, nnz, row_ptr, idx and val
+ * offsets) when there is a sparse variable. */
+static int check_layout(const drift_rowstore_prefix *pre, const uint64_t f[5],
+                        uint64_t size, const char *path, drift_err *e)
+{
+    unsigned long long N = pre->n_rows, C = pre->n_cols, S = size;
+    uint64_t cells, dense_bytes, dense_end;
+    if (N == 0)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (n_rows = 0; a row store "
+                             "holds at least one row)",
+                             path);
+    /* Every row takes at least 8 bytes (a double or a row offset). */
+    if (N > size / 8)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (n_rows = %llu: more rows "
+                             "than the file's %llu bytes can hold)",
+                             path, N, S);
+    if (__builtin_mul_overflow(pre->n_rows, pre->n_cols, &cells) ||
+        __builtin_mul_overflow(cells, (uint64_t)8, &dense_bytes) ||
+        dense_bytes > size ||
+        __builtin_add_overflow(pre->header_bytes, dense_bytes, &dense_end) ||
+        dense_end > size)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (n_rows = %llu: %llu rows "
+                             "of %llu dense columns do not fit in the "
+                             "file's %llu bytes)",
+                             path, N, N, C, S);
+    if (!pre->n_sparse)
+        return DRIFT_OK;
+    unsigned long long dim = f[0], nnz = f[1], rp = f[2], ix = f[3],
+                       vl = f[4];
+    uint64_t rp_bytes, rp_end, ix_bytes, ix_end, vl_bytes, vl_end;
+    if (dim == 0 || dim > (uint64_t)UINT32_MAX + 1)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (sparse dim = %llu; "
+                             "expected 1 to 2^32)",
+                             path, dim);
+    /* Every non-zero takes 12 bytes (a 4-byte index, an 8-byte value). */
+    if (nnz > size / 12)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (sparse nnz = %llu: more "
+                             "non-zeros than the file's %llu bytes can "
+                             "hold)",
+                             path, nnz, S);
+    if (rp % 8 || rp > size || rp < dense_end ||
+        __builtin_mul_overflow(pre->n_rows + 1, (uint64_t)8, &rp_bytes) ||
+        __builtin_add_overflow(f[2], rp_bytes, &rp_end) || rp_end > size)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (sparse row_ptr offset = "
+                             "%llu: %llu row offsets there do not fit "
+                             "between the dense rows' end at %llu and the "
+                             "file's end at %llu, 8-byte aligned)",
+                             path, rp, N + 1, (unsigned long long)dense_end,
+                             S);
+    if (ix % 4 || ix > size || ix < rp_end ||
+        __builtin_mul_overflow(f[1], (uint64_t)4, &ix_bytes) ||
+        __builtin_add_overflow(f[3], ix_bytes, &ix_end) || ix_end > size)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (sparse idx offset = %llu: "
+                             "%llu indices there do not fit between the row "
+                             "offsets' end at %llu and the file's end at "
+                             "%llu, 4-byte aligned)",
+                             path, ix, nnz, (unsigned long long)rp_end, S);
+    if (vl % 8 || vl > size || vl < ix_end ||
+        __builtin_mul_overflow(f[1], (uint64_t)8, &vl_bytes) ||
+        __builtin_add_overflow(f[4], vl_bytes, &vl_end) || vl_end > size)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (sparse val offset = %llu: "
+                             "%llu values there do not fit between the "
+                             "indices' end at %llu and the file's end at "
+                             "%llu, 8-byte aligned)",
+                             path, vl, nnz, (unsigned long long)ix_end, S);
+    return DRIFT_OK;
 }
 
 void drift_rowstore_close(drift_rowstore *rs)
@@ -776,18 +865,15 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
                                  "%s: corrupt header (column %zu's name)",
                                  path, k + 1);
         }
-    }
-    uint64_t N = pre->n_rows;
-    uint64_t dense_bytes = N * pre->n_cols * 8;
-    if (pre->n_cols && (N > UINT64_MAX / 8 / pre->n_cols ||
-                        pre->header_bytes + dense_bytes > size)) {
-        drift_free(hdr);
-        drift_rowstore_close(rs);
-        return drift_err_set(e, DRIFT_EDATA,
-                             "%s: corrupt: %llu rows of %llu columns do not "
-                             "fit in the file",
-                             path, (unsigned long long)N,
-                             (unsigned long long)pre->n_cols);
+        if (rs->col_types[k] > 1) {
+            unsigned type = rs->col_types[k];
+            drift_free(hdr);
+            drift_rowstore_close(rs);
+            return drift_err_set(e, DRIFT_EDATA,
+                                 "%s: corrupt header (column %zu's type = "
+                                 "%u; expected 0 for real or 1 for int)",
+                                 path, k + 1, type);
+        }
     }
     uint64_t f[5] = {0, 0, 0, 0, 0};
     if (pre->n_sparse) {
@@ -804,22 +890,13 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
                                  "%s: corrupt header (sparse variable)", path);
         }
         memcpy(f, p, sizeof f);
-        uint64_t dim = f[0], nnz = f[1];
-        int bad = dim == 0 || dim > UINT32_MAX + 1ull || N >= UINT64_MAX / 8 ||
-                  nnz > UINT64_MAX / 8 || f[2] % 8 || f[3] % 4 || f[4] % 8 ||
-                  f[2] < pre->header_bytes + dense_bytes ||
-                  f[2] + (N + 1) * 8 > size || f[3] + nnz * 4 > size ||
-                  f[4] + nnz * 8 > size;
-        if (bad) {
-            drift_free(hdr);
-            drift_rowstore_close(rs);
-            return drift_err_set(e, DRIFT_EDATA,
-                                 "%s: corrupt header (sparse sections lie "
-                                 "outside the file)",
-                                 path);
-        }
     }
     drift_free(hdr);
+    if ((rc = check_layout(pre, f, size, path, e))) {
+        drift_rowstore_close(rs);
+        return rc;
+    }
+    uint64_t N = pre->n_rows;
     rs->map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, rs->fd, 0);
     if (rs->map == MAP_FAILED) {
         rs->map = NULL;
