@@ -15,20 +15,20 @@ static uint64_t hash(const char *s)
         h ^= (unsigned char)*s;
         h *= 0x100000001b3ull;
     }
-    return h ^ (h >> 29);
+    /* FNV's low bits vary little between names that differ in their
+     * last digits (x.1, x.2, ...): mix every bit into them. */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
 }
 
 static int alloc_slots(drift_nameindex *ix, size_t cap)
 {
-    ix->keys = drift_calloc(cap, sizeof *ix->keys);
-    ix->ids = drift_calloc(cap, sizeof *ix->ids);
-    if (!ix->keys || !ix->ids) {
-        drift_free(ix->keys);
-        drift_free(ix->ids);
-        ix->keys = NULL;
-        ix->ids = NULL;
+    ix->slots = drift_calloc(cap, sizeof *ix->slots);
+    if (!ix->slots)
         return -1;
-    }
     ix->cap = cap;
     return 0;
 }
@@ -37,22 +37,25 @@ int drift_nameindex_init(drift_nameindex *ix, size_t n)
 {
     memset(ix, 0, sizeof *ix);
     size_t cap = 16;
-    while (cap < 2 * n + 2 && cap < ((size_t)1 << 62))
+    while (cap < 2 * n + 2 && cap < ((size_t)1 << 58))
         cap *= 2;
     return alloc_slots(ix, cap);
 }
 
 void drift_nameindex_free(drift_nameindex *ix)
 {
-    drift_free(ix->keys);
-    drift_free(ix->ids);
+    drift_free(ix->slots);
     memset(ix, 0, sizeof *ix);
 }
 
-static size_t slot_of(const drift_nameindex *ix, const char *name)
+/* The slot holding name (hash h), or the empty one where it would go.
+ * The hash is kept in the slot, so a probe past another name costs no
+ * string comparison (and no second cache miss). */
+static size_t slot_of(const drift_nameindex *ix, const char *name, uint64_t h)
 {
-    size_t k = (size_t)hash(name) & (ix->cap - 1);
-    while (ix->keys[k] && strcmp(ix->keys[k], name) != 0)
+    size_t k = (size_t)h & (ix->cap - 1);
+    while (ix->slots[k].key &&
+           (ix->slots[k].hash != h || strcmp(ix->slots[k].key, name) != 0))
         k = (k + 1) & (ix->cap - 1);
     return k;
 }
@@ -64,10 +67,9 @@ static int grow(drift_nameindex *ix)
     if (alloc_slots(&bigger, ix->cap * 2))
         return -1;
     for (size_t k = 0; k < ix->cap; k++)
-        if (ix->keys[k]) {
-            size_t s = slot_of(&bigger, ix->keys[k]);
-            bigger.keys[s] = ix->keys[k];
-            bigger.ids[s] = ix->ids[k];
+        if (ix->slots[k].key) {
+            size_t s = slot_of(&bigger, ix->slots[k].key, ix->slots[k].hash);
+            bigger.slots[s] = ix->slots[k];
         }
     bigger.n = ix->n;
     drift_nameindex_free(ix);
@@ -80,14 +82,14 @@ int drift_nameindex_add(drift_nameindex *ix, const char *name, size_t id,
 {
     if (2 * (ix->n + 1) > ix->cap && grow(ix))
         return -1;
-    size_t k = slot_of(ix, name);
-    if (ix->keys[k]) {
+    uint64_t h = hash(name);
+    size_t k = slot_of(ix, name, h);
+    if (ix->slots[k].key) {
         if (prev)
-            *prev = ix->ids[k];
+            *prev = ix->slots[k].id;
         return 1;
     }
-    ix->keys[k] = name;
-    ix->ids[k] = id;
+    ix->slots[k] = (drift_nameslot){name, id, h};
     ix->n++;
     return 0;
 }
@@ -96,8 +98,8 @@ long drift_nameindex_find(const drift_nameindex *ix, const char *name)
 {
     if (!ix->cap)
         return -1;
-    size_t k = slot_of(ix, name);
-    return ix->keys[k] ? (long)ix->ids[k] : -1;
+    size_t k = slot_of(ix, name, hash(name));
+    return ix->slots[k].key ? (long)ix->slots[k].id : -1;
 }
 
 int drift_nameindex_build(drift_nameindex *ix, const char *const *names,

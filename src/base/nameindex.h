@@ -6,12 +6,18 @@
 #define DRIFT_NAMEINDEX_H
 
 #include <stddef.h>
+#include <stdint.h>
+
+typedef struct drift_nameslot {
+    const char *key;        /* NULL: empty */
+    size_t id;
+    uint64_t hash;
+} drift_nameslot;
 
 typedef struct drift_nameindex {
     size_t cap;             /* slots, a power of two */
     size_t n;
-    const char **keys;
-    size_t *ids;
+    drift_nameslot *slots;
 } drift_nameindex;
 
 /* An empty index sized for about n names; 0, or -1 out of memory. */
