@@ -7,11 +7,14 @@
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "base/util.h"
 #include "hparam.h"
@@ -111,10 +114,98 @@ static int valid_plugin_name(const char *s)
     return 1;
 }
 
+/* Whether n bytes at p can be read, asked of the kernel (a write from
+ * them into a pipe fails with EFAULT) instead of by reading them: a
+ * plugin's counts and pointers are its own claims, and one that lies
+ * (n_hparams past the end of its table) must be refused, not crash every
+ * scan of the directory it lies in. */
+static int readable(const void *p, size_t n)
+{
+    int fds[2];
+    if (!p || pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0)
+        return p != NULL; /* no pipe: cannot tell, go on */
+    const char *c = p;
+    int ok = 1;
+    char sink[4096];
+    while (n && ok) {
+        size_t k = n < sizeof sink ? n : sizeof sink;
+        ssize_t w = write(fds[1], c, k);
+        if (w <= 0) {
+            ok = 0;
+            break;
+        }
+        if (read(fds[0], sink, (size_t)w) != w)
+            ok = 0;
+        c += w;
+        n -= (size_t)w;
+    }
+    close(fds[0]);
+    close(fds[1]);
+    return ok;
+}
+
+/* Whether s is a readable string of at most max bytes (NULL when may_null
+ * is set).  Probes a page at a time, then looks for its end there. */
+static int readable_string(const char *s, size_t max, int may_null)
+{
+    if (!s)
+        return may_null;
+    size_t page = 4096, done = 0;
+    while (done <= max) {
+        size_t k = page - ((uintptr_t)(s + done) % page);
+        if (!readable(s + done, k))
+            return 0;
+        if (memchr(s + done, '\0', k))
+            return 1;
+        done += k;
+    }
+    return 0;
+}
+
+/* The tables a descriptor points to, checked readable before anything
+ * reads them: hyperparameters (names, choices, docs) and column names. */
+static int check_tables(const drift_hparam *t, size_t n,
+                        const char *const *cols, size_t n_cols,
+                        const char *who, drift_err *e)
+{
+    if (n > 4096 || (n && !readable(t, n * sizeof *t)))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: declares %zu hyperparameters, but its "
+                             "table is not that long",
+                             who, n);
+    for (size_t k = 0; k < n; k++)
+        if (!readable_string(t[k].name, 256, 1) ||
+            !readable_string(t[k].choices, 4096, 1) ||
+            !readable_string(t[k].doc, 4096, 1))
+            return drift_err_set(e, DRIFT_EPLUGIN,
+                                 "%s: hyperparameter %zu of %zu points "
+                                 "outside the plugin's memory (is the "
+                                 "count of its table right?)",
+                                 who, k + 1, n);
+    if (n_cols > 4096 || (n_cols && !readable(cols, n_cols * sizeof *cols)))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: declares %zu columns, but its table is "
+                             "not that long",
+                             who, n_cols);
+    for (size_t k = 0; k < n_cols; k++)
+        if (!readable_string(cols[k], 256, 1))
+            return drift_err_set(e, DRIFT_EPLUGIN,
+                                 "%s: column %zu of %zu points outside the "
+                                 "plugin's memory",
+                                 who, k + 1, n_cols);
+    return DRIFT_OK;
+}
+
 /* Checks one sampler descriptor (already copied into engine layout). */
 static int check_sampler(const drift_sampler *s, const char *path,
                          drift_err *e)
 {
+    if (!readable_string(s->name, 256, 1) ||
+        !readable_string(s->summary, 4096, 1))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: a sampler's name or summary points outside "
+                             "the plugin's memory",
+                             path);
     if (!valid_plugin_name(s->name))
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: a sampler has an invalid name '%s' "
@@ -135,7 +226,11 @@ static int check_sampler(const drift_sampler *s, const char *path,
                              path, s->name, s->state_size);
     char who[4400];
     snprintf(who, sizeof who, "%s: sampler '%s'", path, s->name);
-    int rc = drift_hparams_check(s->hparams, s->n_hparams, who, e);
+    int rc = check_tables(s->hparams, s->n_hparams, s->columns, s->n_columns,
+                          who, e);
+    if (rc)
+        return rc;
+    rc = drift_hparams_check(s->hparams, s->n_hparams, who, e);
     if (rc)
         return rc;
     if (s->n_columns && !s->columns)
@@ -165,6 +260,12 @@ static int check_sampler(const drift_sampler *s, const char *path,
 static int check_model(const drift_model_plugin *m, const char *path,
                        drift_err *e)
 {
+    if (!readable_string(m->name, 256, 1) ||
+        !readable_string(m->summary, 4096, 1))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model's name or summary points outside "
+                             "the plugin's memory",
+                             path);
     if (!valid_plugin_name(m->name))
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: the model has an invalid name '%s'", path,
@@ -175,7 +276,8 @@ static int check_model(const drift_model_plugin *m, const char *path,
                              m->summary ? "create function" : "summary");
     char who[4400];
     snprintf(who, sizeof who, "%s: model '%s'", path, m->name);
-    return drift_hparams_check(m->options, m->n_options, who, e);
+    int rc = check_tables(m->options, m->n_options, NULL, 0, who, e);
+    return rc ? rc : drift_hparams_check(m->options, m->n_options, who, e);
 }
 
 static int version_refusal(const char *path, const char *kind, uint32_t got,
@@ -414,6 +516,14 @@ static int load_file(drift_registry *r, const char *path, int strict,
     if (!realpath(path, real))
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: cannot load plugin: no such file", path);
+    /* dlopen of a FIFO waits for a writer for ever; of a device, reads
+     * it: only regular files are plugins. */
+    struct stat st;
+    if (stat(real, &st) != 0 || !S_ISREG(st.st_mode))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: refused: not a regular file (a plugin is "
+                             "a shared object)",
+                             path);
     for (size_t k = 0; k < r->n_files; k++)
         if (!strcmp(r->files[k].real, real)) {
             /* Already loaded (perhaps under another name): an explicit
