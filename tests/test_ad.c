@@ -65,7 +65,7 @@ static void test_elementwise(void **state)
         "prior { a ~ normal(0, 1)  b ~ normal(0, 1)  s ~ normal(0, 1) }\n"
         "datum {\n"
         "  target += sum(a + x) + sum(x - b) + sum(a .* x) * s\n"
-        "  target += sum(x ./ (2 + exp(b))) + sum(a * x)\n"
+        "  target += sum(x ./ (2 + exp(b))) + sum(a .* x)\n"
         "  target += sum((a - b) * z) + sum(s * a) - sum(a / (3 + s * s))\n"
         "  target += sum(-a) + sum(exp(a) ./ (1 + exp(b))) + sum(1 / (2 + exp(a)))\n"
         "  target += s ^ 2 * z + pow(1 + exp(s), z) + sum(pow(exp(a), 1.5))\n"

@@ -406,6 +406,33 @@ static void test_sparse_types(void **state)
            "      |             ^~~~~~~~~~~~\n");
 }
 
+/* vector * vector is refused as Stan refuses it (it once meant the
+ * elementwise product, which turned a linear predictor into a vector and
+ * a scalar outcome into one term per element); .* and ./ are the
+ * elementwise operators. */
+static void test_vector_product(void **state)
+{
+    (void)state;
+    parses("rows { x : vector[D]  y : int }\n"
+           "param { b : vector[D]  a : array[2] real }\n"
+           "datum { y ~ poisson_log(dot(x, b))  target += sum(x .* b)\n"
+           "        target += sum(x ./ exp(b)) + sum(2 * b) + sum(b * 2) }\n");
+    golden("rows { x : vector[D]  y : int }\n"
+           "param { beta : vector[D]  a : array[2] real }\n"
+           "datum { y ~ poisson_log(x * beta)\n"
+           "        target += sum(a * a) }\n",
+           "m.drift:3:25: error: vector[D] * vector[D] is not defined "
+           "(vectors are columns): write dot(a, b) for the inner product, "
+           "or a .* b for the elementwise product\n"
+           "    3 | datum { y ~ poisson_log(x * beta)\n"
+           "      |                         ^~~~~~~~\n"
+           "m.drift:4:23: error: array[2] real * array[2] real is not "
+           "defined: '*' does not apply to arrays; use .* for elementwise "
+           "products\n"
+           "    4 |         target += sum(a * a) }\n"
+           "      |                       ^~~~~\n");
+}
+
 static void test_depth_limit(void **state)
 {
     (void)state;
@@ -449,6 +476,7 @@ int main(void)
         cmocka_unit_test(test_name_errors),
         cmocka_unit_test(test_type_errors),
         cmocka_unit_test(test_sparse_types),
+        cmocka_unit_test(test_vector_product),
         cmocka_unit_test(test_depth_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

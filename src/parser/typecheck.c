@@ -390,9 +390,26 @@ static void check_binop(checker *c, drift_expr *e)
     case DRIFT_OP_MUL:
         break;
     }
-    if (is_scalar(a) || is_scalar(b) || a->n_arr || b->n_arr ||
-        (a->kind == DRIFT_T_VECTOR && b->kind == DRIFT_T_VECTOR)) {
+    if (is_scalar(a) || is_scalar(b)) {
         e->type = elementwise(c, e->loc, what, a, b, 1);
+        return;
+    }
+    if (a->kind == DRIFT_T_VECTOR && b->kind == DRIFT_T_VECTOR &&
+        !a->n_arr && !b->n_arr) {
+        /* Stan refuses it; accepting it as elementwise once turned
+         * poisson_log(x * beta) into one term per element. */
+        error(c, e->loc,
+              "%s * %s is not defined (vectors are columns): write "
+              "dot(a, b) for the inner product, or a .* b for the "
+              "elementwise product",
+              tname(a, ta), tname(b, tb));
+        return;
+    }
+    if (a->n_arr || b->n_arr) {
+        error(c, e->loc,
+              "%s * %s is not defined: '*' does not apply to arrays; use "
+              ".* for elementwise products",
+              tname(a, ta), tname(b, tb));
         return;
     }
     if (a->kind == DRIFT_T_MATRIX && b->kind == DRIFT_T_VECTOR) {
