@@ -400,8 +400,8 @@ static void test_sparse_types(void **state)
     /* The keyword in the parser's list of types. */
     golden("param { w : spars_vector[3] }\n",
            "m.drift:1:13: error: expected a type (real, int, vector[n], "
-           "matrix[r, c], sparse_vector[n] or array[n] ...), found "
-           "'spars_vector'\n"
+           "matrix[r, c], sparse_vector[n], simplex[K], ... or array[n] "
+           "...), found 'spars_vector'\n"
            "    1 | param { w : spars_vector[3] }\n"
            "      |             ^~~~~~~~~~~~\n");
 }
@@ -431,6 +431,36 @@ static void test_vector_product(void **state)
            "products\n"
            "    4 |         target += sum(a * a) }\n"
            "      |                       ^~~~~\n");
+}
+
+/* The structured types: vectors and matrices with Stan's constraints. */
+static void test_structured_types(void **state)
+{
+    (void)state;
+    parses("data  { K : int  a : simplex[K] }\n"
+           "param { th : simplex[K]  c : ordered[K]  p : positive_ordered[3]\n"
+           "        L : cholesky_factor_corr[K]  F : cholesky_factor_cov[4, 2]\n"
+           "        G : cholesky_factor_cov[K]  S : cov_matrix[K]\n"
+           "        R : corr_matrix[K]  ths : array[2] simplex[K] }\n"
+           "prior { target += dot(th, c) + sum(L * F) + sum(S * R * th)\n"
+           "        target += sum(G) + dot(ths[1], a) + sum(p) }\n");
+    golden("param { a : simplex<lower=0>[3]  F : cholesky_factor_cov[2, 3]\n"
+           "        G : cholesky_factor_cov[2, 3, 4] }\n"
+           "prior { target += sum(F) + dot(a, a) }\n",
+           "m.drift:1:20: error: expected '[', found '<'\n"
+           "    1 | param { a : simplex<lower=0>[3]  F : "
+           "cholesky_factor_cov[2, 3]\n"
+           "      |                    ^\n"
+           "m.drift:2:33: error: cholesky_factor_cov takes one size [K] or two "
+           "[M, N]\n"
+           "    2 |         G : cholesky_factor_cov[2, 3, 4] }\n"
+           "      |                                 ^~~~~~~\n");
+    golden("param { F : cholesky_factor_cov[2, 3] }\n"
+           "prior { target += sum(F) }\n",
+           "m.drift:1:13: error: 'F' is cholesky_factor_cov[2, 3]: a Cholesky "
+           "factor needs at least as many rows as columns\n"
+           "    1 | param { F : cholesky_factor_cov[2, 3] }\n"
+           "      |             ^~~~~~~~~~~~~~~~~~~~~~~~~\n");
 }
 
 static void test_depth_limit(void **state)
@@ -477,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_type_errors),
         cmocka_unit_test(test_sparse_types),
         cmocka_unit_test(test_vector_product),
+        cmocka_unit_test(test_structured_types),
         cmocka_unit_test(test_depth_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -49,6 +49,19 @@ typedef enum drift_tkind {
 
 #define DRIFT_MAX_ARRAY 2
 
+/* The structured types: a vector or matrix with Stan's constraint and its
+ * unconstraining transform (src/engine/lang/transform.c). */
+typedef enum drift_constraint {
+    DRIFT_CON_NONE = 0,
+    DRIFT_CON_SIMPLEX,          /* simplex[K]: vector, x >= 0, sum 1 */
+    DRIFT_CON_ORDERED,          /* ordered[K]: strictly increasing */
+    DRIFT_CON_POSITIVE_ORDERED, /* positive_ordered[K] */
+    DRIFT_CON_CHOL_CORR,        /* cholesky_factor_corr[K]: K x K */
+    DRIFT_CON_CHOL_COV,         /* cholesky_factor_cov[M, N] (M >= N) */
+    DRIFT_CON_COV,              /* cov_matrix[K] */
+    DRIFT_CON_CORR              /* corr_matrix[K] */
+} drift_constraint;
+
 /* A value's type: arrays (n_arr dimensions, outermost first) of an
  * element kind. */
 typedef struct drift_type {
@@ -116,6 +129,8 @@ typedef struct drift_typeexpr {
     drift_expr *arr_size[DRIFT_MAX_ARRAY];
     drift_expr *lower, *upper;  /* constraint bounds, NULL when absent */
     drift_loc lower_loc, upper_loc;
+    drift_constraint con;       /* a structured type (simplex[K], ...):
+                                   kind is VECTOR or MATRIX */
 } drift_typeexpr;
 
 typedef enum drift_block_kind {

@@ -114,12 +114,17 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %token DATUM "'datum'" TARGET "'target'" REAL "'real'" INT "'int'"
 %token VECTOR "'vector'" MATRIX "'matrix'" ARRAY "'array'"
 %token SPARSE_VECTOR "'sparse_vector'"
+%token SIMPLEX "'simplex'" ORDERED "'ordered'"
+%token POSITIVE_ORDERED "'positive_ordered'"
+%token CHOLESKY_FACTOR_CORR "'cholesky_factor_corr'"
+%token CHOLESKY_FACTOR_COV "'cholesky_factor_cov'"
+%token COV_MATRIX "'cov_matrix'" CORR_MATRIX "'corr_matrix'"
 %token LOWER "'lower'" UPPER "'upper'"
 %token PLUSEQ "'+='" EMUL "'.*'" EDIV "'./'"
 
 %type <blist> blocks
 %type <block> block
-%type <kind> decl_kw stmt_kw
+%type <kind> decl_kw stmt_kw vec_con sq_con
 %type <dlist> decls
 %type <decl> decl
 %type <type> type elem_type
@@ -278,6 +283,50 @@ elem_type
             $$->lower = $2.lower; $$->lower_loc = $2.lower_loc;
             $$->upper = $2.upper; $$->upper_loc = $2.upper_loc;
         }
+    | vec_con '[' expr ']'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_VECTOR;
+            $$->con = (drift_constraint)$1;
+            $$->loc = span(@1, @4);
+            $$->size[0] = $3;
+        }
+    | sq_con '[' expr ']'
+        {
+            /* Square: typecheck.c copies the size to the columns. */
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_MATRIX;
+            $$->con = (drift_constraint)$1;
+            $$->loc = span(@1, @4);
+            $$->size[0] = $3;
+        }
+    | CHOLESKY_FACTOR_COV '[' args ']'
+        {
+            /* [K] is square: typecheck.c copies the size. */
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_MATRIX;
+            $$->con = DRIFT_CON_CHOL_COV;
+            $$->loc = span(@1, @4);
+            $$->size[0] = $3.first;
+            if ($3.n == 2)
+                $$->size[1] = $3.first->next;
+            else if ($3.n > 2)
+                drift_diag_error(ps->diag, ps->src, @3,
+                                 "cholesky_factor_cov takes one size [K] or "
+                                 "two [M, N]");
+        }
+    ;
+
+vec_con
+    : SIMPLEX               { $$ = DRIFT_CON_SIMPLEX; }
+    | ORDERED               { $$ = DRIFT_CON_ORDERED; }
+    | POSITIVE_ORDERED      { $$ = DRIFT_CON_POSITIVE_ORDERED; }
+    ;
+
+sq_con
+    : CHOLESKY_FACTOR_CORR  { $$ = DRIFT_CON_CHOL_CORR; }
+    | COV_MATRIX            { $$ = DRIFT_CON_COV; }
+    | CORR_MATRIX           { $$ = DRIFT_CON_CORR; }
     ;
 
 bounds_opt
@@ -536,7 +585,11 @@ static int starts_type(yysymbol_kind_t k)
 {
     return k == YYSYMBOL_REAL || k == YYSYMBOL_INT || k == YYSYMBOL_VECTOR ||
            k == YYSYMBOL_MATRIX || k == YYSYMBOL_ARRAY ||
-           k == YYSYMBOL_SPARSE_VECTOR;
+           k == YYSYMBOL_SPARSE_VECTOR || k == YYSYMBOL_SIMPLEX ||
+           k == YYSYMBOL_ORDERED || k == YYSYMBOL_POSITIVE_ORDERED ||
+           k == YYSYMBOL_CHOLESKY_FACTOR_CORR ||
+           k == YYSYMBOL_CHOLESKY_FACTOR_COV || k == YYSYMBOL_COV_MATRIX ||
+           k == YYSYMBOL_CORR_MATRIX;
 }
 
 static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
@@ -576,7 +629,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
                            "name = ...)";
     if (has_type)
         items[n_items++] = "a type (real, int, vector[n], matrix[r, c], "
-                           "sparse_vector[n] or array[n] ...)";
+                           "sparse_vector[n], simplex[K], ... or array[n] "
+                           "...)";
     if (has_expr && !has_stmt)
         items[n_items++] = "an expression";
     for (int k = 0; k < n; k++) {

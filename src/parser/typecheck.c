@@ -299,8 +299,18 @@ static void sym_type(checker *c, drift_sym *s)
     } else if (te->kind == DRIFT_T_MATRIX) {
         snprintf(what, sizeof what, "row count of '%s'", s->name);
         t.dim[0] = size_dim(c, te->size[0], what);
-        snprintf(what, sizeof what, "column count of '%s'", s->name);
-        t.dim[1] = size_dim(c, te->size[1], what);
+        if (te->size[1]) {
+            snprintf(what, sizeof what, "column count of '%s'", s->name);
+            t.dim[1] = size_dim(c, te->size[1], what);
+        } else {
+            t.dim[1] = t.dim[0]; /* square: cov_matrix[K], ... */
+        }
+        if (te->con == DRIFT_CON_CHOL_COV && t.dim[0].n >= 0 &&
+            t.dim[1].n >= 0 && t.dim[0].n < t.dim[1].n)
+            error(c, te->loc,
+                  "'%s' is cholesky_factor_cov[%ld, %ld]: a Cholesky factor "
+                  "needs at least as many rows as columns",
+                  s->name, t.dim[0].n, t.dim[1].n);
     }
     if (te->lower)
         bound_check(c, te->lower, "lower");

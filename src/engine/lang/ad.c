@@ -17,6 +17,7 @@
 #include "ad.h"
 #include "base/util.h"
 #include "dist.h"
+#include "transform.h"
 
 /* Bound on the per-row adjoint memory of shared nodes (bytes): beyond
  * it, per-row gradients are computed in smaller sub-batches. */
@@ -275,6 +276,60 @@ static int fwd_catlogit(drift_ad_ctx *c, int id)
                       where);
 }
 
+/* ---- structured types ------------------------------------------------------- */
+
+/* A structured type's transform node: its free and constrained sizes
+ * per element, and the scratch its kernels share (part: x, tx, work). */
+static void xform_sizes(const drift_gnode *n, size_t *fs, size_t *os)
+{
+    drift_constraint con = (drift_constraint)n->fn;
+    *fs = drift_transform_free_size(con, n->m, n->n);
+    *os = drift_transform_size(con, n->m, n->n);
+}
+
+static size_t xform_part_size(const drift_gnode *n)
+{
+    size_t fs, os;
+    xform_sizes(n, &fs, &os);
+    return 2 * os + drift_transform_work((drift_constraint)n->fn, n->m, n->n);
+}
+
+/* Values (XFORM) or summed log-Jacobians (XFORM_LJ); with tangents when
+ * tan is set. */
+static void xform_forward(drift_ad_ctx *c, int id, int tangent)
+{
+    const drift_gnode *n = NODE(c, id);
+    drift_constraint con = (drift_constraint)n->fn;
+    int a = drift_gin(n, 0);
+    size_t fs, os, R = vrows(c, n);
+    xform_sizes(n, &fs, &os);
+    double *xs = c->part[id], *txs = xs + os, *work = xs + 2 * os;
+    for (size_t r = 0; r < R; r++) {
+        const double *u = c->val[a] + r * c->vld[a];
+        const double *tu = tangent ? c->tan[a] + r * c->tld[a] : NULL;
+        double lj = 0, tlj = 0;
+        for (size_t e = 0; e < n->k; e++) {
+            double *x = n->op == DRIFT_G_XFORM ? c->val[id] + r * c->vld[id] +
+                                                     e * os
+                                               : xs;
+            double *tx = n->op == DRIFT_G_XFORM && tangent
+                             ? c->tan[id] + r * c->tld[id] + e * os
+                             : txs;
+            double t = 0;
+            lj += drift_transform_forward(con, n->m, n->n, u + e * fs, x,
+                                          tu ? tu + e * fs : NULL, tx, &t,
+                                          work);
+            tlj += t;
+        }
+        if (n->op == DRIFT_G_XFORM_LJ) {
+            if (tangent)
+                c->tan[id][r * c->tld[id]] = tlj;
+            else
+                c->val[id][r * c->vld[id]] = lj;
+        }
+    }
+}
+
 int drift_ad_forward_node(drift_ad_ctx *c, int id)
 {
     const drift_gnode *n = NODE(c, id);
@@ -462,6 +517,10 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
         return fwd_dist(c, id);
     case DRIFT_G_CATLOGIT:
         return fwd_catlogit(c, id);
+    case DRIFT_G_XFORM:
+    case DRIFT_G_XFORM_LJ:
+        xform_forward(c, id, 0);
+        return DRIFT_OK;
     case DRIFT_G_TERMS:
         for (size_t r = 0; r < R; r++) {
             double s = 0;
@@ -757,6 +816,30 @@ static void backward_node(drift_ad_ctx *c, int id)
                 c->adj[t][r * c->ald[t]] += G[r * gl];
         }
         return;
+    case DRIFT_G_XFORM:
+    case DRIFT_G_XFORM_LJ: {
+        if (!na->param)
+            return;
+        size_t fs, os;
+        xform_sizes(n, &fs, &os);
+        double *work = c->part[id] + 2 * os;
+        drift_constraint con = (drift_constraint)n->fn;
+        for (size_t r = 0; r < RA; r++) {
+            const double *u = c->val[a] + r * c->vld[a];
+            double *gu = c->adj[a] + r * c->ald[a];
+            for (size_t e = 0; e < n->k; e++) {
+                if (n->op == DRIFT_G_XFORM)
+                    drift_transform_reverse(con, n->m, n->n, u + e * fs, NULL,
+                                            G + r * gl + e * os, 0,
+                                            gu + e * fs, work);
+                else
+                    drift_transform_reverse(con, n->m, n->n, u + e * fs, NULL,
+                                            NULL, G[r * gl], gu + e * fs,
+                                            work);
+            }
+        }
+        return;
+    }
     }
 }
 
@@ -1003,6 +1086,11 @@ static void tangent_node(drift_ad_ctx *c, int id)
             T[r * tl] = t;
         }
         return;
+    case DRIFT_G_XFORM:
+    case DRIFT_G_XFORM_LJ:
+        (void)nb;
+        xform_forward(c, id, 1);
+        return;
     }
 }
 
@@ -1112,6 +1200,8 @@ drift_ad_ws *drift_ad_ws_new(const drift_graph *g, size_t cap)
             np = (size_t)n->n_in * rows * n->m;
         else if (n->op == DRIFT_G_CATLOGIT)
             np = rows * g->nodes[drift_gin(n, 1)].sz;
+        else if (n->op == DRIFT_G_XFORM || n->op == DRIFT_G_XFORM_LJ)
+            np = xform_part_size(n);
         if (np) {
             ws->own_part[id] = alloc_doubles(np);
             if (!ws->own_part[id])

@@ -46,7 +46,12 @@ typedef enum drift_gop {
     DRIFT_G_DIST,       /* scalar: sum of log densities; fn: dist id;
                            in[0] outcome, in[1..] arguments; m elements */
     DRIFT_G_CATLOGIT,   /* scalar: categorical_logit(in[0] | in[1]) */
-    DRIFT_G_TERMS       /* scalar: sum of scalar inputs */
+    DRIFT_G_TERMS,      /* scalar: sum of scalar inputs */
+    DRIFT_G_XFORM,      /* a structured type's transform (transform.h):
+                           fn the drift_constraint, each of k elements
+                           m x n constrained values from in[0]'s free
+                           values */
+    DRIFT_G_XFORM_LJ    /* scalar: the sum of its log-Jacobians */
 } drift_gop;
 
 #define DRIFT_GNODE_MAX_IN 4
@@ -59,7 +64,8 @@ typedef struct drift_gnode {
     int in_buf[DRIFT_GNODE_MAX_IN]; /* inputs when n_in <= MAX_IN */
     int *in_many;                   /* inputs otherwise (owned) */
     size_t sz;                      /* elements per row */
-    size_t m, k, n;                 /* products; DIST: m elements */
+    size_t m, k, n;                 /* products; DIST: m elements;
+                                       XFORM: k elements of m x n */
     unsigned batched : 1;           /* varies by row */
     unsigned param : 1;             /* depends on theta */
     unsigned is_int : 1;            /* integer values (data) */
@@ -84,8 +90,14 @@ typedef struct drift_gparam {
     char *name;
     drift_type type;                /* concrete */
     size_t off, sz;                 /* its slice of theta */
-    int transform;                  /* 0, DRIFT_G_LOWER, _UPPER, _BOUNDED */
+    size_t out_off, out_sz;         /* its constrained values in the
+                                       output (column-major, as Stan) */
+    int transform;                  /* 0, DRIFT_G_LOWER, _UPPER, _BOUNDED,
+                                       DRIFT_G_XFORM */
     double lo, hi;
+    drift_constraint con;           /* XFORM: the structured type */
+    size_t con_m, con_n, con_count; /* XFORM: con_count elements of
+                                       con_m x con_n */
     int theta_node, value_node;
 } drift_gparam;
 
@@ -107,6 +119,7 @@ typedef struct drift_graph {
     drift_gparam *params;
     size_t n_params;
     size_t dim;                     /* d */
+    size_t n_out;                   /* constrained parameter values */
     size_t N;                       /* rows */
     int prior_out;                  /* scalar log prior (with Jacobians) */
     int datum_out;                  /* per-row log likelihood; -1: none */

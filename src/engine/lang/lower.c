@@ -18,6 +18,7 @@
 #include "graph.h"
 #include "lower.h"
 #include "parser/front.h"
+#include "transform.h"
 
 /* Rows evaluated at a time when checking data. */
 #define CHECK_CHUNK 1024
@@ -629,6 +630,87 @@ static void check_data_bounds(builder *b, drift_sym *s)
         }
 }
 
+/* Data declared with a structured type (simplex[K], cov_matrix[K], ...)
+ * must satisfy its constraint, element by element and row by row. */
+static void check_data_structure(builder *b, drift_sym *s)
+{
+    drift_constraint con = s->decl->type->con;
+    if (!con)
+        return;
+    const drift_type *t = &s->type;
+    size_t m = (size_t)t->dim[0].n;
+    size_t n = t->kind == DRIFT_T_MATRIX ? (size_t)t->dim[1].n : 1;
+    size_t os = drift_transform_size(con, m, n);
+    double *work = drift_malloc_array(drift_transform_work(con, m, n) + os,
+                                      sizeof(double));
+    if (!work) {
+        oom(b);
+        return;
+    }
+    double *x = work + drift_transform_work(con, m, n);
+    const drift_symdata *sd = &b->ld->sd[s->id];
+    char why[200];
+    if (s->kind == DRIFT_SYM_DATA) {
+        size_t count = os ? sd->n / os : 0;
+        for (size_t e = 0; e < count; e++)
+            if (drift_transform_inverse(con, m, n, sd->v + e * os, NULL, why,
+                                        sizeof why, work)) {
+                char el[64] = "";
+                if (count > 1)
+                    snprintf(el, sizeof el, " (element %zu)", e + 1);
+                drift_diag_error(b->d, b->p->src, s->loc,
+                                 "'%s' is not %s%s: %s", s->name,
+                                 drift_transform_what(con), el, why);
+                b->errors++;
+                break;
+            }
+        drift_free(work);
+        return;
+    }
+    const drift_rowbind *rb = &sd->rb;
+    size_t count = os ? rb->sz / os : 0;
+    for (size_t i = 0; i < b->ld->N && !b->errors; i++)
+        for (size_t e = 0; e < count; e++) {
+            for (size_t k = 0; k < os; k++)
+                x[k] = rb->base[i * rb->ld + rb->cols[e * os + k]];
+            if (drift_transform_inverse(con, m, n, x, NULL, why, sizeof why,
+                                        work)) {
+                drift_langdata_row_error(b->d, rb, i, e * os,
+                                         "'%s' is not %s: %s", s->name,
+                                         drift_transform_what(con), why);
+                drift_diag_note(b->d, b->p->src, s->loc,
+                                "'%s' is declared here", s->name);
+                b->errors++;
+                break;
+            }
+        }
+    drift_free(work);
+}
+
+/* The transform of a parameter of a structured type: theta's free values
+ * become the constrained values, with the log-Jacobian in the prior. */
+static void build_structured(builder *b, drift_sym *s, drift_gparam *gp,
+                             int th)
+{
+    drift_graph *g = b->g;
+    const drift_type *t = &s->type;
+    int x = new_node(b, DRIFT_G_XFORM, (int)gp->con, &th, 1, gp->out_sz,
+                     s->loc);
+    int j = new_node(b, DRIFT_G_XFORM_LJ, (int)gp->con, &th, 1, 1, s->loc);
+    if (x < 0 || j < 0)
+        return;
+    for (int id = x; id <= j; id++) {
+        g->nodes[id].m = gp->con_m;
+        g->nodes[id].n = gp->con_n;
+        g->nodes[id].k = gp->con_count;
+    }
+    (void)t;
+    gp->transform = DRIFT_G_XFORM;
+    gp->value_node = x;
+    b->sym_node[s->id] = x;
+    add_term(b, 0, j);
+}
+
 static void build_symbols(builder *b)
 {
     drift_program *p = b->p;
@@ -647,8 +729,10 @@ static void build_symbols(builder *b)
     }
     for (size_t k = 0; k < p->n_syms; k++) {
         drift_sym *s = p->syms[k];
-        if (s->kind == DRIFT_SYM_DATA || s->kind == DRIFT_SYM_ROWS)
+        if (s->kind == DRIFT_SYM_DATA || s->kind == DRIFT_SYM_ROWS) {
             check_data_bounds(b, s);
+            check_data_structure(b, s);
+        }
         if (s->kind != DRIFT_SYM_ROWS)
             continue;
         const drift_rowbind *rb = &b->ld->sd[k].rb;
@@ -673,8 +757,18 @@ static void build_symbols(builder *b)
         if (s->kind != DRIFT_SYM_PARAM)
             continue;
         int bad = 0;
-        size_t sz = type_size(&s->type, &bad);
-        if (bad || g->dim + sz >= MAX_SIZE) {
+        size_t sz = type_size(&s->type, &bad), out_sz = sz;
+        drift_constraint con = s->decl->type->con;
+        size_t cm = 0, cn = 0, count = 1;
+        if (con && !bad) {
+            cm = (size_t)s->type.dim[0].n;
+            cn = s->type.kind == DRIFT_T_MATRIX ? (size_t)s->type.dim[1].n
+                                                : 1;
+            for (int k = 0; k < s->type.n_arr; k++)
+                count *= (size_t)s->type.arr[k].n;
+            sz = count * drift_transform_free_size(con, cm, cn);
+        }
+        if (bad || g->dim + sz >= MAX_SIZE || g->n_out + out_sz >= MAX_SIZE) {
             drift_diag_error(b->d, p->src, s->loc,
                              "parameter '%s' makes the model larger than "
                              "drift allows (2^28 values)",
@@ -692,6 +786,13 @@ static void build_symbols(builder *b)
         gp->off = g->dim;
         gp->sz = sz;
         g->dim += sz;
+        gp->out_off = g->n_out;
+        gp->out_sz = out_sz;
+        g->n_out += out_sz;
+        gp->con = con;
+        gp->con_m = cm;
+        gp->con_n = cn;
+        gp->con_count = count;
         int th = new_node(b, DRIFT_G_THETA, 0, NULL, 0, sz, s->loc);
         if (th < 0)
             return;
@@ -700,6 +801,10 @@ static void build_symbols(builder *b)
         gp->theta_node = gp->value_node = th;
         b->sym_node[k] = th;
         const drift_typeexpr *te = s->decl->type;
+        if (con) {
+            build_structured(b, s, gp, th);
+            continue;
+        }
         if (!te->lower && !te->upper)
             continue;
         double lo, hi;
