@@ -463,6 +463,77 @@ static void test_structured_types(void **state)
            "      |             ^~~~~~~~~~~~~~~~~~~~~~~~~\n");
 }
 
+/* Densities as expressions, conditionals, comparisons, and the shapes
+ * of the multivariate distributions. */
+static void test_expressions_16(void **state)
+{
+    (void)state;
+    parses("rows  { y : real  k : int  v : vector[3] }\n"
+           "param { mu : real  s : real<lower=0>  L : cholesky_factor_corr[3]\n"
+           "        th : simplex[3] }\n"
+           "prior { L ~ lkj_corr_cholesky(2)  th ~ dirichlet(rep_vector(1, 3)) }\n"
+           "datum { target += normal_lpdf(y | mu, s) + poisson_lpmf(k | 3)\n"
+           "        target += y > 0 && k != 2 || !(mu <= 1) ? mu : -mu\n"
+           "        target += k == 1 ? 0 : k == 2 ? 1 : 2\n"
+           "        v ~ multi_normal_cholesky(rep_vector(mu, 3), L)\n"
+           "        target += categorical_lpmf(k | th) + rows(v) }\n");
+    golden("rows  { y : real  k : int  v : vector[3] }\n"
+           "param { mu : real  s : real<lower=0> }\n"
+           "datum { target += normal_lpdf(y, mu, s) + normal_lpmf(y | mu, s)\n"
+           "        target += poisson_lpdf(k | mu) + normals_lpdf(y | mu, s)\n"
+           "        target += exp(y | mu) }\n",
+           "m.drift:3:19: error: write normal_lpdf(y | ...): a density's "
+           "outcome is separated from its arguments by '|'\n"
+           "    3 | datum { target += normal_lpdf(y, mu, s) + "
+           "normal_lpmf(y | mu, s)\n"
+           "      |                   ^~~~~~~~~~~\n"
+           "m.drift:3:43: error: normal is continuous: write normal_lpdf\n"
+           "    3 | datum { target += normal_lpdf(y, mu, s) + "
+           "normal_lpmf(y | mu, s)\n"
+           "      |                                           ^~~~~~~~~~~\n"
+           "m.drift:4:19: error: poisson is discrete: write poisson_lpmf\n"
+           "    4 |         target += poisson_lpdf(k | mu) + "
+           "normals_lpdf(y | mu, s)\n"
+           "      |                   ^~~~~~~~~~~~\n"
+           "m.drift:4:42: error: unknown distribution 'normals' in "
+           "'normals_lpdf' (did you mean 'normal_lpdf'?)\n"
+           "    4 |         target += poisson_lpdf(k | mu) + "
+           "normals_lpdf(y | mu, s)\n"
+           "      |                                          ^~~~~~~~~~~~\n"
+           "m.drift:5:19: error: '|' separates a density's outcome from its "
+           "arguments, as in normal_lpdf(y | mu, sigma); 'exp' is not a "
+           "density\n"
+           "    5 |         target += exp(y | mu) }\n"
+           "      |                   ^~~\n");
+    golden("rows  { y : real  v : vector[3] }\n"
+           "param { mu : vector[3]  s : real<lower=0>  S : matrix[2, 2] }\n"
+           "datum { target += y > mu ? 1 : 0\n"
+           "        target += y ? 1 : 0\n"
+           "        target += y > 0 ? mu : s\n"
+           "        v ~ multi_normal(mu, S)\n"
+           "        target += normal_lpdf(v | mu) }\n",
+           "m.drift:3:19: error: '>' takes scalars (int or real), given real "
+           "and vector[3]\n"
+           "    3 | datum { target += y > mu ? 1 : 0\n"
+           "      |                   ^~~~~~\n"
+           "m.drift:4:19: error: the condition of '? :' must be an int (a "
+           "comparison, say), given real\n"
+           "    4 |         target += y ? 1 : 0\n"
+           "      |                   ^\n"
+           "m.drift:5:19: error: the two branches of '? :' have different "
+           "shapes: vector[3] and real\n"
+           "    5 |         target += y > 0 ? mu : s\n"
+           "      |                   ^~~~~~~~~~~~~~\n"
+           "m.drift:6:30: error: Sigma of multi_normal must be a square "
+           "matrix of the outcome's size, given matrix[2, 2] for vector[3]\n"
+           "    6 |         v ~ multi_normal(mu, S)\n"
+           "      |                              ^\n"
+           "m.drift:7:19: error: distribution 'normal' takes 2 arguments (mu, "
+           "sigma), given 1\n"
+           "    7 |         target += normal_lpdf(v | mu) }\n"
+           "      |                   ^~~~~~~~~~~\n");
+}
+
 static void test_depth_limit(void **state)
 {
     (void)state;
@@ -508,6 +579,7 @@ int main(void)
         cmocka_unit_test(test_sparse_types),
         cmocka_unit_test(test_vector_product),
         cmocka_unit_test(test_structured_types),
+        cmocka_unit_test(test_expressions_16),
         cmocka_unit_test(test_depth_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

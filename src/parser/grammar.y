@@ -121,6 +121,8 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %token COV_MATRIX "'cov_matrix'" CORR_MATRIX "'corr_matrix'"
 %token LOWER "'lower'" UPPER "'upper'"
 %token PLUSEQ "'+='" EMUL "'.*'" EDIV "'./'"
+%token EQEQ "'=='" NOTEQ "'!='" LESSEQ "'<='" GREATEREQ "'>='"
+%token ANDAND "'&&'" OROR "'||'"
 
 %type <blist> blocks
 %type <block> block
@@ -131,7 +133,8 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %type <bounds> bounds_opt bound_list bound
 %type <slist> stmts
 %type <stmt> stmt
-%type <expr> lhs expr postfix primary
+%type <expr> lhs expr or_expr and_expr eq_expr rel_expr arith postfix
+%type <expr> primary
 %type <elist> args args_opt
 
 %left '+' '-'
@@ -357,13 +360,13 @@ bound_list
     ;
 
 bound
-    : LOWER '=' expr
+    : LOWER '=' arith
         {
             memset(&$$, 0, sizeof $$);
             $$.lower = $3;
             $$.lower_loc = span(@1, @3);
         }
-    | UPPER '=' expr
+    | UPPER '=' arith
         {
             memset(&$$, 0, sizeof $$);
             $$.upper = $3;
@@ -434,47 +437,118 @@ lhs
     ;
 
 expr
-    : expr '+' expr
+    : or_expr               { $$ = $1; }
+    | or_expr '?' expr ':' expr
+        {
+            NEED($$ = drift_ast_cond(ARENA, span(@1, @5), $1, $3, $5));
+            depth_check(ps, $$, $1, $3);
+            depth_check(ps, $$, $5, NULL);
+        }
+    ;
+
+or_expr
+    : and_expr              { $$ = $1; }
+    | or_expr OROR and_expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_OR, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    ;
+
+and_expr
+    : eq_expr               { $$ = $1; }
+    | and_expr ANDAND eq_expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_AND, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    ;
+
+eq_expr
+    : rel_expr              { $$ = $1; }
+    | eq_expr EQEQ rel_expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_EQ, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | eq_expr NOTEQ rel_expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_NE, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    ;
+
+rel_expr
+    : arith                 { $$ = $1; }
+    | rel_expr '<' arith
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_LT, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | rel_expr LESSEQ arith
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_LE, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | rel_expr '>' arith
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_GT, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | rel_expr GREATEREQ arith
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_GE, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    ;
+
+arith
+    : arith '+' arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_ADD, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr '-' expr
+    | arith '-' arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_SUB, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr '*' expr
+    | arith '*' arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_MUL, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr '/' expr
+    | arith '/' arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_DIV, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr EMUL expr
+    | arith EMUL arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_EMUL, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr EDIV expr
+    | arith EDIV arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_EDIV, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr '^' expr
+    | arith '^' arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_POW, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | '-' expr %prec UMINUS
+    | '-' arith %prec UMINUS
         {
             NEED($$ = drift_ast_neg(ARENA, span(@1, @2), $2));
             depth_check(ps, $$, $2, NULL);
         }
-    | '+' expr %prec UMINUS { $$ = $2; }
+    | '+' arith %prec UMINUS { $$ = $2; }
+    | '!' arith %prec UMINUS
+        {
+            NEED($$ = drift_ast_not(ARENA, span(@1, @2), $2));
+            depth_check(ps, $$, $2, NULL);
+        }
     | postfix               { $$ = $1; }
     ;
 
@@ -499,6 +573,24 @@ primary
             NEED($$ = drift_ast_call(ARENA, span(@1, @4), $1, @1, $3.first,
                                      $3.n));
             for (drift_expr *a = $3.first; a; a = a->next)
+                depth_check(ps, $$, a, NULL);
+        }
+    | ROWS '(' args_opt ')'
+        {
+            /* rows(x), the function, though 'rows' names a block. */
+            NEED($$ = drift_ast_call(ARENA, span(@1, @4), "rows", @1,
+                                     $3.first, $3.n));
+            for (drift_expr *a = $3.first; a; a = a->next)
+                depth_check(ps, $$, a, NULL);
+        }
+    | IDENT '(' expr '|' args_opt ')'
+        {
+            /* A density: normal_lpdf(y | mu, sigma). */
+            $3->next = $5.first;
+            NEED($$ = drift_ast_call(ARENA, span(@1, @6), $1, @1, $3,
+                                     $5.n + 1));
+            $$->bar = 1;
+            for (drift_expr *a = $3; a; a = a->next)
                 depth_check(ps, $$, a, NULL);
         }
     | '(' expr ')'
@@ -564,7 +656,7 @@ static int starts_expr(yysymbol_kind_t k)
 {
     return k == YYSYMBOL_IDENT || k == YYSYMBOL_INT_LIT ||
            k == YYSYMBOL_REAL_LIT || is_char(k, '(') || is_char(k, '-') ||
-           is_char(k, '+');
+           is_char(k, '+') || is_char(k, '!') || k == YYSYMBOL_ROWS;
 }
 
 /* An infix operator or '[': what may continue an expression. */
@@ -572,7 +664,11 @@ static int continues_expr(yysymbol_kind_t k)
 {
     return k == YYSYMBOL_EMUL || k == YYSYMBOL_EDIV || is_char(k, '+') ||
            is_char(k, '-') || is_char(k, '*') || is_char(k, '/') ||
-           is_char(k, '^') || is_char(k, '[');
+           is_char(k, '^') || is_char(k, '[') || is_char(k, '<') ||
+           is_char(k, '>') || is_char(k, '?') || k == YYSYMBOL_EQEQ ||
+           k == YYSYMBOL_NOTEQ || k == YYSYMBOL_LESSEQ ||
+           k == YYSYMBOL_GREATEREQ || k == YYSYMBOL_ANDAND ||
+           k == YYSYMBOL_OROR;
 }
 
 static int starts_block(yysymbol_kind_t k)
