@@ -65,7 +65,7 @@ static void test_elementwise(void **state)
         "prior { a ~ normal(0, 1)  b ~ normal(0, 1)  s ~ normal(0, 1) }\n"
         "datum {\n"
         "  target += sum(a + x) + sum(x - b) + sum(a .* x) * s\n"
-        "  target += sum(x ./ (2 + exp(b))) + sum(a * x)\n"
+        "  target += sum(x ./ (2 + exp(b))) + sum(a .* x)\n"
         "  target += sum((a - b) * z) + sum(s * a) - sum(a / (3 + s * s))\n"
         "  target += sum(-a) + sum(exp(a) ./ (1 + exp(b))) + sum(1 / (2 + exp(a)))\n"
         "  target += s ^ 2 * z + pow(1 + exp(s), z) + sum(pow(exp(a), 1.5))\n"
@@ -331,6 +331,232 @@ static void test_large_perrow(void **state)
     free(json);
 }
 
+/* ---- functions and densities of issue 16 ------------------------------------- */
+
+/* Each expression's value at x = (0.3, 1.7, -0.4) against R (printed
+ * with options(digits = 17); the script is in the comment of each
+ * group), and its gradient in x against central differences there.
+ * Data: c = (1, 2, 3); M = [2 .5 .3; .5 1.5 -.2; .3 -.2 1]; A = [.5 -1 2;
+ * 1.5 .25 -.75]; v6 = 1:6; v9 = 1:9; L2 = chol of O2 = [1 .6; .6 1];
+ * O3 = [1 .3 -.2; .3 1 .4; -.2 .4 1] and L3 its Cholesky factor.  The
+ * LKJ references: for K = 2, dbeta((r + 1) / 2, eta, eta, log = TRUE) -
+ * log(2); for K = 3, (eta - 1) log det(O3) - log c3(eta) with c3 by
+ * nested integrate() over the 3 x 3 correlation matrices (c3(1) =
+ * pi^2 / 2 to 1e-13), plus log L3[2, 2] for the Cholesky factor's
+ * density; multi_normal: -0.5 d' S^-1 d - 0.5 log det(2 pi S);
+ * dirichlet: lgamma(sum(a)) - sum(lgamma(a)) + sum((a - 1) log(t)). */
+static const struct {
+    const char *expr;
+    double want;
+} fn_refs[] = {
+    {"lgamma(x[2])", -0.095807697407065878},
+    {"Phi(x[3])", 0.34457825838967582},
+    {"Phi_approx(x[1])", 0.61802768452061396},
+    {"logit(x[1])", -0.84729786038720356},
+    {"inv_logit(x[2])", 0.84553473491646525},
+    {"log1m_exp(x[3])", -1.1096329315889282},
+    {"log1m_inv_logit(x[2])", -1.8677860293862656},
+    {"log_diff_exp(x[2], x[1])", 1.416845046077073},
+    {"fmin(x[1], x[2]) + 10 * fmax(x[1], x[3])", 3.2999999999999998},
+    {"lchoose(x[2] + 5, x[1] + 2)", 3.1417347460251972},
+    {"lbeta(x[2], x[1] + 1)", -0.89712968747487176},
+    {"log_mix(inv_logit(x[1]), x[2], x[3])", 1.2324809076854226},
+    {"log_mix(softmax(x), x)", 1.4589502665197707},
+    {"dot(softmax(x), c)", 1.9093238171744145},
+    {"dot(log_softmax(x), c)", -9.5847172785103805},
+    {"dot(cumulative_sum(x), c)", 9.0999999999999996},
+    {"dot(append_row(x, x[1]), append_row(c, 2))", 3.0999999999999996},
+    {"dot(append_row(x[2], x), append_row(2, c))", 5.8999999999999995},
+    {"sum(append_row(A, diag_pre_multiply(head(x, 2), A)) .* append_row(A, A))", 14.5875},
+    {"sum(append_col(transpose(A), x) .* M)", 1.7249999999999999},
+    {"sum(append_col(x, M) .* append_col(M, c))", 5.5700000000000003},
+    {"sum(rows_dot_product(A, diag_pre_multiply(head(x, 2), A)))", 6.4624999999999995},
+    {"sum(rows_dot_product(x, c))", 2.4999999999999996},
+    {"sum(diag_post_multiply(A, x))", -1.175},
+    {"sum(quad_form_diag(M, exp(x)))", 55.503956518698295},
+    {"dot(to_vector(cholesky_decompose(quad_form_diag(M, exp(x)))), v9)", 43.080173387655691},
+    {"sum(multiply_lower_tri_self_transpose(diag_pre_multiply(exp(x), M)))", 97.469595148725702},
+    {"dot(mdivide_left_tri_low(cholesky_decompose(M), x), c)", 2.6042680277586938},
+    {"sum(mdivide_left_tri_low(cholesky_decompose(M), append_col(x, 2 * x)) .* append_col(c, c))", 7.812804083276081},
+    {"dot(diagonal(M), x)", 2.75},
+    {"sum(diag_matrix(x) * c)", 2.4999999999999996},
+    {"dot(to_vector(A), v6)", 7},
+    {"sum(transpose(A) * head(x, 2))", 2.1499999999999999},
+    {"sum(rep_vector(x[1], 3)) + sum(rep_matrix(x[2], 2, 3))", 11.1},
+    {"dot(tail(x, 2), segment(c, 2, 2))", 2.1999999999999997},
+    {"x[1] * (rows(A) + cols(A) * 10 + num_elements(M) * 100)", 279.59999999999997},
+    {"distance(x, c) + 10 * squared_distance(x, c)", 124.88425027803686},
+    {"sum(add_diag(M, x)) + sum(add_diag(M, x[1]))", 13.899999999999999},
+    {"max(x) + 10 * min(x) + max(2, 3)", 0.70000000000000018},
+    {"sd(x) + 10 * variance(x)", 12.502600995489697},
+    {"x[1] < x[2] ? x[1] : x[3]", 0.29999999999999999},
+    {"x[2] <= x[1] ? x[1] : x[3]", -0.40000000000000002},
+    {"((x[1] > 0 && x[3] > 0) || !(x[2] < 1)) + 10 * (x[1] >= 0.25) + 100 * (x[1] == x[2]) + 1000 * (x[1] != x[2])", 1011},
+    {"erf(x[1]) + erfc(x[3])", 1.7570191145057961},
+    {"tgamma(x[2]) + inv_cloglog(x[3])", 1.3970938991642488},
+    {"inv(x[2]) + inv_sqrt(x[2]) + inv_square(x[3])", 7.6052002829650176},
+    {"log2(x[2]) + log10(x[1]) + exp2(x[3]) + cbrt(x[3])", 0.26370798460976119},
+    {"tan(x[1]) + asin(x[3]) + acos(x[1]) + atan(x[2])", 2.2029953358577252},
+    {"sinh(x[1]) + cosh(x[3]) + asinh(x[2]) + acosh(x[2]) + atanh(x[3])", 3.3859951445199385},
+    {"x[1] * (step(x[3]) + 10 * step(x[1]) + 100 * floor(x[2]) + 1000 * ceil(x[3]) + 10000 * round(x[2]) + 100000 * trunc(x[3] - 1))", -23967},
+    {"normal_lpdf(x[1] | x[2], exp(x[3]))", -2.6999686431272907},
+    {"poisson_lpmf(3 | exp(x[1]))", -2.2416182768040582},
+    {"normal_lpdf(x | c, 2)", -6.3537571412938538},
+    {"binomial_lpmf(3 | 10, inv_logit(x[1]))", -2.8560607019032256},
+    {"categorical_lpmf(2 | softmax(x))", -0.31411954641839679},
+    {"dirichlet_lpdf(softmax(x) | c)", -1.0480140770330895},
+    {"dirichlet_lpdf(softmax(x) | exp(x))", 2.214726188998013},
+    {"multi_normal_lpdf(x | c, M)", -9.4616731713617188},
+    {"multi_normal_cholesky_lpdf(x | c, cholesky_decompose(quad_form_diag(M, exp(x))))", -18.654161085702778},
+    {"lkj_corr_cholesky_lpdf(L2 | exp(x[1]))", -0.6692467725752711},
+    {"lkj_corr_lpdf(O2 | exp(x[1]))", -0.6692467725752711},
+    {"lkj_corr_lpdf(O3 | exp(x[1]))", -1.3206636353275827},
+    {"lkj_corr_cholesky_lpdf(L3 | exp(x[1]))", -1.3678189750632033},
+};
+
+static const char *const fn_data =
+    "json:{\"c\": [1, 2, 3],"
+    " \"M\": [[2, 0.5, 0.3], [0.5, 1.5, -0.2], [0.3, -0.2, 1.0]],"
+    " \"A\": [[0.5, -1, 2], [1.5, 0.25, -0.75]],"
+    " \"v6\": [1, 2, 3, 4, 5, 6], \"v9\": [1, 2, 3, 4, 5, 6, 7, 8, 9],"
+    " \"L2\": [[1, 0], [0.6, 0.8]], \"O2\": [[1, 0.6], [0.6, 1]],"
+    " \"O3\": [[1, 0.3, -0.2], [0.3, 1, 0.4], [-0.2, 0.4, 1]],"
+    " \"L3\": [[1, 0, 0], [0.29999999999999999, 0.95393920141694566, 0],"
+    " [-0.20000000000000001, 0.4822110248920824, 0.85292000062873863]]}";
+
+static void test_function_values(void **state)
+{
+    (void)state;
+    const char *data[] = {fn_data, NULL};
+    for (size_t k = 0; k < sizeof fn_refs / sizeof fn_refs[0]; k++) {
+        char model[1024];
+        snprintf(model, sizeof model,
+                 "data { c : vector[3]  M : matrix[3, 3]  A : matrix[2, 3]\n"
+                 "       v6 : vector[6]  v9 : vector[9]  L2 : matrix[2, 2]\n"
+                 "       O2 : matrix[2, 2]  O3 : matrix[3, 3]\n"
+                 "       L3 : matrix[3, 3] }\n"
+                 "param { x : vector[3] }\n"
+                 "prior { target += %s }\n",
+                 fn_refs[k].expr);
+        lt_model lm;
+        lt_open(&lm, model, data, NULL, 0);
+        if (lm.rc)
+            fail_msg("%s: did not open: %s", fn_refs[k].expr, lm.report);
+        const drift_model *m = &lm.m;
+        void *ws = m->workspace_new(m->self, 1);
+        double x[3] = {0.3, 1.7, -0.4}, g[3], lp;
+        drift_err e;
+        if (m->log_prior(m->self, ws, x, &lp, g, &e))
+            fail_msg("%s: %s", fn_refs[k].expr, e.msg);
+        double tol = strstr(fn_refs[k].expr, "lkj") ? 1e-9 : 1e-12;
+        if (!(fabs(lp - fn_refs[k].want) <= tol * fmax(1, fabs(lp))))
+            fail_msg("%s = %.17g, R says %.17g", fn_refs[k].expr, lp,
+                     fn_refs[k].want);
+        for (int j = 0; j < 3; j++) {
+            double xp[3] = {x[0], x[1], x[2]}, up, dn, h = 1e-6;
+            xp[j] = x[j] + h;
+            m->log_prior(m->self, ws, xp, &up, NULL, &e);
+            xp[j] = x[j] - h;
+            m->log_prior(m->self, ws, xp, &dn, NULL, &e);
+            double fd = (up - dn) / (2 * h);
+            if (!(fabs(fd - g[j]) < 1e-6 * fmax(1, fabs(fd))))
+                fail_msg("%s: d/dx[%d] = %.12g, finite differences %.12g",
+                         fn_refs[k].expr, j + 1, g[j], fd);
+        }
+        m->workspace_free(m->self, ws);
+        lt_close(&lm);
+    }
+}
+
+/* Normal columns, the last a category 1..3. */
+static double gen_cat_last(size_t i, size_t c, drift_rng *r)
+{
+    (void)i;
+    if (c == 4)
+        return (double)(1 + drift_rng_below(r, 3));
+    return drift_rng_normal(r);
+}
+
+/* The new operations per row: the whole battery (per-row gradients,
+ * jvp, rows alone) with rows variables and parameters mixed. */
+static void test_composites_per_row(void **state)
+{
+    (void)state;
+    char *d = csv("y.1,y.2,y.3,z,k", 5, 13, gen_cat_last, 21);
+    const char *data[] = {d, NULL};
+    check_model(
+        "rows { y : vector[3]  z : real  k : int }\n"
+        "param { mu : vector[3]  L : cholesky_factor_corr[3]\n"
+        "        s : vector<lower=0>[3]  th : simplex[3]\n"
+        "        S : cov_matrix[3]  a : real  R : corr_matrix[3]\n"
+        "        o : ordered[2]  W : matrix[3, 3] }\n"
+        "prior { mu ~ normal(0, 1)  L ~ lkj_corr_cholesky(2.5)\n"
+        "        s ~ lognormal(0, 1)  th ~ dirichlet(rep_vector(1.5, 3) + s)\n"
+        "        target += -0.1 * squared_norm(S)  R ~ lkj_corr(a * a + 1)  a ~ normal(0, 1)\n"
+        "        o ~ normal(0, 2)  target += -0.5 * squared_norm(W) }\n"
+        "datum {\n"
+        "  y ~ multi_normal_cholesky(mu, diag_pre_multiply(s, L))\n"
+        "  y ~ multi_normal(mu + z, S)\n"
+        "  k ~ categorical(th)\n"
+        "  target += normal_lpdf(y[1] | mu[1] * z, s[2])\n"
+        "  target += log_mix(th[1], normal_lpdf(z | mu[2], 1),\n"
+        "                    normal_lpdf(z | o[1], s[3]))\n"
+        "  target += z > o[2] ? log1p_exp(a * z) : -a * a * z * z\n"
+        "  target += dot(softmax(y .* mu), log_softmax(mu)) + sum(cumulative_sum(y .* s))\n"
+        "  target += sum(append_row(y, z) .* append_row(mu, a))\n"
+        "  target += sum(rows_dot_product(W, quad_form_diag(S, y))) * 0.01\n"
+        "  target += sum(mdivide_left_tri_low(cholesky_decompose(S), y - mu))\n"
+        "  target += sum(multiply_lower_tri_self_transpose(W * diag_matrix(y))) * 0.01\n"
+        "  target += max(y .* mu) + min(y) * a + fmax(z, a) + fmin(z * a, mu[1])\n"
+        "  target += sum(append_col(y, W * y)) * 0.1 + dot(diagonal(R), y)\n"
+        "  target += log_diff_exp(2 + s[1], s[2] - 1 - s[1]) + lchoose(5 + s[3], 2 + s[1])\n"
+        "  target += sd(y .* mu) + Phi(z * a) + sum(to_vector(transpose(W) * R))\n"
+        "}\n",
+        data, 22, 0.5);
+    free(d);
+}
+
+/* Conditionals: a hurdle model (a density defined only on the branch
+ * taken for each row: lognormal of y > 0), and a branch not taken that is
+ * undefined at the parameter's value (sigma <= 0), give finite values and
+ * gradients through the branch taken. */
+static double gen_hurdle(size_t i, size_t c, drift_rng *r)
+{
+    (void)c;
+    return i % 3 == 0 ? 0 : 0.1 + drift_rng_uniform(r) * 3;
+}
+
+static void test_conditional_branches(void **state)
+{
+    (void)state;
+    char *d = csv("y", 1, 12, gen_hurdle, 23);
+    const char *data[] = {d, NULL};
+    check_model("rows { y : real }\n"
+                "param { th : real<lower=0, upper=1>  mu : real\n"
+                "        s : real<lower=0>  x : real }\n"
+                "prior { th ~ beta(2, 2)  mu ~ normal(0, 1)  s ~ gamma(2, 2)\n"
+                "        x ~ normal(0, 1)\n"
+                "        target += x > 0 ? normal_lpdf(1 | 0, x) : -x * x\n"
+                "        target += x > 0 ? log(x) : x }\n"
+                "datum { target += y > 0 ? lognormal_lpdf(y | mu, s) + log(th)\n"
+                "                        : log1m(th) }\n",
+                data, 24, 0.8);
+    free(d);
+    /* The value is the branch taken's. */
+    lt_model lm;
+    lt_open_ok(&lm,
+               "param { x : real }\n"
+               "prior { target += x > 0 ? normal_lpdf(1 | 0, x) : -x * x }\n",
+               NULL, NULL, 0);
+    void *ws = lm.m.workspace_new(lm.m.self, 1);
+    double x = -0.5, lp, g;
+    drift_err e;
+    assert_int_equal(lm.m.log_prior(lm.m.self, ws, &x, &lp, &g, &e), 0);
+    assert_true(fabs(lp + 0.25) < 1e-15 && fabs(g - 1) < 1e-15);
+    lm.m.workspace_free(lm.m.self, ws);
+    lt_close(&lm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -343,6 +569,9 @@ int main(void)
         cmocka_unit_test(test_jacobians),
         cmocka_unit_test(test_glm_detection),
         cmocka_unit_test(test_large_perrow),
+        cmocka_unit_test(test_function_values),
+        cmocka_unit_test(test_composites_per_row),
+        cmocka_unit_test(test_conditional_branches),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,6 +25,23 @@
  *   categorical_logit: eta <- c(0.3, -1.2, 2.0, 0.5);
  *                      log(exp(eta[y]) / sum(exp(eta)))
  *   digamma:           digamma(x)
+ *   binomial:          dbinom(y, n, theta, log = TRUE)
+ *   neg_binomial:      dnbinom(y, size = alpha, prob = beta / (1 + beta),
+ *                             log = TRUE)
+ *   neg_binomial_2:    dnbinom(y, mu = mu, size = phi, log = TRUE)
+ *   neg_binomial_2_log: dnbinom(y, mu = exp(eta), size = phi, log = TRUE)
+ *   beta_binomial:     lchoose(N, y) + lbeta(y + a, N - y + b) - lbeta(a, b)
+ *   weibull:           dweibull(y, shape = alpha, scale = sigma, log = TRUE)
+ *   von_mises:         kappa * cos(y - mu) - log(2 * pi)
+ *                        - log(besselI(kappa, 0, expon.scaled = TRUE)) - kappa
+ *   gumbel:            z <- (y - mu) / beta; -log(beta) - z - exp(-z)
+ *   chi_square:        dchisq(y, nu, log = TRUE)
+ *   inv_chi_square:    dchisq(1 / y, nu, log = TRUE) - 2 * log(y)
+ *   scaled_inv_chi_square: dgamma(1 / y, nu / 2, rate = nu * s^2 / 2,
+ *                             log = TRUE) - 2 * log(y)
+ *   rayleigh:          log(y) - 2 * log(sigma) - y^2 / (2 * sigma^2)
+ *   frechet:           dweibull(1 / y, shape = alpha, scale = 1 / sigma,
+ *                             log = TRUE) - 2 * log(y)
  * bernoulli_logit(0 | 40) is the closed form -log1p(exp(40)) = -40 to
  * double precision (R's dbinom gives -Inf there, as plogis(40) rounds
  * to 1). */
@@ -87,6 +104,37 @@ static const ref refs[] = {
     {DRIFT_D_POISSON_LOG, {3, 0.3}, -2.2416182768040582},
     {DRIFT_D_POISSON_LOG, {0, -2.5}, -0.0820849986238988},
     {DRIFT_D_POISSON_LOG, {17, 2}, -6.8941295490675385},
+    {DRIFT_D_BINOMIAL, {3, 10, 0.3}, -1.3211512777668888},
+    {DRIFT_D_BINOMIAL, {0, 7, 0.12}, -0.89483360056919414},
+    {DRIFT_D_BINOMIAL, {7, 7, 0.9}, -0.73752360960478403},
+    {DRIFT_D_NEG_BINOMIAL, {4, 2.5, 1.5}, -2.7424016278753198},
+    {DRIFT_D_NEG_BINOMIAL, {0, 0.7, 3}, -0.20137745071624663},
+    {DRIFT_D_NEG_BINOMIAL_2, {4, 3.2, 1.7}, -2.3022478810453988},
+    {DRIFT_D_NEG_BINOMIAL_2, {0, 0.4, 12}, -0.39347787387589039},
+    {DRIFT_D_NEG_BINOMIAL_2, {17, 20, 1e4}, -2.5780249455557991},
+    {DRIFT_D_NEG_BINOMIAL_2_LOG, {4, 1.1, 1.7}, -2.3223669249284682},
+    {DRIFT_D_NEG_BINOMIAL_2_LOG, {9, -0.5, 0.3}, -6.5941819564921493},
+    {DRIFT_D_BETA_BINOMIAL, {3, 10, 2.2, 1.7}, -2.386908994061864},
+    {DRIFT_D_BETA_BINOMIAL, {0, 5, 0.6, 3.1}, -0.59967617830507614},
+    {DRIFT_D_BETA_BINOMIAL, {8, 8, 1.5, 0.4}, -0.80604852171044927},
+    {DRIFT_D_WEIBULL, {1.3, 2.2, 1.7}, -0.61831476237760075},
+    {DRIFT_D_WEIBULL, {4.1, 0.6, 0.3}, -5.1545647964013588},
+    {DRIFT_D_VON_MISES, {0.3, -0.2, 1.7}, -0.96869263011175533},
+    {DRIFT_D_VON_MISES, {2.5, 1, 0.05}, -1.8349651086968282},
+    {DRIFT_D_VON_MISES, {-1, -1.2, 45}, 0.084579332139391283},
+    {DRIFT_D_VON_MISES, {3, 0, 300}, -595.06521363954516},
+    {DRIFT_D_GUMBEL, {0.3, -0.2, 1.7}, -1.5699347151344742},
+    {DRIFT_D_GUMBEL, {-4.1, 2.5, 0.6}, -59862.630889574051},
+    {DRIFT_D_CHI_SQUARE, {1.3, 2.2}, -1.336353030909351},
+    {DRIFT_D_CHI_SQUARE, {4.1, 7}, -2.1495213000312279},
+    {DRIFT_D_INV_CHI_SQUARE, {1.3, 2.2}, -1.6481697973532161},
+    {DRIFT_D_INV_CHI_SQUARE, {0.2, 7}, 1.1154818716465686},
+    {DRIFT_D_SCALED_INV_CHI_SQUARE, {1.3, 2.2, 0.8}, -1.4287055907668573},
+    {DRIFT_D_SCALED_INV_CHI_SQUARE, {4.1, 7, 2.5}, -2.0870753248489171},
+    {DRIFT_D_RAYLEIGH, {1.3, 0.8}, -0.6116611329040893},
+    {DRIFT_D_RAYLEIGH, {4.1, 2.5}, -1.7663944900380482},
+    {DRIFT_D_FRECHET, {1.3, 2.2, 1.7}, -0.68804068637271354},
+    {DRIFT_D_FRECHET, {0.4, 0.6, 3}, -1.7355309928779066},
 };
 
 static void test_against_r(void **state)
@@ -195,6 +243,15 @@ static void test_domains(void **state)
         {DRIFT_D_BINOMIAL_LOGIT, {8, 7, 0}, "from 0 to n = 7"},
         {DRIFT_D_POISSON, {1.5, 2}, "non-negative integer"},
         {DRIFT_D_EXPONENTIAL, {1, 0}, "rate beta"},
+        {DRIFT_D_BINOMIAL, {3, 10, 1.5}, "probability theta"},
+        {DRIFT_D_BINOMIAL, {11, 10, 0.5}, "from 0 to n = 10"},
+        {DRIFT_D_NEG_BINOMIAL_2, {3, -1, 2}, "mu must be positive"},
+        {DRIFT_D_NEG_BINOMIAL_2_LOG, {3, 1, 0}, "phi must be positive"},
+        {DRIFT_D_BETA_BINOMIAL, {3, 2, 1, 1}, "from 0 to N = 2"},
+        {DRIFT_D_BETA_BINOMIAL, {1, 2, 0, 1}, "alpha must be positive"},
+        {DRIFT_D_WEIBULL, {-1, 1, 1}, "non-negative"},
+        {DRIFT_D_VON_MISES, {0, 0, -1}, "concentration kappa"},
+        {DRIFT_D_SCALED_INV_CHI_SQUARE, {1, 2, -1}, "s must be positive"},
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         double lp = drift_dist_lpdf(bad[k].id, bad[k].a, NULL);
@@ -402,6 +459,117 @@ static void test_through_language(void **state)
     free(cntx);
 }
 
+/* The distributions added for real models, every continuous argument a
+ * parameter, through the derivative battery; vectors of arguments
+ * (student_t's), an offset through poisson_log. */
+static void test_new_through_language(void **state)
+{
+    (void)state;
+    drift_rng r;
+    drift_rng_seed(&r, 44, 0);
+    size_t cap = 4096, used = 0;
+    char *d = malloc(cap);
+    used += (size_t)snprintf(d, cap, "csv:k,n,y,a,E\n");
+    for (int i = 0; i < 12; i++)
+        used += (size_t)snprintf(d + used, cap - used, "%d,%d,%.17g,%.17g,%.17g\n",
+                                 (int)drift_rng_below(&r, 6), 6,
+                                 0.2 + 2 * drift_rng_uniform(&r),
+                                 -3 + 6 * drift_rng_uniform(&r),
+                                 0.5 + drift_rng_uniform(&r));
+    static const char *const models[] = {
+        "param { th : real<lower=0, upper=1>  mu : real<lower=0>\n"
+        "        phi : real<lower=0>  eta : real  al : real<lower=0>\n"
+        "        be : real<lower=0> }\n"
+        "prior { th ~ beta(2, 2)  mu ~ gamma(2, 1)  phi ~ gamma(2, 1)\n"
+        "        eta ~ normal(0, 1)  al ~ gamma(2, 1)  be ~ gamma(2, 1) }\n"
+        "datum { k ~ binomial(n, th)  k ~ neg_binomial_2(mu, phi)\n"
+        "        k ~ neg_binomial_2_log(eta, phi)  k ~ beta_binomial(n, al, be)\n"
+        "        k ~ neg_binomial(al, be)  k ~ poisson_log(log(E) + eta) }\n",
+        "param { al : real<lower=0>  s : real<lower=0>  mu : real\n"
+        "        ka : real<lower=0>  nu : real<lower=0> }\n"
+        "prior { al ~ gamma(3, 2)  s ~ gamma(3, 2)  mu ~ normal(0, 1)\n"
+        "        ka ~ gamma(2, 1)  nu ~ gamma(3, 1) }\n"
+        "datum { y ~ weibull(al, s)  a ~ von_mises(mu, ka)  y ~ gumbel(mu, s)\n"
+        "        y ~ chi_square(nu)  y ~ inv_chi_square(nu)\n"
+        "        y ~ scaled_inv_chi_square(nu, s)  y ~ rayleigh(s)\n"
+        "        y ~ frechet(al, s) }\n",
+        "param { nu : vector<lower=0>[3]  m : vector[3]  s : vector<lower=0>[3] }\n"
+        "prior { nu ~ gamma(3, 1)  m ~ normal(0, 1)  s ~ lognormal(0, 1)\n"
+        "        m ~ student_t(nu, 0, s) }\n"
+        "datum { a ~ student_t(nu[1] + 1, m[2] * y, s[3]) }\n",
+    };
+    const char *dd[] = {d, NULL};
+    for (size_t k = 0; k < sizeof models / sizeof models[0]; k++) {
+        char text[1400];
+        snprintf(text, sizeof text,
+                 "rows { k : int  n : int  y : real  a : real  E : real }\n%s",
+                 models[k]);
+        lt_model lm;
+        lt_open_ok(&lm, text, dd, NULL, 0);
+        lt_check_derivatives(&lm.m, 70 + k, 3, 0.5);
+        lt_close(&lm);
+    }
+    free(d);
+}
+
+/* Log prior of a model at theta. */
+static double prior_at(const char *model, const char *const *data,
+                       const double *theta)
+{
+    lt_model lm;
+    lt_open_ok(&lm, model, data, NULL, 0);
+    void *ws = lm.m.workspace_new(lm.m.self, 1);
+    double lp;
+    drift_err e;
+    if (lm.m.log_prior(lm.m.self, ws, theta, &lp, NULL, &e))
+        fail_msg("%s", e.msg);
+    lm.m.workspace_free(lm.m.self, ws);
+    lt_close(&lm);
+    return lp;
+}
+
+/* The multivariate distributions over arrays equal the sum over the
+ * array's elements, and their gradients pass the battery. */
+static void test_multivariate_arrays(void **state)
+{
+    (void)state;
+    const char *data[] = {
+        "json:{\"Y\": [[0.1, -0.3, 1.2], [2.0, 0.4, -1.1], [0.5, 0.5, 0.5],"
+        " [-1, 0, 1]], \"S\": [[2, 0.5, 0.3], [0.5, 1.5, -0.2],"
+        " [0.3, -0.2, 1.0]]}",
+        NULL};
+    const char *head = "data { Y : array[4] vector[3]  S : matrix[3, 3] }\n"
+                       "param { mu : vector[3]  a : vector<lower=0>[4]\n"
+                       "        th : array[2] simplex[4]  M : array[4] vector[3] }\n";
+    char m1[1024], m2[1024];
+    snprintf(m1, sizeof m1,
+             "%sprior { target += multi_normal_lpdf(Y | mu, S)\n"
+             "        th ~ dirichlet(a)  target += multi_normal_lpdf(Y | M, S) }\n",
+             head);
+    snprintf(m2, sizeof m2,
+             "%sprior { target += multi_normal_lpdf(Y[1] | mu, S)"
+             " + multi_normal_lpdf(Y[2] | mu, S)\n"
+             "  target += multi_normal_lpdf(Y[3] | mu, S)"
+             " + multi_normal_lpdf(Y[4] | mu, S)\n"
+             "  th[1] ~ dirichlet(a)  th[2] ~ dirichlet(a)\n"
+             "  target += multi_normal_lpdf(Y[1] | M[1], S)"
+             " + multi_normal_lpdf(Y[2] | M[2], S)\n"
+             "  target += multi_normal_lpdf(Y[3] | M[3], S)"
+             " + multi_normal_lpdf(Y[4] | M[4], S) }\n",
+             head);
+    drift_rng r;
+    drift_rng_seed(&r, 3, 0);
+    double theta[25];
+    for (int k = 0; k < 25; k++)
+        theta[k] = 0.7 * drift_rng_normal(&r);
+    double a = prior_at(m1, data, theta), b = prior_at(m2, data, theta);
+    assert_true(fabs(a - b) < 1e-10 * fabs(a));
+    lt_model lm;
+    lt_open_ok(&lm, m1, data, NULL, 0);
+    lt_check_derivatives(&lm.m, 90, 3, 0.5);
+    lt_close(&lm);
+}
+
 /* The log likelihood through the language equals R's, summed. */
 static void test_language_values(void **state)
 {
@@ -444,6 +612,8 @@ int main(void)
         cmocka_unit_test(test_rows_shared_normal),
         cmocka_unit_test(test_through_language),
         cmocka_unit_test(test_language_values),
+        cmocka_unit_test(test_new_through_language),
+        cmocka_unit_test(test_multivariate_arrays),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

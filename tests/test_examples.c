@@ -323,7 +323,10 @@ static void test_mf(void **state)
     open_example(&tp, "mf/mf.drift", data, NULL, 0);
     const drift_model *m = &tp.p.model;
     assert_int_equal(m->dim, (20 + 15) * 2);
-    assert_string_equal(m->out_names[3], "U.2.2");
+    /* Output column-major as Stan writes it; theta row-major. */
+    assert_string_equal(m->out_names[3], "U.4.1");
+    assert_string_equal(m->out_names[20], "U.1.2");
+    assert_string_equal(m->theta_names[3], "U.2.2");
     battery(&tp, 7);
     th_draws d;
     sgld(&tp, 1e-4, 30, 5000, 17, &d);

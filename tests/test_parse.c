@@ -400,10 +400,138 @@ static void test_sparse_types(void **state)
     /* The keyword in the parser's list of types. */
     golden("param { w : spars_vector[3] }\n",
            "m.drift:1:13: error: expected a type (real, int, vector[n], "
-           "matrix[r, c], sparse_vector[n] or array[n] ...), found "
-           "'spars_vector'\n"
+           "matrix[r, c], sparse_vector[n], simplex[K], ... or array[n] "
+           "...), found 'spars_vector'\n"
            "    1 | param { w : spars_vector[3] }\n"
            "      |             ^~~~~~~~~~~~\n");
+}
+
+/* vector * vector is refused as Stan refuses it (it once meant the
+ * elementwise product, which turned a linear predictor into a vector and
+ * a scalar outcome into one term per element); .* and ./ are the
+ * elementwise operators. */
+static void test_vector_product(void **state)
+{
+    (void)state;
+    parses("rows { x : vector[D]  y : int }\n"
+           "param { b : vector[D]  a : array[2] real }\n"
+           "datum { y ~ poisson_log(dot(x, b))  target += sum(x .* b)\n"
+           "        target += sum(x ./ exp(b)) + sum(2 * b) + sum(b * 2) }\n");
+    golden("rows { x : vector[D]  y : int }\n"
+           "param { beta : vector[D]  a : array[2] real }\n"
+           "datum { y ~ poisson_log(x * beta)\n"
+           "        target += sum(a * a) }\n",
+           "m.drift:3:25: error: vector[D] * vector[D] is not defined "
+           "(vectors are columns): write dot(a, b) for the inner product, "
+           "or a .* b for the elementwise product\n"
+           "    3 | datum { y ~ poisson_log(x * beta)\n"
+           "      |                         ^~~~~~~~\n"
+           "m.drift:4:23: error: array[2] real * array[2] real is not "
+           "defined: '*' does not apply to arrays; use .* for elementwise "
+           "products\n"
+           "    4 |         target += sum(a * a) }\n"
+           "      |                       ^~~~~\n");
+}
+
+/* The structured types: vectors and matrices with Stan's constraints. */
+static void test_structured_types(void **state)
+{
+    (void)state;
+    parses("data  { K : int  a : simplex[K] }\n"
+           "param { th : simplex[K]  c : ordered[K]  p : positive_ordered[3]\n"
+           "        L : cholesky_factor_corr[K]  F : cholesky_factor_cov[4, 2]\n"
+           "        G : cholesky_factor_cov[K]  S : cov_matrix[K]\n"
+           "        R : corr_matrix[K]  ths : array[2] simplex[K] }\n"
+           "prior { target += dot(th, c) + sum(L * F) + sum(S * R * th)\n"
+           "        target += sum(G) + dot(ths[1], a) + sum(p) }\n");
+    golden("param { a : simplex<lower=0>[3]  F : cholesky_factor_cov[2, 3]\n"
+           "        G : cholesky_factor_cov[2, 3, 4] }\n"
+           "prior { target += sum(F) + dot(a, a) }\n",
+           "m.drift:1:20: error: expected '[', found '<'\n"
+           "    1 | param { a : simplex<lower=0>[3]  F : "
+           "cholesky_factor_cov[2, 3]\n"
+           "      |                    ^\n"
+           "m.drift:2:33: error: cholesky_factor_cov takes one size [K] or two "
+           "[M, N]\n"
+           "    2 |         G : cholesky_factor_cov[2, 3, 4] }\n"
+           "      |                                 ^~~~~~~\n");
+    golden("param { F : cholesky_factor_cov[2, 3] }\n"
+           "prior { target += sum(F) }\n",
+           "m.drift:1:13: error: 'F' is cholesky_factor_cov[2, 3]: a Cholesky "
+           "factor needs at least as many rows as columns\n"
+           "    1 | param { F : cholesky_factor_cov[2, 3] }\n"
+           "      |             ^~~~~~~~~~~~~~~~~~~~~~~~~\n");
+}
+
+/* Densities as expressions, conditionals, comparisons, and the shapes
+ * of the multivariate distributions. */
+static void test_expressions_16(void **state)
+{
+    (void)state;
+    parses("rows  { y : real  k : int  v : vector[3] }\n"
+           "param { mu : real  s : real<lower=0>  L : cholesky_factor_corr[3]\n"
+           "        th : simplex[3] }\n"
+           "prior { L ~ lkj_corr_cholesky(2)  th ~ dirichlet(rep_vector(1, 3)) }\n"
+           "datum { target += normal_lpdf(y | mu, s) + poisson_lpmf(k | 3)\n"
+           "        target += y > 0 && k != 2 || !(mu <= 1) ? mu : -mu\n"
+           "        target += k == 1 ? 0 : k == 2 ? 1 : 2\n"
+           "        v ~ multi_normal_cholesky(rep_vector(mu, 3), L)\n"
+           "        target += categorical_lpmf(k | th) + rows(v) }\n");
+    golden("rows  { y : real  k : int  v : vector[3] }\n"
+           "param { mu : real  s : real<lower=0> }\n"
+           "datum { target += normal_lpdf(y, mu, s) + normal_lpmf(y | mu, s)\n"
+           "        target += poisson_lpdf(k | mu) + normals_lpdf(y | mu, s)\n"
+           "        target += exp(y | mu) }\n",
+           "m.drift:3:19: error: write normal_lpdf(y | ...): a density's "
+           "outcome is separated from its arguments by '|'\n"
+           "    3 | datum { target += normal_lpdf(y, mu, s) + "
+           "normal_lpmf(y | mu, s)\n"
+           "      |                   ^~~~~~~~~~~\n"
+           "m.drift:3:43: error: normal is continuous: write normal_lpdf\n"
+           "    3 | datum { target += normal_lpdf(y, mu, s) + "
+           "normal_lpmf(y | mu, s)\n"
+           "      |                                           ^~~~~~~~~~~\n"
+           "m.drift:4:19: error: poisson is discrete: write poisson_lpmf\n"
+           "    4 |         target += poisson_lpdf(k | mu) + "
+           "normals_lpdf(y | mu, s)\n"
+           "      |                   ^~~~~~~~~~~~\n"
+           "m.drift:4:42: error: unknown distribution 'normals' in "
+           "'normals_lpdf' (did you mean 'normal_lpdf'?)\n"
+           "    4 |         target += poisson_lpdf(k | mu) + "
+           "normals_lpdf(y | mu, s)\n"
+           "      |                                          ^~~~~~~~~~~~\n"
+           "m.drift:5:19: error: '|' separates a density's outcome from its "
+           "arguments, as in normal_lpdf(y | mu, sigma); 'exp' is not a "
+           "density\n"
+           "    5 |         target += exp(y | mu) }\n"
+           "      |                   ^~~\n");
+    golden("rows  { y : real  v : vector[3] }\n"
+           "param { mu : vector[3]  s : real<lower=0>  S : matrix[2, 2] }\n"
+           "datum { target += y > mu ? 1 : 0\n"
+           "        target += y ? 1 : 0\n"
+           "        target += y > 0 ? mu : s\n"
+           "        v ~ multi_normal(mu, S)\n"
+           "        target += normal_lpdf(v | mu) }\n",
+           "m.drift:3:19: error: '>' takes scalars (int or real), given real "
+           "and vector[3]\n"
+           "    3 | datum { target += y > mu ? 1 : 0\n"
+           "      |                   ^~~~~~\n"
+           "m.drift:4:19: error: the condition of '? :' must be an int (a "
+           "comparison, say), given real\n"
+           "    4 |         target += y ? 1 : 0\n"
+           "      |                   ^\n"
+           "m.drift:5:19: error: the two branches of '? :' have different "
+           "shapes: vector[3] and real\n"
+           "    5 |         target += y > 0 ? mu : s\n"
+           "      |                   ^~~~~~~~~~~~~~\n"
+           "m.drift:6:30: error: Sigma of multi_normal must be a square "
+           "matrix of the outcome's size, given matrix[2, 2] for vector[3]\n"
+           "    6 |         v ~ multi_normal(mu, S)\n"
+           "      |                              ^\n"
+           "m.drift:7:19: error: distribution 'normal' takes 2 arguments (mu, "
+           "sigma), given 1\n"
+           "    7 |         target += normal_lpdf(v | mu) }\n"
+           "      |                   ^~~~~~~~~~~\n");
 }
 
 static void test_depth_limit(void **state)
@@ -449,6 +577,9 @@ int main(void)
         cmocka_unit_test(test_name_errors),
         cmocka_unit_test(test_type_errors),
         cmocka_unit_test(test_sparse_types),
+        cmocka_unit_test(test_vector_product),
+        cmocka_unit_test(test_structured_types),
+        cmocka_unit_test(test_expressions_16),
         cmocka_unit_test(test_depth_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -127,6 +127,13 @@ typedef struct drift_model {
     int (*predict)(const void *self, void *ws, const double *theta,
                    const drift_rows *b, double *pred, double *y,
                    drift_err *e);
+
+    /* Optional (NULL: out_names name the coordinates when n_out == dim).
+     * Names of the d unconstrained coordinates, for messages about them
+     * (a simplex[K] theta has K - 1: theta.1 ... theta.(K-1); output
+     * values are column-major, as Stan writes them, while a model may
+     * keep its coordinates in another order). */
+    const char *const *theta_names;
 } drift_model;
 
 /* ---- C model plugins --------------------------------------------------- */

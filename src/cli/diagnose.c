@@ -147,7 +147,9 @@ static double rel_error(double g, double fd)
 
 static void name_of(const drift_model *m, size_t k, char *buf, size_t cap)
 {
-    if (m->n_out == m->dim && m->out_names)
+    if (m->theta_names)
+        snprintf(buf, cap, "%s", m->theta_names[k]);
+    else if (m->n_out == m->dim && m->out_names)
         snprintf(buf, cap, "%s", m->out_names[k]);
     else
         snprintf(buf, cap, "theta[%zu]", k + 1);

@@ -129,7 +129,9 @@ const char *drift_block_name(drift_block_kind k)
 
 const char *drift_binop_name(drift_binop op)
 {
-    static const char *const names[] = {"+", "-", "*", "/", ".*", "./", "^"};
+    static const char *const names[] = {"+",  "-",  "*", "/",  ".*",
+                                        "./", "^",  "<", "<=", ">",
+                                        ">=", "==", "!=", "&&", "||"};
     return (unsigned)op < sizeof names / sizeof names[0] ? names[op] : "?";
 }
 
@@ -206,5 +208,26 @@ drift_expr *drift_ast_neg(drift_arena *a, drift_loc loc, drift_expr *x)
     drift_expr *e = expr_new(a, DRIFT_E_NEG, loc);
     if (e)
         e->a = x;
+    return e;
+}
+
+drift_expr *drift_ast_not(drift_arena *a, drift_loc loc, drift_expr *x)
+{
+    drift_expr *e = expr_new(a, DRIFT_E_NOT, loc);
+    if (e)
+        e->a = x;
+    return e;
+}
+
+drift_expr *drift_ast_cond(drift_arena *a, drift_loc loc, drift_expr *c,
+                           drift_expr *x, drift_expr *y)
+{
+    drift_expr *e = expr_new(a, DRIFT_E_COND, loc);
+    if (e) {
+        e->a = c;
+        e->b = x;
+        e->args = y;
+        e->n_args = 1;
+    }
     return e;
 }

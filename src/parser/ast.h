@@ -49,6 +49,19 @@ typedef enum drift_tkind {
 
 #define DRIFT_MAX_ARRAY 2
 
+/* The structured types: a vector or matrix with Stan's constraint and its
+ * unconstraining transform (src/engine/lang/transform.c). */
+typedef enum drift_constraint {
+    DRIFT_CON_NONE = 0,
+    DRIFT_CON_SIMPLEX,          /* simplex[K]: vector, x >= 0, sum 1 */
+    DRIFT_CON_ORDERED,          /* ordered[K]: strictly increasing */
+    DRIFT_CON_POSITIVE_ORDERED, /* positive_ordered[K] */
+    DRIFT_CON_CHOL_CORR,        /* cholesky_factor_corr[K]: K x K */
+    DRIFT_CON_CHOL_COV,         /* cholesky_factor_cov[M, N] (M >= N) */
+    DRIFT_CON_COV,              /* cov_matrix[K] */
+    DRIFT_CON_CORR              /* corr_matrix[K] */
+} drift_constraint;
+
 /* A value's type: arrays (n_arr dimensions, outermost first) of an
  * element kind. */
 typedef struct drift_type {
@@ -70,14 +83,19 @@ typedef enum drift_expr_kind {
     DRIFT_E_CALL,   /* name(args) */
     DRIFT_E_INDEX,  /* a[args] */
     DRIFT_E_BINOP,  /* a op b */
-    DRIFT_E_NEG     /* -a */
+    DRIFT_E_NEG,    /* -a */
+    DRIFT_E_NOT,    /* !a */
+    DRIFT_E_COND    /* a ? b : c (c in args) */
 } drift_expr_kind;
 
 typedef enum drift_binop {
     DRIFT_OP_ADD, DRIFT_OP_SUB, DRIFT_OP_MUL, DRIFT_OP_DIV,
     DRIFT_OP_EMUL,  /* .* */
     DRIFT_OP_EDIV,  /* ./ */
-    DRIFT_OP_POW    /* ^ */
+    DRIFT_OP_POW,   /* ^ */
+    DRIFT_OP_LT, DRIFT_OP_LE, DRIFT_OP_GT, DRIFT_OP_GE, DRIFT_OP_EQ,
+    DRIFT_OP_NE,    /* comparisons: int 0 or 1 */
+    DRIFT_OP_AND, DRIFT_OP_OR   /* && || */
 } drift_binop;
 
 struct drift_sym;
@@ -92,14 +110,17 @@ typedef struct drift_expr {
     drift_loc name_loc;
     struct drift_expr *a, *b;   /* BINOP: a op b; NEG: a; INDEX: a[...] */
     drift_binop op;
-    struct drift_expr *args;    /* CALL, INDEX: linked by next */
+    struct drift_expr *args;    /* CALL, INDEX: linked by next; COND: c */
     size_t n_args;
+    int bar;                    /* CALL: written name(y | ...), the
+                                   outcome of a density before '|' */
     struct drift_expr *next;
     int depth;                  /* nesting depth (see parse.h) */
 
     /* filled by resolve.c */
     struct drift_sym *sym;              /* NAME */
     const struct drift_builtin *fn;     /* CALL */
+    const struct drift_dist *dist;      /* CALL of name_lpdf(y | ...) */
     /* filled by typecheck.c */
     drift_type type;
     int rows;       /* depends on a rows variable (one value per datum) */
@@ -116,6 +137,8 @@ typedef struct drift_typeexpr {
     drift_expr *arr_size[DRIFT_MAX_ARRAY];
     drift_expr *lower, *upper;  /* constraint bounds, NULL when absent */
     drift_loc lower_loc, upper_loc;
+    drift_constraint con;       /* a structured type (simplex[K], ...):
+                                   kind is VECTOR or MATRIX */
 } drift_typeexpr;
 
 typedef enum drift_block_kind {
@@ -223,6 +246,9 @@ drift_expr *drift_ast_index(drift_arena *a, drift_loc loc, drift_expr *base,
 drift_expr *drift_ast_binop(drift_arena *a, drift_loc loc, drift_binop op,
                             drift_expr *x, drift_expr *y);
 drift_expr *drift_ast_neg(drift_arena *a, drift_loc loc, drift_expr *x);
+drift_expr *drift_ast_not(drift_arena *a, drift_loc loc, drift_expr *x);
+drift_expr *drift_ast_cond(drift_arena *a, drift_loc loc, drift_expr *c,
+                           drift_expr *x, drift_expr *y);
 
 /* Spelling of a binary operator ("+", ".*", ...). */
 const char *drift_binop_name(drift_binop op);

@@ -14,10 +14,33 @@ typedef enum drift_fn_id {
     DRIFT_FN_SQRT, DRIFT_FN_SQUARE, DRIFT_FN_FABS, DRIFT_FN_TANH,
     DRIFT_FN_LOGISTIC, DRIFT_FN_LOG1P_EXP, DRIFT_FN_RELU, DRIFT_FN_SIN,
     DRIFT_FN_COS, DRIFT_FN_LOG1M, DRIFT_FN_LOG_INV_LOGIT,
+    DRIFT_FN_LGAMMA, DRIFT_FN_PHI, DRIFT_FN_PHI_APPROX, DRIFT_FN_LOGIT,
+    DRIFT_FN_LOG1M_EXP, DRIFT_FN_LOG1M_INV_LOGIT, DRIFT_FN_INV,
+    DRIFT_FN_INV_SQRT, DRIFT_FN_INV_SQUARE, DRIFT_FN_LOG2, DRIFT_FN_LOG10,
+    DRIFT_FN_EXP2, DRIFT_FN_CBRT, DRIFT_FN_TAN, DRIFT_FN_ASIN,
+    DRIFT_FN_ACOS, DRIFT_FN_ATAN, DRIFT_FN_SINH, DRIFT_FN_COSH,
+    DRIFT_FN_ASINH, DRIFT_FN_ACOSH, DRIFT_FN_ATANH, DRIFT_FN_ERF,
+    DRIFT_FN_ERFC, DRIFT_FN_TGAMMA, DRIFT_FN_INV_CLOGLOG, DRIFT_FN_STEP,
+    DRIFT_FN_FLOOR, DRIFT_FN_CEIL, DRIFT_FN_ROUND, DRIFT_FN_TRUNC,
+    DRIFT_FN_NOT,               /* !x: 1 when x == 0, else 0 */
     DRIFT_FN_N_UNARY,           /* end of the elementwise unary functions */
     DRIFT_FN_POW = DRIFT_FN_N_UNARY,
     DRIFT_FN_LOG_SUM_EXP,       /* binary elementwise or over a vector */
-    DRIFT_FN_DOT, DRIFT_FN_SUM, DRIFT_FN_MEAN, DRIFT_FN_SQUARED_NORM
+    DRIFT_FN_DOT, DRIFT_FN_SUM, DRIFT_FN_MEAN, DRIFT_FN_SQUARED_NORM,
+    DRIFT_FN_FMIN, DRIFT_FN_FMAX, DRIFT_FN_LOG_DIFF_EXP, DRIFT_FN_LCHOOSE,
+    DRIFT_FN_LBETA, DRIFT_FN_MAX, DRIFT_FN_MIN, DRIFT_FN_SD,
+    DRIFT_FN_VARIANCE, DRIFT_FN_LOG_MIX, DRIFT_FN_SOFTMAX,
+    DRIFT_FN_LOG_SOFTMAX, DRIFT_FN_CUMULATIVE_SUM, DRIFT_FN_APPEND_ROW,
+    DRIFT_FN_APPEND_COL, DRIFT_FN_ROWS_DOT_PRODUCT,
+    DRIFT_FN_DIAG_PRE_MULTIPLY, DRIFT_FN_DIAG_POST_MULTIPLY,
+    DRIFT_FN_QUAD_FORM_DIAG, DRIFT_FN_CHOLESKY_DECOMPOSE,
+    DRIFT_FN_MULTIPLY_LOWER_TRI_SELF_TRANSPOSE, DRIFT_FN_MDIVIDE_LEFT_TRI_LOW,
+    DRIFT_FN_DIAGONAL, DRIFT_FN_DIAG_MATRIX, DRIFT_FN_TO_VECTOR,
+    DRIFT_FN_TRANSPOSE, DRIFT_FN_REP_VECTOR, DRIFT_FN_REP_MATRIX,
+    DRIFT_FN_HEAD, DRIFT_FN_TAIL, DRIFT_FN_SEGMENT, DRIFT_FN_ROWS,
+    DRIFT_FN_COLS, DRIFT_FN_NUM_ELEMENTS, DRIFT_FN_DISTANCE,
+    DRIFT_FN_SQUARED_DISTANCE, DRIFT_FN_ADD_DIAG,
+    DRIFT_FN_DENSITY            /* name_lpdf(y | ...): the call's dist */
 } drift_fn_id;
 
 typedef enum drift_fn_rule {
@@ -25,7 +48,9 @@ typedef enum drift_fn_rule {
     DRIFT_RULE_BINARY,  /* elementwise with scalar broadcasting */
     DRIFT_RULE_REDUCE,  /* vector or matrix -> real */
     DRIFT_RULE_DOT,     /* vector[n], vector[n] -> real */
-    DRIFT_RULE_LSE      /* one argument: REDUCE; two: BINARY */
+    DRIFT_RULE_LSE,     /* one argument: REDUCE; two: BINARY */
+    DRIFT_RULE_MINMAX,  /* one argument: REDUCE; two: BINARY keeping int */
+    DRIFT_RULE_SPECIAL  /* its own rule in typecheck.c */
 } drift_fn_rule;
 
 typedef struct drift_builtin {
@@ -48,8 +73,32 @@ typedef enum drift_dist_id {
     DRIFT_D_EXPONENTIAL, DRIFT_D_GAMMA, DRIFT_D_INV_GAMMA, DRIFT_D_BETA,
     DRIFT_D_UNIFORM, DRIFT_D_BERNOULLI, DRIFT_D_BERNOULLI_LOGIT,
     DRIFT_D_BINOMIAL_LOGIT, DRIFT_D_POISSON, DRIFT_D_POISSON_LOG,
-    DRIFT_D_CATEGORICAL_LOGIT, DRIFT_N_DISTS
+    DRIFT_D_CATEGORICAL_LOGIT,
+    /* elementwise, added for real models (issue 16) */
+    DRIFT_D_BINOMIAL, DRIFT_D_NEG_BINOMIAL, DRIFT_D_NEG_BINOMIAL_2,
+    DRIFT_D_NEG_BINOMIAL_2_LOG, DRIFT_D_BETA_BINOMIAL, DRIFT_D_WEIBULL,
+    DRIFT_D_VON_MISES, DRIFT_D_GUMBEL, DRIFT_D_CHI_SQUARE,
+    DRIFT_D_INV_CHI_SQUARE, DRIFT_D_SCALED_INV_CHI_SQUARE, DRIFT_D_RAYLEIGH,
+    DRIFT_D_FRECHET,
+    /* over vectors and matrices (lowered to linear algebra: lower.c) */
+    DRIFT_D_DIRICHLET, DRIFT_D_MULTI_NORMAL, DRIFT_D_MULTI_NORMAL_CHOLESKY,
+    DRIFT_D_LKJ_CORR_CHOLESKY, DRIFT_D_LKJ_CORR, DRIFT_D_CATEGORICAL,
+    DRIFT_N_DISTS
 } drift_dist_id;
+
+/* How a distribution's outcome and arguments are shaped. */
+typedef enum drift_dist_rule {
+    DRIFT_DRULE_ELEM = 0,   /* elementwise, scalars broadcast; the terms
+                               are summed */
+    DRIFT_DRULE_CATLOGIT,   /* int outcome, vector of K log-odds */
+    DRIFT_DRULE_DIRICHLET,  /* vector[K] (or an array of them), alpha the
+                               same or one vector[K] */
+    DRIFT_DRULE_MVN,        /* vector[K] (or an array), location vector[K]
+                               (or the same array), matrix[K, K] */
+    DRIFT_DRULE_LKJ,        /* matrix[K, K], a real shape */
+    DRIFT_DRULE_CATEGORICAL /* int outcome (or an array of them), a
+                               simplex[K] */
+} drift_dist_rule;
 
 /* The outcome's support, checked on data before sampling. */
 typedef enum drift_support {
@@ -76,6 +125,7 @@ typedef struct drift_dist {
     int discrete;                               /* the outcome is an int */
     drift_support support;
     const char *support_text;                   /* for messages */
+    drift_dist_rule rule;
 } drift_dist;
 
 extern const drift_dist drift_dists[];

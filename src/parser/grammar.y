@@ -114,19 +114,27 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %token DATUM "'datum'" TARGET "'target'" REAL "'real'" INT "'int'"
 %token VECTOR "'vector'" MATRIX "'matrix'" ARRAY "'array'"
 %token SPARSE_VECTOR "'sparse_vector'"
+%token SIMPLEX "'simplex'" ORDERED "'ordered'"
+%token POSITIVE_ORDERED "'positive_ordered'"
+%token CHOLESKY_FACTOR_CORR "'cholesky_factor_corr'"
+%token CHOLESKY_FACTOR_COV "'cholesky_factor_cov'"
+%token COV_MATRIX "'cov_matrix'" CORR_MATRIX "'corr_matrix'"
 %token LOWER "'lower'" UPPER "'upper'"
 %token PLUSEQ "'+='" EMUL "'.*'" EDIV "'./'"
+%token EQEQ "'=='" NOTEQ "'!='" LESSEQ "'<='" GREATEREQ "'>='"
+%token ANDAND "'&&'" OROR "'||'"
 
 %type <blist> blocks
 %type <block> block
-%type <kind> decl_kw stmt_kw
+%type <kind> decl_kw stmt_kw vec_con sq_con
 %type <dlist> decls
 %type <decl> decl
 %type <type> type elem_type
 %type <bounds> bounds_opt bound_list bound
 %type <slist> stmts
 %type <stmt> stmt
-%type <expr> lhs expr postfix primary
+%type <expr> lhs expr or_expr and_expr eq_expr rel_expr arith postfix
+%type <expr> primary
 %type <elist> args args_opt
 
 %left '+' '-'
@@ -278,6 +286,50 @@ elem_type
             $$->lower = $2.lower; $$->lower_loc = $2.lower_loc;
             $$->upper = $2.upper; $$->upper_loc = $2.upper_loc;
         }
+    | vec_con '[' expr ']'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_VECTOR;
+            $$->con = (drift_constraint)$1;
+            $$->loc = span(@1, @4);
+            $$->size[0] = $3;
+        }
+    | sq_con '[' expr ']'
+        {
+            /* Square: typecheck.c copies the size to the columns. */
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_MATRIX;
+            $$->con = (drift_constraint)$1;
+            $$->loc = span(@1, @4);
+            $$->size[0] = $3;
+        }
+    | CHOLESKY_FACTOR_COV '[' args ']'
+        {
+            /* [K] is square: typecheck.c copies the size. */
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_T_MATRIX;
+            $$->con = DRIFT_CON_CHOL_COV;
+            $$->loc = span(@1, @4);
+            $$->size[0] = $3.first;
+            if ($3.n == 2)
+                $$->size[1] = $3.first->next;
+            else if ($3.n > 2)
+                drift_diag_error(ps->diag, ps->src, @3,
+                                 "cholesky_factor_cov takes one size [K] or "
+                                 "two [M, N]");
+        }
+    ;
+
+vec_con
+    : SIMPLEX               { $$ = DRIFT_CON_SIMPLEX; }
+    | ORDERED               { $$ = DRIFT_CON_ORDERED; }
+    | POSITIVE_ORDERED      { $$ = DRIFT_CON_POSITIVE_ORDERED; }
+    ;
+
+sq_con
+    : CHOLESKY_FACTOR_CORR  { $$ = DRIFT_CON_CHOL_CORR; }
+    | COV_MATRIX            { $$ = DRIFT_CON_COV; }
+    | CORR_MATRIX           { $$ = DRIFT_CON_CORR; }
     ;
 
 bounds_opt
@@ -308,13 +360,13 @@ bound_list
     ;
 
 bound
-    : LOWER '=' expr
+    : LOWER '=' arith
         {
             memset(&$$, 0, sizeof $$);
             $$.lower = $3;
             $$.lower_loc = span(@1, @3);
         }
-    | UPPER '=' expr
+    | UPPER '=' arith
         {
             memset(&$$, 0, sizeof $$);
             $$.upper = $3;
@@ -385,47 +437,118 @@ lhs
     ;
 
 expr
-    : expr '+' expr
+    : or_expr               { $$ = $1; }
+    | or_expr '?' expr ':' expr
+        {
+            NEED($$ = drift_ast_cond(ARENA, span(@1, @5), $1, $3, $5));
+            depth_check(ps, $$, $1, $3);
+            depth_check(ps, $$, $5, NULL);
+        }
+    ;
+
+or_expr
+    : and_expr              { $$ = $1; }
+    | or_expr OROR and_expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_OR, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    ;
+
+and_expr
+    : eq_expr               { $$ = $1; }
+    | and_expr ANDAND eq_expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_AND, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    ;
+
+eq_expr
+    : rel_expr              { $$ = $1; }
+    | eq_expr EQEQ rel_expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_EQ, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | eq_expr NOTEQ rel_expr
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_NE, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    ;
+
+rel_expr
+    : arith                 { $$ = $1; }
+    | rel_expr '<' arith
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_LT, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | rel_expr LESSEQ arith
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_LE, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | rel_expr '>' arith
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_GT, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    | rel_expr GREATEREQ arith
+        {
+            NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_GE, $1, $3));
+            depth_check(ps, $$, $1, $3);
+        }
+    ;
+
+arith
+    : arith '+' arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_ADD, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr '-' expr
+    | arith '-' arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_SUB, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr '*' expr
+    | arith '*' arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_MUL, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr '/' expr
+    | arith '/' arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_DIV, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr EMUL expr
+    | arith EMUL arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_EMUL, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr EDIV expr
+    | arith EDIV arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_EDIV, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | expr '^' expr
+    | arith '^' arith
         {
             NEED($$ = drift_ast_binop(ARENA, span(@1, @3), DRIFT_OP_POW, $1, $3));
             depth_check(ps, $$, $1, $3);
         }
-    | '-' expr %prec UMINUS
+    | '-' arith %prec UMINUS
         {
             NEED($$ = drift_ast_neg(ARENA, span(@1, @2), $2));
             depth_check(ps, $$, $2, NULL);
         }
-    | '+' expr %prec UMINUS { $$ = $2; }
+    | '+' arith %prec UMINUS { $$ = $2; }
+    | '!' arith %prec UMINUS
+        {
+            NEED($$ = drift_ast_not(ARENA, span(@1, @2), $2));
+            depth_check(ps, $$, $2, NULL);
+        }
     | postfix               { $$ = $1; }
     ;
 
@@ -450,6 +573,24 @@ primary
             NEED($$ = drift_ast_call(ARENA, span(@1, @4), $1, @1, $3.first,
                                      $3.n));
             for (drift_expr *a = $3.first; a; a = a->next)
+                depth_check(ps, $$, a, NULL);
+        }
+    | ROWS '(' args_opt ')'
+        {
+            /* rows(x), the function, though 'rows' names a block. */
+            NEED($$ = drift_ast_call(ARENA, span(@1, @4), "rows", @1,
+                                     $3.first, $3.n));
+            for (drift_expr *a = $3.first; a; a = a->next)
+                depth_check(ps, $$, a, NULL);
+        }
+    | IDENT '(' expr '|' args_opt ')'
+        {
+            /* A density: normal_lpdf(y | mu, sigma). */
+            $3->next = $5.first;
+            NEED($$ = drift_ast_call(ARENA, span(@1, @6), $1, @1, $3,
+                                     $5.n + 1));
+            $$->bar = 1;
+            for (drift_expr *a = $3; a; a = a->next)
                 depth_check(ps, $$, a, NULL);
         }
     | '(' expr ')'
@@ -515,7 +656,7 @@ static int starts_expr(yysymbol_kind_t k)
 {
     return k == YYSYMBOL_IDENT || k == YYSYMBOL_INT_LIT ||
            k == YYSYMBOL_REAL_LIT || is_char(k, '(') || is_char(k, '-') ||
-           is_char(k, '+');
+           is_char(k, '+') || is_char(k, '!') || k == YYSYMBOL_ROWS;
 }
 
 /* An infix operator or '[': what may continue an expression. */
@@ -523,7 +664,11 @@ static int continues_expr(yysymbol_kind_t k)
 {
     return k == YYSYMBOL_EMUL || k == YYSYMBOL_EDIV || is_char(k, '+') ||
            is_char(k, '-') || is_char(k, '*') || is_char(k, '/') ||
-           is_char(k, '^') || is_char(k, '[');
+           is_char(k, '^') || is_char(k, '[') || is_char(k, '<') ||
+           is_char(k, '>') || is_char(k, '?') || k == YYSYMBOL_EQEQ ||
+           k == YYSYMBOL_NOTEQ || k == YYSYMBOL_LESSEQ ||
+           k == YYSYMBOL_GREATEREQ || k == YYSYMBOL_ANDAND ||
+           k == YYSYMBOL_OROR;
 }
 
 static int starts_block(yysymbol_kind_t k)
@@ -536,7 +681,11 @@ static int starts_type(yysymbol_kind_t k)
 {
     return k == YYSYMBOL_REAL || k == YYSYMBOL_INT || k == YYSYMBOL_VECTOR ||
            k == YYSYMBOL_MATRIX || k == YYSYMBOL_ARRAY ||
-           k == YYSYMBOL_SPARSE_VECTOR;
+           k == YYSYMBOL_SPARSE_VECTOR || k == YYSYMBOL_SIMPLEX ||
+           k == YYSYMBOL_ORDERED || k == YYSYMBOL_POSITIVE_ORDERED ||
+           k == YYSYMBOL_CHOLESKY_FACTOR_CORR ||
+           k == YYSYMBOL_CHOLESKY_FACTOR_COV || k == YYSYMBOL_COV_MATRIX ||
+           k == YYSYMBOL_CORR_MATRIX;
 }
 
 static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
@@ -576,7 +725,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
                            "name = ...)";
     if (has_type)
         items[n_items++] = "a type (real, int, vector[n], matrix[r, c], "
-                           "sparse_vector[n] or array[n] ...)";
+                           "sparse_vector[n], simplex[K], ... or array[n] "
+                           "...)";
     if (has_expr && !has_stmt)
         items[n_items++] = "an expression";
     for (int k = 0; k < n; k++) {

@@ -68,8 +68,8 @@ static const char *closest_sym(resolver *r, const char *name)
 
 static const char *closest_builtin(const char *name)
 {
-    const char *names[64];
-    size_t n = drift_n_builtins < 64 ? drift_n_builtins : 64;
+    const char *names[256];
+    size_t n = drift_n_builtins < 256 ? drift_n_builtins : 256;
     for (size_t k = 0; k < n; k++)
         names[k] = drift_builtins[k].name;
     return drift_closest(name, names, n);
@@ -136,10 +136,85 @@ static void resolve_name(resolver *r, drift_expr *e)
     e->sym = s;
 }
 
+/* What a call name_lpdf(y | ...) resolves to. */
+static const drift_builtin density_fn = {"(density)", DRIFT_FN_DENSITY, 1,
+                                         DRIFT_DIST_MAX_ARGS + 1,
+                                         DRIFT_RULE_SPECIAL};
+
+/* The suffix of a density's name (_lpdf, _lpmf, _lupdf, _lupmf), or
+ * NULL. */
+static const char *density_suffix(const char *name)
+{
+    static const char *const sfx[] = {"_lpdf", "_lpmf", "_lupdf", "_lupmf"};
+    size_t n = strlen(name);
+    for (size_t k = 0; k < 4; k++) {
+        size_t m = strlen(sfx[k]);
+        if (n > m && !strcmp(name + n - m, sfx[k]))
+            return name + n - m;
+    }
+    return NULL;
+}
+
+/* name_lpdf(y | args): binds the call to its distribution.  Returns 1
+ * when the name has a density's suffix (reported if wrong). */
+static int resolve_density(resolver *r, drift_expr *e)
+{
+    const char *sfx = density_suffix(e->name);
+    if (!sfx) {
+        if (e->bar) {
+            drift_diag_error(r->d, r->p->src, e->name_loc,
+                             "'|' separates a density's outcome from its "
+                             "arguments, as in normal_lpdf(y | mu, sigma); "
+                             "'%s' is not a density",
+                             e->name);
+            r->errors++;
+            return 1;
+        }
+        return 0;
+    }
+    char base[128];
+    snprintf(base, sizeof base, "%.*s", (int)(sfx - e->name), e->name);
+    const drift_dist *d = drift_dist_find(base);
+    if (!d) {
+        const char *near = closest_dist(base);
+        char hint[160] = "";
+        if (near)
+            snprintf(hint, sizeof hint, " (did you mean '%s%s'?)", near,
+                     sfx);
+        drift_diag_error(r->d, r->p->src, e->name_loc,
+                         "unknown distribution '%s' in '%s'%s", base,
+                         e->name, hint);
+        r->errors++;
+        return 1;
+    }
+    int pmf = sfx[strlen(sfx) - 2] == 'm';
+    if (pmf != d->discrete) {
+        drift_diag_error(r->d, r->p->src, e->name_loc,
+                         "%s is %s: write %s_%s", base,
+                         d->discrete ? "discrete" : "continuous", base,
+                         d->discrete ? "lpmf" : "lpdf");
+        r->errors++;
+        return 1;
+    }
+    if (!e->bar) {
+        drift_diag_error(r->d, r->p->src, e->name_loc,
+                         "write %s(y | ...): a density's outcome is "
+                         "separated from its arguments by '|'",
+                         e->name);
+        r->errors++;
+        return 1;
+    }
+    e->fn = &density_fn;
+    e->dist = d;
+    return 1;
+}
+
 static void resolve_call(resolver *r, drift_expr *e)
 {
     for (drift_expr *a = e->args; a; a = a->next)
         resolve_expr(r, a);
+    if (resolve_density(r, e))
+        return;
     const drift_builtin *fn = drift_builtin_find(e->name);
     if (fn) {
         e->fn = fn;
@@ -188,7 +263,13 @@ static void resolve_expr(resolver *r, drift_expr *e)
         resolve_expr(r, e->b);
         break;
     case DRIFT_E_NEG:
+    case DRIFT_E_NOT:
         resolve_expr(r, e->a);
+        break;
+    case DRIFT_E_COND:
+        resolve_expr(r, e->a);
+        resolve_expr(r, e->b);
+        resolve_expr(r, e->args);
         break;
     }
 }

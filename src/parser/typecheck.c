@@ -59,6 +59,11 @@ static int is_scalar(const drift_type *t)
            (t->kind == DRIFT_T_INT || t->kind == DRIFT_T_REAL);
 }
 
+static int is_scalar_kind(drift_tkind k)
+{
+    return k == DRIFT_T_INT || k == DRIFT_T_REAL;
+}
+
 static int is_int_scalar(const drift_type *t)
 {
     return t->n_arr == 0 && t->kind == DRIFT_T_INT;
@@ -299,8 +304,18 @@ static void sym_type(checker *c, drift_sym *s)
     } else if (te->kind == DRIFT_T_MATRIX) {
         snprintf(what, sizeof what, "row count of '%s'", s->name);
         t.dim[0] = size_dim(c, te->size[0], what);
-        snprintf(what, sizeof what, "column count of '%s'", s->name);
-        t.dim[1] = size_dim(c, te->size[1], what);
+        if (te->size[1]) {
+            snprintf(what, sizeof what, "column count of '%s'", s->name);
+            t.dim[1] = size_dim(c, te->size[1], what);
+        } else {
+            t.dim[1] = t.dim[0]; /* square: cov_matrix[K], ... */
+        }
+        if (te->con == DRIFT_CON_CHOL_COV && t.dim[0].n >= 0 &&
+            t.dim[1].n >= 0 && t.dim[0].n < t.dim[1].n)
+            error(c, te->loc,
+                  "'%s' is cholesky_factor_cov[%ld, %ld]: a Cholesky factor "
+                  "needs at least as many rows as columns",
+                  s->name, t.dim[0].n, t.dim[1].n);
     }
     if (te->lower)
         bound_check(c, te->lower, "lower");
@@ -389,10 +404,37 @@ static void check_binop(checker *c, drift_expr *e)
         return;
     case DRIFT_OP_MUL:
         break;
+    case DRIFT_OP_LT: case DRIFT_OP_LE: case DRIFT_OP_GT: case DRIFT_OP_GE:
+    case DRIFT_OP_EQ: case DRIFT_OP_NE: case DRIFT_OP_AND: case DRIFT_OP_OR:
+        if (!is_scalar(a) || !is_scalar(b)) {
+            error(c, e->loc,
+                  "%s takes scalars (int or real), given %s and %s", what,
+                  tname(a, ta), tname(b, tb));
+            return;
+        }
+        e->type = scalar_type(DRIFT_T_INT);
+        return;
     }
-    if (is_scalar(a) || is_scalar(b) || a->n_arr || b->n_arr ||
-        (a->kind == DRIFT_T_VECTOR && b->kind == DRIFT_T_VECTOR)) {
+    if (is_scalar(a) || is_scalar(b)) {
         e->type = elementwise(c, e->loc, what, a, b, 1);
+        return;
+    }
+    if (a->kind == DRIFT_T_VECTOR && b->kind == DRIFT_T_VECTOR &&
+        !a->n_arr && !b->n_arr) {
+        /* Stan refuses it; accepting it as elementwise once turned
+         * poisson_log(x * beta) into one term per element. */
+        error(c, e->loc,
+              "%s * %s is not defined (vectors are columns): write "
+              "dot(a, b) for the inner product, or a .* b for the "
+              "elementwise product",
+              tname(a, ta), tname(b, tb));
+        return;
+    }
+    if (a->n_arr || b->n_arr) {
+        error(c, e->loc,
+              "%s * %s is not defined: '*' does not apply to arrays; use "
+              ".* for elementwise products",
+              tname(a, ta), tname(b, tb));
         return;
     }
     if (a->kind == DRIFT_T_MATRIX && b->kind == DRIFT_T_VECTOR) {
@@ -488,9 +530,356 @@ static void check_index(checker *c, drift_expr *e)
     e->type = t;
 }
 
+static void check_density(checker *c, const drift_dist *d, drift_expr *lhs,
+                          drift_expr *args, size_t n_args,
+                          drift_loc dist_loc);
+
+static drift_dim dim_sum(drift_dim a, drift_dim b)
+{
+    drift_dim d = {-1, NULL};
+    if (a.n >= 0 && b.n >= 0)
+        d.n = a.n + b.n;
+    return d;
+}
+
+static drift_dim dim_of(long n)
+{
+    drift_dim d = {n, NULL};
+    return d;
+}
+
+static drift_type vec_type(drift_dim n)
+{
+    drift_type t = scalar_type(DRIFT_T_VECTOR);
+    t.dim[0] = n;
+    return t;
+}
+
+static drift_type mat_type(drift_dim r, drift_dim cl)
+{
+    drift_type t = scalar_type(DRIFT_T_MATRIX);
+    t.dim[0] = r;
+    t.dim[1] = cl;
+    return t;
+}
+
+static int is_vec(const drift_type *t)
+{
+    return !t->n_arr && t->kind == DRIFT_T_VECTOR;
+}
+
+static int is_mat(const drift_type *t)
+{
+    return !t->n_arr && t->kind == DRIFT_T_MATRIX;
+}
+
+static int is_square(const drift_type *t)
+{
+    return t->kind == DRIFT_T_MATRIX && !t->n_arr &&
+           dim_cmp(t->dim[0], t->dim[1]) != 0;
+}
+
+/* A size argument (rep_vector's n, head's n, ...): an int whose value the
+ * data give; its value or -1 while sizes are unbound. */
+static drift_dim size_arg(checker *c, drift_expr *e, const char *fn,
+                          int *bad)
+{
+    drift_dim d = no_dim();
+    char t[TYPE_TEXT];
+    if (!is_int_scalar(&e->type) || e->param || e->rows) {
+        error(c, e->loc, "the size given to '%s' must be an int of the data, "
+                         "found %s%s",
+              fn, tname(&e->type, t),
+              e->param ? " depending on a parameter"
+                       : e->rows ? " varying by row" : "");
+        *bad = 1;
+        return d;
+    }
+    long v;
+    if (drift_eval_size(e, &v) == 0) {
+        if (v < 0) {
+            error(c, e->loc, "the size given to '%s' is %ld", fn, v);
+            *bad = 1;
+            return d;
+        }
+        d.n = v;
+    }
+    return d;
+}
+
+/* Functions with their own typing rules (DRIFT_RULE_SPECIAL). */
+static void check_special(checker *c, drift_expr *e, int n)
+{
+    const drift_type *a = &e->args->type;
+    const drift_type *b = n > 1 ? &e->args->next->type : NULL;
+    drift_expr *a3 = n > 2 ? e->args->next->next : NULL;
+    char ta[TYPE_TEXT], tb[TYPE_TEXT];
+    const char *f = e->name;
+    int bad = 0;
+    switch (e->fn->id) {
+    case DRIFT_FN_LOG_MIX:
+        if (n == 3) {
+            drift_type t = elementwise(c, e->loc, "function 'log_mix'", a, b,
+                                       0);
+            if (t.kind != DRIFT_T_ERROR)
+                t = elementwise(c, e->loc, "function 'log_mix'", &t,
+                                &a3->type, 0);
+            if (t.kind == DRIFT_T_INT)
+                t.kind = DRIFT_T_REAL;
+            e->type = t;
+            return;
+        }
+        if (!is_vec(a) || !is_vec(b) || dim_cmp(a->dim[0], b->dim[0]) == 0) {
+            error(c, e->loc,
+                  "log_mix(theta, lambda) takes a simplex and a vector of "
+                  "log densities of the same length, given %s and %s",
+                  tname(a, ta), tname(b, tb));
+            return;
+        }
+        e->type = scalar_type(DRIFT_T_REAL);
+        return;
+    case DRIFT_FN_SOFTMAX:
+    case DRIFT_FN_LOG_SOFTMAX:
+    case DRIFT_FN_CUMULATIVE_SUM:
+        if (is_vec(a) || (e->fn->id == DRIFT_FN_CUMULATIVE_SUM &&
+                          a->n_arr == 1 && is_scalar_kind(a->kind))) {
+            e->type = *a;
+            if (e->fn->id != DRIFT_FN_CUMULATIVE_SUM)
+                e->type.kind = DRIFT_T_VECTOR;
+            return;
+        }
+        error(c, e->loc, "function '%s' takes a vector, given %s", f,
+              tname(a, ta));
+        return;
+    case DRIFT_FN_APPEND_ROW:
+        if ((is_vec(a) || is_scalar(a)) && (is_vec(b) || is_scalar(b))) {
+            e->type = vec_type(dim_sum(is_vec(a) ? a->dim[0] : dim_of(1),
+                                       is_vec(b) ? b->dim[0] : dim_of(1)));
+            return;
+        }
+        if (is_mat(a) && is_mat(b) && dim_cmp(a->dim[1], b->dim[1]) != 0) {
+            e->type = mat_type(dim_sum(a->dim[0], b->dim[0]), a->dim[1]);
+            return;
+        }
+        error(c, e->loc,
+              "append_row takes two vectors (or reals), or two matrices with "
+              "as many columns, given %s and %s",
+              tname(a, ta), tname(b, tb));
+        return;
+    case DRIFT_FN_APPEND_COL: {
+        if ((is_vec(a) || is_mat(a)) && (is_vec(b) || is_mat(b))) {
+            drift_dim ca = is_vec(a) ? dim_of(1) : a->dim[1];
+            drift_dim cb = is_vec(b) ? dim_of(1) : b->dim[1];
+            if (dim_cmp(a->dim[0], b->dim[0]) != 0) {
+                e->type = mat_type(a->dim[0], dim_sum(ca, cb));
+                return;
+            }
+        }
+        error(c, e->loc,
+              "append_col takes two matrices (or vectors, as columns) with "
+              "as many rows, given %s and %s",
+              tname(a, ta), tname(b, tb));
+        return;
+    }
+    case DRIFT_FN_ROWS_DOT_PRODUCT:
+        if ((is_mat(a) || is_vec(a)) && same_shape(a, b)) {
+            e->type = vec_type(a->dim[0]);
+            return;
+        }
+        error(c, e->loc,
+              "rows_dot_product takes two matrices (or vectors) of the same "
+              "shape, given %s and %s",
+              tname(a, ta), tname(b, tb));
+        return;
+    case DRIFT_FN_DIAG_PRE_MULTIPLY:
+        if (is_vec(a) && is_mat(b) && dim_cmp(a->dim[0], b->dim[0]) != 0) {
+            e->type = *b;
+            return;
+        }
+        error(c, e->loc,
+              "diag_pre_multiply(v, M) takes a vector with as many entries "
+              "as M has rows, given %s and %s",
+              tname(a, ta), tname(b, tb));
+        return;
+    case DRIFT_FN_DIAG_POST_MULTIPLY:
+        if (is_mat(a) && is_vec(b) && dim_cmp(a->dim[1], b->dim[0]) != 0) {
+            e->type = *a;
+            return;
+        }
+        error(c, e->loc,
+              "diag_post_multiply(M, v) takes a vector with as many entries "
+              "as M has columns, given %s and %s",
+              tname(a, ta), tname(b, tb));
+        return;
+    case DRIFT_FN_QUAD_FORM_DIAG:
+        if (is_square(a) && is_vec(b) && dim_cmp(a->dim[0], b->dim[0]) != 0) {
+            e->type = *a;
+            return;
+        }
+        error(c, e->loc,
+              "quad_form_diag(M, v) takes a square matrix and a vector of "
+              "its size, given %s and %s",
+              tname(a, ta), tname(b, tb));
+        return;
+    case DRIFT_FN_CHOLESKY_DECOMPOSE:
+        if (is_square(a)) {
+            e->type = *a;
+            return;
+        }
+        error(c, e->loc, "cholesky_decompose takes a square matrix, given %s",
+              tname(a, ta));
+        return;
+    case DRIFT_FN_MULTIPLY_LOWER_TRI_SELF_TRANSPOSE:
+        if (is_mat(a)) {
+            e->type = mat_type(a->dim[0], a->dim[0]);
+            return;
+        }
+        error(c, e->loc, "%s takes a matrix, given %s", f, tname(a, ta));
+        return;
+    case DRIFT_FN_MDIVIDE_LEFT_TRI_LOW:
+        if (is_square(a) && (is_vec(b) || is_mat(b)) &&
+            dim_cmp(a->dim[0], b->dim[0]) != 0) {
+            e->type = *b;
+            return;
+        }
+        error(c, e->loc,
+              "mdivide_left_tri_low(L, b) takes a square matrix and a vector "
+              "or matrix with as many rows, given %s and %s",
+              tname(a, ta), tname(b, tb));
+        return;
+    case DRIFT_FN_DIAGONAL:
+        if (is_square(a)) {
+            e->type = vec_type(a->dim[0]);
+            return;
+        }
+        error(c, e->loc, "diagonal takes a square matrix, given %s",
+              tname(a, ta));
+        return;
+    case DRIFT_FN_DIAG_MATRIX:
+        if (is_vec(a)) {
+            e->type = mat_type(a->dim[0], a->dim[0]);
+            return;
+        }
+        error(c, e->loc, "diag_matrix takes a vector, given %s", tname(a, ta));
+        return;
+    case DRIFT_FN_TO_VECTOR:
+        if (is_mat(a)) {
+            drift_dim d = no_dim();
+            if (a->dim[0].n >= 0 && a->dim[1].n >= 0)
+                d.n = a->dim[0].n * a->dim[1].n;
+            e->type = vec_type(d);
+            return;
+        }
+        if (is_vec(a) || (a->n_arr == 1 && is_scalar_kind(a->kind))) {
+            e->type = vec_type(is_vec(a) ? a->dim[0] : a->arr[0]);
+            return;
+        }
+        error(c, e->loc,
+              "to_vector takes a matrix, a vector or an array of reals, "
+              "given %s",
+              tname(a, ta));
+        return;
+    case DRIFT_FN_TRANSPOSE:
+        if (is_mat(a)) {
+            e->type = mat_type(a->dim[1], a->dim[0]);
+            return;
+        }
+        error(c, e->loc,
+              "transpose takes a matrix (drift has no row vectors: for a "
+              "vector's inner product write dot(a, b)), given %s",
+              tname(a, ta));
+        return;
+    case DRIFT_FN_REP_VECTOR:
+    case DRIFT_FN_REP_MATRIX: {
+        if (!is_scalar(a)) {
+            error(c, e->loc, "function '%s' repeats a real, given %s", f,
+                  tname(a, ta));
+            return;
+        }
+        drift_dim r = size_arg(c, e->args->next, f, &bad);
+        drift_dim cl = n > 2 ? size_arg(c, a3, f, &bad) : r;
+        if (bad)
+            return;
+        e->type = n > 2 ? mat_type(r, cl) : vec_type(r);
+        return;
+    }
+    case DRIFT_FN_HEAD:
+    case DRIFT_FN_TAIL:
+    case DRIFT_FN_SEGMENT: {
+        if (!is_vec(a)) {
+            error(c, e->loc, "function '%s' takes a vector, given %s", f,
+                  tname(a, ta));
+            return;
+        }
+        drift_dim first = no_dim();
+        if (n > 2)
+            first = size_arg(c, e->args->next, f, &bad);
+        drift_dim len = size_arg(c, n > 2 ? a3 : e->args->next, f, &bad);
+        if (bad)
+            return;
+        long start = n > 2 ? first.n : 1;
+        if (len.n >= 0 && a->dim[0].n >= 0 && start >= 0 &&
+            (start < 1 || start - 1 + len.n > a->dim[0].n)) {
+            error(c, e->loc,
+                  "function '%s' takes %ld entries from %ld of %s, beyond its "
+                  "end",
+                  f, len.n, start, tname(a, ta));
+            return;
+        }
+        e->type = vec_type(len);
+        return;
+    }
+    case DRIFT_FN_ROWS:
+    case DRIFT_FN_COLS:
+    case DRIFT_FN_NUM_ELEMENTS:
+        if (a->kind == DRIFT_T_SPARSE) {
+            sparse_use(c, e->args);
+            return;
+        }
+        e->type = scalar_type(DRIFT_T_INT);
+        e->param = e->rows = 0; /* a size, known from the shape */
+        return;
+    case DRIFT_FN_DISTANCE:
+    case DRIFT_FN_SQUARED_DISTANCE:
+        if (is_vec(a) && same_shape(a, b)) {
+            e->type = scalar_type(DRIFT_T_REAL);
+            return;
+        }
+        error(c, e->loc, "function '%s' takes two vectors of the same "
+                         "length, given %s and %s",
+              f, tname(a, ta), tname(b, tb));
+        return;
+    case DRIFT_FN_ADD_DIAG:
+        if (is_square(a) && (is_scalar(b) || (is_vec(b) && dim_cmp(
+                                                  a->dim[0], b->dim[0]) != 0))) {
+            e->type = *a;
+            return;
+        }
+        error(c, e->loc,
+              "add_diag(M, d) takes a square matrix and a real or a vector "
+              "of its size, given %s and %s",
+              tname(a, ta), tname(b, tb));
+        return;
+    default:
+        return;
+    }
+}
+
 static void check_call(checker *c, drift_expr *e)
 {
     e->type = scalar_type(DRIFT_T_ERROR);
+    if (e->fn && e->fn->id == DRIFT_FN_DENSITY) {
+        check_density(c, e->dist, e->args, e->args->next, e->n_args - 1,
+                      e->name_loc);
+        for (drift_expr *a = e->args; a; a = a->next) {
+            e->rows |= a->rows;
+            e->param |= a->param;
+            if (a->type.kind == DRIFT_T_ERROR)
+                return;
+        }
+        e->type = scalar_type(DRIFT_T_REAL);
+        return;
+    }
     int bad = 0;
     for (drift_expr *a = e->args; a; a = a->next) {
         check_expr(c, a);
@@ -575,6 +964,24 @@ static void check_call(checker *c, drift_expr *e)
         }
         e->type = scalar_type(DRIFT_T_REAL);
         return;
+    case DRIFT_RULE_MINMAX:
+        if (n == 1) {
+            if (is_scalar(a) || a->kind == DRIFT_T_SPARSE) {
+                error(c, e->loc,
+                      "function '%s' of one argument takes a vector, matrix "
+                      "or array, given %s",
+                      e->name, tname(a, ta));
+                return;
+            }
+            e->type = scalar_type(a->kind == DRIFT_T_INT ? DRIFT_T_INT
+                                                         : DRIFT_T_REAL);
+            return;
+        }
+        e->type = elementwise(c, e->loc, what, a, b, 1);
+        return;
+    case DRIFT_RULE_SPECIAL:
+        check_special(c, e, n);
+        return;
     case DRIFT_RULE_LSE:
         break;
     }
@@ -610,6 +1017,52 @@ static void check_expr(checker *c, drift_expr *e)
             e->type = scalar_type(DRIFT_T_ERROR);
         }
         return;
+    case DRIFT_E_NOT: {
+        check_expr(c, e->a);
+        set_flags(e, e->a, NULL);
+        e->type = scalar_type(DRIFT_T_INT);
+        char t[TYPE_TEXT];
+        if (e->a->type.kind == DRIFT_T_ERROR || sparse_use(c, e->a)) {
+            e->type = scalar_type(DRIFT_T_ERROR);
+        } else if (!is_scalar(&e->a->type)) {
+            error(c, e->loc, "'!' applies to a scalar (int or real), given %s",
+                  tname(&e->a->type, t));
+            e->type = scalar_type(DRIFT_T_ERROR);
+        }
+        return;
+    }
+    case DRIFT_E_COND: {
+        check_expr(c, e->a);
+        check_expr(c, e->b);
+        check_expr(c, e->args);
+        set_flags(e, e->a, e->b);
+        e->rows |= e->args->rows;
+        e->param |= e->args->param;
+        e->type = scalar_type(DRIFT_T_ERROR);
+        if (any_error(e->a, e->b) || any_error(e->args, NULL) ||
+            sparse_use(c, e->a) || sparse_use(c, e->b) ||
+            sparse_use(c, e->args))
+            return;
+        char t1[TYPE_TEXT], t2[TYPE_TEXT];
+        if (!is_int_scalar(&e->a->type)) {
+            error(c, e->a->loc,
+                  "the condition of '? :' must be an int (a comparison, say), "
+                  "given %s",
+                  tname(&e->a->type, t1));
+            return;
+        }
+        const drift_type *x = &e->b->type, *y = &e->args->type;
+        if (!same_shape(x, y)) {
+            error(c, e->loc,
+                  "the two branches of '? :' have different shapes: %s and %s",
+                  tname(x, t1), tname(y, t2));
+            return;
+        }
+        e->type = *x;
+        if (x->kind == DRIFT_T_INT && y->kind != DRIFT_T_INT)
+            e->type.kind = y->kind;
+        return;
+    }
     case DRIFT_E_BINOP:
         check_binop(c, e);
         return;
@@ -631,18 +1084,109 @@ static void expr_text(const drift_expr *e, char *buf, size_t cap)
         snprintf(buf, cap, "the left of '~'");
 }
 
-static void check_tilde(checker *c, drift_stmt *st)
+/* Elements per vector of a vector or an array of vectors (the K of
+ * vector[K] and array[J] vector[K]); -1 when t is neither. */
+static int vec_elem(const drift_type *t, drift_dim *K)
 {
-    check_expr(c, st->lhs);
-    int bad = st->lhs->type.kind == DRIFT_T_ERROR || sparse_use(c, st->lhs);
-    for (drift_expr *a = st->args; a; a = a->next) {
+    if (t->kind != DRIFT_T_VECTOR || t->n_arr > 1)
+        return -1;
+    *K = t->dim[0];
+    return 0;
+}
+
+/* The multivariate distributions' shapes (rule not ELEM). */
+static void check_multivariate(checker *c, const drift_dist *d,
+                               drift_expr *lhs, drift_expr *args)
+{
+    char t1[TYPE_TEXT], t2[TYPE_TEXT];
+    const drift_type *y = &lhs->type;
+    drift_dim K, K2;
+    switch (d->rule) {
+    case DRIFT_DRULE_DIRICHLET: {
+        const drift_type *al = &args->type;
+        if (vec_elem(y, &K)) {
+            error(c, lhs->loc,
+                  "the outcome of dirichlet is a simplex (a vector, or an "
+                  "array of vectors), but it is %s",
+                  tname(y, t1));
+            return;
+        }
+        if (vec_elem(al, &K2) || (al->n_arr && !same_layout(al, y)) ||
+            dim_cmp(K, K2) == 0)
+            error(c, args->loc,
+                  "dirichlet's alpha must be a vector of the outcome's "
+                  "length (or as many as the outcome has), given %s for %s",
+                  tname(al, t2), tname(y, t1));
+        return;
+    }
+    case DRIFT_DRULE_MVN: {
+        const drift_type *mu = &args->type, *S = &args->next->type;
+        if (vec_elem(y, &K)) {
+            error(c, lhs->loc,
+                  "the outcome of %s is a vector (or an array of vectors), "
+                  "but it is %s",
+                  d->name, tname(y, t1));
+            return;
+        }
+        if (vec_elem(mu, &K2) || dim_cmp(K, K2) == 0 ||
+            (mu->n_arr && y->n_arr && !same_layout(mu, y))) {
+            error(c, args->loc,
+                  "the location of %s must be a vector of the outcome's "
+                  "length (or as many as the outcome has), given %s for %s",
+                  d->name, tname(mu, t2), tname(y, t1));
+            return;
+        }
+        if (!is_square(S) || dim_cmp(S->dim[0], K) == 0)
+            error(c, args->next->loc,
+                  "%s of %s must be a square matrix of the outcome's size, "
+                  "given %s for %s",
+                  d->arg_names[1], d->name, tname(S, t2), tname(y, t1));
+        return;
+    }
+    case DRIFT_DRULE_LKJ:
+        if (!is_square(y)) {
+            error(c, lhs->loc,
+                  "the outcome of %s is a square matrix (%s), but it is %s",
+                  d->name, d->support_text, tname(y, t1));
+            return;
+        }
+        if (!is_scalar(&args->type))
+            error(c, args->loc, "the shape eta of %s must be a real, given %s",
+                  d->name, tname(&args->type, t2));
+        return;
+    case DRIFT_DRULE_CATEGORICAL:
+        if (y->kind != DRIFT_T_INT || y->n_arr > 1) {
+            error(c, lhs->loc,
+                  "the outcome of categorical is an int (or an array of "
+                  "them), but it is %s",
+                  tname(y, t1));
+            return;
+        }
+        if (args->type.n_arr || args->type.kind != DRIFT_T_VECTOR)
+            error(c, args->loc,
+                  "categorical takes a simplex of K probabilities, given %s",
+                  tname(&args->type, t2));
+        return;
+    default:
+        return;
+    }
+}
+
+/* A distribution's outcome and arguments, for '~' and for name_lpdf(y |
+ * ...). */
+static void check_density(checker *c, const drift_dist *d, drift_expr *lhs,
+                          drift_expr *args, size_t n_args,
+                          drift_loc dist_loc)
+{
+    check_expr(c, lhs);
+    int bad = lhs->type.kind == DRIFT_T_ERROR || sparse_use(c, lhs);
+    for (drift_expr *a = args; a; a = a->next) {
         check_expr(c, a);
         bad |= a->type.kind == DRIFT_T_ERROR || sparse_use(c, a);
     }
-    const drift_dist *d = st->d;
     if (!d)
         return;
-    if ((int)st->n_args != d->n_args) {
+    if ((int)n_args != d->n_args) {
         char names[96] = "";
         size_t used = 0;
         for (int k = 0; k < d->n_args; k++) {
@@ -651,35 +1195,39 @@ static void check_tilde(checker *c, drift_stmt *st)
             if (w > 0 && (size_t)w < sizeof names - used)
                 used += (size_t)w;
         }
-        error(c, st->dist_loc,
+        error(c, dist_loc,
               "distribution '%s' takes %d argument%s (%s), given %zu",
               d->name, d->n_args, d->n_args == 1 ? "" : "s", names,
-              st->n_args);
+              n_args);
         return;
     }
     if (bad)
         return;
     char t1[TYPE_TEXT], t2[TYPE_TEXT], what[80];
-    const drift_type *y = &st->lhs->type;
-    expr_text(st->lhs, what, sizeof what);
+    const drift_type *y = &lhs->type;
+    expr_text(lhs, what, sizeof what);
     if (d->discrete && y->kind != DRIFT_T_INT) {
-        error(c, st->lhs->loc,
+        error(c, lhs->loc,
               "the outcome of %s must be an int, but %s is %s%s", d->name,
               what, tname(y, t1),
-              st->lhs->kind == DRIFT_E_NAME ? " (declare it int)" : "");
+              lhs->kind == DRIFT_E_NAME ? " (declare it int)" : "");
+        return;
+    }
+    if (d->rule != DRIFT_DRULE_ELEM && d->rule != DRIFT_DRULE_CATLOGIT) {
+        check_multivariate(c, d, lhs, args);
         return;
     }
     if (d->id == DRIFT_D_CATEGORICAL_LOGIT) {
-        const drift_type *b = &st->args->type;
+        const drift_type *b = &args->type;
         if (!is_int_scalar(y)) {
-            error(c, st->lhs->loc,
+            error(c, lhs->loc,
                   "the outcome of categorical_logit must be one int per "
                   "statement, but %s is %s",
                   what, tname(y, t1));
             return;
         }
         if (b->n_arr || b->kind != DRIFT_T_VECTOR)
-            error(c, st->args->loc,
+            error(c, args->loc,
                   "categorical_logit takes a vector of K log-odds, given %s",
                   tname(b, t2));
         return;
@@ -687,7 +1235,7 @@ static void check_tilde(checker *c, drift_stmt *st)
     const drift_type *common = is_scalar(y) ? NULL : y;
     const char *common_name = "the outcome";
     int k = 0;
-    for (drift_expr *a = st->args; a; a = a->next, k++) {
+    for (drift_expr *a = args; a; a = a->next, k++) {
         if (d->arg_int[k]) {
             if (a->type.kind != DRIFT_T_INT) {
                 error(c, a->loc, "argument %s of %s must be an int, found %s",
@@ -711,6 +1259,11 @@ static void check_tilde(checker *c, drift_stmt *st)
             return;
         }
     }
+}
+
+static void check_tilde(checker *c, drift_stmt *st)
+{
+    check_density(c, st->d, st->lhs, st->args, st->n_args, st->dist_loc);
 }
 
 static void check_block(checker *c, drift_block *b)

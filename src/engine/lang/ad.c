@@ -17,6 +17,7 @@
 #include "ad.h"
 #include "base/util.h"
 #include "dist.h"
+#include "transform.h"
 #include "vmath.h"
 
 /* Bound on the per-row adjoint memory of shared nodes (bytes): beyond
@@ -110,6 +111,40 @@ static inline double unary_f(int fn, double x)
     case DRIFT_FN_COS: return cos(x);
     case DRIFT_FN_LOG1M: return drift_vmath_log1p1(-x);
     case DRIFT_FN_LOG_INV_LOGIT: return -drift_log1p_exp(-x);
+    case DRIFT_FN_LGAMMA: return drift_lgamma(x);
+    case DRIFT_FN_PHI: return 0.5 * erfc(-x * M_SQRT1_2);
+    case DRIFT_FN_PHI_APPROX:
+        return drift_inv_logit(0.07056 * x * x * x + 1.5976 * x);
+    case DRIFT_FN_LOGIT: return log(x) - log1p(-x);
+    case DRIFT_FN_LOG1M_EXP:
+        return x > -M_LN2 ? log(-expm1(x)) : log1p(-exp(x));
+    case DRIFT_FN_LOG1M_INV_LOGIT: return -drift_log1p_exp(x);
+    case DRIFT_FN_INV: return 1 / x;
+    case DRIFT_FN_INV_SQRT: return 1 / sqrt(x);
+    case DRIFT_FN_INV_SQUARE: return 1 / (x * x);
+    case DRIFT_FN_LOG2: return log2(x);
+    case DRIFT_FN_LOG10: return log10(x);
+    case DRIFT_FN_EXP2: return exp2(x);
+    case DRIFT_FN_CBRT: return cbrt(x);
+    case DRIFT_FN_TAN: return tan(x);
+    case DRIFT_FN_ASIN: return asin(x);
+    case DRIFT_FN_ACOS: return acos(x);
+    case DRIFT_FN_ATAN: return atan(x);
+    case DRIFT_FN_SINH: return sinh(x);
+    case DRIFT_FN_COSH: return cosh(x);
+    case DRIFT_FN_ASINH: return asinh(x);
+    case DRIFT_FN_ACOSH: return acosh(x);
+    case DRIFT_FN_ATANH: return atanh(x);
+    case DRIFT_FN_ERF: return erf(x);
+    case DRIFT_FN_ERFC: return erfc(x);
+    case DRIFT_FN_TGAMMA: return tgamma(x);
+    case DRIFT_FN_INV_CLOGLOG: return -expm1(-exp(x));
+    case DRIFT_FN_STEP: return x < 0 ? 0 : 1;
+    case DRIFT_FN_FLOOR: return floor(x);
+    case DRIFT_FN_CEIL: return ceil(x);
+    case DRIFT_FN_ROUND: return round(x);
+    case DRIFT_FN_TRUNC: return trunc(x);
+    case DRIFT_FN_NOT: return x == 0;
     default: return NAN;
     }
 }
@@ -133,6 +168,34 @@ static inline double unary_d(int fn, double x, double y)
     case DRIFT_FN_COS: return -sin(x);
     case DRIFT_FN_LOG1M: return -1 / (1 - x);
     case DRIFT_FN_LOG_INV_LOGIT: return drift_inv_logit(-x);
+    case DRIFT_FN_LGAMMA: return drift_digamma(x);
+    case DRIFT_FN_PHI: return exp(-0.5 * x * x) * 0.39894228040143267794;
+    case DRIFT_FN_PHI_APPROX: return y * (1 - y) * (0.21168 * x * x + 1.5976);
+    case DRIFT_FN_LOGIT: return 1 / (x * (1 - x));
+    case DRIFT_FN_LOG1M_EXP: return -1 / expm1(-x);
+    case DRIFT_FN_LOG1M_INV_LOGIT: return -drift_inv_logit(x);
+    case DRIFT_FN_INV: return -1 / (x * x);
+    case DRIFT_FN_INV_SQRT: return -0.5 * y / x;
+    case DRIFT_FN_INV_SQUARE: return -2 * y / x;
+    case DRIFT_FN_LOG2: return 1 / (x * M_LN2);
+    case DRIFT_FN_LOG10: return 1 / (x * M_LN10);
+    case DRIFT_FN_EXP2: return y * M_LN2;
+    case DRIFT_FN_CBRT: return 1 / (3 * y * y);
+    case DRIFT_FN_TAN: return 1 + y * y;
+    case DRIFT_FN_ASIN: return 1 / sqrt(1 - x * x);
+    case DRIFT_FN_ACOS: return -1 / sqrt(1 - x * x);
+    case DRIFT_FN_ATAN: return 1 / (1 + x * x);
+    case DRIFT_FN_SINH: return cosh(x);
+    case DRIFT_FN_COSH: return sinh(x);
+    case DRIFT_FN_ASINH: return 1 / sqrt(x * x + 1);
+    case DRIFT_FN_ACOSH: return 1 / sqrt(x * x - 1);
+    case DRIFT_FN_ATANH: return 1 / (1 - x * x);
+    case DRIFT_FN_ERF: return 1.12837916709551257390 * exp(-x * x);
+    case DRIFT_FN_ERFC: return -1.12837916709551257390 * exp(-x * x);
+    case DRIFT_FN_TGAMMA: return y * drift_digamma(x);
+    case DRIFT_FN_INV_CLOGLOG: return exp(x - exp(x));
+    case DRIFT_FN_STEP: case DRIFT_FN_FLOOR: case DRIFT_FN_CEIL:
+    case DRIFT_FN_ROUND: case DRIFT_FN_TRUNC: case DRIFT_FN_NOT: return 0;
     default: return NAN;
     }
 }
@@ -182,6 +245,18 @@ static inline double binary_f(int op, double a, double b)
     case DRIFT_G_MUL: return a * b;
     case DRIFT_G_DIV: return a / b;
     case DRIFT_G_POW: return pow(a, b);
+    case DRIFT_G_FMIN: return fmin(a, b);
+    case DRIFT_G_FMAX: return fmax(a, b);
+    case DRIFT_G_LDE:
+        return b == -INFINITY ? a : a + log(-expm1(b - a));
+    case DRIFT_G_LT: return a < b;
+    case DRIFT_G_LE: return a <= b;
+    case DRIFT_G_GT: return a > b;
+    case DRIFT_G_GE: return a >= b;
+    case DRIFT_G_EQ: return a == b;
+    case DRIFT_G_NE: return a != b;
+    case DRIFT_G_AND: return a != 0 && b != 0;
+    case DRIFT_G_OR: return a != 0 || b != 0;
     default: {
         double m = a > b ? a : b;
         if (m == -INFINITY)
@@ -203,6 +278,16 @@ static inline void binary_d(int op, double a, double b, double y, double *da,
     case DRIFT_G_POW:
         *da = b == 0 ? 0 : b * pow(a, b - 1);
         *db = a > 0 ? y * log(a) : 0;
+        return;
+    case DRIFT_G_FMIN: *da = a <= b || isnan(b); *db = 1 - *da; return;
+    case DRIFT_G_FMAX: *da = a >= b || isnan(b); *db = 1 - *da; return;
+    case DRIFT_G_LDE:
+        *da = b == -INFINITY ? 1 : -1 / expm1(b - a);
+        *db = 1 - *da;
+        return;
+    case DRIFT_G_LT: case DRIFT_G_LE: case DRIFT_G_GT: case DRIFT_G_GE:
+    case DRIFT_G_EQ: case DRIFT_G_NE: case DRIFT_G_AND: case DRIFT_G_OR:
+        *da = *db = 0;
         return;
     default:
         *da = exp(a - y);
@@ -233,8 +318,9 @@ static int fwd_dist(drift_ad_ctx *c, int id)
     size_t bad_r = 0, bad_j = 0;
     if (drift_dist_rows((drift_dist_id)n->fn, R, m, n->n_in, in, ld, st,
                         c->val[id], c->need_part ? part : NULL, &bad_r,
-                        &bad_j) == 0)
-        return DRIFT_OK;
+                        &bad_j) == 0 ||
+        n->guard)
+        return DRIFT_OK; /* in a branch of '? :': maybe not taken */
     double a[DRIFT_DIST_MAX_ARGS + 1];
     for (int k = 0; k < n->n_in; k++)
         a[k] = in[k][bad_r * ld[k] + bad_j * st[k]];
@@ -262,7 +348,8 @@ static int fwd_catlogit(drift_ad_ctx *c, int id)
     size_t R = vrows(c, n), K = NODE(c, eta)->sz, bad = 0;
     double *soft = c->part ? c->part[id] : NULL;
     if (drift_dist_catlogit(R, K, c->val[y], c->vld[y], c->val[eta],
-                            c->vld[eta], c->val[id], soft, &bad) == 0)
+                            c->vld[eta], c->val[id], soft, &bad) == 0 ||
+        n->guard)
         return DRIFT_OK;
     double yv = c->val[y][bad * c->vld[y]];
     char where[64] = "";
@@ -276,6 +363,477 @@ static int fwd_catlogit(drift_ad_ctx *c, int id)
     return node_error(c, id,
                       "categorical_logit: the log-odds are not finite%s",
                       where);
+}
+
+/* ---- structured types ------------------------------------------------------- */
+
+/* A structured type's transform node: its free and constrained sizes
+ * per element, and the scratch its kernels share (part: x, tx, work). */
+static void xform_sizes(const drift_gnode *n, size_t *fs, size_t *os)
+{
+    drift_constraint con = (drift_constraint)n->fn;
+    *fs = drift_transform_free_size(con, n->m, n->n);
+    *os = drift_transform_size(con, n->m, n->n);
+}
+
+static size_t xform_part_size(const drift_gnode *n)
+{
+    size_t fs, os;
+    xform_sizes(n, &fs, &os);
+    return 2 * os + drift_transform_work((drift_constraint)n->fn, n->m, n->n);
+}
+
+/* Values (XFORM) or summed log-Jacobians (XFORM_LJ); with tangents when
+ * tan is set. */
+static void xform_forward(drift_ad_ctx *c, int id, int tangent)
+{
+    const drift_gnode *n = NODE(c, id);
+    drift_constraint con = (drift_constraint)n->fn;
+    int a = drift_gin(n, 0);
+    size_t fs, os, R = vrows(c, n);
+    xform_sizes(n, &fs, &os);
+    double *xs = c->part[id], *txs = xs + os, *work = xs + 2 * os;
+    for (size_t r = 0; r < R; r++) {
+        const double *u = c->val[a] + r * c->vld[a];
+        const double *tu = tangent ? c->tan[a] + r * c->tld[a] : NULL;
+        double lj = 0, tlj = 0;
+        for (size_t e = 0; e < n->k; e++) {
+            double *x = n->op == DRIFT_G_XFORM ? c->val[id] + r * c->vld[id] +
+                                                     e * os
+                                               : xs;
+            double *tx = n->op == DRIFT_G_XFORM && tangent
+                             ? c->tan[id] + r * c->tld[id] + e * os
+                             : txs;
+            double t = 0;
+            lj += drift_transform_forward(con, n->m, n->n, u + e * fs, x,
+                                          tu ? tu + e * fs : NULL, tx, &t,
+                                          work);
+            tlj += t;
+        }
+        if (n->op == DRIFT_G_XFORM_LJ) {
+            if (tangent)
+                c->tan[id][r * c->tld[id]] = tlj;
+            else
+                c->val[id][r * c->vld[id]] = lj;
+        }
+    }
+}
+
+/* ---- linear algebra ------------------------------------------------------------- */
+
+/* The Cholesky factor L (lower, zeros above) of the m x m matrix A,
+ * whose lower triangle is read.  Returns 0, 1 when A is not symmetric,
+ * 2 when it is not positive definite. */
+static int chol_factor(const double *A, size_t m, double *L)
+{
+    for (size_t i = 0; i < m; i++)
+        for (size_t j = 0; j < i; j++) {
+            double u = A[i * m + j], v = A[j * m + i];
+            if (!(fabs(u - v) <= 1e-8 * fmax(1.0, fabs(u))))
+                return 1;
+        }
+    memset(L, 0, m * m * sizeof *L);
+    for (size_t j = 0; j < m; j++) {
+        double s = A[j * m + j];
+        for (size_t k = 0; k < j; k++)
+            s -= L[j * m + k] * L[j * m + k];
+        if (!(s > 0))
+            return 2;
+        double d = sqrt(s);
+        L[j * m + j] = d;
+        for (size_t i = j + 1; i < m; i++) {
+            double t = A[i * m + j];
+            for (size_t k = 0; k < j; k++)
+                t -= L[i * m + k] * L[j * m + k];
+            L[i * m + j] = t / d;
+        }
+    }
+    return 0;
+}
+
+static int fwd_chol(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    int a = drift_gin(n, 0);
+    size_t m = n->m, R = vrows(c, n);
+    for (size_t r = 0; r < R; r++) {
+        int rc = chol_factor(c->val[a] + r * c->vld[a], m,
+                             c->val[id] + r * c->vld[id]);
+        if (rc && n->guard) {
+            for (size_t k = 0; k < m * m; k++)
+                c->val[id][r * c->vld[id] + k] = NAN;
+            continue;
+        }
+        if (rc) {
+            char where[64] = "";
+            if (n->batched)
+                snprintf(where, sizeof where, " (data row %zu)",
+                         row_id(c, r) + 1);
+            return node_error(c, id, "cholesky_decompose: the matrix is not "
+                                     "%s%s",
+                              rc == 1 ? "symmetric" : "positive definite",
+                              where);
+        }
+    }
+    return DRIFT_OK;
+}
+
+/* The reverse of L = chol(A): with P the lower triangle of L^T Lbar
+ * (diagonal halved) and S = L^-T P L^-1, Abar's lower triangle is
+ * S + S^T (S on the diagonal). */
+static void rev_chol(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    int a = drift_gin(n, 0);
+    size_t m = n->m, RA = c->arows[id];
+    double *P = c->part[id];
+    for (size_t r = 0; r < RA; r++) {
+        const double *L = c->val[id] + (n->batched ? r : 0) * c->vld[id];
+        const double *G = c->adj[id] + r * c->ald[id];
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < m; j++) {
+                double t = 0;
+                if (j <= i)
+                    for (size_t k = i; k < m; k++)
+                        t += L[k * m + i] * G[k * m + j];
+                P[i * m + j] = j < i ? t : j == i ? 0.5 * t : 0;
+            }
+        if (m) {
+            cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasTrans,
+                        CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, P,
+                        (int)m);
+            cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasNoTrans,
+                        CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, P,
+                        (int)m);
+        }
+        double *gA = c->adj[a] + r * c->ald[a];
+        for (size_t i = 0; i < m; i++) {
+            for (size_t j = 0; j < i; j++)
+                gA[i * m + j] += P[i * m + j] + P[j * m + i];
+            gA[i * m + i] += P[i * m + i];
+        }
+    }
+}
+
+/* tL = L Phi(L^-1 tA L^-T), tA the symmetric matrix of tangents read
+ * from the lower triangle. */
+static void tan_chol(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    int a = drift_gin(n, 0);
+    size_t m = n->m, R = vrows(c, n);
+    double *M = c->part[id];
+    for (size_t r = 0; r < R; r++) {
+        const double *L = c->val[id] + r * c->vld[id];
+        const double *tA = c->tan[a] + r * c->tld[a];
+        double *T = c->tan[id] + r * c->tld[id];
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j <= i; j++)
+                M[i * m + j] = M[j * m + i] = tA[i * m + j];
+        if (m) {
+            cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans,
+                        CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, M,
+                        (int)m);
+            cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
+                        CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, M,
+                        (int)m);
+        }
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j < m; j++) {
+                double t = 0;
+                if (j <= i)
+                    for (size_t k = j; k <= i; k++)
+                        t += L[i * m + k] *
+                             (k == j ? 0.5 * M[k * m + j] : M[k * m + j]);
+                T[i * m + j] = t;
+            }
+    }
+}
+
+/* Z = B L^-T row by row (z_i = L^-1 b_i): one triangular solve over the
+ * whole batch when L is shared. */
+static void fwd_trisolve(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    int a = drift_gin(n, 0), b = drift_gin(n, 1);
+    size_t m = n->m, nr = n->n, R = vrows(c, n), ol = c->vld[id];
+    double *Z = c->val[id];
+    for (size_t r = 0; r < R; r++)
+        memcpy(Z + r * ol, c->val[b] + r * c->vld[b], nr * m * sizeof *Z);
+    if (m == 0 || nr == 0)
+        return;
+    if (c->vld[a] == 0 && (R == 1 || ol == nr * m)) {
+        cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
+                    CblasNonUnit, (int)(R * nr), (int)m, 1.0, c->val[a],
+                    (int)m, Z, (int)m);
+        return;
+    }
+    for (size_t r = 0; r < R; r++)
+        cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
+                    CblasNonUnit, (int)nr, (int)m, 1.0,
+                    c->val[a] + r * c->vld[a], (int)m, Z + r * ol, (int)m);
+}
+
+/* Bbar = Zbar L^-1; Lbar = -(Bbar^T Z), lower triangle. */
+static void rev_trisolve(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    int a = drift_gin(n, 0), b = drift_gin(n, 1);
+    const drift_gnode *na = NODE(c, a), *nb = NODE(c, b);
+    size_t m = n->m, nr = n->n, RA = c->arows[id], gl = c->ald[id];
+    if (m == 0 || nr == 0)
+        return;
+    double *Bb = c->part[id], *Lb = Bb + (n->batched ? c->B : 1) * nr * m;
+    int all = c->vld[a] == 0 && c->ald[a] == 0 && RA == vrows(c, n);
+    size_t step = all ? RA : 1;
+    for (size_t r0 = 0; r0 < RA; r0 += step) {
+        size_t rows = all ? RA : 1;
+        for (size_t r = 0; r < rows; r++)
+            memcpy(Bb + r * nr * m, c->adj[id] + (r0 + r) * gl,
+                   nr * m * sizeof *Bb);
+        const double *L = c->val[a] + r0 * c->vld[a];
+        cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasNoTrans,
+                    CblasNonUnit, (int)(rows * nr), (int)m, 1.0, L, (int)m,
+                    Bb, (int)m);
+        if (nb->param)
+            for (size_t r = 0; r < rows; r++) {
+                double *gb = c->adj[b] + (r0 + r) * c->ald[b];
+                const double *bb = Bb + r * nr * m;
+                for (size_t k = 0; k < nr * m; k++)
+                    gb[k] += bb[k];
+            }
+        if (!na->param)
+            continue;
+        /* Z's rows for these adjoint rows: the node's own when batched. */
+        const double *Z = c->val[id] + (n->batched ? r0 : 0) * c->vld[id];
+        size_t zrows = n->batched ? rows : 1;
+        if (!n->batched && rows > 1) {
+            /* Shared Z, per-row adjoints summed: Bbar's rows add up. */
+            for (size_t r = 1; r < rows; r++)
+                for (size_t k = 0; k < nr * m; k++)
+                    Bb[k] += Bb[r * nr * m + k];
+        }
+        cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)m, (int)m,
+                    (int)(zrows * nr), 1.0, Bb, (int)m, Z, (int)m, 0.0, Lb,
+                    (int)m);
+        double *gL = c->adj[a] + r0 * c->ald[a];
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j <= i; j++)
+                gL[i * m + j] -= Lb[i * m + j];
+    }
+}
+
+/* tZ = (tB - Z tL^T) L^-T, tL's lower triangle. */
+static void tan_trisolve(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    int a = drift_gin(n, 0), b = drift_gin(n, 1);
+    const drift_gnode *na = NODE(c, a), *nb = NODE(c, b);
+    size_t m = n->m, nr = n->n, R = vrows(c, n), tl = c->tld[id];
+    double *T = c->tan[id];
+    for (size_t r = 0; r < R; r++) {
+        double *t = T + r * tl;
+        if (nb->param)
+            memcpy(t, c->tan[b] + r * c->tld[b], nr * m * sizeof *t);
+        else
+            memset(t, 0, nr * m * sizeof *t);
+        if (na->param) {
+            const double *Z = c->val[id] + r * c->vld[id];
+            const double *tL = c->tan[a] + r * c->tld[a];
+            for (size_t i = 0; i < nr; i++)
+                for (size_t j = 0; j < m; j++) {
+                    double s = 0;
+                    for (size_t k = 0; k <= j; k++)
+                        s += Z[i * m + k] * tL[j * m + k];
+                    t[i * m + j] -= s;
+                }
+        }
+        if (m && nr)
+            cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
+                        CblasNonUnit, (int)nr, (int)m, 1.0,
+                        c->val[a] + r * c->vld[a], (int)m, t, (int)m);
+    }
+}
+
+/* ---- reshaping, running sums, extremes, selection ----------------------------------- */
+
+static void fwd_assemble(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    size_t R = vrows(c, n), ni = (size_t)n->n_in;
+    for (size_t r = 0; r < R; r++) {
+        double *o = c->val[id] + r * c->vld[id];
+        for (size_t j = 0; j < n->sz; j++) {
+            int64_t e = n->amap[j];
+            if (e < 0) {
+                o[j] = 0;
+                continue;
+            }
+            int k = drift_gin(n, (int)((size_t)e % ni));
+            o[j] = c->val[k][r * c->vld[k] + (size_t)e / ni];
+        }
+    }
+}
+
+static void rev_assemble(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    size_t RA = c->arows[id], ni = (size_t)n->n_in;
+    for (size_t r = 0; r < RA; r++) {
+        const double *g = c->adj[id] + r * c->ald[id];
+        for (size_t j = 0; j < n->sz; j++) {
+            int64_t e = n->amap[j];
+            if (e < 0)
+                continue;
+            int k = drift_gin(n, (int)((size_t)e % ni));
+            if (NODE(c, k)->param)
+                c->adj[k][r * c->ald[k] + (size_t)e / ni] += g[j];
+        }
+    }
+}
+
+static void tan_assemble(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    size_t R = vrows(c, n), ni = (size_t)n->n_in;
+    for (size_t r = 0; r < R; r++) {
+        double *t = c->tan[id] + r * c->tld[id];
+        for (size_t j = 0; j < n->sz; j++) {
+            int64_t e = n->amap[j];
+            int k = e < 0 ? -1 : drift_gin(n, (int)((size_t)e % ni));
+            t[j] = k >= 0 && NODE(c, k)->param
+                       ? c->tan[k][r * c->tld[k] + (size_t)e / ni]
+                       : 0;
+        }
+    }
+}
+
+/* ROWSUM, CUMSUM, RMAX, RMIN forward over values or tangents (x: the
+ * input's, at stride xl; the extremes' tangent follows the input's
+ * value at the arg-extreme). */
+static void fwd_reduce(drift_ad_ctx *c, int id, int tangent)
+{
+    const drift_gnode *n = NODE(c, id);
+    int a = drift_gin(n, 0);
+    size_t R = vrows(c, n), k = NODE(c, a)->sz;
+    for (size_t r = 0; r < R; r++) {
+        const double *v = c->val[a] + r * c->vld[a];
+        const double *x = tangent ? c->tan[a] + r * c->tld[a] : v;
+        double *o = tangent ? c->tan[id] + r * c->tld[id]
+                            : c->val[id] + r * c->vld[id];
+        switch (n->op) {
+        case DRIFT_G_ROWSUM:
+            for (size_t j = 0; j < n->sz; j++) {
+                double s = 0;
+                for (size_t t = 0; t < n->k; t++)
+                    s += x[j * n->k + t];
+                o[j] = s;
+            }
+            break;
+        case DRIFT_G_CUMSUM: {
+            double s = 0;
+            for (size_t j = 0; j < k; j++)
+                o[j] = s += x[j];
+            break;
+        }
+        default: {
+            size_t best = 0;
+            for (size_t j = 1; j < k; j++)
+                if (n->op == DRIFT_G_RMAX ? v[j] > v[best] : v[j] < v[best])
+                    best = j;
+            o[0] = k ? x[best] : (n->op == DRIFT_G_RMAX ? -INFINITY
+                                                        : INFINITY);
+            break;
+        }
+        }
+    }
+}
+
+static void rev_reduce(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    int a = drift_gin(n, 0);
+    size_t RA = c->arows[id], k = NODE(c, a)->sz;
+    for (size_t r = 0; r < RA; r++) {
+        const double *g = c->adj[id] + r * c->ald[id];
+        double *ga = c->adj[a] + r * c->ald[a];
+        switch (n->op) {
+        case DRIFT_G_ROWSUM:
+            for (size_t j = 0; j < n->sz; j++)
+                for (size_t t = 0; t < n->k; t++)
+                    ga[j * n->k + t] += g[j];
+            break;
+        case DRIFT_G_CUMSUM: {
+            double s = 0;
+            for (size_t j = k; j-- > 0;)
+                ga[j] += s += g[j];
+            break;
+        }
+        default: {
+            const double *v = c->val[a] + (n->batched ? r : 0) * c->vld[a];
+            size_t best = 0;
+            for (size_t j = 1; j < k; j++)
+                if (n->op == DRIFT_G_RMAX ? v[j] > v[best] : v[j] < v[best])
+                    best = j;
+            if (k)
+                ga[best] += g[0];
+            break;
+        }
+        }
+    }
+}
+
+/* cond ? a : b; stride 0 for broadcast scalars. */
+static void fwd_select(drift_ad_ctx *c, int id, int tangent)
+{
+    const drift_gnode *n = NODE(c, id);
+    size_t R = vrows(c, n), sz = n->sz;
+    int k0 = drift_gin(n, 0), k1 = drift_gin(n, 1), k2 = drift_gin(n, 2);
+    size_t s0 = NODE(c, k0)->sz == sz ? 1 : 0;
+    size_t s1 = NODE(c, k1)->sz == sz ? 1 : 0;
+    size_t s2 = NODE(c, k2)->sz == sz ? 1 : 0;
+    for (size_t r = 0; r < R; r++) {
+        const double *cv = c->val[k0] + r * c->vld[k0];
+        const double *x = tangent ? (NODE(c, k1)->param
+                                         ? c->tan[k1] + r * c->tld[k1]
+                                         : NULL)
+                                  : c->val[k1] + r * c->vld[k1];
+        const double *y = tangent ? (NODE(c, k2)->param
+                                         ? c->tan[k2] + r * c->tld[k2]
+                                         : NULL)
+                                  : c->val[k2] + r * c->vld[k2];
+        double *o = tangent ? c->tan[id] + r * c->tld[id]
+                            : c->val[id] + r * c->vld[id];
+        for (size_t j = 0; j < sz; j++) {
+            const double *src = cv[j * s0] != 0 ? x : y;
+            size_t st = cv[j * s0] != 0 ? s1 : s2;
+            o[j] = src ? src[j * st] : 0;
+        }
+    }
+}
+
+static void rev_select(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    size_t RA = c->arows[id], sz = n->sz;
+    int k0 = drift_gin(n, 0), k1 = drift_gin(n, 1), k2 = drift_gin(n, 2);
+    size_t s0 = NODE(c, k0)->sz == sz ? 1 : 0;
+    size_t s1 = NODE(c, k1)->sz == sz ? 1 : 0;
+    size_t s2 = NODE(c, k2)->sz == sz ? 1 : 0;
+    int p1 = NODE(c, k1)->param, p2 = NODE(c, k2)->param;
+    for (size_t r = 0; r < RA; r++) {
+        const double *cv = c->val[k0] + (NODE(c, k0)->batched ? r : 0) *
+                                            c->vld[k0];
+        const double *g = c->adj[id] + r * c->ald[id];
+        for (size_t j = 0; j < sz; j++) {
+            if (cv[j * s0] != 0) {
+                if (p1)
+                    c->adj[k1][r * c->ald[k1] + j * s1] += g[j];
+            } else if (p2) {
+                c->adj[k2][r * c->ald[k2] + j * s2] += g[j];
+            }
+        }
+    }
 }
 
 int drift_ad_forward_node(drift_ad_ctx *c, int id)
@@ -323,7 +881,10 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
     case DRIFT_G_MUL:
     case DRIFT_G_DIV:
     case DRIFT_G_POW:
-    case DRIFT_G_LSE2: {
+    case DRIFT_G_LSE2:
+    case DRIFT_G_FMIN: case DRIFT_G_FMAX: case DRIFT_G_LDE:
+    case DRIFT_G_LT: case DRIFT_G_LE: case DRIFT_G_GT: case DRIFT_G_GE:
+    case DRIFT_G_EQ: case DRIFT_G_NE: case DRIFT_G_AND: case DRIFT_G_OR: {
         size_t sa = NODE(c, a)->sz == sz ? 1 : 0;
         size_t sb = NODE(c, b)->sz == sz ? 1 : 0;
         for (size_t r = 0; r < R; r++) {
@@ -477,6 +1038,27 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
         return fwd_dist(c, id);
     case DRIFT_G_CATLOGIT:
         return fwd_catlogit(c, id);
+    case DRIFT_G_XFORM:
+    case DRIFT_G_XFORM_LJ:
+        xform_forward(c, id, 0);
+        return DRIFT_OK;
+    case DRIFT_G_CHOL:
+        return fwd_chol(c, id);
+    case DRIFT_G_TRISOLVE:
+        fwd_trisolve(c, id);
+        return DRIFT_OK;
+    case DRIFT_G_ASSEMBLE:
+        fwd_assemble(c, id);
+        return DRIFT_OK;
+    case DRIFT_G_ROWSUM:
+    case DRIFT_G_CUMSUM:
+    case DRIFT_G_RMAX:
+    case DRIFT_G_RMIN:
+        fwd_reduce(c, id, 0);
+        return DRIFT_OK;
+    case DRIFT_G_SELECT:
+        fwd_select(c, id, 0);
+        return DRIFT_OK;
     case DRIFT_G_TERMS:
         for (size_t r = 0; r < R; r++) {
             double s = 0;
@@ -551,7 +1133,10 @@ static void backward_node(drift_ad_ctx *c, int id)
     case DRIFT_G_MUL:
     case DRIFT_G_DIV:
     case DRIFT_G_POW:
-    case DRIFT_G_LSE2: {
+    case DRIFT_G_LSE2:
+    case DRIFT_G_FMIN: case DRIFT_G_FMAX: case DRIFT_G_LDE:
+    case DRIFT_G_LT: case DRIFT_G_LE: case DRIFT_G_GT: case DRIFT_G_GE:
+    case DRIFT_G_EQ: case DRIFT_G_NE: case DRIFT_G_AND: case DRIFT_G_OR: {
         size_t sa = na->sz == sz ? 1 : 0, sb = nb->sz == sz ? 1 : 0;
         for (size_t r = 0; r < RA; r++) {
             const double *x = c->val[a] + r * c->vld[a];
@@ -571,6 +1156,8 @@ static void backward_node(drift_ad_ctx *c, int id)
             }
             for (size_t j = 0; j < sz; j++) {
                 double da, db;
+                if (n->guard && g[j] == 0)
+                    continue;
                 binary_d(n->op, x[j * sa], y[j * sb], o[j], &da, &db);
                 if (ga)
                     ga[j * sa] += g[j] * da;
@@ -588,6 +1175,12 @@ static void backward_node(drift_ad_ctx *c, int id)
             const double *o = c->val[id] + r * c->vld[id];
             const double *g = G + r * gl;
             double *ga = c->adj[a] + r * c->ald[a];
+            if (n->guard) {
+                for (size_t j = 0; j < sz; j++)
+                    if (g[j] != 0)
+                        ga[j] += g[j] * unary_d(n->fn, x[j], o[j]);
+                continue;
+            }
             for (size_t j = 0; j < sz; j++)
                 ga[j] += g[j] * unary_d(n->fn, x[j], o[j]);
         }
@@ -609,7 +1202,7 @@ static void backward_node(drift_ad_ctx *c, int id)
             else if (n->op == DRIFT_G_SQNORM)
                 for (size_t j = 0; j < k; j++)
                     ga[j] += 2 * g * x[j];
-            else if (isfinite(y))
+            else if (isfinite(y) && !(n->guard && g == 0))
                 for (size_t j = 0; j < k; j++)
                     ga[j] += g * exp(x[j] - y);
         }
@@ -734,6 +1327,8 @@ static void backward_node(drift_ad_ctx *c, int id)
                 const double *p = P + (n->batched ? r : 0) * m;
                 double g = G[r * gl];
                 double *gx = c->adj[x] + r * c->ald[x];
+                if (n->guard && g == 0)
+                    continue;
                 if (st)
                     for (size_t j = 0; j < m; j++)
                         gx[j] += g * p[j];
@@ -771,6 +1366,50 @@ static void backward_node(drift_ad_ctx *c, int id)
             for (size_t r = 0; r < RA; r++)
                 c->adj[t][r * c->ald[t]] += G[r * gl];
         }
+        return;
+    case DRIFT_G_XFORM:
+    case DRIFT_G_XFORM_LJ: {
+        if (!na->param)
+            return;
+        size_t fs, os;
+        xform_sizes(n, &fs, &os);
+        double *work = c->part[id] + 2 * os;
+        drift_constraint con = (drift_constraint)n->fn;
+        for (size_t r = 0; r < RA; r++) {
+            const double *u = c->val[a] + r * c->vld[a];
+            double *gu = c->adj[a] + r * c->ald[a];
+            for (size_t e = 0; e < n->k; e++) {
+                if (n->op == DRIFT_G_XFORM)
+                    drift_transform_reverse(con, n->m, n->n, u + e * fs, NULL,
+                                            G + r * gl + e * os, 0,
+                                            gu + e * fs, work);
+                else
+                    drift_transform_reverse(con, n->m, n->n, u + e * fs, NULL,
+                                            NULL, G[r * gl], gu + e * fs,
+                                            work);
+            }
+        }
+        return;
+    }
+    case DRIFT_G_CHOL:
+        if (na->param)
+            rev_chol(c, id);
+        return;
+    case DRIFT_G_TRISOLVE:
+        rev_trisolve(c, id);
+        return;
+    case DRIFT_G_ASSEMBLE:
+        rev_assemble(c, id);
+        return;
+    case DRIFT_G_ROWSUM:
+    case DRIFT_G_CUMSUM:
+    case DRIFT_G_RMAX:
+    case DRIFT_G_RMIN:
+        if (na->param)
+            rev_reduce(c, id);
+        return;
+    case DRIFT_G_SELECT:
+        rev_select(c, id);
         return;
     }
 }
@@ -823,7 +1462,10 @@ static void tangent_node(drift_ad_ctx *c, int id)
     case DRIFT_G_MUL:
     case DRIFT_G_DIV:
     case DRIFT_G_POW:
-    case DRIFT_G_LSE2: {
+    case DRIFT_G_LSE2:
+    case DRIFT_G_FMIN: case DRIFT_G_FMAX: case DRIFT_G_LDE:
+    case DRIFT_G_LT: case DRIFT_G_LE: case DRIFT_G_GT: case DRIFT_G_GE:
+    case DRIFT_G_EQ: case DRIFT_G_NE: case DRIFT_G_AND: case DRIFT_G_OR: {
         size_t sa = na->sz == sz ? 1 : 0, sb = nb->sz == sz ? 1 : 0;
         for (size_t r = 0; r < R; r++) {
             const double *x = c->val[a] + r * c->vld[a];
@@ -1018,6 +1660,29 @@ static void tangent_node(drift_ad_ctx *c, int id)
             T[r * tl] = t;
         }
         return;
+    case DRIFT_G_XFORM:
+    case DRIFT_G_XFORM_LJ:
+        (void)nb;
+        xform_forward(c, id, 1);
+        return;
+    case DRIFT_G_CHOL:
+        tan_chol(c, id);
+        return;
+    case DRIFT_G_TRISOLVE:
+        tan_trisolve(c, id);
+        return;
+    case DRIFT_G_ASSEMBLE:
+        tan_assemble(c, id);
+        return;
+    case DRIFT_G_ROWSUM:
+    case DRIFT_G_CUMSUM:
+    case DRIFT_G_RMAX:
+    case DRIFT_G_RMIN:
+        fwd_reduce(c, id, 1);
+        return;
+    case DRIFT_G_SELECT:
+        fwd_select(c, id, 1);
+        return;
     }
 }
 
@@ -1127,6 +1792,12 @@ drift_ad_ws *drift_ad_ws_new(const drift_graph *g, size_t cap)
             np = (size_t)n->n_in * rows * n->m;
         else if (n->op == DRIFT_G_CATLOGIT)
             np = rows * g->nodes[drift_gin(n, 1)].sz;
+        else if (n->op == DRIFT_G_XFORM || n->op == DRIFT_G_XFORM_LJ)
+            np = xform_part_size(n);
+        else if (n->op == DRIFT_G_CHOL)
+            np = n->m * n->m;
+        else if (n->op == DRIFT_G_TRISOLVE)
+            np = rows * n->n * n->m + n->m * n->m;
         if (np) {
             ws->own_part[id] = alloc_doubles(np);
             if (!ws->own_part[id])

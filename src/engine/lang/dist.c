@@ -269,6 +269,242 @@ static inline double d_poisson_log(const double *a, double *d)
     return y * al - ea - drift_lgamma(y + 1);
 }
 
+static inline double lchoose(double n, double k)
+{
+    return drift_lgamma(n + 1) - drift_lgamma(k + 1) - drift_lgamma(n - k + 1);
+}
+
+/* lgamma(a + n) - lgamma(a) for a count n, without the cancellation of
+ * the difference when a is large and n small. */
+static inline double lgamma_rise(double a, double n)
+{
+    if (n <= 64 && a > 16) {
+        double s = 0;
+        for (double j = 0; j < n; j++)
+            s += log(a + j);
+        return s;
+    }
+    return drift_lgamma(a + n) - drift_lgamma(a);
+}
+
+static int is_count(double y)
+{
+    return y >= 0 && y == floor(y);
+}
+
+static inline double d_binomial(const double *a, double *d)
+{
+    double y = a[0], n = a[1], p = a[2];
+    if (!is_count(n) || !is_count(y) || !(y <= n) || !(p >= 0) ||
+        !(p <= 1))
+        return NAN;
+    d[0] = d[1] = 0;
+    double lp = lchoose(n, y), g = 0;
+    if (y > 0) {
+        lp += y * log(p);
+        g += y / p;
+    }
+    if (n - y > 0) {
+        lp += (n - y) * log1p(-p);
+        g -= (n - y) / (1 - p);
+    }
+    d[2] = g;
+    return lp;
+}
+
+/* neg_binomial(y | alpha, beta): Gamma(alpha, beta) mixture of Poissons. */
+static inline double d_neg_binomial(const double *a, double *d)
+{
+    double y = a[0], al = a[1], be = a[2];
+    if (!is_count(y) || !(al > 0) || !(be > 0))
+        return NAN;
+    double l1b = log1p(be);
+    d[0] = 0;
+    d[1] = drift_digamma(y + al) - drift_digamma(al) + log(be) - l1b;
+    d[2] = al / be - (al + y) / (1 + be);
+    return drift_lgamma(y + al) - drift_lgamma(y + 1) - drift_lgamma(al) +
+           al * (log(be) - l1b) - y * l1b;
+}
+
+static inline double d_neg_binomial_2(const double *a, double *d)
+{
+    double y = a[0], mu = a[1], phi = a[2];
+    if (!is_count(y) || !(mu > 0) || !(phi > 0))
+        return NAN;
+    double mp = mu + phi, lmp = log(mp);
+    d[0] = 0;
+    d[1] = y / mu - (y + phi) / mp;
+    d[2] = drift_digamma(y + phi) - drift_digamma(phi) + log(phi) + 1 - lmp -
+           (y + phi) / mp;
+    /* phi log(phi / (mu + phi)) = -phi log1p(mu / phi): no cancellation
+     * for large phi. */
+    return lgamma_rise(phi, y) - drift_lgamma(y + 1) +
+           y * (log(mu) - lmp) - phi * log1p(mu / phi);
+}
+
+static inline double d_neg_binomial_2_log(const double *a, double *d)
+{
+    double y = a[0], eta = a[1], phi = a[2];
+    if (!is_count(y) || !(phi > 0) || isnan(eta))
+        return NAN;
+    double lphi = log(phi);
+    /* log(exp(eta) + phi) */
+    double m = eta > lphi ? eta : lphi;
+    double lmp = m + log1p(exp(-fabs(eta - lphi)));
+    double q = drift_inv_logit(eta - lphi);  /* mu / (mu + phi) */
+    d[0] = 0;
+    d[1] = y - (y + phi) * q;
+    d[2] = drift_digamma(y + phi) - drift_digamma(phi) + lphi + 1 - lmp -
+           (y + phi) * exp(-lmp);
+    return lgamma_rise(phi, y) - drift_lgamma(y + 1) + y * (eta - lmp) +
+           phi * (lphi - lmp);
+}
+
+static inline double d_beta_binomial(const double *a, double *d)
+{
+    double y = a[0], n = a[1], al = a[2], be = a[3];
+    if (!is_count(n) || !is_count(y) || !(y <= n) || !(al > 0) || !(be > 0))
+        return NAN;
+    double pn = drift_digamma(n + al + be), pab = drift_digamma(al + be);
+    d[0] = d[1] = 0;
+    d[2] = drift_digamma(y + al) - pn - drift_digamma(al) + pab;
+    d[3] = drift_digamma(n - y + be) - pn - drift_digamma(be) + pab;
+    return lchoose(n, y) + drift_lgamma(y + al) + drift_lgamma(n - y + be) -
+           drift_lgamma(n + al + be) - drift_lgamma(al) - drift_lgamma(be) +
+           drift_lgamma(al + be);
+}
+
+static inline double d_weibull(const double *a, double *d)
+{
+    double y = a[0], al = a[1], s = a[2];
+    if (!(al > 0) || !(s > 0) || !(y >= 0))
+        return NAN;
+    double lr = log(y / s), p = pow(y / s, al);
+    d[0] = (al - 1) / y - al / s * pow(y / s, al - 1);
+    d[1] = 1 / al + lr - p * lr;
+    d[2] = al / s * (p - 1);
+    return log(al) - log(s) + (al - 1) * lr - p;
+}
+
+/* log I0(k) and I1(k) / I0(k), k >= 0: the power series below 30, the
+ * asymptotic expansion of e^-k I_v(k) above. */
+static void bessel_i01(double k, double *log_i0, double *ratio)
+{
+    if (k < 30) {
+        double q = 0.25 * k * k, t0 = 1, t1 = 0.5 * k, s0 = 1, s1 = t1;
+        for (int m = 1; m < 500; m++) {
+            t0 *= q / ((double)m * m);
+            t1 *= q / ((double)m * (m + 1));
+            s0 += t0;
+            s1 += t1;
+            if (t0 < 1e-17 * s0 && t1 < 1e-17 * s1)
+                break;
+        }
+        *log_i0 = log(s0);
+        *ratio = s1 / s0;
+        return;
+    }
+    double s[2];
+    for (int v = 0; v < 2; v++) {
+        double mu = 4.0 * v * v, t = 1, sum = 1;
+        for (int j = 1; j < 40; j++) {
+            double odd = 2.0 * j - 1;
+            double nt = -t * (mu - odd * odd) / ((double)j * 8 * k);
+            if (fabs(nt) > fabs(t))
+                break;
+            t = nt;
+            sum += t;
+            if (fabs(t) < 1e-17 * fabs(sum))
+                break;
+        }
+        s[v] = sum;
+    }
+    *log_i0 = k - 0.5 * log(2 * M_PI * k) + log(s[0]);
+    *ratio = s[1] / s[0];
+}
+
+static inline double d_von_mises(const double *a, double *d)
+{
+    double y = a[0], mu = a[1], k = a[2];
+    if (!(k >= 0) || !isfinite(y) || !isfinite(mu) || !isfinite(k))
+        return NAN;
+    double li0, r, c = cos(y - mu), sn = sin(y - mu);
+    bessel_i01(k, &li0, &r);
+    d[0] = -k * sn;
+    d[1] = k * sn;
+    d[2] = c - r;
+    return k * c - M_LN2 - LOG_PI - li0;
+}
+
+static inline double d_gumbel(const double *a, double *d)
+{
+    double y = a[0], mu = a[1], be = a[2];
+    if (!(be > 0))
+        return NAN;
+    double z = (y - mu) / be, e = exp(-z);
+    d[0] = (e - 1) / be;
+    d[1] = -d[0];
+    d[2] = (-1 + z - z * e) / be;
+    return -log(be) - z - e;
+}
+
+static inline double d_chi_square(const double *a, double *d)
+{
+    double y = a[0], nu = a[1];
+    if (!(nu > 0) || !(y > 0))
+        return NAN;
+    double h = 0.5 * nu, ly = log(y);
+    d[0] = (h - 1) / y - 0.5;
+    d[1] = 0.5 * (-M_LN2 - drift_digamma(h) + ly);
+    return -h * M_LN2 - drift_lgamma(h) + (h - 1) * ly - 0.5 * y;
+}
+
+static inline double d_inv_chi_square(const double *a, double *d)
+{
+    double y = a[0], nu = a[1];
+    if (!(nu > 0) || !(y > 0))
+        return NAN;
+    double h = 0.5 * nu, ly = log(y);
+    d[0] = -(h + 1) / y + 0.5 / (y * y);
+    d[1] = 0.5 * (-M_LN2 - drift_digamma(h) - ly);
+    return -h * M_LN2 - drift_lgamma(h) - (h + 1) * ly - 0.5 / y;
+}
+
+static inline double d_scaled_inv_chi_square(const double *a, double *d)
+{
+    double y = a[0], nu = a[1], s = a[2];
+    if (!(nu > 0) || !(s > 0) || !(y > 0))
+        return NAN;
+    double h = 0.5 * nu, ly = log(y), ls = log(s), q = h * s * s / y;
+    d[0] = -(h + 1) / y + q / y;
+    d[1] = 0.5 * (log(h) + 1 + 2 * ls - drift_digamma(h) - ly - s * s / y);
+    d[2] = nu / s - nu * s / y;
+    return h * log(h) - drift_lgamma(h) + nu * ls - (h + 1) * ly - q;
+}
+
+static inline double d_rayleigh(const double *a, double *d)
+{
+    double y = a[0], s = a[1];
+    if (!(s > 0) || !(y >= 0))
+        return NAN;
+    double z = y / s;
+    d[0] = 1 / y - z / s;
+    d[1] = -2 / s + z * z / s;
+    return log(y) - 2 * log(s) - 0.5 * z * z;
+}
+
+static inline double d_frechet(const double *a, double *d)
+{
+    double y = a[0], al = a[1], s = a[2];
+    if (!(al > 0) || !(s > 0) || !(y > 0))
+        return NAN;
+    double lr = log(y / s), p = pow(y / s, -al);
+    d[0] = -(al + 1) / y + al * p / y;
+    d[1] = 1 / al - lr + p * lr;
+    d[2] = al / s - al * p / s;
+    return log(al) - log(s) - (1 + al) * lr - p;
+}
+
 double drift_dist_lpdf(drift_dist_id id, const double *a, double *d)
 {
     double tmp[DRIFT_DIST_MAX_ARGS + 1];
@@ -291,8 +527,20 @@ double drift_dist_lpdf(drift_dist_id id, const double *a, double *d)
     case DRIFT_D_BINOMIAL_LOGIT: return d_binomial_logit(a, d);
     case DRIFT_D_POISSON: return d_poisson(a, d);
     case DRIFT_D_POISSON_LOG: return d_poisson_log(a, d);
-    case DRIFT_D_CATEGORICAL_LOGIT:
-    case DRIFT_N_DISTS: break;
+    case DRIFT_D_BINOMIAL: return d_binomial(a, d);
+    case DRIFT_D_NEG_BINOMIAL: return d_neg_binomial(a, d);
+    case DRIFT_D_NEG_BINOMIAL_2: return d_neg_binomial_2(a, d);
+    case DRIFT_D_NEG_BINOMIAL_2_LOG: return d_neg_binomial_2_log(a, d);
+    case DRIFT_D_BETA_BINOMIAL: return d_beta_binomial(a, d);
+    case DRIFT_D_WEIBULL: return d_weibull(a, d);
+    case DRIFT_D_VON_MISES: return d_von_mises(a, d);
+    case DRIFT_D_GUMBEL: return d_gumbel(a, d);
+    case DRIFT_D_CHI_SQUARE: return d_chi_square(a, d);
+    case DRIFT_D_INV_CHI_SQUARE: return d_inv_chi_square(a, d);
+    case DRIFT_D_SCALED_INV_CHI_SQUARE: return d_scaled_inv_chi_square(a, d);
+    case DRIFT_D_RAYLEIGH: return d_rayleigh(a, d);
+    case DRIFT_D_FRECHET: return d_frechet(a, d);
+    default: break;
     }
     return NAN;
 }
@@ -443,8 +691,20 @@ int drift_dist_rows(drift_dist_id id, size_t rows, size_t m, int n_in,
     case DRIFT_D_BINOMIAL_LOGIT: f = d_binomial_logit; break;
     case DRIFT_D_POISSON: f = d_poisson; break;
     case DRIFT_D_POISSON_LOG: f = d_poisson_log; break;
-    case DRIFT_D_CATEGORICAL_LOGIT:
-    case DRIFT_N_DISTS: return -1;
+    case DRIFT_D_BINOMIAL: f = d_binomial; break;
+    case DRIFT_D_NEG_BINOMIAL: f = d_neg_binomial; break;
+    case DRIFT_D_NEG_BINOMIAL_2: f = d_neg_binomial_2; break;
+    case DRIFT_D_NEG_BINOMIAL_2_LOG: f = d_neg_binomial_2_log; break;
+    case DRIFT_D_BETA_BINOMIAL: f = d_beta_binomial; break;
+    case DRIFT_D_WEIBULL: f = d_weibull; break;
+    case DRIFT_D_VON_MISES: f = d_von_mises; break;
+    case DRIFT_D_GUMBEL: f = d_gumbel; break;
+    case DRIFT_D_CHI_SQUARE: f = d_chi_square; break;
+    case DRIFT_D_INV_CHI_SQUARE: f = d_inv_chi_square; break;
+    case DRIFT_D_SCALED_INV_CHI_SQUARE: f = d_scaled_inv_chi_square; break;
+    case DRIFT_D_RAYLEIGH: f = d_rayleigh; break;
+    case DRIFT_D_FRECHET: f = d_frechet; break;
+    default: return -1;
     }
     /* Each case its own instance of the loop, with f inlined. */
     switch (id) {
@@ -460,6 +720,9 @@ int drift_dist_rows(drift_dist_id id, size_t rows, size_t m, int n_in,
     case DRIFT_D_POISSON_LOG:
         return block(d_poisson_log, rows, m, n_in, in, ld, st, out, part,
                      bad_row, bad_elem);
+    case DRIFT_D_NEG_BINOMIAL_2_LOG:
+        return block(d_neg_binomial_2_log, rows, m, n_in, in, ld, st, out,
+                     part, bad_row, bad_elem);
     default:
         return block(f, rows, m, n_in, in, ld, st, out, part, bad_row,
                      bad_elem);
@@ -569,6 +832,56 @@ void drift_dist_explain(drift_dist_id id, const double *a, char *buf,
             return;
         }
         break;
+    case DRIFT_D_BINOMIAL:
+        if (!(a[2] >= 0 && a[2] <= 1)) {
+            snprintf(buf, cap, "the probability theta must be in [0, 1], "
+                               "got %g", a[2]);
+            return;
+        }
+        __attribute__((fallthrough)); /* the trial count */
+    case DRIFT_D_BETA_BINOMIAL:
+        if (!(a[1] >= 0) || a[1] != floor(a[1])) {
+            snprintf(buf, cap, "the trial count %s must be a non-negative "
+                               "integer, got %g", d->arg_names[0], a[1]);
+            return;
+        }
+        break;
+    case DRIFT_D_VON_MISES:
+        if (!(a[2] >= 0)) {
+            snprintf(buf, cap, "the concentration kappa must be "
+                               "non-negative, got %g", a[2]);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    /* The newer distributions: every argument after the first location
+     * (or every one, for those without) must be positive. */
+    int first_pos = 0;
+    switch (id) {
+    case DRIFT_D_NEG_BINOMIAL: case DRIFT_D_NEG_BINOMIAL_2:
+    case DRIFT_D_WEIBULL: case DRIFT_D_CHI_SQUARE:
+    case DRIFT_D_INV_CHI_SQUARE: case DRIFT_D_SCALED_INV_CHI_SQUARE:
+    case DRIFT_D_RAYLEIGH: case DRIFT_D_FRECHET:
+        first_pos = 1;
+        break;
+    case DRIFT_D_NEG_BINOMIAL_2_LOG: case DRIFT_D_GUMBEL:
+        first_pos = 2;
+        break;
+    case DRIFT_D_BETA_BINOMIAL:
+        first_pos = 2;
+        break;
+    default:
+        break;
+    }
+    for (int k = first_pos; first_pos && k <= d->n_args; k++)
+        if (!(a[k] > 0)) {
+            snprintf(buf, cap, "%s must be positive, got %g",
+                     d->arg_names[k - 1], a[k]);
+            return;
+        }
+    switch (id) {
     default:
         break;
     }
@@ -581,9 +894,10 @@ void drift_dist_explain(drift_dist_id id, const double *a, char *buf,
     double tmp[DRIFT_DIST_MAX_ARGS + 1];
     double lp = drift_dist_lpdf(id, a, tmp);
     if (isnan(lp)) {
-        if (id == DRIFT_D_BINOMIAL_LOGIT)
-            snprintf(buf, cap, "the outcome must be an integer from 0 to n "
-                               "= %g, got %g", a[1], y);
+        if (id == DRIFT_D_BINOMIAL_LOGIT || id == DRIFT_D_BINOMIAL ||
+            id == DRIFT_D_BETA_BINOMIAL)
+            snprintf(buf, cap, "the outcome must be an integer from 0 to %s "
+                               "= %g, got %g", d->arg_names[0], a[1], y);
         else if (id == DRIFT_D_UNIFORM)
             snprintf(buf, cap, "the outcome must lie in [%g, %g], got %g",
                      a[1], a[2], y);

@@ -14,6 +14,7 @@ void drift_graph_free(drift_graph *g)
         drift_free(g->nodes[k].cval);
         drift_free(g->nodes[k].in_many);
         drift_free(g->nodes[k].idx);
+        drift_free(g->nodes[k].amap);
     }
     drift_free(g->nodes);
     for (size_t k = 0; k < g->n_params; k++)

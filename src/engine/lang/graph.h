@@ -46,8 +46,38 @@ typedef enum drift_gop {
     DRIFT_G_DIST,       /* scalar: sum of log densities; fn: dist id;
                            in[0] outcome, in[1..] arguments; m elements */
     DRIFT_G_CATLOGIT,   /* scalar: categorical_logit(in[0] | in[1]) */
-    DRIFT_G_TERMS       /* scalar: sum of scalar inputs */
+    DRIFT_G_TERMS,      /* scalar: sum of scalar inputs */
+    DRIFT_G_XFORM,      /* a structured type's transform (transform.h):
+                           fn the drift_constraint, each of k elements
+                           m x n constrained values from in[0]'s free
+                           values */
+    DRIFT_G_XFORM_LJ,   /* scalar: the sum of its log-Jacobians */
+    DRIFT_G_CHOL,       /* cholesky_decompose: m x m (its lower triangle
+                           read) -> lower triangular m x m */
+    DRIFT_G_TRISOLVE,   /* n rows b_i of in[1] (m each) -> L^-1 b_i, with
+                           L = in[0] (m x m, lower triangle read) */
+    DRIFT_G_ASSEMBLE,   /* out[j] = element amap[j] / n_in of input
+                           amap[j] % n_in, or 0 when amap[j] < 0: slices,
+                           concatenations, transposes, diagonals */
+    DRIFT_G_ROWSUM,     /* sums of each k consecutive elements */
+    DRIFT_G_CUMSUM,     /* running sums */
+    DRIFT_G_RMAX,       /* scalar: the largest element */
+    DRIFT_G_RMIN,       /* scalar: the smallest element */
+    DRIFT_G_SELECT,     /* in[0] != 0 ? in[1] : in[2], elementwise,
+                           scalars broadcast; no derivative through in[0] */
+    /* elementwise binary, as ADD ... LSE2 */
+    DRIFT_G_FMIN, DRIFT_G_FMAX,
+    DRIFT_G_LDE,        /* log(exp(a) - exp(b)) */
+    DRIFT_G_LT, DRIFT_G_LE, DRIFT_G_GT, DRIFT_G_GE, DRIFT_G_EQ, DRIFT_G_NE,
+    DRIFT_G_AND, DRIFT_G_OR     /* 0 or 1; no derivative */
 } drift_gop;
+
+/* Whether op is an elementwise binary operation (one kernel serves). */
+static inline int drift_gop_binary(drift_gop op)
+{
+    return (op >= DRIFT_G_ADD && op <= DRIFT_G_LSE2) ||
+           (op >= DRIFT_G_FMIN && op <= DRIFT_G_OR);
+}
 
 #define DRIFT_GNODE_MAX_IN 4
 
@@ -59,15 +89,20 @@ typedef struct drift_gnode {
     int in_buf[DRIFT_GNODE_MAX_IN]; /* inputs when n_in <= MAX_IN */
     int *in_many;                   /* inputs otherwise (owned) */
     size_t sz;                      /* elements per row */
-    size_t m, k, n;                 /* products; DIST: m elements */
+    size_t m, k, n;                 /* products; DIST: m elements;
+                                       XFORM: k elements of m x n */
     unsigned batched : 1;           /* varies by row */
     unsigned param : 1;             /* depends on theta */
     unsigned is_int : 1;            /* integer values (data) */
+    unsigned guard : 1;             /* under a branch of a SELECT: a zero
+                                       adjoint adds nothing even where the
+                                       partials are not finite */
     double a, b;                    /* transform bounds; SUM scale */
     size_t off;                     /* THETA, SLICE */
     double *cval;                   /* CONST: sz values (owned) */
     const drift_rowbind *rb;        /* ROWVAR (the data's) */
     int32_t *idx;                   /* GATHER: per datum (N), 0-based */
+    int64_t *amap;                  /* ASSEMBLE: sz entries (owned) */
     int idx_node;                   /* GATHER: the index expression */
     size_t idx_range;               /* GATHER: valid indices 1..range */
     drift_loc loc;                  /* in the model source */
@@ -84,8 +119,14 @@ typedef struct drift_gparam {
     char *name;
     drift_type type;                /* concrete */
     size_t off, sz;                 /* its slice of theta */
-    int transform;                  /* 0, DRIFT_G_LOWER, _UPPER, _BOUNDED */
+    size_t out_off, out_sz;         /* its constrained values in the
+                                       output (column-major, as Stan) */
+    int transform;                  /* 0, DRIFT_G_LOWER, _UPPER, _BOUNDED,
+                                       DRIFT_G_XFORM */
     double lo, hi;
+    drift_constraint con;           /* XFORM: the structured type */
+    size_t con_m, con_n, con_count; /* XFORM: con_count elements of
+                                       con_m x con_n */
     int theta_node, value_node;
 } drift_gparam;
 
@@ -107,6 +148,7 @@ typedef struct drift_graph {
     drift_gparam *params;
     size_t n_params;
     size_t dim;                     /* d */
+    size_t n_out;                   /* constrained parameter values */
     size_t N;                       /* rows */
     int prior_out;                  /* scalar log prior (with Jacobians) */
     int datum_out;                  /* per-row log likelihood; -1: none */

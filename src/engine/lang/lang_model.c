@@ -16,14 +16,17 @@
 #include "langdata.h"
 #include "parser/front.h"
 #include "parser/parse.h"
+#include "transform.h"
 
 typedef struct lang_model {
     drift_source *src;
     drift_program *prog;
     drift_langdata *ld;
     drift_graph *g;
-    char **names;
+    char **names;               /* n_out constrained values */
     size_t n_names;
+    char **theta_names;         /* dim unconstrained coordinates */
+    size_t n_theta_names;
     int describe_only;
 } lang_model;
 
@@ -41,6 +44,9 @@ static void lm_free(void *self)
     for (size_t k = 0; k < m->n_names; k++)
         drift_free(m->names[k]);
     drift_free(m->names);
+    for (size_t k = 0; k < m->n_theta_names; k++)
+        drift_free(m->theta_names[k]);
+    drift_free(m->theta_names);
     drift_graph_free(m->g);
     drift_langdata_free(m->ld);
     drift_program_free(m->prog);
@@ -107,12 +113,81 @@ static int lm_predict(const void *self, void *ws, const double *theta,
     return drift_ad_predict(m->g, ws, theta, b, pred, y, e);
 }
 
+/* The dimensions of a parameter's value, outermost first (arrays, then
+ * the vector's length or the matrix's rows and columns). */
+static int param_dims(const drift_gparam *gp, size_t *dims)
+{
+    int nd = 0;
+    for (int k = 0; k < gp->type.n_arr; k++)
+        dims[nd++] = (size_t)gp->type.arr[k].n;
+    if (gp->type.kind == DRIFT_T_VECTOR)
+        dims[nd++] = (size_t)gp->type.dim[0].n;
+    if (gp->type.kind == DRIFT_T_MATRIX) {
+        dims[nd++] = (size_t)gp->type.dim[0].n;
+        dims[nd++] = (size_t)gp->type.dim[1].n;
+    }
+    return nd;
+}
+
+/* Where element j of a value held row-major goes in the output, which
+ * is column-major as Stan writes it (the first index runs fastest). */
+static size_t out_pos(const size_t *dims, int nd, size_t j)
+{
+    if (nd < 2)
+        return j;
+    size_t pos = 0, stride = 1, idx[DRIFT_MAX_ARRAY + 2];
+    for (int k = nd - 1; k >= 0; k--) {
+        idx[k] = j % dims[k];
+        j /= dims[k];
+    }
+    for (int k = 0; k < nd; k++) {
+        pos += idx[k] * stride;
+        stride *= dims[k];
+    }
+    return pos;
+}
+
+/* A structured parameter's values (row-major) from its free values;
+ * work: drift_transform_work doubles. */
+static void structured_values(const drift_gparam *gp, const double *u,
+                              double *x, double *work)
+{
+    size_t fs = drift_transform_free_size(gp->con, gp->con_m, gp->con_n);
+    size_t os = drift_transform_size(gp->con, gp->con_m, gp->con_n);
+    for (size_t e = 0; e < gp->con_count; e++)
+        drift_transform_forward(gp->con, gp->con_m, gp->con_n, u + e * fs,
+                                x + e * os, NULL, NULL, NULL, work);
+}
+
+static size_t structured_scratch(const drift_gparam *gp)
+{
+    return gp->out_sz +
+           drift_transform_work(gp->con, gp->con_m, gp->con_n);
+}
+
 static void lm_constrain(const void *self, const double *theta, double *out)
 {
     const lang_model *m = self;
     const drift_graph *g = m->g;
     for (size_t p = 0; p < g->n_params; p++) {
         const drift_gparam *gp = &g->params[p];
+        size_t dims[DRIFT_MAX_ARRAY + 2];
+        int nd = param_dims(gp, dims);
+        double *o = out + gp->out_off;
+        if (gp->transform == DRIFT_G_XFORM) {
+            double *x = drift_malloc_array(structured_scratch(gp),
+                                           sizeof(double));
+            if (!x) {
+                for (size_t j = 0; j < gp->out_sz; j++)
+                    o[j] = NAN;
+                continue;
+            }
+            structured_values(gp, theta + gp->off, x, x + gp->out_sz);
+            for (size_t j = 0; j < gp->out_sz; j++)
+                o[out_pos(dims, nd, j)] = x[j];
+            drift_free(x);
+            continue;
+        }
         for (size_t j = 0; j < gp->sz; j++) {
             double u = theta[gp->off + j], x;
             switch (gp->transform) {
@@ -125,7 +200,7 @@ static void lm_constrain(const void *self, const double *theta, double *out)
             }
             default: x = u; break;
             }
-            out[gp->off + j] = x;
+            o[out_pos(dims, nd, j)] = x;
         }
     }
 }
@@ -137,8 +212,43 @@ static int lm_unconstrain(const void *self, const double *out, double *theta,
     const drift_graph *g = m->g;
     for (size_t p = 0; p < g->n_params; p++) {
         const drift_gparam *gp = &g->params[p];
+        size_t dims[DRIFT_MAX_ARRAY + 2];
+        int nd = param_dims(gp, dims);
+        const double *o = out + gp->out_off;
+        if (gp->transform == DRIFT_G_XFORM) {
+            double *x = drift_malloc_array(structured_scratch(gp),
+                                           sizeof(double));
+            if (!x)
+                return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+            for (size_t j = 0; j < gp->out_sz; j++)
+                x[j] = o[out_pos(dims, nd, j)];
+            size_t fs = drift_transform_free_size(gp->con, gp->con_m,
+                                                  gp->con_n);
+            size_t os = drift_transform_size(gp->con, gp->con_m, gp->con_n);
+            for (size_t el = 0; el < gp->con_count; el++) {
+                char why[200];
+                if (drift_transform_inverse(gp->con, gp->con_m, gp->con_n,
+                                            x + el * os,
+                                            theta + gp->off + el * fs, why,
+                                            sizeof why, x + gp->out_sz)) {
+                    char which[64] = "";
+                    if (gp->con_count > 1)
+                        snprintf(which, sizeof which, " (element %zu)",
+                                 el + 1);
+                    drift_free(x);
+                    return drift_err_set(e, DRIFT_EINVAL,
+                                         "initial value of %s%s is not "
+                                         "%s: %s",
+                                         gp->name, which,
+                                         drift_transform_what(gp->con), why);
+                }
+            }
+            drift_free(x);
+            continue;
+        }
         for (size_t j = 0; j < gp->sz; j++) {
-            double x = out[gp->off + j], u;
+            size_t pos = out_pos(dims, nd, j);
+            double x = o[pos], u;
             int ok = isfinite(x);
             switch (gp->transform) {
             case DRIFT_G_LOWER:
@@ -161,7 +271,7 @@ static int lm_unconstrain(const void *self, const double *out, double *theta,
                 return drift_err_set(e, DRIFT_EINVAL,
                                      "initial value %s = %g lies outside "
                                      "its constraint (%g, %g)",
-                                     m->names[gp->off + j], x, gp->lo,
+                                     m->names[gp->out_off + pos], x, gp->lo,
                                      gp->hi);
             theta[gp->off + j] = u;
         }
@@ -169,41 +279,57 @@ static int lm_unconstrain(const void *self, const double *out, double *theta,
     return DRIFT_OK;
 }
 
-/* "w.1", "W.2.3", "mu": Stan's names for each element, row-major. */
+/* name.i.j... for a multi-index idx (0-based) of nd dimensions. */
+static char *index_name(const char *name, const size_t *idx, int nd)
+{
+    char buf[256];
+    size_t used = (size_t)snprintf(buf, sizeof buf, "%s", name);
+    for (int k = 0; k < nd && used < sizeof buf; k++)
+        used += (size_t)snprintf(buf + used, sizeof buf - used, ".%zu",
+                                 idx[k] + 1);
+    return drift_strdup(buf);
+}
+
+/* Stan's names: "w.1", "W.2.3", "mu", for each output value in output
+ * (column-major) order; and names for the unconstrained coordinates
+ * (those of the values for plain parameters, in theta's row-major
+ * order; name.1 ... name.F for a structured type's F free values). */
 static int make_names(lang_model *m)
 {
     const drift_graph *g = m->g;
-    m->names = drift_calloc(g->dim + 1, sizeof *m->names);
-    if (!m->names)
+    m->names = drift_calloc(g->n_out + 1, sizeof *m->names);
+    m->theta_names = drift_calloc(g->dim + 1, sizeof *m->theta_names);
+    if (!m->names || !m->theta_names)
         return -1;
     for (size_t p = 0; p < g->n_params; p++) {
         const drift_gparam *gp = &g->params[p];
-        long dims[DRIFT_MAX_ARRAY + 2];
-        int nd = 0;
-        for (int k = 0; k < gp->type.n_arr; k++)
-            dims[nd++] = gp->type.arr[k].n;
-        if (gp->type.kind == DRIFT_T_VECTOR)
-            dims[nd++] = gp->type.dim[0].n;
-        if (gp->type.kind == DRIFT_T_MATRIX) {
-            dims[nd++] = gp->type.dim[0].n;
-            dims[nd++] = gp->type.dim[1].n;
+        size_t dims[DRIFT_MAX_ARRAY + 2], idx[DRIFT_MAX_ARRAY + 2];
+        int nd = param_dims(gp, dims);
+        for (size_t q = 0; q < gp->out_sz; q++) {
+            size_t rest = q;
+            for (int k = 0; k < nd; k++) {
+                idx[k] = rest % dims[k];
+                rest /= dims[k];
+            }
+            if (!(m->names[gp->out_off + q] = index_name(gp->name, idx, nd)))
+                return -1;
+            m->n_names = gp->out_off + q + 1;
         }
         for (size_t j = 0; j < gp->sz; j++) {
-            char buf[256];
-            size_t used = (size_t)snprintf(buf, sizeof buf, "%s", gp->name);
-            long idx[DRIFT_MAX_ARRAY + 2];
             size_t rest = j;
-            for (int k = nd - 1; k >= 0; k--) {
-                idx[k] = (long)(rest % (size_t)dims[k]) + 1;
-                rest /= (size_t)dims[k];
+            if (gp->transform == DRIFT_G_XFORM) {
+                idx[0] = j;
+                m->theta_names[gp->off + j] = index_name(gp->name, idx, 1);
+            } else {
+                for (int k = nd - 1; k >= 0; k--) {
+                    idx[k] = rest % dims[k];
+                    rest /= dims[k];
+                }
+                m->theta_names[gp->off + j] = index_name(gp->name, idx, nd);
             }
-            for (int k = 0; k < nd && used < sizeof buf; k++)
-                used += (size_t)snprintf(buf + used, sizeof buf - used,
-                                         ".%ld", idx[k]);
-            m->names[gp->off + j] = drift_strdup(buf);
-            if (!m->names[gp->off + j])
+            if (!m->theta_names[gp->off + j])
                 return -1;
-            m->n_names = gp->off + j + 1;
+            m->n_theta_names = gp->off + j + 1;
         }
     }
     return 0;
@@ -263,8 +389,9 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
     out->struct_size = (uint32_t)sizeof *out;
     out->dim = g->dim;
     out->n_rows = g->datum_out >= 0 ? g->N : 0;
-    out->n_out = g->dim;
+    out->n_out = g->n_out;
     out->out_names = (const char *const *)m->names;
+    out->theta_names = (const char *const *)m->theta_names;
     out->flags = g->glm ? DRIFT_MODEL_GLM : 0;
     out->self = m;
     out->free = lm_free;
@@ -313,7 +440,24 @@ static void print_type(FILE *f, const drift_sym *s, int sizes_known)
     }
     char buf[160];
     drift_type_format(&t, buf, sizeof buf);
-    fprintf(f, "%s", buf);
+    drift_constraint con = s->decl ? s->decl->type->con : DRIFT_CON_NONE;
+    char *shape = con ? strstr(buf, t.kind == DRIFT_T_VECTOR ? "vector["
+                                                              : "matrix[")
+                      : NULL;
+    if (!shape) {
+        fprintf(f, "%s", buf);
+        return;
+    }
+    /* simplex[K=3], cov_matrix[K=3]: the structured type's name, one
+     * size for the square ones. */
+    char *sizes = shape + 6;
+    char *comma = strchr(sizes, ',');
+    int square = t.kind == DRIFT_T_MATRIX && con != DRIFT_CON_CHOL_COV;
+    fprintf(f, "%.*s%s", (int)(shape - buf), buf, drift_transform_name(con));
+    if (square && comma)
+        fprintf(f, "%.*s]", (int)(comma - sizes), sizes);
+    else
+        fprintf(f, "%s", sizes);
 }
 
 static void print_bounds(FILE *f, const drift_gparam *gp)
@@ -348,7 +492,15 @@ void drift_lang_describe(const drift_model *mm, FILE *f)
         fprintf(f, "  %-12s ", sym->name);
         print_type(f, sym, known);
         print_bounds(f, gp);
-        if (gp->transform)
+        if (gp->transform == DRIFT_G_XFORM && known)
+            fprintf(f, "   (sampled as Stan's %s transform: %zu free "
+                       "value%s)",
+                    drift_transform_name(gp->con), gp->sz,
+                    gp->sz == 1 ? "" : "s");
+        else if (gp->transform == DRIFT_G_XFORM)
+            fprintf(f, "   (sampled as Stan's %s transform)",
+                    drift_transform_name(gp->con));
+        else if (gp->transform)
             fprintf(f, "   (sampled as %s)",
                     gp->transform == DRIFT_G_LOWER   ? "log(x - lower)"
                     : gp->transform == DRIFT_G_UPPER ? "log(upper - x)"

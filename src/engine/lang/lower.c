@@ -18,6 +18,7 @@
 #include "graph.h"
 #include "lower.h"
 #include "parser/front.h"
+#include "transform.h"
 
 /* Rows evaluated at a time when checking data. */
 #define CHECK_CHUNK 1024
@@ -312,19 +313,674 @@ static int build_index(builder *b, drift_expr *e)
     return cur;
 }
 
+/* ---- composite operations ---------------------------------------------------- */
+
+/* Functions and distributions of vectors and matrices are built from a
+ * few primitives (ASSEMBLE, ROWSUM, CHOL, TRISOLVE, the elementwise
+ * operations and reductions), so that each gets its gradients, per-row
+ * gradients and tangents from the primitives' kernels. */
+
+static size_t nsz(builder *b, int id)
+{
+    return b->g->nodes[id].sz;
+}
+
+static int cst(builder *b, double v, drift_loc loc)
+{
+    return const_scalar(b, v, 0, loc);
+}
+
+static int un(builder *b, drift_fn_id fn, int a, drift_loc loc)
+{
+    if (a < 0)
+        return -1;
+    return node1(b, DRIFT_G_UNARY, (int)fn, a, nsz(b, a), loc);
+}
+
+/* Elementwise, scalars broadcast. */
+static int bin(builder *b, drift_gop op, int x, int y, drift_loc loc)
+{
+    if (x < 0 || y < 0)
+        return -1;
+    size_t s = nsz(b, x) > nsz(b, y) ? nsz(b, x) : nsz(b, y);
+    return node2(b, op, x, y, s, loc);
+}
+
+static int sum_of(builder *b, int a, double scale, drift_loc loc)
+{
+    if (a < 0)
+        return -1;
+    int id = new_node(b, DRIFT_G_SUM, 0, &a, 1, 1, loc);
+    if (id < 0)
+        return -1;
+    b->g->nodes[id].a = scale;
+    return finish(b, id, 0);
+}
+
+static int dot_of(builder *b, int x, int y, drift_loc loc)
+{
+    if (x < 0 || y < 0)
+        return -1;
+    int in[2] = {x, y};
+    int id = new_node(b, DRIFT_G_DOT, 0, in, 2, 1, loc);
+    if (id < 0)
+        return -1;
+    b->g->nodes[id].k = nsz(b, x);
+    return finish(b, id, 0);
+}
+
+/* An ASSEMBLE node over in[n_in] (amap: sz entries, owned from here). */
+static int assemble(builder *b, const int *in, int n_in, int64_t *amap,
+                    size_t sz, drift_loc loc)
+{
+    for (int k = 0; k < n_in; k++)
+        if (in[k] < 0) {
+            drift_free(amap);
+            return -1;
+        }
+    if (!amap) {
+        oom(b);
+        return -1;
+    }
+    int id = new_node(b, DRIFT_G_ASSEMBLE, 0, in, n_in, sz, loc);
+    if (id < 0) {
+        drift_free(amap);
+        return -1;
+    }
+    b->g->nodes[id].amap = amap;
+    int is_int = 1;
+    for (int k = 0; k < n_in; k++)
+        is_int &= b->g->nodes[in[k]].is_int;
+    b->g->nodes[id].is_int = (unsigned)is_int;
+    return finish(b, id, 0);
+}
+
+static int64_t *amap_new(builder *b, size_t n)
+{
+    int64_t *m = drift_malloc_array(n ? n : 1, sizeof *m);
+    if (!m)
+        oom(b);
+    return m;
+}
+
+/* The transpose of an r x c matrix. */
+static int transpose_of(builder *b, int a, size_t r, size_t c, drift_loc loc)
+{
+    int64_t *m = amap_new(b, r * c);
+    if (!m)
+        return -1;
+    for (size_t i = 0; i < r; i++)
+        for (size_t j = 0; j < c; j++)
+            m[j * r + i] = (int64_t)(i * c + j);
+    return assemble(b, &a, 1, m, r * c, loc);
+}
+
+/* Entries from..K-1 of the diagonal of a K x K matrix. */
+static int diag_of(builder *b, int a, size_t K, size_t from, drift_loc loc)
+{
+    size_t n = K > from ? K - from : 0;
+    int64_t *m = amap_new(b, n);
+    if (!m)
+        return -1;
+    for (size_t i = from; i < K; i++)
+        m[i - from] = (int64_t)(i * K + i);
+    return assemble(b, &a, 1, m, n, loc);
+}
+
+/* v (r entries) repeated along each row of an r x c matrix (by_row), or
+ * v (c entries) down each column. */
+static int spread(builder *b, int v, size_t r, size_t c, int by_row,
+                  drift_loc loc)
+{
+    int64_t *m = amap_new(b, r * c);
+    if (!m)
+        return -1;
+    for (size_t i = 0; i < r; i++)
+        for (size_t j = 0; j < c; j++)
+            m[i * c + j] = (int64_t)(by_row ? i : j);
+    return assemble(b, &v, 1, m, r * c, loc);
+}
+
+/* J copies of a K-vector, one after another. */
+static int repeat(builder *b, int v, size_t K, size_t J, drift_loc loc)
+{
+    return spread(b, v, J, K, 0, loc);
+}
+
+static int rowsum_of(builder *b, int a, size_t w, drift_loc loc)
+{
+    if (a < 0 || w == 0)
+        return -1;
+    int id = new_node(b, DRIFT_G_ROWSUM, 0, &a, 1, nsz(b, a) / w, loc);
+    if (id < 0)
+        return -1;
+    b->g->nodes[id].k = w;
+    return finish(b, id, 0);
+}
+
+static int chol_of(builder *b, int a, size_t K, drift_loc loc)
+{
+    if (a < 0)
+        return -1;
+    int id = new_node(b, DRIFT_G_CHOL, 0, &a, 1, K * K, loc);
+    if (id < 0)
+        return -1;
+    b->g->nodes[id].m = K;
+    return finish(b, id, 0);
+}
+
+/* The nr vectors (K each) of B solved against lower triangular L. */
+static int trisolve_of(builder *b, int L, int B, size_t K, size_t nr,
+                       drift_loc loc)
+{
+    if (L < 0 || B < 0)
+        return -1;
+    int in[2] = {L, B};
+    int id = new_node(b, DRIFT_G_TRISOLVE, 0, in, 2, K * nr, loc);
+    if (id < 0)
+        return -1;
+    b->g->nodes[id].m = K;
+    b->g->nodes[id].n = nr;
+    return finish(b, id, 0);
+}
+
+static int matmul_of(builder *b, int x, int y, size_t m, size_t k, size_t n,
+                     drift_loc loc)
+{
+    if (x < 0 || y < 0)
+        return -1;
+    int in[2] = {x, y};
+    int id = new_node(b, n == 1 ? DRIFT_G_MATVEC : DRIFT_G_MATMUL, 0, in, 2,
+                      m * n, loc);
+    if (id < 0)
+        return -1;
+    b->g->nodes[id].m = m;
+    b->g->nodes[id].k = k;
+    b->g->nodes[id].n = n;
+    return finish(b, id, 0);
+}
+
+static int cvec(builder *b, const double *v, size_t n, drift_loc loc)
+{
+    return const_node(b, v, n, 0, loc);
+}
+
+/* log of the LKJ normalising constant over K x K correlation matrices,
+ * a function of the shape eta (node): sum over k = 1..K-1 of
+ * (K-k) [(2 eta - 2 + K - k) log 2 + 2 lgamma(eta + (K-k-1)/2)
+ *        - lgamma(2 eta + K - k - 1)]. */
+static int lkj_log_const(builder *b, int eta, size_t K, drift_loc loc)
+{
+    if (K < 2)
+        return cst(b, 0, loc);
+    size_t n = K - 1;
+    double *mk = drift_malloc_array(3 * n, sizeof *mk);
+    if (!mk) {
+        oom(b);
+        return -1;
+    }
+    double *bk = mk + n, *b2 = mk + 2 * n;
+    for (size_t k = 1; k < K; k++) {
+        mk[k - 1] = (double)(K - k);
+        bk[k - 1] = 0.5 * (double)(K - k - 1);
+        b2[k - 1] = (double)(K - k - 1);
+    }
+    int vm = cvec(b, mk, n, loc), vb = cvec(b, bk, n, loc),
+        v2 = cvec(b, b2, n, loc);
+    drift_free(mk);
+    int e2 = bin(b, DRIFT_G_MUL, cst(b, 2, loc), eta, loc);
+    int A = bin(b, DRIFT_G_MUL,
+                bin(b, DRIFT_G_ADD, bin(b, DRIFT_G_ADD, e2, cst(b, -2, loc), loc),
+                    vm, loc),
+                cst(b, M_LN2, loc), loc);
+    int B = bin(b, DRIFT_G_MUL, cst(b, 2, loc),
+                un(b, DRIFT_FN_LGAMMA, bin(b, DRIFT_G_ADD, eta, vb, loc), loc),
+                loc);
+    int C = un(b, DRIFT_FN_LGAMMA, bin(b, DRIFT_G_ADD, e2, v2, loc), loc);
+    int t = bin(b, DRIFT_G_MUL, vm,
+                bin(b, DRIFT_G_SUB, bin(b, DRIFT_G_ADD, A, B, loc), C, loc),
+                loc);
+    return sum_of(b, t, 1.0, loc);
+}
+
+/* The element length K of a vector or an array of vectors. */
+static size_t vec_len(const drift_type *t)
+{
+    return t->dim[0].n > 0 ? (size_t)t->dim[0].n : 0;
+}
+
+static void composite_error(builder *b, drift_loc loc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void composite_error(builder *b, drift_loc loc, const char *fmt, ...)
+{
+    char msg[400];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    drift_diag_error(b->d, b->p->src, loc, "%s", msg);
+    b->errors++;
+}
+
+/* The log density of a multivariate distribution (rule not ELEM or
+ * CATLOGIT) of outcome node y (type yt) and argument nodes arg[]. */
+static int build_multivariate(builder *b, const drift_dist *d, int y,
+                              const drift_type *yt, const int *arg,
+                              drift_expr *args, drift_loc loc)
+{
+    switch (d->rule) {
+    case DRIFT_DRULE_DIRICHLET: {
+        size_t K = vec_len(yt), J = K ? nsz(b, y) / K : 0;
+        int al = arg[0];
+        if (K == 0)
+            return cst(b, 0, loc);
+        int lt = un(b, DRIFT_FN_LOG, y, loc);
+        if (nsz(b, al) == K) {
+            /* J (lgamma(sum a) - sum lgamma(a)) + sum((a - 1) .* log y) */
+            int norm = bin(b, DRIFT_G_SUB,
+                           un(b, DRIFT_FN_LGAMMA, sum_of(b, al, 1, loc), loc),
+                           sum_of(b, un(b, DRIFT_FN_LGAMMA, al, loc), 1, loc),
+                           loc);
+            int am1 = bin(b, DRIFT_G_SUB, al, cst(b, 1, loc), loc);
+            if (J > 1)
+                am1 = repeat(b, am1, K, J, loc);
+            return bin(b, DRIFT_G_ADD,
+                       bin(b, DRIFT_G_MUL, cst(b, (double)J, loc), norm, loc),
+                       dot_of(b, am1, lt, loc), loc);
+        }
+        int norm = bin(
+            b, DRIFT_G_SUB,
+            sum_of(b, un(b, DRIFT_FN_LGAMMA, rowsum_of(b, al, K, loc), loc), 1,
+                   loc),
+            sum_of(b, un(b, DRIFT_FN_LGAMMA, al, loc), 1, loc), loc);
+        int am1 = bin(b, DRIFT_G_SUB, al, cst(b, 1, loc), loc);
+        return bin(b, DRIFT_G_ADD, norm, dot_of(b, am1, lt, loc), loc);
+    }
+    case DRIFT_DRULE_MVN: {
+        size_t K = vec_len(yt);
+        int mu = arg[0];
+        size_t ny = nsz(b, y), nm = nsz(b, mu);
+        size_t J = K ? (ny > nm ? ny : nm) / K : 0;
+        if (K == 0)
+            return cst(b, 0, loc);
+        if (ny < J * K)
+            y = repeat(b, y, K, J, loc);
+        if (nm < J * K && nm == K)
+            mu = repeat(b, mu, K, J, loc);
+        int L = d->id == DRIFT_D_MULTI_NORMAL ? chol_of(b, arg[1], K, loc)
+                                              : arg[1];
+        int z = trisolve_of(b, L, bin(b, DRIFT_G_SUB, y, mu, loc), K, J, loc);
+        int ld = sum_of(b, un(b, DRIFT_FN_LOG, diag_of(b, L, K, 0, loc), loc),
+                        (double)J, loc);
+        int q = z < 0 ? -1 : node1(b, DRIFT_G_SQNORM, 0, z, 1, loc);
+        int lp = bin(b, DRIFT_G_SUB,
+                     bin(b, DRIFT_G_MUL, cst(b, -0.5, loc), q, loc), ld, loc);
+        return bin(b, DRIFT_G_ADD, lp,
+                   cst(b, -(double)(J * K) * 0.91893853320467274178, loc),
+                   loc);
+    }
+    case DRIFT_DRULE_LKJ: {
+        size_t K = vec_len(yt);
+        int eta = arg[0];
+        int logc = lkj_log_const(b, eta, K, loc);
+        if (K < 2)
+            return bin(b, DRIFT_G_SUB, cst(b, 0, loc), logc, loc);
+        if (d->id == DRIFT_D_LKJ_CORR) {
+            /* (eta - 1) log det(Omega) - log c */
+            int ld = sum_of(b,
+                            un(b, DRIFT_FN_LOG,
+                               diag_of(b, chol_of(b, y, K, loc), K, 0, loc),
+                               loc),
+                            2.0, loc);
+            return bin(b, DRIFT_G_SUB,
+                       bin(b, DRIFT_G_MUL,
+                           bin(b, DRIFT_G_SUB, eta, cst(b, 1, loc), loc), ld,
+                           loc),
+                       logc, loc);
+        }
+        /* sum_{i >= 1} (K - i - 3 + 2 eta) log L_ii - log c (0-based i) */
+        double *cf = drift_malloc_array(K - 1, sizeof *cf);
+        if (!cf) {
+            oom(b);
+            return -1;
+        }
+        for (size_t i = 1; i < K; i++)
+            cf[i - 1] = (double)K - (double)i - 3;
+        int vc = cvec(b, cf, K - 1, loc);
+        drift_free(cf);
+        int dl = un(b, DRIFT_FN_LOG, diag_of(b, y, K, 1, loc), loc);
+        int lin = bin(b, DRIFT_G_ADD, dot_of(b, vc, dl, loc),
+                      bin(b, DRIFT_G_MUL,
+                          bin(b, DRIFT_G_MUL, cst(b, 2, loc), eta, loc),
+                          sum_of(b, dl, 1, loc), loc),
+                      loc);
+        return bin(b, DRIFT_G_SUB, lin, logc, loc);
+    }
+    case DRIFT_DRULE_CATEGORICAL: {
+        int th = arg[0];
+        size_t K = nsz(b, th);
+        int lt = un(b, DRIFT_FN_LOG, th, loc);
+        const drift_gnode *yn = &b->g->nodes[y];
+        if (yn->op == DRIFT_G_CONST) {
+            double *cnt = drift_calloc(K ? K : 1, sizeof *cnt);
+            if (!cnt) {
+                oom(b);
+                return -1;
+            }
+            for (size_t j = 0; j < yn->sz; j++) {
+                double v = yn->cval[j];
+                if (!(v >= 1 && v <= (double)K && v == floor(v))) {
+                    composite_error(b, loc,
+                                    "the outcome of categorical must be a "
+                                    "category from 1 to K = %zu, found %g",
+                                    K, v);
+                    drift_free(cnt);
+                    return -1;
+                }
+                cnt[(size_t)v - 1] += 1;
+            }
+            int vc = cvec(b, cnt, K, loc);
+            drift_free(cnt);
+            return dot_of(b, vc, lt, loc);
+        }
+        if (!yn->batched || yn->param || yn->sz != 1) {
+            composite_error(b, loc,
+                            "categorical's outcome must be data: an int, an "
+                            "array of ints, or an int rows variable");
+            return -1;
+        }
+        if (lt < 0)
+            return -1;
+        int id = new_node(b, DRIFT_G_GATHER, 0, &lt, 1, 1, loc);
+        if (id < 0)
+            return -1;
+        drift_gnode *gn = &b->g->nodes[id];
+        gn->batched = 1;
+        gn->idx_node = y;
+        gn->idx_range = K;
+        return id;
+    }
+    default:
+        (void)args;
+        return -1;
+    }
+}
+
+/* The log density of distribution d at outcome y with arguments args
+ * (a '~' statement or name_lpdf(y | args)): the sum over the elements,
+ * per row where anything varies by row. */
+static int build_density(builder *b, const drift_dist *d, drift_expr *ye,
+                         drift_expr *args, drift_loc loc)
+{
+    int in[DRIFT_DIST_MAX_ARGS + 1];
+    int n = 0;
+    in[n++] = build_expr(b, ye);
+    for (drift_expr *a = args; a && n <= DRIFT_DIST_MAX_ARGS; a = a->next)
+        in[n++] = build_expr(b, a);
+    for (int k = 0; k < n; k++)
+        if (in[k] < 0)
+            return -1;
+    if (d->rule != DRIFT_DRULE_ELEM && d->rule != DRIFT_DRULE_CATLOGIT)
+        return build_multivariate(b, d, in[0], &ye->type, in + 1, args, loc);
+    int id;
+    if (d->id == DRIFT_D_CATEGORICAL_LOGIT) {
+        id = new_node(b, DRIFT_G_CATLOGIT, 0, in, 2, 1, loc);
+    } else {
+        size_t m = 1;
+        for (int k = 0; k < n; k++)
+            if (b->g->nodes[in[k]].sz > m)
+                m = b->g->nodes[in[k]].sz;
+        id = new_node(b, DRIFT_G_DIST, (int)d->id, in, n, 1, loc);
+        if (id >= 0)
+            b->g->nodes[id].m = m;
+    }
+    return finish(b, id, 0);
+}
+
+/* A size known from a type: rows(x), cols(x), num_elements(x). */
+static int shape_const(builder *b, drift_expr *e)
+{
+    const drift_type *t = &e->args->type;
+    int bad = 0;
+    double v;
+    switch (e->fn->id) {
+    case DRIFT_FN_ROWS:
+        v = t->n_arr ? (double)t->arr[0].n
+            : t->kind == DRIFT_T_VECTOR || t->kind == DRIFT_T_MATRIX
+                ? (double)t->dim[0].n
+                : 1;
+        break;
+    case DRIFT_FN_COLS:
+        v = t->n_arr ? (t->n_arr > 1 ? (double)t->arr[1].n : 1)
+            : t->kind == DRIFT_T_MATRIX ? (double)t->dim[1].n
+                                        : 1;
+        break;
+    default:
+        v = (double)type_size(t, &bad);
+        break;
+    }
+    return const_scalar(b, v, 1, e->loc);
+}
+
 static int build_call(builder *b, drift_expr *e)
 {
+    drift_fn_id fn = e->fn->id;
+    if (fn == DRIFT_FN_DENSITY)
+        return build_density(b, e->dist, e->args, e->args->next, e->loc);
+    if (fn == DRIFT_FN_ROWS || fn == DRIFT_FN_COLS ||
+        fn == DRIFT_FN_NUM_ELEMENTS)
+        return shape_const(b, e);
     int a = build_expr(b, e->args);
     if (a < 0)
         return -1;
     size_t sa = b->g->nodes[a].sz;
-    drift_fn_id fn = e->fn->id;
-    if (fn < DRIFT_FN_N_UNARY)
-        return node1(b, DRIFT_G_UNARY, (int)fn, a, sa, e->loc);
+    if (fn < DRIFT_FN_N_UNARY) {
+        int id = node1(b, DRIFT_G_UNARY, (int)fn, a, sa, e->loc);
+        if (id >= 0 && fn == DRIFT_FN_NOT)
+            b->g->nodes[id].is_int = 1;
+        return id;
+    }
     int c = -1;
     if (e->n_args > 1 && (c = build_expr(b, e->args->next)) < 0)
         return -1;
+    int c3 = -1;
+    if (e->n_args > 2 && (c3 = build_expr(b, e->args->next->next)) < 0)
+        return -1;
     size_t sc = c >= 0 ? b->g->nodes[c].sz : 0;
+    const drift_type *ta = &e->args->type;
+    size_t r = ta->dim[0].n > 0 ? (size_t)ta->dim[0].n : 0;
+    size_t cl = ta->kind == DRIFT_T_MATRIX && ta->dim[1].n > 0
+                    ? (size_t)ta->dim[1].n
+                    : 1;
+    int bad = 0;
+    size_t out_sz = type_size(&e->type, &bad);
+    drift_loc L = e->loc;
+    switch (fn) {
+    case DRIFT_FN_FMIN:
+    case DRIFT_FN_FMAX:
+    case DRIFT_FN_MIN:
+    case DRIFT_FN_MAX: {
+        int mx = fn == DRIFT_FN_FMAX || fn == DRIFT_FN_MAX;
+        int id;
+        if (c < 0)
+            id = node1(b, mx ? DRIFT_G_RMAX : DRIFT_G_RMIN, 0, a, 1, L);
+        else
+            id = bin(b, mx ? DRIFT_G_FMAX : DRIFT_G_FMIN, a, c, L);
+        if (id >= 0 && (fn == DRIFT_FN_MIN || fn == DRIFT_FN_MAX))
+            b->g->nodes[id].is_int = e->type.kind == DRIFT_T_INT;
+        return id;
+    }
+    case DRIFT_FN_LOG_DIFF_EXP:
+        return bin(b, DRIFT_G_LDE, a, c, L);
+    case DRIFT_FN_LCHOOSE: {
+        /* lgamma(n + 1) - lgamma(k + 1) - lgamma(n - k + 1) */
+        int one = cst(b, 1, L);
+        return bin(b, DRIFT_G_SUB,
+                   bin(b, DRIFT_G_SUB,
+                       un(b, DRIFT_FN_LGAMMA, bin(b, DRIFT_G_ADD, a, one, L), L),
+                       un(b, DRIFT_FN_LGAMMA, bin(b, DRIFT_G_ADD, c, one, L), L),
+                       L),
+                   un(b, DRIFT_FN_LGAMMA,
+                      bin(b, DRIFT_G_ADD, bin(b, DRIFT_G_SUB, a, c, L), one, L),
+                      L),
+                   L);
+    }
+    case DRIFT_FN_LBETA:
+        return bin(b, DRIFT_G_SUB,
+                   bin(b, DRIFT_G_ADD, un(b, DRIFT_FN_LGAMMA, a, L),
+                       un(b, DRIFT_FN_LGAMMA, c, L), L),
+                   un(b, DRIFT_FN_LGAMMA, bin(b, DRIFT_G_ADD, a, c, L), L), L);
+    case DRIFT_FN_SD:
+    case DRIFT_FN_VARIANCE: {
+        int dv = bin(b, DRIFT_G_SUB, a, sum_of(b, a, 1.0 / (double)sa, L), L);
+        int v = bin(b, DRIFT_G_MUL,
+                    dv < 0 ? -1 : node1(b, DRIFT_G_SQNORM, 0, dv, 1, L),
+                    cst(b, sa > 1 ? 1.0 / (double)(sa - 1) : NAN, L), L);
+        return fn == DRIFT_FN_SD ? un(b, DRIFT_FN_SQRT, v, L) : v;
+    }
+    case DRIFT_FN_LOG_MIX:
+        if (c3 >= 0)
+            return bin(b, DRIFT_G_LSE2,
+                       bin(b, DRIFT_G_ADD, un(b, DRIFT_FN_LOG, a, L), c, L),
+                       bin(b, DRIFT_G_ADD, un(b, DRIFT_FN_LOG1M, a, L), c3, L),
+                       L);
+        {
+            int t = bin(b, DRIFT_G_ADD, un(b, DRIFT_FN_LOG, a, L), c, L);
+            return t < 0 ? -1 : node1(b, DRIFT_G_LSE, 0, t, 1, L);
+        }
+    case DRIFT_FN_SOFTMAX:
+    case DRIFT_FN_LOG_SOFTMAX: {
+        int ls = bin(b, DRIFT_G_SUB, a, node1(b, DRIFT_G_LSE, 0, a, 1, L), L);
+        return fn == DRIFT_FN_SOFTMAX ? un(b, DRIFT_FN_EXP, ls, L) : ls;
+    }
+    case DRIFT_FN_CUMULATIVE_SUM: {
+        int id = node1(b, DRIFT_G_CUMSUM, 0, a, sa, L);
+        if (id >= 0)
+            b->g->nodes[id].is_int = b->g->nodes[a].is_int;
+        return id;
+    }
+    case DRIFT_FN_APPEND_ROW: {
+        int64_t *m = amap_new(b, sa + sc);
+        if (!m)
+            return -1;
+        for (size_t j = 0; j < sa; j++)
+            m[j] = (int64_t)(j * 2);
+        for (size_t j = 0; j < sc; j++)
+            m[sa + j] = (int64_t)(j * 2 + 1);
+        int in[2] = {a, c};
+        return assemble(b, in, 2, m, sa + sc, L);
+    }
+    case DRIFT_FN_APPEND_COL: {
+        size_t ca = r ? sa / r : 0, cb = r ? sc / r : 0;
+        int64_t *m = amap_new(b, sa + sc);
+        if (!m)
+            return -1;
+        for (size_t i = 0; i < r; i++)
+            for (size_t j = 0; j < ca + cb; j++)
+                m[i * (ca + cb) + j] = j < ca
+                                           ? (int64_t)((i * ca + j) * 2)
+                                           : (int64_t)((i * cb + j - ca) * 2 + 1);
+        int in[2] = {a, c};
+        return assemble(b, in, 2, m, sa + sc, L);
+    }
+    case DRIFT_FN_ROWS_DOT_PRODUCT: {
+        int p = bin(b, DRIFT_G_MUL, a, c, L);
+        return ta->kind == DRIFT_T_MATRIX ? rowsum_of(b, p, cl, L) : p;
+    }
+    case DRIFT_FN_DIAG_PRE_MULTIPLY: {
+        const drift_type *tm = &e->args->next->type;
+        size_t rr = (size_t)tm->dim[0].n, cc = (size_t)tm->dim[1].n;
+        return bin(b, DRIFT_G_MUL, spread(b, a, rr, cc, 1, L), c, L);
+    }
+    case DRIFT_FN_DIAG_POST_MULTIPLY:
+        return bin(b, DRIFT_G_MUL, a, spread(b, c, r, cl, 0, L), L);
+    case DRIFT_FN_QUAD_FORM_DIAG:
+        return bin(b, DRIFT_G_MUL,
+                   bin(b, DRIFT_G_MUL, spread(b, c, r, r, 1, L), a, L),
+                   spread(b, c, r, r, 0, L), L);
+    case DRIFT_FN_CHOLESKY_DECOMPOSE:
+        return chol_of(b, a, r, L);
+    case DRIFT_FN_MULTIPLY_LOWER_TRI_SELF_TRANSPOSE: {
+        int64_t *m = amap_new(b, r * cl);
+        if (!m)
+            return -1;
+        for (size_t i = 0; i < r; i++)
+            for (size_t j = 0; j < cl; j++)
+                m[i * cl + j] = j <= i ? (int64_t)(i * cl + j) : -1;
+        int lt = assemble(b, &a, 1, m, r * cl, L);
+        return matmul_of(b, lt, transpose_of(b, lt, r, cl, L), r, cl, r, L);
+    }
+    case DRIFT_FN_MDIVIDE_LEFT_TRI_LOW: {
+        const drift_type *tb = &e->args->next->type;
+        if (tb->kind == DRIFT_T_VECTOR)
+            return trisolve_of(b, a, c, r, 1, L);
+        size_t nc = (size_t)tb->dim[1].n;
+        int zt = trisolve_of(b, a, transpose_of(b, c, r, nc, L), r, nc, L);
+        return transpose_of(b, zt, nc, r, L);
+    }
+    case DRIFT_FN_DIAGONAL:
+        return diag_of(b, a, r, 0, L);
+    case DRIFT_FN_DIAG_MATRIX:
+    case DRIFT_FN_ADD_DIAG: {
+        size_t K = r;
+        int v = fn == DRIFT_FN_DIAG_MATRIX ? a : c;
+        int scalar = nsz(b, v) == 1 && fn == DRIFT_FN_ADD_DIAG;
+        int64_t *m = amap_new(b, K * K);
+        if (!m)
+            return -1;
+        for (size_t i = 0; i < K; i++)
+            for (size_t j = 0; j < K; j++)
+                m[i * K + j] = i == j ? (int64_t)(scalar ? 0 : i) : -1;
+        int D = assemble(b, &v, 1, m, K * K, L);
+        return fn == DRIFT_FN_DIAG_MATRIX ? D : bin(b, DRIFT_G_ADD, a, D, L);
+    }
+    case DRIFT_FN_TO_VECTOR:
+        if (ta->kind == DRIFT_T_MATRIX && !ta->n_arr)
+            return transpose_of(b, a, r, cl, L); /* column-major, as Stan */
+        return a;
+    case DRIFT_FN_TRANSPOSE:
+        return transpose_of(b, a, r, cl, L);
+    case DRIFT_FN_REP_VECTOR:
+    case DRIFT_FN_REP_MATRIX: {
+        int64_t *m = amap_new(b, out_sz);
+        if (!m || bad) {
+            drift_free(m);
+            return -1;
+        }
+        for (size_t j = 0; j < out_sz; j++)
+            m[j] = 0;
+        return assemble(b, &a, 1, m, out_sz, L);
+    }
+    case DRIFT_FN_HEAD:
+    case DRIFT_FN_TAIL:
+    case DRIFT_FN_SEGMENT: {
+        size_t start = 0;
+        if (fn == DRIFT_FN_TAIL)
+            start = sa - out_sz;
+        if (fn == DRIFT_FN_SEGMENT)
+            start = (size_t)b->g->nodes[c].cval[0] - 1;
+        int64_t *m = amap_new(b, out_sz);
+        if (!m || bad) {
+            drift_free(m);
+            return -1;
+        }
+        for (size_t j = 0; j < out_sz; j++)
+            m[j] = (int64_t)(start + j);
+        return assemble(b, &a, 1, m, out_sz, L);
+    }
+    case DRIFT_FN_DISTANCE:
+    case DRIFT_FN_SQUARED_DISTANCE: {
+        int dv = bin(b, DRIFT_G_SUB, a, c, L);
+        int q = dv < 0 ? -1 : node1(b, DRIFT_G_SQNORM, 0, dv, 1, L);
+        return fn == DRIFT_FN_DISTANCE ? un(b, DRIFT_FN_SQRT, q, L) : q;
+    }
+    default:
+        break;
+    }
     switch (fn) {
     case DRIFT_FN_POW:
         return node2(b, DRIFT_G_POW, a, c, sa > sc ? sa : sc, e->loc);
@@ -396,9 +1052,20 @@ static int build_binop(builder *b, drift_expr *e)
     case DRIFT_OP_EMUL: op = DRIFT_G_MUL; break;
     case DRIFT_OP_DIV:
     case DRIFT_OP_EDIV: op = DRIFT_G_DIV; break;
+    case DRIFT_OP_LT: op = DRIFT_G_LT; break;
+    case DRIFT_OP_LE: op = DRIFT_G_LE; break;
+    case DRIFT_OP_GT: op = DRIFT_G_GT; break;
+    case DRIFT_OP_GE: op = DRIFT_G_GE; break;
+    case DRIFT_OP_EQ: op = DRIFT_G_EQ; break;
+    case DRIFT_OP_NE: op = DRIFT_G_NE; break;
+    case DRIFT_OP_AND: op = DRIFT_G_AND; break;
+    case DRIFT_OP_OR: op = DRIFT_G_OR; break;
     default: op = DRIFT_G_POW; break;
     }
-    return node2(b, op, x, y, sz, e->loc);
+    int id = node2(b, op, x, y, sz, e->loc);
+    if (id >= 0 && op >= DRIFT_G_LT && op <= DRIFT_G_OR)
+        b->g->nodes[id].is_int = 1;
+    return id;
 }
 
 static int build_expr(builder *b, drift_expr *e)
@@ -424,6 +1091,27 @@ static int build_expr(builder *b, drift_expr *e)
         if (id >= 0)
             b->g->nodes[id].is_int = (unsigned)is_int;
         return id;
+    }
+    case DRIFT_E_NOT: {
+        int a = build_expr(b, e->a);
+        int id = un(b, DRIFT_FN_NOT, a, e->loc);
+        if (id >= 0)
+            b->g->nodes[id].is_int = 1;
+        return id;
+    }
+    case DRIFT_E_COND: {
+        int in[3] = {build_expr(b, e->a), build_expr(b, e->b),
+                     build_expr(b, e->args)};
+        if (in[0] < 0 || in[1] < 0 || in[2] < 0)
+            return -1;
+        size_t sz = nsz(b, in[1]) > nsz(b, in[2]) ? nsz(b, in[1])
+                                                  : nsz(b, in[2]);
+        int id = new_node(b, DRIFT_G_SELECT, 0, in, 3, sz, e->loc);
+        if (id < 0)
+            return -1;
+        b->g->nodes[id].is_int = b->g->nodes[in[1]].is_int &&
+                                 b->g->nodes[in[2]].is_int;
+        return finish(b, id, 0);
     }
     case DRIFT_E_BINOP:
         return build_binop(b, e);
@@ -479,28 +1167,7 @@ static void build_stmt(builder *b, drift_stmt *st, int which)
         return;
     }
     case DRIFT_S_TILDE: {
-        int in[DRIFT_DIST_MAX_ARGS + 1];
-        int n = 0;
-        in[n++] = build_expr(b, st->lhs);
-        for (drift_expr *a = st->args; a && n <= DRIFT_DIST_MAX_ARGS;
-             a = a->next)
-            in[n++] = build_expr(b, a);
-        for (int k = 0; k < n; k++)
-            if (in[k] < 0)
-                return;
-        int id;
-        if (st->d->id == DRIFT_D_CATEGORICAL_LOGIT) {
-            id = new_node(b, DRIFT_G_CATLOGIT, 0, in, 2, 1, st->loc);
-        } else {
-            size_t m = 1;
-            for (int k = 0; k < n; k++)
-                if (b->g->nodes[in[k]].sz > m)
-                    m = b->g->nodes[in[k]].sz;
-            id = new_node(b, DRIFT_G_DIST, (int)st->d->id, in, n, 1, st->loc);
-            if (id >= 0)
-                b->g->nodes[id].m = m;
-        }
-        id = finish(b, id, 0);
+        int id = build_density(b, st->d, st->lhs, st->args, st->loc);
         if (id < 0)
             return;
         add_term(b, which, id);
@@ -629,6 +1296,87 @@ static void check_data_bounds(builder *b, drift_sym *s)
         }
 }
 
+/* Data declared with a structured type (simplex[K], cov_matrix[K], ...)
+ * must satisfy its constraint, element by element and row by row. */
+static void check_data_structure(builder *b, drift_sym *s)
+{
+    drift_constraint con = s->decl->type->con;
+    if (!con)
+        return;
+    const drift_type *t = &s->type;
+    size_t m = (size_t)t->dim[0].n;
+    size_t n = t->kind == DRIFT_T_MATRIX ? (size_t)t->dim[1].n : 1;
+    size_t os = drift_transform_size(con, m, n);
+    double *work = drift_malloc_array(drift_transform_work(con, m, n) + os,
+                                      sizeof(double));
+    if (!work) {
+        oom(b);
+        return;
+    }
+    double *x = work + drift_transform_work(con, m, n);
+    const drift_symdata *sd = &b->ld->sd[s->id];
+    char why[200];
+    if (s->kind == DRIFT_SYM_DATA) {
+        size_t count = os ? sd->n / os : 0;
+        for (size_t e = 0; e < count; e++)
+            if (drift_transform_inverse(con, m, n, sd->v + e * os, NULL, why,
+                                        sizeof why, work)) {
+                char el[64] = "";
+                if (count > 1)
+                    snprintf(el, sizeof el, " (element %zu)", e + 1);
+                drift_diag_error(b->d, b->p->src, s->loc,
+                                 "'%s' is not %s%s: %s", s->name,
+                                 drift_transform_what(con), el, why);
+                b->errors++;
+                break;
+            }
+        drift_free(work);
+        return;
+    }
+    const drift_rowbind *rb = &sd->rb;
+    size_t count = os ? rb->sz / os : 0;
+    for (size_t i = 0; i < b->ld->N && !b->errors; i++)
+        for (size_t e = 0; e < count; e++) {
+            for (size_t k = 0; k < os; k++)
+                x[k] = rb->base[i * rb->ld + rb->cols[e * os + k]];
+            if (drift_transform_inverse(con, m, n, x, NULL, why, sizeof why,
+                                        work)) {
+                drift_langdata_row_error(b->d, rb, i, e * os,
+                                         "'%s' is not %s: %s", s->name,
+                                         drift_transform_what(con), why);
+                drift_diag_note(b->d, b->p->src, s->loc,
+                                "'%s' is declared here", s->name);
+                b->errors++;
+                break;
+            }
+        }
+    drift_free(work);
+}
+
+/* The transform of a parameter of a structured type: theta's free values
+ * become the constrained values, with the log-Jacobian in the prior. */
+static void build_structured(builder *b, drift_sym *s, drift_gparam *gp,
+                             int th)
+{
+    drift_graph *g = b->g;
+    const drift_type *t = &s->type;
+    int x = new_node(b, DRIFT_G_XFORM, (int)gp->con, &th, 1, gp->out_sz,
+                     s->loc);
+    int j = new_node(b, DRIFT_G_XFORM_LJ, (int)gp->con, &th, 1, 1, s->loc);
+    if (x < 0 || j < 0)
+        return;
+    for (int id = x; id <= j; id++) {
+        g->nodes[id].m = gp->con_m;
+        g->nodes[id].n = gp->con_n;
+        g->nodes[id].k = gp->con_count;
+    }
+    (void)t;
+    gp->transform = DRIFT_G_XFORM;
+    gp->value_node = x;
+    b->sym_node[s->id] = x;
+    add_term(b, 0, j);
+}
+
 static void build_symbols(builder *b)
 {
     drift_program *p = b->p;
@@ -647,8 +1395,10 @@ static void build_symbols(builder *b)
     }
     for (size_t k = 0; k < p->n_syms; k++) {
         drift_sym *s = p->syms[k];
-        if (s->kind == DRIFT_SYM_DATA || s->kind == DRIFT_SYM_ROWS)
+        if (s->kind == DRIFT_SYM_DATA || s->kind == DRIFT_SYM_ROWS) {
             check_data_bounds(b, s);
+            check_data_structure(b, s);
+        }
         if (s->kind != DRIFT_SYM_ROWS)
             continue;
         const drift_rowbind *rb = &b->ld->sd[k].rb;
@@ -673,8 +1423,18 @@ static void build_symbols(builder *b)
         if (s->kind != DRIFT_SYM_PARAM)
             continue;
         int bad = 0;
-        size_t sz = type_size(&s->type, &bad);
-        if (bad || g->dim + sz >= MAX_SIZE) {
+        size_t sz = type_size(&s->type, &bad), out_sz = sz;
+        drift_constraint con = s->decl->type->con;
+        size_t cm = 0, cn = 0, count = 1;
+        if (con && !bad) {
+            cm = (size_t)s->type.dim[0].n;
+            cn = s->type.kind == DRIFT_T_MATRIX ? (size_t)s->type.dim[1].n
+                                                : 1;
+            for (int k = 0; k < s->type.n_arr; k++)
+                count *= (size_t)s->type.arr[k].n;
+            sz = count * drift_transform_free_size(con, cm, cn);
+        }
+        if (bad || g->dim + sz >= MAX_SIZE || g->n_out + out_sz >= MAX_SIZE) {
             drift_diag_error(b->d, p->src, s->loc,
                              "parameter '%s' makes the model larger than "
                              "drift allows (2^28 values)",
@@ -692,6 +1452,13 @@ static void build_symbols(builder *b)
         gp->off = g->dim;
         gp->sz = sz;
         g->dim += sz;
+        gp->out_off = g->n_out;
+        gp->out_sz = out_sz;
+        g->n_out += out_sz;
+        gp->con = con;
+        gp->con_m = cm;
+        gp->con_n = cn;
+        gp->con_count = count;
         int th = new_node(b, DRIFT_G_THETA, 0, NULL, 0, sz, s->loc);
         if (th < 0)
             return;
@@ -700,6 +1467,10 @@ static void build_symbols(builder *b)
         gp->theta_node = gp->value_node = th;
         b->sym_node[k] = th;
         const drift_typeexpr *te = s->decl->type;
+        if (con) {
+            build_structured(b, s, gp, th);
+            continue;
+        }
         if (!te->lower && !te->upper)
             continue;
         double lo, hi;
@@ -880,6 +1651,8 @@ static void check_supports(builder *b, drift_ad_ws *ws)
         const drift_gnode *d = &g->nodes[id];
         if (d->op != DRIFT_G_DIST && d->op != DRIFT_G_CATLOGIT)
             continue;
+        if (d->guard)
+            continue; /* in a branch of '? :', maybe not taken there */
         drift_dist_id di = d->op == DRIFT_G_CATLOGIT
                                ? DRIFT_D_CATEGORICAL_LOGIT
                                : (drift_dist_id)d->fn;
@@ -944,6 +1717,34 @@ static void check_supports(builder *b, drift_ad_ws *ws)
 }
 
 /* ---- analyses --------------------------------------------------------------------- */
+
+/* Nodes feeding a branch of a conditional get the guard flag: where the
+ * branch is not taken its adjoint is zero, and a zero adjoint must add
+ * nothing even where the branch's partials are not finite (log of a
+ * negative number in the branch not taken). */
+static void mark_guards(builder *b)
+{
+    drift_graph *g = b->g;
+    unsigned char *mark = drift_calloc(g->n_nodes + 1, 1);
+    if (!mark) {
+        oom(b);
+        return;
+    }
+    for (size_t id = 0; id < g->n_nodes; id++)
+        if (g->nodes[id].op == DRIFT_G_SELECT) {
+            mark[drift_gin(&g->nodes[id], 1)] = 1;
+            mark[drift_gin(&g->nodes[id], 2)] = 1;
+        }
+    for (size_t id = g->n_nodes; id-- > 0;) {
+        if (!mark[id])
+            continue;
+        drift_gnode *n = &g->nodes[id];
+        n->guard = 1;
+        for (int k = 0; k < n->n_in; k++)
+            mark[drift_gin(n, k)] = 1;
+    }
+    drift_free(mark);
+}
 
 static void schedule(builder *b, int out, int **sched, size_t *n)
 {
@@ -1276,6 +2077,8 @@ drift_graph *drift_lower_program(drift_program *p,
                          "none");
         b.errors++;
     }
+    if (!b.errors)
+        mark_guards(&b);
     if (!b.errors) {
         schedule(&b, g->prior_out, &g->prior_sched, &g->n_prior_sched);
         schedule(&b, g->datum_out, &g->datum_sched, &g->n_datum_sched);

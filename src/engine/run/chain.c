@@ -41,7 +41,9 @@ void drift_chain_path(const char *out_path, unsigned chains, unsigned id,
 void drift_chain_param_name(const drift_chain *c, size_t k, char *buf, size_t cap)
 {
     const drift_model *m = c->model;
-    if (m->n_out == m->dim && m->out_names)
+    if (m->theta_names)
+        snprintf(buf, cap, "%s", m->theta_names[k]);
+    else if (m->n_out == m->dim && m->out_names)
         snprintf(buf, cap, "%s", m->out_names[k]);
     else
         snprintf(buf, cap, "unconstrained coordinate %zu", k + 1);
