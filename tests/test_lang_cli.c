@@ -103,6 +103,66 @@ static void test_nonfinite_message(void **state)
     free(m), free(d), free(j);
 }
 
+/* Derived and generated quantities in the draws file: Stan's names
+ * after the parameters, derived values on every row, generated ones on
+ * every --generated-every-th kept draw (nan between). */
+static void test_generated_every(void **state)
+{
+    (void)state;
+    char *d = th_write_text("x,y\n0.5,1.2\n-1,0.1\n2,3.3\n", ".csv");
+    char *mod = th_write_text(
+        "rows { x : real  y : real }\n"
+        "param { a : real  b : real }\n"
+        "derived { c = a + b }\n"
+        "prior { a ~ normal(0, 5)  b ~ normal(0, 5) }\n"
+        "datum { y ~ normal(a + b * x, 1) }\n"
+        "generated { log_lik = normal_lpdf(y | a + b * x, 1)\n"
+        "            y_rep = normal_rng(a + b * x, 1) }\n",
+        ".drift");
+    char out[] = "/tmp/drift-lcli-XXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    expect((const char *[]){"sample", mod, "--data", d, "--sampler", "mala",
+                            "--iter", "30", "--warmup", "10", "--seed", "3",
+                            "--generated-every", "3", "--out", out, "--quiet",
+                            NULL},
+           0, "err", NULL);
+    char *csv = th_slurp(out);
+    const char *hdr = strstr(csv, "lp__,");
+    assert_non_null(hdr);
+    assert_non_null(strstr(hdr, ",a,b,c,log_lik.1,log_lik.2,log_lik.3,"
+                                "y_rep.1,y_rep.2,y_rep.3\n"));
+    /* 30 rows: generated on rows 1, 4, 7, ... (10 of them). */
+    int rows = 0, with = 0;
+    for (const char *p = strchr(hdr, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
+        if (*p == '#') {
+            if (!strchr(p, '\n'))
+                break;
+            continue;
+        }
+        const char *end = strchr(p, '\n');
+        char line[1024];
+        snprintf(line, sizeof line, "%.*s", (int)(end - p), p);
+        int has = strstr(line, "nan") == NULL;
+        assert_int_equal(has, rows % 3 == 0);
+        with += has;
+        rows++;
+        if (!end[1])
+            break;
+    }
+    assert_int_equal(rows, 30);
+    assert_int_equal(with, 10);
+    free(csv);
+    unlink(out);
+    expect((const char *[]){"sample", mod, "--data", d, "--sampler", "mala",
+                            "--generated-every", "0", NULL},
+           2, "err", "--generated-every 0: expected an integer in [1,");
+    unlink(mod);
+    unlink(d);
+    free(mod);
+    free(d);
+}
+
 static void test_errors_exit_2(void **state)
 {
     (void)state;
@@ -184,6 +244,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sample),
         cmocka_unit_test(test_nonfinite_message),
+        cmocka_unit_test(test_generated_every),
         cmocka_unit_test(test_errors_exit_2),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_diagnose),

@@ -143,12 +143,82 @@ static void test_abi_fields(void **state)
     lt_close(&lm);
 }
 
+/* derived (Stan's transformed parameters) and generated quantities:
+ * Stan's names (derived first, per-row values with the row index first
+ * and fastest), derived values usable in prior and datum and written for
+ * every draw, generated only when asked for, the pointwise log-likelihood
+ * equal to the model's per-row terms, and draws that depend on the seed
+ * only. */
+static void test_derived_generated(void **state)
+{
+    (void)state;
+    const char *text =
+        "data  { s : real<lower=0> }\n"
+        "rows  { x : vector[2]  y : real }\n"
+        "param { w : vector[2]  sig : real<lower=0> }\n"
+        "derived { w2 = 2 * w  scale = sig * s }\n"
+        "prior { w2 ~ normal(0, 5)  sig ~ gamma(2, 2) }\n"
+        "datum { y ~ normal(dot(x, w), scale) }\n"
+        "generated { log_lik = normal_lpdf(y | dot(x, w), scale)\n"
+        "            y_rep = normal_rng(dot(x, w), scale)\n"
+        "            pair = x * scale  total = sum(w2) }\n";
+    const char *d[] = {
+        "csv:x.1,x.2,y\n1,0.5,0.3\n1,-1.5,-1\n1,2.5,2.2\n",
+        "json:{\"s\": 1.5}", NULL};
+    lt_model lm;
+    lt_open_ok(&lm, text, d, NULL, 0);
+    const drift_model *m = &lm.m;
+    /* w2 (2), scale, log_lik (3), y_rep (3), pair (3 x 2), total */
+    assert_int_equal(m->n_gen, 2 + 1 + 3 + 3 + 6 + 1);
+    assert_int_equal(m->n_gen_derived, 3);
+    static const char *const names[] = {
+        "w2.1", "w2.2", "scale", "log_lik.1", "log_lik.2", "log_lik.3",
+        "y_rep.1", "y_rep.2", "y_rep.3", "pair.1.1", "pair.2.1", "pair.3.1",
+        "pair.1.2", "pair.2.2", "pair.3.2", "total"};
+    for (size_t k = 0; k < 16; k++)
+        assert_string_equal(m->gen_names[k], names[k]);
+    lt_check_derivatives(m, 12, 3, 0.6);
+    void *ws = m->workspace_new(m->self, 2); /* rows in two chunks */
+    double theta[3] = {0.4, -0.3, 0.2}, out[16], out2[16], ll[3];
+    for (int k = 0; k < 16; k++)
+        out[k] = -99;
+    drift_err e;
+    if (m->generate(m->self, ws, theta, 5, 0, out, &e))
+        fail_msg("%s", e.msg);
+    double sig = exp(0.2);
+    assert_true(fabs(out[0] - 0.8) < 1e-15 && fabs(out[1] + 0.6) < 1e-15);
+    assert_true(fabs(out[2] - 1.5 * sig) < 1e-14);
+    assert_true(out[3] == -99 && out[15] == -99); /* not asked for */
+    assert_int_equal(m->generate(m->self, ws, theta, 5, 1, out, &e), 0);
+    drift_rows all = {NULL, 0, 3};
+    void *ws3 = m->workspace_new(m->self, 3);
+    assert_int_equal(m->log_lik(m->self, ws3, theta, &all, ll, NULL, NULL,
+                                NULL, &e),
+                     0);
+    m->workspace_free(m->self, ws3);
+    for (int i = 0; i < 3; i++)
+        assert_true(fabs(out[3 + i] - ll[i]) < 1e-14);
+    const double x2[3] = {0.5, -1.5, 2.5};
+    for (int i = 0; i < 3; i++) {
+        assert_true(fabs(out[9 + i] - 1.5 * sig) < 1e-14);
+        assert_true(fabs(out[12 + i] - x2[i] * 1.5 * sig) < 1e-14);
+    }
+    assert_true(fabs(out[15] - 0.2) < 1e-14);
+    assert_int_equal(m->generate(m->self, ws, theta, 5, 1, out2, &e), 0);
+    assert_true(!memcmp(out, out2, sizeof out));
+    assert_int_equal(m->generate(m->self, ws, theta, 6, 1, out2, &e), 0);
+    assert_true(out2[6] != out[6] && out2[3] == out[3]);
+    m->workspace_free(m->self, ws);
+    lt_close(&lm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_abi_fields),
+        cmocka_unit_test(test_derived_generated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -130,8 +130,9 @@ static void test_syntax_errors(void **state)
            "    6 |   target += * w\n"
            "      |             ^\n");
     golden("paramm { w : real }\n",
-           "m.drift:1:1: error: expected a block (data, rows, param, prior "
-           "or datum), found 'paramm' (did you mean 'param'?)\n"
+           "m.drift:1:1: error: expected a block (data, rows, param, prior, "
+           "datum, derived or generated), found 'paramm' (did you mean "
+           "'param'?)\n"
            "    1 | paramm { w : real }\n"
            "      | ^~~~~~\n");
     golden("param { w : real }\nprior { w ~ normal(0, 1)\n",
@@ -200,7 +201,7 @@ static void test_name_errors(void **state)
            "    6 |   sigam ~ exponential(1)\n"
            "      |   ^~~~~\n"
            "m.drift:7:13: error: 'x' is a rows variable (one value per "
-           "datum): it can only be used in the datum block\n"
+           "datum): it can only be used in the datum and generated blocks\n"
            "    7 |   target += x[1]\n"
            "      |             ^\n"
            "m.drift:10:7: error: unknown distribution 'bernoulli_logt' (did "
@@ -212,7 +213,8 @@ static void test_name_errors(void **state)
            "   11 |   target += squared_nrm(w) + normal(w)\n"
            "      |             ^~~~~~~~~~~\n"
            "m.drift:11:30: error: unknown function 'normal' ('normal' is a "
-           "distribution: write x ~ normal(...))\n"
+           "distribution: write x ~ normal(...), or normal_lpdf(x | ...) for "
+           "its log density)\n"
            "   11 |   target += squared_nrm(w) + normal(w)\n"
            "      |                              ^~~~~~\n"
            "m.drift:12:3: error: 'w' is already declared; a local needs a new "
@@ -534,6 +536,58 @@ static void test_expressions_16(void **state)
            "      |                   ^~~~~~~~~~~\n");
 }
 
+/* derived and generated blocks: what each may hold and see. */
+static void test_derived_generated_blocks(void **state)
+{
+    (void)state;
+    parses("rows  { y : real  x : real }\n"
+           "param { a : real  s : real<lower=0> }\n"
+           "derived { mu = 2 * a  v = mu + s }\n"
+           "prior { mu ~ normal(0, 1)  target += -v }\n"
+           "datum { y ~ normal(mu * x, s) }\n"
+           "generated { ll = normal_lpdf(y | mu * x, s)\n"
+           "            yr = normal_rng(mu * x, s)  k = poisson_rng(exp(v)) }\n");
+    golden("rows  { y : real }\n"
+           "param { a : real }\n"
+           "derived { b = a * y  a ~ normal(0, 1)  c = normal_rng(a, 1) }\n"
+           "prior { target += -a * a  z = normal_rng(0, 1) }\n"
+           "generated { q = bad_rng(1)  b = 1  target += a }\n",
+           "m.drift:3:19: error: 'y' is a rows variable (one value per datum): "
+           "it can only be used in the datum and generated blocks\n"
+           "    3 | derived { b = a * y  a ~ normal(0, 1)  c = normal_rng(a, 1) "
+           "}\n"
+           "      |                   ^\n"
+           "m.drift:3:22: error: the derived block holds named values (name = "
+           "expression); '~' belongs in prior or datum\n"
+           "    3 | derived { b = a * y  a ~ normal(0, 1)  c = normal_rng(a, 1) "
+           "}\n"
+           "      |                      ^~~~~~~~~~~~~~~~\n"
+           "m.drift:3:44: error: normal_rng draws at random: it belongs in the "
+           "generated block (the derived block is part of the density)\n"
+           "    3 | derived { b = a * y  a ~ normal(0, 1)  c = normal_rng(a, 1) "
+           "}\n"
+           "      |                                            ^~~~~~~~~~\n"
+           "m.drift:4:31: error: normal_rng draws at random: it belongs in the "
+           "generated block (the prior block is part of the density)\n"
+           "    4 | prior { target += -a * a  z = normal_rng(0, 1) }\n"
+           "      |                               ^~~~~~~~~~\n"
+           "m.drift:5:17: error: unknown distribution 'bad' in 'bad_rng'\n"
+           "    5 | generated { q = bad_rng(1)  b = 1  target += a }\n"
+           "      |                 ^~~~~~~\n"
+           "m.drift:5:29: error: 'b' is already declared; a local needs a new "
+           "name\n"
+           "    5 | generated { q = bad_rng(1)  b = 1  target += a }\n"
+           "      |                             ^\n"
+           "m.drift:3:11: note: 'b' is declared here\n"
+           "    3 | derived { b = a * y  a ~ normal(0, 1)  c = normal_rng(a, 1) "
+           "}\n"
+           "      |           ^\n"
+           "m.drift:5:36: error: the generated block holds named values (name "
+           "= expression); 'target +=' belongs in prior or datum\n"
+           "    5 | generated { q = bad_rng(1)  b = 1  target += a }\n"
+           "      |                                    ^~~~~~~~~~~\n");
+}
+
 static void test_depth_limit(void **state)
 {
     (void)state;
@@ -580,6 +634,7 @@ int main(void)
         cmocka_unit_test(test_vector_product),
         cmocka_unit_test(test_structured_types),
         cmocka_unit_test(test_expressions_16),
+        cmocka_unit_test(test_derived_generated_blocks),
         cmocka_unit_test(test_depth_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -134,6 +134,23 @@ typedef struct drift_model {
      * values are column-major, as Stan writes them, while a model may
      * keep its coordinates in another order). */
     const char *const *theta_names;
+
+    /* Optional (n_gen 0: none).  Quantities written after the n_out
+     * constrained values: n_gen values named gen_names, as Stan names
+     * them.  The first n_gen_derived are functions of theta (the derived
+     * block of a .drift model: cheap, written for every draw); the rest
+     * are generated quantities (random draws, values per row of the
+     * data: a pass over it), which the engine asks for on every k-th kept
+     * draw (--generated-every k) and writes as NaN on the others. */
+    size_t n_gen;
+    size_t n_gen_derived;
+    const char *const *gen_names;
+    /* Writes the values at theta into out: all n_gen when all != 0, else
+     * the first n_gen_derived (the rest untouched).  seed fixes the random
+     * draws (equal seeds, equal values); ws is one of this model's
+     * workspaces. */
+    int (*generate)(const void *self, void *ws, const double *theta,
+                    uint64_t seed, int all, double *out, drift_err *e);
 } drift_model;
 
 /* ---- C model plugins --------------------------------------------------- */

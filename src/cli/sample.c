@@ -27,7 +27,8 @@ enum {
     O_MODEL, O_MODEL_SET, O_DATA, O_DATA_SET, O_SAMPLER, O_SET, O_BATCH, O_ACCESS,
     O_PASSES, O_ITER, O_SECONDS, O_THIN, O_WARMUP, O_SAVE_WARMUP, O_SEED,
     O_OUT, O_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
-    O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS, O_HELP
+    O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS,
+    O_GENERATED_EVERY, O_HELP
 };
 
 static const cli_opt sample_opts[] = {
@@ -95,6 +96,9 @@ static const cli_opt sample_opts[] = {
     [O_EMIT] = {"--emit", 1,
                 "draws|segments  continuous samplers: draws every --thin "
                 "time units (default), or the trajectory's segments"},
+    [O_GENERATED_EVERY] = {"--generated-every", 1,
+                           "K  a .drift model's generated block on every "
+                           "K-th kept draw (1; NaN on the others)"},
     [O_HELP] = {"--help", 0, "show this help"},
 };
 #define N_SAMPLE_OPTS (sizeof sample_opts / sizeof sample_opts[0])
@@ -111,7 +115,7 @@ typedef struct sample_args {
     size_t n_set;
     size_t batch;
     drift_access access;
-    uint64_t iters, thin, warmup, seed;
+    uint64_t iters, thin, warmup, seed, generated_every;
     int have_seed, have_thin, have_warmup, save_warmup, quiet, help;
     int warmup_only;        /* --iter 0 */
     int emit_segments;
@@ -289,6 +293,9 @@ static int on_sample_opt(void *user, int idx, const char *v)
             return rc;
         a->threads = (unsigned)x;
         return 0;
+    case O_GENERATED_EVERY:
+        return parse_u64_opt("--generated-every", v, 1, (uint64_t)1 << 62,
+                             &a->generated_every);
     case O_EMIT:
         if (!strcmp(v, "segments"))
             a->emit_segments = 1;
@@ -585,6 +592,7 @@ int cmd_sample(int argc, char **argv)
         .seconds = a.seconds,
         .thin = a.thin,
         .thin_time = a.thin_time,
+        .generated_every = a.generated_every,
         .warmup = a.warmup,
         .save_warmup = a.save_warmup,
         .seed = a.seed,

@@ -122,8 +122,9 @@ void drift_type_format(const drift_type *t, char *buf, size_t cap)
 
 const char *drift_block_name(drift_block_kind k)
 {
-    static const char *const names[] = {"data", "rows", "param", "prior",
-                                        "datum"};
+    static const char *const names[] = {"data",  "rows",    "param",
+                                        "prior", "datum",   "derived",
+                                        "generated"};
     return k < DRIFT_N_BLOCKS ? names[k] : "?";
 }
 

@@ -143,7 +143,12 @@ typedef struct drift_typeexpr {
 
 typedef enum drift_block_kind {
     DRIFT_BLOCK_DATA, DRIFT_BLOCK_ROWS, DRIFT_BLOCK_PARAM,
-    DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM, DRIFT_N_BLOCKS
+    DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM,
+    DRIFT_BLOCK_DERIVED,    /* named values of parameters and data, written
+                               to the output and usable everywhere */
+    DRIFT_BLOCK_GENERATED,  /* quantities drawn once per kept draw (_rng)
+                               and per-row values, written to the output */
+    DRIFT_N_BLOCKS
 } drift_block_kind;
 
 /* The keyword of a block kind ("data", ...). */

@@ -40,7 +40,9 @@ typedef enum drift_fn_id {
     DRIFT_FN_HEAD, DRIFT_FN_TAIL, DRIFT_FN_SEGMENT, DRIFT_FN_ROWS,
     DRIFT_FN_COLS, DRIFT_FN_NUM_ELEMENTS, DRIFT_FN_DISTANCE,
     DRIFT_FN_SQUARED_DISTANCE, DRIFT_FN_ADD_DIAG,
-    DRIFT_FN_DENSITY            /* name_lpdf(y | ...): the call's dist */
+    DRIFT_FN_DENSITY,           /* name_lpdf(y | ...): the call's dist */
+    DRIFT_FN_RNG                /* name_rng(...): a draw of the call's dist
+                                   (the generated block only) */
 } drift_fn_id;
 
 typedef enum drift_fn_rule {

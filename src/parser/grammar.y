@@ -112,6 +112,7 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %token <num> REAL_LIT "number"
 %token DATA "'data'" ROWS "'rows'" PARAM "'param'" PRIOR "'prior'"
 %token DATUM "'datum'" TARGET "'target'" REAL "'real'" INT "'int'"
+%token DERIVED "'derived'" GENERATED "'generated'"
 %token VECTOR "'vector'" MATRIX "'matrix'" ARRAY "'array'"
 %token SPARSE_VECTOR "'sparse_vector'"
 %token SIMPLEX "'simplex'" ORDERED "'ordered'"
@@ -189,6 +190,8 @@ decl_kw
 stmt_kw
     : PRIOR                 { $$ = DRIFT_BLOCK_PRIOR; }
     | DATUM                 { $$ = DRIFT_BLOCK_DATUM; }
+    | DERIVED               { $$ = DRIFT_BLOCK_DERIVED; }
+    | GENERATED             { $$ = DRIFT_BLOCK_GENERATED; }
     ;
 
 decls
@@ -674,7 +677,8 @@ static int continues_expr(yysymbol_kind_t k)
 static int starts_block(yysymbol_kind_t k)
 {
     return k == YYSYMBOL_DATA || k == YYSYMBOL_ROWS || k == YYSYMBOL_PARAM ||
-           k == YYSYMBOL_PRIOR || k == YYSYMBOL_DATUM;
+           k == YYSYMBOL_PRIOR || k == YYSYMBOL_DATUM ||
+           k == YYSYMBOL_DERIVED || k == YYSYMBOL_GENERATED;
 }
 
 static int starts_type(yysymbol_kind_t k)
@@ -719,7 +723,8 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
     char names[MAX_EXP][40];
     int n_items = 0;
     if (has_block)
-        items[n_items++] = "a block (data, rows, param, prior or datum)";
+        items[n_items++] = "a block (data, rows, param, prior, datum, "
+                           "derived or generated)";
     if (has_stmt)
         items[n_items++] = "a statement (x ~ dist(...), target += ..., or "
                            "name = ...)";
@@ -772,9 +777,10 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
 
     char hint[160] = "";
     if (tok == YYSYMBOL_IDENT && has_block) {
-        static const char *const kws[] = {"data", "rows", "param", "prior",
-                                          "datum"};
-        const char *near = drift_closest(ps->lex.last, kws, 5);
+        static const char *const kws[] = {"data",  "rows",    "param",
+                                          "prior", "datum",   "derived",
+                                          "generated"};
+        const char *near = drift_closest(ps->lex.last, kws, 7);
         if (near)
             snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
     } else if (n == 1 && is_char(exp[0], ':') && tok != YYSYMBOL_YYEOF) {

@@ -29,13 +29,22 @@ static void error_oom(resolver *r)
 }
 
 /* The symbol visible under name from the current block, or NULL. */
+/* Whether a local of block `home` is visible from the current block:
+ * its own block's, and the derived block's from every statement block. */
+static int local_visible(const resolver *r, drift_block_kind home)
+{
+    return home == r->block ||
+           (home == DRIFT_BLOCK_DERIVED && !r->in_decl &&
+            r->block >= DRIFT_BLOCK_PRIOR);
+}
+
 static drift_sym *lookup(resolver *r, const char *name)
 {
     for (size_t k = 0; k < r->p->n_syms; k++) {
         drift_sym *s = r->p->syms[k];
         if (strcmp(s->name, name))
             continue;
-        if (s->kind == DRIFT_SYM_LOCAL && s->block != r->block)
+        if (s->kind == DRIFT_SYM_LOCAL && !local_visible(r, s->block))
             continue;
         return s;
     }
@@ -49,7 +58,7 @@ static const char *closest_sym(resolver *r, const char *name)
     size_t best_d = (size_t)-1;
     for (size_t k = 0; k < r->p->n_syms; k++) {
         drift_sym *s = r->p->syms[k];
-        if (s->kind == DRIFT_SYM_LOCAL && s->block != r->block)
+        if (s->kind == DRIFT_SYM_LOCAL && !local_visible(r, s->block))
             continue;
         if (s->kind == DRIFT_SYM_SIZE && !r->in_decl)
             continue;
@@ -110,7 +119,8 @@ static void resolve_name(resolver *r, drift_expr *e)
         r->errors++;
         return;
     }
-    if (s->kind == DRIFT_SYM_ROWS && r->block != DRIFT_BLOCK_DATUM) {
+    if (s->kind == DRIFT_SYM_ROWS && r->block != DRIFT_BLOCK_DATUM &&
+        r->block != DRIFT_BLOCK_GENERATED) {
         if (r->in_decl)
             drift_diag_error(r->d, r->p->src, e->loc,
                              "'%s' is a rows variable (one value per datum) "
@@ -119,7 +129,8 @@ static void resolve_name(resolver *r, drift_expr *e)
         else
             drift_diag_error(r->d, r->p->src, e->loc,
                              "'%s' is a rows variable (one value per datum): "
-                             "it can only be used in the datum block",
+                             "it can only be used in the datum and generated "
+                             "blocks",
                              e->name);
         r->errors++;
         return;
@@ -153,6 +164,44 @@ static const char *density_suffix(const char *name)
             return name + n - m;
     }
     return NULL;
+}
+
+/* What a call name_rng(...) resolves to. */
+static const drift_builtin rng_fn = {"(rng)", DRIFT_FN_RNG, 1,
+                                     DRIFT_DIST_MAX_ARGS, DRIFT_RULE_SPECIAL};
+
+/* name_rng(args): a random draw, in the generated block only.  Returns 1
+ * when the name ends in _rng (reported if wrong). */
+static int resolve_rng(resolver *r, drift_expr *e)
+{
+    size_t n = strlen(e->name);
+    if (n <= 4 || strcmp(e->name + n - 4, "_rng"))
+        return 0;
+    char base[128];
+    snprintf(base, sizeof base, "%.*s", (int)(n - 4), e->name);
+    const drift_dist *d = drift_dist_find(base);
+    if (!d) {
+        const char *near = closest_dist(base);
+        char hint[160] = "";
+        if (near)
+            snprintf(hint, sizeof hint, " (did you mean '%s_rng'?)", near);
+        drift_diag_error(r->d, r->p->src, e->name_loc,
+                         "unknown distribution '%s' in '%s'%s", base,
+                         e->name, hint);
+        r->errors++;
+        return 1;
+    }
+    if (r->block != DRIFT_BLOCK_GENERATED) {
+        drift_diag_error(r->d, r->p->src, e->name_loc,
+                         "%s draws at random: it belongs in the generated "
+                         "block (the %s block is part of the density)",
+                         e->name, drift_block_name(r->block));
+        r->errors++;
+        return 1;
+    }
+    e->fn = &rng_fn;
+    e->dist = d;
+    return 1;
 }
 
 /* name_lpdf(y | args): binds the call to its distribution.  Returns 1
@@ -213,7 +262,7 @@ static void resolve_call(resolver *r, drift_expr *e)
 {
     for (drift_expr *a = e->args; a; a = a->next)
         resolve_expr(r, a);
-    if (resolve_density(r, e))
+    if (resolve_density(r, e) || resolve_rng(r, e))
         return;
     const drift_builtin *fn = drift_builtin_find(e->name);
     if (fn) {
@@ -224,8 +273,9 @@ static void resolve_call(resolver *r, drift_expr *e)
     const char *near = closest_builtin(e->name);
     if (drift_dist_find(e->name))
         snprintf(hint, sizeof hint,
-                 " ('%s' is a distribution: write x ~ %s(...))", e->name,
-                 e->name);
+                 " ('%s' is a distribution: write x ~ %s(...), or "
+                 "%s_lpdf(x | ...) for its log density)",
+                 e->name, e->name, e->name);
     else if (lookup(r, e->name))
         snprintf(hint, sizeof hint,
                  " ('%s' is a variable; index it with [ ])", e->name);
@@ -328,6 +378,16 @@ static void resolve_stmts(resolver *r, drift_block *b)
 {
     r->block = b->kind;
     for (drift_stmt *st = b->stmts; st; st = st->next) {
+        if (st->kind != DRIFT_S_LET && (b->kind == DRIFT_BLOCK_DERIVED ||
+                                        b->kind == DRIFT_BLOCK_GENERATED)) {
+            drift_diag_error(r->d, r->p->src, st->loc,
+                             "the %s block holds named values (name = "
+                             "expression); '%s' belongs in prior or datum",
+                             drift_block_name(b->kind),
+                             st->kind == DRIFT_S_TILDE ? "~" : "target +=");
+            r->errors++;
+            continue;
+        }
         switch (st->kind) {
         case DRIFT_S_TILDE: {
             resolve_expr(r, st->lhs);
@@ -429,8 +489,12 @@ size_t drift_resolve(drift_program *p, drift_diag *d)
         for (drift_decl *dc = b->decls; dc; dc = dc->next)
             resolve_type(&r, dc->type);
     }
-    for (int k = DRIFT_BLOCK_PRIOR; k <= DRIFT_BLOCK_DATUM; k++)
-        if (p->block[k])
-            resolve_stmts(&r, p->block[k]);
+    /* derived first: its names are visible in every later block. */
+    static const drift_block_kind order[] = {
+        DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM,
+        DRIFT_BLOCK_GENERATED};
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+        if (p->block[order[k]])
+            resolve_stmts(&r, p->block[order[k]]);
     return r.errors;
 }

@@ -865,9 +865,138 @@ static void check_special(checker *c, drift_expr *e, int n)
     }
 }
 
+/* Elements per vector of a vector or an array of vectors (the K of
+ * vector[K] and array[J] vector[K]); -1 when t is neither. */
+static int vec_elem(const drift_type *t, drift_dim *K)
+{
+    if (t->kind != DRIFT_T_VECTOR || t->n_arr > 1)
+        return -1;
+    *K = t->dim[0];
+    return 0;
+}
+
+/* name_rng(args): the draw has the shape of the arguments (int for the
+ * discrete distributions: an array of ints where the arguments are
+ * vectors), or the outcome's shape for the multivariate ones. */
+static void check_rng(checker *c, drift_expr *e)
+{
+    const drift_dist *d = e->dist;
+    int bad = 0;
+    int n = 0;
+    for (drift_expr *a = e->args; a; a = a->next, n++) {
+        check_expr(c, a);
+        e->rows |= a->rows;
+        e->param |= a->param;
+        bad |= a->type.kind == DRIFT_T_ERROR || sparse_use(c, a);
+    }
+    if (bad)
+        return;
+    char t1[TYPE_TEXT], t2[TYPE_TEXT];
+    int want = d->rule == DRIFT_DRULE_LKJ ? 2 : d->n_args;
+    if (n != want) {
+        error(c, e->loc, "%s takes %d argument%s, given %d", e->name, want,
+              want == 1 ? "" : "s", n);
+        return;
+    }
+    const drift_type *a = &e->args->type;
+    drift_dim K;
+    switch (d->rule) {
+    case DRIFT_DRULE_ELEM: {
+        const drift_type *common = NULL;
+        int k = 0;
+        for (drift_expr *x = e->args; x; x = x->next, k++) {
+            if (d->arg_int[k] && x->type.kind != DRIFT_T_INT) {
+                error(c, x->loc, "argument %s of %s must be an int, found %s",
+                      d->arg_names[k], e->name, tname(&x->type, t1));
+                return;
+            }
+            if (is_scalar(&x->type))
+                continue;
+            if (common && !same_layout(common, &x->type)) {
+                error(c, x->loc, "the arguments of %s have different shapes: "
+                                 "%s and %s",
+                      e->name, tname(common, t1), tname(&x->type, t2));
+                return;
+            }
+            common = &x->type;
+        }
+        drift_type t = common ? *common : scalar_type(DRIFT_T_REAL);
+        if (d->discrete) {
+            if (t.kind == DRIFT_T_MATRIX) {
+                error(c, e->loc, "%s of matrices: there are no int matrices; "
+                                 "pass vectors or arrays",
+                      e->name);
+                return;
+            }
+            if (t.kind == DRIFT_T_VECTOR && t.n_arr >= DRIFT_MAX_ARRAY) {
+                error(c, e->loc, "%s of %s: the draws would be an array of "
+                                 "more than %d dimensions",
+                      e->name, tname(&t, t1), DRIFT_MAX_ARRAY);
+                return;
+            }
+            if (t.kind == DRIFT_T_VECTOR) {
+                t.arr[t.n_arr++] = t.dim[0];
+                t.dim[0] = no_dim();
+            }
+            t.kind = DRIFT_T_INT;
+        } else if (t.kind == DRIFT_T_INT) {
+            t.kind = DRIFT_T_REAL;
+        }
+        e->type = t;
+        return;
+    }
+    case DRIFT_DRULE_CATLOGIT:
+    case DRIFT_DRULE_CATEGORICAL:
+        if (!is_vec(a)) {
+            error(c, e->loc, "%s takes a vector, given %s", e->name,
+                  tname(a, t1));
+            return;
+        }
+        e->type = scalar_type(DRIFT_T_INT);
+        return;
+    case DRIFT_DRULE_DIRICHLET:
+        if (!is_vec(a)) {
+            error(c, e->loc, "%s takes a vector alpha, given %s", e->name,
+                  tname(a, t1));
+            return;
+        }
+        e->type = *a;
+        return;
+    case DRIFT_DRULE_MVN: {
+        const drift_type *S = &e->args->next->type;
+        if (vec_elem(a, &K) || !is_square(S) || dim_cmp(S->dim[0], K) == 0) {
+            error(c, e->loc,
+                  "%s takes a vector location (or an array of them) and a "
+                  "square matrix of its size, given %s and %s",
+                  e->name, tname(a, t1), tname(S, t2));
+            return;
+        }
+        e->type = *a;
+        return;
+    }
+    case DRIFT_DRULE_LKJ: {
+        drift_dim k = size_arg(c, e->args, e->name, &bad);
+        if (bad)
+            return;
+        if (!is_scalar(&e->args->next->type)) {
+            error(c, e->args->next->loc, "the shape eta of %s must be a real, "
+                                         "given %s",
+                  e->name, tname(&e->args->next->type, t2));
+            return;
+        }
+        e->type = mat_type(k, k);
+        return;
+    }
+    }
+}
+
 static void check_call(checker *c, drift_expr *e)
 {
     e->type = scalar_type(DRIFT_T_ERROR);
+    if (e->fn && e->fn->id == DRIFT_FN_RNG) {
+        check_rng(c, e);
+        return;
+    }
     if (e->fn && e->fn->id == DRIFT_FN_DENSITY) {
         check_density(c, e->dist, e->args, e->args->next, e->n_args - 1,
                       e->name_loc);
@@ -1084,16 +1213,6 @@ static void expr_text(const drift_expr *e, char *buf, size_t cap)
         snprintf(buf, cap, "the left of '~'");
 }
 
-/* Elements per vector of a vector or an array of vectors (the K of
- * vector[K] and array[J] vector[K]); -1 when t is neither. */
-static int vec_elem(const drift_type *t, drift_dim *K)
-{
-    if (t->kind != DRIFT_T_VECTOR || t->n_arr > 1)
-        return -1;
-    *K = t->dim[0];
-    return 0;
-}
-
 /* The multivariate distributions' shapes (rule not ELEM). */
 static void check_multivariate(checker *c, const drift_dist *d,
                                drift_expr *lhs, drift_expr *args)
@@ -1281,6 +1400,25 @@ static void check_block(checker *c, drift_block *b)
             check_expr(c, st->value);
             if (sparse_use(c, st->value))
                 st->value->type = scalar_type(DRIFT_T_ERROR);
+            if (b->kind == DRIFT_BLOCK_DERIVED && st->value->rows) {
+                error(c, st->value->loc,
+                      "'%s' varies by row: a derived quantity is one value "
+                      "per draw; compute per-row values in the generated "
+                      "block",
+                      st->name);
+                st->value->type = scalar_type(DRIFT_T_ERROR);
+            }
+            if ((b->kind == DRIFT_BLOCK_DERIVED ||
+                 b->kind == DRIFT_BLOCK_GENERATED) &&
+                st->value->type.kind != DRIFT_T_ERROR &&
+                st->value->rows && st->value->type.n_arr) {
+                char t[TYPE_TEXT];
+                error(c, st->value->loc,
+                      "'%s' is %s per row: a per-row generated quantity is a "
+                      "scalar, vector or matrix",
+                      st->name, tname(&st->value->type, t));
+                st->value->type = scalar_type(DRIFT_T_ERROR);
+            }
             if (st->sym) {
                 st->sym->type = st->value->type;
                 st->sym->rows = st->value->rows;
@@ -1310,9 +1448,12 @@ size_t drift_typecheck(drift_program *p, drift_diag *d)
               "the model has no parameters: declare them in a param block, "
               "e.g. param { w : vector[D] }");
     }
-    for (int k = DRIFT_BLOCK_PRIOR; k <= DRIFT_BLOCK_DATUM; k++)
-        if (p->block[k])
-            check_block(&c, p->block[k]);
+    static const drift_block_kind order[] = {
+        DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM,
+        DRIFT_BLOCK_GENERATED};
+    for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
+        if (p->block[order[k]])
+            check_block(&c, p->block[order[k]]);
     return c.errors;
 }
 

@@ -17,6 +17,7 @@
 #include "ad.h"
 #include "base/util.h"
 #include "dist.h"
+#include "rand.h"
 #include "transform.h"
 #include "vmath.h"
 
@@ -836,6 +837,65 @@ static void rev_select(drift_ad_ctx *c, int id)
     }
 }
 
+/* ---- random draws (the generated block) ------------------------------------------ */
+
+static int fwd_rng(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    size_t R = vrows(c, n), sz = n->sz;
+    drift_dist_id di = (drift_dist_id)n->fn;
+    if (!c->rng)
+        return node_error(c, id, "%s_rng: no random stream here",
+                          drift_dists[di].name);
+    for (size_t r = 0; r < R; r++) {
+        double *o = c->val[id] + r * c->vld[id];
+        if (di == DRIFT_D_CATEGORICAL) {
+            int a = drift_gin(n, 0);
+            o[0] = drift_rand_categorical(c->rng, c->val[a] + r * c->vld[a],
+                                          NODE(c, a)->sz);
+            if (isnan(o[0]))
+                return node_error(c, id,
+                                  "categorical_rng: the probabilities must "
+                                  "be non-negative and sum to 1");
+            continue;
+        }
+        if (di == DRIFT_D_LKJ_CORR_CHOLESKY) {
+            int a = drift_gin(n, 0);
+            double eta = c->val[a][r * c->vld[a]];
+            if (drift_rand_lkj_cholesky(c->rng, n->m, eta, o))
+                return node_error(c, id,
+                                  "lkj_corr_cholesky_rng: the shape eta must "
+                                  "be positive, got %g",
+                                  eta);
+            continue;
+        }
+        for (size_t j = 0; j < sz; j++) {
+            double a[DRIFT_DIST_MAX_ARGS + 1];
+            a[0] = 0;
+            for (int k = 0; k < n->n_in; k++) {
+                int x = drift_gin(n, k);
+                size_t st = NODE(c, x)->sz == sz ? 1 : 0;
+                a[k + 1] = c->val[x][r * c->vld[x] + j * st];
+            }
+            o[j] = drift_rand_dist(c->rng, di, a + 1);
+            if (isnan(o[j])) {
+                char why[200], where[64] = "";
+                drift_dist_explain(di, a, why, sizeof why);
+                if (!strncmp(why, "the outcome", 11) ||
+                    !strncmp(why, "the log density", 15))
+                    snprintf(why, sizeof why,
+                             "the arguments lie outside their domain");
+                if (n->batched)
+                    snprintf(where, sizeof where, " (data row %zu)",
+                             row_id(c, r) + 1);
+                return node_error(c, id, "%s_rng: %s%s",
+                                  drift_dists[di].name, why, where);
+            }
+        }
+    }
+    return DRIFT_OK;
+}
+
 int drift_ad_forward_node(drift_ad_ctx *c, int id)
 {
     const drift_gnode *n = NODE(c, id);
@@ -1059,6 +1119,8 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
     case DRIFT_G_SELECT:
         fwd_select(c, id, 0);
         return DRIFT_OK;
+    case DRIFT_G_RNG:
+        return fwd_rng(c, id);
     case DRIFT_G_TERMS:
         for (size_t r = 0; r < R; r++) {
             double s = 0;
@@ -1411,6 +1473,8 @@ static void backward_node(drift_ad_ctx *c, int id)
     case DRIFT_G_SELECT:
         rev_select(c, id);
         return;
+    case DRIFT_G_RNG:
+        return;
     }
 }
 
@@ -1682,6 +1746,8 @@ static void tangent_node(drift_ad_ctx *c, int id)
         return;
     case DRIFT_G_SELECT:
         fwd_select(c, id, 1);
+        return;
+    case DRIFT_G_RNG:
         return;
     }
 }
@@ -2290,4 +2356,31 @@ const double *drift_ad_value(const drift_ad_ws *ws, int id, size_t *ld)
 {
     *ld = ws->c.vld[id];
     return ws->c.val[id];
+}
+
+size_t drift_ad_ws_cap(const drift_ad_ws *ws)
+{
+    return ws->cap;
+}
+
+int drift_ad_eval(const drift_graph *g, drift_ad_ws *ws, const double *theta,
+                  const int *sched, size_t ns, size_t first, size_t n,
+                  struct drift_rand *rng, drift_err *e)
+{
+    (void)g;
+    if (n > ws->cap)
+        return drift_err_set(e, DRIFT_EINTERNAL,
+                             "%zu rows exceed the workspace of %zu", n,
+                             ws->cap);
+    if (n == 0) {
+        set_batch(ws, NULL, 0, 1, e);
+    } else {
+        drift_rows b = {NULL, first, n};
+        set_batch(ws, &b, 0, n, e);
+    }
+    ws->c.need_part = 0;
+    ws->c.rng = rng;
+    int rc = forward(ws, sched, ns, theta, NULL);
+    ws->c.rng = NULL;
+    return rc;
 }

@@ -33,6 +33,8 @@ typedef struct drift_ad_ctx {
     double **part;
     int need_part;              /* distributions keep their partials */
     drift_err *e;
+    struct drift_rand *rng;     /* the generated block's draws (NULL
+                                   elsewhere) */
 } drift_ad_ctx;
 
 /* Computes node id's value from its inputs' (forward kernel).  Used by
@@ -84,5 +86,18 @@ int drift_ad_eval_data(const drift_graph *g, drift_ad_ws *ws,
                        const int *targets, size_t n_targets, size_t first,
                        size_t n, drift_err *e);
 const double *drift_ad_value(const drift_ad_ws *ws, int id, size_t *ld);
+
+/* The rows a workspace holds at once. */
+size_t drift_ad_ws_cap(const drift_ad_ws *ws);
+
+struct drift_rand;
+
+/* Evaluates the nodes of sched, in order, at theta: with n == 0 once for
+ * values shared by the rows, else for rows first .. first+n-1 (n <= the
+ * workspace's cap), the shared values having been computed before.  rng
+ * serves the random draws.  Values are then read with drift_ad_value. */
+int drift_ad_eval(const drift_graph *g, drift_ad_ws *ws, const double *theta,
+                  const int *sched, size_t ns, size_t first, size_t n,
+                  struct drift_rand *rng, drift_err *e);
 
 #endif

@@ -23,6 +23,12 @@ void drift_graph_free(drift_graph *g)
     drift_free(g->prior_sched);
     drift_free(g->datum_sched);
     drift_free(g->glm_terms);
+    for (size_t k = 0; k < g->n_gouts; k++)
+        drift_free(g->gouts[k].name);
+    drift_free(g->gouts);
+    drift_free(g->deriv_sched);
+    drift_free(g->gen_shared_sched);
+    drift_free(g->gen_rows_sched);
     drift_free(g->glm_inner);
     drift_free(g);
 }

@@ -69,7 +69,11 @@ typedef enum drift_gop {
     DRIFT_G_FMIN, DRIFT_G_FMAX,
     DRIFT_G_LDE,        /* log(exp(a) - exp(b)) */
     DRIFT_G_LT, DRIFT_G_LE, DRIFT_G_GT, DRIFT_G_GE, DRIFT_G_EQ, DRIFT_G_NE,
-    DRIFT_G_AND, DRIFT_G_OR     /* 0 or 1; no derivative */
+    DRIFT_G_AND, DRIFT_G_OR,    /* 0 or 1; no derivative */
+    DRIFT_G_RNG         /* random draws of distribution fn (rand.h) from
+                           the arguments in[]: sz of them per row; the
+                           categorical's one of K = in[0]'s size; LKJ's
+                           Cholesky factor m x m of shape in[0] */
 } drift_gop;
 
 /* Whether op is an elementwise binary operation (one kernel serves). */
@@ -142,6 +146,17 @@ typedef struct drift_glm_term {
     double scale;
 } drift_glm_term;
 
+/* A derived or generated quantity as the output reports it. */
+typedef struct drift_gout {
+    char *name;
+    drift_type type;                /* one value (per row when batched) */
+    int node;
+    int derived;                    /* the derived block: every draw */
+    int batched;                    /* one value per row: N x sz values */
+    size_t off, sz;                 /* its values in generate's output; sz
+                                       per row when batched */
+} drift_gout;
+
 typedef struct drift_graph {
     drift_gnode *nodes;
     size_t n_nodes, cap_nodes;
@@ -168,6 +183,18 @@ typedef struct drift_graph {
     int outcome_dist;               /* drift_dist_id */
     int outcome_y, outcome_arg;     /* nodes */
     size_t n_classes;
+
+    /* derived and generated quantities (see drift_gout): derived first,
+     * then generated, in statement order */
+    drift_gout *gouts;
+    size_t n_gouts;
+    size_t n_gen, n_gen_derived;    /* values in all, derived values */
+    int *deriv_sched;               /* what the derived values need */
+    int *gen_shared_sched;          /* the generated block's nodes shared
+                                       by the rows (derived ones too) */
+    int *gen_rows_sched;            /* its per-row nodes, evaluated over
+                                       the rows in chunks */
+    size_t n_deriv_sched, n_gen_shared_sched, n_gen_rows_sched;
 
     const drift_source *src;        /* for runtime messages (borrowed) */
     const char *mapped_source;      /* a memory-mapped row store the rows

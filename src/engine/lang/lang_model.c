@@ -16,6 +16,7 @@
 #include "langdata.h"
 #include "parser/front.h"
 #include "parser/parse.h"
+#include "rand.h"
 #include "transform.h"
 
 typedef struct lang_model {
@@ -27,6 +28,8 @@ typedef struct lang_model {
     size_t n_names;
     char **theta_names;         /* dim unconstrained coordinates */
     size_t n_theta_names;
+    char **gen_names;           /* derived and generated values */
+    size_t n_gen_names;
     int describe_only;
 } lang_model;
 
@@ -47,6 +50,9 @@ static void lm_free(void *self)
     for (size_t k = 0; k < m->n_theta_names; k++)
         drift_free(m->theta_names[k]);
     drift_free(m->theta_names);
+    for (size_t k = 0; k < m->n_gen_names; k++)
+        drift_free(m->gen_names[k]);
+    drift_free(m->gen_names);
     drift_graph_free(m->g);
     drift_langdata_free(m->ld);
     drift_program_free(m->prog);
@@ -279,6 +285,92 @@ static int lm_unconstrain(const void *self, const double *out, double *theta,
     return DRIFT_OK;
 }
 
+/* The dimensions of a derived or generated value, outermost first: the
+ * rows first for a per-row value (as Stan's array[N] ...). */
+static int gout_dims(const drift_gout *o, size_t N, size_t *dims)
+{
+    int nd = 0;
+    if (o->batched)
+        dims[nd++] = N;
+    for (int k = 0; k < o->type.n_arr; k++)
+        dims[nd++] = (size_t)o->type.arr[k].n;
+    if (o->type.kind == DRIFT_T_VECTOR)
+        dims[nd++] = (size_t)o->type.dim[0].n;
+    if (o->type.kind == DRIFT_T_MATRIX) {
+        dims[nd++] = (size_t)o->type.dim[0].n;
+        dims[nd++] = (size_t)o->type.dim[1].n;
+    }
+    return nd;
+}
+
+/* Copies node values val (row stride ld; rows rows of sz, the first
+ * being row `first` of the data) of output o into out, column-major. */
+static void gout_copy(const drift_gout *o, size_t N, const double *val,
+                      size_t ld, size_t first, size_t rows, double *out)
+{
+    size_t dims[DRIFT_MAX_ARRAY + 3];
+    int nd = gout_dims(o, N, dims);
+    double *base = out + o->off;
+    if (!o->batched) {
+        for (size_t j = 0; j < o->sz; j++)
+            base[out_pos(dims, nd, j)] = val[j];
+        return;
+    }
+    /* Row i's element j (row-major within the row) sits at i + N * (its
+     * column-major place among the row's elements). */
+    for (size_t r = 0; r < rows; r++)
+        for (size_t j = 0; j < o->sz; j++)
+            base[first + r + N * out_pos(dims + 1, nd - 1, j)] =
+                val[r * ld + j];
+}
+
+static int lm_generate(const void *self, void *wsv, const double *theta,
+                       uint64_t seed, int all, double *out, drift_err *e)
+{
+    const lang_model *m = self;
+    const drift_graph *g = m->g;
+    drift_ad_ws *ws = wsv;
+    drift_rand rng;
+    drift_rand_seed(&rng, seed);
+    int rc = all ? drift_ad_eval(g, ws, theta, g->gen_shared_sched,
+                                 g->n_gen_shared_sched, 0, 0, &rng, e)
+                 : drift_ad_eval(g, ws, theta, g->deriv_sched,
+                                 g->n_deriv_sched, 0, 0, &rng, e);
+    if (rc)
+        return rc;
+    int any_rows = 0;
+    for (size_t k = 0; k < g->n_gouts; k++) {
+        const drift_gout *o = &g->gouts[k];
+        if (!all && !o->derived)
+            continue;
+        if (o->batched) {
+            any_rows = 1;
+            continue;
+        }
+        size_t ld;
+        const double *v = drift_ad_value(ws, o->node, &ld);
+        gout_copy(o, g->N, v, 0, 0, 1, out);
+    }
+    if (!all || !any_rows)
+        return DRIFT_OK;
+    size_t cap = drift_ad_ws_cap(ws);
+    for (size_t first = 0; first < g->N; first += cap) {
+        size_t cnt = g->N - first < cap ? g->N - first : cap;
+        if ((rc = drift_ad_eval(g, ws, theta, g->gen_rows_sched,
+                                g->n_gen_rows_sched, first, cnt, &rng, e)))
+            return rc;
+        for (size_t k = 0; k < g->n_gouts; k++) {
+            const drift_gout *o = &g->gouts[k];
+            if (!o->batched)
+                continue;
+            size_t ld;
+            const double *v = drift_ad_value(ws, o->node, &ld);
+            gout_copy(o, g->N, v, ld, first, cnt, out);
+        }
+    }
+    return DRIFT_OK;
+}
+
 /* name.i.j... for a multi-index idx (0-based) of nd dimensions. */
 static char *index_name(const char *name, const size_t *idx, int nd)
 {
@@ -330,6 +422,25 @@ static int make_names(lang_model *m)
             if (!m->theta_names[gp->off + j])
                 return -1;
             m->n_theta_names = gp->off + j + 1;
+        }
+    }
+    m->gen_names = drift_calloc(g->n_gen + 1, sizeof *m->gen_names);
+    if (!m->gen_names)
+        return -1;
+    for (size_t k = 0; k < g->n_gouts; k++) {
+        const drift_gout *o = &g->gouts[k];
+        size_t dims[DRIFT_MAX_ARRAY + 3], idx[DRIFT_MAX_ARRAY + 3];
+        int nd = gout_dims(o, g->N, dims);
+        size_t total = o->sz * (o->batched ? g->N : 1);
+        for (size_t q = 0; q < total; q++) {
+            size_t rest = q;
+            for (int d = 0; d < nd; d++) {
+                idx[d] = rest % dims[d];
+                rest /= dims[d];
+            }
+            if (!(m->gen_names[o->off + q] = index_name(o->name, idx, nd)))
+                return -1;
+            m->n_gen_names = o->off + q + 1;
         }
     }
     return 0;
@@ -392,6 +503,12 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
     out->n_out = g->n_out;
     out->out_names = (const char *const *)m->names;
     out->theta_names = (const char *const *)m->theta_names;
+    if (g->n_gen) {
+        out->n_gen = g->n_gen;
+        out->n_gen_derived = g->n_gen_derived;
+        out->gen_names = (const char *const *)m->gen_names;
+        out->generate = lm_generate;
+    }
     out->flags = g->glm ? DRIFT_MODEL_GLM : 0;
     out->self = m;
     out->free = lm_free;
@@ -554,6 +671,20 @@ void drift_lang_describe(const drift_model *mm, FILE *f)
     fprintf(f, "graph: %zu nodes (prior %zu, datum %zu evaluated per "
                "call)\n",
             total, np, nd);
+    for (int derived = 1; derived >= 0; derived--) {
+        int any_out = 0;
+        for (size_t k = 0; k < g->n_gouts; k++) {
+            const drift_gout *o = &g->gouts[k];
+            if (o->derived != derived)
+                continue;
+            fprintf(f, "%s%s%s", any_out ? ", " : derived ? "derived: "
+                                                         : "generated: ",
+                    o->name, o->batched ? " (per row)" : "");
+            any_out = 1;
+        }
+        if (any_out)
+            fprintf(f, "\n");
+    }
     if (g->datum_out >= 0) {
         fprintf(f, "generalised linear form: %s\n",
                 g->glm ? "yes (one number per datum for snapshots)" : "no");

@@ -597,7 +597,7 @@ static int decl_dims(const drift_sym *s, drift_expr **ex, long *val)
         ex[n++] = te->size[0];
     else if (te->kind == DRIFT_T_MATRIX) {
         ex[n++] = te->size[0];
-        ex[n++] = te->size[1];
+        ex[n++] = te->size[1] ? te->size[1] : te->size[0]; /* square */
     }
     for (int k = 0; k < n; k++)
         if (drift_eval_size(ex[k], &val[k]))

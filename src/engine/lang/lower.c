@@ -741,6 +741,82 @@ static int build_density(builder *b, const drift_dist *d, drift_expr *ye,
     return finish(b, id, 0);
 }
 
+/* An RNG node of distribution id over in[n] with sz draws per row. */
+static int rng_node(builder *b, drift_dist_id id, const int *in, int n,
+                    size_t sz, drift_loc loc)
+{
+    for (int k = 0; k < n; k++)
+        if (in[k] < 0)
+            return -1;
+    int r = new_node(b, DRIFT_G_RNG, (int)id, in, n, sz, loc);
+    if (r < 0)
+        return -1;
+    b->g->nodes[r].is_int = (unsigned)drift_dists[id].discrete;
+    return r; /* never folded: every evaluation draws anew */
+}
+
+/* name_rng(args): elementwise draws, or the multivariate draws built from
+ * them. */
+static int build_rng(builder *b, drift_expr *e)
+{
+    const drift_dist *d = e->dist;
+    int in[DRIFT_DIST_MAX_ARGS];
+    int n = 0;
+    for (drift_expr *a = e->args; a && n < DRIFT_DIST_MAX_ARGS; a = a->next)
+        if ((in[n++] = build_expr(b, a)) < 0)
+            return -1;
+    drift_loc L = e->loc;
+    int bad = 0;
+    size_t sz = type_size(&e->type, &bad);
+    if (bad)
+        return -1;
+    switch (d->rule) {
+    case DRIFT_DRULE_ELEM:
+        return rng_node(b, d->id, in, n, sz, L);
+    case DRIFT_DRULE_CATLOGIT: {
+        int p = un(b, DRIFT_FN_EXP,
+                   bin(b, DRIFT_G_SUB, in[0],
+                       in[0] < 0 ? -1 : node1(b, DRIFT_G_LSE, 0, in[0], 1, L),
+                       L),
+                   L);
+        return rng_node(b, DRIFT_D_CATEGORICAL, &p, 1, 1, L);
+    }
+    case DRIFT_DRULE_CATEGORICAL:
+        return rng_node(b, DRIFT_D_CATEGORICAL, in, 1, 1, L);
+    case DRIFT_DRULE_DIRICHLET: {
+        int ga[2] = {in[0], cst(b, 1, L)};
+        int g = rng_node(b, DRIFT_D_GAMMA, ga, 2, sz, L);
+        return bin(b, DRIFT_G_DIV, g, sum_of(b, g, 1, L), L);
+    }
+    case DRIFT_DRULE_MVN: {
+        size_t K = vec_len(&e->args->type), J = K ? sz / K : 0;
+        int zn[2] = {cst(b, 0, L), cst(b, 1, L)};
+        int z = rng_node(b, DRIFT_D_NORMAL, zn, 2, sz, L);
+        if (z < 0)
+            return -1;
+        /* The standard normals vary by row wherever the arguments do. */
+        b->g->nodes[z].batched = b->g->nodes[in[0]].batched ||
+                                 b->g->nodes[in[1]].batched;
+        int Lc = d->id == DRIFT_D_MULTI_NORMAL ? chol_of(b, in[1], K, L)
+                                               : in[1];
+        int x = J == 1 ? matmul_of(b, Lc, z, K, K, 1, L)
+                       : matmul_of(b, z, transpose_of(b, Lc, K, K, L), J, K,
+                                   K, L);
+        return bin(b, DRIFT_G_ADD, in[0], x, L);
+    }
+    case DRIFT_DRULE_LKJ: {
+        size_t K = (size_t)e->type.dim[0].n;
+        int r = rng_node(b, DRIFT_D_LKJ_CORR_CHOLESKY, &in[1], 1, K * K, L);
+        if (r >= 0)
+            b->g->nodes[r].m = K;
+        if (d->id == DRIFT_D_LKJ_CORR_CHOLESKY || r < 0)
+            return r;
+        return matmul_of(b, r, transpose_of(b, r, K, K, L), K, K, K, L);
+    }
+    }
+    return -1;
+}
+
 /* A size known from a type: rows(x), cols(x), num_elements(x). */
 static int shape_const(builder *b, drift_expr *e)
 {
@@ -771,6 +847,8 @@ static int build_call(builder *b, drift_expr *e)
     drift_fn_id fn = e->fn->id;
     if (fn == DRIFT_FN_DENSITY)
         return build_density(b, e->dist, e->args, e->args->next, e->loc);
+    if (fn == DRIFT_FN_RNG)
+        return build_rng(b, e);
     if (fn == DRIFT_FN_ROWS || fn == DRIFT_FN_COLS ||
         fn == DRIFT_FN_NUM_ELEMENTS)
         return shape_const(b, e);
@@ -1746,6 +1824,120 @@ static void mark_guards(builder *b)
     drift_free(mark);
 }
 
+/* The nodes the outputs outs[] need, in order; filter 1 keeps those
+ * shared by the rows, 2 those that vary by row, 0 all. */
+static void schedule_many(builder *b, const int *outs, size_t n_outs,
+                          int filter, int **sched, size_t *n)
+{
+    drift_graph *g = b->g;
+    *sched = NULL;
+    *n = 0;
+    unsigned char *mark = drift_calloc(g->n_nodes + 1, 1);
+    if (!mark) {
+        oom(b);
+        return;
+    }
+    for (size_t k = 0; k < n_outs; k++)
+        mark[outs[k]] = 1;
+    size_t count = 0;
+    for (size_t id = g->n_nodes; id-- > 0;) {
+        if (!mark[id])
+            continue;
+        const drift_gnode *nd = &g->nodes[id];
+        count++;
+        for (int k = 0; k < nd->n_in; k++)
+            mark[drift_gin(nd, k)] = 1;
+    }
+    *sched = drift_malloc_array(count ? count : 1, sizeof(int));
+    if (!*sched) {
+        drift_free(mark);
+        oom(b);
+        return;
+    }
+    for (size_t id = 0; id < g->n_nodes; id++) {
+        const drift_gnode *nd = &g->nodes[id];
+        if (!mark[id] || nd->op == DRIFT_G_CONST)
+            continue;
+        if ((filter == 1 && nd->batched) || (filter == 2 && !nd->batched))
+            continue;
+        (*sched)[(*n)++] = (int)id;
+    }
+    drift_free(mark);
+}
+
+/* The derived and generated quantities: one drift_gout per statement of
+ * the two blocks, their places in the output, and their schedules. */
+static void build_outputs(builder *b)
+{
+    drift_graph *g = b->g;
+    drift_block *blk[2] = {b->p->block[DRIFT_BLOCK_DERIVED],
+                           b->p->block[DRIFT_BLOCK_GENERATED]};
+    size_t n = 0;
+    for (int k = 0; k < 2; k++)
+        for (drift_stmt *st = blk[k] ? blk[k]->stmts : NULL; st;
+             st = st->next)
+            n += st->kind == DRIFT_S_LET && st->sym;
+    if (!n)
+        return;
+    g->gouts = drift_calloc(n, sizeof *g->gouts);
+    int *outs[2] = {drift_malloc_array(n, sizeof(int)),
+                    drift_malloc_array(n, sizeof(int))};
+    if (!g->gouts || !outs[0] || !outs[1]) {
+        drift_free(outs[0]);
+        drift_free(outs[1]);
+        oom(b);
+        return;
+    }
+    size_t n_outs[2] = {0, 0}, off = 0;
+    for (int k = 0; k < 2; k++)
+        for (drift_stmt *st = blk[k] ? blk[k]->stmts : NULL; st;
+             st = st->next) {
+            if (st->kind != DRIFT_S_LET || !st->sym)
+                continue;
+            int id = b->sym_node[st->sym->id];
+            if (id < 0)
+                continue;
+            drift_gout *o = &g->gouts[g->n_gouts++];
+            o->name = drift_strdup(st->name);
+            if (!o->name) {
+                oom(b);
+                break;
+            }
+            o->type = st->value->type;
+            o->node = id;
+            o->derived = k == 0;
+            o->batched = g->nodes[id].batched;
+            o->sz = g->nodes[id].sz;
+            o->off = off;
+            size_t total = o->sz * (o->batched ? g->N : 1);
+            if (o->batched && g->N && o->sz > MAX_SIZE / g->N) {
+                drift_diag_error(b->d, b->p->src, st->name_loc,
+                                 "'%s' has %zu values per row over %zu rows, "
+                                 "more than drift writes",
+                                 st->name, o->sz, g->N);
+                b->errors++;
+                break;
+            }
+            off += total;
+            if (k == 0)
+                g->n_gen_derived = off;
+            if (k == 0)
+                outs[0][n_outs[0]++] = id;
+            outs[1][n_outs[1]++] = id; /* generate(all) writes all */
+        }
+    g->n_gen = off;
+    if (!b->errors) {
+        schedule_many(b, outs[0], n_outs[0], 1, &g->deriv_sched,
+                      &g->n_deriv_sched);
+        schedule_many(b, outs[1], n_outs[1], 1, &g->gen_shared_sched,
+                      &g->n_gen_shared_sched);
+        schedule_many(b, outs[1], n_outs[1], 2, &g->gen_rows_sched,
+                      &g->n_gen_rows_sched);
+    }
+    drift_free(outs[0]);
+    drift_free(outs[1]);
+}
+
 static void schedule(builder *b, int out, int **sched, size_t *n)
 {
     drift_graph *g = b->g;
@@ -2059,11 +2251,19 @@ drift_graph *drift_lower_program(drift_program *p,
     build_symbols(&b);
     drift_block *prior = p->block[DRIFT_BLOCK_PRIOR];
     drift_block *datum = p->block[DRIFT_BLOCK_DATUM];
+    drift_block *derived = p->block[DRIFT_BLOCK_DERIVED];
+    drift_block *generated = p->block[DRIFT_BLOCK_GENERATED];
+    if (!b.errors && derived)
+        for (drift_stmt *st = derived->stmts; st; st = st->next)
+            build_stmt(&b, st, 0);
     if (!b.errors && prior)
         for (drift_stmt *st = prior->stmts; st; st = st->next)
             build_stmt(&b, st, 0);
     if (!b.errors && datum)
         for (drift_stmt *st = datum->stmts; st; st = st->next)
+            build_stmt(&b, st, 1);
+    if (!b.errors && generated)
+        for (drift_stmt *st = generated->stmts; st; st = st->next)
             build_stmt(&b, st, 1);
     drift_loc top = {1, 1, 1, 1};
     if (!b.errors) {
@@ -2082,6 +2282,7 @@ drift_graph *drift_lower_program(drift_program *p,
     if (!b.errors) {
         schedule(&b, g->prior_out, &g->prior_sched, &g->n_prior_sched);
         schedule(&b, g->datum_out, &g->datum_sched, &g->n_datum_sched);
+        build_outputs(&b);
     }
     if (!b.errors && g->N) {
         drift_ad_ws *ws = drift_ad_ws_new(g, CHECK_CHUNK);

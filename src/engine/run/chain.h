@@ -81,6 +81,11 @@ typedef struct drift_run_config {
      * skeleton, one row per segment, instead of draws at thin_time steps
      * (--emit segments; see drift_emit_segment for the columns). */
     int emit_segments;
+    /* The model's generated quantities (drift_model.generate) on every
+     * generated_every-th kept draw after warmup (0: 1); NaN on the
+     * others.  Derived values are written for every draw.  Not with
+     * emit_segments. */
+    uint64_t generated_every;
     /* Called once per chain at its end, when a continuous sampler moved
      * for a positive time after warmup: the trajectory time T and the
      * exact time averages of theta and the variances (1/T) int theta^2 -
@@ -176,6 +181,8 @@ struct drift_chain {
     /* output */
     drift_writer *w;
     uint64_t draws_seen, draws_written;
+    uint64_t gen_seen;              /* kept draws after warmup, for
+                                       generated_every */
     double t_traj;          /* continuous: trajectory time written so
                                far (warmup included with save_warmup) */
     double t_mom;           /* continuous: time integrated into traj_m1,

@@ -15,25 +15,62 @@
 #include "emit.h"
 #include "heldout.h"
 
+/* The seed of a draw's generated quantities: the run's seed, the chain
+ * and the iteration, mixed (splitmix64's finaliser), so that they do not
+ * depend on the sampler's own stream. */
+static uint64_t generated_seed(const drift_chain *c)
+{
+    uint64_t z = c->cfg->seed ^ ((uint64_t)c->id << 40) ^
+                 (c->iter * 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* The model's derived values, and its generated quantities on every
+ * generated_every-th draw after warmup (NaN on the others). */
+static void write_generated(drift_chain *c, const double *theta, double *out)
+{
+    const drift_model *m = c->model;
+    if (!m->n_gen)
+        return;
+    int all = 0;
+    if (c->iter >= c->cfg->warmup) {
+        uint64_t every = c->cfg->generated_every ? c->cfg->generated_every
+                                                 : 1;
+        all = c->gen_seen++ % every == 0;
+    }
+    if (!all)
+        for (size_t k = m->n_gen_derived; k < m->n_gen; k++)
+            out[k] = NAN;
+    drift_err e = {{0}};
+    if (m->generate(m->self, c->ws, theta, generated_seed(c), all, out, &e))
+        drift_chain_fail(c, DRIFT_ENUMERIC,
+                         "chain %u, iteration %llu: generated quantities: %s",
+                         c->id, (unsigned long long)c->iter, e.msg);
+}
+
 /* One output row: lp__, grads__, the sampler's columns, the model's
- * constrained values of theta. */
+ * constrained values of theta, its derived and generated values. */
 static void write_row(drift_chain *c, const double *theta, double lp,
                       const double *diag)
 {
     size_t nc = c->n_diag, n_out = c->model->n_out;
+    size_t n_gen = c->model->n_gen;
     double *row = c->row_buf;
     row[0] = lp;
     row[1] = (double)c->grads;
     for (size_t k = 0; k < nc; k++)
         row[2 + k] = diag ? diag[k] : NAN;
     c->model->constrain(c->model->self, theta, row + 2 + nc);
+    write_generated(c, theta, row + 2 + nc + n_out);
     if (c->cfg->on_row)
         c->cfg->on_row(c->cfg->on_row_user, c->id, row, c->row_len);
     if (c->w) {
         FILE *f = drift_writer_file(c->w);
         drift_writer_real(f, lp);
         fprintf(f, ",%llu", (unsigned long long)c->grads);
-        for (size_t k = 2; k < 2 + nc + n_out; k++) {
+        for (size_t k = 2; k < 2 + nc + n_out + n_gen; k++) {
             fputc(',', f);
             drift_writer_real(f, row[k]);
         }

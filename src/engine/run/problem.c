@@ -35,6 +35,12 @@ int drift_model_check(const drift_model *m, const char *who, drift_err *e)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: the model has %zu outputs but no names", who,
                              m->n_out);
+    if (m->n_gen && (!m->gen_names || !m->generate ||
+                     m->n_gen_derived > m->n_gen))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model has %zu generated values but no "
+                             "names or generate function",
+                             who, m->n_gen);
     if (m->outcome > DRIFT_OUTCOME_REAL ||
         (m->outcome != DRIFT_OUTCOME_NONE && !m->predict) ||
         (m->outcome == DRIFT_OUTCOME_CATEGORICAL && m->n_classes < 2))

@@ -161,6 +161,8 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->row_len = 2 + c->n_diag + m->n_out;
     if (cfg->emit_segments) /* time__, duration__, x0.k__, v.k__ */
         c->row_len += 2 + 2 * c->d;
+    else /* derived and generated quantities */
+        c->row_len += m->n_gen;
     c->row_buf = drift_calloc(c->row_len, sizeof(double));
     if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
         !c->ll_buf || !c->row_buf ||
@@ -277,6 +279,9 @@ static void write_header(drift_chain *c, FILE *f)
         fputs(",time__,duration__", f);
     for (size_t k = 0; k < c->model->n_out; k++)
         fprintf(f, ",%s", c->model->out_names[k]);
+    if (!cfg->emit_segments)
+        for (size_t k = 0; k < c->model->n_gen; k++)
+            fprintf(f, ",%s", c->model->gen_names[k]);
     if (cfg->emit_segments) {
         for (size_t k = 0; k < c->d; k++)
             fprintf(f, ",x0.%zu__", k + 1);

@@ -1,0 +1,304 @@
+/* test_rand.c: the generated block's random draws.  Each distribution's
+ * draws (200,000 at fixed seeds) against R's distribution functions at
+ * three points (pnorm, pt, pcauchy, plogis, plnorm, pexp, pgamma, pbeta,
+ * punif, pbinom, ppois, pnbinom, pweibull, pchisq, and closed forms for
+ * the double exponential, Gumbel, Rayleigh and Frechet; the
+ * beta-binomial's by summing its pmf in R), with tolerances of five
+ * Monte Carlo standard errors; von Mises through E cos(X - mu) =
+ * besselI(kappa, 1) / besselI(kappa, 0); LKJ through the closed-form
+ * marginal (r + 1) / 2 ~ Beta(eta - 1 + K/2, same); categorical
+ * frequencies; equal seeds give equal draws.  Then the _rng functions
+ * through the language's generated block: dirichlet's mean,
+ * multi_normal's mean and covariance, categorical_logit's frequencies. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/lang/rand.h"
+#include "harness.h"
+#include "langtest.h"
+
+typedef struct cdf_ref {
+    drift_dist_id id;
+    double a[3];
+    double t[3];
+    double F[3];
+} cdf_ref;
+
+/* Printed by R 4.x (sprintf("%.17g")). */
+static const cdf_ref cdfs[] = {
+    {DRIFT_D_NORMAL, {1, 2}, {-1, 1, 3}, {0.15865525393145705, 0.5, 0.84134474606854293}},
+    {DRIFT_D_STUDENT_T, {3, 1, 2}, {-1, 1, 3}, {0.19550110947788527, 0.5, 0.80449889052211476}},
+    {DRIFT_D_CAUCHY, {1, 2}, {-1, 1, 3}, {0.25, 0.5, 0.75}},
+    {DRIFT_D_DOUBLE_EXPONENTIAL, {1, 2}, {-1, 1, 3}, {0.18393972058572117, 0.5, 0.81606027941427883}},
+    {DRIFT_D_LOGISTIC, {1, 2}, {-1, 1, 3}, {0.2689414213699951, 0.5, 0.7310585786300049}},
+    {DRIFT_D_LOGNORMAL, {0.5, 0.7}, {0.80000000000000004, 1.6000000000000001, 3}, {0.15078739192613105, 0.4829097726644086, 0.80376882562865992}},
+    {DRIFT_D_EXPONENTIAL, {1.5}, {0.20000000000000001, 0.59999999999999998, 1.5}, {0.25918177931828218, 0.59343034025940089, 0.89460077543813565}},
+    {DRIFT_D_GAMMA, {0.6, 2}, {0.050000000000000003, 0.29999999999999999, 1}, {0.27089860192931031, 0.6681982858168396, 0.94002598612470867}},
+    {DRIFT_D_GAMMA, {3.5, 2}, {1, 1.7, 3}, {0.22022259152428406, 0.55000318841897489, 0.89944113149164118}},
+    {DRIFT_D_INV_GAMMA, {3, 2}, {0.5, 1, 2}, {0.23810330555354442, 0.6766764161830634, 0.91969860292860584}},
+    {DRIFT_D_BETA, {0.3, 0.7}, {0.01, 0.20000000000000001, 0.80000000000000004}, {0.21576857250318635, 0.53759664774650995, 0.87303452573119256}},
+    {DRIFT_D_BETA, {2.5, 4}, {0.20000000000000001, 0.40000000000000002, 0.59999999999999998}, {0.16385906139118467, 0.55580192155119446, 0.87002697889203406}},
+    {DRIFT_D_UNIFORM, {-1, 3}, {-0.5, 1, 2.8999999999999999}, {0.125, 0.5, 0.97499999999999998}},
+    {DRIFT_D_BERNOULLI, {0.3}, {0, 0, 1}, {0.69999999999999996, 0.69999999999999996, 1}},
+    {DRIFT_D_BERNOULLI_LOGIT, {0.4}, {0, 0, 1}, {0.401312339887548, 0.401312339887548, 1}},
+    {DRIFT_D_BINOMIAL, {10, 0.3}, {1, 3, 5}, {0.14930834590000003, 0.64961071840000018, 0.95265101260000007}},
+    {DRIFT_D_BINOMIAL, {1000, 0.37}, {360, 370, 380}, {0.26747770717082775, 0.51419242874489879, 0.7546507345291763}},
+    {DRIFT_D_BINOMIAL, {1000, 0.63}, {360, 620, 640}, {6.0330410496567663e-67, 0.26633318462889077, 0.75370769087758172}},
+    {DRIFT_D_BINOMIAL_LOGIT, {20, -0.5}, {3, 7, 9}, {0.025725254520777348, 0.49837648769575871, 0.81655964556390204}},
+    {DRIFT_D_POISSON, {3.5}, {1, 3, 5}, {0.13588822540043324, 0.53663266790078512, 0.85761355309577836}},
+    {DRIFT_D_POISSON, {250}, {240, 250, 260}, {0.27622746015788557, 0.51681228921553923, 0.74856551997943477}},
+    {DRIFT_D_POISSON_LOG, {1.94591014905531}, {4, 7, 9}, {0.17299160788207138, 0.59871383552303681, 0.83049593723867343}},
+    {DRIFT_D_NEG_BINOMIAL, {2.5, 0.5}, {1, 4, 8}, {0.17106674642655575, 0.53488057346219964, 0.83633021157685472}},
+    {DRIFT_D_NEG_BINOMIAL_2, {4, 1.5}, {1, 4, 8}, {0.2978022709324748, 0.65695883326961813, 0.88258710562270815}},
+    {DRIFT_D_NEG_BINOMIAL_2_LOG, {1.38629436111989, 1.5}, {1, 4, 8}, {0.2978022709324748, 0.65695883326961813, 0.88258710562270815}},
+    {DRIFT_D_BETA_BINOMIAL, {10, 2, 3}, {2, 4, 7}, {0.31068931068931083, 0.59440559440559426, 0.90509490509490498}},
+    {DRIFT_D_WEIBULL, {1.5, 2}, {0.5, 1.5, 3}, {0.1175030974154046, 0.47770308641745851, 0.84072409150997862}},
+    {DRIFT_D_GUMBEL, {1, 2}, {-1, 1, 3}, {0.065988035845312543, 0.36787944117144233, 0.69220062755534639}},
+    {DRIFT_D_CHI_SQUARE, {3}, {0.5, 2, 5}, {0.081108588345324154, 0.42759329552912084, 0.82820285570326679}},
+    {DRIFT_D_INV_CHI_SQUARE, {3}, {0.10000000000000001, 0.29999999999999999, 1}, {0.018566135463043199, 0.34303014613824379, 0.80125195690120077}},
+    {DRIFT_D_SCALED_INV_CHI_SQUARE, {4, 1.5}, {0.80000000000000004, 1.5, 4}, {0.023893480776104203, 0.19914827347145581, 0.6898864931364932}},
+    {DRIFT_D_RAYLEIGH, {2}, {1, 2, 4}, {0.11750309741540454, 0.39346934028736658, 0.8646647167633873}},
+    {DRIFT_D_FRECHET, {2, 1.5}, {1, 1.5, 3}, {0.10539922456186429, 0.36787944117144233, 0.77880078307140488}},
+};
+
+static void within(double got, double want, double se, const char *what,
+                   size_t k)
+{
+    if (!(fabs(got - want) <= 5 * se + 1e-12))
+        fail_msg("%s, case %zu: %.6g vs %.6g (5 standard errors: %.3g)",
+                 what, k, got, want, 5 * se);
+}
+
+static void test_cdfs(void **state)
+{
+    (void)state;
+    const size_t n = 200000;
+    drift_rand r;
+    for (size_t k = 0; k < sizeof cdfs / sizeof cdfs[0]; k++) {
+        drift_rand_seed(&r, 100 + k);
+        size_t below[3] = {0, 0, 0};
+        for (size_t i = 0; i < n; i++) {
+            double x = drift_rand_dist(&r, cdfs[k].id, cdfs[k].a);
+            if (isnan(x))
+                fail_msg("%s case %zu: NaN", drift_dists[cdfs[k].id].name, k);
+            for (int j = 0; j < 3; j++)
+                below[j] += x <= cdfs[k].t[j];
+        }
+        for (int j = 0; j < 3; j++) {
+            double F = cdfs[k].F[j];
+            within((double)below[j] / (double)n, F,
+                   sqrt(F * (1 - F) / (double)n),
+                   drift_dists[cdfs[k].id].name, k);
+        }
+    }
+}
+
+static void test_von_mises(void **state)
+{
+    (void)state;
+    const size_t n = 200000;
+    drift_rand r;
+    drift_rand_seed(&r, 7);
+    double a[2] = {0.5, 2}, s = 0, s2 = 0;
+    for (size_t i = 0; i < n; i++) {
+        double c = cos(drift_rand_dist(&r, DRIFT_D_VON_MISES, a) - 0.5);
+        s += c;
+        s2 += c * c;
+    }
+    double m = s / (double)n, sd = sqrt(s2 / (double)n - m * m);
+    within(m, 0.69777465796400795, sd / sqrt((double)n), "von_mises", 0);
+}
+
+static void test_lkj(void **state)
+{
+    (void)state;
+    const size_t n = 50000, K = 4;
+    /* pbeta(c(0.3, 0.5, 0.7), 2.5, 2.5): eta = 1.5, K = 4 */
+    const double t[3] = {0.3, 0.5, 0.7};
+    const double F[3] = {0.18696696190887346, 0.5, 0.81303303809112637};
+    drift_rand r;
+    drift_rand_seed(&r, 8);
+    size_t below[4][4][3];
+    memset(below, 0, sizeof below);
+    double L[16];
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(drift_rand_lkj_cholesky(&r, K, 1.5, L), 0);
+        for (size_t a = 0; a < K; a++) {
+            double rn = 0;
+            for (size_t k = 0; k < K; k++)
+                rn += L[a * K + k] * L[a * K + k];
+            assert_true(fabs(rn - 1) < 1e-12);
+            for (size_t b = 0; b < a; b++) {
+                double rho = 0;
+                for (size_t k = 0; k < K; k++)
+                    rho += L[a * K + k] * L[b * K + k];
+                for (int j = 0; j < 3; j++)
+                    below[a][b][j] += (rho + 1) / 2 <= t[j];
+            }
+        }
+    }
+    for (size_t a = 0; a < K; a++)
+        for (size_t b = 0; b < a; b++)
+            for (int j = 0; j < 3; j++)
+                within((double)below[a][b][j] / (double)n, F[j],
+                       sqrt(F[j] * (1 - F[j]) / (double)n), "lkj marginal",
+                       a * K + b);
+}
+
+static void test_categorical_and_seeds(void **state)
+{
+    (void)state;
+    const size_t n = 200000;
+    const double p[4] = {0.1, 0.2, 0.3, 0.4};
+    drift_rand r, r2;
+    drift_rand_seed(&r, 9);
+    size_t cnt[5] = {0};
+    for (size_t i = 0; i < n; i++) {
+        double k = drift_rand_categorical(&r, p, 4);
+        assert_true(k >= 1 && k <= 4);
+        cnt[(size_t)k]++;
+    }
+    for (int k = 1; k <= 4; k++)
+        within((double)cnt[k] / (double)n, p[k - 1],
+               sqrt(p[k - 1] * (1 - p[k - 1]) / (double)n), "categorical",
+               (size_t)k);
+    const double bad[2] = {0.5, 0.6};
+    assert_true(isnan(drift_rand_categorical(&r, bad, 2)));
+    drift_rand_seed(&r, 12345);
+    drift_rand_seed(&r2, 12345);
+    for (int i = 0; i < 100; i++) {
+        double a[2] = {3.5, 2};
+        assert_true(drift_rand_dist(&r, DRIFT_D_GAMMA, a) ==
+                    drift_rand_dist(&r2, DRIFT_D_GAMMA, a));
+    }
+    double neg[2] = {0, -1};
+    assert_true(isnan(drift_rand_dist(&r, DRIFT_D_NORMAL, neg)));
+}
+
+/* Where a generated value is, by name. */
+static size_t gen_index(const drift_model *m, const char *name)
+{
+    for (size_t k = 0; k < m->n_gen; k++)
+        if (!strcmp(m->gen_names[k], name))
+            return k;
+    fail_msg("no generated value %s", name);
+    return 0;
+}
+
+/* The _rng functions of the generated block, through a model: J draws in
+ * one call where the arguments are arrays, many calls (seeds) else. */
+static void test_generated_draws(void **state)
+{
+    (void)state;
+    const size_t J = 20000;
+    size_t cap = J * 20 + 512, used = 0;
+    char *json = malloc(cap);
+    assert_non_null(json);
+    used += (size_t)snprintf(json, cap, "json:{\"J\": %zu, \"M\": [", J);
+    for (size_t j = 0; j < J; j++)
+        used += (size_t)snprintf(json + used, cap - used, "%s[1, -2, 0.5]",
+                                 j ? ", " : "");
+    snprintf(json + used, cap - used,
+             "], \"S\": [[2, 0.6, -0.3], [0.6, 1, 0.2], [-0.3, 0.2, 0.5]],"
+             " \"al\": [2, 3, 5], \"p\": [0.2, 0.3, 0.5]}");
+    const char *data[] = {json, NULL};
+    lt_model lm;
+    lt_open_ok(&lm,
+               "data { J : int  M : array[J] vector[3]  S : cov_matrix[3]\n"
+               "       al : vector[3]  p : simplex[3] }\n"
+               "param { z : real }\n"
+               "prior { z ~ normal(0, 1) }\n"
+               "generated { x = multi_normal_rng(M, S)\n"
+               "  xc = multi_normal_cholesky_rng(M[1], cholesky_decompose(S))\n"
+               "  d = dirichlet_rng(al)  k = categorical_logit_rng(log(p))\n"
+               "  c = categorical_rng(p) }\n",
+               data, NULL, 0);
+    const drift_model *m = &lm.m;
+    assert_int_equal(m->n_gen, 3 * J + 3 + 3 + 1 + 1);
+    assert_int_equal(m->n_gen_derived, 0);
+    assert_string_equal(m->gen_names[0], "x.1.1");
+    assert_string_equal(m->gen_names[1], "x.2.1");
+    assert_string_equal(m->gen_names[J], "x.1.2");
+    double *out = malloc(m->n_gen * sizeof *out);
+    void *ws = m->workspace_new(m->self, 1);
+    double theta = 0;
+    drift_err e;
+    assert_int_equal(m->generate(m->self, ws, &theta, 1, 1, out, &e), 0);
+    const double mu[3] = {1, -2, 0.5};
+    const double S[3][3] = {{2, 0.6, -0.3}, {0.6, 1, 0.2}, {-0.3, 0.2, 0.5}};
+    double mean[3] = {0}, cov[3][3] = {{0}};
+    for (size_t j = 0; j < J; j++)
+        for (int a = 0; a < 3; a++)
+            mean[a] += out[j + J * (size_t)a] / (double)J;
+    for (size_t j = 0; j < J; j++)
+        for (int a = 0; a < 3; a++)
+            for (int b = 0; b < 3; b++)
+                cov[a][b] += (out[j + J * (size_t)a] - mu[a]) *
+                             (out[j + J * (size_t)b] - mu[b]) / (double)J;
+    for (int a = 0; a < 3; a++) {
+        within(mean[a], mu[a], sqrt(S[a][a] / (double)J), "multi_normal mean",
+               (size_t)a);
+        for (int b = 0; b < 3; b++)
+            within(cov[a][b], S[a][b],
+                   sqrt((S[a][a] * S[b][b] + S[a][b] * S[a][b]) / (double)J),
+                   "multi_normal covariance", (size_t)(3 * a + b));
+    }
+    /* Draws by seed: equal seeds equal values, others differ. */
+    double *again = malloc(m->n_gen * sizeof *again);
+    assert_int_equal(m->generate(m->self, ws, &theta, 1, 1, again, &e), 0);
+    assert_true(!memcmp(out, again, m->n_gen * sizeof *out));
+    size_t ixc = gen_index(m, "xc.1"), id = gen_index(m, "d.1");
+    size_t ik = gen_index(m, "k"), ic = gen_index(m, "c");
+    const size_t n = 20000;
+    double xs[3] = {0}, ds[3] = {0}, d2[3] = {0};
+    size_t kc[4] = {0}, cc[4] = {0};
+    for (size_t i = 0; i < n; i++) {
+        assert_int_equal(m->generate(m->self, ws, &theta, 1000 + i, 1, out,
+                                     &e),
+                         0);
+        for (int a = 0; a < 3; a++) {
+            xs[a] += out[ixc + (size_t)a] / (double)n;
+            ds[a] += out[id + (size_t)a] / (double)n;
+            d2[a] += out[id + (size_t)a] * out[id + (size_t)a] / (double)n;
+        }
+        assert_true(fabs(out[id] + out[id + 1] + out[id + 2] - 1) < 1e-12);
+        kc[(size_t)out[ik]]++;
+        cc[(size_t)out[ic]]++;
+    }
+    const double al[3] = {2, 3, 5}, p[3] = {0.2, 0.3, 0.5};
+    for (int a = 0; a < 3; a++) {
+        within(xs[a], mu[a], sqrt(S[a][a] / (double)n), "multi_normal_cholesky",
+               (size_t)a);
+        double v = al[a] * (10 - al[a]) / (100.0 * 11);
+        within(ds[a], al[a] / 10, sqrt(v / (double)n), "dirichlet mean",
+               (size_t)a);
+        within(d2[a] - ds[a] * ds[a], v, 4 * v / sqrt((double)n),
+               "dirichlet variance", (size_t)a);
+        within((double)kc[a + 1] / (double)n, p[a],
+               sqrt(p[a] * (1 - p[a]) / (double)n), "categorical_logit",
+               (size_t)a);
+        within((double)cc[a + 1] / (double)n, p[a],
+               sqrt(p[a] * (1 - p[a]) / (double)n), "categorical", (size_t)a);
+    }
+    free(out);
+    free(again);
+    m->workspace_free(m->self, ws);
+    lt_close(&lm);
+    free(json);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_cdfs),
+        cmocka_unit_test(test_von_mises),
+        cmocka_unit_test(test_lkj),
+        cmocka_unit_test(test_categorical_and_seeds),
+        cmocka_unit_test(test_generated_draws),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
