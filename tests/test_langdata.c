@@ -248,6 +248,44 @@ static void test_sizes(void **state)
            "      |                       ^~~~~\n");
 }
 
+/* A group size nothing gives, where an int rows variable indexes the
+ * group parameter: the message names the size and the largest index. */
+static void test_group_sizes(void **state)
+{
+    (void)state;
+    const char *data[] = {"csv:g,y\n1,0.3\n3,1.2\n8,-1\n2,0.4\n", NULL};
+    golden("rows { g : int  y : real }\n"
+           "param { a : vector[J]  mu : real }\n"
+           "prior { a ~ normal(mu, 1) }\n"
+           "datum { y ~ normal(a[g] + mu, 1) }\n",
+           data, NULL, 0,
+           "MODEL:2:20: error: size 'J' is not given: 'a' is indexed by the "
+           "rows variable 'g', whose largest value in the data is 8; set "
+           "--data-set J=8 (or the number of groups, if larger), or give J in "
+           "a JSON data file\n"
+           "    2 | param { a : vector[J]  mu : real }\n"
+           "      |                    ^\n"
+           "MODEL:4:20: note: 'g' indexes 'a' here\n"
+           "    4 | datum { y ~ normal(a[g] + mu, 1) }\n"
+           "      |                    ^~~~\n");
+    /* From JSON rows, and a matrix's rows. */
+    const char *js[] = {"json:{\"u\": [2, 5, 1], \"r\": [0.1, 0.2, 0.3]}",
+                        NULL};
+    golden("rows { u : int  r : real }\n"
+           "param { U : matrix[NU, 2] }\n"
+           "datum { r ~ normal(sum(U[u]), 1) }\n",
+           js, NULL, 0,
+           "MODEL:2:20: error: size 'NU' is not given: 'U' is indexed by the "
+           "rows variable 'u', whose largest value in the data is 5; set "
+           "--data-set NU=5 (or the number of groups, if larger), or give NU "
+           "in a JSON data file\n"
+           "    2 | param { U : matrix[NU, 2] }\n"
+           "      |                    ^~\n"
+           "MODEL:3:24: note: 'u' indexes 'U' here\n"
+           "    3 | datum { r ~ normal(sum(U[u]), 1) }\n"
+           "      |                        ^~~~\n");
+}
+
 static void test_json_errors(void **state)
 {
     (void)state;
@@ -334,6 +372,7 @@ int main(void)
         cmocka_unit_test(test_columns),
         cmocka_unit_test(test_values),
         cmocka_unit_test(test_sizes),
+        cmocka_unit_test(test_group_sizes),
         cmocka_unit_test(test_json_errors),
         cmocka_unit_test(test_csv_errors),
         cmocka_unit_test(test_json_parse),

@@ -643,6 +643,9 @@ typedef struct sizer {
     char **origin;          /* per symbol: where its value came from */
 } sizer;
 
+static void size_missing(sizer *z, const drift_program *p,
+                         const drift_langdata *ld, const drift_sym *s);
+
 static void set_origin(sizer *z, const drift_sym *s, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -1075,17 +1078,112 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
             s->value = 1;
             continue;
         }
-        drift_diag_error(d, p->src, s->loc,
-                         "size '%s' is not given: set it with --data-set "
-                         "%s=VALUE or in a JSON data file, or give data "
-                         "whose shape implies it",
-                         s->name, s->name);
-        z.errors++;
+        size_missing(&z, p, ld, s);
     }
     for (size_t k = 0; k < p->n_syms; k++)
         drift_free(z.origin[k]);
     drift_free(z.origin);
     return z.errors;
+}
+
+/* ---- sizes from indices ------------------------------------------------------ */
+
+/* An expression x[g] in the statements where g is an int rows variable
+ * and x's first dimension was declared with size `size`. */
+typedef struct index_use {
+    const drift_expr *use;
+    const drift_sym *base, *index;
+} index_use;
+
+static int find_index_use(const drift_expr *e, const drift_sym *size,
+                          index_use *u)
+{
+    if (!e)
+        return 0;
+    if (e->kind == DRIFT_E_INDEX && e->a->kind == DRIFT_E_NAME && e->a->sym &&
+        e->a->sym->decl && e->args && e->args->kind == DRIFT_E_NAME &&
+        e->args->sym && e->args->sym->kind == DRIFT_SYM_ROWS &&
+        e->args->sym->decl->type->kind == DRIFT_T_INT) {
+        const drift_typeexpr *te = e->a->sym->decl->type;
+        const drift_expr *first = te->n_arr ? te->arr_size[0] : te->size[0];
+        if (first && first->kind == DRIFT_E_NAME && first->sym == size) {
+            u->use = e;
+            u->base = e->a->sym;
+            u->index = e->args->sym;
+            return 1;
+        }
+    }
+    if (find_index_use(e->a, size, u) || find_index_use(e->b, size, u))
+        return 1;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (find_index_use(a, size, u))
+            return 1;
+    return 0;
+}
+
+/* The largest value of a rows variable's column in the data, or NaN. */
+static double largest_value(const drift_langdata *ld, const char *name)
+{
+    double mx = NAN;
+    for (size_t j = 0; j < ld->n_src; j++) {
+        const drift_dsource *src = &ld->src[j];
+        if (src->kind == DRIFT_DS_TABLE && src->table) {
+            const drift_data *v = &src->table->view;
+            long c = drift_data_column(v, name);
+            if (c < 0 || !v->values)
+                continue;
+            for (size_t i = 0; i < v->n_rows; i++) {
+                double x = v->values[i * v->row_stride + (size_t)c];
+                if (isnan(mx) || x > mx)
+                    mx = x;
+            }
+        } else {
+            const drift_dvalue *dv = find_value(src, name);
+            for (size_t i = 0; dv && i < dv->n; i++)
+                if (isnan(mx) || dv->v[i] > mx)
+                    mx = dv->v[i];
+        }
+    }
+    return mx;
+}
+
+/* A size nothing gives: when a rows variable indexes what it sizes (a
+ * group parameter a[g]), the message names the size to set and the
+ * largest index the data hold. */
+static void size_missing(sizer *z, const drift_program *p,
+                         const drift_langdata *ld, const drift_sym *s)
+{
+    index_use u = {0};
+    for (int k = DRIFT_BLOCK_PRIOR; k < DRIFT_N_BLOCKS && !u.use; k++)
+        for (const drift_stmt *st = p->block[k] ? p->block[k]->stmts : NULL;
+             st && !u.use; st = st->next) {
+            if (find_index_use(st->lhs, s, &u) ||
+                find_index_use(st->value, s, &u))
+                break;
+            for (const drift_expr *a = st->args; a; a = a->next)
+                if (find_index_use(a, s, &u))
+                    break;
+        }
+    double mx = u.use ? largest_value(ld, u.index->name) : NAN;
+    if (!u.use || !(mx >= 1) || mx != floor(mx) || mx > 2147483647.0) {
+        drift_diag_error(z->d, p->src, s->loc,
+                         "size '%s' is not given: set it with --data-set "
+                         "%s=VALUE or in a JSON data file, or give data "
+                         "whose shape implies it",
+                         s->name, s->name);
+        z->errors++;
+        return;
+    }
+    drift_diag_error(z->d, p->src, s->loc,
+                     "size '%s' is not given: '%s' is indexed by the rows "
+                     "variable '%s', whose largest value in the data is "
+                     "%.0f; set --data-set %s=%.0f (or the number of groups, "
+                     "if larger), or give %s in a JSON data file",
+                     s->name, u.base->name, u.index->name, mx, s->name, mx,
+                     s->name);
+    drift_diag_note(z->d, p->src, u.use->loc, "'%s' indexes '%s' here",
+                    u.index->name, u.base->name);
+    z->errors++;
 }
 
 /* ---- values ---------------------------------------------------------------- */
