@@ -344,7 +344,9 @@ static void test_large_perrow(void **state)
  * nested integrate() over the 3 x 3 correlation matrices (c3(1) =
  * pi^2 / 2 to 1e-13), plus log L3[2, 2] for the Cholesky factor's
  * density; multi_normal: -0.5 d' S^-1 d - 0.5 log det(2 pi S);
- * dirichlet: lgamma(sum(a)) - sum(lgamma(a)) + sum((a - 1) log(t)). */
+ * dirichlet: lgamma(sum(a)) - sum(lgamma(a)) + sum((a - 1) log(t));
+ * gp_exp_quad_cov: outer(c, c, function(a, b) alpha^2 * exp(-(a - b)^2 /
+ * (2 * rho^2))). */
 static const struct {
     const char *expr;
     double want;
@@ -408,6 +410,13 @@ static const struct {
     {"dirichlet_lpdf(softmax(x) | exp(x))", 2.214726188998013},
     {"multi_normal_lpdf(x | c, M)", -9.4616731713617188},
     {"multi_normal_cholesky_lpdf(x | c, cholesky_decompose(quad_form_diag(M, exp(x))))", -18.654161085702778},
+    {"prod(x)", -0.20399999999999999},
+    {"prod(append_row(x, 0) + x[1] * 0)", 0},
+    {"sum(gp_exp_quad_cov(c, exp(x[1]), exp(x[2])))", 16.043158009052082},
+    {"x[1] * pi() + e()", 3.660759624535983},
+    {"log_sum_exp(x[1], negative_infinity())", 0.29999999999999999},
+    {"std_normal_lpdf(x[2])", -2.3639385332046725},
+    {"std_normal_lpdf(x)", -4.3268155996140178},
     {"lkj_corr_cholesky_lpdf(L2 | exp(x[1]))", -0.6692467725752711},
     {"lkj_corr_lpdf(O2 | exp(x[1]))", -0.6692467725752711},
     {"lkj_corr_lpdf(O3 | exp(x[1]))", -1.3206636353275827},

@@ -478,7 +478,8 @@ static void test_expressions_16(void **state)
            "        target += y > 0 && k != 2 || !(mu <= 1) ? mu : -mu\n"
            "        target += k == 1 ? 0 : k == 2 ? 1 : 2\n"
            "        v ~ multi_normal_cholesky(rep_vector(mu, 3), L)\n"
-           "        target += categorical_lpmf(k | th) + rows(v) }\n");
+           "        target += categorical_lpmf(k | th) + rows(v)\n"
+           "        mu ~ std_normal()  target += std_normal_lpdf(y) + pi() }\n");
     golden("rows  { y : real  k : int  v : vector[3] }\n"
            "param { mu : real  s : real<lower=0> }\n"
            "datum { target += normal_lpdf(y, mu, s) + normal_lpmf(y | mu, s)\n"

@@ -109,6 +109,18 @@ const drift_builtin drift_builtins[] = {
     {"squared_distance", DRIFT_FN_SQUARED_DISTANCE, 2, 2,
      DRIFT_RULE_SPECIAL},
     {"add_diag", DRIFT_FN_ADD_DIAG, 2, 2, DRIFT_RULE_SPECIAL},
+    {"prod", DRIFT_FN_PROD, 1, 1, DRIFT_RULE_REDUCE},
+    {"gp_exp_quad_cov", DRIFT_FN_GP_EXP_QUAD_COV, 3, 3, DRIFT_RULE_SPECIAL},
+    {"pi", DRIFT_FN_PI, 0, 0, DRIFT_RULE_SPECIAL},
+    {"e", DRIFT_FN_E, 0, 0, DRIFT_RULE_SPECIAL},
+    {"sqrt2", DRIFT_FN_SQRT2, 0, 0, DRIFT_RULE_SPECIAL},
+    {"negative_infinity", DRIFT_FN_NEGATIVE_INFINITY, 0, 0,
+     DRIFT_RULE_SPECIAL},
+    {"positive_infinity", DRIFT_FN_POSITIVE_INFINITY, 0, 0,
+     DRIFT_RULE_SPECIAL},
+    {"not_a_number", DRIFT_FN_NOT_A_NUMBER, 0, 0, DRIFT_RULE_SPECIAL},
+    {"machine_precision", DRIFT_FN_MACHINE_PRECISION, 0, 0,
+     DRIFT_RULE_SPECIAL},
 };
 const size_t drift_n_builtins = sizeof drift_builtins / sizeof drift_builtins[0];
 
@@ -195,6 +207,8 @@ const drift_dist drift_dists[DRIFT_N_DISTS] = {
      "a correlation matrix", DRIFT_DRULE_LKJ},
     {"categorical", DRIFT_D_CATEGORICAL, 1, {"theta"}, {0}, 1,
      DRIFT_SUP_CATEGORY, "a category from 1 to K", DRIFT_DRULE_CATEGORICAL},
+    {"std_normal", DRIFT_D_STD_NORMAL, 0, {NULL}, {0}, 0, DRIFT_SUP_REAL,
+     "a real", DRIFT_DRULE_ELEM},
 };
 
 const drift_dist *drift_dist_find(const char *name)

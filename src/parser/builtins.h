@@ -39,7 +39,11 @@ typedef enum drift_fn_id {
     DRIFT_FN_TRANSPOSE, DRIFT_FN_REP_VECTOR, DRIFT_FN_REP_MATRIX,
     DRIFT_FN_HEAD, DRIFT_FN_TAIL, DRIFT_FN_SEGMENT, DRIFT_FN_ROWS,
     DRIFT_FN_COLS, DRIFT_FN_NUM_ELEMENTS, DRIFT_FN_DISTANCE,
-    DRIFT_FN_SQUARED_DISTANCE, DRIFT_FN_ADD_DIAG,
+    DRIFT_FN_SQUARED_DISTANCE, DRIFT_FN_ADD_DIAG, DRIFT_FN_PROD,
+    DRIFT_FN_GP_EXP_QUAD_COV,
+    DRIFT_FN_PI, DRIFT_FN_E, DRIFT_FN_SQRT2, DRIFT_FN_NEGATIVE_INFINITY,
+    DRIFT_FN_POSITIVE_INFINITY, DRIFT_FN_NOT_A_NUMBER,
+    DRIFT_FN_MACHINE_PRECISION,   /* constants, no arguments */
     DRIFT_FN_DENSITY,           /* name_lpdf(y | ...): the call's dist */
     DRIFT_FN_RNG                /* name_rng(...): a draw of the call's dist
                                    (the generated block only) */
@@ -85,6 +89,7 @@ typedef enum drift_dist_id {
     /* over vectors and matrices (lowered to linear algebra: lower.c) */
     DRIFT_D_DIRICHLET, DRIFT_D_MULTI_NORMAL, DRIFT_D_MULTI_NORMAL_CHOLESKY,
     DRIFT_D_LKJ_CORR_CHOLESKY, DRIFT_D_LKJ_CORR, DRIFT_D_CATEGORICAL,
+    DRIFT_D_STD_NORMAL,         /* elementwise, no arguments */
     DRIFT_N_DISTS
 } drift_dist_id;
 

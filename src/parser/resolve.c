@@ -245,7 +245,7 @@ static int resolve_density(resolver *r, drift_expr *e)
         r->errors++;
         return 1;
     }
-    if (!e->bar) {
+    if (!e->bar && d->n_args > 0) {
         drift_diag_error(r->d, r->p->src, e->name_loc,
                          "write %s(y | ...): a density's outcome is "
                          "separated from its arguments by '|'",

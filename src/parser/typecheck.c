@@ -849,6 +849,36 @@ static void check_special(checker *c, drift_expr *e, int n)
                          "length, given %s and %s",
               f, tname(a, ta), tname(b, tb));
         return;
+    case DRIFT_FN_GP_EXP_QUAD_COV: {
+        drift_dim n_x = no_dim();
+        if (a->n_arr == 1 && is_scalar_kind(a->kind))
+            n_x = a->arr[0];
+        else if (is_vec(a))
+            n_x = a->dim[0];
+        else if (a->n_arr == 1 && a->kind == DRIFT_T_VECTOR)
+            n_x = a->arr[0];
+        else {
+            error(c, e->loc,
+                  "gp_exp_quad_cov(x, alpha, rho) takes an array of reals, "
+                  "a vector or an array of vectors, given %s",
+                  tname(a, ta));
+            return;
+        }
+        if (e->args->param || e->args->rows) {
+            error(c, e->args->loc,
+                  "gp_exp_quad_cov: the inputs x must be data (not %s)",
+                  e->args->param ? "parameters" : "rows variables");
+            return;
+        }
+        if (!is_scalar(b) || !is_scalar(&a3->type)) {
+            error(c, e->loc,
+                  "gp_exp_quad_cov: alpha and rho are reals, given %s and %s",
+                  tname(b, ta), tname(&a3->type, tb));
+            return;
+        }
+        e->type = mat_type(n_x, n_x);
+        return;
+    }
     case DRIFT_FN_ADD_DIAG:
         if (is_square(a) && (is_scalar(b) || (is_vec(b) && dim_cmp(
                                                   a->dim[0], b->dim[0]) != 0))) {
@@ -1034,6 +1064,10 @@ static void check_call(checker *c, drift_expr *e)
                   e->name, fn->min_args, fn->max_args, n);
         return;
     }
+    if (n == 0) {
+        e->type = scalar_type(DRIFT_T_REAL); /* pi(), e(), ... */
+        return;
+    }
     const drift_type *a = &e->args->type;
     const drift_type *b = n > 1 ? &e->args->next->type : NULL;
     char ta[TYPE_TEXT], tb[TYPE_TEXT], what[80];
@@ -1060,7 +1094,8 @@ static void check_call(checker *c, drift_expr *e)
             e->type.kind = DRIFT_T_REAL;
         return;
     case DRIFT_RULE_REDUCE:
-        if (a->n_arr && fn->id != DRIFT_FN_SUM && fn->id != DRIFT_FN_MEAN) {
+        if (a->n_arr && fn->id != DRIFT_FN_SUM && fn->id != DRIFT_FN_MEAN &&
+            fn->id != DRIFT_FN_PROD) {
             error(c, e->loc,
                   "function '%s' takes a vector or matrix, given %s",
                   e->name, tname(a, ta));

@@ -750,6 +750,58 @@ static void fwd_reduce(drift_ad_ctx *c, int id, int tangent)
     }
 }
 
+/* prod: the value, or its tangent sum_j t_j prod_{k != j} x_k (prefix
+ * and suffix products, so zeros need no division). */
+static void fwd_prod(drift_ad_ctx *c, int id, int tangent)
+{
+    const drift_gnode *n = NODE(c, id);
+    int a = drift_gin(n, 0);
+    size_t R = vrows(c, n), k = NODE(c, a)->sz;
+    for (size_t r = 0; r < R; r++) {
+        const double *x = c->val[a] + r * c->vld[a];
+        if (!tangent) {
+            double p = 1;
+            for (size_t j = 0; j < k; j++)
+                p *= x[j];
+            c->val[id][r * c->vld[id]] = p;
+            continue;
+        }
+        const double *t = c->tan[a] + r * c->tld[a];
+        double s = 0, pre = 1;
+        for (size_t j = 0; j < k; j++) {
+            double suf = 1;
+            for (size_t q = j + 1; q < k; q++)
+                suf *= x[q];
+            s += t[j] * pre * suf;
+            pre *= x[j];
+        }
+        c->tan[id][r * c->tld[id]] = s;
+    }
+}
+
+static void rev_prod(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    int a = drift_gin(n, 0);
+    size_t RA = c->arows[id], k = NODE(c, a)->sz;
+    double *suf = c->part[id]; /* k: products of the elements after j */
+    for (size_t r = 0; r < RA; r++) {
+        const double *x = c->val[a] + (n->batched ? r : 0) * c->vld[a];
+        double g = c->adj[id][r * c->ald[id]];
+        double *ga = c->adj[a] + r * c->ald[a];
+        double p = 1;
+        for (size_t j = k; j-- > 0;) {
+            suf[j] = p;
+            p *= x[j];
+        }
+        double pre = 1;
+        for (size_t j = 0; j < k; j++) {
+            ga[j] += g * pre * suf[j];
+            pre *= x[j];
+        }
+    }
+}
+
 static void rev_reduce(drift_ad_ctx *c, int id)
 {
     const drift_gnode *n = NODE(c, id);
@@ -1119,6 +1171,9 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
     case DRIFT_G_SELECT:
         fwd_select(c, id, 0);
         return DRIFT_OK;
+    case DRIFT_G_RPROD:
+        fwd_prod(c, id, 0);
+        return DRIFT_OK;
     case DRIFT_G_RNG:
         return fwd_rng(c, id);
     case DRIFT_G_TERMS:
@@ -1473,6 +1528,10 @@ static void backward_node(drift_ad_ctx *c, int id)
     case DRIFT_G_SELECT:
         rev_select(c, id);
         return;
+    case DRIFT_G_RPROD:
+        if (na->param)
+            rev_prod(c, id);
+        return;
     case DRIFT_G_RNG:
         return;
     }
@@ -1747,6 +1806,9 @@ static void tangent_node(drift_ad_ctx *c, int id)
     case DRIFT_G_SELECT:
         fwd_select(c, id, 1);
         return;
+    case DRIFT_G_RPROD:
+        fwd_prod(c, id, 1);
+        return;
     case DRIFT_G_RNG:
         return;
     }
@@ -1862,6 +1924,8 @@ drift_ad_ws *drift_ad_ws_new(const drift_graph *g, size_t cap)
             np = xform_part_size(n);
         else if (n->op == DRIFT_G_CHOL)
             np = n->m * n->m;
+        else if (n->op == DRIFT_G_RPROD)
+            np = g->nodes[drift_gin(n, 0)].sz;
         else if (n->op == DRIFT_G_TRISOLVE)
             np = rows * n->n * n->m + n->m * n->m;
         if (np) {

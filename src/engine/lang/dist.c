@@ -505,6 +505,13 @@ static inline double d_frechet(const double *a, double *d)
     return log(al) - log(s) - (1 + al) * lr - p;
 }
 
+static inline double d_std_normal(const double *a, double *d)
+{
+    double y = a[0];
+    d[0] = -y;
+    return -0.5 * y * y - LOG_SQRT_2PI;
+}
+
 double drift_dist_lpdf(drift_dist_id id, const double *a, double *d)
 {
     double tmp[DRIFT_DIST_MAX_ARGS + 1];
@@ -540,6 +547,7 @@ double drift_dist_lpdf(drift_dist_id id, const double *a, double *d)
     case DRIFT_D_SCALED_INV_CHI_SQUARE: return d_scaled_inv_chi_square(a, d);
     case DRIFT_D_RAYLEIGH: return d_rayleigh(a, d);
     case DRIFT_D_FRECHET: return d_frechet(a, d);
+    case DRIFT_D_STD_NORMAL: return d_std_normal(a, d);
     default: break;
     }
     return NAN;
@@ -704,6 +712,7 @@ int drift_dist_rows(drift_dist_id id, size_t rows, size_t m, int n_in,
     case DRIFT_D_SCALED_INV_CHI_SQUARE: f = d_scaled_inv_chi_square; break;
     case DRIFT_D_RAYLEIGH: f = d_rayleigh; break;
     case DRIFT_D_FRECHET: f = d_frechet; break;
+    case DRIFT_D_STD_NORMAL: f = d_std_normal; break;
     default: return -1;
     }
     /* Each case its own instance of the loop, with f inlined. */

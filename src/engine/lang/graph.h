@@ -63,6 +63,7 @@ typedef enum drift_gop {
     DRIFT_G_CUMSUM,     /* running sums */
     DRIFT_G_RMAX,       /* scalar: the largest element */
     DRIFT_G_RMIN,       /* scalar: the smallest element */
+    DRIFT_G_RPROD,      /* scalar: the product of the elements */
     DRIFT_G_SELECT,     /* in[0] != 0 ? in[1] : in[2], elementwise,
                            scalars broadcast; no derivative through in[0] */
     /* elementwise binary, as ADD ... LSE2 */

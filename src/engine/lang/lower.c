@@ -817,6 +817,52 @@ static int build_rng(builder *b, drift_expr *e)
     return -1;
 }
 
+/* gp_exp_quad_cov(x, alpha, rho) = alpha^2 exp(-|x_i - x_j|^2 / (2
+ * rho^2)): the squared distances of the data x once, at build time. */
+static int build_gp_cov(builder *b, drift_expr *e)
+{
+    int x = build_expr(b, e->args);
+    int al = build_expr(b, e->args->next);
+    int rho = build_expr(b, e->args->next->next);
+    if (x < 0 || al < 0 || rho < 0)
+        return -1;
+    const drift_gnode *xn = &b->g->nodes[x];
+    if (xn->op != DRIFT_G_CONST) {
+        composite_error(b, e->args->loc,
+                        "gp_exp_quad_cov: the inputs x must be data");
+        return -1;
+    }
+    size_t N = (size_t)e->type.dim[0].n, k = N ? xn->sz / N : 0;
+    if (N && N > MAX_SIZE / N) {
+        composite_error(b, e->loc, "gp_exp_quad_cov: %zu x %zu is more than "
+                                   "drift allows",
+                        N, N);
+        return -1;
+    }
+    double *D = drift_malloc_array(N ? N * N : 1, sizeof *D);
+    if (!D) {
+        oom(b);
+        return -1;
+    }
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < N; j++) {
+            double s = 0;
+            for (size_t q = 0; q < k; q++) {
+                double d = xn->cval[i * k + q] - xn->cval[j * k + q];
+                s += d * d;
+            }
+            D[i * N + j] = s;
+        }
+    int dn = cvec(b, D, N * N, e->loc);
+    drift_free(D);
+    drift_loc L = e->loc;
+    /* -0.5 / rho^2 */
+    int sc = bin(b, DRIFT_G_DIV, cst(b, -0.5, L),
+                 un(b, DRIFT_FN_SQUARE, rho, L), L);
+    return bin(b, DRIFT_G_MUL, un(b, DRIFT_FN_SQUARE, al, L),
+               un(b, DRIFT_FN_EXP, bin(b, DRIFT_G_MUL, dn, sc, L), L), L);
+}
+
 /* A size known from a type: rows(x), cols(x), num_elements(x). */
 static int shape_const(builder *b, drift_expr *e)
 {
@@ -852,6 +898,21 @@ static int build_call(builder *b, drift_expr *e)
     if (fn == DRIFT_FN_ROWS || fn == DRIFT_FN_COLS ||
         fn == DRIFT_FN_NUM_ELEMENTS)
         return shape_const(b, e);
+    if (e->n_args == 0) {
+        double v = NAN;
+        switch (fn) {
+        case DRIFT_FN_PI: v = M_PI; break;
+        case DRIFT_FN_E: v = M_E; break;
+        case DRIFT_FN_SQRT2: v = M_SQRT2; break;
+        case DRIFT_FN_NEGATIVE_INFINITY: v = -INFINITY; break;
+        case DRIFT_FN_POSITIVE_INFINITY: v = INFINITY; break;
+        case DRIFT_FN_MACHINE_PRECISION: v = 0x1p-52; break;
+        default: break;
+        }
+        return cst(b, v, e->loc);
+    }
+    if (fn == DRIFT_FN_GP_EXP_QUAD_COV)
+        return build_gp_cov(b, e);
     int a = build_expr(b, e->args);
     if (a < 0)
         return -1;
@@ -1084,6 +1145,8 @@ static int build_call(builder *b, drift_expr *e)
     }
     case DRIFT_FN_SQUARED_NORM:
         return node1(b, DRIFT_G_SQNORM, 0, a, 1, e->loc);
+    case DRIFT_FN_PROD:
+        return node1(b, DRIFT_G_RPROD, 0, a, 1, e->loc);
     default:
         return -1;
     }

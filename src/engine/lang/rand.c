@@ -182,6 +182,8 @@ double drift_rand_dist(drift_rand *r, drift_dist_id id, const double *a)
     switch (id) {
     case DRIFT_D_NORMAL:
         return a[1] > 0 ? a[0] + a[1] * drift_rand_normal(r) : NAN;
+    case DRIFT_D_STD_NORMAL:
+        return drift_rand_normal(r);
     case DRIFT_D_STUDENT_T: {
         if (!(a[0] > 0) || !(a[2] > 0))
             return NAN;
