@@ -124,8 +124,8 @@ static void test_generated_every(void **state)
     close(fd);
     expect((const char *[]){"sample", mod, "--data", d, "--sampler", "mala",
                             "--iter", "30", "--warmup", "10", "--seed", "3",
-                            "--generated-every", "3", "--out", out, "--quiet",
-                            NULL},
+                            "--chains", "1", "--generated-every", "3", "--out",
+                            out, "--quiet", NULL},
            0, "err", NULL);
     char *csv = th_slurp(out);
     const char *hdr = strstr(csv, "lp__,");
