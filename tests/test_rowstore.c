@@ -334,6 +334,139 @@ static void test_refusals(void **state)
     free(rs);
 }
 
+/* ---- crafted headers (issue 15) ---- */
+
+/* Offsets of the prefix's fields (rowstore.h). */
+enum { P_HEADER_BYTES = 16, P_N_ROWS = 24, P_N_COLS = 32, P_FILE_BYTES = 48,
+       P_CHECKSUM = 56, P_TABLE = 96 };
+
+/* Recomputes the header checksum (FNV-1a 64 with the field zero), as
+ * anyone crafting a store can: the checksum is no guard. */
+static void reseal(const char *path)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    uint64_t hb;
+    assert_int_equal(pread(fd, &hb, 8, P_HEADER_BYTES), 8);
+    if (hb > (1u << 20))
+        hb = 1u << 20;
+    unsigned char *buf = calloc(1, hb);
+    assert_int_equal(pread(fd, buf, hb, 0), (ssize_t)hb);
+    memset(buf + P_CHECKSUM, 0, 8);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t k = 0; k < hb; k++) {
+        h ^= buf[k];
+        h *= 0x100000001b3ull;
+    }
+    assert_int_equal(pwrite(fd, &h, 8, P_CHECKSUM), 8);
+    close(fd);
+    free(buf);
+}
+
+static void patch_u64(const char *path, long off, uint64_t v)
+{
+    patch(path, off, &v, 8);
+    reseal(path);
+}
+
+static uint64_t read_u64(const char *path, long off)
+{
+    int fd = open(path, O_RDONLY);
+    uint64_t v = 0;
+    assert_int_equal(pread(fd, &v, 8, off), 8);
+    close(fd);
+    return v;
+}
+
+/* Every size and offset of a header whose checksum was recomputed is
+ * checked on its own and without wrap-around; the message names the
+ * field.  None of these may crash, and none may be accepted. */
+static void test_crafted_headers(void **state)
+{
+    (void)state;
+    /* Dense: rows x columns x 8 wrapping around 2^64 to a small size. */
+    struct {
+        long off;
+        uint64_t v;
+        const char *needle;
+    } dense[] = {
+        {P_N_ROWS, UINT64_MAX / 8, "n_rows = 2305843009213693951"},
+        {P_N_ROWS, ((uint64_t)1 << 61) / 13 + 1, "n_rows ="},
+        {P_N_ROWS, N + 1, "n_rows = 301: 301 rows of 13 dense columns do "
+                          "not fit"},
+        {P_N_ROWS, 0, "n_rows = 0"},
+        {P_HEADER_BYTES, 4095, "header_bytes = 4095 is not a multiple of 8"},
+        {P_HEADER_BYTES, 4104, "n_rows = 300: 300 rows"},
+    };
+    for (size_t k = 0; k < sizeof dense / sizeof dense[0]; k++) {
+        char *rs = good_store(0);
+        patch_u64(rs, dense[k].off, dense[k].v);
+        expect_refused(rs, dense[k].needle);
+        unlink(rs);
+        free(rs);
+    }
+    /* A column's type and a NUL byte inside a name. */
+    char *rs = good_store(0);
+    uint32_t seven = 7;
+    patch(rs, P_TABLE + 4, &seven, 4);
+    reseal(rs);
+    expect_refused(rs, "column 1's type = 7");
+    unlink(rs);
+    free(rs);
+    rs = good_store(0);
+    uint32_t len = 3; /* "x.1" with its middle byte NUL */
+    patch(rs, P_TABLE + 16, &len, 4);
+    patch(rs, P_TABLE + 16 + 9, "", 1);
+    reseal(rs);
+    expect_refused(rs, "column 2's name");
+    unlink(rs);
+    free(rs);
+    /* Sparse: the store is y, then x with {dim, nnz, row_ptr, idx, val}
+     * at P_TABLE + 32. */
+    enum { S_DIM = P_TABLE + 32, S_NNZ = S_DIM + 8, S_RP = S_DIM + 16,
+           S_IX = S_DIM + 24, S_VL = S_DIM + 32 };
+    struct {
+        long off;
+        int64_t v; /* added to the field when rel, else set */
+        int rel;
+        const char *needle;
+    } sparse[] = {
+        {S_RP, -(int64_t)((N + 1) * 8), 0, "sparse row_ptr offset = "},
+        {S_RP, -8, 0, "sparse row_ptr offset = 18446744073709551608"},
+        {S_RP, 4, 1, "sparse row_ptr offset"},      /* misaligned */
+        {S_RP, -64, 1, "sparse row_ptr offset"},    /* over the dense rows */
+        {S_IX, -2392, 0, "sparse idx offset = 18446744073709549224"},
+        {S_IX, 2, 1, "sparse idx offset"},
+        {S_IX, -64, 1, "sparse idx offset"},        /* over the row offsets */
+        {S_VL, -8, 0, "sparse val offset = 18446744073709551608"},
+        {S_VL, 1 << 20, 1, "sparse val offset"},
+        {S_NNZ, (int64_t)1 << 62, 0, "sparse nnz = 4611686018427387904"},
+        {S_NNZ, 1, 1, "sparse"},
+        {S_DIM, 0, 0, "sparse dim = 0"},
+        {S_DIM, (int64_t)1 << 40, 0, "sparse dim = 1099511627776"},
+        {P_N_ROWS, 1, 1, "sparse"},
+    };
+    for (size_t k = 0; k < sizeof sparse / sizeof sparse[0]; k++) {
+        rs = good_store(1);
+        uint64_t v = (uint64_t)sparse[k].v;
+        if (sparse[k].rel)
+            v += read_u64(rs, sparse[k].off);
+        patch_u64(rs, sparse[k].off, v);
+        expect_refused(rs, sparse[k].needle);
+        unlink(rs);
+        free(rs);
+    }
+    /* The checksum alone is not what refuses these: a mended store with
+     * its file_bytes field also lying is still refused on the sizes. */
+    rs = good_store(0);
+    patch(rs, P_FILE_BYTES, &(uint64_t){4096 + 8}, 8);
+    assert_int_equal(truncate(rs, 4096 + 8), 0);
+    reseal(rs);
+    expect_refused(rs, "n_rows = 300");
+    unlink(rs);
+    free(rs);
+}
+
 static void test_convert_errors(void **state)
 {
     (void)state;
@@ -519,6 +652,7 @@ int main(void)
         cmocka_unit_test(test_sparse_dense_gradients),
         cmocka_unit_test(test_same_draws),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_crafted_headers),
         cmocka_unit_test(test_convert_errors),
         cmocka_unit_test(test_lazy_label_check),
         cmocka_unit_test(test_convert_from_pipe),

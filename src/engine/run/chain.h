@@ -180,6 +180,7 @@ struct drift_chain {
     double grad_noise_sd;   /* sqrt(2B/h) */
     /* output */
     drift_writer *w;
+    int write_failed;       /* a write to w failed: w is not committed */
     uint64_t draws_seen, draws_written;
     uint64_t gen_seen;              /* kept draws after warmup, for
                                        generated_every */
