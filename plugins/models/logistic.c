@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -426,6 +427,21 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
         free(cols);
         return DRIFT_EDATA;
     }
+    /* Refuse, with the size, a D whose vectors cannot fit in memory (a
+     * stray LIBSVM index, or --model-set D), before allocating D names. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double phys = pages > 0 && page > 0 ? (double)pages * (double)page
+                                        : INFINITY;
+    if (2.0 * 8.0 * (double)D > phys) {
+        snprintf(e->msg, sizeof e->msg,
+                 "%s: model logistic with D = %zu predictors holds vectors "
+                 "of %.3g GiB each and needs several; this machine has "
+                 "%.3g GiB of memory",
+                 data->source, D, 8.0 * (double)D / 1073741824.0,
+                 phys / 1073741824.0);
+        free(cols);
+        return DRIFT_EINVAL;
+    }
     size_t N = data->n_rows;
     /* Labels are checked here, with the file's line in the message, unless
      * that would cost a pass over a mapped row store of wide rows (data
@@ -486,20 +502,24 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
         m->ldx = D;
     }
     m->names = calloc(D, sizeof *m->names);
-    if (!m->names) {
-        logistic_free(m);
-        free(cols);
-        return fail(e, DRIFT_ENOMEM, "out of memory");
-    }
-    for (size_t k = 0; k < D; k++) {
+    for (size_t k = 0; m->names && k < D; k++) {
         char name[32];
         snprintf(name, sizeof name, "w.%zu", k + 1);
-        m->names[k] = strdup(name);
-        if (!m->names[k]) {
-            logistic_free(m);
-            free(cols);
-            return fail(e, DRIFT_ENOMEM, "out of memory");
+        if (!(m->names[k] = strdup(name))) {
+            for (size_t j = 0; j < k; j++)
+                free(m->names[j]);
+            free(m->names);
+            m->names = NULL;
         }
+    }
+    if (!m->names) {
+        snprintf(e->msg, sizeof e->msg,
+                 "%s: out of memory for the names of D = %zu parameters "
+                 "(about %.3g GiB)",
+                 data->source, D, (double)D * 48.0 / 1073741824.0);
+        logistic_free(m);
+        free(cols);
+        return DRIFT_ENOMEM;
     }
     memset(out, 0, sizeof *out);
     out->abi_version = DRIFT_MODEL_ABI_VERSION;

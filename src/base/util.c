@@ -9,6 +9,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include "util.h"
 
 int drift_err_set(drift_err *e, int code, const char *fmt, ...)
@@ -180,4 +183,50 @@ double drift_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A limit in bytes from a cgroup file ("max" or absent: none). */
+static uint64_t cgroup_limit(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return UINT64_MAX;
+    unsigned long long v;
+    int got = fscanf(f, "%llu", &v);
+    fclose(f);
+    return got == 1 ? (uint64_t)v : UINT64_MAX;
+}
+
+uint64_t drift_memory_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    uint64_t lim = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size
+                                         : UINT64_MAX;
+    uint64_t cg = cgroup_limit("/sys/fs/cgroup/memory.max");
+    if (cg < lim)
+        lim = cg;
+    cg = cgroup_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+    if (cg < lim)
+        lim = cg;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)rl.rlim_cur < lim)
+        lim = (uint64_t)rl.rlim_cur;
+    return lim;
+}
+
+const char *drift_format_bytes(double n, char *buf, size_t cap)
+{
+    static const char *unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB",
+                                 "EiB"};
+    int k = 0;
+    while (n >= 1024 && k < 6) {
+        n /= 1024;
+        k++;
+    }
+    if (k == 0)
+        snprintf(buf, cap, "%.0f bytes", n);
+    else
+        snprintf(buf, cap, "%.3g %s", n, unit[k]);
+    return buf;
 }

@@ -220,7 +220,7 @@ static int next_row(drift_csv *c, double *row, drift_err *e)
             errno = 0;
             v = strtod(buf, &end);
         }
-        if (len >= sizeof buf || end == buf || *end != '\0') {
+        if (!end || end == buf || *end != '\0') {
             drift_describe(b, en, shown, sizeof shown);
             drift_err_set(e, DRIFT_EDATA,
                           "%s:%zu:%zu: error: field '%s' in column '%s' is "

@@ -144,8 +144,10 @@ static int read_libsvm(const char *path, drift_table **out, drift_err *e)
             goto fail;
         }
         t->values[r] = s.label;
-        memcpy(t->idx + k, s.idx, s.nnz * sizeof *t->idx);
-        memcpy(t->val + k, s.val, s.nnz * sizeof *t->val);
+        if (s.nnz) { /* a row of a label alone has no arrays yet */
+            memcpy(t->idx + k, s.idx, s.nnz * sizeof *t->idx);
+            memcpy(t->val + k, s.val, s.nnz * sizeof *t->val);
+        }
         k += s.nnz;
         t->row_ptr[r + 1] = k;
     }

@@ -807,6 +807,27 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                              "--emit draws (or a piecewise-deterministic "
                              "sampler such as bps)",
                              cfg->sampler->name);
+    /* The engine's own vectors of d values per chain (point, gradients,
+     * and a continuous trajectory's moments), before any is allocated: a
+     * model too big for the machine is refused with its size. */
+    int continuous = (cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+    double vecs = 3.0 + (continuous ? 3.0 : 0.0) +
+                  (cfg->emit_segments ? 2.0 : 0.0);
+    double need = (double)K * 8.0 *
+                  (vecs * (double)cfg->model->dim + (double)cfg->model->n_out);
+    uint64_t lim = drift_memory_limit();
+    if (need > (double)lim) {
+        char want[32], have[32];
+        drift_format_bytes(need, want, sizeof want);
+        drift_format_bytes((double)lim, have, sizeof have);
+        return drift_err_set(e, DRIFT_ENOMEM,
+                             "the model has %zu parameters: %u chain%s need "
+                             "%s for the engine's vectors alone (%.0f of %zu "
+                             "values each per chain), more than the %s of "
+                             "memory this machine allows",
+                             cfg->model->dim, K, K == 1 ? "" : "s", want,
+                             vecs, cfg->model->dim, have);
+    }
     if (cfg->passes > 0 && cfg->model->n_rows == 0)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--passes: the model has no data rows; give "
