@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,26 +47,32 @@ void drift_err_prefix(drift_err *e, const char *fmt, ...)
     memcpy(e->msg, out, used + 1);
 }
 
-/* Fault injection state.  Thread-safe enough for its purpose: tests that
- * use it run single-threaded. */
-static uint64_t fail_countdown;
-static uint64_t alloc_count;
+/* Fault injection state: atomics, because chains allocate from their
+ * own threads (relaxed: counts, not ordering, are what matter). */
+static _Atomic uint64_t fail_countdown;
+static _Atomic uint64_t alloc_count;
 
 uint64_t drift_fail_alloc(uint64_t k)
 {
-    uint64_t n = alloc_count;
-    fail_countdown = k;
-    alloc_count = 0;
+    uint64_t n = atomic_exchange_explicit(&alloc_count, 0,
+                                          memory_order_relaxed);
+    atomic_store_explicit(&fail_countdown, k, memory_order_relaxed);
     return n;
 }
 
 static int injected_failure(void)
 {
-    alloc_count++;
-    if (fail_countdown == 0)
-        return 0;
-    if (--fail_countdown == 0)
-        return 1;
+    atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed);
+    uint64_t left = atomic_load_explicit(&fail_countdown,
+                                         memory_order_relaxed);
+    /* Exactly one allocation takes the count from 1 to 0 and fails. */
+    while (left) {
+        if (atomic_compare_exchange_weak_explicit(&fail_countdown, &left,
+                                                  left - 1,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return left == 1;
+    }
     return 0;
 }
 
