@@ -92,9 +92,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         for (size_t j = 0; j < t->view.n_cols; j++)
             if (drift_table_column(t, t->view.col_names[j]) < 0)
                 abort();
+        /* Not every input is a row store: the rest is read as CSV. */
+        int store = t->kind == DRIFT_TABLE_ROWSTORE;
         drift_table_free(t);
         FILE *sink = fopen("/dev/null", "w");
-        if (drift_rowstore_info(path, sink, &e))
+        if (store && drift_rowstore_info(path, sink, &e))
             abort(); /* opened once, must open again */
         fclose(sink);
     }
