@@ -571,7 +571,7 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     int setup_done = k != 0; /* chain 1 owes the others its setup */
     int rc0 = drift_run_chain_setup(&c, cfg, id, theta);
     c.run = run;
-    c.stop = &stop_requested;
+    c.stop = 1;
     if (rc0)
         goto done;
     if (cfg->out_path) {
@@ -703,7 +703,7 @@ done:
         if (started && !c.write_failed) {
             if (have_moments)
                 write_footer(&c, drift_writer_file(c.w), c.seg_buf, c.gbuf2);
-            if (stop_requested)
+            if (drift_stop_requested())
                 /* Complete and valid, but shorter than asked: say so. */
                 fprintf(drift_writer_file(c.w),
                         "# interrupted = 1 (stopped by a signal after %llu "
@@ -755,7 +755,7 @@ static void *chain_worker(void *arg)
         pthread_mutex_unlock(&q->mu);
         if (k == q->K)
             return NULL;
-        if (stop_requested && k > 0) {
+        if (drift_stop_requested() && k > 0) {
             /* A queued chain that a signal came before: never started. */
             drift_chain_result *res = &q->results[k];
             memset(res, 0, sizeof *res);
