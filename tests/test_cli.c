@@ -332,6 +332,32 @@ static int count_files(const char *dir, const char *needle)
     return n;
 }
 
+/* How many files of dir (named or not yet: O_TMPFILE) process pid has
+ * open with at least min_bytes written, from /proc/PID/fd. */
+static int count_open_in(pid_t pid, const char *dir, off_t min_bytes)
+{
+    char fds[64];
+    snprintf(fds, sizeof fds, "/proc/%d/fd", (int)pid);
+    DIR *d = opendir(fds);
+    if (!d)
+        return 0;
+    int n = 0;
+    size_t len = strlen(dir);
+    for (struct dirent *de; (de = readdir(d));) {
+        char link[4200], target[4200];
+        snprintf(link, sizeof link, "%s/%s", fds, de->d_name);
+        ssize_t k = readlink(link, target, sizeof target - 1);
+        if (k <= 0)
+            continue;
+        target[k] = '\0';
+        struct stat st;
+        n += !strncmp(target, dir, len) && target[len] == '/' &&
+             stat(link, &st) == 0 && st.st_size >= min_bytes;
+    }
+    closedir(d);
+    return n;
+}
+
 static void path_in(char *buf, size_t cap, const char *dir, const char *name)
 {
     snprintf(buf, cap, "%s/%s", dir, name);
@@ -374,12 +400,14 @@ static void test_signal(void **state)
                              "--out", out, NULL},
             -1, fe);
         close(fe);
-        /* Wait until both chains have opened their files (so the handler
-         * is installed and sampling has begun), then a little more. */
-        for (int t = 0; t < 1000 && count_files(dir, ".tmp.") < 2; t++)
+        /* Wait until both chains have opened their files and written
+         * rows (so the handler is installed and sampling has begun). */
+        for (int t = 0; t < 1000 && count_open_in(pid, dir, 1) < 2; t++)
             usleep(10000);
-        assert_int_equal(count_files(dir, ".tmp."), 2);
-        usleep(200000);
+        assert_int_equal(count_open_in(pid, dir, 1), 2);
+        /* Then until each holds rows (a full stdio buffer went out). */
+        for (int t = 0; t < 3000 && count_open_in(pid, dir, 65536) < 2; t++)
+            usleep(10000);
         kill(pid, sigs[k]);
         int st;
         waitpid(pid, &st, 0);

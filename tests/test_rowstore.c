@@ -334,6 +334,139 @@ static void test_refusals(void **state)
     free(rs);
 }
 
+/* ---- crafted headers (issue 15) ---- */
+
+/* Offsets of the prefix's fields (rowstore.h). */
+enum { P_HEADER_BYTES = 16, P_N_ROWS = 24, P_N_COLS = 32, P_FILE_BYTES = 48,
+       P_CHECKSUM = 56, P_TABLE = 96 };
+
+/* Recomputes the header checksum (FNV-1a 64 with the field zero), as
+ * anyone crafting a store can: the checksum is no guard. */
+static void reseal(const char *path)
+{
+    int fd = open(path, O_RDWR);
+    assert_true(fd >= 0);
+    uint64_t hb;
+    assert_int_equal(pread(fd, &hb, 8, P_HEADER_BYTES), 8);
+    if (hb > (1u << 20))
+        hb = 1u << 20;
+    unsigned char *buf = calloc(1, hb);
+    assert_int_equal(pread(fd, buf, hb, 0), (ssize_t)hb);
+    memset(buf + P_CHECKSUM, 0, 8);
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t k = 0; k < hb; k++) {
+        h ^= buf[k];
+        h *= 0x100000001b3ull;
+    }
+    assert_int_equal(pwrite(fd, &h, 8, P_CHECKSUM), 8);
+    close(fd);
+    free(buf);
+}
+
+static void patch_u64(const char *path, long off, uint64_t v)
+{
+    patch(path, off, &v, 8);
+    reseal(path);
+}
+
+static uint64_t read_u64(const char *path, long off)
+{
+    int fd = open(path, O_RDONLY);
+    uint64_t v = 0;
+    assert_int_equal(pread(fd, &v, 8, off), 8);
+    close(fd);
+    return v;
+}
+
+/* Every size and offset of a header whose checksum was recomputed is
+ * checked on its own and without wrap-around; the message names the
+ * field.  None of these may crash, and none may be accepted. */
+static void test_crafted_headers(void **state)
+{
+    (void)state;
+    /* Dense: rows x columns x 8 wrapping around 2^64 to a small size. */
+    struct {
+        long off;
+        uint64_t v;
+        const char *needle;
+    } dense[] = {
+        {P_N_ROWS, UINT64_MAX / 8, "n_rows = 2305843009213693951"},
+        {P_N_ROWS, ((uint64_t)1 << 61) / 13 + 1, "n_rows ="},
+        {P_N_ROWS, N + 1, "n_rows = 301: 301 rows of 13 dense columns do "
+                          "not fit"},
+        {P_N_ROWS, 0, "n_rows = 0"},
+        {P_HEADER_BYTES, 4095, "header_bytes = 4095 is not a multiple of 8"},
+        {P_HEADER_BYTES, 4104, "n_rows = 300: 300 rows"},
+    };
+    for (size_t k = 0; k < sizeof dense / sizeof dense[0]; k++) {
+        char *rs = good_store(0);
+        patch_u64(rs, dense[k].off, dense[k].v);
+        expect_refused(rs, dense[k].needle);
+        unlink(rs);
+        free(rs);
+    }
+    /* A column's type and a NUL byte inside a name. */
+    char *rs = good_store(0);
+    uint32_t seven = 7;
+    patch(rs, P_TABLE + 4, &seven, 4);
+    reseal(rs);
+    expect_refused(rs, "column 1's type = 7");
+    unlink(rs);
+    free(rs);
+    rs = good_store(0);
+    uint32_t len = 3; /* "x.1" with its middle byte NUL */
+    patch(rs, P_TABLE + 16, &len, 4);
+    patch(rs, P_TABLE + 16 + 9, "", 1);
+    reseal(rs);
+    expect_refused(rs, "column 2's name");
+    unlink(rs);
+    free(rs);
+    /* Sparse: the store is y, then x with {dim, nnz, row_ptr, idx, val}
+     * at P_TABLE + 32. */
+    enum { S_DIM = P_TABLE + 32, S_NNZ = S_DIM + 8, S_RP = S_DIM + 16,
+           S_IX = S_DIM + 24, S_VL = S_DIM + 32 };
+    struct {
+        long off;
+        int64_t v; /* added to the field when rel, else set */
+        int rel;
+        const char *needle;
+    } sparse[] = {
+        {S_RP, -(int64_t)((N + 1) * 8), 0, "sparse row_ptr offset = "},
+        {S_RP, -8, 0, "sparse row_ptr offset = 18446744073709551608"},
+        {S_RP, 4, 1, "sparse row_ptr offset"},      /* misaligned */
+        {S_RP, -64, 1, "sparse row_ptr offset"},    /* over the dense rows */
+        {S_IX, -2392, 0, "sparse idx offset = 18446744073709549224"},
+        {S_IX, 2, 1, "sparse idx offset"},
+        {S_IX, -64, 1, "sparse idx offset"},        /* over the row offsets */
+        {S_VL, -8, 0, "sparse val offset = 18446744073709551608"},
+        {S_VL, 1 << 20, 1, "sparse val offset"},
+        {S_NNZ, (int64_t)1 << 62, 0, "sparse nnz = 4611686018427387904"},
+        {S_NNZ, 1, 1, "sparse"},
+        {S_DIM, 0, 0, "sparse dim = 0"},
+        {S_DIM, (int64_t)1 << 40, 0, "sparse dim = 1099511627776"},
+        {P_N_ROWS, 1, 1, "sparse"},
+    };
+    for (size_t k = 0; k < sizeof sparse / sizeof sparse[0]; k++) {
+        rs = good_store(1);
+        uint64_t v = (uint64_t)sparse[k].v;
+        if (sparse[k].rel)
+            v += read_u64(rs, sparse[k].off);
+        patch_u64(rs, sparse[k].off, v);
+        expect_refused(rs, sparse[k].needle);
+        unlink(rs);
+        free(rs);
+    }
+    /* The checksum alone is not what refuses these: a mended store with
+     * its file_bytes field also lying is still refused on the sizes. */
+    rs = good_store(0);
+    patch(rs, P_FILE_BYTES, &(uint64_t){4096 + 8}, 8);
+    assert_int_equal(truncate(rs, 4096 + 8), 0);
+    reseal(rs);
+    expect_refused(rs, "n_rows = 300");
+    unlink(rs);
+    free(rs);
+}
+
 static void test_convert_errors(void **state)
 {
     (void)state;
@@ -511,6 +644,222 @@ static void test_schema_convert(void **state)
     free(out);
 }
 
+/* ---- conversion writes only what it reads back (issue 15) ---- */
+
+/* Two tables hold the same rows, bit for bit. */
+static void assert_same_table(const drift_table *a, const drift_table *b,
+                              unsigned seed)
+{
+    const drift_data *p = &a->view, *q = &b->view;
+    if (p->n_rows != q->n_rows || p->n_cols != q->n_cols ||
+        p->n_sparse != q->n_sparse)
+        fail_msg("seed %u: shape %zu x %zu (+%zu) vs %zu x %zu (+%zu)", seed,
+                 p->n_rows, p->n_cols, p->n_sparse, q->n_rows, q->n_cols,
+                 q->n_sparse);
+    for (size_t j = 0; j < p->n_cols; j++)
+        if (strcmp(p->col_names[j], q->col_names[j]))
+            fail_msg("seed %u: column %zu '%s' vs '%s'", seed, j + 1,
+                     p->col_names[j], q->col_names[j]);
+    for (size_t i = 0; i < p->n_rows; i++)
+        if (memcmp(p->values + i * p->row_stride, q->values + i * q->row_stride,
+                   p->n_cols * sizeof(double)))
+            fail_msg("seed %u: row %zu differs", seed, i + 1);
+    if (p->n_sparse) {
+        const drift_sparse *s = p->sparse, *t = q->sparse;
+        assert_int_equal(s->dim, t->dim);
+        assert_int_equal(s->nnz, t->nnz);
+        assert_memory_equal(s->row_ptr, t->row_ptr,
+                            (p->n_rows + 1) * sizeof(uint64_t));
+        if (s->nnz) {
+            assert_memory_equal(s->idx, t->idx, s->nnz * sizeof(uint32_t));
+            assert_memory_equal(s->val, t->val, s->nnz * sizeof(double));
+        }
+    }
+}
+
+/* A random finite double, printed so it reads back exactly, in one of
+ * the spellings a data file may use. */
+static int put_number(char *buf, size_t cap, drift_rng *r, double *v)
+{
+    switch (drift_rng_below(r, 5)) {
+    case 0: *v = (double)((long)drift_rng_below(r, 2001) - 1000);
+        return snprintf(buf, cap, "%.0f", *v);
+    case 1: *v = drift_rng_normal(r) * pow(10, (double)drift_rng_below(r, 40) - 20);
+        return snprintf(buf, cap, "%.17g", *v);
+    case 2: *v = -0.0;
+        return snprintf(buf, cap, "-0");
+    case 3: *v = ldexp(drift_rng_uniform(r), -1060); /* subnormal */
+        return snprintf(buf, cap, "%.17g", *v);
+    default: *v = drift_rng_uniform(r);
+        return snprintf(buf, cap, "%.17e", *v);
+    }
+}
+
+/* A random valid CSV file: comment lines, a header of unique names (some
+ * quoted, some padded with blanks), rows of finite numbers with blanks
+ * around them, LF or CRLF line ends, trailing blank lines. */
+static char *random_csv(drift_rng *r)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    const char *eol = drift_rng_below(r, 2) ? "\r\n" : "\n";
+    size_t cols = 1 + drift_rng_below(r, 9), rows = 1 + drift_rng_below(r, 30);
+    for (size_t k = drift_rng_below(r, 3); k > 0; k--)
+        n += (size_t)snprintf(text + n, cap - n, "# comment %zu%s", k, eol);
+    static const char alpha[] = "abcxyzABC_.0123456789";
+    for (size_t j = 0; j < cols; j++) {
+        char name[24];
+        size_t len = (size_t)snprintf(name, sizeof name, "%c%zu",
+                                      "yxwv"[drift_rng_below(r, 4)], j);
+        for (size_t k = drift_rng_below(r, 6); k > 0; k--)
+            name[len++] = alpha[drift_rng_below(r, sizeof alpha - 1)];
+        name[len] = '\0';
+        const char *pad = drift_rng_below(r, 4) ? "" : " ";
+        if (drift_rng_below(r, 4) == 0)
+            n += (size_t)snprintf(text + n, cap - n, "%s%s\"%s\"%s", j ? "," : "",
+                                  pad, name, pad);
+        else
+            n += (size_t)snprintf(text + n, cap - n, "%s%s%s%s", j ? "," : "",
+                                  pad, name, pad);
+    }
+    n += (size_t)snprintf(text + n, cap - n, "%s", eol);
+    for (size_t i = 0; i < rows; i++) {
+        for (size_t j = 0; j < cols; j++) {
+            double v;
+            char num[64];
+            put_number(num, sizeof num, r, &v);
+            n += (size_t)snprintf(text + n, cap - n, "%s%s%s",
+                                  j ? "," : "", drift_rng_below(r, 5) ? "" : " ",
+                                  num);
+        }
+        if (i + 1 < rows || drift_rng_below(r, 2))
+            n += (size_t)snprintf(text + n, cap - n, "%s", eol);
+    }
+    for (size_t k = drift_rng_below(r, 3); k > 0; k--)
+        n += (size_t)snprintf(text + n, cap - n, "%s", eol);
+    text[n] = '\0';
+    char *path = th_write_text(text, ".csv");
+    free(text);
+    return path;
+}
+
+/* A random valid LIBSVM file: labels, strictly increasing indices up to
+ * 2^32 - 1 (at least one feature somewhere), comments, blank lines, rows
+ * without features. */
+static char *random_libsvm(drift_rng *r)
+{
+    size_t cap = 1 << 16, n = 0;
+    char *text = malloc(cap);
+    size_t rows = 1 + drift_rng_below(r, 30);
+    int any = 0;
+    for (size_t i = 0; i < rows; i++) {
+        if (drift_rng_below(r, 8) == 0)
+            n += (size_t)snprintf(text + n, cap - n, "# note\n");
+        if (drift_rng_below(r, 10) == 0)
+            n += (size_t)snprintf(text + n, cap - n, "\n");
+        double v;
+        char num[64];
+        put_number(num, sizeof num, r, &v);
+        n += (size_t)snprintf(text + n, cap - n, "%s", num);
+        uint64_t idx = 0;
+        size_t k = drift_rng_below(r, 6);
+        if (i + 1 == rows && !any && k == 0)
+            k = 1;
+        for (; k > 0; k--) {
+            idx += 1 + (drift_rng_below(r, 8) == 0
+                            ? drift_rng_below(r, (uint64_t)1 << 31)
+                            : drift_rng_below(r, 10));
+            if (idx > UINT32_MAX)
+                break;
+            put_number(num, sizeof num, r, &v);
+            n += (size_t)snprintf(text + n, cap - n, "%s%llu:%s",
+                                  drift_rng_below(r, 3) ? " " : "\t",
+                                  (unsigned long long)idx, num);
+            any = 1;
+        }
+        n += (size_t)snprintf(text + n, cap - n, "%s\n",
+                              drift_rng_below(r, 6) ? "" : " # c");
+    }
+    text[n] = '\0';
+    char *path = th_write_text(text, ".libsvm");
+    free(text);
+    return path;
+}
+
+/* Random valid CSV and LIBSVM files (fixed seeds) convert, and the store
+ * reads back the very rows the text reader gives. */
+static void test_convert_reads_back(void **state)
+{
+    (void)state;
+    char *out = tmp_path(".drs");
+    for (unsigned seed = 1; seed <= 300; seed++) {
+        drift_rng r;
+        drift_rng_seed(&r, 1500 + seed, 0);
+        char *in = seed % 2 ? random_csv(&r) : random_libsvm(&r);
+        drift_table *a, *b;
+        drift_err e;
+        if (drift_table_open(in, &a, &e))
+            fail_msg("seed %u: the generator wrote a file the reader "
+                     "refuses: %s", seed, e.msg);
+        if (drift_rowstore_convert(in, out, NULL, NULL, &e))
+            fail_msg("seed %u: %s", seed, e.msg);
+        if (drift_table_open(out, &b, &e))
+            fail_msg("seed %u: the converted store is refused: %s", seed,
+                     e.msg);
+        assert_same_table(a, b, seed);
+        drift_table_free(a);
+        drift_table_free(b);
+        unlink(in);
+        unlink(out);
+        free(in);
+    }
+    free(out);
+}
+
+/* What a store cannot hold is refused at conversion, never written: a
+ * NUL byte in a header name, LIBSVM labels without any feature. */
+static void test_convert_refuses_unreadable(void **state)
+{
+    (void)state;
+    char *out = tmp_path(".drs");
+    drift_err e;
+    char *p = tmp_path(".csv");
+    FILE *f = fopen(p, "wb");
+    fwrite("\0y,g,x\n1,2,0.5\n0,1,0.25\n", 1, 24, f);
+    fclose(f);
+    assert_int_not_equal(drift_rowstore_convert(p, out, NULL, NULL, &e), 0);
+    assert_non_null(strstr(e.msg, ":1:1: error: a NUL byte in the name of "
+                                  "column 1"));
+    assert_int_not_equal(access(out, F_OK), 0);
+    unlink(p);
+    free(p);
+    p = th_write_text("0\n1\n", ".libsvm");
+    assert_int_not_equal(drift_rowstore_convert(p, out, NULL, NULL, &e), 0);
+    assert_non_null(strstr(e.msg, "no row has a feature"));
+    assert_int_not_equal(access(out, F_OK), 0);
+    unlink(p);
+    free(p);
+    /* A name longer than a store holds. */
+    char text[5000 + 16];
+    memset(text, 'n', 5000);
+    memcpy(text + 5000, ",y\n1,2\n", 8);
+    p = th_write_text(text, ".csv");
+    assert_int_not_equal(drift_rowstore_convert(p, out, NULL, NULL, &e), 0);
+    assert_non_null(strstr(e.msg, "column 1's name is 5000 bytes long"));
+    unlink(p);
+    free(p);
+    /* A field with a NUL byte inside is not the number before it. */
+    p = tmp_path(".csv");
+    f = fopen(p, "wb");
+    fwrite("y\n1\0x\n", 1, 6, f);
+    fclose(f);
+    assert_int_not_equal(drift_rowstore_convert(p, out, NULL, NULL, &e), 0);
+    assert_non_null(strstr(e.msg, ":2:1: error: field"));
+    unlink(p);
+    free(p);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -519,10 +868,13 @@ int main(void)
         cmocka_unit_test(test_sparse_dense_gradients),
         cmocka_unit_test(test_same_draws),
         cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_crafted_headers),
         cmocka_unit_test(test_convert_errors),
         cmocka_unit_test(test_lazy_label_check),
         cmocka_unit_test(test_convert_from_pipe),
         cmocka_unit_test(test_schema_convert),
+        cmocka_unit_test(test_convert_reads_back),
+        cmocka_unit_test(test_convert_refuses_unreadable),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -154,6 +154,16 @@ static int unconstrain(const void *self, const double *out, double *theta,
     return DRIFT_OK;
 }
 
+/* Column of name, looked for first at guess (c.k usually follows
+ * c.(k-1)), so that wide data do not cost a scan per column. */
+static long column_near(const drift_data *data, const char *name, long guess)
+{
+    if (guess >= 0 && (size_t)guess < data->n_cols &&
+        !strcmp(data->col_names[guess], name))
+        return guess;
+    return drift_data_column(data, name);
+}
+
 static int create(const drift_data *data, const double *opt, drift_model *out,
                   drift_err *e)
 {
@@ -164,7 +174,7 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
     for (;;) {
         char name[32];
         snprintf(name, sizeof name, "c.%zu", D + 1);
-        long col = drift_data_column(data, name);
+        long col = column_near(data, name, D ? first + (long)D : -1);
         if (col < 0)
             break;
         if (D == 0)
@@ -214,12 +224,14 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
         m->owned = malloc(m->N * D * sizeof(double));
         if (!m->owned)
             goto oom;
+        long col = -1;
         for (size_t j = 0; j < D; j++) {
             char name[32];
             snprintf(name, sizeof name, "c.%zu", j + 1);
-            size_t col = (size_t)drift_data_column(data, name);
+            col = column_near(data, name, col + 1);
             for (size_t i = 0; i < m->N; i++)
-                m->owned[i * D + j] = data->values[i * data->row_stride + col];
+                m->owned[i * D + j] =
+                    data->values[i * data->row_stride + (size_t)col];
         }
         m->C = m->owned;
         m->ldc = D;

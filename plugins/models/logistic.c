@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cblas.h>
 
@@ -380,15 +381,34 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
         for (size_t k = 0; k < data->n_sparse; k++)
             if (!strcmp(data->sparse[k].name, "x"))
                 sp = &data->sparse[k];
-    size_t D = 0;
-    long first = -1;
+    size_t D = 0, cap = 0;
+    long first = -1, *cols = NULL;
     int contiguous = 1;
     for (; !sp;) {
         char name[32];
         snprintf(name, sizeof name, "x.%zu", D + 1);
-        long c = drift_data_column(data, name);
+        /* x.k is almost always right after x.(k-1): look there before
+         * searching every column, or a header of 10^6 columns costs 10^12
+         * comparisons. */
+        long c = -1, guess = D ? cols[D - 1] + 1 : -1;
+        if (guess >= 0 && (size_t)guess < data->n_cols &&
+            !strcmp(data->col_names[guess], name))
+            c = guess;
+        else
+            c = drift_data_column(data, name);
         if (c < 0)
             break;
+        if (D == cap) {
+            size_t nc = cap ? 2 * cap : 64;
+            long *bigger = realloc(cols, nc * sizeof *cols);
+            if (!bigger) {
+                free(cols);
+                return fail(e, DRIFT_ENOMEM, "out of memory");
+            }
+            cols = bigger;
+            cap = nc;
+        }
+        cols[D] = c;
         if (D == 0)
             first = c;
         else if (c != first + (long)D)
@@ -404,7 +424,23 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
                  "%s: model logistic needs predictor columns x.1 ... x.D "
                  "(or LIBSVM rows); the header has none named x.1",
                  data->source);
+        free(cols);
         return DRIFT_EDATA;
+    }
+    /* Refuse, with the size, a D whose vectors cannot fit in memory (a
+     * stray LIBSVM index, or --model-set D), before allocating D names. */
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    double phys = pages > 0 && page > 0 ? (double)pages * (double)page
+                                        : INFINITY;
+    if (2.0 * 8.0 * (double)D > phys) {
+        snprintf(e->msg, sizeof e->msg,
+                 "%s: model logistic with D = %zu predictors holds vectors "
+                 "of %.3g GiB each and needs several; this machine has "
+                 "%.3g GiB of memory",
+                 data->source, D, 8.0 * (double)D / 1073741824.0,
+                 phys / 1073741824.0);
+        free(cols);
+        return DRIFT_EINVAL;
     }
     size_t N = data->n_rows;
     /* Labels are checked here, with the file's line in the message, unless
@@ -430,12 +466,15 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
                          "%s: row %zu: column 'y' must be 0 or 1 for "
                          "logistic regression, found %g",
                          data->source, i + 1, y);
+            free(cols);
             return DRIFT_EDATA;
         }
     }
     logistic *m = calloc(1, sizeof *m);
-    if (!m)
+    if (!m) {
+        free(cols);
         return fail(e, DRIFT_ENOMEM, "out of memory");
+    }
     m->N = N;
     m->D = D;
     m->s = opt[0];
@@ -452,32 +491,35 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
         m->owned = malloc(N * D * sizeof(double));
         if (!m->owned) {
             logistic_free(m);
+            free(cols);
             return fail(e, DRIFT_ENOMEM, "out of memory copying predictors");
         }
         for (size_t i = 0; i < N; i++)
-            for (size_t k = 0; k < D; k++) {
-                char name[32];
-                snprintf(name, sizeof name, "x.%zu", k + 1);
+            for (size_t k = 0; k < D; k++)
                 m->owned[i * D + k] =
-                    data->values[i * data->row_stride +
-                                 (size_t)drift_data_column(data, name)];
-            }
+                    data->values[i * data->row_stride + (size_t)cols[k]];
         m->X = m->owned;
         m->ldx = D;
     }
     m->names = calloc(D, sizeof *m->names);
-    if (!m->names) {
-        logistic_free(m);
-        return fail(e, DRIFT_ENOMEM, "out of memory");
-    }
-    for (size_t k = 0; k < D; k++) {
+    for (size_t k = 0; m->names && k < D; k++) {
         char name[32];
         snprintf(name, sizeof name, "w.%zu", k + 1);
-        m->names[k] = strdup(name);
-        if (!m->names[k]) {
-            logistic_free(m);
-            return fail(e, DRIFT_ENOMEM, "out of memory");
+        if (!(m->names[k] = strdup(name))) {
+            for (size_t j = 0; j < k; j++)
+                free(m->names[j]);
+            free(m->names);
+            m->names = NULL;
         }
+    }
+    if (!m->names) {
+        snprintf(e->msg, sizeof e->msg,
+                 "%s: out of memory for the names of D = %zu parameters "
+                 "(about %.3g GiB)",
+                 data->source, D, (double)D * 48.0 / 1073741824.0);
+        logistic_free(m);
+        free(cols);
+        return DRIFT_ENOMEM;
     }
     memset(out, 0, sizeof *out);
     out->abi_version = DRIFT_MODEL_ABI_VERSION;
@@ -500,6 +542,7 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
     out->unconstrain = unconstrain;
     out->outcome = DRIFT_OUTCOME_BINARY;
     out->predict = predict;
+    free(cols);
     return DRIFT_OK;
 }
 

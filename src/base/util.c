@@ -4,10 +4,14 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -43,26 +47,32 @@ void drift_err_prefix(drift_err *e, const char *fmt, ...)
     memcpy(e->msg, out, used + 1);
 }
 
-/* Fault injection state.  Thread-safe enough for its purpose: tests that
- * use it run single-threaded. */
-static uint64_t fail_countdown;
-static uint64_t alloc_count;
+/* Fault injection state: atomics, because chains allocate from their
+ * own threads (relaxed: counts, not ordering, are what matter). */
+static _Atomic uint64_t fail_countdown;
+static _Atomic uint64_t alloc_count;
 
 uint64_t drift_fail_alloc(uint64_t k)
 {
-    uint64_t n = alloc_count;
-    fail_countdown = k;
-    alloc_count = 0;
+    uint64_t n = atomic_exchange_explicit(&alloc_count, 0,
+                                          memory_order_relaxed);
+    atomic_store_explicit(&fail_countdown, k, memory_order_relaxed);
     return n;
 }
 
 static int injected_failure(void)
 {
-    alloc_count++;
-    if (fail_countdown == 0)
-        return 0;
-    if (--fail_countdown == 0)
-        return 1;
+    atomic_fetch_add_explicit(&alloc_count, 1, memory_order_relaxed);
+    uint64_t left = atomic_load_explicit(&fail_countdown,
+                                         memory_order_relaxed);
+    /* Exactly one allocation takes the count from 1 to 0 and fails. */
+    while (left) {
+        if (atomic_compare_exchange_weak_explicit(&fail_countdown, &left,
+                                                  left - 1,
+                                                  memory_order_relaxed,
+                                                  memory_order_relaxed))
+            return left == 1;
+    }
     return 0;
 }
 
@@ -180,4 +190,50 @@ double drift_now(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A limit in bytes from a cgroup file ("max" or absent: none). */
+static uint64_t cgroup_limit(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return UINT64_MAX;
+    unsigned long long v;
+    int got = fscanf(f, "%llu", &v);
+    fclose(f);
+    return got == 1 ? (uint64_t)v : UINT64_MAX;
+}
+
+uint64_t drift_memory_limit(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+    uint64_t lim = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size
+                                         : UINT64_MAX;
+    uint64_t cg = cgroup_limit("/sys/fs/cgroup/memory.max");
+    if (cg < lim)
+        lim = cg;
+    cg = cgroup_limit("/sys/fs/cgroup/memory/memory.limit_in_bytes");
+    if (cg < lim)
+        lim = cg;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (uint64_t)rl.rlim_cur < lim)
+        lim = (uint64_t)rl.rlim_cur;
+    return lim;
+}
+
+const char *drift_format_bytes(double n, char *buf, size_t cap)
+{
+    static const char *unit[] = {"bytes", "KiB", "MiB", "GiB", "TiB", "PiB",
+                                 "EiB"};
+    int k = 0;
+    while (n >= 1024 && k < 6) {
+        n /= 1024;
+        k++;
+    }
+    if (k == 0)
+        snprintf(buf, cap, "%.0f bytes", n);
+    else
+        snprintf(buf, cap, "%.3g %s", n, unit[k]);
+    return buf;
 }

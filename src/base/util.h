@@ -53,4 +53,13 @@ int drift_parse_u64(const char *s, uint64_t *out);
 /* Monotonic seconds. */
 double drift_now(void);
 
+/* The most memory this process can have, in bytes: the machine's
+ * physical memory, or less where a cgroup limit or an address-space
+ * limit (ulimit -v) says so.  For refusing, with the size asked for, what
+ * could never fit, before allocating it. */
+uint64_t drift_memory_limit(void);
+
+/* "1.5 GiB", "300 MiB", "12 KiB" or "100 bytes" for n bytes, into buf. */
+const char *drift_format_bytes(double n, char *buf, size_t cap);
+
 #endif

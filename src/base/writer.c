@@ -1,13 +1,39 @@
-/* writer.c: files written safely: under a temporary name beside the
- * target, renamed into place only when complete, so no reader ever sees a
- * torn file under the requested name.  Not for what goes into the files. */
+/* writer.c: files written safely.  The target must be a regular file (or
+ * not exist) and no input of the run; the content goes to a temporary
+ * file in the target's directory that becomes the target only when
+ * complete and synced.  Not for what goes into the files.
+ *
+ * The temporary file, and what is left when a process dies:
+ * - Where the file system supports O_TMPFILE (ext4, xfs, btrfs, tmpfs...)
+ *   it has no name at all until commit, which links it in through
+ *   /proc/self/fd: directly under the target's name when there is none,
+ *   else as PATH.tmp.XXXXXX renamed over the target (rename is atomic).
+ *   A process killed in any way, SIGKILL included, leaves nothing, but for
+ *   the microseconds between that link and the rename.
+ * - Elsewhere (no O_TMPFILE, no /proc) it is PATH.tmp.XXXXXX from the
+ *   start.  Abort and commit remove or rename it; a fatal signal caught
+ *   by the command's handlers removes it (drift_writer_cleanup_signal);
+ *   after a SIGKILL it stays until the next writer of the same PATH,
+ *   which removes every PATH.tmp.XXXXXX that no live writer holds.
+ * The environment variable DRIFT_WRITER_NAMED_TEMP=1 forces the second
+ * way (for its tests).
+ * Every temporary file is held with flock(LOCK_EX) by its writer for its
+ * whole life, which is how a later writer tells a leftover (no lock, and
+ * older than two seconds) from a file in use, also across processes. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <math.h>
+#include <stdatomic.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util.h"
@@ -15,56 +41,226 @@
 
 struct drift_writer {
     FILE *f;
-    char *tmp;
-    char *final;
+    int fd;
+    int err;            /* the first write error (an errno), 0 if none */
+    char *final;        /* the target */
+    char *tmp;          /* the named temporary file, or NULL (unnamed) */
+    int slot;           /* tmp's entry in the cleanup table, or -1 */
 };
 
-int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
+/* ---- named temporaries a signal handler may remove ---- */
+
+#define TEMP_SLOTS 256
+enum { SLOT_FREE, SLOT_FILLING, SLOT_LIVE, SLOT_DYING };
+static char temp_names[TEMP_SLOTS][PATH_MAX];
+static atomic_int temp_state[TEMP_SLOTS];
+
+/* Records name for drift_writer_cleanup_signal; -1 when the table is
+ * full or the name too long (the file is then only removed by abort or
+ * by a later writer's sweep). */
+static int slot_take(const char *name)
 {
-    *out = NULL;
-    drift_writer *w = drift_calloc(1, sizeof *w);
-    size_t len = strlen(path);
-    if (!w)
-        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
-    w->final = drift_strdup(path);
-    w->tmp = drift_malloc(len + 16);
-    if (!w->final || !w->tmp) {
-        drift_free(w->final);
-        drift_free(w->tmp);
-        drift_free(w);
-        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    size_t len = strlen(name);
+    if (len >= PATH_MAX)
+        return -1;
+    for (int k = 0; k < TEMP_SLOTS; k++) {
+        int expect = SLOT_FREE;
+        if (atomic_compare_exchange_strong(&temp_state[k], &expect,
+                                           SLOT_FILLING)) {
+            memcpy(temp_names[k], name, len + 1);
+            atomic_store(&temp_state[k], SLOT_LIVE);
+            return k;
+        }
     }
-    memcpy(w->tmp, path, len);
-    memcpy(w->tmp + len, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(w->tmp);
-    if (fd < 0) {
-        int err = errno;
-        drift_free(w->final);
-        drift_free(w->tmp);
-        drift_free(w);
-        return drift_err_set(e, DRIFT_EIO, "%s: cannot create output file: %s",
-                             path, strerror(err));
+    return -1;
+}
+
+static void slot_give(int k)
+{
+    if (k < 0)
+        return;
+    /* A handler that took the slot (SLOT_DYING) keeps it: the process is
+     * going away. */
+    int expect = SLOT_LIVE;
+    atomic_compare_exchange_strong(&temp_state[k], &expect, SLOT_FREE);
+}
+
+void drift_writer_cleanup_signal(void)
+{
+    for (int k = 0; k < TEMP_SLOTS; k++) {
+        int expect = SLOT_LIVE;
+        if (atomic_compare_exchange_strong(&temp_state[k], &expect,
+                                           SLOT_DYING))
+            unlink(temp_names[k]);
     }
-    w->f = fdopen(fd, "w");
-    if (!w->f) {
-        close(fd);
-        unlink(w->tmp);
-        drift_free(w->final);
-        drift_free(w->tmp);
-        drift_free(w);
-        return drift_err_set(e, DRIFT_EIO, "%s: cannot open output file",
+}
+
+/* ---- checks ---- */
+
+static const char *file_kind(mode_t m)
+{
+    return S_ISDIR(m)    ? "a directory"
+           : S_ISCHR(m)  ? "a character device"
+           : S_ISBLK(m)  ? "a block device"
+           : S_ISFIFO(m) ? "a FIFO (named pipe)"
+           : S_ISSOCK(m) ? "a socket"
+           : S_ISLNK(m)  ? "a symbolic link"
+                         : "not a regular file";
+}
+
+int drift_writer_check(const char *path, const char *const *inputs, size_t n,
+                       drift_err *e)
+{
+    if (!path || !*path)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "an empty file name; give the name of the file "
+                             "to write");
+    if (path[strlen(path) - 1] == '/')
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "%s: names a directory; give the name of the "
+                             "file to write",
                              path);
+    struct stat st;
+    if (stat(path, &st) != 0)
+        return DRIFT_OK; /* nothing there (creating it says what fails) */
+    if (!S_ISREG(st.st_mode))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "%s: is %s; drift writes its output under a "
+                             "temporary name and renames it into place, "
+                             "which would replace it: give the name of a "
+                             "regular file",
+                             path, file_kind(st.st_mode));
+    for (size_t k = 0; k < n; k++) {
+        struct stat in;
+        if (inputs[k] && stat(inputs[k], &in) == 0 &&
+            in.st_dev == st.st_dev && in.st_ino == st.st_ino)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "%s: is the same file as the input %s of "
+                                 "this run; writing it would destroy the "
+                                 "input: give another output name",
+                                 path, inputs[k]);
     }
-    /* mkstemp creates 0600; draws files are ordinary files. */
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(fd, 0666 & ~mask);
-    setvbuf(w->f, NULL, _IOFBF, 1 << 16);
-    *out = w;
     return DRIFT_OK;
 }
 
-FILE *drift_writer_file(drift_writer *w) { return w->f; }
+/* ---- the stream ---- */
+
+static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
+{
+    drift_writer *w = cookie;
+    size_t done = 0;
+    if (w->err)
+        return -1;
+    while (done < n) {
+        ssize_t k = write(w->fd, buf + done, n - done);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            w->err = k < 0 ? errno : ENOSPC;
+            return -1;
+        }
+        done += (size_t)k;
+    }
+    return (ssize_t)n;
+}
+
+static int cookie_close(void *cookie)
+{
+    (void)cookie; /* the writer closes its descriptor itself */
+    return 0;
+}
+
+/* ---- temporary files ---- */
+
+/* "dir" of path ("." when it has none), in a fresh string. */
+static char *dir_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        return drift_strdup(".");
+    size_t n = slash == path ? 1 : (size_t)(slash - path);
+    char *d = drift_malloc(n + 1);
+    if (d) {
+        memcpy(d, path, n);
+        d[n] = '\0';
+    }
+    return d;
+}
+
+/* Six characters for a temporary name, different at every call. */
+static void tmp_suffix(char out[7])
+{
+    static atomic_uint_fast64_t counter;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull ^
+                 (uint64_t)ts.tv_nsec * 0xbf58476d1ce4e5b9ull ^
+                 (atomic_fetch_add(&counter, 1) + 1) * 0x94d049bb133111ebull;
+    x ^= x >> 31;
+    static const char abc[] =
+        "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789";
+    for (int k = 0; k < 6; k++, x /= 62)
+        out[k] = abc[x % 62];
+    out[6] = '\0';
+}
+
+/* Removes the leftovers PATH.tmp.XXXXXX of dead writers of path: files
+ * nobody holds locked, older than two seconds (a live writer locks its
+ * file right after creating it). */
+static void sweep_stale(const char *dir, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    const char *base = slash ? slash + 1 : path;
+    size_t blen = strlen(base);
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    int dfd = dirfd(d);
+    time_t now = time(NULL);
+    for (struct dirent *ent; (ent = readdir(d));) {
+        const char *nm = ent->d_name;
+        if (strlen(nm) != blen + 11 || strncmp(nm, base, blen) ||
+            strncmp(nm + blen, ".tmp.", 5))
+            continue;
+        int fd = openat(dfd, nm, O_RDONLY | O_NOFOLLOW | O_NONBLOCK |
+                                     O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+            now - st.st_mtime >= 2 && flock(fd, LOCK_EX | LOCK_NB) == 0)
+            unlinkat(dfd, nm, 0);
+        close(fd);
+    }
+    closedir(d);
+}
+
+/* An unnamed file in dir, or -1 (no O_TMPFILE there, or no /proc to link
+ * it from). */
+static int open_unnamed(const char *dir)
+{
+#ifdef O_TMPFILE
+    /* Tests take the named path on any file system with this. */
+    const char *named = getenv("DRIFT_WRITER_NAMED_TEMP");
+    if (named && *named && strcmp(named, "0"))
+        return -1;
+    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    if (fd < 0)
+        return -1;
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+    struct stat a, b;
+    if (stat(proc, &a) != 0 || fstat(fd, &b) != 0 || a.st_ino != b.st_ino ||
+        a.st_dev != b.st_dev) {
+        close(fd);
+        return -1;
+    }
+    return fd;
+#else
+    (void)dir;
+    return -1;
+#endif
+}
 
 static void writer_free(drift_writer *w)
 {
@@ -73,25 +269,148 @@ static void writer_free(drift_writer *w)
     drift_free(w);
 }
 
+int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
+{
+    *out = NULL;
+    int rc = drift_writer_check(path, NULL, 0, e);
+    if (rc)
+        return rc;
+    drift_writer *w = drift_calloc(1, sizeof *w);
+    char *dir = dir_of(path);
+    if (!w || !dir || !(w->final = drift_strdup(path))) {
+        drift_free(dir);
+        if (w)
+            writer_free(w);
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    w->slot = -1;
+    w->fd = open_unnamed(dir);
+    if (w->fd < 0) {
+        size_t len = strlen(path);
+        w->tmp = drift_malloc(len + 12);
+        if (!w->tmp) {
+            drift_free(dir);
+            writer_free(w);
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        }
+        memcpy(w->tmp, path, len);
+        memcpy(w->tmp + len, ".tmp.XXXXXX", 12);
+        w->fd = mkostemp(w->tmp, O_CLOEXEC);
+        if (w->fd < 0) {
+            int err = errno;
+            drift_free(dir);
+            writer_free(w);
+            return drift_err_set(e, DRIFT_EIO,
+                                 "%s: cannot create output file: %s", path,
+                                 strerror(err));
+        }
+        w->slot = slot_take(w->tmp);
+        /* mkstemp creates 0600; output files are ordinary files. */
+        mode_t mask = umask(0);
+        umask(mask);
+        fchmod(w->fd, 0666 & ~mask);
+    }
+    flock(w->fd, LOCK_EX | LOCK_NB);
+    sweep_stale(dir, path);
+    drift_free(dir);
+    cookie_io_functions_t io = {NULL, cookie_write, NULL, cookie_close};
+    w->f = fopencookie(w, "w", io);
+    if (!w->f) {
+        drift_writer_abort(w);
+        return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+    }
+    setvbuf(w->f, NULL, _IOFBF, 1 << 16);
+    *out = w;
+    return DRIFT_OK;
+}
+
+FILE *drift_writer_file(drift_writer *w) { return w->f; }
+
+int drift_writer_fd(drift_writer *w) { return w->fd; }
+
+int drift_writer_failed(drift_writer *w, drift_err *e)
+{
+    if (!w->err && !ferror(w->f))
+        return DRIFT_OK;
+    return drift_err_set(e, DRIFT_EIO,
+                         "%s: write error: %s; the file is not written (a "
+                         "previous file of that name is kept)",
+                         w->final, strerror(w->err ? w->err : EIO));
+}
+
+/* Links the unnamed file of w in under its final name, atomically
+ * replacing what is there.  Returns 0 or an errno. */
+static int link_in(drift_writer *w)
+{
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->fd);
+    if (linkat(AT_FDCWD, proc, AT_FDCWD, w->final, AT_SYMLINK_FOLLOW) == 0)
+        return 0;
+    if (errno != EEXIST)
+        return errno;
+    size_t len = strlen(w->final);
+    char *tmp = drift_malloc(len + 12);
+    if (!tmp)
+        return ENOMEM;
+    for (int tries = 0; tries < 100; tries++) {
+        memcpy(tmp, w->final, len);
+        memcpy(tmp + len, ".tmp.", 5);
+        tmp_suffix(tmp + len + 5);
+        int slot = slot_take(tmp);
+        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0) {
+            int err = errno;
+            slot_give(slot);
+            if (err == EEXIST)
+                continue;
+            drift_free(tmp);
+            return err;
+        }
+        int err = rename(tmp, w->final) == 0 ? 0 : errno;
+        if (err)
+            unlink(tmp);
+        slot_give(slot);
+        drift_free(tmp);
+        return err;
+    }
+    drift_free(tmp);
+    return EEXIST;
+}
+
 int drift_writer_commit(drift_writer *w, drift_err *e)
 {
-    int bad = ferror(w->f);
-    if (fclose(w->f) != 0)
-        bad = 1;
-    if (bad) {
-        unlink(w->tmp);
-        drift_err_set(e, DRIFT_EIO, "%s: write error (disk full?)", w->final);
-        writer_free(w);
-        return DRIFT_EIO;
-    }
-    if (rename(w->tmp, w->final) != 0) {
+    if (fflush(w->f) != 0 && !w->err)
+        w->err = EIO;
+    int rc = drift_writer_failed(w, e);
+    if (!rc && fsync(w->fd) != 0) {
         int err = errno;
-        unlink(w->tmp);
-        drift_err_set(e, DRIFT_EIO, "%s: cannot rename output into place: %s",
-                      w->final, strerror(err));
-        writer_free(w);
-        return DRIFT_EIO;
+        if (err != EINVAL && err != EROFS) /* files that cannot sync */
+            rc = drift_err_set(e, DRIFT_EIO,
+                               "%s: write error: %s; the file is not "
+                               "written (a previous file of that name is "
+                               "kept)",
+                               w->final, strerror(err));
     }
+    if (rc) {
+        drift_writer_abort(w);
+        return rc;
+    }
+    int err = 0;
+    if (w->tmp) {
+        if (rename(w->tmp, w->final) != 0)
+            err = errno;
+    } else {
+        err = link_in(w);
+    }
+    if (err) {
+        rc = drift_err_set(e, DRIFT_EIO,
+                           "%s: cannot put the output in place: %s", w->final,
+                           strerror(err));
+        drift_writer_abort(w);
+        return rc;
+    }
+    slot_give(w->slot);
+    fclose(w->f);
+    close(w->fd);
     writer_free(w);
     return DRIFT_OK;
 }
@@ -100,8 +419,13 @@ void drift_writer_abort(drift_writer *w)
 {
     if (!w)
         return;
-    fclose(w->f);
-    unlink(w->tmp);
+    if (w->f)
+        fclose(w->f);
+    if (w->tmp)
+        unlink(w->tmp);
+    slot_give(w->slot);
+    if (w->fd >= 0)
+        close(w->fd);
     writer_free(w);
 }
 
@@ -114,4 +438,3 @@ void drift_writer_real(FILE *f, double v)
     else
         fprintf(f, "%.10g", v);
 }
-

@@ -1,6 +1,8 @@
-/* writer.h: files (draws, metrics, summaries, stores) written safely: under a temporary name
- * in the target's directory, renamed into place only when complete, so no
- * reader ever sees a torn file under the requested name. */
+/* writer.h: files (draws, metrics, summaries, row stores) written safely:
+ * never over anything but a regular file, never over an input of the same
+ * run, in an unnamed temporary file that becomes the target only when
+ * complete, so no reader ever sees a torn file under the requested name
+ * and a killed process leaves nothing behind. */
 #ifndef DRIFT_WRITER_H
 #define DRIFT_WRITER_H
 
@@ -10,13 +12,44 @@
 
 typedef struct drift_writer drift_writer;
 
-/* Opens a temporary file beside path. */
+/* Whether path may be written: not empty, not ending in '/', and when it
+ * exists a regular file (a directory, device node, FIFO or socket is
+ * refused: the writer would replace it).  When inputs (n paths, NULL
+ * entries skipped) is given, path must not be the same file as any of
+ * them (compared by device and inode, so links and other spellings are
+ * caught).  Returns DRIFT_OK or DRIFT_EINVAL with a message naming path. */
+int drift_writer_check(const char *path, const char *const *inputs, size_t n,
+                       drift_err *e);
+
+/* Opens a temporary file for path after drift_writer_check (no inputs).
+ * Where the file system allows it the file has no name until commit
+ * (O_TMPFILE); elsewhere it is PATH.tmp.XXXXXX beside path, removed by
+ * abort, by drift_writer_cleanup_signal, or by a later writer of path once
+ * no process holds it (see writer.c). */
 int drift_writer_open(const char *path, drift_writer **out, drift_err *e);
+
+/* The stream to write to; its write errors are recorded (see
+ * drift_writer_failed).  Buffered: call drift_writer_failed after a unit
+ * of output to learn of them. */
 FILE *drift_writer_file(drift_writer *w);
-/* Flushes, closes and renames to the final name; frees w. */
+/* The descriptor, for writers that pwrite (row stores); do not mix with
+ * the stream. */
+int drift_writer_fd(drift_writer *w);
+/* Non-zero (DRIFT_EIO, message in e naming the file) once a write to the
+ * stream has failed (disk full, file size limit, I/O error). */
+int drift_writer_failed(drift_writer *w, drift_err *e);
+
+/* Flushes, syncs and puts the file in place under its name, replacing
+ * what was there atomically; frees w.  On any error nothing is put in
+ * place (the previous file is kept) and the message names the file. */
 int drift_writer_commit(drift_writer *w, drift_err *e);
-/* Closes and removes the temporary file; frees w. */
+/* Discards the temporary file; frees w.  NULL is a no-op. */
 void drift_writer_abort(drift_writer *w);
+
+/* For signal handlers (async-signal-safe): removes the named temporary
+ * files of every writer still open, before the process dies of a signal.
+ * Unnamed ones need nothing: they vanish with the process. */
+void drift_writer_cleanup_signal(void);
 
 /* Writes v as drift writes every real in output: %.10g; "nan", "inf". */
 void drift_writer_real(FILE *f, double v);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mapguard.h"
 #include "cli.h"
 #include "engine/lang/lang_model.h"
 
@@ -106,7 +107,16 @@ int cmd_check(int argc, char **argv)
     drift_err e = {{0}};
     if (drift_lang_open(&spec, &m, &e)) {
         fprintf(stderr, "drift check: %s\n", e.msg);
-        return EXIT_USAGE;
+        /* A data file that changed while it was read: a failed check, not
+         * bad input. */
+        return drift_mapguard_any() ? EXIT_RUN_FAILED : EXIT_USAGE;
+    }
+    /* Every row was read; a map that lost pages meanwhile read zeros, and
+     * a file rewritten in place is not the file checked. */
+    if (drift_mapguard_check(1, &e)) {
+        fprintf(stderr, "drift check: %s\n", e.msg);
+        m.free(m.self);
+        return EXIT_RUN_FAILED;
     }
     drift_lang_describe(&m, stdout);
     if (a.n_data || a.n_sets)

@@ -7,7 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mapguard.h"
+#include "base/stop.h"
 #include "base/util.h"
+#include "base/writer.h"
 #include "cli.h"
 #include "engine/data/rowstore.h"
 #include "parser/ast.h"
@@ -132,6 +135,14 @@ static int cmd_convert(int argc, char **argv)
                         "--rows-schema, not both\n");
         return EXIT_USAGE;
     }
+    /* OUT may be written and is none of the inputs: checked before any
+     * work (the converter checks IN again). */
+    const char *inputs[2] = {a.pos[0], a.schema};
+    drift_err ce;
+    if (drift_writer_check(a.pos[1], inputs, 2, &ce)) {
+        fprintf(stderr, "drift data convert: %s\n", ce.msg);
+        return EXIT_USAGE;
+    }
     char *buf = NULL;
     const char **keep = NULL;
     drift_schema_var *vars = NULL;
@@ -165,20 +176,30 @@ static int cmd_convert(int argc, char **argv)
     drift_err e;
     uint64_t rows = 0;
     double t0 = drift_now();
+    /* Signals as in drift sample: the first stops the conversion at the
+     * next row (nothing is written under OUT), a second ends the process
+     * at once; neither leaves a temporary file. */
+    drift_stop_catch();
     if (vars)
         rc = drift_rowstore_convert_schema(a.pos[0], a.pos[1], vars,
                                            (size_t)n_vars, &rows, &e);
     else
         rc = drift_rowstore_convert(a.pos[0], a.pos[1], keep, &rows, &e);
+    drift_stop_uncatch();
     free(buf);
     free(keep);
     for (long k = 0; k < n_vars; k++)
         free((char *)vars[k].name);
     free(vars);
+    if (rc == DRIFT_ESTOP) {
+        fprintf(stderr, "drift: %s; %s not written\n", e.msg, a.pos[1]);
+        return 128 + drift_stop_requested();
+    }
     if (rc) {
         fprintf(stderr, "drift data convert: %s\n", e.msg);
-        return rc == DRIFT_EIO || rc == DRIFT_ENOMEM ? EXIT_RUN_FAILED
-                                                     : EXIT_USAGE;
+        return rc == DRIFT_EIO || rc == DRIFT_ENOMEM || drift_mapguard_any()
+                   ? EXIT_RUN_FAILED
+                   : EXIT_USAGE;
     }
     fprintf(stderr, "drift: %s -> %s: %llu rows in %.3g s\n", a.pos[0],
             a.pos[1], (unsigned long long)rows, drift_now() - t0);

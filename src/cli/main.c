@@ -2,6 +2,7 @@
  * subcommand's logic. */
 #include "config.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -52,6 +53,10 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
+    /* A write past the file size limit (ulimit -f) fails with EFBIG and
+     * is reported like a full disk, instead of killing the process with
+     * SIGXFSZ and a core. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

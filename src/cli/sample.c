@@ -11,7 +11,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/mapguard.h"
+#include "base/stop.h"
 #include "base/util.h"
+#include "base/writer.h"
 #include "cli.h"
 #include "engine/lang/lang_model.h"
 #include "engine/run/heldout.h"
@@ -308,14 +311,35 @@ static int on_sample_opt(void *user, int idx, const char *v)
     return 0;
 }
 
-/* The first SIGINT or SIGTERM asks every chain to stop after its step
- * (SA_RESETHAND: a second one kills at once). */
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
+/* Every file the run will write (each chain's draws file and, with
+ * --test, its metrics file) may be written, and none is an input of the
+ * run: checked before any work (base/writer.h says what is refused). */
+static int check_outputs(const sample_args *a, const char *out)
 {
-    stop_signal = sig;
-    drift_run_request_stop();
+    const char *inputs[16];
+    size_t n = 0;
+    for (size_t k = 0; k < a->n_data; k++)
+        inputs[n++] = a->data[k];
+    inputs[n++] = a->model;
+    inputs[n++] = a->sampler;
+    inputs[n++] = a->init;
+    inputs[n++] = a->test;
+    unsigned first = a->chain_id ? a->chain_id : 1;
+    for (unsigned k = 0; k < a->chains; k++) {
+        char path[4096], mpath[4200];
+        drift_err e = {{0}};
+        drift_chain_path(out, a->chains, first + k, path, sizeof path);
+        int rc = drift_writer_check(path, inputs, n, &e);
+        if (!rc && a->test) {
+            drift_heldout_path(path, mpath, sizeof mpath);
+            rc = drift_writer_check(mpath, inputs, n, &e);
+        }
+        if (rc) {
+            fprintf(stderr, "drift sample: --out: %s\n", e.msg);
+            return EXIT_USAGE;
+        }
+    }
+    return 0;
 }
 
 /* "a-b" or "a" for a range of counts. */
@@ -363,11 +387,12 @@ static void signal_account(const drift_chain_result *res, unsigned K,
         snprintf(files, sizeof files, "%s", first);
     else
         snprintf(files, sizeof files, "%s ... %s", first, last);
+    char sig[32];
+    drift_stop_signal_name(drift_stop_requested(), sig, sizeof sig);
     fprintf(stderr,
             "drift: interrupted by %s: %u chain%s stopped after %s "
             "iterations",
-            stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", K,
-            K > 1 ? "s" : "", its);
+            sig, K, K > 1 ? "s" : "", its);
     if (total)
         fprintf(stderr, " of %llu", (unsigned long long)total);
     if (warmup && it_lo < (double)warmup)
@@ -467,6 +492,15 @@ int cmd_sample(int argc, char **argv)
             goto out_args;
         }
 
+    if (a.out && !*a.out) {
+        fprintf(stderr, "drift sample: --out: an empty file name; give the "
+                        "name of the draws file\n");
+        rc = EXIT_USAGE;
+        goto out_args;
+    }
+    if ((rc = check_outputs(&a, a.out ? a.out : "output.csv")))
+        goto out_args;
+
     drift_err e = {{0}};
     drift_registry *reg = drift_registry_new();
     drift_problem prob;
@@ -514,7 +548,9 @@ int cmd_sample(int argc, char **argv)
                                a.data_set, a.n_data_set, stderr};
     if (drift_problem_open(&prob, reg, &spec, &e)) {
         fprintf(stderr, "drift sample: %s\n", e.msg);
-        rc = EXIT_USAGE;
+        /* A data file that changed while it was read is a failed run,
+         * not bad input. */
+        rc = drift_mapguard_any() ? EXIT_RUN_FAILED : EXIT_USAGE;
         goto out;
     }
     if (!a.have_seed)
@@ -633,13 +669,12 @@ int cmd_sample(int argc, char **argv)
         rc = EXIT_RUN_FAILED;
         goto out;
     }
-    struct sigaction sa;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_signal;
-    sa.sa_flags = SA_RESETHAND;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
+    /* SIGINT, SIGTERM, SIGHUP: the chains stop after their step and the
+     * draws so far are committed; a second signal ends the process at
+     * once (base/stop.h), leaving no temporary file. */
+    drift_stop_catch();
     int run_rc = drift_run(&cfg, results, &e);
+    drift_stop_uncatch();
     int any_status = 0, any_started_failed = 0;
     for (unsigned k = 0; k < a.chains; k++) {
         any_status |= results[k].status != 0;
@@ -655,7 +690,7 @@ int cmd_sample(int argc, char **argv)
     if (run_rc == DRIFT_ESTOP) {
         signal_account(results, a.chains, N, a.warmup,
                        a.iters ? a.warmup + a.iters : 0);
-        rc = 128 + (stop_signal ? stop_signal : SIGINT);
+        rc = 128 + (drift_stop_requested() ? drift_stop_requested() : SIGINT);
         goto out;
     }
     for (unsigned k = 0; k < a.chains; k++) {

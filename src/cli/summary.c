@@ -164,6 +164,13 @@ int cmd_summary(int argc, char **argv)
         return EXIT_USAGE;
     }
     drift_err e = {{0}};
+    /* --csv FILE may be written and is none of the files summarised:
+     * checked before any work. */
+    if (a.csv && drift_writer_check(a.csv, a.files, a.n_files, &e)) {
+        fprintf(stderr, "drift summary: --csv: %s\n", e.msg);
+        free(a.files);
+        return EXIT_USAGE;
+    }
     drift_stancsv **draws = calloc(a.n_files, sizeof *draws);
     drift_stancsv **metrics = calloc(2 * a.n_files, sizeof *metrics);
     char **mlabels = calloc(2 * a.n_files, sizeof *mlabels);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/nameindex.h"
 #include "base/util.h"
 #include "csv.h"
 
@@ -23,8 +24,14 @@ static int parse_header(drift_csv *c, const drift_line *ln, drift_err *e)
     if (!c->names)
         return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
     c->n_cols = cols;
+    /* Repeated names are found through a hash index: a header of 10^6
+     * columns must not cost 10^12 comparisons. */
+    drift_nameindex seen;
+    if (drift_nameindex_init(&seen, cols))
+        return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+    int rc = DRIFT_OK;
     const char *p = ln->b;
-    for (size_t k = 0; k < cols; k++) {
+    for (size_t k = 0; k < cols && !rc; k++) {
         const char *fe = memchr(p, ',', (size_t)(ln->e - p));
         if (!fe)
             fe = ln->e;
@@ -35,27 +42,44 @@ static int parse_header(drift_csv *c, const drift_line *ln, drift_err *e)
             en--;
         }
         size_t col = (size_t)(p - ln->b) + 1;
-        if (b == en)
-            return drift_err_set(e, DRIFT_EDATA,
-                                 "%s:%zu:%zu: error: empty column name in "
-                                 "the header (column %zu); the first line "
-                                 "must name every column, e.g. y,x.1,x.2",
-                                 path, lineno, col, k + 1);
+        if (b == en) {
+            rc = drift_err_set(e, DRIFT_EDATA,
+                               "%s:%zu:%zu: error: empty column name in the "
+                               "header (column %zu); the first line must "
+                               "name every column, e.g. y,x.1,x.2",
+                               path, lineno, col, k + 1);
+            break;
+        }
+        const char *nul = memchr(b, '\0', (size_t)(en - b));
+        if (nul) {
+            rc = drift_err_set(e, DRIFT_EDATA,
+                               "%s:%zu:%zu: error: a NUL byte in the name of "
+                               "column %zu; column names are text",
+                               path, lineno, (size_t)(nul - ln->b) + 1,
+                               k + 1);
+            break;
+        }
         c->names[k] = drift_malloc((size_t)(en - b) + 1);
-        if (!c->names[k])
-            return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+        if (!c->names[k]) {
+            rc = drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+            break;
+        }
         memcpy(c->names[k], b, (size_t)(en - b));
         c->names[k][en - b] = '\0';
-        for (size_t j = 0; j < k; j++)
-            if (strcmp(c->names[j], c->names[k]) == 0)
-                return drift_err_set(e, DRIFT_EDATA,
-                                     "%s:%zu:%zu: error: column '%s' is "
-                                     "named twice in the header (columns "
-                                     "%zu and %zu)",
-                                     path, lineno, col, c->names[k], j + 1,
-                                     k + 1);
+        size_t j;
+        int dup = drift_nameindex_add(&seen, c->names[k], k, &j);
+        if (dup < 0)
+            rc = drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+        else if (dup)
+            rc = drift_err_set(e, DRIFT_EDATA,
+                               "%s:%zu:%zu: error: column '%s' is named "
+                               "twice in the header (columns %zu and %zu)",
+                               path, lineno, col, c->names[k], j + 1, k + 1);
         p = fe + 1;
     }
+    drift_nameindex_free(&seen);
+    if (rc)
+        return rc;
     /* A header of numbers is almost certainly a missing header. */
     double dummy;
     if (drift_parse_double(c->names[0], &dummy) == 0)
@@ -75,13 +99,19 @@ int drift_csv_open(drift_csv *c, const char *path, int streaming,
     if (rc)
         return rc;
     drift_line ln;
-    while (drift_textfile_next(&c->f, &ln)) {
+    int got;
+    while ((got = drift_textfile_next(&c->f, &ln)) > 0) {
         if (drift_line_comment(&ln) || drift_line_blank(&ln))
             continue;
         c->header_line = c->f.lineno;
         c->data_start = c->f.cur;
-        return parse_header(c, &ln, e);
+        rc = parse_header(c, &ln, e);
+        /* A header read from a map that lost its pages is no header. */
+        int st = drift_textfile_status(&c->f, 0, e);
+        return st ? st : rc;
     }
+    if (got < 0 || (rc = drift_textfile_status(&c->f, 0, e)))
+        return drift_textfile_status(&c->f, 0, e);
     return drift_err_set(e, DRIFT_EDATA,
                          "%s:1:1: error: the file is empty; expected a "
                          "header line naming the columns, e.g. y,x.1,x.2",
@@ -124,10 +154,11 @@ static int only_blank_left(drift_csv *c)
 {
     if (c->f.fd >= 0) {
         drift_line ln;
-        while (drift_textfile_next(&c->f, &ln))
+        int got;
+        while ((got = drift_textfile_next(&c->f, &ln)) > 0)
             if (!drift_line_blank(&ln))
                 return 0;
-        return 1;
+        return got == 0;
     }
     for (const char *q = c->f.cur; q < c->f.end; q++)
         if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
@@ -135,12 +166,14 @@ static int only_blank_left(drift_csv *c)
     return 1;
 }
 
-int drift_csv_next(drift_csv *c, double *row, drift_err *e)
+/* drift_csv_next without the check that the file is still whole. */
+static int next_row(drift_csv *c, double *row, drift_err *e)
 {
     drift_line ln;
     const char *path = c->f.path;
-    if (!drift_textfile_next(&c->f, &ln))
-        return 0;
+    int got = drift_textfile_next(&c->f, &ln);
+    if (got <= 0)
+        return got;
     size_t lineno = c->f.lineno;
     if (drift_line_blank(&ln)) {
         if (only_blank_left(c)) {
@@ -180,13 +213,14 @@ int drift_csv_next(drift_csv *c, double *row, drift_err *e)
         }
         char *end = NULL;
         double v = 0;
-        if (len < sizeof buf) {
+        /* strtod would stop at a NUL byte and take "1\0x" for 1. */
+        if (len < sizeof buf && !memchr(b, '\0', len)) {
             memcpy(buf, b, len);
             buf[len] = '\0';
             errno = 0;
             v = strtod(buf, &end);
         }
-        if (len >= sizeof buf || end == buf || *end != '\0') {
+        if (!end || end == buf || *end != '\0') {
             drift_describe(b, en, shown, sizeof shown);
             drift_err_set(e, DRIFT_EDATA,
                           "%s:%zu:%zu: error: field '%s' in column '%s' is "
@@ -213,4 +247,13 @@ int drift_csv_next(drift_csv *c, double *row, drift_err *e)
         return -1;
     }
     return 1;
+}
+
+int drift_csv_next(drift_csv *c, double *row, drift_err *e)
+{
+    int got = next_row(c, row, e);
+    /* Rows read from a map whose file lost pages are zeros, not data:
+     * whatever the parse made of them, the file changed. */
+    int st = drift_textfile_status(&c->f, 0, e);
+    return st ? -1 : got;
 }

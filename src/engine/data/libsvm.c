@@ -58,7 +58,8 @@ static int number(const char *b, const char *e, double *out)
 {
     char buf[128];
     size_t len = (size_t)(e - b);
-    if (len == 0 || len >= sizeof buf)
+    /* strtod would stop at a NUL byte and take "1\0x" for 1. */
+    if (len == 0 || len >= sizeof buf || memchr(b, '\0', len))
         return -1;
     memcpy(buf, b, len);
     buf[len] = '\0';
@@ -70,13 +71,15 @@ static int number(const char *b, const char *e, double *out)
     return 0;
 }
 
-int drift_libsvm_next(drift_libsvm *s, drift_err *e)
+/* drift_libsvm_next without the check that the file is still whole. */
+static int next_row(drift_libsvm *s, drift_err *e)
 {
     drift_line ln;
     const char *path = s->f.path;
     for (;;) {
-        if (!drift_textfile_next(&s->f, &ln))
-            return 0;
+        int got = drift_textfile_next(&s->f, &ln);
+        if (got <= 0)
+            return got;
         /* Drop a comment, then skip lines that are empty. */
         const char *hash = memchr(ln.b, '#', (size_t)(ln.e - ln.b));
         if (hash)
@@ -122,7 +125,7 @@ int drift_libsvm_next(drift_libsvm *s, drift_err *e)
         char ibuf[32];
         size_t ilen = (size_t)(colon - tok);
         unsigned long long index = 0;
-        int ok = ilen > 0 && ilen < sizeof ibuf;
+        int ok = ilen > 0 && ilen < sizeof ibuf && !memchr(tok, 0, ilen);
         if (ok) {
             memcpy(ibuf, tok, ilen);
             ibuf[ilen] = '\0';
@@ -157,4 +160,13 @@ int drift_libsvm_next(drift_libsvm *s, drift_err *e)
         }
     }
     return 1;
+}
+
+int drift_libsvm_next(drift_libsvm *s, drift_err *e)
+{
+    int got = next_row(s, e);
+    /* Rows read from a map whose file lost pages are zeros, not data. */
+    if (drift_textfile_status(&s->f, 0, e))
+        return -1;
+    return got;
 }

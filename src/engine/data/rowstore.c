@@ -24,7 +24,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/mapguard.h"
+#include "base/nameindex.h"
+#include "base/stop.h"
 #include "base/util.h"
+#include "base/writer.h"
 #include "csv.h"
 #include "libsvm.h"
 #include "rowstore.h"
@@ -32,6 +36,10 @@
 static const char MAGIC[8] = {'D', 'R', 'I', 'F', 'T', 'R', 'S', 0x1a};
 #define ENDIAN_MARK 0x01020304u
 #define HEADER_ALIGN 4096u
+/* What a store may hold, for the reader and the writer alike. */
+#define MAX_DENSE_COLS 1000000u
+#define MAX_NAME_BYTES 4096u
+#define MAX_HEADER_BYTES ((uint64_t)1 << 30)
 
 static uint64_t fnv1a(const unsigned char *p, size_t n)
 {
@@ -188,8 +196,11 @@ static int write_all(int fd, const void *p, size_t n, uint64_t off)
         ssize_t w = pwrite(fd, c, n, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
+        if (w <= 0) {
+            if (w == 0)
+                errno = ENOSPC;
             return -1;
+        }
         c += w;
         n -= (size_t)w;
         off += (uint64_t)w;
@@ -197,65 +208,52 @@ static int write_all(int fd, const void *p, size_t n, uint64_t off)
     return 0;
 }
 
-/* The temporary output file beside out. */
-typedef struct tmpout {
-    char *tmp;
-    int fd;
-} tmpout;
-
-static int tmp_open(tmpout *t, const char *out, drift_err *e)
+/* The first failed write of any section, as an error naming out. */
+static int sections_failed(const section *s, size_t n, const char *out,
+                           drift_err *e)
 {
-    size_t n = strlen(out);
-    t->tmp = drift_malloc(n + 16);
-    if (!t->tmp)
-        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
-    memcpy(t->tmp, out, n);
-    memcpy(t->tmp + n, ".tmp.XXXXXX", 12);
-    t->fd = mkstemp(t->tmp);
-    if (t->fd < 0) {
-        int err = errno;
-        drift_free(t->tmp);
-        t->tmp = NULL;
-        return drift_err_set(e, DRIFT_EIO, "%s: cannot create: %s", out,
-                             strerror(err));
-    }
+    for (size_t k = 0; k < n; k++)
+        if (s[k].failed)
+            return drift_err_set(e, DRIFT_EIO,
+                                 "%s: write error: %s; the row store is not "
+                                 "written (a previous file of that name is "
+                                 "kept)",
+                                 out, strerror(s[k].failed));
     return DRIFT_OK;
 }
 
-static void tmp_abort(tmpout *t)
+/* Why a conversion stops before its input's end: a signal asked (the
+ * command's handlers, base/stop.h), or the input's map lost pages.
+ * Checked for every row: two atomic loads. */
+static int convert_stopped(drift_textfile *f, const char *in, uint64_t rows,
+                           drift_err *e)
 {
-    if (!t->tmp)
-        return;
-    close(t->fd);
-    unlink(t->tmp);
-    drift_free(t->tmp);
-    t->tmp = NULL;
+    int sig = drift_stop_requested();
+    if (sig) {
+        char name[32];
+        return drift_err_set(e, DRIFT_ESTOP,
+                             "interrupted by %s after %llu rows of %s",
+                             drift_stop_signal_name(sig, name, sizeof name),
+                             (unsigned long long)rows, in);
+    }
+    return drift_textfile_status(f, 0, e);
 }
 
-static int tmp_commit(tmpout *t, const char *out, drift_err *e)
+/* Puts the finished store in place: the header at offset 0, the length,
+ * then the writer's commit (synced, renamed over out). */
+static int finish_store(drift_writer **w, const unsigned char *hdr,
+                        const layout *L, const char *out, drift_err *e)
 {
-    mode_t mask = umask(0);
-    umask(mask);
-    fchmod(t->fd, 0666 & ~mask);
-    if (fsync(t->fd) != 0 || close(t->fd) != 0) {
-        int err = errno;
-        unlink(t->tmp);
-        drift_free(t->tmp);
-        t->tmp = NULL;
-        return drift_err_set(e, DRIFT_EIO, "%s: write error: %s", out,
-                             strerror(err));
-    }
-    if (rename(t->tmp, out) != 0) {
-        int err = errno;
-        unlink(t->tmp);
-        drift_free(t->tmp);
-        t->tmp = NULL;
-        return drift_err_set(e, DRIFT_EIO, "%s: cannot rename into place: %s",
-                             out, strerror(err));
-    }
-    drift_free(t->tmp);
-    t->tmp = NULL;
-    return DRIFT_OK;
+    int fd = drift_writer_fd(*w);
+    if (write_all(fd, hdr, L->header_bytes, 0) ||
+        ftruncate(fd, (off_t)L->file_bytes) != 0)
+        return drift_err_set(e, DRIFT_EIO,
+                             "%s: write error: %s; the row store is not "
+                             "written (a previous file of that name is kept)",
+                             out, strerror(errno));
+    int rc = drift_writer_commit(*w, e);
+    *w = NULL;
+    return rc;
 }
 
 /* Whether header column col belongs to rows variable name: col is name
@@ -269,24 +267,21 @@ static int column_of(const char *col, const char *name)
                               col[n + 1] <= '9');
 }
 
-/* The columns a schema keeps, in schema order (header order within a
- * variable), and which must hold integers.  *keep is NULL-terminated. */
+/* The columns a schema keeps (indices into the CSV's columns), in schema
+ * order (header order within a variable), and which must hold integers.
+ * *n_out gets their number. */
 static int schema_columns(const drift_csv *c, const char *in,
                           const drift_schema_var *vars, size_t n_vars,
-                          const char ***keep, unsigned char **want_int,
-                          drift_err *e)
+                          size_t *pick, unsigned char *want_int,
+                          size_t *n_out, drift_err *e)
 {
-    *keep = drift_calloc(c->n_cols + 1, sizeof **keep);
-    *want_int = drift_calloc(c->n_cols + 1, 1);
-    if (!*keep || !*want_int)
-        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     size_t nk = 0;
     for (size_t v = 0; v < n_vars; v++) {
         size_t found = 0;
-        for (size_t j = 0; j < c->n_cols; j++)
+        for (size_t j = 0; j < c->n_cols && nk < c->n_cols; j++)
             if (column_of(c->names[j], vars[v].name)) {
-                (*want_int)[nk] = (unsigned char)vars[v].is_int;
-                (*keep)[nk++] = c->names[j];
+                want_int[nk] = (unsigned char)vars[v].is_int;
+                pick[nk++] = j;
                 found++;
             }
         if (!found)
@@ -297,6 +292,80 @@ static int schema_columns(const drift_csv *c, const char *in,
                                  in, c->header_line, vars[v].name,
                                  vars[v].name, vars[v].name, vars[v].name);
     }
+    *n_out = nk;
+    return DRIFT_OK;
+}
+
+/* The columns keep names (NULL: all), as indices into the CSV's columns,
+ * found through a hash index (a header may have 10^6 names). */
+static int named_columns(const drift_csv *c, const char *in,
+                         const char *const *keep, size_t *pick,
+                         size_t *n_out, drift_err *e)
+{
+    if (!keep) {
+        for (size_t k = 0; k < c->n_cols; k++)
+            pick[k] = k;
+        *n_out = c->n_cols;
+        return DRIFT_OK;
+    }
+    drift_nameindex cols, kept;
+    if (drift_nameindex_build(&cols, (const char *const *)c->names,
+                              c->n_cols))
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    if (drift_nameindex_init(&kept, 16)) {
+        drift_nameindex_free(&cols);
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    int rc = DRIFT_OK;
+    size_t nk = 0;
+    for (; keep[nk] && !rc; nk++) {
+        long j = drift_nameindex_find(&cols, keep[nk]);
+        int again = j < 0 ? 0 : drift_nameindex_add(&kept, keep[nk], nk, NULL);
+        if (j < 0)
+            rc = drift_err_set(e, DRIFT_EDATA,
+                               "%s: has no column '%s' (the rows schema "
+                               "needs it)",
+                               in, keep[nk]);
+        else if (again < 0)
+            rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        else if (again)
+            rc = drift_err_set(e, DRIFT_EINVAL,
+                               "column '%s' is asked for twice; a row store "
+                               "names each column once",
+                               keep[nk]);
+        else if (nk < c->n_cols)
+            pick[nk] = (size_t)j;
+    }
+    drift_nameindex_free(&cols);
+    drift_nameindex_free(&kept);
+    *n_out = nk;
+    return rc;
+}
+
+/* What the reader accepts of a header (drift_rowstore_open); the writer
+ * checks it first, so that it never writes a store drift cannot open. */
+static int header_fits(const header_spec *h, const layout *L, const char *in,
+                       drift_err *e)
+{
+    if (h->n_cols > MAX_DENSE_COLS)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: %zu columns; a row store holds at most %u "
+                             "dense columns",
+                             in, h->n_cols, (unsigned)MAX_DENSE_COLS);
+    for (size_t k = 0; k < h->n_cols; k++)
+        if (strlen(h->names[k]) > MAX_NAME_BYTES)
+            return drift_err_set(e, DRIFT_EDATA,
+                                 "%s: column %zu's name is %zu bytes long; "
+                                 "a row store holds names of at most %u "
+                                 "bytes",
+                                 in, k + 1, strlen(h->names[k]),
+                                 (unsigned)MAX_NAME_BYTES);
+    if (L->header_bytes > MAX_HEADER_BYTES)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: the column names take %llu bytes; a row "
+                             "store's header holds at most %llu",
+                             in, (unsigned long long)L->header_bytes,
+                             (unsigned long long)MAX_HEADER_BYTES);
     return DRIFT_OK;
 }
 
@@ -310,60 +379,44 @@ static int convert_csv(const char *in, const char *out,
         drift_csv_close(&c);
         return rc;
     }
-    const char **schema_keep = NULL;
-    unsigned char *want_int = NULL;
-    if (vars) {
-        if ((rc = schema_columns(&c, in, vars, n_vars, &schema_keep,
-                                 &want_int, e))) {
-            drift_free(schema_keep);
-            drift_free(want_int);
-            drift_csv_close(&c);
-            return rc;
-        }
-        keep = schema_keep;
-    }
-    /* The columns kept, in output order. */
-    size_t nk = 0;
-    for (const char *const *k = keep; k && *k; k++)
-        nk++;
-    size_t n_out = keep ? nk : c.n_cols;
-    size_t *pick = drift_calloc(n_out ? n_out : 1, sizeof *pick);
-    uint32_t *types = drift_calloc(n_out ? n_out : 1, sizeof *types);
-    const char **names = drift_calloc(n_out ? n_out : 1, sizeof *names);
-    double *row = drift_calloc(c.n_cols, sizeof *row);
-    double *orow = drift_calloc(n_out ? n_out : 1, sizeof *orow);
-    tmpout t = {NULL, -1};
+    size_t cap = c.n_cols ? c.n_cols : 1;
+    size_t *pick = drift_calloc(cap, sizeof *pick);
+    unsigned char *want_int = drift_calloc(cap, 1);
+    uint32_t *types = drift_calloc(cap, sizeof *types);
+    const char **names = drift_calloc(cap, sizeof *names);
+    double *row = drift_calloc(cap, sizeof *row);
+    double *orow = drift_calloc(cap, sizeof *orow);
+    drift_writer *w = NULL;
     section s;
     memset(&s, 0, sizeof s);
     unsigned char *hdr = NULL;
-    if (!pick || !types || !names || !row || !orow) {
+    size_t n_out = 0;
+    if (!pick || !want_int || !types || !names || !row || !orow) {
         rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         goto done;
     }
+    rc = vars ? schema_columns(&c, in, vars, n_vars, pick, want_int, &n_out,
+                               e)
+              : named_columns(&c, in, keep, pick, &n_out, e);
+    if (rc)
+        goto done;
+    if (n_out > c.n_cols) {
+        rc = drift_err_set(e, DRIFT_EINVAL,
+                           "%zu columns asked for, but %s has %zu", n_out,
+                           in, c.n_cols);
+        goto done;
+    }
     for (size_t k = 0; k < n_out; k++) {
-        if (keep) {
-            size_t j = 0;
-            while (j < c.n_cols && strcmp(c.names[j], keep[k]))
-                j++;
-            if (j == c.n_cols) {
-                rc = drift_err_set(e, DRIFT_EDATA,
-                                   "%s: has no column '%s' (the rows schema "
-                                   "needs it)",
-                                   in, keep[k]);
-                goto done;
-            }
-            pick[k] = j;
-        } else {
-            pick[k] = k;
-        }
         names[k] = c.names[pick[k]];
         types[k] = 1; /* integer-valued until a fraction is seen */
     }
-    if ((rc = tmp_open(&t, out, e)))
-        goto done;
     header_spec h = {0, n_out, names, types, 0, NULL, 0, 0};
     layout L = plan(&h);
-    if (section_init(&s, t.fd, L.dense_off)) {
+    if ((rc = header_fits(&h, &L, in, e)))
+        goto done;
+    if ((rc = drift_writer_open(out, &w, e)))
+        goto done;
+    if (section_init(&s, drift_writer_fd(w), L.dense_off)) {
         rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         goto done;
     }
@@ -374,7 +427,7 @@ static int convert_csv(const char *in, const char *out,
             orow[k] = row[pick[k]];
             if (types[k] && orow[k] != floor(orow[k])) {
                 types[k] = 0;
-                if (want_int && want_int[k]) {
+                if (want_int[k]) {
                     rc = drift_err_set(e, DRIFT_EDATA,
                                        "%s:%zu: error: column '%s' holds "
                                        "%.10g, but the rows schema declares "
@@ -389,9 +442,14 @@ static int convert_csv(const char *in, const char *out,
         n++;
         if ((n & 0xffff) == 0)
             drift_textfile_release(&c.f);
+        if ((rc = sections_failed(&s, 1, out, e)) ||
+            (rc = convert_stopped(&c.f, in, n, e)))
+            goto done;
     }
     if (got < 0) {
         rc = DRIFT_EDATA;
+        if (drift_mapguard_any())
+            rc = drift_textfile_status(&c.f, 0, e);
         goto done;
     }
     if (n == 0) {
@@ -402,11 +460,9 @@ static int convert_csv(const char *in, const char *out,
         goto done;
     }
     section_flush(&s);
-    if (s.failed) {
-        rc = drift_err_set(e, DRIFT_EIO, "%s: write error: %s", out,
-                           strerror(s.failed));
+    if ((rc = sections_failed(&s, 1, out, e)) ||
+        (rc = drift_textfile_status(&c.f, 1, e)))
         goto done;
-    }
     h.n_rows = n;
     L = plan(&h);
     hdr = build_header(&h, &L);
@@ -414,22 +470,15 @@ static int convert_csv(const char *in, const char *out,
         rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         goto done;
     }
-    if (write_all(t.fd, hdr, L.header_bytes, 0) ||
-        ftruncate(t.fd, (off_t)L.file_bytes) != 0) {
-        rc = drift_err_set(e, DRIFT_EIO, "%s: write error: %s", out,
-                           strerror(errno));
-        goto done;
-    }
-    rc = tmp_commit(&t, out, e);
+    rc = finish_store(&w, hdr, &L, out, e);
     if (!rc && rows_out)
         *rows_out = n;
 done:
-    tmp_abort(&t);
+    drift_writer_abort(w);
     section_free(&s);
     drift_free(hdr);
-    drift_free(schema_keep);
-    drift_free(want_int);
     drift_free(pick);
+    drift_free(want_int);
     drift_free(types);
     drift_free(names);
     drift_free(row);
@@ -460,6 +509,10 @@ static int convert_libsvm(const char *in, const char *out, uint64_t *rows_out,
             label_int = 0;
         if ((n & 0xffff) == 0)
             drift_textfile_release(&s.f);
+        if ((rc = convert_stopped(&s.f, in, n, e))) {
+            drift_libsvm_close(&s);
+            return rc;
+        }
     }
     if (got < 0) {
         drift_libsvm_close(&s);
@@ -470,26 +523,32 @@ static int convert_libsvm(const char *in, const char *out, uint64_t *rows_out,
         return drift_err_set(e, DRIFT_EDATA, "%s:1:1: error: no data rows",
                              in);
     }
+    if (nnz == 0) {
+        drift_libsvm_close(&s);
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: no row has a feature (index:value), only "
+                             "labels; a row store of LIBSVM rows needs at "
+                             "least one feature",
+                             in);
+    }
     const char *names[1] = {"y"};
     header_spec h = {n, 1, names, &label_int, 1, "x", dim, nnz};
     layout L = plan(&h);
-    tmpout t = {NULL, -1};
-    section sy, sp, si, sv;
-    memset(&sy, 0, sizeof sy);
-    memset(&sp, 0, sizeof sp);
-    memset(&si, 0, sizeof si);
-    memset(&sv, 0, sizeof sv);
+    drift_writer *w = NULL;
+    section sec[4]; /* y, row_ptr, idx, val */
+    memset(sec, 0, sizeof sec);
     unsigned char *hdr = build_header(&h, &L);
     if (!hdr) {
         rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         goto done;
     }
-    if ((rc = tmp_open(&t, out, e)))
+    if ((rc = drift_writer_open(out, &w, e)))
         goto done;
-    if (section_init(&sy, t.fd, L.dense_off) ||
-        section_init(&sp, t.fd, L.rowptr_off) ||
-        section_init(&si, t.fd, L.idx_off) ||
-        section_init(&sv, t.fd, L.val_off)) {
+    int fd = drift_writer_fd(w);
+    if (section_init(&sec[0], fd, L.dense_off) ||
+        section_init(&sec[1], fd, L.rowptr_off) ||
+        section_init(&sec[2], fd, L.idx_off) ||
+        section_init(&sec[3], fd, L.val_off)) {
         rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         goto done;
     }
@@ -502,55 +561,69 @@ static int convert_libsvm(const char *in, const char *out, uint64_t *rows_out,
         goto done;
     }
     uint64_t ptr = 0, r = 0;
-    section_put(&sp, &ptr, 8);
+    section_put(&sec[1], &ptr, 8);
     while ((got = drift_libsvm_next(&s, e)) > 0) {
-        section_put(&sy, &s.label, 8);
-        section_put(&si, s.idx, s.nnz * 4);
-        section_put(&sv, s.val, s.nnz * 8);
+        if (r == n || ptr + s.nnz > nnz)
+            break; /* more than pass 1 saw: reported below */
+        section_put(&sec[0], &s.label, 8);
+        section_put(&sec[2], s.idx, s.nnz * 4);
+        section_put(&sec[3], s.val, s.nnz * 8);
         ptr += s.nnz;
-        section_put(&sp, &ptr, 8);
+        section_put(&sec[1], &ptr, 8);
         if ((++r & 0xffff) == 0)
             drift_textfile_release(&s.f);
+        if ((rc = sections_failed(sec, 4, out, e)) ||
+            (rc = convert_stopped(&s.f, in, r, e)))
+            goto done;
     }
-    if (got < 0 || r != n || ptr != nnz) {
-        rc = got < 0 ? DRIFT_EDATA
-                     : drift_err_set(e, DRIFT_EIO,
-                                     "%s: changed while being converted", in);
+    if (got < 0) {
+        rc = DRIFT_EDATA;
         goto done;
     }
-    section_flush(&sy);
-    section_flush(&sp);
-    section_flush(&si);
-    section_flush(&sv);
-    int failed = sy.failed ? sy.failed : sp.failed ? sp.failed
-                                      : si.failed ? si.failed : sv.failed;
-    if (failed || write_all(t.fd, hdr, L.header_bytes, 0) ||
-        ftruncate(t.fd, (off_t)L.file_bytes) != 0) {
-        rc = drift_err_set(e, DRIFT_EIO, "%s: write error: %s", out,
-                           strerror(failed ? failed : errno));
+    if ((rc = drift_textfile_status(&s.f, 1, e)))
+        goto done;
+    if (r != n || ptr != nnz) {
+        rc = drift_err_set(e, DRIFT_EIO, "%s: changed while being converted",
+                           in);
         goto done;
     }
-    rc = tmp_commit(&t, out, e);
+    for (int k = 0; k < 4; k++)
+        section_flush(&sec[k]);
+    if ((rc = sections_failed(sec, 4, out, e)))
+        goto done;
+    rc = finish_store(&w, hdr, &L, out, e);
     if (!rc && rows_out)
         *rows_out = n;
 done:
-    tmp_abort(&t);
-    section_free(&sy);
-    section_free(&sp);
-    section_free(&si);
-    section_free(&sv);
+    drift_writer_abort(w);
+    for (int k = 0; k < 4; k++)
+        section_free(&sec[k]);
     drift_free(hdr);
     drift_libsvm_close(&s);
     return rc;
+}
+
+/* What every conversion checks before it reads: in is no row store, out
+ * may be written and is not in. */
+static int convert_check(const char *in, const char *out, drift_err *e)
+{
+    const char *inputs[1] = {in};
+    int rc = drift_writer_check(out, inputs, 1, e);
+    if (rc)
+        return rc;
+    if (drift_rowstore_sniff(in))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "%s: is already a drift row store", in);
+    return DRIFT_OK;
 }
 
 int drift_rowstore_convert(const char *in, const char *out,
                            const char *const *keep, uint64_t *rows,
                            drift_err *e)
 {
-    if (drift_rowstore_sniff(in))
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "%s: is already a drift row store", in);
+    int rc = convert_check(in, out, e);
+    if (rc)
+        return rc;
     if (drift_libsvm_path(in)) {
         if (keep)
             return drift_err_set(e, DRIFT_EINVAL,
@@ -566,9 +639,9 @@ int drift_rowstore_convert_schema(const char *in, const char *out,
                                   const drift_schema_var *vars, size_t n,
                                   uint64_t *rows, drift_err *e)
 {
-    if (drift_rowstore_sniff(in))
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "%s: is already a drift row store", in);
+    int rc = convert_check(in, out, e);
+    if (rc)
+        return rc;
     if (drift_libsvm_path(in)) {
         for (size_t k = 0; k < n; k++)
             if (strcmp(vars[k].name, "y") && strcmp(vars[k].name, "x"))
@@ -637,10 +710,16 @@ static int read_header(int fd, const char *path, uint64_t size,
     if (pre->version == 0)
         return drift_err_set(e, DRIFT_EDATA,
                              "%s: corrupt header (format version 0)", path);
-    if (pre->header_bytes < sizeof *pre || pre->header_bytes > ((uint64_t)1 << 30))
+    if (pre->header_bytes < sizeof *pre || pre->header_bytes > MAX_HEADER_BYTES)
         return drift_err_set(e, DRIFT_EDATA,
                              "%s: corrupt header (header size %llu)", path,
                              (unsigned long long)pre->header_bytes);
+    if (pre->header_bytes % 8)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (header_bytes = %llu is not "
+                             "a multiple of 8, so the doubles after it would "
+                             "be misaligned)",
+                             path, (unsigned long long)pre->header_bytes);
     if (pre->header_bytes > size)
         return drift_err_set(e, DRIFT_EDATA,
                              "%s: truncated: the header says it is %llu "
@@ -695,8 +774,11 @@ static char *take_name(const unsigned char **p, const unsigned char *end,
     uint32_t len;
     memcpy(&len, *p, 4);
     memcpy(type, *p + 4, 4);
-    if (len == 0 || len > 4096 || (uint64_t)(end - *p) < 8 + align_up(len, 8))
+    if (len == 0 || len > MAX_NAME_BYTES ||
+        (uint64_t)(end - *p) < 8 + align_up(len, 8))
         return NULL;
+    if (memchr(*p + 8, '\0', len))
+        return NULL; /* a name with a NUL byte inside is no C string */
     char *s = drift_malloc(len + 1);
     if (!s) {
         *oom = 1;
@@ -708,6 +790,87 @@ static char *take_name(const unsigned char **p, const unsigned char *end,
     return s;
 }
 
+/* Checks every size and offset of a header against the file's size, each
+ * on its own before any sum or product, and every sum and product for
+ * wrap-around: a header is input like any other (the checksum only
+ * catches accidents; anyone can recompute it).  The sections must lie in
+ * the order the writer puts them: header, dense rows, row_ptr, idx, val.
+ * f holds the sparse table entry (dim, nnz, row_ptr, idx and val
+ * offsets) when there is a sparse variable. */
+static int check_layout(const drift_rowstore_prefix *pre, const uint64_t f[5],
+                        uint64_t size, const char *path, drift_err *e)
+{
+    unsigned long long N = pre->n_rows, C = pre->n_cols, S = size;
+    uint64_t cells, dense_bytes, dense_end;
+    if (N == 0)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (n_rows = 0; a row store "
+                             "holds at least one row)",
+                             path);
+    /* Every row takes at least 8 bytes (a double or a row offset). */
+    if (N > size / 8)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (n_rows = %llu: more rows "
+                             "than the file's %llu bytes can hold)",
+                             path, N, S);
+    if (__builtin_mul_overflow(pre->n_rows, pre->n_cols, &cells) ||
+        __builtin_mul_overflow(cells, (uint64_t)8, &dense_bytes) ||
+        dense_bytes > size ||
+        __builtin_add_overflow(pre->header_bytes, dense_bytes, &dense_end) ||
+        dense_end > size)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (n_rows = %llu: %llu rows "
+                             "of %llu dense columns do not fit in the "
+                             "file's %llu bytes)",
+                             path, N, N, C, S);
+    if (!pre->n_sparse)
+        return DRIFT_OK;
+    unsigned long long dim = f[0], nnz = f[1], rp = f[2], ix = f[3],
+                       vl = f[4];
+    uint64_t rp_bytes, rp_end, ix_bytes, ix_end, vl_bytes, vl_end;
+    if (dim == 0 || dim > (uint64_t)UINT32_MAX + 1)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (sparse dim = %llu; "
+                             "expected 1 to 2^32)",
+                             path, dim);
+    /* Every non-zero takes 12 bytes (a 4-byte index, an 8-byte value). */
+    if (nnz > size / 12)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (sparse nnz = %llu: more "
+                             "non-zeros than the file's %llu bytes can "
+                             "hold)",
+                             path, nnz, S);
+    if (rp % 8 || rp > size || rp < dense_end ||
+        __builtin_mul_overflow(pre->n_rows + 1, (uint64_t)8, &rp_bytes) ||
+        __builtin_add_overflow(f[2], rp_bytes, &rp_end) || rp_end > size)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (sparse row_ptr offset = "
+                             "%llu: %llu row offsets there do not fit "
+                             "between the dense rows' end at %llu and the "
+                             "file's end at %llu, 8-byte aligned)",
+                             path, rp, N + 1, (unsigned long long)dense_end,
+                             S);
+    if (ix % 4 || ix > size || ix < rp_end ||
+        __builtin_mul_overflow(f[1], (uint64_t)4, &ix_bytes) ||
+        __builtin_add_overflow(f[3], ix_bytes, &ix_end) || ix_end > size)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (sparse idx offset = %llu: "
+                             "%llu indices there do not fit between the row "
+                             "offsets' end at %llu and the file's end at "
+                             "%llu, 4-byte aligned)",
+                             path, ix, nnz, (unsigned long long)rp_end, S);
+    if (vl % 8 || vl > size || vl < ix_end ||
+        __builtin_mul_overflow(f[1], (uint64_t)8, &vl_bytes) ||
+        __builtin_add_overflow(f[4], vl_bytes, &vl_end) || vl_end > size)
+        return drift_err_set(e, DRIFT_EDATA,
+                             "%s: corrupt header (sparse val offset = %llu: "
+                             "%llu values there do not fit between the "
+                             "indices' end at %llu and the file's end at "
+                             "%llu, 8-byte aligned)",
+                             path, vl, nnz, (unsigned long long)ix_end, S);
+    return DRIFT_OK;
+}
+
 void drift_rowstore_close(drift_rowstore *rs)
 {
     if (rs->names)
@@ -716,6 +879,8 @@ void drift_rowstore_close(drift_rowstore *rs)
     drift_free(rs->names);
     drift_free(rs->sparse_name);
     drift_free(rs->col_types);
+    if (rs->guard)
+        drift_mapguard_remove(rs->guard - 1);
     if (rs->map)
         munmap(rs->map, rs->map_len);
     if (rs->fd >= 0)
@@ -727,7 +892,7 @@ void drift_rowstore_close(drift_rowstore *rs)
 int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
 {
     memset(rs, 0, sizeof *rs);
-    rs->fd = open(path, O_RDONLY);
+    rs->fd = open(path, O_RDONLY | O_CLOEXEC);
     if (rs->fd < 0)
         return drift_err_set(e, DRIFT_EIO, "%s: cannot open data file: %s",
                              path, strerror(errno));
@@ -745,7 +910,7 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
     }
     const drift_rowstore_prefix *pre = &rs->prefix;
     const unsigned char *p = hdr + sizeof *pre, *end = hdr + pre->header_bytes;
-    if (pre->n_cols > 1000000 || pre->n_sparse > 1 ||
+    if (pre->n_cols > MAX_DENSE_COLS || pre->n_sparse > 1 ||
         (pre->n_cols == 0 && pre->n_sparse == 0)) {
         drift_free(hdr);
         drift_rowstore_close(rs);
@@ -776,18 +941,15 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
                                  "%s: corrupt header (column %zu's name)",
                                  path, k + 1);
         }
-    }
-    uint64_t N = pre->n_rows;
-    uint64_t dense_bytes = N * pre->n_cols * 8;
-    if (pre->n_cols && (N > UINT64_MAX / 8 / pre->n_cols ||
-                        pre->header_bytes + dense_bytes > size)) {
-        drift_free(hdr);
-        drift_rowstore_close(rs);
-        return drift_err_set(e, DRIFT_EDATA,
-                             "%s: corrupt: %llu rows of %llu columns do not "
-                             "fit in the file",
-                             path, (unsigned long long)N,
-                             (unsigned long long)pre->n_cols);
+        if (rs->col_types[k] > 1) {
+            unsigned type = rs->col_types[k];
+            drift_free(hdr);
+            drift_rowstore_close(rs);
+            return drift_err_set(e, DRIFT_EDATA,
+                                 "%s: corrupt header (column %zu's type = "
+                                 "%u; expected 0 for real or 1 for int)",
+                                 path, k + 1, type);
+        }
     }
     uint64_t f[5] = {0, 0, 0, 0, 0};
     if (pre->n_sparse) {
@@ -804,22 +966,13 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
                                  "%s: corrupt header (sparse variable)", path);
         }
         memcpy(f, p, sizeof f);
-        uint64_t dim = f[0], nnz = f[1];
-        int bad = dim == 0 || dim > UINT32_MAX + 1ull || N >= UINT64_MAX / 8 ||
-                  nnz > UINT64_MAX / 8 || f[2] % 8 || f[3] % 4 || f[4] % 8 ||
-                  f[2] < pre->header_bytes + dense_bytes ||
-                  f[2] + (N + 1) * 8 > size || f[3] + nnz * 4 > size ||
-                  f[4] + nnz * 8 > size;
-        if (bad) {
-            drift_free(hdr);
-            drift_rowstore_close(rs);
-            return drift_err_set(e, DRIFT_EDATA,
-                                 "%s: corrupt header (sparse sections lie "
-                                 "outside the file)",
-                                 path);
-        }
     }
     drift_free(hdr);
+    if ((rc = check_layout(pre, f, size, path, e))) {
+        drift_rowstore_close(rs);
+        return rc;
+    }
+    uint64_t N = pre->n_rows;
     rs->map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, rs->fd, 0);
     if (rs->map == MAP_FAILED) {
         rs->map = NULL;
@@ -829,6 +982,7 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
                              strerror(err));
     }
     rs->map_len = (size_t)size;
+    rs->guard = drift_mapguard_add(rs->map, rs->map_len, rs->fd, path) + 1;
     const char *base = rs->map;
     if (pre->n_sparse) {
         const uint64_t *rp = (const uint64_t *)(base + f[2]);
@@ -865,6 +1019,12 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
                                      path, (unsigned long long)r + 1,
                                      bad_index);
             }
+        }
+        /* The pass above read the whole index section: if the file
+         * shrank under it, what it checked was zeros. */
+        if ((rc = drift_mapguard_check_one(rs->guard - 1, 1, e))) {
+            drift_rowstore_close(rs);
+            return rc;
         }
         rs->sparse.name = rs->sparse_name;
         rs->sparse.dim = (size_t)f[0];

@@ -40,6 +40,7 @@ typedef struct drift_rowstore {
     size_t map_len;
     drift_rowstore_prefix prefix;
     int fd;
+    int guard;              /* base/mapguard.h handle + 1 (0: none) */
 } drift_rowstore;
 
 /* True when the file at path starts with the row store magic. */

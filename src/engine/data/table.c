@@ -144,8 +144,10 @@ static int read_libsvm(const char *path, drift_table **out, drift_err *e)
             goto fail;
         }
         t->values[r] = s.label;
-        memcpy(t->idx + k, s.idx, s.nnz * sizeof *t->idx);
-        memcpy(t->val + k, s.val, s.nnz * sizeof *t->val);
+        if (s.nnz) { /* a row of a label alone has no arrays yet */
+            memcpy(t->idx + k, s.idx, s.nnz * sizeof *t->idx);
+            memcpy(t->val + k, s.val, s.nnz * sizeof *t->val);
+        }
         k += s.nnz;
         t->row_ptr[r + 1] = k;
     }
@@ -189,13 +191,34 @@ static int open_rowstore(const char *path, drift_table **out, drift_err *e)
     return DRIFT_OK;
 }
 
+/* Builds t's column index; on failure frees t. */
+static int index_columns(drift_table **t, const char *path, drift_err *e)
+{
+    if (drift_nameindex_build(&(*t)->colix, (*t)->view.col_names,
+                              (*t)->view.n_cols) == 0)
+        return DRIFT_OK;
+    drift_table_free(*t);
+    *t = NULL;
+    return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+}
+
 int drift_table_open(const char *path, drift_table **out, drift_err *e)
 {
+    int rc;
     if (drift_rowstore_sniff(path))
-        return open_rowstore(path, out, e);
-    if (drift_libsvm_path(path))
-        return read_libsvm(path, out, e);
-    return drift_table_read_csv(path, out, e);
+        rc = open_rowstore(path, out, e);
+    else if (drift_libsvm_path(path))
+        rc = read_libsvm(path, out, e);
+    else
+        rc = drift_table_read_csv(path, out, e);
+    return rc ? rc : index_columns(out, path, e);
+}
+
+long drift_table_column(const drift_table *t, const char *name)
+{
+    if (!t->colix.cap)
+        return drift_data_column(&t->view, name);
+    return drift_nameindex_find(&t->colix, name);
 }
 
 void drift_table_advise(const drift_table *t, int sequential)
@@ -216,6 +239,7 @@ void drift_table_free(drift_table *t)
     drift_free(t->row_ptr);
     drift_free(t->idx);
     drift_free(t->val);
+    drift_nameindex_free(&t->colix);
     if (t->kind == DRIFT_TABLE_ROWSTORE || t->rs.fd >= 0)
         drift_rowstore_close(&t->rs);
     drift_free(t->source);

@@ -8,6 +8,7 @@
 
 #include <drift/common.h>
 
+#include "base/nameindex.h"
 #include "rowstore.h"
 
 typedef enum drift_table_kind {
@@ -27,6 +28,7 @@ typedef struct drift_table {
     uint32_t *idx;
     double *val;
     drift_rowstore rs;  /* ROWSTORE */
+    drift_nameindex colix; /* column names -> index (empty: not built) */
 } drift_table;
 
 /* Reads or maps a data file, by content and name: a row store (by its
@@ -41,6 +43,10 @@ int drift_table_read_csv(const char *path, drift_table **out, drift_err *e);
 /* Tells a mapped row store how it will be read (sequentially for cyclic
  * access); a no-op for other kinds. */
 void drift_table_advise(const drift_table *t, int sequential);
+
+/* Column index of name, or -1: through the table's hash index (a header
+ * may have 10^6 names), or a scan for a table made elsewhere. */
+long drift_table_column(const drift_table *t, const char *name);
 
 void drift_table_free(drift_table *t);
 

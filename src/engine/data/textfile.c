@@ -12,16 +12,37 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/mapguard.h"
 #include "base/util.h"
 #include "textfile.h"
+
+/* Records why the file cannot be read on; returns -1 for next. */
+static int fail(drift_textfile *f, int code, const char *why)
+{
+    if (!f->failed)
+        drift_err_set(&f->err, code, "%s:%zu: error: %s", f->path,
+                      f->lineno + 1, why);
+    f->failed = code;
+    return -1;
+}
+
+static int too_long(drift_textfile *f)
+{
+    char why[160];
+    snprintf(why, sizeof why,
+             "a line longer than %zu MiB (no line end in sight): not a "
+             "text data file",
+             DRIFT_TEXTFILE_MAX_LINE >> 20);
+    return fail(f, DRIFT_EDATA, why);
+}
 
 int drift_textfile_open(drift_textfile *f, const char *path, int streaming,
                         drift_err *e)
 {
     memset(f, 0, sizeof *f);
     f->path = path;
-    f->fd = -1;
-    int fd = open(path, O_RDONLY);
+    f->fd = f->map_fd = f->guard = -1;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return drift_err_set(e, DRIFT_EIO, "%s: cannot open data file: %s",
                              path, strerror(errno));
@@ -46,7 +67,9 @@ int drift_textfile_open(drift_textfile *f, const char *path, int streaming,
         }
         void *m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) {
-            close(fd);
+            /* The descriptor stays open for the guard's polls. */
+            f->map_fd = fd;
+            f->guard = drift_mapguard_add(m, (size_t)st.st_size, fd, path);
             madvise(m, (size_t)st.st_size, MADV_SEQUENTIAL);
             f->map = m;
             f->map_len = (size_t)st.st_size;
@@ -67,8 +90,9 @@ int drift_textfile_open(drift_textfile *f, const char *path, int streaming,
         f->p = f->cur = f->end = f->released = f->heap;
         return DRIFT_OK;
     }
-    /* Pipes and other streams: read everything. */
-    size_t cap = 1 << 16, len = 0;
+    /* Pipes and other streams: read everything, but no line longer than
+     * the bound (a device such as /dev/zero never ends one). */
+    size_t cap = 1 << 16, len = 0, line_start = 0;
     char *buf = drift_malloc(cap);
     if (!buf) {
         close(fd);
@@ -98,7 +122,24 @@ int drift_textfile_open(drift_textfile *f, const char *path, int streaming,
         }
         if (got == 0)
             break;
+        const char *nl = memrchr(buf + len, '\n', (size_t)got);
         len += (size_t)got;
+        if (nl)
+            line_start = (size_t)(nl - buf) + 1;
+        if (len - line_start > DRIFT_TEXTFILE_MAX_LINE) {
+            size_t lines = 0;
+            for (const char *q = buf; (q = memchr(q, '\n', (size_t)(buf + line_start - q)));
+                 q++)
+                lines++;
+            drift_free(buf);
+            close(fd);
+            return drift_err_set(e, DRIFT_EDATA,
+                                 "%s:%zu: error: a line longer than %zu MiB "
+                                 "(no line end in sight): not a text data "
+                                 "file",
+                                 path, lines + 1,
+                                 DRIFT_TEXTFILE_MAX_LINE >> 20);
+        }
     }
     close(fd);
     f->heap = buf;
@@ -109,13 +150,28 @@ int drift_textfile_open(drift_textfile *f, const char *path, int streaming,
 
 void drift_textfile_close(drift_textfile *f)
 {
+    drift_mapguard_remove(f->guard);
     if (f->map)
         munmap(f->map, f->map_len);
+    if (f->map_fd >= 0)
+        close(f->map_fd);
     if (f->fd >= 0)
         close(f->fd);
     drift_free(f->heap);
     memset(f, 0, sizeof *f);
-    f->fd = -1;
+    f->fd = f->map_fd = f->guard = -1;
+}
+
+int drift_textfile_status(drift_textfile *f, int poll, drift_err *e)
+{
+    if (f->failed) {
+        if (e)
+            *e = f->err;
+        return f->failed;
+    }
+    if (f->guard >= 0 && (poll || drift_mapguard_any()))
+        return drift_mapguard_check_one(f->guard, poll, e);
+    return DRIFT_OK;
 }
 
 /* Streaming mode: makes sure a whole line (or the end of input) lies in
@@ -131,6 +187,8 @@ static int refill(drift_textfile *f)
         f->cur = f->p = f->released = f->heap;
         f->end = f->heap + left;
         if (left == f->buf_cap) { /* a line longer than the buffer */
+            if (left > DRIFT_TEXTFILE_MAX_LINE)
+                return -2;
             size_t nc = f->buf_cap * 2;
             char *nb = drift_realloc(f->heap, nc);
             if (!nb)
@@ -153,12 +211,28 @@ static int refill(drift_textfile *f)
 
 int drift_textfile_next(drift_textfile *f, drift_line *ln)
 {
-    if (f->fd >= 0 && refill(f) != 0)
-        return 0; /* a read error ends the input; callers see a short file */
+    if (f->failed)
+        return -1;
+    if (f->fd >= 0) {
+        int rc = refill(f);
+        if (rc == -2)
+            return too_long(f);
+        if (rc)
+            return fail(f, DRIFT_EIO, strerror(errno));
+    }
     if (f->cur >= f->end)
         return 0;
-    const char *nl = memchr(f->cur, '\n', (size_t)(f->end - f->cur));
+    /* Never past the bound: a mapped file of one endless line is not
+     * scanned to its end. */
+    size_t rest = (size_t)(f->end - f->cur);
+    size_t scan = rest < DRIFT_TEXTFILE_MAX_LINE + 2 ? rest
+                                                     : DRIFT_TEXTFILE_MAX_LINE + 2;
+    const char *nl = memchr(f->cur, '\n', scan);
+    if (!nl && scan < rest)
+        return too_long(f);
     const char *stop = nl ? nl : f->end;
+    if ((size_t)(stop - f->cur) > DRIFT_TEXTFILE_MAX_LINE + 1)
+        return too_long(f);
     ln->b = f->cur;
     ln->e = stop;
     if (ln->e > ln->b && ln->e[-1] == '\r')

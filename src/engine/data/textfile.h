@@ -22,7 +22,17 @@ typedef struct drift_textfile {
     int fd;               /* >= 0 while streaming */
     size_t buf_len, buf_cap;
     int eof;
+    /* a mapped file: its descriptor and its guard against truncation
+     * (base/mapguard.h) */
+    int map_fd, guard;
+    int failed;           /* next returned -1: err says why */
+    drift_err err;
 } drift_textfile;
+
+/* The longest line read (bytes, without its end): input with a longer
+ * line, such as /dev/zero or a binary file, is refused with a message
+ * instead of growing memory without bound. */
+#define DRIFT_TEXTFILE_MAX_LINE ((size_t)64 << 20)
 
 /* A line [b, e), without its terminator (\n or \r\n). */
 typedef struct drift_line {
@@ -36,8 +46,15 @@ typedef struct drift_line {
 int drift_textfile_open(drift_textfile *f, const char *path, int streaming,
                         drift_err *e);
 void drift_textfile_close(drift_textfile *f);
-/* The next line; 0 at end of file. */
+/* The next line: 1; 0 at the end of the file; -1 when the file cannot be
+ * read on (a line longer than DRIFT_TEXTFILE_MAX_LINE, a read error, a
+ * mapped file that changed size under the map): drift_textfile_status
+ * says why. */
 int drift_textfile_next(drift_textfile *f, drift_line *ln);
+/* DRIFT_OK, or why the file cannot be read on (copied into e): a failed
+ * next, or a map whose file changed (with poll set, an fstat also
+ * compares its size and modification time with those at open). */
+int drift_textfile_status(drift_textfile *f, int poll, drift_err *e);
 /* Lines before the current position will not be read again: their pages
  * may be dropped (cheap; call as often as convenient). */
 void drift_textfile_release(drift_textfile *f);

@@ -734,7 +734,7 @@ static void infer_rows_csv(sizer *z, drift_sym *s, const drift_dsource *src)
         for (size_t e = 0; want > count && want <= 4 * count + 16 && e < want;
              e++) {
             elem_name(s->name, nd, mx, e, missing, sizeof missing);
-            if (drift_data_column(&t->view, missing) < 0)
+            if (drift_table_column(t, missing) < 0)
                 break;
             missing[0] = '\0';
         }
@@ -1281,7 +1281,7 @@ static size_t bind_rows_csv(drift_program *p, drift_langdata *ld,
     for (size_t k = 0; k < sz; k++) {
         char col[160];
         elem_name(s->name, nd, dims, k, col, sizeof col);
-        long c = drift_data_column(&t->view, col);
+        long c = drift_table_column(t, col);
         if (c < 0) {
             char ty[128];
             describe_type(s, ty, sizeof ty);

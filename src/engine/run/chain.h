@@ -180,6 +180,7 @@ struct drift_chain {
     double grad_noise_sd;   /* sqrt(2B/h) */
     /* output */
     drift_writer *w;
+    int write_failed;       /* a write to w failed: w is not committed */
     uint64_t draws_seen, draws_written;
     uint64_t gen_seen;              /* kept draws after warmup, for
                                        generated_every */
@@ -207,8 +208,8 @@ struct drift_chain {
     int phase;              /* DRIFT_CHAIN_*: setup and init are checked
                                against the budget by the oracles */
     double t_start;         /* when the chain started (--seconds) */
-    const volatile sig_atomic_t *stop; /* the run's stop request (may be
-                                          NULL) */
+    int stop;               /* poll the run's stop request
+                               (drift_stop_requested) */
     drift_run_info info;    /* what the run_info service returns */
     drift_adapt_schedule sched;
     drift_adapt_metric metric; /* UNIT until the sampler asks for one */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/mapguard.h"
 #include "base/util.h"
 #include "base/writer.h"
 #include "chain.h"
@@ -50,11 +51,41 @@ static void write_generated(drift_chain *c, const double *theta, double *out)
                          c->id, (unsigned long long)c->iter, e.msg);
 }
 
+/* Whether a row may be written: not when an input map lost pages since
+ * the run began (the row may have been computed from the zeros that
+ * replaced them: base/mapguard.c), so that every row in the file comes
+ * from the data as they were. */
+static int row_allowed(drift_chain *c)
+{
+    if (!drift_mapguard_any())
+        return DRIFT_OK;
+    drift_err ge = {{0}};
+    int rc = drift_mapguard_check(0, &ge);
+    if (!rc) /* a map since closed: not this run's rows */
+        return DRIFT_OK;
+    return drift_chain_fail(c, rc, "%s", ge.msg);
+}
+
+/* After a row: the first failed write of the draws file stops the chain
+ * (disk full, file size limit); the file is then not put in place. */
+static int row_written(drift_chain *c)
+{
+    drift_err we = {{0}};
+    int rc = drift_writer_failed(c->w, &we);
+    if (!rc)
+        return DRIFT_OK;
+    c->write_failed = 1;
+    return drift_chain_fail(c, rc, "%s", we.msg);
+}
+
 /* One output row: lp__, grads__, the sampler's columns, the model's
  * constrained values of theta, its derived and generated values. */
-static void write_row(drift_chain *c, const double *theta, double lp,
-                      const double *diag)
+static int write_row(drift_chain *c, const double *theta, double lp,
+                     const double *diag)
 {
+    int rc = row_allowed(c);
+    if (rc)
+        return rc;
     size_t nc = c->n_diag, n_out = c->model->n_out;
     size_t n_gen = c->model->n_gen;
     double *row = c->row_buf;
@@ -75,16 +106,21 @@ static void write_row(drift_chain *c, const double *theta, double lp,
             drift_writer_real(f, row[k]);
         }
         fputc('\n', f);
+        if ((rc = row_written(c)))
+            return rc;
     }
     c->draws_written++;
     /* --test: every draw kept after warmup enters the held-out metrics. */
     if (c->heldout && c->iter >= c->cfg->warmup) {
         drift_err he = {{0}};
-        int rc = drift_heldout_add(c->heldout, theta, &he);
+        rc = drift_heldout_add(c->heldout, theta, &he);
         if (rc)
-            drift_chain_fail(c, rc, "chain %u, iteration %llu: --test: %s",
-                             c->id, (unsigned long long)c->iter, he.msg);
+            return drift_chain_fail(c, rc,
+                                    "chain %u, iteration %llu: --test: %s",
+                                    c->id, (unsigned long long)c->iter,
+                                    he.msg);
     }
+    return DRIFT_OK;
 }
 
 static int check_state(drift_chain *c, const double *theta)
@@ -136,17 +172,20 @@ int drift_emit_draw(drift_chain *c, const double *theta, double lp,
         return DRIFT_OK;
     uint64_t k = c->draws_seen++;
     if (k % c->cfg->thin == 0)
-        write_row(c, theta, lp, diag);
+        return write_row(c, theta, lp, diag);
     return DRIFT_OK;
 }
 
 /* One skeleton row (--emit segments): lp__, grads__, the sampler's
  * columns, time__, duration__, the constrained values at x0, then x0 and
  * v on the unconstrained scale. */
-static void write_segment_row(drift_chain *c, const double *x0,
-                              const double *v, double duration, double lp,
-                              const double *diag)
+static int write_segment_row(drift_chain *c, const double *x0,
+                             const double *v, double duration, double lp,
+                             const double *diag)
 {
+    int rc = row_allowed(c);
+    if (rc)
+        return rc;
     size_t nc = c->n_diag, n_out = c->model->n_out;
     double *row = c->row_buf;
     size_t k = 0;
@@ -177,8 +216,11 @@ static void write_segment_row(drift_chain *c, const double *x0,
                 drift_writer_real(f, row[j]);
         }
         fputc('\n', f);
+        if ((rc = row_written(c)))
+            return rc;
     }
     c->draws_written++;
+    return DRIFT_OK;
 }
 
 int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
@@ -212,15 +254,17 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
         return DRIFT_OK;
     double t0 = c->t_traj, t1 = c->t_traj + duration;
     if (c->cfg->emit_segments) {
-        if (duration > 0)
-            write_segment_row(c, x0, v, duration, lp, diag);
+        if (duration > 0 &&
+            (rc = write_segment_row(c, x0, v, duration, lp, diag)))
+            return rc;
     } else {
         double dt = c->cfg->thin_time > 0 ? c->cfg->thin_time : 1.0;
         while (c->t_next_out < t1) {
             double s = c->t_next_out - t0;
             for (size_t k = 0; k < c->d; k++)
                 c->seg_buf[k] = x0[k] + v[k] * s;
-            write_row(c, c->seg_buf, lp, diag);
+            if ((rc = write_row(c, c->seg_buf, lp, diag)))
+                return rc;
             /* Multiples of dt, not repeated sums: no drift over 1e9 steps. */
             c->t_next_out = dt * (double)(c->draws_seen + 1);
             c->draws_seen++;

@@ -280,7 +280,6 @@ void drift_heldout_metrics(const drift_heldout *h, double *lpd,
 int drift_heldout_write(drift_heldout *h, double passes, double seconds,
                         uint64_t iteration, drift_err *e)
 {
-    (void)e;
     if (!h->w)
         return DRIFT_OK;
     double lpd, second;
@@ -298,7 +297,9 @@ int drift_heldout_write(drift_heldout *h, double passes, double seconds,
         drift_writer_real(f, second);
     }
     fputc('\n', f);
-    return DRIFT_OK;
+    /* The first failed write stops the chain; close then discards the
+     * file (a previous one of the name stays). */
+    return drift_writer_failed(h->w, e);
 }
 
 int drift_heldout_close(drift_heldout *h, int commit, drift_err *e)

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/stop.h"
 #include "base/util.h"
 #include "chain.h"
 #include "emit.h"
@@ -143,7 +144,7 @@ static int check_budget(drift_chain *c)
     const drift_run_config *cfg = c->cfg;
     const char *what = c->phase == DRIFT_CHAIN_SETUP ? "run-level setup"
                                                      : "initialisation";
-    if (c->stop && *c->stop)
+    if (c->stop && drift_stop_requested())
         return drift_chain_fail(c, DRIFT_ESTOP,
                                 "chain %u: stopped by a signal during the "
                                 "sampler's %s, before any draw",

@@ -123,6 +123,33 @@ static int open_lang(drift_problem *p, const drift_problem_spec *spec,
     return DRIFT_OK;
 }
 
+/* A model over sparse rows of dimension D holds vectors of D values (its
+ * parameters, and each chain's point and gradient): refused, with the
+ * size, when two of them cannot fit in this machine's memory, before the
+ * model allocates anything (a stray LIBSVM index of 4e9 otherwise ends in
+ * a vague "out of memory" minutes later). */
+static int check_sparse_width(const drift_data *d, drift_err *e)
+{
+    uint64_t lim = drift_memory_limit();
+    for (size_t k = 0; k < d->n_sparse; k++) {
+        double need = 2.0 * 8.0 * (double)d->sparse[k].dim;
+        if (need <= (double)lim)
+            continue;
+        char one[32], have[32];
+        drift_format_bytes(8.0 * (double)d->sparse[k].dim, one, sizeof one);
+        drift_format_bytes((double)lim, have, sizeof have);
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "%s: sparse rows '%s' of dimension %zu (the "
+                             "largest feature index): a model over them "
+                             "holds vectors of %zu values, %s each, and a "
+                             "run needs at least two; this machine allows "
+                             "%s of memory (check the file's largest index)",
+                             d->source, d->sparse[k].name, d->sparse[k].dim,
+                             d->sparse[k].dim, one, have);
+    }
+    return DRIFT_OK;
+}
+
 int drift_problem_open(drift_problem *p, drift_registry *reg,
                        const drift_problem_spec *spec, drift_err *e)
 {
@@ -164,6 +191,8 @@ int drift_problem_open(drift_problem *p, drift_registry *reg,
     if ((rc = drift_hparams_apply(mp->options, mp->n_options, "--model-set",
                                   who, spec->model_set, spec->n_model_set,
                                   p->options, p->options_set, e)))
+        return rc;
+    if ((rc = check_sparse_width(drift_problem_data(p), e)))
         return rc;
     if ((rc = mp->create(drift_problem_data(p), p->options, &p->model, e))) {
         if (!e->msg[0])

@@ -16,6 +16,8 @@
 
 #include <cblas.h>
 
+#include "base/mapguard.h"
+#include "base/stop.h"
 #include "base/util.h"
 #include "base/writer.h"
 #include "adapt.h"
@@ -30,9 +32,10 @@
 #define MIN_WS_ROWS 256
 #define DEFAULT_BATCH 32
 
-static volatile sig_atomic_t stop_requested;
+/* Iterations between polls of the input maps' files (an fstat each). */
+#define POLL_EVERY 256
 
-void drift_run_request_stop(void) { stop_requested = 1; }
+void drift_run_request_stop(void) { drift_stop_request(0); }
 
 void drift_run_chain_release(drift_chain *c)
 {
@@ -326,7 +329,7 @@ static void write_footer(drift_chain *c, FILE *f, const double *mean,
 static int budget_spent(const drift_chain *c, double t_start)
 {
     const drift_run_config *cfg = c->cfg;
-    if (stop_requested)
+    if (drift_stop_requested())
         return 1;
     if (cfg->iters && c->iter >= cfg->warmup + cfg->iters)
         return 1;
@@ -568,7 +571,7 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     int setup_done = k != 0; /* chain 1 owes the others its setup */
     int rc0 = drift_run_chain_setup(&c, cfg, id, theta);
     c.run = run;
-    c.stop = &stop_requested;
+    c.stop = 1;
     if (rc0)
         goto done;
     if (cfg->out_path) {
@@ -643,6 +646,17 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
             break;
         }
         c.iter++;
+        /* An input map that lost pages (read as zeros since) or whose
+         * file changed: stop; the rows so far came from the data as they
+         * were (emit.c writes none after the change). */
+        if (drift_mapguard_any() || c.iter % POLL_EVERY == 0) {
+            drift_err ge = {{0}};
+            int grc = drift_mapguard_check(c.iter % POLL_EVERY == 0, &ge);
+            if (grc) {
+                drift_chain_fail(&c, grc, "%s", ge.msg);
+                break;
+            }
+        }
         after_step(&c);
         drift_progress_note(slot, c.iter, c.grads, c.draws_written);
         if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
@@ -656,6 +670,12 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
         notify(&c, DRIFT_PHASE_RUN_END);
     if (cfg->sampler->finish)
         cfg->sampler->finish(c.state, svc, &c);
+    if (!c.failed) {
+        drift_err ge = {{0}};
+        int grc = drift_mapguard_check(1, &ge);
+        if (grc)
+            drift_chain_fail(&c, grc, "%s", ge.msg);
+    }
     /* The final evaluation, over every draw kept (also after a failure:
      * the draws so far are valid). */
     if (c.heldout && c.grads != last_eval)
@@ -680,10 +700,10 @@ done:
     if (c.w) {
         /* Rows are whole: a failed chain's draws so far stay a valid file;
          * a chain that never started leaves nothing behind. */
-        if (started) {
+        if (started && !c.write_failed) {
             if (have_moments)
                 write_footer(&c, drift_writer_file(c.w), c.seg_buf, c.gbuf2);
-            if (stop_requested)
+            if (drift_stop_requested())
                 /* Complete and valid, but shorter than asked: say so. */
                 fprintf(drift_writer_file(c.w),
                         "# interrupted = 1 (stopped by a signal after %llu "
@@ -692,10 +712,18 @@ done:
                         c.iter < cfg->warmup ? ", in warmup: no draws kept"
                                              : "");
             drift_err e;
-            if (drift_writer_commit(c.w, &e) && !res->status) {
-                res->status = DRIFT_EIO;
-                snprintf(res->message, sizeof res->message, "%s", e.msg);
+            if (drift_writer_commit(c.w, &e)) {
+                if (!res->status) {
+                    res->status = DRIFT_EIO;
+                    snprintf(res->message, sizeof res->message, "%s", e.msg);
+                }
+                res->path[0] = '\0';
             }
+        } else if (c.write_failed) {
+            /* The first failed write stopped the chain: nothing goes in
+             * place, a previous file of the name stays. */
+            drift_writer_abort(c.w);
+            res->path[0] = '\0';
         } else {
             drift_writer_abort(c.w);
             res->path[0] = '\0';
@@ -727,7 +755,7 @@ static void *chain_worker(void *arg)
         pthread_mutex_unlock(&q->mu);
         if (k == q->K)
             return NULL;
-        if (stop_requested && k > 0) {
+        if (drift_stop_requested() && k > 0) {
             /* A queued chain that a signal came before: never started. */
             drift_chain_result *res = &q->results[k];
             memset(res, 0, sizeof *res);
@@ -779,6 +807,27 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                              "--emit draws (or a piecewise-deterministic "
                              "sampler such as bps)",
                              cfg->sampler->name);
+    /* The engine's own vectors of d values per chain (point, gradients,
+     * and a continuous trajectory's moments), before any is allocated: a
+     * model too big for the machine is refused with its size. */
+    int continuous = (cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+    double vecs = 3.0 + (continuous ? 3.0 : 0.0) +
+                  (cfg->emit_segments ? 2.0 : 0.0);
+    double need = (double)K * 8.0 *
+                  (vecs * (double)cfg->model->dim + (double)cfg->model->n_out);
+    uint64_t lim = drift_memory_limit();
+    if (need > (double)lim) {
+        char want[32], have[32];
+        drift_format_bytes(need, want, sizeof want);
+        drift_format_bytes((double)lim, have, sizeof have);
+        return drift_err_set(e, DRIFT_ENOMEM,
+                             "the model has %zu parameters: %u chain%s need "
+                             "%s for the engine's vectors alone (%.0f of %zu "
+                             "values each per chain), more than the %s of "
+                             "memory this machine allows",
+                             cfg->model->dim, K, K == 1 ? "" : "s", want,
+                             vecs, cfg->model->dim, have);
+    }
     if (cfg->passes > 0 && cfg->model->n_rows == 0)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--passes: the model has no data rows; give "
@@ -786,7 +835,6 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
     /* BLAS stays single-threaded: chains are the parallelism, and a fixed
      * thread count keeps sums in a fixed order (same seed, same bytes). */
     openblas_set_num_threads(1);
-    stop_requested = 0;
     drift_progress *prog = NULL;
     if (cfg->progress) {
         drift_progress_budget b = {
@@ -838,7 +886,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         if (results[k].status)
             return drift_err_set(e, results[k].status, "%s",
                                  results[k].message);
-    if (stop_requested)
+    if (drift_stop_requested())
         return drift_err_set(e, DRIFT_ESTOP, "stopped by a signal");
     return DRIFT_OK;
 }

@@ -1,0 +1,29 @@
+/* stop.h: stopping long work when a signal asks for it: the request
+ * (an atomic the handler sets and loops poll) and the handlers the
+ * commands install.  Not for what work does when it stops. */
+#ifndef DRIFT_STOP_H
+#define DRIFT_STOP_H
+
+/* Asks every loop that polls drift_stop_requested to stop at its next
+ * check.  The first request's signal number is kept (sig 0 counts as
+ * SIGINT).  Async-signal-safe. */
+void drift_stop_request(int sig);
+
+/* 0, or the signal that asked to stop.  Cheap: one relaxed atomic load. */
+int drift_stop_requested(void);
+
+/* Forgets a request (before new work that should not see an old one). */
+void drift_stop_clear(void);
+
+/* Installs handlers for SIGINT, SIGTERM and SIGHUP: the first such signal
+ * requests a stop (the work ends cleanly and says so); a second one while
+ * stopping removes the named temporary files of open writers
+ * (drift_writer_cleanup_signal) and ends the process by that signal.
+ * drift_stop_uncatch puts the default actions back. */
+void drift_stop_catch(void);
+void drift_stop_uncatch(void);
+
+/* "SIGINT", "SIGTERM", "SIGHUP", or "signal N" into buf. */
+const char *drift_stop_signal_name(int sig, char *buf, unsigned long cap);
+
+#endif
