@@ -390,6 +390,16 @@ static void test_output_targets(void **state)
                                     "--iter", "20", "--init", init, "--out",
                                     refused[k].out, NULL},
                    2, refused[k].needle);
+    /* The same names at CmdStan's four chains, whose files are derived
+     * from --out (o_1.csv ...): the name itself is still refused, so that
+     * --out /dev/full never puts /dev/full_1 beside the device. */
+    for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
+        expect_cli((const char *[]){"sample", model, "--data", data,
+                                    "--sampler", "sgld", "--set", "h=0.001",
+                                    "--iter", "20", "--chains", "4", "--init",
+                                    init, "--out", refused[k].out, NULL},
+                   2, refused[k].needle);
+    assert_int_equal(count_files(dir, "_1"), 0);
     /* The test file of --test, and the metrics file beside the draws. */
     expect_cli((const char *[]){"sample", "--model", "logistic", "--data",
                                 pima(), "--test", data, "--sampler", "sgld",
