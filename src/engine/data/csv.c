@@ -160,9 +160,19 @@ static int only_blank_left(drift_csv *c)
                 return 0;
         return got == 0;
     }
-    for (const char *q = c->f.cur; q < c->f.end; q++)
-        if (*q != ' ' && *q != '\t' && *q != '\r' && *q != '\n')
+    /* Line by line, as drift_csv_count_rows and the streaming reader
+     * judge them (one CR before the line end is the line end's; a CR
+     * inside a line is not blank), so that the counts agree. */
+    const char *p = c->f.cur, *end = c->f.end;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        drift_line ln = {p, nl ? nl : end};
+        if (ln.e > ln.b && ln.e[-1] == '\r')
+            ln.e--;
+        if (!drift_line_blank(&ln))
             return 0;
+        p = nl ? nl + 1 : end;
+    }
     return 1;
 }
 
