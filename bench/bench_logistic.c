@@ -18,6 +18,7 @@
 
 #include "base/util.h"
 #include "engine/run/hparam.h"
+#include "engine/run/oracle.h"
 #include "engine/run/plugin.h"
 #include "engine/run/rng.h"
 #include "engine/run/run.h"

@@ -4,8 +4,9 @@
  * made here, each held twice: as arrays in memory and as a row store
  * (written as CSV / LIBSVM and converted with drift_rowstore_convert, so
  * both hold the same numbers).  In one process it times, in ns per datum
- * (best of REPS passes after a first one that brings the store into the
- * page cache):
+ * of wall and of CPU time (best of REPS rounds, each round running every
+ * case once, after a first one that brings the store into the page
+ * cache):
  *   - a streaming read of the rows (the memory-bandwidth limit), on one
  *     thread and on two;
  *   - a hand-written fused C loop over the arrays (dot, logistic, axpy);
@@ -32,6 +33,7 @@
 #include "engine/data/rowstore.h"
 #include "engine/data/table.h"
 #include "engine/lang/lang_model.h"
+#include "engine/lang/vmath.h"
 #include "engine/run/oracle.h"
 #include "engine/run/plugin.h"
 #include "engine/run/rng.h"
@@ -40,7 +42,7 @@
 enum { N = 581012, D = 54, COLS = D + 1 };
 enum { SN = 500000, SD = 100000, NNZ = 40 };
 
-static int REPS = 7;
+static int REPS = 10;
 static double sink;
 static char dir[256];
 
@@ -86,31 +88,39 @@ static counts now_counts(void)
     return c;
 }
 
-/* The best of REPS timed calls of f after one untimed, and the counters
- * per call averaged over the timed ones. */
-typedef struct result {
+/* A timed case: f(arg) over n data, its best time over REPS rounds. */
+typedef struct bcase {
+    const char *what;
+    void (*f)(void *);
+    void *arg;
     double wall, cpu;       /* best, seconds */
-    double minflt, rchar;   /* per call */
-} result;
+    double minflt, rchar;   /* per call, averaged */
+} bcase;
 
-static result measure(void (*f)(void *), void *arg)
+/* Runs every case once untimed (a store comes into the page cache and
+ * maps), then REPS rounds of every case in turn, so that a machine whose
+ * load changes during the run weighs on all cases alike; keeps each
+ * case's best wall and CPU time, and its faults and bytes read per call. */
+static void run_cases(bcase *cs, int n)
 {
-    result r = {INFINITY, INFINITY, 0, 0};
-    f(arg);
-    counts a0 = now_counts();
-    for (int k = 0; k < REPS; k++) {
-        counts a = now_counts();
-        f(arg);
-        counts b = now_counts();
-        if (b.wall - a.wall < r.wall)
-            r.wall = b.wall - a.wall;
-        if (b.cpu - a.cpu < r.cpu)
-            r.cpu = b.cpu - a.cpu;
+    for (int k = 0; k < n; k++) {
+        cs[k].f(cs[k].arg);
+        cs[k].wall = cs[k].cpu = INFINITY;
+        cs[k].minflt = cs[k].rchar = 0;
     }
-    counts b0 = now_counts();
-    r.minflt = (double)(b0.minflt - a0.minflt) / REPS;
-    r.rchar = (double)(b0.rchar - a0.rchar) / REPS;
-    return r;
+    for (int rep = 0; rep < REPS; rep++)
+        for (int k = 0; k < n; k++) {
+            counts a = now_counts();
+            cs[k].f(cs[k].arg);
+            counts b = now_counts();
+            if (b.wall - a.wall < cs[k].wall)
+                cs[k].wall = b.wall - a.wall;
+            if (b.cpu - a.cpu < cs[k].cpu)
+                cs[k].cpu = b.cpu - a.cpu;
+            cs[k].minflt += (double)(b.minflt - a.minflt + b.majflt -
+                                     a.majflt) / REPS;
+            cs[k].rchar += (double)(b.rchar - a.rchar) / REPS;
+        }
 }
 
 /* ---- data ------------------------------------------------------------- */
@@ -278,14 +288,17 @@ static void stream_read(void *arg)
     }
 }
 
-static const double *dense_at; /* the rows the fused loops read */
-static const double *sy_at, *sval_at;
-static const uint32_t *sidx_at;
-static const uint64_t *srow_at;
+/* The fused loops' rows: in memory or in the map. */
+typedef struct hand_rows {
+    const double *dense;
+    const double *y, *val;
+    const uint32_t *idx;
+    const uint64_t *row;
+} hand_rows;
 
 static void hand_dense(void *arg)
 {
-    (void)arg;
+    const double *dense_at = ((const hand_rows *)arg)->dense;
     double w[D], g[D] = {0};
     for (int j = 0; j < D; j++)
         w[j] = 0.01 * j;
@@ -305,7 +318,10 @@ static double sw[SD], sg[SD];
 
 static void hand_sparse(void *arg)
 {
-    (void)arg;
+    const hand_rows *h = arg;
+    const double *sy_at = h->y, *sval_at = h->val;
+    const uint32_t *sidx_at = h->idx;
+    const uint64_t *srow_at = h->row;
     memset(sg, 0, sizeof sg);
     for (size_t i = 0; i < SN; i++) {
         double z = 0;
@@ -415,20 +431,29 @@ static void open_plugin(const drift_model_entry *me, const drift_data *view,
 
 /* ---- report --------------------------------------------------------------- */
 
-static void line(const char *what, const result *r, size_t n, double ref,
-                 const char *ref_name, double ref2, const char *ref2_name,
-                 int show_io)
+/* One line: ns per datum (wall, and CPU time of all the process's threads)
+ * and ratios of wall times to ref and ref2 (and of CPU times, for one
+ * thread, where the machine is shared: see the README). */
+static void line(const bcase *c, size_t n, const bcase *ref,
+                 const char *ref_name, const bcase *ref2,
+                 const char *ref2_name, int cpu_ratios, int show_io)
 {
     double ns = 1e9 / (double)n;
-    printf("  %-44s %7.1f ns/datum (cpu %6.1f)", what, r->wall * ns,
-           r->cpu * ns);
-    if (ref > 0)
-        printf("  %.2fx %s", r->wall / ref, ref_name);
-    if (ref2 > 0)
-        printf(", %.2fx %s", r->wall / ref2, ref2_name);
+    printf("  %-40s %7.1f ns/datum (cpu %6.1f)", c->what, c->wall * ns,
+           c->cpu * ns);
+    if (ref)
+        printf("  %.2fx %s", c->wall / ref->wall, ref_name);
+    if (ref2)
+        printf(", %.2fx %s", c->wall / ref2->wall, ref2_name);
+    if (ref && cpu_ratios) {
+        printf("  (cpu %.2fx", c->cpu / ref->cpu);
+        if (ref2)
+            printf(", %.2fx", c->cpu / ref2->cpu);
+        putchar(')');
+    }
     if (show_io)
-        printf("  [%.0f faults, %.1f MB read a pass]", r->minflt,
-               r->rchar / 1e6);
+        printf("  [%.0f faults, %.1f MB read a pass]", c->minflt,
+               c->rchar / 1e6);
     putchar('\n');
 }
 
@@ -436,40 +461,73 @@ typedef struct pair {
     drift_model mem, store;
 } pair;
 
-/* Times grad_full through both models in memory and on the store, at 1
- * and 2 threads, against hand (1 thread) and bw2 (2 threads). */
-static void drift_rows_of(const char *model_name, pair *p,
-                          const drift_data *mem_view,
-                          const drift_data *store_view,
-                          const drift_table *store, size_t n, double hand,
-                          double bw2)
+/* One section: streaming reads, the fused loop in memory and over the
+ * map, and drift's grad_full through the C plugin and the .drift model in
+ * memory and on the store at 1 and 2 threads, all timed in the same
+ * rounds; gradients from memory and store compared bit for bit. */
+static void section(size_t n, stream_arg *s1, stream_arg *s2,
+                    void (*hand)(void *), hand_rows *hm, hand_rows *hs,
+                    pair *plug, pair *lang, const drift_data *mem_view,
+                    const drift_table *store, const drift_table *lang_store)
 {
-    char what[96];
-    for (unsigned T = 1; T <= 2; T++) {
-        ctx cm, cs;
-        setup(&cm, &p->mem, mem_view, NULL, T);
-        setup(&cs, &p->store, store_view, store, T);
-        result rm = measure(full_pass, &cm);
-        result rs = measure(full_pass, &cs);
+    enum { NC = 12 };
+    ctx cx[8];
+    const char *names[2] = {"C plugin", ".drift model"};
+    pair *models[2] = {plug, lang};
+    const drift_table *tables[2] = {store, lang_store};
+    static char what[8][64];
+    bcase cs[NC] = {
+        {"streaming read, 1 thread", stream_read, s1, 0, 0, 0, 0},
+        {"streaming read, 2 threads", stream_read, s2, 0, 0, 0, 0},
+        {"hand C fused loop, in memory", hand, hm, 0, 0, 0, 0},
+        {"hand C fused loop, over the map", hand, hs, 0, 0, 0, 0},
+    };
+    for (int m = 0; m < 2; m++)
+        for (unsigned T = 1; T <= 2; T++) {
+            int k = 4 * m + 2 * (int)(T - 1);
+            setup(&cx[k], &models[m]->mem, mem_view, NULL, T);
+            setup(&cx[k + 1], &models[m]->store, &tables[m]->view, tables[m],
+                  T);
+            snprintf(what[k], sizeof what[k], "%s, in memory, %u thread%s",
+                     names[m], T, T > 1 ? "s" : "");
+            snprintf(what[k + 1], sizeof what[k + 1],
+                     "%s, row store, %u thread%s", names[m], T,
+                     T > 1 ? "s" : "");
+            cs[4 + k] = (bcase){what[k], full_pass, &cx[k], 0, 0, 0, 0};
+            cs[5 + k] = (bcase){what[k + 1], full_pass, &cx[k + 1], 0, 0, 0,
+                                0};
+        }
+    /* In rounds within groups that touch one copy of the data in memory
+     * and one mapping of the store each: the references, the plugin's
+     * four cases, the .drift model's (which maps the store again).  On a
+     * virtual machine with shadow page tables, rounds over three or more
+     * 256 MB regions were seen to evict each other's translations: every
+     * pass then pays the hypervisor's faults, invisible to getrusage. */
+    run_cases(cs, 4);
+    run_cases(cs + 4, 4);
+    run_cases(cs + 8, 4);
+    for (int k = 0; k < 8; k += 2)
         /* Same numbers in, same chunks: the same sums. */
-        for (size_t j = 0; j < cm.d; j++)
-            if (cm.g[j] != cs.g[j]) {
+        for (size_t j = 0; j < cx[k].d; j++)
+            if (cx[k].g[j] != cx[k + 1].g[j]) {
                 fprintf(stderr, "bench: %s: gradients differ between memory "
                                 "and row store at %zu: %.17g vs %.17g\n",
-                        model_name, j, cm.g[j], cs.g[j]);
+                        cs[4 + k].what, j, cx[k].g[j], cx[k + 1].g[j]);
                 exit(1);
             }
-        snprintf(what, sizeof what, "%s, in memory, %u thread%s", model_name,
-                 T, T > 1 ? "s" : "");
-        line(what, &rm, n, T == 1 ? hand : bw2,
-             T == 1 ? "hand C" : "bandwidth", 0, NULL, 0);
-        snprintf(what, sizeof what, "%s, row store, %u thread%s", model_name,
-                 T, T > 1 ? "s" : "");
-        line(what, &rs, n, rm.wall, "memory", T == 1 ? hand : bw2,
-             T == 1 ? "hand C" : "bandwidth", 1);
-        release(&cm);
-        release(&cs);
+    line(&cs[0], n, NULL, NULL, NULL, NULL, 0, 0);
+    line(&cs[1], n, &cs[0], "1 thread", NULL, NULL, 0, 0);
+    line(&cs[2], n, &cs[0], "bandwidth", NULL, NULL, 1, 0);
+    line(&cs[3], n, &cs[2], "memory", NULL, NULL, 1, 1);
+    for (int k = 0; k < 8; k += 2) {
+        int one = k % 4 == 0;
+        const bcase *ref = one ? &cs[2] : &cs[1];
+        const char *ref_name = one ? "hand C" : "bandwidth";
+        line(&cs[4 + k], n, ref, ref_name, NULL, NULL, one, 0);
+        line(&cs[5 + k], n, &cs[4 + k], "memory", ref, ref_name, one, 1);
     }
+    for (int k = 0; k < 8; k++)
+        release(&cx[k]);
 }
 
 static void bench_dense(const drift_model_entry *me)
@@ -498,26 +556,12 @@ static void bench_dense(const drift_model_entry *me)
     open_lang(text, &mem, NULL, &lang.mem);
     open_lang(text, NULL, drs, &lang.store);
     const drift_table *lt = drift_lang_rows_table(&lang.store);
-
     size_t bytes = (size_t)N * COLS * sizeof(double);
     stream_arg s1 = {{dense}, {bytes}, 1, 1}, s2 = {{dense}, {bytes}, 1, 2};
-    result bw1 = measure(stream_read, &s1), bw2 = measure(stream_read, &s2);
-    dense_at = dense;
-    result hm = measure(hand_dense, NULL);
-    dense_at = t->view.values;
-    result hs = measure(hand_dense, NULL);
+    hand_rows hm = {.dense = dense}, hs = {.dense = t->view.values};
     printf("dense logistic regression, N = %d, d = %d, %.0f MB (best of %d "
-           "passes)\n", N, D, bytes / 1e6, REPS);
-    line("streaming read, 1 thread", &bw1, N, 0, NULL, 0, NULL, 0);
-    line("streaming read, 2 threads", &bw2, N, bw1.wall, "1 thread", 0, NULL,
-         0);
-    line("hand C fused loop, in memory", &hm, N, bw1.wall, "bandwidth", 0,
-         NULL, 0);
-    line("hand C fused loop, over the map", &hs, N, hm.wall, "memory", 0,
-         NULL, 1);
-    drift_rows_of("C plugin", &plug, &mem, &t->view, t, N, hm.wall, bw2.wall);
-    drift_rows_of(".drift model", &lang, &mem, lt ? &lt->view : NULL, lt, N,
-                  hm.wall, bw2.wall);
+           "rounds)\n", N, D, bytes / 1e6, REPS);
+    section(N, &s1, &s2, hand_dense, &hm, &hs, &plug, &lang, &mem, t, lt);
     plug.mem.free(plug.mem.self);
     plug.store.free(plug.store.self);
     lang.mem.free(lang.mem.self);
@@ -555,35 +599,21 @@ static void bench_sparse(const drift_model_entry *me)
     open_lang(text, &mem, NULL, &lang.mem);
     open_lang(text, NULL, drs, &lang.store);
     const drift_table *lt = drift_lang_rows_table(&lang.store);
-
     size_t nz = (size_t)SN * NNZ;
     stream_arg s1 = {{sy, srow, sidx, sval},
                      {SN * 8, (SN + 1) * 8, nz * 4, nz * 8}, 4, 1};
     stream_arg s2 = s1;
     s2.T = 2;
     double bytes = (double)(SN * 8 + (SN + 1) * 8 + nz * 12);
-    result bw1 = measure(stream_read, &s1), bw2 = measure(stream_read, &s2);
     for (size_t j = 0; j < SD; j++)
         sw[j] = 0.01 * (double)(j % 97);
-    sy_at = sy, srow_at = srow, sidx_at = sidx, sval_at = sval;
-    result hm = measure(hand_sparse, NULL);
-    sy_at = t->view.values, srow_at = t->rs.sparse.row_ptr,
-    sidx_at = t->rs.sparse.idx, sval_at = t->rs.sparse.val;
-    result hs = measure(hand_sparse, NULL);
+    hand_rows hm = {.y = sy, .val = sval, .idx = sidx, .row = srow};
+    hand_rows hs = {.y = t->view.values, .val = t->rs.sparse.val,
+                    .idx = t->rs.sparse.idx, .row = t->rs.sparse.row_ptr};
     printf("\nsparse logistic regression, N = %d, D = %d, %d non-zeros a "
-           "row, %.0f MB (best of %d passes)\n", SN, SD, NNZ, bytes / 1e6,
+           "row, %.0f MB (best of %d rounds)\n", SN, SD, NNZ, bytes / 1e6,
            REPS);
-    line("streaming read, 1 thread", &bw1, SN, 0, NULL, 0, NULL, 0);
-    line("streaming read, 2 threads", &bw2, SN, bw1.wall, "1 thread", 0,
-         NULL, 0);
-    line("hand C fused loop, in memory", &hm, SN, bw1.wall, "bandwidth", 0,
-         NULL, 0);
-    line("hand C fused loop, over the map", &hs, SN, hm.wall, "memory", 0,
-         NULL, 1);
-    drift_rows_of("C plugin", &plug, &mem, &t->view, t, SN, hm.wall,
-                  bw2.wall);
-    drift_rows_of(".drift model", &lang, &mem, lt ? &lt->view : NULL, lt, SN,
-                  hm.wall, bw2.wall);
+    section(SN, &s1, &s2, hand_sparse, &hm, &hs, &plug, &lang, &mem, t, lt);
     plug.mem.free(plug.mem.self);
     plug.store.free(plug.store.self);
     lang.mem.free(lang.mem.self);
@@ -612,6 +642,11 @@ int main(int argc, char **argv)
         drift_registry_model(reg, "logistic", &me, &e))
         die("plugins (run with make bench)", e.msg);
     sgld = &se->s;
+    double load[1] = {0};
+    getloadavg(load, 1);
+    printf("vector math: %s\n%ld processors, load average %.2f at the start "
+           "(where the machine is shared, compare the cpu figures)\n\n",
+           drift_vmath_describe(), sysconf(_SC_NPROCESSORS_ONLN), load[0]);
     const char *only = argc > 2 ? argv[2] : "";
     if (strcmp(only, "sparse"))
         bench_dense(me);

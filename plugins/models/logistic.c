@@ -39,18 +39,21 @@ typedef struct workspace {
     double *Xb, *yb, *z, *r;
 } workspace;
 
-/* log(1 + exp(z)) without overflow. */
-static double log1p_exp(double z)
-{
-    return z > 0 ? z + log1p(exp(-z)) : log1p(exp(z));
-}
-
 static double inv_logit(double z)
 {
     if (z >= 0)
         return 1.0 / (1.0 + exp(-z));
     double e = exp(z);
     return e / (1.0 + e);
+}
+
+/* A row's log-likelihood y z - log(1 + e^z) and gradient scalar
+ * y - logistic(z), from one exp: e = exp(-|z|) <= 1 serves both. */
+static void row_terms(double z, double y, double *l, double *r)
+{
+    double e = exp(-fabs(z));
+    *l = y * z - ((z > 0 ? z : 0) + log1p(e));
+    *r = y - (z >= 0 ? 1 : e) / (1 + e);
 }
 
 static void logistic_free(void *self)
@@ -217,14 +220,43 @@ static int forward(const logistic *m, workspace *ws, const double *w,
     for (size_t k = 0; k < n; k++) {
         double z = ws->z[k], yk = y[k * ldy];
         bad |= yk != 0.0 && yk != 1.0;
-        double l = yk * z - log1p_exp(z);
+        double l, r;
+        row_terms(z, yk, &l, &r);
         if (ll_rows)
             ll_rows[k] = l;
         total += l;
-        ws->r[k] = yk - inv_logit(z);
+        ws->r[k] = r;
     }
     if (bad && m->lazy_check)
         return bad_label(m, ws, b, y, ldy, e);
+    if (ll_sum)
+        *ll_sum = total;
+    return DRIFT_OK;
+}
+
+/* log_lik's sum over sparse rows in one sweep: each row's dot product,
+ * terms and gradient while its entries are in cache (the same arithmetic
+ * in the same order as forward, then the axpys). */
+static int sparse_sum(const logistic *m, workspace *ws, const double *w,
+                      const drift_rows *b, double *ll_rows, double *ll_sum,
+                      double *grad_sum, drift_err *e)
+{
+    memset(grad_sum, 0, m->D * sizeof *grad_sum);
+    double total = 0;
+    int bad = 0;
+    for (size_t k = 0; k < b->n; k++) {
+        size_t i = drift_rows_at(b, k);
+        double z = sparse_dot(m->sp, i, w), yk = m->y[i * m->ldy], l, r;
+        ws->yb[k] = yk;
+        bad |= yk != 0.0 && yk != 1.0;
+        row_terms(z, yk, &l, &r);
+        if (ll_rows)
+            ll_rows[k] = l;
+        total += l;
+        sparse_axpy(m->sp, i, r, grad_sum);
+    }
+    if (bad && m->lazy_check)
+        return bad_label(m, ws, b, ws->yb, 1, e);
     if (ll_sum)
         *ll_sum = total;
     return DRIFT_OK;
@@ -238,6 +270,8 @@ static int log_lik(const void *self, void *wsp, const double *w,
     workspace *ws = wsp;
     if (b->n > ws->cap)
         return too_many_rows(ws, b, e);
+    if (m->sp && grad_sum && !grad_rows)
+        return sparse_sum(m, ws, w, b, ll_rows, ll_sum, grad_sum, e);
     const double *X;
     size_t ld;
     int rc = forward(m, ws, w, b, &X, &ld, ll_rows, ll_sum, e);

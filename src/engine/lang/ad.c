@@ -63,10 +63,19 @@ static void sparse_dot_rows(const drift_ad_ctx *c, const drift_sparse *sp,
     for (size_t r = 0; r < R; r++) {
         size_t i = row_id(c, r);
         const double *vr = v + r * vl;
-        double z = 0;
-        for (uint64_t j = sp->row_ptr[i]; j < sp->row_ptr[i + 1]; j++)
-            z += sp->val[j] * vr[sp->idx[j]];
-        out[r * ol] = z;
+        /* Four partial sums: four chains of dependent additions in flight
+         * instead of one. */
+        double z0 = 0, z1 = 0, z2 = 0, z3 = 0;
+        uint64_t j = sp->row_ptr[i], end = sp->row_ptr[i + 1];
+        for (; j + 4 <= end; j += 4) {
+            z0 += sp->val[j] * vr[sp->idx[j]];
+            z1 += sp->val[j + 1] * vr[sp->idx[j + 1]];
+            z2 += sp->val[j + 2] * vr[sp->idx[j + 2]];
+            z3 += sp->val[j + 3] * vr[sp->idx[j + 3]];
+        }
+        for (; j < end; j++)
+            z0 += sp->val[j] * vr[sp->idx[j]];
+        out[r * ol] = (z0 + z1) + (z2 + z3);
     }
 }
 
@@ -2127,6 +2136,9 @@ int drift_ad_prior(const drift_graph *g, drift_ad_ws *ws, const double *theta,
     return DRIFT_OK;
 }
 
+/* Rows evaluated at once by drift_ad_lik's summed gradient. */
+#define LIK_TILE 256
+
 static int lik_chunk(const drift_graph *g, drift_ad_ws *ws,
                      const double *theta, const drift_rows *b, size_t first,
                      size_t n, double *ll_rows, double *ll_sum,
@@ -2187,9 +2199,21 @@ int drift_ad_lik(const drift_graph *g, drift_ad_ws *ws, const double *theta,
     if (g->datum_out < 0)
         return drift_err_set(e, DRIFT_EINTERNAL,
                              "the model has no datum block");
-    if (!grad_rows)
-        return lik_chunk(g, ws, theta, b, 0, n, ll_rows, ll_sum, grad_sum,
-                         NULL, e);
+    if (!grad_rows) {
+        /* Tiles of LIK_TILE rows, so that a tile's rows are still in cache
+         * when the backward sweep reads them again (a full pass may ask
+         * for many thousands of sparse rows at once); the gradient
+         * accumulates over the tiles, zeroed once above. */
+        for (size_t done = 0; done < n; done += LIK_TILE) {
+            size_t k = n - done < LIK_TILE ? n - done : LIK_TILE;
+            int rc = lik_chunk(g, ws, theta, b, done, k,
+                               ll_rows ? ll_rows + done : NULL, ll_sum,
+                               grad_sum, NULL, e);
+            if (rc)
+                return rc;
+        }
+        return DRIFT_OK;
+    }
     /* Per-row gradients, in sub-batches that bound the per-row memory of
      * shared nodes. */
     size_t step = ws->pr_cap;

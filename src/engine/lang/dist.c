@@ -608,13 +608,14 @@ static int block_bernoulli_logit1(size_t rows, const double *y, size_t ldy,
             e[k] = -fabs(z[(r0 + k) * ldz]);
         drift_vmath_exp(m, e, e);
         drift_vmath_log1p(m, e, l);
+        /* logistic(z) = 1 / (1 + e) for z >= 0, e / (1 + e) below: one
+         * division, the numerator chosen without a branch. */
         for (size_t k = 0; k < m; k++) {
             size_t r = r0 + k;
             double yr = y[r * ldy], zr = z[r * ldz];
-            double sig = zr >= 0 ? 1 / (1 + e[k]) : e[k] / (1 + e[k]);
             out[r] = yr * zr - (zr > 0 ? zr : 0) - l[k];
             if (dz)
-                dz[r] = yr - sig;
+                dz[r] = yr - (zr >= 0 ? 1 : e[k]) / (1 + e[k]);
         }
         for (size_t k = 0; k < m; k++) {
             size_t r = r0 + k;
