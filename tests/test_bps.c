@@ -333,7 +333,6 @@ static void run_by_hand(th_problem *tp, const drift_services *svc,
     assert_int_equal(drift_run_chain_setup(&c, &cfg, 1, theta), 0);
     assert_int_equal(s->init(c.state, svc, &c, hp, theta), 0);
     for (c.iter = 0; c.iter < cfg.warmup + iters; c.iter++) {
-        c.in_warmup = c.iter < cfg.warmup; /* as run.c's phases */
         assert_int_equal(s->step(c.state, svc, &c, theta), 0);
     }
     tr->time = c.t_mom;
