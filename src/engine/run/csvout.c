@@ -152,7 +152,13 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
     for (size_t k = 0; k < s->n_hparams; k++) {
         char v[64];
         drift_hparam_format(&s->hparams[k], cfg->hp[k], v, sizeof v);
-        fprintf(f, "#       %s = %s%s\n", s->hparams[k].name, v,
+        /* A sampler's metric (unit, diag, dense) in CmdStan's spelling,
+         * which CmdStanPy needs to read the adaptation block. */
+        int metric = !strcmp(s->hparams[k].name, "metric") &&
+                     (!strcmp(v, "unit") || !strcmp(v, "diag") ||
+                      !strcmp(v, "dense"));
+        fprintf(f, "#       %s = %s%s%s\n", s->hparams[k].name, v,
+                metric ? "_e" : "",
                 cfg->hp_set && cfg->hp_set[k] ? "" : " (Default)");
     }
     if (drift_hparams_find(s->hparams, s->n_hparams, "metric") < 0)
