@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -290,6 +291,179 @@ static void test_scan_keeps_good_plugins(void **state)
     }
 }
 
+/* Sets DRIFT_PLUGIN_PATH to dirs, scans, and returns the registry. */
+static drift_registry *scan_with(const char *dirs)
+{
+    setenv("DRIFT_PLUGIN_PATH", dirs, 1);
+    drift_registry *r = drift_registry_new();
+    drift_err e;
+    assert_int_equal(drift_registry_scan(r, &e), 0);
+    return r;
+}
+
+/* 1 when some problem of r contains both a and b. */
+static int has_problem(const drift_registry *r, const char *a, const char *b)
+{
+    for (size_t k = 0; k < drift_registry_n_problems(r); k++) {
+        const char *p = drift_registry_problem(r, k);
+        print_message("problem: %s\n", p);
+        if (strstr(p, a) && (!b || strstr(p, b)))
+            return 1;
+    }
+    return 0;
+}
+
+/* Copies the test plugin gauss.so to path with the given mode. */
+static void copy_gauss(const char *path, mode_t mode)
+{
+    char src[4096];
+    snprintf(src, sizeof src, "%s/gauss.so", test_dir());
+    FILE *in = fopen(src, "rb"), *out = fopen(path, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[8192];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    assert_int_equal(fclose(out), 0);
+    assert_int_equal(chmod(path, mode), 0);
+}
+
+/* Only regular files are opened: a FIFO (which would block dlopen), a
+ * directory and a dangling link named *.so are skipped by name, and a
+ * world-writable file or directory is refused; the good plugin beside
+ * them loads. */
+static void test_unsafe_files(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/drift-loader-XXXXXX", wdir[] = "/tmp/drift-ww-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    assert_non_null(mkdtemp(wdir));
+    char p[6][4200];
+    snprintf(p[0], sizeof p[0], "%s/x.so", dir);
+    snprintf(p[1], sizeof p[1], "%s/d.so", dir);
+    snprintf(p[2], sizeof p[2], "%s/dangling.so", dir);
+    snprintf(p[3], sizeof p[3], "%s/ww.so", dir);
+    snprintf(p[4], sizeof p[4], "%s/good.so", dir);
+    snprintf(p[5], sizeof p[5], "%s/inww.so", wdir);
+    assert_int_equal(mkfifo(p[0], 0644), 0);
+    assert_int_equal(mkdir(p[1], 0755), 0);
+    assert_int_equal(symlink("/nonexistent/drift.so", p[2]), 0);
+    copy_gauss(p[3], 0666);
+    copy_gauss(p[4], 0644);
+    copy_gauss(p[5], 0644);
+    assert_int_equal(chmod(wdir, 0777), 0);
+
+    char *old = getenv("DRIFT_PLUGIN_PATH") ? strdup(getenv("DRIFT_PLUGIN_PATH"))
+                                            : NULL;
+    char dirs[8400];
+    snprintf(dirs, sizeof dirs, "%s:%s", dir, wdir);
+    drift_registry *r = scan_with(dirs);
+    assert_true(has_problem(r, p[0], "a FIFO, not a regular file"));
+    assert_true(has_problem(r, p[1], "a directory, not a regular file"));
+    assert_true(has_problem(r, p[2], "dangling symbolic link"));
+    assert_true(has_problem(r, p[3], "file is writable by others"));
+    assert_true(has_problem(r, p[5], "directory"));
+    assert_true(has_problem(r, p[5], "writable by others"));
+    size_t gauss = 0;
+    for (size_t k = 0; k < drift_registry_n_models(r); k++)
+        if (strstr(drift_registry_model_at(r, k)->path, dir))
+            gauss++;
+    assert_int_equal(gauss, 1); /* good.so alone */
+    drift_registry_free(r);
+
+    /* An explicit path gets the same checks, as errors. */
+    r = drift_registry_new();
+    drift_err e;
+    const drift_model_entry *m;
+    assert_int_not_equal(drift_registry_model(r, p[0], &m, &e), 0);
+    assert_non_null(strstr(e.msg, "FIFO"));
+    assert_int_not_equal(drift_registry_model(r, p[3], &m, &e), 0);
+    assert_non_null(strstr(e.msg, "writable by others"));
+    assert_int_equal(drift_registry_model(r, p[4], &m, &e), 0);
+    drift_registry_free(r);
+
+    if (old) {
+        setenv("DRIFT_PLUGIN_PATH", old, 1);
+        free(old);
+    } else {
+        unsetenv("DRIFT_PLUGIN_PATH");
+    }
+    for (int k = 0; k < 6; k++)
+        k == 1 ? rmdir(p[k]) : unlink(p[k]);
+    rmdir(dir);
+    rmdir(wdir);
+}
+
+/* A relative entry of DRIFT_PLUGIN_PATH is refused, not resolved against
+ * the working directory. */
+static void test_relative_path(void **state)
+{
+    (void)state;
+    char *old = getenv("DRIFT_PLUGIN_PATH") ? strdup(getenv("DRIFT_PLUGIN_PATH"))
+                                            : NULL;
+    drift_registry *r = scan_with("tests/plugins/.libs");
+    assert_true(has_problem(r, "tests/plugins/.libs", "relative entry"));
+    const drift_model_entry *m;
+    drift_err e;
+    assert_int_not_equal(drift_registry_model(r, "gauss", &m, &e), 0);
+    drift_registry_free(r);
+    if (old) {
+        setenv("DRIFT_PLUGIN_PATH", old, 1);
+        free(old);
+    } else {
+        unsetenv("DRIFT_PLUGIN_PATH");
+    }
+}
+
+/* A plugin whose entry point crashes and one that hangs: a scan inspects
+ * each in a child process, names them, and still lists the others; a
+ * named lookup opens NAME.so alone and never touches them; a name that
+ * needs a scan (agld.so's svrg-ld) finds its file all the same. */
+static void test_broken_plugins(void **state)
+{
+    (void)state;
+    char broken[4096];
+    snprintf(broken, sizeof broken, "%s/../broken/.libs", test_dir());
+    char *old = getenv("DRIFT_PLUGIN_PATH") ? strdup(getenv("DRIFT_PLUGIN_PATH"))
+                                            : NULL;
+    setenv("DRIFT_PLUGIN_TIMEOUT", "1", 1);
+    drift_registry *r = scan_with(broken);
+    assert_true(has_problem(r, "crashentry.so", "crashed with signal"));
+    assert_true(has_problem(r, "hangentry.so", "still loading after 1 s"));
+    const drift_sampler_entry *s;
+    drift_err e;
+    assert_int_equal(drift_registry_sampler(r, "sgld", &s, &e), 0);
+    drift_registry_free(r);
+
+    /* Named: sgld.so is opened, nothing else (opening crashentry.so in
+     * this process would kill the test). */
+    r = drift_registry_new();
+    if (drift_registry_sampler(r, "sgld", &s, &e))
+        fail_msg("%s", e.msg);
+    assert_non_null(strstr(s->path, "sgld.so"));
+    assert_int_equal(drift_registry_n_problems(r), 0);
+    assert_int_equal(drift_registry_n_samplers(r), 1);
+    drift_registry_free(r);
+
+    /* An alias: no svrg-ld.so, so a safe scan finds it in agld.so. */
+    r = drift_registry_new();
+    if (drift_registry_sampler(r, "svrg-ld", &s, &e))
+        fail_msg("%s", e.msg);
+    assert_non_null(strstr(s->path, "agld.so"));
+    assert_true(has_problem(r, "crashentry.so", "crashed"));
+    drift_registry_free(r);
+
+    unsetenv("DRIFT_PLUGIN_TIMEOUT");
+    if (old) {
+        setenv("DRIFT_PLUGIN_PATH", old, 1);
+        free(old);
+    } else {
+        unsetenv("DRIFT_PLUGIN_PATH");
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -307,6 +481,9 @@ int main(void)
         cmocka_unit_test(test_shadowing),
         cmocka_unit_test(test_explicit_path_wins),
         cmocka_unit_test(test_scan_keeps_good_plugins),
+        cmocka_unit_test(test_unsafe_files),
+        cmocka_unit_test(test_relative_path),
+        cmocka_unit_test(test_broken_plugins),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

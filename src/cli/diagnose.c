@@ -335,8 +335,7 @@ int cmd_diagnose(int argc, char **argv)
         fprintf(stderr, "drift diagnose: out of memory\n");
         return EXIT_RUN_FAILED;
     }
-    if (!drift_lang_is_model_file(a.model))
-        drift_registry_scan(reg, &e);
+    /* No scan: a model plugin is looked up by name (plugin.h). */
     drift_problem prob;
     drift_problem_spec spec = {a.model, a.data, a.model_set, a.n_model_set,
                                a.data_set, a.n_data_set, stderr};

@@ -458,10 +458,20 @@ static void print_checks(const drift_chain_result *res, unsigned K)
     free(f);
 }
 
+/* Prints the registry's problems from *from on, and moves *from past
+ * them (lookups add problems as they open files). */
+static void print_problems_from(const drift_registry *reg, size_t *from)
+{
+    size_t k = *from;
+    for (; k < drift_registry_n_problems(reg); k++)
+        fprintf(stderr, "drift: warning: %s\n", drift_registry_problem(reg, k));
+    *from = k;
+}
+
 static void print_problems(const drift_registry *reg)
 {
-    for (size_t k = 0; k < drift_registry_n_problems(reg); k++)
-        fprintf(stderr, "drift: warning: %s\n", drift_registry_problem(reg, k));
+    size_t from = 0;
+    print_problems_from(reg, &from);
 }
 
 int cmd_sample(int argc, char **argv)
@@ -517,10 +527,13 @@ int cmd_sample(int argc, char **argv)
         rc = EXIT_RUN_FAILED;
         goto out_args;
     }
-    drift_registry_scan(reg, &e);
-    print_problems(reg);
+    /* No scan: the sampler and model are looked up by name, which opens
+     * NAME.so alone when it exists (plugin.h). */
+    size_t shown = 0;
     const drift_sampler_entry *se;
-    if (drift_registry_sampler(reg, a.sampler, &se, &e)) {
+    int found = drift_registry_sampler(reg, a.sampler, &se, &e);
+    print_problems_from(reg, &shown);
+    if (found) {
         fprintf(stderr, "drift sample: %s\n", e.msg);
         rc = EXIT_USAGE;
         goto out;
@@ -546,7 +559,9 @@ int cmd_sample(int argc, char **argv)
     a.data[a.n_data] = NULL;
     drift_problem_spec spec = {a.model, a.data, a.model_set, a.n_model_set,
                                a.data_set, a.n_data_set, stderr};
-    if (drift_problem_open(&prob, reg, &spec, &e)) {
+    found = drift_problem_open(&prob, reg, &spec, &e);
+    print_problems_from(reg, &shown);
+    if (found) {
         fprintf(stderr, "drift sample: %s\n", e.msg);
         /* A data file that changed while it was read is a failed run,
          * not bad input. */

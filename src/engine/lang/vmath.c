@@ -13,6 +13,14 @@
 
 #include "vmath.h"
 
+#if DRIFT_HAVE_SLEEF && defined(__x86_64__) && defined(__clang__)
+/* clang (the fuzzing builds) does not define a unit's macros under a
+ * target pragma, so sleef.h would declare none of the vector functions
+ * used below: such builds use the C library. */
+#undef DRIFT_HAVE_SLEEF
+#define DRIFT_HAVE_SLEEF 0
+#endif
+
 #if DRIFT_HAVE_SLEEF
 #if defined(__x86_64__) && defined(__GNUC__)
 /* sleef.h declares each vector unit's functions only where the compiler

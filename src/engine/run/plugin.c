@@ -1,18 +1,26 @@
 /* plugin.c: finding, opening and checking plugins.  A descriptor's ABI
  * version is the first thing read and a mismatch is refused before any
  * other field is touched; then its size and build facts; then its tables.
- * Nothing of a refused plugin is ever called again.  Not for running
+ * Nothing of a refused plugin is ever called again.  Only regular files
+ * are opened; scans inspect each plugin in a child process first, and
+ * names are looked up as NAME.so before any scan.  Not for running
  * samplers or models. */
 #include "config.h"
 
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -139,6 +147,7 @@ struct drift_registry {
     char **problems;
     size_t n_problems, cap_problems;
     char *search_path;
+    int scanned;    /* drift_registry_scan ran: names resolve in memory */
 };
 
 drift_registry *drift_registry_new(void)
@@ -559,6 +568,83 @@ refuse:
     return DRIFT_EPLUGIN;
 }
 
+/* What kind of thing a non-regular file is, for messages. */
+static const char *file_kind(mode_t m)
+{
+    if (S_ISDIR(m))
+        return "a directory";
+    if (S_ISFIFO(m))
+        return "a FIFO";
+    if (S_ISCHR(m) || S_ISBLK(m))
+        return "a device";
+    if (S_ISSOCK(m))
+        return "a socket";
+    return "not a regular file";
+}
+
+/* 1 when st (a file or directory) can be written by someone other than
+ * its owner, this user or root: world-writable, or group-writable and
+ * owned by another user.  A world-writable directory with the sticky bit
+ * (/tmp) lets others add files but not replace ours: it passes when the
+ * file in it (file_uid) is ours or root's. */
+static int foreign_writable(const struct stat *st, int is_dir,
+                            uid_t file_uid)
+{
+    uid_t me = getuid();
+    if (st->st_mode & S_IWOTH) {
+        if (is_dir && (st->st_mode & S_ISVTX) &&
+            (file_uid == me || file_uid == 0))
+            return 0;
+        return 1;
+    }
+    return (st->st_mode & S_IWGRP) && st->st_uid != me && st->st_uid != 0;
+}
+
+/* The checks made before a file is opened: it is a regular file (links
+ * are followed; a dangling one is refused), and neither it nor its
+ * directory can be written by others than its owner or root. */
+static int check_file(const char *path, drift_err *e)
+{
+    struct stat st;
+    if (stat(path, &st)) {
+        struct stat lst;
+        if (!lstat(path, &lst) && S_ISLNK(lst.st_mode))
+            return drift_err_set(e, DRIFT_EPLUGIN,
+                                 "%s: skipped: a dangling symbolic link",
+                                 path);
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: cannot load plugin: %s", path,
+                             errno == ENOENT ? "no such file"
+                                             : strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: skipped: %s, not a regular file", path,
+                             file_kind(st.st_mode));
+    if (foreign_writable(&st, 0, st.st_uid))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: refused: the file is writable by others "
+                             "than its owner (mode %03o); chmod go-w it",
+                             path, (unsigned)(st.st_mode & 0777));
+    char real[PATH_MAX];
+    if (!realpath(path, real))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: cannot load plugin: %s", path,
+                             strerror(errno));
+    char *slash = strrchr(real, '/');
+    if (slash == real)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    struct stat dst;
+    if (!stat(real, &dst) && foreign_writable(&dst, 1, st.st_uid))
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: refused: its directory %s is writable by "
+                             "others than its owner (mode %03o)",
+                             path, real, (unsigned)(dst.st_mode & 0777));
+    return DRIFT_OK;
+}
+
 /* Opens path and registers what it offers.  strict: refusals and
  * shadowing are errors (an explicit path) rather than problems.  *known
  * (may be NULL) gets the path under which the file was loaded before, or
@@ -568,6 +654,9 @@ static int load_file(drift_registry *r, const char *path, int strict,
 {
     if (known)
         *known = NULL;
+    int rc = check_file(path, e);
+    if (rc)
+        return rc;
     char real[PATH_MAX];
     if (!realpath(path, real))
         return drift_err_set(e, DRIFT_EPLUGIN,
@@ -617,7 +706,142 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* Loads the *.so files of dir in name order. */
+/* Seconds a plugin may take to be inspected in a child process:
+ * DRIFT_PLUGIN_TIMEOUT when set to a positive number, else 5. */
+static double probe_timeout(void)
+{
+    const char *v = getenv("DRIFT_PLUGIN_TIMEOUT");
+    char *end;
+    double t = v && *v ? strtod(v, &end) : 0;
+    return v && *v && !*end && t > 0 && t < 1e6 ? t : 5.0;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* snprintf into a message buffer, where truncating a long path is
+ * expected. */
+static void say(char *msg, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, cap, fmt, ap);
+    va_end(ap);
+}
+
+/* Inspects path in a child process: the child opens it, runs its entry
+ * points and checks its descriptors exactly as load_file would, and
+ * writes the refusal (or nothing) to a pipe.  A plugin that crashes, exits
+ * or hangs there (past probe_timeout()) harms only the child.  0 when the
+ * child found it loadable; otherwise msg says why (naming path). */
+static int probe_file(const char *path, char *msg, size_t cap)
+{
+    int fd[2];
+    if (pipe2(fd, O_CLOEXEC)) {
+        say(msg, cap, "%s: skipped: cannot inspect it (pipe: %s)",
+                 path, strerror(errno));
+        return -1;
+    }
+    fflush(NULL); /* nothing buffered may be written twice */
+    pid_t pid = fork();
+    if (pid < 0) {
+        close(fd[0]);
+        close(fd[1]);
+        say(msg, cap, "%s: skipped: cannot inspect it (fork: %s)",
+                 path, strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        close(fd[0]);
+        /* A crash must show as the signal, whatever handlers the parent
+         * installed (test frameworks catch SIGSEGV). */
+        int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
+        for (size_t k = 0; k < sizeof fatal / sizeof *fatal; k++)
+            signal(fatal[k], SIG_DFL);
+        drift_registry *c = drift_registry_new();
+        drift_err e = {{0}};
+        const char *out = "";
+        if (!c)
+            out = "out of memory";
+        else if (load_file(c, path, 0, &e, NULL))
+            out = e.msg;
+        size_t len = strlen(out);
+        while (len > 0) {
+            ssize_t w = write(fd[1], out, len);
+            if (w <= 0)
+                break;
+            out += w;
+            len -= (size_t)w;
+        }
+        _exit(0); /* no atexit handlers, no plugin destructors */
+    }
+    close(fd[1]);
+    size_t used = 0;
+    msg[0] = '\0';
+    double limit = probe_timeout(), start = now_s();
+    int timed_out = 0;
+    for (;;) {
+        double left = limit - (now_s() - start);
+        if (left <= 0) {
+            timed_out = 1;
+            break;
+        }
+        struct pollfd p = {fd[0], POLLIN, 0};
+        int n = poll(&p, 1, (int)(left * 1000) + 1);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            timed_out = n == 0;
+            break;
+        }
+        char buf[512];
+        ssize_t got = read(fd[0], buf, sizeof buf);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got <= 0)
+            break; /* end of file: the child is done */
+        for (ssize_t k = 0; k < got && used + 1 < cap; k++)
+            msg[used++] = buf[k];
+        msg[used] = '\0';
+    }
+    close(fd[0]);
+    if (timed_out)
+        kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+        ;
+    if (timed_out) {
+        say(msg, cap,
+                 "%s: skipped: still loading after %g s (it hangs in its "
+                 "constructor or entry point; DRIFT_PLUGIN_TIMEOUT sets "
+                 "the limit)",
+                 path, limit);
+        return -1;
+    }
+    if (WIFSIGNALED(status)) {
+        say(msg, cap,
+                 "%s: skipped: it crashed with signal %d (%s) while being "
+                 "loaded",
+                 path, WTERMSIG(status), strsignal(WTERMSIG(status)));
+        return -1;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
+        say(msg, cap,
+                 "%s: skipped: it called exit(%d) while being loaded", path,
+                 WEXITSTATUS(status));
+        return -1;
+    }
+    if (used)
+        return -1; /* the child's refusal, as load_file words it */
+    return 0;
+}
+
+/* Loads the *.so files of dir in name order, each inspected first in a
+ * child process (probe_file). */
 static void scan_dir(drift_registry *r, const char *dir)
 {
     DIR *d = opendir(dir);
@@ -643,7 +867,12 @@ static void scan_dir(drift_registry *r, const char *dir)
         char path[PATH_MAX];
         snprintf(path, sizeof path, "%s/%s", dir, names[k]);
         drift_err e;
-        if (load_file(r, path, 0, &e, NULL))
+        char msg[sizeof e.msg];
+        if (check_file(path, &e))
+            add_problem(r, e.msg);
+        else if (probe_file(path, msg, sizeof msg))
+            add_problem(r, msg);
+        else if (load_file(r, path, 0, &e, NULL))
             add_problem(r, e.msg);
         drift_free(names[k]);
     }
@@ -665,6 +894,25 @@ static int append_path(drift_registry *r, const char *dirs)
     return 0;
 }
 
+/* 1 when dir, an entry of the search path, is absolute; a relative one
+ * would resolve against the working directory, so it is refused (once per
+ * registry) with a problem. */
+static int absolute_dir(drift_registry *r, const char *dir)
+{
+    if (dir[0] == '/')
+        return 1;
+    char msg[PATH_MAX + 200];
+    snprintf(msg, sizeof msg,
+             "%s: refused: a relative entry in the plugin search path "
+             "(DRIFT_PLUGIN_PATH entries must be absolute directories)",
+             dir);
+    for (size_t k = 0; k < r->n_problems; k++)
+        if (!strcmp(r->problems[k], msg))
+            return 0;
+    add_problem(r, msg);
+    return 0;
+}
+
 static void scan_list(drift_registry *r, const char *list)
 {
     if (!list)
@@ -675,7 +923,8 @@ static void scan_list(drift_registry *r, const char *list)
     char *save = NULL;
     for (char *dir = strtok_r(copy, ":", &save); dir;
          dir = strtok_r(NULL, ":", &save))
-        scan_dir(r, dir);
+        if (absolute_dir(r, dir))
+            scan_dir(r, dir);
     drift_free(copy);
 }
 
@@ -753,11 +1002,11 @@ void drift_registry_install_dir(char *out, size_t cap)
         snprintf(out, cap, "%s", DRIFT_PLUGINDIR);
 }
 
-int drift_registry_scan(drift_registry *r, drift_err *e)
+/* Sets r->search_path: the install directory (or DRIFT_PLUGIN_DIR in its
+ * place: tests and uninstalled builds use it so an installed drift cannot
+ * shadow the plugins under test), then DRIFT_PLUGIN_PATH. */
+static int set_search_path(drift_registry *r, drift_err *e)
 {
-    /* DRIFT_PLUGIN_DIR stands in for the install directory: tests and
-     * uninstalled builds use it so an installed drift cannot shadow the
-     * plugins under test. */
     char install[PATH_MAX];
     const char *base = getenv("DRIFT_PLUGIN_DIR");
     if (!base || !*base) {
@@ -769,9 +1018,71 @@ int drift_registry_scan(drift_registry *r, drift_err *e)
     r->search_path = NULL;
     if (append_path(r, base) || append_path(r, user))
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
-    scan_list(r, base);
-    scan_list(r, user);
     return DRIFT_OK;
+}
+
+int drift_registry_scan(drift_registry *r, drift_err *e)
+{
+    int rc = set_search_path(r, e);
+    if (rc)
+        return rc;
+    r->scanned = 1;
+    scan_list(r, r->search_path);
+    return DRIFT_OK;
+}
+
+/* 1 when a sampler (want_model 0) or model called name is registered. */
+static int registered(const drift_registry *r, const char *name,
+                      int want_model)
+{
+    if (want_model) {
+        for (size_t k = 0; k < r->n_models; k++)
+            if (!strcmp(r->models[k].m->name, name))
+                return 1;
+    } else {
+        for (size_t k = 0; k < r->n_samplers; k++)
+            if (!strcmp(r->samplers[k].s.name, name))
+                return 1;
+    }
+    return 0;
+}
+
+/* Resolves a name without opening every plugin: in search order, the
+ * file NAME.so of each directory is opened (it alone), and the first that
+ * offers NAME is taken.  Only when none does (a name provided by a file of
+ * another name, such as agld.so's svrg-ld, or an unknown name) is the
+ * whole path scanned, each plugin inspected in a child process first. */
+static void find_name(drift_registry *r, const char *name, int want_model)
+{
+    drift_err e;
+    if (r->scanned || registered(r, name, want_model))
+        return;
+    if (!valid_plugin_name(name) || set_search_path(r, &e)) {
+        drift_registry_scan(r, &e);
+        return;
+    }
+    char *copy = drift_strdup(r->search_path);
+    if (!copy)
+        return;
+    char *save = NULL;
+    int found = 0;
+    for (char *dir = strtok_r(copy, ":", &save); dir && !found;
+         dir = strtok_r(NULL, ":", &save)) {
+        if (!absolute_dir(r, dir))
+            continue;
+        char path[PATH_MAX];
+        struct stat lst;
+        if (snprintf(path, sizeof path, "%s/%s.so", dir, name) >=
+                (int)sizeof path ||
+            lstat(path, &lst))
+            continue;
+        if (load_file(r, path, 0, &e, NULL))
+            add_problem(r, e.msg);
+        found = registered(r, name, want_model);
+    }
+    drift_free(copy);
+    if (!found)
+        drift_registry_scan(r, &e);
 }
 
 static int is_path(const char *spec)
@@ -840,6 +1151,7 @@ int drift_registry_sampler(drift_registry *r, const char *spec,
                              "plugin)",
                              file);
     }
+    find_name(r, spec, 0);
     for (size_t k = 0; k < r->n_samplers; k++)
         if (!strcmp(r->samplers[k].s.name, spec)) {
             *out = &r->samplers[k];
@@ -890,6 +1202,7 @@ int drift_registry_model(drift_registry *r, const char *spec,
                              "plugin)",
                              spec);
     }
+    find_name(r, spec, 1);
     for (size_t k = 0; k < r->n_models; k++)
         if (!strcmp(r->models[k].m->name, spec)) {
             *out = &r->models[k];

@@ -39,7 +39,11 @@ void drift_registry_install_dir(char *out, size_t cap);
 
 /* Loads every plugin on the search path.  Files that are refused are
  * recorded as problems (drift_registry_problems), not errors: one bad
- * plugin does not hide the good ones. */
+ * plugin does not hide the good ones.  Only regular files not writable
+ * by others than their owner or root, in absolute directories, are
+ * considered; each is first loaded in a child process with a time limit
+ * (DRIFT_PLUGIN_TIMEOUT seconds, default 5), and one that crashes, exits
+ * or hangs there is a problem and is never opened in this process. */
 int drift_registry_scan(drift_registry *r, drift_err *e);
 
 /* Loads one file given by path; its refusal is an error.  Its samplers
@@ -47,7 +51,10 @@ int drift_registry_scan(drift_registry *r, drift_err *e);
  * name still find the first registered). */
 int drift_registry_load(drift_registry *r, const char *path, drift_err *e);
 
-/* The sampler called name; with a '/' in spec it is loaded from that path
+/* The sampler called name.  Unless the registry was scanned, a name is
+ * looked up by opening NAME.so of each search directory (that file alone);
+ * only when none offers it is the path scanned (drift_registry_scan).
+ * With a '/' in spec it is loaded from that path
  * (optionally "path:name" to pick one of several).  A path means that
  * file even when a sampler of the same name was found first on the search
  * path, and asking again for a path already loaded finds the same entry.
