@@ -118,7 +118,7 @@ run bps-seconds 2 0 --sampler bps --seconds 0.5
 printf 'y\n0.5\n-0.3\n1.2\n0.1\n-1\n0.7\n0.2\n-0.4\n0.9\n-0.6\n' >"$dir/quartic.csv"
 "$bin" sample --model "${DRIFT_TEST_PLUGIN_DIR:-tests/plugins/.libs}/quartic.so" \
     --data "$dir/quartic.csv" --sampler sgld --set h=0.02 --batch 1 \
-    --iter 1000000 --thin 50 --seed 5 --quiet --out "$dir/failed.csv" \
+    --iter 1000000 --thin 50 --seed 5 --chains 1 --quiet --out "$dir/failed.csv" \
     >"$dir/failed.log" 2>&1
 st=$?
 if [ $st != 1 ] || ! grep -q '^# drift: chain 1 failed at iteration ' "$dir/failed.csv"; then

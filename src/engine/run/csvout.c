@@ -267,10 +267,12 @@ static void write_columns(drift_chain *c, FILE *f)
             fprintf(f, ",%s", name);
             continue;
         }
-        /* "xi.#__" -> xi.1__ ... xi.d__, as Stan names vector elements. */
+        /* "xi.#__" -> xi_1__ ... xi_d__: no dot, or rstan would read
+         * xi.1__ as element 1 of a parameter xi ("subscript out of
+         * bounds"). */
         int stem = (int)(strlen(name) - 4);
         for (size_t j = 0; j < c->d; j++)
-            fprintf(f, ",%.*s.%zu__", stem, name, j + 1);
+            fprintf(f, ",%.*s_%zu__", stem, name, j + 1);
     }
     if (c->out->add_treedepth)
         fputs(",treedepth__", f);
