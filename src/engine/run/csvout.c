@@ -20,7 +20,6 @@
 #include "csvout.h"
 #include "heldout.h"
 #include "hparam.h"
-#include "oracle.h"
 
 /* Width of the fields num_samples and num_warmup are written into once a
  * chain ends: any uint64_t fits, and the readers strip the spaces. */
@@ -237,6 +236,9 @@ static void write_drift_config(drift_chain *c, FILE *f)
     fprintf(f, "# N = %zu\n", c->N);
     fprintf(f, "# dim = %zu\n", c->d);
     fprintf(f, "# sampler_memory_bytes = %zu\n", c->mem_used);
+    if (s->setup && c->run)
+        fprintf(f, "# setup_grads = %llu\n",
+                (unsigned long long)c->run->setup_grads);
     if (c->out->add_treedepth || c->out->add_divergent)
         fprintf(f,
                 "# drift: metric, max_depth, treedepth__ and divergent__ "
@@ -388,13 +390,15 @@ void drift_csvout_adaptation(drift_chain *c, const double *diag)
     drift_writer_real(f, block_stepsize(c, diag));
     fputc('\n', f);
     size_t d = c->d;
-    /* The metric as the metric_get service hands it to samplers. */
-    drift_metric_kind kind = drift_services_table.metric_kind(c);
-    size_t cap = kind == DRIFT_METRIC_DENSE ? d * d
-                 : kind == DRIFT_METRIC_DIAG ? d
-                                             : 0;
-    double *m = cap ? drift_malloc_array(cap, sizeof *m) : NULL;
-    size_t n = m ? drift_services_table.metric_get(c, m) : 0;
+    /* The metric the metric_get service hands samplers (oracle.c copies
+     * it from c->metric; read here directly, as oracle sits above). */
+    drift_metric_kind kind = c->metric.kind;
+    size_t n = kind == DRIFT_METRIC_DENSE ? d * d
+               : kind == DRIFT_METRIC_DIAG ? d
+                                           : 0;
+    const double *m = n ? c->metric.inv : NULL;
+    if (!m)
+        n = 0;
     switch (kind) {
     case DRIFT_METRIC_DIAG:
         fputs("# Diagonal elements of inverse mass matrix:\n", f);
@@ -416,7 +420,6 @@ void drift_csvout_adaptation(drift_chain *c, const double *diag)
     default:
         fputs("# No free parameters for unit metric\n", f);
     }
-    drift_free(m);
     o->off_samp = pos(c->w);
 }
 
