@@ -2,7 +2,9 @@
  * (or a closed form where base R has none), their partial derivatives in
  * every argument against central finite differences, digamma against R,
  * and each distribution through the language (gradient battery of
- * langtest.c with every continuous argument a parameter).
+ * langtest.c with every continuous argument a parameter); every entry of
+ * the distribution table as an expression name_lpdf(y | ...) /
+ * name_lpmf, equal in value and gradient to its `~` statement.
  *
  * The reference values were printed by R 4.x with options(digits = 17):
  *   normal:            dnorm(y, mu, sigma, log = TRUE)
@@ -600,6 +602,112 @@ static void test_language_values(void **state)
     lt_close(&lm);
 }
 
+/* Every distribution of the table is a function of the language,
+ * name_lpdf(y | ...) (name_lpmf for the discrete ones), with the value and
+ * the gradient of the statement y ~ name(...): one case per entry of
+ * drift_dists, so a distribution added without its case fails here. */
+static const struct {
+    const char *name, *outcome, *args;
+} as_expr[] = {
+    {"normal", "y", "x[1], exp(x[2])"},
+    {"student_t", "y", "exp(x[3]) + 1, x[1], exp(x[2])"},
+    {"cauchy", "y", "x[1], exp(x[2])"},
+    {"double_exponential", "y", "x[1], exp(x[2])"},
+    {"logistic", "y", "x[1], exp(x[2])"},
+    {"lognormal", "yp", "x[1], exp(x[2])"},
+    {"exponential", "yp", "exp(x[1])"},
+    {"gamma", "yp", "exp(x[1]), exp(x[2])"},
+    {"inv_gamma", "yp", "exp(x[1]), exp(x[2])"},
+    {"beta", "u", "exp(x[1]), exp(x[2])"},
+    {"uniform", "u", "x[1] - 5, exp(x[2]) + 1"},
+    {"bernoulli", "k", "inv_logit(x[1])"},
+    {"bernoulli_logit", "k", "x[1]"},
+    {"binomial_logit", "c", "n, x[1]"},
+    {"poisson", "c", "exp(x[1])"},
+    {"poisson_log", "c", "x[1]"},
+    {"categorical_logit", "c", "v .* x"},
+    {"binomial", "c", "n, inv_logit(x[1])"},
+    {"neg_binomial", "c", "exp(x[1]), exp(x[2])"},
+    {"neg_binomial_2", "c", "exp(x[1]), exp(x[2])"},
+    {"neg_binomial_2_log", "c", "x[1], exp(x[2])"},
+    {"beta_binomial", "c", "n, exp(x[1]), exp(x[2])"},
+    {"weibull", "yp", "exp(x[1]), exp(x[2])"},
+    {"von_mises", "y", "x[1], exp(x[2])"},
+    {"gumbel", "y", "x[1], exp(x[2])"},
+    {"chi_square", "yp", "exp(x[1])"},
+    {"inv_chi_square", "yp", "exp(x[1])"},
+    {"scaled_inv_chi_square", "yp", "exp(x[1]), exp(x[2])"},
+    {"rayleigh", "yp", "exp(x[1])"},
+    {"frechet", "yp", "exp(x[1]), exp(x[2])"},
+    {"dirichlet", "th", "exp(x)"},
+    {"multi_normal", "v", "x, S"},
+    {"multi_normal_cholesky", "v", "x, cholesky_decompose(S)"},
+    {"lkj_corr_cholesky", "L3", "exp(x[1])"},
+    {"lkj_corr", "R3", "exp(x[1])"},
+    {"categorical", "c", "softmax(x)"},
+    {"std_normal", "y", ""},
+};
+
+static void prior_and_gradient(const char *model, double *lp, double *g)
+{
+    const char *data[] = {
+        "json:{\"y\": 0.3, \"yp\": 1.3, \"u\": 0.4, \"k\": 1, \"n\": 10,"
+        " \"c\": 3, \"v\": [0.5, -1.2, 2.0],"
+        " \"th\": [0.2, 0.3, 0.5],"
+        " \"S\": [[2, 0.5, 0.3], [0.5, 1.5, -0.2], [0.3, -0.2, 1.0]],"
+        " \"R3\": [[1, 0.3, -0.2], [0.3, 1, 0.4], [-0.2, 0.4, 1]],"
+        " \"L3\": [[1, 0, 0], [0.29999999999999999, 0.95393920141694566, 0],"
+        " [-0.20000000000000001, 0.4822110248920824, 0.85292000062873863]]}",
+        NULL};
+    char text[1024];
+    snprintf(text, sizeof text,
+             "data { y : real  yp : real  u : real  k : int  n : int  c : int\n"
+             "       v : vector[3]  th : simplex[3]  S : cov_matrix[3]\n"
+             "       R3 : corr_matrix[3]  L3 : cholesky_factor_corr[3] }\n"
+             "param { x : vector[3] }\n"
+             "prior { %s }\n",
+             model);
+    lt_model lm;
+    lt_open(&lm, text, data, NULL, 0);
+    if (lm.rc)
+        fail_msg("%s: did not open: %s", model, lm.report);
+    void *ws = lm.m.workspace_new(lm.m.self, 1);
+    double x[3] = {0.3, -0.2, 0.5};
+    drift_err e;
+    if (lm.m.log_prior(lm.m.self, ws, x, lp, g, &e))
+        fail_msg("%s: %s", model, e.msg);
+    lm.m.workspace_free(lm.m.self, ws);
+    lt_close(&lm);
+}
+
+static void test_every_density_as_expression(void **state)
+{
+    (void)state;
+    size_t n = sizeof as_expr / sizeof as_expr[0];
+    for (size_t d = 0; d < DRIFT_N_DISTS; d++) {
+        size_t k = 0;
+        while (k < n && strcmp(as_expr[k].name, drift_dists[d].name))
+            k++;
+        if (k == n)
+            fail_msg("distribution %s has no case here", drift_dists[d].name);
+        char a[256], b[256];
+        snprintf(a, sizeof a, "target += %s_%s(%s%s%s)", as_expr[k].name,
+                 drift_dists[d].discrete ? "lpmf" : "lpdf", as_expr[k].outcome,
+                 *as_expr[k].args ? " | " : "", as_expr[k].args);
+        snprintf(b, sizeof b, "%s ~ %s(%s)", as_expr[k].outcome,
+                 as_expr[k].name, as_expr[k].args);
+        double lpa, lpb, ga[3], gb[3];
+        prior_and_gradient(a, &lpa, ga);
+        prior_and_gradient(b, &lpb, gb);
+        if (!isfinite(lpa) || fabs(lpa - lpb) > 1e-13 * fmax(1, fabs(lpb)))
+            fail_msg("%s = %.17g but %s gives %.17g", a, lpa, b, lpb);
+        for (int j = 0; j < 3; j++)
+            if (fabs(ga[j] - gb[j]) > 1e-12 * fmax(1, fabs(gb[j])))
+                fail_msg("%s: d/dx[%d] = %.17g, the statement's %.17g", a,
+                         j + 1, ga[j], gb[j]);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -614,6 +722,7 @@ int main(void)
         cmocka_unit_test(test_language_values),
         cmocka_unit_test(test_new_through_language),
         cmocka_unit_test(test_multivariate_arrays),
+        cmocka_unit_test(test_every_density_as_expression),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,9 @@
  * marginal (r + 1) / 2 ~ Beta(eta - 1 + K/2, same); categorical
  * frequencies; equal seeds give equal draws.  Then the _rng functions
  * through the language's generated block: dirichlet's mean,
- * multi_normal's mean and covariance, categorical_logit's frequencies. */
+ * multi_normal's mean and covariance, categorical_logit's frequencies;
+ * and every entry of the distribution table's name_rng through the
+ * language, its draws finite and in the support. */
 #include "config.h"
 
 #include <math.h>
@@ -291,6 +293,139 @@ static void test_generated_draws(void **state)
     free(json);
 }
 
+/* Every distribution of the table has its name_rng through the
+ * generated block (one call each, a model naming every drift_dists
+ * entry), with finite draws in the distribution's support: ints for the
+ * discrete ones, a simplex from dirichlet_rng, correlation matrices and
+ * their Cholesky factors from the LKJ draws. */
+static void test_every_rng(void **state)
+{
+    (void)state;
+    static const char *const calls[] = {
+        "normal_rng(0, 1)", "student_t_rng(3, 0, 1)", "cauchy_rng(0, 1)",
+        "double_exponential_rng(0, 1)", "logistic_rng(0, 1)",
+        "lognormal_rng(0, 1)", "exponential_rng(1)", "gamma_rng(2, 1)",
+        "inv_gamma_rng(2, 1)", "beta_rng(2, 3)", "uniform_rng(0, 2)",
+        "bernoulli_rng(0.3)", "bernoulli_logit_rng(0.3)",
+        "binomial_logit_rng(10, 0.3)", "poisson_rng(3)", "poisson_log_rng(1)",
+        "categorical_logit_rng(log(p))", "binomial_rng(10, 0.3)",
+        "neg_binomial_rng(2, 1)", "neg_binomial_2_rng(3, 2)",
+        "neg_binomial_2_log_rng(1, 2)", "beta_binomial_rng(10, 2, 3)",
+        "weibull_rng(1.5, 2)", "von_mises_rng(0.5, 2)", "gumbel_rng(0, 1)",
+        "chi_square_rng(3)", "inv_chi_square_rng(3)",
+        "scaled_inv_chi_square_rng(3, 1)", "rayleigh_rng(1)",
+        "frechet_rng(2, 1)", "dirichlet_rng(rep_vector(2, 3))",
+        "multi_normal_rng(rep_vector(0, 3), S)",
+        "multi_normal_cholesky_rng(rep_vector(0, 3), cholesky_decompose(S))",
+        "lkj_corr_cholesky_rng(3, 2)", "lkj_corr_rng(3, 2)",
+        "categorical_rng(p)", "std_normal_rng()",
+    };
+    size_t n = sizeof calls / sizeof calls[0];
+    char text[4096];
+    size_t used = (size_t)snprintf(
+        text, sizeof text,
+        "data { S : cov_matrix[3]  p : simplex[3] }\n"
+        "param { z : real }\nprior { z ~ normal(0, 1) }\ngenerated {\n");
+    for (size_t k = 0; k < n; k++)
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "  g%zu = %s\n", k, calls[k]);
+    snprintf(text + used, sizeof text - used, "}\n");
+    for (size_t d = 0; d < DRIFT_N_DISTS; d++) {
+        char want[64];
+        snprintf(want, sizeof want, "%s_rng(", drift_dists[d].name);
+        size_t k = 0;
+        while (k < n && strncmp(calls[k], want, strlen(want)))
+            k++;
+        if (k == n)
+            fail_msg("distribution %s has no _rng call here",
+                     drift_dists[d].name);
+    }
+    const char *data[] = {
+        "json:{\"S\": [[2, 0.5, 0.3], [0.5, 1.5, -0.2], [0.3, -0.2, 1.0]],"
+        " \"p\": [0.2, 0.3, 0.5]}",
+        NULL};
+    lt_model lm;
+    lt_open_ok(&lm, text, data, NULL, 0);
+    const drift_model *m = &lm.m;
+    double *out = malloc(m->n_gen * sizeof *out);
+    assert_non_null(out);
+    void *ws = m->workspace_new(m->self, 1);
+    double theta = 0;
+    drift_err e;
+    for (uint64_t it = 1; it <= 200; it++) {
+        assert_int_equal(m->generate(m->self, ws, &theta, it, 1, out, &e), 0);
+        for (size_t k = 0; k < n; k++) {
+            char name[32];
+            snprintf(name, sizeof name, "g%zu", k);
+            const drift_dist *d = NULL;
+            for (size_t j = 0; j < DRIFT_N_DISTS; j++)
+                if (!strncmp(calls[k], drift_dists[j].name,
+                             strlen(drift_dists[j].name)) &&
+                    !strncmp(calls[k] + strlen(drift_dists[j].name), "_rng(",
+                             5))
+                    d = &drift_dists[j];
+            assert_non_null(d);
+            if (d->id == DRIFT_D_DIRICHLET) {
+                size_t i = gen_index(m, "g30.1");
+                double t = out[i] + out[i + 1] + out[i + 2];
+                assert_true(fabs(t - 1) < 1e-12 && out[i] > 0 &&
+                            out[i + 1] > 0 && out[i + 2] > 0);
+                continue;
+            }
+            if (d->id == DRIFT_D_LKJ_CORR || d->id == DRIFT_D_LKJ_CORR_CHOLESKY ||
+                d->id == DRIFT_D_MULTI_NORMAL ||
+                d->id == DRIFT_D_MULTI_NORMAL_CHOLESKY) {
+                char first[40];
+                snprintf(first, sizeof first, "%s.1%s", name,
+                         d->id == DRIFT_D_LKJ_CORR ||
+                                 d->id == DRIFT_D_LKJ_CORR_CHOLESKY
+                             ? ".1"
+                             : "");
+                size_t i = gen_index(m, first);
+                size_t len = d->id == DRIFT_D_LKJ_CORR ||
+                                     d->id == DRIFT_D_LKJ_CORR_CHOLESKY
+                                 ? 9
+                                 : 3;
+                for (size_t j = 0; j < len; j++)
+                    assert_true(isfinite(out[i + j]));
+                if (d->id == DRIFT_D_LKJ_CORR) /* unit diagonal, symmetric */
+                    assert_true(fabs(out[i] - 1) < 1e-12 &&
+                                fabs(out[i + 4] - 1) < 1e-12 &&
+                                fabs(out[i + 8] - 1) < 1e-12 &&
+                                fabs(out[i + 1] - out[i + 3]) < 1e-12 &&
+                                fabs(out[i + 2] - out[i + 6]) < 1e-12 &&
+                                fabs(out[i + 5] - out[i + 7]) < 1e-12 &&
+                                fabs(out[i + 1]) < 1);
+                if (d->id == DRIFT_D_LKJ_CORR_CHOLESKY) /* rows of length 1 */
+                    for (size_t r = 0; r < 3; r++) {
+                        double l2 = 0;
+                        for (size_t c = 0; c < 3; c++)
+                            l2 += out[i + r + 3 * c] * out[i + r + 3 * c];
+                        assert_true(fabs(l2 - 1) < 1e-12);
+                        assert_true(r == 2 || out[i + r + 3 * (r + 1)] == 0);
+                    }
+                continue;
+            }
+            double x = out[gen_index(m, name)];
+            if (!isfinite(x))
+                fail_msg("%s: %g", calls[k], x);
+            if (d->discrete && x != floor(x))
+                fail_msg("%s: %g is not an int", calls[k], x);
+            if (d->discrete && x < 0)
+                fail_msg("%s: %g is negative", calls[k], x);
+            if ((d->support == DRIFT_SUP_POSITIVE && !(x > 0)) ||
+                (d->support == DRIFT_SUP_NONNEG && !(x >= 0)) ||
+                (d->support == DRIFT_SUP_UNIT && !(x > 0 && x < 1)) ||
+                (d->support == DRIFT_SUP_BINARY && !(x == 0 || x == 1)) ||
+                (d->support == DRIFT_SUP_CATEGORY && !(x >= 1 && x <= 3)))
+                fail_msg("%s: %g is outside the support", calls[k], x);
+        }
+    }
+    free(out);
+    m->workspace_free(m->self, ws);
+    lt_close(&lm);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -299,6 +434,7 @@ int main(void)
         cmocka_unit_test(test_lkj),
         cmocka_unit_test(test_categorical_and_seeds),
         cmocka_unit_test(test_generated_draws),
+        cmocka_unit_test(test_every_rng),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -312,7 +312,7 @@ static int on_sample_opt(void *user, int idx, const char *v)
 }
 
 /* Every file the run will write (each chain's draws file and, with
- * --test, its metrics file) may be written, and none is an input of the
+ * --test, its metrics file), and the --out name itself, may be written, and none is an input of the
  * run: checked before any work (base/writer.h says what is refused). */
 static int check_outputs(const sample_args *a, const char *out)
 {
@@ -324,6 +324,17 @@ static int check_outputs(const sample_args *a, const char *out)
     inputs[n++] = a->sampler;
     inputs[n++] = a->init;
     inputs[n++] = a->test;
+    /* The name as given, too, where the chains' files are derived from
+     * it (out_1.csv ...): --out /dev/full, a FIFO, a directory or the data
+     * file is a mistake however many chains there are, and out_1 beside a
+     * device would land in /dev. */
+    if (a->chains > 1) {
+        drift_err e = {{0}};
+        if (drift_writer_check(out, inputs, n, &e)) {
+            fprintf(stderr, "drift sample: --out: %s\n", e.msg);
+            return EXIT_USAGE;
+        }
+    }
     unsigned first = a->chain_id ? a->chain_id : 1;
     for (unsigned k = 0; k < a->chains; k++) {
         char path[4096], mpath[4200];

@@ -8,7 +8,8 @@ github.com/stan-dev/posteriordb (files are read with `git show HEAD:PATH`
 when it is a git directory, from the working tree otherwise).  OUTDIR
 defaults to the directory of this script.  For each posterior below it
 writes OUTDIR/NAME/rows.csv (one line per datum, columns named as drift
-binds them: `y`, `x.1` ... `x.K`), OUTDIR/NAME/data.json (shared values,
+binds them: `y`, `x.1` ... `x.K`; none for a model without rows, whose
+data are all shared), OUTDIR/NAME/data.json (shared values,
 CmdStan JSON) where the model has a data block, and OUTDIR/NAME/reference.csv
 (`name,mean,sd` over all reference draws, chains pooled, sd with n - 1,
 names in drift's output naming: `beta.1`, `sigma`).  The model.drift files
@@ -365,6 +366,12 @@ for y in (1972, 1976, 1980, 1984, 1988, 1992, 1996, 2000):
     add('nes%d-nes' % y, nes_rows)
 add('sblrc-blr', blr_rows)
 add('sblri-blr', blr_rows)
+# The GPs: one multivariate term over all the data, so no rows (the whole
+# target is the prior block); N is drift's row count, so the size is K.
+add('gp_pois_regr-gp_regr', None,
+    lambda d: {'x': d['x'], 'y': d['y']})
+add('gp_pois_regr-gp_pois_regr', None,
+    lambda d: {'x': d['x'], 'k': d['k']})
 
 
 def write_rows(path, cols):
@@ -391,7 +398,8 @@ def main():
         d = data_of(name)
         dest = os.path.join(out, name)
         os.makedirs(dest, exist_ok=True)
-        write_rows(os.path.join(dest, 'rows.csv'), spec['rows'](d))
+        if spec['rows']:
+            write_rows(os.path.join(dest, 'rows.csv'), spec['rows'](d))
         if spec['data']:
             with open(os.path.join(dest, 'data.json'), 'w') as f:
                 json.dump(spec['data'](d), f, indent=1)
@@ -405,8 +413,8 @@ def main():
             w.writerow(['name', 'mean', 'sd'])
             for k, m, s in stats:
                 w.writerow([k, repr(m), repr(s)])
-        print('%-45s %5d rows, %3d params' % (name, len(spec['rows'](d)[0][1]),
-                                             len(stats)))
+        nrows = len(spec['rows'](d)[0][1]) if spec['rows'] else 0
+        print('%-45s %5d rows, %3d params' % (name, nrows, len(stats)))
 
 
 if __name__ == '__main__':

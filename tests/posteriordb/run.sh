@@ -6,7 +6,7 @@
 # For each posterior (default: every name in posteriors.txt; --fast: those
 # marked `fast` there; or the NAMEs given) this runs
 #
-#   DRIFT sample NAME/model.drift --data NAME/rows.csv [--data NAME/data.json] \
+#   DRIFT sample NAME/model.drift [--data NAME/rows.csv] [--data NAME/data.json] \
 #       --seed 1 --out TMP/NAME.csv $DRIFT_FLAGS
 #
 # with no sampler or tuning flags of its own (drift's defaults; put any in
@@ -104,7 +104,8 @@ for name in $names; do
         failed=$((failed + 1))
         continue
     fi
-    set -- --data "$dir/rows.csv"
+    set --
+    [ -f "$dir/rows.csv" ] && set -- --data "$dir/rows.csv"
     [ -f "$dir/data.json" ] && set -- "$@" --data "$dir/data.json"
     t0=$(now)
     # DRIFT_FLAGS is split on blanks on purpose.
