@@ -99,7 +99,7 @@ run "$T/zz-stat.csv" --seed 2
 "$drift" sample --chains 1 --init 0 --model gaussian --data "$data" --sampler zigzag --set lipschitz=1 \
     --iter 50 --emit segments --seed 3 --quiet --out "$T/zz-seg.csv" ||
     fail "--emit segments with zigzag failed"
-grep -q '^lp__,grads__,switches__,proposals__,bound_violations__,lipschitz__,time__,duration__,theta.1,theta.2,x0.1__,x0.2__,v.1__,v.2__$' "$T/zz-seg.csv" ||
+grep -q '^lp__,grads__,switches__,proposals__,bound_violations__,lipschitz__,treedepth__,divergent__,time__,duration__,theta.1,theta.2,x0_1__,x0_2__,v_1__,v_2__$' "$T/zz-seg.csv" ||
     fail "zigzag --emit segments columns: $(grep '^lp__' "$T/zz-seg.csv")"
 
 # ---- precedence: the install directory wins over DRIFT_PLUGIN_PATH ----

@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "engine/stats/stancsv.h"
 #include "harness.h"
 
@@ -30,6 +31,29 @@ static void expect(const char *const *args, int status, const char *needle)
         fail_msg("exit %d (want %d), stderr:\n%s\n(wanted '%s')", r.status,
                  status, r.err, needle ? needle : "");
     th_cli_free(&r);
+}
+
+/* Drops from a draws file's text the lines that differ between runs of
+ * the same chain: the elapsed times, the file names (the output's, and
+ * the data's, which is the same anyway) and the run's chain count. */
+static void strip_run_lines(char *t)
+{
+    static const char *const drop[] = {"#  Elapsed Time:", "#                ",
+                                       "#   file = ", "#     num_chains = "};
+    char *in = t, *out = t;
+    while (*in) {
+        char *end = strchr(in, '\n');
+        size_t len = end ? (size_t)(end - in) + 1 : strlen(in);
+        int keep = 1;
+        for (size_t k = 0; k < sizeof drop / sizeof drop[0]; k++)
+            keep &= strncmp(in, drop[k], strlen(drop[k])) != 0;
+        if (keep) {
+            memmove(out, in, len);
+            out += len;
+        }
+        in += len;
+    }
+    *out = '\0';
 }
 
 static const char *pima(void)
@@ -168,25 +192,39 @@ static void test_output(void **state)
     }
     char *a = th_slurp(out1), *b = th_slurp(out2);
     assert_non_null(a);
+    assert_non_null(strstr(b, "\n#  Elapsed Time: "));
+    strip_run_lines(a);
+    strip_run_lines(b);
     assert_string_equal(a, b); /* same seed, same build: same bytes */
     assert_non_null(strstr(a, "# drift_version = "));
     assert_non_null(strstr(a, "# model = logistic\n"));
     assert_non_null(strstr(a, "# sampler = sgld\n"));
-    assert_non_null(strstr(a, "#   h = 0.001\n"));
-    assert_non_null(strstr(a, "# seed = 42\n"));
+    assert_non_null(strstr(a, "#       h = 0.001\n"));
+    assert_non_null(strstr(a, "# random\n#   seed = 42\n"));
     assert_non_null(strstr(a, "# batch = 20\n"));
-    assert_non_null(strstr(a, "\nlp__,grads__,w.1,w.2,w.3,w.4,w.5,w.6,w.7,w.8\n"));
-    /* 300 draws of 10 fields each; grads__ counts 20 per iteration. */
+    /* CmdStan's keys, the counts in their reserved fields. */
+    assert_non_null(strstr(a, "# method = sample (Default)\n#   sample\n"
+                              "#     num_samples = 300 "));
+    assert_non_null(strstr(a, "#     num_warmup = 1 "));
+    assert_non_null(strstr(a, "#     save_warmup = 0\n#     thin = 1\n"));
+    assert_non_null(strstr(a, "# id = 1\n"));
+    assert_non_null(strstr(a, "\nlp__,grads__,treedepth__,divergent__,w.1,w.2,"
+                              "w.3,w.4,w.5,w.6,w.7,w.8\n# Adaptation "
+                              "terminated\n# Step size = 0.001\n# No free "
+                              "parameters for unit metric\n"));
+    /* 300 draws of 12 fields each; grads__ counts 20 per iteration. */
     size_t rows = 0;
     char *line = strstr(a, "\nlp__");
     line = strchr(line + 1, '\n') + 1;
+    while (*line == '#')
+        line = strchr(line, '\n') + 1;
     long last_grads = 0;
     while (*line && *line != '#') {
         size_t commas = 0;
         char *end = strchr(line, '\n');
         for (char *p = line; p < end; p++)
             commas += *p == ',';
-        assert_int_equal(commas, 9);
+        assert_int_equal(commas, 11);
         last_grads = strtol(strchr(line, ',') + 1, NULL, 10);
         rows++;
         line = end + 1;
@@ -217,8 +255,10 @@ static void test_divergence(void **state)
     /* What was written is a whole CSV file: every row complete. */
     char *a = th_slurp(out);
     assert_non_null(a);
-    assert_non_null(strstr(a, "lp__,grads__,w.1"));
+    assert_non_null(strstr(a, "lp__,grads__,treedepth__,divergent__,w.1"));
     assert_true(a[strlen(a) - 1] == '\n');
+    /* It says that the chain failed, after its rows, and counts them. */
+    assert_non_null(strstr(a, "\n# drift: chain 1 failed at iteration "));
     free(a);
     unlink(out);
     /* mala with an absurd step: every proposal lands where the density
@@ -379,6 +419,15 @@ static size_t valid_rows(const char *path)
     return n;
 }
 
+static uint64_t meta_u64(const drift_stancsv *f, const char *key)
+{
+    const char *v = drift_stancsv_meta(f, key);
+    uint64_t x;
+    if (!v || drift_parse_u64(v, &x))
+        fail_msg("%s: %s = '%s' is not a count", f->path, key, v ? v : "");
+    return x;
+}
+
 static void test_signal(void **state)
 {
     (void)state;
@@ -423,9 +472,22 @@ static void test_signal(void **state)
             strchr(err, '\n') != err + strlen(err) - 1)
             fail_msg("stderr: %s", err);
         free(err);
-        /* Valid, complete files under their names; no temporary left. */
+        /* Valid, complete files under their names; no temporary left;
+         * as many draws in each (the chain behind ran on), as the header
+         * says, and a line saying what happened. */
         assert_true(valid_rows(o1) > 0);
-        assert_true(valid_rows(o2) > 0);
+        assert_int_equal(valid_rows(o1), valid_rows(o2));
+        for (int j = 0; j < 2; j++) {
+            drift_stancsv *f;
+            drift_err e = {{0}};
+            assert_int_equal(drift_stancsv_read(j ? o2 : o1, &f, &e), 0);
+            assert_int_equal(meta_u64(f, "num_samples"), f->n_rows);
+            drift_stancsv_free(f);
+            char *t = th_slurp(j ? o2 : o1);
+            assert_non_null(strstr(t, "\n# drift: interrupted by a signal "
+                                      "after "));
+            free(t);
+        }
         assert_int_equal(count_files(dir, ".tmp."), 0);
         rm_dir(dir);
         free(dir);
@@ -572,15 +634,17 @@ static void test_chains_reproducible(void **state)
         path_in(p[0], sizeof p[0], dir, names[k]);
         text[k] = th_slurp(p[0]);
         assert_non_null(text[k]);
+        strip_run_lines(text[k]);
     }
     /* Same seed: same files, whatever the scheduling; chain 2 alone (or
-     * first of two) is chain 2 of three. */
+     * first of two) is chain 2 of three (but for the lines naming the
+     * file, the chain count and the elapsed times). */
     for (int k = 0; k < 3; k++)
         assert_string_equal(text[k], text[3 + k]);
     assert_string_equal(text[1], text[6]);
     assert_string_equal(text[1], text[7]);
     assert_string_equal(text[2], text[8]);
-    assert_non_null(strstr(text[6], "# chain_id = 2\n"));
+    assert_non_null(strstr(text[6], "# id = 2\n"));
     /* Different chains draw different streams (and starting points). */
     assert_true(strcmp(text[0], text[1]) != 0);
     for (int k = 0; k < 9; k++)
@@ -706,6 +770,261 @@ static void test_summary_cli(void **state)
     free(bad);
 }
 
+/* ---- issue 14: Stan CSV every reader accepts ---------------------------- */
+
+/* The header's counts are the rows' whatever the budget: CmdStan's readers
+ * take ceil(num_warmup / thin) warmup rows and ceil(num_samples / thin)
+ * draws; a chain without warmup says num_warmup 1, save_warmup 0 (CmdStanPy
+ * refuses 0); continuous samplers' chains end with equal counts and a
+ * finite lp__. */
+static void test_csv_counts(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200], o1[4200], o2[4200];
+    path_in(out, sizeof out, dir, "p.csv");
+    /* N = 200, 20 rows a step: 3 passes are 30 iterations, 6 of warmup. */
+    th_cli r = th_cli_run((const char *[]){"sample", "--model", "logistic",
+                                    "--data", pima(), "--sampler", "sgld",
+                                    "--set", "h=0.0005", "--batch", "20",
+                                    "--passes", "3", "--warmup", "6",
+                                    "--thin", "3", "--save-warmup", "--seed",
+                                    "1", "--chains", "1", "--out", out,
+                                    "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    drift_stancsv *f;
+    drift_err e = {{0}};
+    assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
+    assert_int_equal(meta_u64(f, "num_warmup"), 6);
+    assert_int_equal(meta_u64(f, "num_samples"), 24);
+    assert_int_equal(meta_u64(f, "save_warmup"), 1);
+    assert_int_equal(meta_u64(f, "thin"), 3);
+    assert_int_equal(f->n_warmup, 2);
+    assert_int_equal(f->n_rows - f->n_warmup, 8);
+    assert_string_equal(drift_stancsv_meta(f, "method"), "sample");
+    assert_string_equal(drift_stancsv_meta(f, "metric"), "unit_e");
+    assert_non_null(drift_stancsv_footer(f, "Step size"));
+    drift_stancsv_free(f);
+    /* A --thin that does not divide the saved warmup: refused. */
+    expect((const char *[]){"sample", "--model", "logistic", "--data", pima(),
+                            "--sampler", "sgld", "--warmup", "50", "--thin",
+                            "3", "--save-warmup", "--out", out, NULL},
+           2, "use --warmup 48 or 51");
+    /* No warmup. */
+    r = th_cli_run((const char *[]){"sample", "--model", "logistic", "--data",
+                             pima(), "--sampler", "sgld", "--iter", "5",
+                             "--warmup", "0", "--save-warmup", "--seed", "1",
+                             "--chains", "1", "--out", out, "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
+    assert_int_equal(meta_u64(f, "num_warmup"), 1);
+    assert_int_equal(meta_u64(f, "save_warmup"), 0);
+    assert_int_equal(meta_u64(f, "num_samples"), 5);
+    assert_int_equal(f->n_rows, 5);
+    assert_int_equal(f->n_warmup, 0);
+    drift_stancsv_free(f);
+    char *text = th_slurp(out);
+    assert_non_null(strstr(text, "\n# drift: no warmup; the header says "
+                                 "num_warmup 1 and save_warmup 0"));
+    free(text);
+    /* Chains of a continuous sampler: a time grid, so unequal counts
+     * until the run cuts every file to the smallest.  More chains than
+     * processor cores: the queued ones start only as others end, and no
+     * chain waits for another (the run would hang if one did). */
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    char model[4200], K[32];
+    snprintf(model, sizeof model, "%s/mvn.so", tp ? tp : ".");
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    unsigned nk = (unsigned)(ncpu > 0 ? ncpu : 1) + 2;
+    snprintf(K, sizeof K, "%u", nk);
+    path_in(out, sizeof out, dir, "b.csv");
+    r = th_cli_run((const char *[]){"sample", "--model", model, "--sampler",
+                             "bps", "--iter", "300", "--warmup", "40",
+                             "--save-warmup", "--thin", "0.5", "--chains", K,
+                             "--seed", "2", "--out", out, "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    path_in(o1, sizeof o1, dir, "b_1.csv");
+    assert_int_equal(drift_stancsv_read(o1, &f, &e), DRIFT_OK);
+    assert_true(f->n_warmup > 0 && f->n_rows > f->n_warmup);
+    assert_int_equal(meta_u64(f, "num_samples"), f->n_rows - f->n_warmup);
+    assert_int_equal(meta_u64(f, "num_warmup"), f->n_warmup);
+    assert_int_equal(meta_u64(f, "thin"), 1);
+    for (size_t i = 0; i < f->n_rows; i++)
+        assert_true(isfinite(f->values[i * f->n_cols]));
+    char *t1 = th_slurp(o1);
+    int dropped = strstr(t1, "\n# drift: dropped from the end of each "
+                             "phase") != NULL;
+    free(t1);
+    for (unsigned k = 2; k <= nk; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "b_%u.csv", k);
+        path_in(o2, sizeof o2, dir, name);
+        drift_stancsv *g;
+        assert_int_equal(drift_stancsv_read(o2, &g, &e), DRIFT_OK);
+        assert_int_equal(g->n_rows, f->n_rows);
+        assert_int_equal(g->n_warmup, f->n_warmup);
+        assert_int_equal(meta_u64(g, "num_samples"),
+                         meta_u64(f, "num_samples"));
+        assert_int_equal(meta_u64(g, "num_warmup"), meta_u64(f, "num_warmup"));
+        drift_stancsv_free(g);
+        char *t = th_slurp(o2);
+        dropped += strstr(t, "\n# drift: dropped from the end of each "
+                             "phase") != NULL;
+        free(t);
+    }
+    /* The grid leaves some chain longer than the shortest. */
+    assert_true(dropped > 0);
+    drift_stancsv_free(f);
+    rm_dir(dir);
+    free(dir);
+}
+
+/* The numbers of line `line` (1-based, after the header) of a summary
+ * CSV written by drift summary --csv, its name dropped; NA is NaN.
+ * Returns how many. */
+static size_t summary_row(const char *path, int line, double *v, size_t cap)
+{
+    char *text = th_slurp(path);
+    assert_non_null(text);
+    char *p = text;
+    for (int k = 0; k < line && p; k++) {
+        p = strchr(p, '\n');
+        p = p ? p + 1 : NULL;
+    }
+    assert_non_null(p);
+    assert_true(*p != '\0');
+    size_t n = 0;
+    p = strchr(p, ',');
+    while (p && *p == ',' && n < cap) {
+        p++;
+        char *end;
+        v[n++] = strncmp(p, "NA", 2) ? strtod(p, &end) : NAN;
+        if (!strncmp(p, "NA", 2))
+            end = p + 2;
+        p = end;
+    }
+    free(text);
+    return n;
+}
+
+/* drift summary of a segments file: the footer's exact moments for mean
+ * and sd, the time spent below for quantiles (checked here against a fine
+ * grid walked over the rows); --vars and -p; sd 0 for a constant. */
+static void test_summary_segments(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200], csv[4200];
+    path_in(out, sizeof out, dir, "s.csv");
+    path_in(csv, sizeof csv, dir, "sum.csv");
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    char model[4200];
+    snprintf(model, sizeof model, "%s/mvn.so", tp ? tp : ".");
+    th_cli r = th_cli_run((const char *[]){"sample", "--model", model,
+                                    "--sampler", "bps", "--iter", "2000",
+                                    "--warmup", "100", "--emit", "segments",
+                                    "--seed", "4", "--chains", "1", "--out",
+                                    out, "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    r = th_cli_run((const char *[]){"summary", out, "-p", "25,50,75", "--csv",
+                             csv, "--vars", "x.1", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "segments each"));
+    assert_non_null(strstr(r.out, "exact time averages"));
+    th_cli_free(&r);
+    drift_stancsv *f;
+    drift_err e = {{0}};
+    assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
+    /* name,mean,mcse,sd,q25,q50,q75,ess_bulk,ess_tail,rhat: x.1 only. */
+    char *text = th_slurp(csv);
+    const char *head1 = "name,mean,mcse,sd,q25,q50,q75,ess_bulk,ess_tail,"
+                        "rhat\nx.1,";
+    assert_true(!strncmp(text, head1, strlen(head1)));
+    assert_null(strstr(text, "x.2"));
+    free(text);
+    double row[16];
+    assert_int_equal(summary_row(csv, 1, row, 16), 9);
+    double mean = row[0], sd = row[2];
+    double T = strtod(drift_stancsv_footer(f, "trajectory_time"), NULL);
+    double m = strtod(drift_stancsv_footer(f, "trajectory_mean "
+                                              "(unconstrained)"),
+                      NULL);
+    double v = strtod(drift_stancsv_footer(f, "trajectory_var "
+                                              "(unconstrained)"),
+                      NULL);
+    assert_true(T > 0);
+    assert_true(fabs(mean - m) <= 1e-9 * (1 + fabs(m)));
+    assert_true(fabs(sd - sqrt(v)) <= 1e-9 * (1 + sqrt(v)));
+    /* Quantiles: the fraction of time below each, on a grid of 200 points
+     * per segment. */
+    long x0 = drift_stancsv_column(f, "x0_1__"), vc = drift_stancsv_column(f, "v_1__"),
+         dc = drift_stancsv_column(f, "duration__");
+    assert_true(x0 >= 0 && vc >= 0 && dc >= 0);
+    for (int j = 0; j < 3; j++) {
+        double q = row[3 + j], below = 0, all = 0;
+        for (size_t i = f->n_warmup; i < f->n_rows; i++) {
+            const double *row = f->values + i * f->n_cols;
+            for (int k = 0; k < 200; k++) {
+                double s = (k + 0.5) / 200 * row[dc];
+                below += (row[x0] + row[vc] * s <= q) * row[dc] / 200;
+                all += row[dc] / 200;
+            }
+        }
+        double want = 0.25 * (j + 1);
+        if (fabs(below / all - want) > 2e-3)
+            fail_msg("quantile %g: %g of the time below it", want,
+                     below / all);
+    }
+    drift_stancsv_free(f);
+    /* --vars, -p on the fixtures: posterior's quantile2 of mu and sigma at
+     * 2.5% and 97.5% over the four chains (R, make-fixtures' files). */
+    char fx[4][4200];
+    for (int k = 0; k < 4; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "ar4_%d.csv", k + 1);
+        fixture(fx[k], sizeof fx[k], name);
+    }
+    r = th_cli_run((const char *[]){"summary", fx[0], fx[1], fx[2], fx[3],
+                             "--vars", "sigma,mu", "--percentiles",
+                             "2.5,97.5", "--csv", csv, NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    text = th_slurp(csv);
+    const char *head = "name,mean,mcse,sd,q2.5,q97.5,ess_bulk,ess_tail,rhat\n"
+                       "mu,";
+    assert_true(strncmp(text, head, strlen(head)) == 0); /* file order */
+    assert_non_null(strstr(text, "\nsigma,"));
+    free(text);
+    const double want[2][2] = {{-2.0730790022000187, 2.1042740568364007},
+                               {0.56781635768154548, 1.7581217592872196}};
+    for (int k = 0; k < 2; k++) {
+        assert_int_equal(summary_row(csv, k + 1, row, 16), 8);
+        for (int j = 0; j < 2; j++)
+            assert_true(fabs(row[3 + j] - want[k][j]) < 1e-9);
+    }
+    expect((const char *[]){"summary", fx[0], "--vars", "nu", NULL}, 2,
+           "--vars: no column 'nu'");
+    expect((const char *[]){"summary", fx[0], "-p", "5,101", NULL}, 2,
+           "--percentiles 5,101");
+    /* A constant column: sd 0. */
+    char *c = th_write_text("# a file\nlp__,a,b\n1,0.1,1\n2,0.1,2\n3,0.1,4\n"
+                            "4,0.1,3\n",
+                            ".csv");
+    r = th_cli_run((const char *[]){"summary", c, "--csv", csv, NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    assert_int_equal(summary_row(csv, 2, row, 16), 9); /* a */
+    assert_true(row[0] == 0.1 && row[2] == 0 && isnan(row[8]));
+    unlink(c);
+    free(c);
+    rm_dir(dir);
+    free(dir);
+}
+
 static void test_run_then_summary(void **state)
 {
     (void)state;
@@ -784,10 +1103,12 @@ static void test_init_and_test_options(void **state)
         drift_stancsv *f;
         drift_err e;
         assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
-        assert_string_equal(drift_stancsv_meta(f, "init"), "values");
+        assert_string_equal(drift_stancsv_meta(f, "init"), inits[k]);
         /* One tiny step from the given point (w.1 = 0.5, the rest 0). */
-        assert_true(fabs(f->values[2] - 0.5) < 1e-3);
-        assert_true(fabs(f->values[3]) < 1e-3);
+        long w1 = drift_stancsv_column(f, "w.1");
+        assert_true(w1 >= 0);
+        assert_true(fabs(f->values[w1] - 0.5) < 1e-3);
+        assert_true(fabs(f->values[w1 + 1]) < 1e-3);
         drift_stancsv_free(f);
     }
     expect((const char *[]){"sample", "--model", "logistic", "--data", d,
@@ -893,7 +1214,8 @@ static void test_langevin(void **state)
     th_cli_free(&r);
     char *csv = th_slurp(out);
     assert_non_null(csv);
-    assert_non_null(strstr(csv, "lp__,grads__,xi__,kinetic__,theta"));
+    assert_non_null(strstr(csv, "lp__,grads__,xi__,kinetic__,treedepth__,"
+                                "divergent__,theta"));
     assert_non_null(strstr(csv, "# grad_noise = 1"));
     free(csv);
     unlink(out);
@@ -1000,6 +1322,8 @@ int main(void)
         cmocka_unit_test(test_overflow),
         cmocka_unit_test(test_summary_cli),
         cmocka_unit_test(test_run_then_summary),
+        cmocka_unit_test(test_csv_counts),
+        cmocka_unit_test(test_summary_segments),
         cmocka_unit_test(test_init_and_test_options),
         cmocka_unit_test(test_langevin),
         cmocka_unit_test(test_lang_heldout),

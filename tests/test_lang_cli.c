@@ -47,7 +47,8 @@ static void test_sample(void **state)
            0, "err", NULL);
     char *csv = th_slurp(out);
     assert_non_null(strstr(csv, "# model = "));
-    assert_non_null(strstr(csv, "lp__,grads__,w.1,w.2,w.3,w.4,w.5,w.6,w.7,w.8\n"));
+    assert_non_null(strstr(csv, "lp__,grads__,treedepth__,divergent__,w.1,w.2,"
+                                "w.3,w.4,w.5,w.6,w.7,w.8\n"));
     free(csv);
     unlink(out);
     /* Several data files and --data-set; --model works for files too. */

@@ -3,7 +3,8 @@
  * by make-fixtures.R there, recorded in reference.h), the normal quantile
  * and type-7 quantiles against R, and R-hat on real runs: near 1 for
  * well-mixed chains, above 1.1 for chains started far apart with few
- * draws. */
+ * draws; a constant's sd 0; the exact time averages and time-weighted
+ * quantiles of piecewise-linear trajectories against closed forms. */
 #include "config.h"
 
 #include <math.h>
@@ -16,6 +17,7 @@
 #include "engine/run/rng.h"
 #include "engine/stats/stancsv.h"
 #include "engine/stats/summary.h"
+#include "engine/stats/trajectory.h"
 #include "harness.h"
 
 #include "fixtures/summary/reference.h"
@@ -251,6 +253,95 @@ static void test_qnorm_quantile(void **state)
     assert_true(isnan(drift_summary_quantile(x, 0, 0.5)));
 }
 
+/* A constant: its value and sd 0 exactly (posterior: mean 0.1, sd 0,
+ * mcse, ESS and R-hat NA), whatever rounding a sum would bring. */
+static void test_constant(void **state)
+{
+    (void)state;
+    double x[200];
+    for (int i = 0; i < 200; i++)
+        x[i] = 0.1;
+    drift_summary_stats s;
+    drift_err e;
+    assert_int_equal(drift_summary_compute(x, 100, 2, &s, &e), DRIFT_OK);
+    assert_true(s.mean == 0.1 && s.sd == 0 && s.q5 == 0.1 && s.q95 == 0.1);
+    assert_true(isnan(s.mcse) && isnan(s.ess_bulk) && isnan(s.rhat));
+    /* Several quantiles from one sort, as drift_summary_quantile each. */
+    double v[8] = {3, 1, 4, 1, 5, 9, 2, 6}, p[3] = {0.025, 0.5, 0.975}, q[3];
+    assert_int_equal(drift_summary_quantiles(v, 8, p, 3, q), DRIFT_OK);
+    for (int k = 0; k < 3; k++)
+        assert_true(q[k] == drift_summary_quantile(v, 8, p[k]));
+}
+
+/* Trajectories against closed forms.  One segment from -1 with slope 2 for
+ * time 1 is uniform on [-1, 1]: mean 0, variance 1/3, quantile p at
+ * 2p - 1.  Split into pieces (and a still segment added) it must give the
+ * same; the grid samples the line at midpoints. */
+static void test_trajectory(void **state)
+{
+    (void)state;
+    double x0[1] = {-1}, v[1] = {2}, d[1] = {1};
+    drift_trajectory one = {x0, v, d, 1, 1};
+    double mean, var, T;
+    drift_trajectory_moments(&one, 1, &mean, &var, &T);
+    assert_true(fabs(mean) < 1e-15 && fabs(var - 1.0 / 3) < 1e-15 && T == 1);
+    for (double p = 0.05; p < 1; p += 0.1)
+        assert_true(fabs(drift_trajectory_quantile(&one, 1, p) - (2 * p - 1)) <
+                    1e-12);
+    /* The same line in three pieces with a backwards one, as rows with a
+     * stride of 3 (x0, v, dur interleaved), plus a still second chain at
+     * 5 for time 1: pooled mean (0 + 5) / 2, variance
+     * (1/3 + 0 + 2 * 2.5^2) / 2. */
+    double rows[12] = {-1, 2, 0.25, -0.5, 2, 0.5, 0.5, -2, 0.25, 0, 2, 0.25};
+    /* -1 -> -0.5 -> 0.5 -> 0 -> 0.5: a piecewise path of total time 1.25;
+     * its moments from the closed form of each piece. */
+    drift_trajectory pieces = {rows, rows + 1, rows + 2, 4, 3};
+    double x5[1] = {5}, d1[1] = {1};
+    drift_trajectory still = {x5, NULL, d1, 1, 1};
+    drift_trajectory both[2] = {pieces, still};
+    drift_trajectory_moments(&pieces, 1, &mean, &var, &T);
+    /* By Simpson's rule, exact for the quadratics of each piece. */
+    double m1 = 0, m2 = 0, t = 0;
+    for (int i = 0; i < 4; i++) {
+        double a = rows[3 * i], b = a + rows[3 * i + 1] * rows[3 * i + 2] / 2,
+               c = a + rows[3 * i + 1] * rows[3 * i + 2], h = rows[3 * i + 2];
+        m1 += h / 6 * (a + 4 * b + c);
+        m2 += h / 6 * (a * a + 4 * b * b + c * c);
+        t += h;
+    }
+    assert_true(fabs(T - t) < 1e-15);
+    assert_true(fabs(mean - m1 / t) < 1e-14);
+    assert_true(fabs(var - (m2 / t - (m1 / t) * (m1 / t))) < 1e-14);
+    double pm, pv;
+    drift_trajectory_moments(both, 2, &pm, &pv, &T);
+    double e1 = (m1 + 5) / (t + 1), e2 = (m2 + 25) / (t + 1);
+    assert_true(fabs(pm - e1) < 1e-14 && fabs(pv - (e2 - e1 * e1)) < 1e-13);
+    /* Time below 0.25 on the pieces: 0.625 of [-1, 0.5] on the first
+     * two (slope 2: from -1 to 0.25 takes 0.625), 0.125 of the third
+     * (from 0.5 down to 0 crosses 0.25 half way), 0.125 of the fourth:
+     * 0.875 of 1.25, so quantile 0.7 is 0.25. */
+    assert_true(fabs(drift_trajectory_quantile(&pieces, 1, 0.7) - 0.25) <
+                1e-12);
+    /* With the still chain: everything below 5 but it; p = t/(t+1) lies
+     * at the pieces' maximum 0.5, above it the still value 5. */
+    assert_true(fabs(drift_trajectory_quantile(both, 2, 0.9) - 5) < 1e-12);
+    /* The grid: midpoints of 4 equal pieces of the line. */
+    double g[4];
+    drift_trajectory_grid(&one, 4, g);
+    for (int j = 0; j < 4; j++)
+        assert_true(fabs(g[j] - (-1 + 2 * (j + 0.5) / 4)) < 1e-15);
+    drift_trajectory_grid(&pieces, 5, g);
+    assert_true(fabs(g[0] - (-1 + 2 * 0.125)) < 1e-15); /* t = 0.125 */
+    assert_true(fabs(g[2] - (-0.5 + 2 * 0.375)) < 1e-15); /* t = 0.625 */
+    /* No time, or a non-finite value: NaN. */
+    double z[1] = {0};
+    drift_trajectory none = {x0, v, z, 1, 1};
+    assert_true(isnan(drift_trajectory_quantile(&none, 1, 0.5)));
+    double inf[1] = {INFINITY};
+    drift_trajectory bad = {inf, v, d, 1, 1};
+    assert_true(isnan(drift_trajectory_quantile(&bad, 1, 0.5)));
+}
+
 static void test_degenerate(void **state)
 {
     (void)state;
@@ -377,6 +468,8 @@ int main(void)
         cmocka_unit_test(test_bad_files),
         cmocka_unit_test(test_qnorm_quantile),
         cmocka_unit_test(test_degenerate),
+        cmocka_unit_test(test_constant),
+        cmocka_unit_test(test_trajectory),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_rhat_of_runs),
     };

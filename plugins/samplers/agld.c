@@ -368,7 +368,8 @@ static double oldest_age(const agld *s)
     if (!per_datum(s))
         return (double)(s->k - s->k_refresh);
     if (!s->stamp)
-        return NAN;
+        return -1; /* not kept: -1, not NaN, which Stan CSV readers
+                      (rstan, bayesplot) refuse or warn about */
     uint64_t oldest = s->k;
     for (size_t i = 0; i < s->N; i++)
         if (s->stamp[i] < oldest)
@@ -535,7 +536,8 @@ static int init_svrg_plus(void *st, const drift_services *svc, drift_chain *c,
     "ceil(N/n), one data pass; 0: N, the paper's Theorem 3"
 #define AGE_DOC                                                              \
     "diagnostic: keep each datum's snapshot iteration (8 bytes a datum) "   \
-    "and report the oldest snapshot's age in age__"
+    "and report the oldest snapshot's age in age__ (-1 without it for "    \
+    "ppu, tmu)"
 
 static const drift_hparam agld_hp[] = {
     {"snapshot", DRIFT_HP_ENUM, 2, 0, 0, 0, "ptu|ppu|tmu",

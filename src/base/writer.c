@@ -235,7 +235,8 @@ static void sweep_stale(const char *dir, const char *path)
     closedir(d);
 }
 
-/* An unnamed file in dir, or -1 (no O_TMPFILE there, or no /proc to link
+/* An unnamed file in dir, open for reading too (csvout.c reads a draws
+ * file back to cut it), or -1 (no O_TMPFILE there, or no /proc to link
  * it from). */
 static int open_unnamed(const char *dir)
 {
@@ -244,7 +245,7 @@ static int open_unnamed(const char *dir)
     const char *named = getenv("DRIFT_WRITER_NAMED_TEMP");
     if (named && *named && strcmp(named, "0"))
         return -1;
-    int fd = open(dir, O_TMPFILE | O_WRONLY | O_CLOEXEC, 0666);
+    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
     if (fd < 0)
         return -1;
     char proc[64];

@@ -13,10 +13,12 @@ typedef struct cli_opt {
     const char *name;     /* "--batch" */
     int takes_value;
     const char *help;     /* "N  minibatch size (default: sampler's)" */
+    const char *alias;    /* a short form ("-p"), or NULL */
 } cli_opt;
 
-/* Walks argv: for each option calls back with its index in opts and its
- * value (NULL for flags); positional arguments get index -1.  Unknown
+/* Walks argv: for each option (or its short alias, "-p VALUE") calls back
+ * with its index in opts and its value (NULL for flags); positional
+ * arguments get index -1.  Unknown
  * options and missing values are reported (with the closest option) and
  * make it return EXIT_USAGE; else 0.  The callback returns 0 to go on or
  * an exit status to stop. */

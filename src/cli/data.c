@@ -206,7 +206,7 @@ static int cmd_convert(int argc, char **argv)
     return 0;
 }
 
-static const cli_opt info_opts[] = {{"--help", 0, "show this help"}};
+static const cli_opt info_opts[] = {{"--help", 0, "show this help", NULL}};
 
 static int on_info(void *user, int idx, const char *v)
 {

@@ -14,6 +14,25 @@ int cli_parse(const char *cmd, const cli_opt *opts, size_t n_opts, int argc,
 {
     for (int i = 0; i < argc; i++) {
         const char *arg = argv[i];
+        long alias = -1;
+        for (size_t k = 0; k < n_opts && arg[0] == '-' && arg[1] != '-'; k++)
+            if (opts[k].alias && !strcmp(opts[k].alias, arg))
+                alias = (long)k;
+        if (alias >= 0) {
+            const char *value = NULL;
+            if (opts[alias].takes_value) {
+                if (i + 1 >= argc) {
+                    fprintf(stderr, "drift %s: option %s needs a value\n",
+                            cmd, arg);
+                    return EXIT_USAGE;
+                }
+                value = argv[++i];
+            }
+            int rc = cb(user, (int)alias, value);
+            if (rc)
+                return rc;
+            continue;
+        }
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
             if (arg[0] == '-' && arg[1] != '\0' && arg[1] != '-' &&
                 strcmp(arg, "-h") != 0) {

@@ -602,6 +602,21 @@ int cmd_sample(int argc, char **argv)
         a.iters = 1000;
     if (!a.have_warmup)
         a.warmup = iter_budget || sampler_adapts(&sampler) ? 1000 : 0;
+    if (a.save_warmup && a.thin > 1 && a.warmup % a.thin != 0) {
+        /* Readers split saved warmup from the draws by num_warmup / thin:
+         * ArviZ rounds it down, CmdStan's readers up. */
+        fprintf(stderr,
+                "drift sample: --save-warmup with --thin %llu: --warmup "
+                "%llu is not a multiple of %llu, so ArviZ and CmdStan's "
+                "readers would disagree on which draws are warmup; use "
+                "--warmup %llu or %llu\n",
+                (unsigned long long)a.thin, (unsigned long long)a.warmup,
+                (unsigned long long)a.thin,
+                (unsigned long long)(a.warmup / a.thin * a.thin),
+                (unsigned long long)((a.warmup / a.thin + 1) * a.thin));
+        rc = EXIT_USAGE;
+        goto out;
+    }
     int init_mode = DRIFT_INIT_RANDOM;
     if (a.init && (!strcmp(a.init, "zero") ||
                    (a.init_radius == 0 &&
@@ -675,6 +690,7 @@ int cmd_sample(int argc, char **argv)
         .test_path = a.test,
         .eval_every = a.eval_every,
         .emit_segments = a.emit_segments,
+        .data_path = a.n_data ? a.data[0] : NULL,
         .full_threads = a.threads,
         .warmup_only = a.warmup_only,
     };
@@ -784,7 +800,7 @@ static void print_table(const drift_hparam *t, size_t n)
     }
 }
 
-static const cli_opt list_opts[] = {{"--help", 0, "show this help"}};
+static const cli_opt list_opts[] = {{"--help", 0, "show this help", NULL}};
 
 /* What `drift samplers` prints of the registry. */
 static void print_samplers(const drift_registry *reg)

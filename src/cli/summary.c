@@ -17,23 +17,60 @@
 #include "engine/stats/checks.h"
 #include "engine/stats/stancsv.h"
 #include "engine/stats/summary.h"
+#include "engine/stats/trajectory.h"
 
-enum { S_CSV, S_HELP };
+enum { S_CSV, S_VARS, S_PERCENTILES, S_HELP };
 
 static const cli_opt summary_opts[] = {
     [S_CSV] = {"--csv", 1,
                "FILE  also write the table as CSV (name,mean,mcse,sd,q5,q50,"
-               "q95,ess_bulk,ess_tail,rhat)"},
-    [S_HELP] = {"--help", 0, "show this help"},
+               "q95,ess_bulk,ess_tail,rhat; the q columns follow "
+               "--percentiles)", NULL},
+    [S_VARS] = {"--vars", 1,
+                "LIST  only these columns: names (w.1, or w[1]) or a "
+                "variable's name for all its elements (w), comma-separated",
+                NULL},
+    [S_PERCENTILES] = {"--percentiles", 1,
+                       "P,...  percentiles to print, as stansummary's -p "
+                       "(default 5,50,95; also -p)",
+                       "-p"},
+    [S_HELP] = {"--help", 0, "show this help", NULL},
 };
 #define N_SUMMARY_OPTS (sizeof summary_opts / sizeof summary_opts[0])
+#define MAX_PERCENTILES 16
 
 typedef struct summary_args {
     const char **files;
     size_t n_files;
-    const char *csv;
+    const char *csv, *vars;
+    double pct[MAX_PERCENTILES];
+    size_t n_pct;
     int help;
 } summary_args;
+
+/* "2.5,50,97.5": percentiles in [0, 100]. */
+static int parse_percentiles(const char *v, summary_args *a)
+{
+    a->n_pct = 0;
+    const char *p = v;
+    for (;;) {
+        char *end;
+        double x = strtod(p, &end);
+        if (end == p || !(x >= 0 && x <= 100) || (*end && *end != ',') ||
+            a->n_pct == MAX_PERCENTILES) {
+            fprintf(stderr,
+                    "drift summary: --percentiles %s: expected up to %d "
+                    "numbers from 0 to 100, comma-separated (e.g. "
+                    "2.5,50,97.5)\n",
+                    v, MAX_PERCENTILES);
+            return EXIT_USAGE;
+        }
+        a->pct[a->n_pct++] = x;
+        if (!*end)
+            return 0;
+        p = end + 1;
+    }
+}
 
 static int on_summary_opt(void *user, int idx, const char *v)
 {
@@ -50,6 +87,8 @@ static int on_summary_opt(void *user, int idx, const char *v)
         return 0;
     }
     case S_CSV: a->csv = v; return 0;
+    case S_VARS: a->vars = v; return 0;
+    case S_PERCENTILES: return parse_percentiles(v, a);
     }
     return 0;
 }
@@ -132,10 +171,193 @@ static void print_metrics(FILE *o, const drift_stancsv *const *mf,
     }
 }
 
+/* ---- column selection (--vars) ---------------------------------------- */
+
+/* "w[1,2]" -> "w.1.2": the names drift and CmdStan write. */
+static void dot_name(const char *in, char *out, size_t cap)
+{
+    size_t n = 0;
+    for (const char *p = in; *p && n + 1 < cap; p++) {
+        if (*p == ']' || *p == ' ')
+            continue;
+        out[n++] = *p == '[' || *p == ',' ? '.' : *p;
+    }
+    out[n] = '\0';
+}
+
+/* Does column `name` match selector `sel` (its name, or a variable whose
+ * element it is)? */
+static int matches(const char *name, const char *sel)
+{
+    size_t n = strlen(sel);
+    return !strcmp(name, sel) || (!strncmp(name, sel, n) && name[n] == '.');
+}
+
+/* Marks in keep[nc] the columns --vars selects (all without it).  Returns
+ * 0, or EXIT_USAGE naming a selector that matches nothing. */
+static int select_columns(const char *vars, const drift_stancsv *f,
+                          unsigned char *keep)
+{
+    memset(keep, vars ? 0 : 1, f->n_cols);
+    if (!vars)
+        return 0;
+    char *list = drift_strdup(vars);
+    if (!list)
+        return EXIT_RUN_FAILED;
+    int rc = 0;
+    /* Commas inside brackets belong to the name: w[1,2]. */
+    char *p = list;
+    while (*p && !rc) {
+        char *q = p;
+        int depth = 0;
+        while (*q && (depth || *q != ',')) {
+            depth += *q == '[' ? 1 : *q == ']' ? -1 : 0;
+            q++;
+        }
+        int last = !*q;
+        *q = '\0';
+        char sel[256];
+        dot_name(p, sel, sizeof sel);
+        int any = 0;
+        for (size_t c = 0; c < f->n_cols; c++)
+            if (*sel && matches(f->names[c], sel))
+                keep[c] = 1, any = 1;
+        if (!any) {
+            fprintf(stderr,
+                    "drift summary: --vars: no column '%s' (nor '%s.*') in "
+                    "%s\n",
+                    p, sel, f->path);
+            rc = EXIT_USAGE;
+        }
+        p = last ? q : q + 1;
+    }
+    drift_free(list);
+    return rc;
+}
+
+/* ---- segment files (--emit segments) ------------------------------------ */
+
+/* A file of a continuous trajectory's segments: its columns. */
+typedef struct seg_cols {
+    long dur;           /* duration__ */
+    long *x0, *v;       /* x0_k__, v_k__ (dim each) */
+    size_t dim;
+} seg_cols;
+
+static void seg_cols_free(seg_cols *s)
+{
+    free(s->x0);
+    free(s->v);
+    memset(s, 0, sizeof *s);
+}
+
+/* Fills s when f holds segments (emit = segments, duration__, x0_k__ and
+ * v_k__ for k = 1..dim); returns 1 then, else 0. */
+static int seg_cols_of(const drift_stancsv *f, seg_cols *s)
+{
+    memset(s, 0, sizeof *s);
+    const char *emit = drift_stancsv_meta(f, "emit");
+    const char *dim = drift_stancsv_meta(f, "dim");
+    uint64_t d;
+    if (!emit || strcmp(emit, "segments") || !dim || drift_parse_u64(dim, &d) ||
+        d == 0 || d > f->n_cols)
+        return 0;
+    s->dur = drift_stancsv_column(f, "duration__");
+    s->x0 = calloc(d, sizeof *s->x0);
+    s->v = calloc(d, sizeof *s->v);
+    s->dim = (size_t)d;
+    if (s->dur < 0 || !s->x0 || !s->v) {
+        seg_cols_free(s);
+        return 0;
+    }
+    for (size_t k = 0; k < s->dim; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "x0_%zu__", k + 1);
+        s->x0[k] = drift_stancsv_column(f, name);
+        snprintf(name, sizeof name, "v_%zu__", k + 1);
+        s->v[k] = drift_stancsv_column(f, name);
+        if (s->x0[k] < 0 || s->v[k] < 0) {
+            seg_cols_free(s);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The unconstrained coordinate column c holds, when its value is x0_k__'s
+ * on every row (an unconstrained parameter), else -1. */
+static long coordinate_of(drift_stancsv *const *draws, size_t C,
+                          const seg_cols *s, size_t c)
+{
+    const char *name = draws[0]->names[c];
+    if (is_sampler_col(name) || !strcmp(name, "lp__"))
+        return -1;
+    /* The model's columns come in coordinate order. */
+    size_t j = 0;
+    for (size_t i = 0; i < c; i++)
+        j += !is_sampler_col(draws[0]->names[i]) &&
+             strcmp(draws[0]->names[i], "lp__") != 0;
+    if (j >= s->dim)
+        return -1;
+    for (size_t k = 0; k < C; k++) {
+        const drift_stancsv *f = draws[k];
+        for (size_t r = 0; r < f->n_rows; r++)
+            if (f->values[r * f->n_cols + c] !=
+                f->values[r * f->n_cols + (size_t)s->x0[j]])
+                return -1;
+    }
+    return (long)j;
+}
+
+/* The exact moments of coordinate k pooled over the chains: from the
+ * footers drift writes (trajectory_time, trajectory_mean, trajectory_var
+ * on the unconstrained scale), else by integrating the rows. */
+static void seg_moments(drift_stancsv *const *draws, size_t C,
+                        const drift_trajectory *tr, size_t k, double *mean,
+                        double *var)
+{
+    double T = 0, s1 = 0, s2 = 0;
+    int footers = 1;
+    for (size_t c = 0; c < C && footers; c++) {
+        const char *t = drift_stancsv_footer(draws[c], "trajectory_time");
+        const char *m =
+            drift_stancsv_footer(draws[c], "trajectory_mean (unconstrained)");
+        const char *v =
+            drift_stancsv_footer(draws[c], "trajectory_var (unconstrained)");
+        double tc, mc = NAN, vc = NAN;
+        footers = t && m && v && !drift_parse_double(t, &tc) && tc > 0;
+        for (size_t j = 0; footers && j <= k; j++) {
+            char *end;
+            mc = strtod(m, &end);
+            footers = end != m;
+            m = *end == ',' ? end + 1 : end;
+            vc = strtod(v, &end);
+            footers = footers && end != v;
+            v = *end == ',' ? end + 1 : end;
+        }
+        if (footers) {
+            T += tc;
+            s1 += tc * mc;
+            s2 += tc * (vc + mc * mc);
+        }
+    }
+    if (footers && T > 0) {
+        *mean = s1 / T;
+        double e2 = s2 / T - *mean * *mean;
+        *var = e2 > 0 ? e2 : 0;
+        return;
+    }
+    drift_trajectory_moments(tr, C, mean, var, &T);
+}
+
+/* ---- the command --------------------------------------------------------- */
+
 int cmd_summary(int argc, char **argv)
 {
     summary_args a;
     memset(&a, 0, sizeof a);
+    a.pct[0] = 5, a.pct[1] = 50, a.pct[2] = 95;
+    a.n_pct = 3;
     int rc = cli_parse("summary", summary_opts, N_SUMMARY_OPTS, argc, argv,
                        on_summary_opt, &a);
     if (rc) {
@@ -143,16 +365,19 @@ int cmd_summary(int argc, char **argv)
         return rc;
     }
     if (a.help) {
-        cli_usage("drift summary [--csv FILE] FILE...",
+        cli_usage("drift summary [--csv FILE] [--vars LIST] [-p P,...] "
+                  "FILE...",
                   "Summarises the draws of one or more chains (one Stan CSV "
                   "file each, drift's or\nCmdStan's; warmup draws saved with "
                   "save_warmup are skipped): for lp__ and every\nparameter "
-                  "the mean, its Monte Carlo standard error, sd, 5/50/95% "
-                  "quantiles, bulk\nand tail effective sample sizes and "
-                  "rank-normalised split R-hat (Vehtari et al.\n2021, as R's "
-                  "posterior package computes them); the sampler's __ "
-                  "columns apart;\nand the held-out metrics of a run with "
-                  "--test.",
+                  "the mean, its Monte Carlo standard error, sd, quantiles "
+                  "(5%, 50%, 95%\nunless --percentiles), bulk and tail "
+                  "effective sample sizes and rank-normalised\nsplit R-hat "
+                  "(Vehtari et al. 2021, as R's posterior package computes "
+                  "them); the\nsampler's __ columns apart; and the held-out "
+                  "metrics of a run with --test.\nFiles of a continuous "
+                  "trajectory's segments (--emit segments) are summarised\n"
+                  "by exact time averages.",
                   summary_opts, N_SUMMARY_OPTS);
         free(a.files);
         return 0;
@@ -174,8 +399,12 @@ int cmd_summary(int argc, char **argv)
     drift_stancsv **draws = calloc(a.n_files, sizeof *draws);
     drift_stancsv **metrics = calloc(2 * a.n_files, sizeof *metrics);
     char **mlabels = calloc(2 * a.n_files, sizeof *mlabels);
-    double *x = NULL;
+    double *x = NULL, *q = NULL, *p01 = NULL;
     drift_summary_stats *stats = NULL;
+    unsigned char *keep = NULL;
+    drift_trajectory *tr = NULL;
+    seg_cols seg;
+    memset(&seg, 0, sizeof seg);
     size_t n_draws = 0, n_metrics = 0;
     if (!draws || !metrics || !mlabels) {
         rc = EXIT_RUN_FAILED;
@@ -260,18 +489,39 @@ int cmd_summary(int argc, char **argv)
             rc = EXIT_USAGE;
             goto out;
         }
+        size_t nc = draws[0]->n_cols;
+        keep = malloc(nc);
+        if (!keep) {
+            rc = EXIT_RUN_FAILED;
+            goto out;
+        }
+        if ((rc = select_columns(a.vars, draws[0], keep)))
+            goto out;
+        /* Segments: every file of the trajectory's segments. */
+        int segments = 1;
+        for (size_t k = 0; k < C && segments; k++) {
+            seg_cols_free(&seg);
+            segments = seg_cols_of(draws[k], &seg);
+        }
         size_t warm = draws[0]->n_warmup;
-        fprintf(o, "%zu chain%s, %zu draws each (%zu in all)", C,
-                C > 1 ? "s" : "", n, n * C);
+        if (segments)
+            fprintf(o, "%zu chain%s, %zu segments each (%zu in all) of a "
+                       "continuous trajectory",
+                    C, C > 1 ? "s" : "", n, n * C);
+        else
+            fprintf(o, "%zu chain%s, %zu draws each (%zu in all)", C,
+                    C > 1 ? "s" : "", n, n * C);
         if (warm)
-            fprintf(o, "; %zu warmup draws per chain skipped", warm);
+            fprintf(o, "; %zu warmup %s per chain skipped", warm,
+                    segments ? "segments" : "draws");
         fputc('\n', o);
         for (size_t k = 0; k < C; k++) {
             const drift_stancsv *f = draws[k];
             const char *smp = drift_stancsv_meta(f, "sampler");
             if (!smp)
                 smp = drift_stancsv_meta(f, "engine");
-            fprintf(o, "  %s: %zu draws", f->path, f->n_rows - f->n_warmup);
+            fprintf(o, "  %s: %zu %s", f->path, f->n_rows - f->n_warmup,
+                    segments ? "segments" : "draws");
             if (smp)
                 fprintf(o, ", sampler %s", smp);
             long g = drift_stancsv_column(f, "grads__");
@@ -290,36 +540,82 @@ int cmd_summary(int argc, char **argv)
                     "of each\n",
                     n, most, n);
 
-        size_t nc = draws[0]->n_cols;
         x = malloc(C * n * sizeof *x);
         stats = calloc(nc, sizeof *stats);
-        if (!x || !stats) {
+        q = malloc(nc * a.n_pct * sizeof *q);
+        p01 = malloc(a.n_pct * sizeof *p01);
+        tr = calloc(C, sizeof *tr);
+        if (!x || !stats || !q || !p01 || !tr) {
             fprintf(stderr, "drift summary: out of memory\n");
             rc = EXIT_RUN_FAILED;
             goto out;
         }
+        for (size_t j = 0; j < a.n_pct; j++)
+            p01[j] = a.pct[j] / 100.0;
+        if (segments)
+            fprintf(o, "(the trajectory after warmup: mean, sd and "
+                       "quantiles of its unconstrained coordinates are exact "
+                       "time averages;\n the rest, and every ESS and R-hat, "
+                       "are of the trajectory at %zu equally spaced times "
+                       "per chain)\n",
+                    n);
         int width = 8;
         for (size_t c = 0; c < nc; c++) {
             int len = (int)strlen(draws[0]->names[c]);
-            if (len > width)
+            if (keep[c] && len > width)
                 width = len < 30 ? len : 30;
         }
         /* The posterior table: lp__ and the model's quantities. */
-        fprintf(o, "\n%-*s %9s %9s %9s %9s %9s %9s %9s %9s %7s\n", width, "",
-                "mean", "mcse", "sd", "5%", "50%", "95%", "ess_bulk",
-                "ess_tail", "rhat");
+        fprintf(o, "\n%-*s %9s %9s %9s", width, "", "mean", "mcse", "sd");
+        for (size_t j = 0; j < a.n_pct; j++) {
+            char h[32];
+            snprintf(h, sizeof h, "%g%%", a.pct[j]);
+            fprintf(o, " %9s", h);
+        }
+        fprintf(o, " %9s %9s %7s\n", "ess_bulk", "ess_tail", "rhat");
         for (size_t c = 0; c < nc; c++) {
             const char *name = draws[0]->names[c];
             int sampler_col = is_sampler_col(name);
-            for (size_t k = 0; k < C; k++) {
-                const drift_stancsv *f = draws[k];
-                for (size_t i = 0; i < n; i++)
-                    x[k * n + i] = f->values[(f->n_warmup + i) * nc + c];
+            if (!keep[c])
+                continue;
+            double *qc = q + c * a.n_pct;
+            long coord = -1;
+            if (segments && !sampler_col) {
+                /* The trajectory at n equally spaced times of each chain:
+                 * exact for a coordinate, a step function otherwise. */
+                coord = coordinate_of(draws, C, &seg, c);
+                for (size_t k = 0; k < C; k++) {
+                    const drift_stancsv *f = draws[k];
+                    const double *base = f->values + f->n_warmup * f->n_cols;
+                    size_t xc = coord >= 0 ? (size_t)seg.x0[coord] : c;
+                    tr[k] = (drift_trajectory){
+                        base + xc,
+                        coord >= 0 ? base + (size_t)seg.v[coord] : NULL,
+                        base + (size_t)seg.dur, f->n_rows - f->n_warmup,
+                        f->n_cols};
+                    drift_trajectory_grid(&tr[k], n, x + k * n);
+                }
+            } else {
+                for (size_t k = 0; k < C; k++) {
+                    const drift_stancsv *f = draws[k];
+                    for (size_t i = 0; i < n; i++)
+                        x[k * n + i] = f->values[(f->n_warmup + i) * nc + c];
+                }
             }
-            if (drift_summary_compute(x, n, C, &stats[c], &e)) {
-                fprintf(stderr, "drift summary: %s\n", e.msg);
+            if (drift_summary_compute(x, n, C, &stats[c], &e) ||
+                drift_summary_quantiles(x, n * C, p01, a.n_pct, qc)) {
+                fprintf(stderr, "drift summary: %s\n",
+                        e.msg[0] ? e.msg : "out of memory");
                 rc = EXIT_RUN_FAILED;
                 goto out;
+            }
+            if (coord >= 0) {
+                double mean, var;
+                seg_moments(draws, C, tr, (size_t)coord, &mean, &var);
+                stats[c].mean = mean;
+                stats[c].sd = sqrt(var);
+                for (size_t j = 0; j < a.n_pct; j++)
+                    qc[j] = drift_trajectory_quantile(tr, C, p01[j]);
             }
             if (sampler_col)
                 continue;
@@ -328,9 +624,8 @@ int cmd_summary(int argc, char **argv)
             put_num(o, s->mean, 9);
             put_num(o, s->mcse, 9);
             put_num(o, s->sd, 9);
-            put_num(o, s->q5, 9);
-            put_num(o, s->q50, 9);
-            put_num(o, s->q95, 9);
+            for (size_t j = 0; j < a.n_pct; j++)
+                put_num(o, qc[j], 9);
             put_count(o, s->ess_bulk, 9);
             put_count(o, s->ess_tail, 9);
             if (isnan(s->rhat))
@@ -341,12 +636,12 @@ int cmd_summary(int argc, char **argv)
         /* The sampler's diagnostic columns, apart. */
         int any_sampler = 0;
         for (size_t c = 0; c < nc; c++)
-            any_sampler |= is_sampler_col(draws[0]->names[c]);
+            any_sampler |= keep[c] && is_sampler_col(draws[0]->names[c]);
         if (any_sampler) {
             fprintf(o, "\nsampler columns:\n%-*s %9s %9s %9s %9s %9s\n",
                     width, "", "mean", "sd", "min", "50%", "max");
             for (size_t c = 0; c < nc; c++) {
-                if (!is_sampler_col(draws[0]->names[c]))
+                if (!keep[c] || !is_sampler_col(draws[0]->names[c]))
                     continue;
                 double lo = INFINITY, hi = -INFINITY;
                 for (size_t k = 0; k < C; k++)
@@ -386,15 +681,26 @@ int cmd_summary(int argc, char **argv)
                 goto out;
             }
             FILE *cf = drift_writer_file(w);
-            fputs("name,mean,mcse,sd,q5,q50,q95,ess_bulk,ess_tail,rhat\n", cf);
+            fputs("name,mean,mcse,sd", cf);
+            for (size_t j = 0; j < a.n_pct; j++)
+                fprintf(cf, ",q%g", a.pct[j]);
+            fputs(",ess_bulk,ess_tail,rhat\n", cf);
             for (size_t c = 0; c < nc; c++) {
-                if (is_sampler_col(draws[0]->names[c]))
+                if (!keep[c] || is_sampler_col(draws[0]->names[c]))
                     continue;
                 const drift_summary_stats *s = &stats[c];
-                double v[9] = {s->mean, s->mcse, s->sd, s->q5, s->q50,
-                               s->q95, s->ess_bulk, s->ess_tail, s->rhat};
+                double v[3 + MAX_PERCENTILES + 3];
+                size_t m = 0;
+                v[m++] = s->mean;
+                v[m++] = s->mcse;
+                v[m++] = s->sd;
+                for (size_t j = 0; j < a.n_pct; j++)
+                    v[m++] = q[c * a.n_pct + j];
+                v[m++] = s->ess_bulk;
+                v[m++] = s->ess_tail;
+                v[m++] = s->rhat;
                 fputs(draws[0]->names[c], cf);
-                for (int j = 0; j < 9; j++) {
+                for (size_t j = 0; j < m; j++) {
                     if (isnan(v[j]))
                         fputs(",NA", cf);
                     else
@@ -419,10 +725,15 @@ out:
         drift_stancsv_free(metrics[k]);
         drift_free(mlabels[k]);
     }
+    seg_cols_free(&seg);
     free(draws);
     free(metrics);
     free(mlabels);
     free(x);
+    free(q);
+    free(p01);
+    free(tr);
+    free(keep);
     free(stats);
     free(a.files);
     return rc;

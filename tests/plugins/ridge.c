@@ -10,8 +10,10 @@
  * gradient entry as the same product r_i * x_ij, so they agree bit for bit.
  *
  * For tests (and the AGLD examples) only: not installed.  It also carries a
- * test-only trace of the rows each evaluation touched (ridge_trace_*),
- * global and not thread-safe, which tests reach with dlsym. */
+ * test-only trace of the rows each gradient evaluation touched
+ * (ridge_trace_*; value-only calls, such as the engine's lp__ estimates,
+ * are not traced), global and not thread-safe, which tests reach with
+ * dlsym. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -225,7 +227,8 @@ static int log_lik(const void *self, void *wsp, const double *w,
     workspace *ws = wsp;
     if (too_many(ws, b, e))
         return DRIFT_EINTERNAL;
-    trace_record(b);
+    if (grad_sum || grad_rows)
+        trace_record(b);
     double total = forward(m, ws, w, b, ll_rows);
     if (ll_sum)
         *ll_sum = total;

@@ -101,6 +101,9 @@ typedef struct drift_run_config {
     const unsigned char *init_given;
     /* --iter 0: the run ends with its warmup (no draws kept). */
     int warmup_only;
+    /* Stan CSV that every reader accepts (issue 14): the first data file,
+     * for the header's "data / file" (NULL: none). */
+    const char *data_path;
 } drift_run_config;
 
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
@@ -181,14 +184,23 @@ struct drift_chain {
     /* output */
     drift_writer *w;
     int write_failed;       /* a write to w failed: w is not committed */
-    uint64_t draws_seen, draws_written;
+    uint64_t draws_written;
     uint64_t gen_seen;              /* kept draws after warmup, for
                                        generated_every */
+    /* Counts behind the header's num_warmup and num_samples (issue 14):
+     * draws a sampler offered before --thin, in warmup (counted only with
+     * --save-warmup) and after it; a continuous sampler offers one draw
+     * per output time step, or per segment with --emit segments. */
+    uint64_t warm_offered, samp_offered;
+    uint64_t grid_k;        /* continuous: output time steps passed */
+    drift_rng lp_rng;       /* rows for lp__ estimates (emit.c) */
+    struct drift_csvout *out; /* the Stan CSV file's layout (csvout.c) */
     double t_traj;          /* continuous: trajectory time written so
                                far (warmup included with save_warmup) */
     double t_mom;           /* continuous: time integrated into traj_m1,
                                traj_m2 (after warmup) */
-    double t_next_out;      /* continuous: next output time */
+    double t_next_out;      /* continuous: next output time,
+                               thin_time * (grid_k + 1) */
     double *traj_m1, *traj_m2; /* integrals of theta and theta^2 (d) */
     double *seg_buf;        /* d: a point on a segment */
     double *row_buf;        /* a whole output row, for on_row */

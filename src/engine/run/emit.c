@@ -1,8 +1,9 @@
 /* emit.c: what samplers emit becomes rows of the draws file: emit_draw
  * applies warmup and thinning, emit_segment discretises a continuous
  * trajectory at fixed time steps (or writes its skeleton) and integrates its
- * exact moments.  Not for the header's content, which run.c decides, nor
- * for how files are written (base/writer.c). */
+ * exact moments.  Counts the draws offered (the header's num_warmup and
+ * num_samples).  Not for the header's content (csvout.c) nor for how
+ * files are written (base/writer.c). */
 #include "config.h"
 
 #include <math.h>
@@ -13,8 +14,80 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "chain.h"
+#include "csvout.h"
 #include "emit.h"
 #include "heldout.h"
+
+/* Whether the step being taken is one of warmup's. */
+static int in_warmup(const drift_chain *c)
+{
+    return c->iter < c->cfg->warmup;
+}
+
+/* lp__ when the sampler has none (NaN: continuous samplers, which know
+ * no log density along a segment): log p(theta) + (N/n) sum_{i in B}
+ * log p(row_i | theta) over n = --batch rows B drawn uniformly with
+ * replacement from the chain's own lp stream, so the sampler's streams
+ * and draws are those it would make without it; all N rows, exactly,
+ * when N <= n.  An unbiased estimate of -U(theta) (up to the constant
+ * that lp__ leaves out anyway), costing n evaluations of the log
+ * likelihood without gradients, which grads__ does not count (like
+ * --test's).  NaN when the model cannot evaluate it. */
+static double lp_estimate(drift_chain *c, const double *theta)
+{
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    double lp = 0, ll = 0;
+    if (m->log_prior(m->self, c->ws, theta, &lp, NULL, &me))
+        return NAN;
+    if (c->N == 0)
+        return lp;
+    size_t n = c->batch ? c->batch : 1;
+    if (n > c->ws_cap)
+        n = c->ws_cap;
+    if (c->N <= n) {
+        /* Every row, in workspace-sized pieces. */
+        for (size_t first = 0; first < c->N; first += c->ws_cap) {
+            size_t k = c->N - first < c->ws_cap ? c->N - first : c->ws_cap;
+            drift_rows b = {NULL, first, k};
+            double part = 0;
+            if (m->log_lik(m->self, c->ws, theta, &b, NULL, &part, NULL, NULL,
+                           &me))
+                return NAN;
+            ll += part;
+        }
+        return lp + ll;
+    }
+    for (size_t k = 0; k < n; k++)
+        c->rows_buf[k] = (size_t)drift_rng_below(&c->lp_rng, c->N);
+    drift_rows b = {c->rows_buf, 0, n};
+    if (m->log_lik(m->self, c->ws, theta, &b, NULL, &ll, NULL, NULL, &me))
+        return NAN;
+    return lp + ll * ((double)c->N / (double)n);
+}
+
+/* Before the first row after warmup: CmdStan's adaptation block. */
+static void before_row(drift_chain *c, const double *diag)
+{
+    if (!in_warmup(c) && c->out)
+        drift_csvout_adaptation(c, diag);
+}
+
+/* Counts one offered draw in the current phase; 0 when warmup draws are
+ * not kept (the draw is then dropped), else 1 with its 0-based index in
+ * the phase in *k (thinning restarts after warmup, so the kept draws
+ * after warmup do not depend on --save-warmup). */
+static int offer(drift_chain *c, uint64_t *k)
+{
+    if (in_warmup(c)) {
+        if (!c->cfg->save_warmup)
+            return 0;
+        *k = c->warm_offered++;
+        return 1;
+    }
+    *k = c->samp_offered++;
+    return 1;
+}
 
 /* The seed of a draw's generated quantities: the run's seed, the chain
  * and the iteration, mixed (splitmix64's finaliser), so that they do not
@@ -36,7 +109,7 @@ static void write_generated(drift_chain *c, const double *theta, double *out)
     if (!m->n_gen)
         return;
     int all = 0;
-    if (c->iter >= c->cfg->warmup) {
+    if (!in_warmup(c)) {
         uint64_t every = c->cfg->generated_every ? c->cfg->generated_every
                                                  : 1;
         all = c->gen_seen++ % every == 0;
@@ -89,6 +162,8 @@ static int write_row(drift_chain *c, const double *theta, double lp,
     size_t nc = c->n_diag, n_out = c->model->n_out;
     size_t n_gen = c->model->n_gen;
     double *row = c->row_buf;
+    if (isnan(lp))
+        lp = lp_estimate(c, theta);
     row[0] = lp;
     row[1] = (double)c->grads;
     for (size_t k = 0; k < nc; k++)
@@ -98,10 +173,17 @@ static int write_row(drift_chain *c, const double *theta, double lp,
     if (c->cfg->on_row)
         c->cfg->on_row(c->cfg->on_row_user, c->id, row, c->row_len);
     if (c->w) {
+        before_row(c, diag);
         FILE *f = drift_writer_file(c->w);
         drift_writer_real(f, lp);
         fprintf(f, ",%llu", (unsigned long long)c->grads);
-        for (size_t k = 2; k < 2 + nc + n_out + n_gen; k++) {
+        for (size_t k = 2; k < 2 + nc; k++) {
+            fputc(',', f);
+            drift_writer_real(f, row[k]);
+        }
+        if (c->out)
+            drift_csvout_compat_values(c, f);
+        for (size_t k = 2 + nc; k < 2 + nc + n_out + n_gen; k++) {
             fputc(',', f);
             drift_writer_real(f, row[k]);
         }
@@ -111,7 +193,7 @@ static int write_row(drift_chain *c, const double *theta, double lp,
     }
     c->draws_written++;
     /* --test: every draw kept after warmup enters the held-out metrics. */
-    if (c->heldout && c->iter >= c->cfg->warmup) {
+    if (c->heldout && !in_warmup(c)) {
         drift_err he = {{0}};
         rc = drift_heldout_add(c->heldout, theta, &he);
         if (rc)
@@ -168,10 +250,8 @@ int drift_emit_draw(drift_chain *c, const double *theta, double lp,
         rc = check_lp(c, theta, lp);
     if (rc)
         return rc;
-    if (c->iter < c->cfg->warmup && !c->cfg->save_warmup)
-        return DRIFT_OK;
-    uint64_t k = c->draws_seen++;
-    if (k % c->cfg->thin == 0)
+    uint64_t k;
+    if (offer(c, &k) && k % c->cfg->thin == 0)
         return write_row(c, theta, lp, diag);
     return DRIFT_OK;
 }
@@ -189,6 +269,8 @@ static int write_segment_row(drift_chain *c, const double *x0,
     size_t nc = c->n_diag, n_out = c->model->n_out;
     double *row = c->row_buf;
     size_t k = 0;
+    if (isnan(lp))
+        lp = lp_estimate(c, x0);
     row[k++] = lp;
     row[k++] = (double)c->grads;
     for (size_t j = 0; j < nc; j++)
@@ -204,10 +286,13 @@ static int write_segment_row(drift_chain *c, const double *x0,
     if (c->cfg->on_row)
         c->cfg->on_row(c->cfg->on_row_user, c->id, row, k);
     if (c->w) {
+        before_row(c, diag);
         FILE *f = drift_writer_file(c->w);
         drift_writer_real(f, lp);
         fprintf(f, ",%llu", (unsigned long long)c->grads);
         for (size_t j = 2; j < k; j++) {
+            if (j == 2 + nc && c->out)
+                drift_csvout_compat_values(c, f);
             fputc(',', f);
             /* Times and positions need every digit to rebuild the path. */
             if (j >= 2 + nc)
@@ -249,25 +334,30 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "chain %u: emit_segment given duration %g",
                                 c->id, duration);
-    int warm = c->iter < c->cfg->warmup;
+    int warm = in_warmup(c);
     if (warm && !c->cfg->save_warmup)
         return DRIFT_OK;
     double t0 = c->t_traj, t1 = c->t_traj + duration;
+    uint64_t k_offer;
     if (c->cfg->emit_segments) {
-        if (duration > 0 &&
+        if (duration > 0 && offer(c, &k_offer) &&
             (rc = write_segment_row(c, x0, v, duration, lp, diag)))
             return rc;
     } else {
         double dt = c->cfg->thin_time > 0 ? c->cfg->thin_time : 1.0;
         while (c->t_next_out < t1) {
-            double s = c->t_next_out - t0;
-            for (size_t k = 0; k < c->d; k++)
-                c->seg_buf[k] = x0[k] + v[k] * s;
-            if ((rc = write_row(c, c->seg_buf, lp, diag)))
-                return rc;
-            /* Multiples of dt, not repeated sums: no drift over 1e9 steps. */
-            c->t_next_out = dt * (double)(c->draws_seen + 1);
-            c->draws_seen++;
+            if (offer(c, &k_offer)) {
+                double s = c->t_next_out - t0;
+                for (size_t k = 0; k < c->d; k++)
+                    c->seg_buf[k] = x0[k] + v[k] * s;
+                /* The sampler's lp (if any) is x0's, not this point's. */
+                if ((rc = write_row(c, c->seg_buf, NAN, diag)))
+                    return rc;
+            }
+            /* Multiples of dt, not repeated sums: no drift over 1e9 steps;
+             * counted across warmup, so the grid runs on after it. */
+            c->grid_k++;
+            c->t_next_out = dt * (double)(c->grid_k + 1);
         }
     }
     if (!warm) {

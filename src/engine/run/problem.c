@@ -113,7 +113,16 @@ static int open_lang(drift_problem *p, const drift_problem_spec *spec,
             break;
         used += (size_t)w;
     }
-    if (add_header(p, "model", spec->model) ||
+    /* model: a name, as CmdStan writes it (CmdStanPy makes file names of
+     * it, so no directory); model_file: the path. */
+    const char *base = strrchr(spec->model, '/');
+    base = base ? base + 1 : spec->model;
+    char name[256];
+    size_t n = strlen(base);
+    if (n > 6 && !strcmp(base + n - 6, ".drift"))
+        n -= 6;
+    snprintf(name, sizeof name, "%.*s", (int)(n < 255 ? n : 255), base);
+    if (add_header(p, "model", name) ||
         add_header(p, "model_file", spec->model) ||
         add_header(p, "data", used ? files : "(none)"))
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");

@@ -1,9 +1,11 @@
 /* run.c: running chains.  Sets up each chain's random streams, access
- * stream, workspaces, sampler state and output file, writes the header,
- * loops the sampler's step until the budget is spent or a stop is
- * requested, and reports.  K chains run in K threads and share nothing
- * writable, so a chain's output depends only on (seed, chain id).  Not for
- * option parsing (the CLI) nor for the services samplers call (oracle.c). */
+ * stream, workspaces, sampler state and output file (laid out by
+ * csvout.c), loops the sampler's step until the budget is spent or a stop
+ * is requested, brings the files of a run's chains to equal draw counts
+ * once all have ended, and reports.  K chains run in K threads and share
+ * nothing writable, so a chain's draws depend only on (seed, chain id).
+ * Not for option parsing (the CLI) nor for the services samplers call
+ * (oracle.c). */
 #include "config.h"
 
 #include <math.h>
@@ -22,6 +24,7 @@
 #include "base/writer.h"
 #include "adapt.h"
 #include "chain.h"
+#include "csvout.h"
 #include "heldout.h"
 #include "hparam.h"
 #include "oracle.h"
@@ -59,6 +62,8 @@ void drift_run_chain_release(drift_chain *c)
     drift_free(c->seg_buf);
     drift_free(c->row_buf);
     drift_free(c->state);
+    drift_csvout_free(c->out);
+    c->out = NULL;
 }
 
 int drift_run_chain_setup_init(drift_chain *c, double *theta)
@@ -140,6 +145,8 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     drift_rng_long_jump(&c->access_rng);
     c->noise_rng = c->access_rng;
     drift_rng_long_jump(&c->noise_rng);
+    c->lp_rng = c->noise_rng; /* lp__ estimates (emit.c): a stream apart */
+    drift_rng_long_jump(&c->lp_rng);
     c->ws_cap = c->batch > MIN_WS_ROWS ? c->batch : MIN_WS_ROWS;
     if (drift_stream_init(&c->stream, cfg->access, c->N, &c->access_rng,
                           c->ws_cap))
@@ -195,105 +202,6 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     return drift_run_chain_setup_init(c, theta);
 }
 
-static void write_header(drift_chain *c, FILE *f)
-{
-    const drift_run_config *cfg = c->cfg;
-    const drift_sampler *s = cfg->sampler;
-    fprintf(f, "# drift_version = %s\n", PACKAGE_VERSION);
-    for (const char *const *h = cfg->header; h && *h; h++)
-        fprintf(f, "# %s\n", *h);
-    fprintf(f, "# sampler = %s\n", s->name);
-    if (cfg->sampler_path)
-        fprintf(f, "# sampler_file = %s\n", cfg->sampler_path);
-    for (size_t k = 0; k < s->n_hparams; k++) {
-        char v[64];
-        drift_hparam_format(&s->hparams[k], cfg->hp[k], v, sizeof v);
-        fprintf(f, "#   %s = %s%s\n", s->hparams[k].name, v,
-                cfg->hp_set && cfg->hp_set[k] ? "" : " (Default)");
-    }
-    fprintf(f, "# batch = %zu\n", c->batch);
-    fprintf(f, "# access = %s\n", drift_access_name(c->stream.mode));
-    fprintf(f, "# seed = %llu\n", (unsigned long long)cfg->seed);
-    fprintf(f, "# chain_id = %u\n", c->id);
-    if (cfg->iters)
-        fprintf(f, "# iterations = %llu\n", (unsigned long long)cfg->iters);
-    if (cfg->passes > 0)
-        fprintf(f, "# passes = %.10g\n", cfg->passes);
-    if (cfg->seconds > 0)
-        fprintf(f, "# seconds = %.10g\n", cfg->seconds);
-    fprintf(f, "# warmup = %llu\n", (unsigned long long)cfg->warmup);
-    fprintf(f, "# save_warmup = %d\n", cfg->save_warmup);
-    if (cfg->emit_segments)
-        fputs("# emit = segments\n"
-              "#   one row per linear segment x(s) = x0 + v s, 0 <= s < "
-              "duration__,\n"
-              "#   starting at trajectory time time__; the model's columns "
-              "hold the\n"
-              "#   constrained values at x0; x0.k__ and v.k__ are x0 and v "
-              "on the\n"
-              "#   unconstrained scale (k = 1..dim)\n",
-              f);
-    else if (s->flags & DRIFT_SAMPLER_CONTINUOUS)
-        fprintf(f, "# thin_time = %.10g\n",
-                cfg->thin_time > 0 ? cfg->thin_time : 1.0);
-    else
-        fprintf(f, "# thin = %llu\n", (unsigned long long)cfg->thin);
-    if (cfg->grad_noise > 0)
-        fprintf(f, "# grad_noise = %.10g\n", cfg->grad_noise);
-    if (cfg->full_threads > 1)
-        fprintf(f, "# threads = %u\n", cfg->full_threads);
-    fprintf(f, "# init = %s\n",
-            cfg->init_mode == DRIFT_INIT_RANDOM   ? "random"
-            : cfg->init_mode == DRIFT_INIT_VALUES ? "values"
-                                                  : "zero");
-    if (cfg->init_mode == DRIFT_INIT_RANDOM && cfg->init_radius > 0)
-        fprintf(f, "# init_radius = %.10g\n", cfg->init_radius);
-    if (cfg->init_mode == DRIFT_INIT_VALUES && cfg->init_path)
-        fprintf(f, "# init_file = %s\n", cfg->init_path);
-    if (cfg->test_model) {
-        /* Where the held-out metrics go: beside this file. */
-        char path[4096], mpath[4200];
-        drift_chain_path(cfg->out_path, cfg->chains, c->id, path, sizeof path);
-        drift_heldout_path(path, mpath, sizeof mpath);
-        const char *base = strrchr(mpath, '/');
-        fprintf(f, "# test = %s\n", cfg->test_path ? cfg->test_path : "");
-        fprintf(f, "# eval_every = %.10g\n", cfg->eval_every);
-        fprintf(f, "# metrics_file = %s\n", base ? base + 1 : mpath);
-    }
-    fprintf(f, "# N = %zu\n", c->N);
-    fprintf(f, "# dim = %zu\n", c->d);
-    fprintf(f, "# sampler_memory_bytes = %zu\n", c->mem_used);
-    if (s->setup && c->run)
-        fprintf(f, "# setup_grads = %llu\n",
-                (unsigned long long)c->run->setup_grads);
-    fputs("lp__,grads__", f);
-    for (size_t k = 0; k < s->n_columns; k++) {
-        const char *name = s->columns[k];
-        if (!drift_chain_column_is_vector(name)) {
-            fprintf(f, ",%s", name);
-            continue;
-        }
-        /* "xi.#__" -> xi.1__ ... xi.d__, as Stan names vector elements. */
-        int stem = (int)(strlen(name) - 4);
-        for (size_t j = 0; j < c->d; j++)
-            fprintf(f, ",%.*s.%zu__", stem, name, j + 1);
-    }
-    if (cfg->emit_segments)
-        fputs(",time__,duration__", f);
-    for (size_t k = 0; k < c->model->n_out; k++)
-        fprintf(f, ",%s", c->model->out_names[k]);
-    if (!cfg->emit_segments)
-        for (size_t k = 0; k < c->model->n_gen; k++)
-            fprintf(f, ",%s", c->model->gen_names[k]);
-    if (cfg->emit_segments) {
-        for (size_t k = 0; k < c->d; k++)
-            fprintf(f, ",x0.%zu__", k + 1);
-        for (size_t k = 0; k < c->d; k++)
-            fprintf(f, ",v.%zu__", k + 1);
-    }
-    fputc('\n', f);
-}
-
 /* The time averages of a continuous trajectory after warmup: mean[k] and
  * var[k] (d each) from the exact integrals.  0 when there is none. */
 static int trajectory_moments(const drift_chain *c, double *mean, double *var)
@@ -306,24 +214,6 @@ static int trajectory_moments(const drift_chain *c, double *mean, double *var)
         var[k] = v > 0 ? v : 0; /* rounding below zero for a still coordinate */
     }
     return 1;
-}
-
-/* The footer: what a continuous trajectory integrated to. */
-static void write_footer(drift_chain *c, FILE *f, const double *mean,
-                         const double *var)
-{
-    fprintf(f, "# trajectory_time = %.10g\n", c->t_mom);
-    fputs("# trajectory_mean (unconstrained) =", f);
-    for (size_t k = 0; k < c->d; k++) {
-        fputc(k ? ',' : ' ', f);
-        drift_writer_real(f, mean[k]);
-    }
-    fputs("\n# trajectory_var (unconstrained) =", f);
-    for (size_t k = 0; k < c->d; k++) {
-        fputc(k ? ',' : ' ', f);
-        drift_writer_real(f, var[k]);
-    }
-    fputc('\n', f);
 }
 
 static int budget_spent(const drift_chain *c, double t_start)
@@ -343,56 +233,25 @@ static int budget_spent(const drift_chain *c, double t_start)
     return 0;
 }
 
+/* A chain's file once the chain has ended, until the run brings it to
+ * the other chains' counts and commits it (w NULL: none). */
+typedef struct chain_file {
+    drift_writer *w;
+    struct drift_csvout *out;
+} chain_file;
+
 /* The run's queue of chains: W worker threads take the next chain index
  * until none is left, so K chains run W at a time. */
 typedef struct chain_queue {
     const drift_run_config *cfg;
     drift_run_shared *run;
     drift_chain_result *results;
+    chain_file *files;
     drift_progress *prog;
     unsigned K, first;
     unsigned next;          /* next chain index to start (under mu) */
     pthread_mutex_t mu;
 } chain_queue;
-
-/* The end of warmup: thinning restarts (so the kept draws after warmup do
- * not depend on --save-warmup), and the file gets the block CmdStan
- * writes there, which readers use to find saved warmup rows: the step
- * size the sampler settled on (set_adapted) and the metric it used. */
-static void end_warmup(drift_chain *c)
-{
-    c->draws_seen = 0;
-    if (!c->w)
-        return;
-    FILE *f = drift_writer_file(c->w);
-    fputs("# Adaptation terminated\n", f);
-    if (!isnan(c->adapted_step)) {
-        fputs("# Step size = ", f);
-        drift_writer_real(f, c->adapted_step);
-        fputc('\n', f);
-    }
-    const drift_adapt_metric *m = &c->metric;
-    if (m->kind == DRIFT_METRIC_DIAG) {
-        fputs("# Diagonal elements of inverse mass matrix:\n# ", f);
-        for (size_t k = 0; k < c->d; k++) {
-            if (k)
-                fputs(", ", f);
-            drift_writer_real(f, m->inv[k]);
-        }
-        fputc('\n', f);
-    } else if (m->kind == DRIFT_METRIC_DENSE) {
-        fputs("# Elements of inverse mass matrix:\n", f);
-        for (size_t i = 0; i < c->d; i++) {
-            fputs("# ", f);
-            for (size_t j = 0; j < c->d; j++) {
-                if (j)
-                    fputs(", ", f);
-                drift_writer_real(f, m->inv[i * c->d + j]);
-            }
-            fputc('\n', f);
-        }
-    }
-}
 
 /* The sampler's phase callback, when it has one. */
 static void notify(drift_chain *c, drift_phase phase)
@@ -420,10 +279,10 @@ static void after_step(drift_chain *c)
         }
         notify(c, DRIFT_PHASE_WINDOW_END);
     }
-    if (done == warmup) {
+    /* The adaptation block follows (csvout.c), before the first draw
+     * after warmup; emit.c restarts thinning there. */
+    if (done == warmup)
         notify(c, DRIFT_PHASE_WARMUP_END);
-        end_warmup(c);
-    }
 }
 
 /* Run-level setup, on chain 1 (c) while the other chains wait for it in
@@ -553,13 +412,14 @@ static int find_init(drift_chain *c, double *theta)
 
 /* prog (may be NULL) watches the run; k is the chain's index in it. */
 static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
-                      unsigned id, drift_chain_result *res,
+                      unsigned id, drift_chain_result *res, chain_file *file,
                       drift_progress *prog, unsigned k)
 {
     drift_progress_slot *slot = drift_progress_slot_at(prog, k);
     drift_chain c;
-    double t_start = drift_now();
+    double t_start = drift_now(), t_warm_end = -1;
     memset(res, 0, sizeof *res);
+    memset(file, 0, sizeof *file);
     res->id = id;
     double *theta = drift_calloc(cfg->model->dim, sizeof(double));
     int started = 0, have_moments = 0;
@@ -619,10 +479,8 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
             drift_chain_fail(&c, irc, "sampler %s failed to start (status "
                              "%d)", cfg->sampler->name, irc);
     }
-    if (c.failed)
+    if (c.failed || drift_csvout_begin(&c))
         goto done;
-    if (c.w)
-        write_header(&c, drift_writer_file(c.w));
     started = 1;
     if (cfg->warmup > 0)
         notify(&c, DRIFT_PHASE_WARMUP_START);
@@ -658,6 +516,8 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
             }
         }
         after_step(&c);
+        if (c.iter == cfg->warmup)
+            t_warm_end = drift_now();
         drift_progress_note(slot, c.iter, c.grads, c.draws_written);
         if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
             eval_heldout(&c, t_start);
@@ -701,24 +561,40 @@ done:
         /* Rows are whole: a failed chain's draws so far stay a valid file;
          * a chain that never started leaves nothing behind. */
         if (started && !c.write_failed) {
-            if (have_moments)
-                write_footer(&c, drift_writer_file(c.w), c.seg_buf, c.gbuf2);
-            if (drift_stop_requested())
-                /* Complete and valid, but shorter than asked: say so. */
-                fprintf(drift_writer_file(c.w),
-                        "# interrupted = 1 (stopped by a signal after %llu "
-                        "iterations%s)\n",
-                        (unsigned long long)c.iter,
-                        c.iter < cfg->warmup ? ", in warmup: no draws kept"
-                                             : "");
-            drift_err e;
-            if (drift_writer_commit(c.w, &e)) {
-                if (!res->status) {
-                    res->status = DRIFT_EIO;
-                    snprintf(res->message, sizeof res->message, "%s", e.msg);
-                }
-                res->path[0] = '\0';
-            }
+            /* Complete and valid, but maybe shorter than asked: the
+             * trailer says why.  drift_run commits the file once every
+             * chain has ended. */
+            double t_end = drift_now();
+            uint64_t warm_iters = c.iter < cfg->warmup ? c.iter : cfg->warmup;
+            char note[700] = "";
+            if (c.failed)
+                snprintf(note, sizeof note,
+                         "chain %u failed at iteration %llu; the draws "
+                         "before it are valid: %s",
+                         id, (unsigned long long)c.iter, c.message);
+            else if (drift_stop_requested())
+                snprintf(note, sizeof note,
+                         "interrupted by a signal after %llu iterations "
+                         "(%llu in warmup)%s",
+                         (unsigned long long)c.iter,
+                         (unsigned long long)warm_iters,
+                         c.iter < cfg->warmup ? ": no draws after warmup"
+                                              : "");
+            else if (c.iter < cfg->warmup)
+                snprintf(note, sizeof note,
+                         "the budget ran out in warmup, after %llu "
+                         "iterations: no draws after warmup",
+                         (unsigned long long)c.iter);
+            if (t_warm_end < 0)
+                t_warm_end = cfg->warmup ? t_end : t_start;
+            drift_csvout_end end = {
+                t_warm_end - t_start, t_end - t_warm_end, note,
+                have_moments ? c.seg_buf : NULL,
+                have_moments ? c.gbuf2 : NULL, c.t_mom};
+            drift_csvout_finish(&c, &end);
+            file->w = c.w;
+            file->out = c.out;
+            c.out = NULL;
         } else if (c.write_failed) {
             /* The first failed write stopped the chain: nothing goes in
              * place, a previous file of the name stays. */
@@ -763,7 +639,8 @@ static void *chain_worker(void *arg)
             drift_progress_done(q->prog, k);
             continue;
         }
-        run_chain(q->cfg, q->run, q->first + k, &q->results[k], q->prog, k);
+        run_chain(q->cfg, q->run, q->first + k, &q->results[k],
+                  &q->files[k], q->prog, k);
     }
 }
 
@@ -776,6 +653,56 @@ static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
     if (w <= 0)
         w = 1;
     return (unsigned)w < K ? (unsigned)w : K;
+}
+
+/* Once every chain has ended: the files of the chains that did not fail
+ * are brought to the smallest draw counts among them (readers take a
+ * run's files together only when their counts agree: budgets in passes
+ * or seconds, a signal, and continuous samplers' time grids end chains
+ * at different counts), then every file is completed and committed.  No
+ * chain waits for another while it runs, so a queue of chains cannot
+ * deadlock; the counts depend only on the chains' own. */
+static void close_files(unsigned K, drift_chain_result *results,
+                        chain_file *files)
+{
+    uint64_t warm = UINT64_MAX, samp = UINT64_MAX;
+    for (unsigned k = 0; k < K; k++) {
+        if (!files[k].w || results[k].status)
+            continue;
+        uint64_t w = drift_csvout_warm_count(files[k].out);
+        uint64_t s = drift_csvout_samp_count(files[k].out);
+        warm = w < warm ? w : warm;
+        samp = s < samp ? s : samp;
+    }
+    for (unsigned k = 0; k < K; k++) {
+        chain_file *f = &files[k];
+        drift_chain_result *res = &results[k];
+        if (!f->w)
+            continue;
+        drift_err e = {{0}};
+        uint64_t dropped = 0;
+        int rc = drift_csvout_close(f->out, f->w,
+                                    res->status ? UINT64_MAX : warm,
+                                    res->status ? UINT64_MAX : samp,
+                                    &dropped, &e);
+        res->draws -= dropped < res->draws ? dropped : res->draws;
+        if (rc) {
+            drift_writer_abort(f->w);
+        } else {
+            rc = drift_writer_commit(f->w, &e);
+        }
+        if (rc) {
+            if (!res->status) {
+                res->status = DRIFT_EIO;
+                snprintf(res->message, sizeof res->message, "%.200s: %.300s",
+                         res->path, e.msg);
+            }
+            res->path[0] = '\0';
+        }
+        drift_csvout_free(f->out);
+        f->w = NULL;
+        f->out = NULL;
+    }
 }
 
 /* What the run's setup allocated, once every chain has ended. */
@@ -846,19 +773,26 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
     memset(&run, 0, sizeof run);
     pthread_mutex_init(&run.lock, NULL);
     pthread_cond_init(&run.cond, NULL);
+    chain_file *files = drift_calloc(K, sizeof *files);
+    if (!files) {
+        drift_progress_free(prog);
+        release_shared(&run);
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
     if (K == 1 && !prog) {
-        run_chain(cfg, &run, first, &results[0], NULL, 0);
+        run_chain(cfg, &run, first, &results[0], &files[0], NULL, 0);
     } else {
         /* Chains beyond the processor count wait in the queue: each
          * chain's draws depend on (seed, id) alone, never on when it ran. */
         unsigned W = parallel_chains(cfg, K);
-        chain_queue q = {cfg, &run, results, prog, K, first, 0,
+        chain_queue q = {cfg, &run, results, files, prog, K, first, 0,
                          PTHREAD_MUTEX_INITIALIZER};
         pthread_t *tids = drift_calloc(W, sizeof *tids);
         unsigned char *live = drift_calloc(W, 1);
         if (!tids || !live) {
             drift_free(tids);
             drift_free(live);
+            drift_free(files);
             drift_progress_free(prog);
             release_shared(&run);
             return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
@@ -880,6 +814,8 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         drift_free(tids);
         drift_free(live);
     }
+    close_files(K, results, files);
+    drift_free(files);
     drift_progress_free(prog);
     release_shared(&run);
     for (unsigned k = 0; k < K; k++)

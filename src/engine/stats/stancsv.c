@@ -26,6 +26,12 @@ void drift_stancsv_free(drift_stancsv *f)
     }
     drift_free(f->meta_keys);
     drift_free(f->meta_values);
+    for (size_t k = 0; k < f->n_footer; k++) {
+        drift_free(f->footer_keys[k]);
+        drift_free(f->footer_values[k]);
+    }
+    drift_free(f->footer_keys);
+    drift_free(f->footer_values);
     drift_free(f->values);
     drift_free(f->path);
     drift_free(f);
@@ -36,6 +42,14 @@ const char *drift_stancsv_meta(const drift_stancsv *f, const char *key)
     for (size_t k = 0; k < f->n_meta; k++)
         if (!strcmp(f->meta_keys[k], key))
             return f->meta_values[k];
+    return NULL;
+}
+
+const char *drift_stancsv_footer(const drift_stancsv *f, const char *key)
+{
+    for (size_t k = 0; k < f->n_footer; k++)
+        if (!strcmp(f->footer_keys[k], key))
+            return f->footer_values[k];
     return NULL;
 }
 
@@ -57,8 +71,10 @@ static char *trim(char *s)
     return s;
 }
 
-/* A header comment "key = value [(Default)]": records it. */
-static int add_meta(drift_stancsv *f, char *text)
+/* A comment "key = value [(Default)]": records it in keys/values (n of
+ * them).  Header keys are single words; footer keys may hold spaces. */
+static int add_pair(char ***keys, char ***values, size_t *n, char *text,
+                    int spaces)
 {
     char *eq = strchr(text, '=');
     if (!eq)
@@ -72,25 +88,30 @@ static int add_meta(drift_stancsv *f, char *text)
         val[vn - (sizeof dflt - 1)] = '\0';
         val = trim(val);
     }
-    if (!*key || strchr(key, ' '))
+    if (!*key || (!spaces && strchr(key, ' ')))
         return 0;
-    char **nk = drift_realloc(f->meta_keys, (f->n_meta + 1) * sizeof *nk);
+    char **nk = drift_realloc(*keys, (*n + 1) * sizeof *nk);
     if (!nk)
         return -1;
-    f->meta_keys = nk;
-    char **nv = drift_realloc(f->meta_values, (f->n_meta + 1) * sizeof *nv);
+    *keys = nk;
+    char **nv = drift_realloc(*values, (*n + 1) * sizeof *nv);
     if (!nv)
         return -1;
-    f->meta_values = nv;
-    f->meta_keys[f->n_meta] = drift_strdup(key);
-    f->meta_values[f->n_meta] = drift_strdup(val);
-    if (!f->meta_keys[f->n_meta] || !f->meta_values[f->n_meta]) {
-        drift_free(f->meta_keys[f->n_meta]);
-        drift_free(f->meta_values[f->n_meta]);
+    *values = nv;
+    nk[*n] = drift_strdup(key);
+    nv[*n] = drift_strdup(val);
+    if (!nk[*n] || !nv[*n]) {
+        drift_free(nk[*n]);
+        drift_free(nv[*n]);
         return -1;
     }
-    f->n_meta++;
+    (*n)++;
     return 0;
+}
+
+static int add_meta(drift_stancsv *f, char *text)
+{
+    return add_pair(&f->meta_keys, &f->meta_values, &f->n_meta, text, 0);
 }
 
 static int parse_names(drift_stancsv *f, char *line)
@@ -162,6 +183,11 @@ int drift_stancsv_read(const char *path, drift_stancsv **out, drift_err *e)
                        !strncmp(trim(line + 1), "Adaptation terminated",
                                 21)) {
                 marker_at = (long)f->n_rows;
+            } else if (add_pair(&f->footer_keys, &f->footer_values,
+                                &f->n_footer, line + 1, 1)) {
+                rc = drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory",
+                                   path);
+                goto fail;
             }
             continue;
         }

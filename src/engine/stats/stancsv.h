@@ -21,19 +21,28 @@ typedef struct drift_stancsv {
     size_t n_meta;
     char **meta_keys;       /* "key = value" comment lines before the */
     char **meta_values;     /* column row, values without " (Default)" */
+    size_t n_footer;
+    char **footer_keys;     /* "key = value" comment lines after the */
+    char **footer_values;   /* column row (drift's trajectory moments) */
 } drift_stancsv;
 
 /* Reads path.  Comment lines ('#') may appear anywhere; blank lines are
  * skipped.  Warmup rows are recognised as CmdStan's readers do: when the
  * header says save_warmup = 1 (or true), the rows before the
  * "# Adaptation terminated" comment, or, without one, the first
- * ceil(num_warmup / thin) rows (drift's files name it warmup).  On failure
+ * ceil(num_warmup / thin) rows (drift's files before version 0.2 named it
+ * warmup).  On failure
  * returns non-zero with "file:line:col: error: ..." in e. */
 int drift_stancsv_read(const char *path, drift_stancsv **out, drift_err *e);
 void drift_stancsv_free(drift_stancsv *f);
 
 /* Value of the first header line "key = value", or NULL. */
 const char *drift_stancsv_meta(const drift_stancsv *f, const char *key);
+
+/* Value of the first "key = value" comment after the column row, or NULL
+ * (drift's "trajectory_mean (unconstrained)" ...; the key is everything
+ * before the '=', trimmed). */
+const char *drift_stancsv_footer(const drift_stancsv *f, const char *key);
 
 /* Index of column name, or -1. */
 long drift_stancsv_column(const drift_stancsv *f, const char *name);

@@ -96,6 +96,28 @@ static double quantile_sorted(const double *s, size_t m, double p)
     return qs;
 }
 
+int drift_summary_quantiles(const double *v, size_t m, const double *p,
+                            size_t k, double *out)
+{
+    int bad = m == 0;
+    for (size_t i = 0; i < m && !bad; i++)
+        bad = isnan(v[i]);
+    if (bad) {
+        for (size_t j = 0; j < k; j++)
+            out[j] = NAN;
+        return DRIFT_OK;
+    }
+    double *s = drift_malloc_array(m, sizeof *s);
+    if (!s)
+        return DRIFT_ENOMEM;
+    memcpy(s, v, m * sizeof *s);
+    qsort(s, m, sizeof *s, cmp_double);
+    for (size_t j = 0; j < k; j++)
+        out[j] = quantile_sorted(s, m, p[j]);
+    drift_free(s);
+    return DRIFT_OK;
+}
+
 double drift_summary_quantile(const double *v, size_t m, double p)
 {
     if (m == 0)
@@ -482,6 +504,15 @@ int drift_summary_compute(const double *x, size_t n, size_t C,
     out_of_memory = 0;
     out->mean = mean_of(x, m);
     out->sd = sqrt(var_of(x, m));
+    /* A constant: its own mean and sd 0, as R gives them (a plain sum can
+     * miss the value in its last bits and leave an sd of 1e-17). */
+    int constant = isfinite(x[0]);
+    for (size_t i = 1; i < m && constant; i++)
+        constant = x[i] == x[0];
+    if (constant) {
+        out->mean = x[0];
+        out->sd = m > 1 ? 0 : NAN;
+    }
     int has_nan = 0;
     for (size_t i = 0; i < m; i++)
         has_nan |= isnan(x[i]);

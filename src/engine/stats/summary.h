@@ -57,6 +57,12 @@ double drift_summary_mcse_mean(const double *x, size_t n, size_t C);
  * m == 0 or a value is NaN. */
 double drift_summary_quantile(const double *v, size_t m, double p);
 
+/* Quantiles p[0..k) (each in [0, 1]) of the m values v, as
+ * drift_summary_quantile but sorting once, into out[k] (all NaN when m is
+ * 0 or a value is NaN).  Returns DRIFT_OK or DRIFT_ENOMEM. */
+int drift_summary_quantiles(const double *v, size_t m, const double *p,
+                            size_t k, double *out);
+
 /* The standard normal quantile function, accurate to a few ulp on
  * (0, 1); -inf at 0, +inf at 1. */
 double drift_summary_qnorm(double p);

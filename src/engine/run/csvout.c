@@ -1,0 +1,588 @@
+/* csvout.c: a chain's draws file laid out as CmdStan lays out its output,
+ * so that the readers of Stan CSV accept it (doc/stan-csv.md says which
+ * reader needs what).  Header, column row, adaptation block and trailer
+ * are written here; the rows between them by emit.c.  When the run ends,
+ * a file is cut to the draw counts of the run's other chains and its
+ * counts are written in place.  Not for deciding when a chain ends
+ * (run.c). */
+#include "config.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "base/writer.h"
+#include "csvout.h"
+#include "heldout.h"
+#include "hparam.h"
+
+/* Width of the fields num_samples and num_warmup are written into once a
+ * chain ends: any uint64_t fits, and the readers strip the spaces. */
+#define COUNT_WIDTH 20
+
+struct drift_csvout {
+    off_t at_num_samples, at_num_warmup, at_save_warmup, at_engaged;
+                            /* where reserved fields start; -1: none */
+    off_t off_rows;         /* the first row, after the column row */
+    off_t off_warm_end;     /* the end of the warmup rows, where the
+                               adaptation block starts (-1: not yet) */
+    off_t off_samp;         /* the first row after the block */
+    int add_treedepth, add_divergent; /* columns the engine adds */
+    long stepsize_col;      /* stepsize__ among the diagnostic values, or
+                               -1 */
+    int block_written;
+    /* What drift_csvout_close needs once the chain is gone. */
+    uint64_t warm_offered, samp_offered, warm_iters;
+    uint64_t thin;          /* rows per offered draw: --thin, or 1 for a
+                               continuous sampler */
+    int save_warmup, engaged;
+    char *trailer;          /* from drift_csvout_finish */
+    size_t trailer_len;
+};
+
+static int has_column(const drift_sampler *s, const char *name)
+{
+    for (size_t k = 0; k < s->n_columns; k++)
+        if (!strcmp(s->columns[k], name))
+            return 1;
+    return 0;
+}
+
+static int is_continuous(const drift_chain *c)
+{
+    return (c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+}
+
+/* Where the stream stands in the file (its buffer flushed); -1 after a
+ * failed write. */
+static off_t pos(drift_writer *w)
+{
+    if (fflush(drift_writer_file(w)) != 0)
+        return -1;
+    return lseek(drift_writer_fd(w), 0, SEEK_CUR);
+}
+
+uint64_t drift_csvout_warm_count(const struct drift_csvout *o)
+{
+    return o->save_warmup ? o->warm_offered : 0;
+}
+
+uint64_t drift_csvout_samp_count(const struct drift_csvout *o)
+{
+    return o->samp_offered;
+}
+
+/* The header's num_warmup as the chain stands: with --save-warmup the
+ * warmup draws offered (else the warmup iterations run). */
+static uint64_t num_warmup(const struct drift_csvout *o)
+{
+    return o->save_warmup ? o->warm_offered : o->warm_iters;
+}
+
+/* What the header says of warmup.  CmdStanPy 1.2 refuses num_warmup = 0
+ * (it assumes adaptation, which needs warmup), so a chain without warmup
+ * draws says num_warmup = 1 and save_warmup = 0: no reader then looks for
+ * warmup rows, and the trailer says why (drift_csvout_finish). */
+static uint64_t header_num_warmup(const struct drift_csvout *o)
+{
+    uint64_t w = num_warmup(o);
+    return w ? w : 1;
+}
+
+static int header_save_warmup(const struct drift_csvout *o)
+{
+    return o->save_warmup && o->warm_offered > 0;
+}
+
+/* "name = " and a reserved field of `width` characters holding v; records
+ * where the field starts. */
+static void reserve(drift_writer *w, const char *prefix, uint64_t v,
+                    int width, off_t *at)
+{
+    FILE *f = drift_writer_file(w);
+    fputs(prefix, f);
+    *at = pos(w);
+    fprintf(f, "%-*llu\n", width, (unsigned long long)v);
+}
+
+/* Writes v into the field at `at` (the stream flushed before). */
+static int patch(int fd, off_t at, uint64_t v, int width)
+{
+    char buf[32];
+    int n = snprintf(buf, sizeof buf, "%-*llu", width, (unsigned long long)v);
+    if (at < 0)
+        return 0;
+    return pwrite(fd, buf, (size_t)n, at) == n ? 0 : -1;
+}
+
+static const char *metric_name(drift_metric_kind kind)
+{
+    return kind == DRIFT_METRIC_DIAG    ? "diag_e"
+           : kind == DRIFT_METRIC_DENSE ? "dense_e"
+                                        : "unit_e";
+}
+
+/* CmdStan's configuration block, with the values of this run. */
+static void write_cmdstan_config(drift_chain *c, FILE *f)
+{
+    const drift_run_config *cfg = c->cfg;
+    const drift_sampler *s = cfg->sampler;
+    struct drift_csvout *o = c->out;
+    fputs("# method = sample (Default)\n#   sample\n", f);
+    reserve(c->w, "#     num_samples = ", 0, COUNT_WIDTH, &o->at_num_samples);
+    reserve(c->w, "#     num_warmup = ", cfg->warmup ? cfg->warmup : 1,
+            COUNT_WIDTH, &o->at_num_warmup);
+    reserve(c->w, "#     save_warmup = ", (uint64_t)cfg->save_warmup, 1,
+            &o->at_save_warmup);
+    fprintf(f, "#     thin = %llu\n", (unsigned long long)o->thin);
+    fputs("#     adapt\n", f);
+    reserve(c->w, "#       engaged = ", 0, 1, &o->at_engaged);
+    /* CmdStan's own name for NUTS, so that rstan names the sampler. */
+    int nuts = !strcmp(s->name, "nuts");
+    if (nuts)
+        fputs("#     algorithm = hmc\n#       engine = nuts\n", f);
+    else
+        fprintf(f, "#     algorithm = %s\n", s->name);
+    for (size_t k = 0; k < s->n_hparams; k++) {
+        char v[64];
+        drift_hparam_format(&s->hparams[k], cfg->hp[k], v, sizeof v);
+        /* A sampler's metric (unit, diag, dense) in CmdStan's spelling,
+         * which CmdStanPy needs to read the adaptation block. */
+        int metric = !strcmp(s->hparams[k].name, "metric") &&
+                     (!strcmp(v, "unit") || !strcmp(v, "diag") ||
+                      !strcmp(v, "dense"));
+        fprintf(f, "#       %s = %s%s%s\n", s->hparams[k].name, v,
+                metric ? "_e" : "",
+                cfg->hp_set && cfg->hp_set[k] ? "" : " (Default)");
+    }
+    if (drift_hparams_find(s->hparams, s->n_hparams, "metric") < 0)
+        fprintf(f, "#     metric = %s\n", metric_name(c->metric.kind));
+    if (drift_hparams_find(s->hparams, s->n_hparams, "max_depth") < 0)
+        fputs("#     max_depth = 10\n", f);
+    fprintf(f, "#     num_chains = %u\n", cfg->chains ? cfg->chains : 1);
+    fprintf(f, "# id = %u\n", c->id);
+    fprintf(f, "# data\n#   file = %s\n",
+            cfg->data_path ? cfg->data_path : "");
+    switch (cfg->init_mode) {
+    case DRIFT_INIT_RANDOM:
+        fprintf(f, "# init = %.10g\n",
+                cfg->init_radius > 0 ? cfg->init_radius : 2.0);
+        break;
+    case DRIFT_INIT_VALUES:
+        fprintf(f, "# init = %s\n", cfg->init_path ? cfg->init_path : "");
+        break;
+    default:
+        fputs("# init = 0\n", f);
+    }
+    fprintf(f, "# random\n#   seed = %llu\n", (unsigned long long)cfg->seed);
+    char path[4096];
+    drift_chain_path(cfg->out_path ? cfg->out_path : "", cfg->chains, c->id,
+                     path, sizeof path);
+    fprintf(f, "# output\n#   file = %s\n", path);
+}
+
+/* drift's own keys: what CmdStan has no key for. */
+static void write_drift_config(drift_chain *c, FILE *f)
+{
+    const drift_run_config *cfg = c->cfg;
+    const drift_sampler *s = cfg->sampler;
+    fprintf(f, "# sampler = %s\n", s->name);
+    if (cfg->sampler_path)
+        fprintf(f, "# sampler_file = %s\n", cfg->sampler_path);
+    fprintf(f, "# batch = %zu\n", c->batch);
+    fprintf(f, "# access = %s\n", drift_access_name(c->stream.mode));
+    if (cfg->iters)
+        fprintf(f, "# iterations = %llu\n", (unsigned long long)cfg->iters);
+    if (cfg->passes > 0)
+        fprintf(f, "# passes = %.10g\n", cfg->passes);
+    if (cfg->seconds > 0)
+        fprintf(f, "# seconds = %.10g\n", cfg->seconds);
+    fprintf(f, "# warmup_iterations = %llu\n",
+            (unsigned long long)cfg->warmup);
+    if (cfg->emit_segments)
+        fputs("# emit = segments\n"
+              "#   one row per linear segment x0 + v s of the trajectory, "
+              "s from 0 to\n"
+              "#   duration__, starting at trajectory time time__; the "
+              "model's columns\n"
+              "#   hold the constrained values at x0; x0_k__ and v_k__ are "
+              "x0 and v on\n"
+              "#   the unconstrained scale (k from 1 to dim); drift summary "
+              "uses the\n"
+              "#   exact trajectory moments at the end of the file\n",
+              f);
+    else if (is_continuous(c))
+        fprintf(f, "# thin_time = %.10g\n",
+                cfg->thin_time > 0 ? cfg->thin_time : 1.0);
+    if (cfg->grad_noise > 0)
+        fprintf(f, "# grad_noise = %.10g\n", cfg->grad_noise);
+    if (cfg->full_threads > 1)
+        fprintf(f, "# threads = %u\n", cfg->full_threads);
+    if (cfg->test_model) {
+        /* Where the held-out metrics go: beside this file. */
+        char path[4096], mpath[4200];
+        drift_chain_path(cfg->out_path, cfg->chains, c->id, path, sizeof path);
+        drift_heldout_path(path, mpath, sizeof mpath);
+        const char *base = strrchr(mpath, '/');
+        fprintf(f, "# test = %s\n", cfg->test_path ? cfg->test_path : "");
+        fprintf(f, "# eval_every = %.10g\n", cfg->eval_every);
+        fprintf(f, "# metrics_file = %s\n", base ? base + 1 : mpath);
+    }
+    fprintf(f, "# N = %zu\n", c->N);
+    fprintf(f, "# dim = %zu\n", c->d);
+    fprintf(f, "# sampler_memory_bytes = %zu\n", c->mem_used);
+    if (s->setup && c->run)
+        fprintf(f, "# setup_grads = %llu\n",
+                (unsigned long long)c->run->setup_grads);
+    if (c->out->add_treedepth || c->out->add_divergent)
+        fprintf(f,
+                "# drift: metric, max_depth, treedepth__ and divergent__ "
+                "are there for CmdStanPy,\n"
+                "#   which reads saved warmup draws, the step size and the "
+                "metric only from\n"
+                "#   files that have them: %s builds no tree (treedepth__ "
+                "0) and drift\n"
+                "#   stops a chain at a divergence (divergent__ 0)\n",
+                s->name);
+    if (is_continuous(c))
+        fputs("# drift: lp__ is an unbiased minibatch estimate of the log "
+              "density at the\n"
+              "#   written point (--batch rows, drawn apart from the "
+              "sampler's; exact when N\n"
+              "#   is at most --batch)\n",
+              f);
+}
+
+static void write_columns(drift_chain *c, FILE *f)
+{
+    const drift_run_config *cfg = c->cfg;
+    const drift_sampler *s = cfg->sampler;
+    fputs("lp__,grads__", f);
+    for (size_t k = 0; k < s->n_columns; k++) {
+        const char *name = s->columns[k];
+        if (!drift_chain_column_is_vector(name)) {
+            fprintf(f, ",%s", name);
+            continue;
+        }
+        /* "xi.#__" -> xi_1__ ... xi_d__: no dot, or rstan would read
+         * xi.1__ as element 1 of a parameter xi ("subscript out of
+         * bounds"). */
+        int stem = (int)(strlen(name) - 4);
+        for (size_t j = 0; j < c->d; j++)
+            fprintf(f, ",%.*s_%zu__", stem, name, j + 1);
+    }
+    if (c->out->add_treedepth)
+        fputs(",treedepth__", f);
+    if (c->out->add_divergent)
+        fputs(",divergent__", f);
+    if (cfg->emit_segments)
+        fputs(",time__,duration__", f);
+    for (size_t k = 0; k < c->model->n_out; k++)
+        fprintf(f, ",%s", c->model->out_names[k]);
+    if (!cfg->emit_segments)
+        for (size_t k = 0; k < c->model->n_gen; k++)
+            fprintf(f, ",%s", c->model->gen_names[k]);
+    /* No dot in these names: rstan would read x0.1__ as element 1 of a
+     * parameter x0. */
+    if (cfg->emit_segments) {
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, ",x0_%zu__", k + 1);
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, ",v_%zu__", k + 1);
+    }
+    fputc('\n', f);
+}
+
+int drift_csvout_begin(drift_chain *c)
+{
+    const drift_sampler *s = c->cfg->sampler;
+    struct drift_csvout *o = drift_calloc(1, sizeof *o);
+    if (!o)
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for the output file");
+    c->out = o;
+    o->at_num_samples = o->at_num_warmup = o->at_save_warmup =
+        o->at_engaged = o->off_rows = o->off_warm_end = o->off_samp = -1;
+    o->add_treedepth = !has_column(s, "treedepth__");
+    o->add_divergent = !has_column(s, "divergent__");
+    o->thin = is_continuous(c) ? 1 : c->cfg->thin;
+    o->save_warmup = c->cfg->save_warmup;
+    o->stepsize_col = -1;
+    /* stepsize__ among the diagnostic values, vector columns counting d */
+    size_t at = 0;
+    for (size_t k = 0; k < s->n_columns; k++) {
+        if (!strcmp(s->columns[k], "stepsize__"))
+            o->stepsize_col = (long)at;
+        at += drift_chain_column_is_vector(s->columns[k]) ? c->d : 1;
+    }
+    if (!c->w)
+        return DRIFT_OK;
+    FILE *f = drift_writer_file(c->w);
+    const drift_run_config *cfg = c->cfg;
+    fprintf(f, "# drift_version = %s\n", PACKAGE_VERSION);
+    for (const char *const *h = cfg->header; h && *h; h++)
+        fprintf(f, "# %s\n", *h);
+    write_cmdstan_config(c, f);
+    write_drift_config(c, f);
+    write_columns(c, f);
+    o->off_rows = pos(c->w);
+    return DRIFT_OK;
+}
+
+void drift_csvout_free(struct drift_csvout *o)
+{
+    if (!o)
+        return;
+    free(o->trailer);
+    drift_free(o);
+}
+
+void drift_csvout_compat_values(const drift_chain *c, FILE *f)
+{
+    if (c->out->add_treedepth)
+        fputs(",0", f);
+    if (c->out->add_divergent)
+        fputs(",0", f);
+}
+
+/* The step size the block reports (see drift_csvout_adaptation). */
+static double block_stepsize(const drift_chain *c, const double *diag)
+{
+    if (isfinite(c->adapted_step))
+        return c->adapted_step;
+    if (diag && c->out && c->out->stepsize_col >= 0 &&
+        isfinite(diag[c->out->stepsize_col]))
+        return diag[c->out->stepsize_col];
+    const drift_sampler *s = c->cfg->sampler;
+    long k = drift_hparams_find(s->hparams, s->n_hparams, "h");
+    if (k < 0)
+        k = drift_hparams_find(s->hparams, s->n_hparams, "eta");
+    if (k >= 0 && isfinite(c->cfg->hp[k]) && c->cfg->hp[k] > 0)
+        return c->cfg->hp[k];
+    return 1.0;
+}
+
+static void write_values(FILE *f, const double *v, size_t n, double dflt)
+{
+    fputs("# ", f);
+    for (size_t k = 0; k < n; k++) {
+        if (k)
+            fputs(", ", f);
+        drift_writer_real(f, v ? v[k] : dflt);
+    }
+    fputc('\n', f);
+}
+
+void drift_csvout_adaptation(drift_chain *c, const double *diag)
+{
+    struct drift_csvout *o = c->out;
+    if (!o || o->block_written || !c->w)
+        return;
+    o->block_written = 1;
+    o->off_warm_end = pos(c->w);
+    FILE *f = drift_writer_file(c->w);
+    fputs("# Adaptation terminated\n# Step size = ", f);
+    drift_writer_real(f, block_stepsize(c, diag));
+    fputc('\n', f);
+    size_t d = c->d;
+    /* The metric the metric_get service hands samplers (oracle.c copies
+     * it from c->metric; read here directly, as oracle sits above). */
+    drift_metric_kind kind = c->metric.kind;
+    size_t n = kind == DRIFT_METRIC_DENSE ? d * d
+               : kind == DRIFT_METRIC_DIAG ? d
+                                           : 0;
+    const double *m = n ? c->metric.inv : NULL;
+    if (!m)
+        n = 0;
+    switch (kind) {
+    case DRIFT_METRIC_DIAG:
+        fputs("# Diagonal elements of inverse mass matrix:\n", f);
+        write_values(f, n == d ? m : NULL, d, 1.0);
+        break;
+    case DRIFT_METRIC_DENSE:
+        fputs("# Elements of inverse mass matrix:\n", f);
+        for (size_t i = 0; i < d; i++) {
+            if (n == d * d) {
+                write_values(f, m + i * d, d, 0);
+            } else { /* out of memory: the identity */
+                fputs("# ", f);
+                for (size_t j = 0; j < d; j++)
+                    fprintf(f, "%s%d", j ? ", " : "", i == j);
+                fputc('\n', f);
+            }
+        }
+        break;
+    default:
+        fputs("# No free parameters for unit metric\n", f);
+    }
+    o->off_samp = pos(c->w);
+}
+
+void drift_csvout_finish(drift_chain *c, const drift_csvout_end *end)
+{
+    struct drift_csvout *o = c->out;
+    if (!o)
+        return;
+    o->warm_offered = c->warm_offered;
+    o->samp_offered = c->samp_offered;
+    o->warm_iters = c->iter < c->cfg->warmup ? c->iter : c->cfg->warmup;
+    o->engaged = isfinite(c->adapted_step);
+    if (!c->w)
+        return;
+    drift_csvout_adaptation(c, NULL);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f)
+        return; /* no trailer: readers that need it say so */
+    if (end->note && *end->note)
+        fprintf(f, "# drift: %s\n", end->note);
+    if (end->traj_mean && end->traj_var) {
+        fprintf(f, "# trajectory_time = %.17g\n", end->traj_time);
+        fputs("# trajectory_mean (unconstrained) =", f);
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, "%c%.17g", k ? ',' : ' ', end->traj_mean[k]);
+        fputs("\n# trajectory_var (unconstrained) =", f);
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, "%c%.17g", k ? ',' : ' ', end->traj_var[k]);
+        fputc('\n', f);
+    }
+    double w = end->warmup_seconds > 0 ? end->warmup_seconds : 0;
+    double s = end->sampling_seconds > 0 ? end->sampling_seconds : 0;
+    fprintf(f,
+            "# \n"
+            "#  Elapsed Time: %.6f seconds (Warm-up)\n"
+            "#                %.6f seconds (Sampling)\n"
+            "#                %.6f seconds (Total)\n"
+            "# \n",
+            w, s, w + s);
+    if (fclose(f) == 0) {
+        o->trailer = buf;
+        o->trailer_len = len;
+    } else {
+        free(buf);
+    }
+}
+
+/* The offset after n more lines from `from`; -1 on a read error or when
+ * the file has fewer. */
+static off_t skip_lines(int fd, off_t from, uint64_t n)
+{
+    char buf[1 << 16];
+    off_t at = from;
+    while (n) {
+        ssize_t k = pread(fd, buf, sizeof buf, at);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return -1;
+        for (ssize_t i = 0; i < k; i++)
+            if (buf[i] == '\n' && --n == 0)
+                return at + i + 1;
+        at += k;
+    }
+    return at;
+}
+
+/* Removes bytes [a, b) of the file (size `size`), moving the rest down. */
+static int cut(int fd, off_t a, off_t b, off_t size)
+{
+    char buf[1 << 16];
+    off_t from = b, to = a;
+    while (from < size) {
+        size_t want = (size_t)(size - from) < sizeof buf
+                          ? (size_t)(size - from)
+                          : sizeof buf;
+        ssize_t k = pread(fd, buf, want, from);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0 || pwrite(fd, buf, (size_t)k, to) != k)
+            return -1;
+        from += k;
+        to += k;
+    }
+    return ftruncate(fd, size - (b - a));
+}
+
+/* Rows that n offered draws leave with a thinning of `thin`. */
+static uint64_t rows_of(uint64_t n, uint64_t thin)
+{
+    return thin > 1 ? (n + thin - 1) / thin : n;
+}
+
+int drift_csvout_close(struct drift_csvout *o, drift_writer *w,
+                       uint64_t warm, uint64_t samp, uint64_t *dropped,
+                       drift_err *e)
+{
+    *dropped = 0;
+    int fd = drift_writer_fd(w);
+    FILE *f = drift_writer_file(w);
+    off_t size = pos(w);
+    if (size < 0 || o->off_rows < 0 || o->off_samp < 0)
+        return DRIFT_OK; /* a failed write: commit reports it */
+    if (!o->save_warmup || warm > o->warm_offered)
+        warm = o->warm_offered;
+    if (samp > o->samp_offered)
+        samp = o->samp_offered;
+    uint64_t drop_w = rows_of(o->warm_offered, o->thin) - rows_of(warm, o->thin);
+    uint64_t drop_s = rows_of(o->samp_offered, o->thin) - rows_of(samp, o->thin);
+    int bad = 0;
+    if (drop_s) { /* the last rows of the file */
+        off_t p = skip_lines(fd, o->off_samp, rows_of(samp, o->thin));
+        bad |= p < 0 || ftruncate(fd, p) != 0;
+        if (!bad)
+            size = p;
+    }
+    if (drop_w && !bad) { /* warmup rows, before the adaptation block */
+        off_t p = skip_lines(fd, o->off_rows, rows_of(warm, o->thin));
+        bad |= p < 0 || p > o->off_warm_end ||
+               cut(fd, p, o->off_warm_end, size) != 0;
+        if (!bad)
+            size -= o->off_warm_end - p;
+    }
+    if (bad || lseek(fd, 0, SEEK_END) != size)
+        return drift_err_set(e, DRIFT_EIO,
+                             "cannot bring the output file to the run's "
+                             "draw counts: %s",
+                             strerror(errno));
+    *dropped = drop_w + drop_s;
+    if (drop_w || drop_s)
+        fprintf(f,
+                "# drift: dropped from the end of each phase, to the "
+                "counts of the run's other\n"
+                "#   chains (readers take a run's files together only when "
+                "their counts agree):\n"
+                "#   draws after warmup %llu, saved warmup draws %llu\n",
+                (unsigned long long)drop_s, (unsigned long long)drop_w);
+    o->warm_offered = o->save_warmup ? warm : 0;
+    o->samp_offered = samp;
+    /* Saved warmup cut short (an interrupted warmup): a whole number of
+     * --thin steps, so that every reader splits the rows alike (ArviZ
+     * rounds num_warmup / thin down, the others up). */
+    if (o->save_warmup && o->thin > 1)
+        o->warm_offered = rows_of(warm, o->thin) * o->thin;
+    if (num_warmup(o) == 0)
+        fputs("# drift: no warmup; the header says num_warmup 1 and "
+              "save_warmup 0 because\n"
+              "#   CmdStanPy 1.2 refuses num_warmup 0; no row of this file "
+              "is a warmup draw\n",
+              f);
+    if (o->trailer)
+        fwrite(o->trailer, 1, o->trailer_len, f);
+    if (fflush(f) != 0)
+        return DRIFT_OK; /* commit reports the write error */
+    if (patch(fd, o->at_num_samples, o->samp_offered, COUNT_WIDTH) ||
+        patch(fd, o->at_num_warmup, header_num_warmup(o), COUNT_WIDTH) ||
+        patch(fd, o->at_save_warmup, (uint64_t)header_save_warmup(o), 1) ||
+        patch(fd, o->at_engaged, (uint64_t)o->engaged, 1))
+        return drift_err_set(e, DRIFT_EIO,
+                             "cannot write the counts into the output "
+                             "file's header: %s",
+                             strerror(errno));
+    return DRIFT_OK;
+}

@@ -1,0 +1,243 @@
+#!/bin/sh
+# test_interop.sh: every kind of file drift writes is read, with no error
+# and no warning, by the readers users of Stan CSV have: ArviZ, CmdStanPy,
+# rstan, cmdstanr, posterior (the pinned copies in ../shared/interop, run
+# by its read-all script) and bayesplot; and the draws each returns are
+# the file's own (tests/interop_check.py and .R).  The kinds: every
+# sampler (the zigzag example too), 1 and 4 chains, saved warmup, budgets
+# in iterations, passes and seconds, an interrupted run, a run whose chain
+# failed, a resumed run, continuous samplers' draws and segments.  The
+# README's "Reading the output" lines are run on one of them.
+#
+# Skipped (status 77, with the reason) where /usr/bin/python3, Rscript,
+# read-all or the readers' Debian packages are missing (.ci/run installs
+# them; ../shared/interop/README.md lists them).
+set -u
+src=${srcdir:-.}
+bin=${DRIFT_BIN:-./drift}
+readall=${DRIFT_INTEROP_READ_ALL:-$src/../shared/interop/read-all}
+skip() {
+    echo "test_interop: SKIP: $*"
+    exit 77
+}
+[ -x /usr/bin/python3 ] || skip "no /usr/bin/python3"
+command -v Rscript >/dev/null 2>&1 || skip "no Rscript"
+[ -x "$readall" ] || skip "no $readall (the readers are in shared/interop beside the repository)"
+interop=$(cd "$(dirname "$readall")" && pwd)
+PYTHONPATH="$interop/python${PYTHONPATH:+:$PYTHONPATH}"
+export PYTHONPATH
+/usr/bin/python3 -c 'import arviz, cmdstanpy' >/dev/null 2>&1 ||
+    skip "ArviZ or CmdStanPy do not import (the Debian packages of $interop/README.md are missing)"
+Rscript -e 'for (p in c("rstan", "posterior", "bayesplot", "checkmate", "data.table", "jsonlite", "processx", "R6")) if (!requireNamespace(p, quietly = TRUE)) quit(status = 1)' >/dev/null 2>&1 ||
+    skip "R packages missing (the Debian packages of $interop/README.md)"
+lib=${DRIFT_INTEROP_RLIB:-${TMPDIR:-/tmp}/drift-interop-rlib}
+export DRIFT_INTEROP_RLIB="$lib"
+
+dir=$(mktemp -d "${TMPDIR:-/tmp}/drift-interop-XXXXXX") || exit 1
+trap 'rm -rf "$dir"' EXIT
+fail=0
+sets="$dir/sets"
+: >"$sets"
+model="$src/examples/gaussian/gaussian.drift"
+data="$src/examples/gaussian/gaussian.csv"
+zigzag="${DRIFT_EXAMPLES_BUILDDIR:-examples}/plugin-zigzag/.libs/zigzag.so"
+
+# run LABEL CHAINS STATUS ARGS...: one drift run, its files named LABEL.csv
+# (LABEL_k.csv for k = 1..CHAINS), recorded in $sets; STATUS is the exit
+# status it must end with.
+run() {
+    label=$1 chains=$2 want=$3
+    shift 3
+    "$bin" sample "$model" --data "$data" --seed 7 --quiet \
+        --chains "$chains" --out "$dir/$label.csv" "$@" >"$dir/$label.log" 2>&1
+    st=$?
+    if [ "$st" != "$want" ]; then
+        echo "FAIL: $label: drift sample $* exited $st, not $want:"
+        cat "$dir/$label.log"
+        fail=1
+        return
+    fi
+    record "$label" "$chains"
+}
+
+record() {
+    if [ "$2" = 1 ]; then
+        files="$dir/$1.csv"
+    else
+        files="$dir/$1_1.csv"
+        k=2
+        while [ "$k" -le "$2" ]; do
+            files="$files $dir/$1_$k.csv"
+            k=$((k + 1))
+        done
+    fi
+    echo "$1 $files" >>"$sets"
+}
+
+# Every sampler, one chain, an iteration budget.  Continuous samplers on
+# a fine time grid: a few widely spaced draws can look antithetic to
+# posterior, which then warns that it capped their ESS.
+for s in sgld psgld sghmc sgnht msgnht lmc ewsg agld svrg-ld saga-ld \
+    ptu-ra ptu-rr ptu-ca ppu-ra ppu-rr ppu-ca tmu-ra tmu-rr tmu-ca svrg-ld+; do
+    run "$s" 1 0 --sampler "$s" --iter 200
+done
+for s in bps sbps psbps; do
+    run "$s" 1 0 --sampler "$s" --iter 200 --thin 0.1
+done
+run nuts 1 0 --warmup 200 --iter 200
+# The defaults (nuts, 4 chains, 1000 + 1000), and a dense metric.
+run default-4 4 0
+run nuts-dense-4 4 0 --set metric=dense --warmup 200 --iter 200
+run mala 1 0 --sampler mala --warmup 100 --iter 200
+if [ -r "$zigzag" ]; then
+    run zigzag 1 0 --sampler "$zigzag" --iter 300
+    run zigzag-segments 1 0 --sampler "$zigzag" --iter 300 --emit segments
+else
+    echo "FAIL: no $zigzag (make check builds it)"
+    fail=1
+fi
+# Four chains; continuous samplers' draws fall on a time grid, so their
+# chains are brought to equal counts.
+run sgld-4 4 0 --sampler sgld --iter 200
+run mala-4 4 0 --sampler mala --warmup 100 --iter 200
+run bps-4 4 0 --sampler bps --iter 200 --thin 0.1
+run sbps-segments-4 4 0 --sampler sbps --iter 200 --emit segments
+# Saved warmup (thinned, adapted, continuous, segments).
+run sgld-warmup 2 0 --sampler sgld --warmup 60 --thin 3 --save-warmup --iter 200
+run mala-warmup 2 0 --sampler mala --warmup 100 --save-warmup --iter 200
+run bps-warmup 2 0 --sampler bps --warmup 50 --save-warmup --iter 200
+run sbps-segments-warmup 1 0 --sampler sbps --warmup 50 --save-warmup --iter 200 --emit segments
+# Budgets in data passes and in seconds.
+run sgld-passes 2 0 --sampler sgld --passes 30
+run sbps-passes 2 0 --sampler sbps --passes 200 --thin 0.05
+run sgld-seconds 4 0 --sampler sgld --seconds 0.5 --thin 10
+run bps-seconds 2 0 --sampler bps --seconds 0.5
+# A run whose chain failed: SGLD on a quartic potential, stable for some
+# 50000 iterations until a kick sends it where the gradient overflows.
+# Its file says so, and its counts are its rows'.
+printf 'y\n0.5\n-0.3\n1.2\n0.1\n-1\n0.7\n0.2\n-0.4\n0.9\n-0.6\n' >"$dir/quartic.csv"
+"$bin" sample --model "${DRIFT_TEST_PLUGIN_DIR:-tests/plugins/.libs}/quartic.so" \
+    --data "$dir/quartic.csv" --sampler sgld --set h=0.02 --batch 1 \
+    --iter 1000000 --thin 50 --seed 5 --chains 1 --quiet --out "$dir/failed.csv" \
+    >"$dir/failed.log" 2>&1
+st=$?
+if [ $st != 1 ] || ! grep -q '^# drift: chain 1 failed at iteration ' "$dir/failed.csv"; then
+    echo "FAIL: the failing run exited $st (not 1) or its file does not say it failed:"
+    cat "$dir/failed.log"
+    fail=1
+else
+    record failed 1
+fi
+# A resumed run: initial values from the last draw of a previous file.
+run resumed 1 0 --sampler sgld --iter 200 --init "$dir/sgld.csv"
+# An interrupted run: SIGINT while the chains sample; every chain that
+# started has its file completed, saying so, with as many draws as the
+# others.  Chains beyond the processor count wait in a queue and a signal
+# that comes before they start leaves no file of theirs.
+"$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 4 \
+    --sampler sgld --iter 100000000 --thin 100 --out "$dir/interrupted.csv" \
+    >"$dir/interrupted.log" 2>&1 &
+pid=$!
+sleep 2
+kill -INT $pid
+wait $pid
+st=$?
+n=0
+while [ -e "$dir/interrupted_$((n + 1)).csv" ]; do
+    n=$((n + 1))
+done
+if [ $st != 130 ] || [ $n = 0 ]; then
+    echo "FAIL: interrupted run exited $st (not 130) or left no file:"
+    cat "$dir/interrupted.log"
+    fail=1
+else
+    if [ $n = 1 ]; then
+        mv "$dir/interrupted_1.csv" "$dir/interrupted.csv"
+    fi
+    record interrupted $n
+    f1=$dir/interrupted_1.csv
+    [ $n = 1 ] && f1=$dir/interrupted.csv
+    grep -q '^# drift: interrupted by a signal after ' "$f1" ||
+        { echo "FAIL: $f1 does not say it was interrupted"; fail=1; }
+fi
+
+# Each run's files to every reader: read-all, the first alone (it installs
+# cmdstanr), the others a few at a time; meanwhile the draws each reader
+# returns are compared with the files' own.
+export readall dir
+first=$(head -1 "$sets")
+set -- $first
+l=$1
+shift
+"$readall" "$@" >"$dir/ra-$l.out" 2>&1 </dev/null
+echo $? >"$dir/ra-$l.rc"
+[ -d "$lib/cmdstanr" ] || skip "read-all could not install cmdstanr into $lib (see $lib/install.log)"
+/usr/bin/python3 "$src/tests/interop_check.py" "$sets" >"$dir/check-py.out" 2>&1 &
+py=$!
+Rscript "$src/tests/interop_check.R" "$lib" "$sets" >"$dir/check-r.out" 2>&1 &
+rs=$!
+jobs=$(nproc 2>/dev/null || echo 2)
+[ "$jobs" -gt 4 ] && jobs=4
+tail -n +2 "$sets" | xargs -P "$jobs" -L 1 sh -c \
+    'l=$1; shift; "$readall" "$@" >"$dir/ra-$l.out" 2>&1 </dev/null; echo $? >"$dir/ra-$l.rc"' sh
+while read -r label files; do
+    out=$(cat "$dir/ra-$label.out")
+    st=$(cat "$dir/ra-$label.rc")
+    # shellcheck disable=SC2086
+    set -- $files
+    nfiles=$#
+    bad=$(printf '%s\n' "$out" | grep -E '^(REJECTED|skipped)|\(warnings:|WARNING|Warning|rror' |
+        { if [ "$nfiles" = 1 ]; then grep -v 'Shape validation failed: input_shape: (1, '; else cat; fi; })
+    if [ "$st" != 0 ] || [ -n "$bad" ]; then
+        echo "FAIL: $label: read-all $files"
+        printf '%s\n' "$out" | sed 's/^/    /'
+        fail=1
+    else
+        echo "ok $label: $(printf '%s\n' "$out" | grep -c '^ok: ') readers"
+    fi
+    # drift's own reader counts the draws the readers count.
+    post=$(awk 'f && !/^#/ && NF {n++} /^# Adaptation terminated$/ {f = 1} END {print n + 0}' "$1")
+    if ! "$bin" summary "$@" 2>&1 </dev/null | head -1 | grep -qE "^$nfiles chains?, $post (draws|segments) each"; then
+        echo "FAIL: $label: drift summary does not count $nfiles chains of $post draws:"
+        "$bin" summary "$@" 2>&1 </dev/null | head -3 | sed 's/^/    /'
+        fail=1
+    fi
+done <"$sets"
+wait $py || fail=1
+cat "$dir/check-py.out"
+wait $rs || fail=1
+cat "$dir/check-r.out"
+
+# The README's "Reading the output" lines, on the 4-chain mala run.
+readme="$src/README.md"
+for lang in r python; do
+    awk -v lang="$lang" '
+        /^## Reading the output/ {sec = 1; next}
+        sec && /^## / {exit}
+        sec && $0 == "```" lang {f = 1; next}
+        f && /^```/ {f = 0; next}
+        f {print}' "$readme" >"$dir/readme.$lang"
+    if [ ! -s "$dir/readme.$lang" ]; then
+        echo "FAIL: $readme has no \`\`\`$lang block under '## Reading the output'"
+        fail=1
+        continue
+    fi
+    (
+        cd "$dir" && for k in 1 2 3 4; do cp "mala-4_$k.csv" "fit_$k.csv"; done
+        if [ $lang = r ]; then
+            R_LIBS="$lib" Rscript readme.r
+        else
+            /usr/bin/python3 readme.python
+        fi
+    ) >"$dir/readme.$lang.out" 2>&1
+    st=$?
+    if [ $st != 0 ] || grep -qiE 'warning|error' "$dir/readme.$lang.out"; then
+        echo "FAIL: README's $lang lines (exit $st):"
+        sed 's/^/    /' "$dir/readme.$lang.out"
+        fail=1
+    else
+        echo "ok README's $lang lines"
+    fi
+done
+[ $fail = 0 ] && echo "test_interop: every file kind is read by every reader, with the files' own draws"
+exit $fail
