@@ -112,6 +112,8 @@ static int run(drift_registry *reg, drift_problem *p, const run_spec *rs,
         .thin = 1,
         .seed = 42,
         .chains = rs->chains,
+        .parallel = rs->chains, /* all at once, whatever the cores: the
+                                   point is chains in threads together */
         .full_threads = rs->threads,
         .out_path = out,
         .quiet = 1,
