@@ -76,10 +76,19 @@ stan_name <- function(v) {
 
 load_now <- function() scan("/proc/loadavg", what = "", n = 1, quiet = TRUE)
 
+# Stan compiles on every core; the timed pair runs on one (drift, a child,
+# inherits the pinning), when taskset(1) exists.
+all_cores <- if (nzchar(Sys.which("taskset")))
+  system2("taskset", c("-p", "-c", Sys.getpid()), stdout = TRUE, stderr = FALSE) else ""
+all_cores <- if (length(all_cores)) sub(".*: *", "", all_cores[1]) else ""
+pin <- function(cores) if (nzchar(all_cores))
+  invisible(system2("taskset", c("-p", "-c", cores, Sys.getpid()), stdout = FALSE))
+
 rows <- list()
 for (name in cases) {
   sc <- stan_case(name)
   m <- suppressWarnings(stan_model(model_code = sc$code, model_name = gsub("[^A-Za-z0-9]", "_", name)))
+  pin("0")
   load0 <- load_now()
   out <- file.path(work, paste0("drift_", gsub("[^A-Za-z0-9]", "_", name), ".csv"))
   td <- system.time(st <- system2(drift, c("sample", sc$drift, "--seed", seed, "--out", out,
@@ -91,6 +100,7 @@ for (name in cases) {
   stan_cpu <- ts[["user.self"]] + ts[["sys.self"]] + ts[["user.child"]] + ts[["sys.child"]]
   stan_inner <- sum(get_elapsed_time(f))
   load1 <- load_now()
+  pin(all_cores)
   files <- sprintf("%s_%d.csv", sub("\\.csv$", "", out), 1:4)
   ch <- lapply(files, function(p) read.csv(p, comment.char = "#", check.names = FALSE))
   vars <- grep("__$", names(ch[[1]]), value = TRUE, invert = TRUE)

@@ -33,8 +33,6 @@ work=$(mktemp -d "${TMPDIR:-/tmp}/bench-nuts.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/boost"
 ln -s /usr/include/boost "$work/boost/boost"
-pin=
-command -v taskset >/dev/null 2>&1 && pin="taskset -c 0"
 
 Rscript - "$work" "$N" "$D" "$SEED" <<'REOF'
 a <- commandArgs(TRUE); work <- a[1]; N <- as.integer(a[2]); D <- as.integer(a[3])
@@ -57,5 +55,6 @@ if [ -z "$PDB" ] || ! git --git-dir="$PDB" rev-parse HEAD >/dev/null 2>&1; then
     CASES=logistic
 fi
 echo "bench_nuts: load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
-# The R process and drift, its child, share one pinned core.
-$pin Rscript "$top/bench/bench_nuts.R" "$work" "$top" "$DRIFT" "$PDB" "$SEED" $CASES
+# bench_nuts.R pins itself (and drift, its child) to one core for each
+# timed pair.
+Rscript "$top/bench/bench_nuts.R" "$work" "$top" "$DRIFT" "$PDB" "$SEED" $CASES
