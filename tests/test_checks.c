@@ -1,7 +1,7 @@
 /* test_checks.c: the warnings after a run (engine/stats/checks.c) on small
  * Stan CSV files written here, each with one known problem: divergences in
  * one chain, tree depth saturation, a random-walk energy (E-BFMI far below
- * 0.3), acceptance far from its target, a chain that never moved, chains
+ * 0.3), acceptance far below its target, a chain that never moved, chains
  * that disagree (R-hat) and short, sticky chains (ESS), and none of these
  * on clean independent draws. */
 #include "config.h"
