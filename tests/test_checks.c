@@ -1,7 +1,7 @@
 /* test_checks.c: the warnings after a run (engine/stats/checks.c) on small
  * Stan CSV files written here, each with one known problem: divergences in
  * one chain, tree depth saturation, a random-walk energy (E-BFMI far below
- * 0.3), acceptance far from its target, a chain that never moved, chains
+ * 0.3), acceptance far below its target, a chain that never moved, chains
  * that disagree (R-hat) and short, sticky chains (ESS), and none of these
  * on clean independent draws. */
 #include "config.h"
@@ -167,9 +167,12 @@ static void test_acceptance(void **state)
     (void)state;
     spec s[2] = {clean(), clean()};
     s[0].accept = 0.4;
+    /* Far above the target is no warning: Stan's own chains end there on
+     * some posteriors (0.93 on posteriordb's arK at delta 0.8). */
+    s[1].accept = 1.05; /* a mean near 0.99 */
     char *all = check(s, 2);
     expect(all, "chain 1: mean acceptance 0.3");
-    expect(all, "target 0.8");
+    expect(all, "below its target 0.8");
     assert_null(strstr(all, "chain 2: mean acceptance"));
     free(all);
 }

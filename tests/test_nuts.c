@@ -283,9 +283,14 @@ static void test_max_depth(void **state)
 
 /* ---- step-size adaptation ----------------------------------------------- */
 
-/* Dual averaging drives the mean acceptance statistic to delta.  Stan's
- * own runs on this target (rstan 2.21, 100-D standard normal) end within
- * 0.03 of delta. */
+/* Dual averaging drives the mean acceptance statistic near delta, not
+ * onto it: Stan's NUTS itself ends above delta in sampling on this target
+ * (0.85 at delta 0.8; the step size kept is exp(x_bar), an average over
+ * the 50-iteration terminal window, not the last iterate).  The reference is Stan's own behaviour on this target,
+ * tests/data/nuts_accept.R: the mean accept_stat__ of one chain in
+ * sampling over 40 chains of rstan 2.21.7 (mean, sd of one chain, se of
+ * the mean).  drift runs K chains, and its K-chain mean must lie within
+ * 4 sd of Stan's: 4 sqrt(sd^2 / K + se^2). */
 static void test_adaptation_target(void **state)
 {
     (void)state;
@@ -293,27 +298,28 @@ static void test_adaptation_target(void **state)
     model_files f;
     open_text(&tp, &f, "param { x : vector[100] }\nprior { x ~ normal(0, 1) }\n",
               NULL, NULL);
-    const char *deltas[] = {"0.6", "0.8", "0.95"};
+    static const struct {
+        const char *delta;
+        double mean, sd, se;
+    } ref[] = {{"0.6", 0.6761, 0.0458, 0.0072},
+               {"0.8", 0.8511, 0.0201, 0.0032},
+               {"0.95", 0.9472, 0.0100, 0.0016}};
     double prev_acc = 0;
     for (int j = 0; j < 3; j++) {
-        enum { K = 2 };
+        enum { K = 8 };
         th_draws d[K];
         char set[32];
-        snprintf(set, sizeof set, "delta=%s", deltas[j]);
+        snprintf(set, sizeof set, "delta=%s", ref[j].delta);
         char *sets[] = {set};
         run_nuts(&tp, sets, 1, K, 1000, 1000, 21 + j, d);
         double acc = col_mean(d, K, C_ACCEPT);
-        print_message("delta %s: mean accept_stat %.3f, step %.3f\n",
-                      deltas[j], acc, col_mean(d, K, C_STEP));
-        /* Open discrepancy (issue 13's note): drift ends above delta at
-         * 0.8 (0.850 at this seed, where Stan ends within 0.03), so its
-         * step size is smaller than Stan's on this target.  Until that is
-         * found, the test holds the adaptation to the side of delta that
-         * costs efficiency, not correctness: never more than 0.05 below
-         * delta, never more than 0.1 above. */
-        double target = atof(deltas[j]);
-        assert_true(acc > target - 0.05);
-        assert_true(acc < target + 0.1);
+        double tol = 4 * sqrt(ref[j].sd * ref[j].sd / K +
+                              ref[j].se * ref[j].se);
+        print_message("delta %s: mean accept_stat %.3f (Stan %.3f +- %.3f), "
+                      "step %.3f\n",
+                      ref[j].delta, acc, ref[j].mean, tol,
+                      col_mean(d, K, C_STEP));
+        assert_true(fabs(acc - ref[j].mean) < tol);
         if (j > 0)
             assert_true(acc > prev_acc); /* monotone in delta */
         prev_acc = acc;

@@ -220,14 +220,17 @@ static int check_chains(const drift_stancsv *const *ch, size_t C,
             for (size_t i = 0; i < n; i++)
                 m += at(f, i, (size_t)ca);
             m /= (double)n;
-            if (fabs(m - target) > DRIFT_CHECKS_ACCEPT_GAP &&
-                add(out, "%s: mean acceptance %.3g is far from its target "
-                         "%.3g: the step size did not settle in warmup; "
-                         "run a longer warmup (--warmup %.0f)%s",
-                    who, m, target, 2 * warmup,
-                    m < target ? ", and look for divergences or a "
-                                 "non-finite density"
-                               : ""))
+            /* Only below the target: a mean above it is what Stan's own
+             * NUTS gives on many posteriors (0.93 on posteriordb's arK,
+             * 0.85 on a 100-D normal at delta 0.8), costs only
+             * efficiency, and a longer warmup does not change it. */
+            if (target - m > DRIFT_CHECKS_ACCEPT_GAP &&
+                add(out, "%s: mean acceptance %.3g is far below its "
+                         "target %.3g: the step size did not settle in "
+                         "warmup; run a longer warmup (--warmup %.0f), "
+                         "and look for divergences or a non-finite "
+                         "density",
+                    who, m, target, 2 * warmup))
                 return DRIFT_ENOMEM;
         }
         /* Never moved: every quantity the same in every draw. */

@@ -1,6 +1,6 @@
 /* checks.h: the warnings a user acts on after a run, as CmdStan's diagnose
  * utility gives them: divergent transitions, tree depth saturation,
- * E-BFMI below 0.3, an acceptance rate far from its target, a chain that
+ * E-BFMI below 0.3, an acceptance rate far below its target, a chain that
  * never moved, R-hat above 1.01 and bulk or tail ESS below 100 per chain.
  * Each warning is one line saying what is wrong and what to try.  Not for
  * printing (the CLI) or the statistics themselves (summary.c). */
