@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -71,7 +72,10 @@ static int mapped(const void *p, size_t n)
     char sink[4096];
     while (n > 0 && ok) {
         size_t k = n < sizeof sink ? n : sizeof sink; /* <= PIPE_BUF */
-        ssize_t w = write(fd[1], q, k);
+        /* The system call itself, not the C library's write: under
+         * AddressSanitizer the library's is intercepted, and the check of
+         * its buffer would report the very read this probe makes safe. */
+        ssize_t w = syscall(SYS_write, fd[1], q, k);
         ok = w == (ssize_t)k;
         if (w > 0 && read(fd[0], sink, (size_t)w) != w)
             ok = 0;
