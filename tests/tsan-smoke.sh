@@ -4,7 +4,7 @@
 # -fsanitize=thread programs; otherwise this test is skipped, exit 77).
 # Any data race reported fails it.
 if [ "$DRIFT_TSAN_USABLE" != yes ] || [ ! -x "$DRIFT_TSAN_SMOKE" ]; then
-    echo "tsan-smoke: skipped: the compiler cannot build ThreadSanitizer programs"
+    echo "tsan-smoke: skipped: no ThreadSanitizer smoke in this build (the compiler cannot build such programs, or this is an --enable-sanitizers build, whose plugins cannot load into it)"
     exit 77
 fi
 # halt_on_error: the first race fails the test with its report.
