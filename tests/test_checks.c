@@ -33,6 +33,8 @@ static double gauss(void)
 typedef struct spec {
     size_t n;
     double x_shift;     /* added to x */
+    double x_trend;     /* added to x in proportion to the draw's index:
+                           the first and second halves differ */
     double x_ar;        /* AR(1) coefficient of x (0: independent) */
     int frozen;         /* x and lp__ constant */
     size_t divergent;   /* this many draws divergent__ = 1 */
@@ -59,7 +61,7 @@ static char *write_chain(unsigned id, const spec *s)
         p += sprintf(p, "%.6f,%.4f,%d,%d,%.6f,%.6f\n",
                      s->frozen ? -1.0 : -0.5 * x * x, a,
                      i < s->saturated ? 10 : 3, i < s->divergent, e,
-                     x + s->x_shift);
+                     x + s->x_shift + s->x_trend * (double)i / (double)s->n);
     }
     char *path = th_write_text(t, ".csv");
     free(t);
@@ -192,6 +194,20 @@ static void test_frozen_and_rhat(void **state)
     free(all);
 }
 
+/* One chain: split R-hat compares its halves, and the warning says so
+ * instead of speaking of chains that disagree. */
+static void test_rhat_one_chain(void **state)
+{
+    (void)state;
+    spec s[1] = {clean()};
+    s[0].x_trend = 2;
+    char *all = check(s, 1);
+    expect(all, "R-hat above 1.01 for 1 of 2 quantities (x; worst");
+    expect(all, "the chain's two halves disagree");
+    assert_null(strstr(all, "the chains disagree"));
+    free(all);
+}
+
 static void test_low_ess(void **state)
 {
     (void)state;
@@ -216,6 +232,8 @@ int main(void)
         cmocka_unit_test(test_acceptance),
         cmocka_unit_test(test_frozen_and_rhat),
         cmocka_unit_test(test_low_ess),
+        /* last: the other cases' draws come from one fixed stream */
+        cmocka_unit_test(test_rhat_one_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

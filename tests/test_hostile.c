@@ -645,6 +645,16 @@ static void test_truncated_inputs(void **state)
 
 /* ---- plugin directories (plugin-dir-fifo-hang, plugin-scan-bad-table) */
 
+/* After test_plugin_directory, pass or fail: a failed assertion leaves
+ * the test before its unsetenv, and a plugin directory holding a FIFO
+ * must not follow the later cases. */
+static int forget_plugin_path(void **state)
+{
+    (void)state;
+    unsetenv("DRIFT_PLUGIN_PATH");
+    return 0;
+}
+
 static void test_plugin_directory(void **state)
 {
     (void)state;
@@ -979,7 +989,7 @@ int main(void)
         cmocka_unit_test(test_output_targets),
         cmocka_unit_test(test_write_errors),
         cmocka_unit_test(test_truncated_inputs),
-        cmocka_unit_test(test_plugin_directory),
+        cmocka_unit_test_teardown(test_plugin_directory, forget_plugin_path),
         cmocka_unit_test(test_unreadable_inputs),
         cmocka_unit_test(test_wide_header),
         cmocka_unit_test(test_convert_signal),

@@ -309,10 +309,14 @@ static int check_mixing(const drift_stancsv *const *ch, size_t C, size_t n,
         return rc;
     if (n_rhat &&
         add(out, "R-hat above %.2f for %zu of %zu quantities (%s%s; worst "
-                 "%.3g): the chains disagree; run longer, or look for "
-                 "chains stuck in different modes",
+                 "%.3g): %s",
             DRIFT_CHECKS_RHAT, n_rhat, rows, rhat_names,
-            n_rhat > 5 ? ", ..." : "", worst_rhat))
+            n_rhat > 5 ? ", ..." : "", worst_rhat,
+            /* split R-hat: with one chain, its two halves */
+            C > 1 ? "the chains disagree; run longer, or look for chains "
+                    "stuck in different modes"
+                  : "the chain's two halves disagree (it has not settled); "
+                    "run longer, and run several chains (--chains 4)"))
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     if (n_ess &&
         add(out, "bulk or tail ESS below %.0f per chain for %zu of %zu "
