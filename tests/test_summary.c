@@ -326,7 +326,7 @@ static void test_trajectory(void **state)
      * at the pieces' maximum 0.5, above it the still value 5. */
     assert_true(fabs(drift_trajectory_quantile(both, 2, 0.9) - 5) < 1e-12);
     /* The grid: midpoints of 4 equal pieces of the line. */
-    double g[4];
+    double g[5]; /* the 4-point grid, then the 5-point one */
     drift_trajectory_grid(&one, 4, g);
     for (int j = 0; j < 4; j++)
         assert_true(fabs(g[j] - (-1 + 2 * (j + 0.5) / 4)) < 1e-15);
