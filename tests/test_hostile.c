@@ -946,6 +946,83 @@ static void test_second_signal(void **state)
     }
 }
 
+/* A sampler that crashes, aborts, calls exit or hangs (crashy.so, chain 2
+ * at iteration 300 of 100 warmup + 1000) ends the run with status 1 and a
+ * message naming plugin, chain and iteration; every chain's draws so far
+ * are kept as a valid file marked incomplete, chain 2's exactly the 200
+ * (or, with --save-warmup, 100 + 200) it wrote; no temporary file. */
+static void test_crashing_sampler(void **state)
+{
+    (void)state;
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    if (!tp)
+        fail_msg("DRIFT_TEST_PLUGIN_DIR is not set: run with make check");
+    char crashy[4200];
+    snprintf(crashy, sizeof crashy, "%s/crashy.so", tp);
+    static const struct {
+        const char *how, *verb, *detail;
+        int named, save_warmup;
+    } cases[] = {
+        {"segv", "crashed", "SIGSEGV", 0, 0},
+        {"segv", "crashed", "SIGSEGV", 1, 1},
+        {"abort", "crashed", "SIGABRT", 0, 1},
+        {"exit", "called exit", "exit status 0", 0, 0},
+        {"hang", "stopped answering", "(--step-timeout)", 1, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        char *dir = tmp_dir(), *o = in_dir(dir, "o.csv"),
+             *o1 = in_dir(dir, "o_1.csv"), *o2 = in_dir(dir, "o_2.csv");
+        char how[32];
+        snprintf(how, sizeof how, "how=%s", cases[i].how);
+        if (cases[i].named)
+            setenv("DRIFT_WRITER_NAMED_TEMP", "1", 1);
+        th_cli r = th_cli_run((const char *[]){
+            "sample", src_path("examples/gaussian/gaussian.drift"), "--data",
+            src_path("examples/gaussian/gaussian.csv"), "--sampler", crashy,
+            "--set", how, "--set", "at=300", "--set", "chain=2", "--chains",
+            "2", "--warmup", "100", "--iter", "1000", "--seed", "5",
+            "--step-timeout", "0.5", "--quiet", "--out", o,
+            cases[i].save_warmup ? "--save-warmup" : NULL, NULL});
+        unsetenv("DRIFT_WRITER_NAMED_TEMP");
+        char want[200];
+        snprintf(want, sizeof want,
+                 "drift sample: chain 2: sampler 'crashy' %s at iteration "
+                 "300, in its step: ",
+                 cases[i].verb);
+        if (r.status != 1 || !strstr(r.err, want) ||
+            !strstr(r.err, cases[i].detail) ||
+            !strstr(r.err, "marked incomplete"))
+            fail_msg("%s: exit %d, stderr: %s", cases[i].how, r.status,
+                     r.err);
+        th_cli_free(&r);
+        assert_int_equal(count_files(dir, ".tmp."), 0);
+        drift_stancsv *f;
+        drift_err e = {{0}};
+        if (drift_stancsv_read(o2, &f, &e))
+            fail_msg("%s: %s", cases[i].how, e.msg);
+        size_t warm = cases[i].save_warmup ? 100 : 0;
+        assert_int_equal(f->n_rows, warm + 200);
+        assert_int_equal(f->n_warmup, warm);
+        assert_string_equal(drift_stancsv_meta(f, "num_samples"), "200");
+        assert_string_equal(drift_stancsv_meta(f, "num_warmup"), "100");
+        drift_stancsv_free(f);
+        valid_rows(o2);
+        assert_true(valid_rows(o1) > 0);
+        char *t1 = th_slurp(o1), *t2 = th_slurp(o2);
+        assert_non_null(strstr(t2, "# drift: incomplete: the run ended "
+                                   "early (chain 2: sampler 'crashy'"));
+        assert_non_null(strstr(t1, "# drift: incomplete: "));
+        assert_non_null(strstr(t2, "#  Elapsed Time: "));
+        free(t1);
+        free(t2);
+        rm_dir(dir);
+        free(dir);
+        free(o);
+        free(o1);
+        free(o2);
+    }
+}
+
 /* data convert stops on SIGINT like sample: a message, nothing under
  * OUT, no temporary file, 128 + the signal. */
 static void test_convert_signal(void **state)
@@ -994,6 +1071,7 @@ int main(void)
         cmocka_unit_test(test_wide_header),
         cmocka_unit_test(test_convert_signal),
         cmocka_unit_test(test_second_signal),
+        cmocka_unit_test(test_crashing_sampler),
         cmocka_unit_test(test_random_signals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "stop.h"
 #include "writer.h"
@@ -34,8 +35,45 @@ void drift_stop_clear(void) { atomic_store(&stop_sig, 0); }
 
 static const int caught[] = {SIGINT, SIGTERM, SIGHUP};
 
-static void on_stop_signal(int sig)
+/* The process that forwards the signals sent to it (guard.c's parent),
+ * or 0; and the last stop signal taken: its number, whether it came from
+ * the forwarder, and when (CLOCK_MONOTONIC nanoseconds). */
+static atomic_int forwarder;
+static atomic_int last_sig, last_forwarded;
+static atomic_llong last_ns;
+
+void drift_stop_forwarder(int pid) { atomic_store(&forwarder, pid); }
+
+static long long now_ns(void)
 {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts); /* async-signal-safe */
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Whether sig is the copy of a signal just taken: a signal sent to the
+ * whole process group reaches this process both directly and through the
+ * forwarder, within moments of each other; that is one signal, not the
+ * second one that ends the process. */
+static int duplicate(int sig, const siginfo_t *si)
+{
+    int fwd = atomic_load(&forwarder);
+    int from_fwd = fwd && si && si->si_code <= 0 && si->si_pid == fwd;
+    long long t = now_ns();
+    int dup = atomic_load(&last_sig) == sig &&
+              atomic_load(&last_forwarded) != from_fwd &&
+              t - atomic_load(&last_ns) < 1000000000LL;
+    atomic_store(&last_sig, sig);
+    atomic_store(&last_forwarded, from_fwd);
+    atomic_store(&last_ns, t);
+    return fwd && dup;
+}
+
+static void on_stop_signal(int sig, siginfo_t *si, void *uc)
+{
+    (void)uc;
+    if (duplicate(sig, si))
+        return;
     int expect = 0;
     if (atomic_compare_exchange_strong(&stop_sig, &expect, sig))
         return;
@@ -54,7 +92,8 @@ void drift_stop_catch(void)
 {
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_stop_signal;
+    sa.sa_sigaction = on_stop_signal;
+    sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
     for (size_t k = 0; k < sizeof caught / sizeof caught[0]; k++)
         sigaddset(&sa.sa_mask, caught[k]);

@@ -23,6 +23,12 @@ void drift_stop_clear(void);
 void drift_stop_catch(void);
 void drift_stop_uncatch(void);
 
+/* The process (pid) that forwards to this one the stop signals sent to it
+ * (guard.c's parent), 0 for none.  A signal sent to the whole process
+ * group arrives twice, directly and forwarded: the handlers take the two
+ * copies, when they come within a second of each other, as one signal. */
+void drift_stop_forwarder(int pid);
+
 /* "SIGINT", "SIGTERM", "SIGHUP", or "signal N" into buf. */
 const char *drift_stop_signal_name(int sig, char *buf, unsigned long cap);
 

@@ -46,6 +46,8 @@ struct drift_writer {
     char *final;        /* the target */
     char *tmp;          /* the named temporary file, or NULL (unnamed) */
     int slot;           /* tmp's entry in the cleanup table, or -1 */
+    char *buf;          /* the stream's buffer when the caller gave one */
+    size_t buf_len;     /* (drift_writer_buffer), else NULL, 0 */
 };
 
 /* ---- named temporaries a signal handler may remove ---- */
@@ -161,6 +163,13 @@ static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
         }
         done += (size_t)k;
     }
+    /* What is in the file leaves the caller's buffer: what remains there
+     * is exactly what was not yet written (see drift_writer_buffer). */
+    if (w->buf && buf >= w->buf && buf < w->buf + w->buf_len)
+        memset(w->buf + (buf - w->buf), 0,
+               n < (size_t)(w->buf + w->buf_len - buf)
+                   ? n
+                   : (size_t)(w->buf + w->buf_len - buf));
     return (ssize_t)n;
 }
 
@@ -322,6 +331,43 @@ int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
     }
     setvbuf(w->f, NULL, _IOFBF, 1 << 16);
     *out = w;
+    return DRIFT_OK;
+}
+
+int drift_writer_adopt(int fd, const char *path, const char *tmp,
+                       drift_writer **out, drift_err *e)
+{
+    *out = NULL;
+    drift_writer *w = drift_calloc(1, sizeof *w);
+    if (!w || !(w->final = drift_strdup(path)) ||
+        (tmp && !(w->tmp = drift_strdup(tmp)))) {
+        if (w)
+            writer_free(w);
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    w->fd = fd;
+    w->slot = tmp ? slot_take(tmp) : -1;
+    cookie_io_functions_t io = {NULL, cookie_write, NULL, cookie_close};
+    w->f = fopencookie(w, "w", io);
+    if (!w->f) {
+        w->fd = -1; /* the caller keeps fd */
+        drift_writer_abort(w);
+        return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+    }
+    setvbuf(w->f, NULL, _IOFBF, 1 << 16);
+    *out = w;
+    return DRIFT_OK;
+}
+
+const char *drift_writer_temp_name(const drift_writer *w) { return w->tmp; }
+
+int drift_writer_buffer(drift_writer *w, char *buf, size_t n)
+{
+    if (setvbuf(w->f, buf, _IOFBF, n) != 0)
+        return DRIFT_EINVAL;
+    memset(buf, 0, n);
+    w->buf = buf;
+    w->buf_len = n;
     return DRIFT_OK;
 }
 

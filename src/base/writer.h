@@ -28,6 +28,25 @@ int drift_writer_check(const char *path, const char *const *inputs, size_t n,
  * no process holds it (see writer.c). */
 int drift_writer_open(const char *path, drift_writer **out, drift_err *e);
 
+/* A writer for a temporary file that another process opened for path
+ * (guard.c's parent completes the files of a child that died): fd, open
+ * for reading and writing, becomes w's (commit or abort closes it; on a
+ * failure it stays the caller's); writing goes on at fd's offset.  tmp is the file's temporary name, or NULL when it has none
+ * (O_TMPFILE: commit links it in through /proc/self/fd). */
+int drift_writer_adopt(int fd, const char *path, const char *tmp,
+                       drift_writer **out, drift_err *e);
+
+/* The temporary file's name, or NULL when it has none. */
+const char *drift_writer_temp_name(const drift_writer *w);
+
+/* Makes buf (n bytes, owned by the caller, alive until commit or abort)
+ * the stream's buffer, before anything is written.  Each write to the
+ * file zeroes the bytes it took from buf, so that buf holds, up to its
+ * first NUL, exactly what was written to the stream and not yet to the
+ * file: another process sharing buf (guard.c's parent) can complete the
+ * file after this one died.  The text written must hold no NUL byte. */
+int drift_writer_buffer(drift_writer *w, char *buf, size_t n);
+
 /* The stream to write to; its write errors are recorded (see
  * drift_writer_failed).  Buffered: call drift_writer_failed after a unit
  * of output to learn of them. */

@@ -22,6 +22,7 @@
 #include "engine/run/inits.h"
 #include "engine/run/plugin.h"
 #include "engine/run/problem.h"
+#include "engine/run/guard.h"
 #include "engine/run/run.h"
 #include "engine/stats/checks.h"
 #include "engine/stats/stancsv.h"
@@ -31,7 +32,7 @@ enum {
     O_PASSES, O_ITER, O_SECONDS, O_THIN, O_WARMUP, O_SAVE_WARMUP, O_SEED,
     O_OUT, O_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
     O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS,
-    O_GENERATED_EVERY, O_HELP
+    O_GENERATED_EVERY, O_STEP_TIMEOUT, O_HELP
 };
 
 static const cli_opt sample_opts[] = {
@@ -102,6 +103,10 @@ static const cli_opt sample_opts[] = {
     [O_GENERATED_EVERY] = {"--generated-every", 1,
                            "K  a .drift model's generated block on every "
                            "K-th kept draw (1; NaN on the others)"},
+    [O_STEP_TIMEOUT] = {"--step-timeout", 1,
+                        "S  end the run, keeping the draws so far, when a "
+                        "sampler's call (a step) has not returned for S "
+                        "seconds (default: no limit)"},
     [O_HELP] = {"--help", 0, "show this help"},
 };
 #define N_SAMPLE_OPTS (sizeof sample_opts / sizeof sample_opts[0])
@@ -123,6 +128,7 @@ typedef struct sample_args {
     int warmup_only;        /* --iter 0 */
     int emit_segments;
     double passes, seconds, thin_time, grad_noise, eval_every, init_radius;
+    double step_timeout;    /* --step-timeout; 0: none */
     unsigned chains, chain_id, threads;
     size_t max_memory;
 } sample_args;
@@ -235,6 +241,8 @@ static int on_sample_opt(void *user, int idx, const char *v)
         a->warmup_only = a->iters == 0;
         return 0;
     case O_SECONDS: return parse_pos_double("--seconds", v, &a->seconds);
+    case O_STEP_TIMEOUT:
+        return parse_pos_double("--step-timeout", v, &a->step_timeout);
     case O_THIN:
         if ((rc = parse_pos_double("--thin", v, &a->thin_time)))
             return rc;
@@ -715,6 +723,20 @@ int cmd_sample(int argc, char **argv)
      * draws so far are committed; a second signal ends the process at
      * once (base/stop.h), leaving no temporary file. */
     drift_stop_catch();
+    /* The run in a child process, watched from this one (engine/run/
+     * guard.h): a sampler that crashes, exits or hangs loses no draws. */
+    drift_guard_config gc = {a.chains, cfg.first_chain_id ? cfg.first_chain_id
+                                                          : 1,
+                             cfg.sampler->name, a.step_timeout};
+    int guard_parent = 0, guard_status = 0;
+    drift_err ge = {{0}};
+    if (drift_guard_start(&gc, &guard_parent, &guard_status, &ge))
+        fprintf(stderr, "drift: warning: %s\n", ge.msg);
+    if (guard_parent) {
+        drift_stop_uncatch();
+        rc = guard_status;
+        goto out;
+    }
     int run_rc = drift_run(&cfg, results, &e);
     drift_stop_uncatch();
     int any_status = 0, any_started_failed = 0;

@@ -195,6 +195,10 @@ struct drift_chain {
     uint64_t grid_k;        /* continuous: output time steps passed */
     drift_rng lp_rng;       /* rows for lp__ estimates (emit.c) */
     struct drift_csvout *out; /* the Stan CSV file's layout (csvout.c) */
+    struct drift_guard_slot *guard; /* the parent's view of this chain
+                               (guard.c), NULL when unguarded */
+    struct drift_csvout_layout *layout; /* where csvout.c records the
+                               file's layout for it, or NULL */
     double t_traj;          /* continuous: trajectory time written so
                                far (warmup included with save_warmup) */
     double t_mom;           /* continuous: time integrated into traj_m1,

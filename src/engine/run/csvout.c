@@ -21,10 +21,6 @@
 #include "heldout.h"
 #include "hparam.h"
 
-/* Width of the fields num_samples and num_warmup are written into once a
- * chain ends: any uint64_t fits, and the readers strip the spaces. */
-#define COUNT_WIDTH 20
-
 struct drift_csvout {
     off_t at_num_samples, at_num_warmup, at_save_warmup, at_engaged;
                             /* where reserved fields start; -1: none */
@@ -110,8 +106,7 @@ static void reserve(drift_writer *w, const char *prefix, uint64_t v,
     fprintf(f, "%-*llu\n", width, (unsigned long long)v);
 }
 
-/* Writes v into the field at `at` (the stream flushed before). */
-static int patch(int fd, off_t at, uint64_t v, int width)
+int drift_csvout_patch(int fd, off_t at, uint64_t v, int width)
 {
     char buf[32];
     int n = snprintf(buf, sizeof buf, "%-*llu", width, (unsigned long long)v);
@@ -134,9 +129,9 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
     const drift_sampler *s = cfg->sampler;
     struct drift_csvout *o = c->out;
     fputs("# method = sample (Default)\n#   sample\n", f);
-    reserve(c->w, "#     num_samples = ", 0, COUNT_WIDTH, &o->at_num_samples);
+    reserve(c->w, "#     num_samples = ", 0, DRIFT_CSVOUT_COUNT_WIDTH, &o->at_num_samples);
     reserve(c->w, "#     num_warmup = ", cfg->warmup ? cfg->warmup : 1,
-            COUNT_WIDTH, &o->at_num_warmup);
+            DRIFT_CSVOUT_COUNT_WIDTH, &o->at_num_warmup);
     reserve(c->w, "#     save_warmup = ", (uint64_t)cfg->save_warmup, 1,
             &o->at_save_warmup);
     fprintf(f, "#     thin = %llu\n", (unsigned long long)o->thin);
@@ -298,6 +293,8 @@ static void write_columns(drift_chain *c, FILE *f)
     fputc('\n', f);
 }
 
+static double block_stepsize(const drift_chain *c, const double *diag);
+
 int drift_csvout_begin(drift_chain *c)
 {
     const drift_sampler *s = c->cfg->sampler;
@@ -331,6 +328,20 @@ int drift_csvout_begin(drift_chain *c)
     write_drift_config(c, f);
     write_columns(c, f);
     o->off_rows = pos(c->w);
+    drift_csvout_layout *g = c->layout;
+    if (g) {
+        g->at_num_samples = o->at_num_samples;
+        g->at_num_warmup = o->at_num_warmup;
+        g->at_save_warmup = o->at_save_warmup;
+        g->at_engaged = o->at_engaged;
+        g->thin = o->thin;
+        g->save_warmup = o->save_warmup;
+        g->metric_kind = c->metric.kind;
+        g->d = c->d;
+        g->step = block_stepsize(c, NULL);
+        g->warmup = cfg->warmup;
+        g->off_rows = o->off_rows;
+    }
     return DRIFT_OK;
 }
 
@@ -378,38 +389,23 @@ static void write_values(FILE *f, const double *v, size_t n, double dflt)
     fputc('\n', f);
 }
 
-void drift_csvout_adaptation(drift_chain *c, const double *diag)
+void drift_csvout_write_block(FILE *f, double step, int kind, size_t d,
+                              const double *m)
 {
-    struct drift_csvout *o = c->out;
-    if (!o || o->block_written || !c->w)
-        return;
-    o->block_written = 1;
-    o->off_warm_end = pos(c->w);
-    FILE *f = drift_writer_file(c->w);
     fputs("# Adaptation terminated\n# Step size = ", f);
-    drift_writer_real(f, block_stepsize(c, diag));
+    drift_writer_real(f, step);
     fputc('\n', f);
-    size_t d = c->d;
-    /* The metric the metric_get service hands samplers (oracle.c copies
-     * it from c->metric; read here directly, as oracle sits above). */
-    drift_metric_kind kind = c->metric.kind;
-    size_t n = kind == DRIFT_METRIC_DENSE ? d * d
-               : kind == DRIFT_METRIC_DIAG ? d
-                                           : 0;
-    const double *m = n ? c->metric.inv : NULL;
-    if (!m)
-        n = 0;
     switch (kind) {
     case DRIFT_METRIC_DIAG:
         fputs("# Diagonal elements of inverse mass matrix:\n", f);
-        write_values(f, n == d ? m : NULL, d, 1.0);
+        write_values(f, m, d, 1.0);
         break;
     case DRIFT_METRIC_DENSE:
         fputs("# Elements of inverse mass matrix:\n", f);
         for (size_t i = 0; i < d; i++) {
-            if (n == d * d) {
+            if (m) {
                 write_values(f, m + i * d, d, 0);
-            } else { /* out of memory: the identity */
+            } else { /* the identity */
                 fputs("# ", f);
                 for (size_t j = 0; j < d; j++)
                     fprintf(f, "%s%d", j ? ", " : "", i == j);
@@ -420,7 +416,45 @@ void drift_csvout_adaptation(drift_chain *c, const double *diag)
     default:
         fputs("# No free parameters for unit metric\n", f);
     }
+}
+
+void drift_csvout_adaptation(drift_chain *c, const double *diag)
+{
+    struct drift_csvout *o = c->out;
+    if (!o || o->block_written || !c->w)
+        return;
+    o->block_written = 1;
+    o->off_warm_end = pos(c->w);
+    size_t d = c->d;
+    /* The metric the metric_get service hands samplers (oracle.c copies
+     * it from c->metric; read here directly, as oracle sits above). */
+    drift_metric_kind kind = c->metric.kind;
+    size_t n = kind == DRIFT_METRIC_DENSE ? d * d
+               : kind == DRIFT_METRIC_DIAG ? d
+                                           : 0;
+    const double *m = n ? c->metric.inv : NULL;
+    drift_csvout_write_block(drift_writer_file(c->w), block_stepsize(c, diag),
+                             kind, d, m);
     o->off_samp = pos(c->w);
+    drift_csvout_layout *g = c->layout;
+    if (g) {
+        g->off_warm_end = o->off_warm_end;
+        g->off_samp = o->off_samp;
+        g->engaged = isfinite(c->adapted_step);
+        g->t_warm_end = drift_now();
+    }
+}
+
+void drift_csvout_write_elapsed(FILE *f, double warmup, double sampling)
+{
+    double w = warmup > 0 ? warmup : 0, s = sampling > 0 ? sampling : 0;
+    fprintf(f,
+            "# \n"
+            "#  Elapsed Time: %.6f seconds (Warm-up)\n"
+            "#                %.6f seconds (Sampling)\n"
+            "#                %.6f seconds (Total)\n"
+            "# \n",
+            w, s, w + s);
 }
 
 void drift_csvout_finish(drift_chain *c, const drift_csvout_end *end)
@@ -452,15 +486,7 @@ void drift_csvout_finish(drift_chain *c, const drift_csvout_end *end)
             fprintf(f, "%c%.17g", k ? ',' : ' ', end->traj_var[k]);
         fputc('\n', f);
     }
-    double w = end->warmup_seconds > 0 ? end->warmup_seconds : 0;
-    double s = end->sampling_seconds > 0 ? end->sampling_seconds : 0;
-    fprintf(f,
-            "# \n"
-            "#  Elapsed Time: %.6f seconds (Warm-up)\n"
-            "#                %.6f seconds (Sampling)\n"
-            "#                %.6f seconds (Total)\n"
-            "# \n",
-            w, s, w + s);
+    drift_csvout_write_elapsed(f, end->warmup_seconds, end->sampling_seconds);
     if (fclose(f) == 0) {
         o->trailer = buf;
         o->trailer_len = len;
@@ -576,10 +602,10 @@ int drift_csvout_close(struct drift_csvout *o, drift_writer *w,
         fwrite(o->trailer, 1, o->trailer_len, f);
     if (fflush(f) != 0)
         return DRIFT_OK; /* commit reports the write error */
-    if (patch(fd, o->at_num_samples, o->samp_offered, COUNT_WIDTH) ||
-        patch(fd, o->at_num_warmup, header_num_warmup(o), COUNT_WIDTH) ||
-        patch(fd, o->at_save_warmup, (uint64_t)header_save_warmup(o), 1) ||
-        patch(fd, o->at_engaged, (uint64_t)o->engaged, 1))
+    if (drift_csvout_patch(fd, o->at_num_samples, o->samp_offered, DRIFT_CSVOUT_COUNT_WIDTH) ||
+        drift_csvout_patch(fd, o->at_num_warmup, header_num_warmup(o), DRIFT_CSVOUT_COUNT_WIDTH) ||
+        drift_csvout_patch(fd, o->at_save_warmup, (uint64_t)header_save_warmup(o), 1) ||
+        drift_csvout_patch(fd, o->at_engaged, (uint64_t)o->engaged, 1))
         return drift_err_set(e, DRIFT_EIO,
                              "cannot write the counts into the output "
                              "file's header: %s",

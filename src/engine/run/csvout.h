@@ -11,9 +11,35 @@
 #ifndef DRIFT_CSVOUT_H
 #define DRIFT_CSVOUT_H
 
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "chain.h"
+
+/* Width of the reserved fields num_samples and num_warmup: any uint64_t
+ * fits, and the readers strip the spaces. */
+#define DRIFT_CSVOUT_COUNT_WIDTH 20
+
+/* Where a draws file's parts lie, as written so far (offsets in bytes, -1
+ * where not yet written), and what another process needs to complete the
+ * file without the chain (guard.c): the run's settings, a step size and
+ * metric kind for an adaptation block, the times.  drift_csvout_begin and
+ * drift_csvout_adaptation keep c->layout up to date when it is set. */
+typedef struct drift_csvout_layout {
+    int64_t at_num_samples, at_num_warmup, at_save_warmup, at_engaged;
+    int64_t off_rows;      /* the first row, after the column row */
+    int64_t off_warm_end;  /* where the adaptation block starts */
+    int64_t off_samp;      /* the first row after the block */
+    uint64_t thin;         /* rows per offered draw */
+    int save_warmup, engaged;
+    int metric_kind;       /* drift_metric_kind of the chain */
+    size_t d;              /* unconstrained dimension */
+    double step;           /* the block's step size if the parent writes it */
+    uint64_t warmup;       /* warmup iterations asked for */
+    double t_start;        /* drift_now() when the chain started */
+    double t_warm_end;     /* drift_now() at the end of warmup, or -1 */
+} drift_csvout_layout;
 
 /* Prepares chain c's layout (the columns CmdStanPy needs that the sampler
  * does not write, the step-size column) and, when the chain has a file,
@@ -68,5 +94,16 @@ uint64_t drift_csvout_samp_count(const struct drift_csvout *o);
 int drift_csvout_close(struct drift_csvout *o, drift_writer *w,
                        uint64_t warm, uint64_t samp, uint64_t *dropped,
                        drift_err *e);
+
+/* The pieces of a file, for a writer that completes a file without its
+ * chain (guard.c): the adaptation block with step size `step` and metric
+ * `kind` (a drift_metric_kind) of dimension d, m its inverse (d or d * d
+ * values; NULL: the identity); the Elapsed Time trailer; and v written
+ * into a reserved field of `width` characters at `at` (-1: none) by
+ * pwrite.  drift_csvout_patch returns 0 or -1 (errno set). */
+void drift_csvout_write_block(FILE *f, double step, int kind, size_t d,
+                              const double *m);
+void drift_csvout_write_elapsed(FILE *f, double warmup, double sampling);
+int drift_csvout_patch(int fd, off_t at, uint64_t v, int width);
 
 #endif

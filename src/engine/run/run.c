@@ -25,6 +25,7 @@
 #include "adapt.h"
 #include "chain.h"
 #include "csvout.h"
+#include "guard.h"
 #include "heldout.h"
 #include "hparam.h"
 #include "oracle.h"
@@ -295,7 +296,9 @@ static void run_setup(drift_chain *c)
     if (s->setup) {
         c->phase = DRIFT_CHAIN_SETUP;
         void *shared = NULL;
+        drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
         int rc = s->setup(&drift_services_table, c, c->cfg->hp, &shared);
+        drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
         c->phase = DRIFT_CHAIN_STEPPING;
         if (rc || c->failed) {
             if (!c->failed) {
@@ -432,6 +435,9 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     int rc0 = drift_run_chain_setup(&c, cfg, id, theta);
     c.run = run;
     c.stop = 1;
+    c.guard = drift_guard_slot_at(k);
+    c.layout = drift_guard_layout_of(c.guard);
+    drift_guard_thread_begin(c.guard);
     if (rc0)
         goto done;
     if (cfg->out_path) {
@@ -442,6 +448,7 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
             drift_chain_fail(&c, DRIFT_EIO, "%s", e.msg);
             goto done;
         }
+        drift_guard_file(c.guard, c.w, res->path);
     }
     if (cfg->test_model) {
         drift_err e = {{0}};
@@ -470,7 +477,9 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     if (find_init(&c, theta))
         goto done;
     c.nonfinite[0] = '\0';
+    drift_guard_call(c.guard, DRIFT_GUARD_INIT, 0);
     int irc = cfg->sampler->init(c.state, svc, &c, cfg->hp, theta);
+    drift_guard_call(c.guard, DRIFT_GUARD_IDLE, 0);
     c.phase = DRIFT_CHAIN_STEPPING;
     if (irc && !c.failed) {
         if (c.nonfinite[0])
@@ -490,7 +499,9 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     uint64_t last_eval = UINT64_MAX;
     while (!budget_spent(&c, t_start)) {
         c.nonfinite[0] = '\0';
+        drift_guard_call(c.guard, DRIFT_GUARD_STEP, c.iter);
         int rc = cfg->sampler->step(c.state, svc, &c, theta);
+        drift_guard_call(c.guard, DRIFT_GUARD_IDLE, c.iter);
         if (rc || c.failed) {
             /* A point without a finite density fails the chain only now,
              * when the sampler gave up on it: its message says where. */
@@ -528,8 +539,11 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     }
     if (!c.failed)
         notify(&c, DRIFT_PHASE_RUN_END);
-    if (cfg->sampler->finish)
+    if (cfg->sampler->finish) {
+        drift_guard_call(c.guard, DRIFT_GUARD_FINISH, c.iter);
         cfg->sampler->finish(c.state, svc, &c);
+        drift_guard_call(c.guard, DRIFT_GUARD_IDLE, c.iter);
+    }
     if (!c.failed) {
         drift_err ge = {{0}};
         int grc = drift_mapguard_check(1, &ge);
@@ -595,13 +609,12 @@ done:
             file->w = c.w;
             file->out = c.out;
             c.out = NULL;
-        } else if (c.write_failed) {
-            /* The first failed write stopped the chain: nothing goes in
-             * place, a previous file of the name stays. */
-            drift_writer_abort(c.w);
-            res->path[0] = '\0';
         } else {
+            /* A failed write (the first one stopped the chain: nothing
+             * goes in place, a previous file of the name stays) or a
+             * chain that never started. */
             drift_writer_abort(c.w);
+            drift_guard_file_settled(c.guard);
             res->path[0] = '\0';
         }
         c.w = NULL;
@@ -617,6 +630,7 @@ done:
     if (!started)
         res->metrics_path[0] = '\0';
     res->seconds = drift_now() - t_start;
+    drift_guard_thread_end(c.guard);
     drift_run_chain_release(&c);
     drift_free(theta);
     drift_progress_done(prog, k);
@@ -699,6 +713,7 @@ static void close_files(unsigned K, drift_chain_result *results,
             }
             res->path[0] = '\0';
         }
+        drift_guard_file_settled(drift_guard_slot_at(k));
         drift_csvout_free(f->out);
         f->w = NULL;
         f->out = NULL;
