@@ -6,8 +6,9 @@
 # the file's own (tests/interop_check.py and .R).  The kinds: every
 # sampler (the zigzag example too), 1 and 4 chains, saved warmup, budgets
 # in iterations, passes and seconds, an interrupted run, a run whose chain
-# failed, a resumed run, continuous samplers' draws and segments.  The
-# README's "Reading the output" lines are run on one of them.
+# failed, a run whose sampler crashed or hung, a resumed run, continuous
+# samplers' draws and segments.  The README's "Reading the output" lines
+# are run on one of them.
 #
 # Skipped (status 77, with the reason) where /usr/bin/python3, Rscript,
 # read-all or the readers' Debian packages are missing (.ci/run installs
@@ -128,6 +129,18 @@ if [ $st != 1 ] || ! grep -q '^# drift: chain 1 failed at iteration ' "$dir/fail
 else
     record failed 1
 fi
+# Runs whose sampler crashed or hung (a plugin that fails on purpose, at
+# iteration 300): each file is completed by the watching process, marked
+# incomplete, with the counts of its own rows; one chain, saved warmup.
+crashy="${DRIFT_TEST_PLUGIN_DIR:-tests/plugins/.libs}/crashy.so"
+for how in segv hang; do
+    run "crashed-$how" 1 1 --sampler "$crashy" --set how=$how --set at=300 \
+        --warmup 100 --save-warmup --iter 1000 --step-timeout 0.5
+    grep -q '^# drift: incomplete: ' "$dir/crashed-$how.csv" || {
+        echo "FAIL: crashed-$how.csv does not say it is incomplete"
+        fail=1
+    }
+done
 # A resumed run: initial values from the last draw of a previous file.
 run resumed 1 0 --sampler sgld --iter 200 --init "$dir/sgld.csv"
 # An interrupted run: SIGINT while the chains sample; every chain that
