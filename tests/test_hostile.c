@@ -950,7 +950,8 @@ static void test_second_signal(void **state)
  * at iteration 300 of 100 warmup + 1000) ends the run with status 1 and a
  * message naming plugin, chain and iteration; every chain's draws so far
  * are kept as a valid file marked incomplete, chain 2's exactly the 200
- * (or, with --save-warmup, 100 + 200) it wrote; no temporary file. */
+ * (or, with --save-warmup, 100 + 200) it wrote, the rows still in its
+ * stream's buffer included; no temporary file. */
 static void test_crashing_sampler(void **state)
 {
     (void)state;
@@ -1007,14 +1008,19 @@ static void test_crashing_sampler(void **state)
         assert_string_equal(drift_stancsv_meta(f, "num_warmup"), "100");
         drift_stancsv_free(f);
         valid_rows(o2);
-        assert_true(valid_rows(o1) > 0);
-        char *t1 = th_slurp(o1), *t2 = th_slurp(o2);
+        char *t2 = th_slurp(o2);
         assert_non_null(strstr(t2, "# drift: incomplete: the run ended "
                                    "early (chain 2: sampler 'crashy'"));
-        assert_non_null(strstr(t1, "# drift: incomplete: "));
         assert_non_null(strstr(t2, "#  Elapsed Time: "));
-        free(t1);
         free(t2);
+        /* Chain 1 runs beside it; on a loaded machine it may not have
+         * written its header yet (then it leaves no file). */
+        if (access(o1, F_OK) == 0) {
+            valid_rows(o1);
+            char *t1 = th_slurp(o1);
+            assert_non_null(strstr(t1, "# drift: incomplete: "));
+            free(t1);
+        }
         rm_dir(dir);
         free(dir);
         free(o);

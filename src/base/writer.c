@@ -48,6 +48,8 @@ struct drift_writer {
     int slot;           /* tmp's entry in the cleanup table, or -1 */
     char *buf;          /* the stream's buffer when the caller gave one */
     size_t buf_len;     /* (drift_writer_buffer), else NULL, 0 */
+    uint64_t *written;  /* and where the stream's bytes in the file are
+                           counted, or NULL */
 };
 
 /* ---- named temporaries a signal handler may remove ---- */
@@ -163,13 +165,16 @@ static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
         }
         done += (size_t)k;
     }
-    /* What is in the file leaves the caller's buffer: what remains there
-     * is exactly what was not yet written (see drift_writer_buffer). */
+    /* What is in the file leaves the caller's buffer, then the count says
+     * so: a process that dies between the two leaves a file longer than
+     * the count by what the buffer still holds (see drift_writer_buffer). */
     if (w->buf && buf >= w->buf && buf < w->buf + w->buf_len)
         memset(w->buf + (buf - w->buf), 0,
                n < (size_t)(w->buf + w->buf_len - buf)
                    ? n
                    : (size_t)(w->buf + w->buf_len - buf));
+    if (w->written)
+        *w->written += n;
     return (ssize_t)n;
 }
 
@@ -361,13 +366,16 @@ int drift_writer_adopt(int fd, const char *path, const char *tmp,
 
 const char *drift_writer_temp_name(const drift_writer *w) { return w->tmp; }
 
-int drift_writer_buffer(drift_writer *w, char *buf, size_t n)
+int drift_writer_buffer(drift_writer *w, char *buf, size_t n,
+                        uint64_t *written)
 {
     if (setvbuf(w->f, buf, _IOFBF, n) != 0)
         return DRIFT_EINVAL;
     memset(buf, 0, n);
     w->buf = buf;
     w->buf_len = n;
+    w->written = written;
+    *written = 0;
     return DRIFT_OK;
 }
 

@@ -6,6 +6,7 @@
 #ifndef DRIFT_WRITER_H
 #define DRIFT_WRITER_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include <drift/common.h>
@@ -40,12 +41,17 @@ int drift_writer_adopt(int fd, const char *path, const char *tmp,
 const char *drift_writer_temp_name(const drift_writer *w);
 
 /* Makes buf (n bytes, owned by the caller, alive until commit or abort)
- * the stream's buffer, before anything is written.  Each write to the
- * file zeroes the bytes it took from buf, so that buf holds, up to its
- * first NUL, exactly what was written to the stream and not yet to the
- * file: another process sharing buf (guard.c's parent) can complete the
- * file after this one died.  The text written must hold no NUL byte. */
-int drift_writer_buffer(drift_writer *w, char *buf, size_t n);
+ * the stream's buffer, before anything is written, and *written the count
+ * of the stream's bytes in the file (set to 0 here).  Each write to the
+ * file zeroes the bytes it took from buf, then adds them to *written, so
+ * that another process sharing buf and written (guard.c's parent) can
+ * complete the file after this one died: buf holds, up to its first NUL,
+ * what was written to the stream and not to the file, but for its first
+ * (file size - *written) bytes when the file is longer than the count (a
+ * death between the write and the zeroing).  The text written must hold
+ * no NUL byte. */
+int drift_writer_buffer(drift_writer *w, char *buf, size_t n,
+                        uint64_t *written);
 
 /* The stream to write to; its write errors are recorded (see
  * drift_writer_failed).  Buffered: call drift_writer_failed after a unit

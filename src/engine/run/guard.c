@@ -46,6 +46,8 @@ struct drift_guard_slot {
     char buf[1 << 16];      /* the file's stream buffer: what the child
                                wrote and the file does not hold yet, up to
                                the first NUL (drift_writer_buffer) */
+    uint64_t written;       /* the stream's bytes in the file, as counted
+                               after each write (drift_writer_buffer) */
 };
 
 typedef struct guard_page {
@@ -85,12 +87,18 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 }
 
 /* exit() called while a chain's thread is in a plugin call (a plugin that
- * exits) or elsewhere: the parent tells them apart by this. */
-static void on_exit_note(void)
+ * exits): note the chain for the parent and leave at once.  Going on with
+ * exit would flush every stream without its lock while the other chains
+ * still write to theirs, tearing rows; as it is, each stream's buffer and
+ * count stay as the parent needs them (drift_writer_buffer). */
+static void on_exit_note(int status, void *arg)
 {
+    (void)arg;
     if (page && thread_slot &&
-        atomic_load(&thread_slot->call) != DRIFT_GUARD_IDLE)
+        atomic_load(&thread_slot->call) != DRIFT_GUARD_IDLE) {
         atomic_store(&page->exit_chain, (int)(thread_slot - page->slot) + 1);
+        _exit(status);
+    }
 }
 
 static void child_begin(pid_t parent)
@@ -101,7 +109,7 @@ static void child_begin(pid_t parent)
     if (getppid() != parent)
         raise(SIGKILL);
     drift_stop_forwarder((int)parent);
-    atexit(on_exit_note);
+    on_exit(on_exit_note, NULL);
     /* SIGBUS stays with mapguard.c (lost pages of a mapped input). */
     const int fatal[] = {SIGSEGV, SIGILL, SIGFPE, SIGABRT, SIGSYS, SIGTRAP};
     struct sigaction sa;
@@ -167,7 +175,7 @@ void drift_guard_file(drift_guard_slot *s, drift_writer *w, const char *path)
     int fd = drift_writer_fd(w);
     if (!s || sock < 0 || strlen(path) >= PATH_MAX ||
         (tmp && strlen(tmp) >= PATH_MAX) ||
-        drift_writer_buffer(w, s->buf, sizeof s->buf))
+        drift_writer_buffer(w, s->buf, sizeof s->buf, &s->written))
         return;
     memcpy(s->path, path, strlen(path) + 1);
     memcpy(s->tmp, tmp ? tmp : "", tmp ? strlen(tmp) + 1 : 1);
@@ -300,13 +308,18 @@ static int64_t rescue_file(drift_guard_slot *s, int fd, const char *why,
     const drift_csvout_layout *L = &s->L;
     const char *tmp = s->tmp[0] ? s->tmp : NULL;
     off_t size = lseek(fd, 0, SEEK_END);
-    /* The rows still in the stream's buffer when the child died. */
+    /* The rows still in the stream's buffer when the child died, less
+     * what a write had put in the file before the buffer was cleared. */
     size_t fresh = strnlen(s->buf, sizeof s->buf);
-    while (fresh && s->buf[fresh - 1] != '\n')
+    size_t skip = size > 0 && (uint64_t)size > s->written
+                      ? (size_t)((uint64_t)size - s->written)
+                      : 0;
+    while (fresh > skip && s->buf[fresh - 1] != '\n')
         fresh--;
-    if (size >= 0 && fresh &&
-        pwrite(fd, s->buf, fresh, size) == (ssize_t)fresh)
-        size += (off_t)fresh;
+    if (size >= 0 && fresh > skip &&
+        pwrite(fd, s->buf + skip, fresh - skip, size) ==
+            (ssize_t)(fresh - skip))
+        size += (off_t)(fresh - skip);
     off_t end = size < 0 ? -1 : last_line_end(fd, size);
     if (end >= 0 && L->off_samp < 0 && L->off_warm_end >= 0 &&
         end > L->off_warm_end)
