@@ -928,7 +928,9 @@ static void check_rng(checker *c, drift_expr *e)
               want == 1 ? "" : "s", n);
         return;
     }
-    const drift_type *a = &e->args->type;
+    /* The first argument; NULL for a draw that takes none (std_normal_rng),
+     * which only the elementwise rule allows. */
+    const drift_type *a = e->args ? &e->args->type : NULL;
     drift_dim K;
     switch (d->rule) {
     case DRIFT_DRULE_ELEM: {

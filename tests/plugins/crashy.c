@@ -7,6 +7,7 @@
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <drift/sampler.h>
@@ -41,8 +42,14 @@ static void fail_now(int how)
 {
     switch (how) {
     case HOW_SEGV: {
-        volatile int *p = NULL;
-        *p = 1;
+        /* A store to a page that cannot be written: a real fault, which
+         * the sanitizers (in --enable-sanitizers builds) do not stop
+         * first, as they would a store through NULL. */
+        volatile char *p = mmap(NULL, 4096, PROT_NONE,
+                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p != MAP_FAILED)
+            *p = 1;
+        raise(SIGSEGV);
         break;
     }
     case HOW_ABORT: abort();

@@ -50,7 +50,8 @@
 #define MAX_ENTRY_SIZE 65536    /* a drift_sampler entry's declared size */
 #define MAX_STRING 4096         /* a name, summary or documentation line */
 
-/* 1 when the n bytes at p can be read.  Tables and strings a descriptor
+/* Copies the n bytes at p to dst (NULL: only checks them); 1 when they
+ * can be read, 0 when not.  Tables and strings a descriptor
  * points to are probed before they are read, so that a count past the end
  * of a table or a stray pointer is refused with a message rather than
  * crashing every command that scans the plugin directory.  (Readable
@@ -58,28 +59,34 @@
  * entry then refuse it.)  The probe copies the bytes into a pipe: the
  * kernel reports an unreadable address as EFAULT where a read would be a
  * segmentation fault. */
-static int mapped(const void *p, size_t n)
+static int copy_in(void *dst, const void *p, size_t n)
 {
     if (!p)
         return 0;
     if ((uintptr_t)p + n < (uintptr_t)p)
         return 0;
     int fd[2];
-    if (pipe2(fd, O_NONBLOCK | O_CLOEXEC))
-        return 1; /* cannot probe: trust the plugin, as before */
+    if (pipe2(fd, O_NONBLOCK | O_CLOEXEC)) {
+        if (dst) /* cannot probe: trust the plugin, as before */
+            memcpy(dst, p, n);
+        return 1;
+    }
     int ok = 1;
     const char *q = p;
-    char sink[4096];
+    char sink[4096], *to = dst;
     while (n > 0 && ok) {
         size_t k = n < sizeof sink ? n : sizeof sink; /* <= PIPE_BUF */
-        /* The system call itself, not the C library's write: under
-         * AddressSanitizer the library's is intercepted, and the check of
-         * its buffer would report the very read this probe makes safe. */
+        /* The system calls themselves, not the C library's: under
+         * AddressSanitizer the library's are intercepted, and the check of
+         * their buffers would report the very read this probe makes safe
+         * (bytes past a global table are its red zone). */
         ssize_t w = syscall(SYS_write, fd[1], q, k);
         ok = w == (ssize_t)k;
-        if (w > 0 && read(fd[0], sink, (size_t)w) != w)
+        if (w > 0 && syscall(SYS_read, fd[0], to ? to : sink, (size_t)w) != w)
             ok = 0;
         q += k;
+        if (to)
+            to += k;
         n -= k;
     }
     close(fd[0]);
@@ -87,21 +94,26 @@ static int mapped(const void *p, size_t n)
     return ok;
 }
 
+static int mapped(const void *p, size_t n) { return copy_in(NULL, p, n); }
+
 /* 1 when s is a NUL-terminated string of at most MAX_STRING bytes in
- * mapped memory. */
+ * mapped memory (read through copy_in, a page at a time). */
 static int mapped_string(const char *s)
 {
     if (!s)
         return 0;
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     const char *p = s;
+    char buf[4096];
     while (p - s <= MAX_STRING) {
         uintptr_t left = page - ((uintptr_t)p & (page - 1));
-        if (!mapped(p, 1))
+        if (left > sizeof buf)
+            left = sizeof buf;
+        if (!copy_in(buf, p, left))
             return 0;
-        const char *nul = memchr(p, '\0', left);
+        const char *nul = memchr(buf, '\0', left);
         if (nul)
-            return nul - s <= MAX_STRING;
+            return (p - s) + (nul - buf) <= MAX_STRING;
         p += left;
     }
     return 0;
@@ -123,15 +135,17 @@ static int probe_hparams(const drift_hparam *t, size_t n, const char *who,
                              "%s: its table of %s = %zu entries runs into "
                              "unmapped memory (is the count right?)",
                              who, what, n);
-    for (size_t k = 0; k < n; k++)
-        if (!mapped_string(t[k].name) ||
-            (t[k].choices && !mapped_string(t[k].choices)) ||
-            (t[k].doc && !mapped_string(t[k].doc)))
+    for (size_t k = 0; k < n; k++) {
+        drift_hparam h; /* read through the probe: t may lie about n */
+        if (!copy_in(&h, &t[k], sizeof h) || !mapped_string(h.name) ||
+            (h.choices && !mapped_string(h.choices)) ||
+            (h.doc && !mapped_string(h.doc)))
             return drift_err_set(e, DRIFT_EPLUGIN,
                                  "%s: entry %zu of its %s = %zu has a name, "
                                  "choices or doc that is not a string in "
                                  "memory (is the count right?)",
                                  who, k + 1, what, n);
+    }
     return DRIFT_OK;
 }
 
@@ -264,8 +278,8 @@ static int check_sampler(const drift_sampler *s, const char *path,
                              "into unmapped memory (is the count right?)",
                              who, s->n_columns);
     for (size_t k = 0; k < s->n_columns; k++) {
-        const char *c = s->columns[k];
-        if (c && !mapped_string(c))
+        const char *c = NULL; /* read through the probe, as the count may lie */
+        if (!copy_in(&c, &s->columns[k], sizeof c) || (c && !mapped_string(c)))
             return drift_err_set(e, DRIFT_EPLUGIN,
                                  "%s: column %zu of n_columns = %zu is not a "
                                  "string in memory (is the count right?)",
