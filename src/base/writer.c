@@ -168,11 +168,10 @@ static ssize_t cookie_write(void *cookie, const char *buf, size_t n)
     /* What is in the file leaves the caller's buffer, then the count says
      * so: a process that dies between the two leaves a file longer than
      * the count by what the buffer still holds (see drift_writer_buffer). */
-    if (w->buf && buf >= w->buf && buf < w->buf + w->buf_len)
-        memset(w->buf + (buf - w->buf), 0,
-               n < (size_t)(w->buf + w->buf_len - buf)
-                   ? n
-                   : (size_t)(w->buf + w->buf_len - buf));
+    if (w->buf && buf >= w->buf && buf < w->buf + w->buf_len) {
+        size_t room = (size_t)(w->buf + w->buf_len - buf);
+        memset(w->buf + (buf - w->buf), 0, n < room ? n : room);
+    }
     if (w->written)
         *w->written += n;
     return (ssize_t)n;

@@ -32,8 +32,9 @@ int drift_writer_open(const char *path, drift_writer **out, drift_err *e);
 /* A writer for a temporary file that another process opened for path
  * (guard.c's parent completes the files of a child that died): fd, open
  * for reading and writing, becomes w's (commit or abort closes it; on a
- * failure it stays the caller's); writing goes on at fd's offset.  tmp is the file's temporary name, or NULL when it has none
- * (O_TMPFILE: commit links it in through /proc/self/fd). */
+ * failure it stays the caller's); writing goes on at fd's offset.  tmp is
+ * the file's temporary name, or NULL when it has none (O_TMPFILE: commit
+ * links it in through /proc/self/fd). */
 int drift_writer_adopt(int fd, const char *path, const char *tmp,
                        drift_writer **out, drift_err *e);
 

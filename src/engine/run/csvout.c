@@ -129,7 +129,8 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
     const drift_sampler *s = cfg->sampler;
     struct drift_csvout *o = c->out;
     fputs("# method = sample (Default)\n#   sample\n", f);
-    reserve(c->w, "#     num_samples = ", 0, DRIFT_CSVOUT_COUNT_WIDTH, &o->at_num_samples);
+    reserve(c->w, "#     num_samples = ", 0, DRIFT_CSVOUT_COUNT_WIDTH,
+            &o->at_num_samples);
     reserve(c->w, "#     num_warmup = ", cfg->warmup ? cfg->warmup : 1,
             DRIFT_CSVOUT_COUNT_WIDTH, &o->at_num_warmup);
     reserve(c->w, "#     save_warmup = ", (uint64_t)cfg->save_warmup, 1,
@@ -602,9 +603,12 @@ int drift_csvout_close(struct drift_csvout *o, drift_writer *w,
         fwrite(o->trailer, 1, o->trailer_len, f);
     if (fflush(f) != 0)
         return DRIFT_OK; /* commit reports the write error */
-    if (drift_csvout_patch(fd, o->at_num_samples, o->samp_offered, DRIFT_CSVOUT_COUNT_WIDTH) ||
-        drift_csvout_patch(fd, o->at_num_warmup, header_num_warmup(o), DRIFT_CSVOUT_COUNT_WIDTH) ||
-        drift_csvout_patch(fd, o->at_save_warmup, (uint64_t)header_save_warmup(o), 1) ||
+    if (drift_csvout_patch(fd, o->at_num_samples, o->samp_offered,
+                           DRIFT_CSVOUT_COUNT_WIDTH) ||
+        drift_csvout_patch(fd, o->at_num_warmup, header_num_warmup(o),
+                           DRIFT_CSVOUT_COUNT_WIDTH) ||
+        drift_csvout_patch(fd, o->at_save_warmup,
+                           (uint64_t)header_save_warmup(o), 1) ||
         drift_csvout_patch(fd, o->at_engaged, (uint64_t)o->engaged, 1))
         return drift_err_set(e, DRIFT_EIO,
                              "cannot write the counts into the output "

@@ -39,7 +39,7 @@ struct drift_guard_slot {
     atomic_int call;        /* DRIFT_GUARD_* */
     atomic_uint_fast64_t iter;
     atomic_int file;        /* FILE_* */
-    drift_csvout_layout L;   /* written by the child; the parent reads it
+    drift_csvout_layout L;  /* written by the child; the parent reads it
                                only once the child is gone */
     char path[PATH_MAX];
     char tmp[PATH_MAX];     /* "" when the file has no name */
@@ -169,6 +169,19 @@ void drift_guard_call(drift_guard_slot *s, int what, uint64_t iter)
     atomic_store_explicit(&s->call, what, memory_order_release);
 }
 
+/* A message of one chain index k with room for one descriptor in cbuf:
+ * what drift_guard_file sends and take_fd receives. */
+static void fd_message(struct msghdr *m, struct iovec *io, uint32_t *k,
+                       char *cbuf, size_t cap)
+{
+    *io = (struct iovec){k, sizeof *k};
+    *m = (struct msghdr){0};
+    m->msg_iov = io;
+    m->msg_iovlen = 1;
+    m->msg_control = cbuf;
+    m->msg_controllen = cap;
+}
+
 void drift_guard_file(drift_guard_slot *s, drift_writer *w, const char *path)
 {
     const char *tmp = drift_writer_temp_name(w);
@@ -177,8 +190,8 @@ void drift_guard_file(drift_guard_slot *s, drift_writer *w, const char *path)
         (tmp && strlen(tmp) >= PATH_MAX) ||
         drift_writer_buffer(w, s->buf, sizeof s->buf, &s->written))
         return;
-    memcpy(s->path, path, strlen(path) + 1);
-    memcpy(s->tmp, tmp ? tmp : "", tmp ? strlen(tmp) + 1 : 1);
+    snprintf(s->path, sizeof s->path, "%s", path);
+    snprintf(s->tmp, sizeof s->tmp, "%s", tmp ? tmp : "");
     s->L.off_rows = s->L.off_warm_end = s->L.off_samp = -1;
     s->L.at_num_samples = s->L.at_num_warmup = s->L.at_save_warmup =
         s->L.at_engaged = -1;
@@ -187,12 +200,9 @@ void drift_guard_file(drift_guard_slot *s, drift_writer *w, const char *path)
     uint32_t k = (uint32_t)(s - page->slot);
     char cbuf[CMSG_SPACE(sizeof(int))];
     memset(cbuf, 0, sizeof cbuf);
-    struct iovec io = {&k, sizeof k};
-    struct msghdr m = {0};
-    m.msg_iov = &io;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
+    struct iovec io;
+    struct msghdr m;
+    fd_message(&m, &io, &k, cbuf, sizeof cbuf);
     struct cmsghdr *cm = CMSG_FIRSTHDR(&m);
     cm->cmsg_level = SOL_SOCKET;
     cm->cmsg_type = SCM_RIGHTS;
@@ -382,8 +392,7 @@ static int64_t rescue_file(drift_guard_slot *s, int fd, const char *why,
 }
 
 /* Why the child ended, in words, for the messages and the files' notes;
- * chain (index + 1, 0: none known) and whether the files are to be
- * rescued. */
+ * whether the files are to be rescued; the command's exit status. */
 typedef struct ending {
     char why[512];
     int rescue;
@@ -451,10 +460,8 @@ static void judge(const drift_guard_config *g, int wstatus, int hung,
     int k = atomic_load(&page->fault_sig) == sig
                 ? atomic_load(&page->fault_chain)
                 : 0;
-    if (!k && sig != SIGKILL) {
-        int c = chain_in_call();
-        k = c >= 0 && sig != SIGBUS ? c + 1 : 0;
-    }
+    if (!k && sig != SIGKILL && sig != SIGBUS)
+        k = chain_in_call() + 1; /* 0 when no chain was in a call */
     if (k) {
         say_chain(en, g, (unsigned)k - 1, "crashed", name);
     } else if (sig == SIGKILL) {
@@ -473,12 +480,9 @@ static int take_fd(int s, int *fds)
 {
     uint32_t k;
     char cbuf[CMSG_SPACE(sizeof(int))];
-    struct iovec io = {&k, sizeof k};
-    struct msghdr m = {0};
-    m.msg_iov = &io;
-    m.msg_iovlen = 1;
-    m.msg_control = cbuf;
-    m.msg_controllen = sizeof cbuf;
+    struct iovec io;
+    struct msghdr m;
+    fd_message(&m, &io, &k, cbuf, sizeof cbuf);
     ssize_t n = recvmsg(s, &m, MSG_CMSG_CLOEXEC);
     if (n < 0 && (errno == EINTR || errno == EAGAIN))
         return 1;

@@ -278,8 +278,9 @@ static int check_sampler(const drift_sampler *s, const char *path,
                              "into unmapped memory (is the count right?)",
                              who, s->n_columns);
     for (size_t k = 0; k < s->n_columns; k++) {
-        const char *c = NULL; /* read through the probe, as the count may lie */
-        if (!copy_in(&c, &s->columns[k], sizeof c) || (c && !mapped_string(c)))
+        const char *c = NULL; /* through the probe: the count may lie */
+        if (!copy_in(&c, &s->columns[k], sizeof c) ||
+            (c && !mapped_string(c)))
             return drift_err_set(e, DRIFT_EPLUGIN,
                                  "%s: column %zu of n_columns = %zu is not a "
                                  "string in memory (is the count right?)",
