@@ -34,7 +34,7 @@ extern "C" {
  * A plugin states the version it needs (drift_sampler_plugin's
  * services_version) and an engine with an older table refuses it at load,
  * so no plugin calls past the end of the table it was given. */
-#define DRIFT_SERVICES_VERSION 2u
+#define DRIFT_SERVICES_VERSION 3u
 
 /* One chain as the engine runs it; opaque to samplers. */
 typedef struct drift_chain drift_chain;
@@ -313,6 +313,18 @@ typedef struct drift_services {
     /* What drift_sampler.setup left in *shared (NULL without setup): the
      * same read-only block for every chain. */
     const void *(*shared)(drift_chain *c);
+
+    /* ---- added in services version 3: checkpoints ---- */
+    /* Inside drift_sampler.checkpoint: while the engine saves a chain,
+     * appends the n bytes at p to the checkpoint; while it restores one,
+     * reads the next n bytes of the checkpoint into p.  Returns DRIFT_OK,
+     * or an error (recorded) when the checkpoint's next block is not n
+     * bytes long: a sampler saved differently (another build).  Outside
+     * checkpoint it returns DRIFT_EINVAL. */
+    int (*ckpt_bytes)(drift_chain *c, void *p, size_t n);
+    /* 1 while the engine restores a chain (ckpt_bytes reads), 0 while it
+     * saves one. */
+    int (*ckpt_restoring)(drift_chain *c);
 } drift_services;
 
 /* One sampler.  The engine allocates state_size zeroed bytes for each
@@ -361,6 +373,24 @@ typedef struct drift_sampler {
      * return DRIFT_ESTOP. */
     int (*setup)(const drift_services *svc, drift_chain *c, const double *hp,
                  void **shared);
+
+    /* ---- added with services version 3 ---- */
+    /* Optional: the sampler's part of a checkpoint (--checkpoint-every,
+     * --resume), between two steps.  It hands every value that later
+     * steps depend on to svc->ckpt_bytes, in the same order whether
+     * saving or restoring (svc->ckpt_restoring says which), so one
+     * function does both.  On resume the engine first runs setup and init
+     * again exactly as at the start (same hyperparameters, initial point
+     * and random streams), so the memory init allocated exists and
+     * pointers into it are valid; then it restores its own part (theta,
+     * every random stream, the access stream, counters, the metric, the
+     * output file) and calls checkpoint.  Pointers in the state belong to
+     * the process that wrote them: save what they point to, never the
+     * pointers.  Scratch that a step overwrites before reading need not
+     * be saved.  Without it the engine refuses --checkpoint-every for the
+     * sampler. */
+    int (*checkpoint)(void *state, const drift_services *svc,
+                      drift_chain *c);
 } drift_sampler;
 
 /* drift_sampler.flags */
