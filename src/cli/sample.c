@@ -16,6 +16,7 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "cli.h"
+#include "resume.h"
 #include "engine/lang/lang_model.h"
 #include "engine/run/guard.h"
 #include "engine/run/heldout.h"
@@ -32,7 +33,7 @@ enum {
     O_PASSES, O_ITER, O_SECONDS, O_THIN, O_WARMUP, O_SAVE_WARMUP, O_SEED,
     O_OUT, O_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
     O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS,
-    O_GENERATED_EVERY, O_STEP_TIMEOUT, O_HELP
+    O_GENERATED_EVERY, O_STEP_TIMEOUT, O_CHECKPOINT_EVERY, O_RESUME, O_HELP
 };
 
 static const cli_opt sample_opts[] = {
@@ -107,6 +108,15 @@ static const cli_opt sample_opts[] = {
                         "S  end the run, keeping the draws so far, when a "
                         "sampler's call (a step) has not returned for S "
                         "seconds (default: no limit)"},
+    [O_CHECKPOINT_EVERY] = {"--checkpoint-every", 1,
+                            "K|Ts|Tm|Th  save each chain every K iterations "
+                            "(or T seconds, minutes, hours), at its end and "
+                            "on a signal, into STEM.ckpt beside --out; "
+                            "removed when the run completes"},
+    [O_RESUME] = {"--resume", 1,
+                  "DIR  continue the interrupted run whose checkpoint is "
+                  "DIR (its own command, in its own directory): the files "
+                  "are those the run would have written uninterrupted"},
     [O_HELP] = {"--help", 0, "show this help"},
 };
 #define N_SAMPLE_OPTS (sizeof sample_opts / sizeof sample_opts[0])
@@ -131,6 +141,10 @@ typedef struct sample_args {
     double step_timeout;    /* --step-timeout; 0: none */
     unsigned chains, chain_id, threads;
     size_t max_memory;
+    uint64_t ckpt_iters;    /* --checkpoint-every K */
+    double ckpt_seconds;    /* --checkpoint-every T[smh] */
+    const char *resume;     /* --resume DIR */
+    int n_options;          /* options given (--resume stands alone) */
 } sample_args;
 
 static int bad_value(const char *opt, const char *value, const char *want)
@@ -201,6 +215,7 @@ static int on_sample_opt(void *user, int idx, const char *v)
     sample_args *a = user;
     uint64_t x;
     int rc;
+    a->n_options += idx != O_QUIET;
     switch (idx) {
     case -2:
     case O_HELP: a->help = 1; return 0;
@@ -307,6 +322,27 @@ static int on_sample_opt(void *user, int idx, const char *v)
     case O_GENERATED_EVERY:
         return parse_u64_opt("--generated-every", v, 1, (uint64_t)1 << 62,
                              &a->generated_every);
+    case O_CHECKPOINT_EVERY: {
+        char *end;
+        double t = strtod(v, &end);
+        double unit = !*end ? 0 : !strcmp(end, "s") ? 1 : !strcmp(end, "m")
+                               ? 60 : !strcmp(end, "h") ? 3600 : -1;
+        if (end == v || unit < 0 || !(t > 0) || !isfinite(t))
+            return bad_value("--checkpoint-every", v,
+                             "expected a number of iterations (500) or a "
+                             "time (30s, 10m, 1h)");
+        if (unit == 0) {
+            if (t != floor(t) || t > 1e18)
+                return bad_value("--checkpoint-every", v,
+                                 "expected a whole number of iterations, or "
+                                 "a time with its unit (30s, 10m, 1h)");
+            a->ckpt_iters = (uint64_t)t;
+        } else {
+            a->ckpt_seconds = t * unit;
+        }
+        return 0;
+    }
+    case O_RESUME: a->resume = v; return 0;
     case O_EMIT:
         if (!strcmp(v, "segments"))
             a->emit_segments = 1;
@@ -493,7 +529,10 @@ static void print_problems(const drift_registry *reg)
     print_problems_from(reg, &from);
 }
 
-int cmd_sample(int argc, char **argv)
+/* One run: argc, argv the options after "sample"; resume_dir the
+ * checkpoint it continues (NULL: none), whose manifest is cmd. */
+static int sample_run(int argc, char **argv, const char *resume_dir,
+                      const ckpt_command *cmd, int quiet)
 {
     sample_args a;
     memset(&a, 0, sizeof a);
@@ -502,6 +541,52 @@ int cmd_sample(int argc, char **argv)
                        on_sample_opt, &a);
     if (rc)
         goto out_args;
+    a.quiet |= quiet;
+    if (resume_dir && a.resume) {
+        fprintf(stderr, "drift sample: --resume %s: the checkpoint's command "
+                        "holds --resume; it is damaged\n",
+                resume_dir);
+        rc = EXIT_USAGE;
+        goto out_args;
+    }
+    if (a.resume) {
+        if (a.n_options > 1) {
+            fprintf(stderr,
+                    "drift sample: --resume %s takes no other option (but "
+                    "--quiet): the run goes on with the command it began "
+                    "with, which the checkpoint holds\n",
+                    a.resume);
+            rc = EXIT_USAGE;
+            goto out_args;
+        }
+        ckpt_command saved;
+        rc = ckpt_load(a.resume, &saved);
+        if (!rc) {
+            /* The directory as the saved command names it: ckpt_load
+             * moved to the run's directory. */
+            char dir[4096];
+            snprintf(dir, sizeof dir, "%s", a.resume);
+            if (dir[0] != '/') {
+                const char *out = "output.csv";
+                for (int k = 0; k + 1 < saved.argc; k++)
+                    if (!strcmp(saved.argv[k], "--out"))
+                        out = saved.argv[k + 1];
+                ckpt_dir_for(out, dir, sizeof dir);
+            }
+            rc = sample_run(saved.argc, saved.argv, dir, &saved, a.quiet);
+        }
+        ckpt_command_free(&saved);
+        goto out_args;
+    }
+    if (a.ckpt_iters || a.ckpt_seconds > 0) {
+        if (a.test) {
+            fprintf(stderr, "drift sample: --checkpoint-every with --test: "
+                            "held-out metrics are not checkpointed; drop one "
+                            "of them\n");
+            rc = EXIT_USAGE;
+            goto out_args;
+        }
+    }
     if (a.help) {
         cli_usage("drift sample MODEL.drift|--model NAME --data FILE "
                   "--sampler NAME [options]",
@@ -657,6 +742,43 @@ int cmd_sample(int argc, char **argv)
         goto out;
     }
 
+    /* Checkpoints: the manifest of a fresh run, or the check that a
+     * resumed one is made of what it began with. */
+    char ckpt_dir[4096] = "";
+    int ckpt_fresh = 0;
+    if (a.ckpt_iters || a.ckpt_seconds > 0) {
+        if (!sampler.checkpoint) {
+            fprintf(stderr, "drift sample: --checkpoint-every: sampler %s "
+                            "cannot be checkpointed (its plugin has no "
+                            "checkpoint callback; see "
+                            "docs/writing-a-sampler.md)\n",
+                    sampler.name);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        ckpt_dir_for(a.out ? a.out : "output.csv", ckpt_dir, sizeof ckpt_dir);
+        ckpt_inputs in = {
+            prob.lang_path ? prob.lang_path
+                           : prob.entry ? prob.entry->path : NULL,
+            a.data, a.n_data, sampler_path,
+            init_mode == DRIFT_INIT_VALUES ? a.init : NULL};
+        if (resume_dir) {
+            snprintf(ckpt_dir, sizeof ckpt_dir, "%s", resume_dir);
+            rc = ckpt_check(ckpt_dir, cmd, &in);
+        } else {
+            rc = ckpt_start(ckpt_dir, argc, argv, a.seed, a.have_seed, &in);
+            ckpt_fresh = rc == 0;
+        }
+        if (rc)
+            goto out;
+    } else if (resume_dir) {
+        fprintf(stderr, "drift sample: --resume %s: the checkpoint's command "
+                        "has no --checkpoint-every; it is damaged\n",
+                resume_dir);
+        rc = EXIT_USAGE;
+        goto out;
+    }
+
     const char *header[24];
     size_t nh = 0;
     for (size_t k = 0; k < prob.n_header && nh < 20; k++)
@@ -701,6 +823,10 @@ int cmd_sample(int argc, char **argv)
         .data_path = a.n_data ? a.data[0] : NULL,
         .full_threads = a.threads,
         .warmup_only = a.warmup_only,
+        .ckpt_dir = ckpt_dir[0] ? ckpt_dir : NULL,
+        .ckpt_iters = a.ckpt_iters,
+        .ckpt_seconds = a.ckpt_seconds,
+        .resume = resume_dir != NULL,
     };
     /* A mapped row store (read by a C plugin, or by a .drift model as its
      * rows): tell the kernel how it will be read, and read ahead. */
@@ -735,6 +861,10 @@ int cmd_sample(int argc, char **argv)
     if (guard_parent) {
         drift_stop_uncatch();
         rc = guard_status;
+        if (rc && cfg.ckpt_dir)
+            fprintf(stderr, "drift: the checkpoint %s is kept; continue the "
+                            "run with: drift sample --resume %s\n",
+                    cfg.ckpt_dir, cfg.ckpt_dir);
         goto out;
     }
     int run_rc = drift_run(&cfg, results, &e);
@@ -748,6 +878,8 @@ int cmd_sample(int argc, char **argv)
         /* Refused before any chain started (a configuration error). */
         fprintf(stderr, "drift sample: %s\n", e.msg);
         rc = EXIT_USAGE;
+        if (ckpt_fresh)
+            ckpt_remove(ckpt_dir, cfg.first_chain_id, a.chains);
         goto out;
     }
     size_t N = prob.model.n_rows;
@@ -782,6 +914,9 @@ int cmd_sample(int argc, char **argv)
         print_checks(results, a.chains);
         rc = 0;
     }
+    /* A completed run has no use for its checkpoint. */
+    if (cfg.ckpt_dir && rc == 0)
+        ckpt_remove(cfg.ckpt_dir, cfg.first_chain_id, a.chains);
 out:
     free(results);
     free(hp);
@@ -799,6 +934,11 @@ out_args:
 }
 
 /* ---- drift samplers / drift models -------------------------------------- */
+
+int cmd_sample(int argc, char **argv)
+{
+    return sample_run(argc, argv, NULL, NULL, 0);
+}
 
 static int list_help(void *user, int idx, const char *v)
 {

@@ -104,6 +104,15 @@ typedef struct drift_run_config {
     /* Stan CSV that every reader accepts (issue 14): the first data file,
      * for the header's "data / file" (NULL: none). */
     const char *data_path;
+    /* Checkpoints (issue 21 item 8; checkpoint.h): the directory (NULL:
+     * none), how often each chain saves itself (every ckpt_iters
+     * iterations, every ckpt_seconds seconds; 0: not by that; a chain
+     * also saves when it ends or a signal stops it), and whether chains
+     * start from what the directory holds (--resume). */
+    const char *ckpt_dir;
+    uint64_t ckpt_iters;
+    double ckpt_seconds;
+    int resume;
 } drift_run_config;
 
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
@@ -235,6 +244,12 @@ struct drift_chain {
     /* Why the last oracle returned DRIFT_ENONFINITE ("" when none did in
      * this step): the failure message if the sampler gives up. */
     char nonfinite[512];
+    /* Checkpoints (checkpoint.c): the save or restore in progress (NULL:
+     * none), the draws file's bytes already in the checkpoint (-1: none
+     * yet), when the last save was. */
+    struct drift_ckpt_io *ckpt;
+    int64_t ckpt_rows;
+    double ckpt_at;
 };
 
 /* Records a failure message for chain c (first one wins) and returns

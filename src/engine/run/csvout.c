@@ -17,6 +17,7 @@
 
 #include "base/util.h"
 #include "base/writer.h"
+#include "checkpoint.h"
 #include "csvout.h"
 #include "heldout.h"
 #include "hparam.h"
@@ -296,6 +297,31 @@ static void write_columns(drift_chain *c, FILE *f)
 
 static double block_stepsize(const drift_chain *c, const double *diag);
 
+/* The file's layout as far as it is written, for the guard (c->layout). */
+static void publish_layout(drift_chain *c)
+{
+    const struct drift_csvout *o = c->out;
+    drift_csvout_layout *g = c->layout;
+    if (!g)
+        return;
+    g->at_num_samples = o->at_num_samples;
+    g->at_num_warmup = o->at_num_warmup;
+    g->at_save_warmup = o->at_save_warmup;
+    g->at_engaged = o->at_engaged;
+    g->thin = o->thin;
+    g->save_warmup = o->save_warmup;
+    g->metric_kind = c->metric.kind;
+    g->d = c->d;
+    g->step = block_stepsize(c, NULL);
+    g->warmup = c->cfg->warmup;
+    g->off_rows = o->off_rows;
+    if (o->off_warm_end >= 0) {
+        g->off_warm_end = o->off_warm_end;
+        g->off_samp = o->off_samp;
+        g->engaged = isfinite(c->adapted_step);
+    }
+}
+
 int drift_csvout_begin(drift_chain *c)
 {
     const drift_sampler *s = c->cfg->sampler;
@@ -329,21 +355,30 @@ int drift_csvout_begin(drift_chain *c)
     write_drift_config(c, f);
     write_columns(c, f);
     o->off_rows = pos(c->w);
-    drift_csvout_layout *g = c->layout;
-    if (g) {
-        g->at_num_samples = o->at_num_samples;
-        g->at_num_warmup = o->at_num_warmup;
-        g->at_save_warmup = o->at_save_warmup;
-        g->at_engaged = o->at_engaged;
-        g->thin = o->thin;
-        g->save_warmup = o->save_warmup;
-        g->metric_kind = c->metric.kind;
-        g->d = c->d;
-        g->step = block_stepsize(c, NULL);
-        g->warmup = cfg->warmup;
-        g->off_rows = o->off_rows;
-    }
+    publish_layout(c);
     return DRIFT_OK;
+}
+
+int drift_csvout_ckpt(drift_chain *c)
+{
+    if (!drift_ckpt_restoring(c)) {
+        struct drift_csvout o = *c->out;
+        o.trailer = NULL;
+        o.trailer_len = 0;
+        return drift_ckpt_block(c, &o, sizeof o);
+    }
+    struct drift_csvout *o = drift_calloc(1, sizeof *o);
+    if (!o)
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for the output file");
+    int rc = drift_ckpt_block(c, o, sizeof *o);
+    o->trailer = NULL;
+    o->trailer_len = 0;
+    drift_csvout_free(c->out);
+    c->out = o;
+    if (!rc && c->w)
+        publish_layout(c);
+    return rc;
 }
 
 void drift_csvout_free(struct drift_csvout *o)

@@ -50,6 +50,11 @@ int drift_csvout_begin(drift_chain *c);
 /* Frees c->out (NULL: nothing). */
 void drift_csvout_free(struct drift_csvout *o);
 
+/* The layout's part of a checkpoint (checkpoint.c): saved, or restored
+ * in place of drift_csvout_begin (the header is among the rows that the
+ * checkpoint gives back). */
+int drift_csvout_ckpt(drift_chain *c);
+
 /* Writes, after the sampler's columns of a row, the values of the columns
  * the engine adds for CmdStanPy (treedepth__ 0 and divergent__ 0 for a
  * sampler that has no such column): ",0" each. */

@@ -15,6 +15,7 @@
 #include "base/stop.h"
 #include "base/util.h"
 #include "chain.h"
+#include "checkpoint.h"
 #include "emit.h"
 #include "oracle.h"
 #include "poisson.h"
@@ -1013,4 +1014,6 @@ const drift_services drift_services_table = {
     .metric_get = svc_metric_get,
     .set_adapted = svc_set_adapted,
     .shared = svc_shared,
+    .ckpt_bytes = drift_ckpt_block,
+    .ckpt_restoring = drift_ckpt_restoring,
 };

@@ -24,6 +24,7 @@
 #include "base/writer.h"
 #include "adapt.h"
 #include "chain.h"
+#include "checkpoint.h"
 #include "csvout.h"
 #include "guard.h"
 #include "heldout.h"
@@ -130,6 +131,8 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     if (c->N && c->batch > c->N)
         c->batch = c->N;
     c->t_start = drift_now();
+    c->ckpt_at = c->t_start;
+    c->ckpt_rows = -1;
     c->adapted_step = NAN;
     drift_adapt_metric_init(&c->metric, DRIFT_METRIC_UNIT, c->d, NULL);
     drift_adapt_schedule_make(cfg->warmup, &c->sched);
@@ -413,6 +416,18 @@ static int find_init(drift_chain *c, double *theta)
                             c->id, TRIES, -r, r, c->nonfinite);
 }
 
+/* Whether chain c saves a checkpoint after the step just counted. */
+static int checkpoint_due(const drift_chain *c)
+{
+    const drift_run_config *cfg = c->cfg;
+    if (!cfg->ckpt_dir)
+        return 0;
+    if (cfg->ckpt_iters && c->iter % cfg->ckpt_iters == 0)
+        return 1;
+    return cfg->ckpt_seconds > 0 &&
+           drift_now() - c->ckpt_at >= cfg->ckpt_seconds;
+}
+
 /* prog (may be NULL) watches the run; k is the chain's index in it. */
 static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
                       unsigned id, drift_chain_result *res, chain_file *file,
@@ -488,11 +503,18 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
             drift_chain_fail(&c, irc, "sampler %s failed to start (status "
                              "%d)", cfg->sampler->name, irc);
     }
-    if (c.failed || drift_csvout_begin(&c))
+    /* On --resume the chain stands where it was saved, its rows written
+     * (with the header) and its warmup started. */
+    int resumed = 0;
+    if (!c.failed && cfg->resume &&
+        drift_ckpt_restore(&c, theta, &t_start, &t_warm_end, &resumed))
+        goto done;
+    if (c.failed || (!resumed && drift_csvout_begin(&c)))
         goto done;
     started = 1;
-    if (cfg->warmup > 0)
+    if (cfg->warmup > 0 && !resumed)
         notify(&c, DRIFT_PHASE_WARMUP_START);
+    uint64_t saved_at = resumed ? c.iter : UINT64_MAX;
     /* Held-out evaluations fall due every eval_every data passes. */
     double eval_grads = cfg->eval_every * (double)c.N;
     double next_eval = eval_grads;
@@ -530,6 +552,11 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
         if (c.iter == cfg->warmup)
             t_warm_end = drift_now();
         drift_progress_note(slot, c.iter, c.grads, c.draws_written);
+        if (checkpoint_due(&c)) {
+            if (drift_ckpt_save(&c, theta, t_start, t_warm_end))
+                break;
+            saved_at = c.iter;
+        }
         if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
             eval_heldout(&c, t_start);
             last_eval = c.grads;
@@ -537,6 +564,10 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
                 next_eval += eval_grads;
         }
     }
+    /* A chain at its end, or stopped by a signal, is saved as it stands,
+     * so that --resume goes on from here (or only completes the file). */
+    if (cfg->ckpt_dir && !c.failed && saved_at != c.iter)
+        drift_ckpt_save(&c, theta, t_start, t_warm_end);
     if (!c.failed)
         notify(&c, DRIFT_PHASE_RUN_END);
     if (cfg->sampler->finish) {
@@ -770,6 +801,17 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                              cfg->model->dim, K, K == 1 ? "" : "s", want,
                              vecs, cfg->model->dim, have);
     }
+    if (cfg->ckpt_dir && !cfg->sampler->checkpoint)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--checkpoint-every: sampler %s cannot be "
+                             "checkpointed (its plugin has no checkpoint "
+                             "callback; docs/writing-a-sampler.md)",
+                             cfg->sampler->name);
+    if (cfg->ckpt_dir && cfg->test_model)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--checkpoint-every with --test: held-out "
+                             "metrics are not checkpointed; run without "
+                             "one of them");
     if (cfg->passes > 0 && cfg->model->n_rows == 0)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--passes: the model has no data rows; give "

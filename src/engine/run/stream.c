@@ -9,6 +9,17 @@
 #include "base/util.h"
 #include "stream.h"
 
+/* RR: a new pass's order, a shuffle of the identity, so that it depends
+ * only on the stream's state before it (a checkpoint keeps that state,
+ * not N indices). */
+static void shuffle(drift_stream *s)
+{
+    s->pass_rng = s->rng;
+    for (size_t i = 0; i < s->N; i++)
+        s->perm[i] = i;
+    drift_rng_shuffle(&s->rng, s->perm, s->N);
+}
+
 int drift_stream_init(drift_stream *s, drift_access mode, size_t N,
                       const drift_rng *rng, size_t max_batch)
 {
@@ -27,11 +38,17 @@ int drift_stream_init(drift_stream *s, drift_access mode, size_t N,
             s->ahead = NULL;
             return DRIFT_ENOMEM;
         }
-        for (size_t i = 0; i < N; i++)
-            s->perm[i] = i;
-        drift_rng_shuffle(&s->rng, s->perm, N);
+        shuffle(s);
     }
     return DRIFT_OK;
+}
+
+void drift_stream_rebuild(drift_stream *s)
+{
+    if (s->mode == DRIFT_ACCESS_RR && s->perm) {
+        s->rng = s->pass_rng;
+        shuffle(s);
+    }
 }
 
 void drift_stream_free(drift_stream *s)
@@ -47,7 +64,7 @@ static size_t generate(drift_stream *s)
     switch (s->mode) {
     case DRIFT_ACCESS_RR:
         if (s->pos == s->N) {
-            drift_rng_shuffle(&s->rng, s->perm, s->N);
+            shuffle(s);
             s->pos = 0;
             s->passes++;
         }

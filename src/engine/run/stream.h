@@ -16,7 +16,10 @@ typedef struct drift_stream {
     drift_access mode;
     size_t N;
     drift_rng rng;      /* the stream's own random numbers */
-    size_t *perm;       /* RR: the current pass's permutation */
+    drift_rng pass_rng; /* RR: rng as it was before the current pass's
+                           shuffle, which it repeats (checkpoints) */
+    size_t *perm;       /* RR: the current pass's permutation, a shuffle
+                           of 0..N-1 (not of the last pass's order) */
     size_t pos;         /* RR/CA: next position in the pass */
     size_t *ahead;      /* ring buffer of drawn, not yet taken indices */
     size_t cap, head, len;
@@ -34,6 +37,10 @@ void drift_stream_take(drift_stream *s, size_t n, size_t *out);
  * pointer to k <= n of them that are contiguous in the ring (enough for
  * prefetching). */
 const size_t *drift_stream_peek(drift_stream *s, size_t n, size_t *k);
+
+/* RR: rebuilds perm from pass_rng after the stream's scalars were
+ * restored from a checkpoint. */
+void drift_stream_rebuild(drift_stream *s);
 
 const char *drift_access_name(drift_access a);
 int drift_access_parse(const char *s, drift_access *out);

@@ -1,0 +1,395 @@
+/* resume.c: a checkpoint's manifest, DIR/run: the command that started
+ * the run (with the seed it drew), the directory it ran in, and
+ * fingerprints of the build, the model, the data, the sampler plugin and
+ * the init file, so that `drift sample --resume DIR` runs the same command
+ * again and refuses a checkpoint that belongs to something else.  The
+ * chains' own state is the engine's (engine/run/checkpoint.h).  Not for
+ * parsing options (sample.c). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "resume.h"
+
+#define MANIFEST_MAGIC "drift checkpoint 1"
+/* A data file is fingerprinted by its size, its modification time and
+ * the bytes of its first and last MiB: hashing tens of gigabytes on every
+ * start would cost more than the checkpoint saves. */
+#define EDGE_BYTES (1u << 20)
+
+static uint64_t fnv_step(uint64_t h, const unsigned char *p, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        h ^= p[k];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+/* Hash of bytes [from, to) of fd; 0 with errno set on a read error. */
+static int hash_range(int fd, off_t from, off_t to, uint64_t *h)
+{
+    static unsigned char buf[1 << 16];
+    while (from < to) {
+        size_t want = (size_t)(to - from) < sizeof buf ? (size_t)(to - from)
+                                                       : sizeof buf;
+        ssize_t r = pread(fd, buf, want, from);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        *h = fnv_step(*h, buf, (size_t)r);
+        from += r;
+    }
+    return 0;
+}
+
+/* "SIZE HASH" of a whole file, or with edges_only "SIZE MTIME HASH" of
+ * its first and last EDGE_BYTES; "missing" when it cannot be read. */
+static void fingerprint(const char *path, int edges_only, char *out,
+                        size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        if (fd >= 0)
+            close(fd);
+        snprintf(out, cap, "missing");
+        return;
+    }
+    uint64_t h = 0xcbf29ce484222325ULL;
+    off_t n = st.st_size;
+    int rc;
+    if (!edges_only || n <= 2 * (off_t)EDGE_BYTES) {
+        rc = hash_range(fd, 0, n, &h);
+    } else {
+        rc = hash_range(fd, 0, EDGE_BYTES, &h);
+        if (!rc)
+            rc = hash_range(fd, n - EDGE_BYTES, n, &h);
+    }
+    close(fd);
+    if (rc)
+        snprintf(out, cap, "missing");
+    else if (edges_only)
+        snprintf(out, cap, "%lld %lld.%09ld %016" PRIx64, (long long)n,
+                 (long long)st.st_mtim.tv_sec, (long)st.st_mtim.tv_nsec, h);
+    else
+        snprintf(out, cap, "%lld %016" PRIx64, (long long)n, h);
+}
+
+/* The manifest's "file" lines for in: "file KIND PATH\tFINGERPRINT". */
+static void file_lines(const ckpt_inputs *in, FILE *f)
+{
+    char fp[128];
+    fingerprint("/proc/self/exe", 0, fp, sizeof fp);
+    fprintf(f, "file build %s\t%s\n", "drift " PACKAGE_VERSION, fp);
+    if (in->model) {
+        fingerprint(in->model, 0, fp, sizeof fp);
+        fprintf(f, "file model %s\t%s\n", in->model, fp);
+    }
+    for (size_t k = 0; k < in->n_data; k++) {
+        fingerprint(in->data[k], 1, fp, sizeof fp);
+        fprintf(f, "file data %s\t%s\n", in->data[k], fp);
+    }
+    if (in->sampler) {
+        fingerprint(in->sampler, 0, fp, sizeof fp);
+        fprintf(f, "file sampler %s\t%s\n", in->sampler, fp);
+    }
+    if (in->init) {
+        fingerprint(in->init, 0, fp, sizeof fp);
+        fprintf(f, "file init %s\t%s\n", in->init, fp);
+    }
+}
+
+void ckpt_dir_for(const char *out, char *buf, size_t cap)
+{
+    const char *slash = strrchr(out, '/');
+    const char *dot = strrchr(out, '.');
+    size_t stem = dot && dot > (slash ? slash : out) ? (size_t)(dot - out)
+                                                     : strlen(out);
+    snprintf(buf, cap, "%.*s.ckpt", (int)stem, out);
+}
+
+/* Arguments are written one per line with backslash and newline
+ * escaped. */
+static void put_arg(FILE *f, const char *a)
+{
+    fputs("arg ", f);
+    for (; *a; a++) {
+        if (*a == '\\')
+            fputs("\\\\", f);
+        else if (*a == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*a, f);
+    }
+    fputc('\n', f);
+}
+
+/* Holds the manifest open with an exclusive lock for the run's life (the
+ * descriptor is left open on purpose, and shared with the guard's child):
+ * two runs never write one checkpoint. */
+static int lock_manifest(const char *dir, const char *path, int fd)
+{
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+        fprintf(stderr,
+                "drift sample: the checkpoint %s is in use by another "
+                "drift process (%s is locked); wait for it to end\n",
+                dir, path);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
+               int have_seed, const ckpt_inputs *in)
+{
+    char path[4200], tmp[4220], cwd[4096];
+    snprintf(path, sizeof path, "%s/run", dir);
+    if (access(path, F_OK) == 0) {
+        fprintf(stderr,
+                "drift sample: %s holds the checkpoint of a run that did not "
+                "finish: continue it with 'drift sample --resume %s', or "
+                "remove the directory to start again\n",
+                dir, dir);
+        return EXIT_USAGE;
+    }
+    if (mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "drift sample: --checkpoint-every: cannot create %s: "
+                        "%s\n",
+                dir, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (!getcwd(cwd, sizeof cwd)) {
+        fprintf(stderr, "drift sample: --checkpoint-every: the working "
+                        "directory: %s\n",
+                strerror(errno));
+        return EXIT_USAGE;
+    }
+    snprintf(tmp, sizeof tmp, "%s/run.tmp", dir);
+    FILE *f = fopen(tmp, "w");
+    if (!f) {
+        fprintf(stderr, "drift sample: --checkpoint-every: %s: %s\n", tmp,
+                strerror(errno));
+        return EXIT_USAGE;
+    }
+    fprintf(f, "%s\n# continue this run with: drift sample --resume %s\n",
+            MANIFEST_MAGIC, dir);
+    fprintf(f, "cwd %s\n", cwd);
+    file_lines(in, f);
+    for (int k = 0; k < argc; k++)
+        put_arg(f, argv[k]);
+    if (!have_seed) {
+        char s[32];
+        snprintf(s, sizeof s, "%" PRIu64, seed);
+        put_arg(f, "--seed");
+        put_arg(f, s);
+    }
+    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
+    bad |= fclose(f) != 0;
+    if (bad || rename(tmp, path) != 0) {
+        fprintf(stderr, "drift sample: --checkpoint-every: %s: %s\n", path,
+                strerror(errno));
+        unlink(tmp);
+        return EXIT_USAGE;
+    }
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    return fd < 0 ? EXIT_USAGE : lock_manifest(dir, path, fd);
+}
+
+/* One line of the manifest without its newline (buf of cap). */
+static int read_line(FILE *f, char *buf, size_t cap)
+{
+    if (!fgets(buf, (int)cap, f))
+        return -1;
+    size_t n = strlen(buf);
+    if (n && buf[n - 1] == '\n')
+        buf[--n] = '\0';
+    return 0;
+}
+
+static char *unescape(const char *s)
+{
+    char *out = malloc(strlen(s) + 1), *o = out;
+    if (!out)
+        return NULL;
+    for (; *s; s++) {
+        if (*s == '\\' && s[1]) {
+            s++;
+            *o++ = *s == 'n' ? '\n' : *s;
+        } else {
+            *o++ = *s;
+        }
+    }
+    *o = '\0';
+    return out;
+}
+
+int ckpt_load(const char *dir, ckpt_command *cmd)
+{
+    char path[4200], line[8192];
+    memset(cmd, 0, sizeof *cmd);
+    snprintf(path, sizeof path, "%s/run", dir);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "drift sample: --resume %s: no checkpoint there (%s: "
+                        "%s)\n",
+                dir, path, strerror(errno));
+        return EXIT_USAGE;
+    }
+    if (read_line(f, line, sizeof line) || strcmp(line, MANIFEST_MAGIC)) {
+        fclose(f);
+        fprintf(stderr, "drift sample: --resume %s: %s is not a drift "
+                        "checkpoint manifest\n",
+                dir, path);
+        return EXIT_USAGE;
+    }
+    char cwd[4096] = "";
+    int rc = 0;
+    while (!rc && !read_line(f, line, sizeof line)) {
+        if (!strncmp(line, "cwd ", 4)) {
+            snprintf(cwd, sizeof cwd, "%s", line + 4);
+        } else if (!strncmp(line, "arg ", 4)) {
+            char **a = realloc(cmd->argv, (cmd->argc + 2) * sizeof *a);
+            char *v = unescape(line + 4);
+            if (!a || !v) {
+                free(a ? NULL : v);
+                if (a)
+                    cmd->argv = a;
+                rc = EXIT_RUN_FAILED;
+                break;
+            }
+            cmd->argv = a;
+            a[cmd->argc++] = v;
+            a[cmd->argc] = NULL;
+        } else if (!strncmp(line, "file ", 5)) {
+            char *l = strdup(line + 5);
+            char **x = realloc(cmd->files, (cmd->n_files + 1) * sizeof *x);
+            if (!l || !x) {
+                free(l);
+                if (x)
+                    cmd->files = x;
+                rc = EXIT_RUN_FAILED;
+                break;
+            }
+            cmd->files = x;
+            x[cmd->n_files++] = l;
+        }
+    }
+    fclose(f);
+    if (rc) {
+        fprintf(stderr, "drift sample: --resume: out of memory\n");
+        return rc;
+    }
+    if (!cmd->argc || !cwd[0]) {
+        fprintf(stderr, "drift sample: --resume %s: %s is incomplete (no "
+                        "command or directory)\n",
+                dir, path);
+        return EXIT_USAGE;
+    }
+    /* The command's paths are relative to where it ran. */
+    if (chdir(cwd) != 0) {
+        fprintf(stderr, "drift sample: --resume %s: the run's directory %s: "
+                        "%s\n",
+                dir, cwd, strerror(errno));
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+void ckpt_command_free(ckpt_command *cmd)
+{
+    for (int k = 0; k < cmd->argc; k++)
+        free(cmd->argv[k]);
+    free(cmd->argv);
+    for (size_t k = 0; k < cmd->n_files; k++)
+        free(cmd->files[k]);
+    free(cmd->files);
+    memset(cmd, 0, sizeof *cmd);
+}
+
+int ckpt_check(const char *dir, const ckpt_command *cmd,
+               const ckpt_inputs *in)
+{
+    char *now = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&now, &len);
+    if (!f)
+        return EXIT_RUN_FAILED;
+    file_lines(in, f);
+    fclose(f);
+    /* Each saved line must be among today's, and as many of them. */
+    size_t n_now = 0;
+    int rc = 0;
+    for (char *l = now; *l; l = strchr(l, '\n') + 1)
+        n_now++;
+    for (size_t k = 0; k < cmd->n_files && !rc; k++) {
+        const char *saved = cmd->files[k];
+        size_t n = strlen(saved);
+        const char *hit = NULL;
+        for (const char *l = now; *l; l = strchr(l, '\n') + 1)
+            if (!strncmp(l, saved, n) && l[n] == '\n')
+                hit = l;
+        if (hit)
+            continue;
+        /* Name what differs: the kind and path before the tab. */
+        const char *tab = strchr(saved, '\t');
+        int head = tab ? (int)(tab - saved) : (int)n;
+        const char *what = !strncmp(saved, "build ", 6)
+                               ? "drift was rebuilt or upgraded since"
+                               : "changed since";
+        fprintf(stderr,
+                "drift sample: --resume %s: refused: the %.*s %s the "
+                "checkpoint was written, so the run cannot go on as it "
+                "began; start it again without --resume (remove %s)\n",
+                dir, head, saved, what, dir);
+        rc = EXIT_USAGE;
+    }
+    if (!rc && n_now != cmd->n_files) {
+        fprintf(stderr, "drift sample: --resume %s: refused: the run's "
+                        "inputs are not those the checkpoint was written "
+                        "for\n",
+                dir);
+        rc = EXIT_USAGE;
+    }
+    free(now);
+    if (rc)
+        return rc;
+    char path[4200];
+    snprintf(path, sizeof path, "%s/run", dir);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        fprintf(stderr, "drift sample: --resume %s: %s: %s\n", dir, path,
+                strerror(errno));
+        return EXIT_USAGE;
+    }
+    return lock_manifest(dir, path, fd);
+}
+
+void ckpt_remove(const char *dir, unsigned first_id, unsigned chains)
+{
+    char path[4200];
+    for (unsigned k = 0; k < chains; k++) {
+        snprintf(path, sizeof path, "%s/chain_%u.state", dir, first_id + k);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/chain_%u.state.tmp", dir,
+                 first_id + k);
+        unlink(path);
+        snprintf(path, sizeof path, "%s/chain_%u.rows", dir, first_id + k);
+        unlink(path);
+    }
+    snprintf(path, sizeof path, "%s/run", dir);
+    unlink(path);
+    snprintf(path, sizeof path, "%s/run.tmp", dir);
+    unlink(path);
+    rmdir(dir);
+}

@@ -1,0 +1,51 @@
+/* resume.h: a checkpoint's manifest (resume.c): the command, its working
+ * directory and fingerprints of what the run was made of. */
+#ifndef DRIFT_CLI_RESUME_H
+#define DRIFT_CLI_RESUME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* What a run is made of, fingerprinted in the manifest (NULL: none). */
+typedef struct ckpt_inputs {
+    const char *model;          /* the .drift file or model plugin */
+    const char *const *data;
+    size_t n_data;
+    const char *sampler;        /* the sampler plugin's file */
+    const char *init;           /* an --init file */
+} ckpt_inputs;
+
+/* A manifest read back: the command's arguments (after "sample") and its
+ * "file" lines. */
+typedef struct ckpt_command {
+    int argc;
+    char **argv;
+    char **files;
+    size_t n_files;
+} ckpt_command;
+
+/* The checkpoint directory of a run whose draws go to out: its stem with
+ * ".ckpt" ("fit.csv" -> "fit.ckpt"). */
+void ckpt_dir_for(const char *out, char *buf, size_t cap);
+
+/* A fresh run with --checkpoint-every: creates dir and its manifest (the
+ * arguments, and the seed when it was drawn), refusing a directory that
+ * holds an unfinished run's checkpoint, and locks it for the run.  0 or
+ * an exit status (the message printed). */
+int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
+               int have_seed, const ckpt_inputs *in);
+
+/* --resume dir: reads the manifest and changes to the run's directory.
+ * 0 or an exit status (the message printed). */
+int ckpt_load(const char *dir, ckpt_command *cmd);
+void ckpt_command_free(ckpt_command *cmd);
+
+/* Refuses (message, exit status) when the build or an input differs from
+ * the manifest's; else locks the checkpoint for the run and returns 0. */
+int ckpt_check(const char *dir, const ckpt_command *cmd,
+               const ckpt_inputs *in);
+
+/* Removes a finished run's checkpoint. */
+void ckpt_remove(const char *dir, unsigned first_id, unsigned chains);
+
+#endif

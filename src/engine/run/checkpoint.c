@@ -1,0 +1,514 @@
+/* checkpoint.c: saving a chain between two steps and restoring it in
+ * another process.  The engine's part is everything a later step or the
+ * output depends on: the point, the four random streams, the access
+ * stream, the counters, a continuous trajectory's moments, the metric and
+ * the output file's layout; the sampler adds its own through
+ * drift_sampler.checkpoint.  The draws written so far are copied, as they
+ * grow, into a file of their own, so that what happens to the draws file
+ * after the save (cut to other chains' counts, completed as incomplete by
+ * the guard, lost with its process) does not matter.  Not for when to
+ * save (run.c) nor for checking that a checkpoint belongs to the run (the
+ * CLI's manifest). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "base/writer.h"
+#include "checkpoint.h"
+#include "csvout.h"
+#include "guard.h"
+#include "oracle.h"
+
+/* "DRIFTCK" and the format's version, then blocks (a 64-bit length and
+ * its bytes), then the FNV-1a hash of the blocks. */
+static const char MAGIC[8] = {'D', 'R', 'I', 'F', 'T', 'C', 'K', '1'};
+
+#define COPY_CHUNK (1u << 20)
+
+/* The engine's scalars, in one block. */
+typedef struct core {
+    uint64_t d, N, id;
+    uint64_t iter, grads, draws_written, gen_seen, warm_offered,
+        samp_offered, grid_k, proposals, violations, welford_n;
+    double t_traj, t_mom, t_next_out, adapted_step;
+    double elapsed;         /* seconds since the chain started */
+    double warm_elapsed;    /* seconds to the end of warmup, or -1 */
+    int64_t rows_bytes;     /* the draws file's length (-1: no file) */
+    int32_t stream_used, metric_kind;
+    drift_rng rng, noise_rng, access_rng, lp_rng;
+    int32_t s_mode;
+    uint64_t s_pos, s_head, s_len, s_cap, s_passes;
+    drift_rng s_rng, s_pass_rng;
+} core;
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t k = 0; k < n; k++) {
+        h ^= p[k];
+        h *= 0x100000001b3ULL;
+    }
+    return h;
+}
+
+static void chain_file_path(const drift_chain *c, const char *ext, char *buf,
+                            size_t cap)
+{
+    snprintf(buf, cap, "%s/chain_%u.%s", c->cfg->ckpt_dir, c->id, ext);
+}
+
+static int put(drift_ckpt_io *io, const void *p, size_t n)
+{
+    if (io->len + n > io->cap) {
+        size_t cap = io->cap ? io->cap : 4096;
+        while (cap < io->len + n)
+            cap *= 2;
+        unsigned char *b = drift_realloc(io->buf, cap);
+        if (!b)
+            return DRIFT_ENOMEM;
+        io->buf = b;
+        io->cap = cap;
+    }
+    if (n)
+        memcpy(io->buf + io->len, p, n);
+    io->len += n;
+    return DRIFT_OK;
+}
+
+int drift_ckpt_block(drift_chain *c, void *p, size_t n)
+{
+    drift_ckpt_io *io = c->ckpt;
+    if (!io)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "chain %u: ckpt_bytes called outside a "
+                                "checkpoint",
+                                c->id);
+    uint64_t len = n;
+    if (!io->restoring) {
+        if (put(io, &len, sizeof len) || put(io, p, n))
+            return drift_chain_fail(c, DRIFT_ENOMEM,
+                                    "out of memory saving a checkpoint");
+        return DRIFT_OK;
+    }
+    if (io->len - io->at < sizeof len)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "%s: the checkpoint ends where %zu more "
+                                "bytes were expected (written by another "
+                                "build of the sampler?)",
+                                io->path, n);
+    memcpy(&len, io->buf + io->at, sizeof len);
+    if (len != n || io->len - io->at - sizeof len < n)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "%s: a block of %llu bytes where %zu are "
+                                "read now: the checkpoint was written by "
+                                "another build of the engine or sampler",
+                                io->path, (unsigned long long)len, n);
+    if (n)
+        memcpy(p, io->buf + io->at + sizeof len, n);
+    io->at += sizeof len + n;
+    return DRIFT_OK;
+}
+
+int drift_ckpt_restoring(drift_chain *c)
+{
+    return c->ckpt ? c->ckpt->restoring : 0;
+}
+
+/* The blocks after the core, in both directions: theta, the stream's
+ * look-ahead, a continuous trajectory's moments, the metric, the output
+ * layout, then the sampler's. */
+static int blocks(drift_chain *c, double *theta, const core *k)
+{
+    int rc = drift_ckpt_block(c, theta, c->d * sizeof *theta);
+    if (!rc && k->s_cap)
+        rc = drift_ckpt_block(c, c->stream.ahead,
+                              (size_t)k->s_cap * sizeof *c->stream.ahead);
+    if (!rc && c->traj_m1) {
+        rc = drift_ckpt_block(c, c->traj_m1, c->d * sizeof(double));
+        if (!rc)
+            rc = drift_ckpt_block(c, c->traj_m2, c->d * sizeof(double));
+    }
+    size_t nm = drift_adapt_metric_doubles(c->metric.kind, c->d);
+    if (!rc && nm)
+        rc = drift_ckpt_block(c, c->metric.inv, nm * sizeof(double));
+    if (!rc)
+        rc = drift_csvout_ckpt(c);
+    if (!rc) {
+        const drift_sampler *s = c->cfg->sampler;
+        if (!s->checkpoint)
+            return drift_chain_fail(c, DRIFT_EINVAL,
+                                    "sampler %s cannot be checkpointed "
+                                    "(it has no checkpoint callback)",
+                                    s->name);
+        drift_guard_call(c->guard, DRIFT_GUARD_STEP, c->iter);
+        rc = s->checkpoint(c->state, &drift_services_table, c);
+        drift_guard_call(c->guard, DRIFT_GUARD_IDLE, c->iter);
+        if (rc && !c->failed)
+            drift_chain_fail(c, rc, "chain %u: sampler %s failed to %s its "
+                             "checkpoint (status %d)",
+                             c->id, s->name,
+                             c->ckpt->restoring ? "restore" : "save", rc);
+    }
+    return rc ? rc : c->failed;
+}
+
+static void fill_core(const drift_chain *c, core *k, double t_start,
+                      double t_warm_end, int64_t rows_bytes)
+{
+    memset(k, 0, sizeof *k);
+    k->d = c->d;
+    k->N = c->N;
+    k->id = c->id;
+    k->iter = c->iter;
+    k->grads = c->grads;
+    k->draws_written = c->draws_written;
+    k->gen_seen = c->gen_seen;
+    k->warm_offered = c->warm_offered;
+    k->samp_offered = c->samp_offered;
+    k->grid_k = c->grid_k;
+    k->proposals = c->proposals;
+    k->violations = c->violations;
+    k->welford_n = c->metric.est.n;
+    k->t_traj = c->t_traj;
+    k->t_mom = c->t_mom;
+    k->t_next_out = c->t_next_out;
+    k->adapted_step = c->adapted_step;
+    double now = drift_now();
+    k->elapsed = now - t_start;
+    k->warm_elapsed = t_warm_end >= 0 ? t_warm_end - t_start : -1;
+    k->rows_bytes = rows_bytes;
+    k->stream_used = c->stream_used;
+    k->metric_kind = (int32_t)c->metric.kind;
+    k->rng = c->rng;
+    k->noise_rng = c->noise_rng;
+    k->access_rng = c->access_rng;
+    k->lp_rng = c->lp_rng;
+    k->s_mode = (int32_t)c->stream.mode;
+    k->s_pos = c->stream.pos;
+    k->s_head = c->stream.head;
+    k->s_len = c->stream.len;
+    k->s_cap = c->stream.cap;
+    k->s_passes = c->stream.passes;
+    k->s_rng = c->stream.rng;
+    k->s_pass_rng = c->stream.pass_rng;
+}
+
+/* Appends bytes [from, to) of fd to out at offset from. */
+static int copy_range(int fd, int out, off_t from, off_t to)
+{
+    static __thread unsigned char buf[1 << 16];
+    while (from < to) {
+        size_t want = (size_t)(to - from) < sizeof buf ? (size_t)(to - from)
+                                                       : sizeof buf;
+        ssize_t r = pread(fd, buf, want, from);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r == 0 ? (errno = EIO, -1) : -1;
+        for (ssize_t w = 0; w < r;) {
+            ssize_t x = pwrite(out, buf + w, (size_t)(r - w), from + w);
+            if (x < 0 && errno == EINTR)
+                continue;
+            if (x < 0)
+                return -1;
+            w += x;
+        }
+        from += r;
+    }
+    return 0;
+}
+
+static int sync_dir(const char *dir)
+{
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    int rc = fsync(fd);
+    close(fd);
+    return rc;
+}
+
+/* The draws file's bytes since the last save, into chain_ID.rows. */
+static int save_rows(drift_chain *c, int64_t *len)
+{
+    *len = -1;
+    if (!c->w)
+        return DRIFT_OK;
+    char path[4200];
+    chain_file_path(c, "rows", path, sizeof path);
+    FILE *f = drift_writer_file(c->w);
+    int fd = drift_writer_fd(c->w);
+    off_t L;
+    if (fflush(f) != 0 || (L = lseek(fd, 0, SEEK_CUR)) < 0)
+        return drift_chain_fail(c, DRIFT_EIO, "%s: %s", path,
+                                strerror(errno));
+    int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
+    if (c->ckpt_rows < 0) /* the first save of a chain started afresh */
+        flags |= O_TRUNC;
+    int out = open(path, flags, 0644);
+    if (out < 0)
+        return drift_chain_fail(c, DRIFT_EIO, "checkpoint: %s: %s", path,
+                                strerror(errno));
+    off_t from = c->ckpt_rows < 0 ? 0 : (off_t)c->ckpt_rows;
+    int rc = copy_range(fd, out, from, L);
+    if (!rc)
+        rc = fdatasync(out);
+    int err = errno;
+    close(out);
+    if (rc)
+        return drift_chain_fail(c, DRIFT_EIO, "checkpoint: %s: %s", path,
+                                strerror(err));
+    c->ckpt_rows = L;
+    *len = L;
+    return DRIFT_OK;
+}
+
+static int write_all(int fd, const void *p, size_t n)
+{
+    const unsigned char *b = p;
+    while (n) {
+        ssize_t w = write(fd, b, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0)
+            return -1;
+        b += w;
+        n -= (size_t)w;
+    }
+    return 0;
+}
+
+int drift_ckpt_save(drift_chain *c, const double *theta, double t_start,
+                    double t_warm_end)
+{
+    int64_t rows_len;
+    int rc = save_rows(c, &rows_len);
+    if (rc)
+        return rc;
+    char path[4200], tmp[4220];
+    chain_file_path(c, "state", path, sizeof path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    drift_ckpt_io io = {0, NULL, 0, 0, 0, path};
+    core k;
+    fill_core(c, &k, t_start, t_warm_end, rows_len);
+    c->ckpt = &io;
+    rc = put(&io, MAGIC, sizeof MAGIC) ? DRIFT_ENOMEM
+                                       : drift_ckpt_block(c, &k, sizeof k);
+    /* blocks() reads theta only when restoring: the cast is safe. */
+    if (!rc)
+        rc = blocks(c, (double *)theta, &k);
+    c->ckpt = NULL;
+    if (rc) {
+        drift_free(io.buf);
+        return c->failed ? c->failed : drift_chain_fail(c, rc, "checkpoint: "
+                                                        "out of memory");
+    }
+    uint64_t h = fnv1a(io.buf + sizeof MAGIC, io.len - sizeof MAGIC);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int ok = fd >= 0 && !write_all(fd, io.buf, io.len) &&
+             !write_all(fd, &h, sizeof h) && !fsync(fd);
+    int err = errno;
+    if (fd >= 0)
+        close(fd);
+    drift_free(io.buf);
+    if (!ok || rename(tmp, path) != 0 || sync_dir(c->cfg->ckpt_dir) != 0) {
+        if (ok)
+            err = errno;
+        unlink(tmp);
+        return drift_chain_fail(c, DRIFT_EIO, "checkpoint: %s: %s", path,
+                                strerror(err));
+    }
+    c->ckpt_at = drift_now();
+    return DRIFT_OK;
+}
+
+/* Reads all of path into io; 1 when there is no such file. */
+static int read_state(drift_chain *c, const char *path, drift_ckpt_io *io)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 && errno == ENOENT)
+        return 1;
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        int err = errno;
+        if (fd >= 0)
+            close(fd);
+        return drift_chain_fail(c, DRIFT_EIO, "--resume: %s: %s", path,
+                                strerror(err));
+    }
+    size_t n = (size_t)st.st_size;
+    io->buf = drift_malloc(n ? n : 1);
+    if (!io->buf) {
+        close(fd);
+        return drift_chain_fail(c, DRIFT_ENOMEM, "--resume: %s: out of "
+                                "memory", path);
+    }
+    size_t got = 0;
+    while (got < n) {
+        ssize_t r = read(fd, io->buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    uint64_t h;
+    if (got != n || n < sizeof MAGIC + sizeof h ||
+        memcmp(io->buf, MAGIC, sizeof MAGIC) != 0)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "--resume: %s is not a drift checkpoint of "
+                                "this format",
+                                path);
+    memcpy(&h, io->buf + n - sizeof h, sizeof h);
+    if (fnv1a(io->buf + sizeof MAGIC, n - sizeof MAGIC - sizeof h) != h)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "--resume: %s is damaged (its checksum does "
+                                "not match); remove it to run chain %u "
+                                "again from the start",
+                                path, c->id);
+    io->len = n - sizeof h;
+    io->at = sizeof MAGIC;
+    return 0;
+}
+
+/* The saved rows into the chain's (new, empty) draws file; the rows file
+ * is cut to them (a save that died after copying rows left more). */
+static int restore_rows(drift_chain *c, int64_t len)
+{
+    char path[4200];
+    chain_file_path(c, "rows", path, sizeof path);
+    c->ckpt_rows = len;
+    if (len < 0)
+        return c->w ? drift_chain_fail(c, DRIFT_EINVAL,
+                                       "--resume: %s: the checkpoint has no "
+                                       "draws file",
+                                       path)
+                    : DRIFT_OK;
+    int fd = open(path, O_RDWR | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < len) {
+        int err = fd < 0 ? errno : 0;
+        if (fd >= 0)
+            close(fd);
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "--resume: %s: %s", path,
+                                err ? strerror(err)
+                                    : "shorter than its state says: the "
+                                      "checkpoint is damaged");
+    }
+    FILE *f = drift_writer_file(c->w);
+    static __thread unsigned char buf[1 << 16];
+    off_t at = 0;
+    int rc = 0;
+    while (at < len && !rc) {
+        size_t want = (size_t)(len - at) < sizeof buf ? (size_t)(len - at)
+                                                      : sizeof buf;
+        ssize_t r = pread(fd, buf, want, at);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0 || fwrite(buf, 1, (size_t)r, f) != (size_t)r)
+            rc = -1;
+        else
+            at += r;
+    }
+    if (!rc)
+        rc = ftruncate(fd, len);
+    int err = errno;
+    close(fd);
+    if (rc)
+        return drift_chain_fail(c, DRIFT_EIO, "--resume: %s: %s", path,
+                                strerror(err));
+    return DRIFT_OK;
+}
+
+int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
+                       double *t_warm_end, int *found)
+{
+    char path[4200];
+    chain_file_path(c, "state", path, sizeof path);
+    drift_ckpt_io io = {1, NULL, 0, 0, 0, path};
+    *found = 0;
+    int rc = read_state(c, path, &io);
+    if (rc == 1) {
+        drift_free(io.buf);
+        c->ckpt_rows = -1;
+        return DRIFT_OK;
+    }
+    if (rc) {
+        drift_free(io.buf);
+        return rc;
+    }
+    core k;
+    c->ckpt = &io;
+    rc = drift_ckpt_block(c, &k, sizeof k);
+    if (!rc && (k.d != c->d || k.N != c->N || k.id != c->id ||
+                k.s_cap != c->stream.cap ||
+                k.metric_kind != (int32_t)c->metric.kind))
+        rc = drift_chain_fail(c, DRIFT_EINVAL,
+                              "--resume: %s does not belong to this chain "
+                              "(chain %llu, %llu parameters, %llu rows; "
+                              "this chain: %u, %zu, %zu)",
+                              path, (unsigned long long)k.id,
+                              (unsigned long long)k.d,
+                              (unsigned long long)k.N, c->id, c->d, c->N);
+    if (!rc) {
+        c->iter = k.iter;
+        c->grads = k.grads;
+        c->draws_written = k.draws_written;
+        c->gen_seen = k.gen_seen;
+        c->warm_offered = k.warm_offered;
+        c->samp_offered = k.samp_offered;
+        c->grid_k = k.grid_k;
+        c->proposals = k.proposals;
+        c->violations = k.violations;
+        c->metric.est.n = k.welford_n;
+        c->t_traj = k.t_traj;
+        c->t_mom = k.t_mom;
+        c->t_next_out = k.t_next_out;
+        c->adapted_step = k.adapted_step;
+        c->stream_used = k.stream_used;
+        c->rng = k.rng;
+        c->noise_rng = k.noise_rng;
+        c->access_rng = k.access_rng;
+        c->lp_rng = k.lp_rng;
+        c->stream.mode = (drift_access)k.s_mode;
+        c->stream.pos = k.s_pos;
+        c->stream.head = k.s_head;
+        c->stream.len = k.s_len;
+        c->stream.passes = k.s_passes;
+        c->stream.pass_rng = k.s_pass_rng;
+        drift_stream_rebuild(&c->stream);
+        c->stream.rng = k.s_rng;
+        rc = restore_rows(c, k.rows_bytes);
+    }
+    if (!rc)
+        rc = blocks(c, theta, &k);
+    if (!rc && io.at != io.len)
+        rc = drift_chain_fail(c, DRIFT_EINVAL,
+                              "--resume: %s holds more than this build "
+                              "reads: it was written by another build",
+                              path);
+    c->ckpt = NULL;
+    drift_free(io.buf);
+    if (rc)
+        return c->failed ? c->failed : rc;
+    double now = drift_now();
+    *t_start = now - k.elapsed;
+    *t_warm_end = k.warm_elapsed >= 0 ? *t_start + k.warm_elapsed : -1;
+    c->t_start = *t_start;
+    c->ckpt_at = now;
+    if (c->layout) {
+        c->layout->t_start = *t_start;
+        c->layout->t_warm_end = *t_warm_end;
+    }
+    *found = 1;
+    return DRIFT_OK;
+}

@@ -1,0 +1,46 @@
+/* checkpoint.h: a chain saved between two steps and restored in another
+ * process (--checkpoint-every, --resume), so that a resumed run's files
+ * are the bytes an uninterrupted run writes.  A run's checkpoint is a
+ * directory: per chain, chain_ID.state (the engine's part and the
+ * sampler's, replaced atomically) and chain_ID.rows (the draws file's
+ * bytes up to that state, appended to at each save).  Not for deciding
+ * when to save (run.c) nor for the run's identity, its command and the
+ * fingerprints of its inputs (the CLI's manifest). */
+#ifndef DRIFT_CHECKPOINT_H
+#define DRIFT_CHECKPOINT_H
+
+#include "chain.h"
+
+/* What a save or a restore is doing; c->ckpt points at it meanwhile. */
+typedef struct drift_ckpt_io {
+    int restoring;
+    unsigned char *buf;     /* the state's bytes: built, or read */
+    size_t len, cap, at;    /* at: the read cursor */
+    const char *path;       /* for messages */
+} drift_ckpt_io;
+
+/* Saves chain c (theta its point; t_start and t_warm_end as run.c keeps
+ * them, drift_now() values, t_warm_end < 0 before the end of warmup):
+ * first the draws file's new bytes into chain_ID.rows, synced, then the
+ * state, synced and renamed over the last one.  DRIFT_OK, or an error
+ * recorded on the chain. */
+int drift_ckpt_save(drift_chain *c, const double *theta, double t_start,
+                    double t_warm_end);
+
+/* Restores chain c after its init: *found is 0 when the checkpoint holds
+ * no state for the chain (it starts afresh: drift_csvout_begin then as
+ * usual), else the chain stands where it was saved, its draws file holds
+ * the rows saved, c->out is set, and *t_start, *t_warm_end are moved so
+ * that elapsed times go on from the saved ones.  DRIFT_OK, or an error
+ * recorded on the chain (a damaged or foreign state file). */
+int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
+                       double *t_warm_end, int *found);
+
+/* Saves the n bytes at p, or restores them, as c->ckpt says (the
+ * ckpt_bytes service). */
+int drift_ckpt_block(drift_chain *c, void *p, size_t n);
+
+/* The ckpt_restoring service. */
+int drift_ckpt_restoring(drift_chain *c);
+
+#endif
