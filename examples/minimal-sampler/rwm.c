@@ -50,6 +50,18 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, theta, -s->U, &rate);
 }
 
+/* Checkpoints (--checkpoint-every, --resume): on resume init has run
+ * again and the engine has put theta back; U at theta and the count of
+ * acceptances are what the next steps read.  prop is scratch. */
+static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
+{
+    rwm *s = state;
+    int rc = svc->ckpt_bytes(c, &s->U, sizeof s->U);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->accepted, sizeof s->accepted);
+    return rc;
+}
+
 static const drift_hparam hparams[] = {
     {"step", DRIFT_HP_REAL, 0.1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "standard deviation of the Gaussian random-walk proposal"},
@@ -68,6 +80,7 @@ static const drift_sampler samplers[] = {{
     .flags = DRIFT_SAMPLER_FULL_DATA,
     .init = init,
     .step = step,
+    .checkpoint = checkpoint,
 }};
 
 static const drift_sampler_plugin plugin = {

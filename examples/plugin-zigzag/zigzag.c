@@ -387,6 +387,34 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return DRIFT_OK;
 }
 
+/* The particle (x, th), the reference point x* and what was computed
+ * there (gs, gps, ms), the estimated L^, the warmup average and the
+ * recentring schedule (warm too: init reads in_warmup before the engine
+ * has restored the iteration), and the counters.  The bound (a, b, r0,
+ * bound), i_prop and the proposal buffers are rewritten by every step
+ * before they are read; svc and c are set again by init. */
+static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
+{
+    zigzag *s = state;
+    double *vecs[] = {s->x, s->th, s->xs, s->gs, s->gps, s->ms, s->xsum};
+    int rc = DRIFT_OK;
+    for (size_t k = 0; !rc && k < sizeof vecs / sizeof vecs[0]; k++)
+        rc = svc->ckpt_bytes(c, vecs[k], s->d * sizeof(double));
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->L_hat, sizeof s->L_hat);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->tsum, sizeof s->tsum);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->next_recentre, sizeof s->next_recentre);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->warm, sizeof s->warm);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->switches, sizeof s->switches);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->st, sizeof s->st);
+    return rc;
+}
+
 static const drift_hparam hparams[] = {
     [HP_LIPSCHITZ] = {"lipschitz", DRIFT_HP_REAL, NAN, 0, INFINITY, 0, NULL,
                       "L: every |d_i U^j(x) - d_i U^j(y)| <= L |x - y|_inf "
@@ -419,6 +447,7 @@ static const drift_sampler samplers[] = {{
     .flags = DRIFT_SAMPLER_CONTINUOUS,
     .init = init,
     .step = step,
+    .checkpoint = checkpoint,
 }};
 
 static const drift_sampler_plugin plugin = {

@@ -429,6 +429,32 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, x, lp, &age);
 }
 
+/* The iteration counters (k drives the refresh schedule), the snapshot
+ * point with its U and gradient sum, and for ppu and tmu the per-datum
+ * snapshots alpha (N, or N x d) and, with check_age, their iterations.
+ * g, gp, xi, acc, tmp and the per-row buffers are rewritten by every step
+ * before they are read. */
+static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
+{
+    agld *s = state;
+    size_t d = s->d;
+    int rc = svc->ckpt_bytes(c, &s->k, sizeof s->k);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->k_refresh, sizeof s->k_refresh);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->U_snap, sizeof s->U_snap);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, s->x_snap, d * sizeof *s->x_snap);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, s->G, d * sizeof *s->G);
+    if (!rc && s->alpha)
+        rc = svc->ckpt_bytes(c, s->alpha,
+                             (s->glm ? s->N : s->N * d) * sizeof *s->alpha);
+    if (!rc && s->stamp)
+        rc = svc->ckpt_bytes(c, s->stamp, s->N * sizeof *s->stamp);
+    return rc;
+}
+
 /* ---- the samplers ------------------------------------------------------- */
 
 /* Hyperparameters are read by position; each table's layout is fixed. */
@@ -582,7 +608,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_agld,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "svrg-ld",
      .summary = "SVRG Langevin: agld, ptu snapshots, random access "
                 "(Dubey et al. 2016)",
@@ -592,7 +619,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_svrg_ld,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "saga-ld",
      .summary = "SAGA Langevin: agld, ppu snapshots, random access "
                 "(Dubey et al. 2016)",
@@ -602,7 +630,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_saga_ld,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "ptu-ra",
      .summary = "agld: periodic total update, random access",
      .hparams = periodic_hp,
@@ -611,7 +640,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_ptu_ra,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "ptu-rr",
      .summary = "agld: periodic total update, random reshuffle",
      .hparams = periodic_hp,
@@ -620,7 +650,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_ptu_rr,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "ptu-ca",
      .summary = "agld: periodic total update, cyclic access",
      .hparams = periodic_hp,
@@ -629,7 +660,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_ptu_ca,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "ppu-ra",
      .summary = "agld: per-iteration partial update, random access",
      .hparams = ppu_hp,
@@ -638,7 +670,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_ppu_ra,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "ppu-rr",
      .summary = "agld: per-iteration partial update, random reshuffle",
      .hparams = ppu_hp,
@@ -647,7 +680,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_ppu_rr,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "ppu-ca",
      .summary = "agld: per-iteration partial update, cyclic access",
      .hparams = ppu_hp,
@@ -656,7 +690,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_ppu_ca,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "tmu-ra",
      .summary = "agld: time-based mixture update, random access",
      .hparams = periodic_hp,
@@ -665,7 +700,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_tmu_ra,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "tmu-rr",
      .summary = "agld: time-based mixture update, random reshuffle",
      .hparams = periodic_hp,
@@ -674,7 +710,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_tmu_rr,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "tmu-ca",
      .summary = "agld: time-based mixture update, cyclic access",
      .hparams = periodic_hp,
@@ -683,7 +720,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_tmu_ca,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
     {.name = "svrg-ld+",
      .summary = "SVRG Langevin with subsampled snapshot gradients "
                 "(Zou, Xu & Gu 2018)",
@@ -693,7 +731,8 @@ static const drift_sampler samplers[] = {
      .n_columns = 1,
      .state_size = sizeof(agld),
      .init = init_svrg_plus,
-     .step = step},
+     .step = step,
+     .checkpoint = checkpoint},
 };
 
 static const drift_sampler_plugin plugin = {

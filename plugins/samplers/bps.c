@@ -235,6 +235,30 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return DRIFT_OK;
 }
 
+/* The particle (x, v), the gradient at x and whether it is known, the
+ * adapted horizon and the counters the columns report.  xt, gt, gend,
+ * rates and the knots are rewritten by every step before they are read;
+ * svc and c are set again by init. */
+static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
+{
+    bps *s = state;
+    size_t vec = s->d * sizeof(double);
+    int rc = svc->ckpt_bytes(c, s->x, vec);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, s->v, vec);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, s->g, vec);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->have_g, sizeof s->have_g);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->horizon, sizeof s->horizon);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->bounces, sizeof s->bounces);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->st, sizeof s->st);
+    return rc;
+}
+
 static const drift_hparam hparams[] = {
     [HP_REFRESH] = {"refresh", DRIFT_HP_REAL, 1.0, 0, INFINITY, 0, NULL,
                     "refresh rate: v ~ uniform on the unit sphere at rate "
@@ -272,6 +296,7 @@ static const drift_sampler samplers[] = {{
     .flags = DRIFT_SAMPLER_CONTINUOUS | DRIFT_SAMPLER_FULL_DATA,
     .init = init,
     .step = step,
+    .checkpoint = checkpoint,
 }};
 
 static const drift_sampler_plugin plugin = {

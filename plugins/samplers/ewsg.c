@@ -155,6 +155,14 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, theta, -Ui, diag);
 }
 
+/* The momentum r; x, the gradients, rows and xi are rewritten by every
+ * step before they are read. */
+static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
+{
+    ewsg *s = state;
+    return svc->ckpt_bytes(c, s->r, s->d * sizeof *s->r);
+}
+
 static const drift_hparam hparams[] = {
     {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "step size: theta += h r; r += -h gamma r - h g_I + sigma sqrt(h) "
@@ -186,6 +194,7 @@ static const drift_sampler samplers[] = {{
     .default_batch = 1,
     .init = init,
     .step = step,
+    .checkpoint = checkpoint,
 }};
 
 static const drift_sampler_plugin plugin = {

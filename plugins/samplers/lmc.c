@@ -75,6 +75,19 @@ static int lmc_step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, theta, -s->U, NULL);
 }
 
+/* U and grad U at the current point, which the next step starts from
+ * (grad may point to either buffer after a move; its contents are what
+ * count).  prop, grad_prop and xi are scratch. */
+static int lmc_checkpoint(void *state, const drift_services *svc,
+                          drift_chain *c)
+{
+    lmc *s = state;
+    int rc = svc->ckpt_bytes(c, &s->U, sizeof s->U);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, s->grad, s->d * sizeof *s->grad);
+    return rc;
+}
+
 static const drift_hparam lmc_hparams[] = {
     {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "step size: theta += -h grad U + sqrt(2h) N(0, I), full gradient"},
@@ -209,6 +222,23 @@ static int mala_step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, theta, -s->U, diag);
 }
 
+/* The step size in use and its dual averaging (both move in warmup), and
+ * U and grad U at the current point.  U_prop and the other vectors are
+ * scratch. */
+static int mala_checkpoint(void *state, const drift_services *svc,
+                           drift_chain *c)
+{
+    mala *s = state;
+    int rc = svc->ckpt_bytes(c, &s->h, sizeof s->h);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->da, sizeof s->da);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->U, sizeof s->U);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, s->grad, s->d * sizeof *s->grad);
+    return rc;
+}
+
 static const drift_hparam mala_hparams[] = {
     {"h", DRIFT_HP_REAL, 0.1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "initial step size of the proposal theta - h M^-1 grad U + sqrt(2h) "
@@ -240,6 +270,7 @@ static const drift_sampler samplers[] = {
         .flags = DRIFT_SAMPLER_FULL_DATA,
         .init = lmc_init,
         .step = lmc_step,
+        .checkpoint = lmc_checkpoint,
     },
     {
         .name = "mala",
@@ -254,6 +285,7 @@ static const drift_sampler samplers[] = {
         .init = mala_init,
         .step = mala_step,
         .phase = mala_phase,
+        .checkpoint = mala_checkpoint,
     },
 };
 

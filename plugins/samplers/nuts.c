@@ -534,6 +534,31 @@ static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
     }
 }
 
+/* The step size and its adaptation (eps, da, adapting, pending: set in
+ * steps and phases) and the chain's point q with g and U there, which the
+ * next transition starts from (theta is the engine's copy of q).  The
+ * trajectory's ends, momenta, proposals and tree levels are rewritten by
+ * every transition before they are read. */
+static int nuts_checkpoint(void *state, const drift_services *svc,
+                           drift_chain *c)
+{
+    nuts *s = state;
+    int rc = svc->ckpt_bytes(c, &s->eps, sizeof s->eps);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->da, sizeof s->da);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->adapting, sizeof s->adapting);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->pending, sizeof s->pending);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->U, sizeof s->U);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, s->q, s->d * sizeof *s->q);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, s->g, s->d * sizeof *s->g);
+    return rc;
+}
+
 static const drift_hparam nuts_hparams[] = {
     {"delta", DRIFT_HP_REAL, 0.8, 0, 1, DRIFT_HP_OPEN_LO | DRIFT_HP_OPEN_HI,
      NULL, "target acceptance statistic of the step-size adaptation "
@@ -573,6 +598,7 @@ static const drift_sampler samplers[] = {
         .init = nuts_init,
         .step = nuts_step,
         .phase = nuts_phase,
+        .checkpoint = nuts_checkpoint,
     },
 };
 

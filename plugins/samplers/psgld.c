@@ -63,6 +63,13 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, theta, -U, NULL);
 }
 
+/* The running average V of squared mean gradients; the rest is scratch. */
+static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
+{
+    psgld *s = state;
+    return svc->ckpt_bytes(c, s->V, s->d * sizeof *s->V);
+}
+
 static const drift_hparam hparams[] = {
     {"h", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "step size: theta += -h G grad U + sqrt(2h G) N(0, I) (the paper's "
@@ -82,6 +89,7 @@ static const drift_sampler samplers[] = {{
     .state_size = sizeof(psgld),
     .init = init,
     .step = step,
+    .checkpoint = checkpoint,
 }};
 
 static const drift_sampler_plugin plugin = {

@@ -457,6 +457,33 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return DRIFT_OK;
 }
 
+/* The particle (x, v, u = P v), the preconditioner P and the running mean
+ * a it is built from (P changes only at bounces and refreshes, so it is
+ * not a function of a), the regression (its sums, fit, times, tau and the
+ * slope average) and the counters.  The minibatch buffers (rows, grows,
+ * g, gp, q, Pg, xt), the window (kt, kr, bound) and s_ref are rewritten
+ * by every step before they are read; svc and c are set again by init. */
+static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
+{
+    sbps *s = state;
+    double *vecs[] = {s->x, s->v, s->u, s->P, s->a};
+    double *reg[] = {&s->Sw, &s->St, &s->Stt, &s->Sg, &s->Stg, &s->c2_last,
+                     &s->b0, &s->b1, &s->V00, &s->V01, &s->V11, &s->t_reg,
+                     &s->t_last_obs, &s->tau, &s->slope_sum};
+    int rc = DRIFT_OK;
+    for (size_t k = 0; !rc && k < sizeof vecs / sizeof vecs[0]; k++)
+        rc = svc->ckpt_bytes(c, vecs[k], s->d * sizeof(double));
+    for (size_t k = 0; !rc && k < sizeof reg / sizeof reg[0]; k++)
+        rc = svc->ckpt_bytes(c, reg[k], sizeof *reg[k]);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->slope_n, sizeof s->slope_n);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->bounces, sizeof s->bounces);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->st, sizeof s->st);
+    return rc;
+}
+
 /* sbps reads the first four; psbps all six (same order). */
 static const drift_hparam hparams[] = {
     [HP_K] = {"k", DRIFT_HP_REAL, 3.0, 0, INFINITY, 0, NULL,
@@ -491,6 +518,7 @@ static const drift_sampler samplers[] = {
         .flags = DRIFT_SAMPLER_CONTINUOUS,
         .init = init_sbps,
         .step = step,
+        .checkpoint = checkpoint,
     },
     {
         .name = "psbps",
@@ -505,6 +533,7 @@ static const drift_sampler samplers[] = {
         .flags = DRIFT_SAMPLER_CONTINUOUS,
         .init = init_psbps,
         .step = step,
+        .checkpoint = checkpoint,
     },
 };
 

@@ -71,6 +71,13 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, theta, -U, diag);
 }
 
+/* The momentum r, carried from step to step; grad and xi are scratch. */
+static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
+{
+    sghmc *s = state;
+    return svc->ckpt_bytes(c, s->r, s->d * sizeof *s->r);
+}
+
 static const drift_hparam hparams[] = {
     {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "step size: theta += h r; r += -h gamma r - h grad U + sigma "
@@ -98,6 +105,7 @@ static const drift_sampler samplers[] = {{
     .state_size = sizeof(sghmc),
     .init = init,
     .step = step,
+    .checkpoint = checkpoint,
 }};
 
 static const drift_sampler_plugin plugin = {

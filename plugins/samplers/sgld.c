@@ -45,6 +45,16 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, theta, -U, NULL);
 }
 
+/* Nothing to save: a step reads only theta (the engine's) and draws a
+ * fresh minibatch and fresh noise; grad and xi are scratch. */
+static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
+{
+    (void)state;
+    (void)svc;
+    (void)c;
+    return DRIFT_OK;
+}
+
 static const drift_hparam hparams[] = {
     {"h", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "step size: theta += -h grad U + sqrt(2h) N(0, I)"},
@@ -58,6 +68,7 @@ static const drift_sampler samplers[] = {{
     .state_size = sizeof(sgld),
     .init = init,
     .step = step,
+    .checkpoint = checkpoint,
 }};
 
 static const drift_sampler_plugin plugin = {

@@ -94,6 +94,17 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, theta, -U, s->diag);
 }
 
+/* The momentum p and the thermostats xi (all d, though sgnht reads only
+ * xi[0]); grad, z and diag are scratch. */
+static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
+{
+    sgnht *s = state;
+    int rc = svc->ckpt_bytes(c, s->p, s->d * sizeof *s->p);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, s->xi, s->d * sizeof *s->xi);
+    return rc;
+}
+
 static const drift_hparam hparams[] = {
     {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "step size: p += -xi p h - grad U h + sqrt(2A h) N(0, I); "
@@ -128,6 +139,7 @@ static const drift_sampler samplers[] = {
         .state_size = sizeof(sgnht),
         .init = sgnht_init,
         .step = step,
+        .checkpoint = checkpoint,
     },
     {
         .name = "msgnht",
@@ -140,6 +152,7 @@ static const drift_sampler samplers[] = {
         .state_size = sizeof(sgnht),
         .init = msgnht_init,
         .step = step,
+        .checkpoint = checkpoint,
     },
 };
 
