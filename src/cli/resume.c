@@ -272,7 +272,7 @@ int ckpt_load(const char *dir, ckpt_command *cmd)
             a[cmd->argc++] = v;
             a[cmd->argc] = NULL;
         } else if (!strncmp(line, "file ", 5)) {
-            char *l = strdup(line + 5);
+            char *l = strdup(line);
             char **x = realloc(cmd->files, (cmd->n_files + 1) * sizeof *x);
             if (!l || !x) {
                 free(l);
@@ -343,15 +343,15 @@ int ckpt_check(const char *dir, const ckpt_command *cmd,
             continue;
         /* Name what differs: the kind and path before the tab. */
         const char *tab = strchr(saved, '\t');
-        int head = tab ? (int)(tab - saved) : (int)n;
-        const char *what = !strncmp(saved, "build ", 6)
+        int head = tab ? (int)(tab - saved) - 5 : (int)n - 5;
+        const char *what = !strncmp(saved, "file build ", 11)
                                ? "drift was rebuilt or upgraded since"
                                : "changed since";
         fprintf(stderr,
                 "drift sample: --resume %s: refused: the %.*s %s the "
                 "checkpoint was written, so the run cannot go on as it "
                 "began; start it again without --resume (remove %s)\n",
-                dir, head, saved, what, dir);
+                dir, head, saved + 5, what, dir);
         rc = EXIT_USAGE;
     }
     if (!rc && n_now != cmd->n_files) {
