@@ -344,14 +344,19 @@ int ckpt_check(const char *dir, const ckpt_command *cmd,
         /* Name what differs: the kind and path before the tab. */
         const char *tab = strchr(saved, '\t');
         int head = tab ? (int)(tab - saved) - 5 : (int)n - 5;
-        const char *what = !strncmp(saved, "file build ", 11)
-                               ? "drift was rebuilt or upgraded since"
-                               : "changed since";
-        fprintf(stderr,
-                "drift sample: --resume %s: refused: the %.*s %s the "
-                "checkpoint was written, so the run cannot go on as it "
-                "began; start it again without --resume (remove %s)\n",
-                dir, head, saved + 5, what, dir);
+        if (!strncmp(saved, "file build ", 11))
+            fprintf(stderr,
+                    "drift sample: --resume %s: refused: the checkpoint was "
+                    "written by another build of drift (the program was "
+                    "rebuilt or upgraded since); finish the run with that "
+                    "build, or start it again (remove %s)\n",
+                    dir, dir);
+        else
+            fprintf(stderr,
+                    "drift sample: --resume %s: refused: the %.*s changed "
+                    "since the checkpoint was written, so the run cannot go "
+                    "on as it began; start it again (remove %s)\n",
+                    dir, head, saved + 5, dir);
         rc = EXIT_USAGE;
     }
     if (!rc && n_now != cmd->n_files) {

@@ -1,0 +1,172 @@
+#!/bin/sh
+# test_resume.sh: checkpoints and --resume (issue 21 item 8).  A run of
+# sgld, sghmc, agld (tmu-rr), sbps and mala with --checkpoint-every is
+# killed with SIGKILL (its whole process group, as a power loss would stop
+# it) at a random moment after its first checkpoint, four times each, and
+# resumed: every chain's file must be byte for byte the file of the same
+# run left alone, but for the elapsed times of the trailer (wall-clock
+# seconds) and the file's own name.  Then SIGINT (the run stops, keeps a
+# checkpoint and says how to go on), and the refusals: a changed data
+# file, another build, a damaged state, a sampler without a checkpoint
+# callback, other options beside --resume, an unfinished checkpoint in
+# the way of a fresh run.
+set -u
+src=${srcdir:-.}
+bin=${DRIFT_BIN:-./drift}
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/drift-resume.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fails=0
+fail() {
+    echo "FAIL: $*"
+    fails=$((fails + 1))
+}
+model=$src/examples/logistic/logistic.drift
+cp "$src/examples/logistic/pima-train.csv" "$tmp/data.csv"
+cd "$tmp" || exit 1
+
+# The file without what legitimately differs: elapsed seconds and names.
+norm() {
+    sed -e 's/[0-9.]* seconds (/T seconds (/' -e "s/$2/OUT/g" "$1"
+}
+
+# Delays after the first checkpoint, from a fixed seed: random moments,
+# the same ones on every run of the test.
+delays=$(awk 'BEGIN { srand(20261125); for (i = 0; i < 20; i++)
+                      printf "%.2f ", rand() * 0.6 }')
+set -- $delays
+
+killed=0
+resumed=0
+for spec in "sgld --iter 60000 --warmup 100" \
+            "sghmc --iter 60000 --warmup 100" \
+            "tmu-rr --iter 60000 --warmup 100" \
+            "sbps --passes 60000" \
+            "mala --iter 40000 --warmup 1000"; do
+    s=${spec%% *}
+    opts=${spec#* }
+    # shellcheck disable=SC2086
+    "$bin" sample "$model" --data data.csv --sampler $s --chains 2 \
+        --seed 11 --quiet --out "ref-$s.csv" $opts 2>/dev/null ||
+        fail "$s: the uninterrupted run failed"
+    for r in 1 2 3 4; do
+        out=run-$s-$r
+        rm -rf "$out"*
+        # shellcheck disable=SC2086
+        setsid "$bin" sample "$model" --data data.csv --sampler $s \
+            --chains 2 --seed 11 --quiet --out "$out.csv" \
+            --checkpoint-every 200 $opts 2>/dev/null &
+        pid=$!
+        # Wait for the first checkpoint, then a random moment.
+        n=0
+        while [ ! -f "$out.ckpt/chain_1.state" ] && [ $n -lt 600 ] &&
+              kill -0 $pid 2>/dev/null; do
+            sleep 0.05
+            n=$((n + 1))
+        done
+        sleep "$1"
+        shift
+        if kill -9 -$pid 2>/dev/null; then
+            killed=$((killed + 1))
+        fi
+        wait $pid 2>/dev/null
+        if [ -d "$out.ckpt" ]; then
+            "$bin" sample --resume "$out.ckpt" --quiet 2>/dev/null ||
+                fail "$s run $r: --resume failed"
+            resumed=$((resumed + 1))
+        fi
+        [ -d "$out.ckpt" ] && fail "$s run $r: the checkpoint outlived the run"
+        for k in 1 2; do
+            if ! norm "ref-${s}_$k.csv" "ref-$s" >a.txt ||
+               ! norm "${out}_$k.csv" "$out" >b.txt ||
+               ! cmp -s a.txt b.txt; then
+                fail "$s run $r chain $k: the resumed file differs"
+                diff a.txt b.txt | head -5
+            fi
+        done
+    done
+done
+echo "killed $killed of 20 runs, resumed $resumed"
+# A run that ended before its kill proves nothing: most must be cut.
+[ "$resumed" -ge 15 ] || fail "only $resumed of 20 runs were resumed"
+
+# SIGINT: the run stops, keeps its checkpoint, says how to go on.
+"$bin" sample "$model" --data data.csv --sampler mala --chains 2 --seed 11 \
+    --quiet --out int.csv --checkpoint-every 500 --iter 40000 \
+    --warmup 1000 2>int.err &
+pid=$!
+n=0
+while [ ! -f int.ckpt/chain_1.state ] && [ $n -lt 600 ]; do
+    sleep 0.05
+    n=$((n + 1))
+done
+kill -INT $pid
+wait $pid
+st=$?
+[ $st -eq 130 ] || fail "SIGINT: exit status $st, not 130"
+grep -q "drift sample --resume int.ckpt" int.err ||
+    fail "SIGINT: no word of how to resume: $(cat int.err)"
+grep -q "^# drift: interrupted" int_1.csv ||
+    fail "SIGINT: the file kept is not marked interrupted"
+"$bin" sample --resume int.ckpt --quiet 2>/dev/null || fail "SIGINT: resume"
+for k in 1 2; do
+    norm "ref-mala_$k.csv" ref-mala >a.txt
+    norm "int_$k.csv" int >b.txt
+    cmp -s a.txt b.txt || fail "SIGINT: chain $k differs once resumed"
+done
+
+# A checkpoint to refuse: stopped after its first save.
+make_ckpt() {
+    rm -rf stop*
+    "$bin" sample "$model" --data "$1" --sampler sgld --chains 1 --seed 3 \
+        --quiet --out stop.csv --checkpoint-every 100 --iter 200000 \
+        2>/dev/null &
+    p=$!
+    n=0
+    while [ ! -f stop.ckpt/chain_1.state ] && [ $n -lt 600 ]; do
+        sleep 0.05
+        n=$((n + 1))
+    done
+    kill -KILL $p
+    wait $p 2>/dev/null
+}
+# refused: a message naming $2 and exit status 2
+expect_refusal() {
+    "$bin" sample --resume stop.ckpt --quiet 2>err.txt
+    st=$?
+    [ $st -eq 2 ] || fail "$1: exit status $st, not 2"
+    grep -q "$2" err.txt || fail "$1: the message does not say '$2': $(cat err.txt)"
+}
+
+cp data.csv data2.csv
+make_ckpt data2.csv
+echo "1,0,0,0,0,0,0,0,0" >>data2.csv
+expect_refusal "changed data" "data.*changed since"
+
+make_ckpt data.csv
+sed -i 's/^file build drift \([^\t]*\)\t.*/file build drift \1\t1 0/' stop.ckpt/run
+expect_refusal "another build" "another build of drift"
+
+make_ckpt data.csv
+printf 'X' | dd of=stop.ckpt/chain_1.state bs=1 seek=40 conv=notrunc 2>/dev/null
+expect_refusal "damaged state" "damaged"
+
+make_ckpt data.csv
+"$bin" sample --resume stop.ckpt --iter 5 2>err.txt
+[ $? -eq 2 ] && grep -q "takes no other option" err.txt ||
+    fail "--resume with other options: $(cat err.txt)"
+"$bin" sample "$model" --data data.csv --sampler sgld --quiet --out stop.csv \
+    --checkpoint-every 100 2>err.txt
+[ $? -eq 2 ] && grep -q "did not finish" err.txt ||
+    fail "a fresh run over an unfinished checkpoint: $(cat err.txt)"
+
+plugdir=${DRIFT_TEST_PLUGIN_DIR:-}
+if [ -n "$plugdir" ] && [ -f "$plugdir/crashy.so" ]; then
+    "$bin" sample "$model" --data data.csv --sampler "$plugdir/crashy.so" \
+        --quiet --out c.csv --checkpoint-every 10 2>err.txt
+    [ $? -eq 2 ] && grep -q "cannot be checkpointed" err.txt ||
+        fail "a sampler without checkpoint: $(cat err.txt)"
+    [ -e c.ckpt ] && fail "a refused run left its checkpoint directory"
+fi
+
+[ $fails -eq 0 ] || exit 1
+echo "test_resume: ok"
