@@ -22,6 +22,7 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "checkpoint.h"
+#include "ckptio.h"
 #include "csvout.h"
 #include "guard.h"
 #include "oracle.h"
@@ -62,63 +63,6 @@ static void chain_file_path(const drift_chain *c, const char *ext, char *buf,
                             size_t cap)
 {
     snprintf(buf, cap, "%s/chain_%u.%s", c->cfg->ckpt_dir, c->id, ext);
-}
-
-static int put(drift_ckpt_io *io, const void *p, size_t n)
-{
-    if (io->len + n > io->cap) {
-        size_t cap = io->cap ? io->cap : 4096;
-        while (cap < io->len + n)
-            cap *= 2;
-        unsigned char *b = drift_realloc(io->buf, cap);
-        if (!b)
-            return DRIFT_ENOMEM;
-        io->buf = b;
-        io->cap = cap;
-    }
-    if (n)
-        memcpy(io->buf + io->len, p, n);
-    io->len += n;
-    return DRIFT_OK;
-}
-
-int drift_ckpt_block(drift_chain *c, void *p, size_t n)
-{
-    drift_ckpt_io *io = c->ckpt;
-    if (!io)
-        return drift_chain_fail(c, DRIFT_EINVAL,
-                                "chain %u: ckpt_bytes called outside a "
-                                "checkpoint",
-                                c->id);
-    uint64_t len = n;
-    if (!io->restoring) {
-        if (put(io, &len, sizeof len) || put(io, p, n))
-            return drift_chain_fail(c, DRIFT_ENOMEM,
-                                    "out of memory saving a checkpoint");
-        return DRIFT_OK;
-    }
-    if (io->len - io->at < sizeof len)
-        return drift_chain_fail(c, DRIFT_EINVAL,
-                                "%s: the checkpoint ends where %zu more "
-                                "bytes were expected (written by another "
-                                "build of the sampler?)",
-                                io->path, n);
-    memcpy(&len, io->buf + io->at, sizeof len);
-    if (len != n || io->len - io->at - sizeof len < n)
-        return drift_chain_fail(c, DRIFT_EINVAL,
-                                "%s: a block of %llu bytes where %zu are "
-                                "read now: the checkpoint was written by "
-                                "another build of the engine or sampler",
-                                io->path, (unsigned long long)len, n);
-    if (n)
-        memcpy(p, io->buf + io->at + sizeof len, n);
-    io->at += sizeof len + n;
-    return DRIFT_OK;
-}
-
-int drift_ckpt_restoring(drift_chain *c)
-{
-    return c->ckpt ? c->ckpt->restoring : 0;
 }
 
 /* The blocks after the core, in both directions: theta, the stream's
@@ -299,7 +243,7 @@ int drift_ckpt_save(drift_chain *c, const double *theta, double t_start,
     core k;
     fill_core(c, &k, t_start, t_warm_end, rows_len);
     c->ckpt = &io;
-    rc = put(&io, MAGIC, sizeof MAGIC) ? DRIFT_ENOMEM
+    rc = drift_ckpt_put(&io, MAGIC, sizeof MAGIC) ? DRIFT_ENOMEM
                                        : drift_ckpt_block(c, &k, sizeof k);
     /* blocks() reads theta only when restoring: the cast is safe. */
     if (!rc)

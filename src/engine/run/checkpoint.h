@@ -11,14 +11,6 @@
 
 #include "chain.h"
 
-/* What a save or a restore is doing; c->ckpt points at it meanwhile. */
-typedef struct drift_ckpt_io {
-    int restoring;
-    unsigned char *buf;     /* the state's bytes: built, or read */
-    size_t len, cap, at;    /* at: the read cursor */
-    const char *path;       /* for messages */
-} drift_ckpt_io;
-
 /* Saves chain c (theta its point; t_start and t_warm_end as run.c keeps
  * them, drift_now() values, t_warm_end < 0 before the end of warmup):
  * first the draws file's new bytes into chain_ID.rows, synced, then the
@@ -35,12 +27,5 @@ int drift_ckpt_save(drift_chain *c, const double *theta, double t_start,
  * recorded on the chain (a damaged or foreign state file). */
 int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
                        double *t_warm_end, int *found);
-
-/* Saves the n bytes at p, or restores them, as c->ckpt says (the
- * ckpt_bytes service). */
-int drift_ckpt_block(drift_chain *c, void *p, size_t n);
-
-/* The ckpt_restoring service. */
-int drift_ckpt_restoring(drift_chain *c);
 
 #endif

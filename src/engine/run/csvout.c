@@ -17,7 +17,7 @@
 
 #include "base/util.h"
 #include "base/writer.h"
-#include "checkpoint.h"
+#include "ckptio.h"
 #include "csvout.h"
 #include "heldout.h"
 #include "hparam.h"

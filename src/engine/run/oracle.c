@@ -15,7 +15,7 @@
 #include "base/stop.h"
 #include "base/util.h"
 #include "chain.h"
-#include "checkpoint.h"
+#include "ckptio.h"
 #include "emit.h"
 #include "oracle.h"
 #include "poisson.h"

@@ -1,0 +1,30 @@
+/* ckptio.h: the bytes of a checkpoint, block by block, as the engine's
+ * parts and the sampler's checkpoint callback save and restore them.  Not
+ * for what a checkpoint holds or where it lives (checkpoint.h). */
+#ifndef DRIFT_CKPTIO_H
+#define DRIFT_CKPTIO_H
+
+#include "chain.h"
+
+/* What a save or a restore is doing; c->ckpt points at it meanwhile. */
+typedef struct drift_ckpt_io {
+    int restoring;
+    unsigned char *buf;     /* the state's bytes: built, or read */
+    size_t len, cap, at;    /* at: the read cursor */
+    const char *path;       /* for messages */
+} drift_ckpt_io;
+
+/* Appends the n bytes at p to io's buffer, growing it: DRIFT_OK or
+ * DRIFT_ENOMEM. */
+int drift_ckpt_put(drift_ckpt_io *io, const void *p, size_t n);
+
+/* Saves the n bytes at p as one block (its length, then the bytes), or
+ * restores them, as c->ckpt says (the ckpt_bytes service).  A block whose
+ * saved length is not n is refused: the checkpoint was written by another
+ * build.  DRIFT_OK, or an error recorded on the chain. */
+int drift_ckpt_block(drift_chain *c, void *p, size_t n);
+
+/* The ckpt_restoring service: 1 while c is restored, else 0. */
+int drift_ckpt_restoring(drift_chain *c);
+
+#endif
