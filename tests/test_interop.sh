@@ -6,7 +6,8 @@
 # the file's own (tests/interop_check.py and .R).  The kinds: every
 # sampler (the zigzag example too), 1 and 4 chains, saved warmup, budgets
 # in iterations, passes and seconds, an interrupted run, a run whose chain
-# failed, a run whose sampler crashed or hung, a resumed run, continuous
+# failed, a run whose sampler crashed or hung, a resumed run, a run
+# continued from its checkpoint after a SIGINT (--resume), continuous
 # samplers' draws and segments.  The README's "Reading the output" lines
 # are run on one of them.
 #
@@ -143,6 +144,27 @@ for how in segv hang; do
 done
 # A resumed run: initial values from the last draw of a previous file.
 run resumed 1 0 --sampler sgld --iter 200 --init "$dir/sgld.csv"
+# A run continued from its checkpoint (--resume) after a SIGINT: its files
+# are the ones the run writes uninterrupted.
+"$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 2 \
+    --sampler mala --warmup 100 --iter 20000 --thin 10 \
+    --checkpoint-every 200 --out "$dir/ckpt.csv" >"$dir/ckpt.log" 2>&1 &
+pid=$!
+n=0
+while [ ! -f "$dir/ckpt.ckpt/chain_2.state" ] && [ $n -lt 600 ]; do
+    sleep 0.05
+    n=$((n + 1))
+done
+kill -INT $pid
+wait $pid
+if "$bin" sample --resume "$dir/ckpt.ckpt" --quiet >>"$dir/ckpt.log" 2>&1
+then
+    record ckpt 2
+else
+    echo "FAIL: --resume of an interrupted run:"
+    cat "$dir/ckpt.log"
+    fail=1
+fi
 # An interrupted run: SIGINT while the chains sample; every chain that
 # started has its file completed, saying so, with as many draws as the
 # others.  Chains beyond the processor count wait in a queue and a signal
