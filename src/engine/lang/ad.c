@@ -1267,18 +1267,29 @@ static void backward_binary1(drift_ad_ctx *c, int id, size_t RA,
     double ta[BWD_CHUNK], tb[BWD_CHUNK];
     for (size_t r0 = 0; r0 < RA; r0 += BWD_CHUNK) {
         size_t m = RA - r0 < BWD_CHUNK ? RA - r0 : BWD_CHUNK;
-        for (size_t k = 0; k < m; k++) {
-            size_t r = r0 + k;
-            double g = G[r * gl], da = 1, db = 1;
-            if (n->op != DRIFT_G_ADD) {
+        if (n->op == DRIFT_G_ADD) {
+            /* g * 1 is g: the general loop's ADD adds g itself */
+            for (size_t k = 0; k < m; k++)
+                ta[k] = tb[k] = G[(r0 + k) * gl];
+        } else if (n->op == DRIFT_G_MUL && !n->guard) {
+            for (size_t k = 0; k < m; k++) {
+                size_t r = r0 + k;
+                double g = G[r * gl];
+                ta[k] = g * Y[r * yl];
+                tb[k] = g * X[r * xl];
+            }
+        } else {
+            for (size_t k = 0; k < m; k++) {
+                size_t r = r0 + k;
+                double g = G[r * gl], da, db;
                 if (n->guard && g == 0) {
                     ta[k] = tb[k] = 0;
                     continue;
                 }
                 binary_d(n->op, X[r * xl], Y[r * yl], O[r * ol], &da, &db);
+                ta[k] = g * da;
+                tb[k] = g * db;
             }
-            ta[k] = g * da;
-            tb[k] = g * db;
         }
         if (ga)
             add_terms(ga, c->ald[a], r0, ta, m);
@@ -1545,10 +1556,18 @@ static void backward_node(drift_ad_ctx *c, int id)
                 double t[BWD_CHUNK];
                 for (size_t r0 = 0; r0 < RA; r0 += BWD_CHUNK) {
                     size_t mm = RA - r0 < BWD_CHUNK ? RA - r0 : BWD_CHUNK;
-                    for (size_t q = 0; q < mm; q++) {
-                        double g = G[(r0 + q) * gl];
-                        t[q] = n->guard && g == 0 ? 0 : g * P[(r0 + q) * pl];
-                    }
+                    const double *Gr = G + r0 * gl, *Pr = P + r0 * pl;
+                    if (n->guard)
+                        for (size_t q = 0; q < mm; q++) {
+                            double g = Gr[q * gl];
+                            t[q] = g == 0 ? 0 : g * Pr[q * pl];
+                        }
+                    else if (gl == 1 && pl == 1)
+                        for (size_t q = 0; q < mm; q++)
+                            t[q] = Gr[q] * Pr[q];
+                    else
+                        for (size_t q = 0; q < mm; q++)
+                            t[q] = Gr[q * gl] * Pr[q * pl];
                     add_terms(c->adj[x], c->ald[x], r0, t, mm);
                 }
                 continue;
