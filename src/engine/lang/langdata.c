@@ -370,8 +370,16 @@ size_t drift_langdata_load(const char *const *files, char *const *sets,
                            size_t n_sets, drift_langdata **out,
                            drift_diag *d)
 {
+    return drift_langdata_load_share(files, sets, n_sets, NULL, out, d);
+}
+
+size_t drift_langdata_load_share(const char *const *files, char *const *sets,
+                                 size_t n_sets,
+                                 const drift_table_share *share,
+                                 drift_langdata **out, drift_diag *d)
+{
     size_t before = d->n_errors;
-    size_t n_files = 0;
+    size_t n_files = 0, n_tables = 0;
     for (const char *const *f = files; f && *f; f++)
         n_files++;
     drift_langdata *ld = drift_calloc(1, sizeof *ld);
@@ -405,8 +413,22 @@ size_t drift_langdata_load(const char *const *files, char *const *sets,
              * they are used. */
             s->kind = DRIFT_DS_TABLE;
             drift_err e = {{0}};
-            if (drift_table_open(files[k], &s->table, &e))
+            if (share && n_tables++) {
+                /* Every rank reads the same files, so every rank refuses
+                 * here alike, before any exchange. */
+                drift_diag_error_file(d, files[k],
+                                      "a second rows file: a run across "
+                                      "MPI ranks splits one rows file by "
+                                      "rows; join the rows files into one "
+                                      "(drift data convert)");
+                continue;
+            }
+            if (share ? drift_table_open_share(files[k], share, &s->table,
+                                               &e)
+                      : drift_table_open(files[k], &s->table, &e))
                 report_table_error(d, files[k], e.msg);
+            else if (share)
+                ld->rows_total = s->table->share_total;
         }
     }
     if (n_sets) {
@@ -931,6 +953,16 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
                 src->kind == DRIFT_DS_JSON ? find_value(src, s->name) : NULL;
             if (!v || v->ndim < 1)
                 continue;
+            if (ld->rows_total) {
+                drift_diag_error_file(d, src->path,
+                                      "rows variable '%s' is given in JSON: "
+                                      "a run across MPI ranks splits the "
+                                      "rows of a CSV, LIBSVM or row store "
+                                      "file; put the rows there",
+                                      s->name);
+                z.errors++;
+                continue;
+            }
             if (!have_n) {
                 N = v->dims[0];
                 n_from = src->path;
@@ -944,6 +976,8 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
             }
         }
     }
+    /* Across ranks the rows here are a share; N is every share's. */
+    size_t N_all = ld->rows_total ? (size_t)ld->rows_total : N;
     /* An "N" in a JSON file must agree (CmdStan data often carries it). */
     for (size_t j = 0; j < ld->n_src; j++) {
         const drift_dsource *src = &ld->src[j];
@@ -957,14 +991,14 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
                                   "number of rows)");
             z.errors++;
         } else if (!have_n) {
-            N = (size_t)v->v[0];
+            N = N_all = (size_t)v->v[0];
             n_from = src->path;
             have_n = 1;
-        } else if ((size_t)v->v[0] != N) {
+        } else if ((size_t)v->v[0] != N_all) {
             drift_diag_error_file(d, src->path,
                                   "'N' is %zu, but %s has %zu rows; N is "
                                   "always the number of rows",
-                                  (size_t)v->v[0], n_from, N);
+                                  (size_t)v->v[0], n_from, N_all);
             z.errors++;
         }
     }
@@ -975,7 +1009,7 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
         drift_sym *s = p->syms[k];
         if (s->kind == DRIFT_SYM_N) {
             s->have_value = 1;
-            s->value = (long)N;
+            s->value = (long)N_all;
             continue;
         }
         int int_scalar = s->kind == DRIFT_SYM_SIZE ||
