@@ -56,13 +56,21 @@ static void report_table_error(drift_diag *d, const char *path,
 {
     size_t plen = strlen(path), line, col;
     int used = 0;
+    /* Across ranks, another rank's share may be at fault: "rank R on
+     * HOST: " before its message, kept before the report's own words. */
+    char who[128] = "";
+    const char *q = !strncmp(msg, "rank ", 5) ? strstr(msg, ": ") : NULL;
+    if (q && !strncmp(q + 2, path, plen) && (size_t)(q - msg) < 100) {
+        snprintf(who, sizeof who, "%.*s: ", (int)(q - msg), msg);
+        msg = q + 2;
+    }
     if (!strncmp(msg, path, plen) && msg[plen] == ':' &&
         sscanf(msg + plen + 1, "%zu:%zu: error: %n", &line, &col, &used) >= 2 &&
         used > 0) {
         char text[512];
         long n = read_line(path, line, text, sizeof text);
         drift_diag_error_at(d, path, line, col, 1, n >= 0 ? text : NULL,
-                            n >= 0 ? (size_t)n : 0, "%s",
+                            n >= 0 ? (size_t)n : 0, "%s%s", who,
                             msg + plen + 1 + used);
         return;
     }
@@ -70,7 +78,7 @@ static void report_table_error(drift_diag *d, const char *path,
      * file itself. */
     if (!strncmp(msg, path, plen) && msg[plen] == ':' && msg[plen + 1] == ' ')
         msg += plen + 2;
-    drift_diag_error_file(d, path, "%s", msg);
+    drift_diag_error_file(d, path, "%s%s", who, msg);
 }
 
 static int has_suffix(const char *s, const char *suf)

@@ -598,6 +598,19 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
     }
     ending en;
     judge(g, wstatus, hung, hung_chain, &en);
+    if (hung < 0) {
+        /* Killed after mpirun's SIGTERM: with every file already in
+         * place (the child was leaving the job) there is nothing to say
+         * beyond mpirun's own account. */
+        int pending = 0;
+        for (unsigned k = 0; k < K; k++)
+            pending |= fds[k] >= 0 &&
+                       atomic_load(&page->slot[k].file) == FILE_HANDED;
+        if (!pending) {
+            en.rescue = 0;
+            en.status = 128 + SIGTERM;
+        }
+    }
     double t_end = drift_now();
     if (en.rescue) {
         fflush(stdout);

@@ -116,7 +116,9 @@ int drift_ranks_init(drift_err *e)
 
 void drift_ranks_finalize(void)
 {
-    if (inited && !broken)
+    /* After a signal mpirun is ending the job: its finalisation would
+     * wait for ranks it is killing. */
+    if (inited && !broken && !drift_stop_requested())
         MPI_Finalize();
     drift_free(hosts);
     hosts = NULL;
@@ -276,14 +278,18 @@ static int differs(const drift_ranks_print *p, int r, drift_err *e)
                              "%s (its parameters or their names): give "
                              "every rank the same model and data",
                              wr, w0);
-    if (a->data != b->data || a->rows_total != b->rows_total)
+    if (a->rows_total != b->rows_total)
         return drift_err_set(e, DRIFT_EINVAL,
                              "%s reads other data than %s (%llu rows there, "
-                             "%llu here, or the files' headers, sizes or "
-                             "contents differ): give every rank the same "
-                             "data file",
-                             wr, w0, (unsigned long long)a->rows_total,
-                             (unsigned long long)b->rows_total);
+                             "%llu here): give every rank the same data file",
+                             wr, w0, (unsigned long long)b->rows_total,
+                             (unsigned long long)a->rows_total);
+    if (a->data != b->data)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "%s reads other data than %s (the data files' "
+                             "sizes or contents differ): give every rank "
+                             "the same data files",
+                             wr, w0);
     return DRIFT_OK;
 }
 
