@@ -40,6 +40,10 @@ unsigned drift_ranks_rank(void);
 /* "rank R on HOST", for messages about rank r of the job. */
 void drift_ranks_who(unsigned r, char *buf, size_t cap);
 
+/* The ranks of the job on this rank's node (itself included; 1 before
+ * init), which share its processor cores. */
+unsigned drift_ranks_node_size(void);
+
 /* How many chains of this process may call into MPI at once: 0 when only
  * the thread that called init may (MPI_THREAD_FUNNELED), 1 when any one
  * thread at a time (SERIALIZED), else as many as there are

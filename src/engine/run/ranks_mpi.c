@@ -24,7 +24,7 @@ enum { S_FAIL, S_NONFINITE, S_SIGNAL, S_DEADLINE, S_DEFER, N_SLOTS };
 
 static int inited, broken;
 static char broken_msg[400];
-static int world_rank, world_size = 1, thread_level;
+static int world_rank, world_size = 1, thread_level, node_size = 1;
 static char *hosts; /* world_size x HOST_MAX */
 static int verify;  /* DRIFT_MPI_VERIFY=1: check that every rank got the
                        same bits from each sum (for the tests) */
@@ -41,6 +41,8 @@ void drift_ranks_who(unsigned r, char *buf, size_t cap)
     else
         snprintf(buf, cap, "rank %u", r);
 }
+
+unsigned drift_ranks_node_size(void) { return (unsigned)node_size; }
 
 unsigned drift_ranks_threads(void)
 {
@@ -111,6 +113,12 @@ int drift_ranks_init(drift_err *e)
     }
     for (int r = 0; r < world_size; r++)
         hosts[(size_t)r * HOST_MAX + HOST_MAX - 1] = '\0';
+    MPI_Comm node;
+    if (MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank,
+                            MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_size(node, &node_size);
+        MPI_Comm_free(&node);
+    }
     return DRIFT_OK;
 }
 

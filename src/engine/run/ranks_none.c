@@ -31,6 +31,7 @@ void drift_ranks_who(unsigned r, char *buf, size_t cap)
 }
 
 unsigned drift_ranks_threads(void) { return 1u << 20; }
+unsigned drift_ranks_node_size(void) { return 1; }
 
 int drift_ranks_bcast_u64(uint64_t *v, size_t n, drift_err *e)
 {

@@ -796,12 +796,19 @@ static void *chain_worker(void *arg)
     }
 }
 
-/* How many chains run at once: cfg->parallel, or the processor count. */
+/* How many chains run at once: cfg->parallel, or the processor count
+ * (across ranks, this rank's part of its node's cores: chains waiting in
+ * MPI for one another must not wait for a core as well). */
 static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
 {
     long w = cfg->parallel;
-    if (w <= 0)
+    if (w <= 0) {
         w = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cfg->ranks && w > 0)
+            w /= (long)drift_ranks_node_size();
+        if (cfg->ranks && w < 1)
+            w = 1;
+    }
     if (w <= 0)
         w = 1;
     return (unsigned)w < K ? (unsigned)w : K;
