@@ -8,6 +8,8 @@
 
 #include <math.h>
 #include <mpi.h>
+#include <stdatomic.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +30,11 @@ static int world_rank, world_size = 1, thread_level, node_size = 1;
 static char *hosts; /* world_size x HOST_MAX */
 static int verify;  /* DRIFT_MPI_VERIFY=1: check that every rank got the
                        same bits from each sum (for the tests) */
+/* DRIFT_MPI_STATS=1: the chains' sums, counted and timed (the time spent
+ * in MPI_Allreduce, waits for slower ranks included), said at the end by
+ * every rank (for bench/bench_mpi.sh). */
+static int stats;
+static atomic_ullong stat_sums, stat_values, stat_ns;
 
 int drift_ranks_built(void) { return 1; }
 
@@ -97,6 +104,8 @@ int drift_ranks_init(drift_err *e)
     MPI_Comm_size(MPI_COMM_WORLD, &world_size);
     const char *v = getenv("DRIFT_MPI_VERIFY");
     verify = v && !strcmp(v, "1");
+    v = getenv("DRIFT_MPI_STATS");
+    stats = v && !strcmp(v, "1");
     char me[HOST_MAX] = "";
     int len = 0;
     char name[MPI_MAX_PROCESSOR_NAME];
@@ -124,6 +133,14 @@ int drift_ranks_init(drift_err *e)
 
 void drift_ranks_finalize(void)
 {
+    if (inited && stats)
+        fprintf(stderr,
+                "drift: rank %d on %s: %llu sums of %llu values in all, "
+                "%.6f s in MPI_Allreduce\n",
+                world_rank, hosts ? hosts + (size_t)world_rank * HOST_MAX : "?",
+                (unsigned long long)atomic_load(&stat_sums),
+                (unsigned long long)atomic_load(&stat_values),
+                1e-9 * (double)atomic_load(&stat_ns));
     /* After a signal mpirun is ending the job: its finalisation would
      * wait for ranks it is killing. */
     if (inited && !broken && !drift_stop_requested())
@@ -598,8 +615,20 @@ int drift_ranks_sum(drift_ranks_chan *ch, double *v, size_t n, int rc,
     b[n + S_SIGNAL] = drift_stop_requested() != 0;
     b[n + S_DEADLINE] = drift_now() >= ch->deadline;
     b[n + S_DEFER] = ch->defer_code != 0;
+    struct timespec t0, t1;
+    if (stats)
+        clock_gettime(CLOCK_MONOTONIC, &t0);
     int mrc = MPI_Allreduce(MPI_IN_PLACE, b, (int)(n + N_SLOTS), MPI_DOUBLE,
                             MPI_SUM, ch->comm);
+    if (stats) {
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        atomic_fetch_add(&stat_ns,
+                         (unsigned long long)((t1.tv_sec - t0.tv_sec) *
+                                                  1000000000LL +
+                                              (t1.tv_nsec - t0.tv_nsec)));
+        atomic_fetch_add(&stat_sums, 1);
+        atomic_fetch_add(&stat_values, (unsigned long long)n);
+    }
     if (mrc != MPI_SUCCESS) {
         mpi_failed(mrc, "Allreduce");
         snprintf(out, cap, "%s", broken_msg);
