@@ -21,6 +21,21 @@
 #include "rng.h"
 #include "stream.h"
 
+struct drift_ranks_chan;
+
+/* A run across MPI ranks (issue 19; ranks.h): what this process runs of
+ * it.  Its group runs chains first .. first + count - 1 of the run's K
+ * (the chain queue and the results hold those alone), chain k over the
+ * channel chans[k]; the model holds rows rows_first .. rows_first + n - 1
+ * (n its own n_rows) of the data's rows_total; only the group's rank 0
+ * (writer) writes the chains' files. */
+typedef struct drift_run_ranks {
+    unsigned first, count;
+    struct drift_ranks_chan *const *chans;
+    size_t rows_first, rows_total;
+    int writer;
+} drift_run_ranks;
+
 /* Everything a run needs, filled by the caller (the CLI or a test). */
 typedef struct drift_run_config {
     const drift_model *model;
@@ -113,6 +128,8 @@ typedef struct drift_run_config {
     uint64_t ckpt_iters;
     double ckpt_seconds;
     int resume;
+    /* One run across MPI ranks (issue 19): NULL in one process. */
+    const drift_run_ranks *ranks;
 } drift_run_config;
 
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
@@ -131,6 +148,9 @@ typedef struct drift_chain_result {
     uint64_t proposals, violations; /* thinning counters */
     char path[4096];                /* the draws file written */
     char metrics_path[4096];        /* --test metrics file ("" if none) */
+    /* ---- added for issue 19 ---- */
+    int interrupted;                /* stopped by a signal (across ranks:
+                                       to any rank of its group) */
 } drift_chain_result;
 
 /* Path of chain id's output file: out_path itself when K == 1, else
@@ -250,6 +270,9 @@ struct drift_chain {
     struct drift_ckpt_io *ckpt;
     int64_t ckpt_rows;
     double ckpt_at;
+    /* A run across ranks (shard.h): this rank's rows and the chain's
+     * channel; NULL in one process. */
+    struct drift_shard *shard;
 };
 
 /* Records a failure message for chain c (first one wins) and returns

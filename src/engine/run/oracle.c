@@ -19,6 +19,7 @@
 #include "emit.h"
 #include "oracle.h"
 #include "poisson.h"
+#include "shard.h"
 
 /* Rows evaluated per model call during full passes: small enough that a
  * chunk of rows stays in cache between the forward and backward products. */
@@ -145,7 +146,25 @@ static int check_budget(drift_chain *c)
     const drift_run_config *cfg = c->cfg;
     const char *what = c->phase == DRIFT_CHAIN_SETUP ? "run-level setup"
                                                      : "initialisation";
-    if (c->stop && drift_stop_requested())
+    if (c->shard) {
+        /* Across ranks the group's agreement decides (each oracle's sum
+         * carried it), so that every rank stops at the same call: the
+         * signal or the --seconds budget of the group's rank 0. */
+        int why = drift_shard_stopped(c);
+        if (why == 1 && c->stop)
+            return drift_chain_fail(c, DRIFT_ESTOP,
+                                    "chain %u: stopped by a signal during "
+                                    "the sampler's %s, before any draw",
+                                    c->id, what);
+        if (why == 2) {
+            drift_chain_fail(c, DRIFT_EINVAL,
+                             "chain %u: the sampler's %s spent the whole "
+                             "budget of --seconds %g before any draw; give "
+                             "a larger budget",
+                             c->id, what, cfg->seconds);
+            return DRIFT_ESTOP;
+        }
+    } else if (c->stop && drift_stop_requested())
         return drift_chain_fail(c, DRIFT_ESTOP,
                                 "chain %u: stopped by a signal during the "
                                 "sampler's %s, before any draw",
@@ -159,7 +178,8 @@ static int check_budget(drift_chain *c)
                          c->id, what, cfg->passes);
         return DRIFT_ESTOP;
     }
-    if (cfg->seconds > 0 && drift_now() - c->t_start > cfg->seconds) {
+    if (!c->shard && cfg->seconds > 0 &&
+        drift_now() - c->t_start > cfg->seconds) {
         drift_chain_fail(c, DRIFT_EINVAL,
                          "chain %u: the sampler's %s spent the whole budget "
                          "of --seconds %g before any draw; give a larger "
@@ -384,13 +404,15 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
     void *ws = full_chunk_ready(c);
     size_t chunk = c->full_chunk;
     unsigned T = c->cfg->full_threads;
-    if (T <= 1 || c->N < PARALLEL_MIN_ROWS)
-        return sum_rows(c, ws, theta, NULL, 0, c->N, chunk, grad, ll);
+    /* Across ranks, the rows of this rank's share (the model's own). */
+    size_t N = c->shard ? c->shard->n : c->N;
+    if (T <= 1 || N < PARALLEL_MIN_ROWS)
+        return sum_rows(c, ws, theta, NULL, 0, N, chunk, grad, ll);
     if (full_threads_ready(c, T))
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for --threads %u", T);
     full_part *parts = c->full_parts;
-    size_t per = c->N / T;
+    size_t per = N / T;
     pthread_t tid[64];
     unsigned char live[64] = {0};
     for (unsigned t = 1; t < T && t < 64; t++) {
@@ -399,7 +421,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
         p->theta = theta;
         p->d = c->d;
         p->first = t * per;
-        p->n = t + 1 == T ? c->N - p->first : per;
+        p->n = t + 1 == T ? N - p->first : per;
         p->chunk = chunk;
         p->want_grad = grad != NULL;
         if (pthread_create(&tid[t], NULL, full_part_run, p) == 0)
@@ -426,12 +448,31 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
     return DRIFT_OK;
 }
 
+/* Across ranks: this rank's partial sums of grad l_i (d values, or none
+ * when grad is NULL) and of l_i become the group's, with the ranks'
+ * statuses agreed (rc is this rank's). */
+static int across(drift_chain *c, double *grad, double *ll, int rc)
+{
+    double *v = c->shard->sums;
+    size_t n = grad ? c->d : 0;
+    if (grad)
+        memcpy(v, grad, c->d * sizeof *v);
+    v[n] = *ll;
+    rc = drift_shard_combine(c, v, n + 1, rc);
+    if (grad)
+        memcpy(grad, v, c->d * sizeof *v);
+    *ll = v[n];
+    return rc;
+}
+
 static int svc_grad_full(drift_chain *c, const double *theta, double *grad,
                          double *U)
 {
     double ll = 0, lp = 0, u;
     c->grads += c->N;
     int rc = full_sum(c, theta, grad, &ll);
+    if (c->shard)
+        rc = across(c, grad, &ll, rc);
     if (!rc)
         rc = prior(c, theta, c->gbuf, &lp);
     if (!rc) {
@@ -452,6 +493,8 @@ static int svc_U_full(drift_chain *c, const double *theta, double *U)
     double ll = 0, lp = 0;
     c->grads += c->N;
     int rc = full_sum(c, theta, NULL, &ll);
+    if (c->shard)
+        rc = across(c, NULL, &ll, rc);
     if (!rc)
         rc = prior(c, theta, NULL, &lp);
     if (!rc) {
@@ -459,6 +502,15 @@ static int svc_U_full(drift_chain *c, const double *theta, double *U)
         rc = check_potential(c, theta, U, 1, "log density");
     }
     return finish_eval(c, rc, U, 1);
+}
+
+/* Cyclic access reaches row r (of the N): read-ahead follows it, over
+ * this rank's rows when the run spans ranks. */
+static void advise_at(drift_chain *c, size_t r)
+{
+    size_t local = r;
+    if (!c->shard || drift_shard_owns(c->shard, r, &local))
+        drift_advisor_at(&c->advisor, local);
 }
 
 static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
@@ -471,9 +523,79 @@ static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_stream_take(&c->stream, k, rows + done);
         if (c->stream.mode == DRIFT_ACCESS_CA)
-            drift_advisor_at(&c->advisor, rows[done]);
+            advise_at(c, rows[done]);
     }
     return DRIFT_OK;
+}
+
+/* The end of a minibatch estimate once the batch's sums are known (acc,
+ * of grad l_i; ll, of l_i): scaled by N/n, with the prior's part added,
+ * into grad and *U_est. */
+static int batch_finish(drift_chain *c, const double *theta, double scale,
+                        const double *acc, double ll, double *grad,
+                        double *U_est)
+{
+    double lp;
+    int rc = prior(c, theta, grad, &lp);
+    if (rc)
+        return rc;
+    int finite = 1;
+    for (size_t k = 0; k < c->d; k++) {
+        double g = -(scale * acc[k] + grad[k]);
+        grad[k] = g;
+        finite &= isfinite(g);
+    }
+    *U_est = -(scale * ll + lp);
+    return finite ? DRIFT_OK : check_finite(c, theta, grad, "gradient");
+}
+
+/* grad_batch across ranks: the stream's rows are drawn on every rank
+ * alike; each rank sums the rows of its share, and the sums are combined
+ * before the prior is added, as one process adds it. */
+static int batch_across(drift_chain *c, const double *theta, size_t n,
+                        double scale, double *grad, double *U_est,
+                        size_t *rows_out)
+{
+    drift_shard *s = c->shard;
+    double *acc = c->gbuf, ll = 0;
+    int rc = DRIFT_OK, any = 0;
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_stream_take(&c->stream, k, c->rows_buf);
+        if (c->stream.mode == DRIFT_ACCESS_CA)
+            advise_at(c, c->rows_buf[0]);
+        if (rows_out)
+            memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+        if (rc)
+            continue; /* the stream is drawn to its end all the same */
+        size_t m = drift_shard_pick(s, c->rows_buf, k);
+        if (m == SIZE_MAX) {
+            rc = drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+            continue;
+        }
+        /* The next minibatch's rows of this share towards the cache. */
+        size_t ahead_n, local;
+        const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
+        for (size_t j = 0; j < ahead_n; j++)
+            if (drift_shard_owns(s, ahead[j], &local))
+                prefetch_rows(c, &local, 1);
+        if (m == 0)
+            continue;
+        double part;
+        if ((rc = sum_rows(c, c->ws, theta, s->local, 0, m, m,
+                           any ? grad : acc, &part)))
+            continue;
+        if (any)
+            for (size_t j = 0; j < c->d; j++)
+                acc[j] += grad[j];
+        any = 1;
+        ll += part;
+    }
+    if (!any)
+        memset(acc, 0, c->d * sizeof *acc);
+    if ((rc = across(c, acc, &ll, rc)))
+        return rc;
+    return batch_finish(c, theta, scale, acc, ll, grad, U_est);
 }
 
 /* grad_batch's work: the estimate of grad U (and U) on the next n rows
@@ -496,6 +618,8 @@ static int batch_estimate(drift_chain *c, const double *theta, size_t n,
     double *acc = c->gbuf; /* sum of grad l_i over the minibatch */
     c->stream_used = 1;
     c->grads += n;
+    if (c->shard)
+        return batch_across(c, theta, n, scale, grad, U_est, rows_out);
     for (size_t done = 0; done < n; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_stream_take(&c->stream, k, c->rows_buf);
@@ -583,6 +707,190 @@ static int svc_grad_prior(drift_chain *c, const double *theta, double *grad,
     return rc;
 }
 
+/* ---- per-row services across ranks ---------------------------------------
+ * Each rank evaluates the requested rows of its share into the front of
+ * the output, moves them to their places and fills the other places with
+ * -0.0 (drift_shard_scatter); the sum over the group then puts every
+ * row's own value, unchanged, on every rank. */
+
+/* The rows of rows[0 .. n) in this rank's share (shard pick), or SIZE_MAX
+ * with the chain failed when out of memory. */
+static size_t pick_rows(drift_chain *c, const size_t *rows, size_t n)
+{
+    size_t k = drift_shard_pick(c->shard, rows, n);
+    if (k == SIZE_MAX)
+        drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+    return k;
+}
+
+/* After a local failure: the rank's rows read NaN, so that they read
+ * +INFINITY as terms once combined (a failed model call knows no term of
+ * its rows; the other ranks' rows keep theirs). */
+static void nan_rows(const drift_shard *s, double *U, size_t k)
+{
+    for (size_t j = 0; U && j < k; j++)
+        U[s->pos[j]] = NAN;
+}
+
+static int grad_rows_across(drift_chain *c, const double *theta,
+                            const size_t *rows, size_t n, double *grads,
+                            double *U_rows)
+{
+    drift_shard *s = c->shard;
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    int rc = DRIFT_OK;
+    size_t k = pick_rows(c, rows, n), mine = k;
+    if (k == SIZE_MAX)
+        rc = c->failed, k = mine = 0;
+    for (size_t done = 0; done < k && !rc; done += c->ws_cap) {
+        size_t q = k - done < c->ws_cap ? k - done : c->ws_cap;
+        drift_rows b = {s->local + done, 0, q};
+        double *g = grads ? grads + done * c->d : NULL;
+        double *u = U_rows ? U_rows + done : NULL;
+        if ((rc = m->log_lik(m->self, c->ws, theta, &b, u, NULL, NULL, g,
+                             &me))) {
+            rc = model_error(c, theta, rc, &me);
+            break;
+        }
+        if (g)
+            for (size_t j = 0; j < q * c->d; j++)
+                g[j] = -g[j];
+        if (u)
+            for (size_t j = 0; j < q; j++)
+                u[j] = -u[j];
+    }
+    size_t kept = rc ? 0 : k;
+    if (grads)
+        drift_shard_scatter(s, grads, n, kept, c->d);
+    if (U_rows) {
+        drift_shard_scatter(s, U_rows, n, kept, 1);
+        if (rc)
+            nan_rows(s, U_rows, mine);
+    }
+    /* The first sum agrees on the status; the second (the terms, when
+     * both are asked for) follows unless the chain failed, which every
+     * rank then knows alike. */
+    if (grads)
+        rc = drift_shard_combine(c, grads, n * c->d, rc);
+    if (U_rows && (!grads || rc == DRIFT_OK || rc == DRIFT_ENONFINITE)) {
+        int urc = drift_shard_combine(c, U_rows, n, grads ? DRIFT_OK : rc);
+        if (!grads)
+            rc = urc;
+    }
+    if (!rc && !(rc = check_finite_rows(c, theta, grads, n,
+                                        "per-row gradient")))
+        rc = check_potential(c, theta, U_rows, n, "per-row log density");
+    if (rc == DRIFT_ENONFINITE)
+        set_infinite(U_rows, n);
+    return finish_eval(c, rc, NULL, 0);
+}
+
+static int grad_sum_across(drift_chain *c, const double *theta,
+                           const size_t *rows, size_t n, double *grad,
+                           double *U_sum)
+{
+    drift_shard *s = c->shard;
+    double ll = 0;
+    int rc = DRIFT_OK;
+    size_t k = pick_rows(c, rows, n);
+    if (k == SIZE_MAX) {
+        rc = c->failed;
+        memset(grad, 0, c->d * sizeof *grad);
+    } else {
+        rc = sum_rows(c, c->ws, theta, s->local, 0, k, c->ws_cap, grad, &ll);
+    }
+    if (!(rc = across(c, grad, &ll, rc))) {
+        for (size_t j = 0; j < c->d; j++)
+            grad[j] = -grad[j];
+        double u = -ll;
+        if (U_sum)
+            *U_sum = u;
+        if (!(rc = check_finite(c, theta, grad, "gradient")))
+            rc = check_potential(c, theta, &u, 1, "log density of the rows");
+    }
+    return finish_eval(c, rc, U_sum, 1);
+}
+
+/* jvp_rows and glm_scalars across ranks: one value per row, from
+ * eval(c, theta, v, b, out) over a chunk of this rank's rows, negated. */
+typedef int (*row_eval)(drift_chain *c, const double *theta, const double *v,
+                        const drift_rows *b, double *out, drift_err *me);
+
+static int values_across(drift_chain *c, const double *theta, const double *v,
+                         const size_t *rows, size_t n, double *out,
+                         size_t cap, row_eval eval, const char *what)
+{
+    drift_shard *s = c->shard;
+    drift_err me = {{0}};
+    int rc = DRIFT_OK;
+    size_t k = pick_rows(c, rows, n);
+    if (k == SIZE_MAX)
+        rc = c->failed, k = 0;
+    for (size_t done = 0; done < k && !rc; done += cap) {
+        size_t q = k - done < cap ? k - done : cap;
+        drift_rows b = {s->local + done, 0, q};
+        if ((rc = eval(c, theta, v, &b, out + done, &me))) {
+            rc = model_error(c, theta, rc, &me);
+            break;
+        }
+        for (size_t j = 0; j < q; j++)
+            out[done + j] = -out[done + j];
+    }
+    drift_shard_scatter(s, out, n, rc ? 0 : k, 1);
+    rc = drift_shard_combine(c, out, n, rc);
+    if (!rc)
+        rc = check_values(c, theta, out, n, what, 1.0);
+    return finish_eval(c, rc, NULL, 0);
+}
+
+/* v . grad l_i of a chunk: the model's jvp, or its per-row gradients. */
+static int eval_jvp(drift_chain *c, const double *theta, const double *v,
+                    const drift_rows *b, double *out, drift_err *me)
+{
+    const drift_model *m = c->model;
+    if (m->jvp)
+        return m->jvp(m->self, c->ws, theta, v, b, out, NULL, me);
+    int rc = m->log_lik(m->self, c->ws, theta, b, NULL, NULL, NULL,
+                        c->rows_grad, me);
+    if (rc)
+        return rc;
+    for (size_t j = 0; j < b->n; j++) {
+        const double *g = c->rows_grad + j * c->d;
+        double acc = 0;
+        for (size_t q = 0; q < c->d; q++)
+            acc += g[q] * v[q];
+        out[j] = acc;
+    }
+    return DRIFT_OK;
+}
+
+static int eval_glm(drift_chain *c, const double *theta, const double *v,
+                    const drift_rows *b, double *out, drift_err *me)
+{
+    (void)v;
+    const drift_model *m = c->model;
+    return m->glm_scalars(m->self, c->ws, theta, b, out, NULL, me);
+}
+
+static int design_across(drift_chain *c, const size_t *rows, size_t n,
+                         double *x)
+{
+    drift_shard *s = c->shard;
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    int rc = DRIFT_OK;
+    size_t k = pick_rows(c, rows, n);
+    if (k == SIZE_MAX)
+        rc = c->failed, k = 0;
+    drift_rows b = {s->local, 0, k};
+    if (!rc && k && (rc = m->glm_design(m->self, &b, x, &me)))
+        rc = drift_chain_fail(c, rc, "%s",
+                              me.msg[0] ? me.msg : "the model failed");
+    drift_shard_scatter(s, x, n, rc ? 0 : k, c->d);
+    return drift_shard_combine(c, x, n * c->d, rc);
+}
+
 static int svc_grad_rows(drift_chain *c, const double *theta,
                          const size_t *rows, size_t n, double *grads,
                          double *U_rows)
@@ -595,6 +903,8 @@ static int svc_grad_rows(drift_chain *c, const double *theta,
     drift_err me = {{0}};
     int model_failed = 0;
     c->grads += n;
+    if (c->shard)
+        return grad_rows_across(c, theta, rows, n, grads, U_rows);
     for (size_t done = 0; done < n && !rc; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_rows b = {rows + done, 0, k};
@@ -634,6 +944,8 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
     note_rows_exact(c);
     double ll = 0;
     c->grads += n;
+    if (c->shard)
+        return grad_sum_across(c, theta, rows, n, grad, U_sum);
     if (!(rc = sum_rows(c, c->ws, theta, rows, 0, n, c->ws_cap, grad, &ll))) {
         for (size_t k = 0; k < c->d; k++)
             grad[k] = -grad[k];
@@ -677,6 +989,9 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for per-row gradients");
     c->grads += n;
+    if (c->shard)
+        return values_across(c, theta, v, rows, n, out, cap, eval_jvp,
+                             "directional derivative");
     for (size_t done = 0; done < n; done += cap) {
         size_t k = n - done < cap ? n - done : cap;
         drift_rows b = {rows + done, 0, k};
@@ -718,6 +1033,9 @@ static int svc_glm_scalars(drift_chain *c, const double *theta,
         return rc;
     drift_err me = {{0}};
     c->grads += n;
+    if (c->shard)
+        return values_across(c, theta, NULL, rows, n, s, c->ws_cap,
+                             eval_glm, "per-row gradient scalar");
     for (size_t done = 0; done < n; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_rows b = {rows + done, 0, k};
@@ -742,6 +1060,8 @@ static int svc_glm_design(drift_chain *c, const size_t *rows, size_t n,
     int rc = check_rows(c, rows, n);
     if (rc)
         return rc;
+    if (c->shard)
+        return design_across(c, rows, n, x);
     drift_err me = {{0}};
     drift_rows b = {rows, 0, n};
     if ((rc = m->glm_design(m->self, &b, x, &me)))
@@ -836,6 +1156,8 @@ static int svc_fail(drift_chain *c, const char *msg)
 
 static void svc_warn(drift_chain *c, const char *msg)
 {
+    if (c->shard && !c->shard->writer)
+        return; /* the group's writer says it once for all its ranks */
     for (size_t k = 0; k < c->n_warned; k++)
         if (!strncmp(c->warned[k], msg, sizeof c->warned[k] - 1))
             return;

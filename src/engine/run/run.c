@@ -31,7 +31,9 @@
 #include "hparam.h"
 #include "oracle.h"
 #include "progress.h"
+#include "ranks.h"
 #include "run.h"
+#include "shard.h"
 
 /* Rows per model call in full passes, and the smallest workspace. */
 #define MIN_WS_ROWS 256
@@ -66,6 +68,8 @@ void drift_run_chain_release(drift_chain *c)
     drift_free(c->state);
     drift_csvout_free(c->out);
     c->out = NULL;
+    drift_shard_free(c->shard);
+    c->shard = NULL;
 }
 
 int drift_run_chain_setup_init(drift_chain *c, double *theta)
@@ -123,7 +127,9 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->model = m;
     c->id = id;
     c->d = m->dim;
-    c->N = m->n_rows;
+    /* Across ranks the model holds this rank's share; the chain sees
+     * every row. */
+    c->N = cfg->ranks ? cfg->ranks->rows_total : m->n_rows;
     c->batch = cfg->batch ? cfg->batch
                           : (cfg->sampler->default_batch
                                  ? cfg->sampler->default_batch
@@ -223,7 +229,10 @@ static int trajectory_moments(const drift_chain *c, double *mean, double *var)
 static int budget_spent(const drift_chain *c, double t_start)
 {
     const drift_run_config *cfg = c->cfg;
-    if (drift_stop_requested())
+    /* Across ranks, signals and the clock count only as the group agreed
+     * on them (each oracle's sum carries them), so that every rank of the
+     * chain ends at the same step. */
+    if (c->shard ? drift_shard_stopped(c) != 0 : drift_stop_requested())
         return 1;
     if (cfg->iters && c->iter >= cfg->warmup + cfg->iters)
         return 1;
@@ -232,9 +241,24 @@ static int budget_spent(const drift_chain *c, double t_start)
     if (cfg->passes > 0 && c->N &&
         (double)c->grads >= cfg->passes * (double)c->N)
         return 1;
-    if (cfg->seconds > 0 && drift_now() - t_start >= cfg->seconds)
+    if (!c->shard && cfg->seconds > 0 && drift_now() - t_start >= cfg->seconds)
         return 1;
     return 0;
+}
+
+/* Whether the chain stopped for a signal (across ranks, one that any rank
+ * of its group received). */
+static int interrupted(const drift_chain *c)
+{
+    return c->shard ? drift_shard_stopped(c) == 1 : drift_stop_requested() != 0;
+}
+
+/* Across ranks, a failure of this rank alone just recorded on the chain
+ * (its file, its maps) waits for the group (shard.h). */
+static void local_failure(drift_chain *c)
+{
+    if (c->shard)
+        drift_shard_defer(c);
 }
 
 /* A chain's file once the chain has ended, until the run brings it to
@@ -252,7 +276,7 @@ typedef struct chain_queue {
     drift_chain_result *results;
     chain_file *files;
     drift_progress *prog;
-    unsigned K, first;
+    unsigned K, first;      /* this process's chains: ids first .. */
     unsigned next;          /* next chain index to start (under mu) */
     pthread_mutex_t mu;
 } chain_queue;
@@ -324,6 +348,42 @@ static void run_setup(drift_chain *c)
     pthread_mutex_unlock(&run->lock);
 }
 
+/* Across ranks, a group without the run's first chain still needs what
+ * the sampler's setup leaves for every chain: it runs the setup on a
+ * chain of its own made as the first chain is (same id, same streams),
+ * so that it computes what the first chain's group computes, and drops
+ * it (its evaluations count in no chain, as in one process they count in
+ * the first chain's alone).  c lends its channel; its own streams and
+ * initial point are left as they were. */
+static void run_setup_apart(drift_chain *c)
+{
+    drift_chain s;
+    unsigned first = c->cfg->first_chain_id ? c->cfg->first_chain_id : 1;
+    double *scratch_theta = drift_calloc(c->d ? c->d : 1, sizeof(double));
+    int rc = scratch_theta
+                 ? drift_run_chain_setup(&s, c->cfg, first, scratch_theta)
+                 : (memset(&s, 0, sizeof s),
+                    drift_chain_fail(&s, DRIFT_ENOMEM, "out of memory"));
+    s.run = c->run;
+    s.stop = 1;
+    s.shard = c->shard;
+    if (rc) {
+        /* Every rank fails alike (the setup is the same everywhere). */
+        drift_run_shared *run = c->run;
+        pthread_mutex_lock(&run->lock);
+        run->state = -1;
+        pthread_cond_broadcast(&run->cond);
+        pthread_mutex_unlock(&run->lock);
+    } else {
+        run_setup(&s);
+    }
+    if (s.failed)
+        drift_chain_fail(c, s.failed, "%s", s.message);
+    s.shard = NULL;
+    drift_run_chain_release(&s);
+    drift_free(scratch_theta);
+}
+
 /* Chain 1 failed before its setup: the others must not wait for it. */
 static void run_setup_failed(drift_run_shared *run)
 {
@@ -357,8 +417,10 @@ static void eval_heldout(drift_chain *c, double t_start)
     drift_err e = {{0}};
     double passes = c->N ? (double)c->grads / (double)c->N : 0;
     if (drift_heldout_write(c->heldout, passes, drift_now() - t_start, c->iter,
-                            &e))
+                            &e)) {
         drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
+        local_failure(c); /* across ranks: the writer's alone */
+    }
 }
 
 /* Whether the initial point was drawn (wholly or in part) at random. */
@@ -453,17 +515,33 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     c.guard = drift_guard_slot_at(k);
     c.layout = drift_guard_layout_of(c.guard);
     drift_guard_thread_begin(c.guard);
+    const drift_run_ranks *ranks = cfg->ranks;
+    if (!rc0 && ranks) {
+        /* This rank's rows and the chain's channel; the group's rank 0
+         * keeps the --seconds clock for all. */
+        c.shard = drift_shard_new(ranks->chans[k], ranks->rows_first,
+                                  cfg->model->n_rows, c.d);
+        if (!c.shard)
+            rc0 = drift_chain_fail(&c, DRIFT_ENOMEM, "out of memory");
+        else if (c.shard->writer && cfg->seconds > 0)
+            drift_ranks_chan_deadline(ranks->chans[k],
+                                      t_start + cfg->seconds);
+    }
     if (rc0)
         goto done;
-    if (cfg->out_path) {
+    if (cfg->out_path && (!ranks || ranks->writer)) {
         drift_chain_path(cfg->out_path, cfg->chains, id, res->path,
                          sizeof res->path);
         drift_err e;
         if (drift_writer_open(res->path, &c.w, &e)) {
             drift_chain_fail(&c, DRIFT_EIO, "%s", e.msg);
-            goto done;
+            if (!c.shard)
+                goto done;
+            res->path[0] = '\0';
+            local_failure(&c); /* the gate below fails every rank */
+        } else {
+            drift_guard_file(c.guard, c.w, res->path);
         }
-        drift_guard_file(c.guard, c.w, res->path);
     }
     if (cfg->test_model) {
         drift_err e = {{0}};
@@ -476,11 +554,20 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
                                    id, &e);
         if (rc) {
             drift_chain_fail(&c, rc, "%s", e.msg);
-            goto done;
+            if (!c.shard)
+                goto done;
+            res->metrics_path[0] = '\0';
+            local_failure(&c);
         }
     }
     const drift_services *svc = &drift_services_table;
-    if (k == 0) {
+    if (k == 0 && ranks && ranks->first != 0) {
+        /* A group without the run's first chain (run_setup_apart). */
+        run_setup_apart(&c);
+        setup_done = 1;
+        if (c.failed)
+            goto done;
+    } else if (k == 0) {
         run_setup(&c);
         setup_done = 1;
         if (c.failed)
@@ -509,7 +596,17 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     if (!c.failed && cfg->resume &&
         drift_ckpt_restore(&c, theta, &t_start, &t_warm_end, &resumed))
         goto done;
-    if (c.failed || (!resumed && drift_csvout_begin(&c)))
+    if (c.failed)
+        goto done;
+    if (!resumed && drift_csvout_begin(&c)) {
+        if (!c.shard)
+            goto done;
+        local_failure(&c);
+    }
+    /* Across ranks, the gate: what a rank alone could not do so far (its
+     * file, its held-out set, the file's header) fails the chain on every
+     * rank before the first step. */
+    if (c.shard && drift_shard_step_end(&c, 1) && c.failed)
         goto done;
     started = 1;
     if (cfg->warmup > 0 && !resumed)
@@ -545,9 +642,18 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
             int grc = drift_mapguard_check(c.iter % POLL_EVERY == 0, &ge);
             if (grc) {
                 drift_chain_fail(&c, grc, "%s", ge.msg);
-                break;
+                if (!c.shard)
+                    break;
+                local_failure(&c);
             }
         }
+        /* Across ranks, the end of the step: every POLL_EVERY steps the
+         * group agrees even if the step summed nothing (so that a signal
+         * is heard), and a rank's deferred failure fails the chain on
+         * every rank. */
+        if (c.shard && drift_shard_step_end(&c, c.iter % POLL_EVERY == 0) &&
+            c.failed)
+            break;
         after_step(&c);
         if (c.iter == cfg->warmup)
             t_warm_end = drift_now();
@@ -601,6 +707,7 @@ done:
     res->violations = c.violations;
     res->status = c.failed;
     res->started = started;
+    res->interrupted = interrupted(&c);
     snprintf(res->message, sizeof res->message, "%s", c.message);
     if (c.w) {
         /* Rows are whole: a failed chain's draws so far stay a valid file;
@@ -617,7 +724,7 @@ done:
                          "chain %u failed at iteration %llu; the draws "
                          "before it are valid: %s",
                          id, (unsigned long long)c.iter, c.message);
-            else if (drift_stop_requested())
+            else if (interrupted(&c))
                 snprintf(note, sizeof note,
                          "interrupted by a signal after %llu iterations "
                          "(%llu in warmup)%s",
@@ -689,12 +796,19 @@ static void *chain_worker(void *arg)
     }
 }
 
-/* How many chains run at once: cfg->parallel, or the processor count. */
+/* How many chains run at once: cfg->parallel, or the processor count
+ * (across ranks, this rank's part of its node's cores: chains waiting in
+ * MPI for one another must not wait for a core as well). */
 static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
 {
     long w = cfg->parallel;
-    if (w <= 0)
+    if (w <= 0) {
         w = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cfg->ranks && w > 0)
+            w /= (long)drift_ranks_node_size();
+        if (cfg->ranks && w < 1)
+            w = 1;
+    }
     if (w <= 0)
         w = 1;
     return (unsigned)w < K ? (unsigned)w : K;
@@ -708,7 +822,7 @@ static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
  * chain waits for another while it runs, so a queue of chains cannot
  * deadlock; the counts depend only on the chains' own. */
 static void close_files(unsigned K, drift_chain_result *results,
-                        chain_file *files)
+                        chain_file *files, int across)
 {
     uint64_t warm = UINT64_MAX, samp = UINT64_MAX;
     for (unsigned k = 0; k < K; k++) {
@@ -718,6 +832,15 @@ static void close_files(unsigned K, drift_chain_result *results,
         uint64_t s = drift_csvout_samp_count(files[k].out);
         warm = w < warm ? w : warm;
         samp = s < samp ? s : samp;
+    }
+    /* Across ranks, the smallest counts of every chain of the run, which
+     * the groups' writers hold between them (every rank takes part). */
+    if (across) {
+        uint64_t v[2] = {warm, samp};
+        if (drift_ranks_min_u64(v, 2) == DRIFT_OK) {
+            warm = v[0];
+            samp = v[1];
+        }
     }
     for (unsigned k = 0; k < K; k++) {
         chain_file *f = &files[k];
@@ -764,15 +887,24 @@ static void release_shared(drift_run_shared *run)
 int drift_run(const drift_run_config *cfg, drift_chain_result *results,
               drift_err *e)
 {
-    unsigned K = cfg->chains ? cfg->chains : 1;
-    unsigned first = cfg->first_chain_id ? cfg->first_chain_id : 1;
+    /* The chains this process runs: all, or its rank group's. */
+    const drift_run_ranks *ranks = cfg->ranks;
+    unsigned K = ranks ? ranks->count : cfg->chains ? cfg->chains : 1;
+    unsigned first = (cfg->first_chain_id ? cfg->first_chain_id : 1) +
+                     (ranks ? ranks->first : 0);
+    if (ranks && (cfg->ckpt_dir || cfg->resume))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--checkpoint-every and --resume: a run across "
+                             "MPI ranks is not checkpointed; run without "
+                             "them");
     if (cfg->thin == 0)
         return drift_err_set(e, DRIFT_EINVAL, "--thin must be at least 1");
-    if (cfg->batch && cfg->model->n_rows && cfg->batch > cfg->model->n_rows)
+    size_t n_rows = ranks ? ranks->rows_total : cfg->model->n_rows;
+    if (cfg->batch && n_rows && cfg->batch > n_rows)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--batch %zu: larger than the %zu rows of the "
                              "data",
-                             cfg->batch, cfg->model->n_rows);
+                             cfg->batch, n_rows);
     if (cfg->emit_segments && !(cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS))
         return drift_err_set(e, DRIFT_EINVAL,
                              "--emit segments: sampler %s emits draws, not "
@@ -812,7 +944,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                              "--checkpoint-every with --test: held-out "
                              "metrics are not checkpointed; run without "
                              "one of them");
-    if (cfg->passes > 0 && cfg->model->n_rows == 0)
+    if (cfg->passes > 0 && n_rows == 0)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--passes: the model has no data rows; give "
                              "--iter instead");
@@ -836,12 +968,19 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         release_shared(&run);
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     }
-    if (K == 1 && !prog) {
-        run_chain(cfg, &run, first, &results[0], &files[0], NULL, 0);
+    /* Across ranks, MPI may allow calls from one thread at a time, or
+     * only from this one (drift_ranks_threads). */
+    unsigned mpi_threads = ranks ? drift_ranks_threads() : K;
+    if ((K == 1 && !prog) || mpi_threads == 0) {
+        for (unsigned k = 0; k < K; k++)
+            run_chain(cfg, &run, first + k, &results[k], &files[k], prog,
+                      k);
     } else {
         /* Chains beyond the processor count wait in the queue: each
          * chain's draws depend on (seed, id) alone, never on when it ran. */
         unsigned W = parallel_chains(cfg, K);
+        if (W > mpi_threads)
+            W = mpi_threads;
         chain_queue q = {cfg, &run, results, files, prog, K, first, 0,
                          PTHREAD_MUTEX_INITIALIZER};
         pthread_t *tids = drift_calloc(W, sizeof *tids);
@@ -871,7 +1010,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         drift_free(tids);
         drift_free(live);
     }
-    close_files(K, results, files);
+    close_files(K, results, files, ranks != NULL);
     drift_free(files);
     drift_progress_free(prog);
     release_shared(&run);
@@ -879,7 +1018,10 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         if (results[k].status)
             return drift_err_set(e, results[k].status, "%s",
                                  results[k].message);
-    if (drift_stop_requested())
+    int stopped = drift_stop_requested() != 0;
+    for (unsigned k = 0; ranks && k < K; k++)
+        stopped |= results[k].interrupted;
+    if (stopped)
         return drift_err_set(e, DRIFT_ESTOP, "stopped by a signal");
     return DRIFT_OK;
 }
