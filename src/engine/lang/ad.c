@@ -17,6 +17,7 @@
 #include "ad.h"
 #include "base/util.h"
 #include "dist.h"
+#include "kern.h"
 #include "rand.h"
 #include "transform.h"
 #include "vmath.h"
@@ -24,6 +25,18 @@
 /* Bound on the per-row adjoint memory of shared nodes (bytes): beyond
  * it, per-row gradients are computed in smaller sub-batches. */
 #define PERROW_BYTES ((size_t)64 << 20)
+
+/* Rows of a tile of the full passes in generalised linear form (see
+ * glm_lik): at most GLM_TILE (a multiple of 8), as many as fit in
+ * GLM_TILE_BYTES of row data, at least GLM_TILE_MIN, or
+ * GLM_TILE_MIN_TOP when the interpreter evaluates the nodes above the
+ * linear predictor. */
+#define GLM_TILE 256
+#ifndef GLM_TILE_BYTES
+#define GLM_TILE_BYTES 16384
+#endif
+#define GLM_TILE_MIN 16
+#define GLM_TILE_MIN_TOP 64
 
 struct drift_ad_ws {
     drift_ad_ctx c;
@@ -33,6 +46,8 @@ struct drift_ad_ws {
     size_t pr_cap;              /* rows per sub-batch for per-row grads */
     int pr_ready;
     unsigned char *mark;
+    double *glm_buf;            /* generalised linear form: 7 x GLM_TILE
+                                   for the full passes */
 };
 
 #define NODE(c, id) (&(c)->g->nodes[(id)])
@@ -60,23 +75,8 @@ static void sparse_dot_rows(const drift_ad_ctx *c, const drift_sparse *sp,
                             const double *v, size_t vl, size_t R, double *out,
                             size_t ol)
 {
-    for (size_t r = 0; r < R; r++) {
-        size_t i = row_id(c, r);
-        const double *vr = v + r * vl;
-        /* Four partial sums: four chains of dependent additions in flight
-         * instead of one. */
-        double z0 = 0, z1 = 0, z2 = 0, z3 = 0;
-        uint64_t j = sp->row_ptr[i], end = sp->row_ptr[i + 1];
-        for (; j + 4 <= end; j += 4) {
-            z0 += sp->val[j] * vr[sp->idx[j]];
-            z1 += sp->val[j + 1] * vr[sp->idx[j + 1]];
-            z2 += sp->val[j + 2] * vr[sp->idx[j + 2]];
-            z3 += sp->val[j + 3] * vr[sp->idx[j + 3]];
-        }
-        for (; j < end; j++)
-            z0 += sp->val[j] * vr[sp->idx[j]];
-        out[r * ol] = (z0 + z1) + (z2 + z3);
-    }
+    drift_kern_sparse_dot_rows(R, c->rows, c->first, sp->row_ptr, sp->idx,
+                               sp->val, v, vl, out, ol);
 }
 
 static int node_error(drift_ad_ctx *c, int id, const char *fmt, ...)
@@ -1107,7 +1107,13 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
         }
         if (!na->batched && !nb->batched)
             o[0] = cblas_ddot((int)k, c->val[a], 1, c->val[b], 1);
-        else if (na->batched && !nb->batched && k > 0)
+        else if (na->batched != nb->batched && ol == 1) {
+            /* Rows against one vector: the row kernel (kern.h), whose
+             * order of additions the full passes' linear predictor
+             * shares. */
+            int x = na->batched ? a : b, v = na->batched ? b : a;
+            drift_kern_dot_rows(c->B, k, c->val[x], c->vld[x], c->val[v], o);
+        } else if (na->batched && !nb->batched && k > 0)
             cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)c->B, (int)k, 1.0,
                         c->val[a], (int)c->vld[a], c->val[b], 1, 0.0, o,
                         (int)ol);
@@ -1443,13 +1449,9 @@ static void backward_node(drift_ad_ctx *c, int id)
             int x = sparse_rows(na) ? b : a;
             if (!NODE(c, x)->param)
                 return;
-            for (size_t r = 0; r < RA; r++) {
-                size_t i = row_id(c, r);
-                double g = G[r * gl];
-                double *gx = c->adj[x] + r * c->ald[x];
-                for (uint64_t j = sp->row_ptr[i]; j < sp->row_ptr[i + 1]; j++)
-                    gx[sp->idx[j]] += g * sp->val[j];
-            }
+            drift_kern_sparse_axpy_rows(RA, c->rows, c->first, sp->row_ptr,
+                                        sp->idx, sp->val, G, gl, c->adj[x],
+                                        c->ald[x]);
             return;
         }
         for (int side = 0; side < 2; side++) {
@@ -1458,10 +1460,10 @@ static void backward_node(drift_ad_ctx *c, int id)
             if (!nx->param || k == 0)
                 continue;
             if (c->ald[x] == 0 && no->batched && RA == c->B && RA > 1) {
-                /* Sum over the batch: one matrix-vector product. */
-                cblas_dgemv(CblasRowMajor, CblasTrans, (int)RA, (int)k, 1.0,
-                            c->val[other], (int)c->vld[other], G, (int)gl,
-                            1.0, c->adj[x], 1);
+                /* Sum over the batch: g += sum_r G_r x_r, row after row
+                 * (the row kernel, as the full passes). */
+                drift_kern_axpy_rows(RA, k, c->val[other], c->vld[other], G,
+                                     gl, c->adj[x]);
                 continue;
             }
             for (size_t r = 0; r < RA; r++)
@@ -1983,6 +1985,7 @@ void drift_ad_ws_free(drift_ad_ws *ws)
     drift_free(ws->c.tld);
     drift_free(ws->c.part);
     drift_free(ws->mark);
+    drift_free(ws->glm_buf);
     drift_free(ws);
 }
 
@@ -2067,6 +2070,8 @@ drift_ad_ws *drift_ad_ws_new(const drift_graph *g, size_t cap)
             ws->c.part[id] = ws->own_part[id];
         }
     }
+    if (g->glm && !(ws->glm_buf = alloc_doubles(7 * GLM_TILE)))
+        goto fail;
     ws->pr_cap = cap;
     if (pr_bytes && pr_bytes * cap > PERROW_BYTES) {
         ws->pr_cap = PERROW_BYTES / pr_bytes;
@@ -2312,6 +2317,301 @@ static int lik_chunk(const drift_graph *g, drift_ad_ws *ws,
     return DRIFT_OK;
 }
 
+/* ---- full passes in generalised linear form ------------------------------- */
+
+/* The linear predictor's term tm (kern.h's row kernels) for the batch's
+ * rows, without its scale, into dst. */
+static void glm_term_rows(drift_ad_ws *ws, const drift_glm_term *tm,
+                          const double *theta, double *dst)
+{
+    drift_ad_ctx *c = &ws->c;
+    size_t n = c->B;
+    const double *t = theta + tm->off;
+    const drift_gnode *cn = tm->coef_node >= 0 ? NODE(c, tm->coef_node)
+                                               : NULL;
+    if (!cn || (!tm->onehot && cn->op == DRIFT_G_CONST)) {
+        /* the same for every row: 1 . t or a constant's */
+        size_t st = cn && cn->sz == tm->len ? 1 : 0;
+        double v = 0;
+        for (size_t j = 0; j < tm->len; j++)
+            v += (cn ? cn->cval[j * st] : 1.0) * t[j];
+        for (size_t r = 0; r < n; r++)
+            dst[r] = v;
+        return;
+    }
+    if (tm->onehot) {
+        for (size_t r = 0; r < n; r++)
+            dst[r] = t[(size_t)cn->idx[row_id(c, r)]];
+        return;
+    }
+    const drift_sparse *sp = cn->rb->sp;
+    if (sp) {
+        drift_kern_sparse_dot_rows(n, c->rows, c->first, sp->row_ptr,
+                                   sp->idx, sp->val, t, 0, dst, 1);
+        return;
+    }
+    int id = tm->coef_node;
+    load_rowvar(ws, id);
+    if (cn->sz == tm->len) {
+        drift_kern_dot_rows(n, tm->len, c->val[id], c->vld[id], t, dst);
+        return;
+    }
+    /* one value a row for the whole slice */
+    double v = 0;
+    for (size_t j = 0; j < tm->len; j++)
+        v += t[j];
+    for (size_t r = 0; r < n; r++)
+        dst[r] = c->val[id][r * c->vld[id]] * v;
+}
+
+/* z = the linear predictor of the batch's rows: the terms in order,
+ * scaled, then the data terms (tmp: a buffer of as many rows). */
+static void glm_z(drift_ad_ws *ws, const double *theta, double *z,
+                  double *tmp)
+{
+    const drift_graph *g = ws->c.g;
+    size_t n = ws->c.B;
+    for (size_t t = 0; t < g->n_glm_terms; t++) {
+        const drift_glm_term *tm = &g->glm_terms[t];
+        double sc = tm->scale;
+        if (t == 0) {
+            glm_term_rows(ws, tm, theta, z);
+            if (sc != 1)
+                for (size_t r = 0; r < n; r++)
+                    z[r] *= sc;
+            continue;
+        }
+        glm_term_rows(ws, tm, theta, tmp);
+        for (size_t r = 0; r < n; r++)
+            z[r] += sc * tmp[r];
+    }
+    /* the data terms: rows variables or constants of one value */
+    drift_ad_ctx *c = &ws->c;
+    for (size_t t = 0; t < g->n_glm_offsets; t++) {
+        const drift_glm_term *tm = &g->glm_offsets[t];
+        int id = tm->coef_node;
+        if (NODE(c, id)->op == DRIFT_G_ROWVAR)
+            load_rowvar(ws, id);
+        const double *v = c->val[id];
+        size_t vl = c->vld[id];
+        for (size_t r = 0; r < n; r++)
+            z[r] += tm->scale * v[r * vl];
+    }
+}
+
+/* grad += sum_r s_r x_r, x_r the batch's rows of the design (the terms'
+ * coefficients, values loaded by glm_z). */
+static void glm_grad(drift_ad_ws *ws, const double *s, double *grad,
+                     double *tmp)
+{
+    drift_ad_ctx *c = &ws->c;
+    const drift_graph *g = c->g;
+    size_t n = c->B;
+    for (size_t t = 0; t < g->n_glm_terms; t++) {
+        const drift_glm_term *tm = &g->glm_terms[t];
+        const double *ts = s;
+        if (tm->scale != 1) {
+            for (size_t r = 0; r < n; r++)
+                tmp[r] = tm->scale * s[r];
+            ts = tmp;
+        }
+        double *gt = grad + tm->off;
+        const drift_gnode *cn = tm->coef_node >= 0 ? NODE(c, tm->coef_node)
+                                                   : NULL;
+        if (!cn || (!tm->onehot && cn->op == DRIFT_G_CONST)) {
+            size_t st = cn && cn->sz == tm->len ? 1 : 0;
+            double S = sum_terms(ts, n);
+            for (size_t j = 0; j < tm->len; j++)
+                gt[j] += cn ? S * cn->cval[j * st] : S;
+            continue;
+        }
+        if (tm->onehot) {
+            for (size_t r = 0; r < n; r++)
+                gt[(size_t)cn->idx[row_id(c, r)]] += ts[r];
+            continue;
+        }
+        const drift_sparse *sp = cn->rb->sp;
+        int id = tm->coef_node;
+        if (sp) {
+            drift_kern_sparse_axpy_rows(n, c->rows, c->first, sp->row_ptr,
+                                        sp->idx, sp->val, ts, 1, gt, 0);
+        } else if (cn->sz == tm->len) {
+            drift_kern_axpy_rows(n, tm->len, c->val[id], c->vld[id], ts, 1,
+                                 gt);
+        } else {
+            double S = 0;
+            for (size_t r = 0; r < n; r++)
+                S += ts[r] * c->val[id][r * c->vld[id]];
+            for (size_t j = 0; j < tm->len; j++)
+                gt[j] += S;
+        }
+    }
+}
+
+/* bernoulli_logit(y | z) over the tile's n rows (z contiguous): each
+ * row's value into ll_rows (when not NULL), their sum added to *ll_sum
+ * (when not NULL) and s = dl/dz into s, through vmath.h's exp and kern.h's
+ * arithmetic.  Without ll_rows the sum of the log(1 + e) terms is taken
+ * as the logs of products of eight (1 + e) at a time, a log for eight rows
+ * instead of a log1p for each: each 1 + e in (1, 2] rounds by at most
+ * 2^-53 relative, so a row's term is off by at most 1.2e-16 (and each
+ * product's log by 1 ulp of at most 8 log 2), well below the sum's own
+ * rounding.  Returns -1, adding nothing, when some row's value is not
+ * finite. */
+static int glm_logit(drift_ad_ws *ws, const double *z, double *ll_rows,
+                     double *ll_sum, double *s)
+{
+    drift_ad_ctx *c = &ws->c;
+    const drift_graph *g = c->g;
+    size_t n = c->B, n8 = (n + 7) & ~(size_t)7;
+    double *zb = ws->glm_buf + 2 * GLM_TILE, *yb = zb + GLM_TILE;
+    double *eb = yb + GLM_TILE, *lb = eb + GLM_TILE, *qb = lb + GLM_TILE;
+    int y = g->glm_y;
+    if (NODE(c, y)->op == DRIFT_G_ROWVAR)
+        load_rowvar(ws, y);
+    const double *Y = c->val[y];
+    size_t ly = c->vld[y];
+    for (size_t r = 0; r < n; r++) {
+        zb[r] = z[r];
+        yb[r] = Y[r * ly];
+        eb[r] = -fabs(z[r]);
+    }
+    for (size_t r = n; r < n8; r++)
+        zb[r] = yb[r] = eb[r] = 0;
+    drift_vmath_exp(n8, eb, eb);
+    double *l = NULL;
+    if (ll_rows) {
+        l = qb;
+        drift_vmath_log1p(n8, eb, l);
+    }
+    if (drift_kern_logit(n8, zb, yb, eb, l, lb, s, l ? NULL : qb))
+        return -1;
+    if (ll_rows)
+        memcpy(ll_rows, lb, n * sizeof *ll_rows);
+    if (!ll_sum)
+        return 0;
+    if (l) {
+        *ll_sum += sum_terms(lb, n);
+        return 0;
+    }
+    /* log of each eight rows' product of (1 + e), as log1p(P - 1): P is
+     * in [1, 256], so P - 1 is exact */
+    for (size_t r = n; r < n8; r++)
+        qb[r] = 1;
+    size_t ng = n8 / 8;
+    for (size_t k = 0; k < ng; k++) {
+        const double *f = qb + 8 * k;
+        zb[k] = ((f[0] * f[1]) * (f[2] * f[3])) *
+                    ((f[4] * f[5]) * (f[6] * f[7])) -
+                1;
+    }
+    drift_vmath_log1p(ng, zb, zb);
+    *ll_sum += sum_terms(lb, n) - sum_terms(zb, ng);
+    return 0;
+}
+
+/* One tile of a full pass in generalised linear form, rows set by
+ * set_batch: the linear predictor z from the terms by the row kernels,
+ * then each row's term l and s = dl/dz, by glm_logit or by the
+ * interpreter over the nodes above the predictor, then the gradient
+ * sum_r s_r x_r from the terms while the tile's rows are in cache. */
+static int glm_tile(const drift_graph *g, drift_ad_ws *ws,
+                    const double *theta, double *ll_rows, double *ll_sum,
+                    double *grad, int logit)
+{
+    drift_ad_ctx *c = &ws->c;
+    size_t n = c->B;
+    int L = g->glm_node, out = g->datum_out;
+    double *sv = ws->glm_buf, *tmp = sv + GLM_TILE;
+    double *z = ws->own_val[L];
+    glm_z(ws, theta, z, tmp);
+    const double *l = NULL, *s = sv;
+    size_t lld = 1;
+    if (logit) {
+        if (glm_logit(ws, z, ll_rows, ll_sum, sv))
+            /* a row at fault: the interpreter names it */
+            return glm_tile(g, ws, theta, ll_rows, ll_sum, grad, 0);
+    } else if (out == L) {
+        l = z;
+        for (size_t r = 0; r < n; r++)
+            sv[r] = 1;
+    } else {
+        const int *top = g->glm_top_sched;
+        size_t nt = g->n_glm_top_sched;
+        c->need_part = grad != NULL;
+        int rc = forward(ws, top, nt, theta, NULL);
+        if (rc)
+            return rc;
+        l = c->val[out];
+        lld = c->vld[out];
+        if (grad) {
+            if ((rc = setup_adjoints(ws, top, nt, 0, NULL, 0, NULL, c->e)))
+                return rc;
+            c->adj[L] = ws->own_adj[L];
+            c->ald[L] = 1;
+            c->arows[L] = n;
+            memset(c->adj[L], 0, n * sizeof(double));
+            backward(ws, top, nt, out, NULL);
+            s = c->adj[L];
+        }
+    }
+    if (l && ll_rows)
+        for (size_t r = 0; r < n; r++)
+            ll_rows[r] = l[r * lld];
+    if (l && ll_sum) {
+        if (lld != 1) {
+            for (size_t r = 0; r < n; r++)
+                tmp[r] = l[r * lld];
+            l = tmp;
+        }
+        *ll_sum += sum_terms(l, n);
+    }
+    if (grad)
+        glm_grad(ws, s, grad, tmp);
+    return DRIFT_OK;
+}
+
+/* Rows of a tile: as many as fit in GLM_TILE_BYTES of the terms' row
+ * data, a multiple of 8 within [lo, GLM_TILE]. */
+static size_t glm_tile_rows(const drift_graph *g, size_t lo)
+{
+    double bytes = 8;
+    for (size_t t = 0; t < g->n_glm_terms; t++) {
+        const drift_glm_term *tm = &g->glm_terms[t];
+        const drift_gnode *cn = tm->coef_node >= 0
+                                    ? &g->nodes[tm->coef_node]
+                                    : NULL;
+        if (!cn || cn->op != DRIFT_G_ROWVAR)
+            bytes += 4;
+        else if (cn->rb->sp && g->N)
+            bytes += 12.0 * (double)cn->rb->sp->nnz / (double)g->N + 8;
+        else
+            bytes += 8.0 * (double)cn->sz;
+    }
+    double rows = GLM_TILE_BYTES / bytes;
+    size_t k = rows >= GLM_TILE ? GLM_TILE : (size_t)rows & ~(size_t)7;
+    return k < lo ? lo : k;
+}
+
+/* drift_ad_lik's sums in generalised linear form, tile by tile. */
+static int glm_lik(const drift_graph *g, drift_ad_ws *ws, const double *theta,
+                   const drift_rows *b, double *ll_rows, double *ll_sum,
+                   double *grad_sum, drift_err *e)
+{
+    int logit = g->glm_y >= 0;
+    size_t n = b->n;
+    size_t tile = glm_tile_rows(g, logit ? GLM_TILE_MIN : GLM_TILE_MIN_TOP);
+    for (size_t done = 0; done < n; done += tile) {
+        size_t k = n - done < tile ? n - done : tile;
+        set_batch(ws, b, done, k, e);
+        int rc = glm_tile(g, ws, theta, ll_rows ? ll_rows + done : NULL,
+                          ll_sum, grad_sum, logit);
+        if (rc)
+            return rc;
+    }
+    return DRIFT_OK;
+}
+
 int drift_ad_lik(const drift_graph *g, drift_ad_ws *ws, const double *theta,
                  const drift_rows *b, double *ll_rows, double *ll_sum,
                  double *grad_sum, double *grad_rows, drift_err *e)
@@ -2330,6 +2630,8 @@ int drift_ad_lik(const drift_graph *g, drift_ad_ws *ws, const double *theta,
     if (g->datum_out < 0)
         return drift_err_set(e, DRIFT_EINTERNAL,
                              "the model has no datum block");
+    if (!grad_rows && g->glm && g->glm_fused)
+        return glm_lik(g, ws, theta, b, ll_rows, ll_sum, grad_sum, e);
     if (!grad_rows) {
         /* Tiles of LIK_TILE rows, so that a tile's rows are still in cache
          * when the backward sweep reads them again (a full pass may ask

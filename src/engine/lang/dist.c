@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "dist.h"
+#include "kern.h"
 #include "vmath.h"
 
 #define LOG_SQRT_2PI 0.91893853320467274178
@@ -592,49 +593,13 @@ static inline int block(double (*f)(const double *, double *), size_t rows,
     return ok ? 0 : -1;
 }
 
-/* Two doubles, and the masks comparisons of them give (GCC's and clang's
- * vector extensions: SSE2 on x86-64, plain pairs elsewhere). */
-typedef double v2d __attribute__((vector_size(16)));
-typedef long long v2l __attribute__((vector_size(16)));
-
-/* lp[k] = y z - max(z, 0) - l[k] (l[k] = log1p(e[k]), e[k] = exp(-|z|)),
- * NaN where y is neither 0 nor 1, and g[k] = y - logistic(z), for the S
- * rows of a stretch (S even); 1 when some lp is not finite.  The same
- * operations as the element-by-element formula, two rows at a time. */
-static int logit_stretch(size_t S, const double *zz, const double *yy,
-                         const double *e, const double *l, double *lp,
-                         double *g)
-{
-    const v2d one = {1, 1}, zero = {0, 0}, nan = {NAN, NAN};
-    v2l bad = {0, 0};
-    for (size_t k = 0; k < S; k += 2) {
-        v2d z, y, ek, lk;
-        memcpy(&z, zz + k, sizeof z);
-        memcpy(&y, yy + k, sizeof y);
-        memcpy(&ek, e + k, sizeof ek);
-        memcpy(&lk, l + k, sizeof lk);
-        v2l pos = z > zero, nneg = z >= zero;
-        v2d t = y * z - (v2d)((v2l)z & pos) - lk;
-        /* logistic(z) = 1 / (1 + e) for z >= 0, e / (1 + e) below: one
-         * division, the numerator chosen by mask. */
-        v2d num = (v2d)(((v2l)one & nneg) | ((v2l)ek & ~nneg));
-        v2d gk = y - num / (one + ek);
-        v2l label = (y == zero) | (y == one);
-        t = (v2d)(((v2l)t & label) | ((v2l)nan & ~label));
-        bad |= ~(t - t == zero);
-        memcpy(lp + k, &t, sizeof t);
-        memcpy(g + k, &gk, sizeof gk);
-    }
-    return (bad[0] | bad[1]) != 0;
-}
-
 /* The hot case of logistic regression: one outcome per row, one
  * argument.  Each stretch of up to S rows is copied into contiguous
  * arrays (padded with zeros to a multiple of 8 rows), exp and log1p go
- * through the vector functions, the rest through logit_stretch. */
-static int block_bernoulli_logit1(size_t rows, const double *y, size_t ldy,
-                                  const double *z, size_t ldz, double *out,
-                                  double *dz, size_t *bad_row)
+ * through the vector functions, the rest through drift_kern_logit. */
+int drift_dist_bernoulli_logit_rows(size_t rows, const double *y, size_t ldy,
+                                    const double *z, size_t ldz, double *out,
+                                    double *dz, size_t *bad_row)
 {
     enum { S = 256 };
     double zz[S], yy[S], e[S], l[S], lp[S], g[S];
@@ -653,7 +618,7 @@ static int block_bernoulli_logit1(size_t rows, const double *y, size_t ldy,
             e[k] = -fabs(zz[k]);
         drift_vmath_exp(m8, e, e);
         drift_vmath_log1p(m8, e, l);
-        int bad = logit_stretch(m8, zz, yy, e, l, lp, g);
+        int bad = drift_kern_logit(m8, zz, yy, e, l, lp, g, NULL);
         memcpy(out + r0, lp, m * sizeof *out);
         if (dz)
             memcpy(dz + r0, g, m * sizeof *dz);
@@ -761,9 +726,10 @@ int drift_dist_rows(drift_dist_id id, size_t rows, size_t m, int n_in,
     case DRIFT_D_BERNOULLI_LOGIT:
         if (m == 1) {
             *bad_elem = 0;
-            return block_bernoulli_logit1(rows, in[0], ld[0], in[1], ld[1],
-                                          out, part ? part[1] : NULL,
-                                          bad_row);
+            return drift_dist_bernoulli_logit_rows(rows, in[0], ld[0], in[1],
+                                                   ld[1], out,
+                                                   part ? part[1] : NULL,
+                                                   bad_row);
         }
         f = d_bernoulli_logit;
         break;

@@ -41,6 +41,15 @@ int drift_dist_rows(drift_dist_id id, size_t rows, size_t m, int n_in,
                     const size_t *st, double *out, double *const *part,
                     size_t *bad_row, size_t *bad_elem);
 
+/* bernoulli_logit(y | z) over a block of rows of one element each (the
+ * hot case of drift_dist_rows, the same values): out[r] the log density of
+ * y[r * ldy] given z[r * ldz], dz[r] (when not NULL) its partial in z,
+ * y - logistic(z).  Returns 0, or -1 with *bad_row the first row whose
+ * value is not finite (an outcome neither 0 nor 1, or z not finite). */
+int drift_dist_bernoulli_logit_rows(size_t rows, const double *y, size_t ldy,
+                                    const double *z, size_t ldz, double *out,
+                                    double *dz, size_t *bad_row);
+
 /* categorical_logit over a block of rows: outcome y[r * ldy] in 1..K,
  * log-odds eta[r * lde + j], j < K.  out[r] = eta[y] - log_sum_exp(eta);
  * when soft != NULL it gets the softmax of each row (rows x K), from which

@@ -30,6 +30,8 @@ void drift_graph_free(drift_graph *g)
     drift_free(g->gen_shared_sched);
     drift_free(g->gen_rows_sched);
     drift_free(g->glm_inner);
+    drift_free(g->glm_top_sched);
+    drift_free(g->glm_offsets);
     drift_free(g);
 }
 

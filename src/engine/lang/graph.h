@@ -145,6 +145,8 @@ typedef struct drift_glm_term {
     int coef_node;
     int onehot;
     double scale;
+    int offset;         /* no parameter: scale * the value of the data
+                           node coef_node (glm_offsets only) */
 } drift_glm_term;
 
 /* A derived or generated quantity as the output reports it. */
@@ -178,6 +180,19 @@ typedef struct drift_graph {
     drift_glm_term *glm_terms;
     size_t n_glm_terms;
     unsigned char *glm_inner;       /* per node: in glm_node's subtree */
+    /* what full passes in that form evaluate with the interpreter: the
+     * nodes above glm_node (given its values), in schedule order; and
+     * glm_y >= 0 when they are one bernoulli_logit(y | glm_node) with y
+     * the data node glm_y (then evaluated without the interpreter) */
+    int *glm_top_sched;
+    size_t n_glm_top_sched;
+    int glm_y;
+    /* the predictor's data terms (offset set), and whether they are all
+     * rows variables or constants of one value, so that full passes can
+     * compute the predictor from the terms (glm_fused) */
+    drift_glm_term *glm_offsets;
+    size_t n_glm_offsets;
+    int glm_fused;
 
     /* the observation, for predictions */
     unsigned outcome;               /* DRIFT_OUTCOME_* */

@@ -2039,7 +2039,9 @@ static void schedule(builder *b, int out, int **sched, size_t *n)
 typedef struct affine {
     int ok;
     int nomem;          /* an allocation failed */
-    drift_glm_term *t;
+    int opaque;         /* a data term other than a rows variable or a
+                           constant of one value */
+    drift_glm_term *t;  /* the terms, data terms (offset) among them */
     size_t n;
 } affine;
 
@@ -2057,16 +2059,41 @@ static int aff_push(affine *a, size_t off, size_t len, int coef, int onehot,
     a->t[a->n].coef_node = coef;
     a->t[a->n].onehot = onehot;
     a->t[a->n].scale = scale;
+    a->t[a->n].offset = 0;
     a->n++;
     return 0;
 }
 
 static int aff_add(affine *dst, const affine *src, double scale)
 {
-    for (size_t k = 0; k < src->n; k++)
+    for (size_t k = 0; k < src->n; k++) {
         if (aff_push(dst, src->t[k].off, src->t[k].len, src->t[k].coef_node,
                      src->t[k].onehot, src->t[k].scale * scale))
             return -1;
+        dst->t[dst->n - 1].offset = src->t[k].offset;
+    }
+    dst->opaque |= src->opaque;
+    return 0;
+}
+
+/* The data side x of a sum (sign +1 or -1): a data term when it is a rows
+ * variable or a constant of one value, else the predictor is opaque to
+ * full passes (still affine in theta). */
+static int aff_data(affine *a, const drift_graph *g, int x, double sign)
+{
+    const drift_gnode *n = &g->nodes[x];
+    if ((n->op == DRIFT_G_ROWVAR && n->rb && !n->rb->sp) ||
+        n->op == DRIFT_G_CONST) {
+        if (n->sz != 1) {
+            a->opaque = 1;
+            return 0;
+        }
+        if (aff_push(a, 0, 0, x, 0, sign))
+            return -1;
+        a->t[a->n - 1].offset = 1;
+        return 0;
+    }
+    a->opaque = 1;
     return 0;
 }
 
@@ -2082,6 +2109,7 @@ static void analyse_glm(builder *b)
 {
     drift_graph *g = b->g;
     g->glm = 0;
+    g->glm_y = -1;
     if (g->datum_out < 0 || !g->nodes[g->datum_out].param)
         return;
     size_t nn = g->n_nodes;
@@ -2127,9 +2155,13 @@ static void analyse_glm(builder *b)
             a->ok = 1;
             if (g->nodes[x].param)
                 a->ok = af[x].ok && !aff_add(a, &af[x], 1.0);
+            else
+                a->ok = !aff_data(a, g, x, 1.0);
             if (a->ok && g->nodes[y].param)
                 a->ok = af[y].ok &&
                         !aff_add(a, &af[y], n->op == DRIFT_G_SUB ? -1.0 : 1.0);
+            else if (a->ok)
+                a->ok = !aff_data(a, g, y, n->op == DRIFT_G_SUB ? -1.0 : 1.0);
             break;
         case DRIFT_G_NEG:
             if (n->sz == 1 && af[x].ok)
@@ -2214,13 +2246,74 @@ static void analyse_glm(builder *b)
             goto done;
         desc[id] = 1;
     }
+    /* The nodes above L, given its values: what the output needs without
+     * going through L's subtree (desc is free again for the marks). */
+    memset(desc, 0, nn);
+    desc[g->datum_out] = 1;
+    size_t n_top = 0;
+    for (size_t q = g->n_datum_sched; q-- > 0;) {
+        int id = g->datum_sched[q];
+        if (!desc[id] || inner[id])
+            continue;
+        n_top++;
+        const drift_gnode *n = &g->nodes[id];
+        for (int k = 0; k < n->n_in; k++)
+            desc[drift_gin(n, k)] = 1;
+    }
+    int *top = drift_malloc_array(n_top + 1, sizeof *top);
+    if (!top) {
+        nomem = 1;
+        goto done;
+    }
+    n_top = 0;
+    for (size_t q = 0; q < g->n_datum_sched; q++) {
+        int id = g->datum_sched[q];
+        if (desc[id] && !inner[id])
+            top[n_top++] = id;
+    }
+    /* The data terms apart from the parameters' */
+    size_t n_off = 0;
+    for (size_t k = 0; k < af[L].n; k++)
+        n_off += af[L].t[k].offset != 0;
+    drift_glm_term *offs = drift_malloc_array(n_off + 1, sizeof *offs);
+    if (!offs) {
+        drift_free(top);
+        nomem = 1;
+        goto done;
+    }
+    size_t n_par = 0;
+    n_off = 0;
+    for (size_t k = 0; k < af[L].n; k++) {
+        if (af[L].t[k].offset)
+            offs[n_off++] = af[L].t[k];
+        else
+            af[L].t[n_par++] = af[L].t[k];
+    }
     g->glm = 1;
     g->glm_node = L;
     g->glm_terms = af[L].t;
-    g->n_glm_terms = af[L].n;
+    g->n_glm_terms = n_par;
     af[L].t = NULL;
+    g->glm_offsets = offs;
+    g->n_glm_offsets = n_off;
+    g->glm_fused = !af[L].opaque;
     g->glm_inner = inner;
     inner = NULL;
+    g->glm_top_sched = top;
+    g->n_glm_top_sched = n_top;
+    /* y ~ bernoulli_logit(L) alone, y data of one value a row (or one
+     * for all): evaluated by its own kernel in full passes. */
+    g->glm_y = -1;
+    const drift_gnode *o = &g->nodes[g->datum_out];
+    if (o->op == DRIFT_G_DIST && o->fn == DRIFT_D_BERNOULLI_LOGIT &&
+        o->m == 1 && o->n_in == 2 && drift_gin(o, 1) == L && !o->guard) {
+        int y = drift_gin(o, 0);
+        const drift_gnode *ny = &g->nodes[y];
+        if (!ny->param && ny->sz == 1 &&
+            ((ny->op == DRIFT_G_ROWVAR && ny->rb && !ny->rb->sp) ||
+             ny->op == DRIFT_G_CONST))
+            g->glm_y = y;
+    }
 done:
     if (nomem)
         oom(b);
