@@ -108,7 +108,17 @@ static void axpy_sse2(size_t n, size_t k, const double *X, size_t ldx,
     for (; j0 + 8 <= k; j0 += 8) {
         v2d a0 = load2(g + j0), a1 = load2(g + j0 + 2);
         v2d a2 = load2(g + j0 + 4), a3 = load2(g + j0 + 6);
-        for (size_t r = 0; r < n; r++) {
+        size_t r = 0;
+        for (; r + 2 <= n; r += 2) {
+            const double *x = X + r * ldx + j0, *x2 = x + ldx;
+            v2d sv = {s[r * sl], s[r * sl]};
+            v2d sw = {s[(r + 1) * sl], s[(r + 1) * sl]};
+            a0 += sv * load2(x) + sw * load2(x2);
+            a1 += sv * load2(x + 2) + sw * load2(x2 + 2);
+            a2 += sv * load2(x + 4) + sw * load2(x2 + 4);
+            a3 += sv * load2(x + 6) + sw * load2(x2 + 6);
+        }
+        if (r < n) {
             const double *x = X + r * ldx + j0;
             v2d sv = {s[r * sl], s[r * sl]};
             a0 += sv * load2(x);
@@ -123,7 +133,14 @@ static void axpy_sse2(size_t n, size_t k, const double *X, size_t ldx,
     }
     for (; j0 + 2 <= k; j0 += 2) {
         v2d a = load2(g + j0);
-        for (size_t r = 0; r < n; r++) {
+        size_t r = 0;
+        for (; r + 2 <= n; r += 2) {
+            v2d sv = {s[r * sl], s[r * sl]};
+            v2d sw = {s[(r + 1) * sl], s[(r + 1) * sl]};
+            a += sv * load2(X + r * ldx + j0) +
+                 sw * load2(X + (r + 1) * ldx + j0);
+        }
+        if (r < n) {
             v2d sv = {s[r * sl], s[r * sl]};
             a += sv * load2(X + r * ldx + j0);
         }
@@ -131,7 +148,11 @@ static void axpy_sse2(size_t n, size_t k, const double *X, size_t ldx,
     }
     if (j0 < k) {
         double a = g[j0];
-        for (size_t r = 0; r < n; r++)
+        size_t r = 0;
+        for (; r + 2 <= n; r += 2)
+            a += s[r * sl] * X[r * ldx + j0] +
+                 s[(r + 1) * sl] * X[(r + 1) * ldx + j0];
+        if (r < n)
             a += s[r * sl] * X[r * ldx + j0];
         g[j0] = a;
     }
@@ -204,20 +225,38 @@ axpy_avx2_block(size_t n, int nv, const double *X, size_t ldx,
         a2 = _mm256_maskload_pd(g + 8, m2);
     if (nv > 3)
         a3 = _mm256_maskload_pd(g + 12, m3);
-    for (size_t r = 0; r < n; r++) {
+#define AX2(a, m, o)                                                           \
+    a = _mm256_add_pd(                                                         \
+        a, _mm256_add_pd(_mm256_mul_pd(sv, _mm256_maskload_pd(x + o, m)),    \
+                         _mm256_mul_pd(sw, _mm256_maskload_pd(x2 + o, m))))
+#define AX1(a, m, o)                                                           \
+    a = _mm256_add_pd(a, _mm256_mul_pd(sv, _mm256_maskload_pd(x + o, m)))
+    size_t r = 0;
+    for (; r + 2 <= n; r += 2) {
+        const double *x = X + r * ldx, *x2 = x + ldx;
+        __m256d sv = _mm256_set1_pd(s[r * sl]);
+        __m256d sw = _mm256_set1_pd(s[(r + 1) * sl]);
+        AX2(a0, m0, 0);
+        if (nv > 1)
+            AX2(a1, m1, 4);
+        if (nv > 2)
+            AX2(a2, m2, 8);
+        if (nv > 3)
+            AX2(a3, m3, 12);
+    }
+    if (r < n) {
         const double *x = X + r * ldx;
         __m256d sv = _mm256_set1_pd(s[r * sl]);
-        a0 = _mm256_add_pd(a0, _mm256_mul_pd(sv, _mm256_maskload_pd(x, m0)));
+        AX1(a0, m0, 0);
         if (nv > 1)
-            a1 = _mm256_add_pd(
-                a1, _mm256_mul_pd(sv, _mm256_maskload_pd(x + 4, m1)));
+            AX1(a1, m1, 4);
         if (nv > 2)
-            a2 = _mm256_add_pd(
-                a2, _mm256_mul_pd(sv, _mm256_maskload_pd(x + 8, m2)));
+            AX1(a2, m2, 8);
         if (nv > 3)
-            a3 = _mm256_add_pd(
-                a3, _mm256_mul_pd(sv, _mm256_maskload_pd(x + 12, m3)));
+            AX1(a3, m3, 12);
     }
+#undef AX2
+#undef AX1
     _mm256_maskstore_pd(g, m0, a0);
     if (nv > 1)
         _mm256_maskstore_pd(g + 4, m1, a1);
@@ -260,12 +299,49 @@ static const drift_kern K_AVX2 = {dot_avx2, axpy_avx2, logit_avx2, "AVX2"};
 
 /* ---- AVX-512F ---------------------------------------------------------- */
 
+/* The dot products with w in registers: nb blocks of 8 (nb <= 8, a
+ * constant in each caller), the last with lanes ml; the same additions in
+ * the same order as the loop below. */
+__attribute__((target("avx512f"), always_inline)) static inline void
+dot_avx512_nb(size_t n, int nb, const double *X, size_t ldx,
+              const double *w, double *z, __mmask8 ml)
+{
+    __m512d wv[8];
+#pragma GCC unroll 8
+    for (int b = 0; b < nb; b++)
+        wv[b] = _mm512_maskz_loadu_pd(b + 1 == nb ? ml : 0xff, w + 8 * b);
+    for (size_t r = 0; r < n; r++) {
+        const double *x = X + r * ldx;
+        __m512d p = _mm512_setzero_pd();
+#pragma GCC unroll 8
+        for (int b = 0; b < nb; b++)
+            p = _mm512_add_pd(
+                p, _mm512_mul_pd(_mm512_maskz_loadu_pd(
+                                     b + 1 == nb ? ml : 0xff, x + 8 * b),
+                                 wv[b]));
+        __m256d t = _mm256_add_pd(_mm512_castpd512_pd256(p),
+                                  _mm512_extractf64x4_pd(p, 1));
+        __m128d u = _mm_add_pd(_mm256_castpd256_pd128(t),
+                               _mm256_extractf128_pd(t, 1));
+        z[r] = _mm_cvtsd_f64(_mm_add_sd(u, _mm_unpackhi_pd(u, u)));
+    }
+}
+
 __attribute__((target("avx512f"))) static void
 dot_avx512(size_t n, size_t k, const double *X, size_t ldx, const double *w,
            double *z)
 {
     size_t kb = k & ~(size_t)7, rem = k - kb;
     __mmask8 m = (__mmask8)((1u << rem) - 1);
+    size_t nb = (k + 7) / 8;
+    __mmask8 ml = rem ? m : 0xff;
+    switch (nb) {
+    case 1: dot_avx512_nb(n, 1, X, ldx, w, z, ml); return;
+    case 2: dot_avx512_nb(n, 2, X, ldx, w, z, ml); return;
+    case 3: dot_avx512_nb(n, 3, X, ldx, w, z, ml); return;
+    case 4: dot_avx512_nb(n, 4, X, ldx, w, z, ml); return;
+    default: break;
+    }
     __m512d wt = _mm512_maskz_loadu_pd(m, w + kb);
     for (size_t r = 0; r < n; r++) {
         const double *x = X + r * ldx;
@@ -299,21 +375,38 @@ axpy_avx512_block(size_t n, int nv, const double *X, size_t ldx,
         a2 = _mm512_maskz_loadu_pd(m2, g + 16);
     if (nv > 3)
         a3 = _mm512_maskz_loadu_pd(m3, g + 24);
-    for (size_t r = 0; r < n; r++) {
+#define AX2(a, m, o)                                                           \
+    a = _mm512_add_pd(                                                         \
+        a, _mm512_add_pd(_mm512_mul_pd(sv, _mm512_maskz_loadu_pd(m, x + o)), \
+                         _mm512_mul_pd(sw, _mm512_maskz_loadu_pd(m, x2 + o))))
+#define AX1(a, m, o)                                                           \
+    a = _mm512_add_pd(a, _mm512_mul_pd(sv, _mm512_maskz_loadu_pd(m, x + o)))
+    size_t r = 0;
+    for (; r + 2 <= n; r += 2) {
+        const double *x = X + r * ldx, *x2 = x + ldx;
+        __m512d sv = _mm512_set1_pd(s[r * sl]);
+        __m512d sw = _mm512_set1_pd(s[(r + 1) * sl]);
+        AX2(a0, m0, 0);
+        if (nv > 1)
+            AX2(a1, m1, 8);
+        if (nv > 2)
+            AX2(a2, m2, 16);
+        if (nv > 3)
+            AX2(a3, m3, 24);
+    }
+    if (r < n) {
         const double *x = X + r * ldx;
         __m512d sv = _mm512_set1_pd(s[r * sl]);
-        a0 = _mm512_add_pd(a0,
-                           _mm512_mul_pd(sv, _mm512_maskz_loadu_pd(m0, x)));
+        AX1(a0, m0, 0);
         if (nv > 1)
-            a1 = _mm512_add_pd(
-                a1, _mm512_mul_pd(sv, _mm512_maskz_loadu_pd(m1, x + 8)));
+            AX1(a1, m1, 8);
         if (nv > 2)
-            a2 = _mm512_add_pd(
-                a2, _mm512_mul_pd(sv, _mm512_maskz_loadu_pd(m2, x + 16)));
+            AX1(a2, m2, 16);
         if (nv > 3)
-            a3 = _mm512_add_pd(
-                a3, _mm512_mul_pd(sv, _mm512_maskz_loadu_pd(m3, x + 24)));
+            AX1(a3, m3, 24);
     }
+#undef AX2
+#undef AX1
     _mm512_mask_storeu_pd(g, m0, a0);
     if (nv > 1)
         _mm512_mask_storeu_pd(g + 8, m1, a1);

@@ -9,7 +9,10 @@
  * its k products in 8 partial sums (partial sum l takes the products of
  * the elements j = l mod 8, in increasing j, the last block zero-padded),
  * combined as ((p0 + p4) + (p2 + p6)) + ((p1 + p5) + (p3 + p7)); the
- * transposed sum adds s_r x_rj to g_j row after row, in row order.  Every
+ * transposed sum adds to g_j the rows' terms two at a time, in row order,
+ * g_j + (s_r x_rj + s_r+1 x_r+1,j) for r = 0, 2, 4, ... (the last row of
+ * an odd count alone: the chain of dependent additions is half as long as
+ * one row at a time, and the pairs do not depend on the unit).  Every
  * product and sum is one IEEE operation, none contracted into an FMA.  So
  * the results are bitwise the same on every x86-64 CPU (and in the C
  * reference of each unit, which tests/test_kern.c checks), and depend on
@@ -25,7 +28,8 @@
 void drift_kern_dot_rows(size_t n, size_t k, const double *X, size_t ldx,
                          const double *w, double *z);
 
-/* g[j] += s[r * sl] * x_rj for r < n (in order), j < k. */
+/* g[j] += s[r * sl] * x_rj for r < n (in pairs of rows, as above),
+ * j < k. */
 void drift_kern_axpy_rows(size_t n, size_t k, const double *X, size_t ldx,
                           const double *s, size_t sl, double *g);
 
