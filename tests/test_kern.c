@@ -96,8 +96,12 @@ static void test_dense_units(void **state)
                     w[j] = wild();
                 for (size_t r = 0; r < 2 * R; r++)
                     s[r] = wild();
-                kn->dot_rows(R, k, Xo, ld, w + off, z);
+                double cv[R];
+                kn->dot_rows(R, k, Xo, ld, w + off, z, X + 1, LD, cv);
                 for (size_t r = 0; r < R; r++) {
+                    if (!same_bits(cv[r], X[1 + r * LD]))
+                        fail_msg("%s dot: the column copied at row %zu "
+                                 "differs", kn->name, r);
                     double want = ref_dot(k, Xo + r * ld, w + off);
                     if (!same_bits(z[r], want))
                         fail_msg("%s dot: k %zu row %zu offset %zu: %.17g, "
@@ -122,19 +126,19 @@ static void test_dense_units(void **state)
         /* Special values: a signed zero sum, an infinity, a NaN row. */
         double xs[9] = {-0.0, -0.0, 0, 0, 0, 0, 0, 0, -0.0};
         double ws[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
-        kn->dot_rows(1, 9, xs, 9, ws, z);
+        kn->dot_rows(1, 9, xs, 9, ws, z, NULL, 0, NULL);
         assert_true(same_bits(z[0], ref_dot(9, xs, ws)));
         xs[3] = INFINITY;
-        kn->dot_rows(1, 9, xs, 9, ws, z);
+        kn->dot_rows(1, 9, xs, 9, ws, z, NULL, 0, NULL);
         assert_true(isinf(z[0]) && z[0] > 0);
         xs[5] = NAN;
-        kn->dot_rows(1, 9, xs, 9, ws, z);
+        kn->dot_rows(1, 9, xs, 9, ws, z, NULL, 0, NULL);
         assert_true(isnan(z[0]));
         /* No rows: g untouched; no columns: z is +0. */
         memcpy(g, g0, sizeof g);
         kn->axpy_rows(0, 20, X, LD, s, 1, g);
         assert_memory_equal(g, g0, sizeof g);
-        kn->dot_rows(3, 0, X, LD, w, z);
+        kn->dot_rows(3, 0, X, LD, w, z, NULL, 0, NULL);
         for (int r = 0; r < 3; r++)
             assert_true(same_bits(z[r], 0.0));
     }
@@ -256,7 +260,7 @@ static void test_speed(void **state)
             double bd = INFINITY, ba = INFINITY;
             for (int rep = 0; rep < 20; rep++) {
                 double t0 = now();
-                kn->dot_rows(R, k, X, K + 1, w, z);
+                kn->dot_rows(R, k, X, K + 1, w, z, NULL, 0, NULL);
                 double t1 = now();
                 kn->axpy_rows(R, k, X, K + 1, z, 1, g);
                 double t2 = now();

@@ -35,7 +35,9 @@
  * the tile, the less its fixed cost, up to 256 rows; tiles that fit the
  * first-level cache (16 KB) were 5 to 15% slower. */
 #define GLM_TILE 256
+#ifndef GLM_TILE_BYTES
 #define GLM_TILE_BYTES 131072
+#endif
 #define GLM_TILE_MIN 16
 #define GLM_TILE_MIN_TOP 64
 
@@ -2321,9 +2323,12 @@ static int lik_chunk(const drift_graph *g, drift_ad_ws *ws,
 /* ---- full passes in generalised linear form ------------------------------- */
 
 /* The linear predictor's term tm (kern.h's row kernels) for the batch's
- * rows, without its scale, into dst. */
-static void glm_term_rows(drift_ad_ws *ws, const drift_glm_term *tm,
-                          const double *theta, double *dst)
+ * rows, without its scale, into dst; a dense term also copies the column
+ * C (stride ldc) of the same rows into cv, when C is not NULL, and then
+ * returns 1. */
+static int glm_term_rows(drift_ad_ws *ws, const drift_glm_term *tm,
+                         const double *theta, double *dst, const double *C,
+                         size_t ldc, double *cv)
 {
     drift_ad_ctx *c = &ws->c;
     size_t n = c->B;
@@ -2338,24 +2343,25 @@ static void glm_term_rows(drift_ad_ws *ws, const drift_glm_term *tm,
             v += (cn ? cn->cval[j * st] : 1.0) * t[j];
         for (size_t r = 0; r < n; r++)
             dst[r] = v;
-        return;
+        return 0;
     }
     if (tm->onehot) {
         for (size_t r = 0; r < n; r++)
             dst[r] = t[(size_t)cn->idx[row_id(c, r)]];
-        return;
+        return 0;
     }
     const drift_sparse *sp = cn->rb->sp;
     if (sp) {
         drift_kern_sparse_dot_rows(n, c->rows, c->first, sp->row_ptr,
                                    sp->idx, sp->val, t, 0, dst, 1);
-        return;
+        return 0;
     }
     int id = tm->coef_node;
     load_rowvar(ws, id);
     if (cn->sz == tm->len) {
-        drift_kern_dot_rows(n, tm->len, c->val[id], c->vld[id], t, dst);
-        return;
+        drift_kern_dot_rows_col(n, tm->len, c->val[id], c->vld[id], t, dst,
+                                C, ldc, cv);
+        return C != NULL;
     }
     /* one value a row for the whole slice */
     double v = 0;
@@ -2363,26 +2369,29 @@ static void glm_term_rows(drift_ad_ws *ws, const drift_glm_term *tm,
         v += t[j];
     for (size_t r = 0; r < n; r++)
         dst[r] = c->val[id][r * c->vld[id]] * v;
+    return 0;
 }
 
 /* z = the linear predictor of the batch's rows: the terms in order,
- * scaled, then the data terms (tmp: a buffer of as many rows). */
+ * scaled, then the data terms (tmp: a buffer of as many rows); and
+ * cv[r] = C[r * ldc] when C is not NULL (glm_term_rows). */
 static void glm_z(drift_ad_ws *ws, const double *theta, double *z,
-                  double *tmp)
+                  double *tmp, const double *C, size_t ldc, double *cv)
 {
     const drift_graph *g = ws->c.g;
     size_t n = ws->c.B;
     for (size_t t = 0; t < g->n_glm_terms; t++) {
         const drift_glm_term *tm = &g->glm_terms[t];
         double sc = tm->scale;
+        double *dst = t == 0 ? z : tmp;
+        if (glm_term_rows(ws, tm, theta, dst, C, ldc, cv))
+            C = NULL;
         if (t == 0) {
-            glm_term_rows(ws, tm, theta, z);
             if (sc != 1)
                 for (size_t r = 0; r < n; r++)
                     z[r] *= sc;
             continue;
         }
-        glm_term_rows(ws, tm, theta, tmp);
         for (size_t r = 0; r < n; r++)
             z[r] += sc * tmp[r];
     }
@@ -2398,6 +2407,9 @@ static void glm_z(drift_ad_ws *ws, const double *theta, double *z,
         for (size_t r = 0; r < n; r++)
             z[r] += tm->scale * v[r * vl];
     }
+    if (C)
+        for (size_t r = 0; r < n; r++)
+            cv[r] = C[r * ldc];
 }
 
 /* grad += sum_r s_r x_r, x_r the batch's rows of the design (the terms'
@@ -2520,15 +2532,12 @@ static int glm_tile(const drift_graph *g, drift_ad_ws *ws,
     const double *l = NULL, *s = sv;
     size_t lld = 1;
     if (logit) {
+        /* the outcomes copied by the predictor's kernel, row by row */
         double *zb = ws->glm_buf + 2 * GLM_TILE, *yb = zb + GLM_TILE;
-        glm_z(ws, theta, zb, tmp);
         int y = g->glm_y;
         if (NODE(c, y)->op == DRIFT_G_ROWVAR)
             load_rowvar(ws, y);
-        const double *Y = c->val[y];
-        size_t ly = c->vld[y];
-        for (size_t r = 0; r < n; r++)
-            yb[r] = Y[r * ly];
+        glm_z(ws, theta, zb, tmp, c->val[y], c->vld[y], yb);
         if (glm_logit(ws, ll_rows, ll_sum, sv))
             /* a row at fault: the interpreter names it */
             return glm_tile(g, ws, theta, ll_rows, ll_sum, grad, 0);
@@ -2536,7 +2545,7 @@ static int glm_tile(const drift_graph *g, drift_ad_ws *ws,
             glm_grad(ws, s, grad, tmp);
         return DRIFT_OK;
     }
-    glm_z(ws, theta, z, tmp);
+    glm_z(ws, theta, z, tmp, NULL, 0, NULL);
     if (out == L) {
         l = z;
         for (size_t r = 0; r < n; r++)

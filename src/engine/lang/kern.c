@@ -76,7 +76,8 @@ static inline double reduce_sse2(v2d q0, v2d q1, v2d q2, v2d q3)
 }
 
 static void dot_sse2(size_t n, size_t k, const double *X, size_t ldx,
-                     const double *w, double *z)
+                     const double *w, double *z, const double *C, size_t ldc,
+                     double *cv)
 {
     size_t kb = k & ~(size_t)7, rem = k - kb;
     double wt[8] = {0}, xt[8] = {0};
@@ -98,6 +99,8 @@ static void dot_sse2(size_t n, size_t k, const double *X, size_t ldx,
             q3 += load2(xt + 6) * load2(wt + 6);
         }
         z[r] = reduce_sse2(q0, q1, q2, q3);
+        if (C)
+            cv[r] = C[r * ldc];
     }
 }
 
@@ -181,7 +184,7 @@ __attribute__((target("avx2"))) static inline __m256i mask4(size_t m)
 
 __attribute__((target("avx2"))) static void
 dot_avx2(size_t n, size_t k, const double *X, size_t ldx, const double *w,
-         double *z)
+         double *z, const double *C, size_t ldc, double *cv)
 {
     size_t kb = k & ~(size_t)7, rem = k - kb;
     __m256i m0 = mask4(rem), m1 = mask4(rem > 4 ? rem - 4 : 0);
@@ -206,6 +209,8 @@ dot_avx2(size_t n, size_t k, const double *X, size_t ldx, const double *w,
         __m128d u = _mm_add_pd(_mm256_castpd256_pd128(t),
                                _mm256_extractf128_pd(t, 1));
         z[r] = _mm_cvtsd_f64(_mm_add_sd(u, _mm_unpackhi_pd(u, u)));
+        if (C)
+            cv[r] = C[r * ldc];
     }
 }
 
@@ -304,7 +309,8 @@ static const drift_kern K_AVX2 = {dot_avx2, axpy_avx2, logit_avx2, "AVX2"};
  * the same order as the loop below. */
 __attribute__((target("avx512f"), always_inline)) static inline void
 dot_avx512_nb(size_t n, int nb, const double *X, size_t ldx,
-              const double *w, double *z, __mmask8 ml)
+              const double *w, double *z, const double *C, size_t ldc,
+              double *cv, __mmask8 ml)
 {
     __m512d wv[8];
 #pragma GCC unroll 8
@@ -324,22 +330,24 @@ dot_avx512_nb(size_t n, int nb, const double *X, size_t ldx,
         __m128d u = _mm_add_pd(_mm256_castpd256_pd128(t),
                                _mm256_extractf128_pd(t, 1));
         z[r] = _mm_cvtsd_f64(_mm_add_sd(u, _mm_unpackhi_pd(u, u)));
+        if (C)
+            cv[r] = C[r * ldc];
     }
 }
 
 __attribute__((target("avx512f"))) static void
 dot_avx512(size_t n, size_t k, const double *X, size_t ldx, const double *w,
-           double *z)
+           double *z, const double *C, size_t ldc, double *cv)
 {
     size_t kb = k & ~(size_t)7, rem = k - kb;
     __mmask8 m = (__mmask8)((1u << rem) - 1);
     size_t nb = (k + 7) / 8;
     __mmask8 ml = rem ? m : 0xff;
     switch (nb) {
-    case 1: dot_avx512_nb(n, 1, X, ldx, w, z, ml); return;
-    case 2: dot_avx512_nb(n, 2, X, ldx, w, z, ml); return;
-    case 3: dot_avx512_nb(n, 3, X, ldx, w, z, ml); return;
-    case 4: dot_avx512_nb(n, 4, X, ldx, w, z, ml); return;
+    case 1: dot_avx512_nb(n, 1, X, ldx, w, z, C, ldc, cv, ml); return;
+    case 2: dot_avx512_nb(n, 2, X, ldx, w, z, C, ldc, cv, ml); return;
+    case 3: dot_avx512_nb(n, 3, X, ldx, w, z, C, ldc, cv, ml); return;
+    case 4: dot_avx512_nb(n, 4, X, ldx, w, z, C, ldc, cv, ml); return;
     default: break;
     }
     __m512d wt = _mm512_maskz_loadu_pd(m, w + kb);
@@ -357,6 +365,8 @@ dot_avx512(size_t n, size_t k, const double *X, size_t ldx, const double *w,
         __m128d u = _mm_add_pd(_mm256_castpd256_pd128(t),
                                _mm256_extractf128_pd(t, 1));
         z[r] = _mm_cvtsd_f64(_mm_add_sd(u, _mm_unpackhi_pd(u, u)));
+        if (C)
+            cv[r] = C[r * ldc];
     }
 }
 
@@ -496,7 +506,14 @@ const char *drift_kern_describe(void) { return kern()->name; }
 void drift_kern_dot_rows(size_t n, size_t k, const double *X, size_t ldx,
                          const double *w, double *z)
 {
-    kern()->dot_rows(n, k, X, ldx, w, z);
+    kern()->dot_rows(n, k, X, ldx, w, z, NULL, 0, NULL);
+}
+
+void drift_kern_dot_rows_col(size_t n, size_t k, const double *X, size_t ldx,
+                             const double *w, double *z, const double *C,
+                             size_t ldc, double *cv)
+{
+    kern()->dot_rows(n, k, X, ldx, w, z, C, ldc, cv);
 }
 
 int drift_kern_logit(size_t S, const double *z, const double *y,

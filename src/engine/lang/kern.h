@@ -27,6 +27,11 @@
 /* z[r] = x_r . w for r < n, x_r = X + r * ldx (k elements each). */
 void drift_kern_dot_rows(size_t n, size_t k, const double *X, size_t ldx,
                          const double *w, double *z);
+/* The same, and cv[r] = C[r * ldc]: a column of the same rows (an
+ * outcome) read while the row is in cache. */
+void drift_kern_dot_rows_col(size_t n, size_t k, const double *X, size_t ldx,
+                             const double *w, double *z, const double *C,
+                             size_t ldc, double *cv);
 
 /* g[j] += s[r * sl] * x_rj for r < n (in pairs of rows, as above),
  * j < k. */
@@ -66,7 +71,8 @@ void drift_kern_sparse_axpy_rows(size_t n, const size_t *rows, size_t first,
 
 typedef struct drift_kern {
     void (*dot_rows)(size_t n, size_t k, const double *X, size_t ldx,
-                     const double *w, double *z);
+                     const double *w, double *z, const double *C, size_t ldc,
+                     double *cv);
     void (*axpy_rows)(size_t n, size_t k, const double *X, size_t ldx,
                       const double *s, size_t sl, double *g);
     int (*logit)(size_t S, const double *z, const double *y, const double *e,
