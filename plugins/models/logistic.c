@@ -1,7 +1,8 @@
 /* logistic.c: Bayesian logistic regression written directly against
  * drift/model.h: y_i ~ bernoulli(logistic(x_i . w)), w ~ N(0, s^2 I).
- * Rows come from the engine's loader: dense columns y, x.1 ... x.D (batch
- * products through OpenBLAS), or a label column y and a sparse row
+ * Rows come from the engine's loader: dense columns y, x.1 ... x.D (a full
+ * pass reads each row once: its dot product, terms and gradient while the
+ * row is in cache), or a label column y and a sparse row
  * variable x (LIBSVM files, sparse row stores), where a minibatch costs
  * O(non-zeros) plus O(D) for the dense gradient it returns.  Not a
  * template for models with constraints (it has none) or data-block
@@ -11,8 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <cblas.h>
 
 #include <drift/model.h>
 
@@ -164,13 +163,170 @@ static int bad_label(const logistic *m, const workspace *ws,
     return DRIFT_EDATA;
 }
 
-/* x_i . v for a sparse row. */
+/* x_i . v for a sparse row, in four partial sums: four chains of
+ * dependent additions in flight instead of one. */
 static double sparse_dot(const drift_sparse *sp, size_t i, const double *v)
 {
-    double z = 0;
-    for (uint64_t k = sp->row_ptr[i]; k < sp->row_ptr[i + 1]; k++)
-        z += sp->val[k] * v[sp->idx[k]];
-    return z;
+    const double *val = sp->val;
+    const uint32_t *idx = sp->idx;
+    double z0 = 0, z1 = 0, z2 = 0, z3 = 0;
+    uint64_t k = sp->row_ptr[i], end = sp->row_ptr[i + 1];
+    for (; k + 4 <= end; k += 4) {
+        z0 += val[k] * v[idx[k]];
+        z1 += val[k + 1] * v[idx[k + 1]];
+        z2 += val[k + 2] * v[idx[k + 2]];
+        z3 += val[k + 3] * v[idx[k + 3]];
+    }
+    for (; k < end; k++)
+        z0 += val[k] * v[idx[k]];
+    return (z0 + z1) + (z2 + z3);
+}
+
+/* ---- dense rows: the dot product and the gradient's sum, fused -------- */
+
+#ifndef DENSE_BLOCK
+#define DENSE_BLOCK 32
+#endif
+
+/* One block of 8 products added to the partial sums (constant indices:
+ * the sums stay in registers). */
+#define BLOCK8(p, x, w)                                                       \
+    do {                                                                      \
+        p[0] += (x)[0] * (w)[0];                                              \
+        p[1] += (x)[1] * (w)[1];                                              \
+        p[2] += (x)[2] * (w)[2];                                              \
+        p[3] += (x)[3] * (w)[3];                                              \
+        p[4] += (x)[4] * (w)[4];                                              \
+        p[5] += (x)[5] * (w)[5];                                              \
+        p[6] += (x)[6] * (w)[6];                                              \
+        p[7] += (x)[7] * (w)[7];                                              \
+    } while (0)
+
+/* x . w in 8 partial sums (partial sum l over the elements j = l mod 8,
+ * the last block zero-padded), combined as ((p0 + p4) + (p2 + p6)) +
+ * ((p1 + p5) + (p3 + p7)): eight chains of additions in flight instead of
+ * one, in vector registers, and the same order whatever the vector unit
+ * (no FMA: the AVX2 form is compiled without it).  wt: w's last block,
+ * zero-padded. */
+static inline __attribute__((always_inline)) double
+dot8(const double *x, const double *w, const double *wt, size_t D)
+{
+    double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    size_t j = 0;
+    for (; j + 8 <= D; j += 8)
+        BLOCK8(p, x + j, w + j);
+    if (j < D) {
+        double xt[8];
+        for (size_t l = 0; l < 8; l++)
+            xt[l] = j + l < D ? x[j + l] : 0.0;
+        BLOCK8(p, xt, wt);
+    }
+    return ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]));
+}
+
+/* g += r x over D elements (g and x apart, so the compiler may use vector
+ * registers four at a time). */
+static inline __attribute__((always_inline)) void
+axpy_row(double *restrict g, const double *restrict x, double r, size_t D)
+{
+    size_t j = 0;
+    for (; j + 4 <= D; j += 4) {
+        g[j] += r * x[j];
+        g[j + 1] += r * x[j + 1];
+        g[j + 2] += r * x[j + 2];
+        g[j + 3] += r * x[j + 3];
+    }
+    for (; j < D; j++)
+        g[j] += r * x[j];
+}
+
+/* w's last block of 8, zero-padded, for dot8. */
+static void tail8(const double *w, size_t D, double *wt)
+{
+    memset(wt, 0, 8 * sizeof *wt);
+    memcpy(wt, w + (D & ~(size_t)7), (D & 7) * sizeof *wt);
+}
+
+/* Rows first .. first+n-1 (or rows[k]) of a dense matrix: each row's dot
+ * product, log-likelihood term and gradient scalar, and the gradient's sum
+ * grad += r_i x_i while the row is in cache (one pass over the rows).
+ * ll_rows may be NULL; returns the sum of the terms; *bad is set when a
+ * label is neither 0 nor 1. */
+static inline __attribute__((always_inline)) double
+dense_rows(const double *X, size_t ldx, const double *Y, size_t ldy,
+           const size_t *rows, size_t first, size_t n, size_t D,
+           const double *w, double *ll_rows, double *grad, int *bad)
+{
+    double total = 0, wt[8], zz[DENSE_BLOCK], rr[DENSE_BLOCK];
+    int b = 0;
+    tail8(w, D, wt);
+    for (size_t k0 = 0; k0 < n; k0 += DENSE_BLOCK) {
+        size_t m = n - k0 < DENSE_BLOCK ? n - k0 : DENSE_BLOCK;
+        /* the block's dot products first, then the terms (whose exp and
+         * log1p of one row overlap the next row's), then the sums */
+        for (size_t k = 0; k < m; k++) {
+            size_t i = rows ? rows[k0 + k] : first + k0 + k;
+            zz[k] = dot8(X + i * ldx, w, wt, D);
+        }
+        for (size_t k = 0; k < m; k++) {
+            size_t i = rows ? rows[k0 + k] : first + k0 + k;
+            double y = Y[i * ldy], l;
+            b |= y != 0.0 && y != 1.0;
+            row_terms(zz[k], y, &l, &rr[k]);
+            if (ll_rows)
+                ll_rows[k0 + k] = l;
+            total += l;
+        }
+        for (size_t k = 0; grad && k < m; k++) {
+            size_t i = rows ? rows[k0 + k] : first + k0 + k;
+            axpy_row(grad, X + i * ldx, rr[k], D);
+        }
+    }
+    *bad |= b;
+    return total;
+}
+
+typedef double (*dense_rows_fn)(const double *, size_t, const double *,
+                                size_t, const size_t *, size_t, size_t,
+                                size_t, const double *, double *, double *,
+                                int *);
+
+static double dense_rows_base(const double *X, size_t ldx, const double *Y,
+                              size_t ldy, const size_t *rows, size_t first,
+                              size_t n, size_t D, const double *w,
+                              double *ll_rows, double *grad, int *bad)
+{
+    return dense_rows(X, ldx, Y, ldy, rows, first, n, D, w, ll_rows, grad,
+                      bad);
+}
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+/* The same loop for AVX2 (4-wide vectors; still no FMA). */
+__attribute__((target("avx2"))) static double
+dense_rows_avx2(const double *X, size_t ldx, const double *Y, size_t ldy,
+                const size_t *rows, size_t first, size_t n, size_t D,
+                const double *w, double *ll_rows, double *grad, int *bad)
+{
+    return dense_rows(X, ldx, Y, ldy, rows, first, n, D, w, ll_rows, grad,
+                      bad);
+}
+#endif
+
+/* The loop for this CPU, chosen once. */
+static dense_rows_fn dense_rows_here(void)
+{
+    static dense_rows_fn f;
+    dense_rows_fn g = __atomic_load_n(&f, __ATOMIC_ACQUIRE);
+    if (g)
+        return g;
+    g = dense_rows_base;
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx2") && !getenv("NOAVX2"))
+        g = dense_rows_avx2;
+#endif
+    __atomic_store_n(&f, g, __ATOMIC_RELEASE);
+    return g;
 }
 
 /* out (length D, zeroed first when zero) += a x_i for a sparse row. */
@@ -212,8 +368,10 @@ static int forward(const logistic *m, workspace *ws, const double *w,
         ldy = 1;
     } else {
         rows_matrix(m, ws, b, X, ld, &y, &ldy);
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)n, (int)m->D, 1.0, *X,
-                    (int)*ld, w, 1, 0.0, ws->z, 1);
+        double wt[8];
+        tail8(w, m->D, wt);
+        for (size_t k = 0; k < n; k++)
+            ws->z[k] = dot8(*X + k * *ld, w, wt, m->D);
     }
     double total = 0;
     int bad = 0;
@@ -272,6 +430,24 @@ static int log_lik(const void *self, void *wsp, const double *w,
         return too_many_rows(ws, b, e);
     if (m->sp && grad_sum && !grad_rows)
         return sparse_sum(m, ws, w, b, ll_rows, ll_sum, grad_sum, e);
+    if (!m->sp && !grad_rows) {
+        /* One pass: each row's dot product, terms and gradient while the
+         * row is in cache. */
+        if (grad_sum)
+            memset(grad_sum, 0, m->D * sizeof *grad_sum);
+        int bad = 0;
+        double total = dense_rows_here()(m->X, m->ldx, m->y, m->ldy, b->rows,
+                                         b->first, b->n, m->D, w, ll_rows,
+                                         grad_sum, &bad);
+        if (bad && m->lazy_check) {
+            for (size_t k = 0; k < b->n; k++)
+                ws->yb[k] = m->y[drift_rows_at(b, k) * m->ldy];
+            return bad_label(m, ws, b, ws->yb, 1, e);
+        }
+        if (ll_sum)
+            *ll_sum = total;
+        return DRIFT_OK;
+    }
     const double *X;
     size_t ld;
     int rc = forward(m, ws, w, b, &X, &ld, ll_rows, ll_sum, e);
@@ -291,9 +467,12 @@ static int log_lik(const void *self, void *wsp, const double *w,
         }
         return DRIFT_OK;
     }
-    if (grad_sum)
-        cblas_dgemv(CblasRowMajor, CblasTrans, (int)b->n, (int)m->D, 1.0, X,
-                    (int)ld, ws->r, 1, 0.0, grad_sum, 1);
+    if (grad_sum) {
+        memset(grad_sum, 0, m->D * sizeof *grad_sum);
+        for (size_t k = 0; k < b->n; k++)
+            for (size_t j = 0; j < m->D; j++)
+                grad_sum[j] += ws->r[k] * X[k * ld + j];
+    }
     if (grad_rows)
         for (size_t k = 0; k < b->n; k++)
             for (size_t j = 0; j < m->D; j++)
@@ -317,9 +496,12 @@ static int jvp(const void *self, void *wsp, const double *w, const double *v,
     if (m->sp)
         for (size_t k = 0; k < b->n; k++)
             out[k] = sparse_dot(m->sp, drift_rows_at(b, k), v);
-    else
-        cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)b->n, (int)m->D, 1.0, X,
-                    (int)ld, v, 1, 0.0, out, 1);
+    else {
+        double vt[8];
+        tail8(v, m->D, vt);
+        for (size_t k = 0; k < b->n; k++)
+            out[k] = dot8(X + k * ld, v, vt, m->D);
+    }
     for (size_t k = 0; k < b->n; k++)
         out[k] *= ws->r[k];
     return DRIFT_OK;
