@@ -296,6 +296,12 @@ typedef struct hand_rows {
     const uint64_t *row;
 } hand_rows;
 
+/* The fused loop as a careful programmer writes it: the dot product in 8
+ * independent partial sums (one chain of 54 dependent additions would
+ * make it bound by their latency, not by memory), the logistic function,
+ * the gradient's sum while the row is in cache; compiled -O3
+ * -march=native, so the partial sums and the sum go to vector registers.
+ * It computes no log-likelihood, which drift's passes also return. */
 static void hand_dense(void *arg)
 {
     const double *dense_at = ((const hand_rows *)arg)->dense;
@@ -304,11 +310,17 @@ static void hand_dense(void *arg)
         w[j] = 0.01 * j;
     for (size_t i = 0; i < N; i++) {
         const double *row = dense_at + i * COLS, *x = row + 1;
-        double z = 0;
-        for (int j = 0; j < D; j++)
-            z += x[j] * w[j];
+        double p[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+        int j = 0;
+        for (; j + 8 <= D; j += 8)
+            for (int l = 0; l < 8; l++)
+                p[l] += x[j + l] * w[j + l];
+        for (int l = 0; j + l < D; l++)
+            p[l] += x[j + l] * w[j + l];
+        double z = ((p[0] + p[4]) + (p[2] + p[6])) +
+                   ((p[1] + p[5]) + (p[3] + p[7]));
         double s = row[0] - 1 / (1 + exp(-z));
-        for (int j = 0; j < D; j++)
+        for (j = 0; j < D; j++)
             g[j] += s * x[j];
     }
     sink += g[0];
@@ -324,9 +336,18 @@ static void hand_sparse(void *arg)
     const uint64_t *srow_at = h->row;
     memset(sg, 0, sizeof sg);
     for (size_t i = 0; i < SN; i++) {
-        double z = 0;
-        for (uint64_t k = srow_at[i]; k < srow_at[i + 1]; k++)
-            z += sval_at[k] * sw[sidx_at[k]];
+        /* four independent partial sums, as in the dense loop */
+        double z0 = 0, z1 = 0, z2 = 0, z3 = 0;
+        uint64_t k = srow_at[i], end = srow_at[i + 1];
+        for (; k + 4 <= end; k += 4) {
+            z0 += sval_at[k] * sw[sidx_at[k]];
+            z1 += sval_at[k + 1] * sw[sidx_at[k + 1]];
+            z2 += sval_at[k + 2] * sw[sidx_at[k + 2]];
+            z3 += sval_at[k + 3] * sw[sidx_at[k + 3]];
+        }
+        for (; k < end; k++)
+            z0 += sval_at[k] * sw[sidx_at[k]];
+        double z = (z0 + z1) + (z2 + z3);
         double s = sy_at[i] - 1 / (1 + exp(-z));
         for (uint64_t k = srow_at[i]; k < srow_at[i + 1]; k++)
             sg[sidx_at[k]] += s * sval_at[k];

@@ -15,7 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "engine/data/rowstore.h"
+#include "engine/lang/lang_model.h"
 #include "engine/run/rng.h"
 #include "harness.h"
 #include "langtest.h"
@@ -356,6 +359,353 @@ static void test_shared_scalars_many_rows(void **state)
     free(d);
 }
 
+/* ---- full passes in generalised linear form (ad.c's glm_lik) ---------- */
+
+/* 1037 rows: tiles of up to 256 rows and a last one of 13, groups of 8
+ * rows and a last one of 5.  Columns y (0/1), x.1 .. x.3, z, g (1 .. 4),
+ * cnt (counts), and, every 97th row, x.1 a hundred times larger so that
+ * some predictors reach |z| of several hundred (exp(-|z|) underflows). */
+enum { GN = 1037, GC = 7 };
+static double gvals[GN][GC];
+
+static double gen_glm_rows(size_t i, size_t c, drift_rng *r)
+{
+    double v;
+    switch (c) {
+    case 0: v = drift_rng_uniform(r) < 0.45; break;
+    case 5: v = 1.0 + (double)drift_rng_below(r, 4); break;
+    case 6: v = (double)drift_rng_below(r, 5); break;
+    default:
+        v = drift_rng_normal(r);
+        if (c == 1 && i % 97 == 3)
+            v *= 300;
+    }
+    gvals[i][c] = v;
+    return v;
+}
+
+static const char *glm_header = "y,x.1,x.2,x.3,z,g,cnt";
+
+/* Opens model text over data files (paths), as drift_lang_open does for
+ * drift sample. */
+static void open_paths(lt_model *lm, const char *text,
+                       const char *const *files)
+{
+    memset(lm, 0, sizeof *lm);
+    lm->paths[lm->n_paths++] = th_write_text(text, ".drift");
+    drift_lang_spec spec = {.path = lm->paths[0], .data = files};
+    drift_err e = {{0}};
+    lm->rc = drift_lang_open(&spec, &lm->m, &e);
+    if (lm->rc)
+        fail_msg("model did not open (%d): %s", lm->rc, e.msg);
+}
+
+/* The log-likelihood and its gradient of y ~ bernoulli_logit(x . w + b)
+ * over the generated rows, in long double, from the values alone. */
+static void glm_reference(const double *w, double b, long double *ll,
+                          long double *g)
+{
+    *ll = 0;
+    for (int j = 0; j < 4; j++)
+        g[j] = 0;
+    for (size_t i = 0; i < GN; i++) {
+        long double z = b;
+        for (int j = 0; j < 3; j++)
+            z += (long double)gvals[i][1 + j] * w[j];
+        long double y = gvals[i][0];
+        /* log p = y z - log(1 + e^z), written without overflow */
+        long double lse = z > 0 ? z + log1pl(expl(-z)) : log1pl(expl(z));
+        long double s = y - 1 / (1 + expl(-z));
+        *ll += y * z - lse;
+        for (int j = 0; j < 3; j++)
+            g[j] += s * gvals[i][1 + j];
+        g[3] += s;
+    }
+}
+
+static void near_ld(double got, long double want, double tol,
+                    const char *what, size_t j)
+{
+    double w = (double)want;
+    if (!(fabs(got - w) <= tol * fmax(1.0, fabs(w))))
+        fail_msg("%s [%zu]: %.17g, the reference %.17g", what, j, got, w);
+}
+
+/* The full passes' sums over the rows of b: the log-likelihood and its
+ * gradient alone (what grad_full asks for). */
+static void full_sums(const drift_model *m, void *ws, const double *th,
+                      const drift_rows *b, double *ll, double *g)
+{
+    drift_err e = {{0}};
+    if (m->log_lik(m->self, ws, th, b, NULL, ll, g, NULL, &e))
+        fail_msg("full pass failed: %s", e.msg);
+}
+
+/* Models in generalised linear form over 1037 rows, each through the
+ * battery (full-pass gradient against central differences of full-pass
+ * sums, against per-row gradients and per-row terms of the interpreter):
+ * bernoulli_logit by its own kernel (alone, with an intercept, with scales
+ * and a data term, with a parameter picked by row data, with a constant
+ * coefficient vector), and the nodes above the predictor by the
+ * interpreter (normal, poisson_log, the predictor itself as the term, a
+ * data term the kernels do not read).  The logistic regressions also
+ * against a long double reference computed here from the values. */
+static void test_glm_full_passes(void **state)
+{
+    (void)state;
+    char *d = csv(glm_header, GC, GN, gen_glm_rows, 31);
+    const char *json = "json:{\"c\": [0.5, -1.25, 2]}";
+    const char *data[] = {d, json, NULL};
+    static const struct {
+        const char *datum;
+        int fused;      /* the predictor from its terms */
+        int reference;  /* x . w (+ b) against glm_reference */
+    } cases[] = {
+        {"y ~ bernoulli_logit(dot(x, w))", 1, 1},
+        {"y ~ bernoulli_logit(dot(x, w) + b)", 1, 2},
+        {"y ~ bernoulli_logit(2 * (dot(x, w) - b) / 3 + z)", 1, 0},
+        {"y ~ bernoulli_logit(u[g] + dot(w, x))", 1, 0},
+        {"y ~ bernoulli_logit(dot(c, w) * b + dot(x, w))", 0, 0},
+        {"y ~ bernoulli_logit(b + dot(c, w) + dot(x, w))", 1, 0},
+        {"z ~ normal(dot(x, w) + b, 1.5)", 1, 0},
+        /* small: exp of the rows' largest predictors stays moderate, so
+         * central differences resolve the prior's part */
+        {"cnt ~ poisson_log(0.002 * dot(x, w) - b)", 1, 0},
+        {"target += 0.5 * dot(x, w) - z * b", 1, 0},
+        {"y ~ bernoulli_logit(dot(x, w) + log(1 + z * z))", 0, 0},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char model[768];
+        snprintf(model, sizeof model,
+                 "data  { c : vector[3] }\n"
+                 "rows  { y : int  x : vector[3]  z : real  g : int  "
+                 "cnt : int }\n"
+                 "param { w : vector[3]  b : real  u : vector[4] }\n"
+                 "prior { w ~ normal(0, 1)  b ~ normal(0, 1)  "
+                 "u ~ normal(0, 1) }\n"
+                 "datum { %s }\n",
+                 cases[k].datum);
+        lt_model lm;
+        lt_open_ok(&lm, model, data, NULL, 0);
+        const drift_model *m = &lm.m;
+        if (cases[k].fused && !(m->flags & DRIFT_MODEL_GLM))
+            fail_msg("case %zu (%s) is not in GLM form", k, cases[k].datum);
+        lt_check_derivatives(m, 60 + k, 2, 0.5);
+        /* A shuffled list of rows (gathered) gives the range's sums. */
+        void *ws = m->workspace_new(m->self, GN);
+        size_t dim = m->dim, *rows = malloc(GN * sizeof *rows);
+        double th[8], g1[8], g2[8], l1, l2;
+        assert_non_null(ws);
+        assert_non_null(rows);
+        assert_int_equal(dim, 8);
+        for (size_t j = 0; j < dim; j++)
+            th[j] = 0.3 * cos(1.7 * (double)(j + k));
+        for (size_t i = 0; i < GN; i++)
+            rows[i] = (i * 389 + 11) % GN;
+        drift_rows all = {NULL, 0, GN}, shuffled = {rows, 0, GN};
+        full_sums(m, ws, th, &all, &l1, g1);
+        full_sums(m, ws, th, &shuffled, &l2, g2);
+        near_ld(l2, l1, 1e-12, "shuffled rows: log-likelihood", 0);
+        for (size_t j = 0; j < dim; j++)
+            near_ld(g2[j], g1[j], 1e-11, "shuffled rows: gradient", j);
+        if (cases[k].reference) {
+            long double ll, g[4];
+            double b = cases[k].reference == 2 ? th[3] : 0;
+            glm_reference(th, b, &ll, g);
+            near_ld(l1, ll, 1e-13, "log-likelihood against the reference",
+                    0);
+            for (size_t j = 0; j < 3; j++)
+                near_ld(g1[j], g[j], 1e-12,
+                        "gradient against the reference", j);
+            if (cases[k].reference == 2)
+                near_ld(g1[3], g[3], 1e-12, "gradient in b", 3);
+        }
+        free(rows);
+        m->workspace_free(m->self, ws);
+        lt_close(&lm);
+    }
+    free(d);
+}
+
+/* A row whose term is not finite, beyond the first tiles, is named by a
+ * full pass in GLM form: a predictor that overflows (row 900) in memory
+ * and on a row store, and an outcome of 2 (row 701) on a row store, where
+ * outcomes are checked as rows are used (a CSV file's are checked when it
+ * is read, and the model does not open). */
+static void test_glm_bad_rows(void **state)
+{
+    (void)state;
+    const char *model = "rows  { y : int  x : vector[3] }\n"
+                        "param { w : vector[3] }\n"
+                        "prior { w ~ normal(0, 1) }\n"
+                        "datum { y ~ bernoulli_logit(dot(x, w)) }\n";
+    for (int which = 0; which < 2; which++) {
+        char *d = csv("y,x.1,x.2,x.3", 4, GN, gen_glm_rows, 32);
+        /* "csv:" then the header and one line a row */
+        char *p = strchr(d, '\n') + 1;
+        size_t bad = which ? 899 : 700;
+        for (size_t line = 0; line < bad; line++)
+            p = strchr(p, '\n') + 1;
+        if (which) {
+            /* x.1 = x.3 = 1e308: with w = (2, 0.5, 2) the predictor
+             * overflows to infinity (each term alone already does) */
+            char *f = strchr(p, ',') + 1, *end = strchr(f, ',');
+            memset(f, ' ', (size_t)(end - f));
+            memcpy(f, "1e308", 5);
+            f = strchr(strchr(f, ',') + 1, ',') + 1; /* x.3 */
+            end = strchr(f, '\n');
+            memset(f, ' ', (size_t)(end - f));
+            memcpy(f, "1e308", 5);
+        } else {
+            char *end = strchr(p, ',');
+            memset(p, ' ', (size_t)(end - p));
+            *p = '2';
+        }
+        const char *data[] = {d, NULL};
+        lt_model lm;
+        char want[64];
+        snprintf(want, sizeof want, "row %zu", bad + 1);
+        if (!which) {
+            lt_open(&lm, model, data, NULL, 0);
+            assert_int_not_equal(lm.rc, 0);
+            if (!strstr(lm.report, want))
+                fail_msg("the refusal does not name %s: %s", want,
+                         lm.report);
+        } else {
+            lt_open_ok(&lm, model, data, NULL, 0);
+        }
+        snprintf(want, sizeof want, "data row %zu", bad + 1);
+        for (int store = !which; store < 2; store++) {
+            lt_model ls, *use = &lm;
+            char *rs = NULL;
+            if (store) {
+                rs = th_write_text("", ".drs");
+                unlink(rs);
+                drift_err ce = {{0}};
+                if (drift_rowstore_convert(lm.paths[1], rs, NULL, NULL, &ce))
+                    fail_msg("converting: %s", ce.msg);
+                const char *files[] = {rs, NULL};
+                open_paths(&ls, model, files);
+                use = &ls;
+            }
+            const drift_model *m = &use->m;
+            void *ws = m->workspace_new(m->self, GN);
+            double th[3] = {2, 0.5, 2}, ll, g[3];
+            drift_err e = {{0}};
+            drift_rows all = {NULL, 0, GN};
+            assert_int_not_equal(
+                m->log_lik(m->self, ws, th, &all, NULL, &ll, g, NULL, &e), 0);
+            if (!strstr(e.msg, want))
+                fail_msg("the failure does not name %s: %s", want, e.msg);
+            if (store && !strstr(e.msg, rs))
+                fail_msg("the failure does not name the row store: %s",
+                         e.msg);
+            /* without the gradient too (U_full) */
+            e.msg[0] = 0;
+            assert_int_not_equal(
+                m->log_lik(m->self, ws, th, &all, NULL, &ll, NULL, NULL, &e),
+                0);
+            if (!strstr(e.msg, want))
+                fail_msg("the failure does not name %s: %s", want, e.msg);
+            m->workspace_free(m->self, ws);
+            if (store) {
+                lt_close(&ls);
+                unlink(rs);
+                free(rs);
+            }
+        }
+        lt_close(&lm);
+        free(d);
+    }
+}
+
+/* The same rows dense (CSV), as a row store converted from it, sparse
+ * (LIBSVM) and as a row store converted from that: the full passes agree
+ * (store and source bit for bit; sparse and dense to rounding, their sums
+ * running in different orders) and the sparse model passes the battery;
+ * 1037 rows, so several tiles and tails. */
+static void test_glm_stores_and_sparse(void **state)
+{
+    (void)state;
+    char *d = csv("y,x.1,x.2,x.3", 4, GN, gen_glm_rows, 33);
+    size_t cap = GN * 96 + 16, len = 0;
+    char *svm = malloc(cap);
+    assert_non_null(svm);
+    len += (size_t)snprintf(svm, cap, "libsvm:");
+    for (size_t i = 0; i < GN; i++) {
+        len += (size_t)snprintf(svm + len, cap - len, "%g", gvals[i][0]);
+        for (size_t j = 1; j <= 3; j++)
+            if (i % 5 != j) /* every row misses a feature or none */
+                len += (size_t)snprintf(svm + len, cap - len, " %zu:%.17g",
+                                        j, gvals[i][j]);
+        len += (size_t)snprintf(svm + len, cap - len, "\n");
+    }
+    for (size_t i = 0; i < GN; i++)
+        for (size_t j = 1; j <= 3; j++)
+            if (i % 5 == j)
+                gvals[i][j] = 0;
+    /* the dense data again, with the zeros the sparse rows leave out */
+    size_t dcap = GN * 4 * 32 + 64;
+    char *dz = malloc(dcap);
+    assert_non_null(dz);
+    size_t dl = (size_t)snprintf(dz, dcap, "csv:y,x.1,x.2,x.3\n");
+    for (size_t i = 0; i < GN; i++)
+        dl += (size_t)snprintf(dz + dl, dcap - dl, "%.17g,%.17g,%.17g,%.17g\n",
+                               gvals[i][0], gvals[i][1], gvals[i][2],
+                               gvals[i][3]);
+    const char *dense_model = "rows  { y : int  x : vector[D] }\n"
+                              "param { w : vector[D]  b : real }\n"
+                              "prior { w ~ normal(0, 1)  b ~ normal(0, 1) }\n"
+                              "datum { y ~ bernoulli_logit(dot(x, w) + b) }\n";
+    const char *sparse_model =
+        "rows  { y : int  x : sparse_vector[D] }\n"
+        "param { w : vector[D]  b : real }\n"
+        "prior { w ~ normal(0, 1)  b ~ normal(0, 1) }\n"
+        "datum { y ~ bernoulli_logit(dot(x, w) + b) }\n";
+    const char *dd[] = {dz, NULL}, *sd[] = {svm, NULL};
+    lt_model md, ms;
+    lt_open_ok(&md, dense_model, dd, NULL, 0);
+    lt_open_ok(&ms, sparse_model, sd, NULL, 0);
+    lt_check_derivatives(&ms.m, 70, 2, 0.5);
+    char *rd = th_write_text("", ".drs"), *rsp = th_write_text("", ".drs");
+    unlink(rd);
+    unlink(rsp);
+    drift_err ce = {{0}};
+    if (drift_rowstore_convert(md.paths[1], rd, NULL, NULL, &ce) ||
+        drift_rowstore_convert(ms.paths[1], rsp, NULL, NULL, &ce))
+        fail_msg("converting: %s", ce.msg);
+    const char *fd[] = {rd, NULL}, *fs[] = {rsp, NULL};
+    lt_model mrd, mrs;
+    open_paths(&mrd, dense_model, fd);
+    open_paths(&mrs, sparse_model, fs);
+    const drift_model *ms_[4] = {&md.m, &mrd.m, &ms.m, &mrs.m};
+    double ll[4], g[4][4], th[4] = {0.4, -0.7, 0.2, 0.1};
+    drift_rows all = {NULL, 0, GN};
+    for (int k = 0; k < 4; k++) {
+        const drift_model *m = ms_[k];
+        assert_true(m->flags & DRIFT_MODEL_GLM);
+        assert_int_equal(m->dim, 4);
+        void *ws = m->workspace_new(m->self, GN);
+        full_sums(m, ws, th, &all, &ll[k], g[k]);
+        m->workspace_free(m->self, ws);
+    }
+    /* the store holds the source's numbers: the same sums exactly */
+    assert_memory_equal(&ll[1], &ll[0], sizeof ll[0]);
+    assert_memory_equal(g[1], g[0], sizeof g[0]);
+    assert_memory_equal(&ll[3], &ll[2], sizeof ll[0]);
+    assert_memory_equal(g[3], g[2], sizeof g[0]);
+    near_ld(ll[2], ll[0], 1e-13, "sparse against dense: log-likelihood", 0);
+    for (size_t j = 0; j < 4; j++)
+        near_ld(g[2][j], g[0][j], 1e-12, "sparse against dense: gradient",
+                j);
+    lt_close(&md);
+    lt_close(&ms);
+    lt_close(&mrd);
+    lt_close(&mrs);
+    unlink(rd), unlink(rsp);
+    free(rd), free(rsp), free(d), free(dz), free(svm);
+}
+
 /* Per-row gradients of a model with a large shared parameter node (200,000
  * values, 1.6 MB per row of adjoints) are computed in sub-batches that
  * bound that memory (64 MB: 41 rows at a time, here over 100 rows); the
@@ -630,6 +980,9 @@ int main(void)
         cmocka_unit_test(test_constrained),
         cmocka_unit_test(test_jacobians),
         cmocka_unit_test(test_glm_detection),
+        cmocka_unit_test(test_glm_full_passes),
+        cmocka_unit_test(test_glm_bad_rows),
+        cmocka_unit_test(test_glm_stores_and_sparse),
         cmocka_unit_test(test_large_perrow),
         cmocka_unit_test(test_shared_scalars_many_rows),
         cmocka_unit_test(test_function_values),

@@ -7,8 +7,9 @@
  * scalars), values spanning many binades so that a different order of
  * additions would show, and signed zeros and infinities.  Then the sparse
  * kernels against a plain loop of the stated order, for ranges and
- * gathered rows, summed and per row.  Timings are printed (ns per
- * element, information only). */
+ * gathered rows, summed and per row; bernoulli_logit's arithmetic on
+ * every unit against its formula.  Timings are printed (ns per element,
+ * information only). */
 #include "config.h"
 
 #include <math.h>
@@ -234,6 +235,66 @@ static void test_sparse(void **state)
     }
 }
 
+/* bernoulli_logit's arithmetic: every unit gives bitwise the stated
+ * formula's values, with and without the log1p terms, and flags a row
+ * whose outcome is neither 0 nor 1 or whose predictor is not finite. */
+static void test_logit_units(void **state)
+{
+    (void)state;
+    srand(9);
+    enum { S = 64 };
+    double z[S], y[S], e[S], l[S], lp[S], g[S], q[S];
+    double lpr[S], gr[S], qr[S];
+    for (int variant = 0; variant < 4; variant++) {
+        for (size_t k = 0; k < S; k++) {
+            z[k] = k % 9 == 0 ? (k % 2 ? -0.0 : 0.0) : wild() * 64;
+            if (k == 17)
+                z[k] = 800;
+            if (k == 18)
+                z[k] = -800;
+            y[k] = (double)(rand() % 2);
+            e[k] = exp(-fabs(z[k]));
+            l[k] = log1p(e[k]);
+        }
+        int want_bad = variant >= 2;
+        if (variant == 2)
+            y[S - 3] = 2;
+        if (variant == 3)
+            z[5] = INFINITY;
+        const double *lv = variant % 2 ? NULL : l;
+        for (size_t k = 0; k < S; k++) {
+            double zk = z[k], yk = y[k], ek = e[k];
+            double t = yk * zk - (zk > 0 ? zk : 0);
+            if (lv)
+                t = t - lv[k];
+            if (yk != 0 && yk != 1)
+                t = NAN;
+            lpr[k] = t;
+            gr[k] = yk - (zk >= 0 ? 1 : ek) / (1 + ek);
+            qr[k] = 1 + ek;
+        }
+        for (int u = 0; u < 3; u++) {
+            const drift_kern *kn = drift_kern_get(u);
+            if (!kn)
+                continue;
+            memset(q, 0, sizeof q);
+            int bad = kn->logit(S, z, y, e, lv, lp, g, lv ? NULL : q);
+            assert_int_equal(bad, want_bad);
+            for (size_t k = 0; k < S; k++) {
+                if (!same_bits(lp[k], lpr[k]) && !(isnan(lp[k]) &&
+                                                   isnan(lpr[k])))
+                    fail_msg("%s logit: lp[%zu] %.17g, the formula %.17g",
+                             kn->name, k, lp[k], lpr[k]);
+                if (!same_bits(g[k], gr[k]))
+                    fail_msg("%s logit: g[%zu] %.17g, the formula %.17g",
+                             kn->name, k, g[k], gr[k]);
+                if (!lv && !same_bits(q[k], qr[k]))
+                    fail_msg("%s logit: q[%zu] differs", kn->name, k);
+            }
+        }
+    }
+}
+
 static double now(void)
 {
     struct timespec t;
@@ -280,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_dense_units),
         cmocka_unit_test(test_dispatch),
         cmocka_unit_test(test_sparse),
+        cmocka_unit_test(test_logit_units),
         cmocka_unit_test(test_speed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
