@@ -236,8 +236,9 @@ static void test_sparse(void **state)
 }
 
 /* bernoulli_logit's arithmetic: every unit gives bitwise the stated
- * formula's values, with and without the log1p terms, and flags a row
- * whose outcome is neither 0 nor 1 or whose predictor is not finite. */
+ * formula's values, sum and products (with and without the log1p terms,
+ * with padding rows past n), and flags a row whose outcome is neither 0
+ * nor 1 or whose predictor is not finite. */
 static void test_logit_units(void **state)
 {
     (void)state;
@@ -245,7 +246,8 @@ static void test_logit_units(void **state)
     enum { S = 64 };
     double z[S], y[S], e[S], l[S], lp[S], g[S], q[S];
     double lpr[S], gr[S], qr[S];
-    for (int variant = 0; variant < 4; variant++) {
+    for (int variant = 0; variant < 6; variant++) {
+        size_t n = variant >= 4 ? S - 3 : S; /* 3 rows of padding */
         for (size_t k = 0; k < S; k++) {
             z[k] = k % 9 == 0 ? (k % 2 ? -0.0 : 0.0) : wild() * 64;
             if (k == 17)
@@ -256,12 +258,13 @@ static void test_logit_units(void **state)
             e[k] = exp(-fabs(z[k]));
             l[k] = log1p(e[k]);
         }
-        int want_bad = variant >= 2;
+        int want_bad = variant == 2 || variant == 3;
         if (variant == 2)
             y[S - 3] = 2;
         if (variant == 3)
             z[5] = INFINITY;
         const double *lv = variant % 2 ? NULL : l;
+        double p8[8] = {0, 0, 0, 0, 0, 0, 0, 0};
         for (size_t k = 0; k < S; k++) {
             double zk = z[k], yk = y[k], ek = e[k];
             double t = yk * zk - (zk > 0 ? zk : 0);
@@ -271,14 +274,26 @@ static void test_logit_units(void **state)
                 t = NAN;
             lpr[k] = t;
             gr[k] = yk - (zk >= 0 ? 1 : ek) / (1 + ek);
-            qr[k] = 1 + ek;
+            if (k < n)
+                p8[k % 8] += t;
+        }
+        double sumr = ((p8[0] + p8[4]) + (p8[2] + p8[6])) +
+                      ((p8[1] + p8[5]) + (p8[3] + p8[7]));
+        for (size_t j = 0; j < S / 8; j++) {
+            double f[8];
+            for (size_t k = 0; k < 8; k++)
+                f[k] = 8 * j + k < n ? 1 + e[8 * j + k] : 1;
+            qr[j] = ((f[0] * f[1]) * (f[2] * f[3])) *
+                        ((f[4] * f[5]) * (f[6] * f[7])) -
+                    1;
         }
         for (int u = 0; u < 3; u++) {
             const drift_kern *kn = drift_kern_get(u);
             if (!kn)
                 continue;
-            memset(q, 0, sizeof q);
-            int bad = kn->logit(S, z, y, e, lv, lp, g, lv ? NULL : q);
+            double sum;
+            int bad = kn->logit(n, S, z, y, e, lv, lp, g, lv ? NULL : q,
+                                &sum);
             assert_int_equal(bad, want_bad);
             for (size_t k = 0; k < S; k++) {
                 if (!same_bits(lp[k], lpr[k]) && !(isnan(lp[k]) &&
@@ -288,9 +303,13 @@ static void test_logit_units(void **state)
                 if (!same_bits(g[k], gr[k]))
                     fail_msg("%s logit: g[%zu] %.17g, the formula %.17g",
                              kn->name, k, g[k], gr[k]);
-                if (!lv && !same_bits(q[k], qr[k]))
-                    fail_msg("%s logit: q[%zu] differs", kn->name, k);
             }
+            if (!want_bad && !same_bits(sum, sumr))
+                fail_msg("%s logit: sum %.17g, the stated order %.17g",
+                         kn->name, sum, sumr);
+            for (size_t j = 0; !lv && j < S / 8; j++)
+                if (!same_bits(q[j], qr[j]))
+                    fail_msg("%s logit: product %zu differs", kn->name, j);
         }
     }
 }

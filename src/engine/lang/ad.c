@@ -2489,29 +2489,21 @@ static int glm_logit(drift_ad_ws *ws, double *ll_rows, double *ll_sum,
         l = qb;
         drift_vmath_log1p(n8, eb, l);
     }
-    if (drift_kern_logit(n8, zb, yb, eb, l, lb, s, l ? NULL : qb))
+    double sum;
+    if (drift_kern_logit(n, n8, zb, yb, eb, l, lb, s, l ? NULL : qb, &sum))
         return -1;
     if (ll_rows)
         memcpy(ll_rows, lb, n * sizeof *ll_rows);
     if (!ll_sum)
         return 0;
     if (l) {
-        *ll_sum += sum_terms(lb, n);
+        *ll_sum += sum;
         return 0;
     }
-    /* log of each eight rows' product of (1 + e), as log1p(P - 1): P is
-     * in [1, 256], so P - 1 is exact */
-    for (size_t r = n; r < n8; r++)
-        qb[r] = 1;
+    /* the logs of each eight rows' product of (1 + e), as log1p(P - 1) */
     size_t ng = n8 / 8;
-    for (size_t k = 0; k < ng; k++) {
-        const double *f = qb + 8 * k;
-        zb[k] = ((f[0] * f[1]) * (f[2] * f[3])) *
-                    ((f[4] * f[5]) * (f[6] * f[7])) -
-                1;
-    }
-    drift_vmath_log1p(ng, zb, zb);
-    *ll_sum += sum_terms(lb, n) - sum_terms(zb, ng);
+    drift_vmath_log1p(ng, qb, qb);
+    *ll_sum += sum - sum_terms(qb, ng);
     return 0;
 }
 

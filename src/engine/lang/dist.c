@@ -618,7 +618,8 @@ int drift_dist_bernoulli_logit_rows(size_t rows, const double *y, size_t ldy,
             e[k] = -fabs(zz[k]);
         drift_vmath_exp(m8, e, e);
         drift_vmath_log1p(m8, e, l);
-        int bad = drift_kern_logit(m8, zz, yy, e, l, lp, g, NULL);
+        double sum;
+        int bad = drift_kern_logit(m, m8, zz, yy, e, l, lp, g, NULL, &sum);
         memcpy(out + r0, lp, m * sizeof *out);
         if (dz)
             memcpy(dz + r0, g, m * sizeof *dz);

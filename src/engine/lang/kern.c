@@ -31,10 +31,17 @@ static inline v2d load2(const double *p)
 static inline void store2(double *p, v2d v) { memcpy(p, &v, sizeof v); }
 
 /* bernoulli_logit's arithmetic (kern.h) on vectors of W doubles VD with
- * masks VL: the same IEEE operations on every unit, so the same values. */
+ * masks VL: the same IEEE operations on every unit, so the same values;
+ * the sum of the terms in 8 lane partial sums (NA = 8 / W accumulators,
+ * vector k / W adding to accumulator (k / W) % NA), combined as the dot
+ * products' are. */
 #define LOGIT_BODY(VD, VL, W)                                                \
+    enum { NA = 8 / W };                                                      \
     const VD one = (VD){0} + 1, zero = (VD){0}, nan = (VD){0} + NAN;          \
     VL bad = (VL){0};                                                         \
+    VD acc[NA];                                                               \
+    for (int a = 0; a < NA; a++)                                              \
+        acc[a] = zero;                                                        \
     for (size_t k = 0; k < S; k += W) {                                       \
         VD zv, yv, ev;                                                        \
         memcpy(&zv, z + k, sizeof zv);                                        \
@@ -56,12 +63,44 @@ static inline void store2(double *p, v2d v) { memcpy(p, &v, sizeof v); }
         memcpy(lp + k, &t, sizeof t);                                         \
         memcpy(g + k, &gk, sizeof gk);                                        \
         if (!l)                                                               \
-            memcpy(q + k, &q1, sizeof q1);                                    \
+            memcpy(pm1 + k, &q1, sizeof q1);                                  \
+        if (k + W > n) {                                                      \
+            /* the last rows: padding adds nothing */                         \
+            double tv[W];                                                     \
+            memcpy(tv, &t, sizeof tv);                                        \
+            for (size_t w = 0; w < W; w++)                                    \
+                if (k + w >= n)                                               \
+                    tv[w] = 0;                                                \
+            memcpy(&t, tv, sizeof t);                                         \
+        }                                                                     \
+        acc[(k / W) % NA] += t;                                               \
     }                                                                         \
+    double p8[8];                                                             \
+    for (int a = 0; a < NA; a++)                                              \
+        memcpy(p8 + a * W, &acc[a], sizeof acc[a]);                           \
+    *sum = ((p8[0] + p8[4]) + (p8[2] + p8[6])) +                              \
+           ((p8[1] + p8[5]) + (p8[3] + p8[7]));                               \
+    if (!l)                                                                   \
+        group_products(n, S, pm1);                                            \
     for (int w = 0; w < W; w++)                                               \
         if (bad[w])                                                           \
             return 1;                                                         \
     return 0;
+
+/* q[j] = ((f0 f1) (f2 f3)) ((f4 f5) (f6 f7)) - 1 for each 8 rows' factors
+ * f = q[8j ..] (1 beyond row n), in place: each product is in [1, 256],
+ * so subtracting 1 is exact. */
+static void group_products(size_t n, size_t S, double *q)
+{
+    for (size_t k = n; k < S; k++)
+        q[k] = 1;
+    for (size_t j = 0; j < S / 8; j++) {
+        const double *f = q + 8 * j;
+        double P = ((f[0] * f[1]) * (f[2] * f[3])) *
+                   ((f[4] * f[5]) * (f[6] * f[7]));
+        q[j] = P - 1;
+    }
+}
 
 typedef long long v2l __attribute__((vector_size(16)));
 
@@ -161,9 +200,9 @@ static void axpy_sse2(size_t n, size_t k, const double *X, size_t ldx,
     }
 }
 
-static int logit_sse2(size_t S, const double *z, const double *y,
+static int logit_sse2(size_t n, size_t S, const double *z, const double *y,
                       const double *e, const double *l, double *lp, double *g,
-                      double *q)
+                      double *pm1, double *sum)
 {
     LOGIT_BODY(v2d, v2l, 2)
 }
@@ -294,8 +333,9 @@ typedef double v4d __attribute__((vector_size(32)));
 typedef long long v4l __attribute__((vector_size(32)));
 
 __attribute__((target("avx2"))) static int
-logit_avx2(size_t S, const double *z, const double *y, const double *e,
-           const double *l, double *lp, double *g, double *q)
+logit_avx2(size_t n, size_t S, const double *z, const double *y,
+           const double *e, const double *l, double *lp, double *g,
+           double *pm1, double *sum)
 {
     LOGIT_BODY(v4d, v4l, 4)
 }
@@ -447,8 +487,9 @@ typedef double v8d __attribute__((vector_size(64)));
 typedef long long v8l __attribute__((vector_size(64)));
 
 __attribute__((target("avx512f"))) static int
-logit_avx512(size_t S, const double *z, const double *y, const double *e,
-             const double *l, double *lp, double *g, double *q)
+logit_avx512(size_t n, size_t S, const double *z, const double *y,
+             const double *e, const double *l, double *lp, double *g,
+             double *pm1, double *sum)
 {
     LOGIT_BODY(v8d, v8l, 8)
 }
@@ -516,11 +557,11 @@ void drift_kern_dot_rows_col(size_t n, size_t k, const double *X, size_t ldx,
     kern()->dot_rows(n, k, X, ldx, w, z, C, ldc, cv);
 }
 
-int drift_kern_logit(size_t S, const double *z, const double *y,
+int drift_kern_logit(size_t n, size_t S, const double *z, const double *y,
                      const double *e, const double *l, double *lp, double *g,
-                     double *q)
+                     double *pm1, double *sum)
 {
-    return kern()->logit(S, z, y, e, l, lp, g, q);
+    return kern()->logit(n, S, z, y, e, l, lp, g, pm1, sum);
 }
 
 void drift_kern_axpy_rows(size_t n, size_t k, const double *X, size_t ldx,

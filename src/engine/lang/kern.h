@@ -38,16 +38,20 @@ void drift_kern_dot_rows_col(size_t n, size_t k, const double *X, size_t ldx,
 void drift_kern_axpy_rows(size_t n, size_t k, const double *X, size_t ldx,
                           const double *s, size_t sl, double *g);
 
-/* bernoulli_logit's arithmetic over a stretch of S rows (S a multiple of
- * 8), given e[k] = exp(-|z[k]|) <= 1: g[k] = y[k] - logistic(z[k]), as
- * 1 / (1 + e) for z >= 0 and e / (1 + e) below; with l (l[k] =
- * log1p(e[k])) lp[k] = y z - max(z, 0) - l[k], without it lp[k] =
- * y z - max(z, 0) and q[k] = 1 + e[k] (for sums of log(1 + e) taken as
- * logs of products); lp[k] is NaN where y[k] is neither 0 nor 1.
- * Returns 1 when some lp[k] is not finite. */
-int drift_kern_logit(size_t S, const double *z, const double *y,
+/* bernoulli_logit's arithmetic over the first n of a stretch of S rows
+ * (S a multiple of 8, rows n .. S-1 padding), given e[k] = exp(-|z[k]|)
+ * <= 1: g[k] = y[k] - logistic(z[k]), as 1 / (1 + e) for z >= 0 and
+ * e / (1 + e) below; with l (l[k] = log1p(e[k])) lp[k] = y z - max(z, 0)
+ * - l[k], without it lp[k] = y z - max(z, 0); lp[k] is NaN where y[k] is
+ * neither 0 nor 1.  *sum = the sum of lp[k] over the n rows (8 partial
+ * sums, lane k mod 8, combined as the dot products' are).  Without l,
+ * pm1[j] (j < S / 8, pm1 of S elements) = P_j - 1 with P_j the product of
+ * the 8 rows' 1 + e[k] (1 past row n) as ((f0 f1) (f2 f3)) ((f4 f5)
+ * (f6 f7)), exact in [0, 255], for the sum of log(1 + e) as log1p of
+ * them.  Returns 1 when some lp[k] is not finite. */
+int drift_kern_logit(size_t n, size_t S, const double *z, const double *y,
                      const double *e, const double *l, double *lp, double *g,
-                     double *q);
+                     double *pm1, double *sum);
 
 /* Sparse rows in CSR form (row_ptr, idx, val), the rows rows[r] when rows
  * is not NULL, else first + r.  The dot product sums row i's products in
@@ -75,8 +79,9 @@ typedef struct drift_kern {
                      double *cv);
     void (*axpy_rows)(size_t n, size_t k, const double *X, size_t ldx,
                       const double *s, size_t sl, double *g);
-    int (*logit)(size_t S, const double *z, const double *y, const double *e,
-                 const double *l, double *lp, double *g, double *q);
+    int (*logit)(size_t n, size_t S, const double *z, const double *y,
+                 const double *e, const double *l, double *lp, double *g,
+                 double *pm1, double *sum);
     const char *name;       /* "AVX-512F", "AVX2", "SSE2" */
 } drift_kern;
 
