@@ -1,0 +1,36 @@
+/* mode.h: --gradient cv's run-level work (engine-internal): the posterior's
+ * mode, found once per run on chain 1 before any chain's init, and what
+ * the control-variate estimator keeps there (mode.c).  Not for the
+ * estimator itself (oracle.c's grad_batch). */
+#ifndef DRIFT_MODE_H
+#define DRIFT_MODE_H
+
+#include "chain.h"
+
+/* Rows above which the search starts with Adam on minibatches (a few
+ * data passes) before full-gradient L-BFGS polishes the point; at or
+ * below it, L-BFGS from the start.  Measured on logistic regressions
+ * (doc/gradient-estimators.md). */
+#define DRIFT_MODE_ADAM_ROWS 100000
+
+/* The search stops when the squared Newton decrement g' H^-1 g (L-BFGS's
+ * H) falls below this: the mode is then within about 0.03 posterior
+ * standard deviations (in H's norm) of the true one. */
+#define DRIFT_MODE_DECREMENT 1e-3
+
+/* Finds the mode from start (d values) and fills c->run->cv, on chain 1
+ * in the run-level setup: every evaluation is counted in c's gradients
+ * (so in chain 1's grads__ and the budget) and a stop request or a budget
+ * spent ends it.  The search itself takes at most half of a --passes or
+ * --seconds budget (then it keeps the best point and says so).  Returns
+ * DRIFT_OK, or a failure recorded on c. */
+int drift_mode_setup(drift_chain *c, const double *start);
+
+/* Frees what drift_mode_setup kept (cv may be zeroed or filled). */
+void drift_mode_release(drift_cv *cv);
+
+/* A draw of the diagonal Laplace approximation at the mode into theta:
+ * theta-hat + sqrt(inv_metric) z, z ~ N(0, I) from rng. */
+void drift_mode_draw(const drift_cv *cv, drift_rng *rng, double *theta);
+
+#endif
