@@ -14,34 +14,69 @@
  *
  *     theta <- theta - h P grad U~(theta) + sqrt(2 h) P^(1/2) xi.
  *
- * P is the engine's M^-1 times c = min_j M0^-1_jj / min_j M^-1_jj, M0 the
- * metric the chain started with: h keeps the units of that start (the
- * identity, or the inverse curvature at the mode, where h ~ 0.1 is a step
- * of a tenth of a posterior standard deviation squared), and the metric
- * learned in warmup changes only the proportions between coordinates. */
+ * P starts as the engine's M^-1 (the identity, or under cv the inverse
+ * curvature at the mode, where h ~ 0.1 moves a tenth of a posterior
+ * variance); a warmup window's end sets it to the new M^-1 times c =
+ * min_j M0^-1_jj / min_j M^-1_jj, M0 the metric the chain started with,
+ * so that h keeps the units of that start and the windows change only
+ * the proportions between coordinates, and each entry moves by at most a
+ * factor PRECOND_CLAMP per window: a window that caught the chain still
+ * settling (a coordinate's draws spread by the chain's own travel) cannot
+ * make that coordinate's steps explode. */
 #include <math.h>
 
 #include <drift/sampler.h>
 
 enum { PC_AUTO = 0, PC_UNIT = 1, PC_MODE = 2, PC_WARMUP = 3 };
+#define PRECOND_CLAMP 10.0
 
 typedef struct sgld {
     double h, noise;
     int precond;            /* PC_UNIT, PC_MODE or PC_WARMUP */
-    double min0, scale;     /* min M0^-1 and c */
+    double min0;            /* min_j M0^-1_jj */
+    double n_g2;            /* steps summed into g2 */
     size_t d, n;
-    double *grad, *xi, *pg, *lxi;
+    double *grad, *xi, *P, *buf, *g2;
 } sgld;
 
-/* The smallest entry of the engine's diagonal M^-1 (buf: d scratch). */
-static double metric_min(const drift_services *svc, drift_chain *c,
-                         double *buf)
+/* The smallest of m[0..n) (1 when there is none worth dividing by). */
+static double min_of(const double *m, size_t n)
+{
+    double x = INFINITY;
+    for (size_t k = 0; k < n; k++)
+        x = m[k] < x ? m[k] : x;
+    return n && x > 0 && isfinite(x) ? x : 1.0;
+}
+
+/* P after a window's end (see the top of the file): the engine's new
+ * M^-1 times min0 / min M^-1, each entry within a factor PRECOND_CLAMP of what it
+ * was, and no larger than what the gradients seen since the last window
+ * allow, 1 / (h_eff mean g_j^2), unless it already was: E[g_j^2] is at
+ * least the curvature, so the step stays stable, and a chain still
+ * travelling (large gradients) gets smaller steps, not larger.  g2 (sums
+ * of g_j^2 over *n_g2 steps) restarts. */
+static void precond_update(double *P, double *buf, double *g2, double *n_g2,
+                           double min0, double h_eff,
+                           const drift_services *svc, drift_chain *c)
 {
     size_t n = svc->metric_get(c, buf);
-    double m = INFINITY;
-    for (size_t k = 0; k < n; k++)
-        m = buf[k] < m ? buf[k] : m;
-    return n && m > 0 && isfinite(m) ? m : 1.0;
+    double k = min0 / min_of(buf, n);
+    for (size_t j = 0; j < n; j++) {
+        double want = k * buf[j];
+        if (want > 0 && isfinite(want))
+            want = fmin(fmax(want, P[j] / PRECOND_CLAMP),
+                        P[j] * PRECOND_CLAMP);
+        else
+            want = P[j];
+        if (*n_g2 > 0 && g2[j] > 0) {
+            double cap = *n_g2 / (h_eff * g2[j]);
+            if (want > cap)
+                want = cap > P[j] ? cap : P[j];
+        }
+        P[j] = want;
+        g2[j] = 0;
+    }
+    *n_g2 = 0;
 }
 
 static int init(void *state, const drift_services *svc, drift_chain *c,
@@ -55,9 +90,7 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     s->n = svc->batch(c);
     s->grad = svc->alloc(c, s->d * sizeof(double));
     s->xi = svc->alloc(c, s->d * sizeof(double));
-    s->pg = svc->alloc(c, s->d * sizeof(double));
-    s->lxi = svc->alloc(c, s->d * sizeof(double));
-    if (!s->grad || !s->xi || !s->pg || !s->lxi)
+    if (!s->grad || !s->xi)
         return DRIFT_ENOMEM;
     int cv = svc->gradient(c) == DRIFT_GRADIENT_CV;
     s->precond = (int)hp[1];
@@ -71,13 +104,18 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
         return svc->fail(c, "sgld: precond=warmup learns the metric in "
                             "warmup's slow windows: give --warmup 20 or "
                             "more (150 or more for Stan's windows)");
-    s->scale = 1;
-    if (s->precond != PC_UNIT) {
-        int rc = svc->metric_use(c, DRIFT_METRIC_DIAG);
-        if (rc)
-            return rc;
-        s->min0 = metric_min(svc, c, s->pg);
-    }
+    if (s->precond == PC_UNIT)
+        return DRIFT_OK;
+    s->P = svc->alloc(c, s->d * sizeof(double));
+    s->buf = svc->alloc(c, s->d * sizeof(double));
+    s->g2 = svc->alloc(c, s->d * sizeof(double));
+    if (!s->P || !s->buf || !s->g2)
+        return DRIFT_ENOMEM;
+    int rc = svc->metric_use(c, DRIFT_METRIC_DIAG);
+    if (rc)
+        return rc;
+    size_t n = svc->metric_get(c, s->P);
+    s->min0 = min_of(s->P, n);
     return DRIFT_OK;
 }
 
@@ -94,36 +132,44 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
         for (size_t k = 0; k < s->d; k++)
             theta[k] += -s->h * s->grad[k] + s->noise * s->xi[k];
     } else {
-        double hc = s->h * s->scale, noise = sqrt(2.0 * hc);
-        svc->metric_inv_mul(c, s->grad, s->pg);
-        svc->metric_inv_sqrt_mul(c, s->xi, s->lxi);
         for (size_t k = 0; k < s->d; k++)
-            theta[k] += -hc * s->pg[k] + noise * s->lxi[k];
-        if (s->precond == PC_WARMUP)
+            theta[k] += -s->h * s->P[k] * s->grad[k] +
+                        s->noise * sqrt(s->P[k]) * s->xi[k];
+        if (s->precond == PC_WARMUP && svc->in_warmup(c)) {
             svc->metric_observe(c, theta);
+            for (size_t k = 0; k < s->d; k++)
+                s->g2[k] += s->grad[k] * s->grad[k];
+            s->n_g2++;
+        }
     }
     /* lp__ is the minibatch estimate at the point the step started from. */
     return svc->emit_draw(c, theta, -U, NULL);
 }
 
-/* A window's end set a new metric: h keeps its start's units. */
 static void phase(void *state, const drift_services *svc, drift_chain *c,
                   drift_phase ph)
 {
     sgld *s = state;
     if (ph == DRIFT_PHASE_WINDOW_END && s->precond == PC_WARMUP)
-        s->scale = s->min0 / metric_min(svc, c, s->pg);
+        precond_update(s->P, s->buf, s->g2, &s->n_g2, s->min0, s->h, svc,
+                       c);
 }
 
-/* Nothing to save: a step reads only theta (the engine's) and draws a
- * fresh minibatch and fresh noise; grad and xi are scratch, and the
- * metric's scale follows from the metric the engine restores. */
+/* A step reads only theta (the engine's) and draws a fresh minibatch and
+ * fresh noise; grad, xi and buf are scratch.  P and the squared gradients
+ * of the current window are saved (with precond=unit there is
+ * nothing). */
 static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
 {
     sgld *s = state;
-    if (s->precond == PC_WARMUP && svc->ckpt_restoring(c))
-        s->scale = s->min0 / metric_min(svc, c, s->pg);
-    return DRIFT_OK;
+    if (s->precond == PC_UNIT)
+        return DRIFT_OK;
+    int rc = svc->ckpt_bytes(c, s->P, s->d * sizeof *s->P);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, s->g2, s->d * sizeof *s->g2);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->n_g2, sizeof s->n_g2);
+    return rc;
 }
 
 static const drift_hparam hparams[] = {
