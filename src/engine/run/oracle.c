@@ -21,6 +21,7 @@
 #include "emit.h"
 #include "oracle.h"
 #include "poisson.h"
+#include "watch.h"
 
 /* Rows evaluated per model call during full passes: small enough that a
  * chunk of rows stays in cache between the forward and backward products. */
@@ -61,8 +62,9 @@ static int nonfinite(drift_chain *c, const double *theta, const char *fmt,
              "%.60s: the log density is not finite at this point (largest "
              "parameter: %.80s = %g unconstrained; %.180s); the sampler "
              "diverged or left the model's support (try a smaller step "
-             "size)",
-             where, c->d ? name : "none", c->d ? theta[big] : 0.0, what);
+             "size)%s",
+             where, c->d ? name : "none", c->d ? theta[big] : 0.0, what,
+             drift_watch_note(c));
     return DRIFT_ENONFINITE;
 }
 

@@ -33,6 +33,7 @@
 #include "oracle.h"
 #include "progress.h"
 #include "run.h"
+#include "watch.h"
 
 /* Rows per model call in full passes, and the smallest workspace. */
 #define MIN_WS_ROWS 256
@@ -65,6 +66,7 @@ void drift_run_chain_release(drift_chain *c)
     drift_free(c->seg_buf);
     drift_free(c->row_buf);
     drift_free(c->state);
+    drift_watch_free(c);
     drift_csvout_free(c->out);
     c->out = NULL;
 }
@@ -198,6 +200,8 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
             return drift_chain_fail(c, DRIFT_ENOMEM,
                                     "out of memory for the sampler state");
     }
+    if (drift_watch_new(c))
+        return c->failed;
     if (cfg->grad_noise > 0) {
         /* The step size: 'h' in the Langevin family, 'eta' in AGLD's. */
         long k = drift_hparams_find(cfg->sampler->hparams,
