@@ -31,7 +31,7 @@
 #define MAX_PASSES 300.0
 /* Adam on large data: minibatch rows, data passes, step sizes. */
 #define ADAM_BATCH 1024
-#define ADAM_PASSES 2.0
+#define ADAM_PASSES 1.0
 #define ADAM_RATE 0.05
 #define ADAM_DECAY_ITERS 50.0
 /* Coordinates up to which the prior's curvature is taken coordinate by
@@ -54,6 +54,10 @@ typedef struct search {
     int converged, capped;
     /* the best point met */
     double *best, best_U;
+    /* The diagonal scale of the problem: 1 / (empirical Fisher diagonal
+     * plus the prior's curvature) at the starting point (d), which
+     * preconditions L-BFGS and Adam (NULL: none). */
+    double *Dinv;
 } search;
 
 static double dot(const double *a, const double *b, size_t d)
@@ -95,8 +99,11 @@ static int eval_full(search *s, const double *x, double *g, double *U)
 }
 
 /* L-BFGS from x (f, g its value and gradient) with a backtracking Armijo
- * line search; x, f, g are left at the last accepted point.  Returns
- * DRIFT_OK (converged, capped or stuck: s says which) or a failure. */
+ * line search, its initial inverse Hessian gamma diag(s->Dinv) (the
+ * problem's diagonal scale; gamma = s'y / y' Dinv y from the newest pair,
+ * 1 before any: a Newton step on the diagonal); x, f, g are left at the
+ * last accepted point.  Returns DRIFT_OK (converged, capped or stuck: s
+ * says which) or a failure. */
 static int lbfgs(search *s, double *x, double *f, double *g, double *work)
 {
     size_t d = s->d;
@@ -105,22 +112,30 @@ static int lbfgs(search *s, double *x, double *f, double *g, double *work)
     double rho[LBFGS_HISTORY], alpha[LBFGS_HISTORY];
     size_t stored = 0, head = 0; /* head: where the next pair goes */
     for (int it = 0; it < LBFGS_MAX_ITER; it++) {
-        /* p = -H g by the two-loop recursion, H0 = gamma I. */
+        /* p = -H g by the two-loop recursion, H0 = gamma Dinv. */
         memcpy(p, g, d * sizeof *p);
         for (size_t q = 0; q < stored; q++) {
             size_t i = (head + LBFGS_HISTORY - 1 - q) % LBFGS_HISTORY;
             alpha[i] = rho[i] * dot(S + i * d, p, d);
             cblas_daxpy((int)d, -alpha[i], Y + i * d, 1, p, 1);
         }
+        const double *Dinv = s->Dinv;
         double gamma;
         if (stored) {
             size_t i = (head + LBFGS_HISTORY - 1) % LBFGS_HISTORY;
-            gamma = dot(S + i * d, Y + i * d, d) / dot(Y + i * d, Y + i * d, d);
+            const double *yi = Y + i * d;
+            double yDy = 0;
+            for (size_t k = 0; k < d; k++)
+                yDy += yi[k] * yi[k] * (Dinv ? Dinv[k] : 1);
+            gamma = dot(S + i * d, yi, d) / yDy;
+        } else if (Dinv) {
+            gamma = 1;
         } else {
             double gn2 = sqrt(dot(g, g, d));
             gamma = gn2 > 1 ? 1 / gn2 : 1;
         }
-        cblas_dscal((int)d, gamma, p, 1);
+        for (size_t k = 0; k < d; k++)
+            p[k] *= gamma * (Dinv ? Dinv[k] : 1);
         for (size_t q = stored; q-- > 0;) {
             size_t i = (head + LBFGS_HISTORY - 1 - q) % LBFGS_HISTORY;
             double beta = rho[i] * dot(Y + i * d, p, d);
@@ -203,8 +218,11 @@ static int lbfgs(search *s, double *x, double *f, double *g, double *work)
 /* Adam on minibatches of ADAM_BATCH rows drawn with replacement from a
  * stream of the run's seed apart from every chain's, for ADAM_PASSES data
  * passes (or the search's share of the budget), with the step size
- * ADAM_RATE / (1 + t / ADAM_DECAY_ITERS)^0.6; x gets the average of the
- * iterates of the last pass. */
+ * ADAM_RATE / (1 + t / ADAM_DECAY_ITERS)^0.6 in each coordinate's own
+ * unit, sqrt(N Dinv_j) / 2 (the inverse square root of a row's share of
+ * the curvature: 1 / the predictor's scale in a logistic regression
+ * started at 0); x gets the average of the iterates of the second
+ * half. */
 static int adam(search *s, double *x, double *work)
 {
     drift_chain *c = s->c;
@@ -249,7 +267,8 @@ static int adam(search *s, double *x, double *work)
             double gk = (g[k] / (double)n) + gp[k] / (double)N;
             m[k] = b1 * m[k] + (1 - b1) * gk;
             v[k] = b2 * v[k] + (1 - b2) * gk * gk;
-            x[k] -= rate * (m[k] / (1 - b1t)) /
+            double unit = s->Dinv ? 0.5 * sqrt((double)N * s->Dinv[k]) : 1;
+            x[k] -= rate * unit * (m[k] / (1 - b1t)) /
                     (sqrt(v[k] / (1 - b2t)) + 1e-8);
         }
         if (t >= avg_from) {
@@ -371,6 +390,91 @@ static int store_pass(search *s, drift_cv *cv, double *fisher)
     return rc;
 }
 
+/* One pass of per-row gradients at x (counted N): U(x) into *f, grad
+ * U(x) into g, and the problem's diagonal scale into s->Dinv, 1 / (the
+ * empirical Fisher diagonal plus the prior's curvature; 1 where that is
+ * not positive). */
+static void prior_curvature(search *s, const double *x, double *out,
+                            double *work);
+
+static int scale_pass(search *s, const double *x, double *f, double *g,
+                      double *work)
+{
+    drift_chain *c = s->c;
+    const drift_model *m = c->model;
+    size_t d = s->d, N = s->N;
+    int glm = (m->flags & DRIFT_MODEL_GLM) && m->glm_scalars &&
+              m->glm_design;
+    size_t r = ((size_t)8 << 20) / (d * sizeof(double));
+    size_t chunk = r < 1 ? 1 : r < c->ws_cap ? r : c->ws_cap;
+    double *xb = drift_malloc_array(chunk, d * sizeof(double));
+    double *sv = drift_malloc_array(chunk, 2 * sizeof(double));
+    size_t *rows = drift_malloc_array(chunk, sizeof(size_t));
+    double *fisher = s->Dinv, ll = 0;
+    int rc = DRIFT_OK;
+    if (!xb || !sv || !rows)
+        rc = drift_chain_fail(c, DRIFT_ENOMEM,
+                              "out of memory for the mode search");
+    memset(fisher, 0, d * sizeof *fisher);
+    memset(g, 0, d * sizeof *g);
+    for (size_t first = 0; first < N && !rc; first += chunk) {
+        size_t k = N - first < chunk ? N - first : chunk;
+        for (size_t q = 0; q < k; q++)
+            rows[q] = first + q;
+        if (glm) {
+            if ((rc = drift_oracle_glm_at(c, x, rows, k, sv, sv + chunk)))
+                break;
+            drift_err me = {{0}};
+            drift_rows b = {rows, 0, k};
+            if ((rc = m->glm_design(m->self, &b, xb, &me))) {
+                rc = drift_chain_fail(c, rc, "%s",
+                                      me.msg[0] ? me.msg : "the model failed");
+                break;
+            }
+            for (size_t q = 0; q < k; q++) {
+                ll += sv[chunk + q];
+                for (size_t j = 0; j < d; j++) {
+                    double gj = sv[q] * xb[q * d + j];
+                    g[j] -= gj;
+                    fisher[j] += gj * gj;
+                }
+            }
+        } else {
+            /* grad_rows speaks in U_i = -l_i. */
+            if ((rc = s->svc->grad_rows(c, x, rows, k, xb, sv)))
+                break;
+            for (size_t q = 0; q < k; q++) {
+                ll -= sv[q];
+                for (size_t j = 0; j < d; j++) {
+                    g[j] += xb[q * d + j];
+                    fisher[j] += xb[q * d + j] * xb[q * d + j];
+                }
+            }
+        }
+    }
+    drift_free(xb);
+    drift_free(sv);
+    drift_free(rows);
+    if (rc)
+        return rc;
+    double U0;
+    double *pc = work + 3 * d; /* prior_curvature's scratch is work[0, 3d) */
+    if ((rc = s->svc->grad_prior(c, x, pc, &U0)))
+        return rc;
+    for (size_t j = 0; j < d; j++)
+        g[j] += pc[j];
+    *f = U0 - ll;
+    note_best(s, x, *f);
+    prior_curvature(s, x, pc, work);
+    if (c->failed)
+        return c->failed;
+    for (size_t j = 0; j < d; j++) {
+        double h = fisher[j] + pc[j];
+        fisher[j] = h > 0 && isfinite(h) ? 1 / h : 1;
+    }
+    return DRIFT_OK;
+}
+
 /* The prior's second derivatives d^2 U_prior / d theta_j^2 at x by central
  * differences of its gradient (not counted: no data); entries where the
  * prior is not finite nearby read 0. */
@@ -429,8 +533,10 @@ void drift_mode_draw(const drift_cv *cv, drift_rng *rng, double *theta)
 }
 
 /* A starting point with a finite U: start itself, else up to 20 draws
- * from U(-2, 2) (Stan's initial radius) from a stream of the run's seed. */
-static int first_point(search *s, double *x, double *f, double *g)
+ * from U(-2, 2) (Stan's initial radius) from a stream of the run's seed;
+ * with its U, gradient and the problem's scale there (scale_pass). */
+static int first_point(search *s, double *x, double *f, double *g,
+                       double *work)
 {
     drift_chain *c = s->c;
     drift_rng rng;
@@ -439,7 +545,7 @@ static int first_point(search *s, double *x, double *f, double *g)
         if (t > 0)
             for (size_t k = 0; k < s->d; k++)
                 x[k] = -2 + 4 * drift_rng_uniform(&rng);
-        int rc = eval_full(s, x, g, f);
+        int rc = scale_pass(s, x, f, g, work);
         if (rc == DRIFT_OK)
             return DRIFT_OK;
         if (rc != DRIFT_ENONFINITE)
@@ -460,7 +566,7 @@ int drift_mode_setup(drift_chain *c, const double *start)
     const drift_run_config *cfg = c->cfg;
     size_t d = c->d, N = c->N;
     search s = {c, &drift_services_table, d, N, 0, 0, c->grads, drift_now(),
-                0, INFINITY, 0, 0, NULL, INFINITY};
+                0, INFINITY, 0, 0, NULL, INFINITY, NULL};
     drift_mode_release(cv);
     cv->d = d;
     double passes_cap = MAX_PASSES;
@@ -475,6 +581,7 @@ int drift_mode_setup(drift_chain *c, const double *start)
     double *g = drift_malloc_array(d, sizeof(double));
     double *fisher = drift_malloc_array(d, sizeof(double));
     s.best = drift_malloc_array(d, sizeof(double));
+    s.Dinv = drift_malloc_array(d, sizeof(double));
     cv->mode = drift_malloc_array(d, sizeof(double));
     cv->lik_grad = drift_malloc_array(d, sizeof(double));
     cv->curv = drift_malloc_array(d, sizeof(double));
@@ -484,7 +591,7 @@ int drift_mode_setup(drift_chain *c, const double *start)
     double noise = c->grad_noise_sd;
     c->grad_noise_sd = 0;
     c->phase = DRIFT_CHAIN_MODE;
-    if (!work || !x || !g || !fisher || !s.best || !cv->mode ||
+    if (!work || !x || !g || !fisher || !s.best || !s.Dinv || !cv->mode ||
         !cv->lik_grad || !cv->curv || !cv->inv_metric) {
         rc = drift_chain_fail(c, DRIFT_ENOMEM,
                               "out of memory for --gradient cv's mode "
@@ -495,18 +602,19 @@ int drift_mode_setup(drift_chain *c, const double *start)
     memcpy(x, start, d * sizeof *x);
     memcpy(s.best, x, d * sizeof *x);
     double f;
+    /* A finite starting point, and the problem's scale there. */
+    if ((rc = first_point(&s, x, &f, g, work)))
+        goto out;
     if (N > DRIFT_MODE_ADAM_ROWS) {
         cv->method = "adam+lbfgs";
         if ((rc = adam(&s, x, work)))
             goto out;
         if ((rc = eval_full(&s, x, g, &f)) == DRIFT_ENONFINITE) {
             memcpy(x, s.best, d * sizeof *x);
-            rc = isfinite(s.best_U) ? eval_full(&s, x, g, &f)
-                                    : first_point(&s, x, &f, g);
+            rc = eval_full(&s, x, g, &f);
         }
     } else {
         cv->method = "lbfgs";
-        rc = first_point(&s, x, &f, g);
     }
     if (rc)
         goto out;
@@ -575,6 +683,7 @@ out:
     drift_free(g);
     drift_free(fisher);
     drift_free(s.best);
+    drift_free(s.Dinv);
     if (rc && !c->failed) {
         if (rc == DRIFT_ENONFINITE && c->nonfinite[0])
             drift_chain_fail(c, rc, "%s", c->nonfinite);
