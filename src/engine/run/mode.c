@@ -1,14 +1,16 @@
 /* mode.c: --gradient cv's run-level work (issue 17).  Once per run, on
- * chain 1 before any chain's init, the posterior's mode theta-hat is found
- * (full-gradient L-BFGS; on more than DRIFT_MODE_ADAM_ROWS rows a few data
- * passes of Adam first), then one pass at theta-hat keeps what the
- * control-variate estimator needs there: the log likelihood's gradient
- * and value summed over all rows, each row's scalar and term for a model
- * in generalised linear form (when that costs less than recomputing them
- * in every minibatch), and the diagonal curvature of U that a diagonal
- * metric starts from.  Every evaluation goes through the counted oracles,
- * so the cost is chain 1's and the budget's.  Not for the estimator
- * itself (oracle.c) nor for sampling. */
+ * chain 1 before any chain's init, the posterior's mode theta-hat is found:
+ * one pass of per-row gradients at the start gives the problem's diagonal
+ * scale (empirical Fisher plus the prior's curvature), which
+ * preconditions full-gradient L-BFGS (and, on more than
+ * DRIFT_MODE_ADAM_ROWS rows, a quarter pass of Adam before it).  Then one
+ * pass at theta-hat keeps what the control-variate estimator needs there:
+ * the log likelihood's gradient and value summed over all rows, each row's
+ * scalar and term for a model in generalised linear form (when that costs
+ * less than recomputing them in every minibatch), and the diagonal
+ * curvature of U that a diagonal metric starts from.  Every evaluation
+ * goes through the counted oracles, so the cost is chain 1's and the
+ * budget's.  Not for the estimator itself (oracle.c) nor for sampling. */
 #include "config.h"
 
 #include <math.h>
@@ -31,7 +33,7 @@
 #define MAX_PASSES 300.0
 /* Adam on large data: minibatch rows, data passes, step sizes. */
 #define ADAM_BATCH 1024
-#define ADAM_PASSES 1.0
+#define ADAM_PASSES 0.25
 #define ADAM_RATE 0.05
 #define ADAM_DECAY_ITERS 50.0
 /* Coordinates up to which the prior's curvature is taken coordinate by
