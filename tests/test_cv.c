@@ -41,7 +41,9 @@ typedef struct data {
     char *csv;
 } data;
 
-static void make_data(data *t)
+/* Predictors of scales SCALE, the second correlated with the first by
+ * rho. */
+static void make_data_rho(data *t, double rho)
 {
     drift_rng r;
     drift_rng_seed(&r, 4242, 0);
@@ -50,9 +52,10 @@ static void make_data(data *t)
     memset(t->A, 0, sizeof t->A);
     memset(t->b, 0, sizeof t->b);
     for (size_t i = 0; i < N; i++) {
-        double z = 0;
+        double z = 0, u0 = drift_rng_normal(&r), u1 = drift_rng_normal(&r);
+        double u[D] = {u0, rho * u0 + sqrt(1 - rho * rho) * u1};
         for (size_t j = 0; j < D; j++) {
-            t->X[i * D + j] = SCALE[j] * drift_rng_normal(&r);
+            t->X[i * D + j] = SCALE[j] * u[j];
             z += t->X[i * D + j] * w[j];
         }
         t->y[i] = z + SIGMA * drift_rng_normal(&r);
@@ -76,6 +79,8 @@ static void make_data(data *t)
     const char *names[D + 1] = {"y", "x.1", "x.2"};
     t->csv = th_write_csv(names, D + 1, v, N);
 }
+
+static void make_data(data *t) { make_data_rho(t, 0); }
 
 /* U(theta) and grad U(theta), in closed form. */
 static double U_exact(const data *t, const double *th, double *g)
@@ -429,7 +434,8 @@ static void cv_stationary(const data *t, const double *P, double h,
     double B[4], W[4], Mbar[4] = {0};
     for (size_t j = 0; j < D; j++)
         for (size_t k = 0; k < D; k++)
-            B[j * D + k] = (j == k) - h * P[j] * t->A[j * D + k];
+            B[j * D + k] = (j == k) - h * (P[j * D] * t->A[k] +
+                                           P[j * D + 1] * t->A[D + k]);
     for (size_t i = 0; i < N; i++)
         for (size_t j = 0; j < D; j++)
             for (size_t k = 0; k < D; k++)
@@ -461,13 +467,18 @@ static void cv_stationary(const data *t, const double *P, double h,
             for (size_t k = 0; k < D; k++)
                 T[j * D + k] = MS[j * D] * Mbar[k] +
                                MS[j * D + 1] * Mbar[D + k];
+        /* W = 2h P + h^2 P q P */
+        double q[4], PQ[4];
+        for (size_t j = 0; j < 4; j++)
+            q[j] = (double)N * N / (double)n * (Q[j] - T[j]);
         for (size_t j = 0; j < D; j++)
-            for (size_t k = 0; k < D; k++) {
-                double q = (double)N * N / (double)n *
-                           (Q[j * D + k] - T[j * D + k]);
-                W[j * D + k] = h * h * P[j] * q * P[k] +
-                               (j == k ? 2 * h * P[j] : 0);
-            }
+            for (size_t k = 0; k < D; k++)
+                PQ[j * D + k] = P[j * D] * q[k] + P[j * D + 1] * q[D + k];
+        for (size_t j = 0; j < D; j++)
+            for (size_t k = 0; k < D; k++)
+                W[j * D + k] = h * h * (PQ[j * D] * P[k] +
+                                        PQ[j * D + 1] * P[D + k]) +
+                               2 * h * P[j * D + k];
         lref_lyap(D, B, W, Sst);
     }
 }
@@ -490,14 +501,14 @@ static void test_sgld_mode_metric(void **state)
     /* P: the curvature at the mode, the empirical Fisher diagonal plus
      * the prior's, here at m (the engine's mode is within 0.05 sd of it;
      * S depends smoothly on P). */
-    double P[D], Sst[4];
+    double P[4] = {0}, Sst[4];
     for (size_t j = 0; j < D; j++) {
         double fisher = 0, g[D];
         for (size_t i = 0; i < N; i++) {
             row_grad(&f->t, i, f->t.m, g);
             fisher += g[j] * g[j];
         }
-        P[j] = 1 / (fisher + 1 / (TAU * TAU));
+        P[j * D + j] = 1 / (fisher + 1 / (TAU * TAU));
     }
     cv_stationary(&f->t, P, h, n, Sst);
     lref_moments mo;
@@ -505,6 +516,54 @@ static void test_sgld_mode_metric(void **state)
     lref_check("sgld, cv, precond=mode", &mo, D, f->t.m, Sst, 0, 0);
     th_draws_free(&d);
     th_close(&tp);
+}
+
+/* precond=dense on predictors correlated by 0.99 (posterior correlation
+ * about -0.99): P is the inverse of the empirical Fisher matrix at the
+ * mode plus the prior's 1/tau^2, computed here at m; the draws follow the
+ * Lyapunov law of the recursion with that P.  The diagonal metric would
+ * need about 1 / (1 - 0.99) = 100 times as many steps. */
+static void test_sgld_dense_metric(void **state)
+{
+    (void)state;
+    data *t = calloc(1, sizeof *t);
+    make_data_rho(t, 0.99);
+    th_problem tp;
+    char *sets[] = {"glm=1"};
+    th_open(&tp, "ridge", t->csv, sets, 1);
+    const double h = 0.1;
+    const size_t n = 200;
+    char *ss[] = {"h=0.1", "precond=dense"};
+    th_run r = {.sampler = "sgld", .set = ss, .n_set = 2, .batch = n,
+                .iters = 40000, .warmup = 200, .seed = 22,
+                .init_mode = DRIFT_INIT_MODE,
+                .gradient = DRIFT_GRADIENT_CV};
+    th_draws d;
+    assert_int_equal(th_sample(&tp, &r, &d, NULL), DRIFT_OK);
+    double F[4] = {0}, P[4], Sst[4], g[D];
+    for (size_t i = 0; i < N; i++) {
+        row_grad(t, i, t->m, g);
+        for (size_t j = 0; j < D; j++)
+            for (size_t k = 0; k < D; k++)
+                F[j * D + k] += g[j] * g[k];
+    }
+    F[0] += 1 / (TAU * TAU);
+    F[3] += 1 / (TAU * TAU);
+    double det = F[0] * F[3] - F[1] * F[2];
+    P[0] = F[3] / det;
+    P[3] = F[0] / det;
+    P[1] = P[2] = -F[1] / det;
+    cv_stationary(t, P, h, n, Sst);
+    print_message("posterior correlation %.4f\n",
+                  t->Ainv[1] / sqrt(t->Ainv[0] * t->Ainv[3]));
+    lref_moments mo;
+    lref_compute(&d, 2, D, &mo);
+    lref_check("sgld, cv, precond=dense", &mo, D, t->m, Sst, 0, 0);
+    th_draws_free(&d);
+    th_close(&tp);
+    unlink(t->csv);
+    free(t->csv);
+    free(t);
 }
 
 /* mvn: N(1, diag(0.1^2, 10^2)), no data.  With the unit metric a step
@@ -586,6 +645,7 @@ int main(void)
         cmocka_unit_test(test_glm_equals_general),
         cmocka_unit_test(test_gauss_exact),
         cmocka_unit_test(test_sgld_mode_metric),
+        cmocka_unit_test(test_sgld_dense_metric),
         cmocka_unit_test(test_warmup_metric),
         cmocka_unit_test(test_refusals),
     };

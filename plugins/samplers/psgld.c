@@ -17,14 +17,17 @@
  * 1/lambda.  So the hyperparameter precond chooses G: rmsprop (the
  * paper's; the default without cv), or the engine's diagonal metric as in
  * sgld (mode: the inverse curvature at cv's mode, the default with cv;
- * warmup: learned from warmup draws; unit: none, which is sgld), G = P
- * as sgld.c describes P. */
+ * warmup: learned from warmup draws; unit: none, which is sgld; dense:
+ * the inverse empirical Fisher matrix at cv's mode), G = P as sgld.c
+ * describes P.  precond=auto under cv: dense up to AUTO_DENSE_DIM
+ * parameters, mode beyond. */
 #include <math.h>
 
 #include <drift/sampler.h>
 
 enum { PC_AUTO = 0, PC_RMSPROP = 1, PC_UNIT = 2, PC_MODE = 3,
-       PC_WARMUP = 4 };
+       PC_WARMUP = 4, PC_DENSE = 5 };
+#define AUTO_DENSE_DIM 100
 #define PRECOND_CLAMP 10.0
 
 typedef struct psgld {
@@ -96,11 +99,12 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     int cv = svc->gradient(c) == DRIFT_GRADIENT_CV;
     s->precond = (int)hp[3];
     if (s->precond == PC_AUTO)
-        s->precond = cv ? PC_MODE : PC_RMSPROP;
-    if (s->precond == PC_MODE && !cv)
-        return svc->fail(c, "psgld: precond=mode needs the curvature at the "
-                            "mode: run with --gradient cv (or use "
-                            "precond=warmup or rmsprop)");
+        s->precond = !cv ? PC_RMSPROP
+                     : s->d <= AUTO_DENSE_DIM ? PC_DENSE : PC_MODE;
+    if ((s->precond == PC_MODE || s->precond == PC_DENSE) && !cv)
+        return svc->fail(c, "psgld: precond=mode and precond=dense need the "
+                            "curvature at the mode: run with --gradient cv "
+                            "(or use precond=warmup or rmsprop)");
     if (s->precond == PC_WARMUP && svc->run_info(c)->base_window == 0)
         return svc->fail(c, "psgld: precond=warmup learns the metric in "
                             "warmup's slow windows: give --warmup 20 or "
@@ -111,6 +115,13 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
                      "the mode, so its preconditioner grows towards "
                      "1/lambda; precond=mode (the default with cv) is the "
                      "safe choice");
+    if (s->precond == PC_DENSE) {
+        s->buf = svc->alloc(c, s->d * sizeof(double));
+        s->g2 = svc->alloc(c, s->d * sizeof(double));
+        if (!s->buf || !s->g2)
+            return DRIFT_ENOMEM;
+        return svc->metric_use(c, DRIFT_METRIC_DENSE);
+    }
     if (s->precond == PC_MODE || s->precond == PC_WARMUP) {
         s->P = svc->alloc(c, s->d * sizeof(double));
         s->buf = svc->alloc(c, s->d * sizeof(double));
@@ -139,6 +150,11 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
         if (s->precond == PC_UNIT) {
             for (size_t k = 0; k < s->d; k++)
                 theta[k] += -s->h * s->grad[k] + noise * s->xi[k];
+        } else if (s->precond == PC_DENSE) {
+            svc->metric_inv_mul(c, s->grad, s->buf);
+            svc->metric_inv_sqrt_mul(c, s->xi, s->g2);
+            for (size_t k = 0; k < s->d; k++)
+                theta[k] += -s->h * s->buf[k] + noise * s->g2[k];
         } else {
             for (size_t k = 0; k < s->d; k++)
                 theta[k] += -s->h * s->P[k] * s->grad[k] +
@@ -201,10 +217,10 @@ static const drift_hparam hparams[] = {
     {"alpha", DRIFT_HP_REAL, 0.99, 0, 1, DRIFT_HP_OPEN_HI, NULL,
      "decay of the running average V of squared mean gradients"},
     {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0,
-     "auto|rmsprop|unit|mode|warmup",
-     "G: rmsprop (the paper's), or the engine's diagonal metric as sgld's "
-     "precond (unit, mode, warmup); auto: mode with --gradient cv, else "
-     "rmsprop"},
+     "auto|rmsprop|unit|mode|warmup|dense",
+     "G: rmsprop (the paper's), or the engine's metric as sgld's precond "
+     "(unit, mode, warmup, dense); auto: with --gradient cv dense up to "
+     "100 parameters, mode beyond, else rmsprop"},
 };
 
 static const drift_sampler samplers[] = {{

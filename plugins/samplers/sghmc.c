@@ -33,18 +33,21 @@
  * sqrt(2 gamma) (the friction and the noise scale with the same M, as
  * the fluctuation-dissipation balance needs).  P follows the engine's
  * metric as sgld.c describes; after a warmup window changes it, the
- * momentum is drawn afresh from N(0, P^-1). */
+ * momentum is drawn afresh from N(0, P^-1).  precond=dense (sgld.c) uses
+ * the engine's dense metric, r ~ N(0, M), velocity M^-1 r, noise N(0, M),
+ * through the metric services. */
 #include <math.h>
 
 #include <drift/sampler.h>
 
-enum { PC_AUTO = 0, PC_UNIT = 1, PC_MODE = 2, PC_WARMUP = 3 };
+enum { PC_AUTO = 0, PC_UNIT = 1, PC_MODE = 2, PC_WARMUP = 3, PC_DENSE = 4 };
+#define AUTO_DENSE_DIM 100
 #define PRECOND_CLAMP 10.0
 
 typedef struct sghmc {
     double h, gamma, sigma;
     int symplectic;
-    int precond;            /* PC_UNIT, PC_MODE or PC_WARMUP */
+    int precond;            /* PC_UNIT, PC_MODE, PC_WARMUP or PC_DENSE */
     double min0;            /* min_j M0^-1_jj */
     double n_g2;            /* steps summed into g2 */
     size_t d, n;
@@ -119,11 +122,12 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     int cv = svc->gradient(c) == DRIFT_GRADIENT_CV;
     s->precond = (int)hp[4];
     if (s->precond == PC_AUTO)
-        s->precond = cv ? PC_MODE : PC_UNIT;
-    if (s->precond == PC_MODE && !cv)
-        return svc->fail(c, "sghmc: precond=mode needs the curvature at "
-                            "the mode: run with --gradient cv (or use "
-                            "precond=warmup)");
+        s->precond = !cv ? PC_UNIT
+                     : s->d <= AUTO_DENSE_DIM ? PC_DENSE : PC_MODE;
+    if ((s->precond == PC_MODE || s->precond == PC_DENSE) && !cv)
+        return svc->fail(c, "sghmc: precond=mode and precond=dense need "
+                            "the curvature at the mode: run with "
+                            "--gradient cv (or use precond=warmup)");
     if (s->precond == PC_WARMUP && svc->run_info(c)->base_window == 0)
         return svc->fail(c, "sghmc: precond=warmup learns the metric in "
                             "warmup's slow windows: give --warmup 20 or "
@@ -131,6 +135,15 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     if (s->precond == PC_UNIT) {
         svc->normal_fill(c, s->d, s->r);
         return DRIFT_OK;
+    }
+    if (s->precond == PC_DENSE) {
+        s->buf = svc->alloc(c, s->d * sizeof(double));
+        if (!s->buf)
+            return DRIFT_ENOMEM;
+        int rc = svc->metric_use(c, DRIFT_METRIC_DENSE);
+        if (!rc)
+            svc->metric_draw(c, s->r);
+        return rc;
     }
     s->P = svc->alloc(c, s->d * sizeof(double));
     s->buf = svc->alloc(c, s->d * sizeof(double));
@@ -164,6 +177,21 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
             s->r[k] = r_new;
             rr += r_new * r_new;
         }
+    } else if (s->precond == PC_DENSE) {
+        /* xi ~ N(0, M); buf = M^-1 r (the velocity) */
+        svc->metric_draw(c, s->xi);
+        if (!s->symplectic)
+            svc->metric_inv_mul(c, s->r, s->buf);
+        for (size_t k = 0; k < s->d; k++)
+            s->r[k] = decay * s->r[k] - s->h * s->grad[k] + noise * s->xi[k];
+        if (s->symplectic)
+            svc->metric_inv_mul(c, s->r, s->buf);
+        for (size_t k = 0; k < s->d; k++)
+            theta[k] += s->h * s->buf[k];
+        if (!s->symplectic) /* the kinetic energy is r_{k+1}'s */
+            svc->metric_inv_mul(c, s->r, s->buf);
+        for (size_t k = 0; k < s->d; k++)
+            rr += s->r[k] * s->buf[k];
     } else {
         /* xi ~ N(0, I), the noise N(0, P^-1) */
         svc->normal_fill(c, s->d, s->xi);
@@ -228,10 +256,13 @@ static const drift_hparam hparams[] = {
     {"scheme", DRIFT_HP_ENUM, 0, 0, 0, 0, "em|symplectic",
      "em: theta moves with r_k (Euler-Maruyama); symplectic: with r_{k+1} "
      "(semi-implicit, stable at small gamma)"},
-    {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0, "auto|unit|mode|warmup",
-     "diagonal mass matrix P^-1: unit (none), mode (curvature at "
-     "--gradient cv's mode), warmup (learned from warmup draws, starting "
-     "from mode's under cv), auto: mode with --gradient cv, else unit"},
+    {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0,
+     "auto|unit|mode|warmup|dense",
+     "mass matrix P^-1: unit (none), mode (diagonal curvature at "
+     "--gradient cv's mode), warmup (diagonal, learned from warmup draws, "
+     "starting from mode's under cv), dense (empirical Fisher matrix at "
+     "cv's mode); auto: with --gradient cv dense up to 100 parameters, "
+     "mode beyond, else unit"},
 };
 
 static const char *const columns[] = {"kinetic__"};

@@ -22,17 +22,26 @@
  * the proportions between coordinates, and each entry moves by at most a
  * factor PRECOND_CLAMP per window: a window that caught the chain still
  * settling (a coordinate's draws spread by the chain's own travel) cannot
- * make that coordinate's steps explode. */
+ * make that coordinate's steps explode.
+ *
+ * precond=dense takes instead the engine's dense metric under cv, the
+ * inverse of the empirical Fisher matrix at the mode, P = M^-1 (with
+ * P^(1/2) its Cholesky factor L, L L' = P): for posteriors whose
+ * coordinates are strongly correlated (regressions on raw, uncentred
+ * predictors), which a diagonal P cannot straighten.  precond=auto takes
+ * it under cv when d <= AUTO_DENSE_DIM (its products cost d^2 a step, a
+ * minibatch's n d). */
 #include <math.h>
 
 #include <drift/sampler.h>
 
-enum { PC_AUTO = 0, PC_UNIT = 1, PC_MODE = 2, PC_WARMUP = 3 };
+enum { PC_AUTO = 0, PC_UNIT = 1, PC_MODE = 2, PC_WARMUP = 3, PC_DENSE = 4 };
+#define AUTO_DENSE_DIM 100
 #define PRECOND_CLAMP 10.0
 
 typedef struct sgld {
     double h, noise;
-    int precond;            /* PC_UNIT, PC_MODE or PC_WARMUP */
+    int precond;            /* PC_UNIT, PC_MODE, PC_WARMUP or PC_DENSE */
     double min0;            /* min_j M0^-1_jj */
     double n_g2;            /* steps summed into g2 */
     size_t d, n;
@@ -95,17 +104,25 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     int cv = svc->gradient(c) == DRIFT_GRADIENT_CV;
     s->precond = (int)hp[1];
     if (s->precond == PC_AUTO)
-        s->precond = cv ? PC_MODE : PC_UNIT;
-    if (s->precond == PC_MODE && !cv)
-        return svc->fail(c, "sgld: precond=mode needs the curvature at the "
-                            "mode: run with --gradient cv (or use "
-                            "precond=warmup)");
+        s->precond = !cv ? PC_UNIT
+                     : s->d <= AUTO_DENSE_DIM ? PC_DENSE : PC_MODE;
+    if ((s->precond == PC_MODE || s->precond == PC_DENSE) && !cv)
+        return svc->fail(c, "sgld: precond=mode and precond=dense need the "
+                            "curvature at the mode: run with --gradient cv "
+                            "(or use precond=warmup)");
     if (s->precond == PC_WARMUP && svc->run_info(c)->base_window == 0)
         return svc->fail(c, "sgld: precond=warmup learns the metric in "
                             "warmup's slow windows: give --warmup 20 or "
                             "more (150 or more for Stan's windows)");
     if (s->precond == PC_UNIT)
         return DRIFT_OK;
+    if (s->precond == PC_DENSE) {
+        s->buf = svc->alloc(c, s->d * sizeof(double));
+        s->g2 = svc->alloc(c, s->d * sizeof(double));
+        if (!s->buf || !s->g2)
+            return DRIFT_ENOMEM;
+        return svc->metric_use(c, DRIFT_METRIC_DENSE);
+    }
     s->P = svc->alloc(c, s->d * sizeof(double));
     s->buf = svc->alloc(c, s->d * sizeof(double));
     s->g2 = svc->alloc(c, s->d * sizeof(double));
@@ -131,6 +148,12 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     if (s->precond == PC_UNIT) {
         for (size_t k = 0; k < s->d; k++)
             theta[k] += -s->h * s->grad[k] + s->noise * s->xi[k];
+    } else if (s->precond == PC_DENSE) {
+        /* buf = P grad, g2 = L xi */
+        svc->metric_inv_mul(c, s->grad, s->buf);
+        svc->metric_inv_sqrt_mul(c, s->xi, s->g2);
+        for (size_t k = 0; k < s->d; k++)
+            theta[k] += -s->h * s->buf[k] + s->noise * s->g2[k];
     } else {
         for (size_t k = 0; k < s->d; k++)
             theta[k] += -s->h * s->P[k] * s->grad[k] +
@@ -162,7 +185,7 @@ static void phase(void *state, const drift_services *svc, drift_chain *c,
 static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
 {
     sgld *s = state;
-    if (s->precond == PC_UNIT)
+    if (s->precond == PC_UNIT || s->precond == PC_DENSE)
         return DRIFT_OK;
     int rc = svc->ckpt_bytes(c, s->P, s->d * sizeof *s->P);
     if (!rc)
@@ -176,10 +199,13 @@ static const drift_hparam hparams[] = {
     {"h", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "step size: theta += -h P grad U + sqrt(2h) P^(1/2) N(0, I), P the "
      "metric of precond (I for unit)"},
-    {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0, "auto|unit|mode|warmup",
-     "diagonal metric P: unit (none), mode (inverse curvature at "
-     "--gradient cv's mode), warmup (learned from warmup draws, starting "
-     "from mode's under cv), auto: mode with --gradient cv, else unit"},
+    {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0,
+     "auto|unit|mode|warmup|dense",
+     "metric P: unit (none), mode (inverse diagonal curvature at "
+     "--gradient cv's mode), warmup (diagonal, learned from warmup draws, "
+     "starting from mode's under cv), dense (inverse empirical Fisher "
+     "matrix at cv's mode); auto: with --gradient cv dense up to 100 "
+     "parameters, mode beyond, else unit"},
 };
 
 static const drift_sampler samplers[] = {{

@@ -28,19 +28,23 @@
  * one mass matrix (at equilibrium xi = A and p ~ N(0, M)).  kinetic__ is
  * then p' P p / (2d).  P follows the engine's metric as sgld.c
  * describes; after a warmup window changes it, p is drawn afresh from
- * N(0, P^-1). */
+ * N(0, P^-1).  precond=dense (sgld.c) uses the engine's dense metric, p ~
+ * N(0, M), velocity M^-1 p, noise N(0, M), and the thermostats hold
+ * p' M^-1 p / d (msgnht: p_i (M^-1 p)_i) at 1, through the metric
+ * services. */
 #include <math.h>
 #include <stdio.h>
 
 #include <drift/sampler.h>
 
-enum { PC_AUTO = 0, PC_UNIT = 1, PC_MODE = 2, PC_WARMUP = 3 };
+enum { PC_AUTO = 0, PC_UNIT = 1, PC_MODE = 2, PC_WARMUP = 3, PC_DENSE = 4 };
+#define AUTO_DENSE_DIM 100
 #define PRECOND_CLAMP 10.0
 
 typedef struct sgnht {
     double h, A;
     int multi;              /* msgnht */
-    int precond;            /* PC_UNIT, PC_MODE or PC_WARMUP */
+    int precond;            /* PC_UNIT, PC_MODE, PC_WARMUP or PC_DENSE */
     double min0;            /* min_j M0^-1_jj */
     double n_g2;            /* steps summed into g2 */
     size_t d, n;
@@ -118,12 +122,13 @@ static int init_common(sgnht *s, const drift_services *svc, drift_chain *c,
     int cv = svc->gradient(c) == DRIFT_GRADIENT_CV;
     s->precond = (int)hp[2];
     if (s->precond == PC_AUTO)
-        s->precond = cv ? PC_MODE : PC_UNIT;
+        s->precond = !cv ? PC_UNIT
+                     : s->d <= AUTO_DENSE_DIM ? PC_DENSE : PC_MODE;
     char msg[200];
-    if (s->precond == PC_MODE && !cv) {
+    if ((s->precond == PC_MODE || s->precond == PC_DENSE) && !cv) {
         snprintf(msg, sizeof msg,
-                 "%s: precond=mode needs the curvature at the mode: run "
-                 "with --gradient cv (or use precond=warmup)",
+                 "%s: precond=mode and precond=dense need the curvature at "
+                 "the mode: run with --gradient cv (or use precond=warmup)",
                  name);
         return svc->fail(c, msg);
     }
@@ -138,6 +143,15 @@ static int init_common(sgnht *s, const drift_services *svc, drift_chain *c,
     if (s->precond == PC_UNIT) {
         svc->normal_fill(c, s->d, s->p);
         return DRIFT_OK;
+    }
+    if (s->precond == PC_DENSE) {
+        s->buf = svc->alloc(c, s->d * sizeof(double));
+        if (!s->buf)
+            return DRIFT_ENOMEM;
+        int rc = svc->metric_use(c, DRIFT_METRIC_DENSE);
+        if (!rc)
+            svc->metric_draw(c, s->p);
+        return rc;
     }
     s->P = svc->alloc(c, s->d * sizeof(double));
     s->buf = svc->alloc(c, s->d * sizeof(double));
@@ -189,6 +203,22 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
             for (size_t k = 0; k < s->d; k++)
                 s->xi[k] += (s->p[k] * s->p[k] - 1.0) * h;
         else
+            s->xi[0] += (pp / d - 1.0) * h;
+    } else if (s->precond == PC_DENSE) {
+        /* z ~ N(0, M); buf = M^-1 p (the velocity) */
+        svc->metric_draw(c, s->z);
+        for (size_t k = 0; k < s->d; k++) {
+            double xi = s->multi ? s->xi[k] : s->xi[0];
+            s->p[k] += -xi * s->p[k] * h - s->grad[k] * h + noise * s->z[k];
+        }
+        svc->metric_inv_mul(c, s->p, s->buf);
+        for (size_t k = 0; k < s->d; k++) {
+            theta[k] += s->buf[k] * h;
+            pp += s->p[k] * s->buf[k];
+            if (s->multi)
+                s->xi[k] += (s->p[k] * s->buf[k] - 1.0) * h;
+        }
+        if (!s->multi)
             s->xi[0] += (pp / d - 1.0) * h;
     } else {
         /* The noise N(0, h P^-1); velocity P p. */
@@ -253,9 +283,11 @@ static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
 }
 
 #define PRECOND_DOC                                                         \
-    "diagonal mass matrix P^-1: unit (none), mode (curvature at "          \
-    "--gradient cv's mode), warmup (learned from warmup draws, starting "  \
-    "from mode's under cv), auto: mode with --gradient cv, else unit"
+    "mass matrix P^-1: unit (none), mode (diagonal curvature at "          \
+    "--gradient cv's mode), warmup (diagonal, learned from warmup draws, " \
+    "starting from mode's under cv), dense (empirical Fisher matrix at "   \
+    "cv's mode); auto: with --gradient cv dense up to 100 parameters, "    \
+    "mode beyond, else unit"
 
 static const drift_hparam hparams[] = {
     {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
@@ -264,7 +296,7 @@ static const drift_hparam hparams[] = {
     {"A", DRIFT_HP_REAL, 1.0, 0, INFINITY, 0, NULL,
      "diffusion factor: injected noise sqrt(2A) N(0, h I); also the "
      "thermostat's start xi_0"},
-    {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0, "auto|unit|mode|warmup",
+    {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0, "auto|unit|mode|warmup|dense",
      PRECOND_DOC},
 };
 
@@ -275,7 +307,7 @@ static const drift_hparam mhparams[] = {
     {"A", DRIFT_HP_REAL, 1.0, 0, INFINITY, 0, NULL,
      "diffusion factor: injected noise sqrt(2A) N(0, h I); also each "
      "thermostat's start"},
-    {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0, "auto|unit|mode|warmup",
+    {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0, "auto|unit|mode|warmup|dense",
      PRECOND_DOC},
 };
 

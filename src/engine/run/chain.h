@@ -166,6 +166,11 @@ typedef struct drift_cv {
                                NaN where none) */
     double *inv_metric;     /* what a DIAG metric starts as: 1 / curv, or
                                1 where there is no curvature (d) */
+    double *inv_dense;      /* what a DENSE metric starts as: the inverse
+                               of the empirical Fisher matrix plus the
+                               prior's diagonal curvature (d x d), or NULL
+                               (too large, or not positive definite: then
+                               diag(inv_metric)) */
     double *s, *l;          /* generalised linear models: s_i and l_i at
                                the mode (N each); NULL: recomputed in
                                each minibatch */

@@ -40,6 +40,10 @@
  * coordinate (2 d prior gradients); beyond, along the all-ones direction
  * (exact for a prior that is a product over coordinates). */
 #define PRIOR_FD_MAX_DIM 1024
+/* The dense curvature (for a DENSE metric) is summed when d is at most
+ * this and N d^2 at most DENSE_MAX_FLOPS. */
+#define DENSE_MAX_DIM 256
+#define DENSE_MAX_FLOPS 4e10
 /* Per-row gradient scratch for the store pass of a general model. */
 #define ROWS_SCRATCH_BYTES ((size_t)16 << 20)
 
@@ -312,9 +316,10 @@ static int store_glm(const drift_chain *c)
 
 /* The pass at the mode: the log likelihood's gradient and value summed
  * over all rows, the empirical Fisher information's diagonal
- * sum_i (d l_i / d theta_j)^2 into fisher, and (GLM) each row's scalar
- * and term. */
-static int store_pass(search *s, drift_cv *cv, double *fisher)
+ * sum_i (d l_i / d theta_j)^2 into fisher, its whole matrix
+ * sum_i grad l_i grad l_i' into dense (d x d, lower triangle; NULL: not
+ * wanted), and (GLM) each row's scalar and term. */
+static int store_pass(search *s, drift_cv *cv, double *fisher, double *dense)
 {
     drift_chain *c = s->c;
     const drift_model *m = c->model;
@@ -342,6 +347,8 @@ static int store_pass(search *s, drift_cv *cv, double *fisher)
                               N);
     memset(cv->lik_grad, 0, d * sizeof(double));
     memset(fisher, 0, d * sizeof(double));
+    if (dense)
+        memset(dense, 0, d * d * sizeof(double));
     cv->lik_sum = 0;
     for (size_t first = 0; first < N && !rc; first += chunk) {
         size_t k = N - first < chunk ? N - first : chunk;
@@ -360,13 +367,18 @@ static int store_pass(search *s, drift_cv *cv, double *fisher)
             }
             cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)d, 1.0, x,
                         (int)d, sv, 1, 1.0, cv->lik_grad, 1);
+            /* x becomes the rows' gradients s_i x_i. */
             for (size_t q = 0; q < k; q++) {
-                const double *xi = x + q * d;
-                double s2 = sv[q] * sv[q];
-                for (size_t j = 0; j < d; j++)
-                    fisher[j] += s2 * xi[j] * xi[j];
+                double *xi = x + q * d;
+                for (size_t j = 0; j < d; j++) {
+                    xi[j] *= sv[q];
+                    fisher[j] += xi[j] * xi[j];
+                }
                 cv->lik_sum += lv[q];
             }
+            if (dense)
+                cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)d,
+                            (int)k, 1.0, x, (int)d, 1.0, dense, (int)d);
         } else {
             /* grad_rows speaks in U_i = -l_i. */
             if ((rc = s->svc->grad_rows(c, cv->mode, rows, k, x, u)))
@@ -379,6 +391,9 @@ static int store_pass(search *s, drift_cv *cv, double *fisher)
                 }
                 cv->lik_sum -= u[q];
             }
+            if (dense)
+                cblas_dsyrk(CblasRowMajor, CblasLower, CblasTrans, (int)d,
+                            (int)k, 1.0, x, (int)d, 1.0, dense, (int)d);
         }
     }
     drift_free(x);
@@ -522,6 +537,7 @@ void drift_mode_release(drift_cv *cv)
     drift_free(cv->lik_grad);
     drift_free(cv->curv);
     drift_free(cv->inv_metric);
+    drift_free(cv->inv_dense);
     drift_free(cv->s);
     drift_free(cv->l);
     memset(cv, 0, sizeof *cv);
@@ -624,12 +640,36 @@ int drift_mode_setup(drift_chain *c, const double *start)
         goto out;
     memcpy(cv->mode, x, d * sizeof *x);
     cv->U = f;
-    if ((rc = store_pass(&s, cv, fisher)))
+    double *dense = NULL;
+    if (d <= DENSE_MAX_DIM &&
+        (double)N * (double)d * (double)d <= DENSE_MAX_FLOPS)
+        dense = drift_malloc_array(2 * d * d, sizeof(double));
+    if ((rc = store_pass(&s, cv, fisher, dense))) {
+        drift_free(dense);
         goto out;
+    }
     prior_curvature(&s, cv->mode, cv->curv, work);
     if (c->failed) {
+        drift_free(dense);
         rc = c->failed;
         goto out;
+    }
+    if (dense) {
+        /* The whole matrix, the prior's curvature on its diagonal (its
+         * off-diagonal part is left out: priors here are products over
+         * coordinates, or nearly), inverted for a DENSE metric. */
+        for (size_t i = 0; i < d; i++) {
+            dense[i * d + i] += cv->curv[i];
+            for (size_t j = 0; j < i; j++)
+                dense[j * d + i] = dense[i * d + j];
+        }
+        cv->inv_dense = drift_malloc_array(d * d, sizeof(double));
+        if (cv->inv_dense &&
+            drift_adapt_spd_inverse(dense, d, cv->inv_dense, dense + d * d)) {
+            drift_free(cv->inv_dense);
+            cv->inv_dense = NULL;
+        }
+        drift_free(dense);
     }
     size_t flat = 0, first_flat = 0;
     for (size_t j = 0; j < d; j++) {

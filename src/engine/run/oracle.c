@@ -1082,12 +1082,22 @@ static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
     if (n && !mem)
         return c->failed ? c->failed : DRIFT_ENOMEM;
     drift_adapt_metric_init(&c->metric, kind, c->d, mem);
-    /* Under cv a diagonal metric starts from the curvature at the mode. */
+    /* Under cv a metric starts from the curvature at the mode. */
     if (kind == DRIFT_METRIC_DIAG && cv_active(c))
         for (size_t k = 0; k < c->d; k++) {
             c->metric.inv[k] = c->run->cv.inv_metric[k];
             c->metric.factor[k] = sqrt(c->metric.inv[k]);
         }
+    if (kind == DRIFT_METRIC_DENSE && cv_active(c)) {
+        const drift_cv *cv = &c->run->cv;
+        size_t d = c->d;
+        if (!cv->inv_dense ||
+            drift_adapt_metric_set_dense(&c->metric, cv->inv_dense))
+            for (size_t k = 0; k < d; k++) {
+                c->metric.inv[k * d + k] = cv->inv_metric[k];
+                c->metric.factor[k * d + k] = sqrt(cv->inv_metric[k]);
+            }
+    }
     return DRIFT_OK;
 }
 
