@@ -5,7 +5,8 @@
  * failure) naming chain, iteration and parameter, and the healthy chain
  * gets none.  Then real samplers: sgld with a step size far too large on
  * the Pima logistic regression is told it moved away from the posterior;
- * sgld and sghmc under --gradient cv at sensible settings hear nothing. */
+ * sgld and sghmc under --gradient cv at sensible settings hear nothing.
+ * And what a --gradient cv run's file says of its mode search. */
 #include "config.h"
 
 #include <stdio.h>
@@ -171,6 +172,73 @@ static void test_real_samplers(void **state)
     th_cli_free(&r);
 }
 
+/* A cv run's file says what the mode search cost, and chain 1's grads__
+ * counts it; a budget too small for the search gets it cut short, with a
+ * warning, and the run goes on. */
+static void test_cv_header_and_budget(void **state)
+{
+    (void)state;
+    const char *src = getenv("srcdir");
+    char model[4096], data[4096], out[] = "/tmp/drift-cvhdr-XXXXXX";
+    snprintf(model, sizeof model, "%s/examples/logistic/logistic.drift",
+             src ? src : ".");
+    snprintf(data, sizeof data, "%s/examples/logistic/pima-train.csv",
+             src ? src : ".");
+    int fd = mkstemp(out);
+    assert_true(fd >= 0);
+    close(fd);
+    th_cli r = th_cli_run((const char *[]){
+        "sample", model, "--data", data, "--sampler", "sgld", "--gradient",
+        "cv", "--set", "h=0.1", "--chains", "1", "--iter", "100", "--seed",
+        "2", "--out", out, "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    char *text = th_slurp(out);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\n# gradient = cv\n"));
+    assert_non_null(strstr(text, "\n# init = mode\n"));
+    assert_non_null(strstr(text, "\n# mode_method = lbfgs\n"));
+    assert_non_null(strstr(text, "\n# mode_converged = 1\n"));
+    const char *at = strstr(text, "\n# mode_grads = ");
+    assert_non_null(at);
+    unsigned long long mode_grads = strtoull(at + 16, NULL, 10);
+    /* The first draw's grads__ (second column) counts the search. */
+    const char *row = strstr(text, "\nlp__,grads__");
+    assert_non_null(row);
+    row = strchr(row + 1, '\n');
+    while (row && row[1] == '#')
+        row = strchr(row + 1, '\n');
+    assert_non_null(row);
+    const char *comma = strchr(row + 1, ',');
+    assert_non_null(comma);
+    unsigned long long g = strtoull(comma + 1, NULL, 10);
+    print_message("mode_grads %llu, first grads__ %llu\n", mode_grads, g);
+    assert_true(mode_grads >= 2 * 200);
+    assert_true(g > mode_grads);
+    free(text);
+    /* --passes 6: the search and its store may take 3 passes; it stops
+     * there, says so, and the chain samples with the point it reached. */
+    r = th_cli_run((const char *[]){
+        "sample", model, "--data", data, "--sampler", "sgld", "--gradient",
+        "cv", "--set", "h=0.01", "--chains", "1", "--passes", "6", "--seed",
+        "2", "--out", out, NULL});
+    print_message("%s", r.err);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "the mode search (lbfgs) stopped after"));
+    assert_non_null(strstr(r.err, "at its share of the budget"));
+    assert_null(strstr(r.err, " 0 draws"));
+    th_cli_free(&r);
+    /* --passes 2 cannot hold it: refused before any work. */
+    r = th_cli_run((const char *[]){
+        "sample", model, "--data", data, "--sampler", "sgld", "--gradient",
+        "cv", "--chains", "1", "--passes", "2", "--seed", "2", "--out", out,
+        NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--gradient cv with --passes 2: "));
+    th_cli_free(&r);
+    unlink(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +248,7 @@ int main(void)
         cmocka_unit_test(test_blowup),
         cmocka_unit_test(test_runaway_then_blowup),
         cmocka_unit_test(test_real_samplers),
+        cmocka_unit_test(test_cv_header_and_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

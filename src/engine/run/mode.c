@@ -587,9 +587,10 @@ int drift_mode_setup(drift_chain *c, const double *start)
                 0, INFINITY, 0, 0, NULL, INFINITY, NULL};
     drift_mode_release(cv);
     cv->d = d;
+    /* The search's share, less the pass of the store that follows it. */
     double passes_cap = MAX_PASSES;
-    if (cfg->passes > 0 && BUDGET_SHARE * cfg->passes < passes_cap)
-        passes_cap = BUDGET_SHARE * cfg->passes;
+    if (cfg->passes > 0 && BUDGET_SHARE * cfg->passes - 1 < passes_cap)
+        passes_cap = BUDGET_SHARE * cfg->passes - 1;
     s.cap_grads = passes_cap * (double)N;
     if (cfg->seconds > 0)
         s.cap_seconds = BUDGET_SHARE * cfg->seconds;

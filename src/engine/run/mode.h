@@ -21,12 +21,17 @@
  * standard deviations (in H's norm) of the true one. */
 #define DRIFT_MODE_DECREMENT 1e-3
 
+/* The smallest --passes budget a run with --gradient cv accepts: the
+ * search's share (half, less the store's pass) must hold the pass that
+ * finds the problem's scale and one L-BFGS step. */
+#define DRIFT_MODE_MIN_PASSES 6.0
+
 /* Finds the mode from start (d values) and fills c->run->cv, on chain 1
  * in the run-level setup: every evaluation is counted in c's gradients
  * (so in chain 1's grads__ and the budget) and a stop request or a budget
- * spent ends it.  The search itself takes at most half of a --passes or
- * --seconds budget (then it keeps the best point and says so).  Returns
- * DRIFT_OK, or a failure recorded on c. */
+ * spent ends it.  The search with its store takes at most half of a
+ * --passes or --seconds budget (then it keeps the best point and says
+ * so).  Returns DRIFT_OK, or a failure recorded on c. */
 int drift_mode_setup(drift_chain *c, const double *start);
 
 /* Frees what drift_mode_setup kept (cv may be zeroed or filled). */

@@ -874,6 +874,13 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient cv: the model has no "
                                  "parameters; drop --gradient cv");
+        if (cfg->passes > 0 && cfg->passes < DRIFT_MODE_MIN_PASSES)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv with --passes %g: the mode "
+                                 "search alone needs a few data passes, "
+                                 "and takes at most half of the budget; "
+                                 "give --passes %g or more",
+                                 cfg->passes, DRIFT_MODE_MIN_PASSES);
     }
     if (cfg->init_mode == DRIFT_INIT_MODE &&
         cfg->gradient != DRIFT_GRADIENT_CV)
