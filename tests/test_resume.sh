@@ -69,6 +69,14 @@ for spec in "sgld --iter 60000 --warmup 100" \
             killed=$((killed + 1))
         fi
         wait $pid 2>/dev/null
+        # The group's other processes (the run's child, which holds the
+        # checkpoint's lock) may outlive the one waited for on a busy
+        # machine: the resume would find the lock taken.
+        n=0
+        while kill -0 -$pid 2>/dev/null && [ $n -lt 200 ]; do
+            sleep 0.05
+            n=$((n + 1))
+        done
         if [ -d "$out.ckpt" ]; then
             "$bin" sample --resume "$out.ckpt" --quiet 2>/dev/null ||
                 fail "$s run $r: --resume failed"

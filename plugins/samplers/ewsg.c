@@ -191,6 +191,7 @@ static const drift_sampler samplers[] = {{
     .columns = columns,
     .n_columns = 2,
     .state_size = sizeof(ewsg),
+    .flags = DRIFT_SAMPLER_OWN_ESTIMATES,
     .default_batch = 1,
     .init = init,
     .step = step,

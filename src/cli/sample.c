@@ -35,7 +35,7 @@ enum {
     O_OUT, O_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
     O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS,
     O_GENERATED_EVERY, O_STEP_TIMEOUT, O_CHECKPOINT_EVERY, O_RESUME,
-    O_RANKS_PER_CHAIN, O_HELP
+    O_RANKS_PER_CHAIN, O_GRADIENT, O_HELP
 };
 
 static const cli_opt sample_opts[] = {
@@ -84,11 +84,13 @@ static const cli_opt sample_opts[] = {
     [O_MAX_MEMORY] = {"--max-memory", 1,
                       "BYTES  bound on sampler memory (suffixes K, M, G)"},
     [O_INIT] = {"--init", 1,
-                "random|R|0|FILE  initial point on the unconstrained "
+                "random|R|0|mode|FILE  initial point on the unconstrained "
                 "scale: random = U(-2,2) (default, redrawn up to 100 times "
                 "where the density is not finite), U(-R,R), 0 (or zero) "
-                "for zeros, or a JSON/CSV file of values (names it lacks "
-                "drawn as random)"},
+                "for zeros, mode (the default with --gradient cv) for a "
+                "draw of the Laplace approximation at cv's mode, or a "
+                "JSON/CSV file of values (names it lacks drawn as "
+                "random)"},
     [O_QUIET] = {"--quiet", 0, "no progress or summary lines"},
     [O_CHAIN_ID] = {"--chain-id", 1,
                     "ID  id of the first chain (1), as CmdStan's id"},
@@ -124,6 +126,11 @@ static const cli_opt sample_opts[] = {
                            "each over 1/R of the rows (default P / gcd(P, "
                            "K): every rank busy, as few ranks per chain as "
                            "that allows)"},
+    [O_GRADIENT] = {"--gradient", 1,
+                    "plain|cv  minibatch gradient estimator: plain "
+                    "(default), or cv: control variates centred at the "
+                    "mode, found once per run (its cost is chain 1's); "
+                    "chains then start near the mode"},
     [O_HELP] = {"--help", 0, "show this help"},
 };
 #define N_SAMPLE_OPTS (sizeof sample_opts / sizeof sample_opts[0])
@@ -152,6 +159,7 @@ typedef struct sample_args {
     double ckpt_seconds;    /* --checkpoint-every T[smh] */
     const char *resume;     /* --resume DIR */
     unsigned ranks_per_chain; /* --ranks-per-chain R (0: the default) */
+    int gradient;           /* --gradient: DRIFT_GRADIENT_* */
     int n_options;          /* options given (--resume stands alone) */
 } sample_args;
 
@@ -306,10 +314,10 @@ static int on_sample_opt(void *user, int idx, const char *v)
                                  "a file");
             a->init_radius = r;
         } else if (strcmp(v, "zero") && strcmp(v, "random") &&
-                   access(v, F_OK) != 0) {
+                   strcmp(v, "mode") && access(v, F_OK) != 0) {
             return bad_value("--init", v,
-                             "no such file; expected zero, random, a radius "
-                             "or a JSON/CSV file of initial values");
+                             "no such file; expected zero, random, mode, a "
+                             "radius or a JSON/CSV file of initial values");
         }
         return 0;
     }
@@ -355,6 +363,13 @@ static int on_sample_opt(void *user, int idx, const char *v)
         if ((rc = parse_u64_opt("--ranks-per-chain", v, 1, 1u << 20, &x)))
             return rc;
         a->ranks_per_chain = (unsigned)x;
+    case O_GRADIENT:
+        if (!strcmp(v, "plain"))
+            a->gradient = DRIFT_GRADIENT_PLAIN;
+        else if (!strcmp(v, "cv"))
+            a->gradient = DRIFT_GRADIENT_CV;
+        else
+            return bad_value("--gradient", v, "expected plain or cv");
         return 0;
     case O_EMIT:
         if (!strcmp(v, "segments"))
@@ -831,8 +846,19 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         rc = EXIT_USAGE;
         goto out;
     }
-    int init_mode = DRIFT_INIT_RANDOM;
-    if (a.init && (!strcmp(a.init, "zero") ||
+    /* Under --gradient cv chains start near its mode unless told. */
+    int init_mode = a.gradient == DRIFT_GRADIENT_CV && !a.init
+                        ? DRIFT_INIT_MODE
+                        : DRIFT_INIT_RANDOM;
+    if (a.init && !strcmp(a.init, "mode")) {
+        if (a.gradient != DRIFT_GRADIENT_CV) {
+            fprintf(stderr, "drift sample: --init mode: needs --gradient cv "
+                            "(the mode it starts from is cv's)\n");
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        init_mode = DRIFT_INIT_MODE;
+    } else if (a.init && (!strcmp(a.init, "zero") ||
                    (a.init_radius == 0 &&
                     !drift_parse_double(a.init, &(double){0}))))
         init_mode = DRIFT_INIT_ZERO;
@@ -963,6 +989,7 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         .ckpt_seconds = a.ckpt_seconds,
         .resume = resume_dir != NULL,
         .ranks = mpi->on ? &mpi->run : NULL,
+        .gradient = a.gradient,
     };
     /* A mapped row store (read by a C plugin, or by a .drift model as its
      * rows): tell the kernel how it will be read, and read ahead. */

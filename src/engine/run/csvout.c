@@ -173,6 +173,9 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
     case DRIFT_INIT_VALUES:
         fprintf(f, "# init = %s\n", cfg->init_path ? cfg->init_path : "");
         break;
+    case DRIFT_INIT_MODE:
+        fputs("# init = mode\n", f);
+        break;
     default:
         fputs("# init = 0\n", f);
     }
@@ -236,6 +239,35 @@ static void write_drift_config(drift_chain *c, FILE *f)
     if (s->setup && c->run)
         fprintf(f, "# setup_grads = %llu\n",
                 (unsigned long long)c->run->setup_grads);
+    if (!(s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_OWN_ESTIMATES)))
+        fprintf(f, "# gradient = %s\n",
+                cfg->gradient == DRIFT_GRADIENT_CV ? "cv" : "plain");
+    if (cfg->gradient == DRIFT_GRADIENT_CV && c->run && c->run->cv.ready) {
+        const drift_cv *cv = &c->run->cv;
+        fprintf(f, "# mode_method = %s\n", cv->method);
+        fprintf(f, "# mode_grads = %llu\n", (unsigned long long)cv->grads);
+        fprintf(f, "# mode_passes = %.6g\n",
+                c->N ? (double)cv->grads / (double)c->N : 0.0);
+        fprintf(f, "# mode_iterations = %llu\n",
+                (unsigned long long)cv->iterations);
+        fprintf(f, "# mode_converged = %d\n", cv->converged);
+        fputs("# mode_lp = ", f);
+        drift_writer_real(f, -cv->U);
+        fputs("\n# mode_decrement = ", f);
+        drift_writer_real(f, cv->decrement);
+        fprintf(f, "\n# mode_store = %s\n",
+                cv->s ? "glm_scalars" : "recomputed");
+        fputs("# drift: gradient = cv: grad_batch returns grad U at the "
+              "mode plus (N/n) times the\n"
+              "#   minibatch's sum of grad U_i(theta) - grad U_i(mode), "
+              "plus the prior's; lp__ is\n"
+              "#   the same control-variate estimate of log p(theta | "
+              "data), unbiased, up to\n"
+              "#   the constant lp__ leaves out; the mode search (chain "
+              "1's, before any draw)\n"
+              "#   is counted in chain 1's grads__ (mode_grads)\n",
+              f);
+    }
     if (c->out->add_treedepth || c->out->add_divergent)
         fprintf(f,
                 "# drift: metric, max_depth, treedepth__ and divergent__ "

@@ -18,6 +18,7 @@
 #include "emit.h"
 #include "heldout.h"
 #include "shard.h"
+#include "watch.h"
 
 /* Whether the step being taken is one of warmup's. */
 static int in_warmup(const drift_chain *c)
@@ -276,9 +277,9 @@ static int check_state(drift_chain *c, const double *theta)
             return drift_chain_fail(c, DRIFT_ENUMERIC,
                                     "chain %u, iteration %llu: parameter %s "
                                     "is %g; the sampler diverged (try a "
-                                    "smaller step size)",
+                                    "smaller step size)%s",
                                     c->id, (unsigned long long)c->iter, name,
-                                    theta[k]);
+                                    theta[k], drift_watch_note(c));
         }
     return DRIFT_OK;
 }
@@ -299,9 +300,9 @@ static int check_lp(drift_chain *c, const double *theta, double lp)
     return drift_chain_fail(c, DRIFT_ENUMERIC,
                             "chain %u, iteration %llu: the log density is "
                             "%g (largest parameter: %s = %g); the sampler "
-                            "diverged (try a smaller step size)",
+                            "diverged (try a smaller step size)%s",
                             c->id, (unsigned long long)c->iter, lp, name,
-                            theta[big]);
+                            theta[big], drift_watch_note(c));
 }
 
 int drift_emit_draw(drift_chain *c, const double *theta, double lp,
@@ -312,6 +313,7 @@ int drift_emit_draw(drift_chain *c, const double *theta, double lp,
         rc = check_lp(c, theta, lp);
     if (rc)
         return rc;
+    drift_watch_draw(c, theta, lp);
     uint64_t k;
     if (offer(c, &k) && k % c->cfg->thin == 0)
         return write_row(c, theta, lp, diag);

@@ -29,11 +29,13 @@
 #include "guard.h"
 #include "heldout.h"
 #include "hparam.h"
+#include "mode.h"
 #include "oracle.h"
 #include "progress.h"
 #include "ranks.h"
 #include "run.h"
 #include "shard.h"
+#include "watch.h"
 
 /* Rows per model call in full passes, and the smallest workspace. */
 #define MIN_WS_ROWS 256
@@ -66,6 +68,7 @@ void drift_run_chain_release(drift_chain *c)
     drift_free(c->seg_buf);
     drift_free(c->row_buf);
     drift_free(c->state);
+    drift_watch_free(c);
     drift_csvout_free(c->out);
     c->out = NULL;
     drift_shard_free(c->shard);
@@ -112,6 +115,14 @@ int drift_run_chain_setup_init(drift_chain *c, double *theta)
             return drift_chain_fail(c, DRIFT_EINVAL, "--init: %s", me.msg);
         break;
     }
+    case DRIFT_INIT_MODE:
+        /* Zeros until the run's mode is known (chain 1 searches from
+         * there), then a draw of the Laplace approximation at it. */
+        if (c->run && c->run->cv.ready)
+            drift_mode_draw(&c->run->cv, &c->rng, theta);
+        else
+            memset(theta, 0, c->d * sizeof *theta);
+        break;
     default:
         memset(theta, 0, c->d * sizeof *theta);
     }
@@ -195,6 +206,8 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
             return drift_chain_fail(c, DRIFT_ENOMEM,
                                     "out of memory for the sampler state");
     }
+    if (drift_watch_new(c))
+        return c->failed;
     if (cfg->grad_noise > 0) {
         /* The step size: 'h' in the Langevin family, 'eta' in AGLD's. */
         long k = drift_hparams_find(cfg->sampler->hparams,
@@ -314,13 +327,30 @@ static void after_step(drift_chain *c)
 }
 
 /* Run-level setup, on chain 1 (c) while the other chains wait for it in
- * wait_setup.  Its cost stays in chain 1's count. */
-static void run_setup(drift_chain *c)
+ * wait_setup: --gradient cv's mode search from chain 1's initial point
+ * theta (given values, else zeros), then the sampler's setup.  Their cost
+ * stays in chain 1's count. */
+static void run_setup(drift_chain *c, const double *theta)
 {
     drift_run_shared *run = c->run;
     const drift_sampler *s = c->cfg->sampler;
     int ok = 1;
-    if (s->setup) {
+    if (c->cfg->gradient == DRIFT_GRADIENT_CV) {
+        double *start = drift_calloc(c->d ? c->d : 1, sizeof *start);
+        if (!start) {
+            drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+            ok = 0;
+        } else {
+            if (c->cfg->init_mode == DRIFT_INIT_VALUES)
+                memcpy(start, theta, c->d * sizeof *start);
+            c->phase = DRIFT_CHAIN_SETUP;
+            ok = drift_mode_setup(c, start) == DRIFT_OK;
+            c->phase = DRIFT_CHAIN_STEPPING;
+            drift_free(start);
+        }
+    }
+    uint64_t before = c->grads;
+    if (ok && s->setup) {
         c->phase = DRIFT_CHAIN_SETUP;
         void *shared = NULL;
         drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
@@ -340,7 +370,7 @@ static void run_setup(drift_chain *c)
             ok = 0;
         }
         run->shared = shared;
-        run->setup_grads = c->grads;
+        run->setup_grads = c->grads - before;
     }
     pthread_mutex_lock(&run->lock);
     run->state = ok ? 1 : -1;
@@ -426,7 +456,8 @@ static void eval_heldout(drift_chain *c, double t_start)
 /* Whether the initial point was drawn (wholly or in part) at random. */
 static int random_init(const drift_run_config *cfg)
 {
-    if (cfg->init_mode == DRIFT_INIT_RANDOM)
+    if (cfg->init_mode == DRIFT_INIT_RANDOM ||
+        cfg->init_mode == DRIFT_INIT_MODE)
         return 1;
     if (cfg->init_mode != DRIFT_INIT_VALUES || !cfg->init_given)
         return 0;
@@ -568,13 +599,15 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
         if (c.failed)
             goto done;
     } else if (k == 0) {
-        run_setup(&c);
+        run_setup(&c, theta);
         setup_done = 1;
         if (c.failed)
             goto done;
     } else if (wait_setup(&c)) {
         goto done;
     }
+    if (cfg->init_mode == DRIFT_INIT_MODE && drift_run_chain_setup_init(&c, theta))
+        goto done;
     c.phase = DRIFT_CHAIN_INIT;
     if (find_init(&c, theta))
         goto done;
@@ -877,6 +910,7 @@ static void close_files(unsigned K, drift_chain_result *results,
 /* What the run's setup allocated, once every chain has ended. */
 static void release_shared(drift_run_shared *run)
 {
+    drift_mode_release(&run->cv);
     for (size_t k = 0; k < run->n_allocs; k++)
         drift_free(run->allocs[k]);
     drift_free(run->allocs);
@@ -944,6 +978,53 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                              "--checkpoint-every with --test: held-out "
                              "metrics are not checkpointed; run without "
                              "one of them");
+    if (cfg->gradient == DRIFT_GRADIENT_CV && cfg->ranks)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--gradient cv under mpirun: the mode search "
+                             "and the control variates run in one process "
+                             "only; drop --gradient cv, or run without "
+                             "mpirun");
+    if (cfg->gradient == DRIFT_GRADIENT_CV) {
+        const drift_sampler *s = cfg->sampler;
+        if (s->flags & DRIFT_SAMPLER_FULL_DATA)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv: sampler %s uses full-data "
+                                 "gradients, which have no minibatch noise "
+                                 "for control variates to remove; drop "
+                                 "--gradient cv (or pick a minibatch "
+                                 "sampler such as sgld or sghmc)",
+                                 s->name);
+        if (s->flags & DRIFT_SAMPLER_OWN_ESTIMATES)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv: sampler %s builds its own "
+                                 "gradient estimates from per-row "
+                                 "gradients, not from the engine's "
+                                 "minibatch estimate, so cv would not "
+                                 "reach them; drop --gradient cv (or pick "
+                                 "sgld, psgld, sghmc, sgnht or msgnht)",
+                                 s->name);
+        if (n_rows == 0)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv: the model has no data "
+                                 "rows, so no minibatch to control; drop "
+                                 "--gradient cv");
+        if (cfg->model->dim == 0)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv: the model has no "
+                                 "parameters; drop --gradient cv");
+        if (cfg->passes > 0 && cfg->passes < DRIFT_MODE_MIN_PASSES)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv with --passes %g: the mode "
+                                 "search alone needs a few data passes, "
+                                 "and takes at most half of the budget; "
+                                 "give --passes %g or more",
+                                 cfg->passes, DRIFT_MODE_MIN_PASSES);
+    }
+    if (cfg->init_mode == DRIFT_INIT_MODE &&
+        cfg->gradient != DRIFT_GRADIENT_CV)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--init mode needs --gradient cv (the mode it "
+                             "starts from is cv's)");
     if (cfg->passes > 0 && n_rows == 0)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--passes: the model has no data rows; give "
