@@ -113,6 +113,16 @@ typedef struct drift_run_config {
     uint64_t ckpt_iters;
     double ckpt_seconds;
     int resume;
+    /* Issue 17.  save_gradients: every row written gets the score
+     * grad log p(theta | data) at its draw, on the unconstrained scale,
+     * over all N rows (one full-data gradient per row, not counted in
+     * grads__ nor against --passes), as columns grad_lp_1__ ...
+     * grad_lp_d__ after the model's; not with emit_segments.
+     * discard_draws: the draws a sampler emits are checked (a non-finite
+     * point fails the chain) but neither written nor counted: the pilot
+     * chains of the step-size search (tune.h). */
+    int save_gradients;
+    int discard_draws;
 } drift_run_config;
 
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
@@ -153,6 +163,12 @@ typedef struct drift_run_shared {
     uint64_t setup_grads;   /* evaluations setup spent */
     void **allocs;          /* setup's svc->alloc blocks */
     size_t n_allocs, cap_allocs;
+    /* Issue 17: the hyperparameters every chain's sampler gets, with a
+     * step size left to the engine chosen (NULL: cfg->hp as given), and
+     * how it was chosen (NULL: it was not; tune.h). */
+    double *hp;
+    struct drift_tune_result *tune;
+    char tune_note[1200];    /* the choice, for the header and stderr */
 } drift_run_shared;
 
 /* Where a chain is, for messages and budget checks. */
@@ -250,6 +266,11 @@ struct drift_chain {
     struct drift_ckpt_io *ckpt;
     int64_t ckpt_rows;
     double ckpt_at;
+    /* Issue 17: the hyperparameters the sampler was given (cfg->hp, or
+     * the run's with a chosen step size); mute: warnings are not printed
+     * (a pilot chain's). */
+    const double *hp;
+    int mute;
 };
 
 /* Records a failure message for chain c (first one wins) and returns

@@ -21,6 +21,7 @@
 #include "csvout.h"
 #include "heldout.h"
 #include "hparam.h"
+#include "tune.h"
 
 struct drift_csvout {
     off_t at_num_samples, at_num_warmup, at_save_warmup, at_engaged;
@@ -147,7 +148,9 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
         fprintf(f, "#     algorithm = %s\n", s->name);
     for (size_t k = 0; k < s->n_hparams; k++) {
         char v[64];
-        drift_hparam_format(&s->hparams[k], cfg->hp[k], v, sizeof v);
+        drift_hparam_format(&s->hparams[k], c->hp[k], v, sizeof v);
+        /* A step size the run chose is not the default: no suffix. */
+        int chosen = c->hp != cfg->hp && isnan(cfg->hp[k]);
         /* A sampler's metric (unit, diag, dense) in CmdStan's spelling,
          * which CmdStanPy needs to read the adaptation block. */
         int metric = !strcmp(s->hparams[k].name, "metric") &&
@@ -155,7 +158,8 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
                       !strcmp(v, "dense"));
         fprintf(f, "#       %s = %s%s%s\n", s->hparams[k].name, v,
                 metric ? "_e" : "",
-                cfg->hp_set && cfg->hp_set[k] ? "" : " (Default)");
+                (cfg->hp_set && cfg->hp_set[k]) || chosen ? ""
+                                                          : " (Default)");
     }
     if (drift_hparams_find(s->hparams, s->n_hparams, "metric") < 0)
         fprintf(f, "#     metric = %s\n", metric_name(c->metric.kind));
@@ -181,6 +185,42 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
     drift_chain_path(cfg->out_path ? cfg->out_path : "", cfg->chains, c->id,
                      path, sizeof path);
     fprintf(f, "# output\n#   file = %s\n", path);
+}
+
+/* How the run chose the sampler's step size (tune.h), when it did. */
+static void write_tune(drift_chain *c, FILE *f)
+{
+    const drift_run_shared *run = c->run;
+    if (!run || !run->tune_note[0])
+        return;
+    const drift_sampler *s = c->cfg->sampler;
+    long k = drift_hparams_step_size(s->hparams, s->n_hparams);
+    const char *name = k >= 0 ? s->hparams[k].name : "h";
+    const drift_tune_result *t = run->tune;
+    if (!t) {
+        fprintf(f, "# tune_step_size = %s (default: not chosen)\n", name);
+        fprintf(f, "# drift: %s\n", run->tune_note);
+        return;
+    }
+    char grid[400];
+    drift_tune_format_grid(t, grid, sizeof grid);
+    fprintf(f, "# tune_step_size = %s\n", name);
+    fprintf(f, "# tune_choice = %.10g\n", t->h);
+    fprintf(f, "# tune_grid = %s\n", grid);
+    fprintf(f, "# tune_pilot_grads = %llu\n", (unsigned long long)t->grads);
+    fprintf(f, "# tune_pilot_seconds = %.4g\n", t->seconds);
+    fprintf(f,
+            "# drift: %s was chosen by %zu pilot chains from chain 1's "
+            "initial point,\n"
+            "#   each scored by the kernel Stein discrepancy (IMQ, c = 1, "
+            "beta = -1/2) of\n"
+            "#   draws from its second half, with %s scores; tune_grid "
+            "lists %s:KSD in\n"
+            "#   the order run; the smallest KSD wins; the pilots' cost is "
+            "in chain 1's grads__\n",
+            name, t->n_trials,
+            t->exact ? "exact full-data" : "control-variate minibatch",
+            name);
 }
 
 /* drift's own keys: what CmdStan has no key for. */
@@ -236,6 +276,7 @@ static void write_drift_config(drift_chain *c, FILE *f)
     if (s->setup && c->run)
         fprintf(f, "# setup_grads = %llu\n",
                 (unsigned long long)c->run->setup_grads);
+    write_tune(c, f);
     if (c->out->add_treedepth || c->out->add_divergent)
         fprintf(f,
                 "# drift: metric, max_depth, treedepth__ and divergent__ "
@@ -409,8 +450,8 @@ static double block_stepsize(const drift_chain *c, const double *diag)
     long k = drift_hparams_find(s->hparams, s->n_hparams, "h");
     if (k < 0)
         k = drift_hparams_find(s->hparams, s->n_hparams, "eta");
-    if (k >= 0 && isfinite(c->cfg->hp[k]) && c->cfg->hp[k] > 0)
-        return c->cfg->hp[k];
+    if (k >= 0 && isfinite(c->hp[k]) && c->hp[k] > 0)
+        return c->hp[k];
     return 1.0;
 }
 

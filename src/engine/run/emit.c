@@ -251,6 +251,8 @@ int drift_emit_draw(drift_chain *c, const double *theta, double lp,
     if (rc)
         return rc;
     uint64_t k;
+    if (c->cfg->discard_draws)
+        return DRIFT_OK;
     if (offer(c, &k) && k % c->cfg->thin == 0)
         return write_row(c, theta, lp, diag);
     return DRIFT_OK;
@@ -335,7 +337,7 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                                 "chain %u: emit_segment given duration %g",
                                 c->id, duration);
     int warm = in_warmup(c);
-    if (warm && !c->cfg->save_warmup)
+    if ((warm && !c->cfg->save_warmup) || c->cfg->discard_draws)
         return DRIFT_OK;
     double t0 = c->t_traj, t1 = c->t_traj + duration;
     uint64_t k_offer;

@@ -836,6 +836,8 @@ static int svc_fail(drift_chain *c, const char *msg)
 
 static void svc_warn(drift_chain *c, const char *msg)
 {
+    if (c->mute)
+        return;
     for (size_t k = 0; k < c->n_warned; k++)
         if (!strncmp(c->warned[k], msg, sizeof c->warned[k] - 1))
             return;
