@@ -208,7 +208,6 @@ static void write_tune(drift_chain *c, FILE *f)
     fprintf(f, "# tune_choice = %.10g\n", t->h);
     fprintf(f, "# tune_grid = %s\n", grid);
     fprintf(f, "# tune_pilot_grads = %llu\n", (unsigned long long)t->grads);
-    fprintf(f, "# tune_pilot_seconds = %.4g\n", t->seconds);
     fprintf(f,
             "# drift: %s was chosen by %zu pilot chains from chain 1's "
             "initial point,\n"

@@ -646,9 +646,11 @@ static int tune_step_size(drift_chain *c, long param)
                              "chain %u: stopped by a signal while choosing "
                              "%s's step size, before any draw",
                              c->id, s->name);
-        else
+        else if (rc == DRIFT_ENUMERIC || rc == DRIFT_ENOMEM)
             drift_chain_fail(c, rc, "chain %u: choosing the step size: %s",
                              c->id, e.msg);
+        else /* the pilot's failure is the chain's */
+            drift_chain_fail(c, rc, "%s", e.msg);
         goto out;
     }
     run->hp[param] = run->tune->h;

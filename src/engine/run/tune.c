@@ -30,6 +30,7 @@ typedef struct tuner {
     double ref_U, ref_U0;   /* U and U_prior at the reference */
     double U_start;         /* U at the pilots' initial point (NaN: not
                                yet known) */
+    char why[512];          /* a pilot's failure that is no divergence */
     size_t *rows;           /* score_rows */
     drift_rng rng;
     double t0;
@@ -166,12 +167,14 @@ static int run_trial(tuner *t, double h)
     double *theta = NULL;
     int rc = t->ops->open(t->ops->user, h, &c, &theta);
     if (rc) {
-        if (c)
+        /* A pilot that cannot start: the chain could not either (bad
+         * data, bad options), whatever the step size. */
+        if (c) {
+            snprintf(t->why, sizeof t->why, "%s", c->message);
             t->ops->close(t->ops->user, c);
-        /* A sampler that cannot start at this step size scores +inf,
-         * as one that diverges at once. */
-        tr->diverged_at = 1;
-        return rc == DRIFT_ESTOP || rc == DRIFT_ENOMEM ? rc : DRIFT_OK;
+        }
+        out->n_trials--;
+        return rc;
     }
     if (isnan(t->U_start)) {
         /* Every pilot starts here: U there, once. */
@@ -208,9 +211,14 @@ static int run_trial(tuner *t, double h)
         c->nonfinite[0] = '\0';
         rc = cfg->sampler->step(c->state, &drift_services_table, c, theta);
         if (rc || c->failed) {
-            if (rc == DRIFT_ENOMEM || rc == DRIFT_ESTOP) {
+            /* Non-finite values are the step size's fault; anything else
+             * is the run's. */
+            int code = c->failed ? c->failed : rc;
+            if (code != DRIFT_ENONFINITE && code != DRIFT_ENUMERIC) {
+                snprintf(t->why, sizeof t->why, "%s",
+                         c->failed ? c->message : "a pilot chain failed");
                 t->ops->close(t->ops->user, c);
-                return rc;
+                return code;
             }
             tr->diverged_at = s + 1;
             break;
@@ -367,10 +375,12 @@ int drift_tune_step_size(const drift_tune_config *cfg,
     drift_free(t.p1);
     drift_free(t.rows);
     out->seconds = drift_now() - t.t0;
-    if (rc == DRIFT_ENOMEM)
+    if (rc == DRIFT_ENOMEM && !t.why[0])
         return drift_err_set(e, rc, "out of memory choosing the step size");
-    if (rc)
+    if (rc == DRIFT_ESTOP && !t.why[0])
         return drift_err_set(e, rc, "stopped while choosing the step size");
+    if (rc)
+        return drift_err_set(e, rc, "%s", t.why[0] ? t.why : "failed");
     size_t b = best_trial(out);
     if (!isfinite(out->trials[b].ksd2)) {
         char grid[512];

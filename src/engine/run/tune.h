@@ -89,8 +89,10 @@ typedef struct drift_tune_result {
 /* Runs the search for cfg->sampler's step size starting at h0 (inside
  * the hyperparameter's bounds lo, hi).  Counts what it spends in out.
  * Returns DRIFT_OK with the choice in out->h, DRIFT_ESTOP on a stop
- * request, or an error (out of memory; every pilot failed to start) with
- * a message in e. */
+ * request, DRIFT_ENUMERIC when every pilot diverged, or the status of a
+ * pilot that failed otherwise (it could not start, or its sampler
+ * failed: not the step size's fault), with a message in e (the pilot
+ * chain's own). */
 int drift_tune_step_size(const drift_tune_config *cfg,
                          const drift_tune_ops *ops, double h0, double lo,
                          double hi, drift_tune_result *out, drift_err *e);
