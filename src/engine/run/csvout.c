@@ -21,6 +21,7 @@
 #include "csvout.h"
 #include "heldout.h"
 #include "hparam.h"
+#include "score.h"
 #include "tune.h"
 
 struct drift_csvout {
@@ -276,6 +277,24 @@ static void write_drift_config(drift_chain *c, FILE *f)
         fprintf(f, "# setup_grads = %llu\n",
                 (unsigned long long)c->run->setup_grads);
     write_tune(c, f);
+    if (cfg->save_gradients)
+        fprintf(f,
+                "# save_gradients = 1\n"
+                "# grad_lp_coordinates = %s\n"
+                "# drift: grad_lp_k__ is d log p(theta | data) / d theta_k "
+                "at the draw, theta the\n"
+                "#   model's %zu unconstrained coordinates (Jacobians "
+                "included), over all N rows:\n"
+                "#   one full-data gradient per row written, not counted in "
+                "grads__; %s\n"
+                "#   drift summary --ksd reads them\n",
+                drift_score_coordinates_are_outputs(c->model) ? "columns"
+                                                              : "model",
+                c->d,
+                drift_score_coordinates_are_outputs(c->model)
+                    ? "theta is the\n#   model's first columns;"
+                    : "theta is the\n#   model's unconstrained transform "
+                      "of its columns;");
     if (c->out->add_treedepth || c->out->add_divergent)
         fprintf(f,
                 "# drift: metric, max_depth, treedepth__ and divergent__ "
@@ -324,6 +343,10 @@ static void write_columns(drift_chain *c, FILE *f)
     if (!cfg->emit_segments)
         for (size_t k = 0; k < c->model->n_gen; k++)
             fprintf(f, ",%s", c->model->gen_names[k]);
+    /* No dot here either (rstan). */
+    if (cfg->save_gradients && !cfg->emit_segments)
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, ",grad_lp_%zu__", k + 1);
     /* No dot in these names: rstan would read x0.1__ as element 1 of a
      * parameter x0. */
     if (cfg->emit_segments) {

@@ -197,8 +197,8 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->row_len = 2 + c->n_diag + m->n_out;
     if (cfg->emit_segments) /* time__, duration__, x0.k__, v.k__ */
         c->row_len += 2 + 2 * c->d;
-    else /* derived and generated quantities */
-        c->row_len += m->n_gen;
+    else /* derived and generated quantities, scores */
+        c->row_len += m->n_gen + (cfg->save_gradients ? c->d : 0);
     c->row_buf = drift_calloc(c->row_len, sizeof(double));
     if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
         !c->ll_buf || !c->row_buf ||
@@ -1032,6 +1032,11 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                              "--batch %zu: larger than the %zu rows of the "
                              "data",
                              cfg->batch, cfg->model->n_rows);
+    if (cfg->emit_segments && cfg->save_gradients)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--save-gradients with --emit segments: the "
+                             "scores are written at draws; use --emit draws "
+                             "(the default)");
     if (cfg->emit_segments && !(cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS))
         return drift_err_set(e, DRIFT_EINVAL,
                              "--emit segments: sampler %s emits draws, not "
