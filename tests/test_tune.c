@@ -18,7 +18,9 @@
  * - What the choice leaves: the header's keys, the cost in chain 1's
  *   grads__ and within --passes, the same choice for the same seed, the
  *   default with a warning when --passes leaves the pilots too little;
- *   "auto" and the flag in hyperparameter tables. */
+ *   "auto" and the flag in hyperparameter tables.
+ * - drift summary --ksd from the scores --save-gradients wrote and from
+ *   scores recomputed from the model: the same KSD; its refusals. */
 #include "config.h"
 
 #include <math.h>
@@ -384,6 +386,131 @@ static void auto_accounting(void **state)
     free(csv);
 }
 
+/* The last column (ksd) of the first 6 rows (lp__, w.1 ... w.5) of a
+ * drift summary --csv file. */
+static void summary_ksd_column(const char *path, double *v)
+{
+    char *text = th_slurp(path);
+    assert_non_null(text);
+    char *line = strchr(text, '\n');
+    assert_non_null(line);
+    *line = '\0';
+    const char *last = strrchr(text, ',');
+    assert_string_equal(last, ",ksd");
+    for (int r = 0; r < 6; r++) {
+        char *next = line + 1;
+        line = strchr(next, '\n');
+        assert_non_null(line);
+        *line = '\0';
+        v[r] = atof(strrchr(next, ',') + 1);
+    }
+    free(text);
+}
+
+/* drift summary --ksd: the scores written by --save-gradients and those
+ * recomputed from the model and data give the same KSD; --ksd-draws
+ * thins; the ksd column's parts square-sum to KSD^2; refusals. */
+static void summary_ksd_cli(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/drift-tune-cli-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[4200], csv1[4200], csv2[4200], model[4200], seg[4200];
+    snprintf(out, sizeof out, "%s/fit.csv", dir);
+    snprintf(csv1, sizeof csv1, "%s/stored.csv", dir);
+    snprintf(csv2, sizeof csv2, "%s/recomputed.csv", dir);
+    snprintf(seg, sizeof seg, "%s/seg.csv", dir);
+    const char *src = getenv("srcdir") ? getenv("srcdir") : ".";
+    snprintf(model, sizeof model, "%s/examples/logistic/logistic.drift", src);
+    const char *data = data_file("logit5.csv");
+    th_cli r = th_cli_run((const char *[]){
+        "sample", model, "--data", data, "--sampler", "sgld", "--set",
+        "h=0.002", "--batch", "50", "--warmup", "500", "--iter", "600",
+        "--chains", "2", "--seed", "3", "--save-gradients", "--out", out,
+        "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    char f1[4200], f2[4200];
+    drift_chain_path(out, 2, 1, f1, sizeof f1);
+    drift_chain_path(out, 2, 2, f2, sizeof f2);
+    drift_stancsv *f = read_out(f1);
+    assert_string_equal(drift_stancsv_meta(f, "save_gradients"), "1");
+    assert_string_equal(drift_stancsv_meta(f, "grad_lp_coordinates"),
+                        "columns");
+    assert_true(drift_stancsv_column(f, "grad_lp_5__") >= 0);
+    assert_true(drift_stancsv_column(f, "grad_lp_6__") < 0);
+    drift_stancsv_free(f);
+    r = th_cli_run((const char *[]){"summary", f1, f2, "--ksd", "--csv",
+                                    csv1, NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "scores read from the grad_lp columns"));
+    assert_non_null(strstr(r.out, "1000 of the 1200 draws (500 per chain"));
+    th_cli_free(&r);
+    /* The same draws without their scores: recomputed from the model and
+     * data that the header names. */
+    r = th_cli_run((const char *[]){"summary", f1, f2, "--ksd", "--model",
+                                    model, "--data", data, "--csv", csv2,
+                                    NULL});
+    assert_int_equal(r.status, 0);
+    th_cli_free(&r);
+    /* Row lp__ holds the KSD, rows w.1 ... w.5 their parts. */
+    double a[6], b[6], sum = 0;
+    summary_ksd_column(csv1, a);
+    summary_ksd_column(csv2, b);
+    double ksd = a[0];
+    assert_true(ksd > 0);
+    assert_true(fabs(b[0] - ksd) <= 1e-6 * ksd);
+    for (size_t i = 1; i <= 5; i++) {
+        sum += a[i] * a[i];
+        assert_true(fabs(b[i] - a[i]) <= 1e-6 * ksd);
+    }
+    assert_true(fabs(sum - ksd * ksd) <= 1e-9 * ksd * ksd);
+    r = th_cli_run((const char *[]){"summary", f1, "--ksd", "--ksd-draws",
+                                    "100", NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.out, "100 of the 600 draws"));
+    th_cli_free(&r);
+    /* Refusals. */
+    const char *no_ksd[] = {"summary", f1, "--model", model, NULL};
+    r = th_cli_run(no_ksd);
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--model is for --ksd"));
+    th_cli_free(&r);
+    r = th_cli_run((const char *[]){"summary", f1, "--ksd", "--ksd-draws",
+                                    "1", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "expected an integer from 2"));
+    th_cli_free(&r);
+    r = th_cli_run((const char *[]){"summary", f1, "--ksd", "--model",
+                                    "/nonexistent.drift", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "opening the model of"));
+    th_cli_free(&r);
+    /* The wrong model for the draws: named. */
+    char gm[4200];
+    snprintf(gm, sizeof gm, "%s/examples/gaussian/gaussian.drift", src);
+    char gd[4200];
+    snprintf(gd, sizeof gd, "%s/examples/gaussian/gaussian.csv", src);
+    r = th_cli_run((const char *[]){"summary", f1, "--ksd", "--model", gm,
+                                    "--data", gd, NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "give the model the draws came from"));
+    th_cli_free(&r);
+    /* Segments: refused at sampling with --save-gradients. */
+    r = th_cli_run((const char *[]){"sample", model, "--data", data,
+                                    "--sampler", "bps", "--iter", "50",
+                                    "--emit", "segments", "--save-gradients",
+                                    "--out", seg, "--quiet", NULL});
+    assert_int_equal(r.status, 2);
+    assert_non_null(strstr(r.err, "--save-gradients with --emit segments"));
+    th_cli_free(&r);
+    unlink(f1);
+    unlink(f2);
+    unlink(csv1);
+    unlink(csv2);
+    rmdir(dir);
+}
+
 static void hparam_flag(void **state)
 {
     (void)state;
@@ -448,6 +575,7 @@ int main(void)
         cmocka_unit_test(logistic_ranking),
         cmocka_unit_test(auto_accuracy),
         cmocka_unit_test(auto_accounting),
+        cmocka_unit_test(summary_ksd_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
