@@ -511,6 +511,28 @@ static void summary_ksd_cli(void **state)
     rmdir(dir);
 }
 
+/* --step-timeout watches each call into the sampler: the pilots, which
+ * take far longer than one step in all, are many calls, not one that
+ * hangs. */
+static void auto_step_timeout(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/drift-tune-st-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[4200];
+    snprintf(out, sizeof out, "%s/st.csv", dir);
+    th_cli r = th_cli_run((const char *[]){
+        "sample", "--model", "logistic", "--data", data_file("logit5.csv"),
+        "--sampler", "sgld", "--batch", "200", "--iter", "40000",
+        "--chains", "1", "--seed", "2", "--step-timeout", "0.05", "--out",
+        out, NULL});
+    if (r.status != 0 || !strstr(r.err, "chosen for sgld"))
+        fail_msg("exit %d: %s", r.status, r.err);
+    th_cli_free(&r);
+    unlink(out);
+    rmdir(dir);
+}
+
 static void hparam_flag(void **state)
 {
     (void)state;
@@ -576,6 +598,7 @@ int main(void)
         cmocka_unit_test(auto_accuracy),
         cmocka_unit_test(auto_accounting),
         cmocka_unit_test(summary_ksd_cli),
+        cmocka_unit_test(auto_step_timeout),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

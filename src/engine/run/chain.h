@@ -168,7 +168,9 @@ typedef struct drift_run_shared {
      * how it was chosen (NULL: it was not; tune.h). */
     double *hp;
     struct drift_tune_result *tune;
-    char tune_note[1200];    /* the choice, for the header and stderr */
+    char tune_note[1200];   /* the choice, for stderr */
+    char tune_header[1600]; /* the choice, as the header's comment lines
+                               ("# key = value\n" ...) */
 } drift_run_shared;
 
 /* Where a chain is, for messages and budget checks. */

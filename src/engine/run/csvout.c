@@ -22,7 +22,6 @@
 #include "heldout.h"
 #include "hparam.h"
 #include "score.h"
-#include "tune.h"
 
 struct drift_csvout {
     off_t at_num_samples, at_num_warmup, at_save_warmup, at_engaged;
@@ -188,41 +187,6 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
     fprintf(f, "# output\n#   file = %s\n", path);
 }
 
-/* How the run chose the sampler's step size (tune.h), when it did. */
-static void write_tune(drift_chain *c, FILE *f)
-{
-    const drift_run_shared *run = c->run;
-    if (!run || !run->tune_note[0])
-        return;
-    const drift_sampler *s = c->cfg->sampler;
-    long k = drift_hparams_step_size(s->hparams, s->n_hparams);
-    const char *name = k >= 0 ? s->hparams[k].name : "h";
-    const drift_tune_result *t = run->tune;
-    if (!t) {
-        fprintf(f, "# tune_step_size = %s (default: not chosen)\n", name);
-        fprintf(f, "# drift: %s\n", run->tune_note);
-        return;
-    }
-    char grid[400];
-    drift_tune_format_grid(t, grid, sizeof grid);
-    fprintf(f, "# tune_step_size = %s\n", name);
-    fprintf(f, "# tune_choice = %.10g\n", t->h);
-    fprintf(f, "# tune_grid = %s\n", grid);
-    fprintf(f, "# tune_pilot_grads = %llu\n", (unsigned long long)t->grads);
-    fprintf(f,
-            "# drift: %s was chosen by %zu pilot chains from chain 1's "
-            "initial point,\n"
-            "#   each scored by the kernel Stein discrepancy (IMQ, c = 1, "
-            "beta = -1/2) of\n"
-            "#   draws from its second half, with %s scores; tune_grid "
-            "lists %s:KSD in\n"
-            "#   the order run; the smallest KSD wins; the pilots' cost is "
-            "in chain 1's grads__\n",
-            name, t->n_trials,
-            t->exact ? "exact full-data" : "control-variate minibatch",
-            name);
-}
-
 /* drift's own keys: what CmdStan has no key for. */
 static void write_drift_config(drift_chain *c, FILE *f)
 {
@@ -276,7 +240,10 @@ static void write_drift_config(drift_chain *c, FILE *f)
     if (s->setup && c->run)
         fprintf(f, "# setup_grads = %llu\n",
                 (unsigned long long)c->run->setup_grads);
-    write_tune(c, f);
+    /* How the run chose the sampler's step size (run.c writes the
+     * lines). */
+    if (c->run && c->run->tune_header[0])
+        fputs(c->run->tune_header, f);
     if (cfg->save_gradients)
         fprintf(f,
                 "# save_gradients = 1\n"

@@ -473,7 +473,17 @@ typedef struct pilot_ctx {
     double *theta;
     drift_run_shared shared;    /* a sampler's setup, per pilot */
     uint64_t grads;             /* what closed pilots spent */
+    uint64_t calls;             /* calls into the sampler so far */
 } pilot_ctx;
+
+/* Each pilot call is a call of chain 1's setup for --step-timeout's
+ * watch: a new count per call, so that only one call that does not
+ * return counts as hung, not the pilots' whole time. */
+static void pilot_calling(void *user)
+{
+    pilot_ctx *p = user;
+    drift_guard_call(p->owner->guard, DRIFT_GUARD_SETUP, ++p->calls);
+}
 
 static int pilot_open(void *user, double h, drift_chain **out,
                       double **theta)
@@ -497,6 +507,7 @@ static int pilot_open(void *user, double h, drift_chain **out,
         void *shared = NULL;
         pc->run = &p->shared;
         pc->phase = DRIFT_CHAIN_SETUP;
+        pilot_calling(p);
         rc = s->setup(svc, pc, p->hp, &shared);
         pc->phase = DRIFT_CHAIN_STEPPING;
         p->shared.shared = shared;
@@ -504,6 +515,7 @@ static int pilot_open(void *user, double h, drift_chain **out,
             return pc->failed ? pc->failed : rc;
     }
     pc->phase = DRIFT_CHAIN_INIT;
+    pilot_calling(p);
     rc = s->init(pc->state, svc, pc, p->hp, p->theta);
     pc->phase = DRIFT_CHAIN_STEPPING;
     return rc ? rc : pc->failed;
@@ -602,6 +614,10 @@ static int tune_step_size(drift_chain *c, long param)
                  hp->name, hp->def, s->name, cfg->passes, hp->name);
         drift_free(run->tune);
         run->tune = NULL;
+        snprintf(run->tune_header, sizeof run->tune_header,
+                 "# tune_step_size = %s (default: not chosen)\n"
+                 "# drift: %s\n",
+                 hp->name, run->tune_note);
         if (!cfg->quiet)
             fprintf(stderr, "drift: warning: %s\n", run->tune_note);
         goto out;
@@ -634,7 +650,7 @@ static int tune_step_size(drift_chain *c, long param)
     drift_tune_config tc = {
         s, (size_t)param, c->d, c->N, c->batch, steps, TUNE_DRAWS, rows,
         cfg->seconds > 0 ? TUNE_SHARE * cfg->seconds : 0, cfg->seed};
-    drift_tune_ops ops = {p, pilot_open, pilot_close};
+    drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_err e = {{0}};
     rc = drift_tune_step_size(&tc, &ops, hp->def, hp->lo, hp->hi, run->tune,
                               &e);
@@ -670,6 +686,25 @@ static int tune_step_size(drift_chain *c, long param)
              run->tune->cut_short ? " (cut short by the time budget)" : "",
              c->N ? (double)p->grads / (double)c->N : 0.0,
              run->tune->seconds, c->id, hp->name);
+    snprintf(run->tune_header, sizeof run->tune_header,
+             "# tune_step_size = %s\n"
+             "# tune_choice = %.10g\n"
+             "# tune_grid = %s\n"
+             "# tune_pilot_grads = %llu\n"
+             "# drift: %s was chosen by %zu pilot chains of %llu steps from "
+             "chain 1's initial\n"
+             "#   point, each scored by the kernel Stein discrepancy (IMQ, "
+             "c = 1, beta = -1/2)\n"
+             "#   of %d draws from its second half, with %s scores;\n"
+             "#   tune_grid lists %s:KSD in the order run; the smallest KSD "
+             "wins; the\n"
+             "#   pilots' cost is in chain 1's grads__\n",
+             hp->name, run->tune->h, grid,
+             (unsigned long long)run->tune->grads, hp->name,
+             run->tune->n_trials, (unsigned long long)steps, TUNE_DRAWS,
+             run->tune->exact ? "exact full-data"
+                              : "control-variate minibatch",
+             hp->name);
     if (!cfg->quiet)
         fprintf(stderr, "drift: %s\n", run->tune_note);
 out:

@@ -209,6 +209,8 @@ static int run_trial(tuner *t, double h)
             return DRIFT_ESTOP;
         }
         c->nonfinite[0] = '\0';
+        if (t->ops->calling)
+            t->ops->calling(t->ops->user);
         rc = cfg->sampler->step(c->state, &drift_services_table, c, theta);
         if (rc || c->failed) {
             /* Non-finite values are the step size's fault; anything else

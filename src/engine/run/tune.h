@@ -48,6 +48,9 @@ typedef struct drift_tune_ops {
     /* Ends the chain open gave, adding what it spent to the pilot's
      * count. */
     void (*close)(void *user, drift_chain *c);
+    /* Called before each call into the sampler (init is open's): the
+     * runner marks it for --step-timeout's watch (may be NULL). */
+    void (*calling)(void *user);
 } drift_tune_ops;
 
 /* What the search may spend and how it scores. */
