@@ -28,6 +28,33 @@ static void set_nan(drift_ksd *out, double *part, size_t d)
         part[k] = NAN;
 }
 
+/* |x_i - x_j|^2, s_i . s_j and (s_j - s_i) . (x_i - x_j): the pair's
+ * three inner products, each summed in four interleaved parts so that
+ * the additions overlap (a single running sum waits on itself). */
+static void pair_sums(const double *xi, const double *xj, const double *si,
+                      const double *sj, size_t d, double *rr_out,
+                      double *ss_out, double *t_out)
+{
+    double rr[4] = {0, 0, 0, 0}, ss[4] = {0, 0, 0, 0}, t[4] = {0, 0, 0, 0};
+    size_t k = 0;
+    for (; k + 4 <= d; k += 4)
+        for (size_t l = 0; l < 4; l++) {
+            double r = xi[k + l] - xj[k + l];
+            rr[l] += r * r;
+            ss[l] += si[k + l] * sj[k + l];
+            t[l] += (sj[k + l] - si[k + l]) * r;
+        }
+    for (; k < d; k++) {
+        double r = xi[k] - xj[k];
+        rr[0] += r * r;
+        ss[0] += si[k] * sj[k];
+        t[0] += (sj[k] - si[k]) * r;
+    }
+    *rr_out = (rr[0] + rr[1]) + (rr[2] + rr[3]);
+    *ss_out = (ss[0] + ss[1]) + (ss[2] + ss[3]);
+    *t_out = (t[0] + t[1]) + (t[2] + t[3]);
+}
+
 /* u^beta, exactly 1/sqrt(u) for Gorham and Mackey's beta = -1/2. */
 static double imq_pow(double u, double beta)
 {
@@ -89,13 +116,8 @@ int drift_ksd_imq(const double *x, size_t ldx, const double *s, size_t lds,
         double row = 0;
         for (size_t j = i + 1; j < n; j++) {
             const double *xj = x + j * ldx, *sj = s + j * lds;
-            double rr = 0, ss = 0, t = 0;
-            for (size_t k = 0; k < d; k++) {
-                double r = xi[k] - xj[k];
-                rr += r * r;
-                ss += si[k] * sj[k];
-                t += (sj[k] - si[k]) * r;
-            }
+            double rr, ss, t;
+            pair_sums(xi, xj, si, sj, d, &rr, &ss, &t);
             double u = c2 + rr;
             double ub = imq_pow(u, beta), ub1 = ub / u, ub2 = ub1 / u;
             row += ss * ub + a1 * ub1 * t + a2 * ub1 + a3 * rr * ub2;
