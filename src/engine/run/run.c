@@ -543,16 +543,21 @@ static void pilot_close(void *user, drift_chain *c)
 /* Share of chain 1's --passes or --seconds budget the pilots may take. */
 #define TUNE_SHARE 0.25
 
-/* How long the pilots are: a tenth of a chain's iterations (100 to
- * 20000 steps), or, under a --passes budget, what TUNE_SHARE of chain 1's
+/* How long the pilots are: a tenth of a chain's steps (100 to 20000),
+ * and, under a --passes budget, at most what TUNE_SHARE of chain 1's
  * passes pays for in TUNE_TRIALS pilots and their scores.  0 when that
  * is under 40 steps: too little to choose by. */
 static uint64_t tune_steps(const drift_chain *c, size_t draws,
                            size_t score_rows)
 {
     const drift_run_config *cfg = c->cfg;
+    /* The run's length in steps: its iterations, or the steps a budget in
+     * passes pays for at one batch a step, or CmdStan's 2000. */
     uint64_t L = cfg->iters ? cfg->warmup + cfg->iters
                             : cfg->warmup > 2000 ? cfg->warmup : 2000;
+    if (!cfg->iters && cfg->passes > 0 && c->N && c->batch)
+        L = (uint64_t)fmin(1e12, cfg->passes * (double)c->N /
+                                     (double)c->batch);
     uint64_t steps = L / 10;
     if (steps < 100)
         steps = 100;
@@ -561,10 +566,11 @@ static uint64_t tune_steps(const drift_chain *c, size_t draws,
     if (cfg->passes > 0 && c->N) {
         double N = (double)c->N;
         double per_trial = TUNE_SHARE * cfg->passes * N / TUNE_TRIALS;
+        /* Exact scores, or estimates around each pilot's own mean (one
+         * full-data gradient a pilot). */
         double score = c->N <= 2 * score_rows
                            ? (double)draws * N
-                           : (double)draws * 2.0 * (double)score_rows +
-                                 2.0 * N / TUNE_TRIALS;
+                           : (double)draws * 2.0 * (double)score_rows + N;
         double fit = (per_trial - score) / (double)(c->batch ? c->batch : 1);
         if (fit < 40)
             return 0;
@@ -673,12 +679,14 @@ static int tune_step_size(drift_chain *c, long param)
     drift_tune_format_grid(run->tune, grid, sizeof grid);
     size_t b = 0;
     for (size_t j = 1; j < run->tune->n_trials; j++)
-        if (run->tune->trials[j].ksd2 < run->tune->trials[b].ksd2)
+        if (run->tune->trials[j].h == run->tune->h)
             b = j;
     double best = run->tune->trials[b].ksd2;
     snprintf(run->tune_note, sizeof run->tune_note,
-             "%s = %.4g chosen for %s: the smallest kernel Stein discrepancy "
-             "(%.3g) of %zu pilot chains of %llu steps (%s:KSD %s)%s; they "
+             "%s = %.4g chosen for %s: its pilot's kernel Stein "
+             "discrepancy, %.3g, is the smallest (or within 10%% of it, at "
+             "a smaller step) of %zu pilot chains of %llu steps (%s:KSD "
+             "%s)%s; they "
              "cost %.3g data passes and %.3g s, counted in chain %u; "
              "--set %s=VALUE chooses it yourself",
              hp->name, run->tune->h, s->name, sqrt(best > 0 ? best : 0),
@@ -697,8 +705,9 @@ static int tune_step_size(drift_chain *c, long param)
              "c = 1, beta = -1/2)\n"
              "#   of %d draws from its second half, with %s scores;\n"
              "#   tune_grid lists %s:KSD in the order run; the smallest KSD "
-             "wins; the\n"
-             "#   pilots' cost is in chain 1's grads__\n",
+             "wins, or a\n"
+             "#   smaller step within 10%% of it; the pilots' cost is in "
+             "chain 1's grads__\n",
              hp->name, run->tune->h, grid,
              (unsigned long long)run->tune->grads, hp->name,
              run->tune->n_trials, (unsigned long long)steps, TUNE_DRAWS,

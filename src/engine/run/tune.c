@@ -16,6 +16,9 @@
 #include "rng.h"
 #include "tune.h"
 
+/* KSDs within this factor of the smallest count as a tie. */
+#define TIE 1.1
+
 /* The search's working memory. */
 typedef struct tuner {
     const drift_tune_config *cfg;
@@ -384,6 +387,18 @@ int drift_tune_step_size(const drift_tune_config *cfg,
     if (rc)
         return drift_err_set(e, rc, "%s", t.why[0] ? t.why : "failed");
     size_t b = best_trial(out);
+    if (isfinite(out->trials[b].ksd2)) {
+        /* Near ties go to the smaller step: the chains run longer than
+         * the pilots, so a step's bias weighs more for them, and its
+         * slower mixing less, than in a pilot. */
+        double near = out->trials[b].ksd2 > 0
+                          ? TIE * TIE * out->trials[b].ksd2
+                          : 0;
+        for (size_t j = 0; j < out->n_trials; j++)
+            if (out->trials[j].ksd2 <= near &&
+                out->trials[j].h < out->trials[b].h)
+                b = j;
+    }
     if (!isfinite(out->trials[b].ksd2)) {
         char grid[512];
         drift_tune_format_grid(out, grid, sizeof grid);

@@ -8,8 +8,11 @@
  * evenly from its second half, which sees both a step too small to reach
  * the posterior in the pilot's length and the bias of a step too large;
  * a pilot that diverges scores +inf, as does one that runs away (its
- * draws' mean potential U far above its starting point's).  The smallest KSD wins (Coullon,
- * South and Nemeth 2023 choose SG-MCMC step sizes the same way).
+ * draws' mean potential U far above its starting point's).  The smallest
+ * KSD wins (Coullon, South and Nemeth 2023 choose SG-MCMC step sizes the
+ * same way), except that a smaller step within 10% of it wins instead:
+ * the chains run longer than the pilots, so a step's bias weighs more for
+ * them, and its slower mixing less.
  *
  * Scores (gradients of the log density) at the pilots' draws are exact,
  * one full-data gradient each, where that costs at most twice a
