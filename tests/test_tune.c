@@ -19,6 +19,8 @@
  *   grads__ and within --passes, the same choice for the same seed, the
  *   default with a warning when --passes leaves the pilots too little;
  *   "auto" and the flag in hyperparameter tables.
+ * - A warning when no pilot comes near the target (KSD 5 times that of
+ *   exact draws), none when the choice is accurate.
  * - drift summary --ksd from the scores --save-gradients wrote and from
  *   scores recomputed from the model: the same KSD; its refusals. */
 #include "config.h"
@@ -511,6 +513,49 @@ static void summary_ksd_cli(void **state)
     rmdir(dir);
 }
 
+/* Read against exact draws: sghmc with its default friction, a unit mass
+ * and 100-step pilots on logit5 gets nowhere near the posterior (its
+ * pilots' KSD is 10 times the level of exact draws), and says so; sgld on
+ * the conjugate Gaussian, where the choice is accurate (auto_accuracy),
+ * does not. */
+static void auto_warning(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/drift-tune-w-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[4200];
+    snprintf(out, sizeof out, "%s/w.csv", dir);
+    th_cli r = th_cli_run((const char *[]){
+        "sample", "--model", "logistic", "--data", data_file("logit5.csv"),
+        "--sampler", "sghmc", "--warmup", "100", "--iter", "500",
+        "--chains", "1", "--seed", "4", "--out", out, "--quiet", NULL});
+    assert_int_equal(r.status, 0);
+    if (!strstr(r.err, "warning: no pilot of sghmc came near the target"))
+        fail_msg("no warning: %s", r.err);
+    th_cli_free(&r);
+    char *text = th_slurp(out);
+    assert_non_null(strstr(text, "# drift: warning: no pilot of sghmc"));
+    free(text);
+    truth t;
+    char *csv = gauss_data(&t);
+    char model[4200];
+    const char *plugins = getenv("DRIFT_TEST_PLUGIN_DIR");
+    snprintf(model, sizeof model, "%s/gauss.so",
+             plugins ? plugins : "tests/plugins/.libs");
+    r = th_cli_run((const char *[]){
+        "sample", "--model", model, "--data", csv, "--sampler", "sgld",
+        "--batch", "10", "--warmup", "1000", "--iter", "50000", "--chains",
+        "1", "--seed", "21", "--out", out, NULL});
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "chosen for sgld"));
+    assert_null(strstr(r.err, "no pilot"));
+    th_cli_free(&r);
+    unlink(csv);
+    free(csv);
+    unlink(out);
+    rmdir(dir);
+}
+
 /* --step-timeout watches each call into the sampler: the pilots, which
  * take far longer than one step in all, are many calls, not one that
  * hangs. */
@@ -599,6 +644,7 @@ int main(void)
         cmocka_unit_test(auto_accounting),
         cmocka_unit_test(summary_ksd_cli),
         cmocka_unit_test(auto_step_timeout),
+        cmocka_unit_test(auto_warning),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -169,7 +169,7 @@ typedef struct drift_run_shared {
     double *hp;
     struct drift_tune_result *tune;
     char tune_note[1200];   /* the choice, for stderr */
-    char tune_header[1600]; /* the choice, as the header's comment lines
+    char tune_header[2400]; /* the choice, as the header's comment lines
                                ("# key = value\n" ...) */
 } drift_run_shared;
 

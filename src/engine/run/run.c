@@ -716,6 +716,25 @@ static int tune_step_size(drift_chain *c, long param)
              hp->name);
     if (!cfg->quiet)
         fprintf(stderr, "drift: %s\n", run->tune_note);
+    /* Read against what exact draws would give: all the pilots may be
+     * far from the target (too short, or a sampler that cannot get
+     * there), and the ranking then says little. */
+    double exact = run->tune->trials[b].ksd2_exact;
+    if (isfinite(exact) && exact > 0 && best > 25 * exact) {
+        char warn[600];
+        snprintf(warn, sizeof warn,
+                 "no pilot of %s came near the target: the best KSD, %.3g "
+                 "at %s = %.4g, is %.0f times what as many exact draws "
+                 "would give there (about %.3g); the chains are unlikely "
+                 "to be accurate either: give a larger budget (the pilots "
+                 "grow with it), or change the sampler's other settings",
+                 s->name, sqrt(best), hp->name, run->tune->h,
+                 sqrt(best / exact), sqrt(exact));
+        fprintf(stderr, "drift: warning: %s\n", warn);
+        size_t used = strlen(run->tune_header);
+        snprintf(run->tune_header + used, sizeof run->tune_header - used,
+                 "# drift: warning: %s\n", warn);
+    }
 out:
     drift_free(p);
     drift_free(pilot_hp);

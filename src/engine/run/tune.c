@@ -100,6 +100,74 @@ static int score_at(tuner *t, drift_chain *c, const double *x, double *s,
     return DRIFT_OK;
 }
 
+/* Hutchinson's estimate of tr(grad^2 U) at the mean of the m draws x,
+ * from PROBES random +-1 directions z, each z . (grad U(x + e z) -
+ * grad U(x)) / e over the same rows (all of them with exact scores, else
+ * score_rows random ones, scaled), e a thousandth of the draws' mean sd.
+ * For a target near the draws, E|grad log p|^2 = E tr(grad^2 U), so m
+ * exact independent draws give E KSD^2 = (tr + d) / m: the level a
+ * pilot's KSD is read against. */
+#define PROBES 4
+static int hess_trace(tuner *t, drift_chain *c, const double *x,
+                      double *trace)
+{
+    const drift_services *svc = &drift_services_table;
+    size_t d = t->d, m = t->m, N = t->cfg->N;
+    double *mean = t->p1, *xz = t->g1, *ga = t->g2, *gb = t->scores;
+    double sd = 0;
+    memset(mean, 0, d * sizeof *mean);
+    for (size_t i = 0; i < m; i++)
+        for (size_t k = 0; k < d; k++)
+            mean[k] += x[i * d + k] / (double)m;
+    for (size_t k = 0; k < d; k++) {
+        double v = 0;
+        for (size_t i = 0; i < m; i++)
+            v += (x[i * d + k] - mean[k]) * (x[i * d + k] - mean[k]);
+        sd += sqrt(v / (double)(m - 1)) / (double)d;
+    }
+    double e = 1e-3 * (sd > 0 ? sd : 1e-3);
+    size_t n = t->exact ? 0 : t->cfg->score_rows;
+    double scale = n ? (double)N / (double)n : 1;
+    double gn = c->grad_noise_sd;
+    c->grad_noise_sd = 0;
+    *trace = 0;
+    int rc = DRIFT_OK;
+    for (int p = 0; p < PROBES && !rc; p++) {
+        for (size_t k = 0; k < d; k++)
+            xz[k] = mean[k] + (drift_rng_uniform(&t->rng) < 0.5 ? -e : e);
+        if (t->exact) {
+            if ((rc = svc->grad_full(c, xz, ga, NULL)) ||
+                (rc = svc->grad_full(c, mean, gb, NULL)))
+                break;
+        } else {
+            for (size_t k = 0; k < n; k++)
+                t->rows[k] = (size_t)drift_rng_below(&t->rng, N);
+            if ((rc = svc->grad_sum(c, xz, t->rows, n, ga, NULL)) ||
+                (rc = svc->grad_sum(c, mean, t->rows, n, gb, NULL)))
+                break;
+            for (size_t k = 0; k < d; k++) {
+                ga[k] *= scale;
+                gb[k] *= scale;
+            }
+            double *pa = gb + d; /* gb is the m x d scores: room enough */
+            if ((rc = svc->grad_prior(c, xz, pa, NULL)))
+                break;
+            for (size_t k = 0; k < d; k++)
+                ga[k] += pa[k];
+            if ((rc = svc->grad_prior(c, mean, pa, NULL)))
+                break;
+            for (size_t k = 0; k < d; k++)
+                gb[k] += pa[k];
+        }
+        double q = 0;
+        for (size_t k = 0; k < d; k++)
+            q += (xz[k] - mean[k]) / e * (ga[k] - gb[k]) / e;
+        *trace += q / PROBES;
+    }
+    c->grad_noise_sd = gn;
+    return rc;
+}
+
 /* KSD^2 of trial j's draws, scored on chain c; +inf when a score is not
  * finite.  With estimated scores, the V-statistic less the estimated
  * noise on its diagonal, sum_i E|e_i|^2 / m^2 (c = 1): unbiased for the
@@ -148,6 +216,13 @@ static int score_trial(tuner *t, drift_chain *c, size_t j)
         return DRIFT_OK;
     }
     tr->ksd2 = k.ksd2 - noise / ((double)t->m * (double)t->m);
+    /* What m exact independent draws would give near here. */
+    double trace;
+    int hrc = hess_trace(t, c, x, &trace);
+    if (hrc == DRIFT_ESTOP || hrc == DRIFT_ENOMEM)
+        return hrc;
+    c->failed = 0;
+    tr->ksd2_exact = hrc ? NAN : (fmax(trace, 0) + dd) / (double)t->m;
     return DRIFT_OK;
 }
 
@@ -165,6 +240,7 @@ static int run_trial(tuner *t, double h)
     drift_tune_trial *tr = &out->trials[j];
     tr->h = h;
     tr->ksd2 = INFINITY;
+    tr->ksd2_exact = NAN;
     tr->diverged_at = 0;
     drift_chain *c = NULL;
     double *theta = NULL;

@@ -79,6 +79,10 @@ typedef struct drift_tune_trial {
     uint64_t diverged_at;       /* step at which it diverged (0: did not) */
     int ran_away;               /* its draws' mean U lies far above the
                                    start's (ksd2 +inf) */
+    double ksd2_exact;          /* about what KSD^2 of as many exact
+                                   independent draws would be there:
+                                   (tr grad^2 U + d) / m at the draws'
+                                   mean (NaN: not known) */
 } drift_tune_trial;
 
 typedef struct drift_tune_result {
