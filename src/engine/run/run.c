@@ -682,18 +682,21 @@ static int tune_step_size(drift_chain *c, long param)
         if (run->tune->trials[j].h == run->tune->h)
             b = j;
     double best = run->tune->trials[b].ksd2;
+    char cost[64] = "";
+    if (c->N)
+        snprintf(cost, sizeof cost, "%.3g data passes and ",
+                 (double)p->grads / (double)c->N);
     snprintf(run->tune_note, sizeof run->tune_note,
              "%s = %.4g chosen for %s: its pilot's kernel Stein "
              "discrepancy, %.3g, is the smallest (or within 10%% of it, at "
              "a smaller step) of %zu pilot chains of %llu steps (%s:KSD "
              "%s)%s; they "
-             "cost %.3g data passes and %.3g s, counted in chain %u; "
+             "cost %s%.3g s, counted in chain %u; "
              "--set %s=VALUE chooses it yourself",
              hp->name, run->tune->h, s->name, sqrt(best > 0 ? best : 0),
              run->tune->n_trials, (unsigned long long)steps, hp->name, grid,
              run->tune->cut_short ? " (cut short by the time budget)" : "",
-             c->N ? (double)p->grads / (double)c->N : 0.0,
-             run->tune->seconds, c->id, hp->name);
+             cost, run->tune->seconds, c->id, hp->name);
     snprintf(run->tune_header, sizeof run->tune_header,
              "# tune_step_size = %s\n"
              "# tune_choice = %.10g\n"
