@@ -81,6 +81,7 @@ typedef struct th_run {
     int warmup_only;                /* --iter 0 */
     /* issue 17 */
     int gradient;                   /* DRIFT_GRADIENT_* (--gradient) */
+    int save_gradients;             /* --save-gradients */
 } th_run;
 
 /* A continuous trajectory's exact time averages after warmup, on the

@@ -37,6 +37,8 @@ set -- $delays
 
 killed=0
 resumed=0
+# sgld and sghmc choose their step size (h=auto): the pilots run again
+# on --resume and must choose the same.
 for spec in "sgld --iter 60000 --warmup 100" \
             "sghmc --iter 60000 --warmup 100" \
             "tmu-rr --iter 60000 --warmup 100" \
@@ -122,10 +124,13 @@ for k in 1 2; do
     cmp -s a.txt b.txt || fail "SIGINT: chain $k differs once resumed"
 done
 
-# A checkpoint to refuse: stopped after its first save.
+# A checkpoint to refuse: stopped after its first save.  An explicit
+# step size: the step-size pilots of h=auto (a tenth of 200000 steps
+# each) would only delay the first save.
 make_ckpt() {
     rm -rf stop*
-    "$bin" sample "$model" --data "$1" --sampler sgld --chains 1 --seed 3 \
+    "$bin" sample "$model" --data "$1" --sampler sgld --set h=1e-4 \
+        --chains 1 --seed 3 \
         --quiet --out stop.csv --checkpoint-every 100 --iter 200000 \
         2>/dev/null &
     p=$!

@@ -164,7 +164,8 @@ static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
 }
 
 static const drift_hparam hparams[] = {
-    {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
+    {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL,
      "step size: theta += h r; r += -h gamma r - h g_I + sigma sqrt(h) "
      "N(0, I)"},
     {"gamma", DRIFT_HP_REAL, 1.0, 0, INFINITY, 0, NULL,

@@ -209,7 +209,8 @@ static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
 }
 
 static const drift_hparam hparams[] = {
-    {"h", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
+    {"h", DRIFT_HP_REAL, 1e-4, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL,
      "step size: theta += -h G grad U + sqrt(2h G) N(0, I) (the paper's "
      "epsilon is 2h)"},
     {"lambda", DRIFT_HP_REAL, 1e-5, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,

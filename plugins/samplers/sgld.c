@@ -196,7 +196,8 @@ static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
 }
 
 static const drift_hparam hparams[] = {
-    {"h", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
+    {"h", DRIFT_HP_REAL, 1e-4, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL,
      "step size: theta += -h P grad U + sqrt(2h) P^(1/2) N(0, I), P the "
      "metric of precond (I for unit)"},
     {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0,

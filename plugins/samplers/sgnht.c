@@ -290,7 +290,8 @@ static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
     "mode beyond, else unit"
 
 static const drift_hparam hparams[] = {
-    {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
+    {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL,
      "step size: p += -xi p h - grad U h + sqrt(2A h) P^(-1/2) N(0, I); "
      "theta += P p h; xi += (p'P p/d - 1) h"},
     {"A", DRIFT_HP_REAL, 1.0, 0, INFINITY, 0, NULL,
@@ -301,7 +302,8 @@ static const drift_hparam hparams[] = {
 };
 
 static const drift_hparam mhparams[] = {
-    {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
+    {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL,
      "step size: p_i += -xi_i p_i h - grad_i U h + sqrt(2A h / P_ii) "
      "N(0, 1); theta += P p h; xi_i += (p_i^2 P_ii - 1) h"},
     {"A", DRIFT_HP_REAL, 1.0, 0, INFINITY, 0, NULL,

@@ -35,7 +35,7 @@ enum {
     O_OUT, O_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
     O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS,
     O_GENERATED_EVERY, O_STEP_TIMEOUT, O_CHECKPOINT_EVERY, O_RESUME,
-    O_RANKS_PER_CHAIN, O_GRADIENT, O_HELP
+    O_RANKS_PER_CHAIN, O_GRADIENT, O_SAVE_GRADIENTS, O_HELP
 };
 
 static const cli_opt sample_opts[] = {
@@ -131,6 +131,11 @@ static const cli_opt sample_opts[] = {
                     "(default), or cv: control variates centred at the "
                     "mode, found once per run (its cost is chain 1's); "
                     "chains then start near the mode"},
+    [O_SAVE_GRADIENTS] = {"--save-gradients", 0,
+                          "write the score d log p / d theta at every draw "
+                          "written (columns grad_lp_1__ ...; one full-data "
+                          "gradient per draw, not counted in grads__), for "
+                          "drift summary --ksd"},
     [O_HELP] = {"--help", 0, "show this help"},
 };
 #define N_SAMPLE_OPTS (sizeof sample_opts / sizeof sample_opts[0])
@@ -149,6 +154,7 @@ typedef struct sample_args {
     drift_access access;
     uint64_t iters, thin, warmup, seed, generated_every;
     int have_seed, have_thin, have_warmup, save_warmup, quiet, help;
+    int save_gradients;     /* --save-gradients */
     int warmup_only;        /* --iter 0 */
     int emit_segments;
     double passes, seconds, thin_time, grad_noise, eval_every, init_radius;
@@ -283,6 +289,7 @@ static int on_sample_opt(void *user, int idx, const char *v)
         a->have_warmup = 1;
         return parse_u64_opt("--warmup", v, 0, (uint64_t)1 << 62, &a->warmup);
     case O_SAVE_WARMUP: a->save_warmup = 1; return 0;
+    case O_SAVE_GRADIENTS: a->save_gradients = 1; return 0;
     case O_SEED:
         if ((rc = parse_u64_opt("--seed", v, 0, UINT64_MAX, &a->seed)))
             return rc;
@@ -363,6 +370,7 @@ static int on_sample_opt(void *user, int idx, const char *v)
         if ((rc = parse_u64_opt("--ranks-per-chain", v, 1, 1u << 20, &x)))
             return rc;
         a->ranks_per_chain = (unsigned)x;
+        return 0;
     case O_GRADIENT:
         if (!strcmp(v, "plain"))
             a->gradient = DRIFT_GRADIENT_PLAIN;
@@ -990,6 +998,7 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         .resume = resume_dir != NULL,
         .ranks = mpi->on ? &mpi->run : NULL,
         .gradient = a.gradient,
+        .save_gradients = a.save_gradients,
     };
     /* A mapped row store (read by a C plugin, or by a .drift model as its
      * rows): tell the kernel how it will be read, and read ahead. */
@@ -1097,6 +1106,8 @@ static void print_table(const drift_hparam *t, size_t n)
     for (size_t k = 0; k < n; k++) {
         char def[64], range[128];
         drift_hparam_format(&t[k], t[k].def, def, sizeof def);
+        if (t[k].flags & DRIFT_HP_STEP_SIZE) /* the engine chooses it */
+            snprintf(def, sizeof def, "auto");
         drift_hparam_range(&t[k], range, sizeof range);
         printf("    %-10s %-5s default %-12s %-22s %s\n", t[k].name,
                drift_hparam_type_name(&t[k]), def, range, t[k].doc);

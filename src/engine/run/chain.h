@@ -136,6 +136,16 @@ typedef struct drift_run_config {
      * grad_batch (DRIFT_SAMPLER_FULL_DATA, DRIFT_SAMPLER_OWN_ESTIMATES)
      * and for models without rows. */
     int gradient;
+    /* Issue 17.  save_gradients: every row written gets the score
+     * grad log p(theta | data) at its draw, on the unconstrained scale,
+     * over all N rows (one full-data gradient per row, not counted in
+     * grads__ nor against --passes), as columns grad_lp_1__ ...
+     * grad_lp_d__ after the model's; not with emit_segments.
+     * discard_draws: the draws a sampler emits are checked (a non-finite
+     * point fails the chain) but neither written nor counted: the pilot
+     * chains of the step-size search (tune.h). */
+    int save_gradients;
+    int discard_draws;
 } drift_run_config;
 
 /* DRIFT_INIT_MODE (--gradient cv only): each chain starts at a draw of
@@ -219,6 +229,14 @@ typedef struct drift_run_shared {
     void **allocs;          /* setup's svc->alloc blocks */
     size_t n_allocs, cap_allocs;
     drift_cv cv;            /* --gradient cv's mode (issue 17) */
+    /* Issue 17: the hyperparameters every chain's sampler gets, with a
+     * step size left to the engine chosen (NULL: cfg->hp as given), and
+     * how it was chosen (NULL: it was not; tune.h). */
+    double *hp;
+    struct drift_tune_result *tune;
+    char tune_note[1200];   /* the choice, for stderr */
+    char tune_header[2400]; /* the choice, as the header's comment lines
+                               ("# key = value\n" ...) */
 } drift_run_shared;
 
 /* Where a chain is, for messages and budget checks. */
@@ -332,6 +350,11 @@ struct drift_chain {
     struct drift_watch *watch; /* minibatch chains: lp__ running away,
                                parameters that stopped (watch.c; NULL:
                                not watched) */
+    /* Issue 17: the hyperparameters the sampler was given (cfg->hp, or
+     * the run's with a chosen step size); mute: warnings are not printed
+     * (a pilot chain's). */
+    const double *hp;
+    int mute;
 };
 
 /* Records a failure message for chain c (first one wins) and returns

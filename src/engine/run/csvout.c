@@ -21,6 +21,7 @@
 #include "csvout.h"
 #include "heldout.h"
 #include "hparam.h"
+#include "score.h"
 
 struct drift_csvout {
     off_t at_num_samples, at_num_warmup, at_save_warmup, at_engaged;
@@ -147,7 +148,9 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
         fprintf(f, "#     algorithm = %s\n", s->name);
     for (size_t k = 0; k < s->n_hparams; k++) {
         char v[64];
-        drift_hparam_format(&s->hparams[k], cfg->hp[k], v, sizeof v);
+        drift_hparam_format(&s->hparams[k], c->hp[k], v, sizeof v);
+        /* A step size the run chose is not the default: no suffix. */
+        int chosen = c->hp != cfg->hp && isnan(cfg->hp[k]);
         /* A sampler's metric (unit, diag, dense) in CmdStan's spelling,
          * which CmdStanPy needs to read the adaptation block. */
         int metric = !strcmp(s->hparams[k].name, "metric") &&
@@ -155,7 +158,8 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
                       !strcmp(v, "dense"));
         fprintf(f, "#       %s = %s%s%s\n", s->hparams[k].name, v,
                 metric ? "_e" : "",
-                cfg->hp_set && cfg->hp_set[k] ? "" : " (Default)");
+                (cfg->hp_set && cfg->hp_set[k]) || chosen ? ""
+                                                          : " (Default)");
     }
     if (drift_hparams_find(s->hparams, s->n_hparams, "metric") < 0)
         fprintf(f, "#     metric = %s\n", metric_name(c->metric.kind));
@@ -268,6 +272,28 @@ static void write_drift_config(drift_chain *c, FILE *f)
               "#   is counted in chain 1's grads__ (mode_grads)\n",
               f);
     }
+    /* How the run chose the sampler's step size (run.c writes the
+     * lines). */
+    if (c->run && c->run->tune_header[0])
+        fputs(c->run->tune_header, f);
+    if (cfg->save_gradients)
+        fprintf(f,
+                "# save_gradients = 1\n"
+                "# grad_lp_coordinates = %s\n"
+                "# drift: grad_lp_k__ is d log p(theta | data) / d theta_k "
+                "at the draw, theta the\n"
+                "#   model's %zu unconstrained coordinates (Jacobians "
+                "included), over all N rows:\n"
+                "#   one full-data gradient per row written, not counted in "
+                "grads__; %s\n"
+                "#   drift summary --ksd reads them\n",
+                drift_score_coordinates_are_outputs(c->model) ? "columns"
+                                                              : "model",
+                c->d,
+                drift_score_coordinates_are_outputs(c->model)
+                    ? "theta is the\n#   model's first columns;"
+                    : "theta is the\n#   model's unconstrained transform "
+                      "of its columns;");
     if (c->out->add_treedepth || c->out->add_divergent)
         fprintf(f,
                 "# drift: metric, max_depth, treedepth__ and divergent__ "
@@ -316,6 +342,10 @@ static void write_columns(drift_chain *c, FILE *f)
     if (!cfg->emit_segments)
         for (size_t k = 0; k < c->model->n_gen; k++)
             fprintf(f, ",%s", c->model->gen_names[k]);
+    /* No dot here either (rstan). */
+    if (cfg->save_gradients && !cfg->emit_segments)
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, ",grad_lp_%zu__", k + 1);
     /* No dot in these names: rstan would read x0.1__ as element 1 of a
      * parameter x0. */
     if (cfg->emit_segments) {
@@ -441,8 +471,8 @@ static double block_stepsize(const drift_chain *c, const double *diag)
     long k = drift_hparams_find(s->hparams, s->n_hparams, "h");
     if (k < 0)
         k = drift_hparams_find(s->hparams, s->n_hparams, "eta");
-    if (k >= 0 && isfinite(c->cfg->hp[k]) && c->cfg->hp[k] > 0)
-        return c->cfg->hp[k];
+    if (k >= 0 && isfinite(c->hp[k]) && c->hp[k] > 0)
+        return c->hp[k];
     return 1.0;
 }
 

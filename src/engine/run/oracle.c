@@ -1329,6 +1329,8 @@ static void svc_warn(drift_chain *c, const char *msg)
 {
     if (c->shard && !c->shard->writer)
         return; /* the group's writer says it once for all its ranks */
+    if (c->mute)
+        return;
     for (size_t k = 0; k < c->n_warned; k++)
         if (!strncmp(c->warned[k], msg, sizeof c->warned[k] - 1))
             return;
