@@ -593,16 +593,27 @@ static int pilot_open(void *user, double h, drift_chain **out,
     *out = pc;
     *theta = p->theta;
     memset(&p->shared, 0, sizeof p->shared);
+    /* The pilot sees the run's mode (--gradient cv's estimates, and the
+     * preconditioners samplers build from its curvature) as the chains
+     * will: its samplers' setup has a block of its own. */
+    if (p->owner->run)
+        p->shared.cv = p->owner->run->cv;
     int rc = drift_run_chain_setup(pc, &p->cfg, p->owner->id, p->theta);
     pc->mute = 1;
     pc->stop = 1;
+    pc->run = &p->shared;
     if (rc || pc->failed)
         return pc->failed ? pc->failed : rc;
+    /* --init mode: the chains start at a draw of the mode's Laplace
+     * approximation (the same draw for every pilot: the same stream), not
+     * at the zeros chain setup left before it saw the mode. */
+    if (p->cfg.init_mode == DRIFT_INIT_MODE &&
+        drift_run_chain_setup_init(pc, p->theta))
+        return pc->failed;
     if (find_init(pc, p->theta))
         return pc->failed;
     if (s->setup) {
         void *shared = NULL;
-        pc->run = &p->shared;
         pc->phase = DRIFT_CHAIN_SETUP;
         pilot_calling(p);
         rc = s->setup(svc, pc, p->hp, &shared);

@@ -23,6 +23,7 @@
 
 #include "base/util.h"
 #include "ckptio.h"
+#include "shard.h"
 #include "watch.h"
 
 /* Coordinates beyond which only lp__ is watched (four vectors of d). */
@@ -33,6 +34,10 @@
  * messages). */
 static void warn(const drift_chain *c, const char *msg)
 {
+    /* a pilot chain of the step-size search says nothing; across ranks
+     * the group's writer speaks for its ranks */
+    if (c->mute || (c->shard && !c->shard->writer))
+        return;
     fprintf(stderr, "drift: warning: chain %u: %s\n", c->id, msg);
 }
 
