@@ -763,11 +763,23 @@ static int tune_step_size(drift_chain *c, long param)
     p->theta = theta;
     drift_tune_config tc = {
         s, (size_t)param, c->d, c->N, c->batch, steps, TUNE_DRAWS, rows,
-        cfg->seconds > 0 ? TUNE_SHARE * cfg->seconds : 0, cfg->seed};
+        cfg->seconds > 0 ? TUNE_SHARE * cfg->seconds : 0, cfg->seed, NULL};
+    /* Under --gradient cv the pilots' KSD is measured in the posterior
+     * sds the mode's curvature gives (tune.h: scale). */
+    double *scale = NULL;
+    if (run->cv.ready && run->cv.inv_metric &&
+        (scale = drift_calloc(c->d ? c->d : 1, sizeof *scale))) {
+        for (size_t k = 0; k < c->d; k++) {
+            double v = run->cv.inv_metric[k];
+            scale[k] = v > 0 && isfinite(v) ? sqrt(v) : 1.0;
+        }
+        tc.scale = scale;
+    }
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_err e = {{0}};
     rc = drift_tune_step_size(&tc, &ops, hp->def, hp->lo, hp->hi, run->tune,
                               &e);
+    drift_free(scale);
     c->grads += p->grads;
     run->tune->grads = p->grads;
     if (rc) {
@@ -796,8 +808,9 @@ static int tune_step_size(drift_chain *c, long param)
                  (double)p->grads / (double)c->N);
     snprintf(run->tune_note, sizeof run->tune_note,
              "%s = %.4g chosen for %s: its pilot's kernel Stein "
-             "discrepancy, %.3g, is the smallest (or within 10%% of it, at "
-             "a smaller step) of %zu pilot chains of %llu steps (%s:KSD "
+             "discrepancy, %.3g, is the smallest (or within 25%% of it, or of "
+             "what exact draws would give, at a smaller step) of %zu pilot "
+             "chains of %llu steps (%s:KSD "
              "%s)%s; they "
              "cost %s%.3g s, counted in chain %u; "
              "--set %s=VALUE chooses it yourself",
@@ -817,8 +830,8 @@ static int tune_step_size(drift_chain *c, long param)
              "#   of %d draws from its second half, with %s scores;\n"
              "#   tune_grid lists %s:KSD in the order run; the smallest KSD "
              "wins, or a\n"
-             "#   smaller step within 10%% of it; the pilots' cost is in "
-             "chain 1's grads__\n",
+             "#   smaller step within 25%% of it (or of exact draws' level); "
+             "the pilots'\n#   cost is in chain 1's grads__\n",
              hp->name, run->tune->h, grid,
              (unsigned long long)run->tune->grads, hp->name,
              run->tune->n_trials, (unsigned long long)steps, TUNE_DRAWS,

@@ -16,8 +16,12 @@
 #include "rng.h"
 #include "tune.h"
 
-/* KSDs within this factor of the smallest count as a tie. */
-#define TIE 1.1
+/* KSDs within this factor of the smallest (or of what exact draws would
+ * give, when that is larger) count as a tie.  A pilot's KSD over its few
+ * draws moves by 5-10% from one seed to the next, and the exact-draws
+ * level is itself an estimate: steps closer than this are not told apart,
+ * and the smaller one has the smaller bias. */
+#define TIE 1.25
 
 /* The search's working memory. */
 typedef struct tuner {
@@ -28,6 +32,8 @@ typedef struct tuner {
     int exact;
     double *draws[DRIFT_TUNE_MAX_TRIALS]; /* m x d per trial (NULL: none) */
     double *scores;         /* m x d */
+    double *wx, *ws;        /* m x d: draws and scores in cfg->scale's
+                               units (NULL without scales) */
     double *ref, *ref_grad, *ref_prior, *g1, *g2, *p1; /* d each */
     int have_ref;           /* ref* hold the current pilot's reference */
     double ref_U, ref_U0;   /* U and U_prior at the reference */
@@ -55,7 +61,8 @@ static int set_reference(tuner *t, drift_chain *c, const double *x)
 /* The score grad log p at x into s (d values) and U(x) into *U, on chain
  * c: exact, or the control-variate estimates around the reference from
  * two halves A and B of the rows, s = (s_A + s_B) / 2, and *noise =
- * |s_A - s_B|^2 / 4, an unbiased estimate of the trace of s's noise
+ * |S (s_A - s_B)|^2 / 4 (S the scales, or I), an unbiased estimate of the
+ * trace of S s's noise
  * covariance (each half has twice s's variance, and they are
  * independent). */
 static int score_at(tuner *t, drift_chain *c, const double *x, double *s,
@@ -91,8 +98,10 @@ static int score_at(tuner *t, drift_chain *c, const double *x, double *s,
             if (half == 0) {
                 s[k] = sk;
             } else {
-                double diff = s[k] - sk;
-                *noise += diff * diff / 4;
+                double diff = s[k] - sk, w = t->cfg->scale
+                                                ? t->cfg->scale[k]
+                                                : 1.0;
+                *noise += diff * diff * w * w / 4;
                 s[k] = (s[k] + sk) / 2;
             }
         }
@@ -100,13 +109,14 @@ static int score_at(tuner *t, drift_chain *c, const double *x, double *s,
     return DRIFT_OK;
 }
 
-/* Hutchinson's estimate of tr(grad^2 U) at the mean of the m draws x,
- * from PROBES random +-1 directions z, each z . (grad U(x + e z) -
- * grad U(x)) / e over the same rows (all of them with exact scores, else
- * score_rows random ones, scaled), e a thousandth of the draws' mean sd.
- * For a target near the draws, E|grad log p|^2 = E tr(grad^2 U), so m
- * exact independent draws give E KSD^2 = (tr + d) / m: the level a
- * pilot's KSD is read against. */
+/* Hutchinson's estimate of tr(S grad^2 U S) at the mean of the m draws x
+ * (S the scales of cfg->scale, or I), from PROBES random +-1 directions
+ * z, each (S z) . (grad U(x + e S z) - grad U(x)) / e over the same rows
+ * (all of them with exact scores, else score_rows random ones, scaled),
+ * e a thousandth of the draws' mean sd in the scales' units.  For a
+ * target near the draws, E|S grad log p|^2 = E tr(S grad^2 U S), so m
+ * exact independent draws give E KSD^2 = (tr + d) / m in those units:
+ * the level a pilot's KSD is read against. */
 #define PROBES 4
 static int hess_trace(tuner *t, drift_chain *c, const double *x,
                       double *trace)
@@ -119,11 +129,12 @@ static int hess_trace(tuner *t, drift_chain *c, const double *x,
     for (size_t i = 0; i < m; i++)
         for (size_t k = 0; k < d; k++)
             mean[k] += x[i * d + k] / (double)m;
+    const double *S = t->cfg->scale;
     for (size_t k = 0; k < d; k++) {
         double v = 0;
         for (size_t i = 0; i < m; i++)
             v += (x[i * d + k] - mean[k]) * (x[i * d + k] - mean[k]);
-        sd += sqrt(v / (double)(m - 1)) / (double)d;
+        sd += sqrt(v / (double)(m - 1)) / (S ? S[k] : 1.0) / (double)d;
     }
     double e = 1e-3 * (sd > 0 ? sd : 1e-3);
     size_t n = t->exact ? 0 : t->cfg->score_rows;
@@ -133,8 +144,10 @@ static int hess_trace(tuner *t, drift_chain *c, const double *x,
     *trace = 0;
     int rc = DRIFT_OK;
     for (int p = 0; p < PROBES && !rc; p++) {
+        /* a step of e in the scales' units: S z */
         for (size_t k = 0; k < d; k++)
-            xz[k] = mean[k] + (drift_rng_uniform(&t->rng) < 0.5 ? -e : e);
+            xz[k] = mean[k] + (drift_rng_uniform(&t->rng) < 0.5 ? -e : e) *
+                                  (S ? S[k] : 1.0);
         if (t->exact) {
             if ((rc = svc->grad_full(c, xz, ga, NULL)) ||
                 (rc = svc->grad_full(c, mean, gb, NULL)))
@@ -159,6 +172,7 @@ static int hess_trace(tuner *t, drift_chain *c, const double *x,
             for (size_t k = 0; k < d; k++)
                 gb[k] += pa[k];
         }
+        /* z' S (grad U(x + e S z) - grad U(x)) / e estimates tr(S H S) */
         double q = 0;
         for (size_t k = 0; k < d; k++)
             q += (xz[k] - mean[k]) / e * (ga[k] - gb[k]) / e;
@@ -210,8 +224,19 @@ static int score_trial(tuner *t, drift_chain *c, size_t j)
     }
     drift_ksd k;
     drift_err ke = {{0}};
-    if (drift_ksd_imq(x, t->d, t->scores, t->d, t->m, t->d, 1.0, -0.5, &k,
-                      NULL, &ke)) {
+    const double *kx = x, *ks = t->scores;
+    if (t->cfg->scale) {
+        const double *S = t->cfg->scale;
+        for (size_t i = 0; i < t->m; i++)
+            for (size_t q = 0; q < t->d; q++) {
+                t->wx[i * t->d + q] = x[i * t->d + q] / S[q];
+                t->ws[i * t->d + q] = t->scores[i * t->d + q] * S[q];
+            }
+        kx = t->wx;
+        ks = t->ws;
+    }
+    if (drift_ksd_imq(kx, t->d, ks, t->d, t->m, t->d, 1.0, -0.5, &k, NULL,
+                      &ke)) {
         tr->ksd2 = INFINITY;
         return DRIFT_OK;
     }
@@ -433,6 +458,10 @@ int drift_tune_step_size(const drift_tune_config *cfg,
     out->exact = t.exact;
     drift_rng_seed(&t.rng, cfg->seed, 0x7475u); /* "tu": its own stream */
     t.scores = drift_malloc_array(t.m * t.d, sizeof(double));
+    if (cfg->scale) {
+        t.wx = drift_malloc_array(t.m * t.d, sizeof(double));
+        t.ws = drift_malloc_array(t.m * t.d, sizeof(double));
+    }
     t.ref = drift_calloc(t.d, sizeof(double));
     t.ref_grad = drift_calloc(t.d, sizeof(double));
     t.ref_prior = drift_calloc(t.d, sizeof(double));
@@ -443,11 +472,13 @@ int drift_tune_step_size(const drift_tune_config *cfg,
                           sizeof(size_t));
     int rc = DRIFT_ENOMEM;
     if (t.scores && t.ref && t.ref_grad && t.ref_prior && t.g1 && t.g2 &&
-        t.p1 && t.rows)
+        t.p1 && t.rows && (!cfg->scale || (t.wx && t.ws)))
         rc = search(&t, h0, lo, hi);
     for (size_t j = 0; j < DRIFT_TUNE_MAX_TRIALS; j++)
         drift_free(t.draws[j]);
     drift_free(t.scores);
+    drift_free(t.wx);
+    drift_free(t.ws);
     drift_free(t.ref);
     drift_free(t.ref_grad);
     drift_free(t.ref_prior);
@@ -466,10 +497,14 @@ int drift_tune_step_size(const drift_tune_config *cfg,
     if (isfinite(out->trials[b].ksd2)) {
         /* Near ties go to the smaller step: the chains run longer than
          * the pilots, so a step's bias weighs more for them, and its
-         * slower mixing less, than in a pilot. */
-        double near = out->trials[b].ksd2 > 0
-                          ? TIE * TIE * out->trials[b].ksd2
-                          : 0;
+         * slower mixing less, than in a pilot.  A pilot as close to the
+         * target as exact draws would be is as good as its few draws can
+         * show: the bias of a larger step is then below what they see. */
+        double level = out->trials[b].ksd2;
+        if (isfinite(out->trials[b].ksd2_exact) &&
+            out->trials[b].ksd2_exact > level)
+            level = out->trials[b].ksd2_exact;
+        double near = level > 0 ? TIE * TIE * level : 0;
         for (size_t j = 0; j < out->n_trials; j++)
             if (out->trials[j].ksd2 <= near &&
                 out->trials[j].h < out->trials[b].h)

@@ -68,6 +68,14 @@ typedef struct drift_tune_config {
     double seconds;             /* stop starting pilots past this many
                                    seconds (0: no limit) */
     uint64_t seed;              /* the scoring rows' random stream */
+    /* Per-coordinate scales the KSD is measured in (d values; NULL: the
+     * coordinates as they are): draws x_k / scale_k, scores s_k scale_k.
+     * The IMQ kernel's width is 1 in every coordinate, so on a posterior
+     * whose sds are far from 1 (raw predictors) distinct draws barely
+     * interact and a chain that does not move scores better than exact
+     * draws; scales near the posterior sds (the mode's curvature, under
+     * --gradient cv) make the comparison one of shapes. */
+    const double *scale;
 } drift_tune_config;
 
 /* One trial step size. */
