@@ -363,6 +363,7 @@ static int on_sample_opt(void *user, int idx, const char *v)
         if ((rc = parse_u64_opt("--ranks-per-chain", v, 1, 1u << 20, &x)))
             return rc;
         a->ranks_per_chain = (unsigned)x;
+        return 0;
     case O_GRADIENT:
         if (!strcmp(v, "plain"))
             a->gradient = DRIFT_GRADIENT_PLAIN;

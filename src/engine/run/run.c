@@ -405,7 +405,9 @@ static void run_setup_apart(drift_chain *c)
         pthread_cond_broadcast(&run->cond);
         pthread_mutex_unlock(&run->lock);
     } else {
-        run_setup(&s);
+        /* (--gradient cv, whose mode search this would repeat, is
+         * refused across ranks) */
+        run_setup(&s, scratch_theta);
     }
     if (s.failed)
         drift_chain_fail(c, s.failed, "%s", s.message);
