@@ -808,9 +808,8 @@ static int tune_step_size(drift_chain *c, long param)
                  (double)p->grads / (double)c->N);
     snprintf(run->tune_note, sizeof run->tune_note,
              "%s = %.4g chosen for %s: its pilot's kernel Stein "
-             "discrepancy, %.3g, is the smallest (or within 25%% of it, or of "
-             "what exact draws would give, at a smaller step) of %zu pilot "
-             "chains of %llu steps (%s:KSD "
+             "discrepancy, %.3g, is the smallest (or within 10%% of it, at "
+             "a smaller step) of %zu pilot chains of %llu steps (%s:KSD "
              "%s)%s; they "
              "cost %s%.3g s, counted in chain %u; "
              "--set %s=VALUE chooses it yourself",
@@ -830,8 +829,8 @@ static int tune_step_size(drift_chain *c, long param)
              "#   of %d draws from its second half, with %s scores;\n"
              "#   tune_grid lists %s:KSD in the order run; the smallest KSD "
              "wins, or a\n"
-             "#   smaller step within 25%% of it (or of exact draws' level); "
-             "the pilots'\n#   cost is in chain 1's grads__\n",
+             "#   smaller step within 10%% of it; the pilots' cost is in "
+             "chain 1's grads__\n",
              hp->name, run->tune->h, grid,
              (unsigned long long)run->tune->grads, hp->name,
              run->tune->n_trials, (unsigned long long)steps, TUNE_DRAWS,

@@ -16,12 +16,8 @@
 #include "rng.h"
 #include "tune.h"
 
-/* KSDs within this factor of the smallest (or of what exact draws would
- * give, when that is larger) count as a tie.  A pilot's KSD over its few
- * draws moves by 5-10% from one seed to the next, and the exact-draws
- * level is itself an estimate: steps closer than this are not told apart,
- * and the smaller one has the smaller bias. */
-#define TIE 1.25
+/* KSDs within this factor of the smallest count as a tie. */
+#define TIE 1.1
 
 /* The search's working memory. */
 typedef struct tuner {
@@ -497,14 +493,10 @@ int drift_tune_step_size(const drift_tune_config *cfg,
     if (isfinite(out->trials[b].ksd2)) {
         /* Near ties go to the smaller step: the chains run longer than
          * the pilots, so a step's bias weighs more for them, and its
-         * slower mixing less, than in a pilot.  A pilot as close to the
-         * target as exact draws would be is as good as its few draws can
-         * show: the bias of a larger step is then below what they see. */
-        double level = out->trials[b].ksd2;
-        if (isfinite(out->trials[b].ksd2_exact) &&
-            out->trials[b].ksd2_exact > level)
-            level = out->trials[b].ksd2_exact;
-        double near = level > 0 ? TIE * TIE * level : 0;
+         * slower mixing less, than in a pilot. */
+        double near = out->trials[b].ksd2 > 0
+                          ? TIE * TIE * out->trials[b].ksd2
+                          : 0;
         for (size_t j = 0; j < out->n_trials; j++)
             if (out->trials[j].ksd2 <= near &&
                 out->trials[j].h < out->trials[b].h)
