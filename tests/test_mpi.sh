@@ -117,6 +117,8 @@ compare() { # compare REF RUN WHAT
 
 for s in lmc sgld; do
     run="--sampler $s --iter 1000 --warmup 0"
+    # (sgld's step size is given: the automatic one is not for mpirun)
+    [ $s = sgld ] && run="$run --set h=1e-4"
     # shellcheck disable=SC2086
     one ref-$s.csv "$model" --data d.csv $run --chains 1
     # shellcheck disable=SC2086
@@ -145,15 +147,15 @@ for s in lmc sgld; do
 done
 # A row store (mapped, cut by rows) and LIBSVM rows (cut by bytes, the
 # sparse dimension agreed between the shares).
-one ref-drs.csv "$model" --data d.drs --sampler sgld --iter 1000 \
+one ref-drs.csv "$model" --data d.drs --sampler sgld --set h=1e-4 --iter 1000 \
     --warmup 0 --chains 1
-one ref-svm.csv "$sparse" --data s.libsvm --sampler sgld --iter 1000 \
+one ref-svm.csv "$sparse" --data s.libsvm --sampler sgld --set h=1e-4 --iter 1000 \
     --warmup 0 --chains 1
 for P in 2 4; do
-    ranks $P p$P-drs.csv "$model" --data d.drs --sampler sgld --iter 1000 \
+    ranks $P p$P-drs.csv "$model" --data d.drs --sampler sgld --set h=1e-4 --iter 1000 \
         --warmup 0 --chains 1
     compare ref-drs.csv p$P-drs.csv "row store, mpirun -n $P"
-    ranks $P p$P-svm.csv "$sparse" --data s.libsvm --sampler sgld \
+    ranks $P p$P-svm.csv "$sparse" --data s.libsvm --sampler sgld --set h=1e-4 \
         --iter 1000 --warmup 0 --chains 1
     compare ref-svm.csv p$P-svm.csv "LIBSVM, mpirun -n $P"
 done
@@ -235,7 +237,7 @@ only() {
     want=$(for f in "$@"; do echo "$f"; done | sort | tr '\n' ' ')
     [ "$left" = "$want" ] || fail "$dir holds '$left', expected '$want'"
 }
-long="--sampler sgld --iter 100000000 --warmup 0 --seed 3"
+long="--sampler sgld --set h=1e-4 --iter 100000000 --warmup 0 --seed 3"
 
 for victim in 1 0; do
     dir=kill$victim
@@ -292,7 +294,7 @@ fi
 awk -F, -v OFS=, 'NR == 190 { $1 = 0; $2 = 1; $3 = "abc" } { print }' \
     d.csv >bad.csv
 mkdir bad
-$MPI -n 2 "$bin" sample "$model" --data bad.csv --sampler sgld --iter 10 \
+$MPI -n 2 "$bin" sample "$model" --data bad.csv --sampler sgld --set h=1e-4 --iter 10 \
     --chains 1 --out bad/o.csv >bad.log 2>&1
 st=$?
 [ $st -eq 2 ] || fail "bad row: status $st, expected 2"
@@ -303,9 +305,9 @@ only bad
 # A rank whose data file is missing (each rank in a directory of its own).
 mkdir -p wa wb
 cp d.csv wa/d.csv
-$MPI -n 1 -wdir "$tmp/wa" "$bin" sample "$model" --data d.csv --sampler sgld \
+$MPI -n 1 -wdir "$tmp/wa" "$bin" sample "$model" --data d.csv --sampler sgld --set h=1e-4 \
     --iter 10 --chains 1 --out o.csv : -n 1 -wdir "$tmp/wb" "$bin" sample \
-    "$model" --data d.csv --sampler sgld --iter 10 --chains 1 --out o.csv \
+    "$model" --data d.csv --sampler sgld --set h=1e-4 --iter 10 --chains 1 --out o.csv \
     >miss.log 2>&1
 st=$?
 [ $st -eq 2 ] || fail "missing data: status $st, expected 2"
@@ -326,7 +328,18 @@ mismatch() {
     [ $st -eq 2 ] || fail "$what: status $st, expected 2: $(cat mm.log)"
     grep -q -- "$needle" mm.log || fail "$what: message: $(cat mm.log)"
 }
-run="--sampler sgld --iter 10 --chains 1 --quiet --out mm.csv"
+run="--sampler sgld --set h=1e-4 --iter 10 --chains 1 --quiet --out mm.csv"
+# What runs in one process only is refused under mpirun: the automatic
+# step size's pilots, stored scores, control variates.
+mismatch "automatic step size" "is chosen by pilot chains in one process" \
+    $MPI -n 2 "$bin" sample "$model" --data d.csv --sampler sgld --iter 10 \
+    --chains 1 --quiet --out mm.csv
+# shellcheck disable=SC2086
+mismatch "stored scores" "save-gradients under mpirun" \
+    $MPI -n 2 "$bin" sample "$model" --data d.csv $run --save-gradients
+# shellcheck disable=SC2086
+mismatch "control variates" "gradient cv under mpirun" \
+    $MPI -n 2 "$bin" sample "$model" --data d.csv $run --gradient cv
 # Data: the same name, other contents.
 awk -F, 'NR == 6 { $1 = 1 - $1 } { print }' OFS=, d.csv >wb/d.csv
 # shellcheck disable=SC2086
@@ -380,7 +393,7 @@ sed -e 's/^datum .*/&\ngenerated { ll = bernoulli_logit_lpmf(y | dot(x, w)) }/' 
 mismatch "per-row generated quantities" "generated quantities need every data row" \
     $MPI -n 2 "$bin" sample gq.drift --data d.csv $run
 # shellcheck disable=SC2086
-$MPI -n 2 "$bin" sample gq.drift --data d.csv --sampler sgld --iter 10 \
+$MPI -n 2 "$bin" sample gq.drift --data d.csv --sampler sgld --set h=1e-4 --iter 10 \
     --chains 2 --quiet --out gq.csv >gq.log 2>&1 ||
     fail "per-row generated quantities, one rank per chain: $(cat gq.log)"
 

@@ -35,7 +35,7 @@ enum {
     O_OUT, O_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
     O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS,
     O_GENERATED_EVERY, O_STEP_TIMEOUT, O_CHECKPOINT_EVERY, O_RESUME,
-    O_RANKS_PER_CHAIN, O_HELP
+    O_RANKS_PER_CHAIN, O_GRADIENT, O_SAVE_GRADIENTS, O_HELP
 };
 
 static const cli_opt sample_opts[] = {
@@ -84,11 +84,13 @@ static const cli_opt sample_opts[] = {
     [O_MAX_MEMORY] = {"--max-memory", 1,
                       "BYTES  bound on sampler memory (suffixes K, M, G)"},
     [O_INIT] = {"--init", 1,
-                "random|R|0|FILE  initial point on the unconstrained "
+                "random|R|0|mode|FILE  initial point on the unconstrained "
                 "scale: random = U(-2,2) (default, redrawn up to 100 times "
                 "where the density is not finite), U(-R,R), 0 (or zero) "
-                "for zeros, or a JSON/CSV file of values (names it lacks "
-                "drawn as random)"},
+                "for zeros, mode (the default with --gradient cv) for a "
+                "draw of the Laplace approximation at cv's mode, or a "
+                "JSON/CSV file of values (names it lacks drawn as "
+                "random)"},
     [O_QUIET] = {"--quiet", 0, "no progress or summary lines"},
     [O_CHAIN_ID] = {"--chain-id", 1,
                     "ID  id of the first chain (1), as CmdStan's id"},
@@ -124,6 +126,16 @@ static const cli_opt sample_opts[] = {
                            "each over 1/R of the rows (default P / gcd(P, "
                            "K): every rank busy, as few ranks per chain as "
                            "that allows)"},
+    [O_GRADIENT] = {"--gradient", 1,
+                    "plain|cv  minibatch gradient estimator: plain "
+                    "(default), or cv: control variates centred at the "
+                    "mode, found once per run (its cost is chain 1's); "
+                    "chains then start near the mode"},
+    [O_SAVE_GRADIENTS] = {"--save-gradients", 0,
+                          "write the score d log p / d theta at every draw "
+                          "written (columns grad_lp_1__ ...; one full-data "
+                          "gradient per draw, not counted in grads__), for "
+                          "drift summary --ksd"},
     [O_HELP] = {"--help", 0, "show this help"},
 };
 #define N_SAMPLE_OPTS (sizeof sample_opts / sizeof sample_opts[0])
@@ -142,6 +154,7 @@ typedef struct sample_args {
     drift_access access;
     uint64_t iters, thin, warmup, seed, generated_every;
     int have_seed, have_thin, have_warmup, save_warmup, quiet, help;
+    int save_gradients;     /* --save-gradients */
     int warmup_only;        /* --iter 0 */
     int emit_segments;
     double passes, seconds, thin_time, grad_noise, eval_every, init_radius;
@@ -152,6 +165,7 @@ typedef struct sample_args {
     double ckpt_seconds;    /* --checkpoint-every T[smh] */
     const char *resume;     /* --resume DIR */
     unsigned ranks_per_chain; /* --ranks-per-chain R (0: the default) */
+    int gradient;           /* --gradient: DRIFT_GRADIENT_* */
     int n_options;          /* options given (--resume stands alone) */
 } sample_args;
 
@@ -275,6 +289,7 @@ static int on_sample_opt(void *user, int idx, const char *v)
         a->have_warmup = 1;
         return parse_u64_opt("--warmup", v, 0, (uint64_t)1 << 62, &a->warmup);
     case O_SAVE_WARMUP: a->save_warmup = 1; return 0;
+    case O_SAVE_GRADIENTS: a->save_gradients = 1; return 0;
     case O_SEED:
         if ((rc = parse_u64_opt("--seed", v, 0, UINT64_MAX, &a->seed)))
             return rc;
@@ -306,10 +321,10 @@ static int on_sample_opt(void *user, int idx, const char *v)
                                  "a file");
             a->init_radius = r;
         } else if (strcmp(v, "zero") && strcmp(v, "random") &&
-                   access(v, F_OK) != 0) {
+                   strcmp(v, "mode") && access(v, F_OK) != 0) {
             return bad_value("--init", v,
-                             "no such file; expected zero, random, a radius "
-                             "or a JSON/CSV file of initial values");
+                             "no such file; expected zero, random, mode, a "
+                             "radius or a JSON/CSV file of initial values");
         }
         return 0;
     }
@@ -355,6 +370,14 @@ static int on_sample_opt(void *user, int idx, const char *v)
         if ((rc = parse_u64_opt("--ranks-per-chain", v, 1, 1u << 20, &x)))
             return rc;
         a->ranks_per_chain = (unsigned)x;
+        return 0;
+    case O_GRADIENT:
+        if (!strcmp(v, "plain"))
+            a->gradient = DRIFT_GRADIENT_PLAIN;
+        else if (!strcmp(v, "cv"))
+            a->gradient = DRIFT_GRADIENT_CV;
+        else
+            return bad_value("--gradient", v, "expected plain or cv");
         return 0;
     case O_EMIT:
         if (!strcmp(v, "segments"))
@@ -831,8 +854,19 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         rc = EXIT_USAGE;
         goto out;
     }
-    int init_mode = DRIFT_INIT_RANDOM;
-    if (a.init && (!strcmp(a.init, "zero") ||
+    /* Under --gradient cv chains start near its mode unless told. */
+    int init_mode = a.gradient == DRIFT_GRADIENT_CV && !a.init
+                        ? DRIFT_INIT_MODE
+                        : DRIFT_INIT_RANDOM;
+    if (a.init && !strcmp(a.init, "mode")) {
+        if (a.gradient != DRIFT_GRADIENT_CV) {
+            fprintf(stderr, "drift sample: --init mode: needs --gradient cv "
+                            "(the mode it starts from is cv's)\n");
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        init_mode = DRIFT_INIT_MODE;
+    } else if (a.init && (!strcmp(a.init, "zero") ||
                    (a.init_radius == 0 &&
                     !drift_parse_double(a.init, &(double){0}))))
         init_mode = DRIFT_INIT_ZERO;
@@ -963,6 +997,8 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         .ckpt_seconds = a.ckpt_seconds,
         .resume = resume_dir != NULL,
         .ranks = mpi->on ? &mpi->run : NULL,
+        .gradient = a.gradient,
+        .save_gradients = a.save_gradients,
     };
     /* A mapped row store (read by a C plugin, or by a .drift model as its
      * rows): tell the kernel how it will be read, and read ahead. */
@@ -1070,6 +1106,8 @@ static void print_table(const drift_hparam *t, size_t n)
     for (size_t k = 0; k < n; k++) {
         char def[64], range[128];
         drift_hparam_format(&t[k], t[k].def, def, sizeof def);
+        if (t[k].flags & DRIFT_HP_STEP_SIZE) /* the engine chooses it */
+            snprintf(def, sizeof def, "auto");
         drift_hparam_range(&t[k], range, sizeof range);
         printf("    %-10s %-5s default %-12s %-22s %s\n", t[k].name,
                drift_hparam_type_name(&t[k]), def, range, t[k].doc);

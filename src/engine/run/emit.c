@@ -18,6 +18,8 @@
 #include "emit.h"
 #include "heldout.h"
 #include "shard.h"
+#include "watch.h"
+#include "score.h"
 
 /* Whether the step being taken is one of warmup's. */
 static int in_warmup(const drift_chain *c)
@@ -228,6 +230,18 @@ static int write_row(drift_chain *c, const double *theta, double lp,
         row[2 + k] = diag ? diag[k] : NAN;
     c->model->constrain(c->model->self, theta, row + 2 + nc);
     write_generated(c, theta, row + 2 + nc + n_out);
+    size_t n_score = c->cfg->save_gradients ? c->d : 0;
+    if (n_score) {
+        /* --save-gradients: the score over all rows, exact (no
+         * --grad-noise), not counted; NaN where it is not finite. */
+        double *score = row + 2 + nc + n_out + n_gen;
+        drift_err se = {{0}};
+        if (drift_score_at(c->model, c->ws, c->ws_cap, theta, score,
+                           c->gbuf2, NULL, &se))
+            for (size_t k = 0; k < c->d; k++)
+                if (!isfinite(score[k]))
+                    score[k] = NAN;
+    }
     if (c->cfg->on_row)
         c->cfg->on_row(c->cfg->on_row_user, c->id, row, c->row_len);
     if (c->w) {
@@ -244,7 +258,7 @@ static int write_row(drift_chain *c, const double *theta, double lp,
         }
         if (c->out)
             drift_csvout_compat_values(c, f);
-        for (size_t k = 2 + nc; k < 2 + nc + n_out + n_gen; k++) {
+        for (size_t k = 2 + nc; k < 2 + nc + n_out + n_gen + n_score; k++) {
             fputc(',', f);
             drift_writer_real(f, row[k]);
         }
@@ -276,9 +290,9 @@ static int check_state(drift_chain *c, const double *theta)
             return drift_chain_fail(c, DRIFT_ENUMERIC,
                                     "chain %u, iteration %llu: parameter %s "
                                     "is %g; the sampler diverged (try a "
-                                    "smaller step size)",
+                                    "smaller step size)%s",
                                     c->id, (unsigned long long)c->iter, name,
-                                    theta[k]);
+                                    theta[k], drift_watch_note(c));
         }
     return DRIFT_OK;
 }
@@ -299,9 +313,9 @@ static int check_lp(drift_chain *c, const double *theta, double lp)
     return drift_chain_fail(c, DRIFT_ENUMERIC,
                             "chain %u, iteration %llu: the log density is "
                             "%g (largest parameter: %s = %g); the sampler "
-                            "diverged (try a smaller step size)",
+                            "diverged (try a smaller step size)%s",
                             c->id, (unsigned long long)c->iter, lp, name,
-                            theta[big]);
+                            theta[big], drift_watch_note(c));
 }
 
 int drift_emit_draw(drift_chain *c, const double *theta, double lp,
@@ -312,7 +326,10 @@ int drift_emit_draw(drift_chain *c, const double *theta, double lp,
         rc = check_lp(c, theta, lp);
     if (rc)
         return rc;
+    drift_watch_draw(c, theta, lp);
     uint64_t k;
+    if (c->cfg->discard_draws)
+        return DRIFT_OK;
     if (offer(c, &k) && k % c->cfg->thin == 0)
         return write_row(c, theta, lp, diag);
     return DRIFT_OK;
@@ -400,7 +417,7 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                                 "chain %u: emit_segment given duration %g",
                                 c->id, duration);
     int warm = in_warmup(c);
-    if (warm && !c->cfg->save_warmup)
+    if ((warm && !c->cfg->save_warmup) || c->cfg->discard_draws)
         return DRIFT_OK;
     double t0 = c->t_traj, t1 = c->t_traj + duration;
     uint64_t k_offer;

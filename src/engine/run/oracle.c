@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "base/stop.h"
 #include "base/util.h"
 #include "chain.h"
@@ -20,6 +22,7 @@
 #include "oracle.h"
 #include "poisson.h"
 #include "shard.h"
+#include "watch.h"
 
 /* Rows evaluated per model call during full passes: small enough that a
  * chunk of rows stays in cache between the forward and backward products. */
@@ -60,8 +63,9 @@ static int nonfinite(drift_chain *c, const double *theta, const char *fmt,
              "%.60s: the log density is not finite at this point (largest "
              "parameter: %.80s = %g unconstrained; %.180s); the sampler "
              "diverged or left the model's support (try a smaller step "
-             "size)",
-             where, c->d ? name : "none", c->d ? theta[big] : 0.0, what);
+             "size)%s",
+             where, c->d ? name : "none", c->d ? theta[big] : 0.0, what,
+             drift_watch_note(c));
     return DRIFT_ENONFINITE;
 }
 
@@ -144,8 +148,11 @@ static int check_budget(drift_chain *c)
     if (c->phase == DRIFT_CHAIN_STEPPING)
         return DRIFT_OK;
     const drift_run_config *cfg = c->cfg;
-    const char *what = c->phase == DRIFT_CHAIN_SETUP ? "run-level setup"
-                                                     : "initialisation";
+    const char *what = c->phase == DRIFT_CHAIN_SETUP
+                           ? "sampler's run-level setup"
+                       : c->phase == DRIFT_CHAIN_MODE
+                           ? "mode search of --gradient cv"
+                           : "sampler's initialisation";
     if (c->shard) {
         /* Across ranks the group's agreement decides (each oracle's sum
          * carried it), so that every rank stops at the same call: the
@@ -154,25 +161,25 @@ static int check_budget(drift_chain *c)
         if (why == 1 && c->stop)
             return drift_chain_fail(c, DRIFT_ESTOP,
                                     "chain %u: stopped by a signal during "
-                                    "the sampler's %s, before any draw",
+                                    "the %s, before any draw",
                                     c->id, what);
         if (why == 2) {
             drift_chain_fail(c, DRIFT_EINVAL,
-                             "chain %u: the sampler's %s spent the whole "
-                             "budget of --seconds %g before any draw; give "
-                             "a larger budget",
+                             "chain %u: the %s spent the whole budget of "
+                             "--seconds %g before any draw; give a larger "
+                             "budget",
                              c->id, what, cfg->seconds);
             return DRIFT_ESTOP;
         }
     } else if (c->stop && drift_stop_requested())
         return drift_chain_fail(c, DRIFT_ESTOP,
                                 "chain %u: stopped by a signal during the "
-                                "sampler's %s, before any draw",
+                                "%s, before any draw",
                                 c->id, what);
     if (cfg->passes > 0 && c->N &&
         (double)c->grads > cfg->passes * (double)c->N) {
         drift_chain_fail(c, DRIFT_EINVAL,
-                         "chain %u: the sampler's %s spent the whole budget "
+                         "chain %u: the %s spent the whole budget "
                          "of --passes %g before any draw; give a larger "
                          "budget",
                          c->id, what, cfg->passes);
@@ -181,7 +188,7 @@ static int check_budget(drift_chain *c)
     if (!c->shard && cfg->seconds > 0 &&
         drift_now() - c->t_start > cfg->seconds) {
         drift_chain_fail(c, DRIFT_EINVAL,
-                         "chain %u: the sampler's %s spent the whole budget "
+                         "chain %u: the %s spent the whole budget "
                          "of --seconds %g before any draw; give a larger "
                          "budget",
                          c->id, what, cfg->seconds);
@@ -355,6 +362,11 @@ void drift_oracle_release(drift_chain *c)
     drift_free(parts);
     c->full_parts = NULL;
     c->n_full_parts = 0;
+    drift_free(c->cv_x);
+    drift_free(c->cv_s);
+    drift_free(c->cv_delta);
+    c->cv_x = c->cv_s = c->cv_l = c->cv_xd = c->cv_delta = NULL;
+    c->cv_x_cap = 0;
     if (c->full_ws)
         c->model->workspace_free(c->model->self, c->full_ws);
     c->full_ws = NULL;
@@ -598,6 +610,144 @@ static int batch_across(drift_chain *c, const double *theta, size_t n,
     return batch_finish(c, theta, scale, acc, ll, grad, U_est);
 }
 
+/* Scratch of --gradient cv, made on first use: theta - theta-hat (d)
+ * and, for a generalised linear model whose scalars at the mode are kept,
+ * cv_x_cap rows of the design (at most 8 MiB of them), their scalars, terms
+ * and products x_i . (theta - theta-hat).  0 when out of memory. */
+static int cv_scratch(drift_chain *c)
+{
+    if (c->cv_delta)
+        return 1;
+    size_t rows = 0;
+    if (c->run->cv.s) {
+        rows = ((size_t)8 << 20) / (c->d * sizeof(double));
+        rows = rows < 1 ? 1 : rows > c->ws_cap ? c->ws_cap : rows;
+        c->cv_x = drift_malloc_array(rows, c->d * sizeof(double));
+        c->cv_s = drift_malloc_array(rows, 3 * sizeof(double));
+        if (!c->cv_x || !c->cv_s)
+            return 0;
+        c->cv_l = c->cv_s + rows;
+        c->cv_xd = c->cv_l + rows;
+    }
+    c->cv_x_cap = rows;
+    c->cv_delta = drift_malloc_array(c->d, sizeof(double));
+    return c->cv_delta != NULL;
+}
+
+/* The control-variate part of a minibatch of k rows (rows[k]): adds
+ * sum_i grad l_i(theta) - grad l_i(theta-hat) to acc and returns in *dll
+ * sum_i l_i(theta) - l_i(theta-hat) - grad l_i(theta-hat) . delta, delta =
+ * theta - theta-hat: the terms' second-order remainder, whose sum over
+ * all rows, added to the first-order term known exactly, estimates U with
+ * a variance of order |delta|^4 rather than |delta|^2.  A generalised
+ * linear model with the mode's scalars kept needs one evaluation per row,
+ * s_i(theta), the gradients' difference being x_i (s_i(theta) -
+ * s_i(theta-hat)); any other model two, each row's gradient at theta and
+ * at the mode. */
+static int cv_rows(drift_chain *c, const double *theta, const size_t *rows,
+                   size_t k, double *acc, double *dll)
+{
+    const drift_cv *cv = &c->run->cv;
+    const drift_model *m = c->model;
+    const double *delta = c->cv_delta;
+    drift_err me = {{0}};
+    double sum = 0;
+    int rc;
+    if (cv->s) {
+        size_t cap = c->cv_x_cap;
+        for (size_t done = 0; done < k; done += cap) {
+            size_t j = k - done < cap ? k - done : cap;
+            drift_rows b = {rows + done, 0, j};
+            if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, c->cv_s,
+                                     c->cv_l, &me)))
+                return model_error(c, theta, rc, &me);
+            if ((rc = m->glm_design(m->self, &b, c->cv_x, &me)))
+                return drift_chain_fail(c, rc, "%s",
+                                        me.msg[0] ? me.msg
+                                                  : "the model failed");
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)j, (int)c->d, 1.0,
+                        c->cv_x, (int)c->d, delta, 1, 0.0, c->cv_xd, 1);
+            for (size_t q = 0; q < j; q++) {
+                size_t i = rows[done + q];
+                sum += c->cv_l[q] - cv->l[i] - cv->s[i] * c->cv_xd[q];
+                c->cv_s[q] -= cv->s[i];
+            }
+            cblas_dgemv(CblasRowMajor, CblasTrans, (int)j, (int)c->d, 1.0,
+                        c->cv_x, (int)c->d, c->cv_s, 1, 1.0, acc, 1);
+        }
+        *dll = sum;
+        return DRIFT_OK;
+    }
+    double at, at_mode;
+    if ((rc = sum_rows(c, c->ws, theta, rows, 0, k, k, c->gbuf2, &at)))
+        return rc;
+    for (size_t j = 0; j < c->d; j++)
+        acc[j] += c->gbuf2[j];
+    if ((rc = sum_rows(c, c->ws, cv->mode, rows, 0, k, k, c->gbuf2,
+                       &at_mode)))
+        return rc;
+    double first = 0;
+    for (size_t j = 0; j < c->d; j++) {
+        acc[j] -= c->gbuf2[j];
+        first += c->gbuf2[j] * delta[j];
+    }
+    *dll = at - at_mode - first;
+    return DRIFT_OK;
+}
+
+/* grad_batch's work under --gradient cv: on the next n rows B of the
+ * stream, grad U(theta-hat) + (N/n) sum_B (grad U_i(theta) -
+ * grad U_i(theta-hat)) + grad U_prior(theta), and the same estimate of U. */
+static int batch_estimate_cv(drift_chain *c, const double *theta, size_t n,
+                             double *grad, double *U_est, size_t *rows_out)
+{
+    const drift_cv *cv = &c->run->cv;
+    double scale = (double)c->N / (double)n, lp, dll = 0, first = 0;
+    double *acc = c->gbuf;
+    int rc;
+    if (!cv_scratch(c))
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for --gradient cv");
+    for (size_t k = 0; k < c->d; k++) {
+        c->cv_delta[k] = theta[k] - cv->mode[k];
+        first += cv->lik_grad[k] * c->cv_delta[k];
+    }
+    memset(acc, 0, c->d * sizeof *acc);
+    c->stream_used = 1;
+    c->grads += cv->s ? n : 2 * n;
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_stream_take(&c->stream, k, c->rows_buf);
+        if (c->stream.mode == DRIFT_ACCESS_CA)
+            drift_advisor_at(&c->advisor, c->rows_buf[0]);
+        if (rows_out)
+            memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+        size_t ahead_n;
+        const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
+        prefetch_rows(c, ahead, ahead_n);
+        double part;
+        if ((rc = cv_rows(c, theta, c->rows_buf, k, acc, &part)))
+            return rc;
+        dll += part;
+    }
+    if ((rc = prior(c, theta, grad, &lp)))
+        return rc;
+    int finite = 1;
+    for (size_t k = 0; k < c->d; k++) {
+        double g = -(cv->lik_grad[k] + scale * acc[k] + grad[k]);
+        grad[k] = g;
+        finite &= isfinite(g);
+    }
+    *U_est = -(cv->lik_sum + first + scale * dll + lp);
+    return finite ? DRIFT_OK : check_finite(c, theta, grad, "gradient");
+}
+
+/* Whether grad_batch centres its estimates at the run's mode. */
+static int cv_active(const drift_chain *c)
+{
+    return c->run && c->run->cv.ready;
+}
+
 /* grad_batch's work: the estimate of grad U (and U) on the next n rows
  * of the stream. */
 static int batch_estimate(drift_chain *c, const double *theta, size_t n,
@@ -605,6 +755,8 @@ static int batch_estimate(drift_chain *c, const double *theta, size_t n,
 {
     int rc;
     double lp, ll = 0;
+    if (c->N > 0 && n > 0 && cv_active(c))
+        return batch_estimate_cv(c, theta, n, grad, U_est, rows_out);
     if (c->N == 0 || n == 0) {
         /* A data-free target: the prior is the whole potential. */
         if ((rc = prior(c, theta, grad, &lp)))
@@ -684,6 +836,21 @@ static void note_rows_exact(drift_chain *c)
         svc_warn(c, "--grad-noise applies to grad_full and grad_batch only; "
                     "this sampler's per-row gradients (grad_rows, grad_sum) "
                     "carry no injected noise");
+}
+
+/* --gradient cv centres grad_batch's estimates only: a sampler (without
+ * DRIFT_SAMPLER_OWN_ESTIMATES, so a third party's) that also builds
+ * estimates from per-row values is told once that those stay plain. */
+static void note_rows_plain(drift_chain *c, const char *service)
+{
+    if (cv_active(c) && c->phase == DRIFT_CHAIN_STEPPING) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "--gradient cv centres grad_batch's estimates only; what "
+                 "this sampler builds from %s stays the plain estimate",
+                 service);
+        svc_warn(c, msg);
+    }
 }
 
 static int svc_grad_prior(drift_chain *c, const double *theta, double *grad,
@@ -899,6 +1066,7 @@ static int svc_grad_rows(drift_chain *c, const double *theta,
     if (rc)
         return rc;
     note_rows_exact(c);
+    note_rows_plain(c, "grad_rows");
     const drift_model *m = c->model;
     drift_err me = {{0}};
     int model_failed = 0;
@@ -942,6 +1110,7 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
     if (rc)
         return rc;
     note_rows_exact(c);
+    note_rows_plain(c, "grad_sum");
     double ll = 0;
     c->grads += n;
     if (c->shard)
@@ -982,6 +1151,7 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
     int rc = check_rows(c, rows, n);
     if (rc)
         return rc;
+    note_rows_plain(c, "jvp_rows");
     const drift_model *m = c->model;
     drift_err me = {{0}};
     size_t cap = m->jvp ? c->ws_cap : jvp_chunk(c);
@@ -1031,6 +1201,7 @@ static int svc_glm_scalars(drift_chain *c, const double *theta,
     int rc = check_rows(c, rows, n);
     if (rc)
         return rc;
+    note_rows_plain(c, "glm_scalars");
     drift_err me = {{0}};
     c->grads += n;
     if (c->shard)
@@ -1158,6 +1329,8 @@ static void svc_warn(drift_chain *c, const char *msg)
 {
     if (c->shard && !c->shard->writer)
         return; /* the group's writer says it once for all its ranks */
+    if (c->mute)
+        return;
     for (size_t k = 0; k < c->n_warned; k++)
         if (!strncmp(c->warned[k], msg, sizeof c->warned[k] - 1))
             return;
@@ -1233,6 +1406,22 @@ static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
     if (n && !mem)
         return c->failed ? c->failed : DRIFT_ENOMEM;
     drift_adapt_metric_init(&c->metric, kind, c->d, mem);
+    /* Under cv a metric starts from the curvature at the mode. */
+    if (kind == DRIFT_METRIC_DIAG && cv_active(c))
+        for (size_t k = 0; k < c->d; k++) {
+            c->metric.inv[k] = c->run->cv.inv_metric[k];
+            c->metric.factor[k] = sqrt(c->metric.inv[k]);
+        }
+    if (kind == DRIFT_METRIC_DENSE && cv_active(c)) {
+        const drift_cv *cv = &c->run->cv;
+        size_t d = c->d;
+        if (!cv->inv_dense ||
+            drift_adapt_metric_set_dense(&c->metric, cv->inv_dense))
+            for (size_t k = 0; k < d; k++) {
+                c->metric.inv[k * d + k] = cv->inv_metric[k];
+                c->metric.factor[k * d + k] = sqrt(cv->inv_metric[k]);
+            }
+    }
     return DRIFT_OK;
 }
 
@@ -1284,6 +1473,50 @@ static void svc_set_adapted(drift_chain *c, double stepsize)
 static const void *svc_shared(drift_chain *c)
 {
     return c->run ? c->run->shared : NULL;
+}
+
+/* ---- services version 4: gradient estimators ---- */
+
+static drift_gradient svc_gradient(drift_chain *c)
+{
+    return c->cfg->gradient == DRIFT_GRADIENT_CV ? DRIFT_GRADIENT_CV
+                                                 : DRIFT_GRADIENT_PLAIN;
+}
+
+static int svc_mode(drift_chain *c, double *mode, double *curv)
+{
+    if (!cv_active(c))
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "the mode service: this run has no mode "
+                                "(it needs --gradient cv)");
+    if (mode)
+        memcpy(mode, c->run->cv.mode, c->d * sizeof *mode);
+    if (curv)
+        memcpy(curv, c->run->cv.curv, c->d * sizeof *curv);
+    return DRIFT_OK;
+}
+
+/* ---- for the engine's mode search (mode.c) ---- */
+
+int drift_oracle_glm_at(drift_chain *c, const double *theta,
+                        const size_t *rows, size_t n, double *s, double *l)
+{
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    int rc = DRIFT_OK;
+    c->grads += n;
+    for (size_t done = 0; done < n && !rc; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_rows b = {rows + done, 0, k};
+        if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, s + done,
+                                 l + done, &me)))
+            rc = model_error(c, theta, rc, &me);
+    }
+    if (!rc)
+        rc = check_values(c, theta, s, n, "per-row gradient scalar", 1.0);
+    if (!rc)
+        rc = check_values(c, theta, l, n, "per-row log density", 1.0);
+    return finish_eval(c, rc, NULL, 0);
 }
 
 const drift_services drift_services_table = {
@@ -1338,4 +1571,6 @@ const drift_services drift_services_table = {
     .shared = svc_shared,
     .ckpt_bytes = drift_ckpt_block,
     .ckpt_restoring = drift_ckpt_restoring,
+    .gradient = svc_gradient,
+    .mode = svc_mode,
 };
