@@ -26,6 +26,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,7 @@
 #include "engine/run/hparam.h"
 #include "engine/run/rng.h"
 #include "engine/run/score.h"
+#include "engine/run/tune.h"
 #include "engine/stats/ksd.h"
 #include "engine/stats/stancsv.h"
 #include "harness.h"
@@ -266,6 +268,86 @@ static char *tmp_out(void)
     return p;
 }
 
+/* The rule of tune.h: the best KSD among the pilots whose draws keep the
+ * Stein identity, then of the steps tied with it (within 10%) the largest
+ * that keeps it; when none keeps it, the smallest step of those tied with
+ * the best KSD. */
+static void pick_rule(void **state)
+{
+    (void)state;
+    const size_t m = 64, d = 20;
+    double bound = drift_tune_ratio_bound(m, d);
+    assert_true(fabs(bound - (1.1 + 3 * sqrt(2.0 / 1280))) < 1e-12);
+    drift_tune_result r;
+    memset(&r, 0, sizeof r);
+    const double h[5] = {0.001, 0.01, 0.1, 0.3, 1};
+    const double k2[5] = {4.0, 1.0, 1.05, 0.9, INFINITY};
+    const double R[5] = {0.9, 1.0, 1.05, 1.6, NAN};
+    r.n_trials = 5;
+    for (size_t j = 0; j < 5; j++) {
+        r.trials[j].h = h[j];
+        r.trials[j].ksd2 = k2[j];
+        r.trials[j].stein_ratio = R[j];
+    }
+    /* 0.3 has the smallest KSD but breaks the identity; of those that
+     * keep it 0.01 is best and 0.1 ties with it: the larger step. */
+    assert_int_equal(drift_tune_pick(&r, m, d), 2);
+    /* 0.1 breaks it too: 0.01. */
+    r.trials[2].stein_ratio = 1.5;
+    assert_int_equal(drift_tune_pick(&r, m, d), 1);
+    /* None keeps it: the smallest step tied with the best KSD (0.3's
+     * 0.9: 0.01 and 0.1 are within 1.21 of it). */
+    r.trials[0].stein_ratio = r.trials[1].stein_ratio = 2;
+    assert_int_equal(drift_tune_pick(&r, m, d), 1);
+    /* Ratios unknown (NaN) count as not keeping it. */
+    for (size_t j = 0; j < 5; j++)
+        r.trials[j].stein_ratio = NAN;
+    assert_int_equal(drift_tune_pick(&r, m, d), 1);
+}
+
+/* The pilots' Stein ratios (the draws' mean |grad log p|^2 over their
+ * mean trace of the Hessian of -log p) against the closed form: on the
+ * conjugate Gaussian, SGLD with batch B is stationary at N(m, V_j) in
+ * coordinate j, V_j = (h^2 var_eps_j + 2 h) / (1 - rho^2), rho = 1 - h a,
+ * var_eps_j = N^2 / B s2y_j, so the ratio is a mean_j V_j (the Hessian is
+ * a I, whose trace the probes give exactly).  For every pilot long enough
+ * to be stationary in its second half (h a >= 0.01: rho^(steps/2) below
+ * 1e-5), within 4.5 standard errors of the mean of m d squares of
+ * Gaussians, taken stride steps apart (their squares correlated rho^(2
+ * stride)).  ratios: the header's "h:R,h:R"; steps: the run's. */
+static void stein_ratios_match(const char *ratios, const truth *t,
+                               int batch, int steps)
+{
+    assert_non_null(ratios);
+    const size_t m = 64;
+    uint64_t pilot = (uint64_t)steps / 10, stride = pilot / 2 / m;
+    int checked = 0;
+    for (const char *p = ratios; p && *p;) {
+        double h, R;
+        if (sscanf(p, "%lf:%lf", &h, &R) != 2)
+            fail_msg("tune_stein_ratio: cannot read '%s'", p);
+        double rho = 1 - h * t->a, want = 0;
+        for (size_t j = 0; j < D; j++) {
+            double var_eps = (double)N * N / batch * t->s2y[j];
+            want += t->a * (h * h * var_eps + 2 * h) / (1 - rho * rho) / D;
+        }
+        double phi2 = pow(rho, 2.0 * (double)stride);
+        double se = want * sqrt(2.0 / (double)(m * D) * (1 + phi2) /
+                                (1 - phi2));
+        print_message("h = %g (h a = %.3g): Stein ratio %.3g, closed form "
+                      "%.3g (se %.2g)%s\n",
+                      h, h * t->a, R, want, se,
+                      h * t->a >= 0.01 ? "" : ": not stationary, unchecked");
+        if (h * t->a >= 0.01 && h * t->a < 1) {
+            assert_true(fabs(R - want) <= 4.5 * se);
+            checked++;
+        }
+        p = strchr(p, ',');
+        p = p ? p + 1 : NULL;
+    }
+    assert_true(checked >= 2);
+}
+
 /* h=auto meets a stated accuracy on the conjugate Gaussian, minibatch
  * noise and all. */
 static void auto_accuracy(void **state)
@@ -287,6 +369,8 @@ static void auto_accuracy(void **state)
                                                         f, "tune_choice"));
     print_message("chosen h = %g (h a = %.3g); grid %s\n", h, h * t.a,
                   drift_stancsv_meta(f, "tune_grid"));
+    stein_ratios_match(drift_stancsv_meta(f, "tune_stein_ratio"), &t,
+                       BATCH, ITERS + 1000);
     drift_stancsv_free(f);
     double rho = 1 - h * t.a;
     for (size_t j = 0; j < D; j++) {
@@ -358,18 +442,21 @@ static void auto_accounting(void **state)
     th_draws_free(&again[1]);
     unlink(p1);
     unlink(p2);
-    /* Within --passes: the pilots and the chain together. */
-    th_run rp = {.sampler = "sgld", .batch = 10, .passes = 4000, .seed = 4,
+    /* Within --passes: the pilots and the chain together (a budget in
+     * which the pilots' 64 exact scores and Hessian traces fit 8
+     * trials). */
+    enum { PASSES = 8000 };
+    th_run rp = {.sampler = "sgld", .batch = 10, .passes = PASSES, .seed = 4,
                  .out_path = out};
     th_draws one;
     assert_int_equal(th_sample(&tp, &rp, &one, NULL), DRIFT_OK);
     f1 = read_out(out);
     pilot = meta_num(f1, "tune_pilot_grads");
     /* A quarter of the budget, give or take a trial's rounding. */
-    print_message("--passes 4000: pilots %.0f evaluations (%.1f passes)\n",
-                  pilot, pilot / N);
-    assert_true(pilot <= 0.3 * 4000 * N);
-    assert_true(one.v[(one.n - 1) * one.cols + 1] <= 4000.0 * N + 10);
+    print_message("--passes %d: pilots %.0f evaluations (%.1f passes)\n",
+                  PASSES, pilot, pilot / N);
+    assert_true(pilot <= 0.3 * PASSES * N);
+    assert_true(one.v[(one.n - 1) * one.cols + 1] <= (double)PASSES * N + 10);
     drift_stancsv_free(f1);
     th_draws_free(&one);
     /* Too small a budget for pilots: the default, said in the header. */
@@ -638,6 +725,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(hparam_flag),
         cmocka_unit_test(score_closed_form),
+        cmocka_unit_test(pick_rule),
         cmocka_unit_test(gaussian_ranking),
         cmocka_unit_test(logistic_ranking),
         cmocka_unit_test(auto_accuracy),

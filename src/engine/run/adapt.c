@@ -234,6 +234,11 @@ static int cholesky(const double *a, size_t d, double *l)
     return 0;
 }
 
+int drift_adapt_cholesky(const double *a, size_t d, double *l)
+{
+    return cholesky(a, d, l);
+}
+
 int drift_adapt_metric_set_dense(drift_adapt_metric *m, const double *inv)
 {
     size_t d = m->d;

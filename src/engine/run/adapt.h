@@ -93,6 +93,10 @@ int drift_adapt_metric_update(drift_adapt_metric *m);
  * is not positive definite. */
 int drift_adapt_metric_set_dense(drift_adapt_metric *m, const double *inv);
 
+/* The lower Cholesky factor of the d x d symmetric a into l (row-major,
+ * upper part zeroed; l may be a); -1 when a is not positive definite. */
+int drift_adapt_cholesky(const double *a, size_t d, double *l);
+
 /* The inverse of the d x d symmetric positive definite a into inv (d x d;
  * scratch: d x d doubles).  Returns 0, or -1 when a is not positive
  * definite. */

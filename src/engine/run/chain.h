@@ -234,8 +234,8 @@ typedef struct drift_run_shared {
      * how it was chosen (NULL: it was not; tune.h). */
     double *hp;
     struct drift_tune_result *tune;
-    char tune_note[1200];   /* the choice, for stderr */
-    char tune_header[2400]; /* the choice, as the header's comment lines
+    char tune_note[1600];   /* the choice, for stderr */
+    char tune_header[4000]; /* the choice, as the header's comment lines
                                ("# key = value\n" ...) */
 } drift_run_shared;
 

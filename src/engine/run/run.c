@@ -645,7 +645,7 @@ static void pilot_close(void *user, drift_chain *c)
 /* Rows of a control-variate score estimate in the pilots. */
 #define TUNE_SCORE_ROWS 128
 /* Draws scored per pilot. */
-#define TUNE_DRAWS 16
+#define TUNE_DRAWS 64
 /* Trials a search typically runs (for sizing pilots to a budget). */
 #define TUNE_TRIALS 8
 /* Share of chain 1's --passes or --seconds budget the pilots may take. */
@@ -675,10 +675,11 @@ static uint64_t tune_steps(const drift_chain *c, size_t draws,
         double N = (double)c->N;
         double per_trial = TUNE_SHARE * cfg->passes * N / TUNE_TRIALS;
         /* Exact scores, or estimates around each pilot's own mean (one
-         * full-data gradient a pilot). */
+         * full-data gradient a pilot), and the Hessian's trace at each
+         * draw (tune.c: one more gradient there, or two on fresh rows). */
         double score = c->N <= 2 * score_rows
-                           ? (double)draws * N
-                           : (double)draws * 2.0 * (double)score_rows + N;
+                           ? 2.0 * (double)draws * N
+                           : (double)draws * 4.0 * (double)score_rows + N;
         double fit = (per_trial - score) / (double)(c->batch ? c->batch : 1);
         if (fit < 40)
             return 0;
@@ -763,10 +764,11 @@ static int tune_step_size(drift_chain *c, long param)
     p->theta = theta;
     drift_tune_config tc = {
         s, (size_t)param, c->d, c->N, c->batch, steps, TUNE_DRAWS, rows,
-        cfg->seconds > 0 ? TUNE_SHARE * cfg->seconds : 0, cfg->seed, NULL};
+        cfg->seconds > 0 ? TUNE_SHARE * cfg->seconds : 0, cfg->seed, NULL,
+        NULL};
     /* Under --gradient cv the pilots' KSD is measured in the posterior
      * sds the mode's curvature gives (tune.h: scale). */
-    double *scale = NULL;
+    double *scale = NULL, *chol = NULL;
     if (run->cv.ready && run->cv.inv_metric &&
         (scale = drift_calloc(c->d ? c->d : 1, sizeof *scale))) {
         for (size_t k = 0; k < c->d; k++) {
@@ -775,11 +777,18 @@ static int tune_step_size(drift_chain *c, long param)
         }
         tc.scale = scale;
     }
+    /* and in the dense metric's, where cv made one */
+    if (run->cv.ready && run->cv.inv_dense &&
+        (chol = drift_malloc_array(c->d * c->d, sizeof *chol))) {
+        if (drift_adapt_cholesky(run->cv.inv_dense, c->d, chol) == 0)
+            tc.chol = chol;
+    }
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_err e = {{0}};
     rc = drift_tune_step_size(&tc, &ops, hp->def, hp->lo, hp->hi, run->tune,
                               &e);
     drift_free(scale);
+    drift_free(chol);
     c->grads += p->grads;
     run->tune->grads = p->grads;
     if (rc) {
@@ -806,14 +815,19 @@ static int tune_step_size(drift_chain *c, long param)
     if (c->N)
         snprintf(cost, sizeof cost, "%.3g data passes and ",
                  (double)p->grads / (double)c->N);
+    char ratios[400];
+    drift_tune_format_ratios(run->tune, ratios, sizeof ratios);
     snprintf(run->tune_note, sizeof run->tune_note,
              "%s = %.4g chosen for %s: its pilot's kernel Stein "
-             "discrepancy, %.3g, is the smallest (or within 10%% of it, at "
-             "a smaller step) of %zu pilot chains of %llu steps (%s:KSD "
-             "%s)%s; they "
+             "discrepancy, %.3g, is the smallest, or within 10%% of it at "
+             "the largest step whose draws keep the Stein identity "
+             "(ratio %.3g, at most %.3g), of %zu pilot chains of %llu "
+             "steps (%s:KSD %s)%s; they "
              "cost %s%.3g s, counted in chain %u; "
              "--set %s=VALUE chooses it yourself",
              hp->name, run->tune->h, s->name, sqrt(best > 0 ? best : 0),
+             run->tune->trials[b].stein_ratio,
+             drift_tune_ratio_bound(TUNE_DRAWS, c->d),
              run->tune->n_trials, (unsigned long long)steps, hp->name, grid,
              run->tune->cut_short ? " (cut short by the time budget)" : "",
              cost, run->tune->seconds, c->id, hp->name);
@@ -821,6 +835,7 @@ static int tune_step_size(drift_chain *c, long param)
              "# tune_step_size = %s\n"
              "# tune_choice = %.10g\n"
              "# tune_grid = %s\n"
+             "# tune_stein_ratio = %s\n"
              "# tune_pilot_grads = %llu\n"
              "# drift: %s was chosen by %zu pilot chains of %llu steps from "
              "chain 1's initial\n"
@@ -828,15 +843,20 @@ static int tune_step_size(drift_chain *c, long param)
              "c = 1, beta = -1/2)\n"
              "#   of %d draws from its second half, with %s scores;\n"
              "#   tune_grid lists %s:KSD in the order run; the smallest KSD "
-             "wins, or a\n"
-             "#   smaller step within 10%% of it; the pilots' cost is in "
-             "chain 1's grads__\n",
-             hp->name, run->tune->h, grid,
+             "wins, or of\n"
+             "#   the steps within 10%% of it the largest whose draws' "
+             "mean |grad log p|^2 over\n"
+             "#   their mean trace of the Hessian of -log p "
+             "(tune_stein_ratio; 1 for exact\n"
+             "#   draws) is at most %.3g, else the smallest of them; the "
+             "pilots' cost is in\n"
+             "#   chain 1's grads__\n",
+             hp->name, run->tune->h, grid, ratios,
              (unsigned long long)run->tune->grads, hp->name,
              run->tune->n_trials, (unsigned long long)steps, TUNE_DRAWS,
              run->tune->exact ? "exact full-data"
                               : "control-variate minibatch",
-             hp->name);
+             hp->name, drift_tune_ratio_bound(TUNE_DRAWS, c->d));
     if (!cfg->quiet)
         fprintf(stderr, "drift: %s\n", run->tune_note);
     /* Read against what exact draws would give: all the pilots may be

@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -18,6 +19,9 @@
 
 /* KSDs within this factor of the smallest count as a tie. */
 #define TIE 1.1
+/* Draws' mean |S s|^2 may exceed their mean tr(S H S) by this share (an
+ * sd about 5% wide), plus three standard errors of the ratio. */
+#define STEIN_TOL 0.1
 
 /* The search's working memory. */
 typedef struct tuner {
@@ -28,8 +32,9 @@ typedef struct tuner {
     int exact;
     double *draws[DRIFT_TUNE_MAX_TRIALS]; /* m x d per trial (NULL: none) */
     double *scores;         /* m x d */
-    double *wx, *ws;        /* m x d: draws and scores in cfg->scale's
-                               units (NULL without scales) */
+    double *wx, *ws;        /* m x d: draws and scores in the whitened
+                               units (white_x, white_s) */
+    double *w1, *w2;        /* d each: scratch for whitening */
     double *ref, *ref_grad, *ref_prior, *g1, *g2, *p1; /* d each */
     int have_ref;           /* ref* hold the current pilot's reference */
     double ref_U, ref_U0;   /* U and U_prior at the reference */
@@ -54,10 +59,67 @@ static int set_reference(tuner *t, drift_chain *c, const double *x)
     return rc;
 }
 
+/* x in the whitened units (tune.h): L^-1 x with cfg->chol, x / scale
+ * with cfg->scale, else x. */
+static void white_x(const tuner *t, const double *x, double *out)
+{
+    const double *L = t->cfg->chol, *S = t->cfg->scale;
+    size_t d = t->d;
+    if (L) {
+        for (size_t i = 0; i < d; i++) {
+            double v = x[i];
+            for (size_t j = 0; j < i; j++)
+                v -= L[i * d + j] * out[j];
+            out[i] = v / L[i * d + i];
+        }
+        return;
+    }
+    for (size_t k = 0; k < d; k++)
+        out[k] = S ? x[k] / S[k] : x[k];
+}
+
+/* A gradient (or score) in the whitened units: L' g, scale g, or g. */
+static void white_s(const tuner *t, const double *g, double *out)
+{
+    const double *L = t->cfg->chol, *S = t->cfg->scale;
+    size_t d = t->d;
+    if (L) {
+        for (size_t j = 0; j < d; j++) {
+            double v = 0;
+            for (size_t i = j; i < d; i++)
+                v += L[i * d + j] * g[i];
+            out[j] = v;
+        }
+        return;
+    }
+    for (size_t k = 0; k < d; k++)
+        out[k] = S ? g[k] * S[k] : g[k];
+}
+
+/* A step z given in the whitened units into the parameters': L z,
+ * scale z, or z. */
+static void unwhite_step(const tuner *t, const double *z, double *out)
+{
+    const double *L = t->cfg->chol, *S = t->cfg->scale;
+    size_t d = t->d;
+    if (L) {
+        for (size_t i = 0; i < d; i++) {
+            double v = 0;
+            for (size_t j = 0; j <= i; j++)
+                v += L[i * d + j] * z[j];
+            out[i] = v;
+        }
+        return;
+    }
+    for (size_t k = 0; k < d; k++)
+        out[k] = S ? z[k] * S[k] : z[k];
+}
+
 /* The score grad log p at x into s (d values) and U(x) into *U, on chain
  * c: exact, or the control-variate estimates around the reference from
  * two halves A and B of the rows, s = (s_A + s_B) / 2, and *noise =
- * |S (s_A - s_B)|^2 / 4 (S the scales, or I), an unbiased estimate of the
+ * |W (s_A - s_B)|^2 / 4 (W s the score in the whitened units of
+ * white_s), an unbiased estimate of the
  * trace of S s's noise
  * covariance (each half has twice s's variance, and they are
  * independent). */
@@ -94,43 +156,49 @@ static int score_at(tuner *t, drift_chain *c, const double *x, double *s,
             if (half == 0) {
                 s[k] = sk;
             } else {
-                double diff = s[k] - sk, w = t->cfg->scale
-                                                ? t->cfg->scale[k]
-                                                : 1.0;
-                *noise += diff * diff * w * w / 4;
+                t->w1[k] = s[k] - sk;
                 s[k] = (s[k] + sk) / 2;
             }
         }
     }
+    /* the halves' difference in the whitened units */
+    white_s(t, t->w1, t->w2);
+    for (size_t k = 0; k < d; k++)
+        *noise += t->w2[k] * t->w2[k] / 4;
     return DRIFT_OK;
 }
 
-/* Hutchinson's estimate of tr(S grad^2 U S) at the mean of the m draws x
- * (S the scales of cfg->scale, or I), from PROBES random +-1 directions
- * z, each (S z) . (grad U(x + e S z) - grad U(x)) / e over the same rows
- * (all of them with exact scores, else score_rows random ones, scaled),
- * e a thousandth of the draws' mean sd in the scales' units.  For a
- * target near the draws, E|S grad log p|^2 = E tr(S grad^2 U S), so m
- * exact independent draws give E KSD^2 = (tr + d) / m in those units:
- * the level a pilot's KSD is read against. */
-#define PROBES 4
+/* Hutchinson's estimate of E tr(W grad^2 U W') over the m draws x (W the
+ * whitening of white_s: L', diag(scale) or I): at each draw x_i one
+ * random +-1 direction z in the whitened units, z . W (grad U(x_i + e
+ * W' z) - grad U(x_i)) / e over the same rows (all of them with exact
+ * scores, else score_rows random ones, scaled), e a thousandth of the
+ * whitened draws' mean sd; *trace is the mean over the draws.  Two uses:
+ * m exact independent draws give E KSD^2 = (E tr + d) / m in those units,
+ * the level a pilot's KSD is read against; and, the Stein identity, E_p
+ * |W grad log p|^2 = E_p tr(W grad^2 U W') under the target, which draws
+ * spread too wide (a step's bias) break: their mean |W s|^2 exceeds
+ * their mean trace.  Uses the whitened draws in t->wx. */
 static int hess_trace(tuner *t, drift_chain *c, const double *x,
                       double *trace)
 {
     const drift_services *svc = &drift_services_table;
     size_t d = t->d, m = t->m, N = t->cfg->N;
-    double *mean = t->p1, *xz = t->g1, *ga = t->g2, *gb = t->scores;
+    /* gb: scratch of 2d doubles (the whitened scores' room, read no
+     * more) */
+    double *mean = t->p1, *xz = t->g1, *ga = t->g2, *gb = t->ws;
+    double *z = t->w1, *step = t->w2;
+    const double *wx = t->wx;
     double sd = 0;
     memset(mean, 0, d * sizeof *mean);
     for (size_t i = 0; i < m; i++)
         for (size_t k = 0; k < d; k++)
-            mean[k] += x[i * d + k] / (double)m;
-    const double *S = t->cfg->scale;
+            mean[k] += wx[i * d + k] / (double)m;
     for (size_t k = 0; k < d; k++) {
         double v = 0;
         for (size_t i = 0; i < m; i++)
-            v += (x[i * d + k] - mean[k]) * (x[i * d + k] - mean[k]);
-        sd += sqrt(v / (double)(m - 1)) / (S ? S[k] : 1.0) / (double)d;
+            v += (wx[i * d + k] - mean[k]) * (wx[i * d + k] - mean[k]);
+        sd += sqrt(v / (double)(m - 1)) / (double)d;
     }
     double e = 1e-3 * (sd > 0 ? sd : 1e-3);
     size_t n = t->exact ? 0 : t->cfg->score_rows;
@@ -139,40 +207,48 @@ static int hess_trace(tuner *t, drift_chain *c, const double *x,
     c->grad_noise_sd = 0;
     *trace = 0;
     int rc = DRIFT_OK;
-    for (int p = 0; p < PROBES && !rc; p++) {
-        /* a step of e in the scales' units: S z */
+    for (size_t i = 0; i < m && !rc; i++) {
+        const double *xi = x + i * d;
         for (size_t k = 0; k < d; k++)
-            xz[k] = mean[k] + (drift_rng_uniform(&t->rng) < 0.5 ? -e : e) *
-                                  (S ? S[k] : 1.0);
+            z[k] = drift_rng_uniform(&t->rng) < 0.5 ? -e : e;
+        unwhite_step(t, z, step);
+        for (size_t k = 0; k < d; k++)
+            xz[k] = xi[k] + step[k];
         if (t->exact) {
-            if ((rc = svc->grad_full(c, xz, ga, NULL)) ||
-                (rc = svc->grad_full(c, mean, gb, NULL)))
+            /* grad U(x_i) is minus the score already computed there */
+            if ((rc = svc->grad_full(c, xz, ga, NULL)))
                 break;
+            for (size_t k = 0; k < d; k++)
+                ga[k] += t->scores[i * d + k];
         } else {
+            /* both on the same rows, so that their difference is the
+             * curvature's and not the rows' */
             for (size_t k = 0; k < n; k++)
                 t->rows[k] = (size_t)drift_rng_below(&t->rng, N);
             if ((rc = svc->grad_sum(c, xz, t->rows, n, ga, NULL)) ||
-                (rc = svc->grad_sum(c, mean, t->rows, n, gb, NULL)))
+                (rc = svc->grad_sum(c, xi, t->rows, n, gb, NULL)))
                 break;
             for (size_t k = 0; k < d; k++) {
                 ga[k] *= scale;
                 gb[k] *= scale;
             }
-            double *pa = gb + d; /* gb is the m x d scores: room enough */
+            double *pa = gb + d; /* gb has 2d doubles at least */
             if ((rc = svc->grad_prior(c, xz, pa, NULL)))
                 break;
             for (size_t k = 0; k < d; k++)
                 ga[k] += pa[k];
-            if ((rc = svc->grad_prior(c, mean, pa, NULL)))
+            if ((rc = svc->grad_prior(c, xi, pa, NULL)))
                 break;
             for (size_t k = 0; k < d; k++)
-                gb[k] += pa[k];
+                ga[k] -= gb[k] + pa[k];
         }
-        /* z' S (grad U(x + e S z) - grad U(x)) / e estimates tr(S H S) */
+        /* z . W (grad U(x + e W' z) - grad U(x)) / e^2 estimates the
+         * trace (z here is e times the +-1 direction) */
+        white_s(t, ga, step);
         double q = 0;
         for (size_t k = 0; k < d; k++)
-            q += (xz[k] - mean[k]) / e * (ga[k] - gb[k]) / e;
-        *trace += q / PROBES;
+            q += z[k] / e * step[k] / e;
+        *trace += q / (double)m;
     }
     c->grad_noise_sd = gn;
     return rc;
@@ -218,19 +294,19 @@ static int score_trial(tuner *t, drift_chain *c, size_t j)
         tr->ran_away = 1;
         return DRIFT_OK;
     }
+    /* The draws and scores in the whitened units, and the scores' mean
+     * |W s|^2, less the estimates' noise. */
+    double s2 = 0;
+    for (size_t i = 0; i < t->m; i++) {
+        white_x(t, x + i * t->d, t->wx + i * t->d);
+        white_s(t, t->scores + i * t->d, t->ws + i * t->d);
+        for (size_t q = 0; q < t->d; q++)
+            s2 += t->ws[i * t->d + q] * t->ws[i * t->d + q];
+    }
+    s2 = (s2 - noise) / (double)t->m;
     drift_ksd k;
     drift_err ke = {{0}};
-    const double *kx = x, *ks = t->scores;
-    if (t->cfg->scale) {
-        const double *S = t->cfg->scale;
-        for (size_t i = 0; i < t->m; i++)
-            for (size_t q = 0; q < t->d; q++) {
-                t->wx[i * t->d + q] = x[i * t->d + q] / S[q];
-                t->ws[i * t->d + q] = t->scores[i * t->d + q] * S[q];
-            }
-        kx = t->wx;
-        ks = t->ws;
-    }
+    const double *kx = t->wx, *ks = t->ws;
     if (drift_ksd_imq(kx, t->d, ks, t->d, t->m, t->d, 1.0, -0.5, &k, NULL,
                       &ke)) {
         tr->ksd2 = INFINITY;
@@ -244,6 +320,7 @@ static int score_trial(tuner *t, drift_chain *c, size_t j)
         return hrc;
     c->failed = 0;
     tr->ksd2_exact = hrc ? NAN : (fmax(trace, 0) + dd) / (double)t->m;
+    tr->stein_ratio = !hrc && trace > 0 ? s2 / trace : NAN;
     return DRIFT_OK;
 }
 
@@ -262,6 +339,7 @@ static int run_trial(tuner *t, double h)
     tr->h = h;
     tr->ksd2 = INFINITY;
     tr->ksd2_exact = NAN;
+    tr->stein_ratio = NAN;
     tr->diverged_at = 0;
     drift_chain *c = NULL;
     double *theta = NULL;
@@ -436,6 +514,47 @@ static int search(tuner *t, double h0, double lo, double hi)
     return DRIFT_OK;
 }
 
+double drift_tune_ratio_bound(size_t m, size_t d)
+{
+    return 1 + STEIN_TOL + 3 * sqrt(2.0 / ((double)m * (double)(d ? d : 1)));
+}
+
+size_t drift_tune_pick(const drift_tune_result *out, size_t m, size_t d)
+{
+    double bound = drift_tune_ratio_bound(m, d);
+    /* The best pilot among those whose draws keep the Stein identity
+     * (none: among all). */
+    size_t b = SIZE_MAX;
+    for (size_t j = 0; j < out->n_trials; j++) {
+        const drift_tune_trial *tr = &out->trials[j];
+        if (isfinite(tr->ksd2) && tr->stein_ratio <= bound &&
+            (b == SIZE_MAX || tr->ksd2 < out->trials[b].ksd2))
+            b = j;
+    }
+    int kept = b != SIZE_MAX;
+    if (!kept)
+        b = best_trial(out);
+    if (!isfinite(out->trials[b].ksd2))
+        return b;
+    /* The pilots whose KSD ties with it: they mixed about as well in a
+     * pilot's length, and their KSDs cannot tell their biases apart.  Of
+     * those that keep the identity the largest step wins, as the one that
+     * mixes fastest in the chains' length; when none keeps it, the
+     * smallest, whose bias is least. */
+    double near = out->trials[b].ksd2 > 0 ? TIE * TIE * out->trials[b].ksd2
+                                          : 0;
+    size_t pick = b;
+    for (size_t j = 0; j < out->n_trials; j++) {
+        const drift_tune_trial *tr = &out->trials[j];
+        if (!(tr->ksd2 <= near))
+            continue;
+        if (kept ? tr->stein_ratio <= bound && tr->h > out->trials[pick].h
+                 : tr->h < out->trials[pick].h)
+            pick = j;
+    }
+    return pick;
+}
+
 int drift_tune_step_size(const drift_tune_config *cfg,
                          const drift_tune_ops *ops, double h0, double lo,
                          double hi, drift_tune_result *out, drift_err *e)
@@ -454,10 +573,10 @@ int drift_tune_step_size(const drift_tune_config *cfg,
     out->exact = t.exact;
     drift_rng_seed(&t.rng, cfg->seed, 0x7475u); /* "tu": its own stream */
     t.scores = drift_malloc_array(t.m * t.d, sizeof(double));
-    if (cfg->scale) {
-        t.wx = drift_malloc_array(t.m * t.d, sizeof(double));
-        t.ws = drift_malloc_array(t.m * t.d, sizeof(double));
-    }
+    t.wx = drift_malloc_array(t.m * t.d, sizeof(double));
+    t.ws = drift_malloc_array(t.m * t.d, sizeof(double));
+    t.w1 = drift_calloc(t.d, sizeof(double));
+    t.w2 = drift_calloc(t.d, sizeof(double));
     t.ref = drift_calloc(t.d, sizeof(double));
     t.ref_grad = drift_calloc(t.d, sizeof(double));
     t.ref_prior = drift_calloc(t.d, sizeof(double));
@@ -468,13 +587,15 @@ int drift_tune_step_size(const drift_tune_config *cfg,
                           sizeof(size_t));
     int rc = DRIFT_ENOMEM;
     if (t.scores && t.ref && t.ref_grad && t.ref_prior && t.g1 && t.g2 &&
-        t.p1 && t.rows && (!cfg->scale || (t.wx && t.ws)))
+        t.p1 && t.rows && t.wx && t.ws && t.w1 && t.w2)
         rc = search(&t, h0, lo, hi);
     for (size_t j = 0; j < DRIFT_TUNE_MAX_TRIALS; j++)
         drift_free(t.draws[j]);
     drift_free(t.scores);
     drift_free(t.wx);
     drift_free(t.ws);
+    drift_free(t.w1);
+    drift_free(t.w2);
     drift_free(t.ref);
     drift_free(t.ref_grad);
     drift_free(t.ref_prior);
@@ -489,19 +610,7 @@ int drift_tune_step_size(const drift_tune_config *cfg,
         return drift_err_set(e, rc, "stopped while choosing the step size");
     if (rc)
         return drift_err_set(e, rc, "%s", t.why[0] ? t.why : "failed");
-    size_t b = best_trial(out);
-    if (isfinite(out->trials[b].ksd2)) {
-        /* Near ties go to the smaller step: the chains run longer than
-         * the pilots, so a step's bias weighs more for them, and its
-         * slower mixing less, than in a pilot. */
-        double near = out->trials[b].ksd2 > 0
-                          ? TIE * TIE * out->trials[b].ksd2
-                          : 0;
-        for (size_t j = 0; j < out->n_trials; j++)
-            if (out->trials[j].ksd2 <= near &&
-                out->trials[j].h < out->trials[b].h)
-                b = j;
-    }
+    size_t b = drift_tune_pick(out, t.m, t.d);
     if (!isfinite(out->trials[b].ksd2)) {
         char grid[512];
         drift_tune_format_grid(out, grid, sizeof grid);
@@ -538,6 +647,23 @@ void drift_tune_format_grid(const drift_tune_result *r, char *buf,
         else
             w = snprintf(buf + used, cap - used, "%s%.4g:%.4g", j ? "," : "",
                          tr->h, sqrt(tr->ksd2 > 0 ? tr->ksd2 : 0));
+        if (w < 0)
+            break;
+        used += (size_t)w;
+    }
+}
+
+void drift_tune_format_ratios(const drift_tune_result *r, char *buf,
+                              size_t cap)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    for (size_t j = 0; j < r->n_trials && used < cap; j++) {
+        const drift_tune_trial *tr = &r->trials[j];
+        int w = isfinite(tr->ksd2) && isfinite(tr->stein_ratio)
+                    ? snprintf(buf + used, cap - used, "%s%.4g:%.3g",
+                               used ? "," : "", tr->h, tr->stein_ratio)
+                    : 0;
         if (w < 0)
             break;
         used += (size_t)w;

@@ -10,9 +10,13 @@
  * a pilot that diverges scores +inf, as does one that runs away (its
  * draws' mean potential U far above its starting point's).  The smallest
  * KSD wins (Coullon, South and Nemeth 2023 choose SG-MCMC step sizes the
- * same way), except that a smaller step within 10% of it wins instead:
- * the chains run longer than the pilots, so a step's bias weighs more for
- * them, and its slower mixing less.
+ * same way), with one refinement: the pilots within 10% of it tie (their
+ * KSDs, of a few draws, cannot tell the biases of steps that close
+ * apart, seen on posteriors where a 17% wide sd moved the KSD 5%), and of
+ * those the largest step whose draws keep the Stein identity E_p |S
+ * grad log p|^2 = E_p tr(S grad^2 U S) (to STEIN_TOL plus three standard
+ * errors; draws spread too wide break it) wins, as the one that mixes
+ * fastest; when none keeps it, the smallest of the tie.
  *
  * Scores (gradients of the log density) at the pilots' draws are exact,
  * one full-data gradient each, where that costs at most twice a
@@ -76,6 +80,13 @@ typedef struct drift_tune_config {
      * draws; scales near the posterior sds (the mode's curvature, under
      * --gradient cv) make the comparison one of shapes. */
     const double *scale;
+    /* Or, taking precedence, the lower Cholesky factor L (d x d,
+     * row-major) of a covariance near the posterior's (the dense metric
+     * cv's curvature gives): draws L^-1 x, scores L' s, so that a
+     * posterior whose parameters are strongly correlated (raw predictors
+     * beside an intercept) is compared as a round one, in every
+     * direction, not only along the axes. */
+    const double *chol;
 } drift_tune_config;
 
 /* One trial step size. */
@@ -91,6 +102,11 @@ typedef struct drift_tune_trial {
                                    independent draws would be there:
                                    (tr grad^2 U + d) / m at the draws'
                                    mean (NaN: not known) */
+    double stein_ratio;         /* the draws' mean |S s|^2 over their mean
+                                   tr(S grad^2 U S): near 1 for draws of
+                                   the target (the Stein identity), above
+                                   it for draws spread too wide (NaN: not
+                                   known) */
 } drift_tune_trial;
 
 typedef struct drift_tune_result {
@@ -115,10 +131,26 @@ int drift_tune_step_size(const drift_tune_config *cfg,
                          const drift_tune_ops *ops, double h0, double lo,
                          double hi, drift_tune_result *out, drift_err *e);
 
+/* The trial chosen among out's: the smallest KSD, or of the trials
+ * within 10% of it the largest step whose stein_ratio is at most
+ * drift_tune_ratio_bound(m, d) (m draws a pilot, d parameters), or when
+ * none is, the smallest step of those. */
+size_t drift_tune_pick(const drift_tune_result *out, size_t m, size_t d);
+
+/* 1 + STEIN_TOL + 3 sqrt(2 / (m d)): the largest stein_ratio that counts
+ * as keeping the identity (sqrt(2 / (m d)) is the ratio's standard error
+ * for m independent draws of a Gaussian in d dimensions). */
+double drift_tune_ratio_bound(size_t m, size_t d);
+
 /* "1e-05:0.82,3.162e-05:0.41,0.0001:diverged@37,0.001:ran-away": the
  * trials in the order run, KSD (square root of max(0, KSD^2)), into
  * buf. */
 void drift_tune_format_grid(const drift_tune_result *r, char *buf,
                             size_t cap);
+
+/* "0.01:1.02,0.1:1.31": each scored trial's step and stein_ratio, into
+ * buf (trials without one left out). */
+void drift_tune_format_ratios(const drift_tune_result *r, char *buf,
+                              size_t cap);
 
 #endif
