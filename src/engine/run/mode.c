@@ -25,12 +25,12 @@
 
 /* L-BFGS: pairs (s, y) kept, iterations, trials of one line search. */
 #define LBFGS_HISTORY 8
-#define LBFGS_MAX_ITER 200
+#define LBFGS_MAX_ITER 1000
 #define LINE_TRIES 40
 /* The search's share of a --passes or --seconds budget. */
 #define BUDGET_SHARE 0.5
 /* Without such a budget: at most this many data passes. */
-#define MAX_PASSES 300.0
+#define MAX_PASSES 1000.0
 /* Adam on large data: minibatch rows, data passes, step sizes. */
 #define ADAM_BATCH 1024
 #define ADAM_PASSES 0.25
