@@ -1,6 +1,7 @@
 # ml1m-data.R: synthetic ratings at MovieLens-1M's size: 6,040 users, 3,706
 # items, 1,000,209 ratings, shaped like it: every user has at least 20
-# ratings and user activity is heavy-tailed (log-normal), item popularity
+# ratings and user activity is heavy-tailed (log-normal, at most 2,314 as
+# in MovieLens-1M), item popularity
 # is Zipf-like, and ratings are integers 1..5 from a rank-5 model
 #   r = round(clamp(3.58 + b_u + b_i + U_u . V_i + e, 1, 5)),
 # with the real data's mean (3.58) and overall sd (~1.12).  drift's mf.drift
@@ -13,8 +14,13 @@ suppressMessages(library(data.table))
 args <- commandArgs(TRUE); out <- if (length(args)) args[1] else "."
 set.seed(1000209)
 nu <- 6040; ni <- 3706; total <- 1000209; K0 <- 5
-act <- rlnorm(nu, 0, 1.1); cnt <- 20 + floor((total - 20 * nu) * act / sum(act))
-cnt[1:(total - sum(cnt))] <- cnt[1:(total - sum(cnt))] + 1      # exact total
+act <- rlnorm(nu, 0, 1.1); cap <- 2314                  # MovieLens-1M's most active user
+cnt <- pmin(cap, 20 + floor((total - 20 * nu) * act / sum(act)))
+repeat {                                                  # exact total, none above the cap
+  def <- total - sum(cnt); if (def == 0) break
+  open <- which(cnt < cap); ix <- sample(open, min(def, length(open)), prob = act[open])
+  cnt[ix] <- cnt[ix] + 1
+}
 pop <- 1 / (1:ni)^0.9; pop <- pop[sample(ni)]
 user <- rep(1:nu, cnt)
 item <- integer(total); off <- 0
