@@ -168,7 +168,7 @@ static void bench_logistic(drift_registry *reg, const drift_sampler *sgld)
               "prior { w ~ normal(0, sqrt(10)) }\n"
               "datum { y ~ bernoulli_logit(dot(x, w)) }\n",
               &view, NULL, 0, &lang);
-    double hp[1] = {1e-6};
+    double hp[2] = {1e-6, 0}; /* h, precond (auto: unit without cv) */
     ctx cp, cl;
     setup(&cp, &plugin, &view, sgld, hp);
     setup(&cl, &lang, &view, sgld, hp);

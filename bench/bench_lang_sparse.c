@@ -113,7 +113,7 @@ static void open_lang(const drift_data *view, drift_model *m)
 static double sgld_time(const drift_model *m, const drift_data *view,
                         const drift_sampler *s, size_t batch, double passes)
 {
-    double hp[1] = {1e-7}, best = INFINITY;
+    double hp[2] = {1e-7, 0}, best = INFINITY; /* h, precond (auto) */
     for (int rep = 0; rep < REPS; rep++) {
         drift_run_config cfg = {.model = m, .data = view, .sampler = s,
                                 .hp = hp, .batch = batch, .passes = passes,

@@ -202,7 +202,7 @@ int main(void)
         return 1;
     }
     drift_sampler sampler = se->s;
-    double hp[1] = {1e-6};
+    double hp[2] = {1e-6, 0}; /* h, precond (auto: unit without cv) */
     ctx x;
     memset(&x, 0, sizeof x);
     x.cfg = (drift_run_config){.model = &model, .data = &view,

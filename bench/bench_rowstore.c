@@ -350,7 +350,7 @@ static const drift_sampler *sgld;
 static void setup(ctx *x, const drift_model *m, const drift_data *view,
                   const drift_table *t, unsigned threads)
 {
-    static const double hp[1] = {1e-6};
+    static const double hp[2] = {1e-6, 0}; /* h, precond (auto) */
     memset(x, 0, sizeof *x);
     x->d = m->dim;
     x->theta = calloc(x->d, sizeof *x->theta);

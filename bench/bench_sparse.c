@@ -128,7 +128,7 @@ int main(int argc, char **argv)
         return 1;
     }
     drift_sampler sampler = se->s;
-    double hp[1] = {1e-7};
+    double hp[2] = {1e-7, 0}; /* h, precond (auto: unit without cv) */
     printf("sparse logistic regression, N = %zu, D = %zu, %d non-zeros per "
            "row (one SGLD pass)\n", N, D, NNZ);
     size_t batches[] = {100, 1000, 10000};

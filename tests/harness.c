@@ -213,6 +213,8 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
         .parallel = r->parallel,
         .init_given = r->init_given,
         .warmup_only = r->warmup_only,
+        .gradient = r->gradient,
+        .save_gradients = r->save_gradients,
     };
     drift_chain_result local[16];
     drift_chain_result *res = results ? results : local;

@@ -79,6 +79,9 @@ typedef struct th_run {
     unsigned parallel;              /* chains at once (0: the cores) */
     const unsigned char *init_given;/* DRIFT_INIT_VALUES: which given */
     int warmup_only;                /* --iter 0 */
+    /* issue 17 */
+    int gradient;                   /* DRIFT_GRADIENT_* (--gradient) */
+    int save_gradients;             /* --save-gradients */
 } th_run;
 
 /* A continuous trajectory's exact time averages after warmup, on the

@@ -137,8 +137,11 @@ build_bad prevabi
 expect_refusal "$T/bad/prevabi.so" \
     "$T/bad/prevabi.so: refused: built for drift sampler ABI version 1, but this drift loads version 2; rebuild it against this drift's headers (pkg-config --cflags drift)"
 build_bad newsvc
+# newsvc.c asks for one services version more than the headers' own
+svc=$(sed -n 's/^#define DRIFT_SERVICES_VERSION \([0-9]*\)u.*/\1/p' \
+    "$srcdir/include/drift/sampler.h")
 expect_refusal "$T/bad/newsvc.so" \
-    "$T/bad/newsvc.so: refused: it needs drift's services version 3, but this drift offers version 2; upgrade drift, or rebuild the plugin against this drift's headers (pkg-config --cflags drift)"
+    "$T/bad/newsvc.so: refused: it needs drift's services version $((svc + 1)), but this drift offers version $svc; upgrade drift, or rebuild the plugin against this drift's headers (pkg-config --cflags drift)"
 build_bad dupparam
 expect_refusal "$T/bad/dupparam.so" \
     "$T/bad/dupparam.so: refused: sampler 'dupparam': hyperparameter 'h' is declared twice (entries 1 and 2)"

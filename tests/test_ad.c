@@ -303,6 +303,59 @@ static void test_glm_detection(void **state)
     free(d);
 }
 
+static double gen_regression(size_t i, size_t c, drift_rng *r)
+{
+    (void)i;
+    double u = drift_rng_normal(r);
+    return c == 0 ? u : (u > 0 ? 1.0 : 0.0);
+}
+
+/* Scalar parameters shared by every row (alpha, beta, sigma of
+ * y ~ normal(alpha + beta x, sigma); a, b of z ~ bernoulli_logit(a + b x))
+ * over 1037 rows: the rows go in tiles of 256 and their adjoint terms are
+ * summed in stretches, in four partial sums, and the last stretch is not a
+ * multiple of four.  Derivatives as always; and a row whose term is not
+ * finite, beyond the first tile, is named. */
+static void test_shared_scalars_many_rows(void **state)
+{
+    (void)state;
+    char *d = csv("x,z", 2, 1037, gen_regression, 17);
+    const char *data[] = {d, NULL};
+    const char *model =
+        "rows { x : real  z : int }\n"
+        "param { alpha : real  beta : real  sigma : real<lower=0>\n"
+        "        a : real  b : real }\n"
+        "prior { alpha ~ normal(0, 1)  beta ~ normal(0, 1)\n"
+        "        sigma ~ lognormal(0, 1)  a ~ normal(0, 1)\n"
+        "        b ~ normal(0, 1) }\n"
+        "datum { x ~ normal(alpha + beta * x, sigma)\n"
+        "        z ~ bernoulli_logit(a + b * x) }\n";
+    check_model(model, data, 41, 0.7);
+    /* x = 1e200 in row 701: that row's normal term is -inf (the fast
+     * path for a shared sigma hands over to the general loop), and the
+     * failure names the row */
+    char *p = d;
+    for (int line = 0; line < 701; line++)
+        p = strchr(p, '\n') + 1;
+    char *comma = strchr(p, ',');
+    memset(p, ' ', (size_t)(comma - p));
+    memcpy(p, "1e200", 5);
+    lt_model lm;
+    lt_open_ok(&lm, model, data, NULL, 0);
+    const drift_model *m = &lm.m;
+    void *ws = m->workspace_new(m->self, 1037);
+    double th[5] = {0.1, 0.2, 0.3, 0.4, 0.5}, ll, g[5];
+    drift_err e = {{0}};
+    drift_rows all = {NULL, 0, 1037};
+    assert_int_not_equal(
+        m->log_lik(m->self, ws, th, &all, NULL, &ll, g, NULL, &e), 0);
+    if (!strstr(e.msg, "row 701"))
+        fail_msg("the failure does not name row 701: %s", e.msg);
+    m->workspace_free(m->self, ws);
+    lt_close(&lm);
+    free(d);
+}
+
 /* Per-row gradients of a model with a large shared parameter node (200,000
  * values, 1.6 MB per row of adjoints) are computed in sub-batches that
  * bound that memory (64 MB: 41 rows at a time, here over 100 rows); the
@@ -578,6 +631,7 @@ int main(void)
         cmocka_unit_test(test_jacobians),
         cmocka_unit_test(test_glm_detection),
         cmocka_unit_test(test_large_perrow),
+        cmocka_unit_test(test_shared_scalars_many_rows),
         cmocka_unit_test(test_function_values),
         cmocka_unit_test(test_composites_per_row),
         cmocka_unit_test(test_conditional_branches),

@@ -36,7 +36,7 @@ static int path(const char *csv, drift_err *e)
         rc = drift_problem_open(&p, reg, &spec, e);
     if (!rc) {
         drift_sampler s = se->s;
-        double hp[1] = {1e-3};
+        double hp[2] = {1e-3, 0}; /* sgld: h, precond (auto) */
         drift_run_config cfg = {.model = &p.model,
                                 .data = drift_problem_data(&p),
                                 .sampler = &s, .hp = hp, .batch = 2,

@@ -4,9 +4,11 @@
 # rstan, cmdstanr, posterior (the pinned copies in ../shared/interop, run
 # by its read-all script) and bayesplot; and the draws each returns are
 # the file's own (tests/interop_check.py and .R).  The kinds: every
-# sampler (the zigzag example too), 1 and 4 chains, saved warmup, budgets
+# sampler (the zigzag example too), 1 and 4 chains, saved warmup, scores
+# (--save-gradients) and step sizes chosen by pilots, budgets
 # in iterations, passes and seconds, an interrupted run, a run whose chain
-# failed, a run whose sampler crashed or hung, a resumed run, continuous
+# failed, a run whose sampler crashed or hung, a resumed run, a run
+# continued from its checkpoint after a SIGINT (--resume), continuous
 # samplers' draws and segments.  The README's "Reading the output" lines
 # are run on one of them.
 #
@@ -103,6 +105,10 @@ run sgld-4 4 0 --sampler sgld --iter 200
 run mala-4 4 0 --sampler mala --warmup 100 --iter 200
 run bps-4 4 0 --sampler bps --iter 200 --thin 0.1
 run sbps-segments-4 4 0 --sampler sbps --iter 200 --emit segments
+# The score columns of --save-gradients (grad_lp_k__), beside a step
+# size chosen by pilots (the sgld runs above choose theirs too).
+run sgld-gradients 2 0 --sampler sgld --iter 200 --save-gradients
+run nuts-gradients 1 0 --warmup 200 --iter 200 --save-gradients --save-warmup
 # Saved warmup (thinned, adapted, continuous, segments).
 run sgld-warmup 2 0 --sampler sgld --warmup 60 --thin 3 --save-warmup --iter 200
 run mala-warmup 2 0 --sampler mala --warmup 100 --save-warmup --iter 200
@@ -111,7 +117,10 @@ run sbps-segments-warmup 1 0 --sampler sbps --warmup 50 --save-warmup --iter 200
 # Budgets in data passes and in seconds.
 run sgld-passes 2 0 --sampler sgld --passes 30
 run sbps-passes 2 0 --sampler sbps --passes 200 --thin 0.05
-run sgld-seconds 4 0 --sampler sgld --seconds 0.5 --thin 10
+# (runs cut by time keep few, thinned draws: with a well mixing step
+# they can look antithetic to posterior, which then warns that it capped
+# their ESS; the step size of these is set, small)
+run sgld-seconds 4 0 --sampler sgld --set h=1e-4 --seconds 0.5 --thin 10
 run bps-seconds 2 0 --sampler bps --seconds 0.5
 # A run whose chain failed: SGLD on a quartic potential, stable for some
 # 50000 iterations until a kick sends it where the gradient overflows.
@@ -143,12 +152,34 @@ for how in segv hang; do
 done
 # A resumed run: initial values from the last draw of a previous file.
 run resumed 1 0 --sampler sgld --iter 200 --init "$dir/sgld.csv"
+# A run continued from its checkpoint (--resume) after a SIGINT: its files
+# are the ones the run writes uninterrupted.
+"$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 2 \
+    --sampler mala --warmup 100 --iter 20000 --thin 10 \
+    --checkpoint-every 200 --out "$dir/ckpt.csv" >"$dir/ckpt.log" 2>&1 &
+pid=$!
+n=0
+while [ ! -f "$dir/ckpt.ckpt/chain_2.state" ] && [ $n -lt 600 ]; do
+    sleep 0.05
+    n=$((n + 1))
+done
+kill -INT $pid
+wait $pid
+if "$bin" sample --resume "$dir/ckpt.ckpt" --quiet >>"$dir/ckpt.log" 2>&1
+then
+    record ckpt 2
+else
+    echo "FAIL: --resume of an interrupted run:"
+    cat "$dir/ckpt.log"
+    fail=1
+fi
 # An interrupted run: SIGINT while the chains sample; every chain that
 # started has its file completed, saying so, with as many draws as the
 # others.  Chains beyond the processor count wait in a queue and a signal
 # that comes before they start leaves no file of theirs.
 "$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 4 \
-    --sampler sgld --iter 100000000 --thin 100 --out "$dir/interrupted.csv" \
+    --sampler sgld --set h=1e-4 --iter 100000000 --thin 100 \
+    --out "$dir/interrupted.csv" \
     >"$dir/interrupted.log" 2>&1 &
 pid=$!
 sleep 2

@@ -213,7 +213,7 @@ static void test_full_pass_threads(void **state)
     drift_err e;
     assert_int_equal(drift_registry_sampler(tp.reg, "sgld", &se, &e), 0);
     drift_sampler s = se->s;
-    double hp[1] = {1e-3}, theta[D], g1[D], g3[D], g3b[D], U1, U3, U3b;
+    double hp[2] = {1e-3, 0}, theta[D], g1[D], g3[D], g3b[D], U1, U3, U3b;
     drift_run_config cfg = {.model = &tp.p.model,
                             .data = drift_problem_data(&tp.p),
                             .sampler = &s, .hp = hp, .batch = 10, .thin = 1,

@@ -26,7 +26,7 @@ cd "$tmp" || exit 1
 
 # The file without what legitimately differs: elapsed seconds and names.
 norm() {
-    sed -e 's/[0-9.]* seconds (/T seconds (/' -e "s/$2/OUT/g" "$1"
+    sed -e 's/[0-9.]* seconds (/T seconds (/' -e "/file = /s/$2/OUT/g" "$1"
 }
 
 # Delays after the first checkpoint, from a fixed seed: random moments,
@@ -37,6 +37,8 @@ set -- $delays
 
 killed=0
 resumed=0
+# sgld and sghmc choose their step size (h=auto): the pilots run again
+# on --resume and must choose the same.
 for spec in "sgld --iter 60000 --warmup 100" \
             "sghmc --iter 60000 --warmup 100" \
             "tmu-rr --iter 60000 --warmup 100" \
@@ -69,6 +71,14 @@ for spec in "sgld --iter 60000 --warmup 100" \
             killed=$((killed + 1))
         fi
         wait $pid 2>/dev/null
+        # The group's other processes (the run's child, which holds the
+        # checkpoint's lock) may outlive the one waited for on a busy
+        # machine: the resume would find the lock taken.
+        n=0
+        while kill -0 -$pid 2>/dev/null && [ $n -lt 200 ]; do
+            sleep 0.05
+            n=$((n + 1))
+        done
         if [ -d "$out.ckpt" ]; then
             "$bin" sample --resume "$out.ckpt" --quiet 2>/dev/null ||
                 fail "$s run $r: --resume failed"
@@ -91,11 +101,11 @@ echo "killed $killed of 20 runs, resumed $resumed"
 
 # SIGINT: the run stops, keeps its checkpoint, says how to go on.
 "$bin" sample "$model" --data data.csv --sampler mala --chains 2 --seed 11 \
-    --quiet --out int.csv --checkpoint-every 500 --iter 40000 \
-    --warmup 1000 2>int.err &
+    --quiet --out sigint-run.csv --checkpoint-every 500 --iter 40000 \
+    --warmup 1000 2>sigint-run.err &
 pid=$!
 n=0
-while [ ! -f int.ckpt/chain_1.state ] && [ $n -lt 600 ]; do
+while [ ! -f sigint-run.ckpt/chain_1.state ] && [ $n -lt 600 ]; do
     sleep 0.05
     n=$((n + 1))
 done
@@ -103,21 +113,24 @@ kill -INT $pid
 wait $pid
 st=$?
 [ $st -eq 130 ] || fail "SIGINT: exit status $st, not 130"
-grep -q "drift sample --resume int.ckpt" int.err ||
-    fail "SIGINT: no word of how to resume: $(cat int.err)"
-grep -q "^# drift: interrupted" int_1.csv ||
+grep -q "drift sample --resume sigint-run.ckpt" sigint-run.err ||
+    fail "SIGINT: no word of how to resume: $(cat sigint-run.err)"
+grep -q "^# drift: interrupted" sigint-run_1.csv ||
     fail "SIGINT: the file kept is not marked interrupted"
-"$bin" sample --resume int.ckpt --quiet 2>/dev/null || fail "SIGINT: resume"
+"$bin" sample --resume sigint-run.ckpt --quiet 2>/dev/null || fail "SIGINT: resume"
 for k in 1 2; do
     norm "ref-mala_$k.csv" ref-mala >a.txt
-    norm "int_$k.csv" int >b.txt
+    norm "sigint-run_$k.csv" sigint-run >b.txt
     cmp -s a.txt b.txt || fail "SIGINT: chain $k differs once resumed"
 done
 
-# A checkpoint to refuse: stopped after its first save.
+# A checkpoint to refuse: stopped after its first save.  An explicit
+# step size: the step-size pilots of h=auto (a tenth of 200000 steps
+# each) would only delay the first save.
 make_ckpt() {
     rm -rf stop*
-    "$bin" sample "$model" --data "$1" --sampler sgld --chains 1 --seed 3 \
+    "$bin" sample "$model" --data "$1" --sampler sgld --set h=1e-4 \
+        --chains 1 --seed 3 \
         --quiet --out stop.csv --checkpoint-every 100 --iter 200000 \
         2>/dev/null &
     p=$!

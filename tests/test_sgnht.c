@@ -302,7 +302,7 @@ static void test_grad_noise(void **state)
     const drift_sampler_entry *se;
     drift_err e;
     assert_int_equal(drift_registry_sampler(tp.reg, "sgnht", &se, &e), 0);
-    double hp[2];
+    double hp[3];
     char *sets[] = {"h=0.02"};
     assert_int_equal(drift_hparams_apply(se->s.hparams, se->s.n_hparams,
                                          "--set", "sgnht", sets, 1, hp, NULL,

@@ -78,6 +78,14 @@ typedef struct drift_hparam {
 /* drift_hparam.flags */
 #define DRIFT_HP_OPEN_LO 1u  /* lower bound is exclusive */
 #define DRIFT_HP_OPEN_HI 2u  /* upper bound is exclusive */
+/* (added for issue 17) A REAL hyperparameter that is the sampler's step
+ * size, such as SGLD's h: when the user does not set it, or sets it to
+ * "auto", the engine chooses it before the chains start, by short pilot
+ * runs over a grid of values scored by the kernel Stein discrepancy of
+ * their draws (docs/writing-a-sampler.md), and the plugin receives the
+ * value chosen.  def is the pilot's first trial (and what an engine that
+ * does not know the flag passes).  At most one per sampler. */
+#define DRIFT_HP_STEP_SIZE 4u
 
 /* One sparse row variable (LIBSVM's features; the language's
  * sparse_vector[D]) in compressed-sparse-row form: row r's entries are

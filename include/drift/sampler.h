@@ -34,7 +34,7 @@ extern "C" {
  * A plugin states the version it needs (drift_sampler_plugin's
  * services_version) and an engine with an older table refuses it at load,
  * so no plugin calls past the end of the table it was given. */
-#define DRIFT_SERVICES_VERSION 3u
+#define DRIFT_SERVICES_VERSION 4u
 
 /* One chain as the engine runs it; opaque to samplers. */
 typedef struct drift_chain drift_chain;
@@ -46,6 +46,15 @@ typedef enum drift_access {
                              walked in order: every row once per pass */
     DRIFT_ACCESS_CA = 2   /* cyclic: rows 0..N-1 in file order, repeated */
 } drift_access;
+
+/* The run's estimator of grad U behind grad_batch (the engine's --gradient
+ * option; services version 4). */
+typedef enum drift_gradient {
+    DRIFT_GRADIENT_PLAIN = 0, /* (N/n) sum_{i in B} grad U_i + grad U_prior */
+    DRIFT_GRADIENT_CV = 1     /* control variates centred at a mode (Baker,
+                                 Fearnhead, Fox and Nemeth 2019): see
+                                 grad_batch */
+} drift_gradient;
 
 /* A rate function for thinning: writes the (possibly noisy) event rate at
  * time t along the current trajectory into *rate. */
@@ -166,7 +175,17 @@ typedef struct drift_services {
      * (N/n) sum_{i in B} grad U_i + grad U_prior, the usual unbiased
      * estimate under random access; *U_est (may be NULL) gets the matching
      * estimate of U.  Counts n.  When rows != NULL the n indices used are
-     * written there. */
+     * written there.
+     * Under --gradient cv (the gradient service says which) it writes
+     * instead the control-variate estimate centred at the run's mode
+     * theta-hat,
+     *     grad U(theta-hat) + (N/n) sum_{i in B} (grad U_i(theta)
+     *                                  - grad U_i(theta-hat)) + grad U_prior,
+     * as unbiased as the plain one and far less noisy near the mode, and
+     * *U_est gets U(theta-hat) + (N/n) sum_{i in B} (U_i(theta) -
+     * U_i(theta-hat)) + U_prior(theta), likewise.  It counts 2n (both
+     * terms of each row evaluated), or n for a model in generalised
+     * linear form, whose per-row values at the mode the engine keeps. */
     int (*grad_batch)(drift_chain *c, const double *theta, size_t n,
                       double *grad, double *U_est, size_t *rows);
     /* grad_prior: grad U_prior = -grad log p(theta) and *U0 (may be NULL).
@@ -289,7 +308,9 @@ typedef struct drift_services {
      * (n/(n+5)) Sigma + 1e-3 (5/(n+5)) I for n points, before calling
      * phase(WINDOW_END).  A window with fewer than two points leaves the
      * metric as it was.  Without metric_use, the metric is the identity
-     * and metric_observe does nothing. */
+     * and metric_observe does nothing.  Under --gradient cv a DIAG metric
+     * starts, instead of the identity, as the inverse of the diagonal
+     * curvature at the mode (see the mode service). */
     int (*metric_use)(drift_chain *c, drift_metric_kind kind);
     void (*metric_observe)(drift_chain *c, const double *theta);
     /* out = M^-1 v (out may not alias v). */
@@ -325,6 +346,19 @@ typedef struct drift_services {
     /* 1 while the engine restores a chain (ckpt_bytes reads), 0 while it
      * saves one. */
     int (*ckpt_restoring)(drift_chain *c);
+
+    /* ---- added in services version 4: gradient estimators ---- */
+    /* The estimator grad_batch uses (--gradient). */
+    drift_gradient (*gradient)(drift_chain *c);
+    /* Under --gradient cv: the mode theta-hat its estimates are centred
+     * at (d values into mode; may be NULL) and the diagonal curvature of
+     * U there (d values into curv; may be NULL): the empirical Fisher
+     * information sum_i (d U_i / d theta_j)^2 at the mode, plus the
+     * prior's second derivative d^2 U_prior / d theta_j^2 by central
+     * differences of its gradient; an entry without curvature (not
+     * positive or not finite) reads NaN.  Returns DRIFT_OK, or
+     * DRIFT_EINVAL (recorded) in a run without cv. */
+    int (*mode)(drift_chain *c, double *mode, double *curv);
 } drift_services;
 
 /* One sampler.  The engine allocates state_size zeroed bytes for each
@@ -397,6 +431,12 @@ typedef struct drift_sampler {
 #define DRIFT_SAMPLER_CONTINUOUS 1u /* emits segments, not draws (required
                                        for emit_segment) */
 #define DRIFT_SAMPLER_FULL_DATA  2u /* uses only full-data oracles */
+#define DRIFT_SAMPLER_OWN_ESTIMATES 4u /* builds its gradient estimates
+                                       itself from the per-row oracles
+                                       (grad_rows, grad_sum, jvp_rows,
+                                       glm_*), not from grad_batch: the
+                                       engine's --gradient cv does not
+                                       apply, and is refused */
 
 /* What drift_sampler_entry() returns.  abi_version is read first and a
  * mismatch refused before anything else is read; struct_size, the build

@@ -164,7 +164,8 @@ static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
 }
 
 static const drift_hparam hparams[] = {
-    {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
+    {"h", DRIFT_HP_REAL, 1e-3, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL,
      "step size: theta += h r; r += -h gamma r - h g_I + sigma sqrt(h) "
      "N(0, I)"},
     {"gamma", DRIFT_HP_REAL, 1.0, 0, INFINITY, 0, NULL,
@@ -191,6 +192,7 @@ static const drift_sampler samplers[] = {{
     .columns = columns,
     .n_columns = 2,
     .state_size = sizeof(ewsg),
+    .flags = DRIFT_SAMPLER_OWN_ESTIMATES,
     .default_batch = 1,
     .init = init,
     .step = step,

@@ -10,16 +10,74 @@
  * Welling and Teh's is for sgld).  Like the paper's experiments, the
  * correction term Gamma(theta) = sum_j dG_ij/dtheta_j is left out: G
  * depends on theta only through the running average V.  Not exact: the
- * bias grows with h. */
+ * bias grows with h.
+ *
+ * RMSprop measures the minibatch gradients' noise, which --gradient cv
+ * all but removes near the mode: V would collapse and G blow up to
+ * 1/lambda.  So the hyperparameter precond chooses G: rmsprop (the
+ * paper's; the default without cv), or the engine's diagonal metric as in
+ * sgld (mode: the inverse curvature at cv's mode, the default with cv;
+ * warmup: learned from warmup draws; unit: none, which is sgld; dense:
+ * the inverse empirical Fisher matrix at cv's mode), G = P as sgld.c
+ * describes P.  precond=auto under cv: dense up to AUTO_DENSE_DIM
+ * parameters, mode beyond. */
 #include <math.h>
 
 #include <drift/sampler.h>
 
+enum { PC_AUTO = 0, PC_RMSPROP = 1, PC_UNIT = 2, PC_MODE = 3,
+       PC_WARMUP = 4, PC_DENSE = 5 };
+#define AUTO_DENSE_DIM 100
+#define PRECOND_CLAMP 10.0
+
 typedef struct psgld {
     double h, lambda, alpha;
+    int precond;            /* PC_RMSPROP, PC_UNIT, PC_MODE or PC_WARMUP */
+    double min0;            /* min_j M0^-1_jj */
+    double n_g2;            /* steps summed into g2 */
     size_t d, n, N;
-    double *grad, *gprior, *V, *xi;
+    double *grad, *gprior, *V, *xi, *P, *buf, *g2;
 } psgld;
+
+/* The smallest of m[0..n) (1 when there is none worth dividing by). */
+static double min_of(const double *m, size_t n)
+{
+    double x = INFINITY;
+    for (size_t k = 0; k < n; k++)
+        x = m[k] < x ? m[k] : x;
+    return n && x > 0 && isfinite(x) ? x : 1.0;
+}
+
+/* P after a window's end (sgld.c says why): the engine's new M^-1 times
+ * min0 / min M^-1, each entry within a factor PRECOND_CLAMP of what it
+ * was, and no larger than what the gradients seen since the last window
+ * allow, 1 / (h_eff mean g_j^2), unless it already was: E[g_j^2] is at
+ * least the curvature, so the step stays stable, and a chain still
+ * travelling (large gradients) gets smaller steps, not larger.  g2 (sums
+ * of g_j^2 over *n_g2 steps) restarts. */
+static void precond_update(double *P, double *buf, double *g2, double *n_g2,
+                           double min0, double h_eff,
+                           const drift_services *svc, drift_chain *c)
+{
+    size_t n = svc->metric_get(c, buf);
+    double k = min0 / min_of(buf, n);
+    for (size_t j = 0; j < n; j++) {
+        double want = k * buf[j];
+        if (want > 0 && isfinite(want))
+            want = fmin(fmax(want, P[j] / PRECOND_CLAMP),
+                        P[j] * PRECOND_CLAMP);
+        else
+            want = P[j];
+        if (*n_g2 > 0 && g2[j] > 0) {
+            double cap = *n_g2 / (h_eff * g2[j]);
+            if (want > cap)
+                want = cap > P[j] ? cap : P[j];
+        }
+        P[j] = want;
+        g2[j] = 0;
+    }
+    *n_g2 = 0;
+}
 
 static int init(void *state, const drift_services *svc, drift_chain *c,
                 const double *hp, double *theta)
@@ -36,7 +94,46 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     s->gprior = svc->alloc(c, s->d * sizeof(double));
     s->V = svc->alloc(c, s->d * sizeof(double));
     s->xi = svc->alloc(c, s->d * sizeof(double));
-    return s->grad && s->gprior && s->V && s->xi ? DRIFT_OK : DRIFT_ENOMEM;
+    if (!s->grad || !s->gprior || !s->V || !s->xi)
+        return DRIFT_ENOMEM;
+    int cv = svc->gradient(c) == DRIFT_GRADIENT_CV;
+    s->precond = (int)hp[3];
+    if (s->precond == PC_AUTO)
+        s->precond = !cv ? PC_RMSPROP
+                     : s->d <= AUTO_DENSE_DIM ? PC_DENSE : PC_MODE;
+    if ((s->precond == PC_MODE || s->precond == PC_DENSE) && !cv)
+        return svc->fail(c, "psgld: precond=mode and precond=dense need the "
+                            "curvature at the mode: run with --gradient cv "
+                            "(or use precond=warmup or rmsprop)");
+    if (s->precond == PC_WARMUP && svc->run_info(c)->base_window == 0)
+        return svc->fail(c, "psgld: precond=warmup learns the metric in "
+                            "warmup's slow windows: give --warmup 20 or "
+                            "more (150 or more for Stan's windows)");
+    if (s->precond == PC_RMSPROP && cv)
+        svc->warn(c, "psgld: precond=rmsprop with --gradient cv: RMSprop "
+                     "measures the gradients' noise, which cv removes near "
+                     "the mode, so its preconditioner grows towards "
+                     "1/lambda; precond=mode (the default with cv) is the "
+                     "safe choice");
+    if (s->precond == PC_DENSE) {
+        s->buf = svc->alloc(c, s->d * sizeof(double));
+        s->g2 = svc->alloc(c, s->d * sizeof(double));
+        if (!s->buf || !s->g2)
+            return DRIFT_ENOMEM;
+        return svc->metric_use(c, DRIFT_METRIC_DENSE);
+    }
+    if (s->precond == PC_MODE || s->precond == PC_WARMUP) {
+        s->P = svc->alloc(c, s->d * sizeof(double));
+        s->buf = svc->alloc(c, s->d * sizeof(double));
+        s->g2 = svc->alloc(c, s->d * sizeof(double));
+        if (!s->P || !s->buf || !s->g2)
+            return DRIFT_ENOMEM;
+        int rc = svc->metric_use(c, DRIFT_METRIC_DIAG);
+        if (rc)
+            return rc;
+        s->min0 = min_of(s->P, svc->metric_get(c, s->P));
+    }
+    return DRIFT_OK;
 }
 
 static int step(void *state, const drift_services *svc, drift_chain *c,
@@ -47,6 +144,30 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     int rc = svc->grad_batch(c, theta, s->n, s->grad, &U, NULL);
     if (rc)
         return rc;
+    if (s->precond != PC_RMSPROP) {
+        svc->normal_fill(c, s->d, s->xi);
+        double noise = sqrt(2.0 * s->h);
+        if (s->precond == PC_UNIT) {
+            for (size_t k = 0; k < s->d; k++)
+                theta[k] += -s->h * s->grad[k] + noise * s->xi[k];
+        } else if (s->precond == PC_DENSE) {
+            svc->metric_inv_mul(c, s->grad, s->buf);
+            svc->metric_inv_sqrt_mul(c, s->xi, s->g2);
+            for (size_t k = 0; k < s->d; k++)
+                theta[k] += -s->h * s->buf[k] + noise * s->g2[k];
+        } else {
+            for (size_t k = 0; k < s->d; k++)
+                theta[k] += -s->h * s->P[k] * s->grad[k] +
+                            noise * sqrt(s->P[k]) * s->xi[k];
+            if (s->precond == PC_WARMUP && svc->in_warmup(c)) {
+                svc->metric_observe(c, theta);
+                for (size_t k = 0; k < s->d; k++)
+                    s->g2[k] += s->grad[k] * s->grad[k];
+                s->n_g2++;
+            }
+        }
+        return svc->emit_draw(c, theta, -U, NULL);
+    }
     /* gbar = (grad U~ - grad U_prior) / N is the minibatch mean of the
      * per-datum gradients (sign is irrelevant: only its square is used);
      * a data-free target has only its prior to precondition. */
@@ -63,21 +184,44 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, theta, -U, NULL);
 }
 
-/* The running average V of squared mean gradients; the rest is scratch. */
+static void phase(void *state, const drift_services *svc, drift_chain *c,
+                  drift_phase ph)
+{
+    psgld *s = state;
+    if (ph == DRIFT_PHASE_WINDOW_END && s->precond == PC_WARMUP)
+        precond_update(s->P, s->buf, s->g2, &s->n_g2, s->min0, s->h, svc,
+                       c);
+}
+
+/* The running average V of squared mean gradients, and P with the
+ * engine's metric; the rest is scratch. */
 static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
 {
     psgld *s = state;
-    return svc->ckpt_bytes(c, s->V, s->d * sizeof *s->V);
+    int rc = svc->ckpt_bytes(c, s->V, s->d * sizeof *s->V);
+    if (!rc && s->P)
+        rc = svc->ckpt_bytes(c, s->P, s->d * sizeof *s->P);
+    if (!rc && s->P)
+        rc = svc->ckpt_bytes(c, s->g2, s->d * sizeof *s->g2);
+    if (!rc && s->P)
+        rc = svc->ckpt_bytes(c, &s->n_g2, sizeof s->n_g2);
+    return rc;
 }
 
 static const drift_hparam hparams[] = {
-    {"h", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
+    {"h", DRIFT_HP_REAL, 1e-4, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL,
      "step size: theta += -h G grad U + sqrt(2h G) N(0, I) (the paper's "
      "epsilon is 2h)"},
     {"lambda", DRIFT_HP_REAL, 1e-5, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "regulariser of the preconditioner G = 1/(lambda + sqrt(V))"},
     {"alpha", DRIFT_HP_REAL, 0.99, 0, 1, DRIFT_HP_OPEN_HI, NULL,
      "decay of the running average V of squared mean gradients"},
+    {"precond", DRIFT_HP_ENUM, PC_AUTO, 0, 0, 0,
+     "auto|rmsprop|unit|mode|warmup|dense",
+     "G: rmsprop (the paper's), or the engine's metric as sgld's precond "
+     "(unit, mode, warmup, dense); auto: with --gradient cv dense up to "
+     "100 parameters, mode beyond, else rmsprop"},
 };
 
 static const drift_sampler samplers[] = {{
@@ -89,6 +233,7 @@ static const drift_sampler samplers[] = {{
     .state_size = sizeof(psgld),
     .init = init,
     .step = step,
+    .phase = phase,
     .checkpoint = checkpoint,
 }};
 

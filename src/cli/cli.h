@@ -36,6 +36,34 @@ int cmd_models(int argc, char **argv);
 int cmd_data(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_check(int argc, char **argv);     /* check.c */
+
+struct drift_stancsv;
+
+/* `drift summary --ksd` (ksd.c): the kernel Stein discrepancy of the kept
+ * draws of C chains of n draws each (files of one model). */
+typedef struct cli_ksd_opts {
+    const char *model;          /* --model (NULL: the header's) */
+    const char *const *data;    /* --data files (n_data 0: the header's) */
+    size_t n_data;
+    size_t max_draws;           /* --ksd-draws (0: 1000) */
+} cli_ksd_opts;
+
+typedef struct cli_ksd_out {
+    double ksd;                 /* the discrepancy of the draws used */
+    double *part;               /* per file column: sqrt of its
+                                   coordinate's part of KSD^2, KSD itself
+                                   for lp__, NaN elsewhere (malloc'd; the
+                                   caller frees) */
+    size_t used, total, d;      /* draws used of all kept; coordinates */
+    int recomputed;             /* scores recomputed from the model */
+    double grads;               /* per-datum gradients that took */
+    double t_scores, t_kernel;  /* seconds for the scores, the kernel sum */
+    char how[4300];             /* where the scores came from */
+} cli_ksd_out;
+
+/* Returns 0, or an exit status with the message printed. */
+int cli_ksd(struct drift_stancsv *const *draws, size_t C, size_t n,
+            const cli_ksd_opts *o, cli_ksd_out *out);
 int cmd_diagnose(int argc, char **argv);  /* diagnose.c */
 
 #endif

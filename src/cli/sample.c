@@ -16,6 +16,7 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "cli.h"
+#include "mpirun.h"
 #include "resume.h"
 #include "engine/lang/lang_model.h"
 #include "engine/run/guard.h"
@@ -33,7 +34,8 @@ enum {
     O_PASSES, O_ITER, O_SECONDS, O_THIN, O_WARMUP, O_SAVE_WARMUP, O_SEED,
     O_OUT, O_CHAINS, O_GRAD_NOISE, O_MAX_MEMORY, O_INIT,
     O_QUIET, O_CHAIN_ID, O_TEST, O_EVAL_EVERY, O_EMIT, O_THREADS,
-    O_GENERATED_EVERY, O_STEP_TIMEOUT, O_CHECKPOINT_EVERY, O_RESUME, O_HELP
+    O_GENERATED_EVERY, O_STEP_TIMEOUT, O_CHECKPOINT_EVERY, O_RESUME,
+    O_RANKS_PER_CHAIN, O_GRADIENT, O_SAVE_GRADIENTS, O_HELP
 };
 
 static const cli_opt sample_opts[] = {
@@ -82,11 +84,13 @@ static const cli_opt sample_opts[] = {
     [O_MAX_MEMORY] = {"--max-memory", 1,
                       "BYTES  bound on sampler memory (suffixes K, M, G)"},
     [O_INIT] = {"--init", 1,
-                "random|R|0|FILE  initial point on the unconstrained "
+                "random|R|0|mode|FILE  initial point on the unconstrained "
                 "scale: random = U(-2,2) (default, redrawn up to 100 times "
                 "where the density is not finite), U(-R,R), 0 (or zero) "
-                "for zeros, or a JSON/CSV file of values (names it lacks "
-                "drawn as random)"},
+                "for zeros, mode (the default with --gradient cv) for a "
+                "draw of the Laplace approximation at cv's mode, or a "
+                "JSON/CSV file of values (names it lacks drawn as "
+                "random)"},
     [O_QUIET] = {"--quiet", 0, "no progress or summary lines"},
     [O_CHAIN_ID] = {"--chain-id", 1,
                     "ID  id of the first chain (1), as CmdStan's id"},
@@ -117,6 +121,21 @@ static const cli_opt sample_opts[] = {
                   "DIR  continue the interrupted run whose checkpoint is "
                   "DIR (its own command, in its own directory): the files "
                   "are those the run would have written uninterrupted"},
+    [O_RANKS_PER_CHAIN] = {"--ranks-per-chain", 1,
+                           "R  under mpirun -n P: R ranks run each chain, "
+                           "each over 1/R of the rows (default P / gcd(P, "
+                           "K): every rank busy, as few ranks per chain as "
+                           "that allows)"},
+    [O_GRADIENT] = {"--gradient", 1,
+                    "plain|cv  minibatch gradient estimator: plain "
+                    "(default), or cv: control variates centred at the "
+                    "mode, found once per run (its cost is chain 1's); "
+                    "chains then start near the mode"},
+    [O_SAVE_GRADIENTS] = {"--save-gradients", 0,
+                          "write the score d log p / d theta at every draw "
+                          "written (columns grad_lp_1__ ...; one full-data "
+                          "gradient per draw, not counted in grads__), for "
+                          "drift summary --ksd"},
     [O_HELP] = {"--help", 0, "show this help"},
 };
 #define N_SAMPLE_OPTS (sizeof sample_opts / sizeof sample_opts[0])
@@ -135,6 +154,7 @@ typedef struct sample_args {
     drift_access access;
     uint64_t iters, thin, warmup, seed, generated_every;
     int have_seed, have_thin, have_warmup, save_warmup, quiet, help;
+    int save_gradients;     /* --save-gradients */
     int warmup_only;        /* --iter 0 */
     int emit_segments;
     double passes, seconds, thin_time, grad_noise, eval_every, init_radius;
@@ -144,6 +164,8 @@ typedef struct sample_args {
     uint64_t ckpt_iters;    /* --checkpoint-every K */
     double ckpt_seconds;    /* --checkpoint-every T[smh] */
     const char *resume;     /* --resume DIR */
+    unsigned ranks_per_chain; /* --ranks-per-chain R (0: the default) */
+    int gradient;           /* --gradient: DRIFT_GRADIENT_* */
     int n_options;          /* options given (--resume stands alone) */
 } sample_args;
 
@@ -267,6 +289,7 @@ static int on_sample_opt(void *user, int idx, const char *v)
         a->have_warmup = 1;
         return parse_u64_opt("--warmup", v, 0, (uint64_t)1 << 62, &a->warmup);
     case O_SAVE_WARMUP: a->save_warmup = 1; return 0;
+    case O_SAVE_GRADIENTS: a->save_gradients = 1; return 0;
     case O_SEED:
         if ((rc = parse_u64_opt("--seed", v, 0, UINT64_MAX, &a->seed)))
             return rc;
@@ -298,10 +321,10 @@ static int on_sample_opt(void *user, int idx, const char *v)
                                  "a file");
             a->init_radius = r;
         } else if (strcmp(v, "zero") && strcmp(v, "random") &&
-                   access(v, F_OK) != 0) {
+                   strcmp(v, "mode") && access(v, F_OK) != 0) {
             return bad_value("--init", v,
-                             "no such file; expected zero, random, a radius "
-                             "or a JSON/CSV file of initial values");
+                             "no such file; expected zero, random, mode, a "
+                             "radius or a JSON/CSV file of initial values");
         }
         return 0;
     }
@@ -343,6 +366,19 @@ static int on_sample_opt(void *user, int idx, const char *v)
         return 0;
     }
     case O_RESUME: a->resume = v; return 0;
+    case O_RANKS_PER_CHAIN:
+        if ((rc = parse_u64_opt("--ranks-per-chain", v, 1, 1u << 20, &x)))
+            return rc;
+        a->ranks_per_chain = (unsigned)x;
+        return 0;
+    case O_GRADIENT:
+        if (!strcmp(v, "plain"))
+            a->gradient = DRIFT_GRADIENT_PLAIN;
+        else if (!strcmp(v, "cv"))
+            a->gradient = DRIFT_GRADIENT_CV;
+        else
+            return bad_value("--gradient", v, "expected plain or cv");
+        return 0;
     case O_EMIT:
         if (!strcmp(v, "segments"))
             a->emit_segments = 1;
@@ -513,6 +549,58 @@ static void print_checks(const drift_chain_result *res, unsigned K)
     free(f);
 }
 
+/* What a run's account needs besides its chains' results. */
+typedef struct run_report {
+    const sample_args *a;
+    int run_rc;             /* drift_run's status (rank 0's, under mpirun) */
+    const char *msg;        /* its message */
+    size_t N;               /* the data's rows */
+} run_report;
+
+/* The run's account on stderr, for K chains' results: the refusal of a
+ * run that never started; after a signal one line; otherwise a line per
+ * chain (and each failure's message), then the files' checks. */
+static void print_run(void *user, const drift_chain_result *res, unsigned K)
+{
+    const run_report *x = user;
+    const sample_args *a = x->a;
+    int any_status = 0, interrupted = x->run_rc == DRIFT_ESTOP;
+    for (unsigned k = 0; k < K; k++) {
+        any_status |= res[k].status != 0;
+        interrupted |= res[k].interrupted;
+    }
+    if (x->run_rc && !any_status && x->run_rc != DRIFT_ESTOP) {
+        fprintf(stderr, "drift sample: %s\n", x->msg);
+        return;
+    }
+    if (interrupted && !any_status) {
+        signal_account(res, K, x->N, a->warmup,
+                       a->iters ? a->warmup + a->iters : 0);
+        return;
+    }
+    for (unsigned k = 0; k < K; k++) {
+        const drift_chain_result *r = &res[k];
+        if (r->status)
+            fprintf(stderr, "drift sample: %s\n", r->message);
+        if (!a->quiet || r->status) {
+            fprintf(stderr, "drift: chain %u: %llu iterations", r->id,
+                    (unsigned long long)r->iterations);
+            if (x->N)
+                fprintf(stderr, ", %.4g data passes",
+                        (double)r->grads / (double)x->N);
+            fprintf(stderr, ", %llu draws in %.3g s",
+                    (unsigned long long)r->draws, r->seconds);
+            if (r->path[0])
+                fprintf(stderr, " -> %s", r->path);
+            if (r->metrics_path[0])
+                fprintf(stderr, ", metrics -> %s", r->metrics_path);
+            fputc('\n', stderr);
+        }
+    }
+    if (!x->run_rc && !any_status)
+        print_checks(res, K);
+}
+
 /* Prints the registry's problems from *from on, and moves *from past
  * them (lookups add problems as they open files). */
 static void print_problems_from(const drift_registry *reg, size_t *from)
@@ -532,7 +620,7 @@ static void print_problems(const drift_registry *reg)
 /* One run: argc, argv the options after "sample"; resume_dir the
  * checkpoint it continues (NULL: none), whose manifest is cmd. */
 static int sample_run(int argc, char **argv, const char *resume_dir,
-                      const ckpt_command *cmd, int quiet)
+                      const ckpt_command *cmd, int quiet, cli_mpi *mpi)
 {
     sample_args a;
     memset(&a, 0, sizeof a);
@@ -542,6 +630,18 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     if (rc)
         goto out_args;
     a.quiet |= quiet;
+    if (a.ranks_per_chain && !mpi->on) {
+        fprintf(stderr, "drift sample: --ranks-per-chain %u: for a run "
+                        "across MPI ranks (mpirun -n P drift sample ...)\n",
+                a.ranks_per_chain);
+        rc = EXIT_USAGE;
+        goto out_args;
+    }
+    if (mpi->on && !a.help &&
+        (rc = cli_mpi_plan(mpi, a.chains, a.ranks_per_chain,
+                           a.ckpt_iters || a.ckpt_seconds > 0,
+                           a.resume != NULL)))
+        goto out_args;
     if (resume_dir && a.resume) {
         fprintf(stderr, "drift sample: --resume %s: the checkpoint's command "
                         "holds --resume; it is damaged\n",
@@ -573,7 +673,8 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
                         out = saved.argv[k + 1];
                 ckpt_dir_for(out, dir, sizeof dir);
             }
-            rc = sample_run(saved.argc, saved.argv, dir, &saved, a.quiet);
+            rc = sample_run(saved.argc, saved.argv, dir, &saved, a.quiet,
+                            mpi);
         }
         ckpt_command_free(&saved);
         goto out_args;
@@ -588,6 +689,8 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         }
     }
     if (a.help) {
+        if (mpi->on && mpi->rank != 0)
+            goto out_args; /* rank 0 says it for all */
         cli_usage("drift sample MODEL.drift|--model NAME --data FILE "
                   "--sampler NAME [options]",
                   "Runs a sampler on a model and writes the draws as a "
@@ -612,7 +715,29 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         rc = EXIT_USAGE;
         goto out_args;
     }
-    if ((rc = check_outputs(&a, a.out ? a.out : "output.csv")))
+    if (mpi->on) {
+        /* A rank's guard (engine/run/guard.h) forks now, before MPI is
+         * joined: a process must not fork once it has. */
+        drift_stop_catch();
+        drift_guard_config gc = {mpi->L.count,
+                                 (a.chain_id ? a.chain_id : 1) + mpi->L.first,
+                                 a.sampler, a.step_timeout, mpi->who, 0.5};
+        int guard_parent = 0, guard_status = 0;
+        drift_err ge = {{0}};
+        if (drift_guard_start(&gc, &guard_parent, &guard_status, &ge))
+            fprintf(stderr, "drift: warning: %s: %s\n", mpi->who, ge.msg);
+        if (guard_parent) {
+            drift_stop_uncatch();
+            mpi->on = 0; /* the rank is the child */
+            rc = guard_status;
+            goto out_args;
+        }
+        /* What this rank says before the run is said by rank 0, once. */
+        cli_mpi_capture(mpi);
+    }
+    /* Across ranks, the groups' writers alone write files. */
+    if ((!mpi->on || mpi->L.grank == 0) &&
+        (rc = check_outputs(&a, a.out ? a.out : "output.csv")))
         goto out_args;
 
     drift_err e = {{0}};
@@ -661,8 +786,29 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         goto out;
     }
     a.data[a.n_data] = NULL;
+    if (!a.have_seed)
+        a.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    if (mpi->on) {
+        /* Join the job: every rank runs the same drift, command, plugins
+         * and files as rank 0, and got this far (rank 0's seed for all). */
+        const char *model_path = a.model;
+        const drift_model_entry *me = NULL;
+        if (a.model && !drift_lang_is_model_file(a.model)) {
+            if (drift_registry_model(reg, a.model, &me, &e)) {
+                fprintf(stderr, "drift sample: %s\n", e.msg);
+                rc = EXIT_USAGE;
+                goto out;
+            }
+            model_path = me->path;
+        }
+        if ((rc = cli_mpi_gate1(mpi, 0, argc, argv, sampler_path, model_path,
+                                (const char *const *)a.data, &a.seed,
+                                a.have_seed)))
+            goto out;
+    }
     drift_problem_spec spec = {a.model, a.data, a.model_set, a.n_model_set,
-                               a.data_set, a.n_data_set, stderr};
+                               a.data_set, a.n_data_set, stderr,
+                               mpi->on ? &mpi->share : NULL};
     found = drift_problem_open(&prob, reg, &spec, &e);
     print_problems_from(reg, &shown);
     if (found) {
@@ -672,8 +818,6 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         rc = drift_mapguard_any() ? EXIT_RUN_FAILED : EXIT_USAGE;
         goto out;
     }
-    if (!a.have_seed)
-        a.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     if (a.have_thin) {
         if (sampler.flags & DRIFT_SAMPLER_CONTINUOUS)
             a.thin = 1;
@@ -710,8 +854,19 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         rc = EXIT_USAGE;
         goto out;
     }
-    int init_mode = DRIFT_INIT_RANDOM;
-    if (a.init && (!strcmp(a.init, "zero") ||
+    /* Under --gradient cv chains start near its mode unless told. */
+    int init_mode = a.gradient == DRIFT_GRADIENT_CV && !a.init
+                        ? DRIFT_INIT_MODE
+                        : DRIFT_INIT_RANDOM;
+    if (a.init && !strcmp(a.init, "mode")) {
+        if (a.gradient != DRIFT_GRADIENT_CV) {
+            fprintf(stderr, "drift sample: --init mode: needs --gradient cv "
+                            "(the mode it starts from is cv's)\n");
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        init_mode = DRIFT_INIT_MODE;
+    } else if (a.init && (!strcmp(a.init, "zero") ||
                    (a.init_radius == 0 &&
                     !drift_parse_double(a.init, &(double){0}))))
         init_mode = DRIFT_INIT_ZERO;
@@ -736,7 +891,9 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         rc = EXIT_USAGE;
         goto out;
     }
-    if (a.test && drift_heldout_set_open(&test, &prob, a.test, &e)) {
+    /* Across ranks, the groups' writers alone evaluate the held-out set. */
+    int writer = !mpi->on || mpi->L.grank == 0;
+    if (a.test && writer && drift_heldout_set_open(&test, &prob, a.test, &e)) {
         fprintf(stderr, "drift sample: %s\n", e.msg);
         rc = EXIT_USAGE;
         goto out;
@@ -779,10 +936,22 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         goto out;
     }
 
+    /* This process's chains: all, or its rank group's. */
+    unsigned K_here = mpi->on ? mpi->L.count : a.chains;
+    results = calloc(K_here ? K_here : 1, sizeof *results);
+    if (!results) {
+        rc = EXIT_RUN_FAILED;
+        goto out;
+    }
+    if (mpi->on && (rc = cli_mpi_gate2(mpi, 0, &prob)))
+        goto out;
+
     const char *header[24];
     size_t nh = 0;
     for (size_t k = 0; k < prob.n_header && nh < 20; k++)
         header[nh++] = prob.header[k];
+    for (size_t k = 0; mpi->on && k < 2; k++)
+        header[nh++] = mpi->header[k];
     header[nh] = NULL;
 
     drift_run_config cfg = {
@@ -816,7 +985,7 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         .header = header,
         .quiet = a.quiet,
         .progress = !a.quiet && isatty(STDERR_FILENO),
-        .test_model = a.test ? &test.model : NULL,
+        .test_model = a.test && writer ? &test.model : NULL,
         .test_path = a.test,
         .eval_every = a.eval_every,
         .emit_segments = a.emit_segments,
@@ -827,6 +996,9 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         .ckpt_iters = a.ckpt_iters,
         .ckpt_seconds = a.ckpt_seconds,
         .resume = resume_dir != NULL,
+        .ranks = mpi->on ? &mpi->run : NULL,
+        .gradient = a.gradient,
+        .save_gradients = a.save_gradients,
     };
     /* A mapped row store (read by a C plugin, or by a .drift model as its
      * rows): tell the kernel how it will be read, and read ahead. */
@@ -840,23 +1012,18 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         cfg.data_map = rows_table->rs.map;
         drift_table_advise(rows_table, a.access == DRIFT_ACCESS_CA);
     }
-    results = calloc(a.chains, sizeof *results);
-    if (!results) {
-        rc = EXIT_RUN_FAILED;
-        goto out;
-    }
     /* SIGINT, SIGTERM, SIGHUP: the chains stop after their step and the
      * draws so far are committed; a second signal ends the process at
      * once (base/stop.h), leaving no temporary file. */
     drift_stop_catch();
     /* The run in a child process, watched from this one (engine/run/
      * guard.h): a sampler that crashes, exits or hangs loses no draws. */
-    drift_guard_config gc = {a.chains, cfg.first_chain_id ? cfg.first_chain_id
-                                                          : 1,
-                             cfg.sampler->name, a.step_timeout};
+    drift_guard_config gc = {a.chains,
+                             cfg.first_chain_id ? cfg.first_chain_id : 1,
+                             cfg.sampler->name, a.step_timeout, NULL, 0};
     int guard_parent = 0, guard_status = 0;
     drift_err ge = {{0}};
-    if (drift_guard_start(&gc, &guard_parent, &guard_status, &ge))
+    if (!mpi->on && drift_guard_start(&gc, &guard_parent, &guard_status, &ge))
         fprintf(stderr, "drift: warning: %s\n", ge.msg);
     if (guard_parent) {
         drift_stop_uncatch();
@@ -870,50 +1037,29 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     int run_rc = drift_run(&cfg, results, &e);
     drift_stop_uncatch();
     int any_status = 0, any_started_failed = 0;
-    for (unsigned k = 0; k < a.chains; k++) {
+    for (unsigned k = 0; k < K_here; k++) {
         any_status |= results[k].status != 0;
         any_started_failed |= results[k].status && results[k].started;
     }
-    if (run_rc && !any_status && run_rc != DRIFT_ESTOP) {
-        /* Refused before any chain started (a configuration error). */
-        fprintf(stderr, "drift sample: %s\n", e.msg);
-        rc = EXIT_USAGE;
-        if (ckpt_fresh)
-            ckpt_remove(ckpt_dir, cfg.first_chain_id, a.chains);
-        goto out;
-    }
-    size_t N = prob.model.n_rows;
-    if (run_rc == DRIFT_ESTOP) {
-        signal_account(results, a.chains, N, a.warmup,
-                       a.iters ? a.warmup + a.iters : 0);
+    if (run_rc && !any_status && run_rc != DRIFT_ESTOP)
+        rc = EXIT_USAGE; /* refused before any chain started */
+    else if (run_rc == DRIFT_ESTOP)
         rc = 128 + (drift_stop_requested() ? drift_stop_requested() : SIGINT);
+    else if (run_rc)
+        rc = any_started_failed ? EXIT_RUN_FAILED : EXIT_USAGE;
+    else
+        rc = 0;
+    run_report rep = {&a, run_rc, e.msg,
+                      mpi->on ? (size_t)prob.rows_total : prob.model.n_rows};
+    if (mpi->on) {
+        /* Rank 0 speaks for every chain of the job; every rank ends with
+         * the job's worst status. */
+        rc = cli_mpi_report(mpi, results, rc, print_run, &rep);
         goto out;
     }
-    for (unsigned k = 0; k < a.chains; k++) {
-        const drift_chain_result *r = &results[k];
-        if (r->status)
-            fprintf(stderr, "drift sample: %s\n", r->message);
-        if (!a.quiet || r->status) {
-            fprintf(stderr, "drift: chain %u: %llu iterations", r->id,
-                    (unsigned long long)r->iterations);
-            if (N)
-                fprintf(stderr, ", %.4g data passes",
-                        (double)r->grads / (double)N);
-            fprintf(stderr, ", %llu draws in %.3g s",
-                    (unsigned long long)r->draws, r->seconds);
-            if (r->path[0])
-                fprintf(stderr, " -> %s", r->path);
-            if (r->metrics_path[0])
-                fprintf(stderr, ", metrics -> %s", r->metrics_path);
-            fputc('\n', stderr);
-        }
-    }
-    if (run_rc) {
-        rc = any_started_failed ? EXIT_RUN_FAILED : EXIT_USAGE;
-    } else {
-        print_checks(results, a.chains);
-        rc = 0;
-    }
+    print_run(&rep, results, a.chains);
+    if (run_rc && !any_status && run_rc != DRIFT_ESTOP && ckpt_fresh)
+        ckpt_remove(ckpt_dir, cfg.first_chain_id, a.chains);
     /* A completed run has no use for its checkpoint. */
     if (cfg.ckpt_dir && rc == 0)
         ckpt_remove(cfg.ckpt_dir, cfg.first_chain_id, a.chains);
@@ -937,7 +1083,11 @@ out_args:
 
 int cmd_sample(int argc, char **argv)
 {
-    return sample_run(argc, argv, NULL, NULL, 0);
+    /* Under mpirun, one rank of a run across ranks (mpirun.h). */
+    cli_mpi mpi;
+    cli_mpi_detect(&mpi);
+    int rc = sample_run(argc, argv, NULL, NULL, 0, &mpi);
+    return cli_mpi_end(&mpi, rc);
 }
 
 static int list_help(void *user, int idx, const char *v)
@@ -956,6 +1106,8 @@ static void print_table(const drift_hparam *t, size_t n)
     for (size_t k = 0; k < n; k++) {
         char def[64], range[128];
         drift_hparam_format(&t[k], t[k].def, def, sizeof def);
+        if (t[k].flags & DRIFT_HP_STEP_SIZE) /* the engine chooses it */
+            snprintf(def, sizeof def, "auto");
         drift_hparam_range(&t[k], range, sizeof range);
         printf("    %-10s %-5s default %-12s %-22s %s\n", t[k].name,
                drift_hparam_type_name(&t[k]), def, range, t[k].doc);

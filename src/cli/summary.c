@@ -19,7 +19,8 @@
 #include "engine/stats/summary.h"
 #include "engine/stats/trajectory.h"
 
-enum { S_CSV, S_VARS, S_PERCENTILES, S_HELP };
+enum { S_CSV, S_VARS, S_PERCENTILES, S_KSD, S_KSD_DRAWS, S_MODEL, S_DATA,
+       S_HELP };
 
 static const cli_opt summary_opts[] = {
     [S_CSV] = {"--csv", 1,
@@ -34,6 +35,25 @@ static const cli_opt summary_opts[] = {
                        "P,...  percentiles to print, as stansummary's -p "
                        "(default 5,50,95; also -p)",
                        "-p"},
+    [S_KSD] = {"--ksd", 0,
+               "also the kernel Stein discrepancy of the draws (IMQ kernel, "
+               "c = 1, beta = -1/2, unconstrained scale): scores from the "
+               "files' grad_lp columns (drift sample --save-gradients), "
+               "else recomputed from the model and data, one full-data "
+               "gradient per draw used; a ksd column gives each "
+               "coordinate's part",
+               NULL},
+    [S_KSD_DRAWS] = {"--ksd-draws", 1,
+                     "K  --ksd uses at most K draws, evenly spaced in each "
+                     "chain (default 1000; its kernel sum costs K^2 d / 2)",
+                     NULL},
+    [S_MODEL] = {"--model", 1,
+                 "FILE|NAME  --ksd: the model to recompute scores with "
+                 "(default: the header's model_file)",
+                 NULL},
+    [S_DATA] = {"--data", 1,
+                "FILE  --ksd: its data (repeatable; default: the header's)",
+                NULL},
     [S_HELP] = {"--help", 0, "show this help", NULL},
 };
 #define N_SUMMARY_OPTS (sizeof summary_opts / sizeof summary_opts[0])
@@ -46,6 +66,11 @@ typedef struct summary_args {
     double pct[MAX_PERCENTILES];
     size_t n_pct;
     int help;
+    int ksd;                /* --ksd */
+    size_t ksd_draws;       /* --ksd-draws (0: the default) */
+    const char *model;      /* --model */
+    const char *data[8];    /* --data */
+    size_t n_data;
 } summary_args;
 
 /* "2.5,50,97.5": percentiles in [0, 100]. */
@@ -89,6 +114,28 @@ static int on_summary_opt(void *user, int idx, const char *v)
     case S_CSV: a->csv = v; return 0;
     case S_VARS: a->vars = v; return 0;
     case S_PERCENTILES: return parse_percentiles(v, a);
+    case S_KSD: a->ksd = 1; return 0;
+    case S_KSD_DRAWS: {
+        uint64_t k;
+        if (drift_parse_u64(v, &k) || k < 2 || k > 1000000) {
+            fprintf(stderr, "drift summary: --ksd-draws %s: expected an "
+                            "integer from 2 to 1000000\n",
+                    v);
+            return EXIT_USAGE;
+        }
+        a->ksd_draws = (size_t)k;
+        return 0;
+    }
+    case S_MODEL: a->model = v; return 0;
+    case S_DATA:
+        if (a->n_data == sizeof a->data / sizeof a->data[0]) {
+            fprintf(stderr, "drift summary: --data %s: at most %zu data "
+                            "files\n",
+                    v, sizeof a->data / sizeof a->data[0]);
+            return EXIT_USAGE;
+        }
+        a->data[a->n_data++] = v;
+        return 0;
     }
     return 0;
 }
@@ -97,6 +144,13 @@ static int is_sampler_col(const char *name)
 {
     size_t n = strlen(name);
     return n > 2 && !strcmp(name + n - 2, "__") && strcmp(name, "lp__");
+}
+
+/* A score column of --save-gradients: input to --ksd, not a sampler
+ * diagnostic to tabulate. */
+static int is_score_col(const char *name)
+{
+    return !strncmp(name, "grad_lp_", 8);
 }
 
 static int is_metrics(const drift_stancsv *f)
@@ -366,7 +420,7 @@ int cmd_summary(int argc, char **argv)
     }
     if (a.help) {
         cli_usage("drift summary [--csv FILE] [--vars LIST] [-p P,...] "
-                  "FILE...",
+                  "[--ksd [--ksd-draws K] [--model M --data D]] FILE...",
                   "Summarises the draws of one or more chains (one Stan CSV "
                   "file each, drift's or\nCmdStan's; warmup draws saved with "
                   "save_warmup are skipped): for lp__ and every\nparameter "
@@ -377,10 +431,22 @@ int cmd_summary(int argc, char **argv)
                   "them); the\nsampler's __ columns apart; and the held-out "
                   "metrics of a run with --test.\nFiles of a continuous "
                   "trajectory's segments (--emit segments) are summarised\n"
-                  "by exact time averages.",
+                  "by exact time averages.  With --ksd, the kernel Stein "
+                  "discrepancy of the draws\n(Gorham and Mackey 2017), "
+                  "which sees the bias that ESS and R-hat cannot:\n"
+                  "O(K^2 d) for K draws, plus one full-data gradient per "
+                  "draw when the files\nhold no scores.",
                   summary_opts, N_SUMMARY_OPTS);
         free(a.files);
         return 0;
+    }
+    if (!a.ksd && (a.model || a.n_data || a.ksd_draws)) {
+        fprintf(stderr, "drift summary: %s is for --ksd (the model and data "
+                        "it recomputes scores with, the draws it uses); "
+                        "add --ksd\n",
+                a.model ? "--model" : a.n_data ? "--data" : "--ksd-draws");
+        free(a.files);
+        return EXIT_USAGE;
     }
     if (a.n_files == 0) {
         fprintf(stderr, "drift summary: no files given: drift summary "
@@ -405,6 +471,8 @@ int cmd_summary(int argc, char **argv)
     drift_trajectory *tr = NULL;
     seg_cols seg;
     memset(&seg, 0, sizeof seg);
+    cli_ksd_out kout;
+    memset(&kout, 0, sizeof kout);
     size_t n_draws = 0, n_metrics = 0;
     if (!draws || !metrics || !mlabels) {
         rc = EXIT_RUN_FAILED;
@@ -497,6 +565,11 @@ int cmd_summary(int argc, char **argv)
         }
         if ((rc = select_columns(a.vars, draws[0], keep)))
             goto out;
+        if (a.ksd) {
+            cli_ksd_opts ko = {a.model, a.data, a.n_data, a.ksd_draws};
+            if ((rc = cli_ksd(draws, C, n, &ko, &kout)))
+                goto out;
+        }
         /* Segments: every file of the trajectory's segments. */
         int segments = 1;
         for (size_t k = 0; k < C && segments; k++) {
@@ -572,7 +645,10 @@ int cmd_summary(int argc, char **argv)
             snprintf(h, sizeof h, "%g%%", a.pct[j]);
             fprintf(o, " %9s", h);
         }
-        fprintf(o, " %9s %9s %7s\n", "ess_bulk", "ess_tail", "rhat");
+        fprintf(o, " %9s %9s %7s", "ess_bulk", "ess_tail", "rhat");
+        if (a.ksd)
+            fprintf(o, " %9s", "ksd");
+        fputc('\n', o);
         for (size_t c = 0; c < nc; c++) {
             const char *name = draws[0]->names[c];
             int sampler_col = is_sampler_col(name);
@@ -629,19 +705,24 @@ int cmd_summary(int argc, char **argv)
             put_count(o, s->ess_bulk, 9);
             put_count(o, s->ess_tail, 9);
             if (isnan(s->rhat))
-                fprintf(o, " %7s\n", "NA");
+                fprintf(o, " %7s", "NA");
             else
-                fprintf(o, " %7.3f\n", s->rhat);
+                fprintf(o, " %7.3f", s->rhat);
+            if (a.ksd)
+                put_num(o, kout.part[c], 9);
+            fputc('\n', o);
         }
         /* The sampler's diagnostic columns, apart. */
         int any_sampler = 0;
         for (size_t c = 0; c < nc; c++)
-            any_sampler |= keep[c] && is_sampler_col(draws[0]->names[c]);
+            any_sampler |= keep[c] && is_sampler_col(draws[0]->names[c]) &&
+                           !is_score_col(draws[0]->names[c]);
         if (any_sampler) {
             fprintf(o, "\nsampler columns:\n%-*s %9s %9s %9s %9s %9s\n",
                     width, "", "mean", "sd", "min", "50%", "max");
             for (size_t c = 0; c < nc; c++) {
-                if (!keep[c] || !is_sampler_col(draws[0]->names[c]))
+                if (!keep[c] || !is_sampler_col(draws[0]->names[c]) ||
+                    is_score_col(draws[0]->names[c]))
                     continue;
                 double lo = INFINITY, hi = -INFINITY;
                 for (size_t k = 0; k < C; k++)
@@ -661,6 +742,23 @@ int cmd_summary(int argc, char **argv)
                 put_num(o, hi, 9);
                 fputc('\n', o);
             }
+        }
+        if (a.ksd) {
+            fprintf(o, "\nkernel Stein discrepancy (IMQ kernel, c = 1, beta "
+                       "= -1/2, on the %zu unconstrained coordinates): "
+                       "%.4g\n",
+                    kout.d, kout.ksd);
+            fprintf(o, "  %zu of the %zu draws (%zu per chain, evenly "
+                       "spaced); %s",
+                    kout.used, kout.total, kout.used / C, kout.how);
+            if (kout.recomputed)
+                fprintf(o, " (%zu full-data gradients, %.3g s)", kout.used,
+                        kout.t_scores);
+            fprintf(o, "; kernel sum over %.0f pairs, %.3g s\n",
+                    (double)kout.used * (double)(kout.used - 1) / 2,
+                    kout.t_kernel);
+            fprintf(o, "  the ksd column: each coordinate's part (KSD^2 is "
+                       "the sum of their squares); lp__'s row: the KSD\n");
         }
         /* What to act on, as CmdStan's diagnose says it. */
         drift_checks chk;
@@ -684,12 +782,14 @@ int cmd_summary(int argc, char **argv)
             fputs("name,mean,mcse,sd", cf);
             for (size_t j = 0; j < a.n_pct; j++)
                 fprintf(cf, ",q%g", a.pct[j]);
-            fputs(",ess_bulk,ess_tail,rhat\n", cf);
+            fputs(a.ksd ? ",ess_bulk,ess_tail,rhat,ksd\n"
+                        : ",ess_bulk,ess_tail,rhat\n",
+                  cf);
             for (size_t c = 0; c < nc; c++) {
                 if (!keep[c] || is_sampler_col(draws[0]->names[c]))
                     continue;
                 const drift_summary_stats *s = &stats[c];
-                double v[3 + MAX_PERCENTILES + 3];
+                double v[3 + MAX_PERCENTILES + 4];
                 size_t m = 0;
                 v[m++] = s->mean;
                 v[m++] = s->mcse;
@@ -699,6 +799,8 @@ int cmd_summary(int argc, char **argv)
                 v[m++] = s->ess_bulk;
                 v[m++] = s->ess_tail;
                 v[m++] = s->rhat;
+                if (a.ksd)
+                    v[m++] = kout.part[c];
                 fputs(draws[0]->names[c], cf);
                 for (size_t j = 0; j < m; j++) {
                     if (isnan(v[j]))
@@ -726,6 +828,7 @@ out:
         drift_free(mlabels[k]);
     }
     seg_cols_free(&seg);
+    free(kout.part);
     free(draws);
     free(metrics);
     free(mlabels);

@@ -163,7 +163,11 @@ static int only_blank_left(drift_csv *c)
     /* Line by line, as drift_csv_count_rows and the streaming reader
      * judge them (one CR before the line end is the line end's; a CR
      * inside a line is not blank), so that the counts agree. */
-    const char *p = c->f.cur, *end = c->f.end;
+    /* In a share of the file (a run across ranks), up to the file's own
+     * end: blank lines are the file's tail only when nothing follows in
+     * the shares after this one either. */
+    const char *p = c->f.cur,
+               *end = c->f.in_share ? c->f.file_end : c->f.end;
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         drift_line ln = {p, nl ? nl : end};

@@ -889,7 +889,12 @@ void drift_rowstore_close(drift_rowstore *rs)
     rs->fd = -1;
 }
 
-int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
+/* Maps path and checks its header; the sparse rows' offsets and indices
+ * are checked for rows lo .. hi - 1 of the share (index of count) alone,
+ * which are all a run across ranks reads of them. */
+static int open_part(drift_rowstore *rs, const char *path, unsigned index,
+                     unsigned count, uint64_t *lo_out, uint64_t *hi_out,
+                     drift_err *e)
 {
     memset(rs, 0, sizeof *rs);
     rs->fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -973,6 +978,12 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
         return rc;
     }
     uint64_t N = pre->n_rows;
+    /* The share's rows (the whole file for one share of one); 128-bit
+     * products, since N times count may not fit in 64 bits. */
+    uint64_t lo = (uint64_t)((unsigned __int128)N * index / count);
+    uint64_t hi = (uint64_t)((unsigned __int128)N * (index + 1) / count);
+    *lo_out = lo;
+    *hi_out = hi;
     rs->map = mmap(NULL, (size_t)size, PROT_READ, MAP_SHARED, rs->fd, 0);
     if (rs->map == MAP_FAILED) {
         rs->map = NULL;
@@ -996,7 +1007,7 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
                                  "span the entries)",
                                  path);
         }
-        for (uint64_t r = 0; r < N; r++) {
+        for (uint64_t r = lo; r < hi; r++) {
             int bad_row = rp[r + 1] < rp[r] || rp[r + 1] > f[1];
             uint64_t bad_k = UINT64_MAX;
             for (uint64_t k = rp[r]; !bad_row && k < rp[r + 1]; k++)
@@ -1043,6 +1054,22 @@ int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
     rs->view.source = path;
     rs->view.first_line = 0;
     return DRIFT_OK;
+}
+
+int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e)
+{
+    uint64_t lo, hi;
+    return open_part(rs, path, 0, 1, &lo, &hi, e);
+}
+
+int drift_rowstore_open_share(drift_rowstore *rs, const char *path,
+                              unsigned index, unsigned count, uint64_t *lo,
+                              uint64_t *hi, drift_err *e)
+{
+    if (count == 0 || index >= count)
+        return drift_err_set(e, DRIFT_EINTERNAL,
+                             "%s: share %u of %u", path, index, count);
+    return open_part(rs, path, index, count, lo, hi, e);
 }
 
 void drift_rowstore_advise(const drift_rowstore *rs, int sequential)

@@ -51,6 +51,14 @@ int drift_rowstore_sniff(const char *path);
 int drift_rowstore_open(drift_rowstore *rs, const char *path, drift_err *e);
 void drift_rowstore_close(drift_rowstore *rs);
 
+/* drift_rowstore_open for a run across ranks: the same map and view of
+ * the whole file, but of the sparse rows only the share's are checked:
+ * rows lo .. hi - 1, with lo = N index / count and hi = N (index + 1) /
+ * count, the rows the caller may read. */
+int drift_rowstore_open_share(drift_rowstore *rs, const char *path,
+                              unsigned index, unsigned count, uint64_t *lo,
+                              uint64_t *hi, drift_err *e);
+
 /* Converts a CSV or LIBSVM file (by name: .libsvm/.svm/.svmlight) to a row
  * store at out, streaming, written under a temporary name and renamed.
  * keep (may be NULL) lists the dense columns to keep, in order.  *rows

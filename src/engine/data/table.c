@@ -32,7 +32,42 @@ static drift_table *table_new(const char *path, drift_err *e)
     return t;
 }
 
-int drift_table_read_csv(const char *path, drift_table **out, drift_err *e)
+/* Share `index` of `count` of a text file's bytes from offset `start` (the
+ * data after a header) to its end: see drift_textfile_limit. */
+static int limit_share(drift_textfile *f, size_t start, unsigned index,
+                       unsigned count)
+{
+    size_t len = (size_t)(f->end - f->p) + (size_t)(f->p - (const char *)f->map);
+    size_t span = len > start ? len - start : 0;
+    size_t from = start + (size_t)((unsigned __int128)span * index / count);
+    size_t to = index + 1 == count
+                    ? len
+                    : start + (size_t)((unsigned __int128)span * (index + 1) /
+                                       count);
+    return drift_textfile_limit(f, from, to);
+}
+
+/* A share's messages count lines from its first: "PATH:LINE:" at the
+ * front of e gets the lines before the share added. */
+static void share_lines(drift_err *e, const char *path,
+                        const drift_textfile *f)
+{
+    size_t n = strlen(path);
+    if (!f->in_share || strncmp(e->msg, path, n) || e->msg[n] != ':')
+        return;
+    char *end;
+    unsigned long long line = strtoull(e->msg + n + 1, &end, 10);
+    if (end == e->msg + n + 1 || *end != ':')
+        return;
+    char rest[sizeof e->msg];
+    snprintf(rest, sizeof rest, "%s", end);
+    snprintf(e->msg + n + 1, sizeof e->msg - n - 1, "%llu%s",
+             line + (unsigned long long)drift_textfile_line_base(f), rest);
+}
+
+/* A CSV file, or its share index of count (count 0: the whole). */
+static int read_csv(const char *path, unsigned index, unsigned count,
+                    drift_table **out, drift_err *e)
 {
     *out = NULL;
     drift_csv c;
@@ -40,8 +75,19 @@ int drift_table_read_csv(const char *path, drift_table **out, drift_err *e)
     drift_table *t = NULL;
     if (rc)
         goto fail;
+    if (count) {
+        if (limit_share(&c.f, (size_t)(c.data_start - (const char *)c.f.map),
+                        index, count)) {
+            rc = drift_err_set(e, DRIFT_EIO,
+                               "%s: not a regular file: a run across ranks "
+                               "reads its rows in shares of the file",
+                               path);
+            goto fail;
+        }
+        c.data_start = c.f.cur;
+    }
     size_t rows = drift_csv_count_rows(&c);
-    if (rows == 0) {
+    if (rows == 0 && !count) {
         rc = drift_err_set(e, DRIFT_EDATA,
                            "%s:%zu:1: error: the file has a header but no "
                            "data rows",
@@ -53,7 +99,7 @@ int drift_table_read_csv(const char *path, drift_table **out, drift_err *e)
         goto fail;
     }
     size_t cols = c.n_cols;
-    t->values = drift_malloc_array(rows, cols * sizeof(double));
+    t->values = drift_malloc_array(rows ? rows : 1, cols * sizeof(double));
     if (!t->values) {
         rc = drift_err_set(e, DRIFT_ENOMEM,
                            "%s: out of memory for %zu rows x %zu columns",
@@ -63,6 +109,8 @@ int drift_table_read_csv(const char *path, drift_table **out, drift_err *e)
     for (size_t r = 0; r < rows; r++) {
         int got = drift_csv_next(&c, t->values + r * cols, e);
         if (got <= 0) {
+            if (got < 0)
+                share_lines(e, path, &c.f);
             rc = got < 0 ? DRIFT_EDATA
                          : drift_err_set(e, DRIFT_EINTERNAL,
                                          "%s: fewer rows than counted", path);
@@ -77,7 +125,9 @@ int drift_table_read_csv(const char *path, drift_table **out, drift_err *e)
     t->view.col_names = (const char *const *)t->names;
     t->view.values = t->values;
     t->view.row_stride = cols;
-    t->view.first_line = c.header_line + 1;
+    /* A share's first line is not known without reading what precedes
+     * it: its messages say where (share_lines), the view does not. */
+    t->view.first_line = count > 1 ? 0 : c.header_line + 1;
     drift_csv_close(&c);
     *out = t;
     return DRIFT_OK;
@@ -87,7 +137,13 @@ fail:
     return rc;
 }
 
-static int read_libsvm(const char *path, drift_table **out, drift_err *e)
+int drift_table_read_csv(const char *path, drift_table **out, drift_err *e)
+{
+    return read_csv(path, 0, 0, out, e);
+}
+
+static int read_libsvm(const char *path, unsigned index, unsigned count,
+                       drift_table **out, drift_err *e)
 {
     *out = NULL;
     drift_libsvm s;
@@ -95,6 +151,13 @@ static int read_libsvm(const char *path, drift_table **out, drift_err *e)
     int rc = drift_libsvm_open(&s, path, e), got;
     if (rc)
         goto fail;
+    if (count && limit_share(&s.f, 0, index, count)) {
+        rc = drift_err_set(e, DRIFT_EIO,
+                           "%s: not a regular file: a run across ranks "
+                           "reads its rows in shares of the file",
+                           path);
+        goto fail;
+    }
     /* Pass 1 sizes everything (and reports any bad row); pass 2 fills. */
     size_t n = 0;
     uint64_t nnz = 0, dim = 0;
@@ -105,10 +168,11 @@ static int read_libsvm(const char *path, drift_table **out, drift_err *e)
             dim = (uint64_t)s.idx[s.nnz - 1] + 1;
     }
     if (got < 0) {
+        share_lines(e, path, &s.f);
         rc = DRIFT_EDATA;
         goto fail;
     }
-    if (n == 0) {
+    if (n == 0 && !count) {
         rc = drift_err_set(e, DRIFT_EDATA, "%s:1:1: error: no data rows",
                            path);
         goto fail;
@@ -119,7 +183,7 @@ static int read_libsvm(const char *path, drift_table **out, drift_err *e)
     }
     t->names = drift_calloc(1, sizeof *t->names);
     t->view.n_cols = t->names ? 1 : 0; /* so that free sees names[0] */
-    t->values = drift_malloc_array(n, sizeof(double));
+    t->values = drift_malloc_array(n ? n : 1, sizeof(double));
     t->row_ptr = drift_malloc_array(n + 1, sizeof(uint64_t));
     t->idx = drift_malloc_array(nnz ? nnz : 1, sizeof(uint32_t));
     t->val = drift_malloc_array(nnz ? nnz : 1, sizeof(double));
@@ -208,10 +272,101 @@ int drift_table_open(const char *path, drift_table **out, drift_err *e)
     if (drift_rowstore_sniff(path))
         rc = open_rowstore(path, out, e);
     else if (drift_libsvm_path(path))
-        rc = read_libsvm(path, out, e);
+        rc = read_libsvm(path, 0, 0, out, e);
     else
         rc = drift_table_read_csv(path, out, e);
     return rc ? rc : index_columns(out, path, e);
+}
+
+/* Share index of count of a row store: the whole file mapped (its pages
+ * are read only where the share's rows lie), the view over the share's
+ * rows; sparse rows get row offsets of their own, from 0. */
+static int open_rowstore_share(const char *path, unsigned index,
+                               unsigned count, drift_table **out,
+                               drift_err *e)
+{
+    *out = NULL;
+    drift_table *t = table_new(path, e);
+    if (!t)
+        return DRIFT_ENOMEM;
+    uint64_t lo, hi;
+    int rc = drift_rowstore_open_share(&t->rs, t->source, index, count, &lo,
+                                       &hi, e);
+    if (rc) {
+        drift_table_free(t);
+        return rc;
+    }
+    t->kind = DRIFT_TABLE_ROWSTORE;
+    t->view = t->rs.view;
+    t->view.source = t->source;
+    t->view.values = t->rs.view.values + lo * t->rs.view.row_stride;
+    t->view.n_rows = (size_t)(hi - lo);
+    t->share_first = lo;
+    if (t->view.n_sparse) {
+        const drift_sparse *sp = &t->rs.sparse;
+        t->row_ptr = drift_malloc_array((size_t)(hi - lo) + 1,
+                                        sizeof *t->row_ptr);
+        if (!t->row_ptr) {
+            drift_table_free(t);
+            return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+        }
+        uint64_t base = sp->row_ptr[lo];
+        for (uint64_t r = lo; r <= hi; r++)
+            t->row_ptr[r - lo] = sp->row_ptr[r] - base;
+        t->sparse = *sp;
+        t->sparse.row_ptr = t->row_ptr;
+        t->sparse.idx = sp->idx + base;
+        t->sparse.val = sp->val + base;
+        t->sparse.nnz = sp->row_ptr[hi] - base;
+        t->view.sparse = &t->sparse;
+    }
+    *out = t;
+    return DRIFT_OK;
+}
+
+int drift_table_open_share(const char *path, const drift_table_share *share,
+                           drift_table **out, drift_err *e)
+{
+    *out = NULL;
+    drift_table *t = NULL;
+    drift_err le = {{0}};
+    unsigned i = share->index, n = share->count ? share->count : 1;
+    int rc;
+    if (drift_rowstore_sniff(path))
+        rc = open_rowstore_share(path, i, n, &t, &le);
+    else if (drift_libsvm_path(path))
+        rc = read_libsvm(path, i, n, &t, &le);
+    else
+        rc = read_csv(path, i, n, &t, &le);
+    uint64_t rows = t ? t->view.n_rows : 0;
+    uint64_t dim = t && t->view.n_sparse ? t->view.sparse[0].dim : 0;
+    uint64_t first = 0, total = 0, dim_all = 0;
+    int arc = share->agree(share->user, rc, le.msg, rows, dim, &first, &total,
+                           &dim_all, e);
+    if (arc) {
+        drift_table_free(t);
+        return arc;
+    }
+    if (total == 0) {
+        drift_table_free(t);
+        return drift_err_set(e, DRIFT_EDATA, "%s: error: no data rows",
+                             path);
+    }
+    if (t->kind == DRIFT_TABLE_ROWSTORE && first != t->share_first) {
+        drift_table_free(t);
+        return drift_err_set(e, DRIFT_EINTERNAL,
+                             "%s: the shares' rows do not follow each other "
+                             "(share %u begins at row %llu, the ones before "
+                             "it hold %llu)",
+                             path, i, (unsigned long long)t->share_first,
+                             (unsigned long long)first);
+    }
+    t->share_first = first;
+    t->share_total = total;
+    if (t->view.n_sparse && t->kind == DRIFT_TABLE_LIBSVM)
+        t->sparse.dim = (size_t)dim_all;
+    *out = t;
+    return index_columns(out, path, e);
 }
 
 long drift_table_column(const drift_table *t, const char *name)

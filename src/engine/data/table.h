@@ -19,6 +19,10 @@ typedef enum drift_table_kind {
 
 typedef struct drift_table {
     drift_data view;    /* what models see; points into the fields below */
+    /* A share of the file's rows (drift_table_open_share): view holds
+     * rows share_first .. share_first + view.n_rows - 1 of share_total
+     * (0: the whole file). */
+    uint64_t share_first, share_total;
     drift_table_kind kind;
     char **names;       /* n_cols owned names (CSV, LIBSVM) */
     double *values;     /* owned N x n_cols array (CSV, LIBSVM) */
@@ -36,6 +40,33 @@ typedef struct drift_table {
  * non-comment line names the columns.  On failure returns non-zero and
  * writes "file:line:col: error: ..." (or the row store's problem) into e. */
 int drift_table_open(const char *path, drift_table **out, drift_err *e);
+
+/* A share of a data file's rows, for a run across MPI ranks (issue 19):
+ * this process reads share `index` of `count` contiguous shares.  A row
+ * store is cut by rows (share i holds rows N i / count ..), a text file
+ * (CSV, LIBSVM) by bytes at line starts, so a text share's row count and
+ * first row are known only once every share is read.  agree, called
+ * exactly once by drift_table_open_share whatever befell the read (every
+ * process of the share's group waits for the others in it), exchanges
+ * each share's status (msg: why it failed), row count and largest sparse
+ * dimension, and returns where this share begins, the rows of all the
+ * shares and their largest dimension; when a share failed it fails on
+ * every process, its message in e. */
+typedef struct drift_table_share {
+    unsigned index, count;
+    int (*agree)(void *user, int status, const char *msg, uint64_t rows,
+                 uint64_t dim, uint64_t *first, uint64_t *total,
+                 uint64_t *dim_all, drift_err *e);
+    void *user;
+} drift_table_share;
+
+/* drift_table_open for share->index of share->count shares: the table's
+ * view holds that share's rows alone (none is possible); share_first and
+ * share_total say where they lie.  A sparse variable's dimension is the
+ * largest of every share (a LIBSVM share alone may not reach the file's
+ * largest index).  Mapped row stores and text files only (no pipes). */
+int drift_table_open_share(const char *path, const drift_table_share *share,
+                           drift_table **out, drift_err *e);
 
 /* The CSV reader alone (kept for callers that insist on CSV). */
 int drift_table_read_csv(const char *path, drift_table **out, drift_err *e);

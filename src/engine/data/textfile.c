@@ -267,6 +267,49 @@ int drift_textfile_rewind(drift_textfile *f)
     return 0;
 }
 
+/* The first line start at or after offset off of the map: off itself
+ * when the byte before it ends a line (or off is 0). */
+static const char *line_start_at(const drift_textfile *f, size_t off)
+{
+    size_t len = (size_t)(f->file_end - (const char *)f->map);
+    if (off >= len)
+        return f->file_end;
+    const char *p = (const char *)f->map + off;
+    if (off == 0 || p[-1] == '\n')
+        return p;
+    const char *nl = memchr(p, '\n', (size_t)(f->file_end - p));
+    return nl ? nl + 1 : f->file_end;
+}
+
+int drift_textfile_limit(drift_textfile *f, size_t from, size_t to)
+{
+    if (!f->map)
+        return -1;
+    if (!f->in_share)
+        f->file_end = f->end;
+    const char *a = line_start_at(f, from), *b = line_start_at(f, to);
+    if (b < a)
+        b = a;
+    f->p = f->cur = f->released = a;
+    f->end = b;
+    f->lineno = 0;
+    f->in_share = 1;
+    return 0;
+}
+
+size_t drift_textfile_line_base(const drift_textfile *f)
+{
+    if (!f->in_share || !f->map)
+        return 0;
+    size_t lines = 0;
+    const char *q = f->map;
+    while (q < f->p && (q = memchr(q, '\n', (size_t)(f->p - q)))) {
+        lines++;
+        q++;
+    }
+    return lines;
+}
+
 int drift_line_blank(const drift_line *ln)
 {
     for (const char *q = ln->b; q < ln->e; q++)

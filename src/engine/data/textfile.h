@@ -27,6 +27,12 @@ typedef struct drift_textfile {
     int map_fd, guard;
     int failed;           /* next returned -1: err says why */
     drift_err err;
+    /* A share of the file (drift_textfile_limit): its lines are read,
+     * from p to end; file_end is the file's own end, and line numbers
+     * count from the share's first line until drift_textfile_line_base
+     * says where it lies. */
+    const char *file_end;
+    int in_share;
 } drift_textfile;
 
 /* The longest line read (bytes, without its end): input with a longer
@@ -60,6 +66,21 @@ int drift_textfile_status(drift_textfile *f, int poll, drift_err *e);
 void drift_textfile_release(drift_textfile *f);
 /* Rewinds to the first line; fails (returns -1) in streaming mode. */
 int drift_textfile_rewind(drift_textfile *f);
+
+/* A share of a mapped file for a run across ranks: of the lines that
+ * begin at or after `from` (a byte offset), those that begin before
+ * `to` are this share's, counted from the first line start at or after
+ * `from` (the line that `from` falls inside belongs to the share before).
+ * Cuts at the same offsets give the same line to exactly one share.
+ * Reading then starts at the share's first line and ends with its last
+ * (rewind goes back to the share's start).  Returns -1 when the file is
+ * not mapped. */
+int drift_textfile_limit(drift_textfile *f, size_t from, size_t to);
+
+/* The number of lines before the share's first (a scan of the file up to
+ * it, for messages only: a share's line numbers count from 1 until then
+ * with this added). */
+size_t drift_textfile_line_base(const drift_textfile *f);
 
 int drift_line_blank(const drift_line *ln);
 int drift_line_comment(const drift_line *ln); /* first non-blank is '#' */

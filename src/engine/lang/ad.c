@@ -1008,6 +1008,21 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
     case DRIFT_G_EQ: case DRIFT_G_NE: case DRIFT_G_AND: case DRIFT_G_OR: {
         size_t sa = NODE(c, a)->sz == sz ? 1 : 0;
         size_t sb = NODE(c, b)->sz == sz ? 1 : 0;
+        if (sz == 1) {
+            /* One value a row: the loop below without its inner loop. */
+            const double *X = c->val[a], *Y = c->val[b];
+            size_t xl = c->vld[a], yl = c->vld[b];
+            if (n->op == DRIFT_G_ADD)
+                for (size_t r = 0; r < R; r++)
+                    o[r * ol] = X[r * xl] + Y[r * yl];
+            else if (n->op == DRIFT_G_MUL)
+                for (size_t r = 0; r < R; r++)
+                    o[r * ol] = X[r * xl] * Y[r * yl];
+            else
+                for (size_t r = 0; r < R; r++)
+                    o[r * ol] = binary_f(n->op, X[r * xl], Y[r * yl]);
+            return DRIFT_OK;
+        }
         for (size_t r = 0; r < R; r++) {
             const double *x = c->val[a] + r * c->vld[a];
             const double *y = c->val[b] + r * c->vld[b];
@@ -1203,6 +1218,86 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
 /* ---- reverse kernels ---------------------------------------------------------- */
 
 /* Adds the adjoint of node id into its inputs' adjoints. */
+/* Rows a backward step of one value a row handles at once. */
+#define BWD_CHUNK 256
+
+/* t[0] + ... + t[m-1] in four interleaved partial sums (their order fixed,
+ * whatever the machine): a shared adjoint's terms summed without one long
+ * chain of dependent additions. */
+static double sum_terms(const double *t, size_t m)
+{
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+    size_t k = 0;
+    for (; k + 4 <= m; k += 4) {
+        s0 += t[k];
+        s1 += t[k + 1];
+        s2 += t[k + 2];
+        s3 += t[k + 3];
+    }
+    for (; k < m; k++)
+        s0 += t[k];
+    return (s0 + s1) + (s2 + s3);
+}
+
+/* Adds the terms t[0..m-1] of rows r0 ... to the adjoint ga of row stride
+ * al: row by row, or, for an input shared by the rows (al 0, as a
+ * parameter is), their sum at once. */
+static void add_terms(double *ga, size_t al, size_t r0, const double *t,
+                      size_t m)
+{
+    if (!al) {
+        ga[0] += sum_terms(t, m);
+        return;
+    }
+    for (size_t k = 0; k < m; k++)
+        ga[(r0 + k) * al] += t[k];
+}
+
+/* The backward step of a binary operation of one value a row (sz 1) with
+ * inputs a != b: each input's terms g * da (g * db) for a stretch of rows,
+ * then added to its adjoint by add_terms. */
+static void backward_binary1(drift_ad_ctx *c, int id, size_t RA,
+                             const double *G, size_t gl, int a, int b)
+{
+    const drift_gnode *n = NODE(c, id), *na = NODE(c, a), *nb = NODE(c, b);
+    const double *X = c->val[a], *Y = c->val[b], *O = c->val[id];
+    size_t xl = c->vld[a], yl = c->vld[b], ol = c->vld[id];
+    double *ga = na->param ? c->adj[a] : NULL;
+    double *gb = nb->param ? c->adj[b] : NULL;
+    double ta[BWD_CHUNK], tb[BWD_CHUNK];
+    for (size_t r0 = 0; r0 < RA; r0 += BWD_CHUNK) {
+        size_t m = RA - r0 < BWD_CHUNK ? RA - r0 : BWD_CHUNK;
+        if (n->op == DRIFT_G_ADD) {
+            /* g * 1 is g: the general loop's ADD adds g itself */
+            for (size_t k = 0; k < m; k++)
+                ta[k] = tb[k] = G[(r0 + k) * gl];
+        } else if (n->op == DRIFT_G_MUL && !n->guard) {
+            for (size_t k = 0; k < m; k++) {
+                size_t r = r0 + k;
+                double g = G[r * gl];
+                ta[k] = g * Y[r * yl];
+                tb[k] = g * X[r * xl];
+            }
+        } else {
+            for (size_t k = 0; k < m; k++) {
+                size_t r = r0 + k;
+                double g = G[r * gl], da, db;
+                if (n->guard && g == 0) {
+                    ta[k] = tb[k] = 0;
+                    continue;
+                }
+                binary_d(n->op, X[r * xl], Y[r * yl], O[r * ol], &da, &db);
+                ta[k] = g * da;
+                tb[k] = g * db;
+            }
+        }
+        if (ga)
+            add_terms(ga, c->ald[a], r0, ta, m);
+        if (gb)
+            add_terms(gb, c->ald[b], r0, tb, m);
+    }
+}
+
 static void backward_node(drift_ad_ctx *c, int id)
 {
     const drift_gnode *n = NODE(c, id);
@@ -1264,6 +1359,10 @@ static void backward_node(drift_ad_ctx *c, int id)
     case DRIFT_G_LT: case DRIFT_G_LE: case DRIFT_G_GT: case DRIFT_G_GE:
     case DRIFT_G_EQ: case DRIFT_G_NE: case DRIFT_G_AND: case DRIFT_G_OR: {
         size_t sa = na->sz == sz ? 1 : 0, sb = nb->sz == sz ? 1 : 0;
+        if (sz == 1 && a != b) {
+            backward_binary1(c, id, RA, G, gl, a, b);
+            return;
+        }
         for (size_t r = 0; r < RA; r++) {
             const double *x = c->val[a] + r * c->vld[a];
             const double *y = c->val[b] + r * c->vld[b];
@@ -1449,6 +1548,30 @@ static void backward_node(drift_ad_ctx *c, int id)
                 continue;
             size_t st = nx->sz == m ? 1 : 0;
             const double *P = c->part[id] + (size_t)k * prow * m;
+            if (m == 1 && st) {
+                /* One term a row (y ~ bernoulli_logit(z), y ~ normal(mu,
+                 * sigma) over a batch): the terms of a stretch of rows,
+                 * then added by add_terms. */
+                size_t pl = n->batched ? 1 : 0;
+                double t[BWD_CHUNK];
+                for (size_t r0 = 0; r0 < RA; r0 += BWD_CHUNK) {
+                    size_t mm = RA - r0 < BWD_CHUNK ? RA - r0 : BWD_CHUNK;
+                    const double *Gr = G + r0 * gl, *Pr = P + r0 * pl;
+                    if (n->guard)
+                        for (size_t q = 0; q < mm; q++) {
+                            double g = Gr[q * gl];
+                            t[q] = g == 0 ? 0 : g * Pr[q * pl];
+                        }
+                    else if (gl == 1 && pl == 1)
+                        for (size_t q = 0; q < mm; q++)
+                            t[q] = Gr[q] * Pr[q];
+                    else
+                        for (size_t q = 0; q < mm; q++)
+                            t[q] = Gr[q * gl] * Pr[q * pl];
+                    add_terms(c->adj[x], c->ald[x], r0, t, mm);
+                }
+                continue;
+            }
             for (size_t r = 0; r < RA; r++) {
                 const double *p = P + (n->batched ? r : 0) * m;
                 double g = G[r * gl];
@@ -2153,15 +2276,23 @@ static int lik_chunk(const drift_graph *g, drift_ad_ws *ws,
         return rc;
     const double *L = c->val[out];
     size_t ll = c->vld[out];
-    double s = 0;
-    for (size_t r = 0; r < n; r++) {
-        double x = L[r * ll];
-        if (ll_rows)
-            ll_rows[r] = x;
-        s += x;
+    if (ll_rows)
+        for (size_t r = 0; r < n; r++)
+            ll_rows[r] = L[r * ll];
+    if (ll_sum) {
+        /* the rows' terms in the fixed order of sum_terms */
+        if (ll == 1) {
+            *ll_sum += sum_terms(L, n);
+        } else {
+            double t[BWD_CHUNK];
+            for (size_t r0 = 0; r0 < n; r0 += BWD_CHUNK) {
+                size_t m = n - r0 < BWD_CHUNK ? n - r0 : BWD_CHUNK;
+                for (size_t k = 0; k < m; k++)
+                    t[k] = L[(r0 + k) * ll];
+                *ll_sum += sum_terms(t, m);
+            }
+        }
     }
-    if (ll_sum)
-        *ll_sum += s;
     if (!grad_sum && !grad_rows)
         return DRIFT_OK;
     size_t d = g->dim;

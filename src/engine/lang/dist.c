@@ -592,40 +592,78 @@ static inline int block(double (*f)(const double *, double *), size_t rows,
     return ok ? 0 : -1;
 }
 
+/* Two doubles, and the masks comparisons of them give (GCC's and clang's
+ * vector extensions: SSE2 on x86-64, plain pairs elsewhere). */
+typedef double v2d __attribute__((vector_size(16)));
+typedef long long v2l __attribute__((vector_size(16)));
+
+/* lp[k] = y z - max(z, 0) - l[k] (l[k] = log1p(e[k]), e[k] = exp(-|z|)),
+ * NaN where y is neither 0 nor 1, and g[k] = y - logistic(z), for the S
+ * rows of a stretch (S even); 1 when some lp is not finite.  The same
+ * operations as the element-by-element formula, two rows at a time. */
+static int logit_stretch(size_t S, const double *zz, const double *yy,
+                         const double *e, const double *l, double *lp,
+                         double *g)
+{
+    const v2d one = {1, 1}, zero = {0, 0}, nan = {NAN, NAN};
+    v2l bad = {0, 0};
+    for (size_t k = 0; k < S; k += 2) {
+        v2d z, y, ek, lk;
+        memcpy(&z, zz + k, sizeof z);
+        memcpy(&y, yy + k, sizeof y);
+        memcpy(&ek, e + k, sizeof ek);
+        memcpy(&lk, l + k, sizeof lk);
+        v2l pos = z > zero, nneg = z >= zero;
+        v2d t = y * z - (v2d)((v2l)z & pos) - lk;
+        /* logistic(z) = 1 / (1 + e) for z >= 0, e / (1 + e) below: one
+         * division, the numerator chosen by mask. */
+        v2d num = (v2d)(((v2l)one & nneg) | ((v2l)ek & ~nneg));
+        v2d gk = y - num / (one + ek);
+        v2l label = (y == zero) | (y == one);
+        t = (v2d)(((v2l)t & label) | ((v2l)nan & ~label));
+        bad |= ~(t - t == zero);
+        memcpy(lp + k, &t, sizeof t);
+        memcpy(g + k, &gk, sizeof gk);
+    }
+    return (bad[0] | bad[1]) != 0;
+}
+
 /* The hot case of logistic regression: one outcome per row, one
- * argument; exp and log1p over stretches of rows through the vector
- * functions, the rest straight-line code. */
+ * argument.  Each stretch of up to S rows is copied into contiguous
+ * arrays (padded with zeros to a multiple of 8 rows), exp and log1p go
+ * through the vector functions, the rest through logit_stretch. */
 static int block_bernoulli_logit1(size_t rows, const double *y, size_t ldy,
                                   const double *z, size_t ldz, double *out,
                                   double *dz, size_t *bad_row)
 {
     enum { S = 256 };
-    double e[S], l[S];
+    double zz[S], yy[S], e[S], l[S], lp[S], g[S];
     int ok = 1;
     for (size_t r0 = 0; r0 < rows; r0 += S) {
         size_t m = rows - r0 < S ? rows - r0 : S;
-        for (size_t k = 0; k < m; k++)
-            e[k] = -fabs(z[(r0 + k) * ldz]);
-        drift_vmath_exp(m, e, e);
-        drift_vmath_log1p(m, e, l);
-        /* logistic(z) = 1 / (1 + e) for z >= 0, e / (1 + e) below: one
-         * division, the numerator chosen without a branch. */
         for (size_t k = 0; k < m; k++) {
-            size_t r = r0 + k;
-            double yr = y[r * ldy], zr = z[r * ldz];
-            out[r] = yr * zr - (zr > 0 ? zr : 0) - l[k];
-            if (dz)
-                dz[r] = yr - (zr >= 0 ? 1 : e[k]) / (1 + e[k]);
+            zz[k] = z[(r0 + k) * ldz];
+            yy[k] = y[(r0 + k) * ldy];
         }
-        for (size_t k = 0; k < m; k++) {
-            size_t r = r0 + k;
-            double yr = y[r * ldy];
-            if ((yr != 0 && yr != 1) || !isfinite(out[r])) {
-                out[r] = NAN;
-                if (ok)
-                    *bad_row = r;
-                ok = 0;
-            }
+        /* padded to whole vectors of 8 */
+        size_t m8 = (m + 7) & ~(size_t)7;
+        for (size_t k = m; k < m8; k++)
+            zz[k] = yy[k] = 0;
+        for (size_t k = 0; k < m8; k++)
+            e[k] = -fabs(zz[k]);
+        drift_vmath_exp(m8, e, e);
+        drift_vmath_log1p(m8, e, l);
+        int bad = logit_stretch(m8, zz, yy, e, l, lp, g);
+        memcpy(out + r0, lp, m * sizeof *out);
+        if (dz)
+            memcpy(dz + r0, g, m * sizeof *dz);
+        if (bad && ok) {
+            for (size_t k = 0; k < m; k++)
+                if (!isfinite(lp[k])) {
+                    *bad_row = r0 + k;
+                    ok = 0;
+                    break;
+                }
         }
     }
     return ok ? 0 : -1;
@@ -664,6 +702,38 @@ static int block_normal_shared(size_t rows, size_t m,
                 p2[j] = (z * z - 1) * is;
         }
         out[r] = -0.5 * ss - (double)m * (log(sg) + LOG_SQRT_2PI);
+        ok &= isfinite(out[r]) != 0;
+    }
+    return ok ? 0 : -1;
+}
+
+/* The hot case of regressions: normal with one element a row and sigma
+ * the same for every row (y ~ normal(mu_i, sigma)), with log(sigma) and
+ * 1/sigma taken once instead of once per row; the values are d_normal's.
+ * Returns -1 when some row is not finite (the caller then runs the
+ * general loop, which finds the row at fault). */
+static int block_normal_sigma1(size_t rows, const double *const *in,
+                               const size_t *ld, double *out,
+                               double *const *part)
+{
+    double sg = in[2][0];
+    if (!(sg > 0))
+        return -1;
+    double is = 1 / sg, lg = log(sg);
+    const double *y = in[0], *mu = in[1];
+    size_t ly = ld[0], lm = ld[1];
+    double *p0 = part ? part[0] : NULL, *p1 = part ? part[1] : NULL;
+    double *p2 = part ? part[2] : NULL;
+    int ok = 1;
+    for (size_t r = 0; r < rows; r++) {
+        double z = (y[r * ly] - mu[r * lm]) * is;
+        if (p0)
+            p0[r] = -z * is;
+        if (p1)
+            p1[r] = z * is;
+        if (p2)
+            p2[r] = (z * z - 1) * is;
+        out[r] = -0.5 * z * z - lg - LOG_SQRT_2PI;
         ok &= isfinite(out[r]) != 0;
     }
     return ok ? 0 : -1;
@@ -721,6 +791,9 @@ int drift_dist_rows(drift_dist_id id, size_t rows, size_t m, int n_in,
     case DRIFT_D_NORMAL:
         if (m > 1 && st[1] == 0 && st[2] == 0 &&
             block_normal_shared(rows, m, in, ld, st, out, part) == 0)
+            return 0;
+        if (m == 1 && ld[2] == 0 &&
+            block_normal_sigma1(rows, in, ld, out, part) == 0)
             return 0;
         return block(d_normal, rows, m, n_in, in, ld, st, out, part, bad_row,
                      bad_elem);

@@ -472,8 +472,9 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
                       m->prog->syms[k]->kind == DRIFT_SYM_ROWS ||
                       m->prog->syms[k]->kind == DRIFT_SYM_SIZE;
     m->describe_only = placeholder && needs_data;
-    if (drift_langdata_load(spec->data, spec->data_set, spec->n_data_set,
-                            &m->ld, &diag))
+    if (drift_langdata_load_share(spec->data, spec->data_set,
+                                  spec->n_data_set, spec->share, &m->ld,
+                                  &diag))
         goto fail;
     for (size_t k = 0; k < spec->n_tables; k++)
         if (drift_langdata_add_table(m->ld, spec->tables[k], &diag))
@@ -532,6 +533,17 @@ fail:
 fail_summary:
     lm_free(m);
     return code;
+}
+
+int drift_lang_gen_per_row(const drift_model *m)
+{
+    const lang_model *lm = m->self;
+    if (!lm || !lm->g)
+        return 0;
+    for (size_t k = 0; k < lm->g->n_gouts; k++)
+        if (lm->g->gouts[k].batched)
+            return 1;
+    return 0;
 }
 
 const drift_data *drift_lang_rows_view(const drift_model *m)

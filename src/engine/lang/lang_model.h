@@ -29,6 +29,9 @@ typedef struct drift_lang_spec {
                                        drift check asks for it).  Otherwise
                                        such rows are checked as they are
                                        evaluated. */
+    /* A run across MPI ranks (issue 19): the rows file is read in shares,
+     * this process's alone (engine/data/table.h); NULL: all of it. */
+    const struct drift_table_share *share;
 } drift_lang_spec;
 
 /* Whether a --model argument or positional argument names a model file
@@ -52,6 +55,11 @@ struct drift_table;
  * reading the caller may advise and read ahead: see drift_table_advise
  * and chain.h's data_mapped), or NULL.  Owned by the model. */
 const struct drift_table *drift_lang_rows_table(const drift_model *m);
+
+/* Whether the model's generated quantities hold values per data row
+ * (which a share of the rows cannot give).  m must come from
+ * drift_lang_open. */
+int drift_lang_gen_per_row(const drift_model *m);
 
 /* Prints what drift check shows: parameters with shapes and constraints,
  * the data's sizes and rows, and the graph's size and form. */

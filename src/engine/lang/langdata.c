@@ -56,13 +56,21 @@ static void report_table_error(drift_diag *d, const char *path,
 {
     size_t plen = strlen(path), line, col;
     int used = 0;
+    /* Across ranks, another rank's share may be at fault: "rank R on
+     * HOST: " before its message, kept before the report's own words. */
+    char who[128] = "";
+    const char *q = !strncmp(msg, "rank ", 5) ? strstr(msg, ": ") : NULL;
+    if (q && !strncmp(q + 2, path, plen) && (size_t)(q - msg) < 100) {
+        snprintf(who, sizeof who, "%.*s: ", (int)(q - msg), msg);
+        msg = q + 2;
+    }
     if (!strncmp(msg, path, plen) && msg[plen] == ':' &&
         sscanf(msg + plen + 1, "%zu:%zu: error: %n", &line, &col, &used) >= 2 &&
         used > 0) {
         char text[512];
         long n = read_line(path, line, text, sizeof text);
         drift_diag_error_at(d, path, line, col, 1, n >= 0 ? text : NULL,
-                            n >= 0 ? (size_t)n : 0, "%s",
+                            n >= 0 ? (size_t)n : 0, "%s%s", who,
                             msg + plen + 1 + used);
         return;
     }
@@ -70,7 +78,7 @@ static void report_table_error(drift_diag *d, const char *path,
      * file itself. */
     if (!strncmp(msg, path, plen) && msg[plen] == ':' && msg[plen + 1] == ' ')
         msg += plen + 2;
-    drift_diag_error_file(d, path, "%s", msg);
+    drift_diag_error_file(d, path, "%s%s", who, msg);
 }
 
 static int has_suffix(const char *s, const char *suf)
@@ -370,8 +378,16 @@ size_t drift_langdata_load(const char *const *files, char *const *sets,
                            size_t n_sets, drift_langdata **out,
                            drift_diag *d)
 {
+    return drift_langdata_load_share(files, sets, n_sets, NULL, out, d);
+}
+
+size_t drift_langdata_load_share(const char *const *files, char *const *sets,
+                                 size_t n_sets,
+                                 const drift_table_share *share,
+                                 drift_langdata **out, drift_diag *d)
+{
     size_t before = d->n_errors;
-    size_t n_files = 0;
+    size_t n_files = 0, n_tables = 0;
     for (const char *const *f = files; f && *f; f++)
         n_files++;
     drift_langdata *ld = drift_calloc(1, sizeof *ld);
@@ -405,8 +421,22 @@ size_t drift_langdata_load(const char *const *files, char *const *sets,
              * they are used. */
             s->kind = DRIFT_DS_TABLE;
             drift_err e = {{0}};
-            if (drift_table_open(files[k], &s->table, &e))
+            if (share && n_tables++) {
+                /* Every rank reads the same files, so every rank refuses
+                 * here alike, before any exchange. */
+                drift_diag_error_file(d, files[k],
+                                      "a second rows file: a run across "
+                                      "MPI ranks splits one rows file by "
+                                      "rows; join the rows files into one "
+                                      "(drift data convert)");
+                continue;
+            }
+            if (share ? drift_table_open_share(files[k], share, &s->table,
+                                               &e)
+                      : drift_table_open(files[k], &s->table, &e))
                 report_table_error(d, files[k], e.msg);
+            else if (share)
+                ld->rows_total = s->table->share_total;
         }
     }
     if (n_sets) {
@@ -931,6 +961,16 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
                 src->kind == DRIFT_DS_JSON ? find_value(src, s->name) : NULL;
             if (!v || v->ndim < 1)
                 continue;
+            if (ld->rows_total) {
+                drift_diag_error_file(d, src->path,
+                                      "rows variable '%s' is given in JSON: "
+                                      "a run across MPI ranks splits the "
+                                      "rows of a CSV, LIBSVM or row store "
+                                      "file; put the rows there",
+                                      s->name);
+                z.errors++;
+                continue;
+            }
             if (!have_n) {
                 N = v->dims[0];
                 n_from = src->path;
@@ -944,6 +984,8 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
             }
         }
     }
+    /* Across ranks the rows here are a share; N is every share's. */
+    size_t N_all = ld->rows_total ? (size_t)ld->rows_total : N;
     /* An "N" in a JSON file must agree (CmdStan data often carries it). */
     for (size_t j = 0; j < ld->n_src; j++) {
         const drift_dsource *src = &ld->src[j];
@@ -957,14 +999,14 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
                                   "number of rows)");
             z.errors++;
         } else if (!have_n) {
-            N = (size_t)v->v[0];
+            N = N_all = (size_t)v->v[0];
             n_from = src->path;
             have_n = 1;
-        } else if ((size_t)v->v[0] != N) {
+        } else if ((size_t)v->v[0] != N_all) {
             drift_diag_error_file(d, src->path,
                                   "'N' is %zu, but %s has %zu rows; N is "
                                   "always the number of rows",
-                                  (size_t)v->v[0], n_from, N);
+                                  (size_t)v->v[0], n_from, N_all);
             z.errors++;
         }
     }
@@ -975,7 +1017,7 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
         drift_sym *s = p->syms[k];
         if (s->kind == DRIFT_SYM_N) {
             s->have_value = 1;
-            s->value = (long)N;
+            s->value = (long)N_all;
             continue;
         }
         int int_scalar = s->kind == DRIFT_SYM_SIZE ||

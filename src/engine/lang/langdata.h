@@ -82,6 +82,10 @@ typedef struct drift_langdata {
     int check_mapped;               /* the graph checks outcomes read from
                                        a mapped row store over every row
                                        too (drift check) */
+    /* A run across ranks (issue 19): the rows table holds a share of the
+     * data's rows_total rows (0: all of them), and N, the language's
+     * number of rows, is rows_total while the rows here are N above. */
+    uint64_t rows_total;
 } drift_langdata;
 
 /* Reads the data files (NULL-terminated; may be NULL) and the "name=value"
@@ -90,6 +94,16 @@ typedef struct drift_langdata {
 size_t drift_langdata_load(const char *const *files, char *const *sets,
                            size_t n_sets, drift_langdata **out,
                            drift_diag *diag);
+
+/* drift_langdata_load for a run across ranks: the one rows file (CSV,
+ * LIBSVM or row store) is read in shares (engine/data/table.h), this
+ * process's share alone; rows in JSON and a second rows file are
+ * refused (they could not be cut at the same rows).  share NULL: the
+ * same as drift_langdata_load. */
+size_t drift_langdata_load_share(const char *const *files, char *const *sets,
+                                 size_t n_sets,
+                                 const drift_table_share *share,
+                                 drift_langdata **out, drift_diag *diag);
 
 /* Adds rows already in memory (borrowed, read like a CSV file; its
  * sparse row variables, if any, too). */

@@ -2334,7 +2334,8 @@ drift_graph *drift_lower_program(drift_program *p,
         if (datum)
             g->datum_out = build_out(&b, 1, 1, datum->loc);
     }
-    if (!b.errors && datum && g->N == 0 && ld->n_src) {
+    /* A share of the rows (a run across ranks) may hold none of them. */
+    if (!b.errors && datum && g->N == 0 && ld->n_src && !ld->rows_total) {
         drift_diag_error(diag, p->src, datum->loc,
                          "the datum block needs rows, but the data give "
                          "none");

@@ -234,6 +234,48 @@ static int cholesky(const double *a, size_t d, double *l)
     return 0;
 }
 
+int drift_adapt_metric_set_dense(drift_adapt_metric *m, const double *inv)
+{
+    size_t d = m->d;
+    if (m->kind != DRIFT_METRIC_DENSE || cholesky(inv, d, m->factor)) {
+        if (m->kind == DRIFT_METRIC_DENSE)
+            cholesky(m->inv, d, m->factor);
+        return -1;
+    }
+    memcpy(m->inv, inv, d * d * sizeof *inv);
+    return 0;
+}
+
+int drift_adapt_spd_inverse(const double *a, size_t d, double *inv,
+                            double *scratch)
+{
+    double *l = scratch;
+    if (cholesky(a, d, l))
+        return -1;
+    /* Column k of the inverse: L y = e_k, then L' x = y. */
+    for (size_t k = 0; k < d; k++) {
+        double *x = inv + k * d; /* the inverse is symmetric: rows = columns */
+        for (size_t i = 0; i < d; i++) {
+            double s = i == k ? 1.0 : 0.0;
+            for (size_t j = 0; j < i; j++)
+                s -= l[i * d + j] * x[j];
+            x[i] = s / l[i * d + i];
+        }
+        for (size_t i = d; i-- > 0;) {
+            double s = x[i];
+            for (size_t j = i + 1; j < d; j++)
+                s -= l[j * d + i] * x[j];
+            x[i] = s / l[i * d + i];
+        }
+    }
+    /* Symmetric to the last bit. */
+    for (size_t i = 0; i < d; i++)
+        for (size_t j = 0; j < i; j++)
+            inv[i * d + j] = inv[j * d + i] =
+                0.5 * (inv[i * d + j] + inv[j * d + i]);
+    return 0;
+}
+
 int drift_adapt_metric_update(drift_adapt_metric *m)
 {
     if (m->kind == DRIFT_METRIC_UNIT)

@@ -88,6 +88,17 @@ void drift_adapt_metric_init(drift_adapt_metric *m, drift_metric_kind kind,
  * 1 when the window had too few points (the metric is kept), or -1 when
  * the dense estimate is not positive definite (the metric is kept). */
 int drift_adapt_metric_update(drift_adapt_metric *m);
+/* Sets a DENSE metric's M^-1 to inv (d x d, symmetric) and its factor to
+ * inv's Cholesky factor.  Returns 0, or -1 (the metric untouched) when inv
+ * is not positive definite. */
+int drift_adapt_metric_set_dense(drift_adapt_metric *m, const double *inv);
+
+/* The inverse of the d x d symmetric positive definite a into inv (d x d;
+ * scratch: d x d doubles).  Returns 0, or -1 when a is not positive
+ * definite. */
+int drift_adapt_spd_inverse(const double *a, size_t d, double *inv,
+                            double *scratch);
+
 /* out = M^-1 v;  out = L v;  p = L'^-1 z (so p ~ N(0, M) when z ~ N(0, I)).
  * out may not alias v; p may be z. */
 void drift_adapt_metric_inv_mul(const drift_adapt_metric *m, const double *v,

@@ -53,6 +53,8 @@ void drift_chain_where(const drift_chain *c, char *buf, size_t cap)
 {
     if (c->phase == DRIFT_CHAIN_SETUP)
         snprintf(buf, cap, "chain %u, setup", c->id);
+    else if (c->phase == DRIFT_CHAIN_MODE)
+        snprintf(buf, cap, "chain %u, mode search", c->id);
     else if (c->phase == DRIFT_CHAIN_INIT)
         snprintf(buf, cap, "chain %u, init", c->id);
     else

@@ -21,6 +21,21 @@
 #include "rng.h"
 #include "stream.h"
 
+struct drift_ranks_chan;
+
+/* A run across MPI ranks (issue 19; ranks.h): what this process runs of
+ * it.  Its group runs chains first .. first + count - 1 of the run's K
+ * (the chain queue and the results hold those alone), chain k over the
+ * channel chans[k]; the model holds rows rows_first .. rows_first + n - 1
+ * (n its own n_rows) of the data's rows_total; only the group's rank 0
+ * (writer) writes the chains' files. */
+typedef struct drift_run_ranks {
+    unsigned first, count;
+    struct drift_ranks_chan *const *chans;
+    size_t rows_first, rows_total;
+    int writer;
+} drift_run_ranks;
+
 /* Everything a run needs, filled by the caller (the CLI or a test). */
 typedef struct drift_run_config {
     const drift_model *model;
@@ -113,9 +128,31 @@ typedef struct drift_run_config {
     uint64_t ckpt_iters;
     double ckpt_seconds;
     int resume;
+    /* One run across MPI ranks (issue 19): NULL in one process. */
+    const drift_run_ranks *ranks;
+    /* The estimator behind grad_batch (issue 17): DRIFT_GRADIENT_PLAIN, or
+     * DRIFT_GRADIENT_CV, for which chain 1 finds a mode in the run-level
+     * setup (mode.h).  drift_run refuses cv for samplers that never call
+     * grad_batch (DRIFT_SAMPLER_FULL_DATA, DRIFT_SAMPLER_OWN_ESTIMATES)
+     * and for models without rows. */
+    int gradient;
+    /* Issue 17.  save_gradients: every row written gets the score
+     * grad log p(theta | data) at its draw, on the unconstrained scale,
+     * over all N rows (one full-data gradient per row, not counted in
+     * grads__ nor against --passes), as columns grad_lp_1__ ...
+     * grad_lp_d__ after the model's; not with emit_segments.
+     * discard_draws: the draws a sampler emits are checked (a non-finite
+     * point fails the chain) but neither written nor counted: the pilot
+     * chains of the step-size search (tune.h). */
+    int save_gradients;
+    int discard_draws;
 } drift_run_config;
 
-enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2 };
+/* DRIFT_INIT_MODE (--gradient cv only): each chain starts at a draw of
+ * the diagonal Laplace approximation at the mode, theta-hat + z / sqrt(H)
+ * with z ~ N(0, I) from the chain's stream and H the curvature there. */
+enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2,
+       DRIFT_INIT_MODE = 3 };
 
 /* Per-chain outcome, for the caller's report. */
 typedef struct drift_chain_result {
@@ -131,6 +168,9 @@ typedef struct drift_chain_result {
     uint64_t proposals, violations; /* thinning counters */
     char path[4096];                /* the draws file written */
     char metrics_path[4096];        /* --test metrics file ("" if none) */
+    /* ---- added for issue 19 ---- */
+    int interrupted;                /* stopped by a signal (across ranks:
+                                       to any rank of its group) */
 } drift_chain_result;
 
 /* Path of chain id's output file: out_path itself when K == 1, else
@@ -141,6 +181,41 @@ void drift_chain_path(const char *out_path, unsigned chains, unsigned id,
 /* ---- inside a chain (oracle.c, poisson.c, emit.c, run.c use these) ---- */
 
 typedef struct drift_writer drift_writer;
+
+/* What --gradient cv found, once per run, on chain 1 (mode.c fills it in
+ * the run-level setup; oracle.c's grad_batch and metric_use read it,
+ * read-only, from every chain).  Values of the log likelihood (the model's
+ * sign: l_i = log p(row_i | theta)) at the mode. */
+typedef struct drift_cv {
+    int ready;              /* the store is complete: grad_batch centres */
+    size_t d;
+    double *mode;           /* theta-hat (d) */
+    double *lik_grad;       /* sum_i grad l_i(theta-hat) (d) */
+    double lik_sum;         /* sum_i l_i(theta-hat) */
+    double *curv;           /* diagonal curvature of U at the mode (d;
+                               NaN where none) */
+    double *inv_metric;     /* what a DIAG metric starts as: 1 / curv, or
+                               1 where there is no curvature (d) */
+    double *inv_dense;      /* what a DENSE metric starts as: the inverse
+                               of the empirical Fisher matrix plus the
+                               prior's diagonal curvature (d x d), or NULL
+                               (too large, or not positive definite: then
+                               diag(inv_metric)) */
+    double *s, *l;          /* generalised linear models: s_i and l_i at
+                               the mode (N each); NULL: recomputed in
+                               each minibatch */
+    /* The search's account, for the header and messages. */
+    const char *method;     /* "lbfgs" or "adam+lbfgs" */
+    uint64_t grads;         /* per-datum evaluations spent, store and
+                               curvature included */
+    uint64_t iterations;    /* optimiser iterations (Adam's and
+                               L-BFGS's) */
+    double U;               /* U(theta-hat) */
+    double decrement;       /* squared Newton decrement g' H^-1 g at the
+                               end (L-BFGS's H): ~2 (U - U_min) */
+    double seconds;
+    int converged;
+} drift_cv;
 
 /* What the chains of one run share (run.c makes it): the sampler's
  * run-level setup, done once on chain 1 while the others wait, and the
@@ -153,13 +228,24 @@ typedef struct drift_run_shared {
     uint64_t setup_grads;   /* evaluations setup spent */
     void **allocs;          /* setup's svc->alloc blocks */
     size_t n_allocs, cap_allocs;
+    drift_cv cv;            /* --gradient cv's mode (issue 17) */
+    /* Issue 17: the hyperparameters every chain's sampler gets, with a
+     * step size left to the engine chosen (NULL: cfg->hp as given), and
+     * how it was chosen (NULL: it was not; tune.h). */
+    double *hp;
+    struct drift_tune_result *tune;
+    char tune_note[1200];   /* the choice, for stderr */
+    char tune_header[2400]; /* the choice, as the header's comment lines
+                               ("# key = value\n" ...) */
 } drift_run_shared;
 
 /* Where a chain is, for messages and budget checks. */
 enum {
     DRIFT_CHAIN_STEPPING = 0,   /* in the step loop (or set up by hand) */
     DRIFT_CHAIN_SETUP = 1,      /* in the sampler's run-level setup */
-    DRIFT_CHAIN_INIT = 2        /* in the sampler's init */
+    DRIFT_CHAIN_INIT = 2,       /* in the sampler's init */
+    DRIFT_CHAIN_MODE = 3        /* in the engine's mode search
+                                   (--gradient cv; mode.c) */
 };
 
 struct drift_chain {
@@ -250,6 +336,25 @@ struct drift_chain {
     struct drift_ckpt_io *ckpt;
     int64_t ckpt_rows;
     double ckpt_at;
+    /* A run across ranks (shard.h): this rank's rows and the chain's
+     * channel; NULL in one process. */
+    struct drift_shard *shard;
+    /* ---- added for issue 17 ---- */
+    /* --gradient cv's scratch (oracle.c, made on first use): theta -
+     * theta-hat (d); for a generalised linear model, cv_x_cap rows of the
+     * design (cv_x_cap x d), their scalars, log-likelihood terms and
+     * products with theta - theta-hat (cv_x_cap each, one block from
+     * cv_s). */
+    double *cv_delta, *cv_x, *cv_s, *cv_l, *cv_xd;
+    size_t cv_x_cap;
+    struct drift_watch *watch; /* minibatch chains: lp__ running away,
+                               parameters that stopped (watch.c; NULL:
+                               not watched) */
+    /* Issue 17: the hyperparameters the sampler was given (cfg->hp, or
+     * the run's with a chosen step size); mute: warnings are not printed
+     * (a pilot chain's). */
+    const double *hp;
+    int mute;
 };
 
 /* Records a failure message for chain c (first one wins) and returns

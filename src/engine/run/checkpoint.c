@@ -22,6 +22,7 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "checkpoint.h"
+#include "watch.h"
 #include "ckptio.h"
 #include "csvout.h"
 #include "guard.h"
@@ -82,6 +83,8 @@ static int blocks(drift_chain *c, double *theta, const core *k)
     size_t nm = drift_adapt_metric_doubles(c->metric.kind, c->d);
     if (!rc && nm)
         rc = drift_ckpt_block(c, c->metric.inv, nm * sizeof(double));
+    if (!rc)
+        rc = drift_watch_ckpt(c);
     if (!rc)
         rc = drift_csvout_ckpt(c);
     if (!rc) {

@@ -21,6 +21,7 @@
 #include "csvout.h"
 #include "heldout.h"
 #include "hparam.h"
+#include "score.h"
 
 struct drift_csvout {
     off_t at_num_samples, at_num_warmup, at_save_warmup, at_engaged;
@@ -147,7 +148,9 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
         fprintf(f, "#     algorithm = %s\n", s->name);
     for (size_t k = 0; k < s->n_hparams; k++) {
         char v[64];
-        drift_hparam_format(&s->hparams[k], cfg->hp[k], v, sizeof v);
+        drift_hparam_format(&s->hparams[k], c->hp[k], v, sizeof v);
+        /* A step size the run chose is not the default: no suffix. */
+        int chosen = c->hp != cfg->hp && isnan(cfg->hp[k]);
         /* A sampler's metric (unit, diag, dense) in CmdStan's spelling,
          * which CmdStanPy needs to read the adaptation block. */
         int metric = !strcmp(s->hparams[k].name, "metric") &&
@@ -155,7 +158,8 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
                       !strcmp(v, "dense"));
         fprintf(f, "#       %s = %s%s%s\n", s->hparams[k].name, v,
                 metric ? "_e" : "",
-                cfg->hp_set && cfg->hp_set[k] ? "" : " (Default)");
+                (cfg->hp_set && cfg->hp_set[k]) || chosen ? ""
+                                                          : " (Default)");
     }
     if (drift_hparams_find(s->hparams, s->n_hparams, "metric") < 0)
         fprintf(f, "#     metric = %s\n", metric_name(c->metric.kind));
@@ -172,6 +176,9 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
         break;
     case DRIFT_INIT_VALUES:
         fprintf(f, "# init = %s\n", cfg->init_path ? cfg->init_path : "");
+        break;
+    case DRIFT_INIT_MODE:
+        fputs("# init = mode\n", f);
         break;
     default:
         fputs("# init = 0\n", f);
@@ -236,6 +243,57 @@ static void write_drift_config(drift_chain *c, FILE *f)
     if (s->setup && c->run)
         fprintf(f, "# setup_grads = %llu\n",
                 (unsigned long long)c->run->setup_grads);
+    if (!(s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_OWN_ESTIMATES)))
+        fprintf(f, "# gradient = %s\n",
+                cfg->gradient == DRIFT_GRADIENT_CV ? "cv" : "plain");
+    if (cfg->gradient == DRIFT_GRADIENT_CV && c->run && c->run->cv.ready) {
+        const drift_cv *cv = &c->run->cv;
+        fprintf(f, "# mode_method = %s\n", cv->method);
+        fprintf(f, "# mode_grads = %llu\n", (unsigned long long)cv->grads);
+        fprintf(f, "# mode_passes = %.6g\n",
+                c->N ? (double)cv->grads / (double)c->N : 0.0);
+        fprintf(f, "# mode_iterations = %llu\n",
+                (unsigned long long)cv->iterations);
+        fprintf(f, "# mode_converged = %d\n", cv->converged);
+        fputs("# mode_lp = ", f);
+        drift_writer_real(f, -cv->U);
+        fputs("\n# mode_decrement = ", f);
+        drift_writer_real(f, cv->decrement);
+        fprintf(f, "\n# mode_store = %s\n",
+                cv->s ? "glm_scalars" : "recomputed");
+        fputs("# drift: gradient = cv: grad_batch returns grad U at the "
+              "mode plus (N/n) times the\n"
+              "#   minibatch's sum of grad U_i(theta) - grad U_i(mode), "
+              "plus the prior's; lp__ is\n"
+              "#   the same control-variate estimate of log p(theta | "
+              "data), unbiased, up to\n"
+              "#   the constant lp__ leaves out; the mode search (chain "
+              "1's, before any draw)\n"
+              "#   is counted in chain 1's grads__ (mode_grads)\n",
+              f);
+    }
+    /* How the run chose the sampler's step size (run.c writes the
+     * lines). */
+    if (c->run && c->run->tune_header[0])
+        fputs(c->run->tune_header, f);
+    if (cfg->save_gradients)
+        fprintf(f,
+                "# save_gradients = 1\n"
+                "# grad_lp_coordinates = %s\n"
+                "# drift: grad_lp_k__ is d log p(theta | data) / d theta_k "
+                "at the draw, theta the\n"
+                "#   model's %zu unconstrained coordinates (Jacobians "
+                "included), over all N rows:\n"
+                "#   one full-data gradient per row written, not counted in "
+                "grads__; %s\n"
+                "#   drift summary --ksd reads them\n",
+                drift_score_coordinates_are_outputs(c->model) ? "columns"
+                                                              : "model",
+                c->d,
+                drift_score_coordinates_are_outputs(c->model)
+                    ? "theta is the\n#   model's first columns;"
+                    : "theta is the\n#   model's unconstrained transform "
+                      "of its columns;");
     if (c->out->add_treedepth || c->out->add_divergent)
         fprintf(f,
                 "# drift: metric, max_depth, treedepth__ and divergent__ "
@@ -284,6 +342,10 @@ static void write_columns(drift_chain *c, FILE *f)
     if (!cfg->emit_segments)
         for (size_t k = 0; k < c->model->n_gen; k++)
             fprintf(f, ",%s", c->model->gen_names[k]);
+    /* No dot here either (rstan). */
+    if (cfg->save_gradients && !cfg->emit_segments)
+        for (size_t k = 0; k < c->d; k++)
+            fprintf(f, ",grad_lp_%zu__", k + 1);
     /* No dot in these names: rstan would read x0.1__ as element 1 of a
      * parameter x0. */
     if (cfg->emit_segments) {
@@ -409,8 +471,8 @@ static double block_stepsize(const drift_chain *c, const double *diag)
     long k = drift_hparams_find(s->hparams, s->n_hparams, "h");
     if (k < 0)
         k = drift_hparams_find(s->hparams, s->n_hparams, "eta");
-    if (k >= 0 && isfinite(c->cfg->hp[k]) && c->cfg->hp[k] > 0)
-        return c->cfg->hp[k];
+    if (k >= 0 && isfinite(c->hp[k]) && c->hp[k] > 0)
+        return c->hp[k];
     return 1.0;
 }
 

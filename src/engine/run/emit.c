@@ -17,6 +17,9 @@
 #include "csvout.h"
 #include "emit.h"
 #include "heldout.h"
+#include "shard.h"
+#include "watch.h"
+#include "score.h"
 
 /* Whether the step being taken is one of warmup's. */
 static int in_warmup(const drift_chain *c)
@@ -33,8 +36,12 @@ static int in_warmup(const drift_chain *c)
  * that lp__ leaves out anyway), costing n evaluations of the log
  * likelihood without gradients, which grads__ does not count (like
  * --test's).  NaN when the model cannot evaluate it. */
+static double lp_across(drift_chain *c, const double *theta);
+
 static double lp_estimate(drift_chain *c, const double *theta)
 {
+    if (c->shard)
+        return lp_across(c, theta);
     const drift_model *m = c->model;
     drift_err me = {{0}};
     double lp = 0, ll = 0;
@@ -64,6 +71,46 @@ static double lp_estimate(drift_chain *c, const double *theta)
     if (m->log_lik(m->self, c->ws, theta, &b, NULL, &ll, NULL, NULL, &me))
         return NAN;
     return lp + ll * ((double)c->N / (double)n);
+}
+
+/* lp_estimate across ranks: the same rows (the lp stream is drawn alike
+ * on every rank), each rank summing those of its share, the sums
+ * combined; NaN on every rank when one rank's model could not. */
+static double lp_across(drift_chain *c, const double *theta)
+{
+    const drift_model *m = c->model;
+    drift_shard *s = c->shard;
+    drift_err me = {{0}};
+    double lp = 0, ll = 0;
+    /* The prior is the same on every rank: its failure is everyone's. */
+    if (m->log_prior(m->self, c->ws, theta, &lp, NULL, &me))
+        return NAN;
+    size_t n = c->batch ? c->batch : 1;
+    if (n > c->ws_cap)
+        n = c->ws_cap;
+    int rc = DRIFT_OK, all = c->N <= n;
+    size_t k = 0;
+    if (!all) {
+        for (size_t j = 0; j < n; j++)
+            c->rows_buf[j] = (size_t)drift_rng_below(&c->lp_rng, c->N);
+        k = drift_shard_pick(s, c->rows_buf, n);
+        if (k == SIZE_MAX)
+            rc = DRIFT_ENOMEM, k = 0;
+    }
+    /* Every row of the share, or the picked ones, in pieces. */
+    size_t total = all ? s->n : k;
+    for (size_t first = 0; first < total && !rc; first += c->ws_cap) {
+        size_t q = total - first < c->ws_cap ? total - first : c->ws_cap;
+        drift_rows b = {all ? NULL : s->local + first, all ? first : 0, q};
+        double part = 0;
+        if (m->log_lik(m->self, c->ws, theta, &b, NULL, &part, NULL, NULL,
+                       &me))
+            rc = DRIFT_ENUMERIC;
+        ll += part;
+    }
+    if (drift_shard_sum(c, &ll, 1, rc ? DRIFT_ENONFINITE : DRIFT_OK))
+        return NAN;
+    return all ? lp + ll : lp + ll * ((double)c->N / (double)n);
 }
 
 /* Before the first row after warmup: CmdStan's adaptation block. */
@@ -153,27 +200,55 @@ static int row_written(drift_chain *c)
 
 /* One output row: lp__, grads__, the sampler's columns, the model's
  * constrained values of theta, its derived and generated values. */
+/* Across ranks, a failure of this rank alone (rc, just recorded on the
+ * chain: its input map, its file) waits for the group (shard.h): 1 when
+ * it was deferred so, the row then being skipped. */
+static int deferred(drift_chain *c, int rc)
+{
+    if (!rc || !c->shard)
+        return 0;
+    drift_shard_defer(c);
+    return 1;
+}
+
 static int write_row(drift_chain *c, const double *theta, double lp,
                      const double *diag)
 {
+    /* lp__'s estimate first: across ranks it is a sum over the group,
+     * which every rank takes part in whatever befalls it alone below. */
+    if (isnan(lp))
+        lp = lp_estimate(c, theta);
     int rc = row_allowed(c);
     if (rc)
-        return rc;
+        return deferred(c, rc) ? DRIFT_OK : rc;
     size_t nc = c->n_diag, n_out = c->model->n_out;
     size_t n_gen = c->model->n_gen;
     double *row = c->row_buf;
-    if (isnan(lp))
-        lp = lp_estimate(c, theta);
     row[0] = lp;
     row[1] = (double)c->grads;
     for (size_t k = 0; k < nc; k++)
         row[2 + k] = diag ? diag[k] : NAN;
     c->model->constrain(c->model->self, theta, row + 2 + nc);
     write_generated(c, theta, row + 2 + nc + n_out);
+    size_t n_score = c->cfg->save_gradients ? c->d : 0;
+    if (n_score) {
+        /* --save-gradients: the score over all rows, exact (no
+         * --grad-noise), not counted; NaN where it is not finite. */
+        double *score = row + 2 + nc + n_out + n_gen;
+        drift_err se = {{0}};
+        if (drift_score_at(c->model, c->ws, c->ws_cap, theta, score,
+                           c->gbuf2, NULL, &se))
+            for (size_t k = 0; k < c->d; k++)
+                if (!isfinite(score[k]))
+                    score[k] = NAN;
+    }
     if (c->cfg->on_row)
         c->cfg->on_row(c->cfg->on_row_user, c->id, row, c->row_len);
     if (c->w) {
+        int was = c->failed;
         before_row(c, diag);
+        if (!was && c->failed && deferred(c, c->failed))
+            return DRIFT_OK;
         FILE *f = drift_writer_file(c->w);
         drift_writer_real(f, lp);
         fprintf(f, ",%llu", (unsigned long long)c->grads);
@@ -183,24 +258,25 @@ static int write_row(drift_chain *c, const double *theta, double lp,
         }
         if (c->out)
             drift_csvout_compat_values(c, f);
-        for (size_t k = 2 + nc; k < 2 + nc + n_out + n_gen; k++) {
+        for (size_t k = 2 + nc; k < 2 + nc + n_out + n_gen + n_score; k++) {
             fputc(',', f);
             drift_writer_real(f, row[k]);
         }
         fputc('\n', f);
         if ((rc = row_written(c)))
-            return rc;
+            return deferred(c, rc) ? DRIFT_OK : rc;
     }
     c->draws_written++;
     /* --test: every draw kept after warmup enters the held-out metrics. */
     if (c->heldout && !in_warmup(c)) {
         drift_err he = {{0}};
         rc = drift_heldout_add(c->heldout, theta, &he);
-        if (rc)
-            return drift_chain_fail(c, rc,
-                                    "chain %u, iteration %llu: --test: %s",
-                                    c->id, (unsigned long long)c->iter,
-                                    he.msg);
+        if (rc) {
+            rc = drift_chain_fail(c, rc,
+                                  "chain %u, iteration %llu: --test: %s",
+                                  c->id, (unsigned long long)c->iter, he.msg);
+            return deferred(c, rc) ? DRIFT_OK : rc;
+        }
     }
     return DRIFT_OK;
 }
@@ -214,9 +290,9 @@ static int check_state(drift_chain *c, const double *theta)
             return drift_chain_fail(c, DRIFT_ENUMERIC,
                                     "chain %u, iteration %llu: parameter %s "
                                     "is %g; the sampler diverged (try a "
-                                    "smaller step size)",
+                                    "smaller step size)%s",
                                     c->id, (unsigned long long)c->iter, name,
-                                    theta[k]);
+                                    theta[k], drift_watch_note(c));
         }
     return DRIFT_OK;
 }
@@ -237,9 +313,9 @@ static int check_lp(drift_chain *c, const double *theta, double lp)
     return drift_chain_fail(c, DRIFT_ENUMERIC,
                             "chain %u, iteration %llu: the log density is "
                             "%g (largest parameter: %s = %g); the sampler "
-                            "diverged (try a smaller step size)",
+                            "diverged (try a smaller step size)%s",
                             c->id, (unsigned long long)c->iter, lp, name,
-                            theta[big]);
+                            theta[big], drift_watch_note(c));
 }
 
 int drift_emit_draw(drift_chain *c, const double *theta, double lp,
@@ -250,7 +326,10 @@ int drift_emit_draw(drift_chain *c, const double *theta, double lp,
         rc = check_lp(c, theta, lp);
     if (rc)
         return rc;
+    drift_watch_draw(c, theta, lp);
     uint64_t k;
+    if (c->cfg->discard_draws)
+        return DRIFT_OK;
     if (offer(c, &k) && k % c->cfg->thin == 0)
         return write_row(c, theta, lp, diag);
     return DRIFT_OK;
@@ -263,14 +342,14 @@ static int write_segment_row(drift_chain *c, const double *x0,
                              const double *v, double duration, double lp,
                              const double *diag)
 {
+    if (isnan(lp))
+        lp = lp_estimate(c, x0);
     int rc = row_allowed(c);
     if (rc)
-        return rc;
+        return deferred(c, rc) ? DRIFT_OK : rc;
     size_t nc = c->n_diag, n_out = c->model->n_out;
     double *row = c->row_buf;
     size_t k = 0;
-    if (isnan(lp))
-        lp = lp_estimate(c, x0);
     row[k++] = lp;
     row[k++] = (double)c->grads;
     for (size_t j = 0; j < nc; j++)
@@ -286,7 +365,10 @@ static int write_segment_row(drift_chain *c, const double *x0,
     if (c->cfg->on_row)
         c->cfg->on_row(c->cfg->on_row_user, c->id, row, k);
     if (c->w) {
+        int was = c->failed;
         before_row(c, diag);
+        if (!was && c->failed && deferred(c, c->failed))
+            return DRIFT_OK;
         FILE *f = drift_writer_file(c->w);
         drift_writer_real(f, lp);
         fprintf(f, ",%llu", (unsigned long long)c->grads);
@@ -302,7 +384,7 @@ static int write_segment_row(drift_chain *c, const double *x0,
         }
         fputc('\n', f);
         if ((rc = row_written(c)))
-            return rc;
+            return deferred(c, rc) ? DRIFT_OK : rc;
     }
     c->draws_written++;
     return DRIFT_OK;
@@ -335,7 +417,7 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                                 "chain %u: emit_segment given duration %g",
                                 c->id, duration);
     int warm = in_warmup(c);
-    if (warm && !c->cfg->save_warmup)
+    if ((warm && !c->cfg->save_warmup) || c->cfg->discard_draws)
         return DRIFT_OK;
     double t0 = c->t_traj, t1 = c->t_traj + duration;
     uint64_t k_offer;

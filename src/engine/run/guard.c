@@ -65,6 +65,7 @@ static int sock = -1;       /* the child's end of the socket */
 static _Thread_local drift_guard_slot *thread_slot;
 static _Thread_local void *thread_altstack;
 static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t got_term; /* the parent received SIGTERM */
 
 /* ---- the child ---------------------------------------------------------- */
 
@@ -230,6 +231,8 @@ void drift_guard_file_settled(drift_guard_slot *s)
 static void on_parent_signal(int sig, siginfo_t *si, void *uc)
 {
     (void)uc;
+    if (sig == SIGTERM)
+        got_term = 1;
     if (child_pid > 0 && si && si->si_code <= 0)
         kill((pid_t)child_pid, sig);
 }
@@ -427,6 +430,14 @@ static void judge(const drift_guard_config *g, int wstatus, int hung,
     en->rescue = 1;
     en->status = 1;
     char what[128];
+    if (hung < 0) {
+        snprintf(en->why, sizeof en->why,
+                 "mpirun ended the job (SIGTERM: another rank failed, or the "
+                 "job was interrupted) and this rank did not stop within "
+                 "%g s, waiting for the other ranks",
+                 g->term_grace);
+        return;
+    }
     if (hung) {
         snprintf(what, sizeof what, "no return for %g s (--step-timeout)",
                  g->step_timeout);
@@ -526,15 +537,33 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
     for (unsigned k = 0; k < K; k++)
         fds[k] = -1;
     int open_sock = 1, wstatus = 0, ended = 0, hung = 0, hung_chain = -1;
+    double term_at = 0;
     while (!ended) {
         struct pollfd p = {s, POLLIN, 0};
-        int n = poll(&p, open_sock ? 1 : 0, 200);
+        /* Polled often enough to keep to term_grace. */
+        int n = poll(&p, open_sock ? 1 : 0, g->term_grace > 0 ? 20 : 200);
         if (n > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)))
             open_sock = take_fd(s, fds);
         pid_t w = waitpid(pid, &wstatus, WNOHANG);
         if (w == pid) {
             ended = 1;
             break;
+        }
+        /* A rank of a job mpirun ends: its child may wait in MPI for a
+         * rank that is gone, and mpirun kills this process soon after its
+         * SIGTERM; the files are completed here before that. */
+        if (got_term && g->term_grace > 0) {
+            double now = drift_now();
+            if (!term_at)
+                term_at = now;
+            else if (now - term_at > g->term_grace) {
+                kill(pid, SIGKILL);
+                while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+                    ;
+                hung = -1;
+                ended = 1;
+                break;
+            }
         }
         if (g->step_timeout <= 0)
             continue;
@@ -569,19 +598,34 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
     }
     ending en;
     judge(g, wstatus, hung, hung_chain, &en);
+    if (hung < 0) {
+        /* Killed after mpirun's SIGTERM: with every file already in
+         * place (the child was leaving the job) there is nothing to say
+         * beyond mpirun's own account. */
+        int pending = 0;
+        for (unsigned k = 0; k < K; k++)
+            pending |= fds[k] >= 0 &&
+                       atomic_load(&page->slot[k].file) == FILE_HANDED;
+        if (!pending) {
+            en.rescue = 0;
+            en.status = 128 + SIGTERM;
+        }
+    }
     double t_end = drift_now();
     if (en.rescue) {
         fflush(stdout);
-        fprintf(stderr, "drift sample: %s; the run stops\n", en.why);
+        fprintf(stderr, "drift sample: %s%s%s; the run stops\n",
+                g->who ? g->who : "", g->who ? ": " : "", en.why);
         for (unsigned k = 0; k < K; k++) {
             drift_guard_slot *sl = &page->slot[k];
             if (fds[k] < 0 || atomic_load(&sl->file) != FILE_HANDED)
                 continue;
             char note[700];
             snprintf(note, sizeof note,
-                     "the run ended early (%.500s); the draws before "
+                     "the run ended early (%s%s%.500s); the draws before "
                      "iteration %llu of this chain are valid",
-                     en.why, (unsigned long long)atomic_load(&sl->iter));
+                     g->who ? g->who : "", g->who ? ": " : "", en.why,
+                     (unsigned long long)atomic_load(&sl->iter));
             drift_err e = {{0}};
             int64_t rows = rescue_file(sl, fds[k], note, t_end, &e);
             fds[k] = -1; /* rescue_file closed it */
@@ -593,6 +637,8 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
                         "drift: chain %u: %lld draws kept in %s, marked "
                         "incomplete\n",
                         g->first_id + k, (long long)rows, sl->path);
+            /* A file that had not reached its first draw is no file:
+             * nothing was put in place, nothing is left. */
         }
     }
     for (unsigned k = 0; k < K; k++)

@@ -97,10 +97,11 @@ void drift_hparam_range(const drift_hparam *h, char *buf, size_t cap)
     default:
         fmt_bound(h->lo, lo, sizeof lo);
         fmt_bound(h->hi, hi, sizeof hi);
-        snprintf(buf, cap, "%c%s, %s%c",
+        snprintf(buf, cap, "%c%s, %s%c%s",
                  (h->flags & DRIFT_HP_OPEN_LO) || isinf(h->lo) ? '(' : '[',
                  lo, hi,
-                 (h->flags & DRIFT_HP_OPEN_HI) || isinf(h->hi) ? ')' : ']');
+                 (h->flags & DRIFT_HP_OPEN_HI) || isinf(h->hi) ? ')' : ']',
+                 (h->flags & DRIFT_HP_STEP_SIZE) ? " or auto" : "");
     }
 }
 
@@ -210,6 +211,24 @@ int drift_hparams_check(const drift_hparam *t, size_t n, const char *who,
                                  "%d",
                                  who, h->name, (int)h->type);
         }
+        if (h->flags & DRIFT_HP_STEP_SIZE) {
+            if (h->type != DRIFT_HP_REAL || isnan(h->def) || !(h->def > 0) ||
+                isinf(h->def))
+                return drift_err_set(e, DRIFT_EPLUGIN,
+                                     "%s: hyperparameter '%s' is flagged as "
+                                     "the step size (DRIFT_HP_STEP_SIZE) but "
+                                     "is not a real with a positive finite "
+                                     "default (the pilot's first trial)",
+                                     who, h->name);
+            for (size_t j = 0; j < k; j++)
+                if (t[j].flags & DRIFT_HP_STEP_SIZE)
+                    return drift_err_set(e, DRIFT_EPLUGIN,
+                                         "%s: hyperparameters '%s' and '%s' "
+                                         "are both flagged as the step size "
+                                         "(DRIFT_HP_STEP_SIZE); at most one "
+                                         "may be",
+                                         who, t[j].name, h->name);
+        }
         if (!h->doc)
             return drift_err_set(e, DRIFT_EPLUGIN,
                                  "%s: hyperparameter '%s' has no "
@@ -217,6 +236,14 @@ int drift_hparams_check(const drift_hparam *t, size_t n, const char *who,
                                  who, h->name);
     }
     return DRIFT_OK;
+}
+
+long drift_hparams_step_size(const drift_hparam *t, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        if (t[k].flags & DRIFT_HP_STEP_SIZE)
+            return (long)k;
+    return -1;
 }
 
 long drift_hparams_find(const drift_hparam *t, size_t n, const char *name)
@@ -265,8 +292,10 @@ int drift_hparams_apply(const drift_hparam *t, size_t n, const char *opt,
                         size_t n_settings, double *vals,
                         unsigned char *was_set, drift_err *e)
 {
+    /* A step size the user does not set is chosen by the engine (NaN:
+     * "auto", see DRIFT_HP_STEP_SIZE). */
     for (size_t k = 0; k < n; k++) {
-        vals[k] = t[k].def;
+        vals[k] = (t[k].flags & DRIFT_HP_STEP_SIZE) ? NAN : t[k].def;
         if (was_set)
             was_set[k] = 0;
     }
@@ -308,14 +337,19 @@ int drift_hparams_apply(const drift_hparam *t, size_t n, const char *opt,
         double v;
         char range[128];
         drift_hparam_range(h, range, sizeof range);
-        if (parse_value(h, eq + 1, &v))
+        int automatic = (h->flags & DRIFT_HP_STEP_SIZE) &&
+                        !strcmp(eq + 1, "auto");
+        if (automatic)
+            v = NAN;
+        else if (parse_value(h, eq + 1, &v))
             return drift_err_set(e, DRIFT_EINVAL,
                                  "%s %s: '%s' is not a valid %s for '%s' of "
                                  "%s; expected %s",
                                  opt, settings[s], eq + 1,
                                  drift_hparam_type_name(h), h->name, who,
                                  range);
-        if ((h->type == DRIFT_HP_REAL || h->type == DRIFT_HP_INT) &&
+        if (!automatic &&
+            (h->type == DRIFT_HP_REAL || h->type == DRIFT_HP_INT) &&
             !inside(h, v))
             return drift_err_set(e, DRIFT_EINVAL,
                                  "%s %s: value out of range; '%s' of %s "

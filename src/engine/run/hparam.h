@@ -14,13 +14,19 @@ int drift_hparams_check(const drift_hparam *t, size_t n, const char *who,
                         drift_err *e);
 
 /* Fills vals[n] with the defaults, then applies each "name=value" of
- * settings.  `opt` is the command-line option the settings came from
+ * settings.  A step size (DRIFT_HP_STEP_SIZE) not set, or set to "auto",
+ * gets NaN: the run chooses it (tune.h).  `opt` is the command-line option the settings came from
  * ("--set") and `who` the owner ("sampler sgld"), both for messages.
  * was_set[n] (may be NULL) records which were given. */
 int drift_hparams_apply(const drift_hparam *t, size_t n, const char *opt,
                         const char *who, char *const *settings,
                         size_t n_settings, double *vals,
                         unsigned char *was_set, drift_err *e);
+
+/* Index of the step size (the entry flagged DRIFT_HP_STEP_SIZE) in t,
+ * or -1.  When a run's value of it is NaN the run chooses it (tune.h)
+ * before the chains start. */
+long drift_hparams_step_size(const drift_hparam *t, size_t n);
 
 /* Index of name in t, or -1. */
 long drift_hparams_find(const drift_hparam *t, size_t n, const char *name);

@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "base/stop.h"
 #include "base/util.h"
 #include "chain.h"
@@ -19,6 +21,8 @@
 #include "emit.h"
 #include "oracle.h"
 #include "poisson.h"
+#include "shard.h"
+#include "watch.h"
 
 /* Rows evaluated per model call during full passes: small enough that a
  * chunk of rows stays in cache between the forward and backward products. */
@@ -59,8 +63,9 @@ static int nonfinite(drift_chain *c, const double *theta, const char *fmt,
              "%.60s: the log density is not finite at this point (largest "
              "parameter: %.80s = %g unconstrained; %.180s); the sampler "
              "diverged or left the model's support (try a smaller step "
-             "size)",
-             where, c->d ? name : "none", c->d ? theta[big] : 0.0, what);
+             "size)%s",
+             where, c->d ? name : "none", c->d ? theta[big] : 0.0, what,
+             drift_watch_note(c));
     return DRIFT_ENONFINITE;
 }
 
@@ -143,25 +148,47 @@ static int check_budget(drift_chain *c)
     if (c->phase == DRIFT_CHAIN_STEPPING)
         return DRIFT_OK;
     const drift_run_config *cfg = c->cfg;
-    const char *what = c->phase == DRIFT_CHAIN_SETUP ? "run-level setup"
-                                                     : "initialisation";
-    if (c->stop && drift_stop_requested())
+    const char *what = c->phase == DRIFT_CHAIN_SETUP
+                           ? "sampler's run-level setup"
+                       : c->phase == DRIFT_CHAIN_MODE
+                           ? "mode search of --gradient cv"
+                           : "sampler's initialisation";
+    if (c->shard) {
+        /* Across ranks the group's agreement decides (each oracle's sum
+         * carried it), so that every rank stops at the same call: the
+         * signal or the --seconds budget of the group's rank 0. */
+        int why = drift_shard_stopped(c);
+        if (why == 1 && c->stop)
+            return drift_chain_fail(c, DRIFT_ESTOP,
+                                    "chain %u: stopped by a signal during "
+                                    "the %s, before any draw",
+                                    c->id, what);
+        if (why == 2) {
+            drift_chain_fail(c, DRIFT_EINVAL,
+                             "chain %u: the %s spent the whole budget of "
+                             "--seconds %g before any draw; give a larger "
+                             "budget",
+                             c->id, what, cfg->seconds);
+            return DRIFT_ESTOP;
+        }
+    } else if (c->stop && drift_stop_requested())
         return drift_chain_fail(c, DRIFT_ESTOP,
                                 "chain %u: stopped by a signal during the "
-                                "sampler's %s, before any draw",
+                                "%s, before any draw",
                                 c->id, what);
     if (cfg->passes > 0 && c->N &&
         (double)c->grads > cfg->passes * (double)c->N) {
         drift_chain_fail(c, DRIFT_EINVAL,
-                         "chain %u: the sampler's %s spent the whole budget "
+                         "chain %u: the %s spent the whole budget "
                          "of --passes %g before any draw; give a larger "
                          "budget",
                          c->id, what, cfg->passes);
         return DRIFT_ESTOP;
     }
-    if (cfg->seconds > 0 && drift_now() - c->t_start > cfg->seconds) {
+    if (!c->shard && cfg->seconds > 0 &&
+        drift_now() - c->t_start > cfg->seconds) {
         drift_chain_fail(c, DRIFT_EINVAL,
-                         "chain %u: the sampler's %s spent the whole budget "
+                         "chain %u: the %s spent the whole budget "
                          "of --seconds %g before any draw; give a larger "
                          "budget",
                          c->id, what, cfg->seconds);
@@ -335,6 +362,11 @@ void drift_oracle_release(drift_chain *c)
     drift_free(parts);
     c->full_parts = NULL;
     c->n_full_parts = 0;
+    drift_free(c->cv_x);
+    drift_free(c->cv_s);
+    drift_free(c->cv_delta);
+    c->cv_x = c->cv_s = c->cv_l = c->cv_xd = c->cv_delta = NULL;
+    c->cv_x_cap = 0;
     if (c->full_ws)
         c->model->workspace_free(c->model->self, c->full_ws);
     c->full_ws = NULL;
@@ -384,13 +416,15 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
     void *ws = full_chunk_ready(c);
     size_t chunk = c->full_chunk;
     unsigned T = c->cfg->full_threads;
-    if (T <= 1 || c->N < PARALLEL_MIN_ROWS)
-        return sum_rows(c, ws, theta, NULL, 0, c->N, chunk, grad, ll);
+    /* Across ranks, the rows of this rank's share (the model's own). */
+    size_t N = c->shard ? c->shard->n : c->N;
+    if (T <= 1 || N < PARALLEL_MIN_ROWS)
+        return sum_rows(c, ws, theta, NULL, 0, N, chunk, grad, ll);
     if (full_threads_ready(c, T))
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for --threads %u", T);
     full_part *parts = c->full_parts;
-    size_t per = c->N / T;
+    size_t per = N / T;
     pthread_t tid[64];
     unsigned char live[64] = {0};
     for (unsigned t = 1; t < T && t < 64; t++) {
@@ -399,7 +433,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
         p->theta = theta;
         p->d = c->d;
         p->first = t * per;
-        p->n = t + 1 == T ? c->N - p->first : per;
+        p->n = t + 1 == T ? N - p->first : per;
         p->chunk = chunk;
         p->want_grad = grad != NULL;
         if (pthread_create(&tid[t], NULL, full_part_run, p) == 0)
@@ -426,12 +460,31 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
     return DRIFT_OK;
 }
 
+/* Across ranks: this rank's partial sums of grad l_i (d values, or none
+ * when grad is NULL) and of l_i become the group's, with the ranks'
+ * statuses agreed (rc is this rank's). */
+static int across(drift_chain *c, double *grad, double *ll, int rc)
+{
+    double *v = c->shard->sums;
+    size_t n = grad ? c->d : 0;
+    if (grad)
+        memcpy(v, grad, c->d * sizeof *v);
+    v[n] = *ll;
+    rc = drift_shard_combine(c, v, n + 1, rc);
+    if (grad)
+        memcpy(grad, v, c->d * sizeof *v);
+    *ll = v[n];
+    return rc;
+}
+
 static int svc_grad_full(drift_chain *c, const double *theta, double *grad,
                          double *U)
 {
     double ll = 0, lp = 0, u;
     c->grads += c->N;
     int rc = full_sum(c, theta, grad, &ll);
+    if (c->shard)
+        rc = across(c, grad, &ll, rc);
     if (!rc)
         rc = prior(c, theta, c->gbuf, &lp);
     if (!rc) {
@@ -452,6 +505,8 @@ static int svc_U_full(drift_chain *c, const double *theta, double *U)
     double ll = 0, lp = 0;
     c->grads += c->N;
     int rc = full_sum(c, theta, NULL, &ll);
+    if (c->shard)
+        rc = across(c, NULL, &ll, rc);
     if (!rc)
         rc = prior(c, theta, NULL, &lp);
     if (!rc) {
@@ -459,6 +514,15 @@ static int svc_U_full(drift_chain *c, const double *theta, double *U)
         rc = check_potential(c, theta, U, 1, "log density");
     }
     return finish_eval(c, rc, U, 1);
+}
+
+/* Cyclic access reaches row r (of the N): read-ahead follows it, over
+ * this rank's rows when the run spans ranks. */
+static void advise_at(drift_chain *c, size_t r)
+{
+    size_t local = r;
+    if (!c->shard || drift_shard_owns(c->shard, r, &local))
+        drift_advisor_at(&c->advisor, local);
 }
 
 static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
@@ -471,9 +535,217 @@ static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_stream_take(&c->stream, k, rows + done);
         if (c->stream.mode == DRIFT_ACCESS_CA)
-            drift_advisor_at(&c->advisor, rows[done]);
+            advise_at(c, rows[done]);
     }
     return DRIFT_OK;
+}
+
+/* The end of a minibatch estimate once the batch's sums are known (acc,
+ * of grad l_i; ll, of l_i): scaled by N/n, with the prior's part added,
+ * into grad and *U_est. */
+static int batch_finish(drift_chain *c, const double *theta, double scale,
+                        const double *acc, double ll, double *grad,
+                        double *U_est)
+{
+    double lp;
+    int rc = prior(c, theta, grad, &lp);
+    if (rc)
+        return rc;
+    int finite = 1;
+    for (size_t k = 0; k < c->d; k++) {
+        double g = -(scale * acc[k] + grad[k]);
+        grad[k] = g;
+        finite &= isfinite(g);
+    }
+    *U_est = -(scale * ll + lp);
+    return finite ? DRIFT_OK : check_finite(c, theta, grad, "gradient");
+}
+
+/* grad_batch across ranks: the stream's rows are drawn on every rank
+ * alike; each rank sums the rows of its share, and the sums are combined
+ * before the prior is added, as one process adds it. */
+static int batch_across(drift_chain *c, const double *theta, size_t n,
+                        double scale, double *grad, double *U_est,
+                        size_t *rows_out)
+{
+    drift_shard *s = c->shard;
+    double *acc = c->gbuf, ll = 0;
+    int rc = DRIFT_OK, any = 0;
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_stream_take(&c->stream, k, c->rows_buf);
+        if (c->stream.mode == DRIFT_ACCESS_CA)
+            advise_at(c, c->rows_buf[0]);
+        if (rows_out)
+            memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+        if (rc)
+            continue; /* the stream is drawn to its end all the same */
+        size_t m = drift_shard_pick(s, c->rows_buf, k);
+        if (m == SIZE_MAX) {
+            rc = drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+            continue;
+        }
+        /* The next minibatch's rows of this share towards the cache. */
+        size_t ahead_n, local;
+        const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
+        for (size_t j = 0; j < ahead_n; j++)
+            if (drift_shard_owns(s, ahead[j], &local))
+                prefetch_rows(c, &local, 1);
+        if (m == 0)
+            continue;
+        double part;
+        if ((rc = sum_rows(c, c->ws, theta, s->local, 0, m, m,
+                           any ? grad : acc, &part)))
+            continue;
+        if (any)
+            for (size_t j = 0; j < c->d; j++)
+                acc[j] += grad[j];
+        any = 1;
+        ll += part;
+    }
+    if (!any)
+        memset(acc, 0, c->d * sizeof *acc);
+    if ((rc = across(c, acc, &ll, rc)))
+        return rc;
+    return batch_finish(c, theta, scale, acc, ll, grad, U_est);
+}
+
+/* Scratch of --gradient cv, made on first use: theta - theta-hat (d)
+ * and, for a generalised linear model whose scalars at the mode are kept,
+ * cv_x_cap rows of the design (at most 8 MiB of them), their scalars, terms
+ * and products x_i . (theta - theta-hat).  0 when out of memory. */
+static int cv_scratch(drift_chain *c)
+{
+    if (c->cv_delta)
+        return 1;
+    size_t rows = 0;
+    if (c->run->cv.s) {
+        rows = ((size_t)8 << 20) / (c->d * sizeof(double));
+        rows = rows < 1 ? 1 : rows > c->ws_cap ? c->ws_cap : rows;
+        c->cv_x = drift_malloc_array(rows, c->d * sizeof(double));
+        c->cv_s = drift_malloc_array(rows, 3 * sizeof(double));
+        if (!c->cv_x || !c->cv_s)
+            return 0;
+        c->cv_l = c->cv_s + rows;
+        c->cv_xd = c->cv_l + rows;
+    }
+    c->cv_x_cap = rows;
+    c->cv_delta = drift_malloc_array(c->d, sizeof(double));
+    return c->cv_delta != NULL;
+}
+
+/* The control-variate part of a minibatch of k rows (rows[k]): adds
+ * sum_i grad l_i(theta) - grad l_i(theta-hat) to acc and returns in *dll
+ * sum_i l_i(theta) - l_i(theta-hat) - grad l_i(theta-hat) . delta, delta =
+ * theta - theta-hat: the terms' second-order remainder, whose sum over
+ * all rows, added to the first-order term known exactly, estimates U with
+ * a variance of order |delta|^4 rather than |delta|^2.  A generalised
+ * linear model with the mode's scalars kept needs one evaluation per row,
+ * s_i(theta), the gradients' difference being x_i (s_i(theta) -
+ * s_i(theta-hat)); any other model two, each row's gradient at theta and
+ * at the mode. */
+static int cv_rows(drift_chain *c, const double *theta, const size_t *rows,
+                   size_t k, double *acc, double *dll)
+{
+    const drift_cv *cv = &c->run->cv;
+    const drift_model *m = c->model;
+    const double *delta = c->cv_delta;
+    drift_err me = {{0}};
+    double sum = 0;
+    int rc;
+    if (cv->s) {
+        size_t cap = c->cv_x_cap;
+        for (size_t done = 0; done < k; done += cap) {
+            size_t j = k - done < cap ? k - done : cap;
+            drift_rows b = {rows + done, 0, j};
+            if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, c->cv_s,
+                                     c->cv_l, &me)))
+                return model_error(c, theta, rc, &me);
+            if ((rc = m->glm_design(m->self, &b, c->cv_x, &me)))
+                return drift_chain_fail(c, rc, "%s",
+                                        me.msg[0] ? me.msg
+                                                  : "the model failed");
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)j, (int)c->d, 1.0,
+                        c->cv_x, (int)c->d, delta, 1, 0.0, c->cv_xd, 1);
+            for (size_t q = 0; q < j; q++) {
+                size_t i = rows[done + q];
+                sum += c->cv_l[q] - cv->l[i] - cv->s[i] * c->cv_xd[q];
+                c->cv_s[q] -= cv->s[i];
+            }
+            cblas_dgemv(CblasRowMajor, CblasTrans, (int)j, (int)c->d, 1.0,
+                        c->cv_x, (int)c->d, c->cv_s, 1, 1.0, acc, 1);
+        }
+        *dll = sum;
+        return DRIFT_OK;
+    }
+    double at, at_mode;
+    if ((rc = sum_rows(c, c->ws, theta, rows, 0, k, k, c->gbuf2, &at)))
+        return rc;
+    for (size_t j = 0; j < c->d; j++)
+        acc[j] += c->gbuf2[j];
+    if ((rc = sum_rows(c, c->ws, cv->mode, rows, 0, k, k, c->gbuf2,
+                       &at_mode)))
+        return rc;
+    double first = 0;
+    for (size_t j = 0; j < c->d; j++) {
+        acc[j] -= c->gbuf2[j];
+        first += c->gbuf2[j] * delta[j];
+    }
+    *dll = at - at_mode - first;
+    return DRIFT_OK;
+}
+
+/* grad_batch's work under --gradient cv: on the next n rows B of the
+ * stream, grad U(theta-hat) + (N/n) sum_B (grad U_i(theta) -
+ * grad U_i(theta-hat)) + grad U_prior(theta), and the same estimate of U. */
+static int batch_estimate_cv(drift_chain *c, const double *theta, size_t n,
+                             double *grad, double *U_est, size_t *rows_out)
+{
+    const drift_cv *cv = &c->run->cv;
+    double scale = (double)c->N / (double)n, lp, dll = 0, first = 0;
+    double *acc = c->gbuf;
+    int rc;
+    if (!cv_scratch(c))
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for --gradient cv");
+    for (size_t k = 0; k < c->d; k++) {
+        c->cv_delta[k] = theta[k] - cv->mode[k];
+        first += cv->lik_grad[k] * c->cv_delta[k];
+    }
+    memset(acc, 0, c->d * sizeof *acc);
+    c->stream_used = 1;
+    c->grads += cv->s ? n : 2 * n;
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_stream_take(&c->stream, k, c->rows_buf);
+        if (c->stream.mode == DRIFT_ACCESS_CA)
+            drift_advisor_at(&c->advisor, c->rows_buf[0]);
+        if (rows_out)
+            memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+        size_t ahead_n;
+        const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
+        prefetch_rows(c, ahead, ahead_n);
+        double part;
+        if ((rc = cv_rows(c, theta, c->rows_buf, k, acc, &part)))
+            return rc;
+        dll += part;
+    }
+    if ((rc = prior(c, theta, grad, &lp)))
+        return rc;
+    int finite = 1;
+    for (size_t k = 0; k < c->d; k++) {
+        double g = -(cv->lik_grad[k] + scale * acc[k] + grad[k]);
+        grad[k] = g;
+        finite &= isfinite(g);
+    }
+    *U_est = -(cv->lik_sum + first + scale * dll + lp);
+    return finite ? DRIFT_OK : check_finite(c, theta, grad, "gradient");
+}
+
+/* Whether grad_batch centres its estimates at the run's mode. */
+static int cv_active(const drift_chain *c)
+{
+    return c->run && c->run->cv.ready;
 }
 
 /* grad_batch's work: the estimate of grad U (and U) on the next n rows
@@ -483,6 +755,8 @@ static int batch_estimate(drift_chain *c, const double *theta, size_t n,
 {
     int rc;
     double lp, ll = 0;
+    if (c->N > 0 && n > 0 && cv_active(c))
+        return batch_estimate_cv(c, theta, n, grad, U_est, rows_out);
     if (c->N == 0 || n == 0) {
         /* A data-free target: the prior is the whole potential. */
         if ((rc = prior(c, theta, grad, &lp)))
@@ -496,6 +770,8 @@ static int batch_estimate(drift_chain *c, const double *theta, size_t n,
     double *acc = c->gbuf; /* sum of grad l_i over the minibatch */
     c->stream_used = 1;
     c->grads += n;
+    if (c->shard)
+        return batch_across(c, theta, n, scale, grad, U_est, rows_out);
     for (size_t done = 0; done < n; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_stream_take(&c->stream, k, c->rows_buf);
@@ -562,6 +838,21 @@ static void note_rows_exact(drift_chain *c)
                     "carry no injected noise");
 }
 
+/* --gradient cv centres grad_batch's estimates only: a sampler (without
+ * DRIFT_SAMPLER_OWN_ESTIMATES, so a third party's) that also builds
+ * estimates from per-row values is told once that those stay plain. */
+static void note_rows_plain(drift_chain *c, const char *service)
+{
+    if (cv_active(c) && c->phase == DRIFT_CHAIN_STEPPING) {
+        char msg[160];
+        snprintf(msg, sizeof msg,
+                 "--gradient cv centres grad_batch's estimates only; what "
+                 "this sampler builds from %s stays the plain estimate",
+                 service);
+        svc_warn(c, msg);
+    }
+}
+
 static int svc_grad_prior(drift_chain *c, const double *theta, double *grad,
                           double *U0)
 {
@@ -583,6 +874,190 @@ static int svc_grad_prior(drift_chain *c, const double *theta, double *grad,
     return rc;
 }
 
+/* ---- per-row services across ranks ---------------------------------------
+ * Each rank evaluates the requested rows of its share into the front of
+ * the output, moves them to their places and fills the other places with
+ * -0.0 (drift_shard_scatter); the sum over the group then puts every
+ * row's own value, unchanged, on every rank. */
+
+/* The rows of rows[0 .. n) in this rank's share (shard pick), or SIZE_MAX
+ * with the chain failed when out of memory. */
+static size_t pick_rows(drift_chain *c, const size_t *rows, size_t n)
+{
+    size_t k = drift_shard_pick(c->shard, rows, n);
+    if (k == SIZE_MAX)
+        drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+    return k;
+}
+
+/* After a local failure: the rank's rows read NaN, so that they read
+ * +INFINITY as terms once combined (a failed model call knows no term of
+ * its rows; the other ranks' rows keep theirs). */
+static void nan_rows(const drift_shard *s, double *U, size_t k)
+{
+    for (size_t j = 0; U && j < k; j++)
+        U[s->pos[j]] = NAN;
+}
+
+static int grad_rows_across(drift_chain *c, const double *theta,
+                            const size_t *rows, size_t n, double *grads,
+                            double *U_rows)
+{
+    drift_shard *s = c->shard;
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    int rc = DRIFT_OK;
+    size_t k = pick_rows(c, rows, n), mine = k;
+    if (k == SIZE_MAX)
+        rc = c->failed, k = mine = 0;
+    for (size_t done = 0; done < k && !rc; done += c->ws_cap) {
+        size_t q = k - done < c->ws_cap ? k - done : c->ws_cap;
+        drift_rows b = {s->local + done, 0, q};
+        double *g = grads ? grads + done * c->d : NULL;
+        double *u = U_rows ? U_rows + done : NULL;
+        if ((rc = m->log_lik(m->self, c->ws, theta, &b, u, NULL, NULL, g,
+                             &me))) {
+            rc = model_error(c, theta, rc, &me);
+            break;
+        }
+        if (g)
+            for (size_t j = 0; j < q * c->d; j++)
+                g[j] = -g[j];
+        if (u)
+            for (size_t j = 0; j < q; j++)
+                u[j] = -u[j];
+    }
+    size_t kept = rc ? 0 : k;
+    if (grads)
+        drift_shard_scatter(s, grads, n, kept, c->d);
+    if (U_rows) {
+        drift_shard_scatter(s, U_rows, n, kept, 1);
+        if (rc)
+            nan_rows(s, U_rows, mine);
+    }
+    /* The first sum agrees on the status; the second (the terms, when
+     * both are asked for) follows unless the chain failed, which every
+     * rank then knows alike. */
+    if (grads)
+        rc = drift_shard_combine(c, grads, n * c->d, rc);
+    if (U_rows && (!grads || rc == DRIFT_OK || rc == DRIFT_ENONFINITE)) {
+        int urc = drift_shard_combine(c, U_rows, n, grads ? DRIFT_OK : rc);
+        if (!grads)
+            rc = urc;
+    }
+    if (!rc && !(rc = check_finite_rows(c, theta, grads, n,
+                                        "per-row gradient")))
+        rc = check_potential(c, theta, U_rows, n, "per-row log density");
+    if (rc == DRIFT_ENONFINITE)
+        set_infinite(U_rows, n);
+    return finish_eval(c, rc, NULL, 0);
+}
+
+static int grad_sum_across(drift_chain *c, const double *theta,
+                           const size_t *rows, size_t n, double *grad,
+                           double *U_sum)
+{
+    drift_shard *s = c->shard;
+    double ll = 0;
+    int rc = DRIFT_OK;
+    size_t k = pick_rows(c, rows, n);
+    if (k == SIZE_MAX) {
+        rc = c->failed;
+        memset(grad, 0, c->d * sizeof *grad);
+    } else {
+        rc = sum_rows(c, c->ws, theta, s->local, 0, k, c->ws_cap, grad, &ll);
+    }
+    if (!(rc = across(c, grad, &ll, rc))) {
+        for (size_t j = 0; j < c->d; j++)
+            grad[j] = -grad[j];
+        double u = -ll;
+        if (U_sum)
+            *U_sum = u;
+        if (!(rc = check_finite(c, theta, grad, "gradient")))
+            rc = check_potential(c, theta, &u, 1, "log density of the rows");
+    }
+    return finish_eval(c, rc, U_sum, 1);
+}
+
+/* jvp_rows and glm_scalars across ranks: one value per row, from
+ * eval(c, theta, v, b, out) over a chunk of this rank's rows, negated. */
+typedef int (*row_eval)(drift_chain *c, const double *theta, const double *v,
+                        const drift_rows *b, double *out, drift_err *me);
+
+static int values_across(drift_chain *c, const double *theta, const double *v,
+                         const size_t *rows, size_t n, double *out,
+                         size_t cap, row_eval eval, const char *what)
+{
+    drift_shard *s = c->shard;
+    drift_err me = {{0}};
+    int rc = DRIFT_OK;
+    size_t k = pick_rows(c, rows, n);
+    if (k == SIZE_MAX)
+        rc = c->failed, k = 0;
+    for (size_t done = 0; done < k && !rc; done += cap) {
+        size_t q = k - done < cap ? k - done : cap;
+        drift_rows b = {s->local + done, 0, q};
+        if ((rc = eval(c, theta, v, &b, out + done, &me))) {
+            rc = model_error(c, theta, rc, &me);
+            break;
+        }
+        for (size_t j = 0; j < q; j++)
+            out[done + j] = -out[done + j];
+    }
+    drift_shard_scatter(s, out, n, rc ? 0 : k, 1);
+    rc = drift_shard_combine(c, out, n, rc);
+    if (!rc)
+        rc = check_values(c, theta, out, n, what, 1.0);
+    return finish_eval(c, rc, NULL, 0);
+}
+
+/* v . grad l_i of a chunk: the model's jvp, or its per-row gradients. */
+static int eval_jvp(drift_chain *c, const double *theta, const double *v,
+                    const drift_rows *b, double *out, drift_err *me)
+{
+    const drift_model *m = c->model;
+    if (m->jvp)
+        return m->jvp(m->self, c->ws, theta, v, b, out, NULL, me);
+    int rc = m->log_lik(m->self, c->ws, theta, b, NULL, NULL, NULL,
+                        c->rows_grad, me);
+    if (rc)
+        return rc;
+    for (size_t j = 0; j < b->n; j++) {
+        const double *g = c->rows_grad + j * c->d;
+        double acc = 0;
+        for (size_t q = 0; q < c->d; q++)
+            acc += g[q] * v[q];
+        out[j] = acc;
+    }
+    return DRIFT_OK;
+}
+
+static int eval_glm(drift_chain *c, const double *theta, const double *v,
+                    const drift_rows *b, double *out, drift_err *me)
+{
+    (void)v;
+    const drift_model *m = c->model;
+    return m->glm_scalars(m->self, c->ws, theta, b, out, NULL, me);
+}
+
+static int design_across(drift_chain *c, const size_t *rows, size_t n,
+                         double *x)
+{
+    drift_shard *s = c->shard;
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    int rc = DRIFT_OK;
+    size_t k = pick_rows(c, rows, n);
+    if (k == SIZE_MAX)
+        rc = c->failed, k = 0;
+    drift_rows b = {s->local, 0, k};
+    if (!rc && k && (rc = m->glm_design(m->self, &b, x, &me)))
+        rc = drift_chain_fail(c, rc, "%s",
+                              me.msg[0] ? me.msg : "the model failed");
+    drift_shard_scatter(s, x, n, rc ? 0 : k, c->d);
+    return drift_shard_combine(c, x, n * c->d, rc);
+}
+
 static int svc_grad_rows(drift_chain *c, const double *theta,
                          const size_t *rows, size_t n, double *grads,
                          double *U_rows)
@@ -591,10 +1066,13 @@ static int svc_grad_rows(drift_chain *c, const double *theta,
     if (rc)
         return rc;
     note_rows_exact(c);
+    note_rows_plain(c, "grad_rows");
     const drift_model *m = c->model;
     drift_err me = {{0}};
     int model_failed = 0;
     c->grads += n;
+    if (c->shard)
+        return grad_rows_across(c, theta, rows, n, grads, U_rows);
     for (size_t done = 0; done < n && !rc; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_rows b = {rows + done, 0, k};
@@ -632,8 +1110,11 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
     if (rc)
         return rc;
     note_rows_exact(c);
+    note_rows_plain(c, "grad_sum");
     double ll = 0;
     c->grads += n;
+    if (c->shard)
+        return grad_sum_across(c, theta, rows, n, grad, U_sum);
     if (!(rc = sum_rows(c, c->ws, theta, rows, 0, n, c->ws_cap, grad, &ll))) {
         for (size_t k = 0; k < c->d; k++)
             grad[k] = -grad[k];
@@ -670,6 +1151,7 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
     int rc = check_rows(c, rows, n);
     if (rc)
         return rc;
+    note_rows_plain(c, "jvp_rows");
     const drift_model *m = c->model;
     drift_err me = {{0}};
     size_t cap = m->jvp ? c->ws_cap : jvp_chunk(c);
@@ -677,6 +1159,9 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for per-row gradients");
     c->grads += n;
+    if (c->shard)
+        return values_across(c, theta, v, rows, n, out, cap, eval_jvp,
+                             "directional derivative");
     for (size_t done = 0; done < n; done += cap) {
         size_t k = n - done < cap ? n - done : cap;
         drift_rows b = {rows + done, 0, k};
@@ -716,8 +1201,12 @@ static int svc_glm_scalars(drift_chain *c, const double *theta,
     int rc = check_rows(c, rows, n);
     if (rc)
         return rc;
+    note_rows_plain(c, "glm_scalars");
     drift_err me = {{0}};
     c->grads += n;
+    if (c->shard)
+        return values_across(c, theta, NULL, rows, n, s, c->ws_cap,
+                             eval_glm, "per-row gradient scalar");
     for (size_t done = 0; done < n; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
         drift_rows b = {rows + done, 0, k};
@@ -742,6 +1231,8 @@ static int svc_glm_design(drift_chain *c, const size_t *rows, size_t n,
     int rc = check_rows(c, rows, n);
     if (rc)
         return rc;
+    if (c->shard)
+        return design_across(c, rows, n, x);
     drift_err me = {{0}};
     drift_rows b = {rows, 0, n};
     if ((rc = m->glm_design(m->self, &b, x, &me)))
@@ -836,6 +1327,10 @@ static int svc_fail(drift_chain *c, const char *msg)
 
 static void svc_warn(drift_chain *c, const char *msg)
 {
+    if (c->shard && !c->shard->writer)
+        return; /* the group's writer says it once for all its ranks */
+    if (c->mute)
+        return;
     for (size_t k = 0; k < c->n_warned; k++)
         if (!strncmp(c->warned[k], msg, sizeof c->warned[k] - 1))
             return;
@@ -911,6 +1406,22 @@ static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
     if (n && !mem)
         return c->failed ? c->failed : DRIFT_ENOMEM;
     drift_adapt_metric_init(&c->metric, kind, c->d, mem);
+    /* Under cv a metric starts from the curvature at the mode. */
+    if (kind == DRIFT_METRIC_DIAG && cv_active(c))
+        for (size_t k = 0; k < c->d; k++) {
+            c->metric.inv[k] = c->run->cv.inv_metric[k];
+            c->metric.factor[k] = sqrt(c->metric.inv[k]);
+        }
+    if (kind == DRIFT_METRIC_DENSE && cv_active(c)) {
+        const drift_cv *cv = &c->run->cv;
+        size_t d = c->d;
+        if (!cv->inv_dense ||
+            drift_adapt_metric_set_dense(&c->metric, cv->inv_dense))
+            for (size_t k = 0; k < d; k++) {
+                c->metric.inv[k * d + k] = cv->inv_metric[k];
+                c->metric.factor[k * d + k] = sqrt(cv->inv_metric[k]);
+            }
+    }
     return DRIFT_OK;
 }
 
@@ -962,6 +1473,50 @@ static void svc_set_adapted(drift_chain *c, double stepsize)
 static const void *svc_shared(drift_chain *c)
 {
     return c->run ? c->run->shared : NULL;
+}
+
+/* ---- services version 4: gradient estimators ---- */
+
+static drift_gradient svc_gradient(drift_chain *c)
+{
+    return c->cfg->gradient == DRIFT_GRADIENT_CV ? DRIFT_GRADIENT_CV
+                                                 : DRIFT_GRADIENT_PLAIN;
+}
+
+static int svc_mode(drift_chain *c, double *mode, double *curv)
+{
+    if (!cv_active(c))
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "the mode service: this run has no mode "
+                                "(it needs --gradient cv)");
+    if (mode)
+        memcpy(mode, c->run->cv.mode, c->d * sizeof *mode);
+    if (curv)
+        memcpy(curv, c->run->cv.curv, c->d * sizeof *curv);
+    return DRIFT_OK;
+}
+
+/* ---- for the engine's mode search (mode.c) ---- */
+
+int drift_oracle_glm_at(drift_chain *c, const double *theta,
+                        const size_t *rows, size_t n, double *s, double *l)
+{
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    int rc = DRIFT_OK;
+    c->grads += n;
+    for (size_t done = 0; done < n && !rc; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_rows b = {rows + done, 0, k};
+        if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, s + done,
+                                 l + done, &me)))
+            rc = model_error(c, theta, rc, &me);
+    }
+    if (!rc)
+        rc = check_values(c, theta, s, n, "per-row gradient scalar", 1.0);
+    if (!rc)
+        rc = check_values(c, theta, l, n, "per-row log density", 1.0);
+    return finish_eval(c, rc, NULL, 0);
 }
 
 const drift_services drift_services_table = {
@@ -1016,4 +1571,6 @@ const drift_services drift_services_table = {
     .shared = svc_shared,
     .ckpt_bytes = drift_ckpt_block,
     .ckpt_restoring = drift_ckpt_restoring,
+    .gradient = svc_gradient,
+    .mode = svc_mode,
 };

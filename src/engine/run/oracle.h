@@ -9,6 +9,13 @@
 /* Frees what full passes on several threads keep per chain. */
 void drift_oracle_release(drift_chain *c);
 
+/* For the engine's mode search (mode.c): the GLM scalars s_i and terms
+ * l_i = log p(row_i | theta) of rows[n] at theta, with the model's sign
+ * (grad l_i = s_i x_i); counted n, and checked against the budget of setup
+ * as every oracle is.  The model must be in generalised linear form. */
+int drift_oracle_glm_at(drift_chain *c, const double *theta,
+                        const size_t *rows, size_t n, double *s, double *l);
+
 /* The services table given to samplers. */
 extern const drift_services drift_services_table;
 

@@ -92,7 +92,8 @@ static int open_lang(drift_problem *p, const drift_problem_spec *spec,
                           .data = spec->data,
                           .data_set = spec->data_set,
                           .n_data_set = spec->n_data_set,
-                          .diag = spec->diag};
+                          .diag = spec->diag,
+                          .share = spec->share};
     int rc = drift_lang_open(&ls, &p->model, e);
     if (rc)
         return rc;
@@ -100,6 +101,15 @@ static int open_lang(drift_problem *p, const drift_problem_spec *spec,
     if ((rc = drift_model_check(&p->model, spec->model, e)))
         return rc;
     p->rows_view = drift_lang_rows_view(&p->model);
+    const drift_table *rt = drift_lang_rows_table(&p->model);
+    if (spec->share && rt && rt->share_total) {
+        p->rows_first = rt->share_first;
+        p->rows_total = rt->share_total;
+    } else if (spec->share) {
+        /* Rows nowhere but in the model (none, or data-free): every rank
+         * holds them all. */
+        p->rows_total = p->model.n_rows;
+    }
     p->lang_path = spec->model;
     p->lang_data = spec->data;
     p->lang_data_set = spec->data_set;
@@ -189,7 +199,10 @@ int drift_problem_open(drift_problem *p, drift_registry *reg,
                              "--data is given %zu times, but model %s reads "
                              "one data file",
                              n_data, mp->name);
-    if (n_data == 1 && (rc = drift_table_open(spec->data[0], &p->table, e)))
+    if (n_data == 1 &&
+        (rc = spec->share ? drift_table_open_share(spec->data[0], spec->share,
+                                                   &p->table, e)
+                          : drift_table_open(spec->data[0], &p->table, e)))
         return rc;
     p->options = drift_calloc(mp->n_options, sizeof(double));
     p->options_set = drift_calloc(mp->n_options, 1);
@@ -211,6 +224,17 @@ int drift_problem_open(drift_problem *p, drift_registry *reg,
     p->have_model = 1;
     if ((rc = drift_model_check(&p->model, p->entry->path, e)))
         return rc;
+    if (spec->share) {
+        p->rows_first = p->table ? p->table->share_first : 0;
+        p->rows_total = p->table ? p->table->share_total : p->model.n_rows;
+        if (p->table && p->model.n_rows != p->table->view.n_rows)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "model %s has %zu per-datum terms over %zu "
+                                 "rows: a run across MPI ranks needs a term "
+                                 "per row, to split the rows between them",
+                                 mp->name, p->model.n_rows,
+                                 p->table->view.n_rows);
+    }
     if (add_header(p, "model", mp->name) ||
         add_header(p, "model_file", p->entry->path) ||
         add_header(p, "data", n_data ? spec->data[0] : "(none)"))

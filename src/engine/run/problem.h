@@ -23,6 +23,9 @@ typedef struct drift_problem_spec {
     size_t n_data_set;
     FILE *diag;                   /* where errors in the model and its data
                                      are reported (NULL: stderr) */
+    /* A run across MPI ranks (issue 19): the rows file is read in shares,
+     * this process's alone; NULL: all of it. */
+    const drift_table_share *share;
 } drift_problem_spec;
 
 typedef struct drift_problem {
@@ -43,6 +46,9 @@ typedef struct drift_problem {
     const char *const *lang_data;
     char *const *lang_data_set;
     size_t lang_n_data_set;
+    /* With a share: the model holds rows rows_first .. rows_first +
+     * model.n_rows - 1 of rows_total (the data's N). */
+    uint64_t rows_first, rows_total;
 } drift_problem;
 
 /* Opens spec's model over its data.  reg must have been scanned.  On

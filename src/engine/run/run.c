@@ -29,9 +29,14 @@
 #include "guard.h"
 #include "heldout.h"
 #include "hparam.h"
+#include "mode.h"
 #include "oracle.h"
 #include "progress.h"
+#include "ranks.h"
 #include "run.h"
+#include "shard.h"
+#include "watch.h"
+#include "tune.h"
 
 /* Rows per model call in full passes, and the smallest workspace. */
 #define MIN_WS_ROWS 256
@@ -64,8 +69,11 @@ void drift_run_chain_release(drift_chain *c)
     drift_free(c->seg_buf);
     drift_free(c->row_buf);
     drift_free(c->state);
+    drift_watch_free(c);
     drift_csvout_free(c->out);
     c->out = NULL;
+    drift_shard_free(c->shard);
+    c->shard = NULL;
 }
 
 int drift_run_chain_setup_init(drift_chain *c, double *theta)
@@ -108,9 +116,38 @@ int drift_run_chain_setup_init(drift_chain *c, double *theta)
             return drift_chain_fail(c, DRIFT_EINVAL, "--init: %s", me.msg);
         break;
     }
+    case DRIFT_INIT_MODE:
+        /* Zeros until the run's mode is known (chain 1 searches from
+         * there), then a draw of the Laplace approximation at it. */
+        if (c->run && c->run->cv.ready)
+            drift_mode_draw(&c->run->cv, &c->rng, theta);
+        else
+            memset(theta, 0, c->d * sizeof *theta);
+        break;
     default:
         memset(theta, 0, c->d * sizeof *theta);
     }
+    return DRIFT_OK;
+}
+
+/* --grad-noise's sd, sqrt(2B/h), from the chain's step size: 'h' in the
+ * Langevin family, 'eta' in AGLD's. */
+static int set_grad_noise(drift_chain *c)
+{
+    const drift_run_config *cfg = c->cfg;
+    if (!(cfg->grad_noise > 0))
+        return DRIFT_OK;
+    long k = drift_hparams_find(cfg->sampler->hparams,
+                                cfg->sampler->n_hparams, "h");
+    if (k < 0)
+        k = drift_hparams_find(cfg->sampler->hparams,
+                               cfg->sampler->n_hparams, "eta");
+    if (k < 0 || isnan(c->hp[k]))
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "--grad-noise needs a sampler with a step "
+                                "size 'h' or 'eta'; %s has none",
+                                cfg->sampler->name);
+    c->grad_noise_sd = sqrt(2.0 * cfg->grad_noise / c->hp[k]);
     return DRIFT_OK;
 }
 
@@ -123,7 +160,9 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->model = m;
     c->id = id;
     c->d = m->dim;
-    c->N = m->n_rows;
+    /* Across ranks the model holds this rank's share; the chain sees
+     * every row. */
+    c->N = cfg->ranks ? cfg->ranks->rows_total : m->n_rows;
     c->batch = cfg->batch ? cfg->batch
                           : (cfg->sampler->default_batch
                                  ? cfg->sampler->default_batch
@@ -175,8 +214,8 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->row_len = 2 + c->n_diag + m->n_out;
     if (cfg->emit_segments) /* time__, duration__, x0.k__, v.k__ */
         c->row_len += 2 + 2 * c->d;
-    else /* derived and generated quantities */
-        c->row_len += m->n_gen;
+    else /* derived and generated quantities, scores */
+        c->row_len += m->n_gen + (cfg->save_gradients ? c->d : 0);
     c->row_buf = drift_calloc(c->row_len, sizeof(double));
     if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
         !c->ll_buf || !c->row_buf ||
@@ -189,20 +228,15 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
             return drift_chain_fail(c, DRIFT_ENOMEM,
                                     "out of memory for the sampler state");
     }
-    if (cfg->grad_noise > 0) {
-        /* The step size: 'h' in the Langevin family, 'eta' in AGLD's. */
-        long k = drift_hparams_find(cfg->sampler->hparams,
-                                    cfg->sampler->n_hparams, "h");
-        if (k < 0)
-            k = drift_hparams_find(cfg->sampler->hparams,
-                                   cfg->sampler->n_hparams, "eta");
-        if (k < 0 || isnan(cfg->hp[k]))
-            return drift_chain_fail(c, DRIFT_EINVAL,
-                                    "--grad-noise needs a sampler with a step "
-                                    "size 'h' or 'eta'; %s has none",
-                                    cfg->sampler->name);
-        c->grad_noise_sd = sqrt(2.0 * cfg->grad_noise / cfg->hp[k]);
-    }
+    if (drift_watch_new(c))
+        return c->failed;
+    c->hp = cfg->hp;
+    /* A step size the run chooses is known only after the run's setup
+     * (run_chain sets the noise then). */
+    long auto_k = drift_hparams_step_size(cfg->sampler->hparams,
+                                          cfg->sampler->n_hparams);
+    if (!(auto_k >= 0 && isnan(cfg->hp[auto_k])) && set_grad_noise(c))
+        return c->failed;
     return drift_run_chain_setup_init(c, theta);
 }
 
@@ -223,7 +257,10 @@ static int trajectory_moments(const drift_chain *c, double *mean, double *var)
 static int budget_spent(const drift_chain *c, double t_start)
 {
     const drift_run_config *cfg = c->cfg;
-    if (drift_stop_requested())
+    /* Across ranks, signals and the clock count only as the group agreed
+     * on them (each oracle's sum carries them), so that every rank of the
+     * chain ends at the same step. */
+    if (c->shard ? drift_shard_stopped(c) != 0 : drift_stop_requested())
         return 1;
     if (cfg->iters && c->iter >= cfg->warmup + cfg->iters)
         return 1;
@@ -232,9 +269,24 @@ static int budget_spent(const drift_chain *c, double t_start)
     if (cfg->passes > 0 && c->N &&
         (double)c->grads >= cfg->passes * (double)c->N)
         return 1;
-    if (cfg->seconds > 0 && drift_now() - t_start >= cfg->seconds)
+    if (!c->shard && cfg->seconds > 0 && drift_now() - t_start >= cfg->seconds)
         return 1;
     return 0;
+}
+
+/* Whether the chain stopped for a signal (across ranks, one that any rank
+ * of its group received). */
+static int interrupted(const drift_chain *c)
+{
+    return c->shard ? drift_shard_stopped(c) == 1 : drift_stop_requested() != 0;
+}
+
+/* Across ranks, a failure of this rank alone just recorded on the chain
+ * (its file, its maps) waits for the group (shard.h). */
+static void local_failure(drift_chain *c)
+{
+    if (c->shard)
+        drift_shard_defer(c);
 }
 
 /* A chain's file once the chain has ended, until the run brings it to
@@ -252,7 +304,7 @@ typedef struct chain_queue {
     drift_chain_result *results;
     chain_file *files;
     drift_progress *prog;
-    unsigned K, first;
+    unsigned K, first;      /* this process's chains: ids first .. */
     unsigned next;          /* next chain index to start (under mu) */
     pthread_mutex_t mu;
 } chain_queue;
@@ -289,18 +341,52 @@ static void after_step(drift_chain *c)
         notify(c, DRIFT_PHASE_WARMUP_END);
 }
 
+static int tune_step_size(drift_chain *c, long param);
+
 /* Run-level setup, on chain 1 (c) while the other chains wait for it in
- * wait_setup.  Its cost stays in chain 1's count. */
-static void run_setup(drift_chain *c)
+ * wait_setup: --gradient cv's mode search from chain 1's initial point
+ * theta (given values, else zeros), then the step size the user left to
+ * the engine (tune.h; its pilots use cv's estimates when cv is on), then
+ * the sampler's own setup with the hyperparameters as chosen.  Their cost
+ * stays in chain 1's count. */
+static void run_setup(drift_chain *c, const double *theta)
 {
     drift_run_shared *run = c->run;
     const drift_sampler *s = c->cfg->sampler;
     int ok = 1;
-    if (s->setup) {
+    if (c->cfg->gradient == DRIFT_GRADIENT_CV) {
+        double *start = drift_calloc(c->d ? c->d : 1, sizeof *start);
+        if (!start) {
+            drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+            ok = 0;
+        } else {
+            if (c->cfg->init_mode == DRIFT_INIT_VALUES)
+                memcpy(start, theta, c->d * sizeof *start);
+            c->phase = DRIFT_CHAIN_SETUP;
+            ok = drift_mode_setup(c, start) == DRIFT_OK;
+            c->phase = DRIFT_CHAIN_STEPPING;
+            drift_free(start);
+        }
+    }
+    if (ok) {
+        long param = drift_hparams_step_size(s->hparams, s->n_hparams);
+        if (param >= 0 && isnan(c->cfg->hp[param])) {
+            c->phase = DRIFT_CHAIN_SETUP;
+            drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
+            if (tune_step_size(c, param))
+                ok = 0;
+            drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
+            c->phase = DRIFT_CHAIN_STEPPING;
+            if (ok)
+                c->hp = run->hp;
+        }
+    }
+    uint64_t before = c->grads;
+    if (ok && s->setup) {
         c->phase = DRIFT_CHAIN_SETUP;
         void *shared = NULL;
         drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
-        int rc = s->setup(&drift_services_table, c, c->cfg->hp, &shared);
+        int rc = s->setup(&drift_services_table, c, c->hp, &shared);
         drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
         c->phase = DRIFT_CHAIN_STEPPING;
         if (rc || c->failed) {
@@ -316,12 +402,50 @@ static void run_setup(drift_chain *c)
             ok = 0;
         }
         run->shared = shared;
-        run->setup_grads = c->grads;
+        run->setup_grads = c->grads - before;
     }
     pthread_mutex_lock(&run->lock);
     run->state = ok ? 1 : -1;
     pthread_cond_broadcast(&run->cond);
     pthread_mutex_unlock(&run->lock);
+}
+
+/* Across ranks, a group without the run's first chain still needs what
+ * the sampler's setup leaves for every chain: it runs the setup on a
+ * chain of its own made as the first chain is (same id, same streams),
+ * so that it computes what the first chain's group computes, and drops
+ * it (its evaluations count in no chain, as in one process they count in
+ * the first chain's alone).  c lends its channel; its own streams and
+ * initial point are left as they were. */
+static void run_setup_apart(drift_chain *c)
+{
+    drift_chain s;
+    unsigned first = c->cfg->first_chain_id ? c->cfg->first_chain_id : 1;
+    double *scratch_theta = drift_calloc(c->d ? c->d : 1, sizeof(double));
+    int rc = scratch_theta
+                 ? drift_run_chain_setup(&s, c->cfg, first, scratch_theta)
+                 : (memset(&s, 0, sizeof s),
+                    drift_chain_fail(&s, DRIFT_ENOMEM, "out of memory"));
+    s.run = c->run;
+    s.stop = 1;
+    s.shard = c->shard;
+    if (rc) {
+        /* Every rank fails alike (the setup is the same everywhere). */
+        drift_run_shared *run = c->run;
+        pthread_mutex_lock(&run->lock);
+        run->state = -1;
+        pthread_cond_broadcast(&run->cond);
+        pthread_mutex_unlock(&run->lock);
+    } else {
+        /* (--gradient cv, whose mode search this would repeat, is
+         * refused across ranks) */
+        run_setup(&s, scratch_theta);
+    }
+    if (s.failed)
+        drift_chain_fail(c, s.failed, "%s", s.message);
+    s.shard = NULL;
+    drift_run_chain_release(&s);
+    drift_free(scratch_theta);
 }
 
 /* Chain 1 failed before its setup: the others must not wait for it. */
@@ -357,14 +481,17 @@ static void eval_heldout(drift_chain *c, double t_start)
     drift_err e = {{0}};
     double passes = c->N ? (double)c->grads / (double)c->N : 0;
     if (drift_heldout_write(c->heldout, passes, drift_now() - t_start, c->iter,
-                            &e))
+                            &e)) {
         drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
+        local_failure(c); /* across ranks: the writer's alone */
+    }
 }
 
 /* Whether the initial point was drawn (wholly or in part) at random. */
 static int random_init(const drift_run_config *cfg)
 {
-    if (cfg->init_mode == DRIFT_INIT_RANDOM)
+    if (cfg->init_mode == DRIFT_INIT_RANDOM ||
+        cfg->init_mode == DRIFT_INIT_MODE)
         return 1;
     if (cfg->init_mode != DRIFT_INIT_VALUES || !cfg->init_given)
         return 0;
@@ -428,6 +555,316 @@ static int checkpoint_due(const drift_chain *c)
            drift_now() - c->ckpt_at >= cfg->ckpt_seconds;
 }
 
+/* ---- the step size chosen for the user (tune.h) ------------------------ */
+
+/* The pilot chains of the step-size search: one at a time, each a chain
+ * of its own (no file, draws discarded, warnings muted) made like chain
+ * 1 and seeded as it is, so every pilot starts at chain 1's initial point
+ * with the same random numbers. */
+typedef struct pilot_ctx {
+    drift_chain *owner;         /* chain 1, which pays for the pilots */
+    drift_run_config cfg;       /* the run's, for a pilot */
+    double *hp;                 /* the run's, with the trial step size */
+    size_t param;
+    drift_chain chain;
+    double *theta;
+    drift_run_shared shared;    /* a sampler's setup, per pilot */
+    uint64_t grads;             /* what closed pilots spent */
+    uint64_t calls;             /* calls into the sampler so far */
+} pilot_ctx;
+
+/* Each pilot call is a call of chain 1's setup for --step-timeout's
+ * watch: a new count per call, so that only one call that does not
+ * return counts as hung, not the pilots' whole time. */
+static void pilot_calling(void *user)
+{
+    pilot_ctx *p = user;
+    drift_guard_call(p->owner->guard, DRIFT_GUARD_SETUP, ++p->calls);
+}
+
+static int pilot_open(void *user, double h, drift_chain **out,
+                      double **theta)
+{
+    pilot_ctx *p = user;
+    const drift_sampler *s = p->cfg.sampler;
+    const drift_services *svc = &drift_services_table;
+    p->hp[p->param] = h;
+    drift_chain *pc = &p->chain;
+    *out = pc;
+    *theta = p->theta;
+    memset(&p->shared, 0, sizeof p->shared);
+    /* The pilot sees the run's mode (--gradient cv's estimates, and the
+     * preconditioners samplers build from its curvature) as the chains
+     * will: its samplers' setup has a block of its own. */
+    if (p->owner->run)
+        p->shared.cv = p->owner->run->cv;
+    int rc = drift_run_chain_setup(pc, &p->cfg, p->owner->id, p->theta);
+    pc->mute = 1;
+    pc->stop = 1;
+    pc->run = &p->shared;
+    if (rc || pc->failed)
+        return pc->failed ? pc->failed : rc;
+    /* --init mode: the chains start at a draw of the mode's Laplace
+     * approximation (the same draw for every pilot: the same stream), not
+     * at the zeros chain setup left before it saw the mode. */
+    if (p->cfg.init_mode == DRIFT_INIT_MODE &&
+        drift_run_chain_setup_init(pc, p->theta))
+        return pc->failed;
+    if (find_init(pc, p->theta))
+        return pc->failed;
+    if (s->setup) {
+        void *shared = NULL;
+        pc->phase = DRIFT_CHAIN_SETUP;
+        pilot_calling(p);
+        rc = s->setup(svc, pc, p->hp, &shared);
+        pc->phase = DRIFT_CHAIN_STEPPING;
+        p->shared.shared = shared;
+        if (rc || pc->failed)
+            return pc->failed ? pc->failed : rc;
+    }
+    pc->phase = DRIFT_CHAIN_INIT;
+    pilot_calling(p);
+    rc = s->init(pc->state, svc, pc, p->hp, p->theta);
+    pc->phase = DRIFT_CHAIN_STEPPING;
+    return rc ? rc : pc->failed;
+}
+
+static void pilot_close(void *user, drift_chain *c)
+{
+    pilot_ctx *p = user;
+    p->grads += c->grads;
+    if (p->cfg.sampler->finish && c->state)
+        p->cfg.sampler->finish(c->state, &drift_services_table, c);
+    drift_run_chain_release(c);
+    for (size_t k = 0; k < p->shared.n_allocs; k++)
+        drift_free(p->shared.allocs[k]);
+    drift_free(p->shared.allocs);
+    memset(&p->shared, 0, sizeof p->shared);
+}
+
+/* Rows of a control-variate score estimate in the pilots. */
+#define TUNE_SCORE_ROWS 128
+/* Draws scored per pilot. */
+#define TUNE_DRAWS 16
+/* Trials a search typically runs (for sizing pilots to a budget). */
+#define TUNE_TRIALS 8
+/* Share of chain 1's --passes or --seconds budget the pilots may take. */
+#define TUNE_SHARE 0.25
+
+/* How long the pilots are: a tenth of a chain's steps (100 to 20000),
+ * and, under a --passes budget, at most what TUNE_SHARE of chain 1's
+ * passes pays for in TUNE_TRIALS pilots and their scores.  0 when that
+ * is under 40 steps: too little to choose by. */
+static uint64_t tune_steps(const drift_chain *c, size_t draws,
+                           size_t score_rows)
+{
+    const drift_run_config *cfg = c->cfg;
+    /* The run's length in steps: its iterations, or the steps a budget in
+     * passes pays for at one batch a step, or CmdStan's 2000. */
+    uint64_t L = cfg->iters ? cfg->warmup + cfg->iters
+                            : cfg->warmup > 2000 ? cfg->warmup : 2000;
+    if (!cfg->iters && cfg->passes > 0 && c->N && c->batch)
+        L = (uint64_t)fmin(1e12, cfg->passes * (double)c->N /
+                                     (double)c->batch);
+    uint64_t steps = L / 10;
+    if (steps < 100)
+        steps = 100;
+    if (steps > 20000)
+        steps = 20000;
+    if (cfg->passes > 0 && c->N) {
+        double N = (double)c->N;
+        double per_trial = TUNE_SHARE * cfg->passes * N / TUNE_TRIALS;
+        /* Exact scores, or estimates around each pilot's own mean (one
+         * full-data gradient a pilot). */
+        double score = c->N <= 2 * score_rows
+                           ? (double)draws * N
+                           : (double)draws * 2.0 * (double)score_rows + N;
+        double fit = (per_trial - score) / (double)(c->batch ? c->batch : 1);
+        if (fit < 40)
+            return 0;
+        if (fit < (double)steps)
+            steps = (uint64_t)fit;
+    }
+    return steps;
+}
+
+/* Chooses the step size (hyperparameter param) for the run on chain 1
+ * (c), whose count gets the pilots' cost; run->hp gets the
+ * hyperparameters with the choice, run->tune how it was made.  Non-zero
+ * when the chain failed. */
+static int tune_step_size(drift_chain *c, long param)
+{
+    drift_run_shared *run = c->run;
+    const drift_run_config *cfg = c->cfg;
+    const drift_sampler *s = cfg->sampler;
+    const drift_hparam *hp = &s->hparams[param];
+    size_t n = s->n_hparams;
+    run->hp = drift_calloc(n ? n : 1, sizeof(double));
+    run->tune = drift_calloc(1, sizeof *run->tune);
+    pilot_ctx *p = drift_calloc(1, sizeof *p);
+    double *pilot_hp = drift_calloc(n ? n : 1, sizeof(double));
+    double *theta = drift_calloc(c->d ? c->d : 1, sizeof(double));
+    if (!run->hp || !run->tune || !p || !pilot_hp || !theta) {
+        drift_free(p);
+        drift_free(pilot_hp);
+        drift_free(theta);
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory choosing the step size");
+    }
+    memcpy(run->hp, cfg->hp, n * sizeof(double));
+    memcpy(pilot_hp, cfg->hp, n * sizeof(double));
+    size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
+    if (c->batch > rows && c->batch <= c->N / 2)
+        rows = c->batch;
+    uint64_t steps = tune_steps(c, TUNE_DRAWS, rows);
+    char grid[400];
+    int rc = DRIFT_OK;
+    if (steps == 0) {
+        run->hp[param] = hp->def;
+        snprintf(run->tune_note, sizeof run->tune_note,
+                 "%s = %.4g, %s's default, not chosen: --passes %g leaves "
+                 "the step-size pilots too little (a quarter of chain 1's "
+                 "budget); give a larger budget, or --set %s=VALUE",
+                 hp->name, hp->def, s->name, cfg->passes, hp->name);
+        drift_free(run->tune);
+        run->tune = NULL;
+        snprintf(run->tune_header, sizeof run->tune_header,
+                 "# tune_step_size = %s (default: not chosen)\n"
+                 "# drift: %s\n",
+                 hp->name, run->tune_note);
+        if (!cfg->quiet)
+            fprintf(stderr, "drift: warning: %s\n", run->tune_note);
+        goto out;
+    }
+    p->owner = c;
+    p->cfg = *cfg;
+    p->cfg.hp = pilot_hp;
+    p->cfg.hp_set = NULL;
+    p->cfg.warmup = 0;
+    p->cfg.iters = steps;
+    p->cfg.passes = 0;
+    p->cfg.seconds = 0;
+    p->cfg.warmup_only = 0;
+    p->cfg.save_warmup = 0;
+    p->cfg.thin = 1;
+    p->cfg.chains = 1;
+    p->cfg.out_path = NULL;
+    p->cfg.on_row = NULL;
+    p->cfg.on_trajectory = NULL;
+    p->cfg.test_model = NULL;
+    p->cfg.progress = 0;
+    p->cfg.emit_segments = 0;
+    p->cfg.ckpt_dir = NULL;
+    p->cfg.resume = 0;
+    p->cfg.save_gradients = 0;
+    p->cfg.discard_draws = 1;
+    p->hp = pilot_hp;
+    p->param = (size_t)param;
+    p->theta = theta;
+    drift_tune_config tc = {
+        s, (size_t)param, c->d, c->N, c->batch, steps, TUNE_DRAWS, rows,
+        cfg->seconds > 0 ? TUNE_SHARE * cfg->seconds : 0, cfg->seed, NULL};
+    /* Under --gradient cv the pilots' KSD is measured in the posterior
+     * sds the mode's curvature gives (tune.h: scale). */
+    double *scale = NULL;
+    if (run->cv.ready && run->cv.inv_metric &&
+        (scale = drift_calloc(c->d ? c->d : 1, sizeof *scale))) {
+        for (size_t k = 0; k < c->d; k++) {
+            double v = run->cv.inv_metric[k];
+            scale[k] = v > 0 && isfinite(v) ? sqrt(v) : 1.0;
+        }
+        tc.scale = scale;
+    }
+    drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
+    drift_err e = {{0}};
+    rc = drift_tune_step_size(&tc, &ops, hp->def, hp->lo, hp->hi, run->tune,
+                              &e);
+    drift_free(scale);
+    c->grads += p->grads;
+    run->tune->grads = p->grads;
+    if (rc) {
+        if (rc == DRIFT_ESTOP && drift_stop_requested())
+            drift_chain_fail(c, DRIFT_ESTOP,
+                             "chain %u: stopped by a signal while choosing "
+                             "%s's step size, before any draw",
+                             c->id, s->name);
+        else if (rc == DRIFT_ENUMERIC || rc == DRIFT_ENOMEM)
+            drift_chain_fail(c, rc, "chain %u: choosing the step size: %s",
+                             c->id, e.msg);
+        else /* the pilot's failure is the chain's */
+            drift_chain_fail(c, rc, "%s", e.msg);
+        goto out;
+    }
+    run->hp[param] = run->tune->h;
+    drift_tune_format_grid(run->tune, grid, sizeof grid);
+    size_t b = 0;
+    for (size_t j = 1; j < run->tune->n_trials; j++)
+        if (run->tune->trials[j].h == run->tune->h)
+            b = j;
+    double best = run->tune->trials[b].ksd2;
+    char cost[64] = "";
+    if (c->N)
+        snprintf(cost, sizeof cost, "%.3g data passes and ",
+                 (double)p->grads / (double)c->N);
+    snprintf(run->tune_note, sizeof run->tune_note,
+             "%s = %.4g chosen for %s: its pilot's kernel Stein "
+             "discrepancy, %.3g, is the smallest (or within 10%% of it, at "
+             "a smaller step) of %zu pilot chains of %llu steps (%s:KSD "
+             "%s)%s; they "
+             "cost %s%.3g s, counted in chain %u; "
+             "--set %s=VALUE chooses it yourself",
+             hp->name, run->tune->h, s->name, sqrt(best > 0 ? best : 0),
+             run->tune->n_trials, (unsigned long long)steps, hp->name, grid,
+             run->tune->cut_short ? " (cut short by the time budget)" : "",
+             cost, run->tune->seconds, c->id, hp->name);
+    snprintf(run->tune_header, sizeof run->tune_header,
+             "# tune_step_size = %s\n"
+             "# tune_choice = %.10g\n"
+             "# tune_grid = %s\n"
+             "# tune_pilot_grads = %llu\n"
+             "# drift: %s was chosen by %zu pilot chains of %llu steps from "
+             "chain 1's initial\n"
+             "#   point, each scored by the kernel Stein discrepancy (IMQ, "
+             "c = 1, beta = -1/2)\n"
+             "#   of %d draws from its second half, with %s scores;\n"
+             "#   tune_grid lists %s:KSD in the order run; the smallest KSD "
+             "wins, or a\n"
+             "#   smaller step within 10%% of it; the pilots' cost is in "
+             "chain 1's grads__\n",
+             hp->name, run->tune->h, grid,
+             (unsigned long long)run->tune->grads, hp->name,
+             run->tune->n_trials, (unsigned long long)steps, TUNE_DRAWS,
+             run->tune->exact ? "exact full-data"
+                              : "control-variate minibatch",
+             hp->name);
+    if (!cfg->quiet)
+        fprintf(stderr, "drift: %s\n", run->tune_note);
+    /* Read against what exact draws would give: all the pilots may be
+     * far from the target (too short, or a sampler that cannot get
+     * there), and the ranking then says little. */
+    double exact = run->tune->trials[b].ksd2_exact;
+    if (isfinite(exact) && exact > 0 && best > 25 * exact) {
+        char warn[600];
+        snprintf(warn, sizeof warn,
+                 "no pilot of %s came near the target: the best KSD, %.3g "
+                 "at %s = %.4g, is %.0f times what as many exact draws "
+                 "would give there (about %.3g); the chains are unlikely "
+                 "to be accurate either: give a larger budget (the pilots "
+                 "grow with it), or change the sampler's other settings",
+                 s->name, sqrt(best), hp->name, run->tune->h,
+                 sqrt(best / exact), sqrt(exact));
+        fprintf(stderr, "drift: warning: %s\n", warn);
+        size_t used = strlen(run->tune_header);
+        snprintf(run->tune_header + used, sizeof run->tune_header - used,
+                 "# drift: warning: %s\n", warn);
+    }
+out:
+    drift_free(p);
+    drift_free(pilot_hp);
+    drift_free(theta);
+    return rc ? -1 : 0;
+}
+
 /* prog (may be NULL) watches the run; k is the chain's index in it. */
 static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
                       unsigned id, drift_chain_result *res, chain_file *file,
@@ -453,17 +890,33 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     c.guard = drift_guard_slot_at(k);
     c.layout = drift_guard_layout_of(c.guard);
     drift_guard_thread_begin(c.guard);
+    const drift_run_ranks *ranks = cfg->ranks;
+    if (!rc0 && ranks) {
+        /* This rank's rows and the chain's channel; the group's rank 0
+         * keeps the --seconds clock for all. */
+        c.shard = drift_shard_new(ranks->chans[k], ranks->rows_first,
+                                  cfg->model->n_rows, c.d);
+        if (!c.shard)
+            rc0 = drift_chain_fail(&c, DRIFT_ENOMEM, "out of memory");
+        else if (c.shard->writer && cfg->seconds > 0)
+            drift_ranks_chan_deadline(ranks->chans[k],
+                                      t_start + cfg->seconds);
+    }
     if (rc0)
         goto done;
-    if (cfg->out_path) {
+    if (cfg->out_path && (!ranks || ranks->writer)) {
         drift_chain_path(cfg->out_path, cfg->chains, id, res->path,
                          sizeof res->path);
         drift_err e;
         if (drift_writer_open(res->path, &c.w, &e)) {
             drift_chain_fail(&c, DRIFT_EIO, "%s", e.msg);
-            goto done;
+            if (!c.shard)
+                goto done;
+            res->path[0] = '\0';
+            local_failure(&c); /* the gate below fails every rank */
+        } else {
+            drift_guard_file(c.guard, c.w, res->path);
         }
-        drift_guard_file(c.guard, c.w, res->path);
     }
     if (cfg->test_model) {
         drift_err e = {{0}};
@@ -476,24 +929,41 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
                                    id, &e);
         if (rc) {
             drift_chain_fail(&c, rc, "%s", e.msg);
-            goto done;
+            if (!c.shard)
+                goto done;
+            res->metrics_path[0] = '\0';
+            local_failure(&c);
         }
     }
     const drift_services *svc = &drift_services_table;
-    if (k == 0) {
-        run_setup(&c);
+    if (k == 0 && ranks && ranks->first != 0) {
+        /* A group without the run's first chain (run_setup_apart). */
+        run_setup_apart(&c);
+        setup_done = 1;
+        if (c.failed)
+            goto done;
+    } else if (k == 0) {
+        run_setup(&c, theta);
         setup_done = 1;
         if (c.failed)
             goto done;
     } else if (wait_setup(&c)) {
         goto done;
     }
+    if (cfg->init_mode == DRIFT_INIT_MODE && drift_run_chain_setup_init(&c, theta))
+        goto done;
+    if (run->hp) {
+        /* A step size the run chose: every chain's sampler gets it. */
+        c.hp = run->hp;
+        if (set_grad_noise(&c))
+            goto done;
+    }
     c.phase = DRIFT_CHAIN_INIT;
     if (find_init(&c, theta))
         goto done;
     c.nonfinite[0] = '\0';
     drift_guard_call(c.guard, DRIFT_GUARD_INIT, 0);
-    int irc = cfg->sampler->init(c.state, svc, &c, cfg->hp, theta);
+    int irc = cfg->sampler->init(c.state, svc, &c, c.hp, theta);
     drift_guard_call(c.guard, DRIFT_GUARD_IDLE, 0);
     c.phase = DRIFT_CHAIN_STEPPING;
     if (irc && !c.failed) {
@@ -509,7 +979,17 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     if (!c.failed && cfg->resume &&
         drift_ckpt_restore(&c, theta, &t_start, &t_warm_end, &resumed))
         goto done;
-    if (c.failed || (!resumed && drift_csvout_begin(&c)))
+    if (c.failed)
+        goto done;
+    if (!resumed && drift_csvout_begin(&c)) {
+        if (!c.shard)
+            goto done;
+        local_failure(&c);
+    }
+    /* Across ranks, the gate: what a rank alone could not do so far (its
+     * file, its held-out set, the file's header) fails the chain on every
+     * rank before the first step. */
+    if (c.shard && drift_shard_step_end(&c, 1) && c.failed)
         goto done;
     started = 1;
     if (cfg->warmup > 0 && !resumed)
@@ -545,9 +1025,18 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
             int grc = drift_mapguard_check(c.iter % POLL_EVERY == 0, &ge);
             if (grc) {
                 drift_chain_fail(&c, grc, "%s", ge.msg);
-                break;
+                if (!c.shard)
+                    break;
+                local_failure(&c);
             }
         }
+        /* Across ranks, the end of the step: every POLL_EVERY steps the
+         * group agrees even if the step summed nothing (so that a signal
+         * is heard), and a rank's deferred failure fails the chain on
+         * every rank. */
+        if (c.shard && drift_shard_step_end(&c, c.iter % POLL_EVERY == 0) &&
+            c.failed)
+            break;
         after_step(&c);
         if (c.iter == cfg->warmup)
             t_warm_end = drift_now();
@@ -601,6 +1090,7 @@ done:
     res->violations = c.violations;
     res->status = c.failed;
     res->started = started;
+    res->interrupted = interrupted(&c);
     snprintf(res->message, sizeof res->message, "%s", c.message);
     if (c.w) {
         /* Rows are whole: a failed chain's draws so far stay a valid file;
@@ -617,7 +1107,7 @@ done:
                          "chain %u failed at iteration %llu; the draws "
                          "before it are valid: %s",
                          id, (unsigned long long)c.iter, c.message);
-            else if (drift_stop_requested())
+            else if (interrupted(&c))
                 snprintf(note, sizeof note,
                          "interrupted by a signal after %llu iterations "
                          "(%llu in warmup)%s",
@@ -689,12 +1179,19 @@ static void *chain_worker(void *arg)
     }
 }
 
-/* How many chains run at once: cfg->parallel, or the processor count. */
+/* How many chains run at once: cfg->parallel, or the processor count
+ * (across ranks, this rank's part of its node's cores: chains waiting in
+ * MPI for one another must not wait for a core as well). */
 static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
 {
     long w = cfg->parallel;
-    if (w <= 0)
+    if (w <= 0) {
         w = sysconf(_SC_NPROCESSORS_ONLN);
+        if (cfg->ranks && w > 0)
+            w /= (long)drift_ranks_node_size();
+        if (cfg->ranks && w < 1)
+            w = 1;
+    }
     if (w <= 0)
         w = 1;
     return (unsigned)w < K ? (unsigned)w : K;
@@ -708,7 +1205,7 @@ static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
  * chain waits for another while it runs, so a queue of chains cannot
  * deadlock; the counts depend only on the chains' own. */
 static void close_files(unsigned K, drift_chain_result *results,
-                        chain_file *files)
+                        chain_file *files, int across)
 {
     uint64_t warm = UINT64_MAX, samp = UINT64_MAX;
     for (unsigned k = 0; k < K; k++) {
@@ -718,6 +1215,15 @@ static void close_files(unsigned K, drift_chain_result *results,
         uint64_t s = drift_csvout_samp_count(files[k].out);
         warm = w < warm ? w : warm;
         samp = s < samp ? s : samp;
+    }
+    /* Across ranks, the smallest counts of every chain of the run, which
+     * the groups' writers hold between them (every rank takes part). */
+    if (across) {
+        uint64_t v[2] = {warm, samp};
+        if (drift_ranks_min_u64(v, 2) == DRIFT_OK) {
+            warm = v[0];
+            samp = v[1];
+        }
     }
     for (unsigned k = 0; k < K; k++) {
         chain_file *f = &files[k];
@@ -754,9 +1260,12 @@ static void close_files(unsigned K, drift_chain_result *results,
 /* What the run's setup allocated, once every chain has ended. */
 static void release_shared(drift_run_shared *run)
 {
+    drift_mode_release(&run->cv);
     for (size_t k = 0; k < run->n_allocs; k++)
         drift_free(run->allocs[k]);
     drift_free(run->allocs);
+    drift_free(run->hp);
+    drift_free(run->tune);
     pthread_mutex_destroy(&run->lock);
     pthread_cond_destroy(&run->cond);
 }
@@ -764,15 +1273,29 @@ static void release_shared(drift_run_shared *run)
 int drift_run(const drift_run_config *cfg, drift_chain_result *results,
               drift_err *e)
 {
-    unsigned K = cfg->chains ? cfg->chains : 1;
-    unsigned first = cfg->first_chain_id ? cfg->first_chain_id : 1;
+    /* The chains this process runs: all, or its rank group's. */
+    const drift_run_ranks *ranks = cfg->ranks;
+    unsigned K = ranks ? ranks->count : cfg->chains ? cfg->chains : 1;
+    unsigned first = (cfg->first_chain_id ? cfg->first_chain_id : 1) +
+                     (ranks ? ranks->first : 0);
+    if (ranks && (cfg->ckpt_dir || cfg->resume))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--checkpoint-every and --resume: a run across "
+                             "MPI ranks is not checkpointed; run without "
+                             "them");
     if (cfg->thin == 0)
         return drift_err_set(e, DRIFT_EINVAL, "--thin must be at least 1");
-    if (cfg->batch && cfg->model->n_rows && cfg->batch > cfg->model->n_rows)
+    size_t n_rows = ranks ? ranks->rows_total : cfg->model->n_rows;
+    if (cfg->batch && n_rows && cfg->batch > n_rows)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--batch %zu: larger than the %zu rows of the "
                              "data",
-                             cfg->batch, cfg->model->n_rows);
+                             cfg->batch, n_rows);
+    if (cfg->emit_segments && cfg->save_gradients)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--save-gradients with --emit segments: the "
+                             "scores are written at draws; use --emit draws "
+                             "(the default)");
     if (cfg->emit_segments && !(cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS))
         return drift_err_set(e, DRIFT_EINVAL,
                              "--emit segments: sampler %s emits draws, not "
@@ -812,7 +1335,73 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                              "--checkpoint-every with --test: held-out "
                              "metrics are not checkpointed; run without "
                              "one of them");
-    if (cfg->passes > 0 && cfg->model->n_rows == 0)
+    if (cfg->gradient == DRIFT_GRADIENT_CV && cfg->ranks)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--gradient cv under mpirun: the mode search "
+                             "and the control variates run in one process "
+                             "only; drop --gradient cv, or run without "
+                             "mpirun");
+    if (cfg->ranks && cfg->save_gradients)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--save-gradients under mpirun: the scores "
+                             "are computed over the rows in one process "
+                             "only; drop --save-gradients (drift summary "
+                             "--ksd recomputes them from the model and "
+                             "data)");
+    if (cfg->ranks) {
+        long k = drift_hparams_step_size(cfg->sampler->hparams,
+                                         cfg->sampler->n_hparams);
+        if (k >= 0 && isnan(cfg->hp[k]))
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "sampler %s under mpirun: its step size "
+                                 "'%s' is chosen by pilot chains in one "
+                                 "process only; give it (--set %s=...)",
+                                 cfg->sampler->name,
+                                 cfg->sampler->hparams[k].name,
+                                 cfg->sampler->hparams[k].name);
+    }
+    if (cfg->gradient == DRIFT_GRADIENT_CV) {
+        const drift_sampler *s = cfg->sampler;
+        if (s->flags & DRIFT_SAMPLER_FULL_DATA)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv: sampler %s uses full-data "
+                                 "gradients, which have no minibatch noise "
+                                 "for control variates to remove; drop "
+                                 "--gradient cv (or pick a minibatch "
+                                 "sampler such as sgld or sghmc)",
+                                 s->name);
+        if (s->flags & DRIFT_SAMPLER_OWN_ESTIMATES)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv: sampler %s builds its own "
+                                 "gradient estimates from per-row "
+                                 "gradients, not from the engine's "
+                                 "minibatch estimate, so cv would not "
+                                 "reach them; drop --gradient cv (or pick "
+                                 "sgld, psgld, sghmc, sgnht or msgnht)",
+                                 s->name);
+        if (n_rows == 0)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv: the model has no data "
+                                 "rows, so no minibatch to control; drop "
+                                 "--gradient cv");
+        if (cfg->model->dim == 0)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv: the model has no "
+                                 "parameters; drop --gradient cv");
+        if (cfg->passes > 0 && cfg->passes < DRIFT_MODE_MIN_PASSES)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv with --passes %g: the mode "
+                                 "search alone needs a few data passes, "
+                                 "and takes at most half of the budget; "
+                                 "give --passes %g or more",
+                                 cfg->passes, DRIFT_MODE_MIN_PASSES);
+    }
+    if (cfg->init_mode == DRIFT_INIT_MODE &&
+        cfg->gradient != DRIFT_GRADIENT_CV)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--init mode needs --gradient cv (the mode it "
+                             "starts from is cv's)");
+    if (cfg->passes > 0 && n_rows == 0)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--passes: the model has no data rows; give "
                              "--iter instead");
@@ -836,12 +1425,19 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         release_shared(&run);
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     }
-    if (K == 1 && !prog) {
-        run_chain(cfg, &run, first, &results[0], &files[0], NULL, 0);
+    /* Across ranks, MPI may allow calls from one thread at a time, or
+     * only from this one (drift_ranks_threads). */
+    unsigned mpi_threads = ranks ? drift_ranks_threads() : K;
+    if ((K == 1 && !prog) || mpi_threads == 0) {
+        for (unsigned k = 0; k < K; k++)
+            run_chain(cfg, &run, first + k, &results[k], &files[k], prog,
+                      k);
     } else {
         /* Chains beyond the processor count wait in the queue: each
          * chain's draws depend on (seed, id) alone, never on when it ran. */
         unsigned W = parallel_chains(cfg, K);
+        if (W > mpi_threads)
+            W = mpi_threads;
         chain_queue q = {cfg, &run, results, files, prog, K, first, 0,
                          PTHREAD_MUTEX_INITIALIZER};
         pthread_t *tids = drift_calloc(W, sizeof *tids);
@@ -871,7 +1467,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         drift_free(tids);
         drift_free(live);
     }
-    close_files(K, results, files);
+    close_files(K, results, files, ranks != NULL);
     drift_free(files);
     drift_progress_free(prog);
     release_shared(&run);
@@ -879,7 +1475,10 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         if (results[k].status)
             return drift_err_set(e, results[k].status, "%s",
                                  results[k].message);
-    if (drift_stop_requested())
+    int stopped = drift_stop_requested() != 0;
+    for (unsigned k = 0; ranks && k < K; k++)
+        stopped |= results[k].interrupted;
+    if (stopped)
         return drift_err_set(e, DRIFT_ESTOP, "stopped by a signal");
     return DRIFT_OK;
 }
