@@ -15,7 +15,7 @@
 # Memory: each run is put in a memory cgroup limited to LIMIT_MB (default
 # 1024, about a fifth of the store; the paper had 8-16 GB for 27 GB), which
 # bounds the page cache holding the mapped store as well as the process's
-# own memory, after the page cache is dropped; --max-memory MAXMEM (default
+# own memory, after the store is evicted from the page cache; --max-memory MAXMEM (default
 # 512M) bounds the sampler's own allocations inside it.  The script first
 # tries systemd-run, then a cgroup v1 or v2 memory controller, and checks
 # that the limit does bound the page cache (a read of twice the limit must
@@ -29,11 +29,14 @@
 # 0.2) over the draws kept so far (one draw every 0.1 pass after the first
 # 0.2 passes: each draw is a row of 10^6 numbers in the output, so few are
 # kept; writing them, and the summary over 10^6 columns drift prints at
-# the end, make up the difference between wall time and sampling time).  Writes results/sec63.csv (seconds, passes, lpd,
-# accuracy per run), results/sec63-memory.csv and results/sec63.png; the
-# data and runs stay in build/.
+# the end, make up the difference between wall time and sampling time).
+# Writes results/sec63.csv (seconds, passes, lpd, accuracy per run),
+# results/sec63-memory.csv, results/sec63-summary.csv (throughput, last
+# lpd, memory per run) and results/sec63.png (sec63-TAG.* when TAG is
+# set); the data and runs stay in build/.
 # Usage (after make, as root for the cgroup):
-#   sh examples/agld/sec63.sh   (env: NTRAIN, LIMIT_MB, MAXMEM, RUN_SECONDS, ETA, BATCH, EVAL, RUNS)
+#   sh examples/agld/sec63.sh   (env: NTRAIN, NTEST, D, LIMIT_MB, MAXMEM, RUN_SECONDS, ETA, BATCH,
+#                                EVAL, RUNS, TAG)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -42,6 +45,7 @@ NTRAIN=${NTRAIN:-10000000}; NTEST=${NTEST:-100000}; D=${D:-1000000}
 LIMIT_MB=${LIMIT_MB:-1024}; MAXMEM=${MAXMEM:-512M}; RUN_SECONDS=${RUN_SECONDS:-720}
 ETA=${ETA:-3e-7}; BATCH=${BATCH:-10000}; EVAL=${EVAL:-0.2}
 RUNS=${RUNS:-"tmu-ca tmu-ra sgld-ca sgld-ra"}
+name=sec63${TAG:+-$TAG}   # results/$name.csv ...: TAG keeps configurations apart
 drift=${DRIFT:-$top/drift}
 export DRIFT_PLUGIN_DIR="$top/plugins/samplers/.libs:$top/plugins/models/.libs"
 export DRIFT_PLUGIN_PATH=
@@ -56,7 +60,10 @@ fi
 bytes=$(stat -c %s "$store")
 echo "store: $store, $bytes bytes; memory limit $LIMIT_MB MB; sampler memory bound $MAXMEM" >&2
 
-drop() { sync; echo 3 > /proc/sys/vm/drop_caches 2>/dev/null || echo "cannot drop the page cache (not root?)" >&2; }
+# Evict the store's pages from the page cache (fadvise DONTNEED through dd's
+# nocache flag), so that each run starts cold without dropping every other
+# process's cache on a shared machine.
+drop() { sync; dd if="$store" iflag=nocache count=0 2>/dev/null || echo "cannot evict the store from the page cache" >&2; }
 # How to bound a command's memory: "systemd" (systemd-run --scope), a cgroup
 # directory, or "" (none).
 how=""; cg=""
@@ -66,11 +73,16 @@ if command -v systemd-run >/dev/null 2>&1 &&
     how=systemd
 else
     echo "systemd-run --scope does not work here (no systemd manager): trying cgroups directly" >&2
+    # A child of this shell's own memory cgroup, so that the runs stay
+    # inside whatever limits already hold this process.
+    own1=$(awk -F: '$2 == "memory" { print $3 }' /proc/self/cgroup)
+    own2=$(awk -F: '$1 == "0" { print $3 }' /proc/self/cgroup)
     if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
-        cg=/sys/fs/cgroup/drift-sec63; mkdir -p "$cg" && echo "$limit" > "$cg/memory.max" && how=cgroup2
-    elif [ -d /sys/fs/cgroup/memory ]; then
-        cg=/sys/fs/cgroup/memory/drift-sec63
-        mkdir -p "$cg" && echo "$limit" > "$cg/memory.limit_in_bytes" && how=cgroup1
+        cg=/sys/fs/cgroup${own2%/}/drift-sec63-$$
+        mkdir -p "$cg" 2>/dev/null && echo "$limit" > "$cg/memory.max" && how=cgroup2
+    elif [ -d "/sys/fs/cgroup/memory$own1" ]; then
+        cg=/sys/fs/cgroup/memory${own1%/}/drift-sec63-$$
+        mkdir -p "$cg" 2>/dev/null && echo "$limit" > "$cg/memory.limit_in_bytes" && how=cgroup1
     fi
 fi
 bounded() { # runs "$@" under the limit
@@ -94,8 +106,9 @@ else
     echo "no way to bound memory found: running unbounded (the page cache may hold the whole store)" >&2
 fi
 
-mem=$here/results/sec63-memory.csv
-echo "run,limit,seconds_wall,peak_cgroup_bytes,peak_rss_kb,major_faults" > "$mem"
+mem=$here/results/$name-memory.csv
+echo "run,limit,seconds_wall,peak_cgroup_bytes,peak_rss_kb,major_faults,exit_status" > "$mem"
+failed=""
 for r in $RUNS; do
     sampler=${r%-*}; access=${r#*-}
     case $sampler in tmu) sname=tmu-$access; sets="--set eta=$ETA" ;; sgld) sname=sgld; sets="--set h=$ETA" ;; esac
@@ -103,33 +116,46 @@ for r in $RUNS; do
     echo "== $r ($how limit $LIMIT_MB MB)" >&2
     drop; reset_peak
     # shellcheck disable=SC2086
-    bounded /usr/bin/time -f "%e %M %F" -o "$build/sec63-$r.time" "$drift" sample --model logistic \
+    { bounded /usr/bin/time -f "%e %M %F" -o "$build/sec63-$r.time" "$drift" sample --model logistic \
         --model-set D=$D --data "$store" --sampler "$sname" $sets --access "$access" --batch "$BATCH" \
         --seconds "$RUN_SECONDS" --warmup "$warm" --thin "$thin" --max-memory "$MAXMEM" --init 0 \
         --test "$test" --eval-every "$EVAL" --chains 1 --seed 63 --quiet \
-        --out "$build/sec63-$r.csv" 2>&1 | grep -v warning >&2 || true
-    set -- $(cat "$build/sec63-$r.time")
-    echo "$r,${how:-none}:$LIMIT_MB,$1,$(peak),$2,$3" >> "$mem"
+        --out "$build/sec63-$r.csv"; echo $? > "$build/sec63-$r.rc"; } 2>&1 | grep -v warning >&2 || true
+    rc=$(cat "$build/sec63-$r.rc")
+    [ "$rc" = 0 ] || { echo "sec63.sh: run $r failed (exit status $rc)" >&2; failed="$failed $r"; }
+    # (time writes "Command exited with non-zero status" first when it did)
+    set -- $(tail -n 1 "$build/sec63-$r.time")
+    echo "$r,${how:-none}:$LIMIT_MB,$1,$(peak),$2,$3,$rc" >> "$mem"
 done
-[ "$how" = cgroup1 ] || [ "$how" = cgroup2 ] && rmdir "$cg" 2>/dev/null || true
-Rscript - "$build" "$here/results" "$RUNS" "$NTRAIN" "$LIMIT_MB" "$bytes" <<'REOF'
+case $how in cgroup1|cgroup2) rmdir "$cg" 2>/dev/null || true ;; esac
+Rscript - "$build" "$here/results" "$RUNS" "$NTRAIN" "$LIMIT_MB" "$bytes" "$name" "$D" <<'REOF'
 a <- commandArgs(TRUE); build <- a[1]; out <- a[2]; runs <- strsplit(a[3], " ")[[1]]
 res <- do.call(rbind, lapply(runs, function(r) {
   f <- file.path(build, sprintf("sec63-%s_metrics.csv", r)); if (!file.exists(f)) return(NULL)
-  m <- read.csv(f, comment.char = "#"); m <- m[m$draws > 0, ]
+  m <- read.csv(f, comment.char = "#"); m <- m[m$draws > 0, ]; if (!nrow(m)) return(NULL)
   data.frame(run = r, seconds = m$seconds, passes = m$passes, draws = m$draws, lpd = m$lpd, accuracy = m$accuracy)
 }))
-write.csv(res, file.path(out, "sec63.csv"), row.names = FALSE, quote = FALSE)
-mem <- read.csv(file.path(out, "sec63-memory.csv"))
-print(mem)
-for (r in unique(res$run)) { o <- res[res$run == r, ]
-  cat(sprintf("%-8s %6.0f s: %5.2f passes (%.3f passes/s), test lpd %.5f, accuracy %.4f\n", r, max(o$seconds),
-              max(o$passes), max(o$passes) / max(o$seconds), tail(o$lpd, 1), tail(o$accuracy, 1))) }
-png(file.path(out, "sec63.png"), width = 1100, height = 480, res = 110)
+nm <- a[7]
+# Throughput from every metrics row, draws or not (a run under RA may not
+# get through its burn-in), joined with the memory figures.
+mem <- read.csv(file.path(out, paste0(nm, "-memory.csv")))
+thr <- do.call(rbind, lapply(runs, function(r) {
+  f <- file.path(build, sprintf("sec63-%s_metrics.csv", r)); if (!file.exists(f)) return(NULL)
+  m <- read.csv(f, comment.char = "#"); if (!nrow(m)) return(NULL); o <- m[m$draws > 0, ]
+  data.frame(run = r, seconds = max(m$seconds), passes = max(m$passes), passes_per_s = max(m$passes) / max(m$seconds),
+             draws = max(m$draws), last_lpd = if (nrow(o)) tail(o$lpd, 1) else NA,
+             last_accuracy = if (nrow(o)) tail(o$accuracy, 1) else NA)
+}))
+thr <- merge(thr, mem, by = "run", all = TRUE)
+write.csv(thr, file.path(out, paste0(nm, "-summary.csv")), row.names = FALSE, quote = FALSE)
+print(thr, digits = 5)
+if (is.null(res)) stop("sec63.sh: no run kept a draw (RUN_SECONDS too short for the burn-in of 0.2 passes?)")
+write.csv(res, file.path(out, paste0(nm, ".csv")), row.names = FALSE, quote = FALSE)
+png(file.path(out, paste0(nm, ".png")), width = 1100, height = 480, res = 110)
 par(mfrow = c(1, 2), mar = c(4.2, 4.4, 2.5, 1))
 cols <- c(`tmu-ca` = "red", `tmu-ra` = "darkred", `sgld-ca` = "blue", `sgld-ra` = "lightblue3")
 ltys <- c(`tmu-ca` = 1, `tmu-ra` = 2, `sgld-ca` = 1, `sgld-ra` = 2)
-ttl <- sprintf("%s rows (%.1f GB) under %s MB", format(as.numeric(a[4]), big.mark = ","), as.numeric(a[6]) / 1e9, a[5])
+ttl <- sprintf("%s rows x D = %s (%.2f GB) under %s MB", format(as.numeric(a[4]), big.mark = ","), format(as.numeric(a[8]), big.mark = ",", scientific = FALSE), as.numeric(a[6]) / 1e9, a[5])
 for (x in c("seconds", "passes")) {
   plot(NA, xlim = c(0, max(res[[x]])), ylim = range(res$lpd), xlab = if (x == "seconds") "wall time (s)" else "data passes",
        ylab = "test log-likelihood per row", main = ttl)
@@ -138,3 +164,4 @@ for (x in c("seconds", "passes")) {
 }
 invisible(dev.off())
 REOF
+[ -z "$failed" ] || { echo "sec63.sh: failed runs:$failed" >&2; exit 1; }

@@ -40,7 +40,7 @@ png("results/fig1.png", width = 1500, height = 480, res = 110)
 par(mfrow = c(1, 3), mar = c(4.2, 4.2, 2, 1))
 d <- read.csv("runs/fig1-mode-n100.csv", comment.char = "#")
 o <- pt[pt$start == "mode" & pt$n == 100, ]
-set.seed(1); k <- sample(nrow(d), 3000)
+set.seed(1); k <- sample(nrow(d), min(3000, nrow(d)))
 plot(d$t__[k] + runif(length(k), -0.004, 0.004), d$batch__[k], pch = ".", col = "grey50",
      xlab = "t along the line (from the mode)", ylab = "v . grad U",
      main = "bounce rate G(t): exact and minibatch (n = 100)")
