@@ -10,7 +10,10 @@
 # Criteo's 45.8 million rows, the largest that lets four runs of a useful
 # length fit in an hour here) and 10^5 held-out rows, converted to a row
 # store with drift data convert.  Model: drift's `logistic` C plugin on its
-# sparse path, D = 10^6, prior N(0, 10 I).
+# sparse path, D = 10^6, prior N(0, PRIOR_SD^2 I) (default 1: the hidden
+# weights have sds 0.3-0.5; the model's default N(0, 10 I) leaves the
+# weights of rarely seen hashed features wide: in a trial at full size
+# sgld's test lpd fell below the click rate's own as its draws spread).
 #
 # Memory: each run is put in a memory cgroup limited to LIMIT_MB (default
 # 1024, about a fifth of the store; the paper had 8-16 GB for 27 GB), which
@@ -23,11 +26,13 @@
 # unbounded and says so.
 #
 # Runs: TMU (agld's time-based mixture update, tmu-ra / tmu-ca) and sgld,
-# each with RA and CA, minibatch BATCH (default 10^4), step ETA (default
+# each with RA and CA (TMU only where its dense design rows, max(BATCH,
+# 256) x D doubles, fit in MAXMEM: not at D = 10^6), minibatch BATCH (default 10^4), step ETA (default
 # 3e-7, the better of 1e-7 and 3e-7 in a half-pass pilot), for RUN_SECONDS
 # of sampling each (default 720), test metrics every EVAL passes (default
-# 0.2) over the draws kept so far (one draw every 0.1 pass after the first
-# 0.2 passes: each draw is a row of 10^6 numbers in the output, so few are
+# 0.2) over the draws kept so far (one draw every THIN_PASSES passes,
+# default 0.1, after the first 0.2: each draw is a row of D numbers in
+# the output, so few are
 # kept; writing them, and the summary over 10^6 columns drift prints at
 # the end, make up the difference between wall time and sampling time).
 # Writes results/sec63.csv (seconds, passes, lpd, accuracy per run),
@@ -36,7 +41,8 @@
 # set); the data and runs stay in build/.
 # Usage (after make, as root for the cgroup):
 #   sh examples/agld/sec63.sh   (env: NTRAIN, NTEST, D, LIMIT_MB, MAXMEM, RUN_SECONDS, ETA, BATCH,
-#                                EVAL, RUNS, TAG)
+#                                EVAL, RUNS, TAG, PRIOR_SD, THIN_PASSES;
+#                                PLOT_ONLY=1 redoes the tables and figure)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -44,13 +50,28 @@ build=${BUILD:-$here/build}
 NTRAIN=${NTRAIN:-10000000}; NTEST=${NTEST:-100000}; D=${D:-1000000}
 LIMIT_MB=${LIMIT_MB:-1024}; MAXMEM=${MAXMEM:-512M}; RUN_SECONDS=${RUN_SECONDS:-720}
 ETA=${ETA:-3e-7}; BATCH=${BATCH:-10000}; EVAL=${EVAL:-0.2}
-RUNS=${RUNS:-"tmu-ca tmu-ra sgld-ca sgld-ra"}
+PRIOR_SD=${PRIOR_SD:-1}; THIN_PASSES=${THIN_PASSES:-0.1}
+# TMU's GLM path fills dense design rows, max(BATCH, 256) x D doubles, beside
+# one scalar snapshot a row: at D = 10^6 that is gigabytes, more than any
+# limit below the store's size, so by default TMU runs only where it fits.
+tmu_bytes=$(awk -v d="$D" -v b="$BATCH" -v n="$NTRAIN" 'BEGIN { printf "%.0f", 8 * (d * (b > 256 ? b : 256) + n + 7 * d) }')
+max_bytes=$(echo "$MAXMEM" | awk '{ v = $0 + 0; u = toupper(substr($0, length($0))); m = u == "K" ? 1024 : u == "M" ? 1048576 : u == "G" ? 1073741824 : 1; printf "%.0f", v * m }')
+if [ -z "${RUNS:-}" ]; then
+    if [ "$tmu_bytes" -le "$max_bytes" ]; then RUNS="tmu-ca tmu-ra sgld-ca sgld-ra"
+    else
+        RUNS="sgld-ca sgld-ra"
+        echo "sec63.sh: TMU needs $tmu_bytes bytes at D = $D, batch $BATCH (dense design rows), more than --max-memory $MAXMEM: running sgld only (smaller D or BATCH, or RUNS=..., to run TMU)" >&2
+    fi
+fi
 name=sec63${TAG:+-$TAG}   # results/$name.csv ...: TAG keeps configurations apart
 drift=${DRIFT:-$top/drift}
 export DRIFT_PLUGIN_DIR="$top/plugins/samplers/.libs:$top/plugins/models/.libs"
 export DRIFT_PLUGIN_PATH=
 mkdir -p "$build" "$here/results"
 store=$build/criteo-$NTRAIN-$D.drs; test=$build/criteo-$NTRAIN-$D-test.svm
+if [ "${PLOT_ONLY:-0}" = 1 ]; then   # the table and figure again from build/'s runs
+    bytes=$(stat -c %s "$store" 2>/dev/null || echo 0); failed=""
+else
 if [ ! -s "$store" ]; then
     cc -O2 -o "$build/gen_criteo" "$here/gen_criteo.c" -lm
     "$build/gen_criteo" "$NTRAIN" "$NTEST" "$D" "$build/criteo-train.svm" "$test"
@@ -85,6 +106,8 @@ else
         mkdir -p "$cg" 2>/dev/null && echo "$limit" > "$cg/memory.limit_in_bytes" && how=cgroup1
     fi
 fi
+[ -z "$cg" ] || trap 'rmdir "$cg" 2>/dev/null || true' EXIT
+[ -z "$cg" ] || trap 'exit 130' INT TERM
 bounded() { # runs "$@" under the limit
     case $how in
     systemd) systemd-run --quiet --scope -p MemoryMax="$limit" "$@" ;;
@@ -112,35 +135,36 @@ failed=""
 for r in $RUNS; do
     sampler=${r%-*}; access=${r#*-}
     case $sampler in tmu) sname=tmu-$access; sets="--set eta=$ETA" ;; sgld) sname=sgld; sets="--set h=$ETA" ;; esac
-    per=$((NTRAIN / BATCH)); warm=$((per / 5)); thin=$((per / 10)); [ "$thin" -ge 1 ] || thin=1
+    per=$((NTRAIN / BATCH)); warm=$((per / 5))
+    thin=$(awk -v p="$per" -v t="$THIN_PASSES" 'BEGIN { x = int(p * t); print x < 1 ? 1 : x }')
     echo "== $r ($how limit $LIMIT_MB MB)" >&2
     drop; reset_peak
     # shellcheck disable=SC2086
-    { bounded /usr/bin/time -f "%e %M %F" -o "$build/sec63-$r.time" "$drift" sample --model logistic \
-        --model-set D=$D --data "$store" --sampler "$sname" $sets --access "$access" --batch "$BATCH" \
+    { bounded /usr/bin/time -f "%e %M %F" -o "$build/$name-$r.time" "$drift" sample --model logistic \
+        --model-set D=$D --model-set s=$PRIOR_SD --data "$store" --sampler "$sname" $sets --access "$access" --batch "$BATCH" \
         --seconds "$RUN_SECONDS" --warmup "$warm" --thin "$thin" --max-memory "$MAXMEM" --init 0 \
         --test "$test" --eval-every "$EVAL" --chains 1 --seed 63 --quiet \
-        --out "$build/sec63-$r.csv"; echo $? > "$build/sec63-$r.rc"; } 2>&1 | grep -v warning >&2 || true
-    rc=$(cat "$build/sec63-$r.rc")
+        --out "$build/$name-$r.csv"; echo $? > "$build/$name-$r.rc"; } 2>&1 | grep -v warning >&2 || true
+    rc=$(cat "$build/$name-$r.rc")
     [ "$rc" = 0 ] || { echo "sec63.sh: run $r failed (exit status $rc)" >&2; failed="$failed $r"; }
     # (time writes "Command exited with non-zero status" first when it did)
-    set -- $(tail -n 1 "$build/sec63-$r.time")
+    set -- $(tail -n 1 "$build/$name-$r.time")
     echo "$r,${how:-none}:$LIMIT_MB,$1,$(peak),$2,$3,$rc" >> "$mem"
 done
 case $how in cgroup1|cgroup2) rmdir "$cg" 2>/dev/null || true ;; esac
+fi
 Rscript - "$build" "$here/results" "$RUNS" "$NTRAIN" "$LIMIT_MB" "$bytes" "$name" "$D" <<'REOF'
-a <- commandArgs(TRUE); build <- a[1]; out <- a[2]; runs <- strsplit(a[3], " ")[[1]]
+a <- commandArgs(TRUE); build <- a[1]; out <- a[2]; runs <- strsplit(a[3], " ")[[1]]; nm <- a[7]
 res <- do.call(rbind, lapply(runs, function(r) {
-  f <- file.path(build, sprintf("sec63-%s_metrics.csv", r)); if (!file.exists(f)) return(NULL)
+  f <- file.path(build, sprintf("%s-%s_metrics.csv", nm, r)); if (!file.exists(f)) return(NULL)
   m <- read.csv(f, comment.char = "#"); m <- m[m$draws > 0, ]; if (!nrow(m)) return(NULL)
   data.frame(run = r, seconds = m$seconds, passes = m$passes, draws = m$draws, lpd = m$lpd, accuracy = m$accuracy)
 }))
-nm <- a[7]
 # Throughput from every metrics row, draws or not (a run under RA may not
 # get through its burn-in), joined with the memory figures.
 mem <- read.csv(file.path(out, paste0(nm, "-memory.csv")))
 thr <- do.call(rbind, lapply(runs, function(r) {
-  f <- file.path(build, sprintf("sec63-%s_metrics.csv", r)); if (!file.exists(f)) return(NULL)
+  f <- file.path(build, sprintf("%s-%s_metrics.csv", nm, r)); if (!file.exists(f)) return(NULL)
   m <- read.csv(f, comment.char = "#"); if (!nrow(m)) return(NULL); o <- m[m$draws > 0, ]
   data.frame(run = r, seconds = max(m$seconds), passes = max(m$passes), passes_per_s = max(m$passes) / max(m$seconds),
              draws = max(m$draws), last_lpd = if (nrow(o)) tail(o$lpd, 1) else NA,
@@ -151,17 +175,28 @@ write.csv(thr, file.path(out, paste0(nm, "-summary.csv")), row.names = FALSE, qu
 print(thr, digits = 5)
 if (is.null(res)) stop("sec63.sh: no run kept a draw (RUN_SECONDS too short for the burn-in of 0.2 passes?)")
 write.csv(res, file.path(out, paste0(nm, ".csv")), row.names = FALSE, quote = FALSE)
-png(file.path(out, paste0(nm, ".png")), width = 1100, height = 480, res = 110)
-par(mfrow = c(1, 2), mar = c(4.2, 4.4, 2.5, 1))
+allm <- do.call(rbind, lapply(runs, function(r) {
+  f <- file.path(build, sprintf("%s-%s_metrics.csv", nm, r)); if (!file.exists(f)) return(NULL)
+  m <- read.csv(f, comment.char = "#"); if (!nrow(m)) return(NULL)
+  rbind(data.frame(run = r, seconds = 0, passes = 0), data.frame(run = r, seconds = m$seconds, passes = m$passes))
+}))
+png(file.path(out, paste0(nm, ".png")), width = 1500, height = 500, res = 110)
+par(mfrow = c(1, 3), mar = c(4.2, 4.4, 3.2, 1), oma = c(0, 0, 1.5, 0))
 cols <- c(`tmu-ca` = "red", `tmu-ra` = "darkred", `sgld-ca` = "blue", `sgld-ra` = "lightblue3")
 ltys <- c(`tmu-ca` = 1, `tmu-ra` = 2, `sgld-ca` = 1, `sgld-ra` = 2)
-ttl <- sprintf("%s rows x D = %s (%.2f GB) under %s MB", format(as.numeric(a[4]), big.mark = ","), format(as.numeric(a[8]), big.mark = ",", scientific = FALSE), as.numeric(a[6]) / 1e9, a[5])
+ttl <- sprintf("AGLD 6.3: %s rows x D = %s (store %.2f GB) in a %s MB memory cgroup", format(as.numeric(a[4]), big.mark = ",", scientific = FALSE),
+               format(as.numeric(a[8]), big.mark = ",", scientific = FALSE), as.numeric(a[6]) / 1e9, a[5])
 for (x in c("seconds", "passes")) {
   plot(NA, xlim = c(0, max(res[[x]])), ylim = range(res$lpd), xlab = if (x == "seconds") "wall time (s)" else "data passes",
-       ylab = "test log-likelihood per row", main = ttl)
+       ylab = "test log-likelihood per row", main = "test lpd (posterior predictive)")
   for (r in unique(res$run)) with(res[res$run == r, ], lines(get(x), lpd, col = cols[r], lty = ltys[r], lwd = 2))
   legend("bottomright", unique(res$run), col = cols[unique(res$run)], lty = ltys[unique(res$run)], lwd = 2, bty = "n")
 }
+plot(NA, xlim = c(0, max(allm$seconds)), ylim = c(0, max(allm$passes)), xlab = "wall time (s)", ylab = "data passes",
+     main = "throughput (every run, draws or not)")
+for (r in unique(allm$run)) with(allm[allm$run == r, ], lines(seconds, passes, col = cols[r], lty = ltys[r], lwd = 2))
+legend("topleft", unique(allm$run), col = cols[unique(allm$run)], lty = ltys[unique(allm$run)], lwd = 2, bty = "n")
+mtext(ttl, outer = TRUE, cex = 0.9)
 invisible(dev.off())
 REOF
 [ -z "$failed" ] || { echo "sec63.sh: failed runs:$failed" >&2; exit 1; }
