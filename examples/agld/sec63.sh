@@ -153,7 +153,7 @@ for r in $RUNS; do
 done
 case $how in cgroup1|cgroup2) rmdir "$cg" 2>/dev/null || true ;; esac
 fi
-Rscript - "$build" "$here/results" "$RUNS" "$NTRAIN" "$LIMIT_MB" "$bytes" "$name" "$D" <<'REOF'
+Rscript - "$build" "$here/results" "$RUNS" "$NTRAIN" "$LIMIT_MB" "$bytes" "$name" "$D" "$test" <<'REOF'
 a <- commandArgs(TRUE); build <- a[1]; out <- a[2]; runs <- strsplit(a[3], " ")[[1]]; nm <- a[7]
 res <- do.call(rbind, lapply(runs, function(r) {
   f <- file.path(build, sprintf("%s-%s_metrics.csv", nm, r)); if (!file.exists(f)) return(NULL)
@@ -171,6 +171,11 @@ thr <- do.call(rbind, lapply(runs, function(r) {
              last_accuracy = if (nrow(o)) tail(o$accuracy, 1) else NA)
 }))
 thr <- merge(thr, mem, by = "run", all = TRUE)
+# The test set's click rate and what always predicting it scores.
+lab <- as.numeric(sub("[ \t].*", "", readLines(a[9]))); p1 <- mean(lab > 0)
+writeLines(c(sprintf("test rows %d, click rate %.4f", length(lab), p1),
+             sprintf("constant predictor: accuracy %.4f, lpd %.4f", max(p1, 1 - p1), p1 * log(p1) + (1 - p1) * log(1 - p1))),
+           file.path(out, paste0(nm, "-data.txt")))
 write.csv(thr, file.path(out, paste0(nm, "-summary.csv")), row.names = FALSE, quote = FALSE)
 print(thr, digits = 5)
 if (is.null(res)) stop("sec63.sh: no run kept a draw (RUN_SECONDS too short for the burn-in of 0.2 passes?)")
