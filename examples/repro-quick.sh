@@ -56,6 +56,6 @@ step agld-sec62-panels  sh "$A/sec62-panels.sh" slice 2e-6 100 2
 step agld-sec63         env NTRAIN=400000 NTEST=5000 D=4096 BATCH=256 LIMIT_MB=128 MAXMEM=64M RUN_SECONDS=10 EVAL=0.2 sh "$A/sec63.sh"
 step ewsg-covtype       env GRID=quick SEEDS=1 PASSES=2 sh "$ex/ewsg/covtype.sh"
 step bnn-fmnist         env PASSES=1 HIDDEN=20 THIN_PDMP=0.5 WARM_PDMP=10 sh "$ex/bnn/fmnist.sh"
-step mf-ml1m            env PASSES=4 sh "$ex/mf/ml1m.sh"
+step mf-ml1m            env PASSES=3 sh "$ex/mf/ml1m.sh"
 echo "repro-quick: $(($(date +%s) - t_all)) s in all, $failed failed; logs in $log$([ "${KEEP:-0}" = 1 ] || echo ' (removed: KEEP=1 keeps them)')"
 [ "$failed" = 0 ]
