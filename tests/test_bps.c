@@ -259,6 +259,41 @@ static void test_segments(void **state)
     th_close(&tp);
 }
 
+/* The draws a continuous sampler writes are the skeleton's points at
+ * every multiple of --thin, 0, dt, 2 dt, ..., with none skipped: the same
+ * seed run once as segments and once as draws. */
+static void test_draws_on_grid(void **state)
+{
+    (void)state;
+    char *ms[] = {"dim=2", "rho=0.5", "mean=-1"};
+    th_problem tp;
+    th_open(&tp, "mvn", NULL, ms, 3);
+    const double dt = 0.25;
+    th_run rs = {.sampler = "bps", .iters = 400, .seed = 8, .emit_segments = 1};
+    th_run rd = {.sampler = "bps", .iters = 400, .seed = 8, .thin_time = dt};
+    th_draws sg, dr;
+    assert_int_equal(th_sample(&tp, &rs, &sg, NULL), DRIFT_OK);
+    assert_int_equal(th_sample(&tp, &rd, &dr, NULL), DRIFT_OK);
+    size_t T = 2 + NCOL, X = T + 4, V = X + 2;
+    const double *last = sg.v + (sg.n - 1) * sg.cols;
+    double end = last[T] + last[T + 1];
+    assert_int_equal(dr.n, (size_t)ceil(end / dt));
+    size_t j = 0;
+    for (size_t i = 0; i < dr.n; i++) {
+        double t = dt * (double)i;
+        while (j + 1 < sg.n && sg.v[(j + 1) * sg.cols + T] <= t)
+            j++;
+        const double *seg = sg.v + j * sg.cols;
+        for (size_t k = 0; k < 2; k++) {
+            double x = seg[X + k] + seg[V + k] * (t - seg[T]);
+            assert_true(fabs(dr.v[i * dr.cols + 2 + NCOL + k] - x) < 1e-9);
+        }
+    }
+    th_draws_free(&sg);
+    th_draws_free(&dr);
+    th_close(&tp);
+}
+
 /* A discrete sampler cannot emit segments: refused before any chain. */
 static void test_segments_refused(void **state)
 {
@@ -464,6 +499,7 @@ int main(void)
         cmocka_unit_test(test_standard),
         cmocka_unit_test(test_correlated),
         cmocka_unit_test(test_segments),
+        cmocka_unit_test(test_draws_on_grid),
         cmocka_unit_test(test_segments_refused),
         cmocka_unit_test(test_noisy_gradient),
         cmocka_unit_test(test_cli_emit),

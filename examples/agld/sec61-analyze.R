@@ -11,7 +11,6 @@
 # within rounding), so the exact folded 2-D projection is N(abar[1:2], I).
 suppressMessages({
     library(data.table)
-    library(ggplot2)
     library(posterior)
 })
 args <- commandArgs(TRUE)
@@ -63,7 +62,7 @@ hist_tv <- function(P, mu) {
 }
 
 names <- c(lmc = "LMC", sgld = "SGLD", `svrg-ld` = "SVRG-LD",
-           `saga-ld` = "SAGA-LD", `tmu-ra` = "TMU-RA")
+           `saga-ld` = "SAGA-LD", `tmu-ra` = "TMU-RA", `tmu-ra-dn` = "TMU-RA, D = N")
 rows <- list()
 proj <- list()
 set.seed(11)
@@ -96,20 +95,17 @@ tag <- sprintf("eta%s-n%s", eta, nb)
 fwrite(tab, file.path(build, paste0("sec61-distances-", tag, ".csv")))
 print(tab, digits = 4)
 
-pr <- rbindlist(proj)
-pr[, sampler := factor(sampler, levels = unname(names))]
-g <- expand.grid(x1 = seq(abar[1] - 3.5, abar[1] + 3.5, length = 100),
-                 x2 = seq(abar[2] - 3.5, abar[2] + 3.5, length = 100))
-g$z <- dnorm(g$x1, abar[1]) * dnorm(g$x2, abar[2])
-p <- ggplot(pr, aes(x1, x2)) +
-    geom_density_2d(colour = "steelblue", bins = 6) +
-    geom_contour(data = g, aes(z = z), colour = "black", linetype = "dashed",
-                 bins = 6) +
-    facet_wrap(~sampler, nrow = 1) +
-    coord_equal(xlim = abar[1] + c(-3.5, 3.5), ylim = abar[2] + c(-3.5, 3.5)) +
-    labs(title = sprintf("Section 6.1: folded 2-D projections (x1, x2), eta = %s, n = %s, last 1e4 of 2e4 passes",
-                         eta, nb),
-         subtitle = "blue: sample density; dashed: exact target") +
-    theme_bw(base_size = 9)
-ggsave(file.path(build, paste0("sec61-projections-", tag, ".png")), p, width = 12, height = 3.2,
-       dpi = 110)
+png(file.path(build, paste0("sec61-projections-", tag, ".png")), width = 1320, height = 360, res = 110)
+par(mfrow = c(1, length(proj)), mar = c(3.8, 3.8, 2, 0.5), oma = c(0, 0, 2.2, 0))
+lim1 <- abar[1] + c(-3.5, 3.5); lim2 <- abar[2] + c(-3.5, 3.5)
+g1 <- seq(lim1[1], lim1[2], length = 100); g2 <- seq(lim2[1], lim2[2], length = 100)
+ex <- outer(dnorm(g1, abar[1]), dnorm(g2, abar[2]))
+for (s in names(proj)) {
+    k <- MASS::kde2d(proj[[s]]$x1, proj[[s]]$x2, n = 100, lims = c(lim1, lim2))
+    contour(g1, g2, ex, nlevels = 6, lty = 2, drawlabels = FALSE, asp = 1, xlab = "x1", ylab = "x2",
+            main = names[[s]], cex.main = 0.9)
+    contour(k$x, k$y, k$z, nlevels = 6, col = "steelblue", drawlabels = FALSE, add = TRUE)
+}
+mtext(sprintf("Section 6.1: folded 2-D projections (x1, x2), eta = %s, n = %s, last 1e4 of 2e4 passes; blue: sample density, dashed: exact target",
+              eta, nb), outer = TRUE, cex = 0.8)
+invisible(dev.off())

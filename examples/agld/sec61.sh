@@ -2,7 +2,7 @@
 # sec61.sh: Zhang et al. (AAAI 2020), section 6.1, on drift: the
 # Gaussian-mixture potential (N = 500, d = 10, a_i ~ N(2*1, I)), 2e4 data
 # passes per sampler with the last 1e4 kept, for LMC, SGLD, SVRG-LD, SAGA-LD
-# and TMU-RA at one step size; 2-D projections of the sample densities are
+# and TMU-RA at one step size (TMU-RA also with Theorem 3's D = N); 2-D projections of the sample densities are
 # compared with the exact target.  Writes build/sec61-distances-etaE-nB.csv
 # and build/sec61-projections-etaE-nB.png.  Not part of make check.
 #
@@ -38,4 +38,6 @@ run sgld sgld $((500 / n)) --set h="$eta"
 run svrg-ld svrg-ld $((500 / n / 3)) --set eta="$eta"
 run saga-ld saga-ld $((500 / n)) --set eta="$eta"
 run tmu-ra tmu-ra $((500 / n / 2)) --set eta="$eta"
+# Theorem 3's refresh period D = N iterations (the default is one data pass).
+run tmu-ra-dn tmu-ra $((500 / n / 2)) --set eta="$eta" --set D=0
 Rscript "$here/sec61-analyze.R" "$build" "$passes" "$eta" "$n"

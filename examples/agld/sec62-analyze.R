@@ -10,7 +10,6 @@
 # is each MSE minus it.
 suppressMessages({
     library(data.table)
-    library(ggplot2)
 })
 args <- commandArgs(TRUE)
 build <- args[1]
@@ -60,12 +59,17 @@ long <- melt(tab, id.vars = c("sampler", "epoch"),
              variable.name = "predictor", value.name = "excess")
 long[, predictor := ifelse(predictor == "excess_avg", "epoch's draws averaged",
                            "last draw of the epoch")]
-p <- ggplot(long, aes(epoch, pmax(excess, 1e-6), colour = sampler)) +
-    geom_line() + geom_point(size = 1) +
-    facet_wrap(~predictor) +
-    scale_y_log10() + scale_x_continuous(breaks = 1:10) +
-    labs(title = sprintf("Section 6.2: Bayesian ridge regression, N = %d, d = %d, eta = %s, n = %s",
-                         Ntr, d, eta, nb),
-         y = "test MSE minus the exact posterior mean's") +
-    theme_bw(base_size = 10)
-ggsave(file.path(build, "sec62-mse.png"), p, width = 11, height = 5, dpi = 110)
+png(file.path(build, "sec62-mse.png"), width = 1210, height = 550, res = 110)
+par(mfrow = c(1, 2), mar = c(4.2, 4.6, 2.2, 1), oma = c(0, 0, 1.5, 0))
+ss <- unique(long$sampler); cols <- setNames(seq_along(ss), ss)
+for (pr in c("epoch's draws averaged", "last draw of the epoch")) {
+    o <- long[predictor == pr]
+    plot(NA, xlim = c(1, 10), ylim = range(pmax(long$excess, 1e-6)), log = "y", xaxt = "n",
+         xlab = "epoch", ylab = "test MSE minus the exact posterior mean's", main = pr)
+    axis(1, at = 1:10)
+    for (sm in ss) with(o[sampler == sm], lines(epoch, pmax(excess, 1e-6), type = "b", pch = 20, col = cols[sm]))
+    legend("topright", ss, col = cols, lty = 1, pch = 20, bty = "n", cex = 0.8)
+}
+mtext(sprintf("Section 6.2: Bayesian ridge regression, N = %d, d = %d, eta = %s, n = %s", Ntr, d, eta, nb),
+      outer = TRUE, cex = 0.95)
+invisible(dev.off())

@@ -10,14 +10,14 @@
 # mu against the exact ones, and the L1 distance between its histogram and
 # the exact density (bins of 0.02); densities in
 # $OUT/sgnht-gauss-mean-density.csv; plot sgnht-gauss-mean.png.
-# Usage: sh sgnht-gauss-mean.sh   (env: SEED=1, OUT=./langevin-out)
+# Usage: sh sgnht-gauss-mean.sh   (env: ITER=2000000, SEED=1, OUT=./langevin-out)
 . "$(dirname "$0")/common.sh"
 SEED=${SEED:-1}
 data=$work/x.csv
 Rscript -e "set.seed(2014); x <- rnorm(100); write.csv(data.frame(y.1 = x), '$data', row.names = FALSE)"
 for h in 0.01 0.001; do
     # 20000 time units at h = 0.01 (2e6 steps), 2000 at h = 0.001.
-    iters=2000000; thin=10
+    iters=${ITER:-2000000}; thin=10
     for A in 1 10; do
         for s in sgnht sghmc; do
             if [ $s = sgnht ]; then sets="--set h=$h --set A=$A"

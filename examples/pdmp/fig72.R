@@ -1,108 +1,153 @@
-# fig72.R: the figure of section 7.2 from the runs fig72.sh made.  Writes
-# results/fig72-rmse.csv (passes, r/b, estimator, RMSE over runs) and
-# results/fig72.png, and prints the reference values and a summary.
+# fig72.R: the figure of section 7.2 from the runs fig72.sh made.
+# f(w) = sin((w.1 - w1hat)/r), w1hat the Laplace mode of w.1, and r a
+# multiple of b, which is, as in the paper, the mean length of a trajectory
+# segment: the distance the particle travels between two bounces (|v| = 1,
+# refresh 0), measured here from the runs after burn-in.  Estimators of
+# E[f]: the discrete one averages f at points of the path one mean segment
+# length b apart; the trajectory one integrates f exactly along each
+# segment.  References: importance sampling (reference.R, independent of
+# drift).  Writes results/fig72-rmse.csv (RMSE against passes for r/b = 1
+# and 1e-2), results/fig72-sweep.csv (RMSE of both estimators and their
+# ratio at the full budget for every r/b) and results/fig72.png.
 args <- commandArgs(TRUE)
 K <- if (length(args) > 0) as.integer(args[1]) else 20
 PASSES <- if (length(args) > 1) as.numeric(args[2]) else 6000
 lap <- read.csv("laplace.csv", row.names = 1)
-d <- ncol(lap)
 what <- 1                                       # w.1
 w1hat <- as.numeric(lap["mode", what])
-E <- t(as.matrix(lap[-(1:2), ])); ev <- as.numeric(lap["eigenvalue", ])
-b <- sqrt(sum(E[what, ]^2 * ev))                # Laplace sd of w.1
 N <- nrow(read.csv("lr20.csv"))
-burn <- 1500                                    # data passes discarded
+burn <- min(1500, PASSES / 4)                   # data passes discarded
+ratios <- c(1e-2, 3e-2, 0.1, 0.3, 1, 3, 10)     # r/b
 
 read_seg <- function(f) {
   s <- read.csv(f, comment.char = "#")
-  data.frame(t = s$time__, T = s$duration__, x = s[[paste0("x0.", what, "__")]],
-             v = s[[paste0("v.", what, "__")]], passes = s$grads__ / N)
+  data.frame(t = s$time__, T = s$duration__, x = s[[sprintf("x0_%d__", what)]],
+             v = s[[sprintf("v_%d__", what)]], passes = s$grads__ / N,
+             bounces = s$bounces__, speed = sqrt(rowSums(as.matrix(s[, grep("^v_", names(s))])^2)))
 }
 # Exact integral of sin((x + v s - w1hat)/r) over s in [0, T], per segment.
 seg_int <- function(s, r) {
   a <- (s$x - w1hat) / r; u <- s$v / r
   ifelse(abs(u * s$T) < 1e-8, sin(a) * s$T, (cos(a) - cos(a + u * s$T)) / u)
 }
-# Points of the path at times t (t within the skeleton's span).
 path_at <- function(s, t) {
   j <- findInterval(t, s$t)
   s$x[j] + s$v[j] * (t - s$t[j])
 }
 
-refs <- read.csv("results/reference.csv")
-rs <- c(1, 1e-2)
-ref <- refs$estimate[2:3]
-cat(sprintf("w1hat = %.4f, b = %.4f\n", w1hat, b))
-cat(sprintf("reference (importance sampling), r/b = 1: %.4f +- %.4f; r/b = 1e-2: %.4f +- %.4f\n",
-            ref[1], refs$se[2], ref[2], refs$se[3]))
+runs <- lapply(1:K, function(k) read_seg(sprintf("runs/fig72-sbps-%d.csv", k)))
+stopifnot(all(abs(unlist(lapply(runs, `[[`, "speed")) - 1) < 1e-9))
+post <- lapply(runs, function(s) s[s$passes > burn, ])
+len <- sapply(post, function(s) sum(s$T)); nb <- sapply(post, function(s) diff(range(s$bounces)))
+b <- sum(len) / sum(nb)                         # mean distance between bounces
+seg_mean <- mean(sapply(post, function(s) mean(s$T)))
+cat(sprintf("b (mean segment length: trajectory length / bounces after burn-in) = %.4f\n", b))
+cat(sprintf("  (drift's output pieces, which also end at window ends, average %.4f)\n", seg_mean))
+cat(sprintf("  for comparison the Laplace sd of w.1 (the b of an earlier version) is %.4f\n",
+            sqrt(sum(t(as.matrix(lap[-(1:2), ]))[what, ]^2 * as.numeric(lap["eigenvalue", ])))))
+
+# References at every r by importance sampling (reference.R's weighted draws).
+if (!file.exists("runs/reference-is.bin")) system("Rscript reference.R")
+con <- file("runs/reference-is.bin", "rb"); n_is <- readBin(con, "double", 1)
+is <- list(w1 = readBin(con, "double", n_is), w = readBin(con, "double", n_is)); close(con)
+wn <- is$w / sum(is$w)
+ref <- sapply(ratios, function(q) sum(wn * sin((is$w1 - w1hat) / (q * b))))
+ref_se <- sapply(seq_along(ratios), function(i)
+  sqrt(sum(wn^2 * (sin((is$w1 - w1hat) / (ratios[i] * b)) - ref[i])^2)))
+cat("references (importance sampling, ESS", round(1 / sum(wn^2)), "):\n")
+print(data.frame(r_over_b = ratios, r = ratios * b, reference = ref, se = ref_se), digits = 4)
 if (file.exists("runs/fig72-bps.csv")) {
   bs <- read_seg("runs/fig72-bps.csv")
   g <- cut(cumsum(bs$T), 25)
-  for (ri in 1:2) {
-    I <- seg_int(bs, rs[ri] * b)
+  for (i in which(ratios %in% c(1e-2, 1))) {
+    I <- seg_int(bs, ratios[i] * b)
     bm <- tapply(I, g, sum) / tapply(bs$T, g, sum)
-    cat(sprintf("bps cross-check, r/b = %g: %.4f +- %.4f (trajectory time %.0f, 25 batch means)\n",
-                rs[ri], sum(I) / sum(bs$T), sd(bm) / 5, sum(bs$T)))
+    cat(sprintf("bps cross-check, r/b = %g: %.4f +- %.4f (reference %.4f)\n",
+                ratios[i], sum(I) / sum(bs$T), sd(bm) / 5, ref[i]))
   }
 }
 
-# The draws drift wrote are the skeleton's points at multiples of --thin.
-s1 <- read_seg("runs/fig72-sbps-1.csv")
+# The draws drift writes are the skeleton's points at multiples of --thin.
 dr <- read.csv("runs/fig72-draws-1.csv", comment.char = "#")
 tt <- 0.1 * (seq_len(nrow(dr)) - 1)
-ok <- tt < max(s1$t + s1$T)
-gap <- max(abs(dr[[paste0("w.", what)]][ok] - path_at(s1, tt[ok])))
+ok <- tt < max(runs[[1]]$t + runs[[1]]$T)
+gap <- max(abs(dr[[paste0("w.", what)]][ok] - path_at(runs[[1]], tt[ok])))
 cat(sprintf("draws vs skeleton: largest difference %.2g over %d draws\n", gap, sum(ok)))
 stopifnot(gap < 1e-6)
 
 checkpoints <- burn + c(100, 200, 500, 1000, 2000, PASSES - burn)
-rows <- list()
-est <- array(NA, c(K, length(checkpoints), 2, 2))   # run, checkpoint, r, estimator
-dts <- numeric(K)
+checkpoints <- sort(unique(checkpoints[checkpoints <= PASSES]))
+est <- array(NA, c(K, length(checkpoints), length(ratios), 2))
 for (k in 1:K) {
-  s <- read_seg(sprintf("runs/fig72-sbps-%d.csv", k))
-  s <- s[s$passes > burn, ]
-  t0 <- s$t[1]
-  dt <- mean(s$T); dts[k] <- dt                      # one draw per segment, on average
-  tg <- seq(t0, max(s$t + s$T), by = dt)
-  xg <- path_at(s, tg)
-  # data passes reached at each grid time: those of the segment holding it
-  pg <- s$passes[findInterval(tg, s$t)]
-  for (ri in 1:2) {
-    r <- rs[ri] * b
-    I <- cumsum(seg_int(s, r)); Tc <- cumsum(s$T)
+  s <- post[[k]]
+  tg <- seq(s$t[1], max(s$t + s$T), by = b)     # one point per mean segment length
+  xg <- path_at(s, tg); pg <- s$passes[findInterval(tg, s$t)]
+  Tc <- cumsum(s$T)
+  for (ri in seq_along(ratios)) {
+    r <- ratios[ri] * b
+    I <- cumsum(seg_int(s, r))
     fd <- cumsum(sin((xg - w1hat) / r)) / seq_along(xg)
     for (ci in seq_along(checkpoints)) {
-      c <- checkpoints[ci]
-      js <- which(s$passes <= c); jg <- which(pg <= c)
+      js <- which(s$passes <= checkpoints[ci]); jg <- which(pg <= checkpoints[ci])
       if (!length(js) || !length(jg)) next
       est[k, ci, ri, 1] <- fd[max(jg)]
       est[k, ci, ri, 2] <- I[max(js)] / Tc[max(js)]
     }
   }
 }
-for (ri in 1:2) for (ei in 1:2) for (ci in seq_along(checkpoints)) {
+rmse <- function(e, r0) sqrt(mean((e - r0)^2, na.rm = TRUE))
+rows <- list()
+for (ri in seq_along(ratios)) for (ei in 1:2) for (ci in seq_along(checkpoints)) {
   e <- est[, ci, ri, ei]
   rows[[length(rows) + 1]] <- data.frame(
-    passes_after_burnin = checkpoints[ci] - burn, r_over_b = rs[ri],
-    estimator = c("discrete", "trajectory")[ei],
-    rmse = sqrt(mean((e - ref[ri])^2, na.rm = TRUE)),
+    passes_after_burnin = checkpoints[ci] - burn, r_over_b = ratios[ri],
+    estimator = c("discrete", "trajectory")[ei], rmse = rmse(e, ref[ri]),
     mean = mean(e, na.rm = TRUE), runs = sum(!is.na(e)))
 }
 out <- do.call(rbind, rows)
-write.csv(out, "results/fig72-rmse.csv", row.names = FALSE, quote = FALSE)
-cat(sprintf("draw spacing (mean segment duration): %.4f time units\n", mean(dts)))
-print(out, digits = 3, row.names = FALSE)
-png("results/fig72.png", width = 1100, height = 480, res = 110)
-par(mfrow = c(1, 2), mar = c(4.2, 4.2, 2, 1))
-for (ri in 1:2) {
-  o <- out[out$r_over_b == rs[ri], ]
+write.csv(out[out$r_over_b %in% c(1, 1e-2), ], "results/fig72-rmse.csv",
+          row.names = FALSE, quote = FALSE)
+# The sweep at 500 passes after burn-in and at the full budget, with a
+# bootstrap interval (over runs) of the ratio.
+set.seed(72)
+last <- length(checkpoints)
+at <- unique(c(which(checkpoints - burn == 500), last))
+sweep <- do.call(rbind, lapply(at, function(ci) do.call(rbind, lapply(seq_along(ratios), function(ri) {
+  ed <- est[, ci, ri, 1]; et <- est[, ci, ri, 2]
+  bt <- replicate(2000, { i <- sample(K, K, TRUE); rmse(ed[i], ref[ri]) / rmse(et[i], ref[ri]) })
+  data.frame(passes_after_burnin = checkpoints[ci] - burn, r_over_b = ratios[ri],
+             r = ratios[ri] * b, reference = ref[ri], reference_se = ref_se[ri],
+             rmse_discrete = rmse(ed, ref[ri]), rmse_trajectory = rmse(et, ref[ri]),
+             ratio = rmse(ed, ref[ri]) / rmse(et, ref[ri]),
+             ratio_lo = unname(quantile(bt, 0.05)), ratio_hi = unname(quantile(bt, 0.95)))
+}))))
+write.csv(sweep, "results/fig72-sweep.csv", row.names = FALSE, quote = FALSE)
+print(out[out$r_over_b %in% c(1, 1e-2), ], digits = 3, row.names = FALSE)
+print(sweep, digits = 3, row.names = FALSE)
+
+png("results/fig72.png", width = 1500, height = 480, res = 110)
+par(mfrow = c(1, 3), mar = c(4.2, 4.2, 2, 1))
+for (q in c(1, 1e-2)) {
+  o <- out[out$r_over_b == q, ]
   plot(NA, xlim = range(checkpoints - burn), ylim = range(o$rmse, na.rm = TRUE),
        log = "xy", xlab = "data passes after burn-in", ylab = "RMSE over runs",
-       main = sprintf("7.2: E[sin((w1 - w1hat)/r)], r/b = %g", rs[ri]))
+       main = sprintf("7.2: E[sin((w1 - w1hat)/r)], r/b = %g", q))
   with(o[o$estimator == "discrete", ], lines(passes_after_burnin, rmse, type = "b", col = "blue"))
   with(o[o$estimator == "trajectory", ], lines(passes_after_burnin, rmse, type = "b", col = "red"))
-  legend("topright", c("discrete draws", "trajectory"), col = c("blue", "red"),
-         lwd = 1, bty = "n")
+  legend("topright", c("discrete (one point per segment length)", "trajectory"),
+         col = c("blue", "red"), lwd = 1, bty = "n")
 }
+plot(NA, xlim = range(ratios), ylim = range(c(0.8, sweep$ratio_lo, sweep$ratio_hi)), log = "xy",
+     xlab = "r / b (b = mean segment length)", ylab = "RMSE discrete / RMSE trajectory",
+     main = "r/b sweep (90% bootstrap intervals over runs)")
+abline(h = 1, col = "grey")
+sc <- c("darkgreen", "black")
+for (i in seq_along(at)) {
+  o <- sweep[sweep$passes_after_burnin == checkpoints[at[i]] - burn, ]
+  x <- o$r_over_b * (1 + 0.06 * (i - 1.5))
+  lines(x, o$ratio, type = "b", col = sc[i], pch = 19)
+  arrows(x, o$ratio_lo, x, o$ratio_hi, angle = 90, code = 3, length = 0.03, col = sc[i])
+}
+legend("topright", sprintf("%g passes after burn-in", checkpoints[at] - burn), col = sc[seq_along(at)],
+       lwd = 1, pch = 19, bty = "n")
 invisible(dev.off())

@@ -5,7 +5,8 @@
 # for r/b = 1 and 1e-2 (b the Laplace sd of w.1, w1hat its mode), with
 # Monte Carlo standard errors (delta method) and the importance ESS; also
 # the first two moments of p_max and p_min, the projections of w - mode on
-# the Laplace covariance's largest and smallest eigenvectors.
+# the Laplace covariance's largest and smallest eigenvectors.  The weighted
+# draws of w.1 go to runs/reference-is.bin (fig72.R's references).
 # Usage: Rscript reference.R [draws in units of 1e5]   (default 10)
 args <- commandArgs(TRUE); B <- if (length(args)) as.integer(args[1]) else 10
 df <- read.csv("lr20.csv"); y <- df$y; X <- as.matrix(df[, -1]); d <- ncol(X)
@@ -26,6 +27,7 @@ f <- function(W) {
         pmax = a, pmax2 = a^2, pmin = z, pmin2 = z^2)
 }
 sw <- 0; sw2 <- 0; swf <- 0; sw2f <- 0; sw2f2 <- 0
+keep_w1 <- vector("list", B); keep_w <- vector("list", B)
 for (i in 1:B) {
   z <- matrix(rnorm(chunk * d), d, chunk); u <- rchisq(chunk, nu)
   W <- mode + (L %*% z) * rep(sqrt(nu / u), each = d)
@@ -34,6 +36,7 @@ for (i in 1:B) {
   q <- colSums(z^2) * (nu / u)
   w <- exp(ll - lp0 + (nu + d) / 2 * log1p(q / nu))
   F <- f(W)
+  keep_w1[[i]] <- W[1, ]; keep_w[[i]] <- w
   sw <- sw + sum(w); sw2 <- sw2 + sum(w^2)
   swf <- swf + as.vector(F %*% w); sw2f <- sw2f + as.vector(F %*% w^2)
   sw2f2 <- sw2f2 + as.vector(F^2 %*% w^2)
@@ -47,6 +50,10 @@ out <- data.frame(quantity = c("E[w.1]", "E[sin((w.1-w1hat)/b)]",
                   estimate = est, se = se, ess = sw^2 / sw2,
                   w1hat = w1hat, b = b)
 dir.create("results", showWarnings = FALSE)
+# The weighted sample of w.1 itself, for fig72.R's expectations at any r.
+dir.create("runs", showWarnings = FALSE)
+con <- file("runs/reference-is.bin", "wb")
+writeBin(c(length(unlist(keep_w1)), unlist(keep_w1), unlist(keep_w)), con); close(con)
 write.csv(out, "results/reference.csv", row.names = FALSE, quote = FALSE)
 print(out, digits = 5, row.names = FALSE)
 cat(sprintf("sd of p_max %.4f, of p_min %.5f (Laplace: %.4f, %.5f)\n",

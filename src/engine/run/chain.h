@@ -299,7 +299,7 @@ struct drift_chain {
     double t_mom;           /* continuous: time integrated into traj_m1,
                                traj_m2 (after warmup) */
     double t_next_out;      /* continuous: next output time,
-                               thin_time * (grid_k + 1) */
+                               thin_time * grid_k (0 at the start) */
     double *traj_m1, *traj_m2; /* integrals of theta and theta^2 (d) */
     double *seg_buf;        /* d: a point on a segment */
     double *row_buf;        /* a whole output row, for on_row */

@@ -437,9 +437,11 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                     return rc;
             }
             /* Multiples of dt, not repeated sums: no drift over 1e9 steps;
-             * counted across warmup, so the grid runs on after it. */
+             * counted across warmup, so the grid runs on after it.  The
+             * grid is 0, dt, 2 dt, ...: after grid_k points the next is
+             * at grid_k dt. */
             c->grid_k++;
-            c->t_next_out = dt * (double)(c->grid_k + 1);
+            c->t_next_out = dt * (double)c->grid_k;
         }
     }
     if (!warm) {
