@@ -217,8 +217,10 @@ rank_pid() {
     done
     return 1
 }
-# Waits (up to 20 s) for rank $1's sampling process of run $2 to have
-# sampled a while.
+# Waits (up to 20 s) for rank $1's sampling process of run $2 to appear,
+# then (up to 60 s) for it to have run 0.5 s of CPU time: sampled a while,
+# however loaded the machine (a fixed 1.5 s of wall time was too short on
+# a starved one: the rank was killed before its first draw was written).
 wait_rank() {
     n=0
     while ! pid=$(rank_pid "$1" "$2"); do
@@ -226,7 +228,16 @@ wait_rank() {
         [ $n -gt 200 ] && return 1
         sleep 0.1
     done
-    sleep 1.5
+    hz=$(getconf CLK_TCK 2>/dev/null || echo 100)
+    n=0
+    while :; do
+        t=$({ awk '{print $14 + $15}' "/proc/$pid/stat"; } 2>/dev/null) ||
+            break
+        [ -n "$t" ] && [ "$t" -ge $((hz / 2)) ] && break
+        n=$((n + 1))
+        [ $n -gt 600 ] && break
+        sleep 0.1
+    done
     echo "$pid"
 }
 # Nothing in directory $1 but the files named after it.

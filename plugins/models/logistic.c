@@ -7,8 +7,6 @@
  * O(non-zeros) plus O(D) for the dense gradient it returns.  Not a
  * template for models with constraints (it has none) or data-block
  * values. */
-#include "config.h"
-
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +15,12 @@
 
 #include <drift/model.h>
 
-#if DRIFT_HAVE_SLEEF && defined(__x86_64__) && defined(__GNUC__) &&           \
-    !defined(__clang__)
+#if defined(DRIFT_PLUGIN_WITH_SLEEF) && defined(__x86_64__) &&                \
+    defined(__GNUC__) && !defined(__clang__)
 /* exp over a block from SLEEF's vector functions (1 ulp, no FMA), as the
- * engine's vector math does; sleef.h declares each unit's functions only
+ * engine's vector math does (the build defines DRIFT_PLUGIN_WITH_SLEEF
+ * where it found SLEEF; a build without it uses libm's exp, one row at a
+ * time); sleef.h declares each unit's functions only
  * where the compiler targets it, so all are declared here and each is
  * called only from a loop compiled for its unit, on a CPU that has it. */
 #define LOGISTIC_SLEEF 1
