@@ -2,8 +2,9 @@
  * Stan CSV files written here, each with one known problem: divergences in
  * one chain, tree depth saturation, a random-walk energy (E-BFMI far below
  * 0.3), acceptance far below its target, a chain that never moved, chains
- * that disagree (R-hat) and short, sticky chains (ESS), and none of these
- * on clean independent draws. */
+ * that disagree (R-hat), short, sticky chains (ESS) and a continuous-time
+ * sampler's grid too coarse for its trajectory, and none of these on clean
+ * independent draws. */
 #include "config.h"
 
 #include <math.h>
@@ -41,17 +42,24 @@ typedef struct spec {
     size_t saturated;   /* this many at treedepth__ = 10 */
     int energy_walk;    /* energy__ a random walk */
     double accept;      /* mean of accept_stat__ */
+    double thin_time;   /* > 0: a continuous-time sampler's file, draws
+                           every thin_time along a trajectory of length
+                           traj_time (in the footer) */
+    double traj_time;
 } spec;
 
 static char *write_chain(unsigned id, const spec *s)
 {
     size_t cap = 200 + s->n * 120;
-    char *t = malloc(cap), *p = t;
+    char *t = malloc(cap), *p = t, thin[64] = "";
     assert_non_null(t);
+    if (s->thin_time > 0)
+        snprintf(thin, sizeof thin, "# thin_time = %g\n", s->thin_time);
     p += sprintf(p, "# sampler = nuts\n#   delta = 0.8\n#   max_depth = 10\n"
                     "# chain_id = %u\n# warmup = 1000\n"
+                    "%s"
                     "lp__,accept_stat__,treedepth__,divergent__,energy__,x\n",
-                 id);
+                 id, thin);
     double x = 0, e = 10;
     for (size_t i = 0; i < s->n; i++) {
         double z = gauss();
@@ -63,6 +71,8 @@ static char *write_chain(unsigned id, const spec *s)
                      i < s->saturated ? 10 : 3, i < s->divergent, e,
                      x + s->x_shift + s->x_trend * (double)i / (double)s->n);
     }
+    if (s->thin_time > 0)
+        p += sprintf(p, "# trajectory_time = %g\n", s->traj_time);
     char *path = th_write_text(t, ".csv");
     free(t);
     return path;
@@ -196,6 +206,33 @@ static void test_frozen_and_rhat(void **state)
 
 /* One chain: split R-hat compares its halves, and the warning says so
  * instead of speaking of chains that disagree. */
+/* A continuous-time sampler's --thin grid too coarse for its trajectory:
+ * a handful of draws, and the warning says which --thin gives about 1000;
+ * a grid fine enough for 1000 draws gets none. */
+static void test_coarse_grid(void **state)
+{
+    (void)state;
+    spec s[2] = {clean(), clean()};
+    for (int k = 0; k < 2; k++) {
+        s[k].n = 3;
+        s[k].thin_time = 1;
+        s[k].traj_time = 3.5;
+    }
+    char *all = check(s, 2);
+    expect(all, "chain 1: 3 draws kept on the grid");
+    expect(all, "give --thin 0.0035 for about 1000 draws");
+    free(all);
+    for (int k = 0; k < 2; k++) {
+        s[k] = clean();
+        s[k].thin_time = 0.001;
+        s[k].traj_time = 1.0;
+    }
+    all = check(s, 2);
+    if (strstr(all, "on the grid"))
+        fail_msg("1000 draws on a fine grid got the warning:\n%s", all);
+    free(all);
+}
+
 static void test_rhat_one_chain(void **state)
 {
     (void)state;
@@ -232,6 +269,7 @@ int main(void)
         cmocka_unit_test(test_acceptance),
         cmocka_unit_test(test_frozen_and_rhat),
         cmocka_unit_test(test_low_ess),
+        cmocka_unit_test(test_coarse_grid),
         /* last: the other cases' draws come from one fixed stream */
         cmocka_unit_test(test_rhat_one_chain),
     };

@@ -196,6 +196,23 @@ static int check_chains(const drift_stancsv *const *ch, size_t C,
         size_t n = kept(f);
         char who[64];
         chain_label(f, k, who, sizeof who);
+        /* A continuous-time sampler keeps draws on a grid of trajectory
+         * times (--thin T): a grid coarse for the trajectory's length
+         * leaves a handful of draws (1 in a default sbps run at
+         * Covertype's size, whose posterior sds are 0.003), too few for
+         * ESS and R-hat, though the footer's trajectory moments stay
+         * exact. */
+        double dt, T;
+        const char *ts = drift_stancsv_footer(f, "trajectory_time");
+        if (n < DRIFT_CHECKS_GRID_DRAWS && meta_double(f, "thin_time", &dt) &&
+            dt > 0 && ts && !drift_parse_double(ts, &T) && T > 0 &&
+            add(out, "%s: %zu draws kept on the grid of trajectory times "
+                     "0, %g, %g, ... (--thin %g) along a trajectory %.3g "
+                     "long: too few for ESS and R-hat (the footer's "
+                     "trajectory_mean and trajectory_var are exact all the "
+                     "same); give --thin %.2g for about 1000 draws",
+                who, n, dt, 2 * dt, dt, T, T / 1000))
+            return DRIFT_ENOMEM;
         if (n < 2)
             continue;
         if (ce >= 0) {

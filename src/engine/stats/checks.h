@@ -1,7 +1,9 @@
 /* checks.h: the warnings a user acts on after a run, as CmdStan's diagnose
  * utility gives them: divergent transitions, tree depth saturation,
  * E-BFMI below 0.3, an acceptance rate far below its target, a chain that
- * never moved, R-hat above 1.01 and bulk or tail ESS below 100 per chain.
+ * never moved, R-hat above 1.01 and bulk or tail ESS below 100 per chain;
+ * and, for continuous-time samplers, a --thin grid too coarse for the
+ * trajectory (fewer than 100 draws).
  * Each warning is one line saying what is wrong and what to try.  Not for
  * printing (the CLI) or the statistics themselves (summary.c). */
 #ifndef DRIFT_CHECKS_H
@@ -19,6 +21,9 @@
 #define DRIFT_CHECKS_ESS_PER_CHAIN 100.0
 #define DRIFT_CHECKS_EBFMI 0.3
 #define DRIFT_CHECKS_ACCEPT_GAP 0.15
+/* Fewer draws than this on a continuous-time sampler's grid: --thin is
+ * too coarse for the trajectory. */
+#define DRIFT_CHECKS_GRID_DRAWS 100
 
 /* The warnings found, each a line without "warning: " and without a
  * newline; the caller frees them with drift_checks_free. */
