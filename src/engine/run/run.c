@@ -864,15 +864,28 @@ static int tune_step_size(drift_chain *c, long param)
      * there), and the ranking then says little. */
     double exact = run->tune->trials[b].ksd2_exact;
     if (isfinite(exact) && exact > 0 && best > 25 * exact) {
-        char warn[600];
+        /* Under plain minibatch gradients on a model with rows, what
+         * helps most is --gradient cv (its estimates and the metric of
+         * its mode: on raw-scale regressions plain SGLD runs away at
+         * every step size worth taking). */
+        int cv_would = !run->cv.ready && c->N > 0 &&
+                       !(s->flags & (DRIFT_SAMPLER_FULL_DATA |
+                                     DRIFT_SAMPLER_OWN_ESTIMATES));
+        char warn[800];
         snprintf(warn, sizeof warn,
                  "no pilot of %s came near the target: the best KSD, %.3g "
                  "at %s = %.4g, is %.0f times what as many exact draws "
                  "would give there (about %.3g); the chains are unlikely "
-                 "to be accurate either: give a larger budget (the pilots "
-                 "grow with it), or change the sampler's other settings",
+                 "to be accurate either: %s",
                  s->name, sqrt(best), hp->name, run->tune->h,
-                 sqrt(best / exact), sqrt(exact));
+                 sqrt(best / exact), sqrt(exact),
+                 cv_would ? "run with --gradient cv (gradient estimates "
+                            "centred at the posterior's mode and a metric "
+                            "from its curvature, which make step sizes "
+                            "fit every parameter's scale), or give a "
+                            "larger budget (the pilots grow with it)"
+                          : "give a larger budget (the pilots grow with "
+                            "it), or change the sampler's other settings");
         fprintf(stderr, "drift: warning: %s\n", warn);
         size_t used = strlen(run->tune_header);
         snprintf(run->tune_header + used, sizeof run->tune_header - used,
