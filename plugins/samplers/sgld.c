@@ -35,9 +35,9 @@
 
 #include <drift/sampler.h>
 
+#include "precond.h"
+
 enum { PC_AUTO = 0, PC_UNIT = 1, PC_MODE = 2, PC_WARMUP = 3, PC_DENSE = 4 };
-#define AUTO_DENSE_DIM 100
-#define PRECOND_CLAMP 10.0
 
 typedef struct sgld {
     double h, noise;
@@ -47,46 +47,6 @@ typedef struct sgld {
     size_t d, n;
     double *grad, *xi, *P, *buf, *g2;
 } sgld;
-
-/* The smallest of m[0..n) (1 when there is none worth dividing by). */
-static double min_of(const double *m, size_t n)
-{
-    double x = INFINITY;
-    for (size_t k = 0; k < n; k++)
-        x = m[k] < x ? m[k] : x;
-    return n && x > 0 && isfinite(x) ? x : 1.0;
-}
-
-/* P after a window's end (see the top of the file): the engine's new
- * M^-1 times min0 / min M^-1, each entry within a factor PRECOND_CLAMP of what it
- * was, and no larger than what the gradients seen since the last window
- * allow, 1 / (h_eff mean g_j^2), unless it already was: E[g_j^2] is at
- * least the curvature, so the step stays stable, and a chain still
- * travelling (large gradients) gets smaller steps, not larger.  g2 (sums
- * of g_j^2 over *n_g2 steps) restarts. */
-static void precond_update(double *P, double *buf, double *g2, double *n_g2,
-                           double min0, double h_eff,
-                           const drift_services *svc, drift_chain *c)
-{
-    size_t n = svc->metric_get(c, buf);
-    double k = min0 / min_of(buf, n);
-    for (size_t j = 0; j < n; j++) {
-        double want = k * buf[j];
-        if (want > 0 && isfinite(want))
-            want = fmin(fmax(want, P[j] / PRECOND_CLAMP),
-                        P[j] * PRECOND_CLAMP);
-        else
-            want = P[j];
-        if (*n_g2 > 0 && g2[j] > 0) {
-            double cap = *n_g2 / (h_eff * g2[j]);
-            if (want > cap)
-                want = cap > P[j] ? cap : P[j];
-        }
-        P[j] = want;
-        g2[j] = 0;
-    }
-    *n_g2 = 0;
-}
 
 static int init(void *state, const drift_services *svc, drift_chain *c,
                 const double *hp, double *theta)
@@ -106,14 +66,11 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     if (s->precond == PC_AUTO)
         s->precond = !cv ? PC_UNIT
                      : s->d <= AUTO_DENSE_DIM ? PC_DENSE : PC_MODE;
-    if ((s->precond == PC_MODE || s->precond == PC_DENSE) && !cv)
-        return svc->fail(c, "sgld: precond=mode and precond=dense need the "
-                            "curvature at the mode: run with --gradient cv "
-                            "(or use precond=warmup)");
-    if (s->precond == PC_WARMUP && svc->run_info(c)->base_window == 0)
-        return svc->fail(c, "sgld: precond=warmup learns the metric in "
-                            "warmup's slow windows: give --warmup 20 or "
-                            "more (150 or more for Stan's windows)");
+    int rc = precond_refuse(svc, c, "sgld",
+                            s->precond == PC_MODE || s->precond == PC_DENSE,
+                            s->precond == PC_WARMUP, cv, "precond=warmup");
+    if (rc)
+        return rc;
     if (s->precond == PC_UNIT)
         return DRIFT_OK;
     if (s->precond == PC_DENSE) {
@@ -128,7 +85,7 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     s->g2 = svc->alloc(c, s->d * sizeof(double));
     if (!s->P || !s->buf || !s->g2)
         return DRIFT_ENOMEM;
-    int rc = svc->metric_use(c, DRIFT_METRIC_DIAG);
+    rc = svc->metric_use(c, DRIFT_METRIC_DIAG);
     if (rc)
         return rc;
     size_t n = svc->metric_get(c, s->P);
