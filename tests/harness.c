@@ -12,6 +12,8 @@
 
 #include "harness.h"
 
+#include "engine/run/rng.h"
+
 extern char **environ;
 #include "engine/run/hparam.h"
 
@@ -370,4 +372,29 @@ void th_cli_free(th_cli *r)
 {
     free(r->out);
     free(r->err);
+}
+
+char *th_gauss_data(th_gauss *t)
+{
+    enum { N = TH_GAUSS_N, D = TH_GAUSS_D };
+    static double v[N * D];
+    drift_rng r;
+    drift_rng_seed(&r, 2024, 0);
+    const double centre[D] = {1.0, -2.0};
+    for (size_t i = 0; i < N; i++)
+        for (size_t j = 0; j < D; j++)
+            v[i * D + j] = centre[j] + drift_rng_normal(&r);
+    t->a = 1.0 / 100.0 + N;
+    for (size_t j = 0; j < D; j++) {
+        double s = 0, ss = 0;
+        for (size_t i = 0; i < N; i++)
+            s += v[i * D + j];
+        double ybar = s / N;
+        for (size_t i = 0; i < N; i++)
+            ss += (v[i * D + j] - ybar) * (v[i * D + j] - ybar);
+        t->s2y[j] = ss / N;
+        t->m[j] = s / t->a;
+    }
+    const char *names[D] = {"y.1", "y.2"};
+    return th_write_csv(names, D, v, N);
 }

@@ -29,6 +29,17 @@ char *th_write_csv(const char *const *names, size_t cols,
 /* Writes text to a fresh temporary file; returns its path. */
 char *th_write_text(const char *text, const char *suffix);
 
+/* The conjugate Gaussian of the gauss test plugin at its defaults (sigma
+ * 1, tau 10, mu0 0): TH_GAUSS_N rows y_i ~ N((1, -2), I) from a fixed seed,
+ * written as CSV (y.1, y.2) to a fresh temporary path, returned (caller
+ * frees and unlinks); t gets the posterior N(m, I / a), a = 1/100 + N,
+ * and each column's mean squared deviation s2y. */
+enum { TH_GAUSS_N = 200, TH_GAUSS_D = 2 };
+typedef struct th_gauss {
+    double m[TH_GAUSS_D], s2y[TH_GAUSS_D], a;
+} th_gauss;
+char *th_gauss_data(th_gauss *t);
+
 /* A problem (model over data) opened from the registry. */
 typedef struct th_problem {
     drift_registry *reg;

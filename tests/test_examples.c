@@ -44,8 +44,10 @@ static void open_example(th_problem *tp, const char *model,
         dp[n] = path(data[n]);
     dp[n] = NULL;
     tp->reg = th_registry();
-    drift_problem_spec spec = {mp,   (const char *const *)dp, NULL, 0, sets,
-                               n_sets, NULL};
+    drift_problem_spec spec = {.model = mp,
+                               .data = (const char *const *)dp,
+                               .data_set = sets,
+                               .n_data_set = n_sets};
     drift_err e = {{0}};
     if (drift_problem_open(&tp->p, tp->reg, &spec, &e))
         fail_msg("opening %s: %s", model, e.msg);

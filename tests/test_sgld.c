@@ -17,36 +17,12 @@
 #include "engine/run/rng.h"
 #include "harness.h"
 
-enum { N = 200, D = 2 };
+enum { N = TH_GAUSS_N, D = TH_GAUSS_D };
 
-typedef struct truth {
-    double m[D], s2y[D], a;
-} truth;
+typedef th_gauss truth;
 
-static char *make_data(truth *t)
-{
-    static double v[N * D];
-    drift_rng r;
-    drift_rng_seed(&r, 2024, 0);
-    const double centre[D] = {1.0, -2.0};
-    for (size_t i = 0; i < N; i++)
-        for (size_t j = 0; j < D; j++)
-            v[i * D + j] = centre[j] + drift_rng_normal(&r);
-    /* Posterior with sigma = 1, tau = 10, mu0 = 0 (the model's defaults). */
-    t->a = 1.0 / 100.0 + N;
-    for (size_t j = 0; j < D; j++) {
-        double s = 0, ss = 0;
-        for (size_t i = 0; i < N; i++)
-            s += v[i * D + j];
-        double ybar = s / N;
-        for (size_t i = 0; i < N; i++)
-            ss += (v[i * D + j] - ybar) * (v[i * D + j] - ybar);
-        t->s2y[j] = ss / N;
-        t->m[j] = s / t->a;
-    }
-    const char *names[D] = {"y.1", "y.2"};
-    return th_write_csv(names, D, v, N);
-}
+/* y_i ~ N(centre, I), the gauss plugin's defaults (harness.h). */
+static char *make_data(truth *t) { return th_gauss_data(t); }
 
 static void run_and_check(double h, size_t batch, uint64_t iters,
                           int against_posterior)
