@@ -214,6 +214,19 @@ static void compare_models(const drift_model *a, const drift_model *b,
             must(b->glm_design(b->self, bt, Gb, &e), &e);
             for (size_t k = 0; k < n * d; k++)
                 near(Ga[k], Gb[k], tol, "GLM design", k);
+            /* The design weighted by the scalars, added to v: the sparse
+             * form's nonzeros alone against the dense rows. */
+            for (size_t j = 0; j < d; j++)
+                ga[j] = gb[j] = v[j];
+            must(a->glm_design_sum(a->self, bt, ja, ga, &e), &e);
+            must(b->glm_design_sum(b->self, bt, ja, gb, &e), &e);
+            for (size_t j = 0; j < d; j++) {
+                double want = v[j];
+                for (size_t i = 0; i < n; i++)
+                    want += ja[i] * Ga[i * d + j];
+                near(ga[j], want, tol, "GLM design sum (dense)", j);
+                near(gb[j], want, tol, "GLM design sum (sparse)", j);
+            }
         }
     }
     a->workspace_free(a->self, wa);

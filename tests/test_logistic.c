@@ -146,6 +146,13 @@ static void check_model(int shuffled)
             }
             assert_true(fabs(dot - out[k]) < 1e-12);
         }
+        /* The design weighted by the scalars, added to v: v plus the
+         * summed gradient. */
+        double xs[D];
+        memcpy(xs, v, sizeof xs);
+        assert_int_equal(m->glm_design_sum(m->self, &b, s, xs, &e), 0);
+        for (size_t j = 0; j < D; j++)
+            assert_true(fabs(xs[j] - v[j] - gl[j]) < 1e-10 * (1 + fabs(gl[j])));
     }
     m->workspace_free(m->self, ws);
     th_close(&tp);

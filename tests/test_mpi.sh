@@ -160,7 +160,8 @@ for P in 2 4; do
     compare ref-svm.csv p$P-svm.csv "LIBSVM, mpirun -n $P"
 done
 # The rows each step visits (rows__) and what grad_batch, grad_rows,
-# grad_sum, jvp_rows, glm_scalars, glm_design and U_full say of them.
+# grad_sum, jvp_rows, glm_scalars, glm_design, glm_design_sum and U_full
+# say of them.
 probe="--sampler $tplug/rowprobe.so --iter 400 --warmup 0 --chains 1"
 for acc in ra rr ca; do
     # shellcheck disable=SC2086
@@ -173,6 +174,12 @@ for acc in ra rr ca; do
             "rowprobe --access $acc, mpirun -n $P"
     done
 done
+# The same on sparse rows, whose design sums add their nonzeros only.
+# shellcheck disable=SC2086
+one ref-probe-svm.csv "$sparse" --data s.libsvm $probe
+# shellcheck disable=SC2086
+ranks 2 p2-probe-svm.csv "$sparse" --data s.libsvm $probe
+compare ref-probe-svm.csv p2-probe-svm.csv "rowprobe on LIBSVM, mpirun -n 2"
 
 # NUTS: paths part at the first difference in the last bit of a sum, so
 # the runs agree in distribution only: every mean within 4.5 standard

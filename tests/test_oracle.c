@@ -121,6 +121,7 @@ static void test_counts_exact(void **state)
     assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10 + 28);
     S->grad_prior(&f->c, f->theta, g, NULL);
     S->glm_design(&f->c, rows, 7, grads);
+    S->glm_design_sum(&f->c, rows, 7, s, g);
     assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10 + 28);
     S->count(&f->c, 5);
     assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10 + 33);
@@ -163,6 +164,14 @@ static void test_rows_consistent(void **state)
         }
         assert_true(fabs(dot - out[i]) < 1e-12);
     }
+    /* The design weighted by the scalars is the summed gradient; the
+     * service adds it to what out holds. */
+    double xs[D];
+    for (size_t j = 0; j < D; j++)
+        xs[j] = v[j];
+    assert_int_equal(S->glm_design_sum(&f->c, rows, N, sc, xs), 0);
+    for (size_t j = 0; j < D; j++)
+        assert_true(fabs(xs[j] - v[j] - sumg[j]) < 1e-9 * (1 + fabs(sumg[j])));
     free(G);
     free(X);
 }

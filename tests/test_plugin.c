@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "engine/run/problem.h"
 #include "harness.h"
 
 static const char *test_dir(void)
@@ -136,6 +137,65 @@ static void test_descriptor_sizes(void **state)
     drift_registry_free(r);
     expect_refused("shortdesc.so", "its drift_sampler is 16 bytes",
                    "expected at least");
+}
+
+/* Models: one built against the headers before glm_design_sum was
+ * appended reports the smaller struct and loads, its unknown tail read as
+ * absent whatever the bytes hold; a struct smaller still is refused. */
+static void *fake_ws(const void *self, size_t n)
+{
+    (void)self, (void)n;
+    return NULL;
+}
+static void fake_ws_free(const void *self, void *ws)
+{
+    (void)self, (void)ws;
+}
+static int fake_prior(const void *self, void *ws, const double *t, double *lp,
+                      double *g, drift_err *e)
+{
+    (void)self, (void)ws, (void)t, (void)lp, (void)g, (void)e;
+    return 0;
+}
+static int fake_lik(const void *self, void *ws, const double *t,
+                    const drift_rows *b, double *a, double *s, double *g,
+                    double *G, drift_err *e)
+{
+    (void)self, (void)ws, (void)t, (void)b, (void)a, (void)s, (void)g,
+        (void)G, (void)e;
+    return 0;
+}
+static void fake_constrain(const void *self, const double *t, double *o)
+{
+    (void)self, (void)t, (void)o;
+}
+static int fake_unconstrain(const void *self, const double *o, double *t,
+                            drift_err *e)
+{
+    (void)self, (void)o, (void)t, (void)e;
+    return 0;
+}
+
+static void test_model_struct_sizes(void **state)
+{
+    (void)state;
+    drift_model m;
+    memset(&m, 0xA5, sizeof m); /* the tail an old model never wrote */
+    m.abi_version = DRIFT_MODEL_ABI_VERSION;
+    m.struct_size = (uint32_t)DRIFT_MODEL_MIN_SIZE;
+    m.dim = 1, m.n_rows = 0, m.n_out = 0, m.out_names = NULL, m.flags = 0;
+    m.workspace_new = fake_ws, m.workspace_free = fake_ws_free;
+    m.log_prior = fake_prior, m.log_lik = fake_lik, m.jvp = NULL;
+    m.glm_scalars = NULL, m.glm_design = NULL;
+    m.constrain = fake_constrain, m.unconstrain = fake_unconstrain;
+    m.outcome = 0, m.predict = NULL, m.theta_names = NULL, m.n_gen = 0;
+    drift_err e = {{0}};
+    assert_int_equal(drift_model_check(&m, "old model", &e), DRIFT_OK);
+    assert_null(m.glm_design_sum);
+    m.struct_size = (uint32_t)DRIFT_MODEL_MIN_SIZE - 8;
+    assert_int_equal(drift_model_check(&m, "short model", &e), DRIFT_EPLUGIN);
+    print_message("%s\n", e.msg);
+    assert_non_null(strstr(e.msg, "short model: the model struct is"));
 }
 
 static void test_install_dir(void **state)
@@ -475,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_dlopen_failure),
         cmocka_unit_test(test_malformed_tables),
         cmocka_unit_test(test_descriptor_sizes),
+        cmocka_unit_test(test_model_struct_sizes),
         cmocka_unit_test(test_install_dir),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_unknown_name_suggests),

@@ -19,7 +19,9 @@ extern "C" {
 #endif
 
 /* Bumped whenever an existing field of a struct below changes meaning or
- * place.  Appending a field does not bump it (see drift_model.struct_size). */
+ * place.  Appending a field does not bump it: drift_model.struct_size says
+ * which fields a model knows, and the engine reads the fields past it as
+ * NULL (every appended field is optional). */
 #define DRIFT_MODEL_ABI_VERSION 1u
 
 /* drift_model.flags */
@@ -151,7 +153,20 @@ typedef struct drift_model {
      * workspaces. */
     int (*generate)(const void *self, void *ws, const double *theta,
                     uint64_t seed, int all, double *out, drift_err *e);
+
+    /* ---- appended after ABI version 1's first layout; optional ---- */
+
+    /* DRIFT_MODEL_GLM only; NULL: the engine builds the sum from
+     * glm_design.  Adds sum_k w[k] x_{row k} over the rows of b to out
+     * (d), without forming the n x d design: what a sampler that keeps one
+     * scalar per datum needs when d is large and the rows sparse. */
+    int (*glm_design_sum)(const void *self, const drift_rows *b,
+                          const double *w, double *out, drift_err *e);
 } drift_model;
+
+/* The smallest drift_model a model may report in struct_size: the layout
+ * before the first appended field. */
+#define DRIFT_MODEL_MIN_SIZE offsetof(drift_model, glm_design_sum)
 
 /* ---- C model plugins --------------------------------------------------- */
 

@@ -34,7 +34,7 @@ extern "C" {
  * A plugin states the version it needs (drift_sampler_plugin's
  * services_version) and an engine with an older table refuses it at load,
  * so no plugin calls past the end of the table it was given. */
-#define DRIFT_SERVICES_VERSION 4u
+#define DRIFT_SERVICES_VERSION 5u
 
 /* One chain as the engine runs it; opaque to samplers. */
 typedef struct drift_chain drift_chain;
@@ -359,6 +359,16 @@ typedef struct drift_services {
      * positive or not finite) reads NaN.  Returns DRIFT_OK, or
      * DRIFT_EINVAL (recorded) in a run without cv. */
     int (*mode)(drift_chain *c, double *mode, double *curv);
+
+    /* ---- added in services version 5 ---- */
+    /* glm_design_sum (is_glm only): adds sum_k w[k] x_{rows[k]} to out
+     * (d), the fixed vectors of glm_design weighted, without forming the
+     * n x d design (sparse rows cost their nonzeros).  Not counted (data,
+     * not a gradient).  For samplers that keep one scalar per datum, such
+     * as SAGA's snapshots, at a dimension where n x d doubles do not
+     * fit. */
+    int (*glm_design_sum)(drift_chain *c, const size_t *rows, size_t n,
+                          const double *w, double *out);
 } drift_services;
 
 /* One sampler.  The engine allocates state_size zeroed bytes for each

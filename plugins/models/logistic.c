@@ -438,7 +438,7 @@ static dense_rows_fn dense_rows_here(void)
     return g;
 }
 
-/* out (length D, zeroed first when zero) += a x_i for a sparse row. */
+/* out (length D) += a x_i for a sparse row. */
 static void sparse_axpy(const drift_sparse *sp, size_t i, double a,
                         double *out)
 {
@@ -649,6 +649,24 @@ static int glm_design(const void *self, const drift_rows *b, double *x,
     for (size_t k = 0; k < b->n; k++)
         memcpy(x + k * m->D, m->X + drift_rows_at(b, k) * m->ldx,
                m->D * sizeof(double));
+    return DRIFT_OK;
+}
+
+static int glm_design_sum(const void *self, const drift_rows *b,
+                          const double *wt, double *out, drift_err *e)
+{
+    (void)e;
+    const logistic *m = self;
+    for (size_t k = 0; k < b->n; k++) {
+        size_t i = drift_rows_at(b, k);
+        if (m->sp) {
+            sparse_axpy(m->sp, i, wt[k], out);
+            continue;
+        }
+        const double *x = m->X + i * m->ldx;
+        for (size_t j = 0; j < m->D; j++)
+            out[j] += wt[k] * x[j];
+    }
     return DRIFT_OK;
 }
 
@@ -865,6 +883,7 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
     out->jvp = jvp;
     out->glm_scalars = glm_scalars;
     out->glm_design = glm_design;
+    out->glm_design_sum = glm_design_sum;
     out->constrain = constrain;
     out->unconstrain = unconstrain;
     out->outcome = DRIFT_OUTCOME_BINARY;

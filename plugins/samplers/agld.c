@@ -17,8 +17,10 @@
  *   tmu  time-based mixture update: both, the partial update every step and
  *        the total one every D iterations.
  * Per-datum snapshots are one number per datum when the model is in
- * generalised linear form (grad U_i = s_i x_i: s_i is stored and x_i read
- * back from the data), else d numbers.  Also svrg-ld+ (Zou, Xu and Gu, UAI
+ * generalised linear form (grad U_i = s_i x_i: s_i is stored and the sums
+ * of x_i weighted by differences of s_i are read back from the data by the
+ * engine's glm_design_sum, which never forms a dense design row, so that
+ * sparse data of a million columns costs its nonzeros), else d numbers.  Also svrg-ld+ (Zou, Xu and Gu, UAI
  * 2018): ptu whose snapshot gradient is estimated from B rows instead of N.
  *
  * D defaults to ceil(N/n), one data pass; the paper's Theorem 3 takes
@@ -75,8 +77,7 @@ typedef struct agld {
     double *G;              /* sum_i alpha_i (for svrg-ld+ its estimate) */
     double *alpha;          /* ppu, tmu: N scalars (glm) or N x d */
     double *grow;           /* ch x d: per-row gradients (general path) */
-    double *xrow;           /* ch x d: design rows (glm path) */
-    double *srow;           /* ch: per-row scalars (glm path) */
+    double *srow, *wrow;    /* ch: per-row scalars and weights (glm path) */
     size_t *rows;           /* ch indices */
     uint64_t *stamp;        /* check_age, ppu/tmu: iteration of alpha_i */
 } agld;
@@ -185,7 +186,7 @@ static int start(const variant *v, void *state, const drift_services *svc,
                      v->name, N, d);
             return svc->fail(c, msg);
         }
-        n_dbl += (s->glm ? N + ch : N * d) + ch * d;
+        n_dbl += s->glm ? N + 2 * ch : N * d + ch * d;
     }
     size_t n_idx = ch + (s->check_age ? N : 0);
     if (n_dbl > SIZE_MAX / 16 - n_idx)
@@ -205,8 +206,8 @@ static int start(const variant *v, void *state, const drift_services *svc,
     if (per_datum(s)) {
         if (s->glm) {
             s->alpha = p, p += N;
-            s->xrow = p, p += ch * d;
             s->srow = p, p += ch;
+            s->wrow = p, p += ch;
         } else {
             s->alpha = p, p += N * d;
             s->grow = p, p += ch * d;
@@ -233,11 +234,9 @@ static int refresh_rows(agld *s, const drift_services *svc, drift_chain *c,
             s->rows[t] = i0 + t;
         if (s->glm) {
             if ((rc = svc->glm_scalars(c, x, s->rows, m, s->alpha + i0)) ||
-                (rc = svc->glm_design(c, s->rows, m, s->xrow)))
+                (rc = svc->glm_design_sum(c, s->rows, m, s->alpha + i0,
+                                          s->G)))
                 return rc;
-            for (size_t t = 0; t < m; t++)
-                for (size_t j = 0; j < d; j++)
-                    s->G[j] += s->alpha[i0 + t] * s->xrow[t * d + j];
         } else {
             double *a = s->alpha + i0 * d;
             if ((rc = svc->grad_rows(c, x, s->rows, m, a, NULL)))
@@ -312,19 +311,6 @@ static int step_point(agld *s, const drift_services *svc, drift_chain *c,
     return DRIFT_OK;
 }
 
-/* Row t of the minibatch: its gradient entry j at x_k, and alpha_i's. */
-static double row_grad(const agld *s, size_t t, size_t j)
-{
-    return s->glm ? s->srow[t] * s->xrow[t * s->d + j]
-                  : s->grow[t * s->d + j];
-}
-
-static double row_alpha(const agld *s, size_t i, size_t t, size_t j)
-{
-    return s->glm ? s->alpha[i] * s->xrow[t * s->d + j]
-                  : s->alpha[i * s->d + j];
-}
-
 /* ppu, tmu: the aggregated gradient from S_k, then the partial update.
  * Rows drawn twice (random access) enter the estimate twice against the
  * same alpha_i; the update, done in order, changes alpha_i once. */
@@ -336,27 +322,36 @@ static int step_rows(agld *s, const drift_services *svc, drift_chain *c,
     int rc;
     if ((rc = svc->next_batch(c, n, s->rows)))
         return rc;
-    if (s->glm) {
-        if ((rc = svc->glm_scalars(c, x, s->rows, n, s->srow)) ||
-            (rc = svc->glm_design(c, s->rows, n, s->xrow)))
-            return rc;
-    } else if ((rc = svc->grad_rows(c, x, s->rows, n, s->grow, NULL))) {
-        return rc;
-    }
     memset(s->acc, 0, d * sizeof *s->acc);
+    if (s->glm) {
+        /* grad U_i - alpha_i = (s_i - alpha_i) x_i: weights of x_i. */
+        if ((rc = svc->glm_scalars(c, x, s->rows, n, s->srow)))
+            return rc;
+        for (size_t t = 0; t < n; t++)
+            s->wrow[t] = s->srow[t] - s->alpha[s->rows[t]];
+        if ((rc = svc->glm_design_sum(c, s->rows, n, s->wrow, s->acc)))
+            return rc;
+        for (size_t j = 0; j < d; j++)
+            s->g[j] = s->gp[j] + (s->G[j] + scale * s->acc[j]);
+        for (size_t t = 0; t < n; t++) {
+            size_t i = s->rows[t];
+            s->wrow[t] = s->srow[t] - s->alpha[i];
+            s->alpha[i] = s->srow[t];
+        }
+        return svc->glm_design_sum(c, s->rows, n, s->wrow, s->G);
+    }
+    if ((rc = svc->grad_rows(c, x, s->rows, n, s->grow, NULL)))
+        return rc;
     for (size_t t = 0; t < n; t++)
         for (size_t j = 0; j < d; j++)
-            s->acc[j] += row_grad(s, t, j) - row_alpha(s, s->rows[t], t, j);
+            s->acc[j] += s->grow[t * d + j] - s->alpha[s->rows[t] * d + j];
     for (size_t j = 0; j < d; j++)
         s->g[j] = s->gp[j] + (s->G[j] + scale * s->acc[j]);
     for (size_t t = 0; t < n; t++) {
-        size_t i = s->rows[t];
+        double *a = s->alpha + s->rows[t] * d;
         for (size_t j = 0; j < d; j++)
-            s->G[j] += row_grad(s, t, j) - row_alpha(s, i, t, j);
-        if (s->glm)
-            s->alpha[i] = s->srow[t];
-        else
-            memcpy(s->alpha + i * d, s->grow + t * d, d * sizeof(double));
+            s->G[j] += s->grow[t * d + j] - a[j];
+        memcpy(a, s->grow + t * d, d * sizeof(double));
     }
     return DRIFT_OK;
 }

@@ -5,7 +5,7 @@
  * takes a minibatch through grad_batch (rows__: a hash of its row
  * indices, in order, below 10^9 so that the file holds it exactly), asks
  * grad_rows, grad_sum, jvp_rows and, for a model in GLM form,
- * glm_scalars and glm_design about those rows, and moves theta as SGLD
+ * glm_scalars, glm_design and glm_design_sum about those rows, and moves theta as SGLD
  * does.  U_full's value every 50th step.  For tests only: not
  * installed. */
 #include <math.h>
@@ -17,7 +17,7 @@ typedef struct probe {
     size_t d, n;
     double h;
     size_t *rows;
-    double *grad, *grads, *urows, *gsum, *v, *jv, *s, *x;
+    double *grad, *grads, *urows, *gsum, *v, *jv, *s, *x, *xs;
     double last_full;
 } probe;
 
@@ -38,8 +38,9 @@ static int pr_init(void *state, const drift_services *svc, drift_chain *c,
     p->jv = svc->alloc(c, p->n * sizeof(double));
     p->s = svc->alloc(c, p->n * sizeof(double));
     p->x = svc->alloc(c, p->n * p->d * sizeof(double));
+    p->xs = svc->alloc(c, p->d * sizeof(double));
     if (!p->rows || !p->grad || !p->grads || !p->urows || !p->gsum ||
-        !p->v || !p->jv || !p->s || !p->x)
+        !p->v || !p->jv || !p->s || !p->x || !p->xs)
         return DRIFT_ENOMEM;
     for (size_t k = 0; k < p->d; k++)
         p->v[k] = 1.0 / (double)(k + 1);
@@ -62,7 +63,7 @@ static int pr_step(void *state, const drift_services *svc, drift_chain *c,
         (rc = svc->grad_sum(c, theta, p->rows, p->n, p->gsum, &us)) ||
         (rc = svc->jvp_rows(c, theta, p->v, p->rows, p->n, p->jv)))
         return rc;
-    double diag[7] = {(double)hash, 0, 0, 0, 0, us, p->last_full};
+    double diag[8] = {(double)hash, 0, 0, 0, 0, us, p->last_full, 0};
     for (size_t k = 0; k < p->n; k++) {
         diag[1] += p->urows[k];
         diag[2] += p->grads[k * p->d + k % p->d];
@@ -74,6 +75,13 @@ static int pr_step(void *state, const drift_services *svc, drift_chain *c,
             return rc;
         for (size_t k = 0; k < p->n; k++)
             diag[4] += p->s[k] * p->x[k * p->d + (k + 1) % p->d];
+        /* The rows' design weighted by their scalars, added to v: v plus
+         * the summed log-likelihood gradient, read through v's weights. */
+        memcpy(p->xs, p->v, p->d * sizeof(double));
+        if ((rc = svc->glm_design_sum(c, p->rows, p->n, p->s, p->xs)))
+            return rc;
+        for (size_t k = 0; k < p->d; k++)
+            diag[7] += p->xs[k] * p->v[k];
     }
     if (svc->iteration(c) % 50 == 0 &&
         (rc = svc->U_full(c, theta, &p->last_full)))
@@ -91,7 +99,7 @@ static const drift_hparam pr_hp[] = {
 
 static const char *const pr_columns[] = {"rows__", "urows__", "growdiag__",
                                          "jvp__",  "glm__",   "gsum__",
-                                         "ufull__"};
+                                         "ufull__", "xsum__"};
 
 static const drift_sampler samplers[] = {{
     .name = "rowprobe",
@@ -100,7 +108,7 @@ static const drift_sampler samplers[] = {{
     .hparams = pr_hp,
     .n_hparams = 1,
     .columns = pr_columns,
-    .n_columns = 7,
+    .n_columns = 8,
     .state_size = sizeof(probe),
     .default_batch = 16,
     .init = pr_init,

@@ -2745,6 +2745,41 @@ int drift_ad_glm_scalars(const drift_graph *g, drift_ad_ws *ws,
     return DRIFT_OK;
 }
 
+/* xr += a x_row: the fixed vector of one row, scaled. */
+static void add_design_row(const drift_graph *g, size_t row, double a,
+                           double *xr)
+{
+    for (size_t t = 0; t < g->n_glm_terms; t++) {
+        const drift_glm_term *tm = &g->glm_terms[t];
+        double sc = a * tm->scale;
+        if (tm->coef_node < 0) {
+            for (size_t j = 0; j < tm->len; j++)
+                xr[tm->off + j] += sc;
+            continue;
+        }
+        if (tm->onehot) {
+            xr[tm->off + (size_t)g->nodes[tm->coef_node].idx[row]] += sc;
+            continue;
+        }
+        const drift_gnode *cn = &g->nodes[tm->coef_node];
+        size_t st = cn->sz == tm->len ? 1 : 0;
+        if (cn->op == DRIFT_G_CONST) {
+            for (size_t j = 0; j < tm->len; j++)
+                xr[tm->off + j] += sc * cn->cval[j * st];
+        } else if (cn->rb->sp) {
+            /* Sparse rows: their nonzeros only. */
+            const drift_sparse *sp = cn->rb->sp;
+            for (uint64_t j = sp->row_ptr[row]; j < sp->row_ptr[row + 1]; j++)
+                xr[tm->off + sp->idx[j]] += sc * sp->val[j];
+        } else {
+            const drift_rowbind *rb = cn->rb;
+            const double *base = rb->base + row * rb->ld;
+            for (size_t j = 0; j < tm->len; j++)
+                xr[tm->off + j] += sc * base[rb->cols[j * st]];
+        }
+    }
+}
+
 int drift_ad_glm_design(const drift_graph *g, const drift_rows *b, double *x,
                         drift_err *e)
 {
@@ -2753,40 +2788,21 @@ int drift_ad_glm_design(const drift_graph *g, const drift_rows *b, double *x,
                              "the model is not in generalised linear form");
     size_t d = g->dim;
     for (size_t r = 0; r < b->n; r++) {
-        size_t row = drift_rows_at(b, r);
         double *xr = x + r * d;
         memset(xr, 0, d * sizeof *xr);
-        for (size_t t = 0; t < g->n_glm_terms; t++) {
-            const drift_glm_term *tm = &g->glm_terms[t];
-            if (tm->coef_node < 0) {
-                for (size_t j = 0; j < tm->len; j++)
-                    xr[tm->off + j] += tm->scale;
-                continue;
-            }
-            if (tm->onehot) {
-                xr[tm->off + (size_t)g->nodes[tm->coef_node].idx[row]] +=
-                    tm->scale;
-                continue;
-            }
-            const drift_gnode *cn = &g->nodes[tm->coef_node];
-            size_t st = cn->sz == tm->len ? 1 : 0;
-            if (cn->op == DRIFT_G_CONST) {
-                for (size_t j = 0; j < tm->len; j++)
-                    xr[tm->off + j] += tm->scale * cn->cval[j * st];
-            } else if (cn->rb->sp) {
-                /* Sparse rows: scattered into the zeroed dense row. */
-                const drift_sparse *sp = cn->rb->sp;
-                for (uint64_t j = sp->row_ptr[row]; j < sp->row_ptr[row + 1];
-                     j++)
-                    xr[tm->off + sp->idx[j]] += tm->scale * sp->val[j];
-            } else {
-                const drift_rowbind *rb = cn->rb;
-                const double *base = rb->base + row * rb->ld;
-                for (size_t j = 0; j < tm->len; j++)
-                    xr[tm->off + j] += tm->scale * base[rb->cols[j * st]];
-            }
-        }
+        add_design_row(g, drift_rows_at(b, r), 1.0, xr);
     }
+    return DRIFT_OK;
+}
+
+int drift_ad_glm_design_sum(const drift_graph *g, const drift_rows *b,
+                            const double *w, double *out, drift_err *e)
+{
+    if (!g->glm)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "the model is not in generalised linear form");
+    for (size_t r = 0; r < b->n; r++)
+        add_design_row(g, drift_rows_at(b, r), w[r], out);
     return DRIFT_OK;
 }
 

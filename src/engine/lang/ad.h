@@ -73,6 +73,10 @@ int drift_ad_glm_scalars(const drift_graph *g, drift_ad_ws *ws,
                          double *ll_rows, drift_err *e);
 int drift_ad_glm_design(const drift_graph *g, const drift_rows *b, double *x,
                         drift_err *e);
+/* out (d) += sum_k w[k] x_k over the rows of b, the design never formed
+ * (sparse rows add their nonzeros only). */
+int drift_ad_glm_design_sum(const drift_graph *g, const drift_rows *b,
+                            const double *w, double *out, drift_err *e);
 
 /* Predictions for g->outcome (see model.h's predict). */
 int drift_ad_predict(const drift_graph *g, drift_ad_ws *ws,

@@ -111,6 +111,13 @@ static int lm_glm_design(const void *self, const drift_rows *b, double *x,
     return drift_ad_glm_design(m->g, b, x, e);
 }
 
+static int lm_glm_design_sum(const void *self, const drift_rows *b,
+                             const double *w, double *out, drift_err *e)
+{
+    const lang_model *m = self;
+    return drift_ad_glm_design_sum(m->g, b, w, out, e);
+}
+
 static int lm_predict(const void *self, void *ws, const double *theta,
                       const drift_rows *b, double *pred, double *y,
                       drift_err *e)
@@ -521,6 +528,7 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
     if (g->glm) {
         out->glm_scalars = lm_glm_scalars;
         out->glm_design = lm_glm_design;
+        out->glm_design_sum = lm_glm_design_sum;
     }
     out->constrain = lm_constrain;
     out->unconstrain = lm_unconstrain;

@@ -1241,6 +1241,65 @@ static int svc_glm_design(drift_chain *c, const size_t *rows, size_t n,
     return DRIFT_OK;
 }
 
+/* out += sum_j w[pos_j] x_{rows[j]} over the n rows: pos NULL reads w in
+ * order, else w[pos[j]] (a shard's rows, picked from a request).  Through
+ * the model's glm_design_sum, or else one design row at a time in the
+ * chain's d scratch. */
+static int add_design(drift_chain *c, const size_t *rows, size_t n,
+                      const double *w, const size_t *pos, double *out)
+{
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    int rc = DRIFT_OK;
+    if (m->glm_design_sum && !pos) {
+        drift_rows b = {rows, 0, n};
+        rc = m->glm_design_sum(m->self, &b, w, out, &me);
+    }
+    for (size_t j = 0; j < n && !rc && (pos || !m->glm_design_sum); j++) {
+        drift_rows b = {rows + j, 0, 1};
+        double wj = w[pos ? pos[j] : j];
+        if (m->glm_design_sum) {
+            rc = m->glm_design_sum(m->self, &b, &wj, out, &me);
+            continue;
+        }
+        if (!(rc = m->glm_design(m->self, &b, c->gbuf, &me)))
+            for (size_t i = 0; i < c->d; i++)
+                out[i] += wj * c->gbuf[i];
+    }
+    if (rc)
+        return drift_chain_fail(c, rc, "%s",
+                                me.msg[0] ? me.msg : "the model failed");
+    return DRIFT_OK;
+}
+
+static int svc_glm_design_sum(drift_chain *c, const size_t *rows, size_t n,
+                              const double *w, double *out)
+{
+    const drift_model *m = c->model;
+    if (!(m->flags & DRIFT_MODEL_GLM) || !m->glm_design)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "glm_design_sum: the model is not in "
+                                "generalised linear form");
+    int rc = check_rows(c, rows, n);
+    if (rc)
+        return rc;
+    if (!c->shard)
+        return add_design(c, rows, n, w, NULL, out);
+    /* Each rank sums its own rows; the group adds the sums. */
+    drift_shard *s = c->shard;
+    size_t k = pick_rows(c, rows, n);
+    if (k == SIZE_MAX)
+        rc = c->failed, k = 0;
+    memset(s->sums, 0, c->d * sizeof *s->sums);
+    if (!rc)
+        rc = add_design(c, s->local, k, w, s->pos, s->sums);
+    if ((rc = drift_shard_combine(c, s->sums, c->d, rc)))
+        return rc;
+    for (size_t i = 0; i < c->d; i++)
+        out[i] += s->sums[i];
+    return DRIFT_OK;
+}
+
 /* ---- facts, random numbers, accounting ---- */
 
 static size_t svc_dim(drift_chain *c) { return c->d; }
@@ -1540,6 +1599,7 @@ const drift_services drift_services_table = {
     .jvp_rows = svc_jvp_rows,
     .glm_scalars = svc_glm_scalars,
     .glm_design = svc_glm_design,
+    .glm_design_sum = svc_glm_design_sum,
     .uniform = svc_uniform,
     .normal = svc_normal,
     .normal_fill = svc_normal_fill,

@@ -10,17 +10,24 @@
 #include "hparam.h"
 #include "problem.h"
 
-int drift_model_check(const drift_model *m, const char *who, drift_err *e)
+int drift_model_check(drift_model *m, const char *who, drift_err *e)
 {
     if (m->abi_version != DRIFT_MODEL_ABI_VERSION)
         return drift_err_set(e, DRIFT_EPLUGIN,
                              "%s: the model reports ABI version %u, this drift "
                              "loads version %u",
                              who, m->abi_version, DRIFT_MODEL_ABI_VERSION);
-    if (m->struct_size < sizeof(drift_model))
+    if (m->struct_size < DRIFT_MODEL_MIN_SIZE)
         return drift_err_set(e, DRIFT_EPLUGIN,
-                             "%s: the model struct is %u bytes, expected %zu",
-                             who, m->struct_size, sizeof(drift_model));
+                             "%s: the model struct is %u bytes, expected at "
+                             "least %zu",
+                             who, m->struct_size,
+                             (size_t)DRIFT_MODEL_MIN_SIZE);
+    /* A model built against an older header knows nothing of the fields
+     * appended since: they read as absent, whatever the bytes hold. */
+    if (m->struct_size < sizeof(drift_model))
+        memset((char *)m + m->struct_size, 0,
+               sizeof(drift_model) - m->struct_size);
     if (m->dim == 0)
         return drift_err_set(e, DRIFT_EPLUGIN, "%s: the model has no parameters",
                              who);

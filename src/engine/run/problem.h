@@ -60,7 +60,8 @@ void drift_problem_close(drift_problem *p);
 /* The data view the model reads (never NULL). */
 const drift_data *drift_problem_data(const drift_problem *p);
 
-/* Checks a model instance's fields (ABI version, sizes, functions). */
-int drift_model_check(const drift_model *m, const char *who, drift_err *e);
+/* Checks a model instance's fields (ABI version, sizes, functions) and
+ * clears those appended after its struct_size, which it does not know. */
+int drift_model_check(drift_model *m, const char *who, drift_err *e);
 
 #endif
