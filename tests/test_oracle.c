@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/run/emit.h"
 #include "engine/run/rng.h"
 #include "harness.h"
 
@@ -176,6 +177,39 @@ static void test_rows_consistent(void **state)
     free(X);
 }
 
+/* lp__'s estimate for samplers without one, in both row choices: iid
+ * rows and, as for a store larger than memory, a block of consecutive
+ * rows from a uniform start (wrapping at N).  Each is unbiased for the
+ * exact log density: the mean of M estimates within 4.5 standard errors
+ * of -U from U_full. */
+static void test_lp_estimate_unbiased(void **state)
+{
+    fixture *f = *state;
+    double U;
+    assert_int_equal(S->U_full(&f->c, f->theta, &U), 0);
+    enum { M = 4000 };
+    for (int block = 0; block < 2; block++) {
+        double sum = 0, sum2 = 0;
+        int wrapped = 0;
+        for (int r = 0; r < M; r++) {
+            double lp = drift_emit_lp_estimate(&f->c, f->theta, block);
+            assert_true(isfinite(lp));
+            sum += lp, sum2 += lp * lp;
+            const size_t *rows = f->c.rows_buf;
+            for (size_t k = 1; block && k < f->cfg.batch; k++) {
+                assert_int_equal(rows[k], (rows[0] + k) % N);
+                wrapped |= rows[k] == 0;
+            }
+        }
+        double mean = sum / M, sd = sqrt((sum2 / M - mean * mean) * M / (M - 1));
+        print_message("lp estimate (%s): mean %.4f, exact %.4f, se %.4f\n",
+                      block ? "block" : "iid rows", mean, -U, sd / sqrt(M));
+        assert_true(fabs(mean + U) < 4.5 * sd / sqrt((double)M));
+        if (block)
+            assert_true(wrapped); /* blocks across the end were drawn */
+    }
+}
+
 static void test_bad_rows_refused(void **state)
 {
     fixture *f = *state;
@@ -260,6 +294,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batch_unbiased, setup, teardown),
         cmocka_unit_test_setup_teardown(test_counts_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rows_consistent, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lp_estimate_unbiased, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_bad_rows_refused, setup, teardown),
         cmocka_unit_test_setup_teardown(test_batch_matches_rows, setup,
                                         teardown),

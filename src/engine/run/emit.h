@@ -5,6 +5,12 @@
 
 #include "chain.h"
 
+/* lp__'s estimate at theta when a sampler has none (emit.c): block != 0
+ * takes its rows as a block of consecutive rows from a uniform start, as
+ * the engine does for a store larger than memory, else uniformly with
+ * replacement; for one process's chain (not across ranks). */
+double drift_emit_lp_estimate(drift_chain *c, const double *theta, int block);
+
 int drift_emit_draw(drift_chain *c, const double *theta, double lp,
                     const double *diag);
 int drift_emit_segment(drift_chain *c, const double *x0, const double *v,

@@ -208,17 +208,32 @@ static int finish_eval(drift_chain *c, int rc, double *U, size_t n)
     return rc ? rc : brc;
 }
 
+static void advise_at(drift_chain *c, size_t r);
+
+/* Rows a sampler lists itself: each must exist.  A run of at least this
+ * many consecutive rows in order is a walk over the data (a total
+ * refresh of per-datum snapshots, say), which moves read-ahead as a
+ * cyclic stream does: without it, on a store larger than the memory
+ * allowed, the walk leaves every page it read mapped and the reads after
+ * it thrash the page cache. */
+#define WALK_ROWS 32
+
 static int check_rows(drift_chain *c, const size_t *rows, size_t n)
 {
     if (n && !rows)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "sampler passed no row indices");
-    for (size_t k = 0; k < n; k++)
+    int walk = n >= WALK_ROWS;
+    for (size_t k = 0; k < n; k++) {
         if (rows[k] >= c->N)
             return drift_chain_fail(c, DRIFT_EINVAL,
                                     "sampler asked for row %zu, but the data "
                                     "has %zu rows",
                                     rows[k], c->N);
+        walk &= k == 0 || rows[k] == rows[k - 1] + 1;
+    }
+    if (walk)
+        advise_at(c, rows[0]);
     return DRIFT_OK;
 }
 
