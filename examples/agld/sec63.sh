@@ -6,9 +6,9 @@
 # Data: gen_criteo.c, synthetic click logs shaped like Criteo's (40
 # non-zeros a row: bias, 13 counts, 26 hashed categorical fields with
 # Zipf-distributed categories; D = 10^6 hashed features; click rate 0.26),
-# NTRAIN rows (default 10^7, a store of about 4.9 GB: the size of 22% of
-# Criteo's 45.8 million rows, the largest that lets four runs of a useful
-# length fit in an hour here) and 10^5 held-out rows, converted to a row
+# NTRAIN rows (default 10^7, a store of about 4.9 GB, 22% of Criteo's
+# 45,840,617 rows; NTRAIN=45840617 gives Criteo's size, a 22.4 GB store
+# made in about 14 minutes here) and 10^5 held-out rows, converted to a row
 # store with drift data convert.  Model: drift's `logistic` C plugin on its
 # sparse path, D = 10^6, prior N(0, PRIOR_SD^2 I) (default 1: the hidden
 # weights have sds 0.3-0.5; the model's default N(0, 10 I) leaves the
@@ -191,13 +191,18 @@ cols <- c(`tmu-ca` = "red", `tmu-ra` = "darkred", `sgld-ca` = "blue", `sgld-ra` 
 ltys <- c(`tmu-ca` = 1, `tmu-ra` = 2, `sgld-ca` = 1, `sgld-ra` = 2)
 ttl <- sprintf("AGLD 6.3: %s rows x D = %s (store %.2f GB) in a %s MB memory cgroup", format(as.numeric(a[4]), big.mark = ",", scientific = FALSE),
                format(as.numeric(a[8]), big.mark = ",", scientific = FALSE), as.numeric(a[6]) / 1e9, a[5])
+# "passes" is grads__ / N: data passes for sgld, about twice them for TMU
+# (its total refresh evaluates every row once more a pass).  The lpd axis
+# stops at -1: a first draw far from the posterior (TMU's, taken before
+# its snapshots cover a pass) would flatten every other curve.
+ylo <- max(min(res$lpd), -1)
 for (x in c("seconds", "passes")) {
-  plot(NA, xlim = c(0, max(res[[x]])), ylim = range(res$lpd), xlab = if (x == "seconds") "wall time (s)" else "data passes",
+  plot(NA, xlim = c(0, max(res[[x]])), ylim = c(ylo, max(res$lpd)), xlab = if (x == "seconds") "wall time (s)" else "gradient evaluations / N",
        ylab = "test log-likelihood per row", main = "test lpd (posterior predictive)")
   for (r in unique(res$run)) with(res[res$run == r, ], lines(get(x), lpd, col = cols[r], lty = ltys[r], lwd = 2))
   legend("bottomright", unique(res$run), col = cols[unique(res$run)], lty = ltys[unique(res$run)], lwd = 2, bty = "n")
 }
-plot(NA, xlim = c(0, max(allm$seconds)), ylim = c(0, max(allm$passes)), xlab = "wall time (s)", ylab = "data passes",
+plot(NA, xlim = c(0, max(allm$seconds)), ylim = c(0, max(allm$passes)), xlab = "wall time (s)", ylab = "gradient evaluations / N",
      main = "throughput (every run, draws or not)")
 for (r in unique(allm$run)) with(allm[allm$run == r, ], lines(seconds, passes, col = cols[r], lty = ltys[r], lwd = 2))
 legend("topleft", unique(allm$run), col = cols[unique(allm$run)], lty = ltys[unique(allm$run)], lwd = 2, bty = "n")
