@@ -20,8 +20,9 @@
  * generalised linear form (grad U_i = s_i x_i: s_i is stored and the sums
  * of x_i weighted by differences of s_i are read back from the data by the
  * engine's glm_design_sum, which never forms a dense design row, so that
- * sparse data of a million columns costs its nonzeros), else d numbers.  Also svrg-ld+ (Zou, Xu and Gu, UAI
- * 2018): ptu whose snapshot gradient is estimated from B rows instead of N.
+ * sparse data of a million columns costs its nonzeros), else d numbers.
+ * Also svrg-ld+ (Zou, Xu and Gu, UAI 2018): ptu whose snapshot gradient is
+ * estimated from B rows instead of N.
  *
  * D defaults to ceil(N/n), one data pass; the paper's Theorem 3 takes
  * D = N, which --set D=0 gives (or D = the number of rows).

@@ -1269,17 +1269,17 @@ static int add_design(drift_chain *c, const size_t *rows, size_t n,
     if (m->glm_design_sum && !pos) {
         drift_rows b = {rows, 0, n};
         rc = m->glm_design_sum(m->self, &b, w, out, &me);
-    }
-    for (size_t j = 0; j < n && !rc && (pos || !m->glm_design_sum); j++) {
-        drift_rows b = {rows + j, 0, 1};
-        double wj = w[pos ? pos[j] : j];
-        if (m->glm_design_sum) {
-            rc = m->glm_design_sum(m->self, &b, &wj, out, &me);
-            continue;
+    } else {
+        for (size_t j = 0; j < n && !rc; j++) {
+            drift_rows b = {rows + j, 0, 1};
+            double wj = w[pos ? pos[j] : j];
+            if (m->glm_design_sum) {
+                rc = m->glm_design_sum(m->self, &b, &wj, out, &me);
+            } else if (!(rc = m->glm_design(m->self, &b, c->gbuf, &me))) {
+                for (size_t i = 0; i < c->d; i++)
+                    out[i] += wj * c->gbuf[i];
+            }
         }
-        if (!(rc = m->glm_design(m->self, &b, c->gbuf, &me)))
-            for (size_t i = 0; i < c->d; i++)
-                out[i] += wj * c->gbuf[i];
     }
     if (rc)
         return drift_chain_fail(c, rc, "%s",
