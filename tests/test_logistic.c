@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -172,6 +173,81 @@ static void test_column_order(void **state)
     check_model(1);
 }
 
+/* A full pass over more rows than one of the plugin's blocks (256), in
+ * ranges that start and end inside blocks and inside groups of 8, rows
+ * wider than a vector (13 weights: a tail), and both signs of large z:
+ * the summed log-likelihood and gradient against the same sums written
+ * out directly in long double. */
+enum { NB = 601, DB = 13 };
+
+static void test_full_pass_blocks(void **state)
+{
+    (void)state;
+    static double v[NB * (DB + 1)];
+    static long double xb[NB][DB], yb[NB];
+    const char *names[DB + 1];
+    char nbuf[DB][8];
+    names[0] = "y";
+    for (size_t j = 0; j < DB; j++) {
+        snprintf(nbuf[j], sizeof nbuf[j], "x.%zu", j + 1);
+        names[j + 1] = nbuf[j];
+    }
+    drift_rng r;
+    drift_rng_seed(&r, 18, 0);
+    for (size_t i = 0; i < NB; i++) {
+        yb[i] = drift_rng_uniform(&r) < 0.5;
+        v[i * (DB + 1)] = (double)yb[i];
+        /* every 50th row far out, z of order +-100 */
+        double scale = i % 50 == 3 ? 40 : 1;
+        for (size_t j = 0; j < DB; j++) {
+            double x = scale * drift_rng_normal(&r);
+            xb[i][j] = x;
+            v[i * (DB + 1) + 1 + j] = x;
+        }
+    }
+    char *csv = th_write_csv(names, DB + 1, v, NB);
+    th_problem tp;
+    th_open(&tp, "logistic", csv, NULL, 0);
+    const drift_model *m = &tp.p.model;
+    void *ws = m->workspace_new(m->self, NB);
+    assert_non_null(ws);
+    double w[DB];
+    for (size_t j = 0; j < DB; j++)
+        w[j] = 0.5 * drift_rng_normal(&r);
+    const size_t ranges[][2] = {{0, NB}, {7, 517}, {250, 13}, {600, 1}};
+    for (size_t q = 0; q < sizeof ranges / sizeof ranges[0]; q++) {
+        size_t first = ranges[q][0], n = ranges[q][1];
+        long double ll = 0, g[DB] = {0};
+        for (size_t i = first; i < first + n; i++) {
+            long double z = 0;
+            for (size_t j = 0; j < DB; j++)
+                z += xb[i][j] * w[j];
+            /* y z - log(1 + e^z) and y - logistic(z), stably */
+            long double lse = z > 0 ? z + log1pl(expl(-z)) : log1pl(expl(z));
+            ll += yb[i] * z - lse;
+            long double p = z > 0 ? 1 / (1 + expl(-z))
+                                  : expl(z) / (1 + expl(z));
+            for (size_t j = 0; j < DB; j++)
+                g[j] += (yb[i] - p) * xb[i][j];
+        }
+        drift_rows b = {NULL, first, n};
+        double got, gg[DB];
+        drift_err e;
+        assert_int_equal(
+            m->log_lik(m->self, ws, w, &b, NULL, &got, gg, NULL, &e), 0);
+        assert_true(fabsl(got - ll) < 1e-12L * (1 + fabsl(ll)));
+        long double gmax = 0;
+        for (size_t j = 0; j < DB; j++)
+            gmax = fmaxl(gmax, fabsl(g[j]));
+        for (size_t j = 0; j < DB; j++)
+            assert_true(fabsl(gg[j] - g[j]) < 1e-12L * (1 + gmax));
+    }
+    m->workspace_free(m->self, ws);
+    th_close(&tp);
+    unlink(csv);
+    free(csv);
+}
+
 static void test_data_checks(void **state)
 {
     (void)state;
@@ -185,6 +261,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gradients),
         cmocka_unit_test(test_column_order),
+        cmocka_unit_test(test_full_pass_blocks),
         cmocka_unit_test(test_data_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
