@@ -139,6 +139,8 @@ static void make_dense(const char *csv)
 {
     static char buf[COLS][16];
     dense = malloc((size_t)N * COLS * sizeof *dense);
+    /* huge pages where the system gives them, as drift's loaders ask */
+    drift_advise_huge(dense, (size_t)N * COLS * sizeof *dense);
     FILE *f = fopen(csv, "w");
     if (!dense || !f)
         die(csv, "cannot write");
@@ -183,6 +185,8 @@ static void make_sparse(const char *svm)
     sy = malloc(SN * sizeof *sy);
     sval = malloc((size_t)SN * NNZ * sizeof *sval);
     sidx = malloc((size_t)SN * NNZ * sizeof *sidx);
+    drift_advise_huge(sval, (size_t)SN * NNZ * sizeof *sval);
+    drift_advise_huge(sidx, (size_t)SN * NNZ * sizeof *sidx);
     srow = malloc((SN + 1) * sizeof *srow);
     double *w = malloc(SD * sizeof *w);
     FILE *f = fopen(svm, "w");

@@ -2,8 +2,10 @@
  * bad file, a message naming the file, line and column and what is wrong. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "base/util.h"
@@ -120,6 +122,67 @@ static void test_allocation_failures(void **state)
     free(path);
 }
 
+/* VmFlags of the mapping that holds address a, from /proc/self/smaps,
+ * into flags (empty when not found). */
+static void vm_flags(uintptr_t a, char *flags, size_t cap)
+{
+    flags[0] = 0;
+    FILE *f = fopen("/proc/self/smaps", "r");
+    if (!f)
+        return;
+    char line[512];
+    int in = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long lo, hi;
+        if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2 && strchr(line, '-') &&
+            line[0] != 'V')
+            in = a >= lo && a < hi;
+        else if (in && strncmp(line, "VmFlags:", 8) == 0) {
+            snprintf(flags, cap, "%s", line + 8);
+            break;
+        }
+    }
+    fclose(f);
+}
+
+/* Tables a full pass streams through ask for huge pages: the 2 MB-aligned
+ * middle of a large region is marked (VmFlags "hg") where the kernel has
+ * transparent huge pages; small regions and NULL are left alone. */
+static void test_huge_page_advice(void **state)
+{
+    (void)state;
+    size_t n = (size_t)64 << 20;
+    char *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(p != MAP_FAILED);
+    char *q = mmap(NULL, (size_t)1 << 20, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(q != MAP_FAILED);
+    drift_advise_huge(NULL, n);
+    drift_advise_huge(q, (size_t)1 << 20);
+    /* an unaligned start, as malloc gives */
+    drift_advise_huge(p + 16, n - 16);
+    char flags[256];
+    FILE *thp = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char mode[128] = "";
+    if (thp) {
+        if (!fgets(mode, sizeof mode, thp))
+            mode[0] = 0;
+        fclose(thp);
+    }
+    if (!thp || strstr(mode, "[never]")) {
+        print_message("no transparent huge pages here: advice unchecked\n");
+    } else {
+        vm_flags((uintptr_t)p + n / 2, flags, sizeof flags);
+        print_message("64 MB region: VmFlags%s", flags);
+        assert_non_null(strstr(flags, " hg"));
+    }
+    vm_flags((uintptr_t)q, flags, sizeof flags);
+    assert_null(strstr(flags, " hg"));
+    munmap(p, n);
+    munmap(q, (size_t)1 << 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -128,6 +191,7 @@ int main(void)
         cmocka_unit_test(test_errors),
         cmocka_unit_test(test_missing_file),
         cmocka_unit_test(test_allocation_failures),
+        cmocka_unit_test(test_huge_page_advice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -98,6 +99,22 @@ void *drift_realloc(void *p, size_t n)
 }
 
 void drift_free(void *p) { free(p); }
+
+void drift_advise_huge(void *p, size_t n)
+{
+#if defined(MADV_HUGEPAGE)
+    const uintptr_t huge = (uintptr_t)2 << 20;
+    if (!p || n < ((size_t)32 << 20))
+        return;
+    uintptr_t lo = ((uintptr_t)p + huge - 1) & ~(huge - 1);
+    uintptr_t hi = ((uintptr_t)p + n) & ~(huge - 1);
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+#else
+    (void)p;
+    (void)n;
+#endif
+}
 
 char *drift_strdup(const char *s)
 {

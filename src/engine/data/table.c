@@ -106,6 +106,7 @@ static int read_csv(const char *path, unsigned index, unsigned count,
                            path, rows, cols);
         goto fail;
     }
+    drift_advise_huge(t->values, rows * cols * sizeof(double));
     for (size_t r = 0; r < rows; r++) {
         int got = drift_csv_next(&c, t->values + r * cols, e);
         if (got <= 0) {
@@ -195,6 +196,8 @@ static int read_libsvm(const char *path, unsigned index, unsigned count,
                            path, n, (unsigned long long)nnz);
         goto fail;
     }
+    drift_advise_huge(t->idx, nnz * sizeof(uint32_t));
+    drift_advise_huge(t->val, nnz * sizeof(double));
     if (drift_textfile_rewind(&s.f)) {
         rc = drift_err_set(e, DRIFT_EINTERNAL, "%s: cannot rewind", path);
         goto fail;
