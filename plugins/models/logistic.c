@@ -40,6 +40,7 @@ typedef struct logistic {
     size_t N, D;
     const double *X;    /* row i at X + i * ldx (a view or owned copy) */
     size_t ldx;
+    size_t xlen;        /* doubles readable from X on */
     const double *y;    /* y of row i at y[i * ldy] */
     size_t ldy;
     double *owned;      /* non-NULL when X had to be copied */
@@ -377,8 +378,59 @@ dot8(const double *x, const double *w, const double *wt, size_t D)
     return ((p[0] + p[4]) + (p[2] + p[6])) + ((p[1] + p[5]) + (p[3] + p[7]));
 }
 
-/* g += r x over D elements (g and x apart, so the compiler may use vector
- * registers four at a time). */
+/* dot8 on pairs of 4-wide values (partial sums 0-3 and 4-7: the same
+ * additions in the same order, so the same value), for a row whose last
+ * block of 8 may be read whole: its elements past D belong to the next
+ * row and are cleared by the masks tm (all ones for the elements below D).
+ * drift's loaders refuse NaN and Inf, so w's zero padding alone would
+ * make their products 0; the mask keeps that true of any data. */
+static inline __attribute__((always_inline)) double
+dot8_whole(const double *x, const double *w, const double *wt, size_t D,
+           const v4l *tm)
+{
+    v4d p0 = {0, 0, 0, 0}, p1 = p0, a, b, c, d;
+    size_t j = 0;
+    for (; j + 8 <= D; j += 8) {
+        memcpy(&a, x + j, sizeof a);
+        memcpy(&b, x + j + 4, sizeof b);
+        memcpy(&c, w + j, sizeof c);
+        memcpy(&d, w + j + 4, sizeof d);
+        p0 += a * c;
+        p1 += b * d;
+    }
+    if (j < D) {
+        memcpy(&a, x + j, sizeof a);
+        memcpy(&b, x + j + 4, sizeof b);
+        memcpy(&c, wt, sizeof c);
+        memcpy(&d, wt + 4, sizeof d);
+        p0 += (v4d)((v4l)a & tm[0]) * c;
+        p1 += (v4d)((v4l)b & tm[1]) * d;
+    }
+    return ((p0[0] + p1[0]) + (p0[2] + p1[2])) +
+           ((p0[1] + p1[1]) + (p0[3] + p1[3]));
+}
+
+/* g += r0 x0 + r1 x1 over D elements, the two rows' products added first
+ * (half the loads and stores of g of one row at a time). */
+static inline __attribute__((always_inline)) void
+axpy_rows2(double *restrict g, const double *restrict x0,
+           const double *restrict x1, double r0, double r1, size_t D)
+{
+    const v4d s0 = {r0, r0, r0, r0}, s1 = {r1, r1, r1, r1};
+    size_t j = 0;
+    for (; j + 4 <= D; j += 4) {
+        v4d a, b, gv;
+        memcpy(&a, x0 + j, sizeof a);
+        memcpy(&b, x1 + j, sizeof b);
+        memcpy(&gv, g + j, sizeof gv);
+        gv += s0 * a + s1 * b;
+        memcpy(g + j, &gv, sizeof gv);
+    }
+    for (; j < D; j++)
+        g[j] += r0 * x0[j] + r1 * x1[j];
+}
+
+/* g += r x over D elements. */
 static inline __attribute__((always_inline)) void
 axpy_row(double *restrict g, const double *restrict x, double r, size_t D)
 {
@@ -400,31 +452,46 @@ static void tail8(const double *w, size_t D, double *wt)
     memcpy(wt, w + (D & ~(size_t)7), (D & 7) * sizeof *wt);
 }
 
-/* Rows first .. first+n-1 (or rows[k]) of a dense matrix: each row's dot
- * product, log-likelihood term and gradient scalar, and the gradient's sum
- * grad += r_i x_i while the row is in cache (one pass over the rows).
- * ll_rows may be NULL; returns the sum of the terms; *bad is set when a
- * label is neither 0 nor 1. */
+/* Rows first .. first+n-1 (or rows[k]) of a dense matrix of xlen
+ * readable doubles: each row's dot product, log-likelihood term and
+ * gradient scalar, and the gradient's sum grad += r_i x_i while the block
+ * of rows is in cache (one pass over the rows).  ll_rows may be NULL;
+ * returns the sum of the terms; *bad is set when a label is neither 0
+ * nor 1. */
 static inline __attribute__((always_inline)) double
-dense_rows(const double *X, size_t ldx, const double *Y, size_t ldy,
-           const size_t *rows, size_t first, size_t n, size_t D,
+dense_rows(const double *X, size_t ldx, size_t xlen, const double *Y,
+           size_t ldy, const size_t *rows, size_t first, size_t n, size_t D,
            const double *w, double *ll_rows, double *grad, int *bad)
 {
     double total = 0, wt[8], zz[BLOCK], yy[BLOCK], rr[BLOCK];
     int b = 0;
     tail8(w, D, wt);
+    /* the tail's masks; a row's last block of 8 is read whole when it
+     * lies inside the matrix (every row but the last, or last few) */
+    v4l tm[2];
+    for (size_t l = 0; l < 8; l++)
+        tm[l / 4][l % 4] = l < (D & 7) ? -1 : 0;
+    size_t tail_end = (D & ~(size_t)7) + 8;
     for (size_t k0 = 0; k0 < n; k0 += BLOCK) {
         size_t m = n - k0 < BLOCK ? n - k0 : BLOCK;
         /* the block's dot products first, then the terms (one row's exp
          * overlapping the next row's), then the sums */
         for (size_t k = 0; k < m; k++) {
             size_t i = rows ? rows[k0 + k] : first + k0 + k;
-            zz[k] = dot8(X + i * ldx, w, wt, D);
+            zz[k] = i * ldx + tail_end <= xlen
+                        ? dot8_whole(X + i * ldx, w, wt, D, tm)
+                        : dot8(X + i * ldx, w, wt, D);
             yy[k] = Y[i * ldy];
             b |= yy[k] != 0.0 && yy[k] != 1.0;
         }
         total += block_terms(m, zz, yy, ll_rows ? ll_rows + k0 : NULL, rr);
-        for (size_t k = 0; grad && k < m; k++) {
+        size_t k = 0;
+        for (; grad && k + 2 <= m; k += 2) {
+            size_t i = rows ? rows[k0 + k] : first + k0 + k;
+            size_t i1 = rows ? rows[k0 + k + 1] : i + 1;
+            axpy_rows2(grad, X + i * ldx, X + i1 * ldx, rr[k], rr[k + 1], D);
+        }
+        if (grad && k < m) {
             size_t i = rows ? rows[k0 + k] : first + k0 + k;
             axpy_row(grad, X + i * ldx, rr[k], D);
         }
@@ -433,29 +500,31 @@ dense_rows(const double *X, size_t ldx, const double *Y, size_t ldy,
     return total;
 }
 
-typedef double (*dense_rows_fn)(const double *, size_t, const double *,
-                                size_t, const size_t *, size_t, size_t,
-                                size_t, const double *, double *, double *,
-                                int *);
+typedef double (*dense_rows_fn)(const double *, size_t, size_t,
+                                const double *, size_t, const size_t *,
+                                size_t, size_t, size_t, const double *,
+                                double *, double *, int *);
 
-static double dense_rows_base(const double *X, size_t ldx, const double *Y,
-                              size_t ldy, const size_t *rows, size_t first,
-                              size_t n, size_t D, const double *w,
-                              double *ll_rows, double *grad, int *bad)
+static double dense_rows_base(const double *X, size_t ldx, size_t xlen,
+                              const double *Y, size_t ldy, const size_t *rows,
+                              size_t first, size_t n, size_t D,
+                              const double *w, double *ll_rows, double *grad,
+                              int *bad)
 {
-    return dense_rows(X, ldx, Y, ldy, rows, first, n, D, w, ll_rows, grad,
-                      bad);
+    return dense_rows(X, ldx, xlen, Y, ldy, rows, first, n, D, w, ll_rows,
+                      grad, bad);
 }
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 /* The same loop for AVX2 (4-wide vectors; still no FMA). */
 __attribute__((target("avx2"))) static double
-dense_rows_avx2(const double *X, size_t ldx, const double *Y, size_t ldy,
-                const size_t *rows, size_t first, size_t n, size_t D,
-                const double *w, double *ll_rows, double *grad, int *bad)
+dense_rows_avx2(const double *X, size_t ldx, size_t xlen, const double *Y,
+                size_t ldy, const size_t *rows, size_t first, size_t n,
+                size_t D, const double *w, double *ll_rows, double *grad,
+                int *bad)
 {
-    return dense_rows(X, ldx, Y, ldy, rows, first, n, D, w, ll_rows, grad,
-                      bad);
+    return dense_rows(X, ldx, xlen, Y, ldy, rows, first, n, D, w, ll_rows,
+                      grad, bad);
 }
 #endif
 
@@ -585,9 +654,9 @@ static int log_lik(const void *self, void *wsp, const double *w,
         if (grad_sum)
             memset(grad_sum, 0, m->D * sizeof *grad_sum);
         int bad = 0;
-        double total = dense_rows_here()(m->X, m->ldx, m->y, m->ldy, b->rows,
-                                         b->first, b->n, m->D, w, ll_rows,
-                                         grad_sum, &bad);
+        double total = dense_rows_here()(m->X, m->ldx, m->xlen, m->y,
+                                         m->ldy, b->rows, b->first, b->n,
+                                         m->D, w, ll_rows, grad_sum, &bad);
         if (bad && m->lazy_check) {
             for (size_t k = 0; k < b->n; k++)
                 ws->yb[k] = m->y[drift_rows_at(b, k) * m->ldy];
@@ -870,6 +939,7 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
     } else if (contiguous) {
         m->X = data->values + first;
         m->ldx = data->row_stride;
+        m->xlen = N * data->row_stride - first;
     } else {
         m->owned = malloc(N * D * sizeof(double));
         if (!m->owned) {
@@ -883,6 +953,7 @@ static int create(const drift_data *data, const double *opt, drift_model *out,
                     data->values[i * data->row_stride + (size_t)cols[k]];
         m->X = m->owned;
         m->ldx = D;
+        m->xlen = N * D;
     }
     m->names = calloc(D, sizeof *m->names);
     for (size_t k = 0; m->names && k < D; k++) {
