@@ -11,11 +11,14 @@
  * and the bytes a pass reads. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "engine/data/advise.h"
@@ -324,6 +327,132 @@ static void test_pass_bytes(void **state)
     assert_int_equal(drift_advise_pass_bytes(NULL), 0);
 }
 
+/* ---- the reader on a store that stays in memory ---- */
+
+static int quiet_now(drift_advisor *a)
+{
+    pthread_mutex_lock(&a->mu);
+    int q = a->quiet;
+    pthread_mutex_unlock(&a->mu);
+    return q;
+}
+
+static long major_now(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return ru.ru_majflt;
+}
+
+static void nap(void)
+{
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+/* Whether every page of [p, p + n) is in the page cache. */
+static int all_resident(const void *p, size_t n)
+{
+    uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+    uintptr_t b = (uintptr_t)p & ~(page - 1);
+    uintptr_t e = ((uintptr_t)p + n + page - 1) & ~(page - 1);
+    size_t np = (e - b) / page;
+    unsigned char *vec = malloc(np);
+    int all = vec && mincore((void *)b, e - b, vec) == 0;
+    for (size_t k = 0; all && k < np; k++)
+        all = vec[k] & 1;
+    free(vec);
+    return all;
+}
+
+/* Walks the chain through one pass, stretch by stretch, reading a byte of
+ * every page of the rows when touch is set. */
+static unsigned walk_pass(drift_advisor *a, const drift_rowstore *rs,
+                          int touch)
+{
+    size_t N = rs->view.n_rows, step = a->rows_per_chunk;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE);
+    size_t row_bytes = rs->view.row_stride * sizeof(double);
+    unsigned sum = 0;
+    for (size_t r = 0; r < N; r += step) {
+        drift_advisor_at(a, r);
+        size_t r1 = r + step < N ? r + step : N;
+        const unsigned char *lo =
+            (const unsigned char *)(rs->view.values + r * rs->view.row_stride);
+        for (size_t b = 0; touch && b < (r1 - r) * row_bytes; b += page)
+            sum += lo[b];
+    }
+    return sum;
+}
+
+/* Once a whole pass of stretches was found in the page cache, the reader
+ * stops checking them (every page's mincore was CPU a 2-thread pass on 2
+ * cores paid for); a page read from disk since (a major fault) makes it
+ * check, and read, again. */
+static void test_reader_goes_quiet(void **state)
+{
+    (void)state;
+    if (rchar() < 0) {
+        print_message("no /proc/self/io here: skipped\n");
+        skip();
+    }
+    char *store = dense_store();
+    if (!fits(store)) {
+        print_message("not enough memory for an 80 MB store here: skipped\n");
+        unlink(store);
+        free(store);
+        skip();
+    }
+    drift_rowstore rs;
+    drift_err e;
+    assert_int_equal(drift_rowstore_open(&rs, store, &e), 0);
+    drift_advisor a;
+    drift_advisor_init(&a, &rs.view, rs.fd, rs.map);
+    assert_false(a.drop);
+    assert_true(a.running);
+    volatile unsigned sink = 0;
+    for (int pass = 0; pass < 3; pass++)
+        sink += walk_pass(&a, &rs, 1);
+    int q = 0;
+    for (int k = 0; k < 500 && !(q = quiet_now(&a)); k++)
+        nap();
+    assert_true(q);
+    /* Quiet: a further pass reads nothing. */
+    long long r0 = rchar();
+    sink += walk_pass(&a, &rs, 1);
+    for (int k = 0; k < 20; k++)
+        nap();
+    assert_true(rchar() - r0 < 4096 * 4);
+    /* Push the store out of this mapping and of the page cache, and fault
+     * one page back from disk. */
+    madvise(rs.map, rs.map_len, MADV_DONTNEED);
+    posix_fadvise(rs.fd, 0, 0, POSIX_FADV_DONTNEED);
+    long m0 = major_now();
+    sink += ((const volatile unsigned char *)rs.view.values)[0];
+    if (major_now() == m0) {
+        print_message("the page cache kept the store: eviction unchecked\n");
+    } else {
+        /* A new pass: the stretch ahead is checked and read again (by
+         * the reader: nothing else here touches it). */
+        drift_advisor_at(&a, 0);
+        size_t row_bytes = rs.view.row_stride * sizeof(double);
+        const char *lo = (const char *)rs.view.values +
+                         a.rows_per_chunk * row_bytes;
+        size_t len = a.rows_per_chunk * row_bytes;
+        int in = 0;
+        for (int k = 0; k < 1000 && !(in = all_resident(lo, len)); k++)
+            nap();
+        print_message("after eviction, the next stretch is back in the "
+                      "page cache: %s\n", in ? "yes" : "no");
+        assert_true(in);
+    }
+    (void)sink;
+    drift_advisor_free(&a);
+    drift_rowstore_close(&rs);
+    unlink(store);
+    free(store);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -331,6 +460,7 @@ int main(void)
         cmocka_unit_test(test_pass_bytes),
         cmocka_unit_test(test_dense_passes_stay_mapped),
         cmocka_unit_test(test_sparse_passes_stay_mapped),
+        cmocka_unit_test(test_reader_goes_quiet),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,6 +32,12 @@ typedef struct drift_advisor {
     pthread_cond_t cv;
     size_t next_read;       /* the next stretch it will read */
     int running, stop;
+    /* A store that stays in memory: stretches found wholly resident in a
+     * row, and the process's major faults when that reached a whole pass
+     * (quiet: nothing is checked until that count moves). */
+    size_t resident_run;
+    long quiet_majflt;
+    int quiet;
 } drift_advisor;
 
 /* Prepares read-ahead for data mapped from fd at map (nothing happens
