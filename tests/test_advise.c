@@ -453,6 +453,53 @@ static void test_reader_goes_quiet(void **state)
     free(store);
 }
 
+/* Dropping passed stretches (a store larger than the memory available,
+ * forced here): from this mapping always, and from the page cache too
+ * when the chain is alone on the store (evict), not otherwise (a chain
+ * behind it would read them again). */
+static void check_release(const char *store, int evict)
+{
+    drift_rowstore rs;
+    drift_err e;
+    assert_int_equal(drift_rowstore_open(&rs, store, &e), 0);
+    drift_advisor a;
+    drift_advisor_prepare(&a, &rs.view, rs.fd, rs.map);
+    a.drop = 1;
+    a.evict = evict;
+    drift_advisor_start(&a);
+    volatile unsigned sink = walk_pass(&a, &rs, 1);
+    (void)sink;
+    size_t row_bytes = rs.view.row_stride * sizeof(double);
+    /* the first stretch, passed and released at the second's start */
+    const char *lo = (const char *)rs.view.values;
+    size_t len = a.rows_per_chunk * row_bytes;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), np = len / page, in = 0;
+    unsigned char *vec = malloc(np + 2);
+    uintptr_t b = ((uintptr_t)lo + page - 1) & ~(uintptr_t)(page - 1);
+    assert_int_equal(mincore((void *)b, np * page, vec), 0);
+    for (size_t k = 0; k < np; k++)
+        in += vec[k] & 1;
+    free(vec);
+    print_message("evict %d: %zu of %zu pages of the first stretch still "
+                  "in the page cache after the pass\n", evict, in, np);
+    if (evict)
+        assert_true(in < np / 4);
+    else
+        assert_true(in > np / 2);
+    drift_advisor_free(&a);
+    drift_rowstore_close(&rs);
+}
+
+static void test_release_evicts_when_alone(void **state)
+{
+    (void)state;
+    char *store = dense_store();
+    check_release(store, 0);
+    check_release(store, 1);
+    unlink(store);
+    free(store);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -461,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_dense_passes_stay_mapped),
         cmocka_unit_test(test_sparse_passes_stay_mapped),
         cmocka_unit_test(test_reader_goes_quiet),
+        cmocka_unit_test(test_release_evicts_when_alone),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -58,8 +58,12 @@ static void release_rows(const drift_advisor *a, size_t r0, size_t r1)
     int n = row_ranges(a->data, r0, r1, lo, hi);
     for (int k = 0; k < n; k++) {
         uintptr_t b = (lo[k] + page - 1) & ~(page - 1), e = hi[k] & ~(page - 1);
-        if (e > b)
+        if (e > b) {
             madvise((void *)b, e - b, MADV_DONTNEED);
+            if (a->evict && a->fd >= 0)
+                posix_fadvise(a->fd, (off_t)(b - (uintptr_t)a->map),
+                              (off_t)(e - b), POSIX_FADV_DONTNEED);
+        }
     }
 }
 
@@ -195,8 +199,8 @@ static void *reader(void *arg)
     return NULL;
 }
 
-void drift_advisor_init(drift_advisor *a, const drift_data *data, int fd,
-                        const void *map)
+void drift_advisor_prepare(drift_advisor *a, const drift_data *data,
+                           int fd, const void *map)
 {
     a->data = data;
     a->fd = fd;
@@ -206,6 +210,7 @@ void drift_advisor_init(drift_advisor *a, const drift_data *data, int fd,
     a->running = 0;
     a->stop = 0;
     a->next_read = 0;
+    a->evict = 0;
     a->resident_run = 0;
     a->quiet_majflt = 0;
     a->quiet = 0;
@@ -219,7 +224,11 @@ void drift_advisor_init(drift_advisor *a, const drift_data *data, int fd,
     a->rows_per_chunk = row_bytes ? chunk / row_bytes + 1 : 0;
     a->drop = data && drift_advise_should_drop(pass,
                                                drift_advise_memory_available());
-    if (!data || !a->rows_per_chunk || fd < 0 || !map)
+}
+
+void drift_advisor_start(drift_advisor *a)
+{
+    if (!a->data || !a->rows_per_chunk || a->fd < 0 || !a->map)
         return;
     pthread_mutex_init(&a->mu, NULL);
     pthread_cond_init(&a->cv, NULL);
@@ -230,6 +239,13 @@ void drift_advisor_init(drift_advisor *a, const drift_data *data, int fd,
         pthread_mutex_destroy(&a->mu);
         pthread_cond_destroy(&a->cv);
     }
+}
+
+void drift_advisor_init(drift_advisor *a, const drift_data *data, int fd,
+                        const void *map)
+{
+    drift_advisor_prepare(a, data, fd, map);
+    drift_advisor_start(a);
 }
 
 void drift_advisor_free(drift_advisor *a)

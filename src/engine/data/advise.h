@@ -26,6 +26,15 @@ typedef struct drift_advisor {
     int started;
     int drop;               /* release passed stretches (the store does
                                not fit in the memory available) */
+    int evict;              /* with drop: release them from the page
+                               cache as well (POSIX_FADV_DONTNEED), not
+                               only from this mapping.  For a chain that
+                               is alone on the store: a chain behind it
+                               would have to read them again.  Under a
+                               memory limit this spares the kernel the
+                               reclaim of what was passed (a cold cyclic
+                               pass of 3.5 GB in 1 GB: 1.85 -> 1.57 s,
+                               faster than cat); 0 from init */
     /* the reader thread (when fd >= 0) */
     pthread_t thread;
     pthread_mutex_t mu;
@@ -46,6 +55,11 @@ typedef struct drift_advisor {
  * stretches are dropped (drift_advise_should_drop). */
 void drift_advisor_init(drift_advisor *a, const drift_data *data, int fd,
                         const void *map);
+/* drift_advisor_init in two steps: the decisions, then the reader thread
+ * (between them a test may change the decisions). */
+void drift_advisor_prepare(drift_advisor *a, const drift_data *data,
+                           int fd, const void *map);
+void drift_advisor_start(drift_advisor *a);
 /* The chain is at row r, moving forward. */
 void drift_advisor_at(drift_advisor *a, size_t r);
 /* Stops the reader thread. */

@@ -237,6 +237,7 @@ typedef struct drift_run_shared {
     char tune_note[1600];   /* the choice, for stderr */
     char tune_header[4000]; /* the choice, as the header's comment lines
                                ("# key = value\n" ...) */
+    unsigned at_once;       /* chains of this run in flight together */
 } drift_run_shared;
 
 /* Where a chain is, for messages and budget checks. */

@@ -919,6 +919,9 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     int setup_done = k != 0; /* chain 1 owes the others its setup */
     int rc0 = drift_run_chain_setup(&c, cfg, id, theta);
     c.run = run;
+    /* The only chain on the store: what it passed may leave the page
+     * cache too (advise.h) */
+    c.advisor.evict = c.advisor.drop && run->at_once == 1;
     c.stop = 1;
     c.guard = drift_guard_slot_at(k);
     c.layout = drift_guard_layout_of(c.guard);
@@ -1462,6 +1465,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
      * only from this one (drift_ranks_threads). */
     unsigned mpi_threads = ranks ? drift_ranks_threads() : K;
     if ((K == 1 && !prog) || mpi_threads == 0) {
+        run.at_once = 1;
         for (unsigned k = 0; k < K; k++)
             run_chain(cfg, &run, first + k, &results[k], &files[k], prog,
                       k);
@@ -1471,6 +1475,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         unsigned W = parallel_chains(cfg, K);
         if (W > mpi_threads)
             W = mpi_threads;
+        run.at_once = W;
         chain_queue q = {cfg, &run, results, files, prog, K, first, 0,
                          PTHREAD_MUTEX_INITIALIZER};
         pthread_t *tids = drift_calloc(W, sizeof *tids);
