@@ -123,6 +123,25 @@ static void run_cases(bcase *cs, int n)
         }
 }
 
+/* The kernel's transparent huge page mode ("always", "madvise", "never"),
+ * or "unknown". */
+static const char *thp_mode(void)
+{
+    static char mode[32] = "unknown";
+    FILE *f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+    char line[128];
+    if (f && fgets(line, sizeof line, f)) {
+        char *a = strchr(line, '['), *b = a ? strchr(a, ']') : NULL;
+        if (a && b && b - a - 1 < (long)sizeof mode) {
+            memcpy(mode, a + 1, (size_t)(b - a - 1));
+            mode[b - a - 1] = 0;
+        }
+    }
+    if (f)
+        fclose(f);
+    return mode;
+}
+
 /* ---- data ------------------------------------------------------------- */
 
 /* Values on a grid of 1/1024, so that CSV and LIBSVM text hold them
@@ -670,8 +689,12 @@ int main(int argc, char **argv)
     double load[1] = {0};
     getloadavg(load, 1);
     printf("vector math: %s\n%ld processors, load average %.2f at the start "
-           "(where the machine is shared, compare the cpu figures)\n\n",
+           "(where the machine is shared, compare the cpu figures)\n",
            drift_vmath_describe(), sysconf(_SC_NPROCESSORS_ONLN), load[0]);
+    printf("transparent huge pages: %s (the in-memory arrays ask for them, "
+           "as drift's loaders do; the store's map is left to the page "
+           "cache)\n\n",
+           thp_mode());
     const char *only = argc > 2 ? argv[2] : "";
     if (strcmp(only, "sparse"))
         bench_dense(me);
