@@ -323,9 +323,8 @@ block_terms(size_t m, const double *z, const double *y, double *ll_rows,
     const vec_math *vm = vec_math_here();
     vm->exp(m8, t, ex);
     const v4d one = {1, 1, 1, 1}, zero = {0, 0, 0, 0};
-    v4d acc0 = zero, acc1 = zero;
+    v4d acc[2] = {zero, zero};
     for (size_t k = 0; k < m8; k += 8) {
-        v4d a[2];
         for (int h = 0; h < 2; h++) {
             size_t j = k + 4 * (size_t)h;
             v4d zv, yv, ev;
@@ -339,16 +338,11 @@ block_terms(size_t m, const double *z, const double *y, double *ll_rows,
             memcpy(q + j, &qv, sizeof qv);
             memcpy(r + j, &rv, sizeof rv);
             /* y z - max(z, 0) */
-            a[h] = yv * zv - (v4d)((v4l)zv & pos);
+            acc[h] += yv * zv - (v4d)((v4l)zv & pos);
         }
-        acc0 += a[0];
-        acc1 += a[1];
     }
-    /* the padding's terms are y z - max(z, 0) = 0: nothing to drop */
-    double total = ((acc0[0] + acc1[0]) + (acc0[2] + acc1[2])) +
-                   ((acc0[1] + acc1[1]) + (acc0[3] + acc1[3]));
     if (ll_rows) {
-        total = 0;
+        double total = 0;
         for (size_t k = 0; k < m; k++) {
             double zk = z[k];
             double l = y[k] * zk - ((zk > 0 ? zk : 0) + log1p(ex[k]));
@@ -357,6 +351,9 @@ block_terms(size_t m, const double *z, const double *y, double *ll_rows,
         }
         return total;
     }
+    /* the padding's terms are y z - max(z, 0) = 0: nothing to drop */
+    double total = ((acc[0][0] + acc[1][0]) + (acc[0][2] + acc[1][2])) +
+                   ((acc[0][1] + acc[1][1]) + (acc[0][3] + acc[1][3]));
     for (size_t k = m; k < m8; k++)
         q[k] = 1;
     /* the groups' P - 1, padded with zeros to a multiple of 8, then their
@@ -508,8 +505,8 @@ dense_rows(const double *X, size_t ldx, size_t xlen, const double *Y,
     size_t tail_end = (D & ~(size_t)7) + 8;
     for (size_t k0 = 0; k0 < n; k0 += BLOCK) {
         size_t m = n - k0 < BLOCK ? n - k0 : BLOCK;
-        /* the block's dot products first, then the terms (one row's exp
-         * overlapping the next row's), then the sums */
+        /* the block's dot products first, then its terms (one vector exp
+         * over the block), then the sums */
         for (size_t k = 0; k < m; k++) {
             size_t i = rows ? rows[k0 + k] : first + k0 + k;
             zz[k] = i * ldx + tail_end <= xlen

@@ -38,7 +38,7 @@ void *drift_malloc_array(size_t count, size_t size);
  * 2 MB-aligned part of it; transparent huge pages in "madvise" mode, as
  * Debian ships them): for the data tables a full pass streams through,
  * where a translation miss on every 4 KB page cost a pass over a 256 MB
- * table 1.2-1.3x on a virtual machine.  Call it before the memory is
+ * table 1.1-1.2x on a virtual machine.  Call it before the memory is
  * first written.  Does nothing for n below 32 MB or where the system has
  * no such advice; never fails. */
 void drift_advise_huge(void *p, size_t n);
