@@ -358,19 +358,29 @@ static void nap(void)
     nanosleep(&ts, NULL);
 }
 
-/* Whether every page of [p, p + n) is in the page cache. */
-static int all_resident(const void *p, size_t n)
+/* How many of the *np pages that [p, p + n) touches are in the page
+ * cache. */
+static size_t pages_cached(const void *p, size_t n, size_t *np)
 {
     uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
     uintptr_t b = (uintptr_t)p & ~(page - 1);
     uintptr_t e = ((uintptr_t)p + n + page - 1) & ~(page - 1);
-    size_t np = (e - b) / page;
-    unsigned char *vec = malloc(np);
-    int all = vec && mincore((void *)b, e - b, vec) == 0;
-    for (size_t k = 0; all && k < np; k++)
-        all = vec[k] & 1;
+    *np = (e - b) / page;
+    unsigned char *vec = malloc(*np);
+    assert_non_null(vec);
+    assert_int_equal(mincore((void *)b, e - b, vec), 0);
+    size_t in = 0;
+    for (size_t k = 0; k < *np; k++)
+        in += vec[k] & 1;
     free(vec);
-    return all;
+    return in;
+}
+
+/* Whether every page of [p, p + n) is in the page cache. */
+static int all_resident(const void *p, size_t n)
+{
+    size_t np;
+    return pages_cached(p, n, &np) == np;
 }
 
 /* Walks the chain through one pass, stretch by stretch, reading a byte of
@@ -475,13 +485,10 @@ static void check_release(const char *store, int evict)
     /* the first stretch, passed and released at the second's start */
     const char *lo = (const char *)rs.view.values;
     size_t len = a.rows_per_chunk * row_bytes;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE), np = len / page, in = 0;
-    unsigned char *vec = malloc(np + 2);
+    /* its whole pages (those a release can drop) */
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), np;
     uintptr_t b = ((uintptr_t)lo + page - 1) & ~(uintptr_t)(page - 1);
-    assert_int_equal(mincore((void *)b, np * page, vec), 0);
-    for (size_t k = 0; k < np; k++)
-        in += vec[k] & 1;
-    free(vec);
+    size_t in = pages_cached((const void *)b, len / page * page, &np);
     print_message("evict %d: %zu of %zu pages of the first stretch still "
                   "in the page cache after the pass\n", evict, in, np);
     if (evict)
