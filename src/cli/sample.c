@@ -154,6 +154,7 @@ typedef struct sample_args {
     drift_access access;
     uint64_t iters, thin, warmup, seed, generated_every;
     int have_seed, have_thin, have_warmup, save_warmup, quiet, help;
+    int have_gradient;      /* --gradient was given */
     int save_gradients;     /* --save-gradients */
     int warmup_only;        /* --iter 0 */
     int emit_segments;
@@ -372,6 +373,7 @@ static int on_sample_opt(void *user, int idx, const char *v)
         a->ranks_per_chain = (unsigned)x;
         return 0;
     case O_GRADIENT:
+        a->have_gradient = 1;
         if (!strcmp(v, "plain"))
             a->gradient = DRIFT_GRADIENT_PLAIN;
         else if (!strcmp(v, "cv"))
@@ -506,6 +508,23 @@ static int sampler_adapts(const drift_sampler *s)
 {
     return drift_hparams_find(s->hparams, s->n_hparams, "adapt_delta") >= 0 ||
            drift_hparams_find(s->hparams, s->n_hparams, "delta") >= 0;
+}
+
+/* A chain of the engine's plan spends at most this many data passes. */
+#define PLAN_MAX_PASSES 100.0
+
+/* Whether the engine plans the run (see sample_run): a minibatch sampler
+ * (neither full-data nor continuous) on a model with rows, in one process,
+ * whose step size the user left to the engine (hp holds NaN there). */
+static int plan_applies(const drift_sampler *s, const double *hp,
+                        size_t n_rows, int mpi_on)
+{
+    if (s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_CONTINUOUS))
+        return 0;
+    if (n_rows == 0 || mpi_on)
+        return 0;
+    long k = drift_hparams_step_size(s->hparams, s->n_hparams);
+    return k >= 0 && isnan(hp[k]);
 }
 
 /* After a run: the files read back and checked as CmdStan's diagnose
@@ -831,6 +850,20 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         a.thin = 1;
         a.thin_time = 0;
     }
+    /* A minibatch sampler whose step size is left to the engine runs by
+     * the engine's plan (engine/run/biascheck.h): the mode first (the
+     * chains start from a draw of its Laplace approximation, and the
+     * step-size check measures in its units), control variates there
+     * unless the sampler builds its own estimates or --gradient was
+     * given, the step size by the bias check, and whatever of the
+     * burn-in, iterations and thinning the user did not give sized for
+     * the target effective sample size. */
+    int planned = plan_applies(&sampler, hp, prob.model.n_rows, mpi->on);
+    int plan_budget = planned && !a.iters && a.passes <= 0 &&
+                      a.seconds <= 0 && !a.warmup_only;
+    if (planned && !a.have_gradient &&
+        !(sampler.flags & DRIFT_SAMPLER_OWN_ESTIMATES))
+        a.gradient = DRIFT_GRADIENT_CV;
     /* CmdStan's defaults: 1000 warmup iterations, then 1000 draws.  A
      * budget in data passes or seconds is the minibatch samplers' way of
      * running, and their warmup stays 0 there unless the sampler adapts. */
@@ -854,12 +887,13 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         rc = EXIT_USAGE;
         goto out;
     }
-    /* Under --gradient cv chains start near its mode unless told. */
-    int init_mode = a.gradient == DRIFT_GRADIENT_CV && !a.init
+    /* Under --gradient cv, or the plan, chains start near the mode unless
+     * told. */
+    int init_mode = (a.gradient == DRIFT_GRADIENT_CV || planned) && !a.init
                         ? DRIFT_INIT_MODE
                         : DRIFT_INIT_RANDOM;
     if (a.init && !strcmp(a.init, "mode")) {
-        if (a.gradient != DRIFT_GRADIENT_CV) {
+        if (a.gradient != DRIFT_GRADIENT_CV && !planned) {
             fprintf(stderr, "drift sample: --init mode: needs --gradient cv "
                             "(the mode it starts from is cv's)\n");
             rc = EXIT_USAGE;
@@ -999,6 +1033,8 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         .ranks = mpi->on ? &mpi->run : NULL,
         .gradient = a.gradient,
         .save_gradients = a.save_gradients,
+        .plan = {planned, planned, plan_budget, planned && !a.have_warmup,
+                 planned && !a.have_thin, PLAN_MAX_PASSES},
     };
     /* A mapped row store (read by a C plugin, or by a .drift model as its
      * rows): tell the kernel how it will be read, and read ahead. */

@@ -146,6 +146,19 @@ typedef struct drift_run_config {
      * chains of the step-size search (tune.h). */
     int save_gradients;
     int discard_draws;
+    /* The engine's plan for a minibatch sampler at its defaults
+     * (biascheck.h).  step: a step size left to the engine is chosen by
+     * the bias check of pilots at h and h/2, not the KSD search.  mode:
+     * the mode is found in the run-level setup even without cv (for the
+     * initial point and the units the check measures in).  budget,
+     * warmup, thin: the iterations, the burn-in and the thinning the user
+     * did not give are sized from the chosen pilot's autocorrelation time
+     * for BIASCHECK_ESS effective draws a chain.  max_passes caps a
+     * chain's planned iterations (0: no cap). */
+    struct {
+        int step, mode, budget, warmup, thin;
+        double max_passes;
+    } plan;
 } drift_run_config;
 
 /* DRIFT_INIT_MODE (--gradient cv only): each chain starts at a draw of
@@ -238,6 +251,11 @@ typedef struct drift_run_shared {
     char tune_header[4000]; /* the choice, as the header's comment lines
                                ("# key = value\n" ...) */
     unsigned at_once;       /* chains of this run in flight together */
+    /* The configuration every chain runs by once the setup planned
+     * iterations, burn-in or thinning (cfg.plan; planned 0: cfg as
+     * given). */
+    int planned;
+    drift_run_config plan_cfg;
 } drift_run_shared;
 
 /* Where a chain is, for messages and budget checks. */

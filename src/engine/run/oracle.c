@@ -760,6 +760,14 @@ static int batch_estimate_cv(drift_chain *c, const double *theta, size_t n,
 /* Whether grad_batch centres its estimates at the run's mode. */
 static int cv_active(const drift_chain *c)
 {
+    return c->run && c->run->cv.ready &&
+           c->cfg->gradient == DRIFT_GRADIENT_CV;
+}
+
+/* Whether the run found a mode (under cv, or for the engine's plan): its
+ * curvature is where a metric starts. */
+static int mode_known(const drift_chain *c)
+{
     return c->run && c->run->cv.ready;
 }
 
@@ -1480,13 +1488,14 @@ static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
     if (n && !mem)
         return c->failed ? c->failed : DRIFT_ENOMEM;
     drift_adapt_metric_init(&c->metric, kind, c->d, mem);
-    /* Under cv a metric starts from the curvature at the mode. */
-    if (kind == DRIFT_METRIC_DIAG && cv_active(c))
+    /* Where the run found a mode (under cv, or for the engine's plan) a
+     * metric starts from the curvature there. */
+    if (kind == DRIFT_METRIC_DIAG && mode_known(c))
         for (size_t k = 0; k < c->d; k++) {
             c->metric.inv[k] = c->run->cv.inv_metric[k];
             c->metric.factor[k] = sqrt(c->metric.inv[k]);
         }
-    if (kind == DRIFT_METRIC_DENSE && cv_active(c)) {
+    if (kind == DRIFT_METRIC_DENSE && mode_known(c)) {
         const drift_cv *cv = &c->run->cv;
         size_t d = c->d;
         if (!cv->inv_dense ||

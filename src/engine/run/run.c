@@ -37,6 +37,7 @@
 #include "shard.h"
 #include "watch.h"
 #include "tune.h"
+#include "biascheck.h"
 
 /* Rows per model call in full passes, and the smallest workspace. */
 #define MIN_WS_ROWS 256
@@ -342,6 +343,7 @@ static void after_step(drift_chain *c)
 }
 
 static int tune_step_size(drift_chain *c, long param);
+static int plan_run(drift_chain *c, long param);
 
 /* Run-level setup, on chain 1 (c) while the other chains wait for it in
  * wait_setup: --gradient cv's mode search from chain 1's initial point
@@ -354,7 +356,7 @@ static void run_setup(drift_chain *c, const double *theta)
     drift_run_shared *run = c->run;
     const drift_sampler *s = c->cfg->sampler;
     int ok = 1;
-    if (c->cfg->gradient == DRIFT_GRADIENT_CV) {
+    if (c->cfg->gradient == DRIFT_GRADIENT_CV || c->cfg->plan.mode) {
         double *start = drift_calloc(c->d ? c->d : 1, sizeof *start);
         if (!start) {
             drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
@@ -373,7 +375,8 @@ static void run_setup(drift_chain *c, const double *theta)
         if (param >= 0 && isnan(c->cfg->hp[param])) {
             c->phase = DRIFT_CHAIN_SETUP;
             drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
-            if (tune_step_size(c, param))
+            if (c->cfg->plan.step ? plan_run(c, param)
+                                  : tune_step_size(c, param))
                 ok = 0;
             drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
             c->phase = DRIFT_CHAIN_STEPPING;
@@ -642,6 +645,40 @@ static void pilot_close(void *user, drift_chain *c)
     memset(&p->shared, 0, sizeof p->shared);
 }
 
+/* p as the pilots of chain 1 (c) make it: the run's configuration for
+ * chains of their own (no file, no warmup, draws discarded, steps steps),
+ * the hyperparameters pilot_hp (the step size at param varies), starting
+ * point buffer theta (d values). */
+static void pilot_ctx_init(pilot_ctx *p, drift_chain *c, double *pilot_hp,
+                           double *theta, size_t param, uint64_t steps)
+{
+    p->owner = c;
+    p->cfg = *c->cfg;
+    p->cfg.hp = pilot_hp;
+    p->cfg.hp_set = NULL;
+    p->cfg.warmup = 0;
+    p->cfg.iters = steps;
+    p->cfg.passes = 0;
+    p->cfg.seconds = 0;
+    p->cfg.warmup_only = 0;
+    p->cfg.save_warmup = 0;
+    p->cfg.thin = 1;
+    p->cfg.chains = 1;
+    p->cfg.out_path = NULL;
+    p->cfg.on_row = NULL;
+    p->cfg.on_trajectory = NULL;
+    p->cfg.test_model = NULL;
+    p->cfg.progress = 0;
+    p->cfg.emit_segments = 0;
+    p->cfg.ckpt_dir = NULL;
+    p->cfg.resume = 0;
+    p->cfg.save_gradients = 0;
+    p->cfg.discard_draws = 1;
+    p->hp = pilot_hp;
+    p->param = param;
+    p->theta = theta;
+}
+
 /* Rows of a control-variate score estimate in the pilots. */
 #define TUNE_SCORE_ROWS 128
 /* Draws scored per pilot. */
@@ -737,31 +774,7 @@ static int tune_step_size(drift_chain *c, long param)
             fprintf(stderr, "drift: warning: %s\n", run->tune_note);
         goto out;
     }
-    p->owner = c;
-    p->cfg = *cfg;
-    p->cfg.hp = pilot_hp;
-    p->cfg.hp_set = NULL;
-    p->cfg.warmup = 0;
-    p->cfg.iters = steps;
-    p->cfg.passes = 0;
-    p->cfg.seconds = 0;
-    p->cfg.warmup_only = 0;
-    p->cfg.save_warmup = 0;
-    p->cfg.thin = 1;
-    p->cfg.chains = 1;
-    p->cfg.out_path = NULL;
-    p->cfg.on_row = NULL;
-    p->cfg.on_trajectory = NULL;
-    p->cfg.test_model = NULL;
-    p->cfg.progress = 0;
-    p->cfg.emit_segments = 0;
-    p->cfg.ckpt_dir = NULL;
-    p->cfg.resume = 0;
-    p->cfg.save_gradients = 0;
-    p->cfg.discard_draws = 1;
-    p->hp = pilot_hp;
-    p->param = (size_t)param;
-    p->theta = theta;
+    pilot_ctx_init(p, c, pilot_hp, theta, (size_t)param, steps);
     drift_tune_config tc = {
         s, (size_t)param, c->d, c->N, c->batch, steps, TUNE_DRAWS, rows,
         cfg->seconds > 0 ? TUNE_SHARE * cfg->seconds : 0, cfg->seed, NULL,
@@ -899,6 +912,211 @@ out:
 }
 
 /* prog (may be NULL) watches the run; k is the chain's index in it. */
+/* ---- the engine's plan for a minibatch sampler (biascheck.h) ----------- */
+
+/* Steps the plan's pilots may take together: at least this many, or
+ * PLAN_PILOT_PASSES data passes where that is more. */
+#define PLAN_PILOT_STEPS 200000
+#define PLAN_PILOT_PASSES 20.0
+/* First length of a compared pilot. */
+#define PLAN_FIRST_STEPS 2000
+/* Burn-in: this many autocorrelation times, at least PLAN_MIN_WARMUP. */
+#define PLAN_WARMUP_TAUS 10.0
+#define PLAN_MIN_WARMUP 200
+
+/* Chooses the step size (hyperparameter param) on chain 1 (c) by the bias
+ * check, and the iterations, burn-in and thinning the user left to the
+ * plan; run->hp and run->plan_cfg get them, run->tune_note and
+ * run->tune_header what was chosen and why.  The pilots' cost is chain
+ * 1's.  Non-zero when the chain failed. */
+static int plan_run(drift_chain *c, long param)
+{
+    drift_run_shared *run = c->run;
+    const drift_run_config *cfg = c->cfg;
+    const drift_sampler *s = cfg->sampler;
+    const drift_hparam *hp = &s->hparams[param];
+    size_t n = s->n_hparams, d = c->d;
+    run->hp = drift_calloc(n ? n : 1, sizeof(double));
+    pilot_ctx *p = drift_calloc(1, sizeof *p);
+    double *pilot_hp = drift_calloc(n ? n : 1, sizeof(double));
+    double *theta = drift_calloc(d ? d : 1, sizeof(double));
+    double *scale = drift_calloc(d ? d : 1, sizeof(double));
+    double *chol = run->cv.ready && run->cv.inv_dense
+                       ? drift_malloc_array(d * d, sizeof(double))
+                       : NULL;
+    int rc = DRIFT_OK;
+    if (!run->hp || !p || !pilot_hp || !theta || !scale) {
+        rc = drift_chain_fail(c, DRIFT_ENOMEM,
+                              "out of memory planning the run");
+        goto out;
+    }
+    memcpy(run->hp, cfg->hp, n * sizeof(double));
+    memcpy(pilot_hp, cfg->hp, n * sizeof(double));
+    pilot_ctx_init(p, c, pilot_hp, theta, (size_t)param, 0);
+    for (size_t k = 0; k < d; k++) {
+        double v = run->cv.ready ? run->cv.inv_metric[k] : 1.0;
+        scale[k] = v > 0 && isfinite(v) ? sqrt(v) : 1.0;
+    }
+    if (chol && drift_adapt_cholesky(run->cv.inv_dense, d, chol)) {
+        drift_free(chol);
+        chol = NULL;
+    }
+    double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
+    double allow = PLAN_PILOT_PASSES * N / batch;
+    drift_biascheck_config bc = {
+        s, d, hp->def, hp->lo, hp->hi,
+        run->cv.ready ? run->cv.mode : NULL, chol, scale,
+        (uint64_t)(allow > PLAN_PILOT_STEPS ? fmin(allow, 1e12)
+                                            : PLAN_PILOT_STEPS),
+        PLAN_FIRST_STEPS};
+    drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
+    drift_biascheck_result r;
+    drift_err e = {{0}};
+    double t0 = drift_now();
+    rc = drift_biascheck_step_search(&bc, &ops, &r, &e);
+    c->grads += p->grads;
+    if (rc) {
+        if (rc == DRIFT_ESTOP && drift_stop_requested())
+            drift_chain_fail(c, DRIFT_ESTOP,
+                             "chain %u: stopped by a signal while choosing "
+                             "%s's step size, before any draw",
+                             c->id, s->name);
+        else
+            drift_chain_fail(c, rc, "chain %u: choosing the step size: %s",
+                             c->id, e.msg);
+        goto out;
+    }
+    run->hp[param] = r.h;
+
+    /* The run's length from the chosen pilot's autocorrelation time. */
+    run->plan_cfg = *cfg;
+    drift_run_config *pc = &run->plan_cfg;
+    double tau = isfinite(r.tau) ? r.tau : NAN;
+    double per_step = batch * (cfg->gradient == DRIFT_GRADIENT_CV &&
+                                       !run->cv.s
+                                   ? 2.0
+                                   : 1.0);
+    int capped = 0;
+    if (cfg->plan.warmup)
+        pc->warmup = isfinite(tau)
+                         ? (uint64_t)fmax(PLAN_MIN_WARMUP,
+                                          ceil(PLAN_WARMUP_TAUS * tau))
+                         : 1000;
+    if (cfg->plan.budget) {
+        double it = isfinite(tau) ? ceil(BIASCHECK_ESS * tau) : 1000;
+        if (cfg->plan.max_passes > 0 && N > 0) {
+            double cap = cfg->plan.max_passes * N / per_step;
+            if (it > cap) {
+                it = fmax(1, floor(cap));
+                capped = 1;
+            }
+        }
+        pc->iters = (uint64_t)fmin(it, 1e15);
+    }
+    if (cfg->plan.thin && pc->iters > BIASCHECK_KEEP) {
+        pc->thin = (pc->iters + BIASCHECK_KEEP - 1) / BIASCHECK_KEEP;
+        /* Saved warmup splits from the draws at a multiple of thin. */
+        if (pc->save_warmup && pc->warmup % pc->thin)
+            pc->warmup += pc->thin - pc->warmup % pc->thin;
+    }
+    run->planned = 1;
+
+    double passes = N > 0 ? (double)p->grads / N : 0;
+    double run_passes = N > 0 ? (double)(pc->warmup + pc->iters) *
+                                    per_step / N
+                              : 0;
+    char why[400];
+    if (r.verified)
+        snprintf(why, sizeof why,
+                 "pilots at %s = %.4g and %.4g agree (whitened variance "
+                 "ratio %.3f +- %.3f, mean shift %.3f sd)",
+                 hp->name, 2 * r.h, r.h, r.var_ratio, r.var_se,
+                 r.mean_shift);
+    else
+        snprintf(why, sizeof why,
+                 "no pair of pilots agreed within the checks' allowance "
+                 "(%s:ratio %.200s)",
+                 hp->name, r.trail[0] ? r.trail : "none");
+    snprintf(run->tune_note, sizeof run->tune_note,
+             "plan for %s: %s = %.4g, %s; %zu pilots, %.3g data passes, "
+             "%.2g s; autocorrelation time %.3g steps: burn-in %llu, "
+             "%llu iterations thinned by %llu for about %.0f effective "
+             "draws a chain (%.3g passes a chain); --set %s=, --warmup, "
+             "--iter, --thin override",
+             s->name, hp->name, r.h, why, r.n_pilots, passes,
+             drift_now() - t0, tau, (unsigned long long)pc->warmup,
+             (unsigned long long)pc->iters, (unsigned long long)pc->thin,
+             isfinite(tau) ? (double)pc->iters / tau : NAN, run_passes,
+             hp->name);
+    snprintf(run->tune_header, sizeof run->tune_header,
+             "# plan_step_size = %s\n"
+             "# plan_choice = %.10g\n"
+             "# plan_verified = %d\n"
+             "# plan_variance_ratio = %.6g\n"
+             "# plan_variance_ratio_se = %.6g\n"
+             "# plan_mean_shift = %.6g\n"
+             "# plan_trail = %.300s\n"
+             "# plan_autocorrelation_time = %.6g\n"
+             "# plan_pilot_grads = %llu\n"
+             "# drift: %s\n",
+             hp->name, r.h, r.verified, r.var_ratio, r.var_se, r.mean_shift,
+             r.trail[0] ? r.trail : "none", tau,
+             (unsigned long long)p->grads, run->tune_note);
+    if (!cfg->quiet)
+        fprintf(stderr, "drift: %s\n", run->tune_note);
+    char warn[700] = "";
+    if (!r.verified)
+        snprintf(warn, sizeof warn,
+                 "%s's step size could not be checked for discretisation "
+                 "bias: %s = %.4g is the smallest tried and the draws may "
+                 "be off; %s",
+                 s->name, hp->name, r.h,
+                 r.h_stable == 0
+                     ? "no step tried was stable: the sampler may not suit "
+                       "this posterior (try sghmc or nuts)"
+                     : "its pilots mix too slowly for the check (a "
+                       "posterior badly scaled for this sampler): try "
+                       "sgld or sghmc, whose preconditioner comes from "
+                       "the mode, or nuts");
+    else if (capped)
+        snprintf(warn, sizeof warn,
+                 "the plan for %s needs about %.0f iterations a chain for "
+                 "%.0f effective draws; --plan's cap of %g passes a chain "
+                 "allows %llu: expect about %.0f; give --iter or --passes "
+                 "for more",
+                 s->name, ceil(BIASCHECK_ESS * tau), BIASCHECK_ESS,
+                 cfg->plan.max_passes, (unsigned long long)pc->iters,
+                 (double)pc->iters / tau);
+    if (warn[0]) {
+        fprintf(stderr, "drift: warning: %s\n", warn);
+        size_t used = strlen(run->tune_header);
+        snprintf(run->tune_header + used, sizeof run->tune_header - used,
+                 "# drift: warning: %s\n", warn);
+    }
+out:
+    drift_free(p);
+    drift_free(pilot_hp);
+    drift_free(theta);
+    drift_free(scale);
+    drift_free(chol);
+    return rc || c->failed ? -1 : 0;
+}
+
+/* A chain runs by the planned configuration from here on: its warmup
+ * schedule, run facts and watch follow it.  Before the first step. */
+static void chain_follow_plan(drift_chain *c)
+{
+    const drift_run_config *cfg = &c->run->plan_cfg;
+    c->cfg = cfg;
+    drift_adapt_schedule_make(cfg->warmup, &c->sched);
+    c->info.warmup = cfg->warmup;
+    c->info.iterations = cfg->iters;
+    c->info.init_buffer = c->sched.init_buffer;
+    c->info.term_buffer = c->sched.term_buffer;
+    c->info.base_window = c->sched.base_window;
+    drift_watch_replan(c);
+}
+
 static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
                       unsigned id, drift_chain_result *res, chain_file *file,
                       drift_progress *prog, unsigned k)
@@ -985,6 +1203,10 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
             goto done;
     } else if (wait_setup(&c)) {
         goto done;
+    }
+    if (run->planned) {
+        chain_follow_plan(&c);
+        cfg = c.cfg;
     }
     if (cfg->init_mode == DRIFT_INIT_MODE && drift_run_chain_setup_init(&c, theta))
         goto done;

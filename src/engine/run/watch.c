@@ -64,6 +64,21 @@ struct drift_watch {
     char note[96];
 };
 
+void drift_watch_replan(drift_chain *c)
+{
+    struct drift_watch *w = c->watch;
+    if (!w)
+        return;
+    uint64_t warmup = c->cfg->warmup;
+    if (warmup >= DRIFT_WATCH_MIN_WARMUP) {
+        w->k.ref_from = warmup / 2;
+        w->k.ref_to = warmup;
+    } else {
+        w->k.ref_from = 50;
+        w->k.ref_to = 150;
+    }
+}
+
 int drift_watch_new(drift_chain *c)
 {
     const drift_run_config *cfg = c->cfg;
@@ -75,13 +90,8 @@ int drift_watch_new(drift_chain *c)
     struct drift_watch *w = drift_calloc(1, sizeof *w);
     if (!w)
         return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
-    if (cfg->warmup >= DRIFT_WATCH_MIN_WARMUP) {
-        w->k.ref_from = cfg->warmup / 2;
-        w->k.ref_to = cfg->warmup;
-    } else {
-        w->k.ref_from = 50;
-        w->k.ref_to = 150;
-    }
+    c->watch = w;
+    drift_watch_replan(c);
     w->k.lp_min = INFINITY;
     w->k.lp_max = -INFINITY;
     w->k.thr = -INFINITY;
@@ -90,6 +100,7 @@ int drift_watch_new(drift_chain *c)
         w->d = c->d;
         w->mean = drift_calloc(4 * c->d, sizeof(double));
         if (!w->mean) {
+            c->watch = NULL;
             drift_free(w);
             return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
         }

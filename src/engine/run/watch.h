@@ -29,6 +29,10 @@
 int drift_watch_new(drift_chain *c);
 void drift_watch_free(drift_chain *c);
 
+/* Moves the reference window to c->cfg's warmup, after the run's setup
+ * planned a burn-in (before the first step). */
+void drift_watch_replan(drift_chain *c);
+
 /* Every draw the sampler emits (before warmup and thinning drop any):
  * theta (unconstrained) and lp (NaN: none) at iteration c->iter. */
 void drift_watch_draw(drift_chain *c, const double *theta, double lp);

@@ -1,0 +1,401 @@
+/* biascheck.c: the step-size search of biascheck.h: a stability scan,
+ * then pilots at h and h/2 compared in whitened coordinates until a pair
+ * agrees.  Not for making the pilot chains (run.c, through
+ * drift_tune_ops) nor for sizing the run from the result (run.c). */
+#include "config.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "base/stop.h"
+#include "base/util.h"
+#include "biascheck.h"
+#include "oracle.h"
+
+/* Coordinates whose statistics are kept (evenly spaced beyond it): the
+ * check averages over them, and d in the millions would cost a pilot
+ * more in bookkeeping than in gradients. */
+#define TRACK_MAX 256
+/* Batches of the batch-means estimate of autocorrelation times. */
+#define N_BATCH 20
+/* Steps of a stability-scan pilot. */
+#define SCAN_STEPS 300
+/* Factor between scanned steps, and how many the scan tries. */
+#define SCAN_FACTOR 4.0
+#define SCAN_TRIES 12
+/* Halvings the comparison tries before it gives up. */
+#define MAX_HALVINGS 12
+/* A pilot whose mean squared whitened distance from the mode passes this
+ * (ten posterior sds per coordinate) ran away. */
+#define RUNAWAY 100.0
+
+/* The statistics of one compared pilot over the tracked coordinates. */
+typedef struct stats {
+    drift_biascheck_pilot p;
+    uint64_t n;                 /* draws summarised */
+    double *mean, *var, *tau;   /* m each */
+} stats;
+
+typedef struct searcher {
+    const drift_biascheck_config *cfg;
+    const drift_tune_ops *ops;
+    drift_biascheck_result *out;
+    drift_err *e;
+    size_t d, m;
+    size_t *track;              /* m coordinates */
+    double *w;                  /* d: whitened point */
+    double *sum, *sum2, *bsum;  /* m, m, N_BATCH x m accumulators */
+    stats s[2];
+} searcher;
+
+/* theta in whitened units, into t->w (all d with a dense factor, else the
+ * tracked coordinates' places only). */
+static void whiten(searcher *t, const double *theta)
+{
+    const drift_biascheck_config *cfg = t->cfg;
+    size_t d = t->d;
+    if (cfg->chol) {
+        const double *L = cfg->chol;
+        for (size_t i = 0; i < d; i++) {
+            double v = theta[i] - (cfg->mode ? cfg->mode[i] : 0);
+            for (size_t j = 0; j < i; j++)
+                v -= L[i * d + j] * t->w[j];
+            t->w[i] = v / L[i * d + i];
+        }
+        return;
+    }
+    for (size_t a = 0; a < t->m; a++) {
+        size_t k = t->track[a];
+        double v = theta[k] - (cfg->mode ? cfg->mode[k] : 0);
+        t->w[k] = cfg->scale ? v / cfg->scale[k] : v;
+    }
+}
+
+/* Runs a pilot of `steps` steps at h.  With st, the draws after the
+ * first fifth are summarised there (steps is then a multiple of
+ * 5 N_BATCH / 4).  *unstable gets whether it diverged or ran away.
+ * Returns DRIFT_OK, or a failure that is not the step size's. */
+static int pilot(searcher *t, double h, uint64_t steps, stats *st,
+                 int *unstable)
+{
+    const drift_biascheck_config *cfg = t->cfg;
+    drift_chain *c = NULL;
+    double *theta = NULL;
+    *unstable = 0;
+    t->out->n_pilots++;
+    int rc = t->ops->open(t->ops->user, h, &c, &theta);
+    if (rc) {
+        if (c) {
+            drift_err_set(t->e, rc, "%s", c->message);
+            t->ops->close(t->ops->user, c);
+        }
+        return rc;
+    }
+    uint64_t burn = steps / 5, n = steps - burn, blen = n / N_BATCH;
+    if (st) {
+        memset(t->sum, 0, t->m * sizeof *t->sum);
+        memset(t->sum2, 0, t->m * sizeof *t->sum2);
+        memset(t->bsum, 0, N_BATCH * t->m * sizeof *t->bsum);
+    }
+    uint64_t s;
+    for (s = 0; s < steps; s++) {
+        if (drift_stop_requested()) {
+            t->ops->close(t->ops->user, c);
+            return DRIFT_ESTOP;
+        }
+        c->nonfinite[0] = '\0';
+        if (t->ops->calling)
+            t->ops->calling(t->ops->user);
+        rc = cfg->sampler->step(c->state, &drift_services_table, c, theta);
+        if (rc || c->failed) {
+            int code = c->failed ? c->failed : rc;
+            if (code != DRIFT_ENONFINITE && code != DRIFT_ENUMERIC) {
+                drift_err_set(t->e, code, "%s",
+                              c->failed ? c->message : "a pilot chain failed");
+                t->ops->close(t->ops->user, c);
+                return code;
+            }
+            *unstable = 1;
+            break;
+        }
+        c->iter++;
+        whiten(t, theta);
+        double r2 = 0;
+        for (size_t a = 0; a < t->m; a++) {
+            double v = t->w[t->track[a]];
+            r2 += v * v;
+        }
+        if (!(r2 <= RUNAWAY * (double)t->m)) {
+            *unstable = 1;
+            break;
+        }
+        if (st && s >= burn && (s - burn) / blen < N_BATCH) {
+            double *b = t->bsum + ((s - burn) / blen) * t->m;
+            for (size_t a = 0; a < t->m; a++) {
+                double v = t->w[t->track[a]];
+                t->sum[a] += v;
+                t->sum2[a] += v * v;
+                b[a] += v;
+            }
+        }
+    }
+    t->out->steps += s;
+    t->ops->close(t->ops->user, c);
+    if (!st || *unstable)
+        return DRIFT_OK;
+    /* Means, variances and batch-means autocorrelation times. */
+    n = blen * N_BATCH;
+    st->n = n;
+    st->p.h = h;
+    st->p.steps = steps;
+    st->p.unstable = 0;
+    double vsum = 0, se2 = 0, tmax = 1;
+    for (size_t a = 0; a < t->m; a++) {
+        double mu = t->sum[a] / (double)n;
+        double var = t->sum2[a] / (double)n - mu * mu;
+        if (var < 0)
+            var = 0;
+        double bv = 0;
+        for (size_t j = 0; j < N_BATCH; j++) {
+            double bm = t->bsum[j * t->m + a] / (double)blen - mu;
+            bv += bm * bm;
+        }
+        bv /= N_BATCH - 1;
+        double tau = var > 0 ? (double)blen * bv / var : (double)n;
+        if (!(tau >= 1))
+            tau = 1;
+        if (tau > (double)n)
+            tau = (double)n;
+        st->mean[a] = mu;
+        st->var[a] = var;
+        st->tau[a] = tau;
+        vsum += var;
+        se2 += 2 * tau * var * var / (double)n;
+        tmax = tau > tmax ? tau : tmax;
+    }
+    st->p.vbar = vsum / (double)t->m;
+    st->p.vbar_se = vsum > 0 ? sqrt(se2) / vsum : INFINITY;
+    st->p.tau = tmax;
+    return DRIFT_OK;
+}
+
+/* A pilot length: at least `want` steps, whole batches after the burn-in
+ * fifth. */
+static uint64_t pilot_len(double want)
+{
+    uint64_t unit = 5 * N_BATCH;
+    if (!(want < 1e15))
+        want = 1e15;
+    uint64_t L = (uint64_t)ceil(want / (double)unit) * unit;
+    return L < unit ? unit : L;
+}
+
+/* A compared pilot at h that holds BIASCHECK_PILOT_ESS effective draws
+ * per coordinate, lengthened (within the allowance) until it does.
+ * *fits gets 0 when the allowance ran out first. */
+static int long_pilot(searcher *t, double h, uint64_t steps, stats *st,
+                      int *unstable, int *fits)
+{
+    *fits = 1;
+    for (int k = 0; k < 6; k++) {
+        if (t->out->steps + steps > t->cfg->max_steps) {
+            *fits = 0;
+            return DRIFT_OK;
+        }
+        int rc = pilot(t, h, steps, st, unstable);
+        if (rc || *unstable)
+            return rc;
+        double ess = (double)st->n / st->p.tau;
+        if (ess >= BIASCHECK_PILOT_ESS)
+            return DRIFT_OK;
+        steps = pilot_len(1.25 * 1.3 * BIASCHECK_PILOT_ESS * st->p.tau);
+    }
+    return DRIFT_OK;
+}
+
+/* Whether pilots a (at 2h) and b (at h) agree; fills the result's
+ * measures. */
+static int agree(searcher *t, const stats *a, const stats *b)
+{
+    drift_biascheck_result *out = t->out;
+    double r = a->p.vbar / b->p.vbar;
+    double se = sqrt(a->p.vbar_se * a->p.vbar_se +
+                     b->p.vbar_se * b->p.vbar_se);
+    double dd = 0, noise = 0, noise2 = 0;
+    for (size_t k = 0; k < t->m; k++) {
+        double diff = a->mean[k] - b->mean[k];
+        double ek = a->tau[k] * a->var[k] / (double)a->n +
+                    b->tau[k] * b->var[k] / (double)b->n;
+        dd += diff * diff;
+        noise += ek;
+        noise2 += ek * ek;
+    }
+    double m = (double)t->m;
+    double shift2 = (dd - noise) / m;
+    double shift_sd = sqrt(2 * noise2) / m;
+    out->var_ratio = r;
+    out->var_se = se;
+    out->mean_shift = shift2 > 0 ? sqrt(shift2) : 0;
+    size_t used = strlen(out->trail);
+    if (used + 40 < sizeof out->trail)
+        snprintf(out->trail + used, sizeof out->trail - used,
+                 "%s%.3g:%.3f", used ? "," : "", b->p.h, r);
+    return isfinite(r) &&
+           fabs(r - 1) <= BIASCHECK_VAR_TOL + se &&
+           shift2 <= BIASCHECK_MEAN_TOL * BIASCHECK_MEAN_TOL + 2 * shift_sd;
+}
+
+static int stats_alloc(stats *s, size_t m)
+{
+    s->mean = drift_calloc(m, sizeof *s->mean);
+    s->var = drift_calloc(m, sizeof *s->var);
+    s->tau = drift_calloc(m, sizeof *s->tau);
+    return s->mean && s->var && s->tau ? DRIFT_OK : DRIFT_ENOMEM;
+}
+
+static void stats_free(stats *s)
+{
+    drift_free(s->mean);
+    drift_free(s->var);
+    drift_free(s->tau);
+}
+
+/* The largest stable step of the scan from cfg->h0 into *h (0 when none
+ * is). */
+static int scan(searcher *t, double *h)
+{
+    const drift_biascheck_config *cfg = t->cfg;
+    double x = cfg->h0;
+    int unstable;
+    int rc = pilot(t, x, SCAN_STEPS, NULL, &unstable);
+    if (rc)
+        return rc;
+    if (!unstable) {
+        for (int k = 0; k < SCAN_TRIES && x * SCAN_FACTOR < cfg->hi; k++) {
+            rc = pilot(t, x * SCAN_FACTOR, SCAN_STEPS, NULL, &unstable);
+            if (rc)
+                return rc;
+            if (unstable)
+                break;
+            x *= SCAN_FACTOR;
+        }
+        *h = x;
+        return DRIFT_OK;
+    }
+    for (int k = 0; k < SCAN_TRIES && x / SCAN_FACTOR > cfg->lo; k++) {
+        x /= SCAN_FACTOR;
+        rc = pilot(t, x, SCAN_STEPS, NULL, &unstable);
+        if (rc)
+            return rc;
+        if (!unstable) {
+            *h = x;
+            return DRIFT_OK;
+        }
+    }
+    *h = 0;
+    return DRIFT_OK;
+}
+
+static int search(searcher *t)
+{
+    const drift_biascheck_config *cfg = t->cfg;
+    drift_biascheck_result *out = t->out;
+    double hs;
+    int rc = scan(t, &hs);
+    if (rc)
+        return rc;
+    out->h_stable = hs;
+    if (hs == 0) {
+        /* Nothing was stable: the smallest step scanned, unverified. */
+        out->h = cfg->h0 / pow(SCAN_FACTOR, SCAN_TRIES);
+        if (out->h <= cfg->lo)
+            out->h = cfg->h0;
+        return DRIFT_OK;
+    }
+    stats *a = &t->s[0], *b = &t->s[1];
+    double h = hs / 2;
+    uint64_t L = pilot_len((double)cfg->min_steps);
+    int unstable = 1, fits = 1;
+    /* The first of a pair: stable over a long pilot too. */
+    for (int k = 0; k < MAX_HALVINGS && unstable; k++) {
+        rc = long_pilot(t, h, L, a, &unstable, &fits);
+        if (rc)
+            return rc;
+        if (!fits)
+            break;
+        if (unstable)
+            h /= 2;
+    }
+    out->h = h;
+    out->tau = NAN;
+    if (unstable || !fits)
+        return DRIFT_OK;
+    for (int k = 0; k < MAX_HALVINGS; k++) {
+        double hb = h / 2;
+        /* At half the step a chain needs about twice the steps. */
+        uint64_t Lb = pilot_len(2.0 * (double)a->p.steps);
+        rc = long_pilot(t, hb, Lb, b, &unstable, &fits);
+        if (rc)
+            return rc;
+        out->h = hb;
+        if (!fits)
+            return DRIFT_OK;
+        if (!unstable) {
+            out->tau = b->p.tau;
+            if (agree(t, a, b)) {
+                out->verified = 1;
+                return DRIFT_OK;
+            }
+            stats tmp = *a;
+            *a = *b;
+            *b = tmp;
+        }
+        h = hb;
+    }
+    return DRIFT_OK;
+}
+
+int drift_biascheck_step_search(const drift_biascheck_config *cfg,
+                                const drift_tune_ops *ops,
+                                drift_biascheck_result *out, drift_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->tau = NAN;
+    out->var_ratio = NAN;
+    out->var_se = NAN;
+    searcher t;
+    memset(&t, 0, sizeof t);
+    t.cfg = cfg;
+    t.ops = ops;
+    t.out = out;
+    t.e = e;
+    t.d = cfg->d;
+    t.m = t.d < TRACK_MAX ? t.d : TRACK_MAX;
+    if (t.m == 0)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "the step-size check needs parameters");
+    t.track = drift_calloc(t.m, sizeof *t.track);
+    t.w = drift_calloc(t.d, sizeof *t.w);
+    t.sum = drift_calloc(t.m, sizeof *t.sum);
+    t.sum2 = drift_calloc(t.m, sizeof *t.sum2);
+    t.bsum = drift_calloc(N_BATCH * t.m, sizeof *t.bsum);
+    int rc = DRIFT_ENOMEM;
+    if (t.track && t.w && t.sum && t.sum2 && t.bsum &&
+        !stats_alloc(&t.s[0], t.m) && !stats_alloc(&t.s[1], t.m)) {
+        for (size_t a = 0; a < t.m; a++)
+            t.track[a] = (size_t)((double)a * (double)t.d / (double)t.m);
+        rc = search(&t);
+    } else {
+        drift_err_set(e, DRIFT_ENOMEM, "out of memory checking step sizes");
+    }
+    stats_free(&t.s[0]);
+    stats_free(&t.s[1]);
+    drift_free(t.track);
+    drift_free(t.w);
+    drift_free(t.sum);
+    drift_free(t.sum2);
+    drift_free(t.bsum);
+    return rc;
+}

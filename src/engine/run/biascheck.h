@@ -1,0 +1,94 @@
+/* biascheck.h: the engine's plan for a minibatch sampler run at its defaults:
+ * the step size chosen by a discretisation-bias check, and the burn-in,
+ * iterations and thinning sized to a target effective sample size.
+ *
+ * The step-size search runs pilot chains (made by the runner through
+ * drift_tune_ops, as the KSD search of tune.h does), all from the same
+ * initial point near the mode, and compares the draws of a pilot at step
+ * h with those of a pilot at h/2 in whitened coordinates (the mode's
+ * curvature: L^-1 (x - mode) with a dense factor, (x - mode) / scale with
+ * a diagonal one).  For an integrator whose bias is of first order in h,
+ * what moves between h and h/2 is the bias left at h/2: the run takes h/2
+ * when the pilots' mean whitened variances agree within BIASCHECK_VAR_TOL plus
+ * their standard error, and their whitened means within
+ * BIASCHECK_MEAN_TOL plus twice theirs; otherwise h halves and the check
+ * repeats.  The pilots grow until each holds BIASCHECK_PILOT_ESS effective
+ * draws per coordinate, so the check's precision does not depend on the
+ * run's budget (a longer run never makes the choice worse), and the
+ * integrated autocorrelation time of the chosen pilot sizes the run.
+ * Where no pair passes within the pilots' allowance the smallest step
+ * tried is taken and the result says so (the runner warns).
+ *
+ * Any integrator works: the search needs only its step and a step-size
+ * hyperparameter.  Not for running the chains (run.c) nor for the KSD
+ * search (tune.c). */
+#ifndef DRIFT_BIASCHECK_H
+#define DRIFT_BIASCHECK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "chain.h"
+#include "tune.h"
+
+/* Allowed relative difference of the pilots' mean whitened variances
+ * (about half of it in standard deviations). */
+#define BIASCHECK_VAR_TOL 0.05
+/* Allowed difference of the pilots' whitened means (posterior sds). */
+#define BIASCHECK_MEAN_TOL 0.05
+/* Effective draws per coordinate each compared pilot must hold. */
+#define BIASCHECK_PILOT_ESS 150.0
+/* Effective draws per chain the run is sized for. */
+#define BIASCHECK_ESS 400.0
+/* Draws kept per chain, about, when the plan chooses the thinning. */
+#define BIASCHECK_KEEP 1000
+
+/* What the search may spend and how it measures. */
+typedef struct drift_biascheck_config {
+    const drift_sampler *sampler;
+    size_t d;
+    double h0;                  /* where the stability scan starts */
+    double lo, hi;              /* the hyperparameter's bounds */
+    const double *mode;         /* the centre of the whitened units (d;
+                                   NULL: 0) */
+    const double *chol;         /* lower factor of the covariance (d x d;
+                                   NULL: scale) */
+    const double *scale;        /* per-coordinate sds (d; NULL: 1) */
+    uint64_t max_steps;         /* steps all pilots together may take */
+    uint64_t min_steps;         /* first length of a compared pilot */
+} drift_biascheck_config;
+
+/* One compared pilot. */
+typedef struct drift_biascheck_pilot {
+    double h;
+    uint64_t steps;
+    int unstable;               /* diverged or ran far from the mode */
+    double vbar;                /* mean over coordinates of the whitened
+                                   variance */
+    double vbar_se;             /* its relative standard error */
+    double tau;                 /* the largest integrated autocorrelation
+                                   time over the tracked coordinates */
+} drift_biascheck_pilot;
+
+typedef struct drift_biascheck_result {
+    double h;                   /* the step the run takes */
+    double tau;                 /* integrated autocorrelation time there
+                                   (steps; NaN: not measured) */
+    int verified;               /* a pair of pilots agreed */
+    double var_ratio;           /* of the deciding pair: vbar(2h)/vbar(h) */
+    double var_se;              /* its standard error */
+    double mean_shift;          /* whitened mean difference, noise removed */
+    double h_stable;            /* the largest stable step the scan found */
+    size_t n_pilots;
+    uint64_t steps;             /* steps all pilots took */
+    char trail[800];            /* "h:ratio,..." of the compared pairs */
+} drift_biascheck_result;
+
+/* Runs the search; out gets the choice.  Returns DRIFT_OK, DRIFT_ESTOP on a
+ * stop request, or a pilot's failure that is no instability (e gets the
+ * message). */
+int drift_biascheck_step_search(const drift_biascheck_config *cfg,
+                           const drift_tune_ops *ops, drift_biascheck_result *out,
+                           drift_err *e);
+
+#endif
