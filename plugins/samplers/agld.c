@@ -567,24 +567,28 @@ static const drift_hparam agld_hp[] = {
      "(SAGA-LD), or both (TMU)"},
     {"access", DRIFT_HP_ENUM, 0, 0, 0, 0, "auto|ra|rr|ca",
      "data access: auto follows --access; ra, rr or ca fix it"},
-    {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL, ETA_DOC},
+    {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL, ETA_DOC},
     {"D", DRIFT_HP_INT, NAN, 0, 1e15, 0, NULL, D_DOC},
     {"check_age", DRIFT_HP_BOOL, 0, 0, 1, 0, NULL, AGE_DOC},
 };
 
 static const drift_hparam periodic_hp[] = {
-    {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL, ETA_DOC},
+    {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL, ETA_DOC},
     {"D", DRIFT_HP_INT, NAN, 0, 1e15, 0, NULL, D_DOC},
     {"check_age", DRIFT_HP_BOOL, 0, 0, 1, 0, NULL, AGE_DOC},
 };
 
 static const drift_hparam ppu_hp[] = {
-    {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL, ETA_DOC},
+    {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL, ETA_DOC},
     {"check_age", DRIFT_HP_BOOL, 0, 0, 1, 0, NULL, AGE_DOC},
 };
 
 static const drift_hparam plus_hp[] = {
-    {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL, ETA_DOC},
+    {"eta", DRIFT_HP_REAL, 1e-4, 0, INFINITY,
+     DRIFT_HP_OPEN_LO | DRIFT_HP_STEP_SIZE, NULL, ETA_DOC},
     {"D", DRIFT_HP_INT, NAN, 0, 1e15, 0, NULL,
      "iterations between snapshot refreshes; default ceil(N/n); 0: N"},
     {"B", DRIFT_HP_INT, NAN, 1, 1e15, 0, NULL,

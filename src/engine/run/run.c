@@ -1655,7 +1655,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                                  cfg->passes, DRIFT_MODE_MIN_PASSES);
     }
     if (cfg->init_mode == DRIFT_INIT_MODE &&
-        cfg->gradient != DRIFT_GRADIENT_CV)
+        cfg->gradient != DRIFT_GRADIENT_CV && !cfg->plan.mode)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--init mode needs --gradient cv (the mode it "
                              "starts from is cv's)");
