@@ -357,7 +357,12 @@ typedef struct drift_services {
      * prior's second derivative d^2 U_prior / d theta_j^2 by central
      * differences of its gradient; an entry without curvature (not
      * positive or not finite) reads NaN.  Returns DRIFT_OK, or
-     * DRIFT_EINVAL (recorded) in a run without cv. */
+     * DRIFT_EINVAL (recorded) in a run without a mode.  The engine also
+     * finds the mode when it plans a minibatch sampler's run at its
+     * defaults, with or without cv: a sampler that builds its own
+     * estimates (DRIFT_SAMPLER_OWN_ESTIMATES) may then centre them there
+     * itself.  mode(c, NULL, NULL) asks whether the run has a mode:
+     * DRIFT_OK or DRIFT_EINVAL, nothing recorded. */
     int (*mode)(drift_chain *c, double *mode, double *curv);
 
     /* ---- added in services version 5 ---- */

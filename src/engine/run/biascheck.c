@@ -47,6 +47,7 @@ typedef struct searcher {
     size_t *track;              /* m coordinates */
     double *w;                  /* d: whitened point */
     double *sum, *sum2, *bsum;  /* m, m, N_BATCH x m accumulators */
+    double *draws;              /* cfg->stein_draws x d (NULL: none) */
     stats s[2];
 } searcher;
 
@@ -131,6 +132,13 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
             *unstable = 1;
             break;
         }
+        if (st && t->draws && s >= burn) {
+            uint64_t ms = t->cfg->stein_draws, stride = n / ms;
+            uint64_t i = s - burn;
+            if (stride && (i + 1) % stride == 0 && (i + 1) / stride <= ms)
+                memcpy(t->draws + ((i + 1) / stride - 1) * t->d, theta,
+                       t->d * sizeof *theta);
+        }
         if (st && s >= burn && (s - burn) / blen < N_BATCH) {
             double *b = t->bsum + ((s - burn) / blen) * t->m;
             for (size_t a = 0; a < t->m; a++) {
@@ -142,6 +150,19 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
         }
     }
     t->out->steps += s;
+    if (st) {
+        st->p.stein = NAN;
+        st->p.stein_se = NAN;
+    }
+    if (st && !*unstable && t->draws && n / cfg->stein_draws > 0) {
+        rc = cfg->stein(cfg->stein_user, c, t->draws, &st->p.stein,
+                        &st->p.stein_se);
+        if (rc == DRIFT_ESTOP || rc == DRIFT_ENOMEM) {
+            t->ops->close(t->ops->user, c);
+            return rc;
+        }
+        c->failed = 0;
+    }
     t->ops->close(t->ops->user, c);
     if (!st || *unstable)
         return DRIFT_OK;
@@ -238,13 +259,20 @@ static int agree(searcher *t, const stats *a, const stats *b)
     out->var_ratio = r;
     out->var_se = se;
     out->mean_shift = shift2 > 0 ? sqrt(shift2) : 0;
+    out->stein = b->p.stein;
+    out->stein_se = b->p.stein_se;
+    int stein_ok = !t->cfg->stein ||
+                   fabs(b->p.stein - 1) <= BIASCHECK_STEIN_TOL +
+                                               b->p.stein_se;
     size_t used = strlen(out->trail);
-    if (used + 40 < sizeof out->trail)
+    if (used + 60 < sizeof out->trail)
         snprintf(out->trail + used, sizeof out->trail - used,
-                 "%s%.3g:%.3f", used ? "," : "", b->p.h, r);
+                 "%s%.3g:%.3f/%.3f", used ? "," : "", b->p.h, r,
+                 b->p.stein);
     return isfinite(r) &&
            fabs(r - 1) <= BIASCHECK_VAR_TOL + se &&
-           shift2 <= BIASCHECK_MEAN_TOL * BIASCHECK_MEAN_TOL + 2 * shift_sd;
+           shift2 <= BIASCHECK_MEAN_TOL * BIASCHECK_MEAN_TOL + 2 * shift_sd &&
+           stein_ok;
 }
 
 static int stats_alloc(stats *s, size_t m)
@@ -363,6 +391,8 @@ int drift_biascheck_step_search(const drift_biascheck_config *cfg,
 {
     memset(out, 0, sizeof *out);
     out->tau = NAN;
+    out->stein = NAN;
+    out->stein_se = NAN;
     out->var_ratio = NAN;
     out->var_se = NAN;
     searcher t;
@@ -381,8 +411,11 @@ int drift_biascheck_step_search(const drift_biascheck_config *cfg,
     t.sum = drift_calloc(t.m, sizeof *t.sum);
     t.sum2 = drift_calloc(t.m, sizeof *t.sum2);
     t.bsum = drift_calloc(N_BATCH * t.m, sizeof *t.bsum);
+    if (cfg->stein && cfg->stein_draws)
+        t.draws = drift_malloc_array(cfg->stein_draws * t.d, sizeof(double));
     int rc = DRIFT_ENOMEM;
     if (t.track && t.w && t.sum && t.sum2 && t.bsum &&
+        (t.draws || !cfg->stein || !cfg->stein_draws) &&
         !stats_alloc(&t.s[0], t.m) && !stats_alloc(&t.s[1], t.m)) {
         for (size_t a = 0; a < t.m; a++)
             t.track[a] = (size_t)((double)a * (double)t.d / (double)t.m);
@@ -397,5 +430,6 @@ int drift_biascheck_step_search(const drift_biascheck_config *cfg,
     drift_free(t.sum);
     drift_free(t.sum2);
     drift_free(t.bsum);
+    drift_free(t.draws);
     return rc;
 }

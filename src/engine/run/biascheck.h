@@ -19,6 +19,14 @@
  * Where no pair passes within the pilots' allowance the smallest step
  * tried is taken and the result says so (the runner warns).
  *
+ * Agreement between h and h/2 cannot see a bias that stays flat over the
+ * steps compared (a non-uniform subsampling whose effect saturates, say),
+ * so the pilot at h/2 must also keep the Stein identity: the Stein ratio
+ * of a few of its draws (tune.h; exact or control-variate scores), which
+ * is 1 for draws of the target whatever its shape and, for a Gaussian
+ * one, the draws' variance over the target's, within BIASCHECK_STEIN_TOL
+ * plus its standard error.
+ *
  * Any integrator works: the search needs only its step and a step-size
  * hyperparameter.  Not for running the chains (run.c) nor for the KSD
  * search (tune.c). */
@@ -36,6 +44,8 @@
 #define BIASCHECK_VAR_TOL 0.05
 /* Allowed difference of the pilots' whitened means (posterior sds). */
 #define BIASCHECK_MEAN_TOL 0.05
+/* Allowed distance of the Stein ratio from 1. */
+#define BIASCHECK_STEIN_TOL 0.1
 /* Effective draws per coordinate each compared pilot must hold. */
 #define BIASCHECK_PILOT_ESS 150.0
 /* Effective draws per chain the run is sized for. */
@@ -56,6 +66,14 @@ typedef struct drift_biascheck_config {
     const double *scale;        /* per-coordinate sds (d; NULL: 1) */
     uint64_t max_steps;         /* steps all pilots together may take */
     uint64_t min_steps;         /* first length of a compared pilot */
+    /* The Stein check of a compared pilot: stein_draws of its draws,
+     * evenly spaced after its burn-in, handed to stein on the pilot's
+     * chain before it closes; *ratio their Stein ratio (tune.h), *se its
+     * standard error.  NULL: no Stein check. */
+    size_t stein_draws;
+    int (*stein)(void *user, drift_chain *c, const double *x,
+                 double *ratio, double *se);
+    void *stein_user;
 } drift_biascheck_config;
 
 /* One compared pilot. */
@@ -68,6 +86,8 @@ typedef struct drift_biascheck_pilot {
     double vbar_se;             /* its relative standard error */
     double tau;                 /* the largest integrated autocorrelation
                                    time over the tracked coordinates */
+    double stein, stein_se;     /* its Stein ratio and standard error
+                                   (NaN: not checked) */
 } drift_biascheck_pilot;
 
 typedef struct drift_biascheck_result {
@@ -78,6 +98,7 @@ typedef struct drift_biascheck_result {
     double var_ratio;           /* of the deciding pair: vbar(2h)/vbar(h) */
     double var_se;              /* its standard error */
     double mean_shift;          /* whitened mean difference, noise removed */
+    double stein, stein_se;     /* the chosen pilot's Stein ratio */
     double h_stable;            /* the largest stable step the scan found */
     size_t n_pilots;
     uint64_t steps;             /* steps all pilots took */

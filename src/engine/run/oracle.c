@@ -1568,10 +1568,13 @@ static drift_gradient svc_gradient(drift_chain *c)
 
 static int svc_mode(drift_chain *c, double *mode, double *curv)
 {
-    if (!cv_active(c))
+    if (!mode_known(c)) {
+        if (!mode && !curv) /* a question, not a request */
+            return DRIFT_EINVAL;
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "the mode service: this run has no mode "
                                 "(it needs --gradient cv)");
+    }
     if (mode)
         memcpy(mode, c->run->cv.mode, c->d * sizeof *mode);
     if (curv)

@@ -924,6 +924,14 @@ out:
 #define PLAN_WARMUP_TAUS 10.0
 #define PLAN_MIN_WARMUP 200
 
+/* The bias check's Stein ratio of a pilot's draws (user: the scores'
+ * drift_tune_config). */
+static int plan_stein(void *user, drift_chain *c, const double *x,
+                      double *ratio, double *se)
+{
+    return drift_tune_stein(user, c, x, ratio, se);
+}
+
 /* Chooses the step size (hyperparameter param) on chain 1 (c) by the bias
  * check, and the iterations, burn-in and thinning the user left to the
  * plan; run->hp and run->plan_cfg get them, run->tune_note and
@@ -968,7 +976,15 @@ static int plan_run(drift_chain *c, long param)
         run->cv.ready ? run->cv.mode : NULL, chol, scale,
         (uint64_t)(allow > PLAN_PILOT_STEPS ? fmin(allow, 1e12)
                                             : PLAN_PILOT_STEPS),
-        PLAN_FIRST_STEPS};
+        PLAN_FIRST_STEPS, 0, NULL, NULL};
+    /* The Stein check's scores, as the KSD search makes them. */
+    size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
+    drift_tune_config tc = {s, (size_t)param, d, c->N, c->batch, 0,
+                            TUNE_DRAWS, rows, 0, cfg->seed,
+                            chol ? NULL : scale, chol};
+    bc.stein_draws = TUNE_DRAWS;
+    bc.stein = plan_stein;
+    bc.stein_user = &tc;
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_err e = {{0}};
@@ -1029,13 +1045,14 @@ static int plan_run(drift_chain *c, long param)
     if (r.verified)
         snprintf(why, sizeof why,
                  "pilots at %s = %.4g and %.4g agree (whitened variance "
-                 "ratio %.3f +- %.3f, mean shift %.3f sd)",
+                 "ratio %.3f +- %.3f, mean shift %.3f sd) and the second "
+                 "keeps the Stein identity (ratio %.3f +- %.3f)",
                  hp->name, 2 * r.h, r.h, r.var_ratio, r.var_se,
-                 r.mean_shift);
+                 r.mean_shift, r.stein, r.stein_se);
     else
         snprintf(why, sizeof why,
                  "no pair of pilots agreed within the checks' allowance "
-                 "(%s:ratio %.200s)",
+                 "(%s:variance ratio/Stein ratio %.200s)",
                  hp->name, r.trail[0] ? r.trail : "none");
     snprintf(run->tune_note, sizeof run->tune_note,
              "plan for %s: %s = %.4g, %s; %zu pilots, %.3g data passes, "
@@ -1055,12 +1072,13 @@ static int plan_run(drift_chain *c, long param)
              "# plan_variance_ratio = %.6g\n"
              "# plan_variance_ratio_se = %.6g\n"
              "# plan_mean_shift = %.6g\n"
+             "# plan_stein_ratio = %.6g\n"
              "# plan_trail = %.300s\n"
              "# plan_autocorrelation_time = %.6g\n"
              "# plan_pilot_grads = %llu\n"
              "# drift: %s\n",
              hp->name, r.h, r.verified, r.var_ratio, r.var_se, r.mean_shift,
-             r.trail[0] ? r.trail : "none", tau,
+             r.stein, r.trail[0] ? r.trail : "none", tau,
              (unsigned long long)p->grads, run->tune_note);
     if (!cfg->quiet)
         fprintf(stderr, "drift: %s\n", run->tune_note);

@@ -555,6 +555,59 @@ size_t drift_tune_pick(const drift_tune_result *out, size_t m, size_t d)
     return pick;
 }
 
+/* t's working memory for cfg (t zeroed before); DRIFT_ENOMEM when some
+ * allocation failed (tuner_free then frees what was made). */
+static int tuner_alloc(tuner *t, const drift_tune_config *cfg,
+                       const drift_tune_ops *ops, drift_tune_result *out)
+{
+    t->cfg = cfg;
+    t->ops = ops;
+    t->out = out;
+    t->d = cfg->d;
+    t->m = cfg->draws < 4 ? 4 : cfg->draws;
+    t->t0 = drift_now();
+    t->exact = cfg->N <= 2 * cfg->score_rows;
+    t->U_start = NAN;
+    out->exact = t->exact;
+    drift_rng_seed(&t->rng, cfg->seed, 0x7475u); /* "tu": its own stream */
+    t->scores = drift_malloc_array(t->m * t->d, sizeof(double));
+    t->wx = drift_malloc_array(t->m * t->d, sizeof(double));
+    t->ws = drift_malloc_array(t->m * t->d, sizeof(double));
+    t->w1 = drift_calloc(t->d, sizeof(double));
+    t->w2 = drift_calloc(t->d, sizeof(double));
+    t->ref = drift_calloc(t->d, sizeof(double));
+    t->ref_grad = drift_calloc(t->d, sizeof(double));
+    t->ref_prior = drift_calloc(t->d, sizeof(double));
+    t->g1 = drift_calloc(t->d, sizeof(double));
+    t->g2 = drift_calloc(t->d, sizeof(double));
+    t->p1 = drift_calloc(t->d, sizeof(double));
+    t->rows = drift_calloc(cfg->score_rows ? cfg->score_rows : 1,
+                           sizeof(size_t));
+    return t->scores && t->ref && t->ref_grad && t->ref_prior && t->g1 &&
+                   t->g2 && t->p1 && t->rows && t->wx && t->ws && t->w1 &&
+                   t->w2
+               ? DRIFT_OK
+               : DRIFT_ENOMEM;
+}
+
+static void tuner_free(tuner *t)
+{
+    for (size_t j = 0; j < DRIFT_TUNE_MAX_TRIALS; j++)
+        drift_free(t->draws[j]);
+    drift_free(t->scores);
+    drift_free(t->wx);
+    drift_free(t->ws);
+    drift_free(t->w1);
+    drift_free(t->w2);
+    drift_free(t->ref);
+    drift_free(t->ref_grad);
+    drift_free(t->ref_prior);
+    drift_free(t->g1);
+    drift_free(t->g2);
+    drift_free(t->p1);
+    drift_free(t->rows);
+}
+
 int drift_tune_step_size(const drift_tune_config *cfg,
                          const drift_tune_ops *ops, double h0, double lo,
                          double hi, drift_tune_result *out, drift_err *e)
@@ -562,47 +615,10 @@ int drift_tune_step_size(const drift_tune_config *cfg,
     memset(out, 0, sizeof *out);
     tuner t;
     memset(&t, 0, sizeof t);
-    t.cfg = cfg;
-    t.ops = ops;
-    t.out = out;
-    t.d = cfg->d;
-    t.m = cfg->draws < 4 ? 4 : cfg->draws;
-    t.t0 = drift_now();
-    t.exact = cfg->N <= 2 * cfg->score_rows;
-    t.U_start = NAN;
-    out->exact = t.exact;
-    drift_rng_seed(&t.rng, cfg->seed, 0x7475u); /* "tu": its own stream */
-    t.scores = drift_malloc_array(t.m * t.d, sizeof(double));
-    t.wx = drift_malloc_array(t.m * t.d, sizeof(double));
-    t.ws = drift_malloc_array(t.m * t.d, sizeof(double));
-    t.w1 = drift_calloc(t.d, sizeof(double));
-    t.w2 = drift_calloc(t.d, sizeof(double));
-    t.ref = drift_calloc(t.d, sizeof(double));
-    t.ref_grad = drift_calloc(t.d, sizeof(double));
-    t.ref_prior = drift_calloc(t.d, sizeof(double));
-    t.g1 = drift_calloc(t.d, sizeof(double));
-    t.g2 = drift_calloc(t.d, sizeof(double));
-    t.p1 = drift_calloc(t.d, sizeof(double));
-    t.rows = drift_calloc(cfg->score_rows ? cfg->score_rows : 1,
-                          sizeof(size_t));
-    int rc = DRIFT_ENOMEM;
-    if (t.scores && t.ref && t.ref_grad && t.ref_prior && t.g1 && t.g2 &&
-        t.p1 && t.rows && t.wx && t.ws && t.w1 && t.w2)
+    int rc = tuner_alloc(&t, cfg, ops, out);
+    if (!rc)
         rc = search(&t, h0, lo, hi);
-    for (size_t j = 0; j < DRIFT_TUNE_MAX_TRIALS; j++)
-        drift_free(t.draws[j]);
-    drift_free(t.scores);
-    drift_free(t.wx);
-    drift_free(t.ws);
-    drift_free(t.w1);
-    drift_free(t.w2);
-    drift_free(t.ref);
-    drift_free(t.ref_grad);
-    drift_free(t.ref_prior);
-    drift_free(t.g1);
-    drift_free(t.g2);
-    drift_free(t.p1);
-    drift_free(t.rows);
+    tuner_free(&t);
     out->seconds = drift_now() - t.t0;
     if (rc == DRIFT_ENOMEM && !t.why[0])
         return drift_err_set(e, rc, "out of memory choosing the step size");
@@ -668,4 +684,43 @@ void drift_tune_format_ratios(const drift_tune_result *r, char *buf,
             break;
         used += (size_t)w;
     }
+}
+
+int drift_tune_stein(const drift_tune_config *cfg, drift_chain *c,
+                     const double *x, double *ratio, double *se)
+{
+    drift_tune_result *out = drift_calloc(1, sizeof *out);
+    tuner t;
+    memset(&t, 0, sizeof t);
+    *ratio = NAN;
+    *se = NAN;
+    int rc = out ? tuner_alloc(&t, cfg, NULL, out) : DRIFT_ENOMEM;
+    if (!rc && !(t.draws[0] = drift_malloc_array(t.m * t.d, sizeof(double))))
+        rc = DRIFT_ENOMEM;
+    if (!rc) {
+        memcpy(t.draws[0], x, t.m * t.d * sizeof *x);
+        out->n_trials = 1;
+        out->trials[0].stein_ratio = NAN;
+        if (!t.exact) {
+            /* the reference at the draws' mean, as for a pilot */
+            memset(t.g1, 0, t.d * sizeof *t.g1);
+            for (size_t i = 0; i < t.m; i++)
+                for (size_t k = 0; k < t.d; k++)
+                    t.g1[k] += x[i * t.d + k] / (double)t.m;
+            memcpy(t.p1, t.g1, t.d * sizeof *t.p1);
+            rc = set_reference(&t, c, t.p1);
+        }
+        if (!rc)
+            rc = score_trial(&t, c, 0);
+    }
+    if (!rc) {
+        *ratio = out->trials[0].stein_ratio;
+        /* |W s|^2 over m draws of d coordinates, and one Hutchinson probe
+         * a draw, both about as noisy as a variance of m d values */
+        *se = sqrt(2.0 / ((double)t.m * (double)(t.d ? t.d : 1))) *
+              sqrt(2.0);
+    }
+    tuner_free(&t);
+    drift_free(out);
+    return rc;
 }

@@ -137,6 +137,16 @@ int drift_tune_step_size(const drift_tune_config *cfg,
  * none is, the smallest step of those. */
 size_t drift_tune_pick(const drift_tune_result *out, size_t m, size_t d);
 
+/* The Stein ratio of cfg->draws draws x (m x d, row-major, cfg's
+ * whitening) on chain c: their mean |W grad log p|^2 over their mean
+ * trace of W grad^2 U W' (scores as the search makes them), 1 in
+ * expectation for draws of the target (the Stein identity), above it for
+ * draws spread too wide and below for draws too narrow; *se its standard
+ * error, about.  ratio is NaN when a score was not finite.  Returns
+ * DRIFT_OK, DRIFT_ESTOP or DRIFT_ENOMEM. */
+int drift_tune_stein(const drift_tune_config *cfg, drift_chain *c,
+                     const double *x, double *ratio, double *se);
+
 /* 1 + STEIN_TOL + 3 sqrt(2 / (m d)): the largest stein_ratio that counts
  * as keeping the identity (sqrt(2 / (m d)) is the ratio's standard error
  * for m independent draws of a Gaussian in d dimensions). */

@@ -174,8 +174,13 @@ static void finish_reference(drift_chain *c, struct drift_watch *w,
     w->k.thr = w->k.lp_min - 2 * range - 10;
     double d = (double)c->d, far = d + 10 * sqrt(d) + 20;
     const drift_cv *cv = c->run ? &c->run->cv : NULL;
-    if (!cv || !cv->ready || !cv->converged ||
-        w->k.lp_mean >= -cv->U - far) {
+    /* With a converged mode the mode's log density is the reference: the
+     * first lp__ is a single minibatch estimate, which can lie far above
+     * any posterior draw's. */
+    int mode_ref = cv && cv->ready && cv->converged;
+    if (mode_ref && w->k.lp_mean >= -cv->U - far)
+        return;
+    if (!mode_ref) {
         if (!(w->k.lp_mean < w->k.lp_first - far))
             return;
         char name[128], msg[700];
@@ -215,7 +220,7 @@ static void finish_reference(drift_chain *c, struct drift_watch *w,
     drift_chain_param_name(c, j, name, sizeof name);
     snprintf(msg, sizeof msg,
              "iteration %llu: lp__ averaged %.6g over iterations %llu-%llu, "
-             "far below the log density at the mode --gradient cv found "
+             "far below the log density at the mode the run found "
              "(%.6g; posterior draws lie about %.3g below it): the chain "
              "is not sampling the posterior; %s = %.6g is %.3g of the "
              "mode's standard deviations from it; try a smaller step "
