@@ -59,6 +59,19 @@
  * the regression uses was made along one straight line; the law of (x, v)
  * that BPS keeps invariant does not depend on P.
  *
+ * Where the run has a mode (the engine's plan for these samplers at their
+ * defaults finds one), every minibatch quantity is a control variate
+ * centred there (Baker, Fearnhead, Fox and Nemeth 2019): the per-row
+ * gradients are grad U_j(x) - grad U_j(x-hat), and grad L(x-hat), the
+ * likelihood's gradient over all rows (one data pass per chain, at init),
+ * joins the prior's, so G, its noise c^2 (from the spread of the
+ * differences, small near the mode) and the bounce gradient are the
+ * control-variate ones; each observation costs 2n rows.  sbps then also
+ * moves in the coordinates the mode's diagonal curvature whitens, u = S v
+ * with S = diag(sqrt(M^-1)) (the engine's DIAG metric, which starts
+ * there), bouncing off S g: BPS in z = S^-1 x, whose target's sds are
+ * about 1 in every coordinate.
+ *
  * One iteration is one segment (to a bounce, a refresh or a window's end).
  * lp__ is NaN; bounces__, proposals__ and bound_violations__ count. */
 #include <math.h>
@@ -85,6 +98,8 @@ typedef struct sbps {
     double *grows;        /* n x d per-row gradients of the last minibatch */
     double *g, *gp;       /* minibatch gradient estimate, prior gradient */
     double *q, *Pg;       /* n directional derivatives; P g */
+    /* control variates at the mode (NULL: plain minibatches) */
+    double *mode, *Lgrad, *grows0;
     /* regression of G on t since the last bounce: weighted sums */
     double Sw, St, Stt, Sg, Stg, c2_last;
     double b0, b1, V00, V01, V11;   /* fit: mean and covariance */
@@ -178,6 +193,16 @@ static int observe(sbps *s, const double *x, double *G, double *c2)
         (rc = svc->grad_rows(s->c, x, s->rows, s->n, s->grows, NULL)) ||
         (rc = svc->grad_prior(s->c, x, s->gp, NULL)))
         return rc;
+    if (s->mode) {
+        /* the same rows at the mode: the control variates */
+        if ((rc = svc->grad_rows(s->c, s->mode, s->rows, s->n, s->grows0,
+                                 NULL)))
+            return rc;
+        for (size_t j = 0; j < s->n * s->d; j++)
+            s->grows[j] -= s->grows0[j];
+        for (size_t k = 0; k < s->d; k++)
+            s->gp[k] += s->Lgrad[k];
+    }
     double scale = (double)s->N / (double)s->n;
     memcpy(s->g, s->gp, s->d * sizeof(double));
     for (size_t j = 0; j < s->n; j++) {
@@ -357,8 +382,29 @@ static int init_common(sbps *s, const drift_services *svc, drift_chain *c,
     memcpy(s->x, theta, vec);
     for (size_t k = 0; k < d; k++)
         s->P[k] = 1;
-    draw_direction(s);
     int rc;
+    if (svc->mode(c, NULL, NULL) == DRIFT_OK) {
+        s->mode = svc->alloc(c, vec);
+        s->Lgrad = svc->alloc(c, vec);
+        s->grows0 = svc->alloc(c, s->n * vec);
+        if (!s->mode || !s->Lgrad || !s->grows0)
+            return DRIFT_ENOMEM;
+        if ((rc = svc->mode(c, s->mode, NULL)) ||
+            (rc = svc->grad_full(c, s->mode, s->Lgrad, NULL)) ||
+            (rc = svc->grad_prior(c, s->mode, s->g, NULL)))
+            return rc;
+        for (size_t k = 0; k < d; k++)
+            s->Lgrad[k] -= s->g[k];
+        if (!precond) {
+            if ((rc = svc->metric_use(c, DRIFT_METRIC_DIAG)))
+                return rc;
+            svc->metric_get(c, s->P);
+            for (size_t k = 0; k < d; k++)
+                s->P[k] = s->P[k] > 0 && isfinite(s->P[k]) ? sqrt(s->P[k])
+                                                           : 1;
+        }
+    }
+    draw_direction(s);
     double G, c2;
     if (precond) {
         /* The first minibatch sets a, and P from it, before moving. */

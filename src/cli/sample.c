@@ -514,15 +514,21 @@ static int sampler_adapts(const drift_sampler *s)
 #define PLAN_MAX_PASSES 100.0
 
 /* Whether the engine plans the run (see sample_run): a minibatch sampler
- * (neither full-data nor continuous) on a model with rows, in one process,
- * whose step size the user left to the engine (hp holds NaN there). */
+ * (not full-data) on a model with rows, in one process, whose step size
+ * the user left to the engine (hp holds NaN there), or, for a continuous
+ * one, whose budget and output step the user left to it. */
 static int plan_applies(const drift_sampler *s, const double *hp,
-                        size_t n_rows, int mpi_on)
+                        size_t n_rows, int mpi_on, int budget_given,
+                        int thin_given)
 {
-    if (s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_CONTINUOUS))
+    if (s->flags & DRIFT_SAMPLER_FULL_DATA)
         return 0;
     if (n_rows == 0 || mpi_on)
         return 0;
+    /* A continuous sampler has no step size: the plan is its length and
+     * output time step, and takes the run when neither was given. */
+    if (s->flags & DRIFT_SAMPLER_CONTINUOUS)
+        return !budget_given && !thin_given;
     long k = drift_hparams_step_size(s->hparams, s->n_hparams);
     return k >= 0 && isnan(hp[k]);
 }
@@ -858,7 +864,10 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
      * given, the step size by the bias check, and whatever of the
      * burn-in, iterations and thinning the user did not give sized for
      * the target effective sample size. */
-    int planned = plan_applies(&sampler, hp, prob.model.n_rows, mpi->on);
+    int planned = plan_applies(&sampler, hp, prob.model.n_rows, mpi->on,
+                               a.iters || a.passes > 0 || a.seconds > 0 ||
+                                   a.warmup_only,
+                               a.have_thin);
     int plan_budget = planned && !a.iters && a.passes <= 0 &&
                       a.seconds <= 0 && !a.warmup_only;
     if (planned && !a.have_gradient &&

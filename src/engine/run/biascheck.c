@@ -34,6 +34,7 @@
 /* The statistics of one compared pilot over the tracked coordinates. */
 typedef struct stats {
     drift_biascheck_pilot p;
+    double t_traj;              /* a continuous sampler's trajectory time */
     uint64_t n;                 /* draws summarised */
     double *mean, *var, *tau;   /* m each */
 } stats;
@@ -151,6 +152,7 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
     }
     t->out->steps += s;
     if (st) {
+        st->t_traj = c->t_traj;
         st->p.stein = NAN;
         st->p.stein_se = NAN;
     }
@@ -385,51 +387,94 @@ static int search(searcher *t)
     return DRIFT_OK;
 }
 
+static int searcher_init(searcher *t, const drift_biascheck_config *cfg,
+                         const drift_tune_ops *ops,
+                         drift_biascheck_result *out, drift_err *e)
+{
+    memset(out, 0, sizeof *out);
+    out->tau = NAN;
+    out->var_ratio = NAN;
+    out->var_se = NAN;
+    out->stein = NAN;
+    out->stein_se = NAN;
+    memset(t, 0, sizeof *t);
+    t->cfg = cfg;
+    t->ops = ops;
+    t->out = out;
+    t->e = e;
+    t->d = cfg->d;
+    t->m = t->d < TRACK_MAX ? t->d : TRACK_MAX;
+    if (t->m == 0)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "the step-size check needs parameters");
+    t->track = drift_calloc(t->m, sizeof *t->track);
+    t->w = drift_calloc(t->d, sizeof *t->w);
+    t->sum = drift_calloc(t->m, sizeof *t->sum);
+    t->sum2 = drift_calloc(t->m, sizeof *t->sum2);
+    t->bsum = drift_calloc(N_BATCH * t->m, sizeof *t->bsum);
+    if (cfg->stein && cfg->stein_draws)
+        t->draws = drift_malloc_array(cfg->stein_draws * t->d,
+                                      sizeof(double));
+    if (t->track && t->w && t->sum && t->sum2 && t->bsum &&
+        (t->draws || !cfg->stein || !cfg->stein_draws) &&
+        !stats_alloc(&t->s[0], t->m) && !stats_alloc(&t->s[1], t->m)) {
+        for (size_t a = 0; a < t->m; a++)
+            t->track[a] = (size_t)((double)a * (double)t->d / (double)t->m);
+        return DRIFT_OK;
+    }
+    return drift_err_set(e, DRIFT_ENOMEM, "out of memory checking the run");
+}
+
+static void searcher_free(searcher *t)
+{
+    stats_free(&t->s[0]);
+    stats_free(&t->s[1]);
+    drift_free(t->track);
+    drift_free(t->w);
+    drift_free(t->sum);
+    drift_free(t->sum2);
+    drift_free(t->bsum);
+    drift_free(t->draws);
+}
+
 int drift_biascheck_step_search(const drift_biascheck_config *cfg,
                                 const drift_tune_ops *ops,
                                 drift_biascheck_result *out, drift_err *e)
 {
-    memset(out, 0, sizeof *out);
-    out->tau = NAN;
-    out->stein = NAN;
-    out->stein_se = NAN;
-    out->var_ratio = NAN;
-    out->var_se = NAN;
     searcher t;
-    memset(&t, 0, sizeof t);
-    t.cfg = cfg;
-    t.ops = ops;
-    t.out = out;
-    t.e = e;
-    t.d = cfg->d;
-    t.m = t.d < TRACK_MAX ? t.d : TRACK_MAX;
-    if (t.m == 0)
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "the step-size check needs parameters");
-    t.track = drift_calloc(t.m, sizeof *t.track);
-    t.w = drift_calloc(t.d, sizeof *t.w);
-    t.sum = drift_calloc(t.m, sizeof *t.sum);
-    t.sum2 = drift_calloc(t.m, sizeof *t.sum2);
-    t.bsum = drift_calloc(N_BATCH * t.m, sizeof *t.bsum);
-    if (cfg->stein && cfg->stein_draws)
-        t.draws = drift_malloc_array(cfg->stein_draws * t.d, sizeof(double));
-    int rc = DRIFT_ENOMEM;
-    if (t.track && t.w && t.sum && t.sum2 && t.bsum &&
-        (t.draws || !cfg->stein || !cfg->stein_draws) &&
-        !stats_alloc(&t.s[0], t.m) && !stats_alloc(&t.s[1], t.m)) {
-        for (size_t a = 0; a < t.m; a++)
-            t.track[a] = (size_t)((double)a * (double)t.d / (double)t.m);
+    int rc = searcher_init(&t, cfg, ops, out, e);
+    if (!rc)
         rc = search(&t);
-    } else {
-        drift_err_set(e, DRIFT_ENOMEM, "out of memory checking step sizes");
+    searcher_free(&t);
+    return rc;
+}
+
+int drift_biascheck_measure(const drift_biascheck_config *cfg,
+                            const drift_tune_ops *ops, double h,
+                            drift_biascheck_result *out,
+                            drift_biascheck_pilot *pilot_out,
+                            double *t_traj, int *enough, drift_err *e)
+{
+    searcher t;
+    int rc = searcher_init(&t, cfg, ops, out, e);
+    int unstable = 0, fits = 1;
+    *enough = 0;
+    *t_traj = NAN;
+    if (!rc)
+        rc = long_pilot(&t, h, pilot_len((double)cfg->min_steps), &t.s[0],
+                        &unstable, &fits);
+    if (!rc && !unstable && t.s[0].n > 0) {
+        *pilot_out = t.s[0].p;
+        *t_traj = t.s[0].t_traj;
+        *enough = fits && (double)t.s[0].n / t.s[0].p.tau >=
+                              BIASCHECK_PILOT_ESS;
+        out->h = h;
+        out->tau = t.s[0].p.tau;
+        out->stein = t.s[0].p.stein;
+        out->stein_se = t.s[0].p.stein_se;
+    } else if (!rc) {
+        pilot_out->unstable = 1;
     }
-    stats_free(&t.s[0]);
-    stats_free(&t.s[1]);
-    drift_free(t.track);
-    drift_free(t.w);
-    drift_free(t.sum);
-    drift_free(t.sum2);
-    drift_free(t.bsum);
-    drift_free(t.draws);
+    searcher_free(&t);
     return rc;
 }

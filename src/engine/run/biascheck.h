@@ -112,4 +112,16 @@ int drift_biascheck_step_search(const drift_biascheck_config *cfg,
                            const drift_tune_ops *ops, drift_biascheck_result *out,
                            drift_err *e);
 
+/* One pilot at h (for a sampler without a step size, h is not read),
+ * lengthened within cfg->max_steps until it holds BIASCHECK_PILOT_ESS
+ * effective draws per coordinate (*enough 1 when it did): its measures
+ * into *pilot (unstable set when it diverged), its trajectory time (a
+ * continuous sampler's; NaN when unstable) into *t_traj, and out's tau
+ * and Stein ratio.  Returns as drift_biascheck_step_search. */
+int drift_biascheck_measure(const drift_biascheck_config *cfg,
+                            const drift_tune_ops *ops, double h,
+                            drift_biascheck_result *out,
+                            drift_biascheck_pilot *pilot,
+                            double *t_traj, int *enough, drift_err *e);
+
 #endif

@@ -444,7 +444,12 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                                 "chain %u: emit_segment given duration %g",
                                 c->id, duration);
     int warm = in_warmup(c);
-    if ((warm && !c->cfg->save_warmup) || c->cfg->discard_draws)
+    if (c->cfg->discard_draws) {
+        /* a pilot: only its clock (the plan reads it) */
+        c->t_traj += duration;
+        return DRIFT_OK;
+    }
+    if (warm && !c->cfg->save_warmup)
         return DRIFT_OK;
     double t0 = c->t_traj, t1 = c->t_traj + duration;
     uint64_t k_offer;

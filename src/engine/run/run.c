@@ -344,6 +344,7 @@ static void after_step(drift_chain *c)
 
 static int tune_step_size(drift_chain *c, long param);
 static int plan_run(drift_chain *c, long param);
+static int plan_continuous(drift_chain *c);
 
 /* Run-level setup, on chain 1 (c) while the other chains wait for it in
  * wait_setup: --gradient cv's mode search from chain 1's initial point
@@ -370,7 +371,15 @@ static void run_setup(drift_chain *c, const double *theta)
             drift_free(start);
         }
     }
-    if (ok) {
+    if (ok && (s->flags & DRIFT_SAMPLER_CONTINUOUS) &&
+        (c->cfg->plan.budget || c->cfg->plan.thin)) {
+        c->phase = DRIFT_CHAIN_SETUP;
+        drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
+        if (plan_continuous(c))
+            ok = 0;
+        drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
+        c->phase = DRIFT_CHAIN_STEPPING;
+    } else if (ok) {
         long param = drift_hparams_step_size(s->hparams, s->n_hparams);
         if (param >= 0 && isnan(c->cfg->hp[param])) {
             c->phase = DRIFT_CHAIN_SETUP;
@@ -591,7 +600,8 @@ static int pilot_open(void *user, double h, drift_chain **out,
     pilot_ctx *p = user;
     const drift_sampler *s = p->cfg.sampler;
     const drift_services *svc = &drift_services_table;
-    p->hp[p->param] = h;
+    if (p->param != SIZE_MAX) /* a sampler with a step size */
+        p->hp[p->param] = h;
     drift_chain *pc = &p->chain;
     *out = pc;
     *theta = p->theta;
@@ -1117,6 +1127,163 @@ out:
     drift_free(theta);
     drift_free(scale);
     drift_free(chol);
+    return rc || c->failed ? -1 : 0;
+}
+
+/* The plan for a continuous minibatch sampler (no step size): one pilot
+ * from the mode's Laplace draw, grown until it holds enough effective
+ * draws, sizes the burn-in and the segments (iterations) for
+ * BIASCHECK_ESS effective draws a chain and the output time step for
+ * about BIASCHECK_KEEP draws; the Stein ratio of its draws says whether
+ * the sampler's bias (sbps: the band width k) shows.  Non-zero when the
+ * chain failed. */
+static int plan_continuous(drift_chain *c)
+{
+    drift_run_shared *run = c->run;
+    const drift_run_config *cfg = c->cfg;
+    const drift_sampler *s = cfg->sampler;
+    size_t n = s->n_hparams, d = c->d;
+    pilot_ctx *p = drift_calloc(1, sizeof *p);
+    double *pilot_hp = drift_calloc(n ? n : 1, sizeof(double));
+    double *theta = drift_calloc(d ? d : 1, sizeof(double));
+    double *scale = drift_calloc(d ? d : 1, sizeof(double));
+    int rc = DRIFT_OK;
+    if (!p || !pilot_hp || !theta || !scale) {
+        rc = drift_chain_fail(c, DRIFT_ENOMEM,
+                              "out of memory planning the run");
+        goto out;
+    }
+    memcpy(pilot_hp, cfg->hp, n * sizeof(double));
+    pilot_ctx_init(p, c, pilot_hp, theta, SIZE_MAX, 0);
+    for (size_t k = 0; k < d; k++) {
+        double v = run->cv.ready ? run->cv.inv_metric[k] : 1.0;
+        scale[k] = v > 0 && isfinite(v) ? sqrt(v) : 1.0;
+    }
+    double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
+    double allow = PLAN_PILOT_PASSES * N / batch;
+    size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
+    drift_tune_config tc = {s, 0, d, c->N, c->batch, 0, TUNE_DRAWS, rows, 0,
+                            cfg->seed, scale, NULL};
+    drift_biascheck_config bc = {
+        s, d, 0, 0, 0, run->cv.ready ? run->cv.mode : NULL, NULL, scale,
+        (uint64_t)(allow > PLAN_PILOT_STEPS ? fmin(allow, 1e12)
+                                            : PLAN_PILOT_STEPS),
+        PLAN_FIRST_STEPS, TUNE_DRAWS, plan_stein, &tc};
+    drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
+    drift_biascheck_result r;
+    drift_biascheck_pilot pl;
+    memset(&pl, 0, sizeof pl);
+    drift_err e = {{0}};
+    double t_traj;
+    int enough;
+    double t0 = drift_now();
+    rc = drift_biascheck_measure(&bc, &ops, 0, &r, &pl, &t_traj, &enough,
+                                 &e);
+    c->grads += p->grads;
+    if (rc) {
+        if (rc == DRIFT_ESTOP && drift_stop_requested())
+            drift_chain_fail(c, DRIFT_ESTOP,
+                             "chain %u: stopped by a signal while planning "
+                             "the run, before any draw", c->id);
+        else
+            drift_chain_fail(c, rc, "chain %u: planning the run: %s", c->id,
+                             e.msg);
+        goto out;
+    }
+    run->plan_cfg = *cfg;
+    drift_run_config *pc = &run->plan_cfg;
+    double tau = !pl.unstable && isfinite(r.tau) ? r.tau : NAN;
+    double per_step = r.steps ? (double)p->grads / (double)r.steps : batch;
+    int capped = 0;
+    if (cfg->plan.warmup)
+        pc->warmup = isfinite(tau)
+                         ? (uint64_t)fmax(PLAN_MIN_WARMUP,
+                                          ceil(PLAN_WARMUP_TAUS * tau))
+                         : 1000;
+    if (cfg->plan.budget) {
+        double it = isfinite(tau) ? ceil(BIASCHECK_ESS * tau) : 10000;
+        if (cfg->plan.max_passes > 0 && N > 0) {
+            double cap = cfg->plan.max_passes * N / per_step;
+            if (it > cap) {
+                it = fmax(1, floor(cap));
+                capped = 1;
+            }
+        }
+        pc->iters = (uint64_t)fmin(it, 1e15);
+    }
+    /* The output time step: the pilot's trajectory time a segment. */
+    double dt_seg = isfinite(t_traj) && pl.steps ? t_traj / (double)pl.steps
+                                                 : NAN;
+    if (cfg->plan.thin && isfinite(dt_seg) && dt_seg > 0)
+        pc->thin_time = dt_seg * (double)pc->iters / BIASCHECK_KEEP;
+    run->planned = 1;
+    int stein_ok = isfinite(r.stein) &&
+                   fabs(r.stein - 1) <= BIASCHECK_STEIN_TOL + r.stein_se;
+    snprintf(run->tune_note, sizeof run->tune_note,
+             "plan for %s: a pilot of %llu segments from the mode (%.3g data "
+             "passes, %.2g s; Stein ratio of its draws %.3f +- %.3f, 1 for "
+             "the target): autocorrelation time %.3g segments, %.3g "
+             "trajectory time a segment: burn-in %llu, %llu segments, "
+             "draws every %.4g time units, for about %.0f effective draws "
+             "a chain; --warmup, --iter, --thin override",
+             s->name, (unsigned long long)pl.steps,
+             N > 0 ? (double)p->grads / N : 0, drift_now() - t0, r.stein,
+             r.stein_se, tau, dt_seg, (unsigned long long)pc->warmup,
+             (unsigned long long)pc->iters, pc->thin_time,
+             isfinite(tau) ? (double)pc->iters / tau : NAN);
+    snprintf(run->tune_header, sizeof run->tune_header,
+             "# plan_pilot_segments = %llu\n"
+             "# plan_stein_ratio = %.6g\n"
+             "# plan_autocorrelation_time = %.6g\n"
+             "# plan_thin_time = %.10g\n"
+             "# plan_pilot_grads = %llu\n"
+             "# drift: %s\n",
+             (unsigned long long)pl.steps, r.stein, tau, pc->thin_time,
+             (unsigned long long)p->grads, run->tune_note);
+    if (!cfg->quiet)
+        fprintf(stderr, "drift: %s\n", run->tune_note);
+    char warn[700] = "";
+    if (pl.unstable || !isfinite(tau))
+        snprintf(warn, sizeof warn,
+                 "%s's pilot from the mode did not hold still: its "
+                 "trajectory diverged or ran far from the mode; the draws "
+                 "are unlikely to be right: try sgld or sghmc, or nuts",
+                 s->name);
+    else if (!stein_ok)
+        snprintf(warn, sizeof warn,
+                 "%s's pilot draws break the Stein identity (ratio %.3f, "
+                 "1 for the target, %s): the sampler's bias shows at these "
+                 "settings; a wider band (--set k=, now %g) or a larger "
+                 "--batch narrows it, or use sgld or sghmc",
+                 s->name, r.stein,
+                 r.stein > 1 ? "draws spread too wide" : "draws too narrow",
+                 cfg->hp[0]);
+    else if (!enough)
+        snprintf(warn, sizeof warn,
+                 "%s's pilot could not reach %.0f effective draws within "
+                 "its allowance: the autocorrelation time (and so the run's "
+                 "length) may be underestimated; check ESS in the summary",
+                 s->name, BIASCHECK_PILOT_ESS);
+    else if (capped)
+        snprintf(warn, sizeof warn,
+                 "the plan for %s needs about %.0f segments a chain for "
+                 "%.0f effective draws; the cap of %g passes a chain "
+                 "allows %llu: expect about %.0f; give --iter or --passes "
+                 "for more",
+                 s->name, ceil(BIASCHECK_ESS * tau), BIASCHECK_ESS,
+                 cfg->plan.max_passes, (unsigned long long)pc->iters,
+                 (double)pc->iters / tau);
+    if (warn[0]) {
+        fprintf(stderr, "drift: warning: %s\n", warn);
+        size_t used = strlen(run->tune_header);
+        snprintf(run->tune_header + used, sizeof run->tune_header - used,
+                 "# drift: warning: %s\n", warn);
+    }
+out:
+    drift_free(p);
+    drift_free(pilot_hp);
+    drift_free(theta);
+    drift_free(scale);
     return rc || c->failed ? -1 : 0;
 }
 
