@@ -533,6 +533,20 @@ static int plan_applies(const drift_sampler *s, const double *hp,
     return k >= 0 && isnan(hp[k]);
 }
 
+/* Whether a step size the user gave is checked (see drift_run_config's
+ * plan): a discrete minibatch sampler on a model with rows, in one
+ * process, with its step size given. */
+static int check_applies(const drift_sampler *s, const double *hp,
+                         size_t n_rows, int mpi_on)
+{
+    if (s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_CONTINUOUS))
+        return 0;
+    if (n_rows == 0 || mpi_on)
+        return 0;
+    long k = drift_hparams_step_size(s->hparams, s->n_hparams);
+    return k >= 0 && !isnan(hp[k]);
+}
+
 /* After a run: the files read back and checked as CmdStan's diagnose
  * checks them; one "warning:" line per problem on standard error.  The
  * draws are valid all the same (the exit status stays 0). */
@@ -1043,7 +1057,9 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         .gradient = a.gradient,
         .save_gradients = a.save_gradients,
         .plan = {planned, planned, plan_budget, planned && !a.have_warmup,
-                 planned && !a.have_thin, PLAN_MAX_PASSES},
+                 planned && !a.have_thin,
+                 check_applies(&sampler, hp, prob.model.n_rows, mpi->on),
+                 PLAN_MAX_PASSES},
     };
     /* A mapped row store (read by a C plugin, or by a .drift model as its
      * rows): tell the kernel how it will be read, and read ahead. */

@@ -478,3 +478,48 @@ int drift_biascheck_measure(const drift_biascheck_config *cfg,
     searcher_free(&t);
     return rc;
 }
+
+int drift_biascheck_compare(const drift_biascheck_config *cfg,
+                            const drift_tune_ops *ops, double h,
+                            drift_biascheck_result *out, int *checked,
+                            int *ok, drift_err *e)
+{
+    searcher t;
+    int rc = searcher_init(&t, cfg, ops, out, e);
+    int unstable = 0, fits = 1;
+    stats *a = &t.s[0], *b = &t.s[1];
+    *checked = 0;
+    *ok = 0;
+    out->h = h;
+    if (!rc)
+        rc = long_pilot(&t, h, pilot_len((double)cfg->min_steps), a,
+                        &unstable, &fits);
+    if (!rc && !unstable && a->n > 0)
+        out->tau = a->p.tau;
+    if (!rc && unstable) {
+        /* the step itself diverges: checked, and wrong */
+        *checked = 1;
+        out->h_stable = 0;
+    } else if (!rc && fits && a->n > 0) {
+        out->h_stable = h;
+        out->tau = a->p.tau;
+        rc = long_pilot(&t, h / 2, pilot_len(2.0 * (double)a->p.steps), b,
+                        &unstable, &fits);
+        if (!rc && fits && !unstable && b->n > 0) {
+            *checked = (double)a->n / a->p.tau >= BIASCHECK_PILOT_ESS &&
+                       (double)b->n / b->p.tau >= BIASCHECK_PILOT_ESS;
+            /* the Stein ratio that matters is the given step's */
+            double sb = b->p.stein, sbe = b->p.stein_se;
+            b->p.stein = a->p.stein;
+            b->p.stein_se = a->p.stein_se;
+            *ok = agree(&t, a, b);
+            b->p.stein = sb;
+            b->p.stein_se = sbe;
+            out->verified = *ok;
+        } else if (!rc && unstable) {
+            *checked = 1;
+        }
+    }
+    searcher_free(&t);
+    return rc;
+}

@@ -124,4 +124,15 @@ int drift_biascheck_measure(const drift_biascheck_config *cfg,
                             drift_biascheck_pilot *pilot,
                             double *t_traj, int *enough, drift_err *e);
 
+/* The check of a step size h the user gave: pilots at h and h/2, each
+ * grown within cfg->max_steps to BIASCHECK_PILOT_ESS effective draws,
+ * compared as the search compares a pair, with the Stein ratio of h's
+ * draws.  *checked 0 when the allowance ran out first (nothing can be
+ * said); else *ok 1 when they agree (out holds the measures; h_stable 0
+ * when h itself diverged).  Returns as drift_biascheck_step_search. */
+int drift_biascheck_compare(const drift_biascheck_config *cfg,
+                            const drift_tune_ops *ops, double h,
+                            drift_biascheck_result *out, int *checked,
+                            int *ok, drift_err *e);
+
 #endif

@@ -154,9 +154,11 @@ typedef struct drift_run_config {
      * warmup, thin: the iterations, the burn-in and the thinning the user
      * did not give are sized from the chosen pilot's autocorrelation time
      * for BIASCHECK_ESS effective draws a chain.  max_passes caps a
-     * chain's planned iterations (0: no cap). */
+     * chain's planned iterations (0: no cap).  check: a step size the
+     * user gave is checked by pilots at h and h/2 (a quarter of the run's
+     * budget at most), and the run warns when they disagree. */
     struct {
-        int step, mode, budget, warmup, thin;
+        int step, mode, budget, warmup, thin, check;
         double max_passes;
     } plan;
 } drift_run_config;

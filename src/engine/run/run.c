@@ -345,6 +345,7 @@ static void after_step(drift_chain *c)
 static int tune_step_size(drift_chain *c, long param);
 static int plan_run(drift_chain *c, long param);
 static int plan_continuous(drift_chain *c);
+static int check_given_step(drift_chain *c, long param);
 
 /* Run-level setup, on chain 1 (c) while the other chains wait for it in
  * wait_setup: --gradient cv's mode search from chain 1's initial point
@@ -391,6 +392,13 @@ static void run_setup(drift_chain *c, const double *theta)
             c->phase = DRIFT_CHAIN_STEPPING;
             if (ok)
                 c->hp = run->hp;
+        } else if (param >= 0 && c->cfg->plan.check) {
+            c->phase = DRIFT_CHAIN_SETUP;
+            drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
+            if (check_given_step(c, param))
+                ok = 0;
+            drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
+            c->phase = DRIFT_CHAIN_STEPPING;
         }
     }
     uint64_t before = c->grads;
@@ -1284,6 +1292,156 @@ out:
     drift_free(pilot_hp);
     drift_free(theta);
     drift_free(scale);
+    return rc || c->failed ? -1 : 0;
+}
+
+/* Share of a run's budget the check of a given step size may spend, and
+ * the steps it may take whatever the budget (minibatch steps: cheap at
+ * any N). */
+#define CHECK_SHARE 0.25
+#define CHECK_MIN_STEPS 60000.0
+
+/* The check of a step size the user gave (hyperparameter param) on chain
+ * 1 (c): pilots at h and h/2 within CHECK_SHARE of the run's budget; a
+ * warning when they disagree or h's draws break the Stein identity, a
+ * note when the share was too small to tell.  The run itself is not
+ * changed.  Non-zero when the chain failed. */
+static int check_given_step(drift_chain *c, long param)
+{
+    drift_run_shared *run = c->run;
+    const drift_run_config *cfg = c->cfg;
+    const drift_sampler *s = cfg->sampler;
+    const drift_hparam *hp = &s->hparams[param];
+    size_t n = s->n_hparams, d = c->d;
+    pilot_ctx *p = drift_calloc(1, sizeof *p);
+    double *pilot_hp = drift_calloc(n ? n : 1, sizeof(double));
+    double *theta = drift_calloc(d ? d : 1, sizeof(double));
+    double *scale = drift_calloc(d ? d : 1, sizeof(double));
+    double *chol = run->cv.ready && run->cv.inv_dense
+                       ? drift_malloc_array(d * d, sizeof(double))
+                       : NULL;
+    int rc = DRIFT_OK;
+    if (!p || !pilot_hp || !theta || !scale) {
+        rc = drift_chain_fail(c, DRIFT_ENOMEM,
+                              "out of memory checking the step size");
+        goto out;
+    }
+    memcpy(pilot_hp, cfg->hp, n * sizeof(double));
+    pilot_ctx_init(p, c, pilot_hp, theta, (size_t)param, 0);
+    for (size_t k = 0; k < d; k++) {
+        double v = run->cv.ready ? run->cv.inv_metric[k] : 1.0;
+        scale[k] = v > 0 && isfinite(v) ? sqrt(v) : 1.0;
+    }
+    if (chol && drift_adapt_cholesky(run->cv.inv_dense, d, chol)) {
+        drift_free(chol);
+        chol = NULL;
+    }
+    double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
+    /* The run's length in steps, and a quarter of it for the pilots. */
+    double steps = cfg->iters ? (double)(cfg->warmup + cfg->iters) : 0;
+    if (cfg->passes > 0 && N > 0)
+        steps = fmax(steps, cfg->passes * N / batch);
+    if (!(steps > 0))
+        steps = 2000;
+    double allow = fmax(CHECK_SHARE * steps * (double)cfg->chains,
+                        CHECK_MIN_STEPS);
+    size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
+    drift_tune_config tc = {s, (size_t)param, d, c->N, c->batch, 0,
+                            TUNE_DRAWS, rows, 0, cfg->seed,
+                            chol ? NULL : scale, chol};
+    drift_biascheck_config bc = {
+        s, d, hp->def, hp->lo, hp->hi,
+        run->cv.ready ? run->cv.mode : NULL, chol, scale,
+        (uint64_t)fmin(allow, 1e12), PLAN_FIRST_STEPS / 4, TUNE_DRAWS,
+        plan_stein, &tc};
+    drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
+    drift_biascheck_result r;
+    drift_err e = {{0}};
+    int checked, ok;
+    rc = drift_biascheck_compare(&bc, &ops, cfg->hp[param], &r, &checked,
+                                 &ok, &e);
+    c->grads += p->grads;
+    if (rc) {
+        if (rc == DRIFT_ESTOP && drift_stop_requested())
+            drift_chain_fail(c, DRIFT_ESTOP,
+                             "chain %u: stopped by a signal while checking "
+                             "%s's step size, before any draw",
+                             c->id, s->name);
+        else
+            drift_chain_fail(c, rc, "chain %u: checking the step size: %s",
+                             c->id, e.msg);
+        goto out;
+    }
+    double passes = N > 0 ? (double)p->grads / N : 0;
+    char msg[900] = "";
+    int warn = 0;
+    if (checked && r.h_stable == 0) {
+        warn = 1;
+        snprintf(msg, sizeof msg,
+                 "%s = %g diverges: pilots at it ran away or produced "
+                 "non-finite values; the draws will not be right: use a "
+                 "smaller %s, or leave it to the engine (drop --set %s=)",
+                 hp->name, cfg->hp[param], hp->name, hp->name);
+    } else if (checked && !ok) {
+        warn = 1;
+        snprintf(msg, sizeof msg,
+                 "%s = %g shows discretisation bias: pilots at %g and %g "
+                 "differ (whitened variance ratio %.3f +- %.3f, mean shift "
+                 "%.3f sd; Stein ratio at %g %.3f +- %.3f, 1 for the "
+                 "target); the draws are likely off: use a smaller %s, or "
+                 "leave it to the engine (drop --set %s=)%s",
+                 hp->name, cfg->hp[param], cfg->hp[param],
+                 cfg->hp[param] / 2, r.var_ratio, r.var_se, r.mean_shift,
+                 cfg->hp[param], r.stein, r.stein_se, hp->name, hp->name,
+                 cfg->gradient == DRIFT_GRADIENT_CV ||
+                         (s->flags & DRIFT_SAMPLER_OWN_ESTIMATES)
+                     ? ""
+                     : ", and try --gradient cv");
+    } else if (checked) {
+        snprintf(msg, sizeof msg,
+                 "%s = %g checked: pilots at it and at half of it agree "
+                 "(whitened variance ratio %.3f +- %.3f, Stein ratio %.3f "
+                 "+- %.3f; %.3g data passes, counted in chain %u)",
+                 hp->name, cfg->hp[param], r.var_ratio, r.var_se, r.stein,
+                 r.stein_se, passes, c->id);
+    } else {
+        char per[160] = "";
+        if (isfinite(r.tau) && cfg->iters)
+            snprintf(per, sizeof per,
+                     ", so the run's %llu iterations give about %.0f "
+                     "effective draws a chain",
+                     (unsigned long long)cfg->iters,
+                     (double)cfg->iters / r.tau);
+        warn = isfinite(r.tau) && cfg->iters &&
+               (double)cfg->iters / r.tau < BIASCHECK_PILOT_ESS;
+        snprintf(msg, sizeof msg,
+                 "%s = %g not checked for discretisation bias: pilots at "
+                 "it mix too slowly to compare within the check's "
+                 "allowance (autocorrelation time about %.3g steps%s)%s",
+                 hp->name, cfg->hp[param], r.tau, per,
+                 warn ? "; the draws are unlikely to represent the "
+                        "posterior: a larger budget, a larger step, or "
+                        "leave the step to the engine (drop --set)"
+                      : "; check the summary's ESS and R-hat");
+    }
+    snprintf(run->tune_header, sizeof run->tune_header,
+             "# check_step_size = %s\n"
+             "# check_checked = %d\n"
+             "# check_agree = %d\n"
+             "# check_variance_ratio = %.6g\n"
+             "# check_stein_ratio = %.6g\n"
+             "# check_pilot_grads = %llu\n"
+             "# drift: %s%s\n",
+             hp->name, checked, ok, r.var_ratio, r.stein,
+             (unsigned long long)p->grads, warn ? "warning: " : "", msg);
+    if (!cfg->quiet || warn)
+        fprintf(stderr, "drift: %s%s\n", warn ? "warning: " : "", msg);
+out:
+    drift_free(p);
+    drift_free(pilot_hp);
+    drift_free(theta);
+    drift_free(scale);
+    drift_free(chol);
     return rc || c->failed ? -1 : 0;
 }
 
