@@ -113,7 +113,12 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
         rc = cfg->sampler->step(c->state, &drift_services_table, c, theta);
         if (rc || c->failed) {
             int code = c->failed ? c->failed : rc;
-            if (code != DRIFT_ENONFINITE && code != DRIFT_ENUMERIC) {
+            /* Non-finite values are the step size's fault, and so is a
+             * failure after steps that went through (a sampler that
+             * fails its chain when the state blows up); a failure at the
+             * first step is the run's. */
+            if (code != DRIFT_ENONFINITE && code != DRIFT_ENUMERIC &&
+                (s == 0 || code == DRIFT_ENOMEM || code == DRIFT_ESTOP)) {
                 drift_err_set(t->e, code, "%s",
                               c->failed ? c->message : "a pilot chain failed");
                 t->ops->close(t->ops->user, c);

@@ -938,6 +938,11 @@ out:
 #define PLAN_PILOT_PASSES 20.0
 /* First length of a compared pilot. */
 #define PLAN_FIRST_STEPS 2000
+/* Iterations a chain may always be given, whatever the plan's cap in passes
+ * (minibatch steps cost the same at any N). */
+#define PLAN_MIN_CAP_STEPS 200000.0
+/* (Not for a continuous sampler's segments, which cost many minibatches
+ * each.) */
 /* Burn-in: this many autocorrelation times, at least PLAN_MIN_WARMUP. */
 #define PLAN_WARMUP_TAUS 10.0
 #define PLAN_MIN_WARMUP 200
@@ -1039,7 +1044,8 @@ static int plan_run(drift_chain *c, long param)
     if (cfg->plan.budget) {
         double it = isfinite(tau) ? ceil(BIASCHECK_ESS * tau) : 1000;
         if (cfg->plan.max_passes > 0 && N > 0) {
-            double cap = cfg->plan.max_passes * N / per_step;
+            double cap = fmax(cfg->plan.max_passes * N / per_step,
+                              PLAN_MIN_CAP_STEPS);
             if (it > cap) {
                 it = fmax(1, floor(cap));
                 capped = 1;
@@ -1117,7 +1123,7 @@ static int plan_run(drift_chain *c, long param)
     else if (capped)
         snprintf(warn, sizeof warn,
                  "the plan for %s needs about %.0f iterations a chain for "
-                 "%.0f effective draws; --plan's cap of %g passes a chain "
+                 "%.0f effective draws; the plan's cap of %g passes a chain "
                  "allows %llu: expect about %.0f; give --iter or --passes "
                  "for more",
                  s->name, ceil(BIASCHECK_ESS * tau), BIASCHECK_ESS,
