@@ -32,9 +32,10 @@
  *    v <- v - 2 (v . g) g / |g|^2, and the regression restarts from the
  *    single observation (G', c'), the directional derivative of the same
  *    minibatch along the new velocity and its noise variance.
- *  - Refreshes (rate `refresh`, default 0 as in the paper) draw v uniformly
- *    on the unit sphere and restart the regression from a fresh
- *    observation there.
+ *  - Refreshes (rate `refresh`, default 0 as in the paper, or 1 for sbps
+ *    in the mode's whitened coordinates, below) draw v uniformly on the
+ *    unit sphere and restart the regression from a fresh observation
+ *    there.
  *  - A window covers about three expected events of the band (from its
  *    linear approximation at the window's start), and at most four times
  *    the typical time between proposals (a running mean); when it passes
@@ -402,8 +403,15 @@ static int init_common(sbps *s, const drift_services *svc, drift_chain *c,
             for (size_t k = 0; k < d; k++)
                 s->P[k] = s->P[k] > 0 && isfinite(s->P[k]) ? sqrt(s->P[k])
                                                            : 1;
+            /* Without refreshes BPS need not be ergodic (on a Gaussian it
+             * is not), and in these coordinates a rate of 1 renews the
+             * direction once per posterior sd travelled. */
+            if (isnan(s->refresh))
+                s->refresh = 1.0;
         }
     }
+    if (isnan(s->refresh))
+        s->refresh = 0.0;
     draw_direction(s);
     double G, c2;
     if (precond) {
@@ -534,8 +542,11 @@ static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
 static const drift_hparam hparams[] = {
     [HP_K] = {"k", DRIFT_HP_REAL, 3.0, 0, INFINITY, 0, NULL,
               "band width: proposals from the predictive mean + k sd"},
-    [HP_REFRESH] = {"refresh", DRIFT_HP_REAL, 0.0, 0, INFINITY, 0, NULL,
-                    "refresh rate: v ~ uniform on the unit sphere"},
+    [HP_REFRESH] = {"refresh", DRIFT_HP_REAL, NAN, 0, INFINITY, 0, NULL,
+                    "refresh rate: v ~ uniform on the unit sphere; auto: 0 "
+                    "(the paper's), or 1 for sbps where the run has a mode "
+                    "(moving in its whitened coordinates, where 1 is one "
+                    "refresh per posterior sd travelled)"},
     [HP_PRIOR_MEAN] = {"prior_mean", DRIFT_HP_REAL, NAN, -INFINITY, INFINITY,
                        0, NULL,
                        "prior mean of the slope of G in t (auto: running "

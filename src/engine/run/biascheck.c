@@ -30,6 +30,10 @@
 /* A pilot whose mean squared whitened distance from the mode passes this
  * (ten posterior sds per coordinate) ran away. */
 #define RUNAWAY 100.0
+/* Points a continuous sampler's pilot keeps, and the most doubles of raw
+ * points kept for its Stein check. */
+#define MAX_POINTS 40000
+#define MAX_RAW 20000000.0
 
 /* The statistics of one compared pilot over the tracked coordinates. */
 typedef struct stats {
@@ -50,6 +54,13 @@ typedef struct searcher {
     double *sum, *sum2, *bsum;  /* m, m, N_BATCH x m accumulators */
     double *draws;              /* cfg->stein_draws x d (NULL: none) */
     stats s[2];
+    /* a continuous sampler's points on the time grid */
+    double *pts;                /* pcap x m whitened tracked coordinates */
+    double *raw;                /* pcap x d points (NULL: too large) */
+    size_t pn, pcap;
+    int pbad;                   /* a point ran away */
+    int points_mode;            /* the pilot running is measured by them */
+    double scan_time;           /* trajectory time of the last pilot */
 } searcher;
 
 /* theta in whitened units, into t->w (all d with a dense factor, else the
@@ -73,6 +84,68 @@ static void whiten(searcher *t, const double *theta)
         double v = theta[k] - (cfg->mode ? cfg->mode[k] : 0);
         t->w[k] = cfg->scale ? v / cfg->scale[k] : v;
     }
+}
+
+/* The points sink of a continuous sampler's pilot. */
+static void take_point(void *user, const double *theta)
+{
+    searcher *t = user;
+    if (t->pn >= t->pcap)
+        return;
+    whiten(t, theta);
+    double r2 = 0, *row = t->pts + t->pn * t->m;
+    for (size_t a = 0; a < t->m; a++) {
+        double v = t->w[t->track[a]];
+        row[a] = v;
+        r2 += v * v;
+    }
+    if (!(r2 <= RUNAWAY * (double)t->m))
+        t->pbad = 1;
+    if (t->raw)
+        memcpy(t->raw + t->pn * t->d, theta, t->d * sizeof *theta);
+    t->pn++;
+}
+
+/* st from the points kept (after their first fifth), as pilot() makes
+ * them from steps; tau in points. */
+static void point_stats(searcher *t, stats *st)
+{
+    size_t burn = t->pn / 5, blen = (t->pn - burn) / N_BATCH;
+    uint64_t n = (uint64_t)blen * N_BATCH;
+    st->n = n;
+    st->p.unstable = 0;
+    double vsum = 0, se2 = 0, tmax = 1;
+    for (size_t a = 0; a < t->m && n > 0; a++) {
+        double sum = 0, sum2 = 0;
+        for (size_t i = 0; i < n; i++) {
+            double v = t->pts[(burn + i) * t->m + a];
+            sum += v;
+            sum2 += v * v;
+        }
+        double mu = sum / (double)n, var = sum2 / (double)n - mu * mu;
+        if (var < 0)
+            var = 0;
+        double bv = 0;
+        for (size_t j = 0; j < N_BATCH; j++) {
+            double bs = 0;
+            for (size_t i = 0; i < blen; i++)
+                bs += t->pts[(burn + j * blen + i) * t->m + a];
+            double bm = bs / (double)blen - mu;
+            bv += bm * bm;
+        }
+        bv /= N_BATCH - 1;
+        double tau = var > 0 ? (double)blen * bv / var : (double)n;
+        tau = tau < 1 ? 1 : tau > (double)n ? (double)n : tau;
+        st->mean[a] = mu;
+        st->var[a] = var;
+        st->tau[a] = tau;
+        vsum += var;
+        se2 += 2 * tau * var * var / (double)n;
+        tmax = tau > tmax ? tau : tmax;
+    }
+    st->p.vbar = vsum / (double)t->m;
+    st->p.vbar_se = vsum > 0 ? sqrt(se2) / vsum : INFINITY;
+    st->p.tau = tmax;
 }
 
 /* Runs a pilot of `steps` steps at h.  With st, the draws after the
@@ -138,14 +211,15 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
             *unstable = 1;
             break;
         }
-        if (st && t->draws && s >= burn) {
+        if (st && t->draws && s >= burn && !t->points_mode) {
             uint64_t ms = t->cfg->stein_draws, stride = n / ms;
             uint64_t i = s - burn;
             if (stride && (i + 1) % stride == 0 && (i + 1) / stride <= ms)
                 memcpy(t->draws + ((i + 1) / stride - 1) * t->d, theta,
                        t->d * sizeof *theta);
         }
-        if (st && s >= burn && (s - burn) / blen < N_BATCH) {
+        if (st && !t->points_mode && s >= burn &&
+            (s - burn) / blen < N_BATCH) {
             double *b = t->bsum + ((s - burn) / blen) * t->m;
             for (size_t a = 0; a < t->m; a++) {
                 double v = t->w[t->track[a]];
@@ -156,10 +230,23 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
         }
     }
     t->out->steps += s;
+    t->scan_time = c->t_traj;
     if (st) {
         st->t_traj = c->t_traj;
         st->p.stein = NAN;
         st->p.stein_se = NAN;
+    }
+    if (t->points_mode && t->pbad)
+        *unstable = 1;
+    if (st && t->points_mode && !*unstable && t->draws && t->raw) {
+        /* the Stein draws: points evenly after the first fifth */
+        size_t burn_p = t->pn / 5, ms = cfg->stein_draws;
+        size_t stride = (t->pn - burn_p) / ms;
+        for (size_t i = 0; stride && i < ms; i++)
+            memcpy(t->draws + i * t->d,
+                   t->raw + (burn_p + (i + 1) * stride - 1) * t->d,
+                   t->d * sizeof *t->draws);
+        n = stride ? ms : 0; /* (below: whether there are enough) */
     }
     if (st && !*unstable && t->draws && n / cfg->stein_draws > 0) {
         rc = cfg->stein(cfg->stein_user, c, t->draws, &st->p.stein,
@@ -173,6 +260,16 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
     t->ops->close(t->ops->user, c);
     if (!st || *unstable)
         return DRIFT_OK;
+    if (t->points_mode) {
+        st->p.h = h;
+        st->p.steps = steps;
+        if (t->pn < 5 * N_BATCH) {
+            st->n = 0;
+            return DRIFT_OK;
+        }
+        point_stats(t, st);
+        return DRIFT_OK;
+    }
     /* Means, variances and batch-means autocorrelation times. */
     n = blen * N_BATCH;
     st->n = n;
@@ -207,6 +304,23 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
     st->p.vbar_se = vsum > 0 ? sqrt(se2) / vsum : INFINITY;
     st->p.tau = tmax;
     return DRIFT_OK;
+}
+
+/* A continuous sampler's pilot of `steps` segments whose trajectory is
+ * measured every dt time units: st from its points (tau in points), its
+ * Stein ratio from points evenly spaced after the first fifth. */
+static int pilot_points(searcher *t, uint64_t steps, double dt, stats *st,
+                        int *unstable)
+{
+    const drift_biascheck_config *cfg = t->cfg;
+    t->pn = 0;
+    t->pbad = 0;
+    t->points_mode = 1;
+    cfg->points(t->ops->user, take_point, t, dt);
+    int rc = pilot(t, 0, steps, st, unstable);
+    cfg->points(t->ops->user, NULL, NULL, 0);
+    t->points_mode = 0;
+    return rc;
 }
 
 /* A pilot length: at least `want` steps, whole batches after the burn-in
@@ -420,6 +534,15 @@ static int searcher_init(searcher *t, const drift_biascheck_config *cfg,
     if (cfg->stein && cfg->stein_draws)
         t->draws = drift_malloc_array(cfg->stein_draws * t->d,
                                       sizeof(double));
+    if (cfg->points) {
+        t->pcap = MAX_POINTS;
+        t->pts = drift_malloc_array(t->pcap * t->m, sizeof(double));
+        if ((double)t->pcap * (double)t->d <= MAX_RAW)
+            t->raw = drift_malloc_array(t->pcap * t->d, sizeof(double));
+        if (!t->pts)
+            return drift_err_set(e, DRIFT_ENOMEM,
+                                 "out of memory checking the run");
+    }
     if (t->track && t->w && t->sum && t->sum2 && t->bsum &&
         (t->draws || !cfg->stein || !cfg->stein_draws) &&
         !stats_alloc(&t->s[0], t->m) && !stats_alloc(&t->s[1], t->m)) {
@@ -440,6 +563,8 @@ static void searcher_free(searcher *t)
     drift_free(t->sum2);
     drift_free(t->bsum);
     drift_free(t->draws);
+    drift_free(t->pts);
+    drift_free(t->raw);
 }
 
 int drift_biascheck_step_search(const drift_biascheck_config *cfg,
@@ -454,6 +579,50 @@ int drift_biascheck_step_search(const drift_biascheck_config *cfg,
     return rc;
 }
 
+/* The continuous sampler's measure: a short pilot for the time a segment
+ * takes, then pilots measured on the time grid (about two points a
+ * segment), lengthened until they hold BIASCHECK_PILOT_ESS effective
+ * points; st->p.tau is converted to time units and t_traj kept. */
+static int measure_points(searcher *t, stats *st, int *unstable, int *fits)
+{
+    const drift_biascheck_config *cfg = t->cfg;
+    *fits = 1;
+    int rc = pilot(t, 0, SCAN_STEPS, NULL, unstable);
+    if (rc || *unstable)
+        return rc;
+    double seg = t->scan_time / SCAN_STEPS;
+    if (!(seg > 0) || !isfinite(seg)) {
+        *unstable = 1;
+        return DRIFT_OK;
+    }
+    double dt = seg / 2;
+    uint64_t steps = pilot_len((double)cfg->min_steps);
+    for (int k = 0; k < 6; k++) {
+        if (t->out->steps + steps > cfg->max_steps) {
+            *fits = 0;
+            return DRIFT_OK;
+        }
+        rc = pilot_points(t, steps, dt, st, unstable);
+        if (rc || *unstable || st->n == 0)
+            return rc;
+        double ess = (double)st->n / st->p.tau;
+        if (ess >= BIASCHECK_PILOT_ESS && t->pn < t->pcap) {
+            st->p.tau *= dt;
+            return DRIFT_OK;
+        }
+        /* more segments for more effective points; a coarser grid when
+         * the points would not fit */
+        double want = 1.3 * BIASCHECK_PILOT_ESS * st->p.tau * 1.25;
+        double grow = fmax(2.0, want / (double)st->n);
+        steps = pilot_len((double)steps * grow);
+        double pts = (double)t->pn * grow;
+        if (pts > 0.8 * (double)t->pcap)
+            dt *= ceil(pts / (0.8 * (double)t->pcap));
+    }
+    st->p.tau *= dt;
+    return DRIFT_OK;
+}
+
 int drift_biascheck_measure(const drift_biascheck_config *cfg,
                             const drift_tune_ops *ops, double h,
                             drift_biascheck_result *out,
@@ -465,7 +634,9 @@ int drift_biascheck_measure(const drift_biascheck_config *cfg,
     int unstable = 0, fits = 1;
     *enough = 0;
     *t_traj = NAN;
-    if (!rc)
+    if (!rc && cfg->points)
+        rc = measure_points(&t, &t.s[0], &unstable, &fits);
+    else if (!rc)
         rc = long_pilot(&t, h, pilot_len((double)cfg->min_steps), &t.s[0],
                         &unstable, &fits);
     if (!rc && !unstable && t.s[0].n > 0) {

@@ -74,6 +74,13 @@ typedef struct drift_biascheck_config {
     int (*stein)(void *user, drift_chain *c, const double *x,
                  double *ratio, double *se);
     void *stein_user;
+    /* A continuous sampler's pilots: before each, the runner is asked to
+     * hand the trajectory's points every dt time units to fn(fn_user,
+     * theta) (dt 0: none), and those points, not the segments' ends
+     * (bounce points lie in the tails), are measured; tau is then in
+     * time units.  NULL for a discrete sampler. */
+    void (*points)(void *user, void (*fn)(void *, const double *),
+                   void *fn_user, double dt);
 } drift_biascheck_config;
 
 /* One compared pilot. */

@@ -161,6 +161,10 @@ typedef struct drift_run_config {
         int step, mode, budget, warmup, thin, check;
         double max_passes;
     } plan;
+    /* A pilot of a continuous sampler (discard_draws only): its
+     * trajectory at every thin_time step, unconstrained (NULL: none). */
+    void (*on_point)(void *user, const double *theta);
+    void *on_point_user;
 } drift_run_config;
 
 /* DRIFT_INIT_MODE (--gradient cv only): each chain starts at a draw of

@@ -445,8 +445,19 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                                 c->id, duration);
     int warm = in_warmup(c);
     if (c->cfg->discard_draws) {
-        /* a pilot: only its clock (the plan reads it) */
+        /* a pilot: its clock, and its points on the time grid for the
+         * plan's measures */
+        double dt = c->cfg->thin_time, t0 = c->t_traj;
         c->t_traj += duration;
+        if (c->cfg->on_point && dt > 0)
+            while (c->t_next_out < c->t_traj) {
+                double s = c->t_next_out - t0;
+                for (size_t k = 0; k < c->d; k++)
+                    c->seg_buf[k] = x0[k] + v[k] * s;
+                c->cfg->on_point(c->cfg->on_point_user, c->seg_buf);
+                c->grid_k++;
+                c->t_next_out = dt * (double)c->grid_k;
+            }
         return DRIFT_OK;
     }
     if (warm && !c->cfg->save_warmup)

@@ -999,7 +999,7 @@ static int plan_run(drift_chain *c, long param)
         run->cv.ready ? run->cv.mode : NULL, chol, scale,
         (uint64_t)(allow > PLAN_PILOT_STEPS ? fmin(allow, 1e12)
                                             : PLAN_PILOT_STEPS),
-        PLAN_FIRST_STEPS, 0, NULL, NULL};
+        PLAN_FIRST_STEPS, 0, NULL, NULL, NULL};
     /* The Stein check's scores, as the KSD search makes them. */
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, (size_t)param, d, c->N, c->batch, 0,
@@ -1144,6 +1144,18 @@ out:
     return rc || c->failed ? -1 : 0;
 }
 
+/* The bias check's sink for a continuous pilot's points (user: the
+ * pilots' context): the next pilot hands its trajectory every dt time
+ * units to fn (NULL: none). */
+static void plan_points(void *user, void (*fn)(void *, const double *),
+                        void *fn_user, double dt)
+{
+    pilot_ctx *p = user;
+    p->cfg.on_point = fn;
+    p->cfg.on_point_user = fn_user;
+    p->cfg.thin_time = fn ? dt : 0;
+}
+
 /* The plan for a continuous minibatch sampler (no step size): one pilot
  * from the mode's Laplace draw, grown until it holds enough effective
  * draws, sizes the burn-in and the segments (iterations) for
@@ -1174,15 +1186,17 @@ static int plan_continuous(drift_chain *c)
         scale[k] = v > 0 && isfinite(v) ? sqrt(v) : 1.0;
     }
     double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
-    double allow = PLAN_PILOT_PASSES * N / batch;
+    /* A segment costs a few minibatches: the pilots' allowance in
+     * segments is a tenth of the discrete samplers' in steps. */
+    double allow = PLAN_PILOT_PASSES * N / batch / 10;
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, 0, d, c->N, c->batch, 0, TUNE_DRAWS, rows, 0,
                             cfg->seed, scale, NULL};
     drift_biascheck_config bc = {
         s, d, 0, 0, 0, run->cv.ready ? run->cv.mode : NULL, NULL, scale,
-        (uint64_t)(allow > PLAN_PILOT_STEPS ? fmin(allow, 1e12)
-                                            : PLAN_PILOT_STEPS),
-        PLAN_FIRST_STEPS, TUNE_DRAWS, plan_stein, &tc};
+        (uint64_t)(allow > PLAN_PILOT_STEPS / 10 ? fmin(allow, 1e12)
+                                                 : PLAN_PILOT_STEPS / 10),
+        PLAN_FIRST_STEPS, TUNE_DRAWS, plan_stein, &tc, plan_points};
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_biascheck_pilot pl;
@@ -1206,7 +1220,13 @@ static int plan_continuous(drift_chain *c)
     }
     run->plan_cfg = *cfg;
     drift_run_config *pc = &run->plan_cfg;
-    double tau = !pl.unstable && isfinite(r.tau) ? r.tau : NAN;
+    /* The output time step: the pilot's trajectory time a segment; the
+     * autocorrelation time (measured in trajectory time) in segments. */
+    double dt_seg = isfinite(t_traj) && pl.steps ? t_traj / (double)pl.steps
+                                                 : NAN;
+    double tau = !pl.unstable && isfinite(r.tau) && dt_seg > 0
+                     ? fmax(1, r.tau / dt_seg)
+                     : NAN;
     double per_step = r.steps ? (double)p->grads / (double)r.steps : batch;
     int capped = 0;
     if (cfg->plan.warmup)
@@ -1225,9 +1245,6 @@ static int plan_continuous(drift_chain *c)
         }
         pc->iters = (uint64_t)fmin(it, 1e15);
     }
-    /* The output time step: the pilot's trajectory time a segment. */
-    double dt_seg = isfinite(t_traj) && pl.steps ? t_traj / (double)pl.steps
-                                                 : NAN;
     if (cfg->plan.thin && isfinite(dt_seg) && dt_seg > 0)
         pc->thin_time = dt_seg * (double)pc->iters / BIASCHECK_KEEP;
     run->planned = 1;
@@ -1359,7 +1376,7 @@ static int check_given_step(drift_chain *c, long param)
         s, d, hp->def, hp->lo, hp->hi,
         run->cv.ready ? run->cv.mode : NULL, chol, scale,
         (uint64_t)fmin(allow, 1e12), PLAN_FIRST_STEPS / 4, TUNE_DRAWS,
-        plan_stein, &tc};
+        plan_stein, &tc, NULL};
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_err e = {{0}};
