@@ -1011,7 +1011,6 @@ static int plan_run(drift_chain *c, long param)
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_err e = {{0}};
-    double t0 = drift_now();
     rc = drift_biascheck_step_search(&bc, &ops, &r, &e);
     c->grads += p->grads;
     if (rc) {
@@ -1079,13 +1078,13 @@ static int plan_run(drift_chain *c, long param)
                  "(%s:variance ratio/Stein ratio %.200s)",
                  hp->name, r.trail[0] ? r.trail : "none");
     snprintf(run->tune_note, sizeof run->tune_note,
-             "plan for %s: %s = %.4g, %s; %zu pilots, %.3g data passes, "
-             "%.2g s; autocorrelation time %.3g steps: burn-in %llu, "
+             "plan for %s: %s = %.4g, %s; %zu pilots, %.3g data passes; "
+             "autocorrelation time %.3g steps: burn-in %llu, "
              "%llu iterations thinned by %llu for about %.0f effective "
              "draws a chain (%.3g passes a chain); --set %s=, --warmup, "
              "--iter, --thin override",
-             s->name, hp->name, r.h, why, r.n_pilots, passes,
-             drift_now() - t0, tau, (unsigned long long)pc->warmup,
+             s->name, hp->name, r.h, why, r.n_pilots, passes, tau,
+             (unsigned long long)pc->warmup,
              (unsigned long long)pc->iters, (unsigned long long)pc->thin,
              isfinite(tau) ? (double)pc->iters / tau : NAN, run_passes,
              hp->name);
@@ -1204,7 +1203,6 @@ static int plan_continuous(drift_chain *c)
     drift_err e = {{0}};
     double t_traj;
     int enough;
-    double t0 = drift_now();
     rc = drift_biascheck_measure(&bc, &ops, 0, &r, &pl, &t_traj, &enough,
                                  &e);
     c->grads += p->grads;
@@ -1252,13 +1250,13 @@ static int plan_continuous(drift_chain *c)
                    fabs(r.stein - 1) <= BIASCHECK_STEIN_TOL + r.stein_se;
     snprintf(run->tune_note, sizeof run->tune_note,
              "plan for %s: a pilot of %llu segments from the mode (%.3g data "
-             "passes, %.2g s; Stein ratio of its draws %.3f +- %.3f, 1 for "
+             "passes; Stein ratio of its draws %.3f +- %.3f, 1 for "
              "the target): autocorrelation time %.3g segments, %.3g "
              "trajectory time a segment: burn-in %llu, %llu segments, "
              "draws every %.4g time units, for about %.0f effective draws "
              "a chain; --warmup, --iter, --thin override",
              s->name, (unsigned long long)pl.steps,
-             N > 0 ? (double)p->grads / N : 0, drift_now() - t0, r.stein,
+             N > 0 ? (double)p->grads / N : 0, r.stein,
              r.stein_se, tau, dt_seg, (unsigned long long)pc->warmup,
              (unsigned long long)pc->iters, pc->thin_time,
              isfinite(tau) ? (double)pc->iters / tau : NAN);
