@@ -51,9 +51,16 @@ typedef enum drift_access {
  * option; services version 4). */
 typedef enum drift_gradient {
     DRIFT_GRADIENT_PLAIN = 0, /* (N/n) sum_{i in B} grad U_i + grad U_prior */
-    DRIFT_GRADIENT_CV = 1     /* control variates centred at a mode (Baker,
+    DRIFT_GRADIENT_CV = 1,    /* control variates centred at a mode (Baker,
                                  Fearnhead, Fox and Nemeth 2019): see
                                  grad_batch */
+    /* added later (a plugin that knows only the two above reads them as
+     * not cv: unbiased estimates, as plain is): */
+    DRIFT_GRADIENT_SVRG = 2,  /* control variates centred at a snapshot of
+                                 the chain's own point, renewed every
+                                 ceil(N/n) estimates (Dubey et al. 2016) */
+    DRIFT_GRADIENT_SAGA = 3   /* each row's gradient at its last visit
+                                 stands in for it (Dubey et al. 2016) */
 } drift_gradient;
 
 /* A rate function for thinning: writes the (possibly noisy) event rate at
@@ -348,7 +355,10 @@ typedef struct drift_services {
     int (*ckpt_restoring)(drift_chain *c);
 
     /* ---- added in services version 4: gradient estimators ---- */
-    /* The estimator grad_batch uses (--gradient). */
+    /* The estimator grad_batch uses (--gradient; under SVRG and SAGA it
+     * estimates as their enumerators say, counting the rows it
+     * evaluates: 2n a step for SVRG and N at each snapshot; n a step for
+     * SAGA and N at the first). */
     drift_gradient (*gradient)(drift_chain *c);
     /* Under --gradient cv: the mode theta-hat its estimates are centred
      * at (d values into mode; may be NULL) and the diagonal curvature of

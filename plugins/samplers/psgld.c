@@ -56,7 +56,9 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     s->xi = svc->alloc(c, s->d * sizeof(double));
     if (!s->grad || !s->gprior || !s->V || !s->xi)
         return DRIFT_ENOMEM;
-    int cv = svc->gradient(c) == DRIFT_GRADIENT_CV;
+    /* a mode to precondition from: under --gradient cv, or the engine's
+     * plan */
+    int cv = svc->mode(c, NULL, NULL) == DRIFT_OK;
     s->precond = (int)hp[3];
     if (s->precond == PC_AUTO)
         s->precond = !cv ? PC_RMSPROP

@@ -79,7 +79,9 @@ static int init_common(sgnht *s, const drift_services *svc, drift_chain *c,
         return DRIFT_ENOMEM;
     for (size_t k = 0; k < s->d; k++)
         s->xi[k] = s->A;    /* sgnht uses xi[0] only */
-    int cv = svc->gradient(c) == DRIFT_GRADIENT_CV;
+    /* a mode to precondition from: under --gradient cv, or the engine's
+     * plan */
+    int cv = svc->mode(c, NULL, NULL) == DRIFT_OK;
     s->precond = (int)hp[2];
     if (s->precond == PC_AUTO)
         s->precond = !cv ? PC_UNIT

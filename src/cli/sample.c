@@ -127,10 +127,15 @@ static const cli_opt sample_opts[] = {
                            "K): every rank busy, as few ranks per chain as "
                            "that allows)"},
     [O_GRADIENT] = {"--gradient", 1,
-                    "plain|cv  minibatch gradient estimator: plain "
-                    "(default), or cv: control variates centred at the "
-                    "mode, found once per run (its cost is chain 1's); "
-                    "chains then start near the mode"},
+                    "plain|cv|svrg|saga  minibatch gradient estimator: "
+                    "plain, cv (control variates centred at the mode, "
+                    "found once per run, its cost chain 1's; the default "
+                    "where the engine plans the run), svrg (centred at a "
+                    "snapshot of the chain's point renewed every data "
+                    "pass) or saga (each row's gradient at its last "
+                    "visit); any sampler that uses the engine's estimate "
+                    "(sgld, psgld, sghmc, sgnht, msgnht) takes any of "
+                    "them"},
     [O_SAVE_GRADIENTS] = {"--save-gradients", 0,
                           "write the score d log p / d theta at every draw "
                           "written (columns grad_lp_1__ ...; one full-data "
@@ -378,8 +383,13 @@ static int on_sample_opt(void *user, int idx, const char *v)
             a->gradient = DRIFT_GRADIENT_PLAIN;
         else if (!strcmp(v, "cv"))
             a->gradient = DRIFT_GRADIENT_CV;
+        else if (!strcmp(v, "svrg"))
+            a->gradient = DRIFT_GRADIENT_SVRG;
+        else if (!strcmp(v, "saga"))
+            a->gradient = DRIFT_GRADIENT_SAGA;
         else
-            return bad_value("--gradient", v, "expected plain or cv");
+            return bad_value("--gradient", v,
+                             "expected plain, cv, svrg or saga");
         return 0;
     case O_EMIT:
         if (!strcmp(v, "segments"))

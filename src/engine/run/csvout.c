@@ -245,7 +245,10 @@ static void write_drift_config(drift_chain *c, FILE *f)
                 (unsigned long long)c->run->setup_grads);
     if (!(s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_OWN_ESTIMATES)))
         fprintf(f, "# gradient = %s\n",
-                cfg->gradient == DRIFT_GRADIENT_CV ? "cv" : "plain");
+                cfg->gradient == DRIFT_GRADIENT_CV     ? "cv"
+                : cfg->gradient == DRIFT_GRADIENT_SVRG ? "svrg"
+                : cfg->gradient == DRIFT_GRADIENT_SAGA ? "saga"
+                                                       : "plain");
     if (cfg->gradient == DRIFT_GRADIENT_CV && c->run && c->run->cv.ready) {
         const drift_cv *cv = &c->run->cv;
         fprintf(f, "# mode_method = %s\n", cv->method);

@@ -365,6 +365,8 @@ static int full_threads_ready(drift_chain *c, unsigned T)
     return DRIFT_OK;
 }
 
+static void vr_free(drift_chain *c);
+
 void drift_oracle_release(drift_chain *c)
 {
     full_part *parts = c->full_parts;
@@ -382,6 +384,7 @@ void drift_oracle_release(drift_chain *c)
     drift_free(c->cv_delta);
     c->cv_x = c->cv_s = c->cv_l = c->cv_xd = c->cv_delta = NULL;
     c->cv_x_cap = 0;
+    vr_free(c);
     if (c->full_ws)
         c->model->workspace_free(c->model->self, c->full_ws);
     c->full_ws = NULL;
@@ -629,12 +632,12 @@ static int batch_across(drift_chain *c, const double *theta, size_t n,
  * and, for a generalised linear model whose scalars at the mode are kept,
  * cv_x_cap rows of the design (at most 8 MiB of them), their scalars, terms
  * and products x_i . (theta - theta-hat).  0 when out of memory. */
-static int cv_scratch(drift_chain *c)
+static int cv_scratch(drift_chain *c, const drift_cv *cv)
 {
     if (c->cv_delta)
         return 1;
     size_t rows = 0;
-    if (c->run->cv.s) {
+    if (cv->s) {
         rows = ((size_t)8 << 20) / (c->d * sizeof(double));
         rows = rows < 1 ? 1 : rows > c->ws_cap ? c->ws_cap : rows;
         c->cv_x = drift_malloc_array(rows, c->d * sizeof(double));
@@ -659,10 +662,9 @@ static int cv_scratch(drift_chain *c)
  * s_i(theta), the gradients' difference being x_i (s_i(theta) -
  * s_i(theta-hat)); any other model two, each row's gradient at theta and
  * at the mode. */
-static int cv_rows(drift_chain *c, const double *theta, const size_t *rows,
-                   size_t k, double *acc, double *dll)
+static int cv_rows(drift_chain *c, const drift_cv *cv, const double *theta,
+                   const size_t *rows, size_t k, double *acc, double *dll)
 {
-    const drift_cv *cv = &c->run->cv;
     const drift_model *m = c->model;
     const double *delta = c->cv_delta;
     drift_err me = {{0}};
@@ -710,17 +712,18 @@ static int cv_rows(drift_chain *c, const double *theta, const size_t *rows,
     return DRIFT_OK;
 }
 
-/* grad_batch's work under --gradient cv: on the next n rows B of the
- * stream, grad U(theta-hat) + (N/n) sum_B (grad U_i(theta) -
- * grad U_i(theta-hat)) + grad U_prior(theta), and the same estimate of U. */
-static int batch_estimate_cv(drift_chain *c, const double *theta, size_t n,
-                             double *grad, double *U_est, size_t *rows_out)
+/* grad_batch's work under --gradient cv (centre cv: the run's mode) or
+ * svrg (the chain's snapshot): on the next n rows B of the stream,
+ * grad U(theta-hat) + (N/n) sum_B (grad U_i(theta) - grad U_i(theta-hat))
+ * + grad U_prior(theta), and the same estimate of U. */
+static int batch_estimate_cv(drift_chain *c, const drift_cv *cv,
+                             const double *theta, size_t n, double *grad,
+                             double *U_est, size_t *rows_out)
 {
-    const drift_cv *cv = &c->run->cv;
     double scale = (double)c->N / (double)n, lp, dll = 0, first = 0;
     double *acc = c->gbuf;
     int rc;
-    if (!cv_scratch(c))
+    if (!cv_scratch(c, cv))
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for --gradient cv");
     for (size_t k = 0; k < c->d; k++) {
@@ -741,7 +744,7 @@ static int batch_estimate_cv(drift_chain *c, const double *theta, size_t n,
         const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
         prefetch_rows(c, ahead, ahead_n);
         double part;
-        if ((rc = cv_rows(c, theta, c->rows_buf, k, acc, &part)))
+        if ((rc = cv_rows(c, cv, theta, c->rows_buf, k, acc, &part)))
             return rc;
         dll += part;
     }
@@ -755,6 +758,304 @@ static int batch_estimate_cv(drift_chain *c, const double *theta, size_t n,
     }
     *U_est = -(cv->lik_sum + first + scale * dll + lp);
     return finite ? DRIFT_OK : check_finite(c, theta, grad, "gradient");
+}
+
+/* ---- --gradient svrg and saga: estimators with a chain's own state ---- */
+
+/* What they keep for a chain (made on first use, freed with the chain). */
+struct drift_vr {
+    drift_cv snap;          /* svrg: the snapshot point (snap.mode), the
+                               likelihood's gradient and value summed over
+                               all rows there */
+    uint64_t since;         /* svrg: estimates since the snapshot */
+    int have_snap;
+    /* saga: each row's log-likelihood term and gradient (glm: its scalar
+     * s_i, grad l_i = s_i x_i) at its last visit, and their sums */
+    int glm;
+    double *alpha;          /* N x d, or N scalars (glm) */
+    double *alpha_l;        /* N */
+    double *sum;            /* d: sum of the gradients */
+    double lsum;
+    int saga_ready;
+    double *x, *snew, *lnew, *w; /* scratch: ws_cap x d, ws_cap each */
+    size_t *brows, bcap;    /* the minibatch's rows, its new scalars or */
+    double *bs, *bl, *bg;   /* gradients and terms (saga_batch_room) */
+};
+
+static void vr_free(drift_chain *c)
+{
+    struct drift_vr *v = c->vr;
+    if (!v)
+        return;
+    drift_free(v->snap.mode);
+    drift_free(v->snap.lik_grad);
+    drift_free(v->alpha);
+    drift_free(v->alpha_l);
+    drift_free(v->sum);
+    drift_free(v->x);
+    drift_free(v->snew);
+    drift_free(v->lnew);
+    drift_free(v->w);
+    drift_free(v->brows);
+    drift_free(v->bs);
+    drift_free(v->bl);
+    drift_free(v->bg);
+    drift_free(v);
+    c->vr = NULL;
+}
+
+static struct drift_vr *vr_of(drift_chain *c)
+{
+    if (!c->vr)
+        c->vr = drift_calloc(1, sizeof *c->vr);
+    return c->vr;
+}
+
+/* svrg: a new snapshot at theta (one full pass, counted N) at the first
+ * estimate and after every ceil(N/n) estimates: one data pass of
+ * minibatches per snapshot, as SVRG-LD's epoch. */
+static int svrg_snapshot(drift_chain *c, const double *theta, size_t n)
+{
+    struct drift_vr *v = vr_of(c);
+    if (!v)
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for --gradient svrg");
+    uint64_t every = (c->N + n - 1) / n;
+    if (v->have_snap && ++v->since < every)
+        return DRIFT_OK;
+    if (!v->snap.mode) {
+        v->snap.d = c->d;
+        v->snap.mode = drift_malloc_array(c->d, sizeof(double));
+        v->snap.lik_grad = drift_malloc_array(c->d, sizeof(double));
+        if (!v->snap.mode || !v->snap.lik_grad)
+            return drift_chain_fail(c, DRIFT_ENOMEM,
+                                    "out of memory for --gradient svrg");
+    }
+    memcpy(v->snap.mode, theta, c->d * sizeof *theta);
+    c->grads += c->N;
+    int rc = full_sum(c, theta, v->snap.lik_grad, &v->snap.lik_sum);
+    if (rc)
+        return rc;
+    for (size_t k = 0; k < c->d; k++)
+        if (!isfinite(v->snap.lik_grad[k]))
+            return check_finite(c, theta, v->snap.lik_grad, "gradient");
+    v->snap.ready = 1;
+    v->have_snap = 1;
+    v->since = 0;
+    return DRIFT_OK;
+}
+
+/* The log-likelihood terms and gradients of k rows at theta into v->lnew
+ * and v->x (k x d; glm: the scalars into v->snew, the design rows into
+ * v->x). */
+static int rows_at(drift_chain *c, struct drift_vr *v, const double *theta,
+                   const size_t *rows, size_t k)
+{
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    int rc;
+    drift_rows b = {rows, 0, k};
+    if (v->glm) {
+        if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, v->snew, v->lnew,
+                                 &me)))
+            return model_error(c, theta, rc, &me);
+        if ((rc = m->glm_design(m->self, &b, v->x, &me)))
+            return drift_chain_fail(c, rc, "%s",
+                                    me.msg[0] ? me.msg : "the model failed");
+        return DRIFT_OK;
+    }
+    if ((rc = m->log_lik(m->self, c->ws, theta, &b, v->lnew, NULL, NULL,
+                         v->x, &me)))
+        return model_error(c, theta, rc, &me);
+    return DRIFT_OK;
+}
+
+/* saga: the table of every row's term and gradient at theta (one full
+ * pass, counted N), before the first estimate. */
+static int saga_start(drift_chain *c, const double *theta)
+{
+    struct drift_vr *v = vr_of(c);
+    if (!v)
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for --gradient saga");
+    size_t N = c->N, d = c->d, cap = c->ws_cap;
+    v->glm = (c->model->flags & DRIFT_MODEL_GLM) && c->model->glm_scalars &&
+             c->model->glm_design;
+    double per_row = v->glm ? 1.0 : (double)d;
+    double bytes = 8.0 * (double)N * (per_row + 1);
+    if (bytes > (double)drift_memory_limit() / 4)
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "--gradient saga keeps each row's gradient: "
+                                "%zu rows x %.0f values need %.3g GB a "
+                                "chain, more than a quarter of the memory "
+                                "this machine allows; use --gradient svrg "
+                                "or cv, which keep none",
+                                N, per_row, bytes / 1e9);
+    v->alpha = drift_malloc_array(N, (size_t)per_row * sizeof(double));
+    v->alpha_l = drift_malloc_array(N, sizeof(double));
+    v->sum = drift_calloc(d, sizeof(double));
+    v->x = drift_malloc_array(cap, d * sizeof(double));
+    v->snew = drift_malloc_array(cap, sizeof(double));
+    v->lnew = drift_malloc_array(cap, sizeof(double));
+    v->w = drift_malloc_array(cap, sizeof(double));
+    size_t *rows = drift_malloc_array(cap, sizeof(size_t));
+    if (!v->alpha || !v->alpha_l || !v->sum || !v->x || !v->snew ||
+        !v->lnew || !v->w || !rows) {
+        drift_free(rows);
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for --gradient saga");
+    }
+    int rc = DRIFT_OK;
+    v->lsum = 0;
+    c->grads += N;
+    for (size_t first = 0; first < N && !rc; first += cap) {
+        size_t k = N - first < cap ? N - first : cap;
+        for (size_t q = 0; q < k; q++)
+            rows[q] = first + q;
+        if ((rc = rows_at(c, v, theta, rows, k)))
+            break;
+        for (size_t q = 0; q < k; q++) {
+            v->alpha_l[first + q] = v->lnew[q];
+            v->lsum += v->lnew[q];
+        }
+        if (v->glm) {
+            memcpy(v->alpha + first, v->snew, k * sizeof(double));
+            cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)d, 1.0, v->x,
+                        (int)d, v->snew, 1, 1.0, v->sum, 1);
+        } else {
+            memcpy(v->alpha + first * d, v->x, k * d * sizeof(double));
+            for (size_t q = 0; q < k; q++)
+                for (size_t j = 0; j < d; j++)
+                    v->sum[j] += v->x[q * d + j];
+        }
+    }
+    drift_free(rows);
+    v->saga_ready = rc == DRIFT_OK;
+    return rc;
+}
+
+/* The minibatch's rows and their new values, kept until the estimate is
+ * made (n rows; glm: scalars, else n x d gradients). */
+static int saga_batch_room(drift_chain *c, struct drift_vr *v, size_t n)
+{
+    if (n <= v->bcap)
+        return DRIFT_OK;
+    drift_free(v->brows);
+    drift_free(v->bs);
+    drift_free(v->bl);
+    drift_free(v->bg);
+    v->bcap = 0;
+    v->brows = drift_malloc_array(n, sizeof(size_t));
+    v->bs = drift_malloc_array(n, sizeof(double));
+    v->bl = drift_malloc_array(n, sizeof(double));
+    v->bg = v->glm ? NULL : drift_malloc_array(n, c->d * sizeof(double));
+    if (!v->brows || !v->bs || !v->bl || (!v->glm && !v->bg))
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for --gradient saga");
+    v->bcap = n;
+    return DRIFT_OK;
+}
+
+/* grad_batch's work under --gradient saga: on the next n rows B,
+ * sum_i alpha_i + (N/n) sum_B (grad l_i(theta) - alpha_i) with the prior,
+ * as minus U's gradient, and the same estimate of U from the terms, every
+ * alpha as it was before the minibatch (so that the estimate is
+ * unbiased); then each row of B takes its new gradient as its alpha (a
+ * row drawn twice changes the sums once). */
+static int batch_estimate_saga(drift_chain *c, const double *theta,
+                               size_t n, double *grad, double *U_est,
+                               size_t *rows_out)
+{
+    int rc;
+    if ((!c->vr || !c->vr->saga_ready) && (rc = saga_start(c, theta)))
+        return rc;
+    struct drift_vr *v = c->vr;
+    if ((rc = saga_batch_room(c, v, n)))
+        return rc;
+    size_t d = c->d;
+    double scale = (double)c->N / (double)n, dl = 0, lp;
+    double *acc = c->gbuf; /* sum_B (grad l_i - alpha_i) */
+    memset(acc, 0, d * sizeof *acc);
+    c->stream_used = 1;
+    c->grads += n;
+    for (size_t done = 0; done < n; done += c->ws_cap) {
+        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+        drift_stream_take(&c->stream, k, c->rows_buf);
+        if (c->stream.mode == DRIFT_ACCESS_CA)
+            drift_advisor_at(&c->advisor, c->rows_buf[0]);
+        if (rows_out)
+            memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+        memcpy(v->brows + done, c->rows_buf, k * sizeof(size_t));
+        if ((rc = rows_at(c, v, theta, c->rows_buf, k)))
+            return rc;
+        const size_t *rows = c->rows_buf;
+        for (size_t q = 0; q < k; q++) {
+            v->bl[done + q] = v->lnew[q];
+            dl += v->lnew[q] - v->alpha_l[rows[q]];
+        }
+        if (v->glm) {
+            for (size_t q = 0; q < k; q++) {
+                v->bs[done + q] = v->snew[q];
+                v->w[q] = v->snew[q] - v->alpha[rows[q]];
+            }
+            cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)d, 1.0, v->x,
+                        (int)d, v->w, 1, 1.0, acc, 1);
+        } else {
+            memcpy(v->bg + done * d, v->x, k * d * sizeof(double));
+            for (size_t q = 0; q < k; q++) {
+                const double *al = v->alpha + rows[q] * d;
+                for (size_t j = 0; j < d; j++)
+                    acc[j] += v->x[q * d + j] - al[j];
+            }
+        }
+    }
+    if ((rc = prior(c, theta, grad, &lp)))
+        return rc;
+    int finite = 1;
+    for (size_t k = 0; k < d; k++) {
+        double g = -(v->sum[k] + scale * acc[k] + grad[k]);
+        grad[k] = g;
+        finite &= isfinite(g);
+    }
+    *U_est = -(v->lsum + scale * dl + lp);
+    if (!finite)
+        return check_finite(c, theta, grad, "gradient");
+    /* The table's update, row by row (a repeated row's second change is
+     * zero). */
+    for (size_t q = 0; q < n; q++) {
+        size_t i = v->brows[q];
+        v->lsum += v->bl[q] - v->alpha_l[i];
+        v->alpha_l[i] = v->bl[q];
+    }
+    if (v->glm) {
+        const drift_model *m = c->model;
+        for (size_t done = 0; done < n; done += c->ws_cap) {
+            size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+            drift_err me = {{0}};
+            drift_rows b = {v->brows + done, 0, k};
+            if ((rc = m->glm_design(m->self, &b, v->x, &me)))
+                return drift_chain_fail(c, rc, "%s",
+                                        me.msg[0] ? me.msg
+                                                  : "the model failed");
+            for (size_t q = 0; q < k; q++) {
+                size_t i = v->brows[done + q];
+                v->w[q] = v->bs[done + q] - v->alpha[i];
+                v->alpha[i] = v->bs[done + q];
+            }
+            cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)d, 1.0, v->x,
+                        (int)d, v->w, 1, 1.0, v->sum, 1);
+        }
+    } else {
+        for (size_t q = 0; q < n; q++) {
+            double *al = v->alpha + v->brows[q] * d;
+            const double *gn = v->bg + q * d;
+            for (size_t j = 0; j < d; j++) {
+                v->sum[j] += gn[j] - al[j];
+                al[j] = gn[j];
+            }
+        }
+    }
+    return DRIFT_OK;
 }
 
 /* Whether grad_batch centres its estimates at the run's mode. */
@@ -779,7 +1080,16 @@ static int batch_estimate(drift_chain *c, const double *theta, size_t n,
     int rc;
     double lp, ll = 0;
     if (c->N > 0 && n > 0 && cv_active(c))
-        return batch_estimate_cv(c, theta, n, grad, U_est, rows_out);
+        return batch_estimate_cv(c, &c->run->cv, theta, n, grad, U_est,
+                                 rows_out);
+    if (c->N > 0 && n > 0 && c->cfg->gradient == DRIFT_GRADIENT_SVRG) {
+        if ((rc = svrg_snapshot(c, theta, n)))
+            return rc;
+        return batch_estimate_cv(c, &c->vr->snap, theta, n, grad, U_est,
+                                 rows_out);
+    }
+    if (c->N > 0 && n > 0 && c->cfg->gradient == DRIFT_GRADIENT_SAGA)
+        return batch_estimate_saga(c, theta, n, grad, U_est, rows_out);
     if (c->N == 0 || n == 0) {
         /* A data-free target: the prior is the whole potential. */
         if ((rc = prior(c, theta, grad, &lp)))
@@ -1562,8 +1872,12 @@ static const void *svc_shared(drift_chain *c)
 
 static drift_gradient svc_gradient(drift_chain *c)
 {
-    return c->cfg->gradient == DRIFT_GRADIENT_CV ? DRIFT_GRADIENT_CV
-                                                 : DRIFT_GRADIENT_PLAIN;
+    switch (c->cfg->gradient) {
+    case DRIFT_GRADIENT_CV: return DRIFT_GRADIENT_CV;
+    case DRIFT_GRADIENT_SVRG: return DRIFT_GRADIENT_SVRG;
+    case DRIFT_GRADIENT_SAGA: return DRIFT_GRADIENT_SAGA;
+    default: return DRIFT_GRADIENT_PLAIN;
+    }
 }
 
 static int svc_mode(drift_chain *c, double *mode, double *curv)

@@ -2018,6 +2018,45 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                                  "give --passes %g or more",
                                  cfg->passes, DRIFT_MODE_MIN_PASSES);
     }
+    if (cfg->gradient == DRIFT_GRADIENT_SVRG ||
+        cfg->gradient == DRIFT_GRADIENT_SAGA) {
+        const drift_sampler *s = cfg->sampler;
+        const char *name =
+            cfg->gradient == DRIFT_GRADIENT_SVRG ? "svrg" : "saga";
+        if (s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_OWN_ESTIMATES))
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient %s: sampler %s does not use the "
+                                 "engine's minibatch estimate (it %s), so "
+                                 "the estimator would not reach it; drop "
+                                 "--gradient %s, or pick sgld, psgld, "
+                                 "sghmc, sgnht or msgnht%s",
+                                 name, s->name,
+                                 (s->flags & DRIFT_SAMPLER_FULL_DATA)
+                                     ? "uses full-data gradients"
+                                     : "builds its own estimates",
+                                 name,
+                                 (s->flags & DRIFT_SAMPLER_OWN_ESTIMATES)
+                                     ? " (the agld family has its own: "
+                                       "svrg-ld, saga-ld, tmu-ra ...)"
+                                     : "");
+        if (n_rows == 0)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient %s: the model has no data "
+                                 "rows; drop --gradient %s",
+                                 name, name);
+        if (cfg->ranks)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient %s under mpirun: its snapshots "
+                                 "are kept in one process; drop it, or run "
+                                 "without mpirun",
+                                 name);
+        if (cfg->ckpt_dir || cfg->resume)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient %s with --checkpoint-every: the "
+                                 "estimator's snapshots are not "
+                                 "checkpointed; drop one of them (cv is)",
+                                 name);
+    }
     if (cfg->init_mode == DRIFT_INIT_MODE &&
         cfg->gradient != DRIFT_GRADIENT_CV && !cfg->plan.mode)
         return drift_err_set(e, DRIFT_EINVAL,
