@@ -317,7 +317,7 @@ static void trace_fns(trace_set_fn *set, trace_get_fn *get)
 
 typedef struct trace_case {
     const char *sampler;
-    const char *set[3];
+    const char *set[4];
     size_t n_set;
     drift_access run_access;    /* the run's --access */
     drift_access expect;        /* what the draws must show */
@@ -470,16 +470,16 @@ static void test_requirement_and_access(void **state)
         {"svrg-ld", {"eta=1e-4"}, 1, RA, RA, 1, 1},
         {"ptu-rr", {"eta=1e-4"}, 1, RA, RR, 1, 1},
         {"ptu-ca", {"eta=1e-4"}, 1, RA, CA, 1, 1},
-        {"saga-ld", {"check_age=true"}, 1, RA, RA, 0, -1},
-        {"ppu-rr", {"check_age=true"}, 1, RA, RR, 0, 2},
-        {"ppu-ca", {"check_age=true"}, 1, RA, CA, 0, 1},
-        {"tmu-ra", {"check_age=true"}, 1, RA, RA, 0, 1},
-        {"tmu-rr", {"check_age=true"}, 1, RA, RR, 0, 1},
-        {"tmu-ca", {"check_age=true"}, 1, RA, CA, 0, 1},
+        {"saga-ld", {"check_age=true", "eta=1e-4"}, 2, RA, RA, 0, -1},
+        {"ppu-rr", {"check_age=true", "eta=1e-4"}, 2, RA, RR, 0, 2},
+        {"ppu-ca", {"check_age=true", "eta=1e-4"}, 2, RA, CA, 0, 1},
+        {"tmu-ra", {"check_age=true", "eta=1e-4"}, 2, RA, RA, 0, 1},
+        {"tmu-rr", {"check_age=true", "eta=1e-4"}, 2, RA, RR, 0, 1},
+        {"tmu-ca", {"check_age=true", "eta=1e-4"}, 2, RA, CA, 0, 1},
         /* agld with access=auto follows the run's --access. */
-        {"agld", {"check_age=true", "snapshot=tmu"}, 2, RR, RR, 0, 1},
-        {"agld", {"check_age=true", "snapshot=ppu", "access=ca"}, 3, RA, CA,
-         0, 1},
+        {"agld", {"check_age=true", "snapshot=tmu", "eta=1e-4"}, 3, RR, RR, 0, 1},
+        {"agld", {"check_age=true", "snapshot=ppu", "access=ca", "eta=1e-4"},
+         4, RA, CA, 0, 1},
     };
     /* Both snapshot layouts. */
     for (int glm = 1; glm >= 0; glm--) {
@@ -579,8 +579,9 @@ static void test_memory(void **state)
         char *mset[] = {glm ? "glm=true" : "glm=false"};
         th_problem tp;
         th_open(&tp, "ridge", csv, mset, 1);
-        th_run r = {.sampler = "tmu-ra", .batch = 10, .iters = 5, .seed = 1,
-                    .out_path = out};
+        char *eta[] = {"eta=1e-4"};
+        th_run r = {.sampler = "tmu-ra", .set = eta, .n_set = 1, .batch = 10,
+                    .iters = 5, .seed = 1, .out_path = out};
         assert_int_equal(th_sample(&tp, &r, NULL, NULL), DRIFT_OK);
         bytes[glm] = header_bytes(out);
         if (glm == 0) {

@@ -577,10 +577,12 @@ static void summary_ksd_cli(void **state)
 
 /* Read against exact draws: sghmc with its default friction, a unit mass
  * and 100-step pilots on logit5 gets nowhere near the posterior (its
- * pilots' KSD is 10 times the level of exact draws), and says so, with
- * --gradient cv as the remedy (it runs plain); sgld on
- * the conjugate Gaussian, where the choice is accurate (auto_accuracy),
- * does not. */
+ * pilots' KSD is 10 times the level of exact draws), and says so in the
+ * header, with --gradient cv as the remedy (it runs plain).  The search
+ * runs where the engine's plan does not (a run built in process, as here;
+ * a data-free model; mpirun): at the command line a minibatch sampler on
+ * a model with rows runs by the plan, whose line names it, and sgld on
+ * the conjugate Gaussian warns of nothing. */
 static void auto_warning(void **state)
 {
     (void)state;
@@ -588,19 +590,16 @@ static void auto_warning(void **state)
     assert_non_null(mkdtemp(dir));
     char out[4200];
     snprintf(out, sizeof out, "%s/w.csv", dir);
-    th_cli r = th_cli_run((const char *[]){
-        "sample", "--model", "logistic", "--data", data_file("logit5.csv"),
-        "--sampler", "sghmc", "--warmup", "100", "--iter", "500",
-        "--chains", "1", "--seed", "4", "--out", out, "--quiet", NULL});
-    assert_int_equal(r.status, 0);
-    if (!strstr(r.err, "warning: no pilot of sghmc came near the target"))
-        fail_msg("no warning: %s", r.err);
-    /* plain minibatch gradients on a model with rows: it points to cv */
-    if (!strstr(r.err, "run with --gradient cv"))
-        fail_msg("the warning does not suggest --gradient cv: %s", r.err);
-    th_cli_free(&r);
+    th_problem lp;
+    th_open(&lp, "logistic", data_file("logit5.csv"), NULL, 0);
+    th_run run = {.sampler = "sghmc", .warmup = 100, .iters = 500,
+                  .chains = 1, .seed = 4, .out_path = out};
+    assert_int_equal(th_sample(&lp, &run, NULL, NULL), DRIFT_OK);
+    th_close(&lp);
     char *text = th_slurp(out);
     assert_non_null(strstr(text, "# drift: warning: no pilot of sghmc"));
+    /* plain minibatch gradients on a model with rows: it points to cv */
+    assert_non_null(strstr(text, "run with --gradient cv"));
     free(text);
     truth t;
     char *csv = gauss_data(&t);
@@ -608,13 +607,13 @@ static void auto_warning(void **state)
     const char *plugins = getenv("DRIFT_TEST_PLUGIN_DIR");
     snprintf(model, sizeof model, "%s/gauss.so",
              plugins ? plugins : "tests/plugins/.libs");
-    r = th_cli_run((const char *[]){
+    th_cli r = th_cli_run((const char *[]){
         "sample", "--model", model, "--data", csv, "--sampler", "sgld",
         "--batch", "10", "--warmup", "1000", "--iter", "50000", "--chains",
         "1", "--seed", "21", "--out", out, NULL});
     assert_int_equal(r.status, 0);
-    assert_non_null(strstr(r.err, "chosen for sgld"));
-    assert_null(strstr(r.err, "no pilot"));
+    if (!strstr(r.err, "plan for sgld") || strstr(r.err, "warning:"))
+        fail_msg("exit %d: %s", r.status, r.err);
     th_cli_free(&r);
     unlink(csv);
     free(csv);
@@ -637,7 +636,7 @@ static void auto_step_timeout(void **state)
         "--sampler", "sgld", "--batch", "200", "--iter", "40000",
         "--chains", "1", "--seed", "2", "--step-timeout", "0.05", "--out",
         out, NULL});
-    if (r.status != 0 || !strstr(r.err, "chosen for sgld"))
+    if (r.status != 0 || !strstr(r.err, "plan for sgld"))
         fail_msg("exit %d: %s", r.status, r.err);
     th_cli_free(&r);
     unlink(out);

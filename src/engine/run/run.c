@@ -392,7 +392,8 @@ static void run_setup(drift_chain *c, const double *theta)
             c->phase = DRIFT_CHAIN_STEPPING;
             if (ok)
                 c->hp = run->hp;
-        } else if (param >= 0 && c->cfg->plan.check) {
+        } else if (param >= 0 && c->cfg->plan.check &&
+                   c->cfg->seconds <= 0) {
             c->phase = DRIFT_CHAIN_SETUP;
             drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
             if (check_given_step(c, param))
@@ -1321,12 +1322,17 @@ out:
  * any N). */
 #define CHECK_SHARE 0.25
 #define CHECK_MIN_STEPS 60000.0
+#define CHECK_MAX_STEPS 200000.0
 
 /* The check of a step size the user gave (hyperparameter param) on chain
- * 1 (c): pilots at h and h/2 within CHECK_SHARE of the run's budget; a
- * warning when they disagree or h's draws break the Stein identity, a
- * note when the share was too small to tell.  The run itself is not
- * changed.  Non-zero when the chain failed. */
+ * 1 (c): pilots at h and h/2 within CHECK_SHARE of the run's budget
+ * (between CHECK_MIN_STEPS and CHECK_MAX_STEPS steps); a warning on
+ * standard error when they disagree or h's draws break the Stein
+ * identity, a note when the pilots mixed too slowly to tell.  The run
+ * itself is not changed: the pilots are chains of their own, their cost
+ * is not the run's, and nothing goes into the files.  Not under a
+ * --seconds budget (its time would be the run's).  Non-zero when the
+ * chain failed. */
 static int check_given_step(drift_chain *c, long param)
 {
     drift_run_shared *run = c->run;
@@ -1364,7 +1370,8 @@ static int check_given_step(drift_chain *c, long param)
         steps = fmax(steps, cfg->passes * N / batch);
     if (!(steps > 0))
         steps = 2000;
-    double allow = fmax(CHECK_SHARE * steps * (double)cfg->chains,
+    double allow = fmax(fmin(CHECK_SHARE * steps * (double)cfg->chains,
+                             CHECK_MAX_STEPS),
                         CHECK_MIN_STEPS);
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, (size_t)param, d, c->N, c->batch, 0,
@@ -1381,16 +1388,16 @@ static int check_given_step(drift_chain *c, long param)
     int checked, ok;
     rc = drift_biascheck_compare(&bc, &ops, cfg->hp[param], &r, &checked,
                                  &ok, &e);
-    c->grads += p->grads;
+    /* The check's pilots are not the run's: their cost is not in chain
+     * 1's count nor in the budget (the allowance bounds it), and the run
+     * is the one it would have been without it. */
+    if (rc == DRIFT_ESTOP) {
+        rc = DRIFT_OK; /* a stop request: the run ends at its first step */
+        goto out;
+    }
     if (rc) {
-        if (rc == DRIFT_ESTOP && drift_stop_requested())
-            drift_chain_fail(c, DRIFT_ESTOP,
-                             "chain %u: stopped by a signal while checking "
-                             "%s's step size, before any draw",
-                             c->id, s->name);
-        else
-            drift_chain_fail(c, rc, "chain %u: checking the step size: %s",
-                             c->id, e.msg);
+        drift_chain_fail(c, rc, "chain %u: checking the step size: %s",
+                         c->id, e.msg);
         goto out;
     }
     double passes = N > 0 ? (double)p->grads / N : 0;
@@ -1422,9 +1429,9 @@ static int check_given_step(drift_chain *c, long param)
         snprintf(msg, sizeof msg,
                  "%s = %g checked: pilots at it and at half of it agree "
                  "(whitened variance ratio %.3f +- %.3f, Stein ratio %.3f "
-                 "+- %.3f; %.3g data passes, counted in chain %u)",
+                 "+- %.3f; %.3g data passes, not counted in the run's)",
                  hp->name, cfg->hp[param], r.var_ratio, r.var_se, r.stein,
-                 r.stein_se, passes, c->id);
+                 r.stein_se, passes);
     } else {
         char per[160] = "";
         if (isfinite(r.tau) && cfg->iters)
@@ -1445,18 +1452,11 @@ static int check_given_step(drift_chain *c, long param)
                         "leave the step to the engine (drop --set)"
                       : "; check the summary's ESS and R-hat");
     }
-    snprintf(run->tune_header, sizeof run->tune_header,
-             "# check_step_size = %s\n"
-             "# check_checked = %d\n"
-             "# check_agree = %d\n"
-             "# check_variance_ratio = %.6g\n"
-             "# check_stein_ratio = %.6g\n"
-             "# check_pilot_grads = %llu\n"
-             "# drift: %s%s\n",
-             hp->name, checked, ok, r.var_ratio, r.stein,
-             (unsigned long long)p->grads, warn ? "warning: " : "", msg);
-    if (!cfg->quiet || warn)
-        fprintf(stderr, "drift: %s%s\n", warn ? "warning: " : "", msg);
+    /* Only what needs acting on is said: a step that checked out, or one
+     * that could not be checked while the run's own diagnostics will
+     * judge it, says nothing. */
+    if (warn)
+        fprintf(stderr, "drift: warning: %s\n", msg);
 out:
     drift_free(p);
     drift_free(pilot_hp);
