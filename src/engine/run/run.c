@@ -1317,16 +1317,17 @@ out:
     return rc || c->failed ? -1 : 0;
 }
 
-/* Share of a run's budget the check of a given step size may spend, and
- * the steps it may take whatever the budget (minibatch steps: cheap at
- * any N). */
-#define CHECK_SHARE 0.25
-#define CHECK_MIN_STEPS 60000.0
+/* The check of a given step size may take twice as many steps as the run's
+ * chains together, up to CHECK_MAX_STEPS;
+ * a run of fewer than CHECK_MIN_STEPS is not checked (its pilots could
+ * not tell anything). */
+#define CHECK_SHARE 2.0
+#define CHECK_MIN_STEPS 5000.0
 #define CHECK_MAX_STEPS 200000.0
 
 /* The check of a step size the user gave (hyperparameter param) on chain
- * 1 (c): pilots at h and h/2 within CHECK_SHARE of the run's budget
- * (between CHECK_MIN_STEPS and CHECK_MAX_STEPS steps); a warning on
+ * 1 (c): pilots at h and h/2 within CHECK_SHARE of the run's steps (at
+ * most CHECK_MAX_STEPS; none below CHECK_MIN_STEPS); a warning on
  * standard error when they disagree or h's draws break the Stein
  * identity, a note when the pilots mixed too slowly to tell.  The run
  * itself is not changed: the pilots are chains of their own, their cost
@@ -1370,9 +1371,10 @@ static int check_given_step(drift_chain *c, long param)
         steps = fmax(steps, cfg->passes * N / batch);
     if (!(steps > 0))
         steps = 2000;
-    double allow = fmax(fmin(CHECK_SHARE * steps * (double)cfg->chains,
-                             CHECK_MAX_STEPS),
-                        CHECK_MIN_STEPS);
+    double allow = fmin(CHECK_SHARE * steps * (double)cfg->chains,
+                        CHECK_MAX_STEPS);
+    if (allow < CHECK_MIN_STEPS)
+        goto out; /* a run this short: its own diagnostics say more */
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, (size_t)param, d, c->N, c->batch, 0,
                             TUNE_DRAWS, rows, 0, cfg->seed,
