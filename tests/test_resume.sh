@@ -124,6 +124,30 @@ for k in 1 2; do
     cmp -s a.txt b.txt || fail "SIGINT: chain $k differs once resumed"
 done
 
+# SIGKILL to a run and to the worker its guard forked (which would die of
+# its parent's death only a moment later, still holding the checkpoint's
+# lock when the next command starts), as a power loss stops both; returns
+# once both are gone.
+kill_tree() {
+    parent=$1
+    kids=""
+    for st in /proc/[0-9]*/stat; do
+        fields=$(cat "$st" 2>/dev/null) || continue
+        # pid (comm) state ppid ...
+        set -- $fields
+        [ "${4:-}" = "$parent" ] && kids="$kids $1"
+    done
+    kill -KILL "$parent" $kids 2>/dev/null
+    wait "$parent" 2>/dev/null
+    for k in $kids; do
+        n=0
+        while [ -e "/proc/$k" ] && [ $n -lt 200 ]; do
+            sleep 0.05
+            n=$((n + 1))
+        done
+    done
+}
+
 # A checkpoint to refuse: stopped after its first save.  An explicit
 # step size: the step-size pilots of h=auto (a tenth of 200000 steps
 # each) would only delay the first save.
@@ -139,8 +163,7 @@ make_ckpt() {
         sleep 0.05
         n=$((n + 1))
     done
-    kill -KILL $p
-    wait $p 2>/dev/null
+    kill_tree $p
 }
 # refused: a message naming $2 and exit status 2
 expect_refusal() {
