@@ -22,12 +22,9 @@
 
 #include <cblas.h>
 
+#include "base/lapack.h"
 #include "base/util.h"
 #include "engine/lang/lang_model.h"
-
-/* LAPACK's Cholesky factorisation, as OpenBLAS exports it. */
-void dpotrf_(const char *uplo, const blasint *n, double *a, const blasint *lda,
-             blasint *info);
 
 static const char *const gp_model =
     "data  { x : array[N] real  y : vector[N] }\n"

@@ -15,6 +15,7 @@
 #include <cblas.h>
 
 #include "ad.h"
+#include "base/lapack.h"
 #include "base/util.h"
 #include "dist.h"
 #include "kern.h"
@@ -433,13 +434,6 @@ static void xform_forward(drift_ad_ctx *c, int id, int tangent)
 }
 
 /* ---- linear algebra ------------------------------------------------------------- */
-
-/* LAPACK's Cholesky factorisation (column-major), which OpenBLAS ships
- * beside its BLAS; configure checks that the symbol is there.  There is
- * no LAPACKE header on every system that has the symbol, hence the
- * declaration here (OpenBLAS's own takes no hidden string lengths). */
-void dpotrf_(const char *uplo, const blasint *n, double *a, const blasint *lda,
-             blasint *info);
 
 /* Rows of a diagonal block in the blocked reverse pass of the Cholesky
  * factorisation: the off-diagonal work goes through dgemm on panels this
