@@ -503,10 +503,10 @@ static int approach(nuts *s, const drift_services *svc, drift_chain *c,
         return rc;
     char msg[320];
     snprintf(msg, sizeof msg,
-             "nuts: chain %u %s was far from the posterior (one gradient "
-             "step lowered -log p by %.3g): moved it down by %d line "
-             "search%s before adapting there",
-             svc->chain_id(c), when, gain, steps, steps == 1 ? "" : "es");
+             "nuts: %s the chain was far outside the posterior (one "
+             "gradient step lowered -log p by %.3g): moved it down by %d "
+             "line search%s before adapting there",
+             when, gain, steps, steps == 1 ? "" : "es");
     svc->warn(c, msg);
     return DRIFT_OK;
 }
@@ -561,7 +561,7 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
                      "the identity; give --warmup 1000 (the default) unless "
                      "you know both are right");
     if (svc->run_info(c)->warmup > 0) {
-        if ((rc = approach(s, svc, c, "at its initial point")))
+        if ((rc = approach(s, svc, c, "at the initial point")))
             return rc;
         copy(theta, s->q, d);
     }
