@@ -3,7 +3,9 @@
  * progressive sampling between its doublings, the generalised no-U-turn
  * criterion on summed momenta with the extra checks across merged subtrees,
  * divergences (energy error above 1000) counted, never fatal.  The step size
- * and the metric are adapted in warmup on the engine's adaptation services.
+ * and the metric are adapted in warmup on the engine's adaptation services;
+ * a chain far out on a steep slope, where NUTS crawls, is first moved down
+ * by line searches (see descend).
  *
  * Not for minibatches: every leapfrog step is one grad_full call. */
 #include <math.h>
@@ -425,10 +427,11 @@ static int init_stepsize(nuts *s, const drift_services *svc, drift_chain *c)
 
 /* ---- the approach to the posterior --------------------------------------- */
 
-/* How far above its floor the potential of a point of the typical set can
- * lie: about d/2 for a Gaussian posterior, give or take sqrt(d/2), so a
- * single move of length one that lowers U by more than this many times
- * that says the chain is far outside the posterior's bulk. */
+/* The drop in U, by one move of length at most one, that says a point is
+ * far outside the posterior's bulk.  A point of the typical set lies
+ * about d/2 above the potential's floor (give or take sqrt(d/2) for a
+ * Gaussian posterior), so no move from there gains this much; the
+ * starts that lose a chain lie 1e13 to 1e285 above it. */
 static double descent_gain(size_t d)
 {
     return 1000.0 + 100.0 * (double)d;
