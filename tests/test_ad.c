@@ -969,6 +969,124 @@ static void test_conditional_branches(void **state)
     lt_close(&lm);
 }
 
+/* ---- dense linear algebra beyond one block ------------------------------------- */
+
+/* Sizes that span several of the blocks the Cholesky factorisation's
+ * reverse pass works in (64 rows), the last one partial. */
+enum { CHOL_BIG = 150, CHOL_ENTRIES = 131 };
+
+/* The compound-symmetric covariance S = a I + b 11' (a = exp(x1),
+ * b = exp(x2)) has det S = a^(m-1) (a + m b) and S^-1 = (I - b/(a + m b)
+ * 11') / a, so the multivariate normal density of y is known in closed
+ * form; through cholesky_decompose it runs the blocked factorisation and
+ * its reverse pass on an m x m matrix.  The value against the closed
+ * form, the gradient against central differences of the closed form. */
+static double cs_lpdf(const double *y, size_t m, const double *x)
+{
+    double a = exp(x[0]), b = exp(x[1]), s = 0, ss = 0;
+    for (size_t i = 0; i < m; i++) {
+        s += y[i];
+        ss += y[i] * y[i];
+    }
+    double md = (double)m, c = a + md * b;
+    double logdet = (md - 1) * log(a) + log(c);
+    double quad = (ss - b * s * s / c) / a;
+    return -0.5 * md * log(2 * M_PI) - 0.5 * logdet - 0.5 * quad;
+}
+
+static void test_cholesky_blocked_closed_form(void **state)
+{
+    (void)state;
+    size_t m = CHOL_BIG, cap = 64 + 32 * m, used = 0;
+    double y[CHOL_BIG];
+    char *json = malloc(cap);
+    used += (size_t)snprintf(json + used, cap - used, "{\"y\": [");
+    for (size_t i = 0; i < m; i++) {
+        y[i] = sin(0.7 * (double)i) + 0.1 * (double)(i % 7);
+        used += (size_t)snprintf(json + used, cap - used, "%s%.17g",
+                                 i ? "," : "", y[i]);
+    }
+    snprintf(json + used, cap - used, "]}");
+    char *tagged = malloc(strlen(json) + 8);
+    sprintf(tagged, "json:%s", json);
+    const char *data[] = {tagged, NULL};
+    lt_model lm;
+    lt_open_ok(&lm,
+               "data  { y : vector[M] }\n"
+               "param { x : vector[2] }\n"
+               "prior { target += multi_normal_cholesky_lpdf(y | "
+               "rep_vector(0, M), cholesky_decompose(add_diag("
+               "rep_matrix(exp(x[2]), M, M), exp(x[1])))) }\n",
+               data, NULL, 0);
+    const drift_model *mod = &lm.m;
+    void *ws = mod->workspace_new(mod->self, 1);
+    const double pts[][2] = {{0.3, -1.2}, {-0.5, 0.4}, {1.1, 2.0}};
+    for (size_t k = 0; k < sizeof pts / sizeof pts[0]; k++) {
+        double x[2] = {pts[k][0], pts[k][1]}, g[2], lp;
+        drift_err e;
+        assert_int_equal(mod->log_prior(mod->self, ws, x, &lp, g, &e), 0);
+        double want = cs_lpdf(y, m, x);
+        if (!(fabs(lp - want) <= 1e-10 * fabs(want)))
+            fail_msg("at (%g, %g): %.17g, closed form %.17g", x[0], x[1], lp,
+                     want);
+        for (int j = 0; j < 2; j++) {
+            double xp[2] = {x[0], x[1]}, h = 1e-5;
+            xp[j] = x[j] + h;
+            double up = cs_lpdf(y, m, xp);
+            xp[j] = x[j] - h;
+            double fd = (up - cs_lpdf(y, m, xp)) / (2 * h);
+            if (!(fabs(fd - g[j]) <= 1e-6 * fmax(1, fabs(fd))))
+                fail_msg("at (%g, %g): d/dx[%d] = %.12g, closed form's "
+                         "differences %.12g",
+                         x[0], x[1], j + 1, g[j], fd);
+        }
+    }
+    mod->workspace_free(mod->self, ws);
+    lt_close(&lm);
+    free(tagged);
+    free(json);
+}
+
+/* Every entry of the factor's adjoint, and every entry of the matrix's:
+ * sum(W .* cholesky_decompose(S)) with S = diag(e^x) K diag(e^x) for a
+ * fixed kernel matrix K and fixed weights W, so that each of the m
+ * parameters moves a row and a column of S and the weights reach every
+ * entry of L.  The gradient against central differences in each
+ * coordinate (the standard battery). */
+static void test_cholesky_blocked_every_entry(void **state)
+{
+    (void)state;
+    size_t m = CHOL_ENTRIES, cap = 64 + 26 * (m * m + m), used = 0;
+    char *json = malloc(cap);
+    used += (size_t)snprintf(json + used, cap - used, "json:{\"t\": [");
+    for (size_t i = 0; i < m; i++)
+        used += (size_t)snprintf(json + used, cap - used, "%s%.17g",
+                                 i ? "," : "", 0.05 * (double)i);
+    used += (size_t)snprintf(json + used, cap - used, "], \"W\": [");
+    for (size_t i = 0; i < m; i++) {
+        used += (size_t)snprintf(json + used, cap - used, "%s[",
+                                 i ? "," : "");
+        for (size_t j = 0; j < m; j++)
+            used += (size_t)snprintf(json + used, cap - used, "%s%.6f",
+                                     j ? "," : "",
+                                     sin(7.0 * (double)i + 3.0 * (double)j));
+        used += (size_t)snprintf(json + used, cap - used, "]");
+    }
+    snprintf(json + used, cap - used, "]}");
+    const char *data[] = {json, NULL};
+    lt_model lm;
+    lt_open_ok(&lm,
+               "data  { t : array[M] real  W : matrix[M, M] }\n"
+               "param { x : vector[M] }\n"
+               "prior { target += sum(W .* cholesky_decompose(quad_form_diag("
+               "add_diag(gp_exp_quad_cov(t, 1.0, 0.3), 0.5), exp(x))))\n"
+               "        x ~ normal(0, 1) }\n",
+               data, NULL, 0);
+    lt_check_derivatives(&lm.m, 41, 2, 0.3);
+    lt_close(&lm);
+    free(json);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -988,6 +1106,8 @@ int main(void)
         cmocka_unit_test(test_function_values),
         cmocka_unit_test(test_composites_per_row),
         cmocka_unit_test(test_conditional_branches),
+        cmocka_unit_test(test_cholesky_blocked_closed_form),
+        cmocka_unit_test(test_cholesky_blocked_every_entry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

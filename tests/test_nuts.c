@@ -493,6 +493,138 @@ static void test_improper_terminates(void **state)
     close_text(&tp, &f);
 }
 
+/* ---- a start far out on a steep slope ------------------------------------ */
+
+/* Poisson regression with an offset and a raw count predictor (0 to 450),
+ * flat priors: y ~ poisson_log(log(e) + b0 + b1 x).  A random start puts
+ * b1 in (-2, 2), where exp(450 b1) makes -log p as large as 1e285: a
+ * chain started there must still end warmup in the posterior, as every
+ * chain of Stan's does.  The data: STEEP_N rows made by a fixed rule
+ * (counts near e exp(-3 + 0.004 x), perturbed). */
+enum { STEEP_N = 60 };
+
+static void steep_row(size_t i, double *y, double *x, double *e)
+{
+    *x = (double)((i * 37) % 451);
+    *e = 5.0 + (double)((i * 13) % 100);
+    *y = floor(*e * exp(-3.0 + 0.004 * *x) * (1.0 + 0.3 * sin((double)i)) +
+               0.5);
+}
+
+static double steep_logp(double b0, double b1)
+{
+    double l = 0;
+    for (size_t i = 0; i < STEEP_N; i++) {
+        double y, x, e;
+        steep_row(i, &y, &x, &e);
+        double eta = log(e) + b0 + b1 * x;
+        l += y * eta - exp(eta);
+    }
+    return l;
+}
+
+/* The posterior's means and sds by quadrature, independent of drift: the
+ * mode and Hessian by Newton's method, then a 321 x 321 grid over +-8 sd
+ * in the coordinates the Hessian whitens (b0 and b1 correlate strongly:
+ * x is not centred). */
+static void steep_reference(double mean[2], double sd[2])
+{
+    double b[2] = {-3, 0.004}, H[3] = {0};
+    for (int it = 0; it < 50; it++) {
+        double g[2] = {0, 0};
+        H[0] = H[1] = H[2] = 0;
+        for (size_t i = 0; i < STEEP_N; i++) {
+            double y, x, e;
+            steep_row(i, &y, &x, &e);
+            double mu = exp(log(e) + b[0] + b[1] * x);
+            g[0] += y - mu;
+            g[1] += (y - mu) * x;
+            H[0] += mu;
+            H[1] += mu * x;
+            H[2] += mu * x * x;
+        }
+        double det = H[0] * H[2] - H[1] * H[1];
+        b[0] += (H[2] * g[0] - H[1] * g[1]) / det;
+        b[1] += (H[0] * g[1] - H[1] * g[0]) / det;
+    }
+    /* Covariance = H^-1 and its Cholesky factor C. */
+    double det = H[0] * H[2] - H[1] * H[1];
+    double c00 = H[2] / det, c01 = -H[1] / det, c11 = H[0] / det;
+    double l00 = sqrt(c00), l10 = c01 / l00, l11 = sqrt(c11 - l10 * l10);
+    double lp0 = steep_logp(b[0], b[1]), w = 0, m[2] = {0, 0}, s2[2] = {0, 0};
+    enum { G = 321 };
+    for (int i = 0; i < G; i++)
+        for (int j = 0; j < G; j++) {
+            double z0 = -8 + 16.0 * i / (G - 1), z1 = -8 + 16.0 * j / (G - 1);
+            double t0 = b[0] + l00 * z0, t1 = b[1] + l10 * z0 + l11 * z1;
+            double p = exp(steep_logp(t0, t1) - lp0);
+            w += p;
+            m[0] += p * t0;
+            m[1] += p * t1;
+            s2[0] += p * t0 * t0;
+            s2[1] += p * t1 * t1;
+        }
+    for (int k = 0; k < 2; k++) {
+        mean[k] = m[k] / w;
+        sd[k] = sqrt(s2[k] / w - mean[k] * mean[k]);
+    }
+}
+
+/* Seeds at which a chain starts on the steep side: before the approach
+ * by line searches each of them lost one or two chains (step sizes of
+ * 1e-26 and below, sds 1e-8 of the posterior's, means 1e9 of their
+ * standard errors off; of seeds 1 to 8, six lost chains).  Every
+ * chain's mean within 4.5 of its own Monte Carlo standard errors and 0.25
+ * sd of the reference, its sd within 25% of the reference's. */
+static void test_steep_start(void **state)
+{
+    (void)state;
+    size_t cap = 64 + 48 * STEEP_N, used = 0;
+    char *csv = malloc(cap);
+    assert_non_null(csv);
+    used += (size_t)snprintf(csv, cap, "y,x,e\n");
+    for (size_t i = 0; i < STEEP_N; i++) {
+        double y, x, e;
+        steep_row(i, &y, &x, &e);
+        used += (size_t)snprintf(csv + used, cap - used, "%.0f,%.0f,%.0f\n",
+                                 y, x, e);
+    }
+    th_problem tp;
+    model_files f;
+    open_text(&tp, &f,
+              "rows  { y : int  x : real  e : real }\n"
+              "param { b0 : real  b1 : real }\n"
+              "datum { y ~ poisson_log(log(e) + b0 + b1 * x) }\n",
+              csv, NULL);
+    double mean[2], sd[2];
+    steep_reference(mean, sd);
+    const uint64_t seeds[] = {1, 2, 3};
+    enum { K = 4 };
+    for (size_t s = 0; s < sizeof seeds / sizeof seeds[0]; s++) {
+        th_draws d[K];
+        run_nuts(&tp, NULL, 0, K, 1000, 1000, seeds[s], d);
+        for (unsigned k = 0; k < K; k++)
+            for (size_t j = 0; j < 2; j++) {
+                size_t col = C_FIRST_PARAM + j;
+                double m = th_mean(&d[k], col, 0);
+                double v = th_var(&d[k], col, 0);
+                double se = sqrt(v / th_ess(&d[k], col, 0));
+                double z = (m - mean[j]) / se, r = sqrt(v) / sd[j];
+                if (!(fabs(z) < 4.5 && fabs(m - mean[j]) < 0.25 * sd[j] &&
+                      r > 0.75 && r < 1.25))
+                    fail_msg("seed %llu, chain %u: b%zu mean %.6g (want "
+                             "%.6g, sd %.3g: z %.2f), sd ratio %.3g, step "
+                             "%.3g",
+                             (unsigned long long)seeds[s], k + 1, j, m,
+                             mean[j], sd[j], z, r,
+                             d[k].v[C_STEP]);
+            }
+        free_draws(d, K);
+    }
+    close_text(&tp, &f);
+    free(csv);
+}
+
 /* ---- chains queued beyond the cores --------------------------------------- */
 
 /* Nine chains run one at a time give the same draws as run all at once:
@@ -536,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_no_warmup),
         cmocka_unit_test(test_improper_terminates),
         cmocka_unit_test(test_queued_chains),
+        cmocka_unit_test(test_steep_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

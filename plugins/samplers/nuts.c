@@ -3,10 +3,13 @@
  * progressive sampling between its doublings, the generalised no-U-turn
  * criterion on summed momenta with the extra checks across merged subtrees,
  * divergences (energy error above 1000) counted, never fatal.  The step size
- * and the metric are adapted in warmup on the engine's adaptation services.
+ * and the metric are adapted in warmup on the engine's adaptation services;
+ * a chain far out on a steep slope, where NUTS crawls, is first moved down
+ * by line searches (see descend).
  *
  * Not for minibatches: every leapfrog step is one grad_full call. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <drift/sampler.h>
@@ -15,6 +18,11 @@
 #define NUTS_MAX_DELTA_H 1000.0
 /* The step-size search gives up beyond this (Stan's bound). */
 #define NUTS_EPS_MAX 1e7
+/* The approach to the posterior (see descend): at most this many
+ * gradient steps, each a backtracking line search of at most this many
+ * halvings from a move of length one. */
+#define NUTS_DESCENT_STEPS 200
+#define NUTS_DESCENT_HALVINGS 60
 
 /* A point the trajectory may return: position, gradient of U and U there,
  * and the Hamiltonian with the momentum it had (for energy__). */
@@ -417,6 +425,95 @@ static int init_stepsize(nuts *s, const drift_services *svc, drift_chain *c)
     return DRIFT_OK;
 }
 
+/* ---- the approach to the posterior --------------------------------------- */
+
+/* The drop in U, by one move of length at most one, that says a point is
+ * far outside the posterior's bulk.  A point of the typical set lies
+ * about d/2 above the potential's floor (give or take sqrt(d/2) for a
+ * Gaussian posterior), so no move from there gains this much; the
+ * starts that lose a chain lie 1e13 to 1e285 above it. */
+static double descent_gain(size_t d)
+{
+    return 1000.0 + 100.0 * (double)d;
+}
+
+/* Moves the chain's point down the potential while a gradient step lowers
+ * U by more than descent_gain(d): steepest descent with a backtracking
+ * line search (Armijo's condition, from a move of length one in the
+ * unconstrained space, halved while the potential there is not finite or
+ * not low enough).  NUTS from rest on a slope as steep as exp(450 b)
+ * (a raw count predictor's coefficient started at U(-2, 2)) builds
+ * trajectories that turn on themselves after a few steps, so a chain
+ * descends a little per iteration with a step size dual averaging keeps
+ * collapsing, and can spend all of warmup there; a few line searches
+ * cover the same ground.  Near the typical set a step gains less than the
+ * threshold and the point is left where it is: what warmup sees there
+ * is what Stan's would.  *steps gets the number of moves made, *gain the
+ * first move's drop in U (0 when none). */
+static int descend(nuts *s, const drift_services *svc, drift_chain *c,
+                   int *steps, double *gain)
+{
+    size_t d = s->d;
+    double *q = s->fwd.q, *g = s->fwd.g, need = descent_gain(d);
+    *steps = 0;
+    *gain = 0;
+    for (int it = 0; it < NUTS_DESCENT_STEPS; it++) {
+        /* |g|, scaled first: far out its square overflows. */
+        double big = 0, ss = 0;
+        for (size_t k = 0; k < d; k++)
+            big = fmax(big, fabs(s->g[k]));
+        if (!(big > 0) || !isfinite(big))
+            return DRIFT_OK;
+        for (size_t k = 0; k < d; k++)
+            ss += (s->g[k] / big) * (s->g[k] / big);
+        double gn = big * sqrt(ss);
+        double t = 1.0, U = INFINITY;
+        int found = 0;
+        for (int h = 0; h < NUTS_DESCENT_HALVINGS; h++, t *= 0.5) {
+            for (size_t k = 0; k < d; k++)
+                q[k] = s->q[k] - t * (s->g[k] / big) / sqrt(ss);
+            int rc = svc->grad_full(c, q, g, &U);
+            if (rc == DRIFT_ENONFINITE)
+                continue;
+            if (rc)
+                return rc;
+            if (isfinite(U) && U <= s->U - 1e-4 * t * gn) {
+                found = 1;
+                break;
+            }
+        }
+        if (!found || !(s->U - U > need))
+            return DRIFT_OK;
+        if (it == 0)
+            *gain = s->U - U;
+        copy(s->q, q, d);
+        copy(s->g, g, d);
+        s->U = U;
+        (*steps)++;
+    }
+    return DRIFT_OK;
+}
+
+/* The descent at the start of warmup or at the end of a slow window, and
+ * the one line that says it moved the chain. */
+static int approach(nuts *s, const drift_services *svc, drift_chain *c,
+                    const char *when)
+{
+    int steps;
+    double gain;
+    int rc = descend(s, svc, c, &steps, &gain);
+    if (rc || steps == 0)
+        return rc;
+    char msg[320];
+    snprintf(msg, sizeof msg,
+             "nuts: %s the chain was far outside the posterior (one "
+             "gradient step lowered -log p by %.3g): moved it down by %d "
+             "line search%s before adapting there",
+             when, gain, steps, steps == 1 ? "" : "es");
+    svc->warn(c, msg);
+    return DRIFT_OK;
+}
+
 /* ---- the plugin's entry points ------------------------------------------- */
 
 static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
@@ -466,12 +563,21 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
                      "step size is the initial heuristic's and the metric "
                      "the identity; give --warmup 1000 (the default) unless "
                      "you know both are right");
+    if (svc->run_info(c)->warmup > 0) {
+        if ((rc = approach(s, svc, c, "at the initial point")))
+            return rc;
+        copy(theta, s->q, d);
+    }
     s->eps = s->eps0;
     if ((rc = init_stepsize(s, svc, c)))
         return rc;
-    /* Stan centres the step-size adaptation on ten times the initial step
-     * size the user gave, not on the heuristic's result. */
-    da_restart(s, svc, c, s->eps0);
+    /* The step-size adaptation is centred on ten times the heuristic's
+     * step, as Stan centres it after each window.  Stan centres the first
+     * stretch on ten times the step the user gave instead (1), which costs
+     * a chain whose initial step must be 1e-10 of that the first hundred
+     * iterations: dual averaging shrinks the step by about e^-2.4 per
+     * rejected iteration, every one of them a divergence. */
+    da_restart(s, svc, c, s->eps);
     return DRIFT_OK;
 }
 
@@ -520,6 +626,14 @@ static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
         s->adapting = 1;
         break;
     case DRIFT_PHASE_WINDOW_END:
+        /* A chain still far out (on a slope where NUTS crawls) is moved
+         * down before the next window adapts to where it is. */
+        if (!s->pending) {
+            char when[64];
+            snprintf(when, sizeof when, "at warmup iteration %llu",
+                     (unsigned long long)svc->iteration(c));
+            s->pending = approach(s, svc, c, when);
+        }
         if (!s->pending)
             s->pending = init_stepsize(s, svc, c);
         da_restart(s, svc, c, s->eps);

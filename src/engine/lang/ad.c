@@ -15,6 +15,7 @@
 #include <cblas.h>
 
 #include "ad.h"
+#include "base/lapack.h"
 #include "base/util.h"
 #include "dist.h"
 #include "kern.h"
@@ -434,9 +435,14 @@ static void xform_forward(drift_ad_ctx *c, int id, int tangent)
 
 /* ---- linear algebra ------------------------------------------------------------- */
 
+/* Rows of a diagonal block in the blocked reverse pass of the Cholesky
+ * factorisation: the off-diagonal work goes through dgemm on panels this
+ * wide, the diagonal block through the unblocked formula. */
+#define CHOL_NB 64
+
 /* The Cholesky factor L (lower, zeros above) of the m x m matrix A,
  * whose lower triangle is read.  Returns 0, 1 when A is not symmetric,
- * 2 when it is not positive definite. */
+ * 2 when it is not positive definite (or not finite). */
 static int chol_factor(const double *A, size_t m, double *L)
 {
     for (size_t i = 0; i < m; i++)
@@ -445,22 +451,24 @@ static int chol_factor(const double *A, size_t m, double *L)
             if (!(fabs(u - v) <= 1e-8 * fmax(1.0, fabs(u))))
                 return 1;
         }
-    memset(L, 0, m * m * sizeof *L);
-    for (size_t j = 0; j < m; j++) {
-        double s = A[j * m + j];
-        for (size_t k = 0; k < j; k++)
-            s -= L[j * m + k] * L[j * m + k];
-        if (!(s > 0))
-            return 2;
-        double d = sqrt(s);
-        L[j * m + j] = d;
-        for (size_t i = j + 1; i < m; i++) {
-            double t = A[i * m + j];
-            for (size_t k = 0; k < j; k++)
-                t -= L[i * m + k] * L[j * m + k];
-            L[i * m + j] = t / d;
-        }
+    /* Row-major lower is column-major upper: LAPACK's 'U' factor of the
+     * same memory is L. */
+    for (size_t i = 0; i < m; i++) {
+        memcpy(L + i * m, A + i * m, (i + 1) * sizeof *L);
+        memset(L + i * m + i + 1, 0, (m - i - 1) * sizeof *L);
     }
+    if (m == 0)
+        return 0;
+    blasint n = (blasint)m, info = 0;
+    dpotrf_("U", &n, L, &n, &info);
+    if (info)
+        return 2;
+    /* A non-finite entry of A reaches some diagonal entry of L (each
+     * entry of a row feeds that row's diagonal); dpotrf need not stop on
+     * NaN. */
+    for (size_t j = 0; j < m; j++)
+        if (!(L[j * m + j] > 0) || !isfinite(L[j * m + j]))
+            return 2;
     return 0;
 }
 
@@ -491,45 +499,121 @@ static int fwd_chol(drift_ad_ctx *c, int id)
     return DRIFT_OK;
 }
 
-/* The reverse of L = chol(A): with P the lower triangle of L^T Lbar
- * (diagonal halved) and S = L^-T P L^-1, Abar's lower triangle is
- * S + S^T (S on the diagonal). */
+/* Doubles of scratch the Cholesky node's kernels need for an m x m
+ * factor: the adjoint being transformed, and two diagonal blocks. */
+static size_t chol_part_size(size_t m)
+{
+    size_t nb = m < CHOL_NB ? m : CHOL_NB;
+    return m * m + 2 * nb * nb;
+}
+
+/* The reverse of the unblocked factorisation D = chol(A) of a b x b
+ * block (leading dimension ld), in place: on entry Db holds the lower
+ * triangle of Dbar, on exit the lower triangle of Abar with the
+ * convention of rev_chol.  With P the lower triangle of D^T Dbar
+ * (diagonal halved) and S = D^-T P D^-1, Abar is S + S^T off the
+ * diagonal and S on it.  W is b x b scratch. */
+static void chol_rev_diag(const double *D, double *Db, size_t b, size_t ld,
+                          double *W)
+{
+    int nb = (int)b;
+    for (size_t i = 0; i < b; i++)
+        for (size_t j = 0; j < b; j++)
+            W[i * b + j] = j <= i ? Db[i * ld + j] : 0;
+    cblas_dtrmm(CblasRowMajor, CblasLeft, CblasLower, CblasTrans,
+                CblasNonUnit, nb, nb, 1.0, D, (int)ld, W, nb);
+    for (size_t i = 0; i < b; i++) {
+        W[i * b + i] *= 0.5;
+        for (size_t j = i + 1; j < b; j++)
+            W[i * b + j] = 0;
+    }
+    cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasTrans,
+                CblasNonUnit, nb, nb, 1.0, D, (int)ld, W, nb);
+    cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasNoTrans,
+                CblasNonUnit, nb, nb, 1.0, D, (int)ld, W, nb);
+    for (size_t i = 0; i < b; i++) {
+        for (size_t j = 0; j < i; j++)
+            Db[i * ld + j] = W[i * b + j] + W[j * b + i];
+        Db[i * ld + i] = W[i * b + i];
+    }
+}
+
+/* The reverse of L = chol(A) for an m x m L, in place in P (leading
+ * dimension m): on entry P's lower triangle holds Lbar, on exit Abar's
+ * lower triangle, the derivative with respect to A's lower triangle with
+ * the upper one its mirror (off-diagonal entries count both halves).
+ * The blocked algorithm of Murray (2016, "Differentiation of the Cholesky
+ * decomposition"): diagonal blocks from the last to the first, the panel
+ * below each and the rows left of it updated through dtrsm and dgemm, so
+ * that almost all of the m^3 work is level-3 BLAS.  W holds two blocks of
+ * CHOL_NB x CHOL_NB. */
+static void chol_rev_blocked(const double *L, double *P, size_t m, double *W)
+{
+    double *S = W + CHOL_NB * CHOL_NB;
+    for (size_t end = m; end > 0;) {
+        size_t j0 = end > CHOL_NB ? end - CHOL_NB : 0;
+        size_t b = end - j0, t = m - end;
+        int ib = (int)b, it = (int)t, ij = (int)j0, im = (int)m;
+        /* The block's rows j0..end-1: R = L[blk, 0:j0], D = L[blk, blk];
+         * below it B = L[end:m, 0:j0], C = L[end:m, blk]. */
+        const double *R = L + j0 * m, *D = L + j0 * m + j0;
+        const double *B = L + end * m, *C = L + end * m + j0;
+        double *Rb = P + j0 * m, *Db = P + j0 * m + j0;
+        double *Bb = P + end * m, *Cb = P + end * m + j0;
+        if (t) {
+            /* C = (A_C - B R^T) D^-T: the adjoint of A_C is Cbar D^-1. */
+            cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasNoTrans,
+                        CblasNonUnit, it, ib, 1.0, D, im, Cb, im);
+            if (j0)
+                cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, it, ij,
+                            ib, -1.0, Cb, im, R, im, 1.0, Bb, im);
+            cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ib, ib, it,
+                        1.0, Cb, im, C, im, 0.0, S, ib);
+            for (size_t i = 0; i < b; i++)
+                for (size_t j = 0; j <= i; j++)
+                    Db[i * m + j] -= S[i * b + j];
+            if (j0)
+                cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, ib, ij,
+                            it, -1.0, Cb, im, B, im, 1.0, Rb, im);
+        }
+        /* D = chol(A_D - R R^T). */
+        chol_rev_diag(D, Db, b, m, W);
+        if (j0) {
+            for (size_t i = 0; i < b; i++)
+                for (size_t j = 0; j <= i; j++)
+                    S[i * b + j] = S[j * b + i] =
+                        i == j ? 2 * Db[i * m + i] : Db[i * m + j];
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, ib, ij, ib,
+                        -1.0, S, ib, R, im, 1.0, Rb, im);
+        }
+        end = j0;
+    }
+}
+
+/* The reverse of L = chol(A), row by row of the adjoints: Abar's lower
+ * triangle (see chol_rev_blocked) is added to A's adjoint. */
 static void rev_chol(drift_ad_ctx *c, int id)
 {
     const drift_gnode *n = NODE(c, id);
     int a = drift_gin(n, 0);
     size_t m = n->m, RA = c->arows[id];
-    double *P = c->part[id];
+    double *P = c->part[id], *W = P + m * m;
     for (size_t r = 0; r < RA; r++) {
         const double *L = c->val[id] + (n->batched ? r : 0) * c->vld[id];
         const double *G = c->adj[id] + r * c->ald[id];
         for (size_t i = 0; i < m; i++)
-            for (size_t j = 0; j < m; j++) {
-                double t = 0;
-                if (j <= i)
-                    for (size_t k = i; k < m; k++)
-                        t += L[k * m + i] * G[k * m + j];
-                P[i * m + j] = j < i ? t : j == i ? 0.5 * t : 0;
-            }
-        if (m) {
-            cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasTrans,
-                        CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, P,
-                        (int)m);
-            cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasNoTrans,
-                        CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, P,
-                        (int)m);
-        }
+            memcpy(P + i * m, G + i * m, (i + 1) * sizeof *P);
+        chol_rev_blocked(L, P, m, W);
         double *gA = c->adj[a] + r * c->ald[a];
-        for (size_t i = 0; i < m; i++) {
-            for (size_t j = 0; j < i; j++)
-                gA[i * m + j] += P[i * m + j] + P[j * m + i];
-            gA[i * m + i] += P[i * m + i];
-        }
+        for (size_t i = 0; i < m; i++)
+            for (size_t j = 0; j <= i; j++)
+                gA[i * m + j] += P[i * m + j];
     }
 }
 
 /* tL = L Phi(L^-1 tA L^-T), tA the symmetric matrix of tangents read
- * from the lower triangle. */
+ * from the lower triangle, Phi the lower triangle with the diagonal
+ * halved. */
 static void tan_chol(drift_ad_ctx *c, int id)
 {
     const drift_gnode *n = NODE(c, id);
@@ -540,26 +624,21 @@ static void tan_chol(drift_ad_ctx *c, int id)
         const double *L = c->val[id] + r * c->vld[id];
         const double *tA = c->tan[a] + r * c->tld[a];
         double *T = c->tan[id] + r * c->tld[id];
+        if (m == 0)
+            continue;
         for (size_t i = 0; i < m; i++)
             for (size_t j = 0; j <= i; j++)
                 M[i * m + j] = M[j * m + i] = tA[i * m + j];
-        if (m) {
-            cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans,
-                        CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, M,
-                        (int)m);
-            cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
-                        CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, M,
-                        (int)m);
-        }
+        cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans,
+                    CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, M, (int)m);
+        cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
+                    CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, M, (int)m);
         for (size_t i = 0; i < m; i++)
-            for (size_t j = 0; j < m; j++) {
-                double t = 0;
-                if (j <= i)
-                    for (size_t k = j; k <= i; k++)
-                        t += L[i * m + k] *
-                             (k == j ? 0.5 * M[k * m + j] : M[k * m + j]);
-                T[i * m + j] = t;
-            }
+            for (size_t j = 0; j < m; j++)
+                T[i * m + j] = j < i ? M[i * m + j]
+                               : j == i ? 0.5 * M[i * m + j] : 0;
+        cblas_dtrmm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans,
+                    CblasNonUnit, (int)m, (int)m, 1.0, L, (int)m, T, (int)m);
     }
 }
 
@@ -2061,7 +2140,7 @@ drift_ad_ws *drift_ad_ws_new(const drift_graph *g, size_t cap)
         else if (n->op == DRIFT_G_XFORM || n->op == DRIFT_G_XFORM_LJ)
             np = xform_part_size(n);
         else if (n->op == DRIFT_G_CHOL)
-            np = n->m * n->m;
+            np = chol_part_size(n->m);
         else if (n->op == DRIFT_G_RPROD)
             np = g->nodes[drift_gin(n, 0)].sz;
         else if (n->op == DRIFT_G_TRISOLVE)

@@ -1,14 +1,17 @@
 /* adapt.c: the arithmetic of warmup adaptation: Stan's windowed schedule,
  * dual averaging of a step size, Welford estimators and the metric they
- * set (diagonal, or dense through a Cholesky factor).  Pure functions on
- * caller-owned memory; not for the services table (oracle.c) nor for
- * deciding when a window ends during a run (run.c). */
+ * set (diagonal, or dense through a Cholesky factor: LAPACK and BLAS).
+ * Pure functions on caller-owned memory; not for the services table
+ * (oracle.c) nor for deciding when a window ends during a run (run.c). */
 #include "config.h"
 
 #include <math.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "adapt.h"
+#include "base/lapack.h"
 
 /* ---- the schedule ------------------------------------------------------- */
 
@@ -211,26 +214,30 @@ void drift_adapt_metric_init(drift_adapt_metric *m, drift_metric_kind kind,
     }
 }
 
-/* Lower Cholesky factor of the d x d symmetric a into l (row-major, upper
- * part zeroed); -1 when a is not positive definite. */
+/* Lower Cholesky factor of the d x d symmetric a (its lower triangle is
+ * read) into l (row-major, upper part zeroed; l may be a), through
+ * LAPACK's blocked dpotrf: a dense metric over hundreds of coordinates is
+ * factored at every window's end.  -1 when a is not positive definite or
+ * not finite. */
 static int cholesky(const double *a, size_t d, double *l)
 {
     for (size_t i = 0; i < d; i++) {
-        for (size_t j = 0; j <= i; j++) {
-            double s = a[i * d + j];
-            for (size_t k = 0; k < j; k++)
-                s -= l[i * d + k] * l[j * d + k];
-            if (i == j) {
-                if (!(s > 0) || !isfinite(s))
-                    return -1;
-                l[i * d + i] = sqrt(s);
-            } else {
-                l[i * d + j] = s / l[j * d + j];
-            }
-        }
-        for (size_t j = i + 1; j < d; j++)
-            l[i * d + j] = 0;
+        if (l != a)
+            memcpy(l + i * d, a + i * d, (i + 1) * sizeof *l);
+        memset(l + i * d + i + 1, 0, (d - i - 1) * sizeof *l);
     }
+    if (d == 0)
+        return 0;
+    /* Row-major lower is column-major upper. */
+    blasint n = (blasint)d, info = 0;
+    dpotrf_("U", &n, l, &n, &info);
+    if (info)
+        return -1;
+    /* dpotrf need not stop on NaN; every entry of a row reaches that
+     * row's diagonal. */
+    for (size_t i = 0; i < d; i++)
+        if (!(l[i * d + i] > 0) || !isfinite(l[i * d + i]))
+            return -1;
     return 0;
 }
 
@@ -257,21 +264,17 @@ int drift_adapt_spd_inverse(const double *a, size_t d, double *inv,
     double *l = scratch;
     if (cholesky(a, d, l))
         return -1;
-    /* Column k of the inverse: L y = e_k, then L' x = y. */
-    for (size_t k = 0; k < d; k++) {
-        double *x = inv + k * d; /* the inverse is symmetric: rows = columns */
-        for (size_t i = 0; i < d; i++) {
-            double s = i == k ? 1.0 : 0.0;
-            for (size_t j = 0; j < i; j++)
-                s -= l[i * d + j] * x[j];
-            x[i] = s / l[i * d + i];
-        }
-        for (size_t i = d; i-- > 0;) {
-            double s = x[i];
-            for (size_t j = i + 1; j < d; j++)
-                s -= l[j * d + i] * x[j];
-            x[i] = s / l[i * d + i];
-        }
+    /* inv = L^-T L^-1, from the identity by two triangular solves. */
+    memset(inv, 0, d * d * sizeof *inv);
+    for (size_t k = 0; k < d; k++)
+        inv[k * d + k] = 1.0;
+    if (d) {
+        cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasNoTrans,
+                    CblasNonUnit, (int)d, (int)d, 1.0, l, (int)d, inv,
+                    (int)d);
+        cblas_dtrsm(CblasRowMajor, CblasLeft, CblasLower, CblasTrans,
+                    CblasNonUnit, (int)d, (int)d, 1.0, l, (int)d, inv,
+                    (int)d);
     }
     /* Symmetric to the last bit. */
     for (size_t i = 0; i < d; i++)
@@ -298,21 +301,18 @@ int drift_adapt_metric_update(drift_adapt_metric *m)
          * factorisation leaves the metric in use untouched. */
         double *cov = m->factor;
         drift_adapt_welford_regularised(&m->est, cov);
-        /* cholesky() reads a row of the input only before writing the
-         * same row of the output, so it can factor in place. */
+        /* cholesky() factors in place. */
         if (cholesky(cov, d, cov)) {
             rc = -1;
             /* Restore the old factor from the old inverse. */
             cholesky(m->inv, d, m->factor);
         } else {
-            /* inv = L L'. */
+            /* inv = L L' (the lower triangle, then its mirror). */
+            cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)d,
+                        (int)d, 1.0, cov, (int)d, 0.0, m->inv, (int)d);
             for (size_t i = 0; i < d; i++)
-                for (size_t j = 0; j <= i; j++) {
-                    double s = 0;
-                    for (size_t k = 0; k <= j; k++)
-                        s += cov[i * d + k] * cov[j * d + k];
-                    m->inv[i * d + j] = m->inv[j * d + i] = s;
-                }
+                for (size_t j = 0; j < i; j++)
+                    m->inv[j * d + i] = m->inv[i * d + j];
         }
     }
     drift_adapt_welford_restart(&m->est);
@@ -329,12 +329,9 @@ void drift_adapt_metric_inv_mul(const drift_adapt_metric *m, const double *v,
             out[k] = m->inv[k] * v[k];
         return;
     case DRIFT_METRIC_DENSE:
-        for (size_t i = 0; i < d; i++) {
-            double s = 0;
-            for (size_t j = 0; j < d; j++)
-                s += m->inv[i * d + j] * v[j];
-            out[i] = s;
-        }
+        if (d)
+            cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)d, (int)d, 1.0,
+                        m->inv, (int)d, v, 1, 0.0, out, 1);
         return;
     default:
         memcpy(out, v, d * sizeof *out);
@@ -351,12 +348,10 @@ void drift_adapt_metric_inv_sqrt_mul(const drift_adapt_metric *m,
             out[k] = m->factor[k] * v[k];
         return;
     case DRIFT_METRIC_DENSE:
-        for (size_t i = 0; i < d; i++) {
-            double s = 0;
-            for (size_t j = 0; j <= i; j++)
-                s += m->factor[i * d + j] * v[j];
-            out[i] = s;
-        }
+        memcpy(out, v, d * sizeof *out);
+        if (d)
+            cblas_dtrmv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+                        (int)d, m->factor, (int)d, out, 1);
         return;
     default:
         memcpy(out, v, d * sizeof *out);
@@ -373,13 +368,11 @@ void drift_adapt_metric_from_normal(const drift_adapt_metric *m,
             p[k] = z[k] / m->factor[k];
         return;
     case DRIFT_METRIC_DENSE:
-        /* L' p = z by back substitution: cov(p) = L'^-1 L^-1 = M. */
-        for (size_t i = d; i-- > 0;) {
-            double s = z[i];
-            for (size_t k = i + 1; k < d; k++)
-                s -= m->factor[k * d + i] * p[k];
-            p[i] = s / m->factor[i * d + i];
-        }
+        /* L' p = z: cov(p) = L'^-1 L^-1 = M. */
+        memmove(p, z, d * sizeof *p);
+        if (d)
+            cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit,
+                        (int)d, m->factor, (int)d, p, 1);
         return;
     default:
         memmove(p, z, d * sizeof *p);
