@@ -380,6 +380,41 @@ int ckpt_check(const char *dir, const ckpt_command *cmd,
     return lock_manifest(dir, path, fd);
 }
 
+int ckpt_check_plugin(const char *dir, const ckpt_command *cmd,
+                      const char *kind, const char *spec)
+{
+    if (!spec || !strchr(spec, '/'))
+        return 0; /* a name: found on the plugin search path */
+    char file[4096];
+    snprintf(file, sizeof file, "%s", spec);
+    /* A sampler may be picked from a file as PATH:NAME. */
+    char *colon = strrchr(file, ':');
+    if (colon && !strchr(colon, '/'))
+        *colon = '\0';
+    char want[4200];
+    int n = snprintf(want, sizeof want, "file %s %s\t", kind, file);
+    for (size_t k = 0; k < cmd->n_files; k++) {
+        if (strncmp(cmd->files[k], want, (size_t)n))
+            continue;
+        char now[128];
+        fingerprint(file, 0, now, sizeof now);
+        if (!strcmp(cmd->files[k] + n, now))
+            return 0;
+        fprintf(stderr,
+                "drift sample: --resume %s: refused: the %s plugin %s is not "
+                "the file the checkpoint was written with (its size or "
+                "contents changed); it is not loaded\n",
+                dir, kind, file);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr,
+            "drift sample: --resume %s: refused: the checkpoint's command "
+            "loads the %s plugin %s, which its manifest does not list (the "
+            "manifest %s/run was altered); it is not loaded\n",
+            dir, kind, file, dir);
+    return EXIT_USAGE;
+}
+
 void ckpt_remove(const char *dir, unsigned first_id, unsigned chains)
 {
     char path[4200];

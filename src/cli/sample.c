@@ -756,6 +756,12 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         rc = EXIT_RUN_FAILED;
         goto out_args;
     }
+    /* A resumed run loads no plugin its manifest does not vouch for. */
+    if (resume_dir &&
+        ((rc = ckpt_check_plugin(resume_dir, cmd, "sampler", a.sampler)) ||
+         (a.model && !drift_lang_is_model_file(a.model) &&
+          (rc = ckpt_check_plugin(resume_dir, cmd, "model", a.model)))))
+        goto out;
     /* No scan: the sampler and model are looked up by name, which opens
      * NAME.so alone when it exists (plugin.h). */
     size_t shown = 0;

@@ -1,0 +1,52 @@
+/* hostile.h: what the tests of the drift command against hostile files
+ * share (test_hostile_*.c): scratch directories, small files, and drift
+ * run as a user runs it, in a directory of the test's choosing, with a
+ * time limit (a hang is a failure).  Not for production code. */
+#ifndef DRIFT_TEST_HOSTILE_H
+#define DRIFT_TEST_HOSTILE_H
+
+#include <sys/types.h>
+
+#include "harness.h"
+
+/* A fresh directory under /tmp (caller frees, and removes it with
+ * hx_rm). */
+char *hx_tmpdir(void);
+void hx_rm(const char *dir);
+/* dir/name, malloc'd. */
+char *hx_in(const char *dir, const char *name);
+/* Writes text to dir/name. */
+void hx_write(const char *dir, const char *name, const char *text);
+/* Whether dir/name exists (as anything, a dangling link included). */
+int hx_exists(const char *dir, const char *name);
+/* The file a test of the examples reads, under srcdir. */
+const char *hx_src(const char *rel);
+/* Copies the examples' logistic model and Pima data into dir as
+ * logistic.drift and pima.csv. */
+void hx_logistic(const char *dir);
+
+/* Replaces the first occurrence of old in dir/name (which must hold
+ * it) by new_text. */
+void hx_replace(const char *dir, const char *name, const char *old,
+                const char *new_text);
+/* Copies tests/plugins/hostile/payload.so to dir/name: a shared object
+ * whose constructor creates the file DRIFT_TEST_PAYLOAD_MARK names. */
+void hx_copy_payload(const char *dir, const char *name);
+
+/* Starts drift with args (NULL-terminated) in dir, its own process group
+ * leader, standard error to err_path (NULL: /dev/null). */
+pid_t hx_spawn(const char *dir, const char *const *args,
+               const char *err_path);
+/* Runs drift with args in dir, killed after limit seconds: status as
+ * th_cli_run gives it, 124 for a timeout. */
+th_cli hx_run(const char *dir, const char *const *args, int limit);
+/* drift args in dir must exit with status and say needle on stderr. */
+void hx_expect(const char *dir, const char *const *args, int status,
+               const char *needle);
+
+/* A checkpoint to resume: a checkpointed sgld run of the logistic model
+ * (hx_logistic's files in dir, --out STEM.csv, chains chains) killed with
+ * SIGKILL after its first save of every chain; leaves dir/STEM.ckpt. */
+void hx_make_ckpt(const char *dir, const char *stem, unsigned chains);
+
+#endif
