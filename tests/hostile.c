@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -150,7 +151,8 @@ void hx_expect(const char *dir, const char *const *args, int status,
     th_cli_free(&r);
 }
 
-void hx_make_ckpt(const char *dir, const char *stem, unsigned chains)
+void hx_make_ckpt(const char *dir, const char *stem, unsigned chains,
+                  const char *iters)
 {
     char out[256], ch[16], state[300];
     snprintf(out, sizeof out, "%s.csv", stem);
@@ -160,7 +162,7 @@ void hx_make_ckpt(const char *dir, const char *stem, unsigned chains)
     const char *args[] = {"sample", "logistic.drift", "--data", "pima.csv",
                           "--sampler", "sgld", "--set", "h=1e-4",
                           "--batch", "20", "--chains", ch, "--seed", "3",
-                          "--quiet", "--iter", "100000000",
+                          "--quiet", "--iter", iters,
                           "--thin", "1000", "--checkpoint-every", "20000",
                           "--out", out, NULL};
     pid_t pid = hx_spawn(dir, args, NULL);
@@ -232,4 +234,25 @@ void hx_copy_payload(const char *dir, const char *name)
     assert_int_equal(fclose(out), 0);
     chmod(to, 0755);
     free(to);
+}
+
+void hx_resum(const char *dir, const char *name)
+{
+    char *p = hx_in(dir, name);
+    char *text = th_slurp(p);
+    assert_non_null(text);
+    char *sum = strstr(text, "\nsum ");
+    assert_non_null(sum);
+    sum[1] = '\0';
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *q = (const unsigned char *)text; *q; q++) {
+        h ^= *q;
+        h *= 0x100000001b3ULL;
+    }
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fprintf(f, "%ssum %016" PRIx64 "\n", text, h);
+    assert_int_equal(fclose(f), 0);
+    free(text);
+    free(p);
 }

@@ -29,6 +29,10 @@ void hx_logistic(const char *dir);
  * it) by new_text. */
 void hx_replace(const char *dir, const char *name, const char *old,
                 const char *new_text);
+/* Recomputes the checksum line ("sum HASH", FNV-1a of the bytes before
+ * it) of a checkpoint manifest dir/name after a test edited it, as one
+ * who forges a manifest would. */
+void hx_resum(const char *dir, const char *name);
 /* Copies tests/plugins/hostile/payload.so to dir/name: a shared object
  * whose constructor creates the file DRIFT_TEST_PAYLOAD_MARK names. */
 void hx_copy_payload(const char *dir, const char *name);
@@ -45,8 +49,10 @@ void hx_expect(const char *dir, const char *const *args, int status,
                const char *needle);
 
 /* A checkpoint to resume: a checkpointed sgld run of the logistic model
- * (hx_logistic's files in dir, --out STEM.csv, chains chains) killed with
+ * (hx_logistic's files in dir, --out STEM.csv, chains chains of iters
+ * iterations, a draw kept every 1000, a save every 20000) killed with
  * SIGKILL after its first save of every chain; leaves dir/STEM.ckpt. */
-void hx_make_ckpt(const char *dir, const char *stem, unsigned chains);
+void hx_make_ckpt(const char *dir, const char *stem, unsigned chains,
+                  const char *iters);
 
 #endif

@@ -105,11 +105,15 @@ static void test_resume_manifest_names_a_plugin(void **state)
     char *mark = mark_in(dir);
     hx_logistic(dir);
     hx_copy_payload(dir, "payload.so");
-    hx_make_ckpt(dir, "r", 1);
+    hx_make_ckpt(dir, "r", 1, "100000000");
     const char *resume[] = {"sample", "--resume", "r.ckpt", NULL};
     /* The command's sampler swapped for a path the manifest never
      * listed. */
     hx_replace(dir, "r.ckpt/run", "\narg sgld\n", "\narg ./payload.so\n");
+    hx_expect(dir, resume, 2, "is damaged (its checksum does not match)");
+    expect_no_mark(mark);
+    /* A forger recomputes the checksum: the plugin is still refused. */
+    hx_resum(dir, "r.ckpt/run");
     hx_expect(dir, resume, 2, "which its manifest does not list");
     expect_no_mark(mark);
     /* ... and listed, but not with the size and hash it has. */
@@ -124,12 +128,14 @@ static void test_resume_manifest_names_a_plugin(void **state)
     free(p);
     hx_replace(dir, "r.ckpt/run", old,
                "\nfile sampler ./payload.so\t31304 ea5c9e08b7ee8b1c");
+    hx_resum(dir, "r.ckpt/run");
     hx_expect(dir, resume, 2, "is not the file the checkpoint was written");
     expect_no_mark(mark);
     /* The model: a plugin path in place of the .drift file. */
     hx_replace(dir, "r.ckpt/run", "\narg ./payload.so\n", "\narg sgld\n");
     hx_replace(dir, "r.ckpt/run", "\narg logistic.drift\n",
                "\narg --model\narg ./payload.so\n");
+    hx_resum(dir, "r.ckpt/run");
     hx_expect(dir, resume, 2, "the model plugin ./payload.so");
     expect_no_mark(mark);
     free(mark);

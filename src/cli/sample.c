@@ -3,6 +3,8 @@
  * chain on standard error.  Not for the sampling itself (engine). */
 #include "config.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -659,23 +661,22 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
             rc = EXIT_USAGE;
             goto out_args;
         }
+        /* The checkpoint is DIR, whatever its name: a copy or a renamed
+         * directory is read, locked and removed as given.  Its absolute
+         * path is taken now, as ckpt_load moves to the run's directory. */
+        char dir[PATH_MAX];
+        if (!realpath(a.resume, dir)) {
+            fprintf(stderr, "drift sample: --resume %s: no checkpoint there "
+                            "(%s)\n",
+                    a.resume, strerror(errno));
+            rc = EXIT_USAGE;
+            goto out_args;
+        }
         ckpt_command saved;
         rc = ckpt_load(a.resume, &saved);
-        if (!rc) {
-            /* The directory as the saved command names it: ckpt_load
-             * moved to the run's directory. */
-            char dir[4096];
-            snprintf(dir, sizeof dir, "%s", a.resume);
-            if (dir[0] != '/') {
-                const char *out = "output.csv";
-                for (int k = 0; k + 1 < saved.argc; k++)
-                    if (!strcmp(saved.argv[k], "--out"))
-                        out = saved.argv[k + 1];
-                ckpt_dir_for(out, dir, sizeof dir);
-            }
+        if (!rc)
             rc = sample_run(saved.argc, saved.argv, dir, &saved, a.quiet,
                             mpi);
-        }
         ckpt_command_free(&saved);
         goto out_args;
     }
