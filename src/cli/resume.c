@@ -121,11 +121,11 @@ void ckpt_dir_for(const char *out, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s.ckpt", (int)stem, out);
 }
 
-/* Arguments are written one per line with backslash and newline
- * escaped. */
-static void put_arg(FILE *f, const char *a)
+/* Arguments (and the directory) are written one per line with
+ * backslash and newline escaped. */
+static void put_line(FILE *f, const char *key, const char *a)
 {
-    fputs("arg ", f);
+    fputs(key, f);
     for (; *a; a++) {
         if (*a == '\\')
             fputs("\\\\", f);
@@ -136,6 +136,8 @@ static void put_arg(FILE *f, const char *a)
     }
     fputc('\n', f);
 }
+
+static void put_arg(FILE *f, const char *a) { put_line(f, "arg ", a); }
 
 /* Holds the manifest open with an exclusive lock for the run's life (the
  * descriptor is left open on purpose, and shared with the guard's child):
@@ -187,7 +189,7 @@ int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
     }
     fprintf(f, "%s\n# continue this run with: drift sample --resume %s\n",
             MANIFEST_MAGIC, dir);
-    fprintf(f, "cwd %s\n", cwd);
+    put_line(f, "cwd ", cwd);
     file_lines(in, f);
     for (int k = 0; k < argc; k++)
         put_arg(f, argv[k]);
@@ -331,7 +333,13 @@ int ckpt_load(const char *dir, ckpt_command *cmd)
         char *nl = strchr(line, '\n');
         *nl = '\0';
         if (!strncmp(line, "cwd ", 4)) {
-            snprintf(cwd, sizeof cwd, "%s", line + 4);
+            char *v = unescape(line + 4);
+            if (!v) {
+                rc = EXIT_RUN_FAILED;
+                break;
+            }
+            snprintf(cwd, sizeof cwd, "%s", v);
+            free(v);
         } else if (!strncmp(line, "arg ", 4)) {
             char **a = realloc(cmd->argv, (cmd->argc + 2) * sizeof *a);
             char *v = unescape(line + 4);
