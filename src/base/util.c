@@ -254,3 +254,14 @@ const char *drift_format_bytes(double n, char *buf, size_t cap)
         snprintf(buf, cap, "%.3g %s", n, unit[k]);
     return buf;
 }
+
+const char *drift_path_brief(const char *path, char *buf)
+{
+    size_t n = strlen(path);
+    if (n < DRIFT_PATH_BRIEF)
+        return path;
+    /* 40 + 3 + 84 + NUL: the end, which tells files of a set apart
+     * (NAME_1.csv, NAME_2.csv), is kept longer. */
+    snprintf(buf, DRIFT_PATH_BRIEF, "%.40s...%s", path, path + n - 84);
+    return buf;
+}

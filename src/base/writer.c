@@ -112,8 +112,68 @@ static const char *file_kind(mode_t m)
                          : "not a regular file";
 }
 
+/* Bytes a temporary name adds to the target's: ".tmp.XXXXXX". */
+#define TMP_SUFFIX 11
+
+static char *dir_of(const char *path);
+
+/* Whether path's name can be created where it points: its directory
+ * exists, is a directory this process may write in, and the name, with
+ * the temporary suffix, fits the file system's limit on a name. */
+static int check_name(const char *path, drift_err *e)
+{
+    if (strlen(path) + TMP_SUFFIX >= PATH_MAX)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "%.200s...: the path is %zu bytes, more than "
+                             "the %d a path may have (with the %d of a "
+                             "temporary name beside it)",
+                             path, strlen(path), PATH_MAX - TMP_SUFFIX - 1,
+                             TMP_SUFFIX);
+    char *dir = dir_of(path);
+    if (!dir)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    struct stat st;
+    int rc = DRIFT_OK;
+    if (stat(dir, &st) != 0) {
+        rc = drift_err_set(e, DRIFT_EINVAL, "%s: its directory %s: %s", path,
+                           dir, strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+        rc = drift_err_set(e, DRIFT_EINVAL, "%s: %s is not a directory",
+                           path, dir);
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        rc = drift_err_set(e, DRIFT_EINVAL,
+                           "%s: cannot create files in its directory %s: %s",
+                           path, dir, strerror(errno));
+    } else {
+        const char *slash = strrchr(path, '/');
+        const char *base = slash ? slash + 1 : path;
+        long max = pathconf(dir, _PC_NAME_MAX);
+        if (max <= 0)
+            max = NAME_MAX;
+        size_t len = strlen(base);
+        if (len + TMP_SUFFIX > (size_t)max)
+            rc = drift_err_set(e, DRIFT_EINVAL,
+                               "%.60s...%s: the name is %zu bytes; with the "
+                               "temporary name drift writes beside it "
+                               "(NAME.tmp.XXXXXX) it passes the %ld bytes "
+                               "this file system allows in a name: give a "
+                               "name of at most %ld bytes",
+                               base, len > 20 ? base + len - 20 : "", len,
+                               max, max - TMP_SUFFIX);
+    }
+    drift_free(dir);
+    return rc;
+}
+
 int drift_writer_check(const char *path, const char *const *inputs, size_t n,
                        drift_err *e)
+{
+    int rc = drift_writer_check_kind(path, inputs, n, e);
+    return rc ? rc : check_name(path, e);
+}
+
+int drift_writer_check_kind(const char *path, const char *const *inputs,
+                            size_t n, drift_err *e)
 {
     if (!path || !*path)
         return drift_err_set(e, DRIFT_EINVAL,
@@ -145,6 +205,95 @@ int drift_writer_check(const char *path, const char *const *inputs, size_t n,
                                  path, inputs[k]);
     }
     return DRIFT_OK;
+}
+
+/* ---- the lock on a run's output set ---- */
+
+/* The lock file's name for out, into buf. */
+static int lock_name(const char *out, char *buf, size_t cap)
+{
+    const char *slash = strrchr(out, '/');
+    const char *base = slash ? slash + 1 : out;
+    int dlen = slash ? (int)(slash - out + 1) : 0;
+    long name_max = NAME_MAX;
+    if (strlen(base) + 7 <= (size_t)name_max)
+        return snprintf(buf, cap, "%.*s.%s.lock", dlen, out, base) >=
+               (int)cap;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *p = (const unsigned char *)base; *p; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ULL;
+    }
+    return snprintf(buf, cap, "%.*s.drift-%016llx.lock", dlen, out,
+                    (unsigned long long)h) >= (int)cap;
+}
+
+static pid_t lock_owner;
+
+int drift_writer_lock_set(const char *out, int *fd, drift_err *e)
+{
+    *fd = -1;
+    char path[PATH_MAX];
+    if (lock_name(out, path, sizeof path))
+        return drift_err_set(e, DRIFT_EINVAL, "%s: the name is too long",
+                             out);
+    /* A lock file removed by its run between our open and our lock is
+     * no lock: take it again until the file locked is the one named. */
+    for (int tries = 0; tries < 100; tries++) {
+        int f = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (f < 0)
+            return drift_err_set(e, DRIFT_EIO,
+                                 "%s: cannot create the lock %s of the "
+                                 "run's output files: %s",
+                                 out, path, strerror(errno));
+        struct stat a, b;
+        if (fstat(f, &a) != 0 || !S_ISREG(a.st_mode) || a.st_size != 0) {
+            close(f);
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "%s: %s is not an empty file, so not a "
+                                 "lock drift made: remove it or give "
+                                 "another output name",
+                                 out, path);
+        }
+        if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+            int err = errno;
+            close(f);
+            if (err == EWOULDBLOCK)
+                return drift_err_set(e, DRIFT_EINVAL,
+                                     "%s: another drift run is writing "
+                                     "this output set (it holds %s); wait "
+                                     "for it to end or give another "
+                                     "output name",
+                                     out, path);
+            return drift_err_set(e, DRIFT_EIO, "%s: cannot lock %s: %s",
+                                 out, path, strerror(err));
+        }
+        if (stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino) {
+            *fd = f;
+            lock_owner = getpid();
+            return DRIFT_OK;
+        }
+        close(f);
+    }
+    return drift_err_set(e, DRIFT_EIO, "%s: cannot lock %s: it keeps "
+                                       "changing",
+                         out, path);
+}
+
+void drift_writer_unlock_set(const char *out, int fd)
+{
+    if (fd < 0)
+        return;
+    char path[PATH_MAX];
+    struct stat a, b;
+    /* Removed while held, so that a later run never finds it taken; by
+     * the taker alone (a child's exit must not remove the parent's). */
+    if (lock_owner == getpid() && !lock_name(out, path, sizeof path) &&
+        fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        unlink(path);
+    close(fd);
 }
 
 /* ---- the stream ---- */
@@ -314,8 +463,10 @@ int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
             int err = errno;
             drift_free(dir);
             writer_free(w);
+            char brief[DRIFT_PATH_BRIEF];
             return drift_err_set(e, DRIFT_EIO,
-                                 "%s: cannot create output file: %s", path,
+                                 "%s: cannot create output file: %s",
+                                 drift_path_brief(path, brief),
                                  strerror(err));
         }
         w->slot = slot_take(w->tmp);
@@ -386,10 +537,12 @@ int drift_writer_failed(drift_writer *w, drift_err *e)
 {
     if (!w->err && !ferror(w->f))
         return DRIFT_OK;
+    char brief[DRIFT_PATH_BRIEF];
     return drift_err_set(e, DRIFT_EIO,
                          "%s: write error: %s; the file is not written (a "
                          "previous file of that name is kept)",
-                         w->final, strerror(w->err ? w->err : EIO));
+                         drift_path_brief(w->final, brief),
+                         strerror(w->err ? w->err : EIO));
 }
 
 /* Links the unnamed file of w in under its final name, atomically
@@ -437,12 +590,14 @@ int drift_writer_commit(drift_writer *w, drift_err *e)
     int rc = drift_writer_failed(w, e);
     if (!rc && fsync(w->fd) != 0) {
         int err = errno;
+        char brief[DRIFT_PATH_BRIEF];
         if (err != EINVAL && err != EROFS) /* files that cannot sync */
             rc = drift_err_set(e, DRIFT_EIO,
                                "%s: write error: %s; the file is not "
                                "written (a previous file of that name is "
                                "kept)",
-                               w->final, strerror(err));
+                               drift_path_brief(w->final, brief),
+                               strerror(err));
     }
     if (rc) {
         drift_writer_abort(w);
@@ -456,9 +611,10 @@ int drift_writer_commit(drift_writer *w, drift_err *e)
         err = link_in(w);
     }
     if (err) {
+        char brief[DRIFT_PATH_BRIEF];
         rc = drift_err_set(e, DRIFT_EIO,
-                           "%s: cannot put the output in place: %s", w->final,
-                           strerror(err));
+                           "%s: cannot put the output in place: %s",
+                           drift_path_brief(w->final, brief), strerror(err));
         drift_writer_abort(w);
         return rc;
     }

@@ -412,7 +412,7 @@ static int check_outputs(const sample_args *a, const char *out)
      * device would land in /dev. */
     if (a->chains > 1) {
         drift_err e = {{0}};
-        if (drift_writer_check(out, inputs, n, &e)) {
+        if (drift_writer_check_kind(out, inputs, n, &e)) {
             fprintf(stderr, "drift sample: --out: %s\n", e.msg);
             return EXIT_USAGE;
         }
@@ -627,6 +627,7 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     sample_args a;
     memset(&a, 0, sizeof a);
     a.chains = 4;
+    int out_lock = -1;
     int rc = cli_parse("sample", sample_opts, N_SAMPLE_OPTS, argc, argv,
                        on_sample_opt, &a);
     if (rc)
@@ -740,6 +741,17 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     if ((!mpi->on || mpi->L.grank == 0) &&
         (rc = check_outputs(&a, a.out ? a.out : "output.csv")))
         goto out_args;
+    /* One run at a time writes an output set, from here until its files
+     * are in place (a run across ranks has several writers of one set). */
+    if (!mpi->on) {
+        drift_err le = {{0}};
+        if (drift_writer_lock_set(a.out ? a.out : "output.csv", &out_lock,
+                                  &le)) {
+            fprintf(stderr, "drift sample: --out: %s\n", le.msg);
+            rc = EXIT_USAGE;
+            goto out_args;
+        }
+    }
 
     drift_err e = {{0}};
     drift_registry *reg = drift_registry_new();
@@ -1080,6 +1092,7 @@ out:
     drift_problem_close(&prob);
     drift_registry_free(reg);
 out_args:
+    drift_writer_unlock_set(a.out ? a.out : "output.csv", out_lock);
     free(a.set);
     free(a.model_set);
     free(a.data_set);

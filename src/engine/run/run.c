@@ -1280,9 +1280,20 @@ static void close_files(unsigned K, drift_chain_result *results,
         }
         if (rc) {
             if (!res->status) {
+                /* The path once, brief: the reason after it must fit. */
+                char brief[DRIFT_PATH_BRIEF];
+                const char *p = drift_path_brief(res->path, brief);
+                size_t n = strlen(p);
                 res->status = DRIFT_EIO;
-                snprintf(res->message, sizeof res->message, "%.200s: %.300s",
-                         res->path, e.msg);
+                if (!strncmp(e.msg, p, n) && e.msg[n] == ':')
+                    snprintf(res->message, sizeof res->message, "%s", e.msg);
+                else {
+                    int w = snprintf(res->message, sizeof res->message,
+                                     "%s: ", p);
+                    char *rest = res->message + w;
+                    snprintf(rest, sizeof res->message - (size_t)w, "%s",
+                             e.msg);
+                }
             }
             res->path[0] = '\0';
         }

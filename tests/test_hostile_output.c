@@ -1,0 +1,170 @@
+/* test_hostile_output.c: the files a run writes, against what can go
+ * wrong with their names and with other runs: a second run on the same
+ * --out is refused while the first holds the set (never a set whose
+ * chain files come from two runs); every name the run will create is
+ * checked before any work (a name that passes the file system's limit
+ * once the chain's suffix and the temporary suffix are added is refused
+ * at once, not after hours of sampling); and a name holding a line end,
+ * which would break the '#' header lines it is written into, is refused
+ * with its cause. */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "hostile.h"
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* The seed line of dir/name's header. */
+static unsigned long seed_of(const char *dir, const char *name)
+{
+    char *p = hx_in(dir, name);
+    char *text = th_slurp(p);
+    if (!text)
+        fail_msg("%s: missing", p);
+    const char *at = strstr(text, "#   seed = ");
+    assert_non_null(at);
+    unsigned long seed = strtoul(at + 11, NULL, 10);
+    free(text);
+    free(p);
+    return seed;
+}
+
+static void test_second_run_on_the_same_out(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    hx_logistic(dir);
+    const char *first[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                           "--sampler", "sgld", "--set", "h=1e-4",
+                           "--batch", "20", "--iter", "2000000", "--thin",
+                           "1000", "--seed", "111", "--chains", "2",
+                           "--quiet", "--out", "fit.csv", NULL};
+    pid_t pid = hx_spawn(dir, first, NULL);
+    /* The first holds the set from its start. */
+    int held = 0;
+    for (int t = 0; t < 3000 && !held; t++) {
+        held = hx_exists(dir, ".fit.csv.lock");
+        if (!held)
+            usleep(10000);
+    }
+    assert_true(held);
+    const char *second[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                            "--sampler", "sgld", "--set", "h=1e-4",
+                            "--batch", "20", "--iter", "2000", "--seed",
+                            "222", "--chains", "2", "--quiet", "--out",
+                            "fit.csv", NULL};
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid)
+        fail_msg("the first run ended before the second started");
+    hx_expect(dir, second, 2, "another drift run is writing this output "
+                              "set");
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    /* Every file from the first run, and the lock gone with it. */
+    assert_int_equal(seed_of(dir, "fit_1.csv"), 111);
+    assert_int_equal(seed_of(dir, "fit_2.csv"), 111);
+    assert_false(hx_exists(dir, ".fit.csv.lock"));
+    /* Once it is done, the set is free. */
+    hx_expect(dir, second, 0, "");
+    assert_int_equal(seed_of(dir, "fit_1.csv"), 222);
+    assert_int_equal(seed_of(dir, "fit_2.csv"), 222);
+    hx_rm(dir);
+    free(dir);
+}
+
+static void test_name_too_long_once_suffixed(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    hx_logistic(dir);
+    /* 255 bytes: a valid name, but NAME_1.csv is 257. */
+    char name[300];
+    memset(name, 'a', 251);
+    strcpy(name + 251, ".csv");
+    const char *args[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                          "--sampler", "sgld", "--set", "h=1e-4",
+                          "--batch", "20", "--iter", "20000000",
+                          "--chains", "2", "--quiet", "--out", name, NULL};
+    double t0 = now();
+    hx_expect(dir, args, 2, "_1.csv: the name is 257 bytes");
+    /* Refused before any work (the run would take a minute). */
+    assert_true(now() - t0 < 20);
+    /* One chain: the name itself, with no room for its temporary. */
+    const char *one[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                         "--sampler", "sgld", "--set", "h=1e-4",
+                         "--batch", "20", "--iter", "20000000",
+                         "--chains", "1", "--quiet", "--out", name, NULL};
+    hx_expect(dir, one, 2, "give a name of at most 244 bytes");
+    /* A name that fits is written, whole. */
+    strcpy(name + 230, ".csv");
+    const char *fits[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                          "--sampler", "sgld", "--set", "h=1e-4",
+                          "--batch", "20", "--iter", "2000",
+                          "--chains", "2", "--quiet", "--out", name, NULL};
+    hx_expect(dir, fits, 0, "");
+    name[230] = '\0';
+    strcat(name, "_2.csv");
+    assert_true(hx_exists(dir, name));
+    hx_rm(dir);
+    free(dir);
+}
+
+static void test_line_end_in_a_name(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    hx_logistic(dir);
+    {
+        char *from = hx_in(dir, "pima.csv"), *to = hx_in(dir, "d\nx.csv");
+        char *text = th_slurp(from);
+        FILE *f = fopen(to, "w");
+        assert_non_null(f);
+        fputs(text, f);
+        fclose(f);
+        free(text);
+        free(from);
+        free(to);
+    }
+    const char *data[] = {"sample", "logistic.drift", "--data", "d\nx.csv",
+                          "--sampler", "sgld", "--set", "h=1e-4",
+                          "--batch", "20", "--iter", "200", "--chains",
+                          "1", "--quiet", "--out", "nl.csv", NULL};
+    hx_expect(dir, data, 2, "--data 'd\\x0ax.csv' holds a line end");
+    assert_false(hx_exists(dir, "nl.csv"));
+    const char *out[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                         "--sampler", "sgld", "--set", "h=1e-4",
+                         "--batch", "20", "--iter", "200", "--chains",
+                         "1", "--quiet", "--out", "a\nb.csv", NULL};
+    hx_expect(dir, out, 2, "holds a line end");
+    assert_false(hx_exists(dir, "a\nb.csv"));
+    const char *set[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                         "--data-set", "s=1\r", "--sampler", "sgld", "--set",
+                         "h=1e-4", "--batch", "20", "--iter", "200",
+                         "--chains", "1", "--quiet", "--out", "cr.csv",
+                         NULL};
+    hx_expect(dir, set, 2, "holds a carriage return");
+    hx_rm(dir);
+    free(dir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_second_run_on_the_same_out),
+        cmocka_unit_test(test_name_too_long_once_suffixed),
+        cmocka_unit_test(test_line_end_in_a_name),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
