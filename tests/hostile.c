@@ -1,6 +1,7 @@
 /* hostile.c: shared machinery of the hostile-input tests (hostile.h). */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -255,4 +256,61 @@ void hx_resum(const char *dir, const char *name)
     assert_int_equal(fclose(f), 0);
     free(text);
     free(p);
+}
+
+/* How many temporary files (unnamed, or NAME.tmp.XXXXXX) directly in dir
+ * the processes of group pgid hold open. */
+static int open_under(pid_t pgid, const char *dir)
+{
+    DIR *procs = opendir("/proc");
+    if (!procs)
+        return 0;
+    size_t len = strlen(dir);
+    int n = 0;
+    for (struct dirent *p; (p = readdir(procs));) {
+        if (p->d_name[0] < '0' || p->d_name[0] > '9')
+            continue;
+        char path[300], line[512];
+        snprintf(path, sizeof path, "/proc/%s/stat", p->d_name);
+        FILE *f = fopen(path, "r");
+        if (!f)
+            continue;
+        int pgrp = -1;
+        if (fgets(line, sizeof line, f)) {
+            const char *rp = strrchr(line, ')');
+            if (rp)
+                sscanf(rp + 2, "%*c %*d %d", &pgrp);
+        }
+        fclose(f);
+        if (pgrp != (int)pgid)
+            continue;
+        snprintf(path, sizeof path, "/proc/%s/fd", p->d_name);
+        DIR *fds = opendir(path);
+        if (!fds)
+            continue;
+        for (struct dirent *d; (d = readdir(fds));) {
+            char link[600], target[4200];
+            snprintf(link, sizeof link, "%s/%s", path, d->d_name);
+            ssize_t k = readlink(link, target, sizeof target - 1);
+            if (k <= 0)
+                continue;
+            target[k] = '\0';
+            n += !strncmp(target, dir, len) && target[len] == '/' &&
+                 strchr(target + len + 1, '/') == NULL &&
+                 (strstr(target, " (deleted)") || strstr(target, ".tmp."));
+        }
+        closedir(fds);
+    }
+    closedir(procs);
+    return n;
+}
+
+int hx_wait_writing(pid_t pgid, const char *dir, int n, int limit)
+{
+    for (int t = 0; t < limit * 100; t++) {
+        if (open_under(pgid, dir) >= n)
+            return 1;
+        usleep(10000);
+    }
+    return 0;
 }

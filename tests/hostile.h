@@ -48,6 +48,12 @@ th_cli hx_run(const char *dir, const char *const *args, int limit);
 void hx_expect(const char *dir, const char *const *args, int status,
                const char *needle);
 
+/* Waits (up to limit seconds) until the processes of group pgid (a run
+ * hx_spawn started, its guard's child included) are writing n temporary
+ * files directly in dir (a draws file before it is put in place, named
+ * or not); returns whether they were. */
+int hx_wait_writing(pid_t pgid, const char *dir, int n, int limit);
+
 /* A checkpoint to resume: a checkpointed sgld run of the logistic model
  * (hx_logistic's files in dir, --out STEM.csv, chains chains of iters
  * iterations, a draw kept every 1000, a save every 20000) killed with

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -159,12 +160,95 @@ static void test_line_end_in_a_name(void **state)
     free(dir);
 }
 
+/* A long run into dir/name, stopped by SIGINT once change (a shell
+ * command run in dir) has been made to its output while it wrote: its
+ * exit status and message. */
+static th_cli changed_while_running(const char *dir, const char *name,
+                                    const char *change)
+{
+    char err[4200];
+    snprintf(err, sizeof err, "%s/err.txt", dir);
+    const char *args[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                          "--sampler", "sgld", "--set", "h=1e-4",
+                          "--batch", "20", "--iter", "100000000", "--thin",
+                          "1000", "--seed", "1", "--chains", "1", "--quiet",
+                          "--out", name, NULL};
+    pid_t pid = hx_spawn(dir, args, err);
+    char *sub = strdup(name);
+    char *slash = strrchr(sub, '/');
+    char *where = slash ? (*slash = '\0', hx_in(dir, sub)) : strdup(dir);
+    if (!hx_wait_writing(pid, where, 1, 60))
+        fail_msg("the run never began writing %s", name);
+    char cmd[9000];
+    snprintf(cmd, sizeof cmd, "cd '%s' && %s", dir, change);
+    assert_int_equal(system(cmd), 0);
+    kill(pid, SIGINT);
+    int st;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    th_cli r = {WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st),
+                strdup(""), th_slurp(err)};
+    free(sub);
+    free(where);
+    return r;
+}
+
+/* Checked at the start, and again when the file is put in place: what
+ * appeared at the name meanwhile is never replaced, and the draws are
+ * kept beside it under a name the message gives. */
+static void test_output_changed_during_the_run(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    hx_logistic(dir);
+    struct {
+        const char *name, *change, *kind;
+    } cases[] = {
+        {"b.csv", "mkfifo b.csv", "it is now a FIFO"},
+        {"a.csv", "mkdir a.csv", "it is now a directory"},
+        {"d.csv", "mknod d.csv c 1 3", "it is now a character device"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        if (k == 2 && geteuid() != 0)
+            continue; /* mknod needs root */
+        th_cli r = changed_while_running(dir, cases[k].name, cases[k].change);
+        char kept[64];
+        snprintf(kept, sizeof kept, "the file is kept as %s.kept.",
+                 cases[k].name);
+        if (r.status == 0 || !strstr(r.err, cases[k].kind) ||
+            !strstr(r.err, kept))
+            fail_msg("%s: exit %d, stderr:\n%s", cases[k].change, r.status,
+                     r.err);
+        th_cli_free(&r);
+        /* Still what appeared there. */
+        char *p = hx_in(dir, cases[k].name);
+        struct stat st;
+        assert_int_equal(lstat(p, &st), 0);
+        assert_false(S_ISREG(st.st_mode));
+        free(p);
+    }
+    /* The output's directory swapped for a link elsewhere: the file is
+     * put where the start-up check looked, never in the link's target. */
+    char *sub = hx_in(dir, "sub"), *other = hx_in(dir, "other");
+    assert_int_equal(mkdir(sub, 0755), 0);
+    assert_int_equal(mkdir(other, 0755), 0);
+    th_cli r = changed_while_running(dir, "sub/c.csv",
+                                     "mv sub sub.old && ln -s other sub");
+    th_cli_free(&r);
+    assert_false(hx_exists(dir, "other/c.csv"));
+    assert_true(hx_exists(dir, "sub.old/c.csv"));
+    free(sub);
+    free(other);
+    hx_rm(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_second_run_on_the_same_out),
         cmocka_unit_test(test_name_too_long_once_suffixed),
         cmocka_unit_test(test_line_end_in_a_name),
+        cmocka_unit_test(test_output_changed_during_the_run),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -45,6 +45,11 @@ struct drift_writer {
     int err;            /* the first write error (an errno), 0 if none */
     char *final;        /* the target */
     char *tmp;          /* the named temporary file, or NULL (unnamed) */
+    int dfd;            /* the target's directory, opened with the file:
+                           the commit links and renames relative to it,
+                           so the file lands where the checks looked even
+                           if the directory is moved or replaced by a
+                           link meanwhile (-1: by path) */
     int slot;           /* tmp's entry in the cleanup table, or -1 */
     char *buf;          /* the stream's buffer when the caller gave one */
     size_t buf_len;     /* (drift_writer_buffer), else NULL, 0 */
@@ -400,14 +405,14 @@ static void sweep_stale(const char *dir, const char *path)
 /* An unnamed file in dir, open for reading too (csvout.c reads a draws
  * file back to cut it), or -1 (no O_TMPFILE there, or no /proc to link
  * it from). */
-static int open_unnamed(const char *dir)
+static int open_unnamed(int dfd)
 {
 #ifdef O_TMPFILE
     /* Tests take the named path on any file system with this. */
     const char *named = getenv("DRIFT_WRITER_NAMED_TEMP");
     if (named && *named && strcmp(named, "0"))
         return -1;
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+    int fd = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
     if (fd < 0)
         return -1;
     char proc[64];
@@ -420,16 +425,36 @@ static int open_unnamed(const char *dir)
     }
     return fd;
 #else
-    (void)dir;
+    (void)dfd;
     return -1;
 #endif
 }
 
 static void writer_free(drift_writer *w)
 {
+    if (w->dfd >= 0)
+        close(w->dfd);
     drift_free(w->tmp);
     drift_free(w->final);
     drift_free(w);
+}
+
+/* The last component of path. */
+static const char *base_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Where w's target is: its directory's descriptor and its name there, or
+ * by path when the directory could not be opened. */
+static int at_dir(const drift_writer *w)
+{
+    return w->dfd >= 0 ? w->dfd : AT_FDCWD;
+}
+static const char *at_name(const drift_writer *w, const char *path)
+{
+    return w->dfd >= 0 ? base_of(path) : path;
 }
 
 int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
@@ -439,6 +464,8 @@ int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
     if (rc)
         return rc;
     drift_writer *w = drift_calloc(1, sizeof *w);
+    if (w)
+        w->dfd = -1;
     char *dir = dir_of(path);
     if (!w || !dir || !(w->final = drift_strdup(path))) {
         drift_free(dir);
@@ -447,7 +474,17 @@ int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     }
     w->slot = -1;
-    w->fd = open_unnamed(dir);
+    w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (w->dfd < 0) {
+        int err = errno;
+        char brief[DRIFT_PATH_BRIEF];
+        drift_err_set(e, DRIFT_EIO, "%s: cannot open its directory %s: %s",
+                      drift_path_brief(path, brief), dir, strerror(err));
+        drift_free(dir);
+        writer_free(w);
+        return DRIFT_EIO;
+    }
+    w->fd = open_unnamed(w->dfd);
     if (w->fd < 0) {
         size_t len = strlen(path);
         w->tmp = drift_malloc(len + 12);
@@ -494,12 +531,18 @@ int drift_writer_adopt(int fd, const char *path, const char *tmp,
 {
     *out = NULL;
     drift_writer *w = drift_calloc(1, sizeof *w);
+    if (w)
+        w->dfd = -1;
     if (!w || !(w->final = drift_strdup(path)) ||
         (tmp && !(w->tmp = drift_strdup(tmp)))) {
         if (w)
             writer_free(w);
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     }
+    char *dir = dir_of(path);
+    if (dir)
+        w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    drift_free(dir);
     w->fd = fd;
     w->slot = tmp ? slot_take(tmp) : -1;
     cookie_io_functions_t io = {NULL, cookie_write, NULL, cookie_close};
@@ -551,7 +594,9 @@ static int link_in(drift_writer *w)
 {
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->fd);
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, w->final, AT_SYMLINK_FOLLOW) == 0)
+    int D = at_dir(w);
+    if (linkat(AT_FDCWD, proc, D, at_name(w, w->final),
+               AT_SYMLINK_FOLLOW) == 0)
         return 0;
     if (errno != EEXIST)
         return errno;
@@ -564,7 +609,8 @@ static int link_in(drift_writer *w)
         memcpy(tmp + len, ".tmp.", 5);
         tmp_suffix(tmp + len + 5);
         int slot = slot_take(tmp);
-        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0) {
+        if (linkat(AT_FDCWD, proc, D, at_name(w, tmp), AT_SYMLINK_FOLLOW) !=
+            0) {
             int err = errno;
             slot_give(slot);
             if (err == EEXIST)
@@ -572,15 +618,48 @@ static int link_in(drift_writer *w)
             drift_free(tmp);
             return err;
         }
-        int err = rename(tmp, w->final) == 0 ? 0 : errno;
+        int err = renameat(D, at_name(w, tmp), D, at_name(w, w->final)) == 0
+                      ? 0
+                      : errno;
         if (err)
-            unlink(tmp);
+            unlinkat(D, at_name(w, tmp), 0);
         slot_give(slot);
         drift_free(tmp);
         return err;
     }
     drift_free(tmp);
     return EEXIST;
+}
+
+/* When the file cannot be put in place, its content is kept beside the
+ * target as NAME.kept.XXXXX (the name into kept, cap bytes): a finished
+ * run's draws are never thrown away because of what appeared at their
+ * name.  Returns 0, or -1 when even that failed. */
+static int keep_aside(drift_writer *w, char *kept, size_t cap)
+{
+    int D = at_dir(w);
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->fd);
+    for (int tries = 0; tries < 100; tries++) {
+        char sfx[7];
+        tmp_suffix(sfx);
+        if (snprintf(kept, cap, "%s.kept.%.5s", w->final, sfx) >= (int)cap)
+            return -1;
+        int rc = w->tmp ? renameat2(D, at_name(w, w->tmp), D,
+                                    at_name(w, kept), RENAME_NOREPLACE)
+                        : linkat(AT_FDCWD, proc, D, at_name(w, kept),
+                                 AT_SYMLINK_FOLLOW);
+        if (rc == 0) {
+            if (w->tmp) {
+                drift_free(w->tmp); /* moved: abort must not remove it */
+                w->tmp = NULL;
+            }
+            return 0;
+        }
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
 }
 
 int drift_writer_commit(drift_writer *w, drift_err *e)
@@ -603,18 +682,43 @@ int drift_writer_commit(drift_writer *w, drift_err *e)
         drift_writer_abort(w);
         return rc;
     }
+    /* What is at the name now, checked again just before it is replaced:
+     * a device node, FIFO or directory that appeared during the run is
+     * never replaced (drift_writer_check looked at the start). */
     int err = 0;
-    if (w->tmp) {
-        if (rename(w->tmp, w->final) != 0)
-            err = errno;
-    } else {
+    const char *now_is = NULL;
+    struct stat st;
+    if (fstatat(at_dir(w), at_name(w, w->final), &st, 0) == 0 &&
+        !S_ISREG(st.st_mode))
+        now_is = file_kind(st.st_mode);
+    else if (w->tmp)
+        err = renameat(at_dir(w), at_name(w, w->tmp), at_dir(w),
+                       at_name(w, w->final)) == 0
+                  ? 0
+                  : errno;
+    else
         err = link_in(w);
-    }
-    if (err) {
-        char brief[DRIFT_PATH_BRIEF];
-        rc = drift_err_set(e, DRIFT_EIO,
-                           "%s: cannot put the output in place: %s",
-                           drift_path_brief(w->final, brief), strerror(err));
+    if (now_is || err) {
+        char brief[DRIFT_PATH_BRIEF], why[160], kept[PATH_MAX + 16];
+        if (now_is)
+            snprintf(why, sizeof why, "it is now %s, which drift does not "
+                                      "replace (it was not when the run "
+                                      "began)",
+                     now_is);
+        else
+            snprintf(why, sizeof why, "%s", strerror(err));
+        if (keep_aside(w, kept, sizeof kept) == 0) {
+            char kbrief[DRIFT_PATH_BRIEF];
+            rc = drift_err_set(e, DRIFT_EIO,
+                               "%s: cannot put the output in place: %s; the "
+                               "file is kept as %s",
+                               drift_path_brief(w->final, brief), why,
+                               drift_path_brief(kept, kbrief));
+        } else {
+            rc = drift_err_set(e, DRIFT_EIO,
+                               "%s: cannot put the output in place: %s",
+                               drift_path_brief(w->final, brief), why);
+        }
         drift_writer_abort(w);
         return rc;
     }
@@ -632,7 +736,7 @@ void drift_writer_abort(drift_writer *w)
     if (w->f)
         fclose(w->f);
     if (w->tmp)
-        unlink(w->tmp);
+        unlinkat(at_dir(w), at_name(w, w->tmp), 0);
     slot_give(w->slot);
     if (w->fd >= 0)
         close(w->fd);
