@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -87,6 +88,14 @@ void hx_logistic(const char *dir)
     copy(hx_src("examples/logistic/pima-train.csv"), dir, "pima.csv");
 }
 
+static struct rlimit nofile; /* rlim_cur 0: as inherited */
+
+void hx_set_nofile(unsigned long soft, unsigned long hard)
+{
+    nofile.rlim_cur = soft;
+    nofile.rlim_max = hard;
+}
+
 pid_t hx_spawn(const char *dir, const char *const *args,
                const char *err_path)
 {
@@ -108,6 +117,8 @@ pid_t hx_spawn(const char *dir, const char *const *args,
                        O_WRONLY | O_CREAT | O_TRUNC, 0644);
         if (out < 0 || err < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 ||
             chdir(dir) != 0)
+            _exit(126);
+        if (nofile.rlim_cur && setrlimit(RLIMIT_NOFILE, &nofile) != 0)
             _exit(126);
         execv(bin, (char *const *)argv);
         _exit(127);

@@ -37,6 +37,10 @@ void hx_resum(const char *dir, const char *name);
  * whose constructor creates the file DRIFT_TEST_PAYLOAD_MARK names. */
 void hx_copy_payload(const char *dir, const char *name);
 
+/* The limit on open files (RLIMIT_NOFILE) of the runs hx_spawn starts
+ * from now on (soft 0: as this process has it). */
+void hx_set_nofile(unsigned long soft, unsigned long hard);
+
 /* Starts drift with args (NULL-terminated) in dir, its own process group
  * leader, standard error to err_path (NULL: /dev/null). */
 pid_t hx_spawn(const char *dir, const char *const *args,

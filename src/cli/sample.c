@@ -1037,6 +1037,11 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     drift_stop_catch();
     /* The run in a child process, watched from this one (engine/run/
      * guard.h): a sampler that crashes, exits or hangs loses no draws. */
+    /* The guard's parent receives every chain's draws file too: the
+     * limit on open files is raised (drift_run checks it) before the
+     * fork, for both. */
+    uint64_t max_files;
+    drift_files_reserve(4ull * a.chains + 16, &max_files);
     drift_guard_config gc = {a.chains,
                              cfg.first_chain_id ? cfg.first_chain_id : 1,
                              cfg.sampler->name, a.step_timeout, NULL, 0};
