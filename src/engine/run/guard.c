@@ -694,7 +694,20 @@ int drift_guard_start(const drift_guard_config *g, int *parent, int *status,
     page->K = K;
     pid_t me = getpid();
     fflush(NULL); /* nothing buffered may be written twice */
+    /* A stop signal between the fork and the parent's forwarding handler
+     * would stop the parent's (idle) copy of the run alone, and the child
+     * would sample on: the signals wait, blocked, until the handler is
+     * in place (the child starts with none pending, and a request made
+     * before the fork is in its memory already). */
+    sigset_t stops, was;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stops, &was);
     pid_t pid = fork();
+    if (pid <= 0)
+        pthread_sigmask(SIG_SETMASK, &was, NULL);
     if (pid < 0) {
         int err = errno;
         close(sv[0]);
@@ -723,6 +736,7 @@ int drift_guard_start(const drift_guard_config *g, int *parent, int *status,
     const int fwd[] = {SIGINT, SIGTERM, SIGHUP};
     for (size_t k = 0; k < sizeof fwd / sizeof *fwd; k++)
         sigaction(fwd[k], &sa, NULL);
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
     *parent = 1;
     *status = supervise(g, pid, sv[0]);
     close(sv[0]);
