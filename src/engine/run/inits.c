@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -144,6 +145,29 @@ int drift_inits_read_partial(const char *path, const drift_model *m,
     if (!f)
         return drift_err_set(e, DRIFT_EIO, "%s: cannot open: %s", path,
                              strerror(errno));
+    /* An init file is a small regular file: a directory, a device such as
+     * /dev/zero or a FIFO would be read without end (or read as empty). */
+    struct stat st;
+    if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode) ||
+        st.st_size > DRIFT_INITS_MAX_BYTES) {
+        int reg = S_ISREG(st.st_mode);
+        fclose(f);
+        if (reg)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "%s: %lld bytes, more than an init file "
+                                 "may hold (%d MiB): not an init file",
+                                 path, (long long)st.st_size,
+                                 DRIFT_INITS_MAX_BYTES >> 20);
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "%s: is %s, not a regular file: give a JSON or "
+                             "CSV file of initial values",
+                             path,
+                             S_ISDIR(st.st_mode)   ? "a directory"
+                             : S_ISFIFO(st.st_mode) ? "a FIFO"
+                             : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)
+                                 ? "a device"
+                                 : "not a file");
+    }
     int c;
     while ((c = fgetc(f)) != EOF && isspace(c))
         ;

@@ -1085,8 +1085,13 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
         if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
             eval_heldout(&c, t_start);
             last_eval = c.grads;
-            while (next_eval <= (double)c.grads)
-                next_eval += eval_grads;
+            /* The next multiple past the count, in one step: adding a
+             * tiny interval in a loop turned once per interval passed,
+             * or forever once it fell below next_eval's precision. */
+            next_eval = (floor((double)c.grads / eval_grads) + 1) *
+                        eval_grads;
+            if (!(next_eval > (double)c.grads))
+                next_eval = (double)c.grads + 1; /* below one gradient */
         }
     }
     /* A chain at its end, or stopped by a signal, is saved as it stands,
