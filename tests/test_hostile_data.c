@@ -1,9 +1,12 @@
-/* test_hostile_data.c: data files whose values break what their own
- * header says.  A row store's data section has no checksum and its
+/* test_hostile_data.c: input files whose names or values break what
+ * they claim.  A row store's data section has no checksum and its
  * per-column int flag is the writer's word: drift check reads every value
  * of a store as it reads a CSV file's (finite, an integer where the model
- * or the header says int), naming the file, row and column; and a store
- * whose header names a column twice is refused as a CSV header is. */
+ * or the header says int), naming the file, row and column; a store whose
+ * header names a column twice is refused as a CSV header is; and an init
+ * file's values that match no parameter (a typo), are given twice or hold
+ * more elements than the parameter are refused, naming the near miss,
+ * never dropped in silence. */
 #include "config.h"
 
 #include <math.h>
@@ -138,11 +141,60 @@ static void test_store_column_named_twice(void **state)
     free(dir);
 }
 
+static void test_init_names(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    hx_logistic(dir);
+    struct {
+        const char *name, *text, *needle;
+    } cases[] = {
+        {"typo.json", "{\"ww\": [0,0,0,0,0,0,0,0]}",
+         "'ww' names no value of the model (did you mean 'w'?)"},
+        {"extra.json", "{\"w\": [0,0,0,0,0,0,0,0], \"tau\": 1}",
+         "'tau' names no value of the model"},
+        {"twice.json",
+         "{\"w\": [0,0,0,0,0,0,0,0], \"w\": [1,1,1,1,1,1,1,1]}",
+         "duplicate object key"},
+        {"long.json", "{\"w\": [0,0,0,0,0,0,0,0,0]}",
+         "'w' holds 9 values, the model's 'w' has 8"},
+        {"typo.csv", "lp__,w.1,w.2,w.3,w.4,w.5,w.6,w.7,w.8,w_9\n"
+                     "0,0,0,0,0,0,0,0,0,0\n",
+         "'w_9' names no value of the model (did you mean"},
+        {"twice.csv", "w.1,w.2,w.3,w.4,w.5,w.6,w.7,w.8,w.1\n"
+                      "0,0,0,0,0,0,0,0,0\n",
+         "column 'w.1' is named twice (columns 1 and 9)"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        hx_write(dir, cases[k].name, cases[k].text);
+        const char *args[] = {"sample", "logistic.drift", "--data",
+                              "pima.csv", "--sampler", "sgld", "--set",
+                              "h=1e-4", "--iter", "10", "--chains", "1",
+                              "--quiet", "--init", cases[k].name, "--out",
+                              "z.csv", NULL};
+        hx_expect(dir, args, 2, cases[k].needle);
+    }
+    /* A previous run's file (lp__, sampler columns) is a good init. */
+    const char *prev[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                          "--sampler", "sgld", "--set", "h=1e-4", "--iter",
+                          "10", "--chains", "1", "--quiet", "--out",
+                          "prev.csv", NULL};
+    hx_expect(dir, prev, 0, "");
+    const char *again[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                           "--sampler", "sgld", "--set", "h=1e-4", "--iter",
+                           "10", "--chains", "1", "--quiet", "--init",
+                           "prev.csv", "--out", "z.csv", NULL};
+    hx_expect(dir, again, 0, "");
+    hx_rm(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_values_checked),
         cmocka_unit_test(test_store_column_named_twice),
+        cmocka_unit_test(test_init_names),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
