@@ -6,7 +6,10 @@
  * header names a column twice is refused as a CSV header is; and an init
  * file's values that match no parameter (a typo), are given twice or hold
  * more elements than the parameter are refused, naming the near miss,
- * never dropped in silence. */
+ * never dropped in silence.  Text data as spreadsheets and old systems
+ * write it: a UTF-8 byte order mark is skipped (as pandas and R skip it),
+ * lines ending in CR alone and hexadecimal numbers are refused with a
+ * message naming the cause. */
 #include "config.h"
 
 #include <math.h>
@@ -189,12 +192,48 @@ static void test_init_names(void **state)
     free(dir);
 }
 
+static void test_csv_dialects(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    hx_write(dir, "norm.drift", model);
+    struct {
+        const char *name, *text;
+        int status;
+        const char *needle;
+    } cases[] = {
+        {"bom.csv", "\xef\xbb\xbfy,x\n1,0.5\n2,1.5\n0,-0.3\n3,0.1\n", 0, ""},
+        {"bom.json",
+         "\xef\xbb\xbf{\"y\": [1, 2, 0, 3], \"x\": [0.5, 1.5, -0.3, 0.1]}",
+         0, ""},
+        {"crlf.csv", "y,x\r\n1,0.5\r\n2,1.5\r\n0,-0.3\r\n3,0.1\r\n", 0,
+         ""},
+        {"cr.csv", "y,x\r1,0.5\r2,1.5\r0,-0.3\r3,0.1\r", 2,
+         "cr.csv:1:4: error: a carriage return inside the header line: the "
+         "file's lines end in CR alone"},
+        {"hex.csv", "y,x\n1,0.5\n2,1.5\n0,-0.3\n3,0x1A\n", 2,
+         "hex.csv:5:3: error: field '0x1A' in column 'x' is a hexadecimal "
+         "number"},
+        {"hexf.csv", "y,x\n1,-0x1p-1\n2,1.5\n0,-0.3\n3,0.1\n", 2,
+         "is a hexadecimal number"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        hx_write(dir, cases[k].name, cases[k].text);
+        const char *args[] = {"check", "norm.drift", "--data", cases[k].name,
+                              NULL};
+        hx_expect(dir, args, cases[k].status, cases[k].needle);
+    }
+    hx_rm(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_values_checked),
         cmocka_unit_test(test_store_column_named_twice),
         cmocka_unit_test(test_init_names),
+        cmocka_unit_test(test_csv_dialects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

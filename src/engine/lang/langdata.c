@@ -271,6 +271,12 @@ size_t drift_json_parse(const char *buf, size_t len, const char *name,
     *n_vals = 0;
     size_t before = d->n_errors;
     json_error_t err;
+    /* A UTF-8 byte order mark before the document: skipped, as RFC 8259
+     * lets a parser do (jansson would say '[' or '{' expected). */
+    if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3)) {
+        buf += 3;
+        len -= 3;
+    }
     json_t *root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &err);
     if (!root) {
         char text[512];
