@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,9 +69,12 @@ const char *hx_src(const char *rel)
 {
     static char buf[8][4200];
     static int k;
-    const char *src = getenv("srcdir");
+    /* Absolute: drift runs in the test's own directory. */
+    static char src[PATH_MAX];
+    if (!src[0] && !realpath(getenv("srcdir") ? getenv("srcdir") : ".", src))
+        fail_msg("srcdir: %s", strerror(errno));
     char *b = buf[k++ % 8];
-    snprintf(b, sizeof buf[0], "%s/%s", src ? src : ".", rel);
+    snprintf(b, sizeof buf[0], "%s/%s", src, rel);
     return b;
 }
 

@@ -19,7 +19,7 @@ char *hx_in(const char *dir, const char *name);
 void hx_write(const char *dir, const char *name, const char *text);
 /* Whether dir/name exists (as anything, a dangling link included). */
 int hx_exists(const char *dir, const char *name);
-/* The file a test of the examples reads, under srcdir. */
+/* The absolute path of a file under srcdir. */
 const char *hx_src(const char *rel);
 /* Copies the examples' logistic model and Pima data into dir as
  * logistic.drift and pima.csv. */

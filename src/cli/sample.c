@@ -1087,6 +1087,8 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     /* A completed run has no use for its checkpoint. */
     if (cfg.ckpt_dir && rc == 0)
         ckpt_remove(cfg.ckpt_dir, cfg.first_chain_id, a.chains);
+    /* All said: what follows is teardown, plugins' included. */
+    drift_guard_child_done(rc);
 out:
     free(results);
     free(hp);
