@@ -92,12 +92,17 @@ void hx_logistic(const char *dir)
     copy(hx_src("examples/logistic/pima-train.csv"), dir, "pima.csv");
 }
 
-static struct rlimit nofile; /* rlim_cur 0: as inherited */
+static struct rlimit nofile, as; /* rlim_cur 0: as inherited */
 
 void hx_set_nofile(unsigned long soft, unsigned long hard)
 {
     nofile.rlim_cur = soft;
     nofile.rlim_max = hard;
+}
+
+void hx_set_address_space(unsigned long bytes)
+{
+    as.rlim_cur = as.rlim_max = bytes;
 }
 
 pid_t hx_spawn(const char *dir, const char *const *args,
@@ -123,6 +128,8 @@ pid_t hx_spawn(const char *dir, const char *const *args,
             chdir(dir) != 0)
             _exit(126);
         if (nofile.rlim_cur && setrlimit(RLIMIT_NOFILE, &nofile) != 0)
+            _exit(126);
+        if (as.rlim_cur && setrlimit(RLIMIT_AS, &as) != 0)
             _exit(126);
         execv(bin, (char *const *)argv);
         _exit(127);

@@ -40,6 +40,9 @@ void hx_copy_payload(const char *dir, const char *name);
 /* The limit on open files (RLIMIT_NOFILE) of the runs hx_spawn starts
  * from now on (soft 0: as this process has it). */
 void hx_set_nofile(unsigned long soft, unsigned long hard);
+/* The limit on address space (RLIMIT_AS, ulimit -v) of those runs, in
+ * bytes (0: as this process has it). */
+void hx_set_address_space(unsigned long bytes);
 
 /* Starts drift with args (NULL-terminated) in dir, its own process group
  * leader, standard error to err_path (NULL: /dev/null). */

@@ -2,9 +2,10 @@
  * end, with a message, in bounded time: a held-out evaluation interval
  * far below one step (--eval-every 1e-20), a time step that cannot
  * advance a trajectory's grid or would flood the disk (--thin 1e-300,
- * 1e-9 for bps), and inputs that never end a line (--init /dev/zero, a
+ * 1e-9 for bps), inputs that never end a line (--init /dev/zero, a
  * directory as --init, drift summary of /dev/zero or of a file of NUL
- * bytes). */
+ * bytes), and a tight limit on address space (ulimit -v 100 MB, where
+ * OpenBLAS's thread pool hung the guard's fork). */
 #include "config.h"
 
 #include <stdio.h>
@@ -107,12 +108,48 @@ static void test_endless_inputs(void **state)
     free(dir);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+#define UNDER_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UNDER_ASAN 1
+#endif
+#endif
+
+static void test_low_address_space(void **state)
+{
+    (void)state;
+#ifdef UNDER_ASAN
+    skip(); /* the sanitizer's shadow memory needs terabytes of it */
+#endif
+    char *dir = hx_tmpdir();
+    hx_logistic(dir);
+    const char *args[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                          "--iter", "50", "--warmup", "50", "--chains", "2",
+                          "--seed", "1", "--quiet", "--out", "m.csv", NULL};
+    /* OpenBLAS's own variable would hide what is tested. */
+    char *was = getenv("OPENBLAS_NUM_THREADS");
+    was = was ? strdup(was) : NULL;
+    unsetenv("OPENBLAS_NUM_THREADS");
+    hx_set_address_space(100000ul * 1024);
+    expect_within(dir, args, 0, "", 60);
+    hx_set_address_space(0);
+    if (was) {
+        setenv("OPENBLAS_NUM_THREADS", was, 1);
+        free(was);
+    }
+    assert_true(hx_exists(dir, "m_1.csv"));
+    hx_rm(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_eval_every_tiny),
         cmocka_unit_test(test_continuous_thin_tiny),
         cmocka_unit_test(test_endless_inputs),
+        cmocka_unit_test(test_low_address_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
