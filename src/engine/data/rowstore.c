@@ -973,6 +973,10 @@ static int open_part(drift_rowstore *rs, const char *path, unsigned index,
         memcpy(f, p, sizeof f);
     }
     drift_free(hdr);
+    if ((rc = check_layout(pre, f, size, path, e))) {
+        drift_rowstore_close(rs);
+        return rc;
+    }
     /* A name given twice would bind whichever comes first, in silence; a
      * CSV header with a repeated name is refused, and so is this. */
     drift_nameindex seen;
@@ -996,10 +1000,6 @@ static int open_part(drift_rowstore *rs, const char *path, unsigned index,
     }
     drift_nameindex_free(&seen);
     if (rc) {
-        drift_rowstore_close(rs);
-        return rc;
-    }
-    if ((rc = check_layout(pre, f, size, path, e))) {
         drift_rowstore_close(rs);
         return rc;
     }
