@@ -5,7 +5,8 @@
  * 1e-9 for bps), inputs that never end a line (--init /dev/zero, a
  * directory as --init, drift summary of /dev/zero or of a file of NUL
  * bytes), and a tight limit on address space (ulimit -v 100 MB, where
- * OpenBLAS's thread pool hung the guard's fork). */
+ * OpenBLAS's thread pool hung the guard's fork), and the largest chain
+ * id (its random stream was reached in time linear in the id). */
 #include "config.h"
 
 #include <stdio.h>
@@ -143,6 +144,23 @@ static void test_low_address_space(void **state)
     free(dir);
 }
 
+/* The largest --chain-id: chain streams were reached by one jump per
+ * id, minutes for 10^8. */
+static void test_large_chain_id(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    hx_logistic(dir);
+    const char *args[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                          "--sampler", "sgld", "--set", "h=1e-4", "--iter",
+                          "10", "--chains", "2", "--chain-id", "1073741824",
+                          "--quiet", "--out", "ci.csv", NULL};
+    expect_within(dir, args, 0, "", 30);
+    assert_true(hx_exists(dir, "ci_1073741825.csv"));
+    hx_rm(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -150,6 +168,7 @@ int main(void)
         cmocka_unit_test(test_continuous_thin_tiny),
         cmocka_unit_test(test_endless_inputs),
         cmocka_unit_test(test_low_address_space),
+        cmocka_unit_test(test_large_chain_id),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
