@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "engine/lang/rand.h"
 #include "harness.h"
@@ -426,11 +427,56 @@ static void test_every_rng(void **state)
     lt_close(&lm);
 }
 
+/* Extreme but legal arguments: von Mises with a huge concentration
+ * (Best and Fisher's loop never accepted past about 1e32) and beta with
+ * shapes so small that both gamma draws underflow in logs (NaN) give
+ * finite draws of the right law, at once. */
+static void test_extreme_arguments(void **state)
+{
+    (void)state;
+    alarm(60); /* a hang is a failure, not a stalled suite */
+    drift_rand r;
+    drift_rand_seed(&r, 5);
+    const double kappas[] = {1e9, 1e20, 1e40, 1e300};
+    for (size_t k = 0; k < 4; k++) {
+        double a[2] = {0.0, kappas[k]}, s = 0, ss = 0;
+        for (int i = 0; i < 20000; i++) {
+            double x = drift_rand_dist(&r, DRIFT_D_VON_MISES, a);
+            assert_true(isfinite(x));
+            s += x;
+            ss += x * x;
+        }
+        double sd = sqrt(ss / 20000), want = 1 / sqrt(kappas[k]);
+        assert_true(fabs(sd / want - 1) < 0.05);
+        assert_true(fabs(s / 20000) < 5 * want / sqrt(20000.0));
+    }
+    double shapes[2][2] = {{1e-320, 1e-320}, {1e-320, 3e-320}};
+    for (size_t k = 0; k < 2; k++) {
+        int ones = 0;
+        for (int i = 0; i < 20000; i++) {
+            double x = drift_rand_dist(&r, DRIFT_D_BETA, shapes[k]);
+            assert_true(x == 0 || x == 1);
+            ones += x == 1;
+        }
+        double p = shapes[k][0] / (shapes[k][0] + shapes[k][1]);
+        assert_true(fabs(ones / 20000.0 - p) <
+                    5 * sqrt(p * (1 - p) / 20000));
+    }
+}
+
+static int no_alarm(void **state)
+{
+    (void)state;
+    alarm(0);
+    return 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_cdfs),
         cmocka_unit_test(test_von_mises),
+        cmocka_unit_test_teardown(test_extreme_arguments, no_alarm),
         cmocka_unit_test(test_lkj),
         cmocka_unit_test(test_categorical_and_seeds),
         cmocka_unit_test(test_generated_draws),

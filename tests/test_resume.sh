@@ -178,9 +178,11 @@ make_ckpt data2.csv
 echo "1,0,0,0,0,0,0,0,0" >>data2.csv
 expect_refusal "changed data" "data.*changed since"
 
+# An edited manifest is damaged (its checksum line); a forged one that
+# names another build is refused as such in test_hostile_checkpoint.
 make_ckpt data.csv
 sed -i 's/^file build drift \([^\t]*\)\t.*/file build drift \1\t1 0/' stop.ckpt/run
-expect_refusal "another build" "another build of drift"
+expect_refusal "an edited manifest" "run is damaged"
 
 make_ckpt data.csv
 printf 'X' | dd of=stop.ckpt/chain_1.state bs=1 seek=40 conv=notrunc 2>/dev/null

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "engine/run/rng.h"
 #include "harness.h"
@@ -30,6 +31,35 @@ static void test_reproducible(void **state)
     drift_rng_seed(&d, 43, 3);
     drift_rng_seed(&a, 42, 3);
     assert_true(drift_rng_u64(&a) != drift_rng_u64(&d));
+}
+
+/* A far stream is the state its jumps lead to, computed in a time that
+ * grows with the logarithm of the stream number (it grew with the number:
+ * minutes for --chain-id 10^8). */
+static void test_far_streams(void **state)
+{
+    (void)state;
+    drift_rng a;
+    drift_rng_seed(&a, 77, 0);
+    for (uint64_t n = 1; n <= 1100; n++) {
+        drift_rng_jump(&a);
+        if (n % 97 && n != 256 && n != 257 && n != 1024 && n != 1100)
+            continue;
+        drift_rng b;
+        drift_rng_seed(&b, 77, n);
+        for (int k = 0; k < 4; k++)
+            assert_true(a.s[k] == b.s[k]);
+    }
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    drift_rng far;
+    drift_rng_seed(&far, 77, (uint64_t)1 << 62);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double s = (double)(t1.tv_sec - t0.tv_sec) +
+               1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    assert_true(s < 5.0);
+    /* Not the start, and not a stream nearby. */
+    assert_true(far.s[0] != a.s[0] || far.s[1] != a.s[1]);
 }
 
 static void test_uniform_chi2(void **state)
@@ -154,6 +184,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reproducible),
+        cmocka_unit_test(test_far_streams),
         cmocka_unit_test(test_uniform_chi2),
         cmocka_unit_test(test_below_chi2),
         cmocka_unit_test(test_normal_ks),

@@ -623,22 +623,42 @@ static void auto_warning(void **state)
 
 /* --step-timeout watches each call into the sampler: the pilots, which
  * take far longer than one step in all, are many calls, not one that
- * hangs. */
+ * hangs.  The margins are wide both ways, so that a loaded machine
+ * changes nothing: one step (a minibatch of 2000 rows, a tenth of a
+ * millisecond) is thousands of times shorter than the half-second
+ * timeout, and the pilots (5 chains of 4100 steps, seconds) several times
+ * longer. */
 static void auto_step_timeout(void **state)
 {
     (void)state;
+    enum { N = 20000, D = 5 };
+    static double v[N * (D + 1)];
+    drift_rng r0;
+    drift_rng_seed(&r0, 2, 0);
+    const double w[D] = {1.0, -0.5, 0.25, 0.0, 0.5};
+    for (size_t i = 0; i < N; i++) {
+        double z = 0;
+        for (size_t j = 0; j < D; j++) {
+            v[i * (D + 1) + 1 + j] = drift_rng_normal(&r0);
+            z += w[j] * v[i * (D + 1) + 1 + j];
+        }
+        v[i * (D + 1)] = drift_rng_uniform(&r0) < 1 / (1 + exp(-z));
+    }
+    const char *names[] = {"y", "x.1", "x.2", "x.3", "x.4", "x.5"};
+    char *csv = th_write_csv(names, D + 1, v, N);
     char dir[] = "/tmp/drift-tune-st-XXXXXX";
     assert_non_null(mkdtemp(dir));
     char out[4200];
     snprintf(out, sizeof out, "%s/st.csv", dir);
     th_cli r = th_cli_run((const char *[]){
-        "sample", "--model", "logistic", "--data", data_file("logit5.csv"),
-        "--sampler", "sgld", "--batch", "200", "--iter", "40000",
-        "--chains", "1", "--seed", "2", "--step-timeout", "0.05", "--out",
-        out, NULL});
+        "sample", "--model", "logistic", "--data", csv, "--sampler", "sgld",
+        "--batch", "2000", "--iter", "40000", "--chains", "1", "--seed", "2",
+        "--step-timeout", "0.5", "--out", out, NULL});
     if (r.status != 0 || !strstr(r.err, "plan for sgld"))
         fail_msg("exit %d: %s", r.status, r.err);
     th_cli_free(&r);
+    unlink(csv);
+    free(csv);
     unlink(out);
     rmdir(dir);
 }

@@ -2,6 +2,7 @@
  * helpers shared by the engine.  Not for numerics. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdatomic.h>
@@ -253,4 +254,42 @@ const char *drift_format_bytes(double n, char *buf, size_t cap)
     else
         snprintf(buf, cap, "%.3g %s", n, unit[k]);
     return buf;
+}
+
+const char *drift_path_brief(const char *path, char *buf)
+{
+    size_t n = strlen(path);
+    if (n < DRIFT_PATH_BRIEF)
+        return path;
+    /* 40 + 3 + 84 + NUL: the end, which tells files of a set apart
+     * (NAME_1.csv, NAME_2.csv), is kept longer. */
+    snprintf(buf, DRIFT_PATH_BRIEF, "%.40s...%s", path, path + n - 84);
+    return buf;
+}
+
+int drift_files_reserve(uint64_t need, uint64_t *limit)
+{
+    /* What is open now: the descriptors in /proc/self/fd (less the one
+     * that reads it), or a generous guess without /proc. */
+    uint64_t open_now = 64;
+    DIR *d = opendir("/proc/self/fd");
+    if (d) {
+        open_now = 0;
+        while (readdir(d))
+            open_now++;
+        closedir(d);
+    }
+    uint64_t want = open_now + need;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0; /* nothing known: the opens will say */
+    if (rl.rlim_cur == RLIM_INFINITY || want <= rl.rlim_cur)
+        return 0;
+    if (rl.rlim_max == RLIM_INFINITY || want <= rl.rlim_max) {
+        struct rlimit up = {(rlim_t)want, rl.rlim_max};
+        if (setrlimit(RLIMIT_NOFILE, &up) == 0)
+            return 0;
+    }
+    *limit = rl.rlim_max == RLIM_INFINITY ? rl.rlim_cur : rl.rlim_max;
+    return -1;
 }

@@ -71,4 +71,15 @@ uint64_t drift_memory_limit(void);
 /* "1.5 GiB", "300 MiB", "12 KiB" or "100 bytes" for n bytes, into buf. */
 const char *drift_format_bytes(double n, char *buf, size_t cap);
 
+/* Makes sure this process may hold need more files open than it holds
+ * now, raising its soft limit (RLIMIT_NOFILE) towards the hard one when
+ * it must.  0, or -1 with *limit the most it may hold (the hard limit). */
+int drift_files_reserve(uint64_t need, uint64_t *limit);
+
+/* A path for a message: itself when short, else its first and last bytes
+ * around "..." (into buf, DRIFT_PATH_BRIEF bytes), so that what a message
+ * says after a long path (the reason) is never cut off by its buffer. */
+#define DRIFT_PATH_BRIEF 128
+const char *drift_path_brief(const char *path, char *buf);
+
 #endif

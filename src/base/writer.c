@@ -45,6 +45,11 @@ struct drift_writer {
     int err;            /* the first write error (an errno), 0 if none */
     char *final;        /* the target */
     char *tmp;          /* the named temporary file, or NULL (unnamed) */
+    int dfd;            /* the target's directory, opened with the file:
+                           the commit links and renames relative to it,
+                           so the file lands where the checks looked even
+                           if the directory is moved or replaced by a
+                           link meanwhile (-1: by path) */
     int slot;           /* tmp's entry in the cleanup table, or -1 */
     char *buf;          /* the stream's buffer when the caller gave one */
     size_t buf_len;     /* (drift_writer_buffer), else NULL, 0 */
@@ -112,8 +117,68 @@ static const char *file_kind(mode_t m)
                          : "not a regular file";
 }
 
+/* Bytes a temporary name adds to the target's: ".tmp.XXXXXX". */
+#define TMP_SUFFIX 11
+
+static char *dir_of(const char *path);
+
+/* Whether path's name can be created where it points: its directory
+ * exists, is a directory this process may write in, and the name, with
+ * the temporary suffix, fits the file system's limit on a name. */
+static int check_name(const char *path, drift_err *e)
+{
+    if (strlen(path) + TMP_SUFFIX >= PATH_MAX)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "%.200s...: the path is %zu bytes, more than "
+                             "the %d a path may have (with the %d of a "
+                             "temporary name beside it)",
+                             path, strlen(path), PATH_MAX - TMP_SUFFIX - 1,
+                             TMP_SUFFIX);
+    char *dir = dir_of(path);
+    if (!dir)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    struct stat st;
+    int rc = DRIFT_OK;
+    if (stat(dir, &st) != 0) {
+        rc = drift_err_set(e, DRIFT_EINVAL, "%s: its directory %s: %s", path,
+                           dir, strerror(errno));
+    } else if (!S_ISDIR(st.st_mode)) {
+        rc = drift_err_set(e, DRIFT_EINVAL, "%s: %s is not a directory",
+                           path, dir);
+    } else if (access(dir, W_OK | X_OK) != 0) {
+        rc = drift_err_set(e, DRIFT_EINVAL,
+                           "%s: cannot create files in its directory %s: %s",
+                           path, dir, strerror(errno));
+    } else {
+        const char *slash = strrchr(path, '/');
+        const char *base = slash ? slash + 1 : path;
+        long max = pathconf(dir, _PC_NAME_MAX);
+        if (max <= 0)
+            max = NAME_MAX;
+        size_t len = strlen(base);
+        if (len + TMP_SUFFIX > (size_t)max)
+            rc = drift_err_set(e, DRIFT_EINVAL,
+                               "%.60s...%s: the name is %zu bytes; with the "
+                               "temporary name drift writes beside it "
+                               "(NAME.tmp.XXXXXX) it passes the %ld bytes "
+                               "this file system allows in a name: give a "
+                               "name of at most %ld bytes",
+                               base, len > 20 ? base + len - 20 : "", len,
+                               max, max - TMP_SUFFIX);
+    }
+    drift_free(dir);
+    return rc;
+}
+
 int drift_writer_check(const char *path, const char *const *inputs, size_t n,
                        drift_err *e)
+{
+    int rc = drift_writer_check_kind(path, inputs, n, e);
+    return rc ? rc : check_name(path, e);
+}
+
+int drift_writer_check_kind(const char *path, const char *const *inputs,
+                            size_t n, drift_err *e)
 {
     if (!path || !*path)
         return drift_err_set(e, DRIFT_EINVAL,
@@ -145,6 +210,95 @@ int drift_writer_check(const char *path, const char *const *inputs, size_t n,
                                  path, inputs[k]);
     }
     return DRIFT_OK;
+}
+
+/* ---- the lock on a run's output set ---- */
+
+/* The lock file's name for out, into buf. */
+static int lock_name(const char *out, char *buf, size_t cap)
+{
+    const char *slash = strrchr(out, '/');
+    const char *base = slash ? slash + 1 : out;
+    int dlen = slash ? (int)(slash - out + 1) : 0;
+    long name_max = NAME_MAX;
+    if (strlen(base) + 7 <= (size_t)name_max)
+        return snprintf(buf, cap, "%.*s.%s.lock", dlen, out, base) >=
+               (int)cap;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *p = (const unsigned char *)base; *p; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ULL;
+    }
+    return snprintf(buf, cap, "%.*s.drift-%016llx.lock", dlen, out,
+                    (unsigned long long)h) >= (int)cap;
+}
+
+static pid_t lock_owner;
+
+int drift_writer_lock_set(const char *out, int *fd, drift_err *e)
+{
+    *fd = -1;
+    char path[PATH_MAX];
+    if (lock_name(out, path, sizeof path))
+        return drift_err_set(e, DRIFT_EINVAL, "%s: the name is too long",
+                             out);
+    /* A lock file removed by its run between our open and our lock is
+     * no lock: take it again until the file locked is the one named. */
+    for (int tries = 0; tries < 100; tries++) {
+        int f = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (f < 0)
+            return drift_err_set(e, DRIFT_EIO,
+                                 "%s: cannot create the lock %s of the "
+                                 "run's output files: %s",
+                                 out, path, strerror(errno));
+        struct stat a, b;
+        if (fstat(f, &a) != 0 || !S_ISREG(a.st_mode) || a.st_size != 0) {
+            close(f);
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "%s: %s is not an empty file, so not a "
+                                 "lock drift made: remove it or give "
+                                 "another output name",
+                                 out, path);
+        }
+        if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+            int err = errno;
+            close(f);
+            if (err == EWOULDBLOCK)
+                return drift_err_set(e, DRIFT_EINVAL,
+                                     "%s: another drift run is writing "
+                                     "this output set (it holds %s); wait "
+                                     "for it to end or give another "
+                                     "output name",
+                                     out, path);
+            return drift_err_set(e, DRIFT_EIO, "%s: cannot lock %s: %s",
+                                 out, path, strerror(err));
+        }
+        if (stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+            a.st_ino == b.st_ino) {
+            *fd = f;
+            lock_owner = getpid();
+            return DRIFT_OK;
+        }
+        close(f);
+    }
+    return drift_err_set(e, DRIFT_EIO, "%s: cannot lock %s: it keeps "
+                                       "changing",
+                         out, path);
+}
+
+void drift_writer_unlock_set(const char *out, int fd)
+{
+    if (fd < 0)
+        return;
+    char path[PATH_MAX];
+    struct stat a, b;
+    /* Removed while held, so that a later run never finds it taken; by
+     * the taker alone (a child's exit must not remove the parent's). */
+    if (lock_owner == getpid() && !lock_name(out, path, sizeof path) &&
+        fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
+        a.st_ino == b.st_ino)
+        unlink(path);
+    close(fd);
 }
 
 /* ---- the stream ---- */
@@ -251,14 +405,14 @@ static void sweep_stale(const char *dir, const char *path)
 /* An unnamed file in dir, open for reading too (csvout.c reads a draws
  * file back to cut it), or -1 (no O_TMPFILE there, or no /proc to link
  * it from). */
-static int open_unnamed(const char *dir)
+static int open_unnamed(int dfd)
 {
 #ifdef O_TMPFILE
     /* Tests take the named path on any file system with this. */
     const char *named = getenv("DRIFT_WRITER_NAMED_TEMP");
     if (named && *named && strcmp(named, "0"))
         return -1;
-    int fd = open(dir, O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
+    int fd = openat(dfd, ".", O_TMPFILE | O_RDWR | O_CLOEXEC, 0666);
     if (fd < 0)
         return -1;
     char proc[64];
@@ -271,16 +425,36 @@ static int open_unnamed(const char *dir)
     }
     return fd;
 #else
-    (void)dir;
+    (void)dfd;
     return -1;
 #endif
 }
 
 static void writer_free(drift_writer *w)
 {
+    if (w->dfd >= 0)
+        close(w->dfd);
     drift_free(w->tmp);
     drift_free(w->final);
     drift_free(w);
+}
+
+/* The last component of path. */
+static const char *base_of(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Where w's target is: its directory's descriptor and its name there, or
+ * by path when the directory could not be opened. */
+static int at_dir(const drift_writer *w)
+{
+    return w->dfd >= 0 ? w->dfd : AT_FDCWD;
+}
+static const char *at_name(const drift_writer *w, const char *path)
+{
+    return w->dfd >= 0 ? base_of(path) : path;
 }
 
 int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
@@ -290,6 +464,8 @@ int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
     if (rc)
         return rc;
     drift_writer *w = drift_calloc(1, sizeof *w);
+    if (w)
+        w->dfd = -1;
     char *dir = dir_of(path);
     if (!w || !dir || !(w->final = drift_strdup(path))) {
         drift_free(dir);
@@ -298,7 +474,17 @@ int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     }
     w->slot = -1;
-    w->fd = open_unnamed(dir);
+    w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (w->dfd < 0) {
+        int err = errno;
+        char brief[DRIFT_PATH_BRIEF];
+        drift_err_set(e, DRIFT_EIO, "%s: cannot open its directory %s: %s",
+                      drift_path_brief(path, brief), dir, strerror(err));
+        drift_free(dir);
+        writer_free(w);
+        return DRIFT_EIO;
+    }
+    w->fd = open_unnamed(w->dfd);
     if (w->fd < 0) {
         size_t len = strlen(path);
         w->tmp = drift_malloc(len + 12);
@@ -314,8 +500,10 @@ int drift_writer_open(const char *path, drift_writer **out, drift_err *e)
             int err = errno;
             drift_free(dir);
             writer_free(w);
+            char brief[DRIFT_PATH_BRIEF];
             return drift_err_set(e, DRIFT_EIO,
-                                 "%s: cannot create output file: %s", path,
+                                 "%s: cannot create output file: %s",
+                                 drift_path_brief(path, brief),
                                  strerror(err));
         }
         w->slot = slot_take(w->tmp);
@@ -343,12 +531,18 @@ int drift_writer_adopt(int fd, const char *path, const char *tmp,
 {
     *out = NULL;
     drift_writer *w = drift_calloc(1, sizeof *w);
+    if (w)
+        w->dfd = -1;
     if (!w || !(w->final = drift_strdup(path)) ||
         (tmp && !(w->tmp = drift_strdup(tmp)))) {
         if (w)
             writer_free(w);
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     }
+    char *dir = dir_of(path);
+    if (dir)
+        w->dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    drift_free(dir);
     w->fd = fd;
     w->slot = tmp ? slot_take(tmp) : -1;
     cookie_io_functions_t io = {NULL, cookie_write, NULL, cookie_close};
@@ -386,10 +580,12 @@ int drift_writer_failed(drift_writer *w, drift_err *e)
 {
     if (!w->err && !ferror(w->f))
         return DRIFT_OK;
+    char brief[DRIFT_PATH_BRIEF];
     return drift_err_set(e, DRIFT_EIO,
                          "%s: write error: %s; the file is not written (a "
                          "previous file of that name is kept)",
-                         w->final, strerror(w->err ? w->err : EIO));
+                         drift_path_brief(w->final, brief),
+                         strerror(w->err ? w->err : EIO));
 }
 
 /* Links the unnamed file of w in under its final name, atomically
@@ -398,7 +594,9 @@ static int link_in(drift_writer *w)
 {
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->fd);
-    if (linkat(AT_FDCWD, proc, AT_FDCWD, w->final, AT_SYMLINK_FOLLOW) == 0)
+    int D = at_dir(w);
+    if (linkat(AT_FDCWD, proc, D, at_name(w, w->final),
+               AT_SYMLINK_FOLLOW) == 0)
         return 0;
     if (errno != EEXIST)
         return errno;
@@ -411,7 +609,8 @@ static int link_in(drift_writer *w)
         memcpy(tmp + len, ".tmp.", 5);
         tmp_suffix(tmp + len + 5);
         int slot = slot_take(tmp);
-        if (linkat(AT_FDCWD, proc, AT_FDCWD, tmp, AT_SYMLINK_FOLLOW) != 0) {
+        if (linkat(AT_FDCWD, proc, D, at_name(w, tmp), AT_SYMLINK_FOLLOW) !=
+            0) {
             int err = errno;
             slot_give(slot);
             if (err == EEXIST)
@@ -419,15 +618,48 @@ static int link_in(drift_writer *w)
             drift_free(tmp);
             return err;
         }
-        int err = rename(tmp, w->final) == 0 ? 0 : errno;
+        int err = renameat(D, at_name(w, tmp), D, at_name(w, w->final)) == 0
+                      ? 0
+                      : errno;
         if (err)
-            unlink(tmp);
+            unlinkat(D, at_name(w, tmp), 0);
         slot_give(slot);
         drift_free(tmp);
         return err;
     }
     drift_free(tmp);
     return EEXIST;
+}
+
+/* When the file cannot be put in place, its content is kept beside the
+ * target as NAME.kept.XXXXX (the name into kept, cap bytes): a finished
+ * run's draws are never thrown away because of what appeared at their
+ * name.  Returns 0, or -1 when even that failed. */
+static int keep_aside(drift_writer *w, char *kept, size_t cap)
+{
+    int D = at_dir(w);
+    char proc[64];
+    snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->fd);
+    for (int tries = 0; tries < 100; tries++) {
+        char sfx[7];
+        tmp_suffix(sfx);
+        if (snprintf(kept, cap, "%s.kept.%.5s", w->final, sfx) >= (int)cap)
+            return -1;
+        int rc = w->tmp ? renameat2(D, at_name(w, w->tmp), D,
+                                    at_name(w, kept), RENAME_NOREPLACE)
+                        : linkat(AT_FDCWD, proc, D, at_name(w, kept),
+                                 AT_SYMLINK_FOLLOW);
+        if (rc == 0) {
+            if (w->tmp) {
+                drift_free(w->tmp); /* moved: abort must not remove it */
+                w->tmp = NULL;
+            }
+            return 0;
+        }
+        if (errno != EEXIST)
+            return -1;
+    }
+    return -1;
 }
 
 int drift_writer_commit(drift_writer *w, drift_err *e)
@@ -437,28 +669,56 @@ int drift_writer_commit(drift_writer *w, drift_err *e)
     int rc = drift_writer_failed(w, e);
     if (!rc && fsync(w->fd) != 0) {
         int err = errno;
+        char brief[DRIFT_PATH_BRIEF];
         if (err != EINVAL && err != EROFS) /* files that cannot sync */
             rc = drift_err_set(e, DRIFT_EIO,
                                "%s: write error: %s; the file is not "
                                "written (a previous file of that name is "
                                "kept)",
-                               w->final, strerror(err));
+                               drift_path_brief(w->final, brief),
+                               strerror(err));
     }
     if (rc) {
         drift_writer_abort(w);
         return rc;
     }
+    /* What is at the name now, checked again just before it is replaced:
+     * a device node, FIFO or directory that appeared during the run is
+     * never replaced (drift_writer_check looked at the start). */
     int err = 0;
-    if (w->tmp) {
-        if (rename(w->tmp, w->final) != 0)
-            err = errno;
-    } else {
+    const char *now_is = NULL;
+    struct stat st;
+    if (fstatat(at_dir(w), at_name(w, w->final), &st, 0) == 0 &&
+        !S_ISREG(st.st_mode))
+        now_is = file_kind(st.st_mode);
+    else if (w->tmp)
+        err = renameat(at_dir(w), at_name(w, w->tmp), at_dir(w),
+                       at_name(w, w->final)) == 0
+                  ? 0
+                  : errno;
+    else
         err = link_in(w);
-    }
-    if (err) {
-        rc = drift_err_set(e, DRIFT_EIO,
-                           "%s: cannot put the output in place: %s", w->final,
-                           strerror(err));
+    if (now_is || err) {
+        char brief[DRIFT_PATH_BRIEF], why[160], kept[PATH_MAX + 16];
+        if (now_is)
+            snprintf(why, sizeof why, "it is now %s, which drift does not "
+                                      "replace (it was not when the run "
+                                      "began)",
+                     now_is);
+        else
+            snprintf(why, sizeof why, "%s", strerror(err));
+        if (keep_aside(w, kept, sizeof kept) == 0) {
+            char kbrief[DRIFT_PATH_BRIEF];
+            rc = drift_err_set(e, DRIFT_EIO,
+                               "%s: cannot put the output in place: %s; the "
+                               "file is kept as %s",
+                               drift_path_brief(w->final, brief), why,
+                               drift_path_brief(kept, kbrief));
+        } else {
+            rc = drift_err_set(e, DRIFT_EIO,
+                               "%s: cannot put the output in place: %s",
+                               drift_path_brief(w->final, brief), why);
+        }
         drift_writer_abort(w);
         return rc;
     }
@@ -476,7 +736,7 @@ void drift_writer_abort(drift_writer *w)
     if (w->f)
         fclose(w->f);
     if (w->tmp)
-        unlink(w->tmp);
+        unlinkat(at_dir(w), at_name(w, w->tmp), 0);
     slot_give(w->slot);
     if (w->fd >= 0)
         close(w->fd);

@@ -21,6 +21,30 @@ typedef struct drift_writer drift_writer;
  * caught).  Returns DRIFT_OK or DRIFT_EINVAL with a message naming path. */
 int drift_writer_check(const char *path, const char *const *inputs, size_t n,
                        drift_err *e);
+/* Beside what is there, the name itself is checked, before any work:
+ * its directory exists and may be written in, and the name with the
+ * temporary suffix (".tmp.XXXXXX") fits the file system's limit on a
+ * name (pathconf _PC_NAME_MAX), so that a run never ends unable to put a
+ * finished file in place.  drift_writer_check_kind checks what is there
+ * alone (for a name that is not itself written, such as --out of several
+ * chains, whose files are named from it). */
+int drift_writer_check_kind(const char *path, const char *const *inputs,
+                            size_t n, drift_err *e);
+
+/* An advisory lock on the set of files a run writes under the name out
+ * (each chain's draws file, its metrics file), to hold from before the
+ * run's work until every one of them is in place: a second run on the
+ * same name is refused while it is held, so that one run's files never
+ * mix with another's.  The lock is an empty hidden file beside out
+ * (".NAME.lock", or ".drift-HASH.lock" when that name would be too long);
+ * the descriptor is kept open across fork (a child holds the lock as
+ * well).  *fd gets it; DRIFT_OK, or DRIFT_EINVAL (another process holds
+ * it; the message says so) or DRIFT_EIO, with a message naming out. */
+int drift_writer_lock_set(const char *out, int *fd, drift_err *e);
+/* Releases the lock: the process that took it removes the file (when it
+ * is still the one locked), any other (a forked child) only closes its
+ * descriptor.  fd < 0 is a no-op. */
+void drift_writer_unlock_set(const char *out, int fd);
 
 /* Opens a temporary file for path after drift_writer_check (no inputs).
  * Where the file system allows it the file has no name until commit

@@ -8,14 +8,17 @@
  * the discrepancy's arithmetic nor for printing the table (summary.c). */
 #include "config.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base/util.h"
 #include "cli.h"
+#include "engine/lang/lang_model.h"
 #include "engine/run/plugin.h"
 #include "engine/run/problem.h"
 #include "engine/run/score.h"
@@ -63,6 +66,7 @@ typedef struct opened {
 static int open_model(const drift_stancsv *f, const cli_ksd_opts *o,
                       opened *op)
 {
+    int from_header_plugin = 0;
     const char *model = o->model ? o->model
                                  : drift_stancsv_meta(f, "model_file");
     if (!model || !*model) {
@@ -73,7 +77,29 @@ static int open_model(const drift_stancsv *f, const cli_ksd_opts *o,
                 f->path);
         return EXIT_USAGE;
     }
-    resolve(model, f->path, op->model, sizeof op->model);
+    /* A draws file is data: it may name a model file to parse, or an
+     * installed model by name, but never code to load.  A plugin path in
+     * its header is replaced by the model of that name on the plugin
+     * search path; a plugin found nowhere else must be given with
+     * --model, which the user types. */
+    if (!o->model && !drift_lang_is_model_file(model)) {
+        const char *name = drift_stancsv_meta(f, "model");
+        if (!name || !*name || strchr(name, '/') ||
+            drift_lang_is_model_file(name)) {
+            fprintf(stderr,
+                    "drift summary: --ksd: %s names the model plugin %s; "
+                    "drift loads no code that a draws file names: give the "
+                    "model with --model FILE (and --data FILE)\n",
+                    f->path, model);
+            return EXIT_USAGE;
+        }
+        from_header_plugin = 1;
+        model = name;
+    }
+    if (from_header_plugin)
+        snprintf(op->model, sizeof op->model, "%s", model);
+    else
+        resolve(model, f->path, op->model, sizeof op->model);
     size_t nd = 0;
     if (o->n_data) {
         for (size_t k = 0; k < o->n_data && nd < 8; k++)
@@ -94,6 +120,23 @@ static int open_model(const drift_stancsv *f, const cli_ksd_opts *o,
                 nd++;
                 p = comma ? comma + 2 : p + len;
             }
+        }
+    }
+    /* What the header names is read only when it is a plain file: a FIFO
+     * or a device there would hang or never end the summary. */
+    for (size_t k = 0; k <= nd; k++) {
+        const char *p = k < nd ? op->data_buf[k] : op->model;
+        if ((k < nd && o->n_data) || (k == nd && (o->model ||
+                                                  from_header_plugin)))
+            continue;
+        struct stat st;
+        if (stat(p, &st) == 0 && !S_ISREG(st.st_mode)) {
+            fprintf(stderr,
+                    "drift summary: --ksd: %s names %s %s, which is not a "
+                    "regular file; give the model and data with --model "
+                    "FILE --data FILE\n",
+                    f->path, k < nd ? "the data" : "the model", p);
+            return EXIT_USAGE;
         }
     }
     for (size_t k = 0; k < nd; k++)
@@ -122,6 +165,27 @@ static int open_model(const drift_stancsv *f, const cli_ksd_opts *o,
     drift_err e = {{0}};
     int rc = drift_problem_open(&op->prob, op->reg, &spec, &e);
     op->open = 1;
+    if (rc && from_header_plugin) {
+        fprintf(stderr,
+                "drift summary: --ksd: %s was written with the model plugin "
+                "%s (model %s), which is not installed here (%s); drift "
+                "loads no code that a draws file names: give the model with "
+                "--model FILE (and --data FILE)\n",
+                f->path, drift_stancsv_meta(f, "model_file"), model, e.msg);
+        return EXIT_USAGE;
+    }
+    if (!rc && from_header_plugin) {
+        const char *was = drift_stancsv_meta(f, "model_file");
+        char a[PATH_MAX], b[PATH_MAX];
+        if (!was || !realpath(was, a) || !realpath(op->prob.entry->path, b) ||
+            strcmp(a, b))
+            fprintf(stderr,
+                    "drift summary: --ksd: note: %s was written with the "
+                    "model plugin %s; its scores are recomputed with the "
+                    "installed model %s (%s)\n",
+                    f->path, was ? was : "(not recorded)", model,
+                    op->prob.entry->path);
+    }
     if (rc) {
         fprintf(stderr,
                 "drift summary: --ksd: opening the model of %s (%s%s%s) to "

@@ -4,11 +4,32 @@
 
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/util.h"
 #include "cli.h"
 #include "engine/run/plugin.h"
+
+/* OpenBLAS starts its thread pool when it is loaded, before main: each
+ * worker allocates a buffer (128 MiB), and under an address-space limit
+ * (ulimit -v, common on clusters) a worker retries the failing allocation
+ * for ever; the guard's fork, and the library's own exit, then wait on it
+ * in OpenBLAS's handlers, and the run hangs with no word.  drift keeps
+ * BLAS single-threaded anyway (the chains are the parallelism:
+ * engine/run/run.c), so the pool is asked for no workers through the
+ * variable OpenBLAS reads when it is loaded: set here, and the program
+ * started again with it (once: it is then set), before anything else is
+ * done.  A value the user set is kept; where the program cannot be
+ * started again (no /proc), it goes on as it is. */
+static void blas_single_threaded(char **argv)
+{
+    if (getenv("OPENBLAS_NUM_THREADS"))
+        return;
+    if (setenv("OPENBLAS_NUM_THREADS", "1", 1) == 0)
+        execv("/proc/self/exe", argv);
+}
 
 typedef struct command {
     const char *name;
@@ -57,6 +78,7 @@ int main(int argc, char **argv)
      * is reported like a full disk, instead of killing the process with
      * SIGXFSZ and a core. */
     signal(SIGXFSZ, SIG_IGN);
+    blas_single_threaded(argv);
     if (argc < 2) {
         usage(stderr);
         return EXIT_USAGE;

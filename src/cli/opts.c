@@ -9,6 +9,39 @@
 #include "base/util.h"
 #include "cli.h"
 
+/* A value or argument holding a control character (a line end, a
+ * tab...): refused, as drift writes names and values into the '#' lines
+ * of its output files and into a checkpoint's manifest, where one would
+ * end the line and break the file.  0, or EXIT_USAGE with the message. */
+static int control_char(const char *cmd, const char *opt, const char *v)
+{
+    const unsigned char *p = (const unsigned char *)v;
+    for (; *p && *p >= 0x20 && *p != 0x7f; p++)
+        ;
+    if (!*p)
+        return 0;
+    char shown[200];
+    size_t n = 0;
+    for (const unsigned char *q = (const unsigned char *)v;
+         *q && n + 5 < sizeof shown; q++)
+        n += (size_t)(*q < 0x20 || *q == 0x7f
+                          ? snprintf(shown + n, sizeof shown - n, "\\x%02x",
+                                     *q)
+                          : snprintf(shown + n, sizeof shown - n, "%c", *q));
+    fprintf(stderr,
+            "drift %s: %s '%s' holds %s (byte %zu); drift writes names and "
+            "values into its output files' '#' header lines, which it would "
+            "break: rename the file, or give it through a link with a plain "
+            "name\n",
+            cmd, opt, shown,
+            *p == '\n'   ? "a line end"
+            : *p == '\r' ? "a carriage return"
+            : *p == '\t' ? "a tab"
+                         : "a control character",
+            (size_t)(p - (const unsigned char *)v) + 1);
+    return EXIT_USAGE;
+}
+
 int cli_parse(const char *cmd, const cli_opt *opts, size_t n_opts, int argc,
               char **argv, cli_cb cb, void *user)
 {
@@ -28,6 +61,8 @@ int cli_parse(const char *cmd, const cli_opt *opts, size_t n_opts, int argc,
                 }
                 value = argv[++i];
             }
+            if (value && control_char(cmd, arg, value))
+                return EXIT_USAGE;
             int rc = cb(user, (int)alias, value);
             if (rc)
                 return rc;
@@ -42,6 +77,8 @@ int cli_parse(const char *cmd, const cli_opt *opts, size_t n_opts, int argc,
                         cmd, arg, cmd);
                 return EXIT_USAGE;
             }
+            if (control_char(cmd, "the argument", arg))
+                return EXIT_USAGE;
             int rc = cb(user, strcmp(arg, "-h") == 0 ? -2 : -1, arg);
             if (rc)
                 return rc;
@@ -86,6 +123,8 @@ int cli_parse(const char *cmd, const cli_opt *opts, size_t n_opts, int argc,
                     o->name);
             return EXIT_USAGE;
         }
+        if (value && control_char(cmd, o->name, value))
+            return EXIT_USAGE;
         int rc = cb(user, (int)found, value);
         if (rc)
             return rc;

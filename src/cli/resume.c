@@ -25,6 +25,8 @@
  * the bytes of its first and last MiB: hashing tens of gigabytes on every
  * start would cost more than the checkpoint saves. */
 #define EDGE_BYTES (1u << 20)
+/* A manifest is a command and a few fingerprints: more is not one. */
+#define MANIFEST_MAX (1u << 20)
 
 static uint64_t fnv_step(uint64_t h, const unsigned char *p, size_t n)
 {
@@ -119,11 +121,11 @@ void ckpt_dir_for(const char *out, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s.ckpt", (int)stem, out);
 }
 
-/* Arguments are written one per line with backslash and newline
- * escaped. */
-static void put_arg(FILE *f, const char *a)
+/* Arguments (and the directory) are written one per line with
+ * backslash and newline escaped. */
+static void put_line(FILE *f, const char *key, const char *a)
 {
-    fputs("arg ", f);
+    fputs(key, f);
     for (; *a; a++) {
         if (*a == '\\')
             fputs("\\\\", f);
@@ -134,6 +136,8 @@ static void put_arg(FILE *f, const char *a)
     }
     fputc('\n', f);
 }
+
+static void put_arg(FILE *f, const char *a) { put_line(f, "arg ", a); }
 
 /* Holds the manifest open with an exclusive lock for the run's life (the
  * descriptor is left open on purpose, and shared with the guard's child):
@@ -176,15 +180,16 @@ int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
         return EXIT_USAGE;
     }
     snprintf(tmp, sizeof tmp, "%s/run.tmp", dir);
-    FILE *f = fopen(tmp, "w");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
     if (!f) {
-        fprintf(stderr, "drift sample: --checkpoint-every: %s: %s\n", tmp,
-                strerror(errno));
-        return EXIT_USAGE;
+        fprintf(stderr, "drift sample: --checkpoint-every: out of memory\n");
+        return EXIT_RUN_FAILED;
     }
     fprintf(f, "%s\n# continue this run with: drift sample --resume %s\n",
             MANIFEST_MAGIC, dir);
-    fprintf(f, "cwd %s\n", cwd);
+    put_line(f, "cwd ", cwd);
     file_lines(in, f);
     for (int k = 0; k < argc; k++)
         put_arg(f, argv[k]);
@@ -194,8 +199,23 @@ int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
         put_arg(f, "--seed");
         put_arg(f, s);
     }
-    int bad = fflush(f) != 0 || fsync(fileno(f)) != 0;
-    bad |= fclose(f) != 0;
+    if (fclose(f) != 0 || !text) {
+        free(text);
+        fprintf(stderr, "drift sample: --checkpoint-every: out of memory\n");
+        return EXIT_RUN_FAILED;
+    }
+    /* The last line sums the others: a changed byte is refused. */
+    uint64_t h = fnv_step(0xcbf29ce484222325ULL, (const unsigned char *)text,
+                          len);
+    f = fopen(tmp, "w");
+    int bad = !f;
+    if (f) {
+        bad |= fwrite(text, 1, len, f) != len;
+        bad |= fprintf(f, "sum %016" PRIx64 "\n", h) < 0;
+        bad |= fflush(f) != 0 || fsync(fileno(f)) != 0;
+        bad |= fclose(f) != 0;
+    }
+    free(text);
     if (bad || rename(tmp, path) != 0) {
         fprintf(stderr, "drift sample: --checkpoint-every: %s: %s\n", path,
                 strerror(errno));
@@ -206,14 +226,78 @@ int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
     return fd < 0 ? EXIT_USAGE : lock_manifest(dir, path, fd);
 }
 
-/* One line of the manifest without its newline (buf of cap). */
-static int read_line(FILE *f, char *buf, size_t cap)
+/* All of the manifest path into *text (NUL-terminated), its checksum
+ * line verified and cut off.  0, or an exit status (message printed). */
+static int read_manifest(const char *dir, const char *path, char **text)
 {
-    if (!fgets(buf, (int)cap, f))
-        return -1;
-    size_t n = strlen(buf);
-    if (n && buf[n - 1] == '\n')
-        buf[--n] = '\0';
+    *text = NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        int err = fd < 0 ? errno : 0;
+        if (fd >= 0)
+            close(fd);
+        fprintf(stderr, "drift sample: --resume %s: no checkpoint there "
+                        "(%s: %s)\n",
+                dir, path, err ? strerror(err) : "not a regular file");
+        return EXIT_USAGE;
+    }
+    if (st.st_size > (off_t)MANIFEST_MAX) {
+        close(fd);
+        fprintf(stderr, "drift sample: --resume %s: %s is %lld bytes, more "
+                        "than a checkpoint manifest holds (%u): not a drift "
+                        "checkpoint manifest\n",
+                dir, path, (long long)st.st_size, MANIFEST_MAX);
+        return EXIT_USAGE;
+    }
+    size_t n = (size_t)st.st_size, got = 0;
+    char *buf = malloc(n + 1);
+    if (!buf) {
+        close(fd);
+        fprintf(stderr, "drift sample: --resume: out of memory\n");
+        return EXIT_RUN_FAILED;
+    }
+    while (got < n) {
+        ssize_t r = read(fd, buf + got, n - got);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    close(fd);
+    buf[got] = '\0';
+    size_t magic = strlen(MANIFEST_MAGIC);
+    if (got < magic + 1 || memcmp(buf, MANIFEST_MAGIC, magic) ||
+        buf[magic] != '\n' || memchr(buf, '\0', got)) {
+        free(buf);
+        fprintf(stderr, "drift sample: --resume %s: %s is not a drift "
+                        "checkpoint manifest\n",
+                dir, path);
+        return EXIT_USAGE;
+    }
+    /* The last line: "sum HASH" of every byte before it. */
+    char *last = got >= 2 ? buf + got - 2 : buf;
+    while (last > buf && *last != '\n')
+        last--;
+    last++;
+    uint64_t want = 0;
+    char tail;
+    if (got < 1 || buf[got - 1] != '\n' ||
+        sscanf(last, "sum %" SCNx64 "%c", &want, &tail) != 2 ||
+        tail != '\n' ||
+        fnv_step(0xcbf29ce484222325ULL, (const unsigned char *)buf,
+                 (size_t)(last - buf)) != want) {
+        free(buf);
+        fprintf(stderr, "drift sample: --resume %s: %s is damaged (its "
+                        "checksum does not match): the command cannot be "
+                        "trusted to be the run's; start the run again "
+                        "(remove %s)\n",
+                dir, path, dir);
+        return EXIT_USAGE;
+    }
+    *last = '\0';
+    *text = buf;
     return 0;
 }
 
@@ -236,28 +320,26 @@ static char *unescape(const char *s)
 
 int ckpt_load(const char *dir, ckpt_command *cmd)
 {
-    char path[4200], line[8192];
+    char path[4200];
     memset(cmd, 0, sizeof *cmd);
     snprintf(path, sizeof path, "%s/run", dir);
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "drift sample: --resume %s: no checkpoint there (%s: "
-                        "%s)\n",
-                dir, path, strerror(errno));
-        return EXIT_USAGE;
-    }
-    if (read_line(f, line, sizeof line) || strcmp(line, MANIFEST_MAGIC)) {
-        fclose(f);
-        fprintf(stderr, "drift sample: --resume %s: %s is not a drift "
-                        "checkpoint manifest\n",
-                dir, path);
-        return EXIT_USAGE;
-    }
+    char *text;
+    int rc = read_manifest(dir, path, &text);
+    if (rc)
+        return rc;
     char cwd[4096] = "";
-    int rc = 0;
-    while (!rc && !read_line(f, line, sizeof line)) {
+    char *line = strchr(text, '\n') + 1;
+    while (!rc && *line) {
+        char *nl = strchr(line, '\n');
+        *nl = '\0';
         if (!strncmp(line, "cwd ", 4)) {
-            snprintf(cwd, sizeof cwd, "%s", line + 4);
+            char *v = unescape(line + 4);
+            if (!v) {
+                rc = EXIT_RUN_FAILED;
+                break;
+            }
+            snprintf(cwd, sizeof cwd, "%s", v);
+            free(v);
         } else if (!strncmp(line, "arg ", 4)) {
             char **a = realloc(cmd->argv, (cmd->argc + 2) * sizeof *a);
             char *v = unescape(line + 4);
@@ -284,8 +366,9 @@ int ckpt_load(const char *dir, ckpt_command *cmd)
             cmd->files = x;
             x[cmd->n_files++] = l;
         }
+        line = nl + 1;
     }
-    fclose(f);
+    free(text);
     if (rc) {
         fprintf(stderr, "drift sample: --resume: out of memory\n");
         return rc;
@@ -378,6 +461,41 @@ int ckpt_check(const char *dir, const ckpt_command *cmd,
         return EXIT_USAGE;
     }
     return lock_manifest(dir, path, fd);
+}
+
+int ckpt_check_plugin(const char *dir, const ckpt_command *cmd,
+                      const char *kind, const char *spec)
+{
+    if (!spec || !strchr(spec, '/'))
+        return 0; /* a name: found on the plugin search path */
+    char file[4096];
+    snprintf(file, sizeof file, "%s", spec);
+    /* A sampler may be picked from a file as PATH:NAME. */
+    char *colon = strrchr(file, ':');
+    if (colon && !strchr(colon, '/'))
+        *colon = '\0';
+    char want[4200];
+    int n = snprintf(want, sizeof want, "file %s %s\t", kind, file);
+    for (size_t k = 0; k < cmd->n_files; k++) {
+        if (strncmp(cmd->files[k], want, (size_t)n))
+            continue;
+        char now[128];
+        fingerprint(file, 0, now, sizeof now);
+        if (!strcmp(cmd->files[k] + n, now))
+            return 0;
+        fprintf(stderr,
+                "drift sample: --resume %s: refused: the %s plugin %s is not "
+                "the file the checkpoint was written with (its size or "
+                "contents changed); it is not loaded\n",
+                dir, kind, file);
+        return EXIT_USAGE;
+    }
+    fprintf(stderr,
+            "drift sample: --resume %s: refused: the checkpoint's command "
+            "loads the %s plugin %s, which its manifest does not list (the "
+            "manifest %s/run was altered); it is not loaded\n",
+            dir, kind, file, dir);
+    return EXIT_USAGE;
 }
 
 void ckpt_remove(const char *dir, unsigned first_id, unsigned chains)

@@ -45,6 +45,15 @@ void ckpt_command_free(ckpt_command *cmd);
 int ckpt_check(const char *dir, const ckpt_command *cmd,
                const ckpt_inputs *in);
 
+/* Before a resumed run loads a plugin given by path (spec holds a '/';
+ * kind "sampler" or "model"): refuses (message, exit status) unless the
+ * manifest lists that file with the size and hash it has now, so that a
+ * manifest edited to name other code never gets it loaded.  A plugin
+ * given by name passes (it is found on the plugin search path, and
+ * ckpt_check compares it after loading). */
+int ckpt_check_plugin(const char *dir, const ckpt_command *cmd,
+                      const char *kind, const char *spec);
+
 /* Removes a finished run's checkpoint. */
 void ckpt_remove(const char *dir, unsigned first_id, unsigned chains);
 

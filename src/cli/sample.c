@@ -3,6 +3,8 @@
  * chain on standard error.  Not for the sampling itself (engine). */
 #include "config.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -422,7 +424,7 @@ static int check_outputs(const sample_args *a, const char *out)
      * device would land in /dev. */
     if (a->chains > 1) {
         drift_err e = {{0}};
-        if (drift_writer_check(out, inputs, n, &e)) {
+        if (drift_writer_check_kind(out, inputs, n, &e)) {
             fprintf(stderr, "drift sample: --out: %s\n", e.msg);
             return EXIT_USAGE;
         }
@@ -674,6 +676,7 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     sample_args a;
     memset(&a, 0, sizeof a);
     a.chains = 4;
+    int out_lock = -1;
     int rc = cli_parse("sample", sample_opts, N_SAMPLE_OPTS, argc, argv,
                        on_sample_opt, &a);
     if (rc)
@@ -708,23 +711,22 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
             rc = EXIT_USAGE;
             goto out_args;
         }
+        /* The checkpoint is DIR, whatever its name: a copy or a renamed
+         * directory is read, locked and removed as given.  Its absolute
+         * path is taken now, as ckpt_load moves to the run's directory. */
+        char dir[PATH_MAX];
+        if (!realpath(a.resume, dir)) {
+            fprintf(stderr, "drift sample: --resume %s: no checkpoint there "
+                            "(%s)\n",
+                    a.resume, strerror(errno));
+            rc = EXIT_USAGE;
+            goto out_args;
+        }
         ckpt_command saved;
         rc = ckpt_load(a.resume, &saved);
-        if (!rc) {
-            /* The directory as the saved command names it: ckpt_load
-             * moved to the run's directory. */
-            char dir[4096];
-            snprintf(dir, sizeof dir, "%s", a.resume);
-            if (dir[0] != '/') {
-                const char *out = "output.csv";
-                for (int k = 0; k + 1 < saved.argc; k++)
-                    if (!strcmp(saved.argv[k], "--out"))
-                        out = saved.argv[k + 1];
-                ckpt_dir_for(out, dir, sizeof dir);
-            }
+        if (!rc)
             rc = sample_run(saved.argc, saved.argv, dir, &saved, a.quiet,
                             mpi);
-        }
         ckpt_command_free(&saved);
         goto out_args;
     }
@@ -788,6 +790,17 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     if ((!mpi->on || mpi->L.grank == 0) &&
         (rc = check_outputs(&a, a.out ? a.out : "output.csv")))
         goto out_args;
+    /* One run at a time writes an output set, from here until its files
+     * are in place (a run across ranks has several writers of one set). */
+    if (!mpi->on) {
+        drift_err le = {{0}};
+        if (drift_writer_lock_set(a.out ? a.out : "output.csv", &out_lock,
+                                  &le)) {
+            fprintf(stderr, "drift sample: --out: %s\n", le.msg);
+            rc = EXIT_USAGE;
+            goto out_args;
+        }
+    }
 
     drift_err e = {{0}};
     drift_registry *reg = drift_registry_new();
@@ -805,6 +818,12 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         rc = EXIT_RUN_FAILED;
         goto out_args;
     }
+    /* A resumed run loads no plugin its manifest does not vouch for. */
+    if (resume_dir &&
+        ((rc = ckpt_check_plugin(resume_dir, cmd, "sampler", a.sampler)) ||
+         (a.model && !drift_lang_is_model_file(a.model) &&
+          (rc = ckpt_check_plugin(resume_dir, cmd, "model", a.model)))))
+        goto out;
     /* No scan: the sampler and model are looked up by name, which opens
      * NAME.so alone when it exists (plugin.h). */
     size_t shown = 0;
@@ -1089,6 +1108,11 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     drift_stop_catch();
     /* The run in a child process, watched from this one (engine/run/
      * guard.h): a sampler that crashes, exits or hangs loses no draws. */
+    /* The guard's parent receives every chain's draws file too: the
+     * limit on open files is raised (drift_run checks it) before the
+     * fork, for both. */
+    uint64_t max_files;
+    drift_files_reserve(4ull * a.chains + 16, &max_files);
     drift_guard_config gc = {a.chains,
                              cfg.first_chain_id ? cfg.first_chain_id : 1,
                              cfg.sampler->name, a.step_timeout, NULL, 0};
@@ -1134,6 +1158,8 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     /* A completed run has no use for its checkpoint. */
     if (cfg.ckpt_dir && rc == 0)
         ckpt_remove(cfg.ckpt_dir, cfg.first_chain_id, a.chains);
+    /* All said: what follows is teardown, plugins' included. */
+    drift_guard_child_done(rc);
 out:
     free(results);
     free(hp);
@@ -1144,6 +1170,7 @@ out:
     drift_problem_close(&prob);
     drift_registry_free(reg);
 out_args:
+    drift_writer_unlock_set(a.out ? a.out : "output.csv", out_lock);
     free(a.set);
     free(a.model_set);
     free(a.data_set);

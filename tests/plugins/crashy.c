@@ -1,16 +1,31 @@
 /* crashy.c: random-walk Metropolis that fails the way a faulty third-party
  * sampler does, at one iteration of one chain: a bad memory access, an
  * abort, a call to exit, or a step that never returns (how = segv, abort,
- * exit, hang; none to behave).  For the guard's tests (engine/run/guard.c):
+ * exit, hang; none to behave); or (linger) a thread started there that
+ * outlives the run and crashes the process as it exits.  For the guard's tests (engine/run/guard.c):
  * the run must end with a message naming the plugin, chain and iteration,
  * keeping the draws written before.  For tests only: not installed. */
 #include <math.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <drift/sampler.h>
+
+/* A store to a page that cannot be written: a real fault, which the
+ * sanitizers (in --enable-sanitizers builds) do not stop first, as they
+ * would a store through NULL. */
+static void fail_now_segv(void)
+{
+    volatile char *p = mmap(NULL, 4096, PROT_NONE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p != MAP_FAILED)
+        *p = 1;
+    raise(SIGSEGV);
+}
 
 typedef struct crashy {
     size_t d;
@@ -21,7 +36,25 @@ typedef struct crashy {
     unsigned chain;
 } crashy;
 
-enum { HOW_NONE, HOW_SEGV, HOW_ABORT, HOW_EXIT, HOW_HANG };
+enum { HOW_NONE, HOW_SEGV, HOW_ABORT, HOW_EXIT, HOW_HANG, HOW_LINGER };
+
+/* The lingering thread: waits for the process's exit, then faults. */
+static atomic_int exiting;
+
+static void *linger(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&exiting))
+        usleep(1000);
+    fail_now_segv();
+    return NULL;
+}
+
+__attribute__((destructor)) static void at_exit_of_process(void)
+{
+    atomic_store(&exiting, 1);
+    usleep(200000); /* the thread faults meanwhile */
+}
 
 static int init(void *state, const drift_services *svc, drift_chain *c,
                 const double *hp, double *theta)
@@ -41,15 +74,11 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
 static void fail_now(int how)
 {
     switch (how) {
-    case HOW_SEGV: {
-        /* A store to a page that cannot be written: a real fault, which
-         * the sanitizers (in --enable-sanitizers builds) do not stop
-         * first, as they would a store through NULL. */
-        volatile char *p = mmap(NULL, 4096, PROT_NONE,
-                                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p != MAP_FAILED)
-            *p = 1;
-        raise(SIGSEGV);
+    case HOW_SEGV: fail_now_segv(); break;
+    case HOW_LINGER: {
+        pthread_t t;
+        if (pthread_create(&t, NULL, linger, NULL) == 0)
+            pthread_detach(t);
         break;
     }
     case HOW_ABORT: abort();
@@ -85,7 +114,7 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
 static const drift_hparam hparams[] = {
     {"step", DRIFT_HP_REAL, 0.5, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "proposal standard deviation"},
-    {"how", DRIFT_HP_ENUM, 1, 0, 0, 0, "none|segv|abort|exit|hang",
+    {"how", DRIFT_HP_ENUM, 1, 0, 0, 0, "none|segv|abort|exit|hang|linger",
      "how the step fails"},
     {"at", DRIFT_HP_INT, 100, 0, 1e9, 0, NULL,
      "the iteration (0-based) at which it fails"},

@@ -101,8 +101,26 @@ int drift_csv_open(drift_csv *c, const char *path, int streaming,
     drift_line ln;
     int got;
     while ((got = drift_textfile_next(&c->f, &ln)) > 0) {
+        /* A UTF-8 byte order mark (spreadsheets write one) is no part of
+         * the first name: skipped, as pandas and R's read.csv
+         * (fileEncoding = "UTF-8-BOM") skip it. */
+        if (c->f.lineno == 1 && ln.e - ln.b >= 3 &&
+            !memcmp(ln.b, "\xef\xbb\xbf", 3))
+            ln.b += 3;
         if (drift_line_comment(&ln) || drift_line_blank(&ln))
             continue;
+        /* Lines ending in CR alone (classic Mac OS) read as one line: say
+         * so, rather than "no data rows" or a field that is no number. */
+        const char *cr = memchr(ln.b, '\r', (size_t)(ln.e - ln.b));
+        if (cr)
+            return drift_err_set(e, DRIFT_EDATA,
+                                 "%s:%zu:%zu: error: a carriage return "
+                                 "inside the header line: the file's lines "
+                                 "end in CR alone (classic Mac OS), which "
+                                 "drift does not read as line ends; convert "
+                                 "them to LF (tr '\\r' '\\n' < FILE > NEW)",
+                                 path, c->f.lineno,
+                                 (size_t)(cr - ln.b) + 1);
         c->header_line = c->f.lineno;
         c->data_start = c->f.cur;
         rc = parse_header(c, &ln, e);
@@ -223,6 +241,20 @@ static int next_row(drift_csv *c, double *row, drift_err *e)
                           "%s:%zu:%zu: error: empty field in column '%s'; "
                           "every field must be a finite number",
                           path, lineno, col, c->names[k]);
+            return -1;
+        }
+        /* strtod reads C's hexadecimal numbers ("0x1A", "0x1p-3"); a data
+         * file's numbers are decimal (pandas reads such a field as text),
+         * and a column of hexadecimal codes is not a quantity. */
+        const char *digits = b + (len > 1 && (*b == '-' || *b == '+'));
+        if (en - digits >= 2 && digits[0] == '0' &&
+            (digits[1] == 'x' || digits[1] == 'X')) {
+            drift_describe(b, en, shown, sizeof shown);
+            drift_err_set(e, DRIFT_EDATA,
+                          "%s:%zu:%zu: error: field '%s' in column '%s' is a "
+                          "hexadecimal number; data are read as decimal "
+                          "numbers only: write it in decimal",
+                          path, lineno, col, shown, c->names[k]);
             return -1;
         }
         char *end = NULL;

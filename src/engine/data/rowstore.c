@@ -977,6 +977,32 @@ static int open_part(drift_rowstore *rs, const char *path, unsigned index,
         drift_rowstore_close(rs);
         return rc;
     }
+    /* A name given twice would bind whichever comes first, in silence; a
+     * CSV header with a repeated name is refused, and so is this. */
+    drift_nameindex seen;
+    if (drift_nameindex_init(&seen, pre->n_cols + 1)) {
+        drift_rowstore_close(rs);
+        return drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+    }
+    for (size_t k = 0; k <= pre->n_cols && !rc; k++) {
+        const char *nm = k < pre->n_cols ? rs->names[k] : rs->sparse_name;
+        size_t j;
+        int dup = nm ? drift_nameindex_add(&seen, nm, k, &j) : 0;
+        if (dup < 0)
+            rc = drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+        else if (dup)
+            rc = drift_err_set(e, DRIFT_EDATA,
+                               "%s: corrupt header: column '%s' is named "
+                               "twice (columns %zu and %zu%s)",
+                               path, nm, j + 1, k + 1,
+                               k == pre->n_cols ? ", the sparse variable"
+                                                : "");
+    }
+    drift_nameindex_free(&seen);
+    if (rc) {
+        drift_rowstore_close(rs);
+        return rc;
+    }
     uint64_t N = pre->n_rows;
     /* The share's rows (the whole file for one share of one); 128-bit
      * products, since N times count may not fit in 64 bits. */

@@ -492,9 +492,9 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
         code = DRIFT_EINVAL;
         goto fail;
     }
+    m->ld->check_mapped = spec->check_every_row;
     if (drift_langdata_bind_values(m->prog, m->ld, placeholder, &diag))
         goto fail;
-    m->ld->check_mapped = spec->check_every_row;
     m->g = drift_lower_program(m->prog, m->ld, &diag);
     if (!m->g)
         goto fail;

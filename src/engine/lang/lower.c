@@ -56,6 +56,22 @@ static void oom(builder *b)
 
 /* ---- nodes ------------------------------------------------------------------ */
 
+/* Entries of a value of type t, as a double (no bound: for messages and
+ * num_elements); -1 when a dimension is not known. */
+static double type_count(const drift_type *t)
+{
+    double n = 1;
+    for (int k = 0; k < t->n_arr; k++)
+        n *= t->arr[k].n < 0 ? NAN : (double)t->arr[k].n;
+    if (t->kind == DRIFT_T_VECTOR || t->kind == DRIFT_T_MATRIX)
+        n *= t->dim[0].n < 0 ? NAN : (double)t->dim[0].n;
+    if (t->kind == DRIFT_T_MATRIX)
+        n *= t->dim[1].n < 0 ? NAN : (double)t->dim[1].n;
+    return n == n ? n : -1;
+}
+
+/* Entries of a value of type t; 0 with *bad set when a dimension is not
+ * known or there are more than MAX_SIZE (bad_size says which). */
 static size_t type_size(const drift_type *t, int *bad)
 {
     size_t n = 1;
@@ -81,6 +97,28 @@ static size_t type_size(const drift_type *t, int *bad)
         n *= (size_t)dims[k].n;
     }
     return n;
+}
+
+/* Reports why type_size found t bad at loc; -1, for the caller to
+ * return.  A size limit is an error with the size, never a term left
+ * out. */
+static int bad_size(builder *b, const drift_type *t, drift_loc loc)
+{
+    char ty[128];
+    drift_type_format(t, ty, sizeof ty);
+    double n = type_count(t);
+    if (n < 0)
+        drift_diag_error(b->d, b->p->src, loc,
+                         "internal error: the size of this %s is not known "
+                         "when the model is built",
+                         ty);
+    else
+        drift_diag_error(b->d, b->p->src, loc,
+                         "this %s has %.0f entries, more than drift allows "
+                         "in one value (2^28 = %zu)",
+                         ty, n, MAX_SIZE);
+    b->errors++;
+    return -1;
 }
 
 static int grow(builder *b)
@@ -109,6 +147,14 @@ static int grow(builder *b)
 static int new_node(builder *b, drift_gop op, int fn, const int *in, int n_in,
                     size_t sz, drift_loc loc)
 {
+    if (sz > MAX_SIZE) {
+        drift_diag_error(b->d, b->p->src, loc,
+                         "this expression has %zu entries, more than drift "
+                         "allows in one value (2^28 = %zu)",
+                         sz, MAX_SIZE);
+        b->errors++;
+        return -1;
+    }
     if (grow(b)) {
         oom(b);
         return -1;
@@ -273,8 +319,10 @@ static int build_index(builder *b, drift_expr *e)
         }
         int bad = 0;
         size_t esz = type_size(&next, &bad);
+        if (bad)
+            return bad_size(b, &next, e->loc);
         int ix = build_expr(b, ie);
-        if (ix < 0 || bad)
+        if (ix < 0)
             return -1;
         drift_gnode *in = &b->g->nodes[ix];
         if (in->op == DRIFT_G_CONST) {
@@ -769,7 +817,7 @@ static int build_rng(builder *b, drift_expr *e)
     int bad = 0;
     size_t sz = type_size(&e->type, &bad);
     if (bad)
-        return -1;
+        return bad_size(b, &e->type, L);
     switch (d->rule) {
     case DRIFT_DRULE_ELEM:
         return rng_node(b, d->id, in, n, sz, L);
@@ -882,9 +930,13 @@ static int shape_const(builder *b, drift_expr *e)
                                         : 1;
         break;
     default:
-        v = (double)type_size(t, &bad);
+        /* A count, not a value drift holds: no size limit applies. */
+        v = type_count(t);
+        bad = v < 0;
         break;
     }
+    if (bad)
+        return bad_size(b, t, e->loc);
     return const_scalar(b, v, 1, e->loc);
 }
 
@@ -1085,11 +1137,11 @@ static int build_call(builder *b, drift_expr *e)
         return transpose_of(b, a, r, cl, L);
     case DRIFT_FN_REP_VECTOR:
     case DRIFT_FN_REP_MATRIX: {
+        if (bad)
+            return bad_size(b, &e->type, L);
         int64_t *m = amap_new(b, out_sz);
-        if (!m || bad) {
-            drift_free(m);
+        if (!m)
             return -1;
-        }
         for (size_t j = 0; j < out_sz; j++)
             m[j] = 0;
         return assemble(b, &a, 1, m, out_sz, L);
@@ -1102,11 +1154,11 @@ static int build_call(builder *b, drift_expr *e)
             start = sa - out_sz;
         if (fn == DRIFT_FN_SEGMENT)
             start = (size_t)b->g->nodes[c].cval[0] - 1;
+        if (bad)
+            return bad_size(b, &e->type, L);
         int64_t *m = amap_new(b, out_sz);
-        if (!m || bad) {
-            drift_free(m);
+        if (!m)
             return -1;
-        }
         for (size_t j = 0; j < out_sz; j++)
             m[j] = (int64_t)(start + j);
         return assemble(b, &a, 1, m, out_sz, L);
@@ -1282,35 +1334,60 @@ static int add_term(builder *b, int which, int id)
     return 0;
 }
 
+/* A statement whose expression could not be built must have said why:
+ * dropping a term in silence samples another model.  Any failure that
+ * reported nothing (errors still at before) becomes an error here. */
+static void unbuilt(builder *b, size_t before, drift_loc loc)
+{
+    if (b->errors != before)
+        return;
+    drift_diag_error(b->d, b->p->src, loc,
+                     "internal error: this statement could not be built "
+                     "(no cause was reported); the model is refused rather "
+                     "than run without it");
+    b->errors++;
+}
+
 static void build_stmt(builder *b, drift_stmt *st, int which)
 {
+    size_t before = b->errors;
     switch (st->kind) {
     case DRIFT_S_LET: {
         int id = build_expr(b, st->value);
+        if (id < 0)
+            unbuilt(b, before, st->loc);
         if (st->sym)
             b->sym_node[st->sym->id] = id;
         return;
     }
     case DRIFT_S_TARGET: {
         int id = build_expr(b, st->value);
-        if (id < 0)
+        if (id < 0) {
+            unbuilt(b, before, st->loc);
             return;
+        }
         if (b->g->nodes[id].sz != 1) {
             /* target += of a vector adds up its elements. */
             int s = new_node(b, DRIFT_G_SUM, 0, &id, 1, 1, st->loc);
-            if (s < 0)
+            if (s < 0) {
+                unbuilt(b, before, st->loc);
                 return;
+            }
             b->g->nodes[s].a = 1.0;
             id = finish(b, s, 0);
         }
         if (id >= 0)
             add_term(b, which, id);
+        else
+            unbuilt(b, before, st->loc);
         return;
     }
     case DRIFT_S_TILDE: {
         int id = build_density(b, st->d, st->lhs, st->args, st->loc);
-        if (id < 0)
+        if (id < 0) {
+            unbuilt(b, before, st->loc);
             return;
+        }
         add_term(b, which, id);
         if (which == 1) {
             if (b->n_tildes == b->cap_tildes) {
@@ -1358,9 +1435,12 @@ static int build_out(builder *b, int which, int batched, drift_loc loc)
 static double bound_value(builder *b, drift_expr *e, const char *which,
                           const char *name)
 {
+    size_t before = b->errors;
     int id = build_expr(b, e);
-    if (id < 0)
+    if (id < 0) {
+        unbuilt(b, before, e->loc);
         return NAN;
+    }
     const drift_gnode *n = &b->g->nodes[id];
     if (n->op != DRIFT_G_CONST || n->sz != 1) {
         drift_diag_error(b->d, b->p->src, e->loc,

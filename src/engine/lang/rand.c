@@ -91,6 +91,11 @@ double drift_rand_beta(drift_rand *r, double a, double b)
     if (!(a > 0) || !(b > 0))
         return NAN;
     double lx = log_gamma_draw(r, a), ly = log_gamma_draw(r, b);
+    /* Both logs -inf (shapes so small, 1e-320, that both draws underflow
+     * even in logs): their difference would be NaN.  The draw is then
+     * all but surely at an end, 1 with probability a / (a + b). */
+    if (isinf(lx) && isinf(ly))
+        return drift_rand_uniform(r) * (a + b) < a ? 1.0 : 0.0;
     double t = ly - lx;
     return t > 0 ? exp(-t) / (1 + exp(-t)) : 1 / (1 + exp(t));
 }
@@ -152,11 +157,16 @@ static double inv_logit(double x)
     return x >= 0 ? 1 / (1 + exp(-x)) : exp(x) / (1 + exp(x));
 }
 
-/* Best and Fisher (1979). */
+/* Best and Fisher (1979); beyond kappa = 1e8 the normal it tends to,
+ * N(mu, 1 / kappa) (relative error 1/kappa): Best and Fisher's envelope
+ * loses its precision there (rho rounds to 1 near 1e32, and 4 kappa^2
+ * overflows past 1e154) and its loop never accepts. */
 static double von_mises(drift_rand *r, double mu, double kappa)
 {
     if (kappa < 1e-8)
         return mu + M_PI * (2 * drift_rand_uniform(r) - 1);
+    if (kappa > 1e8)
+        return mu + drift_rand_normal(r) / sqrt(kappa);
     double t = 1 + sqrt(1 + 4 * kappa * kappa);
     double rho = (t - sqrt(2 * t)) / (2 * kappa);
     double s = (1 + rho * rho) / (2 * rho), f;

@@ -357,9 +357,10 @@ struct drift_chain {
     char nonfinite[512];
     /* Checkpoints (checkpoint.c): the save or restore in progress (NULL:
      * none), the draws file's bytes already in the checkpoint (-1: none
-     * yet), when the last save was. */
+     * yet) and their FNV-1a hash, when the last save was. */
     struct drift_ckpt_io *ckpt;
     int64_t ckpt_rows;
+    uint64_t ckpt_rows_hash;
     double ckpt_at;
     /* A run across ranks (shard.h): this rank's rows and the chain's
      * channel; NULL in one process. */

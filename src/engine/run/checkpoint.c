@@ -29,8 +29,12 @@
 #include "oracle.h"
 
 /* "DRIFTCK" and the format's version, then blocks (a 64-bit length and
- * its bytes), then the FNV-1a hash of the blocks. */
-static const char MAGIC[8] = {'D', 'R', 'I', 'F', 'T', 'C', 'K', '1'};
+ * its bytes), then the FNV-1a hash of the blocks.  Version 2: the core
+ * holds the hash of the draws file's bytes (chain_ID.rows), which become
+ * the resumed output and are checked as the state is. */
+static const char MAGIC[8] = {'D', 'R', 'I', 'F', 'T', 'C', 'K', '2'};
+
+#define FNV_BASIS 0xcbf29ce484222325ULL
 
 #define COPY_CHUNK (1u << 20)
 
@@ -43,6 +47,7 @@ typedef struct core {
     double elapsed;         /* seconds since the chain started */
     double warm_elapsed;    /* seconds to the end of warmup, or -1 */
     int64_t rows_bytes;     /* the draws file's length (-1: no file) */
+    uint64_t rows_hash;     /* FNV-1a of those bytes */
     int32_t stream_used, metric_kind;
     drift_rng rng, noise_rng, access_rng, lp_rng;
     int32_t s_mode;
@@ -50,14 +55,18 @@ typedef struct core {
     drift_rng s_rng, s_pass_rng;
 } core;
 
-static uint64_t fnv1a(const unsigned char *p, size_t n)
+static uint64_t fnv_step(uint64_t h, const unsigned char *p, size_t n)
 {
-    uint64_t h = 0xcbf29ce484222325ULL;
     for (size_t k = 0; k < n; k++) {
         h ^= p[k];
         h *= 0x100000001b3ULL;
     }
     return h;
+}
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    return fnv_step(FNV_BASIS, p, n);
 }
 
 static void chain_file_path(const drift_chain *c, const char *ext, char *buf,
@@ -131,6 +140,7 @@ static void fill_core(const drift_chain *c, core *k, double t_start,
     k->elapsed = now - t_start;
     k->warm_elapsed = t_warm_end >= 0 ? t_warm_end - t_start : -1;
     k->rows_bytes = rows_bytes;
+    k->rows_hash = c->ckpt_rows_hash;
     k->stream_used = c->stream_used;
     k->metric_kind = (int32_t)c->metric.kind;
     k->rng = c->rng;
@@ -147,8 +157,9 @@ static void fill_core(const drift_chain *c, core *k, double t_start,
     k->s_pass_rng = c->stream.pass_rng;
 }
 
-/* Appends bytes [from, to) of fd to out at offset from. */
-static int copy_range(int fd, int out, off_t from, off_t to)
+/* Appends bytes [from, to) of fd to out at offset from, hashing them
+ * into *h. */
+static int copy_range(int fd, int out, off_t from, off_t to, uint64_t *h)
 {
     static __thread unsigned char buf[1 << 16];
     while (from < to) {
@@ -159,6 +170,7 @@ static int copy_range(int fd, int out, off_t from, off_t to)
             continue;
         if (r <= 0)
             return r == 0 ? (errno = EIO, -1) : -1;
+        *h = fnv_step(*h, buf, (size_t)r);
         for (ssize_t w = 0; w < r;) {
             ssize_t x = pwrite(out, buf + w, (size_t)(r - w), from + w);
             if (x < 0 && errno == EINTR)
@@ -204,7 +216,8 @@ static int save_rows(drift_chain *c, int64_t *len)
         return drift_chain_fail(c, DRIFT_EIO, "checkpoint: %s: %s", path,
                                 strerror(errno));
     off_t from = c->ckpt_rows < 0 ? 0 : (off_t)c->ckpt_rows;
-    int rc = copy_range(fd, out, from, L);
+    uint64_t h = c->ckpt_rows < 0 ? FNV_BASIS : c->ckpt_rows_hash;
+    int rc = copy_range(fd, out, from, L, &h);
     if (!rc)
         rc = fdatasync(out);
     int err = errno;
@@ -213,6 +226,7 @@ static int save_rows(drift_chain *c, int64_t *len)
         return drift_chain_fail(c, DRIFT_EIO, "checkpoint: %s: %s", path,
                                 strerror(err));
     c->ckpt_rows = L;
+    c->ckpt_rows_hash = h;
     *len = L;
     return DRIFT_OK;
 }
@@ -326,9 +340,29 @@ static int read_state(drift_chain *c, const char *path, drift_ckpt_io *io)
     return 0;
 }
 
-/* The saved rows into the chain's (new, empty) draws file; the rows file
- * is cut to them (a save that died after copying rows left more). */
-static int restore_rows(drift_chain *c, int64_t len)
+/* Whether bytes [0, len) of fd hash to want (-1: a read error). */
+static int rows_match(int fd, int64_t len, uint64_t want)
+{
+    static __thread unsigned char buf[1 << 16];
+    uint64_t h = FNV_BASIS;
+    for (off_t at = 0; at < len;) {
+        size_t n = (size_t)(len - at) < sizeof buf ? (size_t)(len - at)
+                                                   : sizeof buf;
+        ssize_t r = pread(fd, buf, n, at);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return -1;
+        h = fnv_step(h, buf, (size_t)r);
+        at += r;
+    }
+    return h == want;
+}
+
+/* The saved rows into the chain's (new, empty) draws file, once they are
+ * found to be the bytes the state was saved with; the rows file is cut
+ * to them (a save that died after copying rows left more). */
+static int restore_rows(drift_chain *c, int64_t len, uint64_t hash)
 {
     char path[4200];
     chain_file_path(c, "rows", path, sizeof path);
@@ -351,6 +385,23 @@ static int restore_rows(drift_chain *c, int64_t len)
                                     : "shorter than its state says: the "
                                       "checkpoint is damaged");
     }
+    /* These bytes become the output: a flipped digit must not. */
+    int match = rows_match(fd, len, hash);
+    if (match != 1) {
+        int err = errno;
+        close(fd);
+        if (match < 0)
+            return drift_chain_fail(c, DRIFT_EIO, "--resume: %s: %s", path,
+                                    strerror(err));
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "--resume: %s is damaged (its checksum "
+                                "does not match the one its state "
+                                "recorded); remove chain_%u.state and "
+                                "chain_%u.rows to run chain %u again from "
+                                "the start",
+                                path, c->id, c->id, c->id);
+    }
+    c->ckpt_rows_hash = hash;
     FILE *f = drift_writer_file(c->w);
     static __thread unsigned char buf[1 << 16];
     off_t at = 0;
@@ -434,7 +485,7 @@ int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
         c->stream.pass_rng = k.s_pass_rng;
         drift_stream_rebuild(&c->stream);
         c->stream.rng = k.s_rng;
-        rc = restore_rows(c, k.rows_bytes);
+        rc = restore_rows(c, k.rows_bytes, k.rows_hash);
     }
     if (!rc)
         rc = blocks(c, theta, &k);

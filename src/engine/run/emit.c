@@ -470,6 +470,23 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
             return rc;
     } else {
         double dt = c->cfg->thin_time > 0 ? c->cfg->thin_time : 1.0;
+        /* The draws of one segment are bounded by what a reader can use:
+         * a step so small that they would not advance the grid (1e-300),
+         * or would flood the disk (1e-9 on segments of length 1), fails
+         * the chain with the numbers instead of looping on. */
+        double rows = (t1 - c->t_next_out) / dt;
+        if (c->t_next_out < t1 &&
+            (rows > DRIFT_EMIT_MAX_SEGMENT_DRAWS ||
+             !(dt * (double)(c->grid_k + 1) > c->t_next_out)))
+            return drift_chain_fail(c, DRIFT_EINVAL,
+                                    "chain %u, iteration %llu: --thin %g "
+                                    "(a time step) would write %.3g draws "
+                                    "for this segment of duration %g, more "
+                                    "than the %.0f drift writes for one "
+                                    "segment; give a larger --thin",
+                                    c->id, (unsigned long long)c->iter, dt,
+                                    rows, duration,
+                                    (double)DRIFT_EMIT_MAX_SEGMENT_DRAWS);
         while (c->t_next_out < t1) {
             if (offer(c, &k_offer)) {
                 double s = c->t_next_out - t0;

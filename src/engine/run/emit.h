@@ -11,6 +11,10 @@
  * replacement; for one process's chain (not across ranks). */
 double drift_emit_lp_estimate(drift_chain *c, const double *theta, int block);
 
+/* The most draws one segment of a continuous trajectory may give on
+ * --thin's time grid; a smaller time step fails the chain (emit.c). */
+#define DRIFT_EMIT_MAX_SEGMENT_DRAWS 1e6
+
 int drift_emit_draw(drift_chain *c, const double *theta, double lp,
                     const double *diag);
 int drift_emit_segment(drift_chain *c, const double *x0, const double *v,

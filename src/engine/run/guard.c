@@ -55,6 +55,8 @@ typedef struct guard_page {
     atomic_int fault_chain; /* its chain's index + 1, 0 if none */
     atomic_int exit_chain;  /* the chain (index + 1) whose thread called
                                exit, 0 if none */
+    atomic_int done;        /* the child's exit status + 1 once the run
+                               has ended and been reported, 0 before */
     unsigned K;
     struct drift_guard_slot slot[];
 } guard_page;
@@ -221,6 +223,12 @@ void drift_guard_file_settled(drift_guard_slot *s)
 {
     if (s)
         atomic_store(&s->file, FILE_SETTLED);
+}
+
+void drift_guard_child_done(int status)
+{
+    if (page && !child_pid)
+        atomic_store(&page->done, status + 1);
 }
 
 /* ---- the parent --------------------------------------------------------- */
@@ -598,6 +606,33 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
     }
     ending en;
     judge(g, wstatus, hung, hung_chain, &en);
+    /* A child that had ended its run, every file in place and every
+     * chain reported, and then died (a thread a plugin left running, a
+     * plugin's exit code): the run stands as reported. */
+    int done = atomic_load(&page->done);
+    if (done && en.rescue && hung == 0) {
+        char how[64];
+        if (WIFSIGNALED(wstatus)) {
+            const char *name = sig_name(WTERMSIG(wstatus));
+            if (name)
+                snprintf(how, sizeof how, "died of %s", name);
+            else
+                snprintf(how, sizeof how, "died of signal %d",
+                         WTERMSIG(wstatus));
+        } else {
+            snprintf(how, sizeof how, "called exit (status %d)",
+                     WEXITSTATUS(wstatus));
+        }
+        fflush(stdout);
+        fprintf(stderr,
+                "drift: warning: %s%sthe sampling process %s after the run "
+                "had ended and been reported (its files were in place): "
+                "likely a thread a sampler plugin left running, or the "
+                "plugin's code at exit; the results above stand\n",
+                g->who ? g->who : "", g->who ? ": " : "", how);
+        en.rescue = 0;
+        en.status = done - 1;
+    }
     if (hung < 0) {
         /* Killed after mpirun's SIGTERM: with every file already in
          * place (the child was leaving the job) there is nothing to say
@@ -639,6 +674,33 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
                         g->first_id + k, (long long)rows, sl->path);
             /* A file that had not reached its first draw is no file:
              * nothing was put in place, nothing is left. */
+        }
+        /* Every chain is accounted for: those with no file (queued
+         * behind the running ones, or stopped before their first draw)
+         * are said to have none, in ranges. */
+        for (unsigned k = 0; k < K;) {
+            drift_guard_slot *sl = &page->slot[k];
+            if (atomic_load(&sl->file) != FILE_NONE) {
+                k++;
+                continue;
+            }
+            unsigned j = k;
+            while (j + 1 < K &&
+                   atomic_load(&page->slot[j + 1].file) == FILE_NONE)
+                j++;
+            if (j > k)
+                fprintf(stderr,
+                        "drift: chains %u-%u: no file (they had not begun "
+                        "sampling: queued behind the running chains, or "
+                        "still in setup)\n",
+                        g->first_id + k, g->first_id + j);
+            else
+                fprintf(stderr,
+                        "drift: chain %u: no file (it had not begun "
+                        "sampling: queued behind the running chains, or "
+                        "still in setup)\n",
+                        g->first_id + k);
+            k = j + 1;
         }
     }
     for (unsigned k = 0; k < K; k++)
@@ -694,7 +756,20 @@ int drift_guard_start(const drift_guard_config *g, int *parent, int *status,
     page->K = K;
     pid_t me = getpid();
     fflush(NULL); /* nothing buffered may be written twice */
+    /* A stop signal between the fork and the parent's forwarding handler
+     * would stop the parent's (idle) copy of the run alone, and the child
+     * would sample on: the signals wait, blocked, until the handler is
+     * in place (the child starts with none pending, and a request made
+     * before the fork is in its memory already). */
+    sigset_t stops, was;
+    sigemptyset(&stops);
+    sigaddset(&stops, SIGINT);
+    sigaddset(&stops, SIGTERM);
+    sigaddset(&stops, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &stops, &was);
     pid_t pid = fork();
+    if (pid <= 0)
+        pthread_sigmask(SIG_SETMASK, &was, NULL);
     if (pid < 0) {
         int err = errno;
         close(sv[0]);
@@ -723,6 +798,7 @@ int drift_guard_start(const drift_guard_config *g, int *parent, int *status,
     const int fwd[] = {SIGINT, SIGTERM, SIGHUP};
     for (size_t k = 0; k < sizeof fwd / sizeof *fwd; k++)
         sigaction(fwd[k], &sa, NULL);
+    pthread_sigmask(SIG_SETMASK, &was, NULL);
     *parent = 1;
     *status = supervise(g, pid, sv[0]);
     close(sv[0]);

@@ -77,5 +77,10 @@ void drift_guard_call(drift_guard_slot *s, int what, uint64_t iter);
 void drift_guard_file(drift_guard_slot *s, drift_writer *w, const char *path);
 /* The child committed or discarded the file itself: the parent leaves it. */
 void drift_guard_file_settled(drift_guard_slot *s);
+/* The child has ended its run and reported it, with this exit status:
+ * whatever happens to it after (a thread a plugin left running crashing
+ * it, a plugin's code at exit), the parent passes this status on, with a
+ * warning, instead of judging the run failed. */
+void drift_guard_child_done(int status);
 
 #endif

@@ -15,6 +15,10 @@
 int drift_inits_read(const char *path, const drift_model *m, double *values,
                      drift_err *e);
 
+/* The largest init file read (a regular file, no bigger: a value per
+ * output of a model of millions of parameters fits many times over). */
+#define DRIFT_INITS_MAX_BYTES (256 << 20)
+
 /* As drift_inits_read, but a name missing from the file is no error:
  * given[k] (n_out flags) says which values the file held; the chain draws
  * the others at random (Stan's partial inits). */

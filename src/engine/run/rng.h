@@ -13,8 +13,12 @@ typedef struct drift_rng {
 } drift_rng;
 
 /* Stream `stream` (0, 1, 2, ...) of seed `seed`: streams are 2^128 draws
- * apart, so they never overlap in practice. */
+ * apart, so they never overlap in practice.  Its cost grows with the
+ * logarithm of stream, not with stream (a chain id of 2^30 is
+ * milliseconds). */
 void drift_rng_seed(drift_rng *r, uint64_t seed, uint64_t stream);
+/* Moves r 2^128 draws ahead: from stream k of a seed to stream k + 1. */
+void drift_rng_jump(drift_rng *r);
 /* Moves r 2^192 draws ahead: a sub-stream for a second consumer. */
 void drift_rng_long_jump(drift_rng *r);
 

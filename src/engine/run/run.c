@@ -1530,9 +1530,9 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
         drift_err e;
         if (drift_writer_open(res->path, &c.w, &e)) {
             drift_chain_fail(&c, DRIFT_EIO, "%s", e.msg);
+            res->path[0] = '\0'; /* no file: none to name */
             if (!c.shard)
                 goto done;
-            res->path[0] = '\0';
             local_failure(&c); /* the gate below fails every rank */
         } else {
             drift_guard_file(c.guard, c.w, res->path);
@@ -1673,8 +1673,13 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
         if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
             eval_heldout(&c, t_start);
             last_eval = c.grads;
-            while (next_eval <= (double)c.grads)
-                next_eval += eval_grads;
+            /* The next multiple past the count, in one step: adding a
+             * tiny interval in a loop turned once per interval passed,
+             * or forever once it fell below next_eval's precision. */
+            next_eval = (floor((double)c.grads / eval_grads) + 1) *
+                        eval_grads;
+            if (!(next_eval > (double)c.grads))
+                next_eval = (double)c.grads + 1; /* below one gradient */
         }
     }
     /* A chain at its end, or stopped by a signal, is saved as it stands,
@@ -1868,9 +1873,20 @@ static void close_files(unsigned K, drift_chain_result *results,
         }
         if (rc) {
             if (!res->status) {
+                /* The path once, brief: the reason after it must fit. */
+                char brief[DRIFT_PATH_BRIEF];
+                const char *p = drift_path_brief(res->path, brief);
+                size_t n = strlen(p);
                 res->status = DRIFT_EIO;
-                snprintf(res->message, sizeof res->message, "%.200s: %.300s",
-                         res->path, e.msg);
+                if (!strncmp(e.msg, p, n) && e.msg[n] == ':')
+                    snprintf(res->message, sizeof res->message, "%s", e.msg);
+                else {
+                    int w = snprintf(res->message, sizeof res->message,
+                                     "%s: ", p);
+                    char *rest = res->message + w;
+                    snprintf(rest, sizeof res->message - (size_t)w, "%s",
+                             e.msg);
+                }
             }
             res->path[0] = '\0';
         }
@@ -1948,6 +1964,25 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                              cfg->model->dim, K, K == 1 ? "" : "s", want,
                              vecs, cfg->model->dim, have);
     }
+    /* Every chain's files stay open until the last chain ends (their
+     * draw counts are evened then): all of them, before any chain starts,
+     * or the run would end half written. */
+    unsigned per_chain = (cfg->out_path ? 2u : 0u) +
+                         (cfg->out_path && cfg->test_model ? 2u : 0u);
+    uint64_t max_files = 0;
+    if (per_chain && drift_files_reserve((uint64_t)K * per_chain + 16,
+                                         &max_files))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "%u chains hold %u files open each (a draws "
+                             "file and its directory%s) until the last one "
+                             "ends: about %llu, more than this process may "
+                             "open (%llu, ulimit -n); raise the limit, or "
+                             "run fewer chains per command (--chains, "
+                             "--chain-id)",
+                             K, per_chain,
+                             per_chain > 2 ? ", and the metrics file's" : "",
+                             (unsigned long long)K * per_chain,
+                             (unsigned long long)max_files);
     if (cfg->ckpt_dir && !cfg->sampler->checkpoint)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--checkpoint-every: sampler %s cannot be "

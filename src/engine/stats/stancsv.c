@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "base/util.h"
 #include "stancsv.h"
@@ -147,6 +148,42 @@ static int is_true(const char *v)
     return v && (!strcmp(v, "1") || !strcmp(v, "true"));
 }
 
+/* getline with a bound: the line's length, -1 at the end of the input,
+ * -2 when a line runs past max bytes without its end (/dev/zero, or a
+ * file of NUL bytes, would otherwise be read into memory without end),
+ * -3 out of memory. */
+static ssize_t getline_bounded(char **line, size_t *cap, FILE *in,
+                               size_t max)
+{
+    size_t len = 0;
+    int ch;
+    flockfile(in);
+    while ((ch = getc_unlocked(in)) != EOF) {
+        if (len + 2 > *cap) {
+            size_t nc = *cap ? 2 * *cap : 256;
+            char *nl = drift_realloc(*line, nc);
+            if (!nl) {
+                funlockfile(in);
+                return -3;
+            }
+            *line = nl;
+            *cap = nc;
+        }
+        (*line)[len++] = (char)ch;
+        if (ch == '\n')
+            break;
+        if (len > max) {
+            funlockfile(in);
+            return -2;
+        }
+    }
+    funlockfile(in);
+    if (len == 0)
+        return -1;
+    (*line)[len] = '\0';
+    return (ssize_t)len;
+}
+
 int drift_stancsv_read(const char *path, drift_stancsv **out, drift_err *e)
 {
     *out = NULL;
@@ -154,6 +191,13 @@ int drift_stancsv_read(const char *path, drift_stancsv **out, drift_err *e)
     if (!in)
         return drift_err_set(e, DRIFT_EIO, "%s: cannot open: %s", path,
                              strerror(errno));
+    struct stat st;
+    if (fstat(fileno(in), &st) == 0 && S_ISDIR(st.st_mode)) {
+        fclose(in);
+        return drift_err_set(e, DRIFT_EIO,
+                             "%s: is a directory, not a Stan CSV file",
+                             path);
+    }
     drift_stancsv *f = drift_calloc(1, sizeof *f);
     char *line = NULL;
     size_t cap_line = 0, cap_rows = 0, lineno = 0;
@@ -164,7 +208,8 @@ int drift_stancsv_read(const char *path, drift_stancsv **out, drift_err *e)
         goto fail;
     }
     ssize_t got;
-    while ((got = getline(&line, &cap_line, in)) >= 0) {
+    while ((got = getline_bounded(&line, &cap_line, in,
+                                  DRIFT_STANCSV_MAX_LINE)) >= 0) {
         lineno++;
         int complete = got > 0 && line[got - 1] == '\n';
         size_t len = (size_t)got;
@@ -253,6 +298,17 @@ int drift_stancsv_read(const char *path, drift_stancsv **out, drift_err *e)
             goto fail;
         }
         f->n_rows++;
+    }
+    if (got == -2) {
+        rc = drift_err_set(e, DRIFT_EDATA,
+                           "%s:%zu: error: a line longer than %d MiB (no "
+                           "line end in sight): not a Stan CSV file",
+                           path, lineno + 1, DRIFT_STANCSV_MAX_LINE >> 20);
+        goto fail;
+    }
+    if (got == -3) {
+        rc = drift_err_set(e, DRIFT_ENOMEM, "%s: out of memory", path);
+        goto fail;
     }
     if (ferror(in)) {
         rc = drift_err_set(e, DRIFT_EIO, "%s: read error", path);

@@ -26,6 +26,11 @@ typedef struct drift_stancsv {
     char **footer_values;   /* column row (drift's trajectory moments) */
 } drift_stancsv;
 
+/* The longest line read (as the data readers' bound): a longer one is
+ * refused, so that /dev/zero or a file of NUL bytes is not read into
+ * memory without end. */
+#define DRIFT_STANCSV_MAX_LINE (64 << 20)
+
 /* Reads path.  Comment lines ('#') may appear anywhere; blank lines are
  * skipped.  Warmup rows are recognised as CmdStan's readers do: when the
  * header says save_warmup = 1 (or true), the rows before the
