@@ -1006,6 +1006,22 @@ static void test_summary_segments(void **state)
         for (int j = 0; j < 2; j++)
             assert_true(fabs(row[3 + j] - want[k][j]) < 1e-9);
     }
+    /* The warnings judge the quantities shown, not the ones --vars left
+     * out (whose statistics were never computed: ESS 0). */
+    r = th_cli_run((const char *[]){"summary", fx[0], fx[1], fx[2], fx[3],
+                             "--vars", "sigma", NULL});
+    assert_int_equal(r.status, 0);
+    if (strstr(r.out, "warning"))
+        fail_msg("--vars sigma (well mixed) warned:\n%s", r.out);
+    th_cli_free(&r);
+    r = th_cli_run((const char *[]){"summary", fx[0], fx[1], fx[2], fx[3],
+                             "--vars", "sigma,mu", NULL});
+    assert_int_equal(r.status, 0);
+    if (!strstr(r.out, "R-hat above 1.01 for 1 of 2 quantities (mu;") ||
+        !strstr(r.out, "per chain for 1 of 2 quantities (mu; lowest 81)"))
+        fail_msg("--vars sigma,mu: expected mu's warnings alone:\n%s",
+                 r.out);
+    th_cli_free(&r);
     expect((const char *[]){"summary", fx[0], "--vars", "nu", NULL}, 2,
            "--vars: no column 'nu'");
     expect((const char *[]){"summary", fx[0], "-p", "5,101", NULL}, 2,

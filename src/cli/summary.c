@@ -760,10 +760,11 @@ int cmd_summary(int argc, char **argv)
             fprintf(o, "  the ksd column: each coordinate's part (KSD^2 is "
                        "the sum of their squares); lp__'s row: the KSD\n");
         }
-        /* What to act on, as CmdStan's diagnose says it. */
+        /* What to act on, as CmdStan's diagnose says it, about the
+         * quantities shown: stats holds nothing for the others. */
         drift_checks chk;
-        if (drift_checks_run((const drift_stancsv *const *)draws, C, n, stats,
-                             &chk, &e)) {
+        if (drift_checks_run_selected((const drift_stancsv *const *)draws, C,
+                                      n, stats, keep, &chk, &e)) {
             fprintf(stderr, "drift summary: %s\n", e.msg);
             rc = EXIT_RUN_FAILED;
             goto out;
