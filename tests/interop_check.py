@@ -55,6 +55,9 @@ def check(label, files):
     post = np.stack([r[2] for r in refs], axis=1)  # (S, K, n)
     if not np.all(np.isfinite(post)):
         return "a draw is not finite (bayesplot refuses NaN)"
+    model_cols = [j for j, c in enumerate(names) if not c.endswith("__")]
+    if not np.all(np.isfinite(warm[:, :, model_cols])):
+        return "a saved warmup draw is not finite (readers take them as draws)"
     n_model = sum(1 for c in names if not c.endswith("__"))
 
     import arviz as az

@@ -51,7 +51,7 @@ zigzag="${DRIFT_EXAMPLES_BUILDDIR:-examples}/plugin-zigzag/.libs/zigzag.so"
 run() {
     label=$1 chains=$2 want=$3
     shift 3
-    "$bin" sample "$model" --data "$data" --seed 7 --quiet \
+    "$bin" sample "${run_model:-$model}" --data "${run_data:-$data}" --seed 7 --quiet \
         --chains "$chains" --out "$dir/$label.csv" "$@" >"$dir/$label.log" 2>&1
     st=$?
     if [ "$st" != "$want" ]; then
@@ -114,6 +114,29 @@ run sgld-warmup 2 0 --sampler sgld --warmup 60 --thin 3 --save-warmup --iter 200
 run mala-warmup 2 0 --sampler mala --warmup 100 --save-warmup --iter 200
 run bps-warmup 2 0 --sampler bps --warmup 50 --save-warmup --iter 200
 run sbps-segments-warmup 1 0 --sampler sbps --warmup 50 --save-warmup --iter 200 --emit segments
+# Generated quantities: on saved warmup draws too, and on every 3rd draw
+# (--generated-every 3), which leaves the draws file without them and a
+# file of every 3rd draw with them: no NaN anywhere (bayesplot refuses
+# NaN, rstan warns about each column holding one).
+printf 'x,y\n0.5,1.2\n-1,0.1\n2,3.3\n0.3,0.8\n' >"$dir/gq.csv"
+cat >"$dir/gq.drift" <<'EOF_MODEL'
+rows { x : real  y : real }
+param { a : real  b : real }
+derived { c = a + b }
+prior { a ~ normal(0, 5)  b ~ normal(0, 5) }
+datum { y ~ normal(a + b * x, 1) }
+generated { log_lik = normal_lpdf(y | a + b * x, 1)
+            y_rep = normal_rng(a + b * x, 1) }
+EOF_MODEL
+run_model="$dir/gq.drift" run_data="$dir/gq.csv"
+run gq-warmup 2 0 --warmup 100 --iter 100 --save-warmup
+run gq-every 2 0 --warmup 100 --iter 100 --save-warmup --generated-every 3
+record gq-every_generated 2
+mv "$dir/gq-every_1_generated.csv" "$dir/gq-every_generated_1.csv"
+mv "$dir/gq-every_2_generated.csv" "$dir/gq-every_generated_2.csv"
+run gq-every-thin 1 0 --sampler mala --warmup 100 --iter 100 --thin 2 --save-warmup --generated-every 4
+record gq-every-thin_generated 1
+unset run_model run_data
 # Budgets in data passes and in seconds.
 run sgld-passes 2 0 --sampler sgld --passes 30
 run sbps-passes 2 0 --sampler sbps --passes 200 --thin 0.05

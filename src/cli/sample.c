@@ -107,7 +107,9 @@ static const cli_opt sample_opts[] = {
                 "time units (default), or the trajectory's segments"},
     [O_GENERATED_EVERY] = {"--generated-every", 1,
                            "K  a .drift model's generated block on every "
-                           "K-th kept draw (1; NaN on the others)"},
+                           "K-th kept draw (1); with K > 1 it goes, with "
+                           "those draws, to FILE_generated.csv beside the "
+                           "draws file"},
     [O_STEP_TIMEOUT] = {"--step-timeout", 1,
                         "S  end the run, keeping the draws so far, when a "
                         "sampler's call (a step) has not returned for S "

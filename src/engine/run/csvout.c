@@ -713,3 +713,174 @@ int drift_csvout_close(struct drift_csvout *o, drift_writer *w,
                              strerror(errno));
     return DRIFT_OK;
 }
+
+/* ---- generated quantities on some rows only ------------------------------ */
+
+void drift_csvout_generated_path(const char *chain_path, char *buf,
+                                 size_t cap)
+{
+    const char *slash = strrchr(chain_path, '/');
+    const char *dot = strrchr(chain_path, '.');
+    if (dot && (!slash || dot > slash + 1))
+        snprintf(buf, cap, "%.*s_generated%s", (int)(dot - chain_path),
+                 chain_path, dot);
+    else
+        snprintf(buf, cap, "%s_generated", chain_path);
+}
+
+/* Writes line (n bytes, its newline included) to f, without the fields
+ * [first, first + count) of its comma-separated fields. */
+static void put_fields_except(FILE *f, const char *line, size_t n,
+                              size_t first, size_t count)
+{
+    size_t field = 0, start = 0;
+    int wrote = 0;
+    for (size_t i = 0; i <= n; i++) {
+        int end = i == n || line[i] == ',' || line[i] == '\n';
+        if (!end)
+            continue;
+        if (field < first || field >= first + count) {
+            if (wrote)
+                fputc(',', f);
+            fwrite(line + start, 1, i - start, f);
+            wrote = 1;
+        }
+        field++;
+        start = i + 1;
+        if (i == n || line[i] == '\n')
+            break;
+    }
+    fputc('\n', f);
+}
+
+/* "#     name = 12   " -> 1 and the value, for CmdStan's indented keys. */
+static int header_count(const char *line, const char *name, uint64_t *v)
+{
+    const char *p = line + 1;
+    while (*p == ' ')
+        p++;
+    size_t n = strlen(name);
+    if (strncmp(p, name, n) || strncmp(p + n, " = ", 3))
+        return 0;
+    char *end;
+    unsigned long long x = strtoull(p + n + 3, &end, 10);
+    if (end == p + n + 3)
+        return 0;
+    *v = (uint64_t)x;
+    return 1;
+}
+
+int drift_csvout_split_generated(const char *path, const char *first_name,
+                                 size_t count, uint64_t every, drift_err *e)
+{
+    char gpath[4096];
+    drift_csvout_generated_path(path, gpath, sizeof gpath);
+    const char *gname = strrchr(gpath, '/') ? strrchr(gpath, '/') + 1 : gpath;
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return drift_err_set(e, DRIFT_EIO, "%s: %s", path, strerror(errno));
+    drift_writer *wm = NULL, *wg = NULL;
+    int rc = drift_writer_open(path, &wm, e);
+    if (!rc && (rc = drift_writer_open(gpath, &wg, e)))
+        drift_writer_abort(wm);
+    if (rc) {
+        fclose(in);
+        return rc;
+    }
+    FILE *fm = drift_writer_file(wm), *fg = drift_writer_file(wg);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long first = -1;
+    int columns_seen = 0;
+    uint64_t thin = 1, row = 0, warm_rows = 0, v;
+    /* First pass: the saved warmup rows (those before the adaptation
+     * block; none without --save-warmup). */
+    while ((n = getline(&line, &cap, in)) > 0) {
+        if (line[0] != '#')
+            row += columns_seen++ > 0;
+        else if (columns_seen && !strcmp(line, "# Adaptation terminated\n"))
+            break;
+        else if (!columns_seen && header_count(line, "thin", &v))
+            thin = v ? v : 1;
+    }
+    warm_rows = n > 0 ? row : 0;
+    row = 0;
+    columns_seen = 0;
+    rewind(in);
+    /* The counts readers split rows by, rewritten for the generated
+     * file's thinning of thin * every: its saved warmup rows a whole
+     * number of such steps (ArviZ rounds num_warmup / thin down, the
+     * others up), its draws ceil(num_samples / (thin * every)) as the
+     * rows every-th row of the draws leaves. */
+    while ((n = getline(&line, &cap, in)) > 0) {
+        if (line[0] == '#') {
+            fwrite(line, 1, (size_t)n, fm);
+            if (!columns_seen && header_count(line, "thin", &v)) {
+                fprintf(fg, "#     thin = %llu\n",
+                        (unsigned long long)(thin * every));
+                continue;
+            }
+            if (!columns_seen && warm_rows &&
+                header_count(line, "num_warmup", &v)) {
+                fprintf(fg, "#     num_warmup = %llu\n",
+                        (unsigned long long)((warm_rows + every - 1) /
+                                             every * thin * every));
+                continue;
+            }
+            if (columns_seen && !strcmp(line, "# Adaptation terminated\n"))
+                row = 0;
+            fwrite(line, 1, (size_t)n, fg);
+            continue;
+        }
+        if (!columns_seen) {
+            columns_seen = 1;
+            size_t field = 0, len = strlen(first_name);
+            for (ssize_t i = 0, start = 0; i < n; i++)
+                if (line[i] == ',' || line[i] == '\n') {
+                    if ((size_t)(i - start) == len &&
+                        !strncmp(line + start, first_name, len))
+                        first = (long)field;
+                    field++;
+                    start = i + 1;
+                }
+            if (first < 0)
+                break;
+            fprintf(fm, "# drift: the generated quantities, computed on "
+                        "every %llu%s draw (--generated-every),\n"
+                        "#   are in %s with those draws\n",
+                    (unsigned long long)every,
+                    every == 2 ? "nd" : every == 3 ? "rd" : "th", gname);
+            fprintf(fg, "# drift: every %llu%s draw of %s with its "
+                        "generated quantities (--generated-every);\n"
+                        "#   thin and the counts above are those of these "
+                        "rows\n",
+                    (unsigned long long)every,
+                    every == 2 ? "nd" : every == 3 ? "rd" : "th",
+                    strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+            put_fields_except(fm, line, (size_t)n, (size_t)first, count);
+            fwrite(line, 1, (size_t)n, fg);
+            continue;
+        }
+        put_fields_except(fm, line, (size_t)n, (size_t)first, count);
+        if (row++ % every == 0)
+            fwrite(line, 1, (size_t)n, fg);
+    }
+    free(line);
+    int bad = ferror(in);
+    fclose(in);
+    if (bad || first < 0) {
+        drift_writer_abort(wm);
+        drift_writer_abort(wg);
+        return drift_err_set(e, DRIFT_EIO,
+                             "%s: cannot move its generated quantities to "
+                             "%s: %s",
+                             path, gname,
+                             bad ? strerror(errno) : "no such column");
+    }
+    if ((rc = drift_writer_commit(wg, e))) {
+        drift_writer_abort(wm);
+        return rc;
+    }
+    return drift_writer_commit(wm, e);
+}

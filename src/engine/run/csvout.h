@@ -111,4 +111,22 @@ void drift_csvout_write_block(FILE *f, double step, int kind, size_t d,
 void drift_csvout_write_elapsed(FILE *f, double warmup, double sampling);
 int drift_csvout_patch(int fd, off_t at, uint64_t v, int width);
 
+/* The file beside a chain's draws file that holds the draws with their
+ * generated quantities when these are computed on some draws only
+ * (--generated-every K > 1): "fit_1.csv" -> "fit_1_generated.csv". */
+void drift_csvout_generated_path(const char *chain_path, char *buf,
+                                 size_t cap);
+
+/* Moves the generated quantities out of the committed draws file path:
+ * the count columns from the one named first_name, which hold values on
+ * every every-th row of each phase and NaN on the others (a NaN that
+ * bayesplot refuses, and rstan warns about column by column).  The draws
+ * file keeps its other columns on every row; the generated file (above)
+ * gets every every-th row of each phase whole, with a header whose thin
+ * and saved warmup count are those rows', so both are Stan CSV files
+ * that readers take whole.  Both are replaced atomically.  Returns
+ * DRIFT_OK or DRIFT_EIO (the draws file is then left as it was). */
+int drift_csvout_split_generated(const char *path, const char *first_name,
+                                 size_t count, uint64_t every, drift_err *e);
+
 #endif

@@ -1293,6 +1293,32 @@ static void close_files(unsigned K, drift_chain_result *results,
     }
 }
 
+/* Generated quantities computed on every K-th draw only leave NaN on the
+ * other rows, which readers refuse: once the files are complete, those
+ * columns move to files of their own (csvout.h). */
+static void split_generated(const drift_run_config *cfg, unsigned K,
+                            drift_chain_result *results)
+{
+    const drift_model *m = cfg->model;
+    if (cfg->generated_every <= 1 || cfg->emit_segments ||
+        m->n_gen <= m->n_gen_derived)
+        return;
+    for (unsigned k = 0; k < K; k++) {
+        drift_chain_result *res = &results[k];
+        drift_err e = {{0}};
+        if (!res->path[0] ||
+            !drift_csvout_split_generated(res->path,
+                                          m->gen_names[m->n_gen_derived],
+                                          m->n_gen - m->n_gen_derived,
+                                          cfg->generated_every, &e))
+            continue;
+        if (!res->status) {
+            res->status = DRIFT_EIO;
+            snprintf(res->message, sizeof res->message, "%.500s", e.msg);
+        }
+    }
+}
+
 /* What the run's setup allocated, once every chain has ended. */
 static void release_shared(drift_run_shared *run)
 {
@@ -1506,6 +1532,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         drift_free(live);
     }
     close_files(K, results, files, ranks != NULL);
+    split_generated(cfg, K, results);
     drift_free(files);
     drift_progress_free(prog);
     release_shared(&run);
