@@ -494,6 +494,55 @@ static void test_signal(void **state)
     }
 }
 
+/* A run interrupted in warmup: its chains ran different numbers of warmup
+ * iterations, but their files must agree on num_warmup (rstan, CmdStanPy,
+ * ArviZ and posterior refuse a set whose counts differ), each chain's own
+ * count in a note. */
+static void test_signal_in_warmup(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200], o[2][4200];
+    path_in(out, sizeof out, dir, "w.csv");
+    path_in(o[0], sizeof o[0], dir, "w_1.csv");
+    path_in(o[1], sizeof o[1], dir, "w_2.csv");
+    pid_t pid = th_cli_spawn(
+        (const char *[]){"sample", "--model", "logistic", "--data", pima(),
+                         "--sampler", "mala", "--warmup", "1000000000",
+                         "--iter", "10", "--chains", "2",
+                         "--seed", "3", "--out", out, "--quiet", NULL},
+        -1, -1);
+    for (int t = 0; t < 1000 && count_open_in(pid, dir, 1) < 2; t++)
+        usleep(10000);
+    assert_int_equal(count_open_in(pid, dir, 1), 2);
+    usleep(300000);
+    kill(pid, SIGINT);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 128 + SIGINT);
+    uint64_t w[2];
+    int notes = 0;
+    for (int j = 0; j < 2; j++) {
+        drift_stancsv *f;
+        drift_err e = {{0}};
+        assert_int_equal(drift_stancsv_read(o[j], &f, &e), 0);
+        w[j] = meta_u64(f, "num_warmup");
+        assert_int_equal(meta_u64(f, "num_samples"), 0);
+        drift_stancsv_free(f);
+        char *t = th_slurp(o[j]);
+        notes += strstr(t, "\n# drift: this chain ran ") != NULL;
+        free(t);
+    }
+    if (w[0] != w[1])
+        fail_msg("num_warmup %llu and %llu: readers refuse the set",
+                 (unsigned long long)w[0], (unsigned long long)w[1]);
+    /* The chains ran at their own pace: one at least ran more. */
+    assert_true(notes >= 1);
+    rm_dir(dir);
+    free(dir);
+}
+
 /* Reads everything from fd until EOF/EIO (a pty master whose slave has
  * been closed by the child's exit), waiting for pid. */
 static char *drain(int fd, pid_t pid, int *status)
@@ -1333,6 +1382,7 @@ int main(void)
         cmocka_unit_test(test_setup_budget),
         cmocka_unit_test(test_listing),
         cmocka_unit_test(test_signal),
+        cmocka_unit_test(test_signal_in_warmup),
         cmocka_unit_test(test_progress),
         cmocka_unit_test(test_chains_reproducible),
         cmocka_unit_test(test_overflow),

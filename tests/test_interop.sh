@@ -228,6 +228,35 @@ else
         { echo "FAIL: $f1 does not say it was interrupted"; fail=1; }
 fi
 
+# A run interrupted in warmup: its chains ran different warmup counts,
+# yet their files agree on num_warmup, so no reader refuses the set for
+# its configuration (rstan: "not all iter/warmups/thin are the same",
+# CmdStanPy: "num_warmup is N, expected M").  With no draw after warmup,
+# ArviZ and posterior have nothing to summarise: they may only say that.
+"$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 2 \
+    --warmup 1000000000 --iter 10 --out "$dir/inwarmup.csv" \
+    >"$dir/inwarmup.log" 2>&1 &
+pid=$!
+sleep 1.5
+kill -INT $pid
+wait $pid
+if [ "$(grep -h '^#     num_warmup = ' "$dir"/inwarmup_*.csv | sort -u | wc -l)" != 1 ]; then
+    echo "FAIL: a run interrupted in warmup: its files' num_warmup differ:"
+    grep -H '^#     num_warmup = ' "$dir"/inwarmup_*.csv | sed 's/^/    /'
+    fail=1
+else
+    out=$("$readall" "$dir"/inwarmup_*.csv 2>&1 </dev/null)
+    bad=$(printf '%s\n' "$out" | grep -E '^REJECTED|\(warnings:' |
+        grep -vE "^REJECTED: (arviz.from_cmdstan: TypeError: InferenceData does not contain any groups|posterior::summarise_draws: Don't know how to transform an object of class 'NULL')")
+    if [ -n "$bad" ]; then
+        echo "FAIL: a run interrupted in warmup: read-all"
+        printf '%s\n' "$out" | sed 's/^/    /'
+        fail=1
+    else
+        echo "ok interrupted in warmup: the readers agree on its counts"
+    fi
+fi
+
 # Each run's files to every reader: read-all, the first alone (it installs
 # cmdstanr), the others a few at a time; meanwhile the draws each reader
 # returns are compared with the files' own.

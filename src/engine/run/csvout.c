@@ -36,6 +36,7 @@ struct drift_csvout {
     int block_written;
     /* What drift_csvout_close needs once the chain is gone. */
     uint64_t warm_offered, samp_offered, warm_iters;
+    uint64_t own_warm_iters;  /* warm_iters before the run's common count */
     uint64_t thin;          /* rows per offered draw: --thin, or 1 for a
                                continuous sampler */
     int save_warmup, engaged;
@@ -68,6 +69,19 @@ static off_t pos(drift_writer *w)
 uint64_t drift_csvout_warm_count(const struct drift_csvout *o)
 {
     return o->save_warmup ? o->warm_offered : 0;
+}
+
+uint64_t drift_csvout_warm_iters(const struct drift_csvout *o)
+{
+    return o->warm_iters;
+}
+
+void drift_csvout_common_warm_iters(struct drift_csvout *o, uint64_t n)
+{
+    if (n < o->warm_iters) {
+        o->own_warm_iters = o->warm_iters;
+        o->warm_iters = n;
+    }
 }
 
 uint64_t drift_csvout_samp_count(const struct drift_csvout *o)
@@ -690,6 +704,15 @@ int drift_csvout_close(struct drift_csvout *o, drift_writer *w,
      * rounds num_warmup / thin down, the others up). */
     if (o->save_warmup && o->thin > 1)
         o->warm_offered = rows_of(warm, o->thin) * o->thin;
+    if (o->own_warm_iters && !o->save_warmup)
+        fprintf(f,
+                "# drift: this chain ran %llu warmup iterations; the header "
+                "says the run's\n"
+                "#   common count, %llu (a run interrupted in warmup: "
+                "readers take a run's\n"
+                "#   files together only when their num_warmup agree)\n",
+                (unsigned long long)o->own_warm_iters,
+                (unsigned long long)o->warm_iters);
     if (num_warmup(o) == 0)
         fputs("# drift: no warmup; the header says num_warmup 1 and "
               "save_warmup 0 because\n"

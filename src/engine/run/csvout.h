@@ -90,6 +90,14 @@ void drift_csvout_finish(drift_chain *c, const drift_csvout_end *end);
 uint64_t drift_csvout_warm_count(const struct drift_csvout *o);
 uint64_t drift_csvout_samp_count(const struct drift_csvout *o);
 
+/* The warmup iterations a chain ran, which the header gives as
+ * num_warmup without --save-warmup; common_warm_iters lowers it to the
+ * run's common count n (chains interrupted in warmup ran different
+ * counts, and rstan, CmdStanPy, ArviZ and posterior refuse files whose
+ * num_warmup differ), and drift_csvout_close then notes the chain's own. */
+uint64_t drift_csvout_warm_iters(const struct drift_csvout *o);
+void drift_csvout_common_warm_iters(struct drift_csvout *o, uint64_t n);
+
 /* Completes the file of a finished chain: keeps only the first warm and
  * samp offered draws (at most its own counts; the draws beyond them are
  * dropped and a note says how many), writes the trailer, and writes

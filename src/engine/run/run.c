@@ -1243,24 +1243,32 @@ static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
 static void close_files(unsigned K, drift_chain_result *results,
                         chain_file *files, int across)
 {
-    uint64_t warm = UINT64_MAX, samp = UINT64_MAX;
+    uint64_t warm = UINT64_MAX, samp = UINT64_MAX, iters = UINT64_MAX;
     for (unsigned k = 0; k < K; k++) {
         if (!files[k].w || results[k].status)
             continue;
         uint64_t w = drift_csvout_warm_count(files[k].out);
         uint64_t s = drift_csvout_samp_count(files[k].out);
+        uint64_t i = drift_csvout_warm_iters(files[k].out);
         warm = w < warm ? w : warm;
         samp = s < samp ? s : samp;
+        iters = i < iters ? i : iters;
     }
     /* Across ranks, the smallest counts of every chain of the run, which
      * the groups' writers hold between them (every rank takes part). */
     if (across) {
-        uint64_t v[2] = {warm, samp};
-        if (drift_ranks_min_u64(v, 2) == DRIFT_OK) {
+        uint64_t v[3] = {warm, samp, iters};
+        if (drift_ranks_min_u64(v, 3) == DRIFT_OK) {
             warm = v[0];
             samp = v[1];
+            iters = v[2];
         }
     }
+    /* Warmup iterations too (the header's num_warmup), for chains
+     * interrupted in warmup. */
+    for (unsigned k = 0; k < K; k++)
+        if (files[k].w && !results[k].status)
+            drift_csvout_common_warm_iters(files[k].out, iters);
     for (unsigned k = 0; k < K; k++) {
         chain_file *f = &files[k];
         drift_chain_result *res = &results[k];
