@@ -428,6 +428,37 @@ static uint64_t meta_u64(const drift_stancsv *f, const char *key)
     return x;
 }
 
+/* --save-warmup with --thin, as CmdStan allows: a warmup that is not a
+ * whole number of --thin steps keeps ceil(warmup / thin) rows, and the
+ * header's num_warmup is brought to a multiple of thin so that ArviZ
+ * (which rounds num_warmup / thin down) and CmdStan's readers (up) take
+ * the same rows as warmup. */
+static void test_save_warmup_thin(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200];
+    path_in(out, sizeof out, dir, "t.csv");
+    th_cli r = th_cli_run((const char *[]){
+        "sample", "--model", "logistic", "--data", pima(), "--sampler",
+        "mala", "--warmup", "100", "--iter", "30", "--thin", "3",
+        "--save-warmup", "--chains", "1", "--seed", "2", "--quiet", "--out",
+        out, NULL});
+    if (r.status != 0)
+        fail_msg("--save-warmup --thin 3 --warmup 100 refused: %s", r.err);
+    th_cli_free(&r);
+    drift_stancsv *f;
+    drift_err e = {{0}};
+    assert_int_equal(drift_stancsv_read(out, &f, &e), 0);
+    assert_int_equal(meta_u64(f, "num_warmup"), 102);
+    assert_int_equal(meta_u64(f, "thin"), 3);
+    assert_int_equal(f->n_warmup, 34);
+    assert_int_equal(f->n_rows - f->n_warmup, 10);
+    drift_stancsv_free(f);
+    rm_dir(dir);
+    free(dir);
+}
+
 static void test_signal(void **state)
 {
     (void)state;
@@ -462,16 +493,19 @@ static void test_signal(void **state)
         waitpid(pid, &st, 0);
         assert_true(WIFEXITED(st));
         assert_int_equal(WEXITSTATUS(st), 128 + sigs[k]);
-        char *err = th_slurp(errp);
-        /* One line: what completed and where. */
+        char *all = th_slurp(errp), *err = all;
+        /* After the progress lines (stderr is a file here), one line:
+         * what completed and where. */
+        while (!strncmp(err, "Chain ", 6) && strchr(err, '\n'))
+            err = strchr(err, '\n') + 1;
         const char *want = k ? "drift: interrupted by SIGTERM: 2 chains "
                                "stopped after "
                              : "drift: interrupted by SIGINT: 2 chains "
                                "stopped after ";
         if (strncmp(err, want, strlen(want)) || !strstr(err, "o_1.csv") ||
             strchr(err, '\n') != err + strlen(err) - 1)
-            fail_msg("stderr: %s", err);
-        free(err);
+            fail_msg("stderr: %s", all);
+        free(all);
         /* Valid, complete files under their names; no temporary left;
          * as many draws in each (the chain behind ran on), as the header
          * says, and a line saying what happened. */
@@ -622,15 +656,37 @@ static void test_progress(void **state)
     assert_null(strstr(text, "\033[K"));
     assert_null(strstr(text, " draws in "));
     free(text);
-    /* Not a terminal: the account line only, no progress. */
+    /* Not a terminal (a log, CI, a notebook): no line redrawn in place,
+     * but CmdStan's periodic lines, whole, ending at 100%, and the
+     * account line. */
     args[21] = NULL;
     args[11] = "--iter";
-    args[12] = "3000";
+    args[12] = "300000";
     th_cli r = th_cli_run(args);
     assert_int_equal(r.status, 0);
     assert_null(strchr(r.err, '\r'));
     assert_null(strstr(r.err, "ETA"));
-    assert_non_null(strstr(r.err, "drift: chain 1: 3000 iterations"));
+    if (!strstr(r.err, "Chain 1 Iteration: ") ||
+        !strstr(r.err, "Chain 1 Iteration: 300000 / 300000 [100%]  "
+                       "(Sampling)\n"))
+        fail_msg("no progress lines in a log: '%s'", r.err);
+    assert_non_null(strstr(r.err, "drift: chain 1: 300000 iterations"));
+    th_cli_free(&r);
+    /* With warmup, the phase of each line. */
+    args[19] = "--warmup";
+    args[20] = "150000";
+    r = th_cli_run(args);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "/ 450000 ["));
+    assert_non_null(strstr(r.err, "(Warmup)\n"));
+    th_cli_free(&r);
+    args[19] = "--warmup";
+    args[20] = "0";
+    /* --quiet: none. */
+    args[21] = "--quiet";
+    r = th_cli_run(args);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "Iteration"));
     th_cli_free(&r);
     rm_dir(dir);
     free(dir);

@@ -25,6 +25,7 @@
 #include "engine/run/inits.h"
 #include "engine/run/plugin.h"
 #include "engine/run/problem.h"
+#include "engine/run/progress.h"
 #include "engine/run/run.h"
 #include "engine/stats/checks.h"
 #include "engine/stats/stancsv.h"
@@ -986,7 +987,9 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         .out_path = a.out ? a.out : "output.csv",
         .header = header,
         .quiet = a.quiet,
-        .progress = !a.quiet && isatty(STDERR_FILENO),
+        .progress = a.quiet                  ? 0
+                    : isatty(STDERR_FILENO) ? DRIFT_PROGRESS_LINE
+                                            : DRIFT_PROGRESS_LOG,
         .test_model = a.test && writer ? &test.model : NULL,
         .test_path = a.test,
         .eval_every = a.eval_every,

@@ -1484,6 +1484,8 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
             cfg->iters ? cfg->warmup + cfg->iters : 0, cfg->warmup,
             cfg->passes, cfg->seconds, cfg->model->n_rows};
         prog = drift_progress_new(K, first, &b, stderr);
+        if (cfg->progress == DRIFT_PROGRESS_LOG)
+            drift_progress_log_lines(prog);
     }
     drift_run_shared run;
     memset(&run, 0, sizeof run);
