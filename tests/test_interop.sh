@@ -111,6 +111,8 @@ run sgld-gradients 2 0 --sampler sgld --iter 200 --save-gradients
 run nuts-gradients 1 0 --warmup 200 --iter 200 --save-gradients --save-warmup
 # Saved warmup (thinned, adapted, continuous, segments).
 run sgld-warmup 2 0 --sampler sgld --warmup 60 --thin 3 --save-warmup --iter 200
+# (a warmup that is not a whole number of --thin steps, as CmdStan allows)
+run mala-warmup-thin 2 0 --sampler mala --warmup 50 --thin 3 --save-warmup --iter 200
 run mala-warmup 2 0 --sampler mala --warmup 100 --save-warmup --iter 200
 run bps-warmup 2 0 --sampler bps --warmup 50 --save-warmup --iter 200
 run sbps-segments-warmup 1 0 --sampler sbps --warmup 50 --save-warmup --iter 200 --emit segments

@@ -702,8 +702,19 @@ int drift_csvout_close(struct drift_csvout *o, drift_writer *w,
     /* Saved warmup cut short (an interrupted warmup): a whole number of
      * --thin steps, so that every reader splits the rows alike (ArviZ
      * rounds num_warmup / thin down, the others up). */
-    if (o->save_warmup && o->thin > 1)
+    if (o->save_warmup && o->thin > 1) {
         o->warm_offered = rows_of(warm, o->thin) * o->thin;
+        if (o->warm_offered != warm)
+            fprintf(f,
+                    "# drift: %llu warmup iterations; the header says "
+                    "num_warmup %llu, a whole number of\n"
+                    "#   --thin %llu steps, so that every reader takes the "
+                    "same %llu rows as warmup\n",
+                    (unsigned long long)warm,
+                    (unsigned long long)o->warm_offered,
+                    (unsigned long long)o->thin,
+                    (unsigned long long)rows_of(warm, o->thin));
+    }
     if (o->own_warm_iters && !o->save_warmup)
         fprintf(f,
                 "# drift: this chain ran %llu warmup iterations; the header "
