@@ -1046,7 +1046,18 @@ static void test_summary_segments(void **state)
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "segments each"));
     assert_non_null(strstr(r.out, "exact time averages"));
+    /* Segments read as draws give wrong answers: the file says so first,
+     * and the summary shows by how much. */
+    if (!strstr(r.out, "note: the rows are segments of unequal duration, "
+                       "not draws: weight each by duration__") ||
+        !strstr(r.out, ", weighted by duration "))
+        fail_msg("no note on reading segments: %s", r.out);
     th_cli_free(&r);
+    char *seg = th_slurp(out);
+    assert_true(!strncmp(strchr(seg, '\n') + 1,
+                         "# drift: SEGMENTS, NOT DRAWS (--emit segments)",
+                         46));
+    free(seg);
     drift_stancsv *f;
     drift_err e = {{0}};
     assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);

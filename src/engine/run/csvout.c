@@ -425,6 +425,20 @@ int drift_csvout_begin(drift_chain *c)
     FILE *f = drift_writer_file(c->w);
     const drift_run_config *cfg = c->cfg;
     fprintf(f, "# drift_version = %s\n", PACKAGE_VERSION);
+    /* First, where anyone opening the file sees it: readers of Stan CSV
+     * take these rows for equally weighted draws, which they are not. */
+    if (cfg->emit_segments)
+        fputs("# drift: SEGMENTS, NOT DRAWS (--emit segments).  Each row is "
+              "a straight piece\n"
+              "#   of a continuous trajectory, lasting duration__: weight "
+              "each row by\n"
+              "#   duration__ (a mean is sum(x * duration__) / "
+              "sum(duration__)).  ArviZ,\n"
+              "#   rstan, posterior and CmdStanPy weigh every row alike: "
+              "their means, ESS\n"
+              "#   and R-hat of these rows are wrong.  drift summary reads "
+              "them right.\n",
+              f);
     for (const char *const *h = cfg->header; h && *h; h++)
         fprintf(f, "# %s\n", *h);
     write_cmdstan_config(c, f);
