@@ -9,8 +9,8 @@
 # in iterations, passes and seconds, an interrupted run, a run whose chain
 # failed, a run whose sampler crashed or hung, a resumed run, a run
 # continued from its checkpoint after a SIGINT (--resume), continuous
-# samplers' draws and segments.  The README's "Reading the output" lines
-# are run on one of them.
+# samplers' draws and segments.  The user guide's "Reading the output"
+# lines are run on one of them.
 #
 # Skipped (status 77, with the reason) where /usr/bin/python3, Rscript,
 # read-all or the readers' Debian packages are missing (.ci/run installs
@@ -306,8 +306,8 @@ cat "$dir/check-py.out"
 wait $rs || fail=1
 cat "$dir/check-r.out"
 
-# The README's "Reading the output" lines, on the 4-chain mala run.
-readme="$src/README.md"
+# The user guide's "Reading the output" lines, on the 4-chain mala run.
+readme="$src/doc/user-guide.md"
 for lang in r python; do
     awk -v lang="$lang" '
         /^## Reading the output/ {sec = 1; next}
@@ -330,11 +330,11 @@ for lang in r python; do
     ) >"$dir/readme.$lang.out" 2>&1
     st=$?
     if [ $st != 0 ] || grep -qiE 'warning|error' "$dir/readme.$lang.out"; then
-        echo "FAIL: README's $lang lines (exit $st):"
+        echo "FAIL: the user guide's $lang lines (exit $st):"
         sed 's/^/    /' "$dir/readme.$lang.out"
         fail=1
     else
-        echo "ok README's $lang lines"
+        echo "ok the user guide's $lang lines"
     fi
 done
 [ $fail = 0 ] && echo "test_interop: every file kind is read by every reader, with the files' own draws"
