@@ -132,11 +132,13 @@ generated { log_lik = normal_lpdf(y | a + b * x, 1)
 EOF_MODEL
 run_model="$dir/gq.drift" run_data="$dir/gq.csv"
 run gq-warmup 2 0 --warmup 100 --iter 100 --save-warmup
-run gq-every 2 0 --warmup 100 --iter 100 --save-warmup --generated-every 3
+# (enough draws every 3rd that posterior does not cap the ESS of the
+# y_rep columns, independent draws that can look antithetic)
+run gq-every 2 0 --warmup 100 --iter 1200 --save-warmup --generated-every 3
 record gq-every_generated 2
 mv "$dir/gq-every_1_generated.csv" "$dir/gq-every_generated_1.csv"
 mv "$dir/gq-every_2_generated.csv" "$dir/gq-every_generated_2.csv"
-run gq-every-thin 1 0 --sampler mala --warmup 100 --iter 100 --thin 2 --save-warmup --generated-every 4
+run gq-every-thin 1 0 --sampler mala --warmup 100 --iter 1600 --thin 2 --save-warmup --generated-every 4
 record gq-every-thin_generated 1
 unset run_model run_data
 # Budgets in data passes and in seconds.
