@@ -14,7 +14,7 @@
 # Called by Makefile.am's installcheck-local with: MAKE, srcdir (absolute),
 # builddir (absolute), CC, MOMENTS (the kit-moments program) and the
 # configured directories bindir, includedir, pkgconfigdir, plugindir,
-# mandir, docdir.
+# mandir, docdir, datadir.
 set -u
 
 fail() { echo "installcheck: FAIL: $*" >&2; exit 1; }
@@ -34,9 +34,21 @@ for f in "$drift" "$T$includedir/drift/common.h" "$T$includedir/drift/model.h" \
     "$T$includedir/drift/sampler.h" "$T$pkgconfigdir/drift.pc" \
     "$T$mandir/man1/drift.1" "$T$docdir/writing-a-sampler.md" \
     "$T$plugindir/sgld.so" "$T$plugindir/bps.so" "$T$plugindir/gaussian.so" \
-    "$T$plugindir/logistic.so"; do
+    "$T$plugindir/logistic.so" "$T$docdir/README.md" "$T$docdir/LICENSE" \
+    "$T$docdir/user-guide.md" "$T$docdir/from-stan.md" "$T$docdir/reference.md" \
+    "$T$docdir/language.md" "$T$docdir/scaling.md" "$T$docdir/stan-csv.md" \
+    "$T$datadir/bash-completion/completions/drift"; do
     [ -e "$f" ] || fail "make install did not install $f"
 done
+# The licence, stated by what is installed: the command, the headers, the
+# pkg-config file, the manual page, the completion.
+"$drift" --version | grep -q 'Licence: MIT' || fail "drift --version states no licence"
+for f in "$T$includedir/drift/common.h" "$T$includedir/drift/model.h" \
+    "$T$includedir/drift/sampler.h" "$T$pkgconfigdir/drift.pc" \
+    "$T$datadir/bash-completion/completions/drift"; do
+    grep -q 'SPDX-License-Identifier: MIT' "$f" || fail "$f states no licence"
+done
+grep -q '^\.SH LICENCE' "$T$mandir/man1/drift.1" || fail "the manual page states no licence"
 ls "$T$plugindir"/*.la >/dev/null 2>&1 && fail "libtool .la files left in $T$plugindir"
 
 # The staged drift finds its own plugin directory (it is relocatable).

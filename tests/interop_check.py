@@ -55,6 +55,9 @@ def check(label, files):
     post = np.stack([r[2] for r in refs], axis=1)  # (S, K, n)
     if not np.all(np.isfinite(post)):
         return "a draw is not finite (bayesplot refuses NaN)"
+    model_cols = [j for j, c in enumerate(names) if not c.endswith("__")]
+    if not np.all(np.isfinite(warm[:, :, model_cols])):
+        return "a saved warmup draw is not finite (readers take them as draws)"
     n_model = sum(1 for c in names if not c.endswith("__"))
 
     import arviz as az
@@ -68,7 +71,13 @@ def check(label, files):
     if p.sizes["chain"] != K or p.sizes["draw"] != S:
         return "arviz: %d chains x %d draws, the files hold %d x %d" % (
             p.sizes["chain"], p.sizes["draw"], K, S)
+    # ArviZ moves a log_lik variable (the generated pointwise
+    # log-likelihood) to its own group.
+    groups = idata.groups()
+    ll = idata.log_likelihood if "log_likelihood" in groups else None
     size = sum(int(np.prod(p[v].shape[2:])) for v in p.data_vars)
+    if ll is not None:
+        size += sum(int(np.prod(ll[v].shape[2:])) for v in ll.data_vars)
     if size != n_model:
         return "arviz: %d posterior values per draw, the files %d" % (size, n_model)
     rename = {"divergent": "diverging", "n_leapfrog": "n_steps", "treedepth": "tree_depth",
@@ -81,8 +90,12 @@ def check(label, files):
         else:
             base, *idx = name.split(".")
             sel = (slice(None), slice(None)) + tuple(int(i) - 1 for i in idx)
-            arr = p[base].values[sel]
-            arrw = idata.warmup_posterior[base].values[sel] if W else None
+            if base not in p and ll is not None and base in ll:
+                arr = ll[base].values[sel]
+                arrw = idata.warmup_log_likelihood[base].values[sel] if W else None
+            else:
+                arr = p[base].values[sel]
+                arrw = idata.warmup_posterior[base].values[sel] if W else None
         if not same(np.asarray(arr, dtype=float), post[:, :, j].T):
             return "arviz: column %s differs from the file" % name
         if W and not same(np.asarray(arrw, dtype=float), warm[:, :, j].T):

@@ -89,6 +89,15 @@ static void test_bad_options(void **state)
     const char *d = pima();
     expect((const char *[]){"sample", "--bath", "5", NULL}, 2,
            "unknown option '--bath' (did you mean '--batch'?)");
+    /* CmdStan's names: drift's own, which spelling cannot find. */
+    expect((const char *[]){"sample", "--num-samples", "500", NULL}, 2,
+           "unknown option '--num-samples' (CmdStan's name; drift's is "
+           "--iter N");
+    expect((const char *[]){"sample", "--num_warmup=500", NULL}, 2,
+           "unknown option '--num_warmup' (CmdStan's name; drift's is "
+           "--warmup N)");
+    expect((const char *[]){"sample", "--num-warmup", "500", NULL}, 2,
+           "drift's is --warmup N)");
     expect((const char *[]){"sample", "--model", "logistic", "--data", d,
                             "--sampler", "sgld", "--batch", "abc", NULL},
            2, "--batch abc: expected an integer");
@@ -428,6 +437,37 @@ static uint64_t meta_u64(const drift_stancsv *f, const char *key)
     return x;
 }
 
+/* --save-warmup with --thin, as CmdStan allows: a warmup that is not a
+ * whole number of --thin steps keeps ceil(warmup / thin) rows, and the
+ * header's num_warmup is brought to a multiple of thin so that ArviZ
+ * (which rounds num_warmup / thin down) and CmdStan's readers (up) take
+ * the same rows as warmup. */
+static void test_save_warmup_thin(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200];
+    path_in(out, sizeof out, dir, "t.csv");
+    th_cli r = th_cli_run((const char *[]){
+        "sample", "--model", "logistic", "--data", pima(), "--sampler",
+        "mala", "--warmup", "100", "--iter", "30", "--thin", "3",
+        "--save-warmup", "--chains", "1", "--seed", "2", "--quiet", "--out",
+        out, NULL});
+    if (r.status != 0)
+        fail_msg("--save-warmup --thin 3 --warmup 100 refused: %s", r.err);
+    th_cli_free(&r);
+    drift_stancsv *f;
+    drift_err e = {{0}};
+    assert_int_equal(drift_stancsv_read(out, &f, &e), 0);
+    assert_int_equal(meta_u64(f, "num_warmup"), 102);
+    assert_int_equal(meta_u64(f, "thin"), 3);
+    assert_int_equal(f->n_warmup, 34);
+    assert_int_equal(f->n_rows - f->n_warmup, 10);
+    drift_stancsv_free(f);
+    rm_dir(dir);
+    free(dir);
+}
+
 static void test_signal(void **state)
 {
     (void)state;
@@ -462,16 +502,19 @@ static void test_signal(void **state)
         waitpid(pid, &st, 0);
         assert_true(WIFEXITED(st));
         assert_int_equal(WEXITSTATUS(st), 128 + sigs[k]);
-        char *err = th_slurp(errp);
-        /* One line: what completed and where. */
+        char *all = th_slurp(errp), *err = all;
+        /* After the progress lines (stderr is a file here), one line:
+         * what completed and where. */
+        while (!strncmp(err, "Chain ", 6) && strchr(err, '\n'))
+            err = strchr(err, '\n') + 1;
         const char *want = k ? "drift: interrupted by SIGTERM: 2 chains "
                                "stopped after "
                              : "drift: interrupted by SIGINT: 2 chains "
                                "stopped after ";
         if (strncmp(err, want, strlen(want)) || !strstr(err, "o_1.csv") ||
             strchr(err, '\n') != err + strlen(err) - 1)
-            fail_msg("stderr: %s", err);
-        free(err);
+            fail_msg("stderr: %s", all);
+        free(all);
         /* Valid, complete files under their names; no temporary left;
          * as many draws in each (the chain behind ran on), as the header
          * says, and a line saying what happened. */
@@ -492,6 +535,55 @@ static void test_signal(void **state)
         rm_dir(dir);
         free(dir);
     }
+}
+
+/* A run interrupted in warmup: its chains ran different numbers of warmup
+ * iterations, but their files must agree on num_warmup (rstan, CmdStanPy,
+ * ArviZ and posterior refuse a set whose counts differ), each chain's own
+ * count in a note. */
+static void test_signal_in_warmup(void **state)
+{
+    (void)state;
+    char *dir = tmp_dir();
+    char out[4200], o[2][4200];
+    path_in(out, sizeof out, dir, "w.csv");
+    path_in(o[0], sizeof o[0], dir, "w_1.csv");
+    path_in(o[1], sizeof o[1], dir, "w_2.csv");
+    pid_t pid = th_cli_spawn(
+        (const char *[]){"sample", "--model", "logistic", "--data", pima(),
+                         "--sampler", "mala", "--warmup", "1000000000",
+                         "--iter", "10", "--chains", "2",
+                         "--seed", "3", "--out", out, "--quiet", NULL},
+        -1, -1);
+    for (int t = 0; t < 1000 && count_open_in(pid, dir, 1) < 2; t++)
+        usleep(10000);
+    assert_int_equal(count_open_in(pid, dir, 1), 2);
+    usleep(300000);
+    kill(pid, SIGINT);
+    int st;
+    waitpid(pid, &st, 0);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 128 + SIGINT);
+    uint64_t w[2];
+    int notes = 0;
+    for (int j = 0; j < 2; j++) {
+        drift_stancsv *f;
+        drift_err e = {{0}};
+        assert_int_equal(drift_stancsv_read(o[j], &f, &e), 0);
+        w[j] = meta_u64(f, "num_warmup");
+        assert_int_equal(meta_u64(f, "num_samples"), 0);
+        drift_stancsv_free(f);
+        char *t = th_slurp(o[j]);
+        notes += strstr(t, "\n# drift: this chain ran ") != NULL;
+        free(t);
+    }
+    if (w[0] != w[1])
+        fail_msg("num_warmup %llu and %llu: readers refuse the set",
+                 (unsigned long long)w[0], (unsigned long long)w[1]);
+    /* The chains ran at their own pace: one at least ran more. */
+    assert_true(notes >= 1);
+    rm_dir(dir);
+    free(dir);
 }
 
 /* Reads everything from fd until EOF/EIO (a pty master whose slave has
@@ -573,15 +665,37 @@ static void test_progress(void **state)
     assert_null(strstr(text, "\033[K"));
     assert_null(strstr(text, " draws in "));
     free(text);
-    /* Not a terminal: the account line only, no progress. */
+    /* Not a terminal (a log, CI, a notebook): no line redrawn in place,
+     * but CmdStan's periodic lines, whole, ending at 100%, and the
+     * account line. */
     args[21] = NULL;
     args[11] = "--iter";
-    args[12] = "3000";
+    args[12] = "300000";
     th_cli r = th_cli_run(args);
     assert_int_equal(r.status, 0);
     assert_null(strchr(r.err, '\r'));
     assert_null(strstr(r.err, "ETA"));
-    assert_non_null(strstr(r.err, "drift: chain 1: 3000 iterations"));
+    if (!strstr(r.err, "Chain 1 Iteration: ") ||
+        !strstr(r.err, "Chain 1 Iteration: 300000 / 300000 [100%]  "
+                       "(Sampling)\n"))
+        fail_msg("no progress lines in a log: '%s'", r.err);
+    assert_non_null(strstr(r.err, "drift: chain 1: 300000 iterations"));
+    th_cli_free(&r);
+    /* With warmup, the phase of each line. */
+    args[19] = "--warmup";
+    args[20] = "150000";
+    r = th_cli_run(args);
+    assert_int_equal(r.status, 0);
+    assert_non_null(strstr(r.err, "/ 450000 ["));
+    assert_non_null(strstr(r.err, "(Warmup)\n"));
+    th_cli_free(&r);
+    args[19] = "--warmup";
+    args[20] = "0";
+    /* --quiet: none. */
+    args[21] = "--quiet";
+    r = th_cli_run(args);
+    assert_int_equal(r.status, 0);
+    assert_null(strstr(r.err, "Iteration"));
     th_cli_free(&r);
     rm_dir(dir);
     free(dir);
@@ -806,11 +920,8 @@ static void test_csv_counts(void **state)
     assert_string_equal(drift_stancsv_meta(f, "metric"), "unit_e");
     assert_non_null(drift_stancsv_footer(f, "Step size"));
     drift_stancsv_free(f);
-    /* A --thin that does not divide the saved warmup: refused. */
-    expect((const char *[]){"sample", "--model", "logistic", "--data", pima(),
-                            "--sampler", "sgld", "--warmup", "50", "--thin",
-                            "3", "--save-warmup", "--out", out, NULL},
-           2, "use --warmup 48 or 51");
+    /* A --thin that does not divide the saved warmup: accepted, as by
+     * CmdStan (test_save_warmup_thin). */
     /* No warmup. */
     r = th_cli_run((const char *[]){"sample", "--model", "logistic", "--data",
                              pima(), "--sampler", "sgld", "--iter", "5",
@@ -935,7 +1046,18 @@ static void test_summary_segments(void **state)
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "segments each"));
     assert_non_null(strstr(r.out, "exact time averages"));
+    /* Segments read as draws give wrong answers: the file says so first,
+     * and the summary shows by how much. */
+    if (!strstr(r.out, "note: the rows are segments of unequal duration, "
+                       "not draws: weight each by duration__") ||
+        !strstr(r.out, ", weighted by duration "))
+        fail_msg("no note on reading segments: %s", r.out);
     th_cli_free(&r);
+    char *seg = th_slurp(out);
+    assert_true(!strncmp(strchr(seg, '\n') + 1,
+                         "# drift: SEGMENTS, NOT DRAWS (--emit segments)",
+                         46));
+    free(seg);
     drift_stancsv *f;
     drift_err e = {{0}};
     assert_int_equal(drift_stancsv_read(out, &f, &e), DRIFT_OK);
@@ -1006,6 +1128,22 @@ static void test_summary_segments(void **state)
         for (int j = 0; j < 2; j++)
             assert_true(fabs(row[3 + j] - want[k][j]) < 1e-9);
     }
+    /* The warnings judge the quantities shown, not the ones --vars left
+     * out (whose statistics were never computed: ESS 0). */
+    r = th_cli_run((const char *[]){"summary", fx[0], fx[1], fx[2], fx[3],
+                             "--vars", "sigma", NULL});
+    assert_int_equal(r.status, 0);
+    if (strstr(r.out, "warning"))
+        fail_msg("--vars sigma (well mixed) warned:\n%s", r.out);
+    th_cli_free(&r);
+    r = th_cli_run((const char *[]){"summary", fx[0], fx[1], fx[2], fx[3],
+                             "--vars", "sigma,mu", NULL});
+    assert_int_equal(r.status, 0);
+    if (!strstr(r.out, "R-hat above 1.01 for 1 of 2 quantities (mu;") ||
+        !strstr(r.out, "per chain for 1 of 2 quantities (mu; lowest 81)"))
+        fail_msg("--vars sigma,mu: expected mu's warnings alone:\n%s",
+                 r.out);
+    th_cli_free(&r);
     expect((const char *[]){"summary", fx[0], "--vars", "nu", NULL}, 2,
            "--vars: no column 'nu'");
     expect((const char *[]){"summary", fx[0], "-p", "5,101", NULL}, 2,
@@ -1311,12 +1449,14 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_usage),
         cmocka_unit_test(test_bad_options),
+        cmocka_unit_test(test_save_warmup_thin),
         cmocka_unit_test(test_bad_data),
         cmocka_unit_test(test_output),
         cmocka_unit_test(test_divergence),
         cmocka_unit_test(test_setup_budget),
         cmocka_unit_test(test_listing),
         cmocka_unit_test(test_signal),
+        cmocka_unit_test(test_signal_in_warmup),
         cmocka_unit_test(test_progress),
         cmocka_unit_test(test_chains_reproducible),
         cmocka_unit_test(test_overflow),

@@ -402,15 +402,40 @@ static void test_output_targets(void **state)
                                     refused[k].out, NULL},
                    2, refused[k].needle);
     /* The same names at CmdStan's four chains, whose files are derived
-     * from --out (o_1.csv ...): the name itself is still refused, so that
-     * --out /dev/full never puts /dev/full_1 beside the device. */
+     * from --out (o_1.csv ...): the name itself is still refused when it
+     * is not a regular file, so that --out /dev/full never puts
+     * /dev/full_1 beside the device; an input's name is not, as it is not
+     * written (below). */
     for (size_t k = 0; k < sizeof refused / sizeof refused[0]; k++)
-        expect_cli((const char *[]){"sample", model, "--data", data,
-                                    "--sampler", "sgld", "--set", "h=0.001",
-                                    "--iter", "20", "--chains", "4", "--init",
-                                    init, "--out", refused[k].out, NULL},
-                   2, refused[k].needle);
+        if (!strstr(refused[k].needle, "same file as the input"))
+            expect_cli((const char *[]){"sample", model, "--data", data,
+                                        "--sampler", "sgld", "--set",
+                                        "h=0.001", "--iter", "20", "--chains",
+                                        "4", "--init", init, "--out",
+                                        refused[k].out, NULL},
+                       2, refused[k].needle);
     assert_int_equal(count_files(dir, "_1"), 0);
+    /* --out d.csv beside --data d.csv with 4 chains writes d_1.csv ...
+     * d_4.csv, and the data stay as they were. */
+    struct stat before, after;
+    assert_int_equal(stat(data, &before), 0);
+    expect_cli((const char *[]){"sample", model, "--data", data, "--sampler",
+                                "sgld", "--set", "h=0.001", "--iter", "20",
+                                "--chains", "4", "--quiet", "--out", data,
+                                NULL},
+               0, "");
+    assert_int_equal(stat(data, &after), 0);
+    assert_true(before.st_ino == after.st_ino &&
+                before.st_size == after.st_size &&
+                before.st_mtime == after.st_mtime);
+    for (int k = 1; k <= 4; k++) {
+        char name[64];
+        snprintf(name, sizeof name, "d_%d.csv", k);
+        char *p = in_dir(dir, name);
+        assert_int_equal(access(p, R_OK), 0);
+        unlink(p);
+        free(p);
+    }
     /* The test file of --test, and the metrics file beside the draws. */
     expect_cli((const char *[]){"sample", "--model", "logistic", "--data",
                                 pima(), "--test", data, "--sampler", "sgld",

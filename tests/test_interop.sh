@@ -9,8 +9,8 @@
 # in iterations, passes and seconds, an interrupted run, a run whose chain
 # failed, a run whose sampler crashed or hung, a resumed run, a run
 # continued from its checkpoint after a SIGINT (--resume), continuous
-# samplers' draws and segments.  The README's "Reading the output" lines
-# are run on one of them.
+# samplers' draws and segments.  The user guide's "Reading the output"
+# lines are run on one of them.
 #
 # Skipped (status 77, with the reason) where /usr/bin/python3, Rscript,
 # read-all or the readers' Debian packages are missing (.ci/run installs
@@ -51,7 +51,7 @@ zigzag="${DRIFT_EXAMPLES_BUILDDIR:-examples}/plugin-zigzag/.libs/zigzag.so"
 run() {
     label=$1 chains=$2 want=$3
     shift 3
-    "$bin" sample "$model" --data "$data" --seed 7 --quiet \
+    "$bin" sample "${run_model:-$model}" --data "${run_data:-$data}" --seed 7 --quiet \
         --chains "$chains" --out "$dir/$label.csv" "$@" >"$dir/$label.log" 2>&1
     st=$?
     if [ "$st" != "$want" ]; then
@@ -111,9 +111,36 @@ run sgld-gradients 2 0 --sampler sgld --iter 200 --save-gradients
 run nuts-gradients 1 0 --warmup 200 --iter 200 --save-gradients --save-warmup
 # Saved warmup (thinned, adapted, continuous, segments).
 run sgld-warmup 2 0 --sampler sgld --warmup 60 --thin 3 --save-warmup --iter 200
+# (a warmup that is not a whole number of --thin steps, as CmdStan allows)
+run mala-warmup-thin 2 0 --sampler mala --warmup 50 --thin 3 --save-warmup --iter 200
 run mala-warmup 2 0 --sampler mala --warmup 100 --save-warmup --iter 200
 run bps-warmup 2 0 --sampler bps --warmup 50 --save-warmup --iter 200
 run sbps-segments-warmup 1 0 --sampler sbps --warmup 50 --save-warmup --iter 200 --emit segments
+# Generated quantities: on saved warmup draws too, and on every 3rd draw
+# (--generated-every 3), which leaves the draws file without them and a
+# file of every 3rd draw with them: no NaN anywhere (bayesplot refuses
+# NaN, rstan warns about each column holding one).
+printf 'x,y\n0.5,1.2\n-1,0.1\n2,3.3\n0.3,0.8\n' >"$dir/gq.csv"
+cat >"$dir/gq.drift" <<'EOF_MODEL'
+rows { x : real  y : real }
+param { a : real  b : real }
+derived { c = a + b }
+prior { a ~ normal(0, 5)  b ~ normal(0, 5) }
+datum { y ~ normal(a + b * x, 1) }
+generated { log_lik = normal_lpdf(y | a + b * x, 1)
+            y_rep = normal_rng(a + b * x, 1) }
+EOF_MODEL
+run_model="$dir/gq.drift" run_data="$dir/gq.csv"
+run gq-warmup 2 0 --warmup 100 --iter 100 --save-warmup
+# (enough draws every 3rd that posterior does not cap the ESS of the
+# y_rep columns, independent draws that can look antithetic)
+run gq-every 2 0 --warmup 100 --iter 1200 --save-warmup --generated-every 3
+record gq-every_generated 2
+mv "$dir/gq-every_1_generated.csv" "$dir/gq-every_generated_1.csv"
+mv "$dir/gq-every_2_generated.csv" "$dir/gq-every_generated_2.csv"
+run gq-every-thin 1 0 --sampler mala --warmup 100 --iter 1600 --thin 2 --save-warmup --generated-every 4
+record gq-every-thin_generated 1
+unset run_model run_data
 # Budgets in data passes and in seconds.
 run sgld-passes 2 0 --sampler sgld --passes 30
 run sbps-passes 2 0 --sampler sbps --passes 200 --thin 0.05
@@ -205,6 +232,35 @@ else
         { echo "FAIL: $f1 does not say it was interrupted"; fail=1; }
 fi
 
+# A run interrupted in warmup: its chains ran different warmup counts,
+# yet their files agree on num_warmup, so no reader refuses the set for
+# its configuration (rstan: "not all iter/warmups/thin are the same",
+# CmdStanPy: "num_warmup is N, expected M").  With no draw after warmup,
+# ArviZ and posterior have nothing to summarise: they may only say that.
+"$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 2 \
+    --warmup 1000000000 --iter 10 --out "$dir/inwarmup.csv" \
+    >"$dir/inwarmup.log" 2>&1 &
+pid=$!
+sleep 1.5
+kill -INT $pid
+wait $pid
+if [ "$(grep -h '^#     num_warmup = ' "$dir"/inwarmup_*.csv | sort -u | wc -l)" != 1 ]; then
+    echo "FAIL: a run interrupted in warmup: its files' num_warmup differ:"
+    grep -H '^#     num_warmup = ' "$dir"/inwarmup_*.csv | sed 's/^/    /'
+    fail=1
+else
+    out=$("$readall" "$dir"/inwarmup_*.csv 2>&1 </dev/null)
+    bad=$(printf '%s\n' "$out" | grep -E '^REJECTED|\(warnings:' |
+        grep -vE "^REJECTED: (arviz.from_cmdstan: TypeError: InferenceData does not contain any groups|posterior::summarise_draws: Don't know how to transform an object of class 'NULL')")
+    if [ -n "$bad" ]; then
+        echo "FAIL: a run interrupted in warmup: read-all"
+        printf '%s\n' "$out" | sed 's/^/    /'
+        fail=1
+    else
+        echo "ok interrupted in warmup: the readers agree on its counts"
+    fi
+fi
+
 # Each run's files to every reader: read-all, the first alone (it installs
 # cmdstanr), the others a few at a time; meanwhile the draws each reader
 # returns are compared with the files' own.
@@ -252,8 +308,8 @@ cat "$dir/check-py.out"
 wait $rs || fail=1
 cat "$dir/check-r.out"
 
-# The README's "Reading the output" lines, on the 4-chain mala run.
-readme="$src/README.md"
+# The user guide's "Reading the output" lines, on the 4-chain mala run.
+readme="$src/doc/user-guide.md"
 for lang in r python; do
     awk -v lang="$lang" '
         /^## Reading the output/ {sec = 1; next}
@@ -276,11 +332,11 @@ for lang in r python; do
     ) >"$dir/readme.$lang.out" 2>&1
     st=$?
     if [ $st != 0 ] || grep -qiE 'warning|error' "$dir/readme.$lang.out"; then
-        echo "FAIL: README's $lang lines (exit $st):"
+        echo "FAIL: the user guide's $lang lines (exit $st):"
         sed 's/^/    /' "$dir/readme.$lang.out"
         fail=1
     else
-        echo "ok README's $lang lines"
+        echo "ok the user guide's $lang lines"
     fi
 done
 [ $fail = 0 ] && echo "test_interop: every file kind is read by every reader, with the files' own draws"

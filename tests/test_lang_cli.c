@@ -104,9 +104,41 @@ static void test_nonfinite_message(void **state)
     free(m), free(d), free(j);
 }
 
-/* Derived and generated quantities in the draws file: Stan's names
- * after the parameters, derived values on every row, generated ones on
- * every --generated-every-th kept draw (nan between). */
+/* Derived and generated quantities: Stan's names after the parameters,
+ * derived values on every row of the draws file; with --generated-every
+ * K the generated ones on every K-th draw of each phase, saved warmup
+ * included, in a file of their own beside the draws file, with those
+ * draws whole: no NaN in either (readers refuse or warn about them). */
+static size_t count_rows(const char *csv, const char *want_columns,
+                         size_t *warm)
+{
+    const char *hdr = strstr(csv, "\nlp__,");
+    assert_non_null(hdr);
+    hdr++;
+    const char *eol = strchr(hdr, '\n');
+    if (strncmp(eol - strlen(want_columns), want_columns,
+                strlen(want_columns)))
+        fail_msg("columns %.*s, expected ...%s", (int)(eol - hdr), hdr,
+                 want_columns);
+    size_t rows = 0;
+    *warm = 0;
+    for (const char *p = eol + 1; *p; p = strchr(p, '\n') + 1) {
+        if (!strncmp(p, "# Adaptation terminated\n", 24))
+            *warm = rows;
+        if (*p != '#') {
+            const char *end = strchr(p, '\n');
+            char line[1024];
+            snprintf(line, sizeof line, "%.*s", (int)(end - p), p);
+            if (strstr(line, "nan"))
+                fail_msg("a NaN in a draw row: %s", line);
+            rows++;
+        }
+        if (!strchr(p, '\n')[1])
+            break;
+    }
+    return rows;
+}
+
 static void test_generated_every(void **state)
 {
     (void)state;
@@ -120,40 +152,49 @@ static void test_generated_every(void **state)
         "generated { log_lik = normal_lpdf(y | a + b * x, 1)\n"
         "            y_rep = normal_rng(a + b * x, 1) }\n",
         ".drift");
-    char out[] = "/tmp/drift-lcli-XXXXXX";
-    int fd = mkstemp(out);
+    char out[] = "/tmp/drift-lcli-XXXXXX.csv";
+    int fd = mkstemps(out, 4);
     close(fd);
+    const char *gen_cols = ",log_lik.1,log_lik.2,log_lik.3,y_rep.1,y_rep.2,"
+                           "y_rep.3";
+    /* Every draw, saved warmup too: generated quantities on each row. */
     expect((const char *[]){"sample", mod, "--data", d, "--sampler", "mala",
                             "--iter", "30", "--warmup", "10", "--seed", "3",
-                            "--chains", "1", "--generated-every", "3", "--out",
-                            out, "--quiet", NULL},
+                            "--chains", "1", "--save-warmup", "--out", out,
+                            "--quiet", NULL},
            0, "err", NULL);
     char *csv = th_slurp(out);
-    const char *hdr = strstr(csv, "lp__,");
-    assert_non_null(hdr);
-    assert_non_null(strstr(hdr, ",a,b,c,log_lik.1,log_lik.2,log_lik.3,"
-                                "y_rep.1,y_rep.2,y_rep.3\n"));
-    /* 30 rows: generated on rows 1, 4, 7, ... (10 of them). */
-    int rows = 0, with = 0;
-    for (const char *p = strchr(hdr, '\n') + 1; *p; p = strchr(p, '\n') + 1) {
-        if (*p == '#') {
-            if (!strchr(p, '\n'))
-                break;
-            continue;
-        }
-        const char *end = strchr(p, '\n');
-        char line[1024];
-        snprintf(line, sizeof line, "%.*s", (int)(end - p), p);
-        int has = strstr(line, "nan") == NULL;
-        assert_int_equal(has, rows % 3 == 0);
-        with += has;
-        rows++;
-        if (!end[1])
-            break;
-    }
-    assert_int_equal(rows, 30);
-    assert_int_equal(with, 10);
+    size_t warm;
+    char cols[256];
+    snprintf(cols, sizeof cols, ",a,b,c%s", gen_cols);
+    assert_int_equal(count_rows(csv, cols, &warm), 40);
+    assert_int_equal(warm, 10);
     free(csv);
+    /* Every 3rd: the draws file without them, 30 + 10 rows; beside it
+     * rows 1, 4, 7, ... of each phase with them (10 + 4). */
+    expect((const char *[]){"sample", mod, "--data", d, "--sampler", "mala",
+                            "--iter", "30", "--warmup", "10", "--seed", "3",
+                            "--chains", "1", "--generated-every", "3",
+                            "--save-warmup", "--out", out, "--quiet", NULL},
+           0, "err", NULL);
+    csv = th_slurp(out);
+    assert_int_equal(count_rows(csv, ",a,b,c", &warm), 40);
+    assert_int_equal(warm, 10);
+    assert_non_null(strstr(csv, "_generated.csv with those draws"));
+    free(csv);
+    char gpath[64];
+    snprintf(gpath, sizeof gpath, "%.*s_generated.csv",
+             (int)(strlen(out) - 4), out);
+    csv = th_slurp(gpath);
+    assert_non_null(csv);
+    assert_int_equal(count_rows(csv, cols, &warm), 14);
+    assert_int_equal(warm, 4);
+    /* The counts readers split rows by: thin 3, num_warmup 12 (ArviZ
+     * takes 12 / 3 rows as warmup, the others ceil(12 / 3)). */
+    assert_non_null(strstr(csv, "#     thin = 3\n"));
+    assert_non_null(strstr(csv, "#     num_warmup = 12\n"));
+    free(csv);
+    unlink(gpath);
     unlink(out);
     expect((const char *[]){"sample", mod, "--data", d, "--sampler", "mala",
                             "--generated-every", "0", NULL},

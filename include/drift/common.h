@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT (drift; see LICENSE) */
 /* drift/common.h: the types shared by drift's two plugin ABIs (models and
  * samplers): status codes, the error buffer, hyperparameter tables and the
  * read-only view of a data set.  Nothing here needs linking against drift:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT (drift; see LICENSE) */
 /* drift/model.h: the model ABI.  A model is the target every sampler sees,
  *
  *     U(theta) = -log p(theta) - sum_{i=1..N} log p(row_i | theta),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT (drift; see LICENSE) */
 /* drift/sampler.h: the sampler ABI.  A sampler plugin is a shared object
  * exporting one function, drift_sampler_entry(), that returns a const
  * descriptor of one or more samplers.  The engine owns everything else:

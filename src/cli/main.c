@@ -90,7 +90,9 @@ int main(int argc, char **argv)
         return 0;
     }
     if (!strcmp(name, "--version")) {
-        printf("drift %s\n", PACKAGE_VERSION);
+        printf("drift %s\nLicence: MIT (the LICENSE file, installed with "
+               "the documentation)\n",
+               PACKAGE_VERSION);
         return 0;
     }
     for (size_t k = 0; k < N_COMMANDS; k++)

@@ -42,6 +42,30 @@ static int control_char(const char *cmd, const char *opt, const char *v)
     return EXIT_USAGE;
 }
 
+/* CmdStan's and CmdStanPy's names for what drift names otherwise: a user
+ * coming from Stan types these first, and "did you mean" by spelling
+ * cannot find --iter from --num-samples. */
+static const struct {
+    const char *name, *hint;
+} stan_names[] = {
+    {"--num-samples", "--iter N (draws after warmup)"},
+    {"--num_samples", "--iter N (draws after warmup)"},
+    {"--iter-sampling", "--iter N (draws after warmup)"},
+    {"--iter_sampling", "--iter N (draws after warmup)"},
+    {"--num-warmup", "--warmup N"},
+    {"--num_warmup", "--warmup N"},
+    {"--iter-warmup", "--warmup N"},
+    {"--iter_warmup", "--warmup N"},
+    {"--num-chains", "--chains K"},
+    {"--num_chains", "--chains K"},
+    {"--adapt-delta", "--set delta=D"},
+    {"--adapt_delta", "--set delta=D"},
+    {"--max-treedepth", "--set max_depth=N"},
+    {"--max_treedepth", "--set max_depth=N"},
+    {"--output-file", "--out FILE"},
+    {"--output_file", "--out FILE"},
+};
+
 int cli_parse(const char *cmd, const cli_opt *opts, size_t n_opts, int argc,
               char **argv, cli_cb cb, void *user)
 {
@@ -100,8 +124,15 @@ int cli_parse(const char *cmd, const cli_opt *opts, size_t n_opts, int argc,
             for (size_t k = 0; k < m; k++)
                 names[k] = opts[k].name;
             const char *near = drift_closest(name, names, m);
+            const char *stan = NULL;
+            for (size_t k = 0; k < sizeof stan_names / sizeof stan_names[0];
+                 k++)
+                if (!strcmp(name, stan_names[k].name))
+                    stan = stan_names[k].hint;
             fprintf(stderr, "drift %s: unknown option '%s'", cmd, name);
-            if (near)
+            if (stan)
+                fprintf(stderr, " (CmdStan's name; drift's is %s)", stan);
+            else if (near)
                 fprintf(stderr, " (did you mean '%s'?)", near);
             fprintf(stderr, "; see 'drift %s --help'\n", cmd);
             return EXIT_USAGE;

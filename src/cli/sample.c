@@ -27,6 +27,7 @@
 #include "engine/run/inits.h"
 #include "engine/run/plugin.h"
 #include "engine/run/problem.h"
+#include "engine/run/progress.h"
 #include "engine/run/run.h"
 #include "engine/stats/checks.h"
 #include "engine/stats/stancsv.h"
@@ -109,7 +110,9 @@ static const cli_opt sample_opts[] = {
                 "time units (default), or the trajectory's segments"},
     [O_GENERATED_EVERY] = {"--generated-every", 1,
                            "K  a .drift model's generated block on every "
-                           "K-th kept draw (1; NaN on the others)"},
+                           "K-th kept draw (1); with K > 1 it goes, with "
+                           "those draws, to FILE_generated.csv beside the "
+                           "draws file"},
     [O_STEP_TIMEOUT] = {"--step-timeout", 1,
                         "S  end the run, keeping the draws so far, when a "
                         "sampler's call (a step) has not returned for S "
@@ -419,12 +422,14 @@ static int check_outputs(const sample_args *a, const char *out)
     inputs[n++] = a->init;
     inputs[n++] = a->test;
     /* The name as given, too, where the chains' files are derived from
-     * it (out_1.csv ...): --out /dev/full, a FIFO, a directory or the data
-     * file is a mistake however many chains there are, and out_1 beside a
-     * device would land in /dev. */
+     * it (out_1.csv ...): --out /dev/full, a FIFO or a directory is a
+     * mistake however many chains there are, and out_1 beside a device
+     * would land in /dev.  That name is not written itself, so it may be
+     * an input's: --out lin.csv beside --data lin.csv writes lin_1.csv ...
+     * (each checked against the inputs below). */
     if (a->chains > 1) {
         drift_err e = {{0}};
-        if (drift_writer_check_kind(out, inputs, n, &e)) {
+        if (drift_writer_check_kind(out, NULL, 0, &e)) {
             fprintf(stderr, "drift sample: --out: %s\n", e.msg);
             return EXIT_USAGE;
         }
@@ -924,21 +929,6 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         a.iters = 1000;
     if (!a.have_warmup)
         a.warmup = iter_budget || sampler_adapts(&sampler) ? 1000 : 0;
-    if (a.save_warmup && a.thin > 1 && a.warmup % a.thin != 0) {
-        /* Readers split saved warmup from the draws by num_warmup / thin:
-         * ArviZ rounds it down, CmdStan's readers up. */
-        fprintf(stderr,
-                "drift sample: --save-warmup with --thin %llu: --warmup "
-                "%llu is not a multiple of %llu, so ArviZ and CmdStan's "
-                "readers would disagree on which draws are warmup; use "
-                "--warmup %llu or %llu\n",
-                (unsigned long long)a.thin, (unsigned long long)a.warmup,
-                (unsigned long long)a.thin,
-                (unsigned long long)(a.warmup / a.thin * a.thin),
-                (unsigned long long)((a.warmup / a.thin + 1) * a.thin));
-        rc = EXIT_USAGE;
-        goto out;
-    }
     /* Under --gradient cv, or the plan, chains start near the mode unless
      * told. */
     int init_mode = (a.gradient == DRIFT_GRADIENT_CV || planned) && !a.init
@@ -1070,7 +1060,9 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         .out_path = a.out ? a.out : "output.csv",
         .header = header,
         .quiet = a.quiet,
-        .progress = !a.quiet && isatty(STDERR_FILENO),
+        .progress = a.quiet                  ? 0
+                    : isatty(STDERR_FILENO) ? DRIFT_PROGRESS_LINE
+                                            : DRIFT_PROGRESS_LOG,
         .test_model = a.test && writer ? &test.model : NULL,
         .test_path = a.test,
         .eval_every = a.eval_every,

@@ -404,6 +404,56 @@ static void seg_moments(drift_stancsv *const *draws, size_t C,
     drift_trajectory_moments(tr, C, mean, var, &T);
 }
 
+/* What readers that take segments for draws would report: the quantity
+ * whose mean over rows is furthest (in its own sd) from its time average,
+ * both printed, so that the difference is seen before anyone trusts such
+ * a reader on these files. */
+static void segments_note(FILE *o, drift_stancsv *const *draws, size_t C,
+                          const seg_cols *s)
+{
+    const drift_stancsv *f0 = draws[0];
+    long best = -1;
+    double best_gap = -1, best_rows = 0, best_time = 0;
+    for (size_t c = 0; c < f0->n_cols; c++) {
+        const char *name = f0->names[c];
+        if (is_sampler_col(name) || !strcmp(name, "lp__"))
+            continue;
+        double n = 0, sx = 0, sxx = 0, T = 0, tx = 0;
+        for (size_t k = 0; k < C; k++) {
+            const drift_stancsv *f = draws[k];
+            for (size_t r = f->n_warmup; r < f->n_rows; r++) {
+                const double *row = f->values + r * f->n_cols;
+                double x = row[c], d = row[s->dur];
+                n++, sx += x, sxx += x * x;
+                T += d, tx += d * x;
+            }
+        }
+        if (n < 2 || !(T > 0))
+            continue;
+        double mean = sx / n, sd = sqrt(fmax(sxx / n - mean * mean, 0));
+        /* The value at a segment's start, weighted by its duration: the
+         * time average of the step function, which is what a reader
+         * weighting rows by duration__ gets. */
+        double gap = sd > 0 ? fabs(mean - tx / T) / sd : 0;
+        if (gap > best_gap) {
+            best = (long)c;
+            best_gap = gap;
+            best_rows = mean;
+            best_time = tx / T;
+        }
+    }
+    fprintf(o, "note: the rows are segments of unequal duration, not "
+               "draws: weight each by duration__.\n"
+               "  Readers that take rows for draws (ArviZ, rstan, posterior, "
+               "CmdStanPy) weigh them alike");
+    if (best >= 0)
+        fprintf(o, ":\n  their mean of %s is %.4g, weighted by duration "
+                   "%.4g (the table below integrates\n  the trajectory "
+                   "exactly)",
+                f0->names[best], best_rows, best_time);
+    fputs(", and their ESS and R-hat of rows mean nothing.\n", o);
+}
+
 /* ---- the command --------------------------------------------------------- */
 
 int cmd_summary(int argc, char **argv)
@@ -626,6 +676,8 @@ int cmd_summary(int argc, char **argv)
         for (size_t j = 0; j < a.n_pct; j++)
             p01[j] = a.pct[j] / 100.0;
         if (segments)
+            segments_note(o, draws, C, &seg);
+        if (segments)
             fprintf(o, "(the trajectory after warmup: mean, sd and "
                        "quantiles of its unconstrained coordinates are exact "
                        "time averages;\n the rest, and every ESS and R-hat, "
@@ -760,10 +812,11 @@ int cmd_summary(int argc, char **argv)
             fprintf(o, "  the ksd column: each coordinate's part (KSD^2 is "
                        "the sum of their squares); lp__'s row: the KSD\n");
         }
-        /* What to act on, as CmdStan's diagnose says it. */
+        /* What to act on, as CmdStan's diagnose says it, about the
+         * quantities shown: stats holds nothing for the others. */
         drift_checks chk;
-        if (drift_checks_run((const drift_stancsv *const *)draws, C, n, stats,
-                             &chk, &e)) {
+        if (drift_checks_run_selected((const drift_stancsv *const *)draws, C,
+                                      n, stats, keep, &chk, &e)) {
             fprintf(stderr, "drift summary: %s\n", e.msg);
             rc = EXIT_RUN_FAILED;
             goto out;

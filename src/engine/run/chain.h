@@ -82,9 +82,11 @@ typedef struct drift_run_config {
                    size_t n);
     void *on_row_user;
     /* ---- added for issue 7 (runs users can trust and read) ---- */
-    int progress;                   /* draw the progress line on stderr
-                                       (the caller checked it is a
-                                       terminal and not --quiet) */
+    int progress;                   /* progress on stderr: 0 none,
+                                       DRIFT_PROGRESS_LINE the redrawn line
+                                       (a terminal), DRIFT_PROGRESS_LOG
+                                       CmdStan's periodic lines (logs, CI,
+                                       notebooks): progress.h */
     double init_radius;             /* DRIFT_INIT_RANDOM: U(-r, r) on the
                                        unconstrained scale (0: 2, Stan's) */
     const char *init_path;          /* DRIFT_INIT_VALUES: for the header */

@@ -36,6 +36,7 @@ struct drift_csvout {
     int block_written;
     /* What drift_csvout_close needs once the chain is gone. */
     uint64_t warm_offered, samp_offered, warm_iters;
+    uint64_t own_warm_iters;  /* warm_iters before the run's common count */
     uint64_t thin;          /* rows per offered draw: --thin, or 1 for a
                                continuous sampler */
     int save_warmup, engaged;
@@ -68,6 +69,19 @@ static off_t pos(drift_writer *w)
 uint64_t drift_csvout_warm_count(const struct drift_csvout *o)
 {
     return o->save_warmup ? o->warm_offered : 0;
+}
+
+uint64_t drift_csvout_warm_iters(const struct drift_csvout *o)
+{
+    return o->warm_iters;
+}
+
+void drift_csvout_common_warm_iters(struct drift_csvout *o, uint64_t n)
+{
+    if (n < o->warm_iters) {
+        o->own_warm_iters = o->warm_iters;
+        o->warm_iters = n;
+    }
 }
 
 uint64_t drift_csvout_samp_count(const struct drift_csvout *o)
@@ -414,6 +428,20 @@ int drift_csvout_begin(drift_chain *c)
     FILE *f = drift_writer_file(c->w);
     const drift_run_config *cfg = c->cfg;
     fprintf(f, "# drift_version = %s\n", PACKAGE_VERSION);
+    /* First, where anyone opening the file sees it: readers of Stan CSV
+     * take these rows for equally weighted draws, which they are not. */
+    if (cfg->emit_segments)
+        fputs("# drift: SEGMENTS, NOT DRAWS (--emit segments).  Each row is "
+              "a straight piece\n"
+              "#   of a continuous trajectory, lasting duration__: weight "
+              "each row by\n"
+              "#   duration__ (a mean is sum(x * duration__) / "
+              "sum(duration__)).  ArviZ,\n"
+              "#   rstan, posterior and CmdStanPy weigh every row alike: "
+              "their means, ESS\n"
+              "#   and R-hat of these rows are wrong.  drift summary reads "
+              "them right.\n",
+              f);
     for (const char *const *h = cfg->header; h && *h; h++)
         fprintf(f, "# %s\n", *h);
     write_cmdstan_config(c, f);
@@ -691,8 +719,28 @@ int drift_csvout_close(struct drift_csvout *o, drift_writer *w,
     /* Saved warmup cut short (an interrupted warmup): a whole number of
      * --thin steps, so that every reader splits the rows alike (ArviZ
      * rounds num_warmup / thin down, the others up). */
-    if (o->save_warmup && o->thin > 1)
+    if (o->save_warmup && o->thin > 1) {
         o->warm_offered = rows_of(warm, o->thin) * o->thin;
+        if (o->warm_offered != warm)
+            fprintf(f,
+                    "# drift: %llu warmup iterations; the header says "
+                    "num_warmup %llu, a whole number of\n"
+                    "#   --thin %llu steps, so that every reader takes the "
+                    "same %llu rows as warmup\n",
+                    (unsigned long long)warm,
+                    (unsigned long long)o->warm_offered,
+                    (unsigned long long)o->thin,
+                    (unsigned long long)rows_of(warm, o->thin));
+    }
+    if (o->own_warm_iters && !o->save_warmup)
+        fprintf(f,
+                "# drift: this chain ran %llu warmup iterations; the header "
+                "says the run's\n"
+                "#   common count, %llu (a run interrupted in warmup: "
+                "readers take a run's\n"
+                "#   files together only when their num_warmup agree)\n",
+                (unsigned long long)o->own_warm_iters,
+                (unsigned long long)o->warm_iters);
     if (num_warmup(o) == 0)
         fputs("# drift: no warmup; the header says num_warmup 1 and "
               "save_warmup 0 because\n"
@@ -715,4 +763,175 @@ int drift_csvout_close(struct drift_csvout *o, drift_writer *w,
                              "file's header: %s",
                              strerror(errno));
     return DRIFT_OK;
+}
+
+/* ---- generated quantities on some rows only ------------------------------ */
+
+void drift_csvout_generated_path(const char *chain_path, char *buf,
+                                 size_t cap)
+{
+    const char *slash = strrchr(chain_path, '/');
+    const char *dot = strrchr(chain_path, '.');
+    if (dot && (!slash || dot > slash + 1))
+        snprintf(buf, cap, "%.*s_generated%s", (int)(dot - chain_path),
+                 chain_path, dot);
+    else
+        snprintf(buf, cap, "%s_generated", chain_path);
+}
+
+/* Writes line (n bytes, its newline included) to f, without the fields
+ * [first, first + count) of its comma-separated fields. */
+static void put_fields_except(FILE *f, const char *line, size_t n,
+                              size_t first, size_t count)
+{
+    size_t field = 0, start = 0;
+    int wrote = 0;
+    for (size_t i = 0; i <= n; i++) {
+        int end = i == n || line[i] == ',' || line[i] == '\n';
+        if (!end)
+            continue;
+        if (field < first || field >= first + count) {
+            if (wrote)
+                fputc(',', f);
+            fwrite(line + start, 1, i - start, f);
+            wrote = 1;
+        }
+        field++;
+        start = i + 1;
+        if (i == n || line[i] == '\n')
+            break;
+    }
+    fputc('\n', f);
+}
+
+/* "#     name = 12   " -> 1 and the value, for CmdStan's indented keys. */
+static int header_count(const char *line, const char *name, uint64_t *v)
+{
+    const char *p = line + 1;
+    while (*p == ' ')
+        p++;
+    size_t n = strlen(name);
+    if (strncmp(p, name, n) || strncmp(p + n, " = ", 3))
+        return 0;
+    char *end;
+    unsigned long long x = strtoull(p + n + 3, &end, 10);
+    if (end == p + n + 3)
+        return 0;
+    *v = (uint64_t)x;
+    return 1;
+}
+
+int drift_csvout_split_generated(const char *path, const char *first_name,
+                                 size_t count, uint64_t every, drift_err *e)
+{
+    char gpath[4096];
+    drift_csvout_generated_path(path, gpath, sizeof gpath);
+    const char *gname = strrchr(gpath, '/') ? strrchr(gpath, '/') + 1 : gpath;
+    FILE *in = fopen(path, "r");
+    if (!in)
+        return drift_err_set(e, DRIFT_EIO, "%s: %s", path, strerror(errno));
+    drift_writer *wm = NULL, *wg = NULL;
+    int rc = drift_writer_open(path, &wm, e);
+    if (!rc && (rc = drift_writer_open(gpath, &wg, e)))
+        drift_writer_abort(wm);
+    if (rc) {
+        fclose(in);
+        return rc;
+    }
+    FILE *fm = drift_writer_file(wm), *fg = drift_writer_file(wg);
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t n;
+    long first = -1;
+    int columns_seen = 0;
+    uint64_t thin = 1, row = 0, warm_rows = 0, v;
+    /* First pass: the saved warmup rows (those before the adaptation
+     * block; none without --save-warmup). */
+    while ((n = getline(&line, &cap, in)) > 0) {
+        if (line[0] != '#')
+            row += columns_seen++ > 0;
+        else if (columns_seen && !strcmp(line, "# Adaptation terminated\n"))
+            break;
+        else if (!columns_seen && header_count(line, "thin", &v))
+            thin = v ? v : 1;
+    }
+    warm_rows = n > 0 ? row : 0;
+    row = 0;
+    columns_seen = 0;
+    rewind(in);
+    /* The counts readers split rows by, rewritten for the generated
+     * file's thinning of thin * every: its saved warmup rows a whole
+     * number of such steps (ArviZ rounds num_warmup / thin down, the
+     * others up), its draws ceil(num_samples / (thin * every)) as the
+     * rows every-th row of the draws leaves. */
+    while ((n = getline(&line, &cap, in)) > 0) {
+        if (line[0] == '#') {
+            fwrite(line, 1, (size_t)n, fm);
+            if (!columns_seen && header_count(line, "thin", &v)) {
+                fprintf(fg, "#     thin = %llu\n",
+                        (unsigned long long)(thin * every));
+                continue;
+            }
+            if (!columns_seen && warm_rows &&
+                header_count(line, "num_warmup", &v)) {
+                fprintf(fg, "#     num_warmup = %llu\n",
+                        (unsigned long long)((warm_rows + every - 1) /
+                                             every * thin * every));
+                continue;
+            }
+            if (columns_seen && !strcmp(line, "# Adaptation terminated\n"))
+                row = 0;
+            fwrite(line, 1, (size_t)n, fg);
+            continue;
+        }
+        if (!columns_seen) {
+            columns_seen = 1;
+            size_t field = 0, len = strlen(first_name);
+            for (ssize_t i = 0, start = 0; i < n; i++)
+                if (line[i] == ',' || line[i] == '\n') {
+                    if ((size_t)(i - start) == len &&
+                        !strncmp(line + start, first_name, len))
+                        first = (long)field;
+                    field++;
+                    start = i + 1;
+                }
+            if (first < 0)
+                break;
+            fprintf(fm, "# drift: the generated quantities, computed on "
+                        "every %llu%s draw (--generated-every),\n"
+                        "#   are in %s with those draws\n",
+                    (unsigned long long)every,
+                    every == 2 ? "nd" : every == 3 ? "rd" : "th", gname);
+            fprintf(fg, "# drift: every %llu%s draw of %s with its "
+                        "generated quantities (--generated-every);\n"
+                        "#   thin and the counts above are those of these "
+                        "rows\n",
+                    (unsigned long long)every,
+                    every == 2 ? "nd" : every == 3 ? "rd" : "th",
+                    strrchr(path, '/') ? strrchr(path, '/') + 1 : path);
+            put_fields_except(fm, line, (size_t)n, (size_t)first, count);
+            fwrite(line, 1, (size_t)n, fg);
+            continue;
+        }
+        put_fields_except(fm, line, (size_t)n, (size_t)first, count);
+        if (row++ % every == 0)
+            fwrite(line, 1, (size_t)n, fg);
+    }
+    free(line);
+    int bad = ferror(in);
+    fclose(in);
+    if (bad || first < 0) {
+        drift_writer_abort(wm);
+        drift_writer_abort(wg);
+        return drift_err_set(e, DRIFT_EIO,
+                             "%s: cannot move its generated quantities to "
+                             "%s: %s",
+                             path, gname,
+                             bad ? strerror(errno) : "no such column");
+    }
+    if ((rc = drift_writer_commit(wg, e))) {
+        drift_writer_abort(wm);
+        return rc;
+    }
+    return drift_writer_commit(wm, e);
 }

@@ -90,6 +90,14 @@ void drift_csvout_finish(drift_chain *c, const drift_csvout_end *end);
 uint64_t drift_csvout_warm_count(const struct drift_csvout *o);
 uint64_t drift_csvout_samp_count(const struct drift_csvout *o);
 
+/* The warmup iterations a chain ran, which the header gives as
+ * num_warmup without --save-warmup; common_warm_iters lowers it to the
+ * run's common count n (chains interrupted in warmup ran different
+ * counts, and rstan, CmdStanPy, ArviZ and posterior refuse files whose
+ * num_warmup differ), and drift_csvout_close then notes the chain's own. */
+uint64_t drift_csvout_warm_iters(const struct drift_csvout *o);
+void drift_csvout_common_warm_iters(struct drift_csvout *o, uint64_t n);
+
 /* Completes the file of a finished chain: keeps only the first warm and
  * samp offered draws (at most its own counts; the draws beyond them are
  * dropped and a note says how many), writes the trailer, and writes
@@ -110,5 +118,23 @@ void drift_csvout_write_block(FILE *f, double step, int kind, size_t d,
                               const double *m);
 void drift_csvout_write_elapsed(FILE *f, double warmup, double sampling);
 int drift_csvout_patch(int fd, off_t at, uint64_t v, int width);
+
+/* The file beside a chain's draws file that holds the draws with their
+ * generated quantities when these are computed on some draws only
+ * (--generated-every K > 1): "fit_1.csv" -> "fit_1_generated.csv". */
+void drift_csvout_generated_path(const char *chain_path, char *buf,
+                                 size_t cap);
+
+/* Moves the generated quantities out of the committed draws file path:
+ * the count columns from the one named first_name, which hold values on
+ * every every-th row of each phase and NaN on the others (a NaN that
+ * bayesplot refuses, and rstan warns about column by column).  The draws
+ * file keeps its other columns on every row; the generated file (above)
+ * gets every every-th row of each phase whole, with a header whose thin
+ * and saved warmup count are those rows', so both are Stan CSV files
+ * that readers take whole.  Both are replaced atomically.  Returns
+ * DRIFT_OK or DRIFT_EIO (the draws file is then left as it was). */
+int drift_csvout_split_generated(const char *path, const char *first_name,
+                                 size_t count, uint64_t every, drift_err *e);
 
 #endif

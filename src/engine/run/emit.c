@@ -176,18 +176,26 @@ static uint64_t generated_seed(const drift_chain *c)
 }
 
 /* The model's derived values, and its generated quantities on every
- * generated_every-th draw after warmup (NaN on the others). */
+ * generated_every-th row of each phase, saved warmup included (as CmdStan
+ * computes them for warmup draws too: a NaN in a draw row makes bayesplot
+ * refuse the file and rstan warn once per column).  With generated_every
+ * above 1 the other rows get NaN here, and the run moves the generated
+ * columns to a file of their own when it ends
+ * (drift_csvout_split_generated), so no reader meets them. */
 static void write_generated(drift_chain *c, const double *theta, double *out)
 {
     const drift_model *m = c->model;
     if (!m->n_gen)
         return;
-    int all = 0;
-    if (!in_warmup(c)) {
-        uint64_t every = c->cfg->generated_every ? c->cfg->generated_every
-                                                 : 1;
-        all = c->gen_seen++ % every == 0;
+    uint64_t every = c->cfg->generated_every ? c->cfg->generated_every : 1;
+    uint64_t row;
+    if (in_warmup(c)) { /* this row's index among the phase's rows */
+        int grid = (c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+        row = (c->warm_offered - 1) / (grid ? 1 : c->cfg->thin);
+    } else {
+        row = c->gen_seen++;
     }
+    int all = row % every == 0;
     if (!all)
         for (size_t k = m->n_gen_derived; k < m->n_gen; k++)
             out[k] = NAN;

@@ -25,7 +25,21 @@ struct drift_progress {
     pthread_cond_t cv;
     unsigned n_done;
     double t0;
+    int log;            /* DRIFT_PROGRESS_LOG */
+    int *logged;        /* per chain: the last tenth printed (-1: none) */
 };
+
+void drift_progress_log_lines(drift_progress *p)
+{
+    if (!p || p->logged)
+        return;
+    p->logged = drift_calloc(p->K ? p->K : 1, sizeof *p->logged);
+    if (!p->logged)
+        return; /* out of memory: no lines, the run goes on */
+    for (unsigned k = 0; k < p->K; k++)
+        p->logged[k] = -1;
+    p->log = 1;
+}
 
 drift_progress *drift_progress_new(unsigned K, unsigned first,
                                    const drift_progress_budget *b, FILE *f)
@@ -54,6 +68,7 @@ void drift_progress_free(drift_progress *p)
         return;
     pthread_mutex_destroy(&p->mu);
     pthread_cond_destroy(&p->cv);
+    drift_free(p->logged);
     drift_free(p->slots);
     drift_free(p);
 }
@@ -156,8 +171,94 @@ void drift_progress_format(drift_progress *p, double elapsed, char *buf,
 #undef PUT
 }
 
+/* Chain k's fraction of its budget: iterations, passes or time, whichever
+ * runs out first. */
+static double chain_fraction(const drift_progress *p, uint64_t it,
+                             double passes, double elapsed)
+{
+    double frac = 0;
+    if (p->b.iters)
+        frac = fmax(frac, (double)it / (double)p->b.iters);
+    if (p->b.passes > 0)
+        frac = fmax(frac, passes / p->b.passes);
+    if (p->b.seconds > 0)
+        frac = fmax(frac, elapsed / p->b.seconds);
+    return fmin(frac, 1.0);
+}
+
+void drift_progress_log_format(const drift_progress *p, unsigned k,
+                               uint64_t it, double passes, char *buf,
+                               size_t cap)
+{
+    const char *phase = it < p->b.warmup || (it == p->b.warmup && it &&
+                                              p->b.iters == p->b.warmup)
+                            ? "Warmup"
+                            : "Sampling";
+    double frac = chain_fraction(p, it, passes, drift_now() - p->t0);
+    if (p->b.iters) {
+        int w = snprintf(NULL, 0, "%llu", (unsigned long long)p->b.iters);
+        snprintf(buf, cap, "Chain %u Iteration: %*llu / %llu [%3d%%]  (%s)",
+                 p->first + k, w, (unsigned long long)it,
+                 (unsigned long long)p->b.iters, (int)(100 * frac + 1e-9),
+                 phase);
+    } else if (p->b.passes > 0) {
+        snprintf(buf, cap, "Chain %u Iteration: %llu, %.4g / %.4g data "
+                           "passes [%3d%%]  (%s)",
+                 p->first + k, (unsigned long long)it, passes, p->b.passes,
+                 (int)(100 * frac + 1e-9), phase);
+    } else {
+        snprintf(buf, cap, "Chain %u Iteration: %llu [%3d%%]  (%s)",
+                 p->first + k, (unsigned long long)it,
+                 (int)(100 * frac + 1e-9), phase);
+    }
+}
+
+/* DRIFT_PROGRESS_LOG: a line for each chain that passed into a new tenth
+ * of its budget since the last look (the first at its first iteration; a
+ * finished chain's at its end, when it got there). */
+static void log_lines(drift_progress *p, int final)
+{
+    double elapsed = drift_now() - p->t0;
+    for (unsigned k = 0; k < p->K; k++) {
+        uint64_t it = __atomic_load_n(&p->slots[k].iter, __ATOMIC_RELAXED);
+        uint64_t g = __atomic_load_n(&p->slots[k].grads, __ATOMIC_RELAXED);
+        double passes = p->b.N ? (double)g / (double)p->b.N : 0;
+        if (it == 0)
+            continue;
+        int tenth = (int)(10 * chain_fraction(p, it, passes, elapsed) + 1e-9);
+        if (tenth == 10 && !final && !p->slots[k].done)
+            tenth = 9; /* the 100% line once the chain has ended */
+        if (tenth <= p->logged[k])
+            continue;
+        char line[256];
+        drift_progress_log_format(p, k, it, passes, line, sizeof line);
+        fprintf(p->f, "%s\n", line);
+        p->logged[k] = tenth;
+    }
+    fflush(p->f);
+}
+
 void drift_progress_watch(drift_progress *p)
 {
+    if (p->log) {
+        pthread_mutex_lock(&p->mu);
+        while (p->n_done < p->K) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 100 * 1000 * 1000;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&p->cv, &p->mu, &ts);
+            pthread_mutex_unlock(&p->mu);
+            log_lines(p, 0);
+            pthread_mutex_lock(&p->mu);
+        }
+        pthread_mutex_unlock(&p->mu);
+        log_lines(p, 1);
+        return;
+    }
     int drawn = 0;
     double last = 0;
     char line[512];

@@ -38,6 +38,22 @@ typedef struct drift_progress_budget {
 
 typedef struct drift_progress drift_progress;
 
+/* How progress is shown: one line redrawn in place (a terminal), or, where
+ * standard error is a log (a file, CI, a notebook), a line per chain at
+ * each tenth of its iterations as CmdStan prints them, e.g.
+ * "Chain 1 Iteration:  200 / 2000 [ 10%]  (Warmup)", which a log keeps
+ * legible (no carriage returns) and short. */
+enum { DRIFT_PROGRESS_LINE = 1, DRIFT_PROGRESS_LOG = 2 };
+
+/* Switches p to DRIFT_PROGRESS_LOG's lines (before drift_progress_watch). */
+void drift_progress_log_lines(drift_progress *p);
+
+/* The log line of chain k (0-based) at iteration it, into buf (exposed for
+ * tests). */
+void drift_progress_log_format(const drift_progress *p, unsigned k,
+                               uint64_t it, double passes, char *buf,
+                               size_t cap);
+
 /* A watcher of K chains with ids first .. first+K-1, drawing on f.
  * NULL when out of memory (the run then goes on without a line). */
 drift_progress *drift_progress_new(unsigned K, unsigned first,

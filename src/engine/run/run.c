@@ -1836,24 +1836,32 @@ static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
 static void close_files(unsigned K, drift_chain_result *results,
                         chain_file *files, int across)
 {
-    uint64_t warm = UINT64_MAX, samp = UINT64_MAX;
+    uint64_t warm = UINT64_MAX, samp = UINT64_MAX, iters = UINT64_MAX;
     for (unsigned k = 0; k < K; k++) {
         if (!files[k].w || results[k].status)
             continue;
         uint64_t w = drift_csvout_warm_count(files[k].out);
         uint64_t s = drift_csvout_samp_count(files[k].out);
+        uint64_t i = drift_csvout_warm_iters(files[k].out);
         warm = w < warm ? w : warm;
         samp = s < samp ? s : samp;
+        iters = i < iters ? i : iters;
     }
     /* Across ranks, the smallest counts of every chain of the run, which
      * the groups' writers hold between them (every rank takes part). */
     if (across) {
-        uint64_t v[2] = {warm, samp};
-        if (drift_ranks_min_u64(v, 2) == DRIFT_OK) {
+        uint64_t v[3] = {warm, samp, iters};
+        if (drift_ranks_min_u64(v, 3) == DRIFT_OK) {
             warm = v[0];
             samp = v[1];
+            iters = v[2];
         }
     }
+    /* Warmup iterations too (the header's num_warmup), for chains
+     * interrupted in warmup. */
+    for (unsigned k = 0; k < K; k++)
+        if (files[k].w && !results[k].status)
+            drift_csvout_common_warm_iters(files[k].out, iters);
     for (unsigned k = 0; k < K; k++) {
         chain_file *f = &files[k];
         drift_chain_result *res = &results[k];
@@ -1894,6 +1902,32 @@ static void close_files(unsigned K, drift_chain_result *results,
         drift_csvout_free(f->out);
         f->w = NULL;
         f->out = NULL;
+    }
+}
+
+/* Generated quantities computed on every K-th draw only leave NaN on the
+ * other rows, which readers refuse: once the files are complete, those
+ * columns move to files of their own (csvout.h). */
+static void split_generated(const drift_run_config *cfg, unsigned K,
+                            drift_chain_result *results)
+{
+    const drift_model *m = cfg->model;
+    if (cfg->generated_every <= 1 || cfg->emit_segments ||
+        m->n_gen <= m->n_gen_derived)
+        return;
+    for (unsigned k = 0; k < K; k++) {
+        drift_chain_result *res = &results[k];
+        drift_err e = {{0}};
+        if (!res->path[0] ||
+            !drift_csvout_split_generated(res->path,
+                                          m->gen_names[m->n_gen_derived],
+                                          m->n_gen - m->n_gen_derived,
+                                          cfg->generated_every, &e))
+            continue;
+        if (!res->status) {
+            res->status = DRIFT_EIO;
+            snprintf(res->message, sizeof res->message, "%.500s", e.msg);
+        }
     }
 }
 
@@ -2112,6 +2146,8 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
             cfg->iters ? cfg->warmup + cfg->iters : 0, cfg->warmup,
             cfg->passes, cfg->seconds, cfg->model->n_rows};
         prog = drift_progress_new(K, first, &b, stderr);
+        if (cfg->progress == DRIFT_PROGRESS_LOG)
+            drift_progress_log_lines(prog);
     }
     drift_run_shared run;
     memset(&run, 0, sizeof run);
@@ -2168,6 +2204,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         drift_free(live);
     }
     close_files(K, results, files, ranks != NULL);
+    split_generated(cfg, K, results);
     drift_free(files);
     drift_progress_free(prog);
     release_shared(&run);

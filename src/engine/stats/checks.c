@@ -273,9 +273,11 @@ static int check_chains(const drift_stancsv *const *ch, size_t C,
     return DRIFT_OK;
 }
 
-/* R-hat and ESS over the model's quantities (lp__ included). */
+/* R-hat and ESS over the model's quantities (lp__ included) that keep
+ * selects (all when NULL). */
 static int check_mixing(const drift_stancsv *const *ch, size_t C, size_t n,
-                        const drift_summary_stats *stats, drift_checks *out,
+                        const drift_summary_stats *stats,
+                        const unsigned char *keep, drift_checks *out,
                         drift_err *e)
 {
     const drift_stancsv *f0 = ch[0];
@@ -288,7 +290,7 @@ static int check_mixing(const drift_stancsv *const *ch, size_t C, size_t n,
     int rc = DRIFT_OK;
     for (size_t c = 0; c < nc && !rc; c++) {
         const char *name = f0->names[c];
-        if (is_sampler_col(name))
+        if (is_sampler_col(name) || (keep && !keep[c]))
             continue;
         drift_summary_stats s;
         if (stats)
@@ -349,6 +351,14 @@ int drift_checks_run(const drift_stancsv *const *chains, size_t C, size_t n,
                      const drift_summary_stats *stats, drift_checks *out,
                      drift_err *e)
 {
+    return drift_checks_run_selected(chains, C, n, stats, NULL, out, e);
+}
+
+int drift_checks_run_selected(const drift_stancsv *const *chains, size_t C,
+                              size_t n, const drift_summary_stats *stats,
+                              const unsigned char *keep, drift_checks *out,
+                              drift_err *e)
+{
     memset(out, 0, sizeof *out);
     if (C == 0 || n == 0)
         return DRIFT_OK;
@@ -361,5 +371,5 @@ int drift_checks_run(const drift_stancsv *const *chains, size_t C, size_t n,
         rc = check_chains(chains, C, out);
     if (rc)
         return drift_err_set(e, rc, "out of memory");
-    return check_mixing(chains, C, n, stats, out, e);
+    return check_mixing(chains, C, n, stats, keep, out, e);
 }

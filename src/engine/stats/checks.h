@@ -39,6 +39,15 @@ typedef struct drift_checks {
 int drift_checks_run(const drift_stancsv *const *chains, size_t C, size_t n,
                      const drift_summary_stats *stats, drift_checks *out,
                      drift_err *e);
+/* The same, with the R-hat and ESS checks over the columns c with keep[c]
+ * set (all when keep is NULL): a summary of some variables judges only
+ * those, and stats need hold only the kept columns' values.  The checks
+ * of transitions and chains (divergences, E-BFMI, ...) read the sampler's
+ * columns whatever keep says. */
+int drift_checks_run_selected(const drift_stancsv *const *chains, size_t C,
+                              size_t n, const drift_summary_stats *stats,
+                              const unsigned char *keep, drift_checks *out,
+                              drift_err *e);
 void drift_checks_free(drift_checks *c);
 
 /* E-BFMI of a chain's energies x[0..n): the mean squared change between
