@@ -61,6 +61,7 @@ typedef struct searcher {
     int pbad;                   /* a point ran away */
     int points_mode;            /* the pilot running is measured by them */
     double scan_time;           /* trajectory time of the last pilot */
+    double t0;                  /* when the search began */
 } searcher;
 
 /* theta in whitened units, into t->w (all d with a dense factor, else the
@@ -342,7 +343,8 @@ static int long_pilot(searcher *t, double h, uint64_t steps, stats *st,
 {
     *fits = 1;
     for (int k = 0; k < 6; k++) {
-        if (t->out->steps + steps > t->cfg->max_steps) {
+        if (t->out->steps + steps > t->cfg->max_steps ||
+            (t->cfg->seconds > 0 && drift_now() - t->t0 > t->cfg->seconds)) {
             *fits = 0;
             return DRIFT_OK;
         }
@@ -422,7 +424,9 @@ static int scan(searcher *t, double *h)
     if (rc)
         return rc;
     if (!unstable) {
-        for (int k = 0; k < SCAN_TRIES && x * SCAN_FACTOR < cfg->hi; k++) {
+        for (int k = 0; k < SCAN_TRIES && x * SCAN_FACTOR < cfg->hi &&
+                        t->out->steps + SCAN_STEPS <= cfg->max_steps;
+             k++) {
             rc = pilot(t, x * SCAN_FACTOR, SCAN_STEPS, NULL, &unstable);
             if (rc)
                 return rc;
@@ -433,7 +437,9 @@ static int scan(searcher *t, double *h)
         *h = x;
         return DRIFT_OK;
     }
-    for (int k = 0; k < SCAN_TRIES && x / SCAN_FACTOR > cfg->lo; k++) {
+    for (int k = 0; k < SCAN_TRIES && x / SCAN_FACTOR > cfg->lo &&
+                    t->out->steps + SCAN_STEPS <= cfg->max_steps;
+         k++) {
         x /= SCAN_FACTOR;
         rc = pilot(t, x, SCAN_STEPS, NULL, &unstable);
         if (rc)
@@ -517,6 +523,7 @@ static int searcher_init(searcher *t, const drift_biascheck_config *cfg,
     out->stein = NAN;
     out->stein_se = NAN;
     memset(t, 0, sizeof *t);
+    t->t0 = drift_now();
     t->cfg = cfg;
     t->ops = ops;
     t->out = out;

@@ -81,6 +81,9 @@ typedef struct drift_biascheck_config {
      * time units.  NULL for a discrete sampler. */
     void (*points)(void *user, void (*fn)(void *, const double *),
                    void *fn_user, double dt);
+    /* Wall seconds after which no further compared pilot starts (0: no
+     * limit): a --seconds budget's share. */
+    double seconds;
 } drift_biascheck_config;
 
 /* One compared pilot. */

@@ -345,6 +345,7 @@ static void after_step(drift_chain *c)
 static int tune_step_size(drift_chain *c, long param);
 static int plan_run(drift_chain *c, long param);
 static int plan_continuous(drift_chain *c);
+static int plan_affordable(const drift_chain *c);
 static int check_given_step(drift_chain *c, long param);
 
 /* Run-level setup, on chain 1 (c) while the other chains wait for it in
@@ -385,8 +386,9 @@ static void run_setup(drift_chain *c, const double *theta)
         if (param >= 0 && isnan(c->cfg->hp[param])) {
             c->phase = DRIFT_CHAIN_SETUP;
             drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
-            if (c->cfg->plan.step ? plan_run(c, param)
-                                  : tune_step_size(c, param))
+            if (c->cfg->plan.step && plan_affordable(c)
+                    ? plan_run(c, param)
+                    : tune_step_size(c, param))
                 ok = 0;
             drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
             c->phase = DRIFT_CHAIN_STEPPING;
@@ -942,6 +944,10 @@ out:
 /* Iterations a chain may always be given, whatever the plan's cap in passes
  * (minibatch steps cost the same at any N). */
 #define PLAN_MIN_CAP_STEPS 200000.0
+/* Under a --passes or --seconds budget: the pilots' share of it, and the
+ * burn-in's most of what a chain's budget pays for. */
+#define PLAN_BUDGET_SHARE 0.25
+#define PLAN_BUDGET_WARMUP 0.2
 /* (Not for a continuous sampler's segments, which cost many minibatches
  * each.) */
 /* Burn-in: this many autocorrelation times, at least PLAN_MIN_WARMUP. */
@@ -954,6 +960,24 @@ static int plan_stein(void *user, drift_chain *c, const double *x,
                       double *ratio, double *se)
 {
     return drift_tune_stein(user, c, x, ratio, se);
+}
+
+/* Steps the plan's search needs at the least: a scan and a pair of
+ * first-length pilots. */
+#define PLAN_MIN_STEPS 6000.0
+
+/* Whether a budget in passes leaves the plan's search room (its share of
+ * chain 1's budget holds PLAN_MIN_STEPS steps); if not, the step size is
+ * chosen as where the plan does not apply (the KSD search keeps the
+ * sampler's default, and says so, when it has no room either). */
+static int plan_affordable(const drift_chain *c)
+{
+    const drift_run_config *cfg = c->cfg;
+    if (!(cfg->passes > 0) || c->N == 0)
+        return 1;
+    double batch = (double)(c->batch ? c->batch : 1);
+    return PLAN_BUDGET_SHARE * cfg->passes * (double)c->N / batch >=
+           PLAN_MIN_STEPS;
 }
 
 /* Chooses the step size (hyperparameter param) on chain 1 (c) by the bias
@@ -994,13 +1018,22 @@ static int plan_run(drift_chain *c, long param)
         chol = NULL;
     }
     double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
+    double per_step = batch * (cfg->gradient == DRIFT_GRADIENT_CV &&
+                                       !run->cv.s
+                                   ? 2.0
+                                   : 1.0);
     double allow = PLAN_PILOT_PASSES * N / batch;
+    allow = allow > PLAN_PILOT_STEPS ? allow : PLAN_PILOT_STEPS;
+    /* Under a budget in passes the pilots take at most a share of chain
+     * 1's (the mode search has had its own); under one in seconds, a
+     * share of the time. */
+    if (cfg->passes > 0 && N > 0)
+        allow = fmin(allow, PLAN_BUDGET_SHARE * cfg->passes * N / per_step);
     drift_biascheck_config bc = {
         s, d, hp->def, hp->lo, hp->hi,
         run->cv.ready ? run->cv.mode : NULL, chol, scale,
-        (uint64_t)(allow > PLAN_PILOT_STEPS ? fmin(allow, 1e12)
-                                            : PLAN_PILOT_STEPS),
-        PLAN_FIRST_STEPS, 0, NULL, NULL, NULL};
+        (uint64_t)fmin(allow, 1e12), PLAN_FIRST_STEPS, 0, NULL, NULL, NULL,
+        cfg->seconds > 0 ? PLAN_BUDGET_SHARE * cfg->seconds : 0};
     /* The Stein check's scores, as the KSD search makes them. */
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, (size_t)param, d, c->N, c->batch, 0,
@@ -1031,16 +1064,26 @@ static int plan_run(drift_chain *c, long param)
     run->plan_cfg = *cfg;
     drift_run_config *pc = &run->plan_cfg;
     double tau = isfinite(r.tau) ? r.tau : NAN;
-    double per_step = batch * (cfg->gradient == DRIFT_GRADIENT_CV &&
-                                       !run->cv.s
-                                   ? 2.0
-                                   : 1.0);
     int capped = 0;
-    if (cfg->plan.warmup)
+    if (cfg->plan.warmup) {
         pc->warmup = isfinite(tau)
                          ? (uint64_t)fmax(PLAN_MIN_WARMUP,
                                           ceil(PLAN_WARMUP_TAUS * tau))
                          : 1000;
+        /* Under a budget in passes or seconds the burn-in leaves most of
+         * a chain's budget to draws. */
+        double room = INFINITY;
+        if (cfg->passes > 0 && N > 0)
+            room = cfg->passes * N / per_step;
+        if (cfg->seconds > 0 && r.steps > 0) {
+            double per = (drift_now() - c->t_start) / (double)r.steps;
+            if (per > 0)
+                room = fmin(room, cfg->seconds / per);
+        }
+        if (isfinite(room) &&
+            (double)pc->warmup > PLAN_BUDGET_WARMUP * room)
+            pc->warmup = (uint64_t)(PLAN_BUDGET_WARMUP * room);
+    }
     if (cfg->plan.budget) {
         double it = isfinite(tau) ? ceil(BIASCHECK_ESS * tau) : 1000;
         if (cfg->plan.max_passes > 0 && N > 0) {
@@ -1196,7 +1239,8 @@ static int plan_continuous(drift_chain *c)
         s, d, 0, 0, 0, run->cv.ready ? run->cv.mode : NULL, NULL, scale,
         (uint64_t)(allow > PLAN_PILOT_STEPS / 10 ? fmin(allow, 1e12)
                                                  : PLAN_PILOT_STEPS / 10),
-        PLAN_FIRST_STEPS, TUNE_DRAWS, plan_stein, &tc, plan_points};
+        PLAN_FIRST_STEPS, TUNE_DRAWS, plan_stein, &tc, plan_points,
+        cfg->seconds > 0 ? PLAN_BUDGET_SHARE * cfg->seconds : 0};
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_biascheck_pilot pl;
@@ -1383,7 +1427,7 @@ static int check_given_step(drift_chain *c, long param)
         s, d, hp->def, hp->lo, hp->hi,
         run->cv.ready ? run->cv.mode : NULL, chol, scale,
         (uint64_t)fmin(allow, 1e12), PLAN_FIRST_STEPS / 4, TUNE_DRAWS,
-        plan_stein, &tc, NULL};
+        plan_stein, &tc, NULL, 0};
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_err e = {{0}};
