@@ -962,6 +962,67 @@ static int plan_stein(void *user, drift_chain *c, const double *x,
     return drift_tune_stein(user, c, x, ratio, se);
 }
 
+/* What the plan's and the check's pilots need: their context, their
+ * hyperparameters, a starting point, and the whitened units of the run's
+ * mode (sds of its diagonal curvature; the dense metric's lower factor
+ * where cv made one and want_chol asks for it). */
+typedef struct plan_scratch {
+    pilot_ctx *p;
+    double *pilot_hp, *theta, *scale, *chol;
+} plan_scratch;
+
+static void plan_scratch_free(plan_scratch *ps)
+{
+    drift_free(ps->p);
+    drift_free(ps->pilot_hp);
+    drift_free(ps->theta);
+    drift_free(ps->scale);
+    drift_free(ps->chol);
+    memset(ps, 0, sizeof *ps);
+}
+
+/* ps for chain 1 (c), the step size at param (SIZE_MAX: none); DRIFT_OK,
+ * or the chain failed for want of memory. */
+static int plan_scratch_new(drift_chain *c, size_t param, int want_chol,
+                            plan_scratch *ps)
+{
+    drift_run_shared *run = c->run;
+    const drift_run_config *cfg = c->cfg;
+    size_t n = cfg->sampler->n_hparams, d = c->d;
+    memset(ps, 0, sizeof *ps);
+    ps->p = drift_calloc(1, sizeof *ps->p);
+    ps->pilot_hp = drift_calloc(n ? n : 1, sizeof(double));
+    ps->theta = drift_calloc(d ? d : 1, sizeof(double));
+    ps->scale = drift_calloc(d ? d : 1, sizeof(double));
+    if (want_chol && run->cv.ready && run->cv.inv_dense)
+        ps->chol = drift_malloc_array(d * d, sizeof(double));
+    if (!ps->p || !ps->pilot_hp || !ps->theta || !ps->scale) {
+        plan_scratch_free(ps);
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory planning the run");
+    }
+    memcpy(ps->pilot_hp, cfg->hp, n * sizeof(double));
+    pilot_ctx_init(ps->p, c, ps->pilot_hp, ps->theta, param, 0);
+    for (size_t k = 0; k < d; k++) {
+        double v = run->cv.ready ? run->cv.inv_metric[k] : 1.0;
+        ps->scale[k] = v > 0 && isfinite(v) ? sqrt(v) : 1.0;
+    }
+    if (ps->chol && drift_adapt_cholesky(run->cv.inv_dense, d, ps->chol)) {
+        drift_free(ps->chol);
+        ps->chol = NULL;
+    }
+    return DRIFT_OK;
+}
+
+/* A warning of the plan's on standard error and in the header's note. */
+static void plan_warn(drift_run_shared *run, const char *warn)
+{
+    fprintf(stderr, "drift: warning: %s\n", warn);
+    size_t used = strlen(run->tune_header);
+    snprintf(run->tune_header + used, sizeof run->tune_header - used,
+             "# drift: warning: %s\n", warn);
+}
+
 /* Steps the plan's search needs at the least: a scan and a pair of
  * first-length pilots. */
 #define PLAN_MIN_STEPS 6000.0
@@ -992,31 +1053,19 @@ static int plan_run(drift_chain *c, long param)
     const drift_sampler *s = cfg->sampler;
     const drift_hparam *hp = &s->hparams[param];
     size_t n = s->n_hparams, d = c->d;
+    plan_scratch ps;
+    int rc = plan_scratch_new(c, (size_t)param, 1, &ps);
+    if (rc)
+        return -1;
+    pilot_ctx *p = ps.p;
+    double *scale = ps.scale, *chol = ps.chol;
     run->hp = drift_calloc(n ? n : 1, sizeof(double));
-    pilot_ctx *p = drift_calloc(1, sizeof *p);
-    double *pilot_hp = drift_calloc(n ? n : 1, sizeof(double));
-    double *theta = drift_calloc(d ? d : 1, sizeof(double));
-    double *scale = drift_calloc(d ? d : 1, sizeof(double));
-    double *chol = run->cv.ready && run->cv.inv_dense
-                       ? drift_malloc_array(d * d, sizeof(double))
-                       : NULL;
-    int rc = DRIFT_OK;
-    if (!run->hp || !p || !pilot_hp || !theta || !scale) {
+    if (!run->hp) {
         rc = drift_chain_fail(c, DRIFT_ENOMEM,
                               "out of memory planning the run");
         goto out;
     }
     memcpy(run->hp, cfg->hp, n * sizeof(double));
-    memcpy(pilot_hp, cfg->hp, n * sizeof(double));
-    pilot_ctx_init(p, c, pilot_hp, theta, (size_t)param, 0);
-    for (size_t k = 0; k < d; k++) {
-        double v = run->cv.ready ? run->cv.inv_metric[k] : 1.0;
-        scale[k] = v > 0 && isfinite(v) ? sqrt(v) : 1.0;
-    }
-    if (chol && drift_adapt_cholesky(run->cv.inv_dense, d, chol)) {
-        drift_free(chol);
-        chol = NULL;
-    }
     double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
     double per_step = batch * (cfg->gradient == DRIFT_GRADIENT_CV &&
                                        !run->cv.s
@@ -1172,18 +1221,10 @@ static int plan_run(drift_chain *c, long param)
                  s->name, ceil(BIASCHECK_ESS * tau), BIASCHECK_ESS,
                  cfg->plan.max_passes, (unsigned long long)pc->iters,
                  (double)pc->iters / tau);
-    if (warn[0]) {
-        fprintf(stderr, "drift: warning: %s\n", warn);
-        size_t used = strlen(run->tune_header);
-        snprintf(run->tune_header + used, sizeof run->tune_header - used,
-                 "# drift: warning: %s\n", warn);
-    }
+    if (warn[0])
+        plan_warn(run, warn);
 out:
-    drift_free(p);
-    drift_free(pilot_hp);
-    drift_free(theta);
-    drift_free(scale);
-    drift_free(chol);
+    plan_scratch_free(&ps);
     return rc || c->failed ? -1 : 0;
 }
 
@@ -1211,23 +1252,13 @@ static int plan_continuous(drift_chain *c)
     drift_run_shared *run = c->run;
     const drift_run_config *cfg = c->cfg;
     const drift_sampler *s = cfg->sampler;
-    size_t n = s->n_hparams, d = c->d;
-    pilot_ctx *p = drift_calloc(1, sizeof *p);
-    double *pilot_hp = drift_calloc(n ? n : 1, sizeof(double));
-    double *theta = drift_calloc(d ? d : 1, sizeof(double));
-    double *scale = drift_calloc(d ? d : 1, sizeof(double));
-    int rc = DRIFT_OK;
-    if (!p || !pilot_hp || !theta || !scale) {
-        rc = drift_chain_fail(c, DRIFT_ENOMEM,
-                              "out of memory planning the run");
-        goto out;
-    }
-    memcpy(pilot_hp, cfg->hp, n * sizeof(double));
-    pilot_ctx_init(p, c, pilot_hp, theta, SIZE_MAX, 0);
-    for (size_t k = 0; k < d; k++) {
-        double v = run->cv.ready ? run->cv.inv_metric[k] : 1.0;
-        scale[k] = v > 0 && isfinite(v) ? sqrt(v) : 1.0;
-    }
+    size_t d = c->d;
+    plan_scratch ps;
+    int rc = plan_scratch_new(c, SIZE_MAX, 0, &ps);
+    if (rc)
+        return -1;
+    pilot_ctx *p = ps.p;
+    double *scale = ps.scale;
     double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
     /* A segment costs a few minibatches: the pilots' allowance in
      * segments is a tenth of the discrete samplers' in steps. */
@@ -1347,17 +1378,10 @@ static int plan_continuous(drift_chain *c)
                  s->name, ceil(BIASCHECK_ESS * tau), BIASCHECK_ESS,
                  cfg->plan.max_passes, (unsigned long long)pc->iters,
                  (double)pc->iters / tau);
-    if (warn[0]) {
-        fprintf(stderr, "drift: warning: %s\n", warn);
-        size_t used = strlen(run->tune_header);
-        snprintf(run->tune_header + used, sizeof run->tune_header - used,
-                 "# drift: warning: %s\n", warn);
-    }
+    if (warn[0])
+        plan_warn(run, warn);
 out:
-    drift_free(p);
-    drift_free(pilot_hp);
-    drift_free(theta);
-    drift_free(scale);
+    plan_scratch_free(&ps);
     return rc || c->failed ? -1 : 0;
 }
 
@@ -1384,30 +1408,13 @@ static int check_given_step(drift_chain *c, long param)
     const drift_run_config *cfg = c->cfg;
     const drift_sampler *s = cfg->sampler;
     const drift_hparam *hp = &s->hparams[param];
-    size_t n = s->n_hparams, d = c->d;
-    pilot_ctx *p = drift_calloc(1, sizeof *p);
-    double *pilot_hp = drift_calloc(n ? n : 1, sizeof(double));
-    double *theta = drift_calloc(d ? d : 1, sizeof(double));
-    double *scale = drift_calloc(d ? d : 1, sizeof(double));
-    double *chol = run->cv.ready && run->cv.inv_dense
-                       ? drift_malloc_array(d * d, sizeof(double))
-                       : NULL;
-    int rc = DRIFT_OK;
-    if (!p || !pilot_hp || !theta || !scale) {
-        rc = drift_chain_fail(c, DRIFT_ENOMEM,
-                              "out of memory checking the step size");
-        goto out;
-    }
-    memcpy(pilot_hp, cfg->hp, n * sizeof(double));
-    pilot_ctx_init(p, c, pilot_hp, theta, (size_t)param, 0);
-    for (size_t k = 0; k < d; k++) {
-        double v = run->cv.ready ? run->cv.inv_metric[k] : 1.0;
-        scale[k] = v > 0 && isfinite(v) ? sqrt(v) : 1.0;
-    }
-    if (chol && drift_adapt_cholesky(run->cv.inv_dense, d, chol)) {
-        drift_free(chol);
-        chol = NULL;
-    }
+    size_t d = c->d;
+    plan_scratch ps;
+    int rc = plan_scratch_new(c, (size_t)param, 1, &ps);
+    if (rc)
+        return -1;
+    pilot_ctx *p = ps.p;
+    double *scale = ps.scale, *chol = ps.chol;
     double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
     /* The run's length in steps, and a quarter of it for the pilots. */
     double steps = cfg->iters ? (double)(cfg->warmup + cfg->iters) : 0;
@@ -1504,11 +1511,7 @@ static int check_given_step(drift_chain *c, long param)
     if (warn)
         fprintf(stderr, "drift: warning: %s\n", msg);
 out:
-    drift_free(p);
-    drift_free(pilot_hp);
-    drift_free(theta);
-    drift_free(scale);
-    drift_free(chol);
+    plan_scratch_free(&ps);
     return rc || c->failed ? -1 : 0;
 }
 
