@@ -103,6 +103,26 @@ static void fmt_duration(double s, char *buf, size_t cap)
         snprintf(buf, cap, "--");
 }
 
+/* The iteration budget, which the run's plan may set once the chains have
+ * begun (drift_progress_replan), read as the watcher reads slots. */
+static uint64_t iters_of(const drift_progress *p)
+{
+    return __atomic_load_n(&p->b.iters, __ATOMIC_RELAXED);
+}
+
+static uint64_t warmup_of(const drift_progress *p)
+{
+    return __atomic_load_n(&p->b.warmup, __ATOMIC_RELAXED);
+}
+
+void drift_progress_replan(drift_progress *p, uint64_t iters, uint64_t warmup)
+{
+    if (!p)
+        return;
+    __atomic_store_n(&p->b.iters, iters, __ATOMIC_RELAXED);
+    __atomic_store_n(&p->b.warmup, warmup, __ATOMIC_RELAXED);
+}
+
 /* A count of data passes: whole numbers once they are large. */
 static void fmt_passes(double v, char *buf, size_t cap)
 {
@@ -127,8 +147,8 @@ void drift_progress_format(drift_progress *p, double elapsed, char *buf,
     }
     /* Whichever budget runs out first ends the run. */
     double frac = 0;
-    if (p->b.iters)
-        frac = fmax(frac, (double)it_min / (double)p->b.iters);
+    if (iters_of(p))
+        frac = fmax(frac, (double)it_min / (double)iters_of(p));
     if (p->b.passes > 0 && p->b.N)
         frac = fmax(frac, passes_min / p->b.passes);
     if (p->b.seconds > 0)
@@ -149,10 +169,10 @@ void drift_progress_format(drift_progress *p, double elapsed, char *buf,
     else
         PUT("chains %u-%u: ", p->first, p->first + p->K - 1);
     PUT("iter %llu", (unsigned long long)it_min);
-    if (p->b.iters)
-        PUT("/%llu", (unsigned long long)p->b.iters);
+    if (iters_of(p))
+        PUT("/%llu", (unsigned long long)iters_of(p));
     PUT(" (%d%%%s)", (int)(100 * frac),
-        it_min < p->b.warmup ? ", warmup" : "");
+        it_min < warmup_of(p) ? ", warmup" : "");
     if (p->b.N) {
         char a[32], b[32];
         fmt_passes(passes_sum / p->K, a, sizeof a);
@@ -177,8 +197,8 @@ static double chain_fraction(const drift_progress *p, uint64_t it,
                              double passes, double elapsed)
 {
     double frac = 0;
-    if (p->b.iters)
-        frac = fmax(frac, (double)it / (double)p->b.iters);
+    if (iters_of(p))
+        frac = fmax(frac, (double)it / (double)iters_of(p));
     if (p->b.passes > 0)
         frac = fmax(frac, passes / p->b.passes);
     if (p->b.seconds > 0)
@@ -190,16 +210,16 @@ void drift_progress_log_format(const drift_progress *p, unsigned k,
                                uint64_t it, double passes, char *buf,
                                size_t cap)
 {
-    const char *phase = it < p->b.warmup || (it == p->b.warmup && it &&
-                                              p->b.iters == p->b.warmup)
+    const char *phase = it < warmup_of(p) || (it == warmup_of(p) && it &&
+                                              iters_of(p) == warmup_of(p))
                             ? "Warmup"
                             : "Sampling";
     double frac = chain_fraction(p, it, passes, drift_now() - p->t0);
-    if (p->b.iters) {
-        int w = snprintf(NULL, 0, "%llu", (unsigned long long)p->b.iters);
+    if (iters_of(p)) {
+        int w = snprintf(NULL, 0, "%llu", (unsigned long long)iters_of(p));
         snprintf(buf, cap, "Chain %u Iteration: %*llu / %llu [%3d%%]  (%s)",
                  p->first + k, w, (unsigned long long)it,
-                 (unsigned long long)p->b.iters, (int)(100 * frac + 1e-9),
+                 (unsigned long long)iters_of(p), (int)(100 * frac + 1e-9),
                  phase);
     } else if (p->b.passes > 0) {
         snprintf(buf, cap, "Chain %u Iteration: %llu, %.4g / %.4g data "

@@ -60,6 +60,11 @@ drift_progress *drift_progress_new(unsigned K, unsigned first,
                                    const drift_progress_budget *b, FILE *f);
 void drift_progress_free(drift_progress *p);
 
+/* The iteration budget (warmup + iterations) and warmup the run's plan
+ * chose once the chains had begun; p may be NULL. */
+void drift_progress_replan(drift_progress *p, uint64_t iters,
+                           uint64_t warmup);
+
 /* Chain k's (0-based) slot. */
 drift_progress_slot *drift_progress_slot_at(drift_progress *p, unsigned k);
 

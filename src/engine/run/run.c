@@ -1620,6 +1620,9 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     if (run->planned) {
         chain_follow_plan(&c);
         cfg = c.cfg;
+        drift_progress_replan(prog, cfg->iters ? cfg->warmup + cfg->iters
+                                               : 0,
+                              cfg->warmup);
     }
     if (cfg->init_mode == DRIFT_INIT_MODE && drift_run_chain_setup_init(&c, theta))
         goto done;
