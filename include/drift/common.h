@@ -79,7 +79,7 @@ typedef struct drift_hparam {
 /* drift_hparam.flags */
 #define DRIFT_HP_OPEN_LO 1u  /* lower bound is exclusive */
 #define DRIFT_HP_OPEN_HI 2u  /* upper bound is exclusive */
-/* (added for issue 17) A REAL hyperparameter that is the sampler's step
+/* A REAL hyperparameter that is the sampler's step
  * size, such as SGLD's h: when the user does not set it, or sets it to
  * "auto", the engine chooses it before the chains start, by short pilot
  * runs over a grid of values scored by the kernel Stein discrepancy of

@@ -41,7 +41,7 @@ typedef struct drift_table {
  * writes "file:line:col: error: ..." (or the row store's problem) into e. */
 int drift_table_open(const char *path, drift_table **out, drift_err *e);
 
-/* A share of a data file's rows, for a run across MPI ranks (issue 19):
+/* A share of a data file's rows, for a run across MPI ranks:
  * this process reads share `index` of `count` contiguous shares.  A row
  * store is cut by rows (share i holds rows N i / count ..), a text file
  * (CSV, LIBSVM) by bytes at line starts, so a text share's row count and

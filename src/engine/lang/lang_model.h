@@ -29,7 +29,7 @@ typedef struct drift_lang_spec {
                                        drift check asks for it).  Otherwise
                                        such rows are checked as they are
                                        evaluated. */
-    /* A run across MPI ranks (issue 19): the rows file is read in shares,
+    /* A run across MPI ranks: the rows file is read in shares,
      * this process's alone (engine/data/table.h); NULL: all of it. */
     const struct drift_table_share *share;
 } drift_lang_spec;

@@ -82,7 +82,7 @@ typedef struct drift_langdata {
     int check_mapped;               /* the graph checks outcomes read from
                                        a mapped row store over every row
                                        too (drift check) */
-    /* A run across ranks (issue 19): the rows table holds a share of the
+    /* A run across ranks: the rows table holds a share of the
      * data's rows_total rows (0: all of them), and N, the language's
      * number of rows, is rows_total while the rows here are N above. */
     uint64_t rows_total;

@@ -23,7 +23,7 @@
 
 struct drift_ranks_chan;
 
-/* A run across MPI ranks (issue 19; ranks.h): what this process runs of
+/* A run across MPI ranks (ranks.h): what this process runs of
  * it.  Its group runs chains first .. first + count - 1 of the run's K
  * (the chain queue and the results hold those alone), chain k over the
  * channel chans[k]; the model holds rows rows_first .. rows_first + n - 1
@@ -81,7 +81,7 @@ typedef struct drift_run_config {
     void (*on_row)(void *user, unsigned chain_id, const double *row,
                    size_t n);
     void *on_row_user;
-    /* ---- added for issue 7 (runs users can trust and read) ---- */
+    /* ---- progress, inits and held-out metrics ---- */
     int progress;                   /* progress on stderr: 0 none,
                                        DRIFT_PROGRESS_LINE the redrawn line
                                        (a terminal), DRIFT_PROGRESS_LOG
@@ -94,7 +94,7 @@ typedef struct drift_run_config {
     const char *test_path;          /* for headers */
     double eval_every;              /* --eval-every P data passes (0: at
                                        the end only) */
-    /* Continuous samplers (added for issue 6): write the trajectory's
+    /* Continuous samplers: write the trajectory's
      * skeleton, one row per segment, instead of draws at thin_time steps
      * (--emit segments; see drift_emit_segment for the columns). */
     int emit_segments;
@@ -110,18 +110,18 @@ typedef struct drift_run_config {
     void (*on_trajectory)(void *user, unsigned chain_id, double time,
                           const double *mean, const double *var, size_t d);
     void *on_trajectory_user;
-    /* Chains run at most this many at a time, the rest queued (added for
-     * issue 13; 0: the number of processor cores). */
+    /* Chains run at most this many at a time, the rest queued (0: the
+     * number of processor cores). */
     unsigned parallel;
     /* DRIFT_INIT_VALUES: which of init_values the file gave (n_out flags;
      * NULL: all); the others are drawn as DRIFT_INIT_RANDOM draws them. */
     const unsigned char *init_given;
     /* --iter 0: the run ends with its warmup (no draws kept). */
     int warmup_only;
-    /* Stan CSV that every reader accepts (issue 14): the first data file,
+    /* Stan CSV that every reader accepts: the first data file,
      * for the header's "data / file" (NULL: none). */
     const char *data_path;
-    /* Checkpoints (issue 21 item 8; checkpoint.h): the directory (NULL:
+    /* Checkpoints (checkpoint.h): the directory (NULL:
      * none), how often each chain saves itself (every ckpt_iters
      * iterations, every ckpt_seconds seconds; 0: not by that; a chain
      * also saves when it ends or a signal stops it), and whether chains
@@ -130,15 +130,15 @@ typedef struct drift_run_config {
     uint64_t ckpt_iters;
     double ckpt_seconds;
     int resume;
-    /* One run across MPI ranks (issue 19): NULL in one process. */
+    /* One run across MPI ranks: NULL in one process. */
     const drift_run_ranks *ranks;
-    /* The estimator behind grad_batch (issue 17): DRIFT_GRADIENT_PLAIN, or
+    /* The estimator behind grad_batch: DRIFT_GRADIENT_PLAIN, or
      * DRIFT_GRADIENT_CV, for which chain 1 finds a mode in the run-level
      * setup (mode.h).  drift_run refuses cv for samplers that never call
      * grad_batch (DRIFT_SAMPLER_FULL_DATA, DRIFT_SAMPLER_OWN_ESTIMATES)
      * and for models without rows. */
     int gradient;
-    /* Issue 17.  save_gradients: every row written gets the score
+    /* save_gradients: every row written gets the score
      * grad log p(theta | data) at its draw, on the unconstrained scale,
      * over all N rows (one full-data gradient per row, not counted in
      * grads__ nor against --passes), as columns grad_lp_1__ ...
@@ -189,7 +189,7 @@ typedef struct drift_chain_result {
     uint64_t proposals, violations; /* thinning counters */
     char path[4096];                /* the draws file written */
     char metrics_path[4096];        /* --test metrics file ("" if none) */
-    /* ---- added for issue 19 ---- */
+    /* ---- runs across MPI ranks ---- */
     int interrupted;                /* stopped by a signal (across ranks:
                                        to any rank of its group) */
 } drift_chain_result;
@@ -249,8 +249,8 @@ typedef struct drift_run_shared {
     uint64_t setup_grads;   /* evaluations setup spent */
     void **allocs;          /* setup's svc->alloc blocks */
     size_t n_allocs, cap_allocs;
-    drift_cv cv;            /* --gradient cv's mode (issue 17) */
-    /* Issue 17: the hyperparameters every chain's sampler gets, with a
+    drift_cv cv;            /* --gradient cv's mode */
+    /* The hyperparameters every chain's sampler gets, with a
      * step size left to the engine chosen (NULL: cfg->hp as given), and
      * how it was chosen (NULL: it was not; tune.h). */
     double *hp;
@@ -309,7 +309,7 @@ struct drift_chain {
     uint64_t draws_written;
     uint64_t gen_seen;              /* kept draws after warmup, for
                                        generated_every */
-    /* Counts behind the header's num_warmup and num_samples (issue 14):
+    /* Counts behind the header's num_warmup and num_samples:
      * draws a sampler offered before --thin, in warmup (counted only with
      * --save-warmup) and after it; a continuous sampler offers one draw
      * per output time step, or per segment with --emit segments. */
@@ -367,7 +367,7 @@ struct drift_chain {
     /* A run across ranks (shard.h): this rank's rows and the chain's
      * channel; NULL in one process. */
     struct drift_shard *shard;
-    /* ---- added for issue 17 ---- */
+    /* ---- control variates, the watch and chosen step sizes ---- */
     /* --gradient cv's scratch (oracle.c, made on first use): theta -
      * theta-hat (d); for a generalised linear model, cv_x_cap rows of the
      * design (cv_x_cap x d), their scalars, log-likelihood terms and
@@ -381,7 +381,7 @@ struct drift_chain {
     struct drift_watch *watch; /* minibatch chains: lp__ running away,
                                parameters that stopped (watch.c; NULL:
                                not watched) */
-    /* Issue 17: the hyperparameters the sampler was given (cfg->hp, or
+    /* The hyperparameters the sampler was given (cfg->hp, or
      * the run's with a chosen step size); mute: warnings are not printed
      * (a pilot chain's). */
     const double *hp;

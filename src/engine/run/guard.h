@@ -34,7 +34,7 @@ typedef struct drift_guard_config {
     unsigned first_id;     /* the first chain's id */
     const char *sampler;   /* its name, for messages */
     double step_timeout;   /* seconds a plugin call may take; 0: no limit */
-    /* ---- added for issue 19: a rank of a run across MPI ranks ---- */
+    /* ---- a rank of a run across MPI ranks ---- */
     const char *who;       /* "rank 3 on node2", before every message
                               (NULL: none) */
     double term_grace;     /* after a SIGTERM (mpirun ending the job), the

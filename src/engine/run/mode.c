@@ -1,4 +1,4 @@
-/* mode.c: --gradient cv's run-level work (issue 17).  Once per run, on
+/* mode.c: --gradient cv's run-level work.  Once per run, on
  * chain 1 before any chain's init, the posterior's mode theta-hat is found:
  * one pass of per-row gradients at the start gives the problem's diagonal
  * scale (empirical Fisher plus the prior's curvature), which

@@ -23,7 +23,7 @@ typedef struct drift_problem_spec {
     size_t n_data_set;
     FILE *diag;                   /* where errors in the model and its data
                                      are reported (NULL: stderr) */
-    /* A run across MPI ranks (issue 19): the rows file is read in shares,
+    /* A run across MPI ranks: the rows file is read in shares,
      * this process's alone; NULL: all of it. */
     const drift_table_share *share;
 } drift_problem_spec;

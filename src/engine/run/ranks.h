@@ -1,5 +1,5 @@
-/* ranks.h: one run over several processes, the ranks mpirun starts
- * (issue 19).  The only view the engine has of MPI: ranks_mpi.c
+/* ranks.h: one run over several processes, the ranks mpirun starts.
+ * The only view the engine has of MPI: ranks_mpi.c
  * implements it over MPI when configure found it, ranks_none.c (built
  * otherwise) says this drift has none.  Everything ranks exchange goes
  * through here: the layout of chains over rank groups, the row counts of

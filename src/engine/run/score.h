@@ -1,7 +1,7 @@
 /* score.h: the score grad log p(theta | data) of a model at a point, over
  * all its rows and its prior (Jacobians included: the model's log
  * density is on the unconstrained scale), for the kernel Stein
- * discrepancy (issue 17): the columns --save-gradients writes, and
+ * discrepancy: the columns --save-gradients writes, and
  * `drift summary --ksd` recomputing them from the model and data.  Works
  * on the model ABI alone, so it serves a chain (its workspace) and a
  * reader of files (workspaces of its own) alike.  Not an oracle: nothing

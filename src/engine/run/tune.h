@@ -1,4 +1,4 @@
-/* tune.h: choosing a sampler's step size for the user (issue 17; the
+/* tune.h: choosing a sampler's step size for the user (the
  * hyperparameter flagged DRIFT_HP_STEP_SIZE, set to "auto" or not set).
  * Short pilot chains, all from one initial point with the same random
  * numbers, run at trial step sizes on a grid of factors of sqrt(10): from

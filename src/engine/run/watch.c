@@ -1,5 +1,5 @@
-/* watch.c: the engine watching a minibatch chain as it runs (issue 17
- * item 5).  From a reference window (the second half of warmup, or
+/* watch.c: the engine watching a minibatch chain as it runs.
+ * From a reference window (the second half of warmup, or
  * iterations 50-149 without one) it learns the range of lp__ and each
  * parameter's spread; after it, it warns once when lp__ stays far below
  * that range (a chain running away: a step size too large for the

@@ -1,5 +1,5 @@
 /* watch.h: the engine watching a minibatch chain as it runs
- * (engine-internal; issue 17 item 5): lp__ running away below the range it
+ * (engine-internal): lp__ running away below the range it
  * had in a reference window, lp__ far below the mode's under --gradient
  * cv, parameters that stopped moving.  Each is one warning naming the
  * chain, the iteration and a parameter; the chain goes on.  Values that
