@@ -107,36 +107,30 @@ static void take_point(void *user, const double *theta)
     t->pn++;
 }
 
-/* st from the points kept (after their first fifth), as pilot() makes
- * them from steps; tau in points. */
-static void point_stats(searcher *t, stats *st)
+/* st's means, variances and batch-means autocorrelation times from the
+ * tracked coordinates' sums in t->sum, t->sum2 and t->bsum over n draws
+ * in N_BATCH batches of blen. */
+static void finish_stats(searcher *t, stats *st, uint64_t n, uint64_t blen)
 {
-    size_t burn = t->pn / 5, blen = (t->pn - burn) / N_BATCH;
-    uint64_t n = (uint64_t)blen * N_BATCH;
     st->n = n;
     st->p.unstable = 0;
     double vsum = 0, se2 = 0, tmax = 1;
     for (size_t a = 0; a < t->m && n > 0; a++) {
-        double sum = 0, sum2 = 0;
-        for (size_t i = 0; i < n; i++) {
-            double v = t->pts[(burn + i) * t->m + a];
-            sum += v;
-            sum2 += v * v;
-        }
-        double mu = sum / (double)n, var = sum2 / (double)n - mu * mu;
+        double mu = t->sum[a] / (double)n;
+        double var = t->sum2[a] / (double)n - mu * mu;
         if (var < 0)
             var = 0;
         double bv = 0;
         for (size_t j = 0; j < N_BATCH; j++) {
-            double bs = 0;
-            for (size_t i = 0; i < blen; i++)
-                bs += t->pts[(burn + j * blen + i) * t->m + a];
-            double bm = bs / (double)blen - mu;
+            double bm = t->bsum[j * t->m + a] / (double)blen - mu;
             bv += bm * bm;
         }
         bv /= N_BATCH - 1;
         double tau = var > 0 ? (double)blen * bv / var : (double)n;
-        tau = tau < 1 ? 1 : tau > (double)n ? (double)n : tau;
+        if (!(tau >= 1))
+            tau = 1;
+        if (tau > (double)n)
+            tau = (double)n;
         st->mean[a] = mu;
         st->var[a] = var;
         st->tau[a] = tau;
@@ -147,6 +141,27 @@ static void point_stats(searcher *t, stats *st)
     st->p.vbar = vsum / (double)t->m;
     st->p.vbar_se = vsum > 0 ? sqrt(se2) / vsum : INFINITY;
     st->p.tau = tmax;
+}
+
+/* st from the points kept (after their first fifth), summed as pilot()
+ * sums its steps; tau in points. */
+static void point_stats(searcher *t, stats *st)
+{
+    size_t burn = t->pn / 5, blen = (t->pn - burn) / N_BATCH;
+    uint64_t n = (uint64_t)blen * N_BATCH;
+    memset(t->sum, 0, t->m * sizeof *t->sum);
+    memset(t->sum2, 0, t->m * sizeof *t->sum2);
+    memset(t->bsum, 0, N_BATCH * t->m * sizeof *t->bsum);
+    for (size_t i = 0; i < n; i++) {
+        const double *row = t->pts + (burn + i) * t->m;
+        double *bs = t->bsum + (i / blen) * t->m;
+        for (size_t a = 0; a < t->m; a++) {
+            t->sum[a] += row[a];
+            t->sum2[a] += row[a] * row[a];
+            bs[a] += row[a];
+        }
+    }
+    finish_stats(t, st, n, blen);
 }
 
 /* Runs a pilot of `steps` steps at h.  With st, the draws after the
@@ -272,38 +287,9 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
         return DRIFT_OK;
     }
     /* Means, variances and batch-means autocorrelation times. */
-    n = blen * N_BATCH;
-    st->n = n;
     st->p.h = h;
     st->p.steps = steps;
-    st->p.unstable = 0;
-    double vsum = 0, se2 = 0, tmax = 1;
-    for (size_t a = 0; a < t->m; a++) {
-        double mu = t->sum[a] / (double)n;
-        double var = t->sum2[a] / (double)n - mu * mu;
-        if (var < 0)
-            var = 0;
-        double bv = 0;
-        for (size_t j = 0; j < N_BATCH; j++) {
-            double bm = t->bsum[j * t->m + a] / (double)blen - mu;
-            bv += bm * bm;
-        }
-        bv /= N_BATCH - 1;
-        double tau = var > 0 ? (double)blen * bv / var : (double)n;
-        if (!(tau >= 1))
-            tau = 1;
-        if (tau > (double)n)
-            tau = (double)n;
-        st->mean[a] = mu;
-        st->var[a] = var;
-        st->tau[a] = tau;
-        vsum += var;
-        se2 += 2 * tau * var * var / (double)n;
-        tmax = tau > tmax ? tau : tmax;
-    }
-    st->p.vbar = vsum / (double)t->m;
-    st->p.vbar_se = vsum > 0 ? sqrt(se2) / vsum : INFINITY;
-    st->p.tau = tmax;
+    finish_stats(t, st, blen * N_BATCH, blen);
     return DRIFT_OK;
 }
 
