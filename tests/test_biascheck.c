@@ -77,7 +77,8 @@ static char *make_data(truth *t)
 
 /* The pooled draws of columns a and b of files stem_1.csv ...
  * stem_K.csv, chain by chain into d (one th_draws a chain: columns a, b);
- * *h gets the header's plan_choice (NaN: none). */
+ * *h gets the header's plan_choice (NaN: none); a plan that moved its
+ * centre off the mode fails the test. */
 static void read_draws(const char *stem, unsigned K, th_draws *d, double *h)
 {
     *h = NAN;
@@ -93,8 +94,14 @@ static void read_draws(const char *stem, unsigned K, th_draws *d, double *h)
              line = strtok(NULL, "\n")) {
             if (line[0] == '#') {
                 double x;
+                int moves;
                 if (sscanf(line, "# plan_choice = %lf", &x) == 1)
                     *h = x;
+                /* The posterior is Gaussian: its mode's Laplace
+                 * approximation is exact, and the centring windows must
+                 * leave the centre there. */
+                if (sscanf(line, "# plan_centre_moves = %d", &moves) == 1)
+                    assert_int_equal(moves, 0);
                 continue;
             }
             if (ca < 0) {

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/stop.h"
@@ -30,6 +31,18 @@
 /* A pilot whose mean squared whitened distance from the mode passes this
  * (ten posterior sds per coordinate) ran away. */
 #define RUNAWAY 100.0
+/* The same for a centring window, which may travel far from a centre
+ * that is not the posterior's (a hundred sds per coordinate). */
+#define TRAVEL 1e4
+/* The centring: at most this many windows, each twice the last, within
+ * half the pilots' allowance; a window fits its centre when its whitened
+ * means lie within CENTRE_OK sds of it (beyond their noise) and its
+ * whitened variances within a factor CENTRE_VAR of 1, shrunk towards 1 by
+ * CENTRE_PRIOR effective draws (Stan's regularisation of its metric). */
+#define CENTRE_WINDOWS 6
+#define CENTRE_OK 0.5
+#define CENTRE_VAR 2.0
+#define CENTRE_PRIOR 5.0
 /* Points a continuous sampler's pilot keeps, and the most doubles of raw
  * points kept for its Stein check. */
 #define MAX_POINTS 40000
@@ -61,8 +74,24 @@ typedef struct searcher {
     int pbad;                   /* a point ran away */
     int points_mode;            /* the pilot running is measured by them */
     double scan_time;           /* trajectory time of the last pilot */
+    /* the centring window's sums over all d coordinates (in its second
+     * half): whitened sums, squares and batch sums, and the points' own
+     * sums */
+    int adapting;
+    uint64_t an;
+    double *asum, *asum2, *abatch, *xsum;
     double t0;                  /* when the search began */
 } searcher;
+
+/* Whether DRIFT_PLAN_TRACE is set: each pilot and centring window is then
+ * described on standard error (for developers of the plan). */
+static int tracing(void)
+{
+    static int on = -1;
+    if (on < 0)
+        on = getenv("DRIFT_PLAN_TRACE") != NULL;
+    return on;
+}
 
 /* theta in whitened units, into t->w (all d with a dense factor, else the
  * tracked coordinates' places only). */
@@ -77,6 +106,13 @@ static void whiten(searcher *t, const double *theta)
             for (size_t j = 0; j < i; j++)
                 v -= L[i * d + j] * t->w[j];
             t->w[i] = v / L[i * d + i];
+        }
+        return;
+    }
+    if (t->adapting) {
+        for (size_t k = 0; k < d; k++) {
+            double v = theta[k] - (cfg->mode ? cfg->mode[k] : 0);
+            t->w[k] = cfg->scale ? v / cfg->scale[k] : v;
         }
         return;
     }
@@ -223,9 +259,27 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
             double v = t->w[t->track[a]];
             r2 += v * v;
         }
-        if (!(r2 <= RUNAWAY * (double)t->m)) {
+        if (!(r2 <= (t->adapting ? TRAVEL : RUNAWAY) * (double)t->m)) {
+            if (tracing())
+                fprintf(stderr, "  runaway at %llu: r2/m=%g\n",
+                        (unsigned long long)s, r2 / (double)t->m);
             *unstable = 1;
             break;
+        }
+        if (t->adapting && s >= steps / 2 &&
+            (s - steps / 2) / ((steps - steps / 2) / N_BATCH) < N_BATCH) {
+            size_t d = t->d;
+            uint64_t j = (s - steps / 2) / ((steps - steps / 2) / N_BATCH);
+            double *ab = t->abatch + j * d;
+            for (size_t k = 0; k < d; k++) {
+                double v = t->w[k];
+                t->asum[k] += v;
+                t->asum2[k] += v * v;
+                ab[k] += v;
+            }
+            for (size_t k = 0; k < d; k++)
+                t->xsum[k] += theta[k];
+            t->an++;
         }
         if (st && t->draws && s >= burn && !t->points_mode) {
             uint64_t ms = t->cfg->stein_draws, stride = n / ms;
@@ -274,6 +328,9 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
         c->failed = 0;
     }
     t->ops->close(t->ops->user, c);
+    if (tracing())
+        fprintf(stderr, "pilot h=%g steps=%llu/%llu unstable=%d\n", h,
+                (unsigned long long)s, (unsigned long long)steps, *unstable);
     if (!st || *unstable)
         return DRIFT_OK;
     if (t->points_mode) {
@@ -290,6 +347,9 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
     st->p.h = h;
     st->p.steps = steps;
     finish_stats(t, st, blen * N_BATCH, blen);
+    if (tracing())
+        fprintf(stderr, "  vbar=%g se=%g tau=%g stein=%g\n", st->p.vbar,
+                st->p.vbar_se, st->p.tau, st->p.stein);
     return DRIFT_OK;
 }
 
@@ -337,6 +397,8 @@ static int long_pilot(searcher *t, double h, uint64_t steps, stats *st,
         int rc = pilot(t, h, steps, st, unstable);
         if (rc || *unstable)
             return rc;
+        t->out->tau_seen = st->p.tau;
+        t->out->h_seen = h;
         double ess = (double)st->n / st->p.tau;
         if (ess >= BIASCHECK_PILOT_ESS)
             return DRIFT_OK;
@@ -399,12 +461,10 @@ static void stats_free(stats *s)
     drift_free(s->tau);
 }
 
-/* The largest stable step of the scan from cfg->h0 into *h (0 when none
- * is). */
-static int scan(searcher *t, double *h)
+/* The largest stable step of the scan from x into *h (0 when none is). */
+static int scan(searcher *t, double x, double *h)
 {
     const drift_biascheck_config *cfg = t->cfg;
-    double x = cfg->h0;
     int unstable;
     int rc = pilot(t, x, SCAN_STEPS, NULL, &unstable);
     if (rc)
@@ -439,14 +499,141 @@ static int scan(searcher *t, double *h)
     return DRIFT_OK;
 }
 
+
+/* Whether the centring window just run fits the run's centre and metric:
+ * every coordinate's whitened mean within CENTRE_OK of 0 beyond three of
+ * its standard errors (batch means), and its whitened variance, shrunk
+ * towards 1 by CENTRE_PRIOR effective draws, within a factor CENTRE_VAR. */
+static int centre_fits(searcher *t, double *score)
+{
+    size_t d = t->d;
+    double n = (double)t->an, blen = n / N_BATCH, off = 0, q = 0;
+    size_t worst = 0;
+    for (size_t k = 0; k < d; k++) {
+        double mu = t->asum[k] / n;
+        double var = t->asum2[k] / n - mu * mu;
+        double bv = 0;
+        for (size_t j = 0; j < N_BATCH; j++) {
+            double bm = t->abatch[j * d + k] / blen - mu;
+            bv += bm * bm;
+        }
+        bv /= N_BATCH - 1;
+        double neff = bv > 0 ? var / bv * N_BATCH : n; /* n / tau */
+        neff = neff > n ? n : neff < 1 ? 1 : neff;
+        double v = (neff * (var > 0 ? var : 0) + CENTRE_PRIOR) /
+                   (neff + CENTRE_PRIOR);
+        double o = fabs(mu) - 3 * sqrt((var > 0 ? var : 0) / neff);
+        if (o > off) {
+            off = o;
+            worst = k;
+        }
+        q = fabs(log(v)) > q ? fabs(log(v)) : q;
+    }
+    if (tracing())
+        fprintf(stderr, "  centre: n=%g mean off %g (coordinate %zu), "
+                "max|log var| %g\n", n, off, worst, q);
+    *score = off / CENTRE_OK + q / log(CENTRE_VAR);
+    return off <= CENTRE_OK && q <= log(CENTRE_VAR);
+}
+
+/* The centring, where the runner can move the run's centre
+ * (cfg->recentre): a window at half the stable step *hs from the usual
+ * start (a draw of the Gaussian at the centre); where its draws' second
+ * half does not fit the centre and its metric (centre_fits), the centre
+ * moves to their mean (the runner makes the control variates and the
+ * metric there), the stable step is scanned again from *hs, and the next
+ * window, twice as long, checks the new centre.  A hierarchical model's
+ * joint mode can lie many posterior sds from its bulk (the group scales'
+ * mode is not their posterior's); at the mode of a regression the first
+ * window fits and nothing changes.  Where no window fits, the centre
+ * whose window fit best is kept (moves that made things worse are
+ * undone).  *fits 1 when a window fit. */
+static int centre(searcher *t, double *hs, int *fits)
+{
+    const drift_biascheck_config *cfg = t->cfg;
+    *fits = 1;
+    if (!cfg->recentre)
+        return DRIFT_OK;
+    size_t d = t->d;
+    int rc = DRIFT_OK;
+    t->asum = drift_calloc(d, sizeof(double));
+    t->asum2 = drift_calloc(d, sizeof(double));
+    t->abatch = drift_calloc(N_BATCH * d, sizeof(double));
+    t->xsum = drift_calloc(d, sizeof(double));
+    double *best = drift_malloc_array(d, sizeof(double));
+    double best_score = INFINITY, best_hs = *hs;
+    int moved = 0; /* the centre is not the best one */
+    if (!t->asum || !t->asum2 || !t->abatch || !t->xsum || !best) {
+        rc = drift_err_set(t->e, DRIFT_ENOMEM,
+                           "out of memory checking the run's centre");
+        goto out;
+    }
+    *fits = 0;
+    uint64_t L = pilot_len((double)cfg->min_steps);
+    for (int w = 0; w < CENTRE_WINDOWS && *hs > 0; w++, L *= 2) {
+        if (t->out->steps + L > cfg->max_steps / 2)
+            break;
+        memset(t->asum, 0, d * sizeof(double));
+        memset(t->asum2, 0, d * sizeof(double));
+        memset(t->abatch, 0, N_BATCH * d * sizeof(double));
+        memset(t->xsum, 0, d * sizeof(double));
+        t->an = 0;
+        t->adapting = 1;
+        int unstable;
+        rc = pilot(t, *hs / 2, L, NULL, &unstable);
+        t->adapting = 0;
+        if (rc)
+            goto out;
+        if (unstable || t->an < 2 * N_BATCH) {
+            *hs /= 2;
+            continue;
+        }
+        double score;
+        if (centre_fits(t, &score)) {
+            *fits = 1;
+            break;
+        }
+        if (score < best_score) {
+            best_score = score;
+            best_hs = *hs;
+            memcpy(best, cfg->mode, d * sizeof *best);
+        }
+        for (size_t k = 0; k < d; k++)
+            t->xsum[k] /= (double)t->an;
+        if ((rc = cfg->recentre(cfg->recentre_user, t->xsum)))
+            goto out;
+        moved = 1;
+        t->out->recentred++;
+        if ((rc = scan(t, *hs, hs)))
+            goto out;
+    }
+    if (!*fits && moved && isfinite(best_score)) {
+        if ((rc = cfg->recentre(cfg->recentre_user, best)))
+            goto out;
+        *hs = best_hs;
+    }
+out:
+    drift_free(best);
+    drift_free(t->asum);
+    drift_free(t->asum2);
+    drift_free(t->abatch);
+    drift_free(t->xsum);
+    t->asum = t->asum2 = t->abatch = t->xsum = NULL;
+    return rc;
+}
+
 static int search(searcher *t)
 {
     const drift_biascheck_config *cfg = t->cfg;
     drift_biascheck_result *out = t->out;
     double hs;
-    int rc = scan(t, &hs);
+    int rc = scan(t, cfg->h0, &hs);
     if (rc)
         return rc;
+    int centred = 1;
+    if (hs > 0 && (rc = centre(t, &hs, &centred)))
+        return rc;
+    out->centred = centred;
     out->h_stable = hs;
     if (hs == 0) {
         /* Nothing was stable: the smallest step scanned, unverified. */
@@ -504,6 +691,7 @@ static int searcher_init(searcher *t, const drift_biascheck_config *cfg,
 {
     memset(out, 0, sizeof *out);
     out->tau = NAN;
+    out->tau_seen = NAN;
     out->var_ratio = NAN;
     out->var_se = NAN;
     out->stein = NAN;

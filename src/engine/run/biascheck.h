@@ -84,6 +84,15 @@ typedef struct drift_biascheck_config {
     /* Wall seconds after which no further compared pilot starts (0: no
      * limit): a --seconds budget's share. */
     double seconds;
+    /* The centring before the step search (NULL: none, the centre stays
+     * the mode): recentre(recentre_user, x) moves the run's centre (the
+     * control variates' point, the metric's curvature, the pilots' and
+     * chains' starting draws) to x, and must write the new metric's sds
+     * and lower factor where scale and chol above point, so that later
+     * pilots' whitened units are the new centre's.  Non-zero: a failure
+     * that ends the search. */
+    int (*recentre)(void *user, const double *x);
+    void *recentre_user;
 } drift_biascheck_config;
 
 /* One compared pilot. */
@@ -110,6 +119,12 @@ typedef struct drift_biascheck_result {
     double mean_shift;          /* whitened mean difference, noise removed */
     double stein, stein_se;     /* the chosen pilot's Stein ratio */
     double h_stable;            /* the largest stable step the scan found */
+    double tau_seen, h_seen;    /* the last compared pilot's
+                                   autocorrelation time (steps) and step
+                                   (tau_seen NaN: none finished) */
+    int recentred;              /* moves of the centre */
+    int centred;                /* a centring window fit the centre (0:
+                                   none did within its allowance) */
     size_t n_pilots;
     uint64_t steps;             /* steps all pilots took */
     char trail[800];            /* "h:ratio,..." of the compared pairs */

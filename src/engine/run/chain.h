@@ -236,6 +236,9 @@ typedef struct drift_cv {
                                end (L-BFGS's H): ~2 (U - U_min) */
     double seconds;
     int converged;
+    size_t flat, first_flat;    /* coordinates without curvature */
+    unsigned recentred;         /* moves of the centre off the mode
+                                   (drift_mode_recentre) */
 } drift_cv;
 
 /* What the chains of one run share (run.c makes it): the sampler's

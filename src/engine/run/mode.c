@@ -578,6 +578,66 @@ static int first_point(search *s, double *x, double *f, double *g,
                             c->nonfinite);
 }
 
+/* The pass at cv->mode (store_pass) and the metric there: the diagonal
+ * curvature (the empirical Fisher's plus the prior's) into cv->curv and
+ * its inverse into cv->inv_metric, and where d and N allow the inverse of
+ * the whole matrix into cv->inv_dense; cv->flat counts the coordinates
+ * without curvature (the first at cv->first_flat).  work: 3 d. */
+static int store_metric(search *s, drift_cv *cv, double *fisher,
+                        double *work)
+{
+    drift_chain *c = s->c;
+    size_t d = s->d, N = s->N;
+    int rc;
+    double *dense = NULL;
+    drift_free(cv->inv_dense);
+    cv->inv_dense = NULL;
+    if (d <= DENSE_MAX_DIM &&
+        (double)N * (double)d * (double)d <= DENSE_MAX_FLOPS)
+        dense = drift_malloc_array(2 * d * d, sizeof(double));
+    if ((rc = store_pass(s, cv, fisher, dense))) {
+        drift_free(dense);
+        return rc;
+    }
+    prior_curvature(s, cv->mode, cv->curv, work);
+    if (c->failed) {
+        drift_free(dense);
+        return c->failed;
+    }
+    if (dense) {
+        /* The whole matrix, the prior's curvature on its diagonal (its
+         * off-diagonal part is left out: priors here are products over
+         * coordinates, or nearly), inverted for a DENSE metric. */
+        for (size_t i = 0; i < d; i++) {
+            dense[i * d + i] += cv->curv[i];
+            for (size_t j = 0; j < i; j++)
+                dense[j * d + i] = dense[i * d + j];
+        }
+        cv->inv_dense = drift_malloc_array(d * d, sizeof(double));
+        if (cv->inv_dense &&
+            drift_adapt_spd_inverse(dense, d, cv->inv_dense, dense + d * d)) {
+            drift_free(cv->inv_dense);
+            cv->inv_dense = NULL;
+        }
+        drift_free(dense);
+    }
+    cv->flat = 0;
+    cv->first_flat = 0;
+    for (size_t j = 0; j < d; j++) {
+        double h = fisher[j] + cv->curv[j];
+        if (h > 0 && isfinite(h)) {
+            cv->curv[j] = h;
+            cv->inv_metric[j] = 1 / h;
+        } else {
+            if (!cv->flat++)
+                cv->first_flat = j;
+            cv->curv[j] = NAN;
+            cv->inv_metric[j] = 1;
+        }
+    }
+    return DRIFT_OK;
+}
+
 int drift_mode_setup(drift_chain *c, const double *start)
 {
     drift_cv *cv = &c->run->cv;
@@ -641,50 +701,9 @@ int drift_mode_setup(drift_chain *c, const double *start)
         goto out;
     memcpy(cv->mode, x, d * sizeof *x);
     cv->U = f;
-    double *dense = NULL;
-    if (d <= DENSE_MAX_DIM &&
-        (double)N * (double)d * (double)d <= DENSE_MAX_FLOPS)
-        dense = drift_malloc_array(2 * d * d, sizeof(double));
-    if ((rc = store_pass(&s, cv, fisher, dense))) {
-        drift_free(dense);
+    if ((rc = store_metric(&s, cv, fisher, work)))
         goto out;
-    }
-    prior_curvature(&s, cv->mode, cv->curv, work);
-    if (c->failed) {
-        drift_free(dense);
-        rc = c->failed;
-        goto out;
-    }
-    if (dense) {
-        /* The whole matrix, the prior's curvature on its diagonal (its
-         * off-diagonal part is left out: priors here are products over
-         * coordinates, or nearly), inverted for a DENSE metric. */
-        for (size_t i = 0; i < d; i++) {
-            dense[i * d + i] += cv->curv[i];
-            for (size_t j = 0; j < i; j++)
-                dense[j * d + i] = dense[i * d + j];
-        }
-        cv->inv_dense = drift_malloc_array(d * d, sizeof(double));
-        if (cv->inv_dense &&
-            drift_adapt_spd_inverse(dense, d, cv->inv_dense, dense + d * d)) {
-            drift_free(cv->inv_dense);
-            cv->inv_dense = NULL;
-        }
-        drift_free(dense);
-    }
-    size_t flat = 0, first_flat = 0;
-    for (size_t j = 0; j < d; j++) {
-        double h = fisher[j] + cv->curv[j];
-        if (h > 0 && isfinite(h)) {
-            cv->curv[j] = h;
-            cv->inv_metric[j] = 1 / h;
-        } else {
-            if (!flat++)
-                first_flat = j;
-            cv->curv[j] = NAN;
-            cv->inv_metric[j] = 1;
-        }
-    }
+    size_t flat = cv->flat, first_flat = cv->first_flat;
     cv->iterations = s.iterations;
     cv->decrement = s.decrement;
     cv->converged = s.converged;
@@ -734,5 +753,52 @@ out:
             drift_chain_fail(c, rc, "--gradient cv: the mode search failed "
                              "(status %d)", rc);
     }
+    return rc ? (c->failed ? c->failed : rc) : DRIFT_OK;
+}
+
+int drift_mode_recentre(drift_chain *c, const double *x)
+{
+    drift_cv *cv = &c->run->cv;
+    size_t d = c->d;
+    search s = {c, &drift_services_table, d, c->N, 0, 0, c->grads,
+                drift_now(), 0, INFINITY, 0, 0, NULL, INFINITY, NULL};
+    double *fisher = drift_malloc_array(d, sizeof(double));
+    double *work = drift_malloc_array(3 * d, sizeof(double));
+    double *g = drift_malloc_array(d, sizeof(double));
+    int rc = DRIFT_OK;
+    if (!fisher || !work || !g) {
+        rc = drift_chain_fail(c, DRIFT_ENOMEM,
+                              "out of memory moving the control variates' "
+                              "centre (%zu parameters)", d);
+        goto out;
+    }
+    double noise = c->grad_noise_sd;
+    c->grad_noise_sd = 0;
+    int phase = c->phase;
+    c->phase = DRIFT_CHAIN_MODE;
+    memcpy(cv->mode, x, d * sizeof *x);
+    drift_free(cv->s);
+    drift_free(cv->l);
+    cv->s = cv->l = NULL;
+    rc = store_metric(&s, cv, fisher, work);
+    /* U at the centre: the likelihood's sum from the store and the
+     * prior's. */
+    double Up = 0;
+    if (!rc)
+        rc = s.svc->grad_prior(c, cv->mode, g, &Up);
+    if (!rc) {
+        cv->U = Up - cv->lik_sum;
+        cv->recentred++;
+    }
+    c->grad_noise_sd = noise;
+    c->phase = phase;
+    cv->grads += c->grads - s.grads0;
+out:
+    drift_free(fisher);
+    drift_free(work);
+    drift_free(g);
+    if (rc && !c->failed)
+        drift_chain_fail(c, rc, "moving the control variates' centre "
+                         "failed (status %d)", rc);
     return rc ? (c->failed ? c->failed : rc) : DRIFT_OK;
 }

@@ -34,6 +34,13 @@
  * so).  Returns DRIFT_OK, or a failure recorded on c. */
 int drift_mode_setup(drift_chain *c, const double *start);
 
+/* Moves the run's centre (cv->mode) to x, a point nearer the posterior's
+ * bulk than the mode (a hierarchical model's joint mode can lie far from
+ * it): the store pass and the metric are made again there, and cv->U
+ * becomes U(x) (the watch's reference); cv->recentred counts the moves.
+ * Chain 1, before the chains start.  DRIFT_OK, or the chain failed. */
+int drift_mode_recentre(drift_chain *c, const double *x);
+
 /* Frees what drift_mode_setup kept (cv may be zeroed or filled). */
 void drift_mode_release(drift_cv *cv);
 

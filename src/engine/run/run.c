@@ -1014,6 +1014,35 @@ static int plan_scratch_new(drift_chain *c, size_t param, int want_chol,
     return DRIFT_OK;
 }
 
+/* The bias check's way to move the run's centre (user: the scratch's
+ * owner): the control variates, the metric and the starting draws become
+ * those at x, and the plan's whitened units the new metric's. */
+typedef struct plan_centre {
+    drift_chain *c;
+    plan_scratch *ps;
+} plan_centre;
+
+static int plan_recentre(void *user, const double *x)
+{
+    plan_centre *pc = user;
+    drift_chain *c = pc->c;
+    const drift_cv *cv = &c->run->cv;
+    size_t d = c->d;
+    int rc = drift_mode_recentre(c, x);
+    if (rc)
+        return rc;
+    for (size_t k = 0; k < d; k++)
+        pc->ps->scale[k] = sqrt(cv->inv_metric[k]);
+    if (pc->ps->chol &&
+        (!cv->inv_dense ||
+         drift_adapt_cholesky(cv->inv_dense, d, pc->ps->chol))) {
+        memset(pc->ps->chol, 0, d * d * sizeof(double));
+        for (size_t k = 0; k < d; k++)
+            pc->ps->chol[k * d + k] = pc->ps->scale[k];
+    }
+    return DRIFT_OK;
+}
+
 /* A warning of the plan's on standard error and in the header's note. */
 static void plan_warn(drift_run_shared *run, const char *warn)
 {
@@ -1091,6 +1120,11 @@ static int plan_run(drift_chain *c, long param)
     bc.stein_draws = TUNE_DRAWS;
     bc.stein = plan_stein;
     bc.stein_user = &tc;
+    plan_centre pcen = {c, &ps};
+    if (run->cv.ready && cfg->gradient == DRIFT_GRADIENT_CV) {
+        bc.recentre = plan_recentre;
+        bc.recentre_user = &pcen;
+    }
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_err e = {{0}};
@@ -1113,6 +1147,14 @@ static int plan_run(drift_chain *c, long param)
     run->plan_cfg = *cfg;
     drift_run_config *pc = &run->plan_cfg;
     double tau = isfinite(r.tau) ? r.tau : NAN;
+    /* Unverified: the run is still sized by the last pilot's mixing (at
+     * the step taken, about h_seen / h times slower), so that a budget
+     * too small is not added to a step that could not be checked. */
+    int tau_guess = 0;
+    if (!isfinite(tau) && isfinite(r.tau_seen) && r.h_seen > 0 && r.h > 0) {
+        tau = r.tau_seen * fmax(1.0, r.h_seen / r.h);
+        tau_guess = 1;
+    }
     int capped = 0;
     if (cfg->plan.warmup) {
         pc->warmup = isfinite(tau)
@@ -1171,12 +1213,18 @@ static int plan_run(drift_chain *c, long param)
                  "(%s:variance ratio/Stein ratio %.200s)",
                  hp->name, r.trail[0] ? r.trail : "none");
     snprintf(run->tune_note, sizeof run->tune_note,
-             "plan for %s: %s = %.4g, %s; %zu pilots, %.3g data passes; "
+             "plan for %s: %s = %.4g, %s%s; %zu pilots, %.3g data passes; "
              "autocorrelation time %.3g steps: burn-in %llu, "
              "%llu iterations thinned by %llu for about %.0f effective "
              "draws a chain (%.3g passes a chain); --set %s=, --warmup, "
              "--iter, --thin override",
-             s->name, hp->name, r.h, why, r.n_pilots, passes, tau,
+             s->name, hp->name, r.h, why,
+             r.recentred ? "; the centre (control variates, metric, "
+                           "starting draws) moved off the mode to the "
+                           "pilots' mean, whose draws the mode's Laplace "
+                           "approximation did not fit"
+                         : "",
+             r.n_pilots, passes, tau,
              (unsigned long long)pc->warmup,
              (unsigned long long)pc->iters, (unsigned long long)pc->thin,
              isfinite(tau) ? (double)pc->iters / tau : NAN, run_passes,
@@ -1192,13 +1240,26 @@ static int plan_run(drift_chain *c, long param)
              "# plan_trail = %.300s\n"
              "# plan_autocorrelation_time = %.6g\n"
              "# plan_pilot_grads = %llu\n"
+             "# plan_centre_moves = %d\n"
+             "# plan_centre_fits = %d\n"
              "# drift: %s\n",
              hp->name, r.h, r.verified, r.var_ratio, r.var_se, r.mean_shift,
              r.stein, r.trail[0] ? r.trail : "none", tau,
-             (unsigned long long)p->grads, run->tune_note);
+             (unsigned long long)p->grads, r.recentred, r.centred,
+             run->tune_note);
     if (!cfg->quiet)
         fprintf(stderr, "drift: %s\n", run->tune_note);
-    char warn[700] = "";
+    char warn[900] = "", slow[500];
+    snprintf(slow, sizeof slow,
+             "its pilots mix too slowly for the check within its allowance "
+             "(autocorrelation time %s%.3g steps%s): a posterior whose "
+             "shape the curvature at its mode does not describe (a "
+             "hierarchical model's group scales, strong correlations)%s; "
+             "use nuts, or give --passes and a larger --batch",
+             tau_guess ? "about " : "", tau, tau_guess ? "" : " or more",
+             r.centred ? ""
+                       : ", whose bulk lies away from that mode (the "
+                         "centring windows did not settle)");
     if (!r.verified)
         snprintf(warn, sizeof warn,
                  "%s's step size could not be checked for discretisation "
@@ -1208,10 +1269,7 @@ static int plan_run(drift_chain *c, long param)
                  r.h_stable == 0
                      ? "no step tried was stable: the sampler may not suit "
                        "this posterior (try sghmc or nuts)"
-                     : "its pilots mix too slowly for the check (a "
-                       "posterior badly scaled for this sampler): try "
-                       "sgld or sghmc, whose preconditioner comes from "
-                       "the mode, or nuts");
+                     : slow);
     else if (capped)
         snprintf(warn, sizeof warn,
                  "the plan for %s needs about %.0f iterations a chain for "
