@@ -935,15 +935,30 @@ out:
 /* prog (may be NULL) watches the run; k is the chain's index in it. */
 /* ---- the engine's plan for a minibatch sampler (biascheck.h) ----------- */
 
-/* Steps the plan's pilots may take together: at least this many, or
- * PLAN_PILOT_PASSES data passes where that is more. */
+/* Steps the plan's pilots may take together: PLAN_PILOT_PASSES data
+ * passes, or PLAN_PILOT_STEPS where that is more, but no more of them than
+ * PLAN_PILOT_MAX_PASSES passes allow unless that is fewer than
+ * PLAN_PILOT_MIN_STEPS (a large --batch must not make the pilots cost
+ * thousands of passes). */
 #define PLAN_PILOT_STEPS 200000
 #define PLAN_PILOT_PASSES 20.0
+#define PLAN_PILOT_MAX_PASSES 150.0
+#define PLAN_PILOT_MIN_STEPS 20000
+
+static double plan_pilot_steps(double N, double batch)
+{
+    double floor_steps = fmax(PLAN_PILOT_MIN_STEPS,
+                              fmin(PLAN_PILOT_STEPS,
+                                   PLAN_PILOT_MAX_PASSES * N / batch));
+    return fmax(PLAN_PILOT_PASSES * N / batch, floor_steps);
+}
 /* First length of a compared pilot. */
 #define PLAN_FIRST_STEPS 2000
 /* Iterations a chain may always be given, whatever the plan's cap in passes
- * (minibatch steps cost the same at any N). */
+ * (minibatch steps cost the same at any N), unless they would be more
+ * than PLAN_MIN_CAP_TIMES times the cap's passes (a large --batch). */
 #define PLAN_MIN_CAP_STEPS 200000.0
+#define PLAN_MIN_CAP_TIMES 10.0
 /* Under a --passes or --seconds budget: the pilots' share of it, and the
  * burn-in's most of what a chain's budget pays for. */
 #define PLAN_BUDGET_SHARE 0.25
@@ -1100,8 +1115,7 @@ static int plan_run(drift_chain *c, long param)
                                        !run->cv.s
                                    ? 2.0
                                    : 1.0);
-    double allow = PLAN_PILOT_PASSES * N / batch;
-    allow = allow > PLAN_PILOT_STEPS ? allow : PLAN_PILOT_STEPS;
+    double allow = plan_pilot_steps(N, batch);
     /* Under a budget in passes the pilots take at most a share of chain
      * 1's (the mode search has had its own); under one in seconds, a
      * share of the time. */
@@ -1178,8 +1192,10 @@ static int plan_run(drift_chain *c, long param)
     if (cfg->plan.budget) {
         double it = isfinite(tau) ? ceil(BIASCHECK_ESS * tau) : 1000;
         if (cfg->plan.max_passes > 0 && N > 0) {
-            double cap = fmax(cfg->plan.max_passes * N / per_step,
-                              PLAN_MIN_CAP_STEPS);
+            double cap_steps = cfg->plan.max_passes * N / per_step;
+            double cap = fmax(cap_steps,
+                              fmin(PLAN_MIN_CAP_STEPS,
+                                   PLAN_MIN_CAP_TIMES * cap_steps));
             if (it > cap) {
                 it = fmax(1, floor(cap));
                 capped = 1;
@@ -1320,14 +1336,13 @@ static int plan_continuous(drift_chain *c)
     double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
     /* A segment costs a few minibatches: the pilots' allowance in
      * segments is a tenth of the discrete samplers' in steps. */
-    double allow = PLAN_PILOT_PASSES * N / batch / 10;
+    double allow = plan_pilot_steps(N, batch) / 10;
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, 0, d, c->N, c->batch, 0, TUNE_DRAWS, rows, 0,
                             cfg->seed, scale, NULL};
     drift_biascheck_config bc = {
         s, d, 0, 0, 0, run->cv.ready ? run->cv.mode : NULL, NULL, scale,
-        (uint64_t)(allow > PLAN_PILOT_STEPS / 10 ? fmin(allow, 1e12)
-                                                 : PLAN_PILOT_STEPS / 10),
+        (uint64_t)fmin(allow, 1e12),
         PLAN_FIRST_STEPS, TUNE_DRAWS, plan_stein, &tc, plan_points,
         cfg->seconds > 0 ? PLAN_BUDGET_SHARE * cfg->seconds : 0};
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
