@@ -123,11 +123,14 @@ void th_close(th_problem *tp)
 typedef struct collector {
     th_draws *out;
     unsigned first_id;
+    const th_run *r;
 } collector;
 
 static void on_row(void *user, unsigned id, const double *row, size_t n)
 {
     collector *col = user;
+    if (col->r->row_hook)
+        col->r->row_hook(col->r->row_hook_user, id);
     if (!col->out)
         return;
     th_draws *d = &col->out[id - col->first_id];
@@ -176,7 +179,7 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
     if (out)
         memset(out, 0, K * sizeof *out);
     unsigned first = r->first_chain_id ? r->first_chain_id : 1;
-    collector col = {out, first};
+    collector col = {out, first, r};
     traj_collector tcol = {r->traj, first};
     if (r->traj)
         memset(r->traj, 0, K * sizeof *r->traj);

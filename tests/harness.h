@@ -93,6 +93,10 @@ typedef struct th_run {
     /* issue 17 */
     int gradient;                   /* DRIFT_GRADIENT_* (--gradient) */
     int save_gradients;             /* --save-gradients */
+    /* Called with the chain id of every row written, before it is
+     * collected (NULL: none). */
+    void (*row_hook)(void *user, unsigned chain_id);
+    void *row_hook_user;
 } th_run;
 
 /* A continuous trajectory's exact time averages after warmup, on the

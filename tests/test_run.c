@@ -8,13 +8,16 @@
  * diagnostic columns are named as Stan names vector elements. */
 #include "config.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "base/stop.h"
 #include "harness.h"
 
 static const char *probe_path(void)
@@ -306,6 +309,76 @@ static void test_vector_columns(void **state)
     free(data);
 }
 
+
+/* The files in dir (its entries other than . and ..). */
+static int entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d)
+        return 0;
+    for (struct dirent *e; (e = readdir(d));)
+        n += e->d_name[0] != '.' || (e->d_name[1] && e->d_name[1] != '.');
+    closedir(d);
+    return n;
+}
+
+/* Requests a stop (as SIGINT would) at chain 2's first row: with one
+ * chain at a time, chain 1 has then finished and chain 2 is in its
+ * warmup (rows of warmup are saved). */
+static void stop_at_chain_2(void *user, unsigned id)
+{
+    int *fired = user;
+    if (id == 2 && !*fired) {
+        *fired = 1;
+        drift_stop_request(SIGINT);
+    }
+}
+
+/* A run stopped after chain 1 finished and while chain 2 was still in
+ * warmup keeps chain 1's draws whole (the set's common count was 0
+ * before: every file cut to no draws) and leaves no file for chain 2,
+ * whose warmup-only file would make readers refuse the set. */
+static void test_stop_keeps_finished_chains(void **state)
+{
+    (void)state;
+    th_gauss t;
+    char *data = th_gauss_data(&t);
+    th_problem tp;
+    th_open(&tp, "gauss", data, NULL, 0);
+    char dir[] = "/tmp/drift-test-stopXXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[200], f1[220], f2[220];
+    snprintf(out, sizeof out, "%s/fit.csv", dir);
+    snprintf(f1, sizeof f1, "%s/fit_1.csv", dir);
+    snprintf(f2, sizeof f2, "%s/fit_2.csv", dir);
+    /* a warmup of about a second a chain */
+    int fired = 0;
+    th_run r = {.sampler = "mala", .iters = 300, .warmup = 400,
+                .seed = 5, .chains = 2, .parallel = 1, .out_path = out,
+                .save_warmup = 1, .row_hook = stop_at_chain_2,
+                .row_hook_user = &fired};
+    drift_chain_result res[2];
+    th_sample(&tp, &r, NULL, res);
+    drift_stop_clear();
+    assert_true(fired);
+    assert_int_equal(res[0].draws, 400 + 300); /* rows: warmup saved */
+    assert_string_equal(res[0].path, f1);
+    assert_int_equal(res[1].draws, 0);
+    assert_string_equal(res[1].path, "");
+    assert_int_equal(access(f1, F_OK), 0);
+    assert_int_equal(access(f2, F_OK), -1);
+    char *text = th_slurp(f1);
+    assert_non_null(strstr(text, "num_samples = 300"));
+    free(text);
+    unlink(f1);
+    assert_int_equal(entries(dir), 0);
+    rmdir(dir);
+    th_close(&tp);
+    unlink(data);
+    free(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +390,7 @@ int main(void)
         cmocka_unit_test(test_phases_0),
         cmocka_unit_test(test_setup),
         cmocka_unit_test(test_vector_columns),
+        cmocka_unit_test(test_stop_keeps_finished_chains),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

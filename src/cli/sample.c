@@ -478,6 +478,18 @@ static void signal_account(const drift_chain_result *res, unsigned K,
         ran--;
     unsigned queued = K - ran;
     K = ran;
+    /* Chains stopped in warmup while others had draws leave no file (the
+     * engine drops them so that the set's counts agree). */
+    unsigned dropped = 0, first_dropped = 0, first_file = K, last_file = K;
+    for (unsigned k = 0; k < K; k++) {
+        if (res[k].path[0]) {
+            if (first_file == K)
+                first_file = k;
+            last_file = k;
+        } else if (res[k].iterations && !res[k].status && !dropped++) {
+            first_dropped = res[k].id;
+        }
+    }
     for (unsigned k = 0; k < K; k++) {
         double it = (double)res[k].iterations;
         double ps = N ? (double)res[k].grads / (double)N : 0;
@@ -490,10 +502,11 @@ static void signal_account(const drift_chain_result *res, unsigned K,
     char its[64], ps[64], files[8300];
     fmt_range(its, sizeof its, it_lo, it_hi, "%.0f");
     fmt_range(ps, sizeof ps, p_lo, p_hi, "%.4g");
-    const char *first = res[0].path, *last = res[K - 1].path;
+    const char *first = first_file < K ? res[first_file].path : "";
+    const char *last = first_file < K ? res[last_file].path : "";
     if (!first[0])
         snprintf(files, sizeof files, "no file");
-    else if (K == 1)
+    else if (first_file == last_file)
         snprintf(files, sizeof files, "%s", first);
     else
         snprintf(files, sizeof files, "%s ... %s", first, last);
@@ -512,6 +525,13 @@ static void signal_account(const drift_chain_result *res, unsigned K,
     fprintf(stderr, "; %llu draws kept in %s, complete and valid (marked "
                     "'# interrupted')",
             draws, files);
+    if (dropped)
+        fprintf(stderr,
+                "; %u chain%s (chain %u%s) stopped in warmup before a "
+                "first draw and left no file, so that the kept files' "
+                "counts agree",
+                dropped, dropped > 1 ? "s" : "", first_dropped,
+                dropped > 1 ? ", ..." : "");
     if (queued)
         fprintf(stderr, "; %u queued chain%s never started", queued,
                 queued > 1 ? "s" : "");

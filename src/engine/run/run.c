@@ -1960,6 +1960,27 @@ static void close_files(unsigned K, drift_chain_result *results,
                         chain_file *files, int across)
 {
     uint64_t warm = UINT64_MAX, samp = UINT64_MAX, iters = UINT64_MAX;
+    /* A run stopped after some chains finished and before others left
+     * warmup: the chains without a draw leave no file, so that the
+     * others' draws are not cut to none (within one process; across
+     * ranks every chain keeps its file). */
+    uint64_t samp_max = 0;
+    for (unsigned k = 0; k < K && !across; k++)
+        if (files[k].w && !results[k].status) {
+            uint64_t s = drift_csvout_samp_count(files[k].out);
+            samp_max = s > samp_max ? s : samp_max;
+        }
+    for (unsigned k = 0; k < K && samp_max > 0; k++)
+        if (files[k].w && !results[k].status &&
+            drift_csvout_samp_count(files[k].out) == 0) {
+            drift_writer_abort(files[k].w);
+            drift_guard_file_settled(drift_guard_slot_at(k));
+            drift_csvout_free(files[k].out);
+            files[k].w = NULL;
+            files[k].out = NULL;
+            results[k].path[0] = '\0';
+            results[k].draws = 0;
+        }
     for (unsigned k = 0; k < K; k++) {
         if (!files[k].w || results[k].status)
             continue;
