@@ -268,6 +268,20 @@ static void test_tmu_ra(void **state)
  * svrg under sgld (on a Gaussian both are exact once their tables or
  * snapshots are in place: every row's gradient moves alike), and sgld's
  * closed form holds under svrg as under cv. */
+/* The continuous samplers: their draws on the plan's time grid; psbps's
+ * preconditioner is fixed after warmup (its adapt=always drifts). */
+static void test_sbps(void **state)
+{
+    (void)state;
+    check_sampler("sbps", 0);
+}
+
+static void test_psbps(void **state)
+{
+    (void)state;
+    check_sampler("psbps", 0);
+}
+
 static void test_sghmc_saga(void **state)
 {
     (void)state;
@@ -295,6 +309,7 @@ int main(void)
         cmocka_unit_test(test_saga_ld), cmocka_unit_test(test_tmu_ra),
         cmocka_unit_test(test_sghmc_saga), cmocka_unit_test(test_sgld_svrg),
         cmocka_unit_test(test_sgnht_saga),
+        cmocka_unit_test(test_sbps),    cmocka_unit_test(test_psbps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

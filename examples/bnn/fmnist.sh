@@ -46,7 +46,8 @@ for s in $SAMPLERS; do
     sghmc) sets="--set h=${H_HMC:-5e-4} --set gamma=${G_HMC:-100}" ;;
     ewsg) sets="--set h=${H_HMC:-5e-4} --set gamma=${G_HMC:-100} --set M=1"; thin=$((per / 8)); w=$((warm / 2)) ;;
     sgnht|msgnht) sets="--set h=${H_NHT:-1e-3} --set A=${A_NHT:-100}" ;;
-    sbps|psbps) sets="--set k=3" ;;
+    sbps) sets="--set k=3" ;;
+    psbps) sets="--set k=3 --set adapt=always --set refresh=0" ;;   # the paper's psbps
     *) echo "fmnist.sh: unknown sampler $s" >&2; exit 2 ;;
     esac
     case $s in

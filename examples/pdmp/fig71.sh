@@ -29,7 +29,7 @@ run() { # name sampler [options...]
         --passes "$PASSES" --seed 71 --out "runs/fig71-$name.csv" "$@"
 }
 run sbps --sampler sbps --set k=3 --thin 0.05
-run psbps --sampler psbps --set k=3 --thin 0.05
+run psbps --sampler psbps --set k=3 --set adapt=always --set refresh=0 --thin 0.05
 run sgld-0.1 --sampler sgld --set h=1e-4 --thin 5
 run sgld-0.01 --sampler sgld --set h=1e-5 --thin 5
 if "$DRIFT" samplers | grep -q '^msgnht '; then

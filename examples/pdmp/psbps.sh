@@ -32,10 +32,13 @@ for regime in aniso rot; do
     "$DRIFT" sample --chains 4 --model logistic --model-set s=$s --data "$data" --sampler nuts \
         --iter 5000 --seed 9 --quiet --out runs/psbps-$regime-nuts.csv
     for sampler in sbps psbps; do
+        # the paper's psbps: its preconditioner adapts throughout, no
+        # refreshment (drift's defaults fix P after warmup and refresh)
+        paper=""; [ $sampler = psbps ] && paper="--set adapt=always --set refresh=0"
         for k in $(seq 1 "$RUNS"); do
             echo "== $regime $sampler run $k"
             "$DRIFT" sample --chains 1 --model logistic --model-set s=$s --data "$data" \
-                --init runs/psbps-$regime-mode.json --sampler $sampler --set k=3 \
+                --init runs/psbps-$regime-mode.json --sampler $sampler --set k=3 $paper \
                 --batch 100 --passes "$PASSES" --thin 0.02 --seed $((500 + k)) --quiet \
                 --out runs/psbps-$regime-$sampler-$k.csv
         done

@@ -936,29 +936,40 @@ out:
 /* ---- the engine's plan for a minibatch sampler (biascheck.h) ----------- */
 
 /* Steps the plan's pilots may take together: PLAN_PILOT_PASSES data
- * passes, or PLAN_PILOT_STEPS where that is more, but no more of them than
- * PLAN_PILOT_MAX_PASSES passes allow unless that is fewer than
- * PLAN_PILOT_MIN_STEPS (a large --batch must not make the pilots cost
- * thousands of passes). */
+ * passes, or PLAN_PILOT_STEPS where that is more (a minibatch step costs
+ * the same at any N), but that floor only as far as PLAN_PILOT_MAX_PASSES
+ * passes or PLAN_PILOT_ROWS rows reach (a large --batch must not make the
+ * pilots cost thousands of passes). */
 #define PLAN_PILOT_STEPS 200000
 #define PLAN_PILOT_PASSES 20.0
 #define PLAN_PILOT_MAX_PASSES 150.0
-#define PLAN_PILOT_MIN_STEPS 20000
+#define PLAN_PILOT_ROWS 2e7
 
 static double plan_pilot_steps(double N, double batch)
 {
-    double floor_steps = fmax(PLAN_PILOT_MIN_STEPS,
-                              fmin(PLAN_PILOT_STEPS,
-                                   PLAN_PILOT_MAX_PASSES * N / batch));
+    double floor_steps = fmin(PLAN_PILOT_STEPS,
+                              fmax(PLAN_PILOT_MAX_PASSES * N / batch,
+                                   PLAN_PILOT_ROWS / batch));
     return fmax(PLAN_PILOT_PASSES * N / batch, floor_steps);
 }
 /* First length of a compared pilot. */
 #define PLAN_FIRST_STEPS 2000
 /* Iterations a chain may always be given, whatever the plan's cap in passes
- * (minibatch steps cost the same at any N), unless they would be more
- * than PLAN_MIN_CAP_TIMES times the cap's passes (a large --batch). */
+ * (minibatch steps cost the same at any N), as far as PLAN_MIN_CAP_TIMES
+ * times the cap's passes or PLAN_PILOT_ROWS rows reach (a large
+ * --batch). */
 #define PLAN_MIN_CAP_STEPS 200000.0
 #define PLAN_MIN_CAP_TIMES 10.0
+
+/* A chain's iterations under the plan's cap of `passes` data passes, at
+ * per_step rows an iteration, with at_least as the floor above. */
+static double plan_cap(double passes, double N, double per_step,
+                       double at_least)
+{
+    double cap = passes * N / per_step;
+    return fmax(cap, fmin(at_least, fmax(PLAN_MIN_CAP_TIMES * cap,
+                                         PLAN_PILOT_ROWS / per_step)));
+}
 /* Under a --passes or --seconds budget: the pilots' share of it, and the
  * burn-in's most of what a chain's budget pays for. */
 #define PLAN_BUDGET_SHARE 0.25
@@ -1192,10 +1203,8 @@ static int plan_run(drift_chain *c, long param)
     if (cfg->plan.budget) {
         double it = isfinite(tau) ? ceil(BIASCHECK_ESS * tau) : 1000;
         if (cfg->plan.max_passes > 0 && N > 0) {
-            double cap_steps = cfg->plan.max_passes * N / per_step;
-            double cap = fmax(cap_steps,
-                              fmin(PLAN_MIN_CAP_STEPS,
-                                   PLAN_MIN_CAP_TIMES * cap_steps));
+            double cap = plan_cap(cfg->plan.max_passes, N, per_step,
+                                  PLAN_MIN_CAP_STEPS);
             if (it > cap) {
                 it = fmax(1, floor(cap));
                 capped = 1;
@@ -1384,7 +1393,9 @@ static int plan_continuous(drift_chain *c)
     if (cfg->plan.budget) {
         double it = isfinite(tau) ? ceil(BIASCHECK_ESS * tau) : 10000;
         if (cfg->plan.max_passes > 0 && N > 0) {
-            double cap = cfg->plan.max_passes * N / per_step;
+            /* a segment costs a few minibatches: a tenth of the steps */
+            double cap = plan_cap(cfg->plan.max_passes, N, per_step,
+                                  PLAN_MIN_CAP_STEPS / 10);
             if (it > cap) {
                 it = fmax(1, floor(cap));
                 capped = 1;
