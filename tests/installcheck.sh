@@ -58,6 +58,13 @@ grep -q "^plugin search path: $real_plugindir\$" "$T/samplers.txt" ||
     fail "the staged drift does not search $real_plugindir: $(head -1 "$T/samplers.txt")"
 grep -q "file: $real_plugindir/bps.so" "$T/samplers.txt" ||
     fail "the staged drift did not load its own bps.so"
+# every installed plugin states its licence (DRIFT_PLUGIN_LICENSE)
+grep -q "licence: not stated" "$T/samplers.txt" &&
+    fail "an installed sampler plugin states no licence"
+"$drift" models >"$T/models.txt" 2>&1 || fail "drift models failed"
+grep -q "licence: not stated" "$T/models.txt" &&
+    fail "an installed model plugin states no licence"
+grep -q "licence: MIT" "$T/models.txt" || fail "drift models shows no licence"
 step "the staged drift searches $real_plugindir"
 
 # Help for every command, and the installed manual page covers it all.

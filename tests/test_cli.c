@@ -332,6 +332,11 @@ static void test_listing(void **state)
     assert_int_equal(r.status, 0);
     assert_non_null(strstr(r.out, "sgld"));
     assert_non_null(strstr(r.out, "default 0.0001"));
+    /* each plugin's licence: drift's own state it, the test plugins
+     * (built without DRIFT_PLUGIN_LICENSE) do not */
+    const char *sg = strstr(r.out, "\nsgld ");
+    assert_non_null(sg);
+    assert_true(!strncmp(strstr(sg, "  licence: "), "  licence: MIT\n", 15));
     th_cli_free(&r);
     r = th_cli_run((const char *[]){"models", NULL});
     assert_int_equal(r.status, 0);

@@ -13,6 +13,8 @@
 
 #include <drift/model.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 typedef struct mixture {
     size_t N, D;
     double *a;          /* N x D, owned */

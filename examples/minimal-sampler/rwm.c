@@ -7,6 +7,8 @@
 
 #include <drift/sampler.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 typedef struct rwm {
     size_t d;
     double step;      /* proposal standard deviation */

@@ -18,6 +18,8 @@
 
 #include <drift/sampler.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 typedef struct bn {
     size_t d, N, n;
     double dt;

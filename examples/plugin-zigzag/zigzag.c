@@ -71,6 +71,8 @@
 
 #include <drift/sampler.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 enum { HP_LIPSCHITZ, HP_SAFETY, HP_CV, HP_REFRESH, HP_RECENTRE };
 
 #define FIRST_RECENTRE 16   /* warmup iteration of the first move of x* */

@@ -25,6 +25,17 @@ extern "C" {
 #define DRIFT_EXPORT
 #endif
 
+/* A plugin's licence, optional: DRIFT_PLUGIN_LICENSE("MIT") at file scope
+ * (an SPDX identifier or expression) exports it as the string
+ * DRIFT_LICENSE_SYMBOL, which the loader reads with dlsym and `drift
+ * samplers` and `drift models` show ("not stated" for a plugin without
+ * it).  Nothing in the ABI's tables changes: plugins built without it keep
+ * loading. */
+#define DRIFT_LICENSE_SYMBOL "drift_plugin_license"
+#define DRIFT_PLUGIN_LICENSE(spdx) \
+    DRIFT_EXPORT extern const char drift_plugin_license[]; \
+    DRIFT_EXPORT const char drift_plugin_license[] = spdx
+
 /* Status codes returned by every fallible function, engine or plugin. */
 enum {
     DRIFT_OK = 0,        /* success */

@@ -15,6 +15,8 @@
 
 #include <drift/model.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 /* log(sqrt(2 pi)) */
 #define LOG_SQRT_2PI 0.91893853320467274178
 

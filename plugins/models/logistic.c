@@ -28,6 +28,8 @@
 #pragma GCC push_options
 #pragma GCC target("sse2,sse4.1,avx,avx2,fma,avx512f")
 #include <sleef.h>
+
+DRIFT_PLUGIN_LICENSE("MIT");
 #pragma GCC pop_options
 #else
 #define LOGISTIC_SLEEF 0

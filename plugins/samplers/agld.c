@@ -58,6 +58,8 @@
 
 #include <drift/sampler.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 enum { SNAP_PTU = 0, SNAP_PPU = 1, SNAP_TMU = 2, SNAP_PLUS = 3 };
 enum { ACCESS_AUTO = -1 };
 

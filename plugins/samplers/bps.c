@@ -40,6 +40,8 @@
 
 #include <drift/sampler.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 enum { HP_REFRESH, HP_HORIZON, HP_GRID, HP_SAFETY, HP_LIPSCHITZ,
        HP_NOISE_BOUND };
 

@@ -57,6 +57,8 @@
 
 #include <drift/sampler.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 enum { X_R_NEXT_R = 0, X_ZERO = 1, X_ONE = 2, X_R_NEXT_0 = 3 };
 
 typedef struct ewsg {

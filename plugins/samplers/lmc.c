@@ -23,6 +23,8 @@
 
 #include <drift/sampler.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 /* ---- lmc ----------------------------------------------------------------- */
 
 typedef struct lmc {

@@ -14,6 +14,8 @@
 
 #include <drift/sampler.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 /* Stan's threshold on H(z) - H(z0) beyond which a trajectory diverged. */
 #define NUTS_MAX_DELTA_H 1000.0
 /* The step-size search gives up beyond this (Stan's bound). */

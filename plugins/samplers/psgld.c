@@ -27,6 +27,8 @@
 
 #include "precond.h"
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 enum { PC_AUTO = 0, PC_RMSPROP = 1, PC_UNIT = 2, PC_MODE = 3,
        PC_WARMUP = 4, PC_DENSE = 5 };
 

@@ -88,6 +88,8 @@
 
 #include <drift/sampler.h>
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 #define KNOTS 17        /* knots per window: 16 linear pieces */
 #define WINDOW_MASS 3.0 /* expected proposals a window is sized for */
 

@@ -42,6 +42,8 @@
 
 #include "precond.h"
 
+DRIFT_PLUGIN_LICENSE("MIT");
+
 enum { PC_AUTO = 0, PC_UNIT = 1, PC_MODE = 2, PC_WARMUP = 3, PC_DENSE = 4 };
 
 typedef struct sghmc {

@@ -1234,7 +1234,8 @@ static void print_samplers(const drift_registry *reg)
         printf("no sampler plugins found\n");
     for (size_t k = 0; k < n; k++) {
         const drift_sampler_entry *s = drift_registry_sampler_at(reg, k);
-        printf("\n%s  %s\n  file: %s\n", s->s.name, s->s.summary, s->path);
+        printf("\n%s  %s\n  file: %s\n  licence: %s\n", s->s.name,
+               s->s.summary, s->path, s->license ? s->license : "not stated");
         if (s->s.flags & DRIFT_SAMPLER_FULL_DATA)
             printf("  minibatch: none (full-data gradients)\n");
         else
@@ -1258,7 +1259,8 @@ static void print_models(const drift_registry *reg)
         printf("no model plugins found\n");
     for (size_t k = 0; k < n; k++) {
         const drift_model_entry *m = drift_registry_model_at(reg, k);
-        printf("\n%s  %s\n  file: %s\n", m->m->name, m->m->summary, m->path);
+        printf("\n%s  %s\n  file: %s\n  licence: %s\n", m->m->name,
+               m->m->summary, m->path, m->license ? m->license : "not stated");
         print_table(m->m->options, m->m->n_options);
     }
 }

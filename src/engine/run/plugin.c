@@ -356,6 +356,7 @@ static int fact_refusal(const char *path, const char *fact, uint32_t got,
 
 /* Adds the samplers of a sampler plugin descriptor. */
 static int take_samplers(drift_registry *r, const char *path,
+                         const char *license,
                          const drift_sampler_plugin *d, int strict,
                          drift_err *e)
 {
@@ -474,6 +475,7 @@ static int take_samplers(drift_registry *r, const char *path,
         }
         r->samplers[r->n_samplers].s = copies[k];
         r->samplers[r->n_samplers].path = path;
+        r->samplers[r->n_samplers].license = license;
         r->n_samplers++;
     }
     drift_free(copies);
@@ -481,6 +483,7 @@ static int take_samplers(drift_registry *r, const char *path,
 }
 
 static int take_model(drift_registry *r, const char *path,
+                      const char *license,
                       const drift_model_plugin *m, int strict, drift_err *e)
 {
     uint32_t version;
@@ -533,8 +536,22 @@ static int take_model(drift_registry *r, const char *path,
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     r->models[r->n_models].m = m;
     r->models[r->n_models].path = path;
+    r->models[r->n_models].license = license;
     r->n_models++;
     return DRIFT_OK;
+}
+
+/* The licence an opened plugin states (DRIFT_PLUGIN_LICENSE), or NULL. */
+static const char *license_of(void *handle)
+{
+    const char *l = dlsym(handle, DRIFT_LICENSE_SYMBOL);
+    /* A statement, not a document: a short printable line. */
+    if (!l)
+        return NULL;
+    size_t n = 0;
+    while (n < 80 && l[n] >= ' ' && l[n] < 127)
+        n++;
+    return n > 0 && l[n] == '\0' ? l : NULL;
 }
 
 /* Registers what an opened file offers.  Run again on a file already
@@ -564,7 +581,7 @@ static int take_file(drift_registry *r, loaded_file *f, int strict,
                           DRIFT_SAMPLER_ENTRY);
             goto refuse;
         }
-        if (take_samplers(r, f->path, d, strict, e))
+        if (take_samplers(r, f->path, license_of(f->handle), d, strict, e))
             goto refuse;
     }
     if (sym_m) {
@@ -577,7 +594,7 @@ static int take_file(drift_registry *r, loaded_file *f, int strict,
                           DRIFT_MODEL_ENTRY);
             goto refuse;
         }
-        if (take_model(r, f->path, m, strict, e))
+        if (take_model(r, f->path, license_of(f->handle), m, strict, e))
             goto refuse;
     }
     return DRIFT_OK;

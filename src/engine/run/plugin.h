@@ -16,11 +16,14 @@ typedef struct drift_registry drift_registry;
 typedef struct drift_sampler_entry {
     drift_sampler s;
     const char *path;
+    const char *license;    /* the plugin's DRIFT_PLUGIN_LICENSE (NULL:
+                               not stated) */
 } drift_sampler_entry;
 
 typedef struct drift_model_entry {
     const drift_model_plugin *m;
     const char *path;
+    const char *license;    /* as for samplers */
 } drift_model_entry;
 
 /* An empty registry (nothing loaded). */

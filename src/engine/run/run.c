@@ -1277,10 +1277,13 @@ static int plan_run(drift_chain *c, long param)
     char warn[900] = "", slow[500];
     snprintf(slow, sizeof slow,
              "its pilots mix too slowly for the check within its allowance "
-             "(autocorrelation time %s%.3g steps%s): a posterior whose "
-             "shape the curvature at its mode does not describe (a "
-             "hierarchical model's group scales, strong correlations)%s; "
-             "use nuts, or give --passes and a larger --batch",
+             "(autocorrelation time %s%.3g steps%s): the sampler moves "
+             "slowly on this posterior (one whose shape the curvature at "
+             "its mode does not describe, such as a hierarchical model's "
+             "group scales, or a step the check had to shrink)%s; try "
+             "another minibatch sampler (drift samplers), nuts where full "
+             "gradients are affordable, or give --passes and a larger "
+             "--batch",
              tau_guess ? "about " : "", tau, tau_guess ? "" : " or more",
              r.centred ? ""
                        : ", whose bulk lies away from that mode (the "
