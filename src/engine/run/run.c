@@ -1274,7 +1274,7 @@ static int plan_run(drift_chain *c, long param)
              run->tune_note);
     if (!cfg->quiet)
         fprintf(stderr, "drift: %s\n", run->tune_note);
-    char warn[900] = "", slow[500];
+    char warn[1200] = "", slow[800];
     snprintf(slow, sizeof slow,
              "its pilots mix too slowly for the check within its allowance "
              "(autocorrelation time %s%.3g steps%s): the sampler moves "
