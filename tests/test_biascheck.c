@@ -268,6 +268,18 @@ static void test_tmu_ra(void **state)
  * svrg under sgld (on a Gaussian both are exact once their tables or
  * snapshots are in place: every row's gradient moves alike), and sgld's
  * closed form holds under svrg as under cv. */
+static void test_sgld_tmu(void **state)
+{
+    (void)state;
+    check_run("sgld", "tmu", 0);
+}
+
+static void test_msgnht_tmu(void **state)
+{
+    (void)state;
+    check_run("msgnht", "tmu", 0);
+}
+
 /* The continuous samplers: their draws on the plan's time grid; psbps's
  * preconditioner is fixed after warmup (its adapt=always drifts). */
 static void test_sbps(void **state)
@@ -309,6 +321,7 @@ int main(void)
         cmocka_unit_test(test_saga_ld), cmocka_unit_test(test_tmu_ra),
         cmocka_unit_test(test_sghmc_saga), cmocka_unit_test(test_sgld_svrg),
         cmocka_unit_test(test_sgnht_saga),
+        cmocka_unit_test(test_sgld_tmu), cmocka_unit_test(test_msgnht_tmu),
         cmocka_unit_test(test_sbps),    cmocka_unit_test(test_psbps),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

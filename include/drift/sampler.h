@@ -60,8 +60,11 @@ typedef enum drift_gradient {
     DRIFT_GRADIENT_SVRG = 2,  /* control variates centred at a snapshot of
                                  the chain's own point, renewed every
                                  ceil(N/n) estimates (Dubey et al. 2016) */
-    DRIFT_GRADIENT_SAGA = 3   /* each row's gradient at its last visit
+    DRIFT_GRADIENT_SAGA = 3,  /* each row's gradient at its last visit
                                  stands in for it (Dubey et al. 2016) */
+    DRIFT_GRADIENT_TMU = 4    /* saga's table, renewed whole at the chain's
+                                 point every ceil(N/n) estimates (Zhang et
+                                 al. 2020's TMU: both snapshot updates) */
 } drift_gradient;
 
 /* A rate function for thinning: writes the (possibly noisy) event rate at

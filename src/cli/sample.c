@@ -132,13 +132,14 @@ static const cli_opt sample_opts[] = {
                            "K): every rank busy, as few ranks per chain as "
                            "that allows)"},
     [O_GRADIENT] = {"--gradient", 1,
-                    "plain|cv|svrg|saga  minibatch gradient estimator: "
-                    "plain, cv (control variates centred at the mode, "
-                    "found once per run, its cost chain 1's; the default "
-                    "where the engine plans the run), svrg (centred at a "
-                    "snapshot of the chain's point renewed every data "
-                    "pass) or saga (each row's gradient at its last "
-                    "visit); any sampler that uses the engine's estimate "
+                    "plain|cv|svrg|saga|tmu  minibatch gradient "
+                    "estimator: plain, cv (control variates centred at the "
+                    "mode, found once per run, its cost chain 1's; the "
+                    "default where the engine plans the run), svrg "
+                    "(centred at a snapshot of the chain's point renewed "
+                    "every data pass), saga (each row's gradient at its "
+                    "last visit) or tmu (saga's, the whole table renewed "
+                    "every data pass); any sampler that uses the engine's estimate "
                     "(sgld, psgld, sghmc, sgnht, msgnht) takes any of "
                     "them"},
     [O_SAVE_GRADIENTS] = {"--save-gradients", 0,
@@ -392,9 +393,11 @@ static int on_sample_opt(void *user, int idx, const char *v)
             a->gradient = DRIFT_GRADIENT_SVRG;
         else if (!strcmp(v, "saga"))
             a->gradient = DRIFT_GRADIENT_SAGA;
+        else if (!strcmp(v, "tmu"))
+            a->gradient = DRIFT_GRADIENT_TMU;
         else
             return bad_value("--gradient", v,
-                             "expected plain, cv, svrg or saga");
+                             "expected plain, cv, svrg, saga or tmu");
         return 0;
     case O_EMIT:
         if (!strcmp(v, "segments"))

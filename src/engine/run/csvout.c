@@ -262,6 +262,7 @@ static void write_drift_config(drift_chain *c, FILE *f)
                 cfg->gradient == DRIFT_GRADIENT_CV     ? "cv"
                 : cfg->gradient == DRIFT_GRADIENT_SVRG ? "svrg"
                 : cfg->gradient == DRIFT_GRADIENT_SAGA ? "saga"
+                : cfg->gradient == DRIFT_GRADIENT_TMU  ? "tmu"
                                                        : "plain");
     if (cfg->gradient == DRIFT_GRADIENT_CV && c->run && c->run->cv.ready) {
         const drift_cv *cv = &c->run->cv;

@@ -760,14 +760,16 @@ static int batch_estimate_cv(drift_chain *c, const drift_cv *cv,
     return finite ? DRIFT_OK : check_finite(c, theta, grad, "gradient");
 }
 
-/* ---- --gradient svrg and saga: estimators with a chain's own state ---- */
+/* ---- --gradient svrg, saga and tmu: estimators with a chain's own
+ * state ---- */
 
 /* What they keep for a chain (made on first use, freed with the chain). */
 struct drift_vr {
     drift_cv snap;          /* svrg: the snapshot point (snap.mode), the
                                likelihood's gradient and value summed over
                                all rows there */
-    uint64_t since;         /* svrg: estimates since the snapshot */
+    uint64_t since;         /* svrg, tmu: estimates since the snapshot
+                               (tmu: since the table was renewed) */
     int have_snap;
     /* saga: each row's log-likelihood term and gradient (glm: its scalar
      * s_i, grad l_i = s_i x_i) at its last visit, and their sums */
@@ -870,14 +872,22 @@ static int rows_at(drift_chain *c, struct drift_vr *v, const double *theta,
     return DRIFT_OK;
 }
 
+/* The option behind a chain's table of per-row gradients. */
+static const char *table_name(const drift_chain *c)
+{
+    return c->cfg->gradient == DRIFT_GRADIENT_TMU ? "tmu" : "saga";
+}
+
 /* saga: the table of every row's term and gradient at theta (one full
- * pass, counted N), before the first estimate. */
+ * pass, counted N), before the first estimate; tmu: again every ceil(N/n)
+ * estimates. */
 static int saga_start(drift_chain *c, const double *theta)
 {
     struct drift_vr *v = vr_of(c);
     if (!v)
         return drift_chain_fail(c, DRIFT_ENOMEM,
-                                "out of memory for --gradient saga");
+                                "out of memory for --gradient %s",
+                                table_name(c));
     size_t N = c->N, d = c->d, cap = c->ws_cap;
     v->glm = (c->model->flags & DRIFT_MODEL_GLM) && c->model->glm_scalars &&
              c->model->glm_design;
@@ -885,28 +895,35 @@ static int saga_start(drift_chain *c, const double *theta)
     double bytes = 8.0 * (double)N * (per_row + 1);
     if (bytes > (double)drift_memory_limit() / 4)
         return drift_chain_fail(c, DRIFT_ENOMEM,
-                                "--gradient saga keeps each row's gradient: "
+                                "--gradient %s keeps each row's gradient: "
                                 "%zu rows x %.0f values need %.3g GB a "
                                 "chain, more than a quarter of the memory "
                                 "this machine allows; use --gradient svrg "
                                 "or cv, which keep none",
-                                N, per_row, bytes / 1e9);
-    v->alpha = drift_malloc_array(N, (size_t)per_row * sizeof(double));
-    v->alpha_l = drift_malloc_array(N, sizeof(double));
-    v->sum = drift_calloc(d, sizeof(double));
-    v->x = drift_malloc_array(cap, d * sizeof(double));
-    v->snew = drift_malloc_array(cap, sizeof(double));
-    v->lnew = drift_malloc_array(cap, sizeof(double));
-    v->w = drift_malloc_array(cap, sizeof(double));
+                                table_name(c), N, per_row, bytes / 1e9);
+    /* (tmu renews the table in place) */
+    if (!v->alpha) {
+        v->alpha = drift_malloc_array(N, (size_t)per_row * sizeof(double));
+        v->alpha_l = drift_malloc_array(N, sizeof(double));
+        v->sum = drift_calloc(d, sizeof(double));
+        v->x = drift_malloc_array(cap, d * sizeof(double));
+        v->snew = drift_malloc_array(cap, sizeof(double));
+        v->lnew = drift_malloc_array(cap, sizeof(double));
+        v->w = drift_malloc_array(cap, sizeof(double));
+    }
     size_t *rows = drift_malloc_array(cap, sizeof(size_t));
     if (!v->alpha || !v->alpha_l || !v->sum || !v->x || !v->snew ||
         !v->lnew || !v->w || !rows) {
         drift_free(rows);
         return drift_chain_fail(c, DRIFT_ENOMEM,
-                                "out of memory for --gradient saga");
+                                "out of memory for --gradient %s",
+                                table_name(c));
     }
     int rc = DRIFT_OK;
     v->lsum = 0;
+    memset(v->sum, 0, d * sizeof(double));
+    v->saga_ready = 0;
+    v->since = 0;
     c->grads += N;
     for (size_t first = 0; first < N && !rc; first += cap) {
         size_t k = N - first < cap ? N - first : cap;
@@ -951,7 +968,8 @@ static int saga_batch_room(drift_chain *c, struct drift_vr *v, size_t n)
     v->bg = v->glm ? NULL : drift_malloc_array(n, c->d * sizeof(double));
     if (!v->brows || !v->bs || !v->bl || (!v->glm && !v->bg))
         return drift_chain_fail(c, DRIFT_ENOMEM,
-                                "out of memory for --gradient saga");
+                                "out of memory for --gradient %s",
+                                table_name(c));
     v->bcap = n;
     return DRIFT_OK;
 }
@@ -968,6 +986,10 @@ static int batch_estimate_saga(drift_chain *c, const double *theta,
 {
     int rc;
     if ((!c->vr || !c->vr->saga_ready) && (rc = saga_start(c, theta)))
+        return rc;
+    /* tmu: the whole table at theta again every ceil(N/n) estimates */
+    if (c->cfg->gradient == DRIFT_GRADIENT_TMU &&
+        ++c->vr->since >= (c->N + n - 1) / n && (rc = saga_start(c, theta)))
         return rc;
     struct drift_vr *v = c->vr;
     if ((rc = saga_batch_room(c, v, n)))
@@ -1088,7 +1110,8 @@ static int batch_estimate(drift_chain *c, const double *theta, size_t n,
         return batch_estimate_cv(c, &c->vr->snap, theta, n, grad, U_est,
                                  rows_out);
     }
-    if (c->N > 0 && n > 0 && c->cfg->gradient == DRIFT_GRADIENT_SAGA)
+    if (c->N > 0 && n > 0 && (c->cfg->gradient == DRIFT_GRADIENT_SAGA ||
+                              c->cfg->gradient == DRIFT_GRADIENT_TMU))
         return batch_estimate_saga(c, theta, n, grad, U_est, rows_out);
     if (c->N == 0 || n == 0) {
         /* A data-free target: the prior is the whole potential. */
@@ -1876,6 +1899,7 @@ static drift_gradient svc_gradient(drift_chain *c)
     case DRIFT_GRADIENT_CV: return DRIFT_GRADIENT_CV;
     case DRIFT_GRADIENT_SVRG: return DRIFT_GRADIENT_SVRG;
     case DRIFT_GRADIENT_SAGA: return DRIFT_GRADIENT_SAGA;
+    case DRIFT_GRADIENT_TMU: return DRIFT_GRADIENT_TMU;
     default: return DRIFT_GRADIENT_PLAIN;
     }
 }

@@ -2248,10 +2248,12 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                                  cfg->passes, DRIFT_MODE_MIN_PASSES);
     }
     if (cfg->gradient == DRIFT_GRADIENT_SVRG ||
-        cfg->gradient == DRIFT_GRADIENT_SAGA) {
+        cfg->gradient == DRIFT_GRADIENT_SAGA ||
+        cfg->gradient == DRIFT_GRADIENT_TMU) {
         const drift_sampler *s = cfg->sampler;
-        const char *name =
-            cfg->gradient == DRIFT_GRADIENT_SVRG ? "svrg" : "saga";
+        const char *name = cfg->gradient == DRIFT_GRADIENT_SVRG   ? "svrg"
+                           : cfg->gradient == DRIFT_GRADIENT_SAGA ? "saga"
+                                                                  : "tmu";
         if (s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_OWN_ESTIMATES))
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient %s: sampler %s does not use the "
