@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_ckpt.sh: what checkpoints cost (issue 21 item 8).  For each
+# bench_ckpt.sh: what checkpoints cost.  For each
 # sampler, on a dense logistic regression with d = 54 (N rows of
 # examples/rowstore/gen_rows) and a sparse one with d = 40,000 (LIBSVM
 # rows of examples/sparse/gen_sparse, 40 non-zeros a row): the size of one

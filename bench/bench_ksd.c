@@ -1,4 +1,4 @@
-/* bench_ksd.c: what `drift summary --ksd` costs (issue 17).  Two parts, in
+/* bench_ksd.c: what `drift summary --ksd` costs.  Two parts, in
  * one process, each the best of REPS repetitions on one thread:
  *   - the kernel sum of the IMQ kernel Stein discrepancy
  *     (engine/stats/ksd.c) over n = 1000 and 2000 draws at d = 20 and

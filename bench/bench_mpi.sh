@@ -1,5 +1,5 @@
 #!/bin/sh
-# bench_mpi.sh: the cost of a run across MPI ranks (issue 19), measured
+# bench_mpi.sh: the cost of a run across MPI ranks, measured
 # and modelled.  On Covertype-sized synthetic data (N = 581,012 rows of
 # d = 54 predictors, logistic regression, a row store), with one chain
 # over P = 1, 2, 4 ranks of this machine (mpirun -n P; each rank holds

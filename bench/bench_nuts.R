@@ -1,4 +1,4 @@
-# bench_nuts.R: the R half of bench_nuts.sh (issue 13): for each case, drift's
+# bench_nuts.R: the R half of bench_nuts.sh: for each case, drift's
 # nuts then Stan's NUTS (rstan), one right after the other, both at
 # CmdStan's defaults (4 chains, 1000 warmup + 1000 draws, delta 0.8,
 # diagonal metric), and a table of min bulk ESS per CPU second with the

@@ -1,4 +1,4 @@
-/* bench_wide.c: `make bench` for wide data (issue 15): the time to parse
+/* bench_wide.c: `make bench` for wide data: the time to parse
  * the header of a CSV file with 10^3, 10^4, 10^5 and 10^6 columns (names
  * y, x.1 ... x.(n-1), three rows of zeros), and of the whole table open
  * (header, rows, column index), with the time per column, which stays

@@ -1,4 +1,4 @@
-/* lref.h: reference values for the Langevin-family tests (issue 4), all
+/* lref.h: reference values for the Langevin-family tests, all
  * computed independently of the samplers: the closed-form posterior of the
  * corrgauss test model over data drawn here, the covariance of the
  * minibatch gradient noise under random access, stationary covariances of

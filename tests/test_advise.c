@@ -1,5 +1,5 @@
 /* test_advise.c: read-ahead and drop-behind for full passes over row
- * stores (issue 18).  The guard: on a row store that fits in memory, once
+ * stores.  The guard: on a row store that fits in memory, once
  * a first full pass has mapped it, later passes fault no page of it, read
  * no byte of its file and leave it mapped; counted per pass with
  * getrusage (minor + major faults), /proc/self/io (rchar: every byte

@@ -271,7 +271,7 @@ static void test_divergence(void **state)
     free(a);
     unlink(out);
     /* mala with an absurd step: every proposal lands where the density
-     * overflows, and mala rejects it rather than dying (issue 21). */
+     * overflows, and mala rejects it rather than dying. */
     r = th_cli_run((const char *[]){"sample", "--model", "logistic", "--data",
                                     pima(), "--sampler", "mala", "--set",
                                     "h=1e200", "--warmup", "0", "--iter",
@@ -345,7 +345,7 @@ static void test_listing(void **state)
 }
 
 
-/* ---- issue 7: chains, summary, progress, signals, divergence --------- */
+/* ---- Chains, summary, progress, signals, divergence --------- */
 
 static char *tmp_dir(void)
 {
@@ -893,7 +893,7 @@ static void test_summary_cli(void **state)
     free(bad);
 }
 
-/* ---- issue 14: Stan CSV every reader accepts ---------------------------- */
+/* ---- Stan CSV every reader accepts ---------------------------- */
 
 /* The header's counts are the rows' whatever the budget: CmdStan's readers
  * take ceil(num_warmup / thin) warmup rows and ceil(num_samples / thin)

@@ -401,7 +401,7 @@ static void test_logistic_vs_plugin(void **state)
     th_close(&b);
 }
 
-/* The sparse example (issue 9): sparse rows from a LIBSVM file through
+/* The sparse example: sparse rows from a LIBSVM file through
  * the derivative battery, then SGLD on the .drift model and on the C
  * plugin's sparse path, same file and seed: the same model computed two
  * ways, so the draws agree to rounding (compared at 1e-9: the chains see

@@ -1,5 +1,5 @@
 /* test_hostile.c: the drift command against hostile files, paths, signals
- * and machines (issue 15), as a user meets them: every reproducer of the
+ * and machines, as a user meets them: every reproducer of the
  * attack on drift (crafted row stores, outputs naming device nodes, FIFOs
  * and inputs, a data file truncated under a running chain, plugin
  * directories holding a FIFO or a lying descriptor, a NUL byte in a

@@ -74,7 +74,7 @@ static void test_sample(void **state)
 /* A step that overflows the density of a .drift model: the message says
  * where (chain, iteration, largest parameter) that the density is not
  * finite at this point, with the model's detail; it does not read as bad
- * data.  mala at an absurd step rejects instead (issue 21). */
+ * data.  mala at an absurd step rejects instead. */
 static void test_nonfinite_message(void **state)
 {
     (void)state;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_mpi.sh: one run across MPI ranks (issue 19), under mpirun -n 2 and
+# test_mpi.sh: one run across MPI ranks, under mpirun -n 2 and
 # -n 4 on this machine (loopback only; oversubscribed where there are
 # fewer cores).
 #   1. The same answer as one process: lmc and sgld, 1000 steps, over a

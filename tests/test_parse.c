@@ -321,7 +321,7 @@ static void test_type_errors(void **state)
            "      | ^\n");
 }
 
-/* sparse_vector (issue 9): where it may be declared, and that dot() is
+/* sparse_vector: where it may be declared, and that dot() is
  * its only use, each misuse reported where it occurs with the allowed
  * uses named. */
 static void test_sparse_types(void **state)

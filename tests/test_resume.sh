@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_resume.sh: checkpoints and --resume (issue 21 item 8).  A run of
+# test_resume.sh: checkpoints and --resume.  A run of
 # sgld, sghmc, agld (tmu-rr), sbps and mala with --checkpoint-every is
 # killed with SIGKILL (its whole process group, as a power loss would stop
 # it) at a random moment after its first checkpoint, four times each, and

@@ -334,7 +334,7 @@ static void test_refusals(void **state)
     free(rs);
 }
 
-/* ---- crafted headers (issue 15) ---- */
+/* ---- crafted headers ---- */
 
 /* Offsets of the prefix's fields (rowstore.h). */
 enum { P_HEADER_BYTES = 16, P_N_ROWS = 24, P_N_COLS = 32, P_FILE_BYTES = 48,
@@ -644,7 +644,7 @@ static void test_schema_convert(void **state)
     free(out);
 }
 
-/* ---- conversion writes only what it reads back (issue 15) ---- */
+/* ---- conversion writes only what it reads back ---- */
 
 /* Two tables hold the same rows, bit for bit. */
 static void assert_same_table(const drift_table *a, const drift_table *b,
