@@ -227,6 +227,51 @@ static void test_csv_dialects(void **state)
     free(dir);
 }
 
+/* The same dialects in a draws file `drift summary` reads: a BOM is
+ * skipped (before, the first comment was taken for the column row and
+ * the file refused for a "number" 'lp__'), CR-only lines are refused by
+ * name (before: "no column row"), CRLF is read. */
+static void test_summary_dialects(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    const char *draws = "# model = m\n# num_samples = 3\nlp__,a\n"
+                        "-1,0.5\n-2,0.25\n-1.5,0.75\n";
+    char bom[200], cr[200], crlf[300];
+    snprintf(bom, sizeof bom, "\xef\xbb\xbf%s", draws);
+    size_t n = 0;
+    for (const char *p = draws; *p; p++) {
+        cr[n] = *p == '\n' ? '\r' : *p;
+        n++;
+    }
+    cr[n] = '\0';
+    n = 0;
+    for (const char *p = draws; *p; p++) {
+        if (*p == '\n')
+            crlf[n++] = '\r';
+        crlf[n++] = *p;
+    }
+    crlf[n] = '\0';
+    struct {
+        const char *name, *text;
+        int status;
+        const char *needle;
+    } cases[] = {
+        {"bom.csv", bom, 0, ""},
+        {"crlf.csv", crlf, 0, ""},
+        {"cr.csv", cr, 2,
+         "cr.csv:1:12: error: a carriage return inside a line: the file's "
+         "lines end in CR alone"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        hx_write(dir, cases[k].name, cases[k].text);
+        const char *args[] = {"summary", cases[k].name, NULL};
+        hx_expect(dir, args, cases[k].status, cases[k].needle);
+    }
+    hx_rm(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -234,6 +279,7 @@ int main(void)
         cmocka_unit_test(test_store_column_named_twice),
         cmocka_unit_test(test_init_names),
         cmocka_unit_test(test_csv_dialects),
+        cmocka_unit_test(test_summary_dialects),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -215,6 +215,25 @@ int drift_stancsv_read(const char *path, drift_stancsv **out, drift_err *e)
         size_t len = (size_t)got;
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
+        /* A UTF-8 byte order mark (an editor's) is no part of the first
+         * line: skipped, as the data readers skip it. */
+        if (lineno == 1 && len >= 3 && !memcmp(line, "\xef\xbb\xbf", 3)) {
+            memmove(line, line + 3, len - 2);
+            len -= 3;
+        }
+        /* Lines ending in CR alone (classic Mac OS) read as one: say so,
+         * rather than "no column row" or a value that is no number. */
+        const char *cr = memchr(line, '\r', len);
+        if (cr) {
+            rc = drift_err_set(e, DRIFT_EDATA,
+                               "%s:%zu:%zu: error: a carriage return inside "
+                               "a line: the file's lines end in CR alone "
+                               "(classic Mac OS), which drift does not read "
+                               "as line ends; convert them to LF (tr '\\r' "
+                               "'\\n' < FILE > NEW)",
+                               path, lineno, (size_t)(cr - line) + 1);
+            goto fail;
+        }
         if (len == 0)
             continue;
         if (line[0] == '#') {
