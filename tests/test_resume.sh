@@ -158,12 +158,16 @@ make_ckpt() {
         --quiet --out stop.csv --checkpoint-every 100 --iter 200000 \
         2>/dev/null &
     p=$!
+    # (the given step's check runs its pilots before the first save: under
+    # load that can take most of a minute)
     n=0
-    while [ ! -f stop.ckpt/chain_1.state ] && [ $n -lt 600 ]; do
+    while [ ! -f stop.ckpt/chain_1.state ] && [ $n -lt 2400 ]; do
         sleep 0.05
         n=$((n + 1))
     done
     kill_tree $p
+    [ -f stop.ckpt/chain_1.state ] ||
+        fail "make_ckpt: no checkpoint after 120 s; the refusals below test nothing"
 }
 # refused: a message naming $2 and exit status 2
 expect_refusal() {
@@ -185,7 +189,14 @@ sed -i 's/^file build drift \([^\t]*\)\t.*/file build drift \1\t1 0/' stop.ckpt/
 expect_refusal "an edited manifest" "run is damaged"
 
 make_ckpt data.csv
-printf 'X' | dd of=stop.ckpt/chain_1.state bs=1 seek=40 conv=notrunc 2>/dev/null
+# byte 40 made different from what it was (an 'X' written blindly left
+# it as it was one time in 256)
+b=$(od -An -tu1 -j40 -N1 stop.ckpt/chain_1.state | tr -d ' ')
+[ -n "$b" ] || fail "damaged state: chain_1.state has no byte 40"
+printf "\\$(printf %03o $(( (${b:-0} + 1) % 256 )))" |
+    dd of=stop.ckpt/chain_1.state bs=1 seek=40 conv=notrunc 2>/dev/null
+b2=$(od -An -tu1 -j40 -N1 stop.ckpt/chain_1.state | tr -d ' ')
+[ "$b2" != "$b" ] || fail "damaged state: byte 40 unchanged ($b)"
 expect_refusal "damaged state" "damaged"
 
 make_ckpt data.csv
