@@ -1069,6 +1069,21 @@ static int plan_recentre(void *user, const double *x)
     return DRIFT_OK;
 }
 
+/* The warning of a plan whose cap of max_passes a chain cut the run to
+ * iters (unit: "iterations" or "segments") below the BIASCHECK_ESS
+ * effective draws an autocorrelation time tau asks for. */
+static void cap_warning(char *warn, size_t size, const char *name,
+                        const char *unit, double tau, double max_passes,
+                        uint64_t iters)
+{
+    snprintf(warn, size,
+             "the plan for %s needs about %.0f %s a chain for %.0f "
+             "effective draws; the plan's cap of %g passes a chain allows "
+             "%llu: expect about %.0f; give --iter or --passes for more",
+             name, ceil(BIASCHECK_ESS * tau), unit, BIASCHECK_ESS,
+             max_passes, (unsigned long long)iters, (double)iters / tau);
+}
+
 /* A warning of the plan's on standard error and in the header's note. */
 static void plan_warn(drift_run_shared *run, const char *warn)
 {
@@ -1301,14 +1316,8 @@ static int plan_run(drift_chain *c, long param)
                        "this posterior (try sghmc or nuts)"
                      : slow);
     else if (capped)
-        snprintf(warn, sizeof warn,
-                 "the plan for %s needs about %.0f iterations a chain for "
-                 "%.0f effective draws; the plan's cap of %g passes a chain "
-                 "allows %llu: expect about %.0f; give --iter or --passes "
-                 "for more",
-                 s->name, ceil(BIASCHECK_ESS * tau), BIASCHECK_ESS,
-                 cfg->plan.max_passes, (unsigned long long)pc->iters,
-                 (double)pc->iters / tau);
+        cap_warning(warn, sizeof warn, s->name, "iterations", tau,
+                    cfg->plan.max_passes, pc->iters);
     if (warn[0])
         plan_warn(run, warn);
 out:
@@ -1459,14 +1468,8 @@ static int plan_continuous(drift_chain *c)
                  "length) may be underestimated; check ESS in the summary",
                  s->name, BIASCHECK_PILOT_ESS);
     else if (capped)
-        snprintf(warn, sizeof warn,
-                 "the plan for %s needs about %.0f segments a chain for "
-                 "%.0f effective draws; the cap of %g passes a chain "
-                 "allows %llu: expect about %.0f; give --iter or --passes "
-                 "for more",
-                 s->name, ceil(BIASCHECK_ESS * tau), BIASCHECK_ESS,
-                 cfg->plan.max_passes, (unsigned long long)pc->iters,
-                 (double)pc->iters / tau);
+        cap_warning(warn, sizeof warn, s->name, "segments", tau,
+                    cfg->plan.max_passes, pc->iters);
     if (warn[0])
         plan_warn(run, warn);
 out:
