@@ -71,7 +71,6 @@ typedef struct th_run {
     double passes, grad_noise, thin_time;
     unsigned chains;
     const char *out_path;
-    /* issue 7 */
     int init_mode;                  /* DRIFT_INIT_* */
     double init_radius;
     const double *init_values;
@@ -86,11 +85,9 @@ typedef struct th_run {
     /* When not NULL, chain k's trajectory moments go to traj[k] (chains
      * entries; time 0 when the chain reported none). */
     struct th_traj *traj;
-    /* issue 13 */
     unsigned parallel;              /* chains at once (0: the cores) */
     const unsigned char *init_given;/* DRIFT_INIT_VALUES: which given */
     int warmup_only;                /* --iter 0 */
-    /* issue 17 */
     int gradient;                   /* DRIFT_GRADIENT_* (--gradient) */
     int save_gradients;             /* --save-gradients */
     /* Called with the chain id of every row written, before it is

@@ -734,7 +734,7 @@ static void test_large_perrow(void **state)
     free(json);
 }
 
-/* ---- functions and densities of issue 16 ------------------------------------- */
+/* ---- structured types, GP kernels and multivariate densities --------------- */
 
 /* Each expression's value at x = (0.3, 1.7, -0.4) against R (printed
  * with options(digits = 17); the script is in the comment of each

@@ -29,7 +29,7 @@
 
 /* Stores of 80 and 73 MB: more than two read-ahead stretches even at their
  * largest (32 MiB), so that dropping every stretch once passed, as drift
- * did before issue 18 whatever the store's size, would show. */
+ * once did whatever the store's size, would show. */
 enum { N = 200000, DD = 49, SN = 150000, SNNZ = 40, SD = 5000 };
 
 /* ---- counters ---- */

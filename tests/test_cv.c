@@ -1,4 +1,4 @@
-/* test_cv.c: --gradient cv and the learned metric (issue 17 items 1, 2),
+/* test_cv.c: --gradient cv and the learned metric,
  * against closed forms.  On Bayesian ridge regression with badly scaled
  * predictors (tests/plugins/ridge.c; posterior N(m, A^-1) with A = X'X /
  * sigma^2 + I / tau^2):

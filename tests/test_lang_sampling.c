@@ -1,5 +1,5 @@
 /* test_lang_sampling.c: the structured types and multivariate densities
- * of issue 16 under a sampler (mala with warmup, fixed seeds), against
+ * of the language under a sampler (mala with warmup, fixed seeds), against
  * closed forms: the Dirichlet-multinomial posterior's means and variances
  * (Dirichlet(alpha + counts)), and a 3 x 3 LKJ(eta) prior's marginal of a
  * correlation, (r + 1) / 2 ~ Beta(eta - 1 + K/2, same), through

@@ -1,5 +1,5 @@
-/* test_tune.c: step sizes chosen by the kernel Stein discrepancy (issue 17
- * item 4; engine/run/tune.c) and the scores behind it (engine/run/score.c).
+/* test_tune.c: step sizes chosen by the kernel Stein discrepancy
+ * (engine/run/tune.c) and the scores behind it (engine/run/score.c).
  * - The model's score against the closed form of the conjugate Gaussian.
  * - KSD ranks SGLD step sizes as the distance to the target does: on the
  *   conjugate Gaussian, where SGLD with exact gradients is stationary at

@@ -1,4 +1,4 @@
-/* test_vmath.c: the AD kernels' vector math (vmath.c, issue 18).  Errors
+/* test_vmath.c: the AD kernels' vector math (vmath.c).  Errors
  * in ulps against long double (expl, log1pl, tanhl, 1 / (1 + expl(-x)))
  * on a grid per function, for every kind this build has: the C library,
  * SLEEF strict (1 ulp, no FMA) and fast (FMA; tanh 3.5 ulp), and glibc's

@@ -1,6 +1,6 @@
 #!/bin/sh
 # psbps.sh: sbps against psbps (the diagonal preconditioner of Pakman et
-# al. 2017, section 5) in two regimes, issue 20's correction 4:
+# al. 2017, section 5) in two regimes:
 #   aniso  the design of the authors' notebook (pSBPS_fig.ipynb in
 #          github.com/dargilboa/SBPS-public): d = 20, N = 1000, w ~ U[-5,5],
 #          x ~ N(0, diag(1/500, 1, ..., 1)), no intercept, (nearly) flat

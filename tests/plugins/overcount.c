@@ -1,6 +1,6 @@
 /* overcount.c: a sampler plugin whose counts run past its tables (50
  * hyperparameters declared for a table of one, 9 columns for one), as in
- * the crash report of issue 15: its mere presence on the search path made
+ * a crash report from outside: its mere presence on the search path made
  * every plugin scan die with SIGSEGV.  The loader must refuse it with a
  * message and never call it. */
 #include <stdlib.h>
