@@ -1,6 +1,7 @@
 #!/bin/sh
 # test_resume.sh: checkpoints and --resume.  A run of
-# sgld, sghmc, agld (tmu-rr), sbps and mala with --checkpoint-every is
+# sgld, sghmc, agld (tmu-rr), sbps, mala and sgnht (its preconditioner
+# learned in warmup, checkpointed inside warmup) with --checkpoint-every is
 # killed with SIGKILL (its whole process group, as a power loss would stop
 # it) at a random moment after its first checkpoint, four times each, and
 # resumed: every chain's file must be byte for byte the file of the same
@@ -31,7 +32,7 @@ norm() {
 
 # Delays after the first checkpoint, from a fixed seed: random moments,
 # the same ones on every run of the test.
-delays=$(awk 'BEGIN { srand(20261125); for (i = 0; i < 20; i++)
+delays=$(awk 'BEGIN { srand(20261125); for (i = 0; i < 24; i++)
                       printf "%.2f ", rand() * 0.6 }')
 set -- $delays
 
@@ -43,7 +44,8 @@ for spec in "sgld --iter 60000 --warmup 100" \
             "sghmc --iter 60000 --warmup 100" \
             "tmu-rr --iter 60000 --warmup 100" \
             "sbps --passes 60000" \
-            "mala --iter 40000 --warmup 1000"; do
+            "mala --iter 40000 --warmup 1000" \
+            "sgnht --set precond=warmup --set h=0.01 --gradient cv --warmup 40000 --iter 20000"; do
     s=${spec%% *}
     opts=${spec#* }
     # shellcheck disable=SC2086
@@ -95,9 +97,9 @@ for spec in "sgld --iter 60000 --warmup 100" \
         done
     done
 done
-echo "killed $killed of 20 runs, resumed $resumed"
+echo "killed $killed of 24 runs, resumed $resumed"
 # A run that ended before its kill proves nothing: most must be cut.
-[ "$resumed" -ge 15 ] || fail "only $resumed of 20 runs were resumed"
+[ "$resumed" -ge 18 ] || fail "only $resumed of 24 runs were resumed"
 
 # SIGINT: the run stops, keeps its checkpoint, says how to go on.
 "$bin" sample "$model" --data data.csv --sampler mala --chains 2 --seed 11 \

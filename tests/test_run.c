@@ -194,6 +194,92 @@ static void phases_at(uint64_t warmup, uint64_t init, uint64_t term,
     th_close(&tp);
 }
 
+/* The engine's preconditioner (the DRIFT_TABLE_PRECOND sub-table) under
+ * precond=warmup, with the probe's closed-form windows (point (t, 0) at
+ * iteration t, gradient (g1, 0)): coordinate 2's window variance is 0,
+ * the smallest, so P2 keeps P0's 1 and P1 goes to M1/M2 (above 10^9),
+ * clamped to a factor 10 a window: 10^w after w windows.  With g1 = 0.1
+ * and h_eff = 1 the gradients cap P1 at 1 / (h_eff g1^2) = 100 once it is
+ * there.  P^(1/2) squares to P.  The sub-table answers its own version,
+ * and NULL for a newer one and an unknown id. */
+static void precond_windows(double g1, const double *want, size_t n_want)
+{
+    th_problem tp;
+    th_open(&tp, "halfgauss", NULL, NULL, 0);
+    char g[32];
+    snprintf(g, sizeof g, "g1=%g", g1);
+    char *sets[] = {"kind=warmup", g};
+    const uint64_t ends[] = {100, 150, 250, 450, 950};
+    th_run r = {.sampler = probe("precond"), .set = sets, .n_set = 2,
+                .warmup = 1000, .iters = 5, .save_warmup = 1, .seed = 1};
+    th_draws d;
+    drift_chain_result res;
+    if (th_sample(&tp, &r, &d, &res))
+        fail_msg("precond probe failed: %s", res.message);
+    assert_int_equal(d.n, 1005);
+    size_t w = 0;
+    for (uint64_t i = 0; i < d.n; i++) {
+        const double *row = d.v + i * d.cols;
+        /* a row is written after its step; P changes after the step that
+         * ends a window */
+        while (w < n_want && ends[w] <= i)
+            w++;
+        double p1 = w ? want[w - 1] : 1.0;
+        assert_true(row[2] == 1.0);
+        assert_true(row[3] == DRIFT_PRECOND_WARMUP);
+        if (fabs(row[4] - p1) > 1e-9 * p1)
+            fail_msg("g1 %g, row %llu: P1 = %.12g, expected %.12g", g1,
+                     (unsigned long long)i, row[4], p1);
+        if (fabs(row[5] - 1.0) > 1e-12)
+            fail_msg("g1 %g, row %llu: P2 = %.17g, expected 1", g1,
+                     (unsigned long long)i, row[5]);
+        assert_true(fabs(row[6] * row[6] - row[4]) <= 1e-12 * row[4]);
+    }
+    th_draws_free(&d);
+    th_close(&tp);
+}
+
+static void test_precond_windows(void **state)
+{
+    (void)state;
+    const double free_[] = {10, 100, 1000, 1e4, 1e5};
+    precond_windows(0, free_, 5);
+    const double capped[] = {10, 100, 100, 100, 100};
+    precond_windows(0.1, capped, 5);
+}
+
+/* AUTO without a mode is UNIT (P = I); MODE without one is refused with
+ * the sampler and the fix named, before any step. */
+static void test_precond_kinds(void **state)
+{
+    (void)state;
+    th_problem tp;
+    th_open(&tp, "halfgauss", NULL, NULL, 0);
+    char *sets[] = {"kind=auto"};
+    th_run r = {.sampler = probe("precond"), .set = sets, .n_set = 1,
+                .warmup = 10, .iters = 10, .seed = 1};
+    th_draws d;
+    drift_chain_result res;
+    if (th_sample(&tp, &r, &d, &res))
+        fail_msg("precond probe failed: %s", res.message);
+    for (size_t i = 0; i < d.n; i++) {
+        const double *row = d.v + i * d.cols;
+        assert_true(row[3] == DRIFT_PRECOND_UNIT);
+        assert_true(row[4] == 1.0 && row[5] == 1.0 && row[6] == 1.0);
+    }
+    th_draws_free(&d);
+    char *mode[] = {"kind=mode"};
+    r.set = mode;
+    assert_int_not_equal(th_sample(&tp, &r, NULL, &res), DRIFT_OK);
+    print_message("%s\n", res.message);
+    assert_non_null(strstr(res.message, "precond: precond=mode and "
+                                        "precond=dense need the curvature "
+                                        "at the mode: run with --gradient "
+                                        "cv"));
+    assert_false(res.started);
+    th_close(&tp);
+}
+
 static void test_phases_1000(void **state)
 {
     (void)state;
@@ -384,6 +470,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_overflow_rejected),
         cmocka_unit_test(test_give_up_message),
+        cmocka_unit_test(test_precond_windows),
+        cmocka_unit_test(test_precond_kinds),
         cmocka_unit_test(test_phases_1000),
         cmocka_unit_test(test_phases_150),
         cmocka_unit_test(test_phases_20),

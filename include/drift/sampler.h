@@ -34,8 +34,11 @@ extern "C" {
 /* Version of the services table: bumped whenever a service is appended.
  * A plugin states the version it needs (drift_sampler_plugin's
  * services_version) and an engine with an older table refuses it at load,
- * so no plugin calls past the end of the table it was given. */
-#define DRIFT_SERVICES_VERSION 5u
+ * so no plugin calls past the end of the table it was given.  From
+ * version 6 the flat table no longer grows: new groups of services come
+ * as sub-tables, each with its own id and version, found through the
+ * table service (see drift_table_header below). */
+#define DRIFT_SERVICES_VERSION 6u
 
 /* One chain as the engine runs it; opaque to samplers. */
 typedef struct drift_chain drift_chain;
@@ -151,6 +154,95 @@ typedef enum drift_metric_kind {
     DRIFT_METRIC_DENSE = 2  /* dense, estimated as a covariance (d x d
                                memory and O(d^2) products) */
 } drift_metric_kind;
+
+/* ---- sub-tables (services version 6) ----
+ * A group of related services is a sub-table: a const struct that starts
+ * with this header, found by its id through the table service.  A
+ * sub-table grows only by appending members, each append bumping its own
+ * version; table(c, id, v) returns it only when the engine's version of
+ * it is at least v, so a plugin never reads past the end of the table it
+ * was given, and an engine too old for a plugin's needs answers NULL (the
+ * plugin then fails its init with DRIFT_NEED_TABLE's message) instead of
+ * refusing every plugin built against newer headers. */
+typedef struct drift_table_header {
+    uint32_t id;            /* DRIFT_TABLE_* */
+    uint32_t version;       /* the engine's version of this sub-table */
+    uint32_t struct_size;   /* sizeof the engine's struct */
+} drift_table_header;
+
+/* Sub-table ids. */
+#define DRIFT_TABLE_PRECOND 1u  /* drift_precond_services */
+
+/* The preconditioner P of a minibatch integrator (DRIFT_TABLE_PRECOND),
+ * owned by the engine: its choice, its warmup windows, clamps and
+ * checkpoint state, so that an integrator needs only to apply it.  P is
+ * an estimate of the target's covariance (the inverse of a mass matrix);
+ * the integrator's moves are theta += -h P grad U + sqrt(2h) P^(1/2) xi
+ * (first order) or use P as the inverse mass of a momentum (second
+ * order).  The kinds: */
+typedef enum drift_precond_kind {
+    DRIFT_PRECOND_AUTO = 0,   /* use() resolves it: DENSE up to 100
+                                 parameters where the run has a mode
+                                 (--gradient cv, or the engine's plan),
+                                 MODE beyond, UNIT without a mode */
+    DRIFT_PRECOND_UNIT = 1,   /* P = I */
+    DRIFT_PRECOND_MODE = 2,   /* diagonal: the inverse diagonal curvature
+                                 at the mode (the mode service's curv,
+                                 as the DIAG metric starts), fixed */
+    DRIFT_PRECOND_WARMUP = 3, /* diagonal, starting as MODE's (or I
+                                 without a mode) and learned in warmup's
+                                 slow windows: see below */
+    DRIFT_PRECOND_DENSE = 4   /* the inverse empirical Fisher matrix at
+                                 the mode (the DENSE metric), fixed */
+} drift_precond_kind;
+
+/* WARMUP's windows: from each step the integrator hands observe() its
+ * point and gradient estimate; at a slow window's end the engine sets the
+ * DIAG metric from the points (sampler.h's metric_use) and P to that
+ * M^-1 times c = min_j P0_jj / min_j M^-1_jj, P0 the P the chain started
+ * with (so a step size keeps the units of that start and the windows
+ * change only the proportions between coordinates), each entry moving by
+ * at most a factor 10 a window, and no larger than what the window's
+ * gradients allow, 1 / (h_eff mean g_j^2), unless it already was (E[g_j^2]
+ * is at least the curvature, so the step stays stable, and a chain still
+ * travelling gets smaller steps, not larger).  Then, as always, the
+ * sampler hears phase(WINDOW_END), where a second-order integrator draws
+ * its momentum afresh.  P and the window's sums are part of the chain's
+ * checkpoint, saved after the sampler's own part. */
+typedef struct drift_precond_services {
+    drift_table_header header;  /* DRIFT_TABLE_PRECOND, version 1 */
+    /* From init only: the chain's P is of kind (the sampler's
+     * hyperparameter, usually), with h_eff the step's scale that caps
+     * WARMUP's updates (h for first-order moves; for second-order ones
+     * max(h^2, h / (2 friction))).  AUTO is resolved as above.  A kind the
+     * run cannot give (MODE or DENSE without a mode; WARMUP without slow
+     * windows) is refused with a message naming the sampler, the
+     * hyperparameter precond and what to use instead. */
+    int (*use)(drift_chain *c, drift_precond_kind kind, double h_eff);
+    /* The kind in use (AUTO resolved; UNIT when use() was not called). */
+    drift_precond_kind (*kind)(drift_chain *c);
+    /* out = P v, out = P^(1/2) v (DIAG: sqrt(P_jj) v_j; DENSE: L v with
+     * L L' = P).  out may not alias v. */
+    void (*mul)(drift_chain *c, const double *v, double *out);
+    void (*sqrt_mul)(drift_chain *c, const double *v, double *out);
+    /* p ~ N(0, P^-1), a momentum for the inverse mass P, from the chain's
+     * random stream. */
+    void (*draw_momentum)(drift_chain *c, double *p);
+    /* A step's new point and the gradient estimate it used; read only
+     * under WARMUP, in warmup (a no-op otherwise, so call it always). */
+    void (*observe)(drift_chain *c, const double *theta, const double *grad);
+} drift_precond_services;
+
+/* In a sampler's init: svc->table(c, ID, VERSION) as a (const TYPE *), or
+ * a return from init with a message saying the engine is too old. */
+#define DRIFT_NEED_TABLE(var, type, svc, c, id, ver, who)                  \
+    do {                                                                 \
+        (var) = (const type *)(svc)->table((c), (id), (ver));            \
+        if (!(var))                                                      \
+            return (svc)->fail((c), who ": this drift lacks the " #type  \
+                                " services it needs (version " #ver      \
+                                "): upgrade drift");                     \
+    } while (0)
 
 /* The services table.  The engine fills it; samplers only read it.
  * New services are appended and bump DRIFT_SERVICES_VERSION; the loader
@@ -388,6 +480,11 @@ typedef struct drift_services {
      * fit. */
     int (*glm_design_sum)(drift_chain *c, const size_t *rows, size_t n,
                           const double *w, double *out);
+
+    /* ---- added in services version 6: the last flat service ---- */
+    /* The sub-table with this id (DRIFT_TABLE_*), when the engine has it
+     * at version >= version; NULL otherwise. */
+    const void *(*table)(drift_chain *c, uint32_t id, uint32_t version);
 } drift_services;
 
 /* One sampler.  The engine allocates state_size zeroed bytes for each

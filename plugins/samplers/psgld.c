@@ -15,30 +15,27 @@
  * RMSprop measures the minibatch gradients' noise, which --gradient cv
  * all but removes near the mode: V would collapse and G blow up to
  * 1/lambda.  So the hyperparameter precond chooses G: rmsprop (the
- * paper's; the default without cv), or the engine's diagonal metric as in
- * sgld (mode: the inverse curvature at cv's mode, the default with cv;
- * warmup: learned from warmup draws; unit: none, which is sgld; dense:
- * the inverse empirical Fisher matrix at cv's mode), G = P as sgld.c
- * describes P.  precond=auto under cv: dense up to AUTO_DENSE_DIM
- * parameters, mode beyond. */
+ * paper's; the default without a mode), or the engine's preconditioner P
+ * as sgld uses it (its DRIFT_TABLE_PRECOND services: mode, warmup, unit,
+ * dense; sgld.c says which), G = P: that step is sgld's.  precond=auto
+ * with a mode (under cv, or the engine's plan): the engine's auto, dense
+ * up to 100 parameters, mode beyond. */
 #include <math.h>
 
 #include <drift/sampler.h>
 
-#include "precond.h"
-
 DRIFT_PLUGIN_LICENSE("MIT");
 
-enum { PC_AUTO = 0, PC_RMSPROP = 1, PC_UNIT = 2, PC_MODE = 3,
-       PC_WARMUP = 4, PC_DENSE = 5 };
+/* The hyperparameter's values; beyond rmsprop they are the engine's
+ * drift_precond_kind, shifted by one. */
+enum { PC_AUTO = 0, PC_RMSPROP = 1 };
 
 typedef struct psgld {
     double h, lambda, alpha;
-    int precond;            /* PC_RMSPROP, PC_UNIT, PC_MODE or PC_WARMUP */
-    double min0;            /* min_j M0^-1_jj */
-    double n_g2;            /* steps summed into g2 */
+    int rmsprop;            /* the paper's G; else the engine's P */
     size_t d, n, N;
-    double *grad, *gprior, *V, *xi, *P, *buf, *g2;
+    const drift_precond_services *pre;
+    double *grad, *gprior, *V, *xi, *Pg, *Pxi;
 } psgld;
 
 static int init(void *state, const drift_services *svc, drift_chain *c,
@@ -52,50 +49,34 @@ static int init(void *state, const drift_services *svc, drift_chain *c,
     s->d = svc->dim(c);
     s->n = svc->batch(c);
     s->N = svc->n_rows(c);
-    s->grad = svc->alloc(c, s->d * sizeof(double));
-    s->gprior = svc->alloc(c, s->d * sizeof(double));
-    s->V = svc->alloc(c, s->d * sizeof(double));
-    s->xi = svc->alloc(c, s->d * sizeof(double));
-    if (!s->grad || !s->gprior || !s->V || !s->xi)
+    DRIFT_NEED_TABLE(s->pre, drift_precond_services, svc, c,
+                     DRIFT_TABLE_PRECOND, 1, "psgld");
+    size_t bytes = s->d * sizeof(double);
+    s->grad = svc->alloc(c, bytes);
+    s->gprior = svc->alloc(c, bytes);
+    s->V = svc->alloc(c, bytes);
+    s->xi = svc->alloc(c, bytes);
+    s->Pg = svc->alloc(c, bytes);
+    s->Pxi = svc->alloc(c, bytes);
+    if (!s->grad || !s->gprior || !s->V || !s->xi || !s->Pg || !s->Pxi)
         return DRIFT_ENOMEM;
     /* a mode to precondition from: under --gradient cv, or the engine's
      * plan */
-    int cv = svc->mode(c, NULL, NULL) == DRIFT_OK;
-    s->precond = (int)hp[3];
-    if (s->precond == PC_AUTO)
-        s->precond = !cv ? PC_RMSPROP
-                     : s->d <= AUTO_DENSE_DIM ? PC_DENSE : PC_MODE;
-    int rc = precond_refuse(svc, c, "psgld",
-                            s->precond == PC_MODE || s->precond == PC_DENSE,
-                            s->precond == PC_WARMUP, cv,
-                            "precond=warmup or rmsprop");
-    if (rc)
-        return rc;
-    if (s->precond == PC_RMSPROP && cv)
-        svc->warn(c, "psgld: precond=rmsprop with --gradient cv: RMSprop "
-                     "measures the gradients' noise, which cv removes near "
-                     "the mode, so its preconditioner grows towards "
-                     "1/lambda; precond=mode (the default with cv) is the "
-                     "safe choice");
-    if (s->precond == PC_DENSE) {
-        s->buf = svc->alloc(c, s->d * sizeof(double));
-        s->g2 = svc->alloc(c, s->d * sizeof(double));
-        if (!s->buf || !s->g2)
-            return DRIFT_ENOMEM;
-        return svc->metric_use(c, DRIFT_METRIC_DENSE);
+    int has_mode = svc->mode(c, NULL, NULL) == DRIFT_OK;
+    int pc = (int)hp[3];
+    s->rmsprop = pc == PC_RMSPROP || (pc == PC_AUTO && !has_mode);
+    if (s->rmsprop) {
+        if (has_mode)
+            svc->warn(c, "psgld: precond=rmsprop with --gradient cv: "
+                         "RMSprop measures the gradients' noise, which cv "
+                         "removes near the mode, so its preconditioner grows "
+                         "towards 1/lambda; precond=mode (the default with "
+                         "cv) is the safe choice");
+        return DRIFT_OK;
     }
-    if (s->precond == PC_MODE || s->precond == PC_WARMUP) {
-        s->P = svc->alloc(c, s->d * sizeof(double));
-        s->buf = svc->alloc(c, s->d * sizeof(double));
-        s->g2 = svc->alloc(c, s->d * sizeof(double));
-        if (!s->P || !s->buf || !s->g2)
-            return DRIFT_ENOMEM;
-        rc = svc->metric_use(c, DRIFT_METRIC_DIAG);
-        if (rc)
-            return rc;
-        s->min0 = min_of(s->P, svc->metric_get(c, s->P));
-    }
-    return DRIFT_OK;
+    drift_precond_kind kind =
+        pc == PC_AUTO ? DRIFT_PRECOND_AUTO : (drift_precond_kind)(pc - 1);
+    return s->pre->use(c, kind, s->h);
 }
 
 static int step(void *state, const drift_services *svc, drift_chain *c,
@@ -106,28 +87,14 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     int rc = svc->grad_batch(c, theta, s->n, s->grad, &U, NULL);
     if (rc)
         return rc;
-    if (s->precond != PC_RMSPROP) {
+    if (!s->rmsprop) {
         svc->normal_fill(c, s->d, s->xi);
         double noise = sqrt(2.0 * s->h);
-        if (s->precond == PC_UNIT) {
-            for (size_t k = 0; k < s->d; k++)
-                theta[k] += -s->h * s->grad[k] + noise * s->xi[k];
-        } else if (s->precond == PC_DENSE) {
-            svc->metric_inv_mul(c, s->grad, s->buf);
-            svc->metric_inv_sqrt_mul(c, s->xi, s->g2);
-            for (size_t k = 0; k < s->d; k++)
-                theta[k] += -s->h * s->buf[k] + noise * s->g2[k];
-        } else {
-            for (size_t k = 0; k < s->d; k++)
-                theta[k] += -s->h * s->P[k] * s->grad[k] +
-                            noise * sqrt(s->P[k]) * s->xi[k];
-            if (s->precond == PC_WARMUP && svc->in_warmup(c)) {
-                svc->metric_observe(c, theta);
-                for (size_t k = 0; k < s->d; k++)
-                    s->g2[k] += s->grad[k] * s->grad[k];
-                s->n_g2++;
-            }
-        }
+        s->pre->mul(c, s->grad, s->Pg);
+        s->pre->sqrt_mul(c, s->xi, s->Pxi);
+        for (size_t k = 0; k < s->d; k++)
+            theta[k] += -s->h * s->Pg[k] + noise * s->Pxi[k];
+        s->pre->observe(c, theta, s->grad);
         return svc->emit_draw(c, theta, -U, NULL);
     }
     /* gbar = (grad U~ - grad U_prior) / N is the minibatch mean of the
@@ -146,28 +113,12 @@ static int step(void *state, const drift_services *svc, drift_chain *c,
     return svc->emit_draw(c, theta, -U, NULL);
 }
 
-static void phase(void *state, const drift_services *svc, drift_chain *c,
-                  drift_phase ph)
-{
-    psgld *s = state;
-    if (ph == DRIFT_PHASE_WINDOW_END && s->precond == PC_WARMUP)
-        precond_update(s->P, s->buf, s->g2, &s->n_g2, s->min0, s->h, svc,
-                       c);
-}
-
-/* The running average V of squared mean gradients, and P with the
- * engine's metric; the rest is scratch. */
+/* The running average V of squared mean gradients (P is the engine's);
+ * the rest is scratch. */
 static int checkpoint(void *state, const drift_services *svc, drift_chain *c)
 {
     psgld *s = state;
-    int rc = svc->ckpt_bytes(c, s->V, s->d * sizeof *s->V);
-    if (!rc && s->P)
-        rc = svc->ckpt_bytes(c, s->P, s->d * sizeof *s->P);
-    if (!rc && s->P)
-        rc = svc->ckpt_bytes(c, s->g2, s->d * sizeof *s->g2);
-    if (!rc && s->P)
-        rc = svc->ckpt_bytes(c, &s->n_g2, sizeof s->n_g2);
-    return rc;
+    return svc->ckpt_bytes(c, s->V, s->d * sizeof *s->V);
 }
 
 static const drift_hparam hparams[] = {
@@ -195,7 +146,6 @@ static const drift_sampler samplers[] = {{
     .state_size = sizeof(psgld),
     .init = init,
     .step = step,
-    .phase = phase,
     .checkpoint = checkpoint,
 }};
 

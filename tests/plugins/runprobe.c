@@ -15,7 +15,15 @@
  *             the run_info buffers, and the metric kind.
  *   setup     a run-level setup spending `passes` full passes at 0 and
  *             leaving U(0) in a shared block; every chain reports it
- *             (shared__). */
+ *             (shared__).
+ *   precond   asks the engine's preconditioner sub-table for P of kind
+ *             `kind` (h_eff 1) and hands it the point (t, 0, ...) and the
+ *             gradient (g1, 0, ...) at iteration t, so each window's P
+ *             is a closed form.  Columns: tables__ (1 when the sub-table
+ *             lookup answers as promised: the table at its version, NULL
+ *             for a newer version and for an unknown id), kind__, p1__
+ *             and p2__ (P's first two diagonal entries, by mul), s1__
+ *             ((P^(1/2) e_1)_1, by sqrt_mul). */
 #include <math.h>
 #include <string.h>
 
@@ -227,6 +235,81 @@ static const drift_hparam su_hparams[] = {
      "full passes the run-level setup spends"},
 };
 
+/* ---- precond ------------------------------------------------------------ */
+
+typedef struct pc {
+    const drift_precond_services *pre;
+    size_t d;
+    double tables, g1;
+    double *point, *grad, *e, *out, *diag;
+} pc;
+
+static int pc_init(void *state, const drift_services *svc, drift_chain *c,
+                   const double *hp, double *theta)
+{
+    (void)theta;
+    pc *s = state;
+    s->pre = svc->table(c, DRIFT_TABLE_PRECOND, 1);
+    if (!s->pre)
+        return svc->fail(c, "precond probe: no preconditioner sub-table");
+    s->tables =
+        s->pre->header.id == DRIFT_TABLE_PRECOND &&
+        s->pre->header.struct_size >= sizeof(drift_precond_services) &&
+        !svc->table(c, DRIFT_TABLE_PRECOND, s->pre->header.version + 1) &&
+        !svc->table(c, 0xdead, 1);
+    s->g1 = hp[1];
+    s->d = svc->dim(c);
+    size_t bytes = s->d * sizeof(double);
+    s->point = svc->alloc(c, bytes);
+    s->grad = svc->alloc(c, bytes);
+    s->e = svc->alloc(c, bytes);
+    s->out = svc->alloc(c, bytes);
+    s->diag = svc->alloc(c, 5 * sizeof(double));
+    if (!s->point || !s->grad || !s->e || !s->out || !s->diag)
+        return DRIFT_ENOMEM;
+    return s->pre->use(c, (drift_precond_kind)(int)hp[0], 1.0);
+}
+
+/* (P e_k)_k */
+static double pc_entry(pc *s, drift_chain *c, size_t k, int root)
+{
+    memset(s->e, 0, s->d * sizeof(double));
+    s->e[k] = 1;
+    if (root)
+        s->pre->sqrt_mul(c, s->e, s->out);
+    else
+        s->pre->mul(c, s->e, s->out);
+    return s->out[k];
+}
+
+static int pc_step(void *state, const drift_services *svc, drift_chain *c,
+                   double *theta)
+{
+    pc *s = state;
+    memset(s->point, 0, s->d * sizeof(double));
+    memset(s->grad, 0, s->d * sizeof(double));
+    s->point[0] = (double)svc->iteration(c);
+    s->grad[0] = s->g1;
+    s->pre->observe(c, s->point, s->grad);
+    double *g = s->diag;
+    g[0] = s->tables;
+    g[1] = (double)s->pre->kind(c);
+    g[2] = pc_entry(s, c, 0, 0);
+    g[3] = s->d > 1 ? pc_entry(s, c, 1, 0) : NAN;
+    g[4] = pc_entry(s, c, 0, 1);
+    return svc->emit_draw(c, theta, 0.0, g);
+}
+
+static const char *const pc_columns[] = {"tables__", "kind__", "p1__",
+                                         "p2__", "s1__"};
+
+static const drift_hparam pc_hparams[] = {
+    {"kind", DRIFT_HP_ENUM, 0, 0, 0, 0, "auto|unit|mode|warmup|dense",
+     "the preconditioner to ask for"},
+    {"g1", DRIFT_HP_REAL, 0, -INFINITY, INFINITY, 0, NULL,
+     "the gradient's first coordinate handed to observe"},
+};
+
 static const drift_sampler samplers[] = {
     {
         .name = "overflow",
@@ -260,6 +343,17 @@ static const drift_sampler samplers[] = {
         .init = su_init,
         .step = su_step,
         .setup = su_setup,
+    },
+    {
+        .name = "precond",
+        .summary = "the engine's preconditioner sub-table (tests)",
+        .hparams = pc_hparams,
+        .n_hparams = 2,
+        .columns = pc_columns,
+        .n_columns = sizeof pc_columns / sizeof pc_columns[0],
+        .state_size = sizeof(pc),
+        .init = pc_init,
+        .step = pc_step,
     },
 };
 

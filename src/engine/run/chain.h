@@ -18,6 +18,7 @@
 
 #include "engine/data/advise.h"
 #include "adapt.h"
+#include "precond.h"
 #include "rng.h"
 #include "stream.h"
 
@@ -354,6 +355,7 @@ struct drift_chain {
     drift_run_info info;    /* what the run_info service returns */
     drift_adapt_schedule sched;
     drift_adapt_metric metric; /* UNIT until the sampler asks for one */
+    drift_precond precond;  /* the integrator's P (precond.c) */
     double adapted_step;    /* from set_adapted (NaN: not called) */
     size_t n_diag;          /* diagnostic values per row (vector columns
                                count d) */

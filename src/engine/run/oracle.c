@@ -1943,6 +1943,19 @@ int drift_oracle_glm_at(drift_chain *c, const double *theta,
     return finish_eval(c, rc, NULL, 0);
 }
 
+/* The sub-tables by id (drift/sampler.h's drift_table_header). */
+static const void *svc_table(drift_chain *c, uint32_t id, uint32_t version)
+{
+    (void)c;
+    static const drift_table_header *const tables[] = {
+        &drift_precond_table.header,
+    };
+    for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++)
+        if (tables[k]->id == id)
+            return tables[k]->version >= version ? tables[k] : NULL;
+    return NULL;
+}
+
 const drift_services drift_services_table = {
     .abi_version = DRIFT_SAMPLER_ABI_VERSION,
     .struct_size = (uint32_t)sizeof(drift_services),
@@ -1998,4 +2011,5 @@ const drift_services drift_services_table = {
     .ckpt_restoring = drift_ckpt_restoring,
     .gradient = svc_gradient,
     .mode = svc_mode,
+    .table = svc_table,
 };

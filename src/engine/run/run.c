@@ -334,6 +334,7 @@ static void after_step(drift_chain *c)
                      (unsigned long long)done);
             drift_services_table.warn(c, msg);
         }
+        drift_precond_window_end(c);
         notify(c, DRIFT_PHASE_WINDOW_END);
     }
     /* The adaptation block follows (csvout.c), before the first draw
@@ -1151,7 +1152,7 @@ static int plan_run(drift_chain *c, long param)
         s, d, hp->def, hp->lo, hp->hi,
         run->cv.ready ? run->cv.mode : NULL, chol, scale,
         (uint64_t)fmin(allow, 1e12), PLAN_FIRST_STEPS, 0, NULL, NULL, NULL,
-        cfg->seconds > 0 ? PLAN_BUDGET_SHARE * cfg->seconds : 0};
+        cfg->seconds > 0 ? PLAN_BUDGET_SHARE * cfg->seconds : 0, NULL, NULL};
     /* The Stein check's scores, as the KSD search makes them. */
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, (size_t)param, d, c->N, c->batch, 0,
@@ -1367,7 +1368,7 @@ static int plan_continuous(drift_chain *c)
         s, d, 0, 0, 0, run->cv.ready ? run->cv.mode : NULL, NULL, scale,
         (uint64_t)fmin(allow, 1e12),
         PLAN_FIRST_STEPS, TUNE_DRAWS, plan_stein, &tc, plan_points,
-        cfg->seconds > 0 ? PLAN_BUDGET_SHARE * cfg->seconds : 0};
+        cfg->seconds > 0 ? PLAN_BUDGET_SHARE * cfg->seconds : 0, NULL, NULL};
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_biascheck_pilot pl;
@@ -1526,7 +1527,7 @@ static int check_given_step(drift_chain *c, long param)
         s, d, hp->def, hp->lo, hp->hi,
         run->cv.ready ? run->cv.mode : NULL, chol, scale,
         (uint64_t)fmin(allow, 1e12), PLAN_FIRST_STEPS / 4, TUNE_DRAWS,
-        plan_stein, &tc, NULL, 0};
+        plan_stein, &tc, NULL, 0, NULL, NULL};
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_err e = {{0}};
