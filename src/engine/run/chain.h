@@ -18,7 +18,6 @@
 
 #include "engine/data/advise.h"
 #include "adapt.h"
-#include "precond.h"
 #include "rng.h"
 #include "stream.h"
 
@@ -268,7 +267,26 @@ typedef struct drift_run_shared {
      * given). */
     int planned;
     drift_run_config plan_cfg;
+    /* The check of kept draws against the Laplace approximation at the
+     * centre (plancheck.h): its marginal variances (d; NULL: no check)
+     * and, per chain (id - first_chain_id), DRIFT_PLANCHECK_BATCHES
+     * blocks of a count and the sums of theta and theta^2 (1 + 2d). */
+    double *check_var;
+    double *check_mom;
+    unsigned check_slots;
 } drift_run_shared;
+
+/* One chain's preconditioner P (precond.h; drift/sampler.h's
+ * DRIFT_TABLE_PRECOND).  Zeroed (not used: its kind reads UNIT) until the
+ * sampler asks for it. */
+typedef struct drift_precond {
+    int used;
+    drift_precond_kind kind;
+    double h_eff;           /* scale of WARMUP's gradient cap */
+    double min0;            /* min_j P0_jj */
+    double n_g2;            /* steps summed into g2 */
+    double *P, *buf, *g2;   /* d each, for MODE and WARMUP */
+} drift_precond;
 
 /* Where a chain is, for messages and budget checks. */
 enum {

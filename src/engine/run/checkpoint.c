@@ -27,6 +27,7 @@
 #include "csvout.h"
 #include "guard.h"
 #include "oracle.h"
+#include "precond.h"
 
 /* "DRIFTCK" and the format's version, then blocks (a 64-bit length and
  * its bytes), then the FNV-1a hash of the blocks.  Version 2: the core

@@ -16,6 +16,7 @@
 #include "chain.h"
 #include "csvout.h"
 #include "emit.h"
+#include "plancheck.h"
 #include "heldout.h"
 #include "shard.h"
 #include "watch.h"
@@ -302,6 +303,8 @@ static int write_row(drift_chain *c, const double *theta, double lp,
             return deferred(c, rc) ? DRIFT_OK : rc;
     }
     c->draws_written++;
+    if (!in_warmup(c))
+        drift_plancheck_add(c, theta);
     /* --test: every draw kept after warmup enters the held-out metrics. */
     if (c->heldout && !in_warmup(c)) {
         drift_err he = {{0}};

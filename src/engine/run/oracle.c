@@ -17,6 +17,7 @@
 #include "base/stop.h"
 #include "base/util.h"
 #include "chain.h"
+#include "precond.h"
 #include "ckptio.h"
 #include "emit.h"
 #include "oracle.h"

@@ -16,7 +16,7 @@ void drift_oracle_release(drift_chain *c);
 int drift_oracle_glm_at(drift_chain *c, const double *theta,
                         const size_t *rows, size_t n, double *s, double *l);
 
-/* The services table given to samplers. */
-extern const drift_services drift_services_table;
+/* The services table given to samplers (declared in services.h). */
+#include "services.h"
 
 #endif

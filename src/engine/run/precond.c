@@ -3,12 +3,14 @@
  * and WARMUP's windows).  DIAG kinds keep P here; DENSE is the engine's
  * dense metric, applied through its factor; the mode and the curvature
  * there come from the metric services, which start from them. */
+#include "config.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "chain.h"
-#include "oracle.h"
+#include "services.h"
 #include "precond.h"
 
 /* AUTO takes DENSE up to this many parameters (its products cost d^2 a

@@ -4,31 +4,18 @@
 #ifndef DRIFT_PRECOND_H
 #define DRIFT_PRECOND_H
 
-#include <drift/sampler.h>
-
-/* One chain's P.  Zeroed (not used: kind() reads UNIT) until the sampler
- * calls use(). */
-typedef struct drift_precond {
-    int used;
-    drift_precond_kind kind;
-    double h_eff;           /* scale of WARMUP's gradient cap */
-    double min0;            /* min_j P0_jj */
-    double n_g2;            /* steps summed into g2 */
-    double *P, *buf, *g2;   /* d each, for MODE and WARMUP */
-} drift_precond;
-
-struct drift_chain;
+#include "chain.h"
 
 /* The sub-table samplers get. */
 extern const drift_precond_services drift_precond_table;
 
 /* At a slow window's end, after the engine set the metric from it and
  * before the sampler hears phase(WINDOW_END): WARMUP's update of P. */
-void drift_precond_window_end(struct drift_chain *c);
+void drift_precond_window_end(drift_chain *c);
 
 /* The chain's P in a checkpoint (after the sampler's part): P, the
  * window's squared gradients and their count for MODE and WARMUP,
  * nothing otherwise. */
-int drift_precond_ckpt(struct drift_chain *c);
+int drift_precond_ckpt(drift_chain *c);
 
 #endif

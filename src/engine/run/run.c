@@ -24,6 +24,7 @@
 #include "base/writer.h"
 #include "adapt.h"
 #include "chain.h"
+#include "precond.h"
 #include "checkpoint.h"
 #include "csvout.h"
 #include "guard.h"
@@ -31,6 +32,7 @@
 #include "hparam.h"
 #include "mode.h"
 #include "oracle.h"
+#include "plancheck.h"
 #include "progress.h"
 #include "ranks.h"
 #include "run.h"
@@ -404,6 +406,12 @@ static void run_setup(drift_chain *c, const double *theta)
             drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
             c->phase = DRIFT_CHAIN_STEPPING;
         }
+    }
+    if (ok && run->cv.ready && !c->cfg->resume) {
+        c->phase = DRIFT_CHAIN_SETUP;
+        if (drift_plancheck_setup(c))
+            ok = 0;
+        c->phase = DRIFT_CHAIN_STEPPING;
     }
     uint64_t before = c->grads;
     if (ok && s->setup) {
@@ -2104,6 +2112,8 @@ static void release_shared(drift_run_shared *run)
     drift_free(run->allocs);
     drift_free(run->hp);
     drift_free(run->tune);
+    drift_free(run->check_var);
+    drift_free(run->check_mom);
     pthread_mutex_destroy(&run->lock);
     pthread_cond_destroy(&run->cond);
 }
@@ -2371,6 +2381,15 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
     }
     close_files(K, results, files, ranks != NULL);
     split_generated(cfg, K, results);
+    int all_ran = 1;
+    for (unsigned k = 0; k < K; k++)
+        all_ran &= results[k].status == DRIFT_OK && !results[k].interrupted;
+    if (all_ran && !drift_stop_requested()) {
+        char warn[1400];
+        drift_plancheck_report(&run, cfg, K, warn, sizeof warn);
+        if (warn[0])
+            fprintf(stderr, "drift: warning: %s\n", warn);
+    }
     drift_free(files);
     drift_progress_free(prog);
     release_shared(&run);
