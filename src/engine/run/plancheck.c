@@ -13,7 +13,7 @@
 /* The Hessian's rows: at most this many gradient evaluations of rows in
  * all (2d subsample gradients), and at least MIN_ROWS rows a gradient
  * when N has them: its entries' relative noise is then about 1-2 %. */
-#define BUDGET_ROWS 4e6
+#define BUDGET_ROWS 2e6
 #define MIN_ROWS 5000
 /* Central differences of the gradient at steps of this many sds. */
 #define FD_STEP 1e-3
