@@ -37,8 +37,13 @@
 /* The centring: at most this many windows, each twice the last, within
  * half the pilots' allowance; a window fits its centre when its whitened
  * means lie within CENTRE_OK sds of it (beyond their noise) and its
- * whitened variances within a factor CENTRE_VAR of 1, shrunk towards 1 by
- * CENTRE_PRIOR effective draws (Stan's regularisation of its metric). */
+ * whitened variances, shrunk towards 1 by CENTRE_PRIOR effective draws
+ * (Stan's regularisation of its metric), within a factor CENTRE_VAR of
+ * their median: the window runs at half the largest stable step, whose
+ * discretisation bias widens every coordinate alike (by 40 % at d = 300
+ * on a logistic regression) and is the pilots' to measure, while a
+ * centre the posterior's bulk is far from puts some coordinates' spread
+ * far from the others'. */
 #define CENTRE_WINDOWS 6
 #define CENTRE_OK 0.5
 #define CENTRE_VAR 2.0
@@ -504,11 +509,30 @@ static int scan(searcher *t, double x, double *h)
  * every coordinate's whitened mean within CENTRE_OK of 0 beyond three of
  * its standard errors (batch means), and its whitened variance, shrunk
  * towards 1 by CENTRE_PRIOR effective draws, within a factor CENTRE_VAR. */
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* The median of x[0..n) (x is reordered); 0 when n is 0. */
+static double median_of(double *x, size_t n)
+{
+    if (!n)
+        return 0;
+    qsort(x, n, sizeof *x, cmp_double);
+    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
+}
+
 static int centre_fits(searcher *t, double *score)
 {
     size_t d = t->d;
     double n = (double)t->an, blen = n / N_BATCH, off = 0, q = 0;
     size_t worst = 0;
+    double *lv = drift_malloc_array(d ? d : 1, sizeof *lv);
+    *score = INFINITY;
+    if (!lv)
+        return 0;
     for (size_t k = 0; k < d; k++) {
         double mu = t->asum[k] / n;
         double var = t->asum2[k] / n - mu * mu;
@@ -527,11 +551,16 @@ static int centre_fits(searcher *t, double *score)
             off = o;
             worst = k;
         }
-        q = fabs(log(v)) > q ? fabs(log(v)) : q;
+        lv[k] = log(v);
     }
+    double med = median_of(lv, d);
+    for (size_t k = 0; k < d; k++)
+        q = fabs(lv[k] - med) > q ? fabs(lv[k] - med) : q;
+    drift_free(lv);
     if (tracing())
         fprintf(stderr, "  centre: n=%g mean off %g (coordinate %zu), "
-                "max|log var| %g\n", n, off, worst, q);
+                "max|log var - median| %g (median %g)\n", n, off, worst, q,
+                med);
     *score = off / CENTRE_OK + q / log(CENTRE_VAR);
     return off <= CENTRE_OK && q <= log(CENTRE_VAR);
 }
