@@ -31,6 +31,13 @@ int drift_plancheck_setup(drift_chain *c)
     size_t n = per < MIN_ROWS ? MIN_ROWS : (size_t)per;
     if (n > N)
         n = N;
+    /* a budget the check could eat into: no check (it is not the run's) */
+    const drift_run_config *cfg = c->cfg;
+    double cost = 2.0 * (double)d * (double)n;
+    if (cfg->seconds > 0 ||
+        (cfg->passes > 0 &&
+         (double)c->grads + cost > 0.5 * cfg->passes * (double)N))
+        return DRIFT_OK;
     size_t *rows = drift_malloc_array(n, sizeof *rows);
     double *H = drift_malloc_array(3 * d * d + 4 * d, sizeof *H);
     if (!rows || !H) {

@@ -29,8 +29,9 @@
  * run->cv.mode by central differences of gradients over a fixed
  * subsample of the rows (every k-th row, at most a few data passes in
  * all), and its inverse's diagonal into run->check_var.  Leaves
- * check_var NULL when the run has no centre, d is too large, or H is not
- * positive definite.  Returns DRIFT_OK, or a chain failure (a stop
+ * check_var NULL when the run has no centre, d is too large, H is not
+ * positive definite, or a --seconds budget, or a --passes budget that
+ * the check would take more than half of, bounds the run.  Returns DRIFT_OK, or a chain failure (a stop
  * request during it is DRIFT_ESTOP). */
 int drift_plancheck_setup(drift_chain *c);
 
