@@ -20,7 +20,8 @@
 #                   bound the runs the block says why, and whether the
 #                   store then fit in memory (drift keeps such a store
 #                   mapped instead of releasing the stretches it passed).
-#                   About 30 s a run after the store is made (minutes).
+#                   About a minute a run on 2 shared cores, and 3-4
+#                   minutes to make the store the first time.
 #   scaling-mpi     R runs (--mpi-runs, default 2) of bench/bench_mpi.sh
 #                   (1, 2 and 4 ranks of this machine, MPI_Allreduce
 #                   alone, the cost model's predictions), as ranges over
@@ -67,12 +68,20 @@ provenance() { # ARGS LOAD_AT_START
 }
 # range A B...: the smallest and largest, "a-b" (or "a" when equal at
 # the precision shown), both with the decimals the largest needs: none
-# from 100, one from 1, two from 0.1, else three.
+# from 100 (and thousands separated by commas), one from 1, two from 0.1,
+# else three.
 range() {
     echo "$@" | tr ' ' '\n' | awk 'NF {
         v = $1 + 0; if (n == 0 || v < lo) lo = v; if (n == 0 || v > hi) hi = v; n++ }
+        function f(x,   s, r) { s = sprintf("%.*f", k, x); r = ""
+            if (k == 0)
+                while (length(s) > 3) {
+                    r = "," substr(s, length(s) - 2) r
+                    s = substr(s, 1, length(s) - 3)
+                }
+            return s r }
         END { k = hi >= 100 ? 0 : hi >= 1 ? 1 : hi >= 0.1 ? 2 : 3
-              a = sprintf("%.*f", k, lo); b = sprintf("%.*f", k, hi)
+              a = f(lo); b = f(hi)
               print (a == b ? a : a "-" b) }'
 }
 status=0
@@ -108,8 +117,7 @@ if [ -z "$only" ] || [ "$only" = stream ]; then
         else
             where="with no memory cgroup (${bound#none: }): the store is smaller than half the memory available here, so drift kept it mapped instead of releasing the stretches it passed; the figures are those of a cold store that fits"
         fi ;;
-    *) where="in a $LIMIT MB memory cgroup, where it is larger than half the
-memory available (drift releases the stretches it has passed)" ;;
+    *) where="in a $LIMIT MB memory cgroup, where it is larger than half the memory available (drift releases the stretches it has passed)" ;;
     esac
     rows=$(printf '%s' "$ROWS" | sed ':a; s/\([0-9]\)\([0-9]\{3\}\)\($\|,\)/\1,\2\3/; ta')
     {
@@ -121,9 +129,9 @@ memory available (drift releases the stretches it has passed)" ;;
         printf 'against `cat`'"'"'s %s MB/s on the same file; random access %s\n' "$(range $cat_)" "$(range $ra)"
         printf 'MB/s (1 %% of a pass, scaled).  %s runs of\n' "$RUNS"
         printf '`examples/rowstore/stream-bench.sh %s %s`, ranges over the runs.\n' "$ROWS" "$LIMIT"
-        echo
-        provenance "--only stream --rows $ROWS --limit-mb $LIMIT --runs $RUNS" "$l0"
-    } >"$tmp/scaling-stream"
+    } | fmt -w 72 >"$tmp/scaling-stream"
+    echo >>"$tmp/scaling-stream"
+    provenance "--only stream --rows $ROWS --limit-mb $LIMIT --runs $RUNS" "$l0" >>"$tmp/scaling-stream"
     sh "$top/doc/write-block.sh" "$doc" scaling-stream "$tmp/scaling-stream" || status=1
 fi
 
@@ -193,9 +201,9 @@ if [ -z "$only" ] || [ "$only" = mpi ]; then
             printf 'at batch 50 %sx, %sx and %sx.  Communication outweighs\n' "$(rng 18)" "$(rng 19)" "$(rng 20)"
             printf 'computation below a batch of about %s rows a step on 2 nodes, %s\n' "$(rng 21)" "$(rng 22)"
             printf 'on 8 and %s on 64 (a row of d = 54 costs %s us).\n' "$(rng 23)" "$(rng 24)"
-            echo
-            provenance "--only mpi --mpi-runs $MPI_RUNS; $("${MPIRUN:-mpirun}" --version 2>/dev/null | head -n 1)" "$l0"
-        } >"$tmp/scaling-mpi"
+        } | fmt -w 72 >"$tmp/scaling-mpi"
+        echo >>"$tmp/scaling-mpi"
+        provenance "--only mpi --mpi-runs $MPI_RUNS; $("${MPIRUN:-mpirun}" --version 2>/dev/null | head -n 1)" "$l0" >>"$tmp/scaling-mpi"
         sh "$top/doc/write-block.sh" "$doc" scaling-mpi "$tmp/scaling-mpi" || status=1
     fi
 fi

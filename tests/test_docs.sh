@@ -52,7 +52,7 @@ for f in "$src/README.md" "$src"/doc/*.md; do
         kind=${name%%-*}
         awk -v n="$name" '$0 == "<!-- measured: " n " -->" {f = 1; next}
             f && $0 == "<!-- /measured -->" {exit} f {print}' "$f" >"$tmp"
-        if ! grep -qE '^Measured by `make measure-'"$kind"'` \(bench/measure-'"$kind"'\.sh[^)]*\) on [0-9]{4}-[0-9]{2}-[0-9]{2} at [0-9]{2}:[0-9]{2} UTC, host [^ :]+: [0-9]+ cores' "$tmp"; then
+        if ! grep -qE '^Measured by `make measure-'"$kind"'` \(bench/measure-'"$kind"'\.sh.*\) on [0-9]{4}-[0-9]{2}-[0-9]{2} at [0-9]{2}:[0-9]{2} UTC, host [^ :]+: [0-9]+ cores' "$tmp"; then
             echo "FAIL: $f: the block $name does not say what measured it, when and where (a line \"Measured by \`make measure-$kind\` (bench/measure-$kind.sh ...) on YYYY-MM-DD at HH:MM UTC, host NAME: N cores, ...\"): run make measure-$kind"
             fail=1
         fi
