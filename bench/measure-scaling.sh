@@ -179,6 +179,7 @@ if [ -z "$only" ] || [ "$only" = mpi ]; then
             } >>"$tmp/mpi.txt"
         done
         col() { awk -v k="$1" '{print $k}' "$tmp/mpi.txt" | tr '\n' ' '; }
+        # shellcheck disable=SC2046 # one argument per run
         rng() { range $(col "$1"); }
         nf=$(awk '{print NF}' "$tmp/mpi.txt" | sort -u)
         [ "$nf" = 24 ] || { echo "measure-scaling.sh: could not read bench_mpi.sh's figures ($nf fields, want 24):" >&2; cat "$tmp/mpi.txt" >&2; exit 1; }
