@@ -23,6 +23,10 @@
 #   pima-stats  its ESS, R-hat, divergences, step size, leapfrog steps and
 #               seconds per chain
 #   help        every command's --help (doc/reference.md), compared exactly
+# Blocks named scaling-* and defaults-* hold figures too heavy to measure
+# here (bench/measure-scaling.sh, bench/measure-defaults.sh write them);
+# they are skipped, and tests/test_docs.sh checks that each says what
+# produced it, when and where.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 check=0
@@ -107,6 +111,7 @@ for f in "$src/README.md" "$src"/doc/*.md; do
     names=$(sed -n 's/^<!-- measured: \([a-z-]*\) -->$/\1/p' "$f")
     [ -n "$names" ] || continue
     for name in $names; do
+        case $name in scaling-* | defaults-*) continue ;; esac
         [ -f "$tmp/$name" ] || { echo "measure.sh: $f: no measurement named $name" >&2; status=1; continue; }
         awk -v n="$name" '$0 == "<!-- measured: " n " -->" {f = 1; next}
             f && $0 == "<!-- /measured -->" {exit} f {print}' "$f" >"$tmp/old"
