@@ -1308,7 +1308,7 @@ static char *sampler_block(const char *out, const char *name)
     return b;
 }
 
-/* Issue 4: every Langevin-family sampler is listed with its
+/* Every Langevin-family sampler is listed with its
  * hyperparameters (names as the papers have them) and columns, and runs
  * end to end from the command line. */
 static void test_langevin(void **state)
