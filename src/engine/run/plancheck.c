@@ -10,13 +10,15 @@
 #include "services.h"
 #include "plancheck.h"
 
-/* The Hessian's rows: at most this many gradient evaluations of rows in
- * all (2d subsample gradients), and at least MIN_ROWS rows a gradient
- * when N has them: its entries' relative noise is then about 1-2 %. */
+/* The Hessian's rows: at most BUDGET_ROWS gradient evaluations of rows
+ * in all (d + 1 subsample gradients, forward differences), and at most
+ * BUDGET_PASSES data passes, but at least MIN_ROWS rows a gradient when N
+ * has them: its entries' relative noise is then a few per cent at most. */
 #define BUDGET_ROWS 2e6
+#define BUDGET_PASSES 5.0
 #define MIN_ROWS 5000
-/* Central differences of the gradient at steps of this many sds. */
-#define FD_STEP 1e-3
+/* Forward differences of the gradient at steps of this many sds. */
+#define FD_STEP 1e-4
 
 int drift_plancheck_setup(drift_chain *c)
 {
@@ -27,13 +29,14 @@ int drift_plancheck_setup(drift_chain *c)
     if (!cv->ready || !cv->mode || d == 0 || d > DRIFT_PLANCHECK_MAX_DIM ||
         N == 0 || c->cfg->ranks)
         return DRIFT_OK;
-    double per = BUDGET_ROWS / (2.0 * (double)d);
+    double per = fmin(BUDGET_ROWS, BUDGET_PASSES * (double)N) /
+                 (double)(d + 1);
     size_t n = per < MIN_ROWS ? MIN_ROWS : (size_t)per;
     if (n > N)
         n = N;
     /* a budget the check could eat into: no check (it is not the run's) */
     const drift_run_config *cfg = c->cfg;
-    double cost = 2.0 * (double)d * (double)n;
+    double cost = (double)(d + 1) * (double)n;
     if (cfg->seconds > 0 ||
         (cfg->passes > 0 &&
          (double)c->grads + cost > 0.5 * cfg->passes * (double)N))
@@ -51,7 +54,12 @@ int drift_plancheck_setup(drift_chain *c)
     for (size_t i = 0; i < n; i++)
         rows[i] = (size_t)((double)i * (double)N / (double)n);
     double scale = (double)N / (double)n;
-    int rc = DRIFT_OK;
+    /* g at the centre, then at a step along each coordinate */
+    int rc = svc->grad_sum(c, cv->mode, rows, n, gm, NULL);
+    if (!rc)
+        rc = svc->grad_prior(c, cv->mode, pr, NULL);
+    for (size_t k = 0; !rc && k < d; k++)
+        gm[k] = scale * gm[k] + pr[k];
     for (size_t j = 0; j < d && !rc; j++) {
         double sd = sqrt(cv->inv_metric[j]);
         double e = FD_STEP * (sd > 0 && isfinite(sd) ? sd : 1.0);
@@ -61,14 +69,7 @@ int drift_plancheck_setup(drift_chain *c)
         if (!rc)
             rc = svc->grad_prior(c, x, pr, NULL);
         for (size_t k = 0; !rc && k < d; k++)
-            gp[k] = scale * gp[k] + pr[k];
-        x[j] = cv->mode[j] - e;
-        if (!rc)
-            rc = svc->grad_sum(c, x, rows, n, gm, NULL);
-        if (!rc)
-            rc = svc->grad_prior(c, x, pr, NULL);
-        for (size_t k = 0; !rc && k < d; k++)
-            H[j * d + k] = (gp[k] - (scale * gm[k] + pr[k])) / (2 * e);
+            H[j * d + k] = (scale * gp[k] + pr[k] - gm[k]) / e;
     }
     drift_free(rows);
     if (rc) {

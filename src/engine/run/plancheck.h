@@ -21,14 +21,14 @@
 #define DRIFT_PLANCHECK_TOL 0.05
 /* Batches per chain for the Monte Carlo error of the variances. */
 #define DRIFT_PLANCHECK_BATCHES 5
-/* Largest d checked (the Hessian is d x d, by 2d row-subsample
+/* Largest d checked (the Hessian is d x d, by d + 1 row-subsample
  * gradients). */
 #define DRIFT_PLANCHECK_MAX_DIM 256
 
 /* On chain 1 in the run-level setup, once the centre is final: H at
- * run->cv.mode by central differences of gradients over a fixed
- * subsample of the rows (every k-th row, at most a few data passes in
- * all), and its inverse's diagonal into run->check_var.  Leaves
+ * run->cv.mode by forward differences of gradients over a fixed
+ * subsample of the rows (every k-th row, at most 5 data passes and
+ * 2 x 10^6 row evaluations in all), and its inverse's diagonal into run->check_var.  Leaves
  * check_var NULL when the run has no centre, d is too large, H is not
  * positive definite, or a --seconds budget, or a --passes budget that
  * the check would take more than half of, bounds the run.  Returns DRIFT_OK, or a chain failure (a stop
