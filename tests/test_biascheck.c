@@ -18,7 +18,11 @@
  * at the mode, whose stationary variance is (1/q) / (1 - h P q / 2) for
  * the posterior precision q, h the plan's step (from the file's header).
  * The step size, the run's length and the plan's other choices are the
- * engine's, so the test checks the mechanism, not settings fitted here. */
+ * engine's, so the test checks the mechanism, not settings fitted here.
+ * Each integrator that takes grad_batch's estimates (sgld, psgld, sghmc,
+ * sgnht, msgnht) runs under every engine estimator too: svrg, saga and
+ * tmu held to the posterior without a warning, plain held to it or
+ * warned (its noise may exceed what the plan can verify). */
 #include "config.h"
 
 #include <math.h>
@@ -141,6 +145,12 @@ static void read_draws(const char *stem, unsigned K, th_draws *d, double *h)
     }
 }
 
+/* closed_form: sgld's variance against its closed form (cv, svrg);
+ * CHECK_OR_WARNED: a run that warns passes (the plain estimator's noise
+ * may be more than the plan can verify, and the run must then say so),
+ * one that does not is held to the posterior as any other. */
+#define CHECK_OR_WARNED 2
+
 static void check_run(const char *sampler, const char *gradient,
                       int closed_form)
 {
@@ -163,8 +173,20 @@ static void check_run(const char *sampler, const char *gradient,
     th_cli r = th_cli_run(args);
     print_message("%s: exit %d\n%s", sampler, r.status, r.err);
     assert_int_equal(r.status, 0);
+    int warned = strstr(r.err, "warning:") != NULL;
+    if (closed_form == CHECK_OR_WARNED) {
+        closed_form = 0;
+        if (warned) {
+            th_cli_free(&r);
+            unlink(csv);
+            unlink(model);
+            free(csv);
+            free(model);
+            return;
+        }
+    }
     /* A right run says nothing alarming. */
-    assert_null(strstr(r.err, "warning:"));
+    assert_false(warned);
     th_draws d[4];
     double h;
     read_draws(stem, 4, d, &h);
@@ -264,22 +286,6 @@ static void test_tmu_ra(void **state)
     check_sampler("tmu-ra", 0);
 }
 
-/* The engine's estimators compose with any integrator: saga under sghmc,
- * svrg under sgld (on a Gaussian both are exact once their tables or
- * snapshots are in place: every row's gradient moves alike), and sgld's
- * closed form holds under svrg as under cv. */
-static void test_sgld_tmu(void **state)
-{
-    (void)state;
-    check_run("sgld", "tmu", 0);
-}
-
-static void test_msgnht_tmu(void **state)
-{
-    (void)state;
-    check_run("msgnht", "tmu", 0);
-}
-
 /* The continuous samplers: their draws on the plan's time grid; psbps's
  * preconditioner is fixed after warmup (its adapt=always drifts). */
 static void test_sbps(void **state)
@@ -294,22 +300,55 @@ static void test_psbps(void **state)
     check_sampler("psbps", 0);
 }
 
-static void test_sghmc_saga(void **state)
-{
-    (void)state;
-    check_run("sghmc", "saga", 0);
-}
-
+/* sgld's closed form holds under svrg as under cv (on a Gaussian the
+ * snapshot estimators are exact once in place: every row's gradient
+ * moves alike). */
 static void test_sgld_svrg(void **state)
 {
     (void)state;
     check_run("sgld", "svrg", 1);
 }
 
-static void test_sgnht_saga(void **state)
+/* Every engine estimator under every integrator that takes grad_batch's
+ * estimates: the snapshot estimators (exact on a Gaussian once in place)
+ * are held to the posterior and must not warn; the plain estimator's
+ * minibatch noise must give the posterior or a warning. */
+static void all_estimators(const char *sampler)
+{
+    static const char *const snap[] = {"svrg", "saga", "tmu"};
+    for (size_t k = 0; k < 3; k++)
+        check_run(sampler, snap[k], 0);
+    check_run(sampler, "plain", CHECK_OR_WARNED);
+}
+
+static void test_sgld_estimators(void **state)
 {
     (void)state;
-    check_run("sgnht", "saga", 0);
+    all_estimators("sgld");
+}
+
+static void test_psgld_estimators(void **state)
+{
+    (void)state;
+    all_estimators("psgld");
+}
+
+static void test_sghmc_estimators(void **state)
+{
+    (void)state;
+    all_estimators("sghmc");
+}
+
+static void test_sgnht_estimators(void **state)
+{
+    (void)state;
+    all_estimators("sgnht");
+}
+
+static void test_msgnht_estimators(void **state)
+{
+    (void)state;
+    all_estimators("msgnht");
 }
 
 int main(void)
@@ -319,10 +358,13 @@ int main(void)
         cmocka_unit_test(test_sgnht),   cmocka_unit_test(test_msgnht),
         cmocka_unit_test(test_psgld),   cmocka_unit_test(test_svrg_ld),
         cmocka_unit_test(test_saga_ld), cmocka_unit_test(test_tmu_ra),
-        cmocka_unit_test(test_sghmc_saga), cmocka_unit_test(test_sgld_svrg),
-        cmocka_unit_test(test_sgnht_saga),
-        cmocka_unit_test(test_sgld_tmu), cmocka_unit_test(test_msgnht_tmu),
+        cmocka_unit_test(test_sgld_svrg),
         cmocka_unit_test(test_sbps),    cmocka_unit_test(test_psbps),
+        cmocka_unit_test(test_sgld_estimators),
+        cmocka_unit_test(test_psgld_estimators),
+        cmocka_unit_test(test_sghmc_estimators),
+        cmocka_unit_test(test_sgnht_estimators),
+        cmocka_unit_test(test_msgnht_estimators),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
