@@ -1008,7 +1008,7 @@ static int fwd_rng(drift_ad_ctx *c, int id)
             if (drift_rand_lkj_cholesky(c->rng, n->m, eta, o))
                 return node_error(c, id,
                                   "lkj_corr_cholesky_rng: the shape eta must "
-                                  "be positive, got %g",
+                                  "be positive and finite, got %g",
                                   eta);
             continue;
         }
@@ -1020,7 +1020,32 @@ static int fwd_rng(drift_ad_ctx *c, int id)
                 size_t st = NODE(c, x)->sz == sz ? 1 : 0;
                 a[k + 1] = c->val[x][r * c->vld[x] + j * st];
             }
-            o[j] = drift_rand_dist(c->rng, di, a + 1);
+            if (di == DRIFT_D_GAMMA && n->m == 1) {
+                /* dirichlet_rng's gamma draws, as logs */
+                o[j] = drift_rand_log_gamma(c->rng, a[1]);
+                if (isinf(o[j]))
+                    return node_error(c, id,
+                                      "dirichlet_rng: alpha %g is too %s "
+                                      "to draw from (its gamma draw "
+                                      "%s even in logs)",
+                                      a[1], o[j] < 0 ? "small" : "large",
+                                      o[j] < 0 ? "underflows" : "overflows");
+            } else {
+                o[j] = drift_rand_dist(c->rng, di, a + 1);
+            }
+            if (isinf(o[j])) {
+                char why[200], args[200] = "", where[64] = "";
+                drift_rand_range_explain(di, a + 1, why, sizeof why);
+                for (int k = 0, at = 0; k < n->n_in && at < (int)sizeof args;
+                     k++)
+                    at += snprintf(args + at, sizeof args - (size_t)at,
+                                   "%s%g", k ? ", " : "", a[k + 1]);
+                if (n->batched)
+                    snprintf(where, sizeof where, " (data row %zu)",
+                             row_id(c, r) + 1);
+                return node_error(c, id, "%s_rng(%s): %s%s",
+                                  drift_dists[di].name, args, why, where);
+            }
             if (isnan(o[j])) {
                 char why[200], where[64] = "";
                 drift_dist_explain(di, a, why, sizeof why);

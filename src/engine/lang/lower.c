@@ -832,9 +832,17 @@ static int build_rng(builder *b, drift_expr *e)
     case DRIFT_DRULE_CATEGORICAL:
         return rng_node(b, DRIFT_D_CATEGORICAL, in, 1, 1, L);
     case DRIFT_DRULE_DIRICHLET: {
+        /* Gamma draws normalised, in logs: exp(lg - log_sum_exp(lg)) (a
+         * small alpha's draws underflow to 0, and 0 / 0 is NaN). */
         int ga[2] = {in[0], cst(b, 1, L)};
         int g = rng_node(b, DRIFT_D_GAMMA, ga, 2, sz, L);
-        return bin(b, DRIFT_G_DIV, g, sum_of(b, g, 1, L), L);
+        if (g < 0)
+            return -1;
+        b->g->nodes[g].m = 1; /* the draws' logs */
+        return un(b, DRIFT_FN_EXP,
+                  bin(b, DRIFT_G_SUB, g, node1(b, DRIFT_G_LSE, 0, g, 1, L),
+                      L),
+                  L);
     }
     case DRIFT_DRULE_MVN: {
         size_t K = vec_len(&e->args->type), J = K ? sz / K : 0;
