@@ -21,6 +21,7 @@
 #include "mpirun.h"
 #include "resume.h"
 #include "engine/lang/lang_model.h"
+#include "engine/run/emit.h"
 #include "engine/run/guard.h"
 #include "engine/run/heldout.h"
 #include "engine/run/hparam.h"
@@ -66,7 +67,7 @@ static const cli_opt sample_opts[] = {
     [O_SECONDS] = {"--seconds", 1, "S  budget in wall-clock seconds"},
     [O_THIN] = {"--thin", 1,
                 "T  keep every T-th draw; for continuous samplers, the "
-                "output time step"},
+                "output time step (at least 1e-4)"},
     [O_WARMUP] = {"--warmup", 1,
                   "W  iterations before draws are kept: adaptation, or "
                   "burn-in for samplers that do not adapt (default 1000 "
@@ -865,6 +866,23 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     }
     /* Copy what we need: later loads may move the registry's arrays. */
     drift_sampler sampler = se->s;
+    /* A continuous sampler's time step, before any work (emit.h): a
+     * tiny one flooded the disk, or (1e-300) could not advance the
+     * trajectory's clock, and failed only once the run was under way. */
+    if ((sampler.flags & DRIFT_SAMPLER_CONTINUOUS) && a.have_thin &&
+        !a.emit_segments && a.thin_time < DRIFT_EMIT_MIN_TIME_STEP) {
+        fprintf(stderr,
+                "drift sample: --thin %g: sampler %s is continuous, and "
+                "--thin is its output time step, which must be at least "
+                "%g: the sampler moves at about one posterior sd per unit "
+                "of time, so draws closer together are all but the same "
+                "draw, and a smaller step writes more than %.0f rows per "
+                "unit of time; give a larger --thin\n",
+                a.thin_time, sampler.name, DRIFT_EMIT_MIN_TIME_STEP,
+                1 / DRIFT_EMIT_MIN_TIME_STEP);
+        rc = EXIT_USAGE;
+        goto out;
+    }
     char sampler_path[4096];
     snprintf(sampler_path, sizeof sampler_path, "%s", se->path);
     hp = calloc(sampler.n_hparams + 1, sizeof *hp);
