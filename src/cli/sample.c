@@ -1164,17 +1164,21 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     }
     int run_rc = drift_run(&cfg, results, &e);
     drift_stop_uncatch();
-    int any_status = 0, any_started_failed = 0;
+    int any_status = 0, any_started_failed = 0, any_bad_data = 0;
     for (unsigned k = 0; k < K_here; k++) {
         any_status |= results[k].status != 0;
         any_started_failed |= results[k].status && results[k].started;
+        /* data found bad as it was read (a row store's values), however
+         * far the run had got: bad input */
+        any_bad_data |= results[k].status == DRIFT_EDATA;
     }
     if (run_rc && !any_status && run_rc != DRIFT_ESTOP)
         rc = EXIT_USAGE; /* refused before any chain started */
     else if (run_rc == DRIFT_ESTOP)
         rc = 128 + (drift_stop_requested() ? drift_stop_requested() : SIGINT);
     else if (run_rc)
-        rc = any_started_failed ? EXIT_RUN_FAILED : EXIT_USAGE;
+        rc = any_started_failed && !any_bad_data ? EXIT_RUN_FAILED
+                                                 : EXIT_USAGE;
     else
         rc = 0;
     run_report rep = {&a, run_rc, e.msg,
