@@ -2,10 +2,14 @@
  * that changed after they were written: every part (the manifest, each
  * chain's state and its draws) is checked against its checksum and a
  * mismatch refused, naming the file, before a byte of it reaches an
- * output; and the checkpoint resumed is the directory given, whatever
- * its name, never another one the run's command implies. */
+ * output; a manifest or state forged with its checksum made right is
+ * still held to what drift writes (the manifest's line forms, a
+ * plugin's fingerprint, the data stream's rows); and the checkpoint
+ * resumed is the directory given, whatever its name, never another one
+ * the run's command implies. */
 #include "config.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,6 +239,62 @@ static void test_forged_fifo_plugin(void **state)
     free(dir);
 }
 
+/* A chain's state forged with its checksum made right: the rows its data
+ * stream had drawn ahead (the third block: after the engine's scalars
+ * and the point) set to row 2^64 - 1, which the resumed chain would have
+ * read at once; refused as damaged, naming the file. */
+static void test_forged_state_rows(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    hx_logistic(dir);
+    hx_make_ckpt(dir, "r", 1, "3000000");
+    char *p = hx_in(dir, "r.ckpt/chain_1.state");
+    FILE *f = fopen(p, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    size_t len = (size_t)ftell(f);
+    rewind(f);
+    unsigned char *b = malloc(len);
+    assert_non_null(b);
+    assert_int_equal(fread(b, 1, len, f), len);
+    fclose(f);
+    assert_true(len > 16 && !memcmp(b, "DRIFTCK", 7));
+    size_t at = 8;
+    for (int k = 0; k < 2; k++) {
+        uint64_t n;
+        assert_true(at + 8 <= len - 8);
+        memcpy(&n, b + at, 8);
+        at += 8 + (size_t)n;
+    }
+    uint64_t n;
+    assert_true(at + 8 <= len - 8);
+    memcpy(&n, b + at, 8);
+    assert_true(n > 0 && n % 8 == 0 && at + 8 + n <= len - 8);
+    memset(b + at + 8, 0xff, (size_t)n);
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t k = 8; k < len - 8; k++) {
+        h ^= b[k];
+        h *= 0x100000001b3ULL;
+    }
+    memcpy(b + len - 8, &h, 8);
+    f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, len, f), len);
+    assert_int_equal(fclose(f), 0);
+    free(b);
+    free(p);
+    const char *resume[] = {"sample", "--resume", "r.ckpt", "--quiet", NULL};
+    th_cli r = hx_run(dir, resume, 60);
+    if (r.status != 2 || !strstr(r.err, "chain_1.state is damaged: its data "
+                                        "stream's look-ahead holds row "))
+        fail_msg("a forged look-ahead: exit %d, stderr:\n%s", r.status,
+                 r.err);
+    th_cli_free(&r);
+    hx_rm(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -244,6 +304,7 @@ int main(void)
         cmocka_unit_test(test_resume_a_copy),
         cmocka_unit_test(test_forged_forms),
         cmocka_unit_test(test_forged_fifo_plugin),
+        cmocka_unit_test(test_forged_state_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
