@@ -239,16 +239,11 @@ static void test_forged_fifo_plugin(void **state)
     free(dir);
 }
 
-/* A chain's state forged with its checksum made right: the rows its data
- * stream had drawn ahead (the third block: after the engine's scalars
- * and the point) set to row 2^64 - 1, which the resumed chain would have
- * read at once; refused as damaged, naming the file. */
-static void test_forged_state_rows(void **state)
+/* Sets block which (0: the engine's scalars; -1: the last) of
+ * dir/r.ckpt/chain_1.state to 0xff bytes and makes its checksum right
+ * again, as a forger would. */
+static void forge_block(const char *dir, int which)
 {
-    (void)state;
-    char *dir = hx_tmpdir();
-    hx_logistic(dir);
-    hx_make_ckpt(dir, "r", 1, "3000000");
     char *p = hx_in(dir, "r.ckpt/chain_1.state");
     FILE *f = fopen(p, "rb");
     assert_non_null(f);
@@ -260,18 +255,20 @@ static void test_forged_state_rows(void **state)
     assert_int_equal(fread(b, 1, len, f), len);
     fclose(f);
     assert_true(len > 16 && !memcmp(b, "DRIFTCK", 7));
-    size_t at = 8;
-    for (int k = 0; k < 2; k++) {
-        uint64_t n;
-        assert_true(at + 8 <= len - 8);
+    size_t at = 8, hit = 0;
+    uint64_t n, hit_n = 0;
+    for (int k = 0; at + 8 <= len - 8; k++) {
         memcpy(&n, b + at, 8);
+        assert_true(at + 8 + n <= len - 8);
+        if (k == which || which < 0) {
+            hit = at;
+            hit_n = n;
+        }
         at += 8 + (size_t)n;
     }
-    uint64_t n;
-    assert_true(at + 8 <= len - 8);
-    memcpy(&n, b + at, 8);
-    assert_true(n > 0 && n % 8 == 0 && at + 8 + n <= len - 8);
-    memset(b + at + 8, 0xff, (size_t)n);
+    assert_int_equal(at, len - 8);
+    assert_true(hit > 0 && hit_n > 0);
+    memset(b + hit + 8, 0xff, (size_t)hit_n);
     uint64_t h = 0xcbf29ce484222325ULL;
     for (size_t k = 8; k < len - 8; k++) {
         h ^= b[k];
@@ -284,15 +281,42 @@ static void test_forged_state_rows(void **state)
     assert_int_equal(fclose(f), 0);
     free(b);
     free(p);
-    const char *resume[] = {"sample", "--resume", "r.ckpt", "--quiet", NULL};
-    th_cli r = hx_run(dir, resume, 60);
-    if (r.status != 2 || !strstr(r.err, "chain_1.state is damaged: its data "
-                                        "stream's look-ahead holds row "))
-        fail_msg("a forged look-ahead: exit %d, stderr:\n%s", r.status,
-                 r.err);
-    th_cli_free(&r);
-    hx_rm(dir);
-    free(dir);
+}
+
+/* A chain's state forged with its checksum made right: the rows its data
+ * stream had drawn ahead (the third block: after the engine's scalars
+ * and the point) set to row 2^64 - 1, which the resumed chain would have
+ * read at once (from before the data); and the output file's layout (the
+ * last block, sgld keeping nothing of its own) all -1 bytes, which says
+ * where stepsize__ is among each draw's diagnostics.  Each refused as
+ * damaged, naming the file or chain. */
+static void test_forged_state(void **state)
+{
+    (void)state;
+    static const struct {
+        int block;
+        const char *why;
+    } cases[] = {
+        {2, "chain_1.state is damaged: its data stream's look-ahead holds "
+            "row "},
+        {-1, "chain 1's state is damaged: its output file's layout is not "
+             "this run's"},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        char *dir = hx_tmpdir();
+        hx_logistic(dir);
+        hx_make_ckpt(dir, "r", 1, "3000000");
+        forge_block(dir, cases[k].block);
+        const char *resume[] = {"sample", "--resume", "r.ckpt", "--quiet",
+                                NULL};
+        th_cli r = hx_run(dir, resume, 60);
+        if (r.status != 2 || !strstr(r.err, cases[k].why))
+            fail_msg("forged state block %d: exit %d, stderr:\n%s",
+                     cases[k].block, r.status, r.err);
+        th_cli_free(&r);
+        hx_rm(dir);
+        free(dir);
+    }
 }
 
 int main(void)
@@ -304,7 +328,7 @@ int main(void)
         cmocka_unit_test(test_resume_a_copy),
         cmocka_unit_test(test_forged_forms),
         cmocka_unit_test(test_forged_fifo_plugin),
-        cmocka_unit_test(test_forged_state_rows),
+        cmocka_unit_test(test_forged_state),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
