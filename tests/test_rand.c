@@ -467,8 +467,9 @@ static void test_extreme_arguments(void **state)
 /* A draw that cannot be represented (past a double's range, or a count
  * whose Poisson rate is 2^30 or more, where Stan's _rng functions stop)
  * is an error naming the function and its arguments, never an inf or
- * NaN in the output; draws that can be represented (tiny shapes whose
- * gamma draws underflow, bounds far apart) come out finite.  Each call
+ * NaN in the output (a multivariate draw names the element); draws that
+ * can be represented (tiny shapes whose gamma draws underflow, bounds far
+ * apart) come out finite.  Each call
  * in its own model, 200 draws; "must" says it errs within them. */
 static void test_unrepresentable_draws(void **state)
 {
@@ -508,6 +509,12 @@ static void test_unrepresentable_draws(void **state)
         {"dirichlet_rng(rep_vector(1e-3, 3))", "", 0},
         {"dirichlet_rng(rep_vector(1e-310, 3))", "too small", 1},
         {"lkj_corr_rng(3, 1e+300)", "", 0},
+        {"multi_normal_cholesky_rng(rep_vector(0, 2), "
+         "diag_matrix(rep_vector(1e+308, 2)) * 10)",
+         "the arguments are not finite, or put the draw past", 1},
+        {"multi_normal_rng(rep_vector(1e+308, 2), "
+         "diag_matrix(rep_vector(1e+300, 2)))",
+         "the arguments are not finite, or put the draw past", 0},
     };
     for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
         char text[512];
@@ -537,6 +544,7 @@ static void test_unrepresentable_draws(void **state)
                              cases[c].call, e.msg, cases[c].needle);
                 /* The arguments, as Stan's messages give them. */
                 if (strcmp(name, "dirichlet_rng") &&
+                    strncmp(name, "multi_normal", 12) &&
                     !strstr(e.msg, cases[c].call))
                     fail_msg("%s: the error '%s' does not give the "
                              "arguments",

@@ -1002,6 +1002,25 @@ static int fwd_rng(drift_ad_ctx *c, int id)
                                   "be non-negative and sum to 1");
             continue;
         }
+        if (di == DRIFT_D_MULTI_NORMAL ||
+            di == DRIFT_D_MULTI_NORMAL_CHOLESKY) {
+            /* the draw mu + L z, built from normal draws, checked */
+            int a = drift_gin(n, 0);
+            const double *x = c->val[a] + r * c->vld[a];
+            for (size_t j = 0; j < sz; j++) {
+                o[j] = x[j];
+                if (!isfinite(x[j]))
+                    return node_error(c, id,
+                                      "%s_rng: element %zu of the draw is "
+                                      "%g: the arguments are not finite, "
+                                      "or put the draw past a double's "
+                                      "range%s",
+                                      drift_dists[di].name, j + 1, x[j],
+                                      n->batched ? " (a row's arguments)"
+                                                 : "");
+            }
+            continue;
+        }
         if (di == DRIFT_D_LKJ_CORR_CHOLESKY) {
             int a = drift_gin(n, 0);
             double eta = c->val[a][r * c->vld[a]];

@@ -858,7 +858,10 @@ static int build_rng(builder *b, drift_expr *e)
         int x = J == 1 ? matmul_of(b, Lc, z, K, K, 1, L)
                        : matmul_of(b, z, transpose_of(b, Lc, K, K, L), J, K,
                                    K, L);
-        return bin(b, DRIFT_G_ADD, in[0], x, L);
+        /* mu + L z through a node of the distribution's own, which
+         * refuses a draw that is not finite (fwd_rng). */
+        int y = bin(b, DRIFT_G_ADD, in[0], x, L);
+        return y < 0 ? -1 : rng_node(b, d->id, &y, 1, sz, L);
     }
     case DRIFT_DRULE_LKJ: {
         size_t K = (size_t)e->type.dim[0].n;
