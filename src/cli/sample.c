@@ -877,7 +877,8 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
                 "%g: the sampler moves at about one posterior sd per unit "
                 "of time, so draws closer together are all but the same "
                 "draw, and a smaller step writes more than %.0f rows per "
-                "unit of time; give a larger --thin\n",
+                "unit of time; give a larger --thin, or --emit segments "
+                "for the trajectory itself\n",
                 a.thin_time, sampler.name, DRIFT_EMIT_MIN_TIME_STEP,
                 1 / DRIFT_EMIT_MIN_TIME_STEP);
         rc = EXIT_USAGE;
