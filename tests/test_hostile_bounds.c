@@ -1,8 +1,8 @@
 /* test_hostile_bounds.c: extreme but accepted settings and endless inputs
  * end, with a message, in bounded time: a held-out evaluation interval
- * far below one step (--eval-every 1e-20), a time step that cannot
- * advance a trajectory's grid or would flood the disk (--thin 1e-300,
- * 1e-9 for bps), inputs that never end a line (--init /dev/zero, a
+ * far below one step (--eval-every 1e-20), a continuous sampler's time
+ * step so small that it could not advance a trajectory's grid or would
+ * flood the disk (--thin 1e-300, 1e-9: refused at start), inputs that never end a line (--init /dev/zero, a
  * directory as --init, drift summary of /dev/zero or of a file of NUL
  * bytes), and a tight limit on address space (ulimit -v 100 MB, where
  * OpenBLAS's thread pool hung the guard's fork), and the largest chain
@@ -61,15 +61,31 @@ static void test_continuous_thin_tiny(void **state)
     (void)state;
     char *dir = hx_tmpdir();
     hx_logistic(dir);
-    const char *thins[] = {"1e-300", "1e-9"};
-    for (size_t k = 0; k < 2; k++) {
+    /* Refused before any work (exit 2, no output, in well under the
+     * time a warmup takes), for each continuous sampler; before, the
+     * run failed (exit 1) once a segment was under way. */
+    const char *thins[] = {"1e-300", "1e-9", "9e-5"};
+    const char *samplers[] = {"bps", "sbps", "psbps"};
+    for (size_t k = 0; k < 3; k++) {
         const char *args[] = {"sample", "logistic.drift", "--data",
-                              "pima.csv", "--sampler", "bps", "--batch",
-                              "20", "--iter", "50", "--warmup", "0",
-                              "--seed", "1", "--chains", "1", "--quiet",
-                              "--thin", thins[k], "--out", "bp.csv", NULL};
-        expect_within(dir, args, 1, "give a larger --thin", 60);
+                              "pima.csv", "--sampler", samplers[k],
+                              "--batch", "20", "--iter", "50", "--seed",
+                              "1", "--chains", "1", "--quiet", "--thin",
+                              thins[k], "--out", "bp.csv", NULL};
+        expect_within(dir, args, 2,
+                      "is its output time step, which must be at least "
+                      "0.0001",
+                      60);
+        assert_false(hx_exists(dir, "bp.csv"));
     }
+    /* The smallest step taken runs. */
+    const char *ok[] = {"sample", "logistic.drift", "--data", "pima.csv",
+                        "--sampler", "bps", "--batch", "20", "--iter",
+                        "20", "--warmup", "0", "--seed", "1", "--chains",
+                        "1", "--quiet", "--thin", "1e-4", "--out",
+                        "bp.csv", NULL};
+    expect_within(dir, ok, 0, "", 120);
+    assert_true(hx_exists(dir, "bp.csv"));
     hx_rm(dir);
     free(dir);
 }

@@ -2,7 +2,8 @@
  * they claim.  A row store's data section has no checksum and its
  * per-column int flag is the writer's word: drift check reads every value
  * of a store as it reads a CSV file's (finite, an integer where the model
- * or the header says int), naming the file, row and column; a store whose
+ * or the header says int), naming the file, row and column, and drift
+ * sample checks each chunk of rows as it first reads it; a store whose
  * header names a column twice is refused as a CSV header is; and an init
  * file's values that match no parameter (a typo), are given twice or hold
  * more elements than the parameter are refused, naming the near miss,
@@ -272,10 +273,76 @@ static void test_summary_dialects(void **state)
     free(dir);
 }
 
+/* drift sample trusts a row store's int flag at open (reading every
+ * value first would be a pass over data maybe larger than memory), and
+ * checks the values of each chunk of rows the first time it reads them:
+ * a store whose int column holds 2.5 fails the run with exit 2, naming
+ * the file, row and column, before the value is used, whether the chunk
+ * is read at the start or later (a minibatch run reading 10 rows at a
+ * time in order, where the step-size check's pilots reach the row: the
+ * data's fault, not the step size's; any draws kept are marked as those
+ * before a failure). */
+static void test_store_int_flag_sampled(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    size_t len;
+    unsigned char *b = store(dir, &len);
+    patched(dir, b, len, "y25.drs", 1, 0, 2.5);
+    free(b);
+    const char *small[] = {"sample", "norm.drift", "--data", "y25.drs",
+                           "--iter", "100", "--chains", "2", "--seed", "1",
+                           "--quiet", "--out", "s.csv", NULL};
+    hx_expect(dir, small, 2, "y25.drs: data row 2: 'y' is declared int, but "
+                             "column 'y' of this row store holds 2.5");
+    /* 20000 rows, row 15001 damaged, read in order 10 at a time. */
+    char *csv = hx_in(dir, "big.csv");
+    FILE *f = fopen(csv, "w");
+    assert_non_null(f);
+    fputs("y,x\n", f);
+    for (int i = 0; i < 20000; i++)
+        fprintf(f, "%d,%.3f\n", i % 4, 0.001 * (i % 997) - 0.5);
+    assert_int_equal(fclose(f), 0);
+    free(csv);
+    const char *conv[] = {"data", "convert", "big.csv", "big.drs", NULL};
+    hx_expect(dir, conv, 0, "");
+    char *p = hx_in(dir, "big.drs");
+    f = fopen(p, "rb");
+    assert_non_null(f);
+    fseek(f, 0, SEEK_END);
+    len = (size_t)ftell(f);
+    rewind(f);
+    b = malloc(len);
+    assert_int_equal(fread(b, 1, len, f), len);
+    fclose(f);
+    free(p);
+    patched(dir, b, len, "bigbad.drs", 15000, 0, 2.5);
+    free(b);
+    const char *mid[] = {"sample", "norm.drift", "--data", "bigbad.drs",
+                         "--sampler", "sgld", "--set", "h=1e-6", "--batch",
+                         "10", "--access", "ca", "--warmup", "0", "--iter",
+                         "3000", "--chains", "1", "--seed", "1", "--quiet",
+                         "--out", "m.csv", NULL};
+    hx_expect(dir, mid, 2, "bigbad.drs: data row 15001: 'y' is declared "
+                           "int, but column 'y' of this row store holds "
+                           "2.5");
+    if (hx_exists(dir, "m.csv")) {
+        char *out = hx_in(dir, "m.csv");
+        char *text = th_slurp(out);
+        assert_non_null(text);
+        assert_non_null(strstr(text, "failed at iteration"));
+        free(text);
+        free(out);
+    }
+    hx_rm(dir);
+    free(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_store_values_checked),
+        cmocka_unit_test(test_store_int_flag_sampled),
         cmocka_unit_test(test_store_column_named_twice),
         cmocka_unit_test(test_init_names),
         cmocka_unit_test(test_csv_dialects),

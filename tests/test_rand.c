@@ -464,6 +464,107 @@ static void test_extreme_arguments(void **state)
     }
 }
 
+/* A draw that cannot be represented (past a double's range, or a count
+ * whose Poisson rate is 2^30 or more, where Stan's _rng functions stop)
+ * is an error naming the function and its arguments, never an inf or
+ * NaN in the output (a multivariate draw names the element); draws that
+ * can be represented (tiny shapes whose gamma draws underflow, bounds far
+ * apart) come out finite.  Each call
+ * in its own model, 200 draws; "must" says it errs within them. */
+static void test_unrepresentable_draws(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *call, *needle;
+        int must;
+    } cases[] = {
+        {"student_t_rng(1e-300, 0, 1)", "overflows a double", 1},
+        {"student_t_rng(0.0015, 0, 1)", "overflows a double", 0},
+        {"poisson_rng(1e+300)", "must be less than 1.07374e+09", 1},
+        {"poisson_rng(1e9)", "", 0},
+        {"poisson_log_rng(800)", "must be less than 20.7944", 1},
+        {"neg_binomial_2_rng(1e+10, 1)", "must be less than that", 1},
+        {"neg_binomial_2_rng(1e+300, 1e-300)", "must be less than that", 0},
+        {"neg_binomial_2_log_rng(700, 1e-300)", "must be less than that", 0},
+        {"neg_binomial_rng(1e-300, 1e-300)", "must be less than that", 0},
+        {"neg_binomial_rng(1, 1e-300)", "must be less than that", 1},
+        {"exponential_rng(1e-310)", "overflows a double", 1},
+        {"inv_gamma_rng(1e-300, 1)", "overflows a double", 1},
+        {"inv_chi_square_rng(1e-300)", "overflows a double", 1},
+        {"scaled_inv_chi_square_rng(1e-300, 1)", "overflows a double", 1},
+        {"gamma_rng(2, 1e-310)", "overflows a double", 1},
+        {"gamma_rng(1e-300, 1)", "", 0},
+        {"chi_square_rng(1.7e+308)", "overflows a double", 0},
+        {"normal_rng(0, 1e+308)", "overflows a double", 0},
+        {"cauchy_rng(0, 1e+308)", "overflows a double", 0},
+        {"lognormal_rng(0, 1e+300)", "overflows a double", 1},
+        {"weibull_rng(1e-300, 1)", "overflows a double", 1},
+        {"frechet_rng(1e-300, 1)", "overflows a double", 1},
+        {"double_exponential_rng(0, 1e+308)", "overflows a double", 0},
+        {"logistic_rng(0, 1e+308)", "overflows a double", 0},
+        {"gumbel_rng(0, 1e+308)", "overflows a double", 0},
+        {"rayleigh_rng(1e+308)", "overflows a double", 0},
+        {"uniform_rng(-1e+308, 1e+308)", "", 0},
+        {"binomial_rng(2000000000, 0.5)", "", 0},
+        {"dirichlet_rng(rep_vector(1e-3, 3))", "", 0},
+        {"dirichlet_rng(rep_vector(1e-310, 3))", "too small", 1},
+        {"lkj_corr_rng(3, 1e+300)", "", 0},
+        {"multi_normal_cholesky_rng(rep_vector(0, 2), "
+         "diag_matrix(rep_vector(1e+308, 2)) * 10)",
+         "the arguments are not finite, or put the draw past", 1},
+        {"multi_normal_rng(rep_vector(1e+308, 2), "
+         "diag_matrix(rep_vector(1e+300, 2)))",
+         "the arguments are not finite, or put the draw past", 0},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "param { z : real }\nprior { z ~ normal(0, 1) }\n"
+                 "generated { g = %s }\n",
+                 cases[c].call);
+        lt_model lm;
+        lt_open_ok(&lm, text, NULL, NULL, 0);
+        const drift_model *m = &lm.m;
+        double *out = malloc(m->n_gen * sizeof *out);
+        assert_non_null(out);
+        void *ws = m->workspace_new(m->self, 1);
+        double theta = 0;
+        int erred = 0;
+        char name[64];
+        snprintf(name, sizeof name, "%.*s",
+                 (int)(strchr(cases[c].call, '(') - cases[c].call),
+                 cases[c].call);
+        for (uint64_t it = 1; it <= 200 && !erred; it++) {
+            drift_err e = {{0}};
+            if (m->generate(m->self, ws, &theta, it, 1, out, &e)) {
+                if (!cases[c].needle[0] || !strstr(e.msg, cases[c].needle) ||
+                    !strstr(e.msg, name))
+                    fail_msg("%s: the error '%s' does not name the function "
+                             "or say '%s'",
+                             cases[c].call, e.msg, cases[c].needle);
+                /* The arguments, as Stan's messages give them. */
+                if (strcmp(name, "dirichlet_rng") &&
+                    strncmp(name, "multi_normal", 12) &&
+                    !strstr(e.msg, cases[c].call))
+                    fail_msg("%s: the error '%s' does not give the "
+                             "arguments",
+                             cases[c].call, e.msg);
+                erred = 1;
+                continue;
+            }
+            for (size_t k = 0; k < m->n_gen; k++)
+                if (!isfinite(out[k]))
+                    fail_msg("%s: draw %llu wrote %g", cases[c].call,
+                             (unsigned long long)it, out[k]);
+        }
+        if (cases[c].must && !erred)
+            fail_msg("%s: 200 draws and no error", cases[c].call);
+        free(out);
+        m->workspace_free(m->self, ws);
+        lt_close(&lm);
+    }
+}
+
 static int no_alarm(void **state)
 {
     (void)state;
@@ -477,6 +578,7 @@ int main(void)
         cmocka_unit_test(test_cdfs),
         cmocka_unit_test(test_von_mises),
         cmocka_unit_test_teardown(test_extreme_arguments, no_alarm),
+        cmocka_unit_test(test_unrepresentable_draws),
         cmocka_unit_test(test_lkj),
         cmocka_unit_test(test_categorical_and_seeds),
         cmocka_unit_test(test_generated_draws),

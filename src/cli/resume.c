@@ -60,7 +60,8 @@ static int hash_range(int fd, off_t from, off_t to, uint64_t *h)
 static void fingerprint(const char *path, int edges_only, char *out,
                         size_t cap)
 {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* Not blocking: a FIFO named here must not hang the start. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         if (fd >= 0)
@@ -187,8 +188,8 @@ int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
         fprintf(stderr, "drift sample: --checkpoint-every: out of memory\n");
         return EXIT_RUN_FAILED;
     }
-    fprintf(f, "%s\n# continue this run with: drift sample --resume %s\n",
-            MANIFEST_MAGIC, dir);
+    fprintf(f, "%s\n", MANIFEST_MAGIC);
+    put_line(f, "# continue this run with: drift sample --resume ", dir);
     put_line(f, "cwd ", cwd);
     file_lines(in, f);
     for (int k = 0; k < argc; k++)
@@ -226,11 +227,13 @@ int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
     return fd < 0 ? EXIT_USAGE : lock_manifest(dir, path, fd);
 }
 
-/* All of the manifest path into *text (NUL-terminated), its checksum
- * line verified and cut off.  0, or an exit status (message printed). */
-static int read_manifest(const char *dir, const char *path, char **text)
+/* All of the manifest path into *buf, *n bytes (NUL-terminated after
+ * them).  0, or an exit status (message printed). */
+static int read_manifest(const char *dir, const char *path, char **buf,
+                         size_t *n)
 {
-    *text = NULL;
+    *buf = NULL;
+    *n = 0;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
@@ -250,15 +253,15 @@ static int read_manifest(const char *dir, const char *path, char **text)
                 dir, path, (long long)st.st_size, MANIFEST_MAX);
         return EXIT_USAGE;
     }
-    size_t n = (size_t)st.st_size, got = 0;
-    char *buf = malloc(n + 1);
-    if (!buf) {
+    size_t size = (size_t)st.st_size, got = 0;
+    char *b = malloc(size + 1);
+    if (!b) {
         close(fd);
         fprintf(stderr, "drift sample: --resume: out of memory\n");
         return EXIT_RUN_FAILED;
     }
-    while (got < n) {
-        ssize_t r = read(fd, buf + got, n - got);
+    while (got < size) {
+        ssize_t r = read(fd, b + got, size - got);
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -266,56 +269,160 @@ static int read_manifest(const char *dir, const char *path, char **text)
         got += (size_t)r;
     }
     close(fd);
-    buf[got] = '\0';
-    size_t magic = strlen(MANIFEST_MAGIC);
-    if (got < magic + 1 || memcmp(buf, MANIFEST_MAGIC, magic) ||
-        buf[magic] != '\n' || memchr(buf, '\0', got)) {
-        free(buf);
-        fprintf(stderr, "drift sample: --resume %s: %s is not a drift "
-                        "checkpoint manifest\n",
-                dir, path);
-        return EXIT_USAGE;
-    }
-    /* The last line: "sum HASH" of every byte before it. */
-    char *last = got >= 2 ? buf + got - 2 : buf;
-    while (last > buf && *last != '\n')
-        last--;
-    last++;
-    uint64_t want = 0;
-    char tail;
-    if (got < 1 || buf[got - 1] != '\n' ||
-        sscanf(last, "sum %" SCNx64 "%c", &want, &tail) != 2 ||
-        tail != '\n' ||
-        fnv_step(0xcbf29ce484222325ULL, (const unsigned char *)buf,
-                 (size_t)(last - buf)) != want) {
-        free(buf);
-        fprintf(stderr, "drift sample: --resume %s: %s is damaged (its "
-                        "checksum does not match): the command cannot be "
-                        "trusted to be the run's; start the run again "
-                        "(remove %s)\n",
-                dir, path, dir);
-        return EXIT_USAGE;
-    }
-    *last = '\0';
-    *text = buf;
+    b[got] = '\0';
+    *buf = b;
+    *n = got;
     return 0;
 }
 
-static char *unescape(const char *s)
+/* An argument or the directory as put_line wrote it: "\\" and "\n" are
+ * the only escapes.  NULL (errno EINVAL) for any other, or ENOMEM. */
+static char *unescape(const char *s, size_t n)
 {
-    char *out = malloc(strlen(s) + 1), *o = out;
+    char *out = malloc(n + 1), *o = out;
     if (!out)
         return NULL;
-    for (; *s; s++) {
-        if (*s == '\\' && s[1]) {
-            s++;
-            *o++ = *s == 'n' ? '\n' : *s;
-        } else {
+    for (const char *end = s + n; s < end; s++) {
+        if (*s != '\\') {
             *o++ = *s;
+            continue;
         }
+        if (s + 1 == end || (s[1] != '\\' && s[1] != 'n')) {
+            free(out);
+            errno = EINVAL;
+            return NULL;
+        }
+        s++;
+        *o++ = *s == 'n' ? '\n' : '\\';
     }
     *o = '\0';
     return out;
+}
+
+/* Whether a "file" line's rest (n bytes) is "KIND PATH\tFINGERPRINT"
+ * with a kind file_lines writes. */
+static int file_line_ok(const char *s, size_t n)
+{
+    static const char *const kinds[] = {"build ", "model ", "data ",
+                                        "sampler ", "init "};
+    /* The fingerprint holds no tab; a path may. */
+    const char *tab = s + n;
+    while (tab > s && tab[-1] != '\t')
+        tab--;
+    if (tab == s || tab == s + n)
+        return 0;
+    tab--;
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        size_t m = strlen(kinds[k]);
+        if ((size_t)(tab - s) > m && !memcmp(s, kinds[k], m))
+            return 1;
+    }
+    return 0;
+}
+
+int ckpt_parse(const char *text, size_t n, ckpt_command *cmd, char *cwd,
+               size_t cwd_cap, char *why, size_t why_cap)
+{
+    memset(cmd, 0, sizeof *cmd);
+    if (cwd_cap)
+        cwd[0] = '\0';
+    size_t magic = strlen(MANIFEST_MAGIC);
+    if (n < magic + 1 || memcmp(text, MANIFEST_MAGIC, magic) ||
+        text[magic] != '\n' || memchr(text, '\0', n)) {
+        snprintf(why, why_cap, "is not a drift checkpoint manifest");
+        return EXIT_USAGE;
+    }
+    /* The last line: "sum HASH" of every byte before it. */
+    const char *last = n >= 2 ? text + n - 2 : text;
+    while (last > text && *last != '\n')
+        last--;
+    last++;
+    uint64_t want = 0;
+    int ok = text[n - 1] == '\n' && text + n - last == 21 &&
+             !memcmp(last, "sum ", 4);
+    for (int k = 4; ok && k < 20; k++) {
+        char ch = last[k];
+        int v = ch >= '0' && ch <= '9'   ? ch - '0'
+                : ch >= 'a' && ch <= 'f' ? ch - 'a' + 10
+                                         : -1;
+        ok = v >= 0;
+        want = want << 4 | (uint64_t)(ok ? v : 0);
+    }
+    if (!ok ||
+        fnv_step(0xcbf29ce484222325ULL, (const unsigned char *)text,
+                 (size_t)(last - text)) != want) {
+        snprintf(why, why_cap, "is damaged (its checksum does not match): "
+                               "the command cannot be trusted to be the "
+                               "run's");
+        return EXIT_USAGE;
+    }
+    int have_cwd = 0;
+    const char *bad = NULL;
+    for (const char *line = text + magic + 1; line < last && !bad;) {
+        const char *nl = memchr(line, '\n', (size_t)(last - line));
+        size_t len = (size_t)(nl - line);
+        if (len >= 4 && !memcmp(line, "cwd ", 4)) {
+            char *v = unescape(line + 4, len - 4);
+            if (!v && errno == ENOMEM)
+                goto oom;
+            if (!v || have_cwd || !v[0] || strlen(v) >= cwd_cap ||
+                v[0] != '/')
+                bad = "its directory line";
+            else
+                memcpy(cwd, v, strlen(v) + 1);
+            free(v);
+            have_cwd = 1;
+        } else if (len >= 4 && !memcmp(line, "arg ", 4)) {
+            char **a = realloc(cmd->argv, ((size_t)cmd->argc + 2) * sizeof *a);
+            if (!a)
+                goto oom;
+            cmd->argv = a;
+            char *v = unescape(line + 4, len - 4);
+            if (!v && errno == ENOMEM)
+                goto oom;
+            if (!v) {
+                bad = "an argument";
+            } else {
+                a[cmd->argc++] = v;
+                a[cmd->argc] = NULL;
+            }
+        } else if (len >= 5 && !memcmp(line, "file ", 5)) {
+            if (!file_line_ok(line + 5, len - 5)) {
+                bad = "a file line";
+            } else {
+                char *l = strndup(line, len);
+                char **x = realloc(cmd->files,
+                                   (cmd->n_files + 1) * sizeof *x);
+                if (x)
+                    cmd->files = x;
+                if (!l || !x) {
+                    free(l);
+                    goto oom;
+                }
+                x[cmd->n_files++] = l;
+            }
+        } else if (len == 0 || line[0] != '#') {
+            bad = "a line drift does not write";
+        }
+        line = nl + 1;
+    }
+    if (bad) {
+        ckpt_command_free(cmd);
+        snprintf(why, why_cap, "is not a manifest drift wrote (%s is "
+                               "malformed)",
+                 bad);
+        return EXIT_USAGE;
+    }
+    if (!cmd->argc || !have_cwd) {
+        ckpt_command_free(cmd);
+        snprintf(why, why_cap, "is incomplete (no command or directory)");
+        return EXIT_USAGE;
+    }
+    return 0;
+oom:
+    ckpt_command_free(cmd);
+    snprintf(why, why_cap, "out of memory");
+    return EXIT_RUN_FAILED;
 }
 
 int ckpt_load(const char *dir, ckpt_command *cmd)
@@ -324,66 +431,30 @@ int ckpt_load(const char *dir, ckpt_command *cmd)
     memset(cmd, 0, sizeof *cmd);
     snprintf(path, sizeof path, "%s/run", dir);
     char *text;
-    int rc = read_manifest(dir, path, &text);
+    size_t n;
+    int rc = read_manifest(dir, path, &text, &n);
     if (rc)
         return rc;
-    char cwd[4096] = "";
-    char *line = strchr(text, '\n') + 1;
-    while (!rc && *line) {
-        char *nl = strchr(line, '\n');
-        *nl = '\0';
-        if (!strncmp(line, "cwd ", 4)) {
-            char *v = unescape(line + 4);
-            if (!v) {
-                rc = EXIT_RUN_FAILED;
-                break;
-            }
-            snprintf(cwd, sizeof cwd, "%s", v);
-            free(v);
-        } else if (!strncmp(line, "arg ", 4)) {
-            char **a = realloc(cmd->argv, (cmd->argc + 2) * sizeof *a);
-            char *v = unescape(line + 4);
-            if (!a || !v) {
-                free(a ? NULL : v);
-                if (a)
-                    cmd->argv = a;
-                rc = EXIT_RUN_FAILED;
-                break;
-            }
-            cmd->argv = a;
-            a[cmd->argc++] = v;
-            a[cmd->argc] = NULL;
-        } else if (!strncmp(line, "file ", 5)) {
-            char *l = strdup(line);
-            char **x = realloc(cmd->files, (cmd->n_files + 1) * sizeof *x);
-            if (!l || !x) {
-                free(l);
-                if (x)
-                    cmd->files = x;
-                rc = EXIT_RUN_FAILED;
-                break;
-            }
-            cmd->files = x;
-            x[cmd->n_files++] = l;
-        }
-        line = nl + 1;
-    }
+    char cwd[4096], why[200];
+    rc = ckpt_parse(text, n, cmd, cwd, sizeof cwd, why, sizeof why);
     free(text);
-    if (rc) {
+    if (rc == EXIT_RUN_FAILED) {
         fprintf(stderr, "drift sample: --resume: out of memory\n");
         return rc;
     }
-    if (!cmd->argc || !cwd[0]) {
-        fprintf(stderr, "drift sample: --resume %s: %s is incomplete (no "
-                        "command or directory)\n",
-                dir, path);
-        return EXIT_USAGE;
+    if (rc) {
+        fprintf(stderr, "drift sample: --resume %s: %s %s", dir, path, why);
+        if (!strncmp(why, "is damaged", 10))
+            fprintf(stderr, "; start the run again (remove %s)", dir);
+        fputc('\n', stderr);
+        return rc;
     }
     /* The command's paths are relative to where it ran. */
     if (chdir(cwd) != 0) {
         fprintf(stderr, "drift sample: --resume %s: the run's directory %s: "
                         "%s\n",
                 dir, cwd, strerror(errno));
+        ckpt_command_free(cmd);
         return EXIT_USAGE;
     }
     return 0;

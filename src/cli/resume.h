@@ -35,6 +35,15 @@ void ckpt_dir_for(const char *out, char *buf, size_t cap);
 int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
                int have_seed, const ckpt_inputs *in);
 
+/* The n bytes of a manifest (need not end in a NUL), checked and parsed
+ * in memory: the first line, the checksum line and each line's form;
+ * fills cmd and the run's directory (cwd, an absolute path shorter than
+ * cwd_cap).  0; EXIT_USAGE with why saying what is wrong ("is damaged
+ * ..."; to follow the file's name); EXIT_RUN_FAILED when out of memory.
+ * Reads, loads and writes nothing. */
+int ckpt_parse(const char *text, size_t n, ckpt_command *cmd, char *cwd,
+               size_t cwd_cap, char *why, size_t why_cap);
+
 /* --resume dir: reads the manifest and changes to the run's directory.
  * 0 or an exit status (the message printed). */
 int ckpt_load(const char *dir, ckpt_command *cmd);

@@ -21,6 +21,7 @@
 #include "mpirun.h"
 #include "resume.h"
 #include "engine/lang/lang_model.h"
+#include "engine/run/emit.h"
 #include "engine/run/guard.h"
 #include "engine/run/heldout.h"
 #include "engine/run/hparam.h"
@@ -66,7 +67,7 @@ static const cli_opt sample_opts[] = {
     [O_SECONDS] = {"--seconds", 1, "S  budget in wall-clock seconds"},
     [O_THIN] = {"--thin", 1,
                 "T  keep every T-th draw; for continuous samplers, the "
-                "output time step"},
+                "output time step (at least 1e-4)"},
     [O_WARMUP] = {"--warmup", 1,
                   "W  iterations before draws are kept: adaptation, or "
                   "burn-in for samplers that do not adapt (default 1000 "
@@ -865,6 +866,24 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     }
     /* Copy what we need: later loads may move the registry's arrays. */
     drift_sampler sampler = se->s;
+    /* A continuous sampler's time step, before any work (emit.h): a
+     * tiny one flooded the disk, or (1e-300) could not advance the
+     * trajectory's clock, and failed only once the run was under way. */
+    if ((sampler.flags & DRIFT_SAMPLER_CONTINUOUS) && a.have_thin &&
+        !a.emit_segments && a.thin_time < DRIFT_EMIT_MIN_TIME_STEP) {
+        fprintf(stderr,
+                "drift sample: --thin %g: sampler %s is continuous, and "
+                "--thin is its output time step, which must be at least "
+                "%g: the sampler moves at about one posterior sd per unit "
+                "of time, so draws closer together are all but the same "
+                "draw, and a smaller step writes more than %.0f rows per "
+                "unit of time; give a larger --thin, or --emit segments "
+                "for the trajectory itself\n",
+                a.thin_time, sampler.name, DRIFT_EMIT_MIN_TIME_STEP,
+                1 / DRIFT_EMIT_MIN_TIME_STEP);
+        rc = EXIT_USAGE;
+        goto out;
+    }
     char sampler_path[4096];
     snprintf(sampler_path, sizeof sampler_path, "%s", se->path);
     hp = calloc(sampler.n_hparams + 1, sizeof *hp);
@@ -1146,17 +1165,21 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     }
     int run_rc = drift_run(&cfg, results, &e);
     drift_stop_uncatch();
-    int any_status = 0, any_started_failed = 0;
+    int any_status = 0, any_started_failed = 0, any_bad_data = 0;
     for (unsigned k = 0; k < K_here; k++) {
         any_status |= results[k].status != 0;
         any_started_failed |= results[k].status && results[k].started;
+        /* data found bad as it was read (a row store's values), however
+         * far the run had got: bad input */
+        any_bad_data |= results[k].status == DRIFT_EDATA;
     }
     if (run_rc && !any_status && run_rc != DRIFT_ESTOP)
         rc = EXIT_USAGE; /* refused before any chain started */
     else if (run_rc == DRIFT_ESTOP)
         rc = 128 + (drift_stop_requested() ? drift_stop_requested() : SIGINT);
     else if (run_rc)
-        rc = any_started_failed ? EXIT_RUN_FAILED : EXIT_USAGE;
+        rc = any_started_failed && !any_bad_data ? EXIT_RUN_FAILED
+                                                 : EXIT_USAGE;
     else
         rc = 0;
     run_report rep = {&a, run_rc, e.msg,

@@ -1002,13 +1002,32 @@ static int fwd_rng(drift_ad_ctx *c, int id)
                                   "be non-negative and sum to 1");
             continue;
         }
+        if (di == DRIFT_D_MULTI_NORMAL ||
+            di == DRIFT_D_MULTI_NORMAL_CHOLESKY) {
+            /* the draw mu + L z, built from normal draws, checked */
+            int a = drift_gin(n, 0);
+            const double *x = c->val[a] + r * c->vld[a];
+            for (size_t j = 0; j < sz; j++) {
+                o[j] = x[j];
+                if (!isfinite(x[j]))
+                    return node_error(c, id,
+                                      "%s_rng: element %zu of the draw is "
+                                      "%g: the arguments are not finite, "
+                                      "or put the draw past a double's "
+                                      "range%s",
+                                      drift_dists[di].name, j + 1, x[j],
+                                      n->batched ? " (a row's arguments)"
+                                                 : "");
+            }
+            continue;
+        }
         if (di == DRIFT_D_LKJ_CORR_CHOLESKY) {
             int a = drift_gin(n, 0);
             double eta = c->val[a][r * c->vld[a]];
             if (drift_rand_lkj_cholesky(c->rng, n->m, eta, o))
                 return node_error(c, id,
                                   "lkj_corr_cholesky_rng: the shape eta must "
-                                  "be positive, got %g",
+                                  "be positive and finite, got %g",
                                   eta);
             continue;
         }
@@ -1020,7 +1039,32 @@ static int fwd_rng(drift_ad_ctx *c, int id)
                 size_t st = NODE(c, x)->sz == sz ? 1 : 0;
                 a[k + 1] = c->val[x][r * c->vld[x] + j * st];
             }
-            o[j] = drift_rand_dist(c->rng, di, a + 1);
+            if (di == DRIFT_D_GAMMA && n->m == 1) {
+                /* dirichlet_rng's gamma draws, as logs */
+                o[j] = drift_rand_log_gamma(c->rng, a[1]);
+                if (isinf(o[j]))
+                    return node_error(c, id,
+                                      "dirichlet_rng: alpha %g is too %s "
+                                      "to draw from (its gamma draw "
+                                      "%s even in logs)",
+                                      a[1], o[j] < 0 ? "small" : "large",
+                                      o[j] < 0 ? "underflows" : "overflows");
+            } else {
+                o[j] = drift_rand_dist(c->rng, di, a + 1);
+            }
+            if (isinf(o[j])) {
+                char why[200], args[200] = "", where[64] = "";
+                drift_rand_range_explain(di, a + 1, why, sizeof why);
+                for (int k = 0, at = 0; k < n->n_in && at < (int)sizeof args;
+                     k++)
+                    at += snprintf(args + at, sizeof args - (size_t)at,
+                                   "%s%g", k ? ", " : "", a[k + 1]);
+                if (n->batched)
+                    snprintf(where, sizeof where, " (data row %zu)",
+                             row_id(c, r) + 1);
+                return node_error(c, id, "%s_rng(%s): %s%s",
+                                  drift_dists[di].name, args, why, where);
+            }
             if (isnan(o[j])) {
                 char why[200], where[64] = "";
                 drift_dist_explain(di, a, why, sizeof why);

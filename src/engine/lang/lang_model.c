@@ -84,8 +84,10 @@ static int lm_log_lik(const void *self, void *ws, const double *theta,
                       double *grad_sum, double *grad_rows, drift_err *e)
 {
     const lang_model *m = self;
-    return drift_ad_lik(m->g, ws, theta, b, ll_rows, ll_sum, grad_sum,
-                        grad_rows, e);
+    int rc = drift_langdata_check_rows(m->ld, b, e);
+    return rc ? rc
+              : drift_ad_lik(m->g, ws, theta, b, ll_rows, ll_sum, grad_sum,
+                             grad_rows, e);
 }
 
 static int lm_jvp(const void *self, void *ws, const double *theta,
@@ -93,7 +95,8 @@ static int lm_jvp(const void *self, void *ws, const double *theta,
                   double *ll_rows, drift_err *e)
 {
     const lang_model *m = self;
-    return drift_ad_jvp(m->g, ws, theta, v, b, out, ll_rows, e);
+    int rc = drift_langdata_check_rows(m->ld, b, e);
+    return rc ? rc : drift_ad_jvp(m->g, ws, theta, v, b, out, ll_rows, e);
 }
 
 static int lm_glm_scalars(const void *self, void *ws, const double *theta,
@@ -101,21 +104,24 @@ static int lm_glm_scalars(const void *self, void *ws, const double *theta,
                           drift_err *e)
 {
     const lang_model *m = self;
-    return drift_ad_glm_scalars(m->g, ws, theta, b, s, ll_rows, e);
+    int rc = drift_langdata_check_rows(m->ld, b, e);
+    return rc ? rc : drift_ad_glm_scalars(m->g, ws, theta, b, s, ll_rows, e);
 }
 
 static int lm_glm_design(const void *self, const drift_rows *b, double *x,
                          drift_err *e)
 {
     const lang_model *m = self;
-    return drift_ad_glm_design(m->g, b, x, e);
+    int rc = drift_langdata_check_rows(m->ld, b, e);
+    return rc ? rc : drift_ad_glm_design(m->g, b, x, e);
 }
 
 static int lm_glm_design_sum(const void *self, const drift_rows *b,
                              const double *w, double *out, drift_err *e)
 {
     const lang_model *m = self;
-    return drift_ad_glm_design_sum(m->g, b, w, out, e);
+    int rc = drift_langdata_check_rows(m->ld, b, e);
+    return rc ? rc : drift_ad_glm_design_sum(m->g, b, w, out, e);
 }
 
 static int lm_predict(const void *self, void *ws, const double *theta,
@@ -123,7 +129,8 @@ static int lm_predict(const void *self, void *ws, const double *theta,
                       drift_err *e)
 {
     const lang_model *m = self;
-    return drift_ad_predict(m->g, ws, theta, b, pred, y, e);
+    int rc = drift_langdata_check_rows(m->ld, b, e);
+    return rc ? rc : drift_ad_predict(m->g, ws, theta, b, pred, y, e);
 }
 
 /* The dimensions of a parameter's value, outermost first (arrays, then
@@ -363,7 +370,9 @@ static int lm_generate(const void *self, void *wsv, const double *theta,
     size_t cap = drift_ad_ws_cap(ws);
     for (size_t first = 0; first < g->N; first += cap) {
         size_t cnt = g->N - first < cap ? g->N - first : cap;
-        if ((rc = drift_ad_eval(g, ws, theta, g->gen_rows_sched,
+        drift_rows b = {NULL, first, cnt};
+        if ((rc = drift_langdata_check_rows(m->ld, &b, e)) ||
+            (rc = drift_ad_eval(g, ws, theta, g->gen_rows_sched,
                                 g->n_gen_rows_sched, first, cnt, &rng, e)))
             return rc;
         for (size_t k = 0; k < g->n_gouts; k++) {

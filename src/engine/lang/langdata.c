@@ -552,7 +552,61 @@ void drift_langdata_free(drift_langdata *ld)
     for (size_t k = 0; k < ld->n_owned; k++)
         drift_free(ld->owned[k]);
     drift_free(ld->owned);
+    for (size_t k = 0; k < ld->n_lazy_int; k++)
+        drift_free(ld->lazy_int_names[k]);
+    drift_free(ld->lazy_int_names);
+    drift_free(ld->lazy_int);
+    drift_free(ld->chunk_checked);
     drift_free(ld);
+}
+
+/* Chunk k of the rows: every lazily checked int variable's values. */
+static int check_chunk(const drift_langdata *ld, size_t k, drift_err *e)
+{
+    size_t from = k * DRIFT_LANGDATA_INT_CHUNK;
+    for (size_t v = 0; v < ld->n_lazy_int; v++) {
+        const drift_rowbind *rb = &ld->sd[ld->lazy_int[v]].rb;
+        const drift_table *t = rb->src->table;
+        size_t to = from + DRIFT_LANGDATA_INT_CHUNK;
+        if (to > t->view.n_rows)
+            to = t->view.n_rows;
+        for (size_t i = from; i < to; i++)
+            for (size_t c = 0; c < rb->sz; c++) {
+                double x = rb->base[i * rb->ld + rb->cols[c]];
+                if (x == floor(x) && fabs(x) <= 9007199254740992.0)
+                    continue;
+                return drift_err_set(
+                    e, DRIFT_EDATA,
+                    "%s: data row %zu: '%s' is declared int, but column "
+                    "'%s' of this row store holds %.17g, though its header "
+                    "says the column holds integers: the store is damaged "
+                    "or was not written by drift (drift check reads every "
+                    "value)",
+                    rb->src->path, i + 1, ld->lazy_int_names[v],
+                    t->view.col_names[rb->cols[c]], x);
+            }
+    }
+    return DRIFT_OK;
+}
+
+int drift_langdata_check_rows(drift_langdata *ld, const drift_rows *b,
+                              drift_err *e)
+{
+    if (!ld || !ld->n_lazy_int || !b)
+        return DRIFT_OK;
+    size_t last = (size_t)-1;
+    for (size_t r = 0; r < b->n; r++) {
+        size_t k = drift_rows_at(b, r) / DRIFT_LANGDATA_INT_CHUNK;
+        if (k == last || k >= ld->n_chunks ||
+            __atomic_load_n(&ld->chunk_checked[k], __ATOMIC_ACQUIRE))
+            continue;
+        last = k;
+        int rc = check_chunk(ld, k, e);
+        if (rc)
+            return rc;
+        __atomic_store_n(&ld->chunk_checked[k], 1, __ATOMIC_RELEASE);
+    }
+    return DRIFT_OK;
 }
 
 /* ---- finding names in the sources ----------------------------------------- */
@@ -1484,6 +1538,42 @@ static size_t check_store_values(const drift_langdata *ld, drift_sym *s,
     return 0;
 }
 
+/* Adds s (an int rows variable of the mapped row store t) to those
+ * drift_langdata_check_rows checks.  1 when out of memory (reported). */
+static size_t lazy_int_rows(drift_langdata *ld, drift_sym *s,
+                            const drift_table *t, drift_diag *d)
+{
+    size_t chunks = (t->view.n_rows + DRIFT_LANGDATA_INT_CHUNK - 1) /
+                    DRIFT_LANGDATA_INT_CHUNK;
+    if (!ld->chunk_checked || ld->n_chunks < chunks) {
+        unsigned char *c = drift_calloc(chunks ? chunks : 1, 1);
+        if (!c)
+            goto oom;
+        drift_free(ld->chunk_checked);
+        ld->chunk_checked = c;
+        ld->n_chunks = chunks;
+    }
+    size_t *ids = drift_realloc(ld->lazy_int,
+                                (ld->n_lazy_int + 1) * sizeof *ids);
+    if (!ids)
+        goto oom;
+    ld->lazy_int = ids;
+    char **names = drift_realloc(ld->lazy_int_names,
+                                 (ld->n_lazy_int + 1) * sizeof *names);
+    if (!names)
+        goto oom;
+    ld->lazy_int_names = names;
+    if (!(names[ld->n_lazy_int] = drift_strdup(s->name)))
+        goto oom;
+    ids[ld->n_lazy_int++] = (size_t)s->id;
+    /* A new variable: every chunk is to be read again for it. */
+    memset(ld->chunk_checked, 0, ld->n_chunks);
+    return 0;
+oom:
+    drift_diag_error_file(d, NULL, "out of memory");
+    return 1;
+}
+
 /* Checks that an int rows variable holds integers.  A row store records
  * per column whether every value is an integer, so its rows are not read
  * (a pass over data larger than memory before sampling), unless drift
@@ -1506,7 +1596,9 @@ static size_t check_int_rows(drift_langdata *ld, drift_sym *s, drift_diag *d)
                                       t->view.col_names[rb->cols[k]]);
                 return 1;
             }
-        return 0;
+        /* The header's word for now; the values as evaluation reads
+         * them. */
+        return lazy_int_rows(ld, s, t, d);
     }
     for (size_t i = 0; i < ld->N; i++)
         for (size_t k = 0; k < rb->sz; k++) {

@@ -11,6 +11,7 @@
 #define DRIFT_LANGDATA_H
 
 #include <drift/common.h>
+#include <drift/model.h>
 
 #include "engine/data/table.h"
 #include "parser/ast.h"
@@ -86,7 +87,28 @@ typedef struct drift_langdata {
      * data's rows_total rows (0: all of them), and N, the language's
      * number of rows, is rows_total while the rows here are N above. */
     uint64_t rows_total;
+    /* Int rows variables read from a memory-mapped row store whose
+     * header's int flag stood in for reading their values at open (a
+     * pass over data maybe larger than memory): evaluation checks their
+     * values chunk by chunk, each chunk the first time it reads a row of
+     * it (drift_langdata_check_rows). */
+    size_t *lazy_int;               /* their symbols' ids (into sd) */
+    char **lazy_int_names;
+    size_t n_lazy_int;
+    unsigned char *chunk_checked;   /* per chunk; set atomically */
+    size_t n_chunks;
 } drift_langdata;
+
+/* Rows per chunk of drift_langdata_check_rows. */
+#define DRIFT_LANGDATA_INT_CHUNK 4096
+
+/* Before rows b of the data are evaluated: the chunks holding them whose
+ * int rows variables (lazy_int) are not yet checked are read, and a value
+ * that is not an integer (the store's int flag was wrong: a damaged
+ * store, or one another tool wrote) fails with DRIFT_EDATA, naming the
+ * file, the row and the column.  Safe from several threads at once. */
+int drift_langdata_check_rows(drift_langdata *ld, const drift_rows *b,
+                              drift_err *e);
 
 /* Reads the data files (NULL-terminated; may be NULL) and the "name=value"
  * settings.  Errors go to diag; returns 0 or the number of errors.  *out

@@ -832,9 +832,17 @@ static int build_rng(builder *b, drift_expr *e)
     case DRIFT_DRULE_CATEGORICAL:
         return rng_node(b, DRIFT_D_CATEGORICAL, in, 1, 1, L);
     case DRIFT_DRULE_DIRICHLET: {
+        /* Gamma draws normalised, in logs: exp(lg - log_sum_exp(lg)) (a
+         * small alpha's draws underflow to 0, and 0 / 0 is NaN). */
         int ga[2] = {in[0], cst(b, 1, L)};
         int g = rng_node(b, DRIFT_D_GAMMA, ga, 2, sz, L);
-        return bin(b, DRIFT_G_DIV, g, sum_of(b, g, 1, L), L);
+        if (g < 0)
+            return -1;
+        b->g->nodes[g].m = 1; /* the draws' logs */
+        return un(b, DRIFT_FN_EXP,
+                  bin(b, DRIFT_G_SUB, g, node1(b, DRIFT_G_LSE, 0, g, 1, L),
+                      L),
+                  L);
     }
     case DRIFT_DRULE_MVN: {
         size_t K = vec_len(&e->args->type), J = K ? sz / K : 0;
@@ -850,7 +858,10 @@ static int build_rng(builder *b, drift_expr *e)
         int x = J == 1 ? matmul_of(b, Lc, z, K, K, 1, L)
                        : matmul_of(b, z, transpose_of(b, Lc, K, K, L), J, K,
                                    K, L);
-        return bin(b, DRIFT_G_ADD, in[0], x, L);
+        /* mu + L z through a node of the distribution's own, which
+         * refuses a draw that is not finite (fwd_rng). */
+        int y = bin(b, DRIFT_G_ADD, in[0], x, L);
+        return y < 0 ? -1 : rng_node(b, d->id, &y, 1, sz, L);
     }
     case DRIFT_DRULE_LKJ: {
         size_t K = (size_t)e->type.dim[0].n;

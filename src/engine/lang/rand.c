@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "rand.h"
@@ -186,7 +187,34 @@ static double von_mises(drift_rand *r, double mu, double kappa)
     return mu + (drift_rand_uniform(r) < 0.5 ? -th : th);
 }
 
-double drift_rand_dist(drift_rand *r, drift_dist_id id, const double *a)
+double drift_rand_log_gamma(drift_rand *r, double a)
+{
+    if (!(a > 0))
+        return NAN;
+    return log_gamma_draw(r, a);
+}
+
+/* a0 + (a1 - a0) u without overflow when the bounds are far apart. */
+static double between(double a0, double a1, double u)
+{
+    double w = a1 - a0;
+    return isfinite(w) ? a0 + w * u : a0 * (1 - u) + a1 * u;
+}
+
+/* The largest rate drawn from, as Stan's poisson_rng has it (2^30): a
+ * count drawn from more would not fit the int it is written as. */
+#define POISSON_MAX 1073741824.0
+
+/* A Poisson count of rate exp(log_rate); +inf when the rate is at or
+ * over POISSON_MAX. */
+static double poisson_of_log(drift_rand *r, double log_rate)
+{
+    if (!(log_rate < log(POISSON_MAX)))
+        return INFINITY;
+    return drift_rand_poisson(r, exp(log_rate));
+}
+
+static double draw(drift_rand *r, drift_dist_id id, const double *a)
 {
     double u;
     switch (id) {
@@ -197,8 +225,10 @@ double drift_rand_dist(drift_rand *r, drift_dist_id id, const double *a)
     case DRIFT_D_STUDENT_T: {
         if (!(a[0] > 0) || !(a[2] > 0))
             return NAN;
-        double g = 2 * drift_rand_gamma(r, 0.5 * a[0]) / a[0];
-        return a[1] + a[2] * drift_rand_normal(r) / sqrt(g);
+        /* z / sqrt(G), G = Gamma(nu/2) * 2/nu, in logs: G underflows to
+         * 0 for small nu long before the quotient overflows. */
+        double lg = log_gamma_draw(r, 0.5 * a[0]) + log(2 / a[0]);
+        return a[1] + a[2] * (drift_rand_normal(r) * exp(-0.5 * lg));
     }
     case DRIFT_D_CAUCHY:
         return a[1] > 0 ? a[0] + a[1] * tan(M_PI * (drift_rand_uniform(r) -
@@ -219,37 +249,48 @@ double drift_rand_dist(drift_rand *r, drift_dist_id id, const double *a)
     case DRIFT_D_EXPONENTIAL:
         return a[0] > 0 ? -log(drift_rand_uniform(r)) / a[0] : NAN;
     case DRIFT_D_GAMMA:
-        return a[1] > 0 ? drift_rand_gamma(r, a[0]) / a[1] : NAN;
+        if (!(a[0] > 0) || !(a[1] > 0))
+            return NAN;
+        return exp(log_gamma_draw(r, a[0]) - log(a[1]));
     case DRIFT_D_INV_GAMMA:
-        return a[1] > 0 ? a[1] / drift_rand_gamma(r, a[0]) : NAN;
+        if (!(a[0] > 0) || !(a[1] > 0))
+            return NAN;
+        return exp(log(a[1]) - log_gamma_draw(r, a[0]));
     case DRIFT_D_BETA:
         return drift_rand_beta(r, a[0], a[1]);
     case DRIFT_D_UNIFORM:
-        return a[0] < a[1] ? a[0] + (a[1] - a[0]) * drift_rand_uniform(r)
-                           : NAN;
+        return a[0] < a[1] ? between(a[0], a[1], drift_rand_uniform(r)) : NAN;
     case DRIFT_D_BERNOULLI:
         return a[0] >= 0 && a[0] <= 1 ? drift_rand_uniform(r) < a[0] : NAN;
     case DRIFT_D_BERNOULLI_LOGIT:
-        return isnan(a[0]) ? NAN : drift_rand_uniform(r) < inv_logit(a[0]);
+        return drift_rand_uniform(r) < inv_logit(a[0]);
     case DRIFT_D_BINOMIAL_LOGIT:
-        return isnan(a[1]) ? NAN
-                           : drift_rand_binomial(r, a[0], inv_logit(a[1]));
+        return drift_rand_binomial(r, a[0], inv_logit(a[1]));
     case DRIFT_D_POISSON:
-        return drift_rand_poisson(r, a[0]);
+        if (!(a[0] >= 0))
+            return NAN;
+        return a[0] < POISSON_MAX ? drift_rand_poisson(r, a[0]) : INFINITY;
     case DRIFT_D_POISSON_LOG:
-        return drift_rand_poisson(r, exp(a[0]));
+        return poisson_of_log(r, a[0]);
     case DRIFT_D_BINOMIAL:
         return drift_rand_binomial(r, a[0], a[1]);
+    /* The negative binomials: a Poisson of a gamma draw, kept in logs
+     * (a tiny shape's draw underflows where mu / phi overflows, and
+     * their product was NaN); a rate of 2^30 or more is refused as
+     * Stan refuses it. */
     case DRIFT_D_NEG_BINOMIAL:
         if (!(a[0] > 0) || !(a[1] > 0))
             return NAN;
-        return drift_rand_poisson(r, drift_rand_gamma(r, a[0]) / a[1]);
+        return poisson_of_log(r, log_gamma_draw(r, a[0]) - log(a[1]));
     case DRIFT_D_NEG_BINOMIAL_2:
     case DRIFT_D_NEG_BINOMIAL_2_LOG: {
-        double mu = id == DRIFT_D_NEG_BINOMIAL_2 ? a[0] : exp(a[0]);
-        if (!(mu > 0) || !(a[1] > 0))
+        if (id == DRIFT_D_NEG_BINOMIAL_2 && !(a[0] > 0))
             return NAN;
-        return drift_rand_poisson(r, drift_rand_gamma(r, a[1]) * mu / a[1]);
+        if (!(a[1] > 0))
+            return NAN;
+        double log_mu = id == DRIFT_D_NEG_BINOMIAL_2 ? log(a[0]) : a[0];
+        return poisson_of_log(r,
+                              log_gamma_draw(r, a[1]) + log_mu - log(a[1]));
     }
     case DRIFT_D_BETA_BINOMIAL: {
         double p = drift_rand_beta(r, a[1], a[2]);
@@ -260,18 +301,19 @@ double drift_rand_dist(drift_rand *r, drift_dist_id id, const double *a)
             return NAN;
         return a[1] * pow(-log(drift_rand_uniform(r)), 1 / a[0]);
     case DRIFT_D_VON_MISES:
-        return a[1] >= 0 && isfinite(a[0]) ? von_mises(r, a[0], a[1]) : NAN;
+        return a[1] >= 0 ? von_mises(r, a[0], a[1]) : NAN;
     case DRIFT_D_GUMBEL:
         return a[1] > 0 ? a[0] - a[1] * log(-log(drift_rand_uniform(r)))
                         : NAN;
     case DRIFT_D_CHI_SQUARE:
-        return a[0] > 0 ? 2 * drift_rand_gamma(r, 0.5 * a[0]) : NAN;
+        return a[0] > 0 ? 2 * exp(log_gamma_draw(r, 0.5 * a[0])) : NAN;
     case DRIFT_D_INV_CHI_SQUARE:
-        return a[0] > 0 ? 0.5 / drift_rand_gamma(r, 0.5 * a[0]) : NAN;
+        return a[0] > 0 ? exp(-log_gamma_draw(r, 0.5 * a[0]) - M_LN2) : NAN;
     case DRIFT_D_SCALED_INV_CHI_SQUARE:
         if (!(a[0] > 0) || !(a[1] > 0))
             return NAN;
-        return a[0] * a[1] * a[1] / (2 * drift_rand_gamma(r, 0.5 * a[0]));
+        return exp(log(a[0]) + 2 * log(a[1]) - M_LN2 -
+                   log_gamma_draw(r, 0.5 * a[0]));
     case DRIFT_D_RAYLEIGH:
         return a[0] > 0 ? a[0] * sqrt(-2 * log(drift_rand_uniform(r))) : NAN;
     case DRIFT_D_FRECHET:
@@ -280,6 +322,50 @@ double drift_rand_dist(drift_rand *r, drift_dist_id id, const double *a)
         return a[1] * pow(-log(drift_rand_uniform(r)), -1 / a[0]);
     default:
         return NAN;
+    }
+}
+
+double drift_rand_dist(drift_rand *r, drift_dist_id id, const double *a)
+{
+    /* Every argument finite, as Stan checks them: an infinite location
+     * or scale has no draw. */
+    for (int k = 0; k < drift_dists[id].n_args; k++)
+        if (!isfinite(a[k]))
+            return NAN;
+    /* From finite arguments in their domain, a draw past a double's
+     * range (or, for a count, from a rate past the largest drawn from)
+     * is +-inf, not NaN: the cases compute in logs where a product of an
+     * underflow and an overflow would be NaN. */
+    return draw(r, id, a);
+}
+
+void drift_rand_range_explain(drift_dist_id id, const double *a, char *buf,
+                              size_t cap)
+{
+    switch (id) {
+    case DRIFT_D_POISSON:
+        snprintf(buf, cap, "the rate lambda is %g, but must be less than "
+                           "%g (2^30): a larger count is not drawn",
+                 a[0], POISSON_MAX);
+        return;
+    case DRIFT_D_POISSON_LOG:
+        snprintf(buf, cap, "the log rate alpha is %g, but must be less "
+                           "than %g (log 2^30): a larger count is not drawn",
+                 a[0], log(POISSON_MAX));
+        return;
+    case DRIFT_D_NEG_BINOMIAL:
+    case DRIFT_D_NEG_BINOMIAL_2:
+    case DRIFT_D_NEG_BINOMIAL_2_LOG:
+        snprintf(buf, cap, "the gamma draw behind the count (its Poisson "
+                           "rate) came out at %g (2^30) or more, but must "
+                           "be less than that: a larger count is not drawn",
+                 POISSON_MAX);
+        return;
+    default:
+        snprintf(buf, cap, "the draw overflows a double (it is infinite "
+                           "in floating point): no finite value stands "
+                           "for it");
+        return;
     }
 }
 
@@ -304,7 +390,7 @@ double drift_rand_categorical(drift_rand *r, const double *p, size_t K)
 
 int drift_rand_lkj_cholesky(drift_rand *r, size_t K, double eta, double *L)
 {
-    if (!(eta > 0))
+    if (!(eta > 0) || !isfinite(eta))
         return -1;
     memset(L, 0, K * K * sizeof *L);
     if (K)

@@ -29,10 +29,22 @@ double drift_rand_beta(drift_rand *r, double a, double b);
 double drift_rand_binomial(drift_rand *r, double n, double p);
 double drift_rand_poisson(drift_rand *r, double lambda);
 
+/* The log of a Gamma(a, 1) draw (-inf where even the log underflows);
+ * NaN unless a > 0. */
+double drift_rand_log_gamma(drift_rand *r, double a);
+
 /* One draw of an elementwise distribution with arguments a[0..n_args)
- * (Stan's order, after the outcome).  NaN when an argument lies outside
- * its domain. */
+ * (Stan's order, after the outcome).  NaN when an argument is not finite
+ * or lies outside its domain; +-inf when the draw cannot be represented:
+ * past a double's range, or a count whose Poisson rate (for the negative
+ * binomials, the gamma draw behind it) is 2^30 or more, where Stan's
+ * _rng functions stop too. */
 double drift_rand_dist(drift_rand *r, drift_dist_id id, const double *a);
+
+/* Why a draw of drift_rand_dist was +-inf, in words that follow the
+ * function's name: "the rate ... must be less than ...". */
+void drift_rand_range_explain(drift_dist_id id, const double *a, char *buf,
+                              size_t cap);
 
 /* A category 1..K with probabilities p (summing to 1; NaN when they do
  * not, within 1e-8, or one is negative). */
@@ -41,7 +53,7 @@ double drift_rand_categorical(drift_rand *r, const double *p, size_t K);
 /* The Cholesky factor L (K x K, row-major) of a correlation matrix drawn
  * from LKJ(eta): canonical partial correlations (r + 1) / 2 ~
  * Beta(eta + (K - 2 - j) / 2, same), j the number of variables
- * conditioned on.  -1 when eta <= 0. */
+ * conditioned on.  -1 unless eta is positive and finite. */
 int drift_rand_lkj_cholesky(drift_rand *r, size_t K, double eta, double *L);
 
 #endif

@@ -246,9 +246,11 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
             /* Non-finite values are the step size's fault, and so is a
              * failure after steps that went through (a sampler that
              * fails its chain when the state blows up); a failure at the
-             * first step is the run's. */
+             * first step is the run's, and so are bad data found as rows
+             * are first read. */
             if (code != DRIFT_ENONFINITE && code != DRIFT_ENUMERIC &&
-                (s == 0 || code == DRIFT_ENOMEM || code == DRIFT_ESTOP)) {
+                (s == 0 || code == DRIFT_ENOMEM || code == DRIFT_ESTOP ||
+                 code == DRIFT_EDATA)) {
                 drift_err_set(t->e, code, "%s",
                               c->failed ? c->message : "a pilot chain failed");
                 t->ops->close(t->ops->user, c);

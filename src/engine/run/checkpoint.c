@@ -452,7 +452,8 @@ int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
     rc = drift_ckpt_block(c, &k, sizeof k);
     if (!rc && (k.d != c->d || k.N != c->N || k.id != c->id ||
                 k.s_cap != c->stream.cap ||
-                k.metric_kind != (int32_t)c->metric.kind))
+                k.metric_kind != (int32_t)c->metric.kind ||
+                k.s_mode != (int32_t)c->stream.mode))
         rc = drift_chain_fail(c, DRIFT_EINVAL,
                               "--resume: %s does not belong to this chain "
                               "(chain %llu, %llu parameters, %llu rows; "
@@ -460,6 +461,19 @@ int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
                               path, (unsigned long long)k.id,
                               (unsigned long long)k.d,
                               (unsigned long long)k.N, c->id, c->d, c->N);
+    /* The stream's place, as indices into the data and the ring: a
+     * state forged with a matching checksum must not reach past them. */
+    if (!rc && (k.s_pos > c->stream.N || k.s_len > k.s_cap ||
+                (k.s_cap ? k.s_head >= k.s_cap : k.s_head != 0)))
+        rc = drift_chain_fail(c, DRIFT_EINVAL,
+                              "--resume: %s is damaged: its data stream's "
+                              "place (position %llu of %zu rows, %llu of "
+                              "%llu look-ahead slots from %llu) is not one "
+                              "a run could reach",
+                              path, (unsigned long long)k.s_pos,
+                              c->stream.N, (unsigned long long)k.s_len,
+                              (unsigned long long)k.s_cap,
+                              (unsigned long long)k.s_head);
     if (!rc) {
         c->iter = k.iter;
         c->grads = k.grads;
@@ -492,6 +506,16 @@ int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
     }
     if (!rc)
         rc = blocks(c, theta, &k);
+    /* The look-ahead's rows, read as soon as the chain steps. */
+    for (uint64_t j = 0; !rc && j < k.s_len; j++) {
+        size_t row = c->stream.ahead[(k.s_head + j) % k.s_cap];
+        if (row >= c->stream.N)
+            rc = drift_chain_fail(c, DRIFT_EINVAL,
+                                  "--resume: %s is damaged: its data "
+                                  "stream's look-ahead holds row %zu of a "
+                                  "data set of %zu rows",
+                                  path, row, c->stream.N);
+    }
     if (!rc && io.at != io.len)
         rc = drift_chain_fail(c, DRIFT_EINVAL,
                               "--resume: %s holds more than this build "

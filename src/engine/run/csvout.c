@@ -402,16 +402,10 @@ static void publish_layout(drift_chain *c)
     }
 }
 
-int drift_csvout_begin(drift_chain *c)
+/* The layout's fields that follow from the run's sampler and options. */
+static void derived_fields(const drift_chain *c, struct drift_csvout *o)
 {
     const drift_sampler *s = c->cfg->sampler;
-    struct drift_csvout *o = drift_calloc(1, sizeof *o);
-    if (!o)
-        return drift_chain_fail(c, DRIFT_ENOMEM,
-                                "out of memory for the output file");
-    c->out = o;
-    o->at_num_samples = o->at_num_warmup = o->at_save_warmup =
-        o->at_engaged = o->off_rows = o->off_warm_end = o->off_samp = -1;
     o->add_treedepth = !has_column(s, "treedepth__");
     o->add_divergent = !has_column(s, "divergent__");
     o->thin = is_continuous(c) ? 1 : c->cfg->thin;
@@ -424,6 +418,18 @@ int drift_csvout_begin(drift_chain *c)
             o->stepsize_col = (long)at;
         at += drift_chain_column_is_vector(s->columns[k]) ? c->d : 1;
     }
+}
+
+int drift_csvout_begin(drift_chain *c)
+{
+    struct drift_csvout *o = drift_calloc(1, sizeof *o);
+    if (!o)
+        return drift_chain_fail(c, DRIFT_ENOMEM,
+                                "out of memory for the output file");
+    c->out = o;
+    o->at_num_samples = o->at_num_warmup = o->at_save_warmup =
+        o->at_engaged = o->off_rows = o->off_warm_end = o->off_samp = -1;
+    derived_fields(c, o);
     if (!c->w)
         return DRIFT_OK;
     FILE *f = drift_writer_file(c->w);
@@ -468,6 +474,23 @@ int drift_csvout_ckpt(drift_chain *c)
     int rc = drift_ckpt_block(c, o, sizeof *o);
     o->trailer = NULL;
     o->trailer_len = 0;
+    /* What follows from the run must be what the run gives now (the
+     * stepsize__ column indexes each draw's diagnostics), and the
+     * offsets into the draws file at least -1. */
+    struct drift_csvout want = {0};
+    derived_fields(c, &want);
+    if (!rc && (o->add_treedepth != want.add_treedepth ||
+                o->add_divergent != want.add_divergent ||
+                o->thin != want.thin || o->save_warmup != want.save_warmup ||
+                o->stepsize_col != want.stepsize_col ||
+                o->at_num_samples < -1 || o->at_num_warmup < -1 ||
+                o->at_save_warmup < -1 || o->at_engaged < -1 ||
+                o->off_rows < -1 || o->off_warm_end < -1 ||
+                o->off_samp < -1))
+        rc = drift_chain_fail(c, DRIFT_EINVAL,
+                              "--resume: chain %u's state is damaged: its "
+                              "output file's layout is not this run's",
+                              c->id);
     drift_csvout_free(c->out);
     c->out = o;
     if (!rc && c->w)
