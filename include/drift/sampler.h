@@ -35,7 +35,7 @@ extern "C" {
  * A plugin states the version it needs (drift_sampler_plugin's
  * services_version) and an engine with an older table refuses it at load,
  * so no plugin calls past the end of the table it was given. */
-#define DRIFT_SERVICES_VERSION 5u
+#define DRIFT_SERVICES_VERSION 6u
 
 /* One chain as the engine runs it; opaque to samplers. */
 typedef struct drift_chain drift_chain;
@@ -388,6 +388,19 @@ typedef struct drift_services {
      * fit. */
     int (*glm_design_sum)(drift_chain *c, const size_t *rows, size_t n,
                           const double *w, double *out);
+
+    /* ---- added in services version 6 ---- */
+    /* metric_observe with grad = grad U(theta) beside the point (d
+     * values, unconstrained), under the same rules.  For a DIAG metric a
+     * window whose points came with gradients sets M^-1 to sqrt(var(theta)
+     * / var(grad U)) per coordinate (nutpie's estimate: for a Gaussian
+     * target the exact variances, from points that need not have spread
+     * over the posterior yet), bounded to [1e-20, 1e20], instead of the
+     * regularised variance; a coordinate where that ratio is not a
+     * positive number keeps the variance.  A DENSE metric uses the point
+     * alone. */
+    void (*metric_observe_grad)(drift_chain *c, const double *theta,
+                                const double *grad);
 } drift_services;
 
 /* One sampler.  The engine allocates state_size zeroed bytes for each

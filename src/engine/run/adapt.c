@@ -182,7 +182,7 @@ size_t drift_adapt_metric_doubles(drift_metric_kind kind, size_t d)
 {
     switch (kind) {
     case DRIFT_METRIC_DIAG:
-        return 2 * d + drift_adapt_welford_doubles(d, 0);
+        return 2 * d + 2 * drift_adapt_welford_doubles(d, 0);
     case DRIFT_METRIC_DENSE:
         return 2 * d * d + drift_adapt_welford_doubles(d, 1);
     default:
@@ -202,6 +202,8 @@ void drift_adapt_metric_init(drift_adapt_metric *m, drift_metric_kind kind,
         for (size_t k = 0; k < d; k++)
             m->inv[k] = m->factor[k] = 1.0;
         drift_adapt_welford_init(&m->est, d, 0, mem + 2 * d);
+        drift_adapt_welford_init(&m->grad, d, 0,
+                                 mem + 2 * d + drift_adapt_welford_doubles(d, 0));
     } else if (kind == DRIFT_METRIC_DENSE) {
         m->inv = mem;
         m->factor = mem + d * d;
@@ -284,6 +286,43 @@ int drift_adapt_spd_inverse(const double *a, size_t d, double *inv,
     return 0;
 }
 
+void drift_adapt_metric_observe(drift_adapt_metric *m, const double *theta,
+                                const double *grad)
+{
+    if (m->kind == DRIFT_METRIC_UNIT)
+        return;
+    drift_adapt_welford_add(&m->est, theta);
+    if (grad && m->kind == DRIFT_METRIC_DIAG)
+        drift_adapt_welford_add(&m->grad, grad);
+}
+
+/* The bounds of a variance estimated from draws and gradients (nutpie's):
+ * beyond them a coordinate is flat or degenerate, not a scale. */
+#define GRAD_VAR_MIN 1e-20
+#define GRAD_VAR_MAX 1e20
+
+/* M^-1 from a window's draws and gradients: for a Gaussian target with
+ * diagonal covariance, grad_k U = (theta_k - mu_k) / sigma_k^2, so
+ * sqrt(var theta_k / var grad_k) = sigma_k^2 from any points at all,
+ * not only from draws that have spread over the posterior.  Under the
+ * posterior, E[(theta_k - mu_k) grad_k U] = 1, so by Cauchy-Schwarz the
+ * estimate lies between 1/var(grad_k) and var(theta_k) (the geometric
+ * mean of the two).  A coordinate where the ratio is not a positive
+ * number (no spread in theta or in the gradient) takes the draws'
+ * regularised variance. */
+static void diag_from_grads(drift_adapt_metric *m)
+{
+    size_t d = m->d;
+    drift_adapt_welford_regularised(&m->est, m->inv);
+    /* The two estimators may have seen different numbers of points. */
+    double nx = (double)m->est.n - 1.0, ng = (double)m->grad.n - 1.0;
+    for (size_t k = 0; k < d; k++) {
+        double v = sqrt((m->est.m2[k] / nx) / (m->grad.m2[k] / ng));
+        if (v > 0 && isfinite(v))
+            m->inv[k] = fmin(fmax(v, GRAD_VAR_MIN), GRAD_VAR_MAX);
+    }
+}
+
 int drift_adapt_metric_update(drift_adapt_metric *m)
 {
     if (m->kind == DRIFT_METRIC_UNIT)
@@ -293,7 +332,10 @@ int drift_adapt_metric_update(drift_adapt_metric *m)
     if (m->est.n < 2) {
         rc = 1;
     } else if (m->kind == DRIFT_METRIC_DIAG) {
-        drift_adapt_welford_regularised(&m->est, m->inv);
+        if (m->grad.n >= 2)
+            diag_from_grads(m);
+        else
+            drift_adapt_welford_regularised(&m->est, m->inv);
         for (size_t k = 0; k < d; k++)
             m->factor[k] = sqrt(m->inv[k]);
     } else {
@@ -316,6 +358,8 @@ int drift_adapt_metric_update(drift_adapt_metric *m)
         }
     }
     drift_adapt_welford_restart(&m->est);
+    if (m->kind == DRIFT_METRIC_DIAG)
+        drift_adapt_welford_restart(&m->grad);
     return rc;
 }
 

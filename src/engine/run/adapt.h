@@ -75,6 +75,8 @@ typedef struct drift_adapt_metric {
     double *factor;         /* DIAG: sqrt(M^-1) (d); DENSE: the lower
                                Cholesky factor of M^-1 (d x d) */
     drift_adapt_welford est; /* the current window's points */
+    drift_adapt_welford grad; /* DIAG: the gradients of U at the points
+                                 that came with one (metric_observe_grad) */
 } drift_adapt_metric;
 
 /* Doubles a metric of kind over d coordinates needs, its estimator's
@@ -84,9 +86,17 @@ size_t drift_adapt_metric_doubles(drift_metric_kind kind, size_t d);
  * identity. */
 void drift_adapt_metric_init(drift_adapt_metric *m, drift_metric_kind kind,
                              size_t d, double *mem);
-/* Sets M^-1 from the estimator (regularised) and restarts it.  Returns 0,
- * 1 when the window had too few points (the metric is kept), or -1 when
- * the dense estimate is not positive definite (the metric is kept). */
+/* Adds a point (and, for a DIAG metric, the gradient of U there when grad
+ * is not NULL) to the current window's estimators. */
+void drift_adapt_metric_observe(drift_adapt_metric *m, const double *theta,
+                                const double *grad);
+/* Sets M^-1 from the estimators and restarts them.  A DIAG metric whose
+ * window had at least two gradients takes sqrt(var(theta) / var(grad U))
+ * per coordinate, exactly the variance for a Gaussian target whatever
+ * the points' spread (nutpie's estimate); otherwise the sample
+ * (co)variance regularised as Stan does.  Returns 0, 1 when the window
+ * had too few points (the metric is kept), or -1 when the dense estimate
+ * is not positive definite (the metric is kept). */
 int drift_adapt_metric_update(drift_adapt_metric *m);
 /* Sets a DENSE metric's M^-1 to inv (d x d, symmetric) and its factor to
  * inv's Cholesky factor.  Returns 0, or -1 (the metric untouched) when inv

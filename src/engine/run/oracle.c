@@ -1841,12 +1841,17 @@ static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
     return DRIFT_OK;
 }
 
+static void svc_metric_observe_grad(drift_chain *c, const double *theta,
+                                    const double *grad)
+{
+    if (c->phase == DRIFT_CHAIN_STEPPING &&
+        drift_adapt_in_window(&c->sched, c->iter))
+        drift_adapt_metric_observe(&c->metric, theta, grad);
+}
+
 static void svc_metric_observe(drift_chain *c, const double *theta)
 {
-    if (c->metric.kind != DRIFT_METRIC_UNIT &&
-        c->phase == DRIFT_CHAIN_STEPPING &&
-        drift_adapt_in_window(&c->sched, c->iter))
-        drift_adapt_welford_add(&c->metric.est, theta);
+    svc_metric_observe_grad(c, theta, NULL);
 }
 
 static void svc_metric_inv_mul(drift_chain *c, const double *v, double *out)
@@ -1965,6 +1970,7 @@ const drift_services drift_services_table = {
     .glm_scalars = svc_glm_scalars,
     .glm_design = svc_glm_design,
     .glm_design_sum = svc_glm_design_sum,
+    .metric_observe_grad = svc_metric_observe_grad,
     .uniform = svc_uniform,
     .normal = svc_normal,
     .normal_fill = svc_normal_fill,
