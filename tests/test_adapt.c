@@ -258,7 +258,8 @@ static void test_metric(void **state)
  * from points that are nothing like draws of the target (a narrow,
  * off-centre cloud).  A coordinate whose gradients do not vary (a flat
  * direction) takes the draws' regularised variance; a window without
- * gradients gives Stan's estimate as before. */
+ * gradients gives Stan's estimate as before.  And the start from the
+ * initial point's gradient, 1/|grad U|, bounded. */
 static void test_metric_grad(void **state)
 {
     (void)state;
@@ -300,6 +301,18 @@ static void test_metric_grad(void **state)
         drift_adapt_metric_inv_sqrt_mul(&m, v, f);
         assert_true(fabs(f[k] * f[k] - out[k]) < 1e-12 * out[k]);
     }
+    /* The start from one gradient: 1/|g| within [1e-10, 1e10]; a zero or
+     * NaN entry keeps the value it had. */
+    double g0[D] = {-4.0, 1e-14, 0.0, NAN};
+    double before[D];
+    drift_adapt_metric_inv_mul(&m, v, before);
+    drift_adapt_metric_start_grad(&m, g0);
+    drift_adapt_metric_inv_mul(&m, v, out);
+    assert_true(out[0] == 0.25 && out[1] == 1e10);
+    assert_true(out[2] == before[2] && out[3] == before[3]);
+    double f0[D];
+    drift_adapt_metric_inv_sqrt_mul(&m, v, f0);
+    assert_true(f0[0] == 0.5 && f0[1] == 1e5);
     /* The next window has points only: Stan's estimate. */
     for (size_t i = 0; i < N; i++)
         drift_adapt_metric_observe(&m, x + i * D, NULL);

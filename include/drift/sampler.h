@@ -398,7 +398,11 @@ typedef struct drift_services {
      * over the posterior yet), bounded to [1e-20, 1e20], instead of the
      * regularised variance; a coordinate where that ratio is not a
      * positive number keeps the variance.  A DENSE metric uses the point
-     * alone. */
+     * alone.  Called from init (after metric_use) with the initial point,
+     * it starts a DIAG metric at M^-1 = 1/|grad_k U| per coordinate
+     * (bounded to [1e-10, 1e10]; a zero or non-finite entry keeps 1),
+     * nutpie's start, instead of the identity, unless the run's mode set
+     * the start (see metric_use). */
     void (*metric_observe_grad)(drift_chain *c, const double *theta,
                                 const double *grad);
 } drift_services;

@@ -578,6 +578,9 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         if ((rc = approach(s, svc, c, "at the initial point")))
             return rc;
         copy(theta, s->q, d);
+        /* metric=grad starts from the gradient where warmup starts. */
+        if (s->grad_metric)
+            svc->metric_observe_grad(c, s->q, s->g);
     }
     s->eps = s->eps0;
     if ((rc = init_stepsize(s, svc, c)))

@@ -296,6 +296,28 @@ void drift_adapt_metric_observe(drift_adapt_metric *m, const double *theta,
         drift_adapt_welford_add(&m->grad, grad);
 }
 
+/* The bounds of a variance guessed from one gradient: it need only be
+ * within a few orders of magnitude until the first window's estimate. */
+#define START_VAR_MIN 1e-10
+#define START_VAR_MAX 1e10
+
+/* For a Gaussian, 1/|grad_k U| at x is sigma_k^2 / |x_k - mu_k|: the
+ * variance when the point is a standard deviation out, and within the
+ * factor of how many it is out otherwise; far better than the identity
+ * for a coordinate whose scale is 1e-4 or 1e4. */
+void drift_adapt_metric_start_grad(drift_adapt_metric *m, const double *grad)
+{
+    if (m->kind != DRIFT_METRIC_DIAG)
+        return;
+    for (size_t k = 0; k < m->d; k++) {
+        double a = fabs(grad[k]);
+        if (!(a > 0) || !isfinite(a))
+            continue;
+        m->inv[k] = fmin(fmax(1.0 / a, START_VAR_MIN), START_VAR_MAX);
+        m->factor[k] = sqrt(m->inv[k]);
+    }
+}
+
 /* The bounds of a variance estimated from draws and gradients (nutpie's):
  * beyond them a coordinate is flat or degenerate, not a scale. */
 #define GRAD_VAR_MIN 1e-20

@@ -90,6 +90,11 @@ void drift_adapt_metric_init(drift_adapt_metric *m, drift_metric_kind kind,
  * is not NULL) to the current window's estimators. */
 void drift_adapt_metric_observe(drift_adapt_metric *m, const double *theta,
                                 const double *grad);
+/* Starts a DIAG metric from the gradient of U at the initial point
+ * (nutpie's start): M^-1 = 1/|grad_k U|, bounded to [1e-10, 1e10]; a
+ * coordinate where the gradient is 0 or not finite keeps its value.
+ * Other kinds are left alone. */
+void drift_adapt_metric_start_grad(drift_adapt_metric *m, const double *grad);
 /* Sets M^-1 from the estimators and restarts them.  A DIAG metric whose
  * window had at least two gradients takes sqrt(var(theta) / var(grad U))
  * per coordinate, exactly the variance for a Gaussian target whatever

@@ -1844,6 +1844,12 @@ static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
 static void svc_metric_observe_grad(drift_chain *c, const double *theta,
                                     const double *grad)
 {
+    /* From init: the initial point's gradient sets the start, unless the
+     * run's mode already did. */
+    if (c->phase == DRIFT_CHAIN_INIT && grad && !mode_known(c)) {
+        drift_adapt_metric_start_grad(&c->metric, grad);
+        return;
+    }
     if (c->phase == DRIFT_CHAIN_STEPPING &&
         drift_adapt_in_window(&c->sched, c->iter))
         drift_adapt_metric_observe(&c->metric, theta, grad);
