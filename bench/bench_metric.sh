@@ -11,12 +11,14 @@
 #   sh bench/bench_metric.sh [SEEDS]          (from a built tree)
 #
 # SEEDS: how many seeds per case and setting (default 1; the table gives
-# the median ESS rates and the worst errors over them).  Environment:
-# BENCH_CASES (default: logistic and nine posteriors, below), BENCH_N,
-# BENCH_D (10000, 20), and BENCH_SETTINGS: the settings, each
-# LABEL=FLAGS with the flags' spaces written as commas (default
-# "diag=--set,metric=diag grad=--set,metric=grad").  Needs Rscript with
-# the posterior package.
+# the median ESS rates and the worst errors over them).  Runs keep their
+# warmup draws (--save-warmup: a data-free model's gradients are counted
+# as its leapfrog steps); the last 1000 draws of each chain are the
+# sample.  Environment: BENCH_CASES (default: logistic and nine
+# posteriors, below), BENCH_N, BENCH_D (10000, 20), and BENCH_SETTINGS:
+# the settings, each LABEL=FLAGS with the flags' spaces written as commas
+# (default "diag=--set,metric=diag grad=--set,metric=grad").  Needs
+# Rscript with the posterior package.
 set -u
 NSEEDS=${1:-1}
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -63,18 +65,22 @@ run_one <- function(name, k, seed) {
   out <- file.path(work, sprintf("%s_%s_%d.csv", gsub("[^A-Za-z0-9]", "_", name),
                                  labels[k], seed))
   t <- system.time(st <- system2(drift, c("sample", case_args(name), flags[[k]],
-                                          "--seed", seed, "--out", out, "--quiet"),
+                                          "--save-warmup", "--seed", seed, "--out", out,
+                                          "--quiet"),
                                  stdout = FALSE, stderr = FALSE))
   if (st != 0) return(NULL)
   files <- sprintf("%s_%d.csv", sub("\\.csv$", "", out), 1:4)
-  ch <- lapply(files, function(p) read.csv(p, comment.char = "#", check.names = FALSE))
+  all <- lapply(files, function(p) read.csv(p, comment.char = "#", check.names = FALSE))
+  ch <- lapply(all, function(x) tail(x, 1000))
   hdr <- readLines(files[1], n = 200)
   nrow_ <- as.numeric(sub(".*= *", "", grep("^# N = ", hdr, value = TRUE)[1]))
-  per_grad <- if (is.na(nrow_) || nrow_ < 1) 1 else nrow_
   vars <- grep("__$", names(ch[[1]]), value = TRUE, invert = TRUE)
   dm <- function(v) sapply(ch, function(x) x[[v]])
   ess <- sapply(vars, function(v) ess_bulk(dm(v)))
-  grads <- sum(sapply(ch, function(x) tail(x$grads__, 1))) / per_grad
+  # grads__ counts per-datum evaluations, N to a full gradient; a model
+  # without rows counts none, so its leapfrog steps are summed instead.
+  grads <- if (is.na(nrow_) || nrow_ < 1) sum(sapply(all, function(x) sum(x$n_leapfrog__))) else
+    sum(sapply(all, function(x) tail(x$grads__, 1))) / nrow_
   list(ess = min(ess), cpu = t[["user.child"]] + t[["sys.child"]], grads = grads,
        div = sum(sapply(ch, function(x) sum(x$divergent__))),
        means = sapply(vars, function(v) mean(dm(v))), sds = sapply(vars, function(v) sd(dm(v))))
@@ -113,7 +119,8 @@ for (name in cases) {
 }
 cat("minESS: min bulk ESS over the parameters (4 chains x 1000 draws); cpu s: drift's",
     "CPU seconds, warmup included;\ngrads: full-data gradient evaluations of all",
-    "chains, warmup included; ESS/1kg: minESS per 1000 of them;\n|dz|: largest",
+    "chains, warmup included (a model without rows: its leapfrog steps);",
+    "ESS/1kg: minESS per 1000 of them;\n|dz|: largest",
     "|mean - reference| in reference sds (logistic: the first setting's means);",
     "medians over seeds, worst |dz|, divergences summed\n")
 REOF
