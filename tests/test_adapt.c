@@ -197,12 +197,12 @@ static void test_metric(void **state)
         for (size_t k = 0; k < D; k++)
             assert_true(out[k] == v[k]);
         drift_adapt_welford_add(&m.est, x);
-        assert_int_equal(drift_adapt_metric_update(&m), 1); /* too few */
+        assert_int_equal(drift_adapt_metric_update(&m, 0), 1); /* too few */
         for (size_t i = 0; i < N; i++)
             drift_adapt_welford_add(&m.est, x + i * D);
         /* The same points again after the failed update restarted it. */
         assert_int_equal(m.est.n, N);
-        assert_int_equal(drift_adapt_metric_update(&m), 0);
+        assert_int_equal(drift_adapt_metric_update(&m, 0), 0);
         assert_int_equal(m.est.n, 0);
         double want[D * D];
         for (size_t j = 0; j < D; j++)
@@ -258,8 +258,8 @@ static void test_metric(void **state)
  * from points that are nothing like draws of the target (a narrow,
  * off-centre cloud).  A coordinate whose gradients do not vary (a flat
  * direction) takes the draws' regularised variance; a window without
- * gradients gives Stan's estimate as before.  And the start from the
- * initial point's gradient, 1/|grad U|, bounded. */
+ * gradients, or the last window of warmup, gives Stan's estimate.  And
+ * the start from the initial point's gradient, 1/|grad U|, bounded. */
 static void test_metric_grad(void **state)
 {
     (void)state;
@@ -285,7 +285,7 @@ static void test_metric_grad(void **state)
     for (size_t i = 0; i < N; i++)
         drift_adapt_metric_observe(&m, x + i * D, g + i * D);
     assert_int_equal(m.grad.n, N);
-    assert_int_equal(drift_adapt_metric_update(&m), 0);
+    assert_int_equal(drift_adapt_metric_update(&m, 0), 0);
     assert_int_equal(m.grad.n, 0);
     double cov[D * D], v[D] = {1, 1, 1, 1}, out[D];
     two_pass(x, N, D, cov);
@@ -313,10 +313,19 @@ static void test_metric_grad(void **state)
     double f0[D];
     drift_adapt_metric_inv_sqrt_mul(&m, v, f0);
     assert_true(f0[0] == 0.5 && f0[1] == 1e5);
+    /* The last window takes the variance even with gradients. */
+    for (size_t i = 0; i < N; i++)
+        drift_adapt_metric_observe(&m, x + i * D, g + i * D);
+    assert_int_equal(drift_adapt_metric_update(&m, 1), 0);
+    assert_int_equal(m.grad.n, 0);
+    drift_adapt_metric_inv_mul(&m, v, out);
+    for (size_t k = 0; k < D; k++)
+        assert_true(fabs(out[k] - (shrink * cov[k * D + k] + ridge)) <
+                    1e-12 * out[k]);
     /* The next window has points only: Stan's estimate. */
     for (size_t i = 0; i < N; i++)
         drift_adapt_metric_observe(&m, x + i * D, NULL);
-    assert_int_equal(drift_adapt_metric_update(&m), 0);
+    assert_int_equal(drift_adapt_metric_update(&m, 0), 0);
     drift_adapt_metric_inv_mul(&m, v, out);
     for (size_t k = 0; k < D; k++)
         assert_true(fabs(out[k] - (shrink * cov[k * D + k] + ridge)) <
@@ -337,7 +346,7 @@ static void test_metric_draws(void **state)
     double pts[4][D] = {{2, 1}, {-2, -1}, {1, -1}, {-1, 1}};
     for (int k = 0; k < 4; k++)
         drift_adapt_welford_add(&m.est, pts[k]);
-    assert_int_equal(drift_adapt_metric_update(&m), 0);
+    assert_int_equal(drift_adapt_metric_update(&m, 0), 0);
     const double *S = m.inv;
     drift_rng rng;
     drift_rng_seed(&rng, 11, 1);

@@ -397,8 +397,10 @@ typedef struct drift_services {
      * target the exact variances, from points that need not have spread
      * over the posterior yet), bounded to [1e-20, 1e20], instead of the
      * regularised variance; a coordinate where that ratio is not a
-     * positive number keeps the variance.  A DENSE metric uses the point
-     * alone.  Called from init (after metric_use) with the initial point,
+     * positive number keeps the variance.  The last slow window of warmup
+     * sets the regularised variance all the same: by then the points
+     * have spread, and where coordinates are correlated the variance is
+     * the better scale.  A DENSE metric uses the point alone.  Called from init (after metric_use) with the initial point,
      * it starts a DIAG metric at M^-1 = 1/|grad_k U| per coordinate
      * (bounded to [1e-10, 1e10]; a zero or non-finite entry keeps 1),
      * nutpie's start, instead of the identity, unless the run's mode set

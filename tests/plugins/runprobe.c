@@ -17,8 +17,8 @@
  *             metric_observe_grad the gradient (2, 0, ...) at the
  *             initial point from init, and the point (t, 0, ...) with
  *             the gradient (t/4, 0, ...) at iteration t: the closed forms
- *             are then M^-1[0] = 1/2 before the first window and 4 after
- *             each.
+ *             are then M^-1[0] = 1/2 before the first window, 4 after
+ *             each but the last, and the variance after the last.
  *   setup     a run-level setup spending `passes` full passes at 0 and
  *             leaving U(0) in a shared block; every chain reports it
  *             (shared__). */

@@ -69,6 +69,12 @@ int drift_adapt_window_ends(const drift_adapt_schedule *s, uint64_t done)
     return 0;
 }
 
+int drift_adapt_last_window_ends(const drift_adapt_schedule *s,
+                                 uint64_t done)
+{
+    return s->n_windows > 0 && s->window_end[s->n_windows - 1] == done;
+}
+
 /* ---- dual averaging ----------------------------------------------------- */
 
 void drift_adapt_da_restart(drift_dual_avg *da, double h0, double delta)
@@ -345,7 +351,7 @@ static void diag_from_grads(drift_adapt_metric *m)
     }
 }
 
-int drift_adapt_metric_update(drift_adapt_metric *m)
+int drift_adapt_metric_update(drift_adapt_metric *m, int last)
 {
     if (m->kind == DRIFT_METRIC_UNIT)
         return 0;
@@ -354,7 +360,13 @@ int drift_adapt_metric_update(drift_adapt_metric *m)
     if (m->est.n < 2) {
         rc = 1;
     } else if (m->kind == DRIFT_METRIC_DIAG) {
-        if (m->grad.n >= 2)
+        /* The gradients set the scales while the points may not have
+         * spread over the posterior yet; by the last window they have,
+         * and the variance is then the better scale where coordinates
+         * are correlated: the ratio follows the conditional scale there
+         * (sqrt(Sigma_kk / (Sigma^-1)_kk) for a Gaussian), which leaves
+         * NUTS long trees along the correlated direction. */
+        if (m->grad.n >= 2 && !last)
             diag_from_grads(m);
         else
             drift_adapt_welford_regularised(&m->est, m->inv);

@@ -35,6 +35,9 @@ int drift_adapt_in_window(const drift_adapt_schedule *s, uint64_t iter);
 
 /* 1 when a slow window ends once `done` iterations are complete. */
 int drift_adapt_window_ends(const drift_adapt_schedule *s, uint64_t done);
+/* Whether the last slow window ends when done iterations are done. */
+int drift_adapt_last_window_ends(const drift_adapt_schedule *s,
+                                 uint64_t done);
 
 /* Dual averaging (the da_* services; see drift_dual_avg). */
 void drift_adapt_da_restart(drift_dual_avg *da, double h0, double delta);
@@ -98,11 +101,12 @@ void drift_adapt_metric_start_grad(drift_adapt_metric *m, const double *grad);
 /* Sets M^-1 from the estimators and restarts them.  A DIAG metric whose
  * window had at least two gradients takes sqrt(var(theta) / var(grad U))
  * per coordinate, exactly the variance for a Gaussian target whatever
- * the points' spread (nutpie's estimate); otherwise the sample
- * (co)variance regularised as Stan does.  Returns 0, 1 when the window
- * had too few points (the metric is kept), or -1 when the dense estimate
- * is not positive definite (the metric is kept). */
-int drift_adapt_metric_update(drift_adapt_metric *m);
+ * the points' spread (nutpie's estimate), unless last (the last slow
+ * window of warmup) is set; otherwise the sample (co)variance
+ * regularised as Stan does.  Returns 0, 1 when the window had too few
+ * points (the metric is kept), or -1 when the dense estimate is not
+ * positive definite (the metric is kept). */
+int drift_adapt_metric_update(drift_adapt_metric *m, int last);
 /* Sets a DENSE metric's M^-1 to inv (d x d, symmetric) and its factor to
  * inv's Cholesky factor.  Returns 0, or -1 (the metric untouched) when inv
  * is not positive definite. */
