@@ -700,8 +700,9 @@ static const drift_hparam nuts_hparams[] = {
     {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense|grad",
      "metric (inverse mass matrix) adapted in warmup: unit, diag (Stan's: "
      "the draws' variance), dense (their covariance) or grad (diagonal, "
-     "nutpie's: sqrt(var(draws) / var(gradients)), started at "
-     "1/|gradient|; exact for a Gaussian from any draws)"},
+     "after nutpie: started at 1/|gradient|, then sqrt(var(draws) / "
+     "var(gradients)) from each slow window but the last, which takes the "
+     "draws' variance)"},
     {"stepsize", DRIFT_HP_REAL, 1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "initial step size, refined by Stan's doubling/halving heuristic"},
     {"jitter", DRIFT_HP_REAL, 0, 0, 1, DRIFT_HP_OPEN_HI, NULL,
