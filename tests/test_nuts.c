@@ -282,7 +282,8 @@ static void test_scaled_diag(void **state)
 }
 
 /* So must the diagonal metric from draws and gradients: for this target
- * it sets M^-1 to sqrt(1 - rho^2) times the variances, as alike. */
+ * its early windows set M^-1 to sqrt(1 - rho^2) times the variances (as
+ * alike), the last one to the variances. */
 static void test_scaled_grad(void **state)
 {
     (void)state;
