@@ -307,10 +307,10 @@ void drift_adapt_metric_observe(drift_adapt_metric *m, const double *theta,
 #define START_VAR_MIN 1e-10
 #define START_VAR_MAX 1e10
 
-/* For a Gaussian, 1/|grad_k U| at x is sigma_k^2 / |x_k - mu_k|: the
- * variance when the point is a standard deviation out, and within the
- * factor of how many it is out otherwise; far better than the identity
- * for a coordinate whose scale is 1e-4 or 1e4. */
+/* For a Gaussian, 1/|grad_k U| at x is sigma_k^2 / |x_k - mu_k|: sigma_k
+ * when the point is one standard deviation out, halfway from the
+ * identity to the variance on a log scale, and that much closer than the
+ * identity for a coordinate whose scale is 1e-4 or 1e4. */
 void drift_adapt_metric_start_grad(drift_adapt_metric *m, const double *grad)
 {
     if (m->kind != DRIFT_METRIC_DIAG)
