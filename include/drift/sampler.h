@@ -400,11 +400,12 @@ typedef struct drift_services {
      * positive number keeps the variance.  The last slow window of warmup
      * sets the regularised variance all the same: by then the points
      * have spread, and where coordinates are correlated the variance is
-     * the better scale.  A DENSE metric uses the point alone.  Called from init (after metric_use) with the initial point,
-     * it starts a DIAG metric at M^-1 = 1/|grad_k U| per coordinate
-     * (bounded to [1e-10, 1e10]; a zero or non-finite entry keeps 1),
-     * nutpie's start, instead of the identity, unless the run's mode set
-     * the start (see metric_use). */
+     * the better scale.  A DENSE metric uses the point alone.  Called
+     * from init (after metric_use) with the initial point, it starts a
+     * DIAG metric at M^-1 = 1/|grad_k U| per coordinate (bounded to
+     * [1e-10, 1e10]; a zero or non-finite entry keeps 1), nutpie's start,
+     * instead of the identity, unless the run's mode set the start (see
+     * metric_use). */
     void (*metric_observe_grad)(drift_chain *c, const double *theta,
                                 const double *grad);
 } drift_services;

@@ -1976,7 +1976,6 @@ const drift_services drift_services_table = {
     .glm_scalars = svc_glm_scalars,
     .glm_design = svc_glm_design,
     .glm_design_sum = svc_glm_design_sum,
-    .metric_observe_grad = svc_metric_observe_grad,
     .uniform = svc_uniform,
     .normal = svc_normal,
     .normal_fill = svc_normal_fill,
@@ -2010,4 +2009,5 @@ const drift_services drift_services_table = {
     .ckpt_restoring = drift_ckpt_restoring,
     .gradient = svc_gradient,
     .mode = svc_mode,
+    .metric_observe_grad = svc_metric_observe_grad,
 };
