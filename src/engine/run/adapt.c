@@ -1,6 +1,7 @@
 /* adapt.c: the arithmetic of warmup adaptation: Stan's windowed schedule,
  * dual averaging of a step size, Welford estimators and the metric they
- * set (diagonal, or dense through a Cholesky factor: LAPACK and BLAS).
+ * set (diagonal, from the draws or from draws and gradients as nutpie
+ * does, or dense through a Cholesky factor: LAPACK and BLAS).
  * Pure functions on caller-owned memory; not for the services table
  * (oracle.c) nor for deciding when a window ends during a run (run.c). */
 #include "config.h"
