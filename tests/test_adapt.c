@@ -1,8 +1,9 @@
 /* test_adapt.c: warmup adaptation's arithmetic (src/engine/run/adapt.c)
  * against closed forms: Stan's window schedule as its manual documents it,
  * dual averaging against its closed-form iterates, Welford estimators and
- * their regularisation against two-pass formulas, and the metric's
- * products and draws. */
+ * their regularisation against two-pass formulas, the metric's products
+ * and draws, and the diagonal metric from draws and gradients against its
+ * closed form on a Gaussian. */
 #include "config.h"
 
 #include <math.h>
@@ -196,12 +197,12 @@ static void test_metric(void **state)
         for (size_t k = 0; k < D; k++)
             assert_true(out[k] == v[k]);
         drift_adapt_welford_add(&m.est, x);
-        assert_int_equal(drift_adapt_metric_update(&m), 1); /* too few */
+        assert_int_equal(drift_adapt_metric_update(&m, 0), 1); /* too few */
         for (size_t i = 0; i < N; i++)
             drift_adapt_welford_add(&m.est, x + i * D);
         /* The same points again after the failed update restarted it. */
         assert_int_equal(m.est.n, N);
-        assert_int_equal(drift_adapt_metric_update(&m), 0);
+        assert_int_equal(drift_adapt_metric_update(&m, 0), 0);
         assert_int_equal(m.est.n, 0);
         double want[D * D];
         for (size_t j = 0; j < D; j++)
@@ -251,6 +252,87 @@ static void test_metric(void **state)
     }
 }
 
+/* A diagonal metric from draws and gradients, against the closed form:
+ * for U(x) = sum_k (x_k - mu_k)^2 / (2 sigma_k^2), grad_k U = (x_k - mu_k)
+ * / sigma_k^2, so sqrt(var x_k / var grad_k) = sigma_k^2 exactly, here
+ * from points that are nothing like draws of the target (a narrow,
+ * off-centre cloud).  A coordinate whose gradients do not vary (a flat
+ * direction) takes the draws' regularised variance; a window without
+ * gradients, or the last window of warmup, gives Stan's estimate.  And
+ * the start from the initial point's gradient, 1/|grad U|, bounded. */
+static void test_metric_grad(void **state)
+{
+    (void)state;
+    enum { D = 4, N = 30 };
+    const double mu[D] = {1.0, -3.0, 0.0, 2.0};
+    const double sigma[D] = {1e-3, 1.0, 250.0, 1.0};
+    drift_rng rng;
+    drift_rng_seed(&rng, 11, 1);
+    double x[N * D], g[N * D];
+    for (size_t i = 0; i < N; i++)
+        for (size_t k = 0; k < D; k++) {
+            x[i * D + k] = 5.0 + 0.01 * drift_rng_normal(&rng);
+            /* Coordinate 3 is flat: U does not depend on it. */
+            g[i * D + k] = k == 3 ? 0.0
+                                  : (x[i * D + k] - mu[k]) /
+                                        (sigma[k] * sigma[k]);
+        }
+    size_t n = drift_adapt_metric_doubles(DRIFT_METRIC_DIAG, D);
+    double *mem = calloc(n, sizeof(double));
+    assert_non_null(mem);
+    drift_adapt_metric m;
+    drift_adapt_metric_init(&m, DRIFT_METRIC_DIAG, D, mem);
+    for (size_t i = 0; i < N; i++)
+        drift_adapt_metric_observe(&m, x + i * D, g + i * D);
+    assert_int_equal(m.grad.n, N);
+    assert_int_equal(drift_adapt_metric_update(&m, 0), 0);
+    assert_int_equal(m.grad.n, 0);
+    double cov[D * D], v[D] = {1, 1, 1, 1}, out[D];
+    two_pass(x, N, D, cov);
+    double shrink = N / (N + 5.0), ridge = 1e-3 * 5.0 / (N + 5.0);
+    drift_adapt_metric_inv_mul(&m, v, out);
+    for (size_t k = 0; k < D; k++) {
+        double want = k == 3 ? shrink * cov[k * D + k] + ridge
+                             : sigma[k] * sigma[k];
+        print_message("coordinate %zu: M^-1 %.10g, want %.10g\n", k,
+                      out[k], want);
+        assert_true(fabs(out[k] - want) < 1e-9 * want);
+        double f[D];
+        drift_adapt_metric_inv_sqrt_mul(&m, v, f);
+        assert_true(fabs(f[k] * f[k] - out[k]) < 1e-12 * out[k]);
+    }
+    /* The start from one gradient: 1/|g| within [1e-10, 1e10]; a zero or
+     * NaN entry keeps the value it had. */
+    double g0[D] = {-4.0, 1e-14, 0.0, NAN};
+    double before[D];
+    drift_adapt_metric_inv_mul(&m, v, before);
+    drift_adapt_metric_start_grad(&m, g0);
+    drift_adapt_metric_inv_mul(&m, v, out);
+    assert_true(out[0] == 0.25 && out[1] == 1e10);
+    assert_true(out[2] == before[2] && out[3] == before[3]);
+    double f0[D];
+    drift_adapt_metric_inv_sqrt_mul(&m, v, f0);
+    assert_true(f0[0] == 0.5 && f0[1] == 1e5);
+    /* The last window takes the variance even with gradients. */
+    for (size_t i = 0; i < N; i++)
+        drift_adapt_metric_observe(&m, x + i * D, g + i * D);
+    assert_int_equal(drift_adapt_metric_update(&m, 1), 0);
+    assert_int_equal(m.grad.n, 0);
+    drift_adapt_metric_inv_mul(&m, v, out);
+    for (size_t k = 0; k < D; k++)
+        assert_true(fabs(out[k] - (shrink * cov[k * D + k] + ridge)) <
+                    1e-12 * out[k]);
+    /* The next window has points only: Stan's estimate. */
+    for (size_t i = 0; i < N; i++)
+        drift_adapt_metric_observe(&m, x + i * D, NULL);
+    assert_int_equal(drift_adapt_metric_update(&m, 0), 0);
+    drift_adapt_metric_inv_mul(&m, v, out);
+    for (size_t k = 0; k < D; k++)
+        assert_true(fabs(out[k] - (shrink * cov[k * D + k] + ridge)) <
+                    1e-12 * out[k]);
+    free(mem);
+}
+
 /* The metric service draws p ~ N(0, M): over many draws, the covariance of
  * M^-1 p is M^-1 M M^-1 = M^-1 (4.5 standard errors of a normal sample
  * covariance, sqrt((S_ii S_jj + S_ij^2) / n)). */
@@ -264,7 +346,7 @@ static void test_metric_draws(void **state)
     double pts[4][D] = {{2, 1}, {-2, -1}, {1, -1}, {-1, 1}};
     for (int k = 0; k < 4; k++)
         drift_adapt_welford_add(&m.est, pts[k]);
-    assert_int_equal(drift_adapt_metric_update(&m), 0);
+    assert_int_equal(drift_adapt_metric_update(&m, 0), 0);
     const double *S = m.inv;
     drift_rng rng;
     drift_rng_seed(&rng, 11, 1);
@@ -298,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_welford),
         cmocka_unit_test(test_metric),
         cmocka_unit_test(test_metric_draws),
+        cmocka_unit_test(test_metric_grad),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,9 @@
 /* test_nuts.c: the nuts sampler (plugins/samplers/nuts.c) against closed
  * forms and outside references: a standard normal in 100 dimensions, a
- * correlated 2-D Gaussian whose scales differ by 10^3 (the diagonal metric
- * must adapt), a density with a region where it is not finite and a
- * funnel (divergences counted, never a failure), the step-size adaptation
+ * correlated 2-D Gaussian whose scales differ by 10^3 (the diagonal metric,
+ * Stan's or the one from draws and gradients, must adapt), a density with
+ * a region where it is not finite and a funnel (divergences counted,
+ * never a failure), the step-size adaptation
  * reaching its target, the tree depth bound, and eight schools
  * (non-centred) against posteriordb's reference draws.
  *
@@ -182,6 +183,39 @@ static void test_std_normal_100(void **state)
 }
 
 
+/* The same target with the metric from draws and gradients (metric=grad):
+ * every mean and variance within Monte Carlo error, and the adaptation
+ * settles where Stan's does. */
+static void test_std_normal_100_grad(void **state)
+{
+    (void)state;
+    th_problem tp;
+    model_files f;
+    open_text(&tp, &f, "param { x : vector[100] }\nprior { x ~ normal(0, 1) }\n",
+              NULL, NULL);
+    enum { K = 4 };
+    th_draws d[K];
+    char *sets[] = {"metric=grad"};
+    run_nuts(&tp, sets, 1, K, 1000, 1000, 11, d);
+    double worst = 0;
+    for (size_t j = 0; j < 100; j++) {
+        char what[32];
+        snprintf(what, sizeof what, "x.%zu", j + 1);
+        est e = estimate(d, K, C_FIRST_PARAM + j, 0);
+        check_est(what, e, 0, 1);
+        worst = fmax(worst, fmax(fabs(e.mean / e.se_mean),
+                                 fabs((e.var - 1) / e.se_var)));
+    }
+    double step = col_mean(d, K, C_STEP), depth = col_mean(d, K, C_DEPTH);
+    print_message("std normal 100-D, metric=grad: worst |z| %.2f, step "
+                  "%.3f, depth %.2f\n", worst, step, depth);
+    assert_true(step > 0.3 && step < 0.9);
+    assert_true(depth >= 2.5 && depth <= 4.5);
+    assert_true(col_max(d, K, C_DIVERGENT) == 0);
+    free_draws(d, K);
+    close_text(&tp, &f);
+}
+
 /* ---- a correlated 2-D Gaussian, scales 1000 and 1 ----------------------- */
 
 static const char *scaled_model(double rho)
@@ -245,6 +279,15 @@ static void test_scaled_diag(void **state)
 {
     (void)state;
     scaled_case("diag", 0.8, 3.5);
+}
+
+/* So must the diagonal metric from draws and gradients: for this target
+ * its early windows set M^-1 to sqrt(1 - rho^2) times the variances (as
+ * alike), the last one to the variances. */
+static void test_scaled_grad(void **state)
+{
+    (void)state;
+    scaled_case("grad", 0.8, 3.5);
 }
 
 /* The dense metric also learns the correlation 0.99, which the diagonal
@@ -658,7 +701,9 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_std_normal_100),
+        cmocka_unit_test(test_std_normal_100_grad),
         cmocka_unit_test(test_scaled_diag),
+        cmocka_unit_test(test_scaled_grad),
         cmocka_unit_test(test_scaled_dense),
         cmocka_unit_test(test_max_depth),
         cmocka_unit_test(test_adaptation_target),

@@ -148,13 +148,19 @@ static void phases_at(uint64_t warmup, uint64_t init, uint64_t term,
     assert_int_equal(log[2 * k], DRIFT_PHASE_RUN_END);
     assert_int_equal(log[2 * k + 1], (long)(warmup + iters));
     /* Per row: windows ended before it, the stage, M^-1[0], run_info. */
+    /* metric=grad: the probe's gradients make M^-1[0] 1/2 from init (one
+     * over the initial gradient, 2) and sqrt(var t / var(t/4)) = 4 from
+     * every window but the last, which takes the variance. */
+    int grad = !strcmp(metric, "grad");
     size_t w = 0;
-    double minv = 1;
+    double minv = grad && warmup ? 0.5 : 1;
     for (uint64_t i = 0; i < d.n; i++) {
         const double *row = d.v + i * d.cols;
         while (w < n_ends && ends[w] <= i) {
             uint64_t from = w ? ends[w - 1] : init;
-            minv = diag ? window_var(from, ends[w]) : 1;
+            minv = grad && w + 1 < n_ends ? 4
+                   : diag                  ? window_var(from, ends[w])
+                                           : 1;
             w++;
         }
         assert_true(row[2] == (double)w);
@@ -175,9 +181,13 @@ static void phases_at(uint64_t warmup, uint64_t init, uint64_t term,
         char *blk = strstr(csv, "# Adaptation terminated\n# Step size = "
                                 "0.25\n");
         assert_non_null(blk);
-        if (!strcmp(metric, "diag"))
+        if (!strcmp(metric, "diag") || grad)
             assert_non_null(strstr(blk, "\n# Diagonal elements of inverse "
                                         "mass matrix:\n# "));
+        /* CmdStan's kind, which CmdStanPy reads, then the estimate. */
+        if (grad)
+            assert_non_null(strstr(csv, "#       metric = diag_e\n"
+                                        "#       metric_estimate = grad\n"));
         if (!strcmp(metric, "dense"))
             assert_non_null(strstr(blk, "\n# Elements of inverse mass "
                                         "matrix:\n# "));
@@ -285,6 +295,7 @@ static void test_phases_1000(void **state)
     (void)state;
     const uint64_t ends[] = {100, 150, 250, 450, 950};
     phases_at(1000, 75, 50, 25, ends, 5, "diag");
+    phases_at(1000, 75, 50, 25, ends, 5, "grad");
 }
 
 static void test_phases_150(void **state)

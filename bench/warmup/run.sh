@@ -4,7 +4,8 @@
 # (default 20) at drift's defaults, judged per chain against rstan's
 # reference on the same data.  Needs python3, and Rscript with rstan for
 # the reference (without it, ref_KIND_DSEED.csv must already be in WORK).
-# WORK (default a temporary directory) keeps the data, draws and logs.
+# WORK (default a temporary directory) keeps the data, draws and logs;
+# DRIFT_FLAGS (e.g. "--set metric=grad") go to every drift run.
 set -eu
 drift=$1; nseeds=${2:-20}; dseed=${3:-1}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -24,7 +25,7 @@ for kind in offset dose; do
     [ $kind = dose ] && extra="--data-set P=18"
     s=1
     while [ $s -le "$nseeds" ]; do
-        "$drift" sample $kind.drift --data "${kind}_$dseed.csv" $extra --seed $s \
+        "$drift" sample $kind.drift --data "${kind}_$dseed.csv" $extra --seed $s ${DRIFT_FLAGS:-} \
             --out "runs/drift_${kind}_s$s.csv" --quiet > "runs/drift_${kind}_s$s.log" 2>&1
         s=$((s + 1))
     done

@@ -172,6 +172,7 @@ typedef struct drift_table_header {
 
 /* Sub-table ids. */
 #define DRIFT_TABLE_PRECOND 1u  /* drift_precond_services */
+#define DRIFT_TABLE_METRIC 2u   /* drift_metric_services */
 
 /* The preconditioner P of a minibatch integrator (DRIFT_TABLE_PRECOND),
  * owned by the engine: its choice, its warmup windows, clamps and
@@ -232,6 +233,29 @@ typedef struct drift_precond_services {
      * under WARMUP, in warmup (a no-op otherwise, so call it always). */
     void (*observe)(drift_chain *c, const double *theta, const double *grad);
 } drift_precond_services;
+
+/* More of the metric's services (DRIFT_TABLE_METRIC, version 1). */
+typedef struct drift_metric_services {
+    drift_table_header header;  /* DRIFT_TABLE_METRIC, version 1 */
+    /* metric_observe with grad = grad U(theta) beside the point (d
+     * values, unconstrained), under the same rules.  For a DIAG metric a
+     * window whose points came with gradients sets M^-1 to sqrt(var(theta)
+     * / var(grad U)) per coordinate (nutpie's estimate: for a Gaussian
+     * target the exact variances, from points that need not have spread
+     * over the posterior yet), bounded to [1e-20, 1e20], instead of the
+     * regularised variance; a coordinate where that ratio is not a
+     * positive number keeps the variance.  The last slow window of warmup
+     * sets the regularised variance all the same: by then the points
+     * have spread, and where coordinates are correlated the variance is
+     * the better scale.  A DENSE metric uses the point alone.  Called
+     * from init (after metric_use) with the initial point, it starts a
+     * DIAG metric at M^-1 = 1/|grad_k U| per coordinate (bounded to
+     * [1e-10, 1e10]; a zero or non-finite entry keeps 1), nutpie's start,
+     * instead of the identity, unless the run's mode set the start (see
+     * metric_use). */
+    void (*observe_grad)(drift_chain *c, const double *theta,
+                         const double *grad);
+} drift_metric_services;
 
 /* In a sampler's init: svc->table(c, ID, VERSION) as a (const TYPE *), or
  * a return from init with a message saying the engine is too old. */

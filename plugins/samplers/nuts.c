@@ -25,6 +25,9 @@ DRIFT_PLUGIN_LICENSE("MIT");
  * halvings from a move of length one. */
 #define NUTS_DESCENT_STEPS 200
 #define NUTS_DESCENT_HALVINGS 60
+/* The metric hyperparameter's fourth value (the first three are
+ * drift_metric_kind's). */
+#define NUTS_METRIC_GRAD 3
 
 /* A point the trajectory may return: position, gradient of U and U there,
  * and the Hamiltonian with the momentum it had (for energy__). */
@@ -53,6 +56,9 @@ typedef struct nuts {
     /* hyperparameters */
     double delta, eps0, jitter, gamma, kappa, t0;
     int max_depth, metric;
+    int grad_metric;        /* metric=grad: a diagonal metric estimated
+                               from draws and gradients */
+    const drift_metric_services *mx; /* its observe_grad (metric=grad) */
     /* step size: nominal (adapted) and the one the transition used */
     double eps, eps_used;
     drift_dual_avg da;
@@ -525,6 +531,13 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
     s->delta = hp[0];
     s->max_depth = (int)hp[1];
     s->metric = (int)hp[2];
+    /* grad is a diagonal metric whose windows also see gradients. */
+    s->grad_metric = s->metric == NUTS_METRIC_GRAD;
+    if (s->grad_metric) {
+        s->metric = DRIFT_METRIC_DIAG;
+        DRIFT_NEED_TABLE(s->mx, drift_metric_services, svc, c,
+                         DRIFT_TABLE_METRIC, 1, "nuts metric=grad");
+    }
     s->eps0 = hp[3];
     s->jitter = hp[4];
     s->gamma = hp[5];
@@ -569,6 +582,9 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         if ((rc = approach(s, svc, c, "at the initial point")))
             return rc;
         copy(theta, s->q, d);
+        /* metric=grad starts from the gradient where warmup starts. */
+        if (s->grad_metric)
+            s->mx->observe_grad(c, s->q, s->g);
     }
     s->eps = s->eps0;
     if ((rc = init_stepsize(s, svc, c)))
@@ -608,7 +624,10 @@ static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
     diag[5] = energy;
     if (s->adapting && s->d > 0) {
         s->eps = svc->da_update(c, &s->da, accept);
-        svc->metric_observe(c, theta);
+        if (s->grad_metric)
+            s->mx->observe_grad(c, theta, s->g);
+        else
+            svc->metric_observe(c, theta);
     }
     return svc->emit_draw(c, theta, -s->U, diag);
 }
@@ -682,8 +701,12 @@ static const drift_hparam nuts_hparams[] = {
     {"max_depth", DRIFT_HP_INT, 10, 1, 30, 0, NULL,
      "maximum tree depth: at most 2^max_depth - 1 leapfrog steps per "
      "iteration"},
-    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense",
-     "metric (inverse mass matrix) adapted in warmup: unit, diag or dense"},
+    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense|grad",
+     "metric (inverse mass matrix) adapted in warmup: unit, diag (Stan's: "
+     "the draws' variance), dense (their covariance) or grad (diagonal, "
+     "after nutpie: started at 1/|gradient|, then sqrt(var(draws) / "
+     "var(gradients)) from each slow window but the last, which takes the "
+     "draws' variance)"},
     {"stepsize", DRIFT_HP_REAL, 1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "initial step size, refined by Stan's doubling/halving heuristic"},
     {"jitter", DRIFT_HP_REAL, 0, 0, 1, DRIFT_HP_OPEN_HI, NULL,

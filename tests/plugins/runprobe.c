@@ -12,7 +12,13 @@
  *             iteration t, so each window's estimate is a closed form.
  *             Columns: windows__ (WINDOW_END seen), stage__ (0 before
  *             warmup, 1 in it, 2 after), minv__ (M^-1 of coordinate 1),
- *             the run_info buffers, and the metric kind.
+ *             the run_info buffers, and the metric kind.  With
+ *             metric=grad it asks for a diagonal metric, hands
+ *             the metric sub-table's observe_grad the gradient (2, 0, ...) at the
+ *             initial point from init, and the point (t, 0, ...) with
+ *             the gradient (t/4, 0, ...) at iteration t: the closed forms
+ *             are then M^-1[0] = 1/2 before the first window, 4 after
+ *             each but the last, and the variance after the last.
  *   setup     a run-level setup spending `passes` full passes at 0 and
  *             leaving U(0) in a shared block; every chain reports it
  *             (shared__).
@@ -115,6 +121,8 @@ DRIFT_EXPORT const long *runprobe_log(unsigned chain_id, size_t *n)
 typedef struct ph {
     unsigned id;
     size_t d;
+    int grad;               /* metric=grad: observe gradients too */
+    const drift_metric_services *mx; /* (metric=grad) */
     double windows, stage;
     double *point, *minv, *diag;
 } ph;
@@ -128,12 +136,25 @@ static int ph_init(void *state, const drift_services *svc, drift_chain *c,
     if (s->id <= LOG_CHAINS)
         phase_n[s->id - 1] = 0;
     s->d = svc->dim(c);
-    s->point = svc->alloc(c, s->d * sizeof(double));
+    s->point = svc->alloc(c, 2 * s->d * sizeof(double));
     s->minv = svc->alloc(c, s->d * s->d * sizeof(double));
     s->diag = svc->alloc(c, 7 * sizeof(double));
     if (!s->point || !s->minv || !s->diag)
         return DRIFT_ENOMEM;
-    return svc->metric_use(c, (drift_metric_kind)(int)hp[0]);
+    /* The fourth choice, grad, is a diagonal metric. */
+    s->grad = (int)hp[0] == 3;
+    int rc = svc->metric_use(c, s->grad ? DRIFT_METRIC_DIAG
+                                        : (drift_metric_kind)(int)hp[0]);
+    if (rc || !s->grad || s->d == 0)
+        return rc;
+    s->mx = svc->table(c, DRIFT_TABLE_METRIC, 1);
+    if (!s->mx)
+        return svc->fail(c, "phases probe: no metric sub-table");
+    double *g = s->point + s->d;
+    memset(g, 0, s->d * sizeof(double));
+    g[0] = 2;
+    s->mx->observe_grad(c, theta, g);
+    return DRIFT_OK;
 }
 
 static void ph_phase(void *state, const drift_services *svc, drift_chain *c,
@@ -159,9 +180,14 @@ static int ph_step(void *state, const drift_services *svc, drift_chain *c,
                    double *theta)
 {
     ph *s = state;
-    memset(s->point, 0, s->d * sizeof(double));
+    memset(s->point, 0, 2 * s->d * sizeof(double));
     s->point[0] = (double)svc->iteration(c);
-    svc->metric_observe(c, s->point);
+    if (s->grad) {
+        s->point[s->d] = s->point[0] / 4;
+        s->mx->observe_grad(c, s->point, s->point + s->d);
+    } else {
+        svc->metric_observe(c, s->point);
+    }
     const drift_run_info *ri = svc->run_info(c);
     s->minv[0] = 1;
     svc->metric_get(c, s->minv);
@@ -181,7 +207,7 @@ static const char *const ph_columns[] = {"windows__", "stage__", "minv__",
                                          "base_window__", "metric__"};
 
 static const drift_hparam ph_hparams[] = {
-    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense",
+    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense|grad",
      "the metric to ask for"},
 };
 

@@ -1,6 +1,7 @@
 /* adapt.c: the arithmetic of warmup adaptation: Stan's windowed schedule,
  * dual averaging of a step size, Welford estimators and the metric they
- * set (diagonal, or dense through a Cholesky factor: LAPACK and BLAS).
+ * set (diagonal, from the draws or from draws and gradients as nutpie
+ * does, or dense through a Cholesky factor: LAPACK and BLAS).
  * Pure functions on caller-owned memory; not for the services table
  * (oracle.c) nor for deciding when a window ends during a run (run.c). */
 #include "config.h"
@@ -67,6 +68,12 @@ int drift_adapt_window_ends(const drift_adapt_schedule *s, uint64_t done)
         if (s->window_end[k] == done)
             return 1;
     return 0;
+}
+
+int drift_adapt_last_window_ends(const drift_adapt_schedule *s,
+                                 uint64_t done)
+{
+    return s->n_windows > 0 && s->window_end[s->n_windows - 1] == done;
 }
 
 /* ---- dual averaging ----------------------------------------------------- */
@@ -182,7 +189,7 @@ size_t drift_adapt_metric_doubles(drift_metric_kind kind, size_t d)
 {
     switch (kind) {
     case DRIFT_METRIC_DIAG:
-        return 2 * d + drift_adapt_welford_doubles(d, 0);
+        return 2 * d + 2 * drift_adapt_welford_doubles(d, 0);
     case DRIFT_METRIC_DENSE:
         return 2 * d * d + drift_adapt_welford_doubles(d, 1);
     default:
@@ -202,6 +209,8 @@ void drift_adapt_metric_init(drift_adapt_metric *m, drift_metric_kind kind,
         for (size_t k = 0; k < d; k++)
             m->inv[k] = m->factor[k] = 1.0;
         drift_adapt_welford_init(&m->est, d, 0, mem + 2 * d);
+        drift_adapt_welford_init(&m->grad, d, 0,
+                                 mem + 2 * d + drift_adapt_welford_doubles(d, 0));
     } else if (kind == DRIFT_METRIC_DENSE) {
         m->inv = mem;
         m->factor = mem + d * d;
@@ -284,7 +293,66 @@ int drift_adapt_spd_inverse(const double *a, size_t d, double *inv,
     return 0;
 }
 
-int drift_adapt_metric_update(drift_adapt_metric *m)
+void drift_adapt_metric_observe(drift_adapt_metric *m, const double *theta,
+                                const double *grad)
+{
+    if (m->kind == DRIFT_METRIC_UNIT)
+        return;
+    drift_adapt_welford_add(&m->est, theta);
+    if (grad && m->kind == DRIFT_METRIC_DIAG)
+        drift_adapt_welford_add(&m->grad, grad);
+}
+
+/* The bounds of a variance guessed from one gradient: it need only be
+ * within a few orders of magnitude until the first window's estimate. */
+#define START_VAR_MIN 1e-10
+#define START_VAR_MAX 1e10
+
+/* For a Gaussian, 1/|grad_k U| at x is sigma_k^2 / |x_k - mu_k|: sigma_k
+ * when the point is one standard deviation out, halfway from the
+ * identity to the variance on a log scale, and that much closer than the
+ * identity for a coordinate whose scale is 1e-4 or 1e4. */
+void drift_adapt_metric_start_grad(drift_adapt_metric *m, const double *grad)
+{
+    if (m->kind != DRIFT_METRIC_DIAG)
+        return;
+    for (size_t k = 0; k < m->d; k++) {
+        double a = fabs(grad[k]);
+        if (!(a > 0) || !isfinite(a))
+            continue;
+        m->inv[k] = fmin(fmax(1.0 / a, START_VAR_MIN), START_VAR_MAX);
+        m->factor[k] = sqrt(m->inv[k]);
+    }
+}
+
+/* The bounds of a variance estimated from draws and gradients (nutpie's):
+ * beyond them a coordinate is flat or degenerate, not a scale. */
+#define GRAD_VAR_MIN 1e-20
+#define GRAD_VAR_MAX 1e20
+
+/* M^-1 from a window's draws and gradients: for a Gaussian target with
+ * diagonal covariance, grad_k U = (theta_k - mu_k) / sigma_k^2, so
+ * sqrt(var theta_k / var grad_k) = sigma_k^2 from any points at all,
+ * not only from draws that have spread over the posterior.  Under the
+ * posterior, E[(theta_k - mu_k) grad_k U] = 1, so by Cauchy-Schwarz the
+ * estimate lies between 1/var(grad_k) and var(theta_k) (the geometric
+ * mean of the two).  A coordinate where the ratio is not a positive
+ * number (no spread in theta or in the gradient) takes the draws'
+ * regularised variance. */
+static void diag_from_grads(drift_adapt_metric *m)
+{
+    size_t d = m->d;
+    drift_adapt_welford_regularised(&m->est, m->inv);
+    /* The two estimators may have seen different numbers of points. */
+    double nx = (double)m->est.n - 1.0, ng = (double)m->grad.n - 1.0;
+    for (size_t k = 0; k < d; k++) {
+        double v = sqrt((m->est.m2[k] / nx) / (m->grad.m2[k] / ng));
+        if (v > 0 && isfinite(v))
+            m->inv[k] = fmin(fmax(v, GRAD_VAR_MIN), GRAD_VAR_MAX);
+    }
+}
+
+int drift_adapt_metric_update(drift_adapt_metric *m, int last)
 {
     if (m->kind == DRIFT_METRIC_UNIT)
         return 0;
@@ -293,7 +361,16 @@ int drift_adapt_metric_update(drift_adapt_metric *m)
     if (m->est.n < 2) {
         rc = 1;
     } else if (m->kind == DRIFT_METRIC_DIAG) {
-        drift_adapt_welford_regularised(&m->est, m->inv);
+        /* The gradients set the scales while the points may not have
+         * spread over the posterior yet; by the last window they have,
+         * and the variance is then the better scale where coordinates
+         * are correlated: the ratio follows the conditional scale there
+         * (sqrt(Sigma_kk / (Sigma^-1)_kk) for a Gaussian), which leaves
+         * NUTS long trees along the correlated direction. */
+        if (m->grad.n >= 2 && !last)
+            diag_from_grads(m);
+        else
+            drift_adapt_welford_regularised(&m->est, m->inv);
         for (size_t k = 0; k < d; k++)
             m->factor[k] = sqrt(m->inv[k]);
     } else {
@@ -316,6 +393,8 @@ int drift_adapt_metric_update(drift_adapt_metric *m)
         }
     }
     drift_adapt_welford_restart(&m->est);
+    if (m->kind == DRIFT_METRIC_DIAG)
+        drift_adapt_welford_restart(&m->grad);
     return rc;
 }
 

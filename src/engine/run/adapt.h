@@ -35,6 +35,9 @@ int drift_adapt_in_window(const drift_adapt_schedule *s, uint64_t iter);
 
 /* 1 when a slow window ends once `done` iterations are complete. */
 int drift_adapt_window_ends(const drift_adapt_schedule *s, uint64_t done);
+/* Whether the last slow window ends when done iterations are done. */
+int drift_adapt_last_window_ends(const drift_adapt_schedule *s,
+                                 uint64_t done);
 
 /* Dual averaging (the da_* services; see drift_dual_avg). */
 void drift_adapt_da_restart(drift_dual_avg *da, double h0, double delta);
@@ -75,6 +78,9 @@ typedef struct drift_adapt_metric {
     double *factor;         /* DIAG: sqrt(M^-1) (d); DENSE: the lower
                                Cholesky factor of M^-1 (d x d) */
     drift_adapt_welford est; /* the current window's points */
+    drift_adapt_welford grad; /* DIAG: the gradients of U at the points
+                                 that came with one (the metric
+                                 sub-table's observe_grad) */
 } drift_adapt_metric;
 
 /* Doubles a metric of kind over d coordinates needs, its estimator's
@@ -84,10 +90,24 @@ size_t drift_adapt_metric_doubles(drift_metric_kind kind, size_t d);
  * identity. */
 void drift_adapt_metric_init(drift_adapt_metric *m, drift_metric_kind kind,
                              size_t d, double *mem);
-/* Sets M^-1 from the estimator (regularised) and restarts it.  Returns 0,
- * 1 when the window had too few points (the metric is kept), or -1 when
- * the dense estimate is not positive definite (the metric is kept). */
-int drift_adapt_metric_update(drift_adapt_metric *m);
+/* Adds a point (and, for a DIAG metric, the gradient of U there when grad
+ * is not NULL) to the current window's estimators. */
+void drift_adapt_metric_observe(drift_adapt_metric *m, const double *theta,
+                                const double *grad);
+/* Starts a DIAG metric from the gradient of U at the initial point
+ * (nutpie's start): M^-1 = 1/|grad_k U|, bounded to [1e-10, 1e10]; a
+ * coordinate where the gradient is 0 or not finite keeps its value.
+ * Other kinds are left alone. */
+void drift_adapt_metric_start_grad(drift_adapt_metric *m, const double *grad);
+/* Sets M^-1 from the estimators and restarts them.  A DIAG metric whose
+ * window had at least two gradients takes sqrt(var(theta) / var(grad U))
+ * per coordinate, exactly the variance for a Gaussian target whatever
+ * the points' spread (nutpie's estimate), unless last (the last slow
+ * window of warmup) is set; otherwise the sample (co)variance
+ * regularised as Stan does.  Returns 0, 1 when the window had too few
+ * points (the metric is kept), or -1 when the dense estimate is not
+ * positive definite (the metric is kept). */
+int drift_adapt_metric_update(drift_adapt_metric *m, int last);
 /* Sets a DENSE metric's M^-1 to inv (d x d, symmetric) and its factor to
  * inv's Cholesky factor.  Returns 0, or -1 (the metric untouched) when inv
  * is not positive definite. */

@@ -32,8 +32,9 @@
 /* "DRIFTCK" and the format's version, then blocks (a 64-bit length and
  * its bytes), then the FNV-1a hash of the blocks.  Version 2: the core
  * holds the hash of the draws file's bytes (chain_ID.rows), which become
- * the resumed output and are checked as the state is. */
-static const char MAGIC[8] = {'D', 'R', 'I', 'F', 'T', 'C', 'K', '2'};
+ * the resumed output and are checked as the state is.  Version 3: the
+ * core counts the gradients a diagonal metric's window has seen. */
+static const char MAGIC[8] = {'D', 'R', 'I', 'F', 'T', 'C', 'K', '3'};
 
 #define FNV_BASIS 0xcbf29ce484222325ULL
 
@@ -43,7 +44,7 @@ static const char MAGIC[8] = {'D', 'R', 'I', 'F', 'T', 'C', 'K', '2'};
 typedef struct core {
     uint64_t d, N, id;
     uint64_t iter, grads, draws_written, gen_seen, warm_offered,
-        samp_offered, grid_k, proposals, violations, welford_n;
+        samp_offered, grid_k, proposals, violations, welford_n, grad_n;
     double t_traj, t_mom, t_next_out, adapted_step;
     double elapsed;         /* seconds since the chain started */
     double warm_elapsed;    /* seconds to the end of warmup, or -1 */
@@ -135,6 +136,7 @@ static void fill_core(const drift_chain *c, core *k, double t_start,
     k->proposals = c->proposals;
     k->violations = c->violations;
     k->welford_n = c->metric.est.n;
+    k->grad_n = c->metric.grad.n;
     k->t_traj = c->t_traj;
     k->t_mom = c->t_mom;
     k->t_next_out = c->t_next_out;
@@ -485,6 +487,7 @@ int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
         c->proposals = k.proposals;
         c->violations = k.violations;
         c->metric.est.n = k.welford_n;
+        c->metric.grad.n = k.grad_n;
         c->t_traj = k.t_traj;
         c->t_mom = k.t_mom;
         c->t_next_out = k.t_next_out;

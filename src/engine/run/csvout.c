@@ -167,13 +167,23 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
         int chosen = c->hp != cfg->hp && isnan(cfg->hp[k]);
         /* A sampler's metric (unit, diag, dense) in CmdStan's spelling,
          * which CmdStanPy needs to read the adaptation block. */
-        int metric = !strcmp(s->hparams[k].name, "metric") &&
-                     (!strcmp(v, "unit") || !strcmp(v, "diag") ||
-                      !strcmp(v, "dense"));
+        int is_metric = !strcmp(s->hparams[k].name, "metric");
+        int metric = is_metric && (!strcmp(v, "unit") ||
+                                   !strcmp(v, "diag") || !strcmp(v, "dense"));
+        const char *dflt = (cfg->hp_set && cfg->hp_set[k]) || chosen
+                               ? ""
+                               : " (Default)";
+        if (is_metric && !metric) {
+            /* Another estimate of a metric of CmdStan's kinds (grad: a
+             * diagonal one from draws and gradients): the kind in use,
+             * which is what CmdStanPy reads, then how it was estimated. */
+            fprintf(f, "#       metric = %s%s\n",
+                    metric_name(c->metric.kind), dflt);
+            fprintf(f, "#       metric_estimate = %s\n", v);
+            continue;
+        }
         fprintf(f, "#       %s = %s%s%s\n", s->hparams[k].name, v,
-                metric ? "_e" : "",
-                (cfg->hp_set && cfg->hp_set[k]) || chosen ? ""
-                                                          : " (Default)");
+                metric ? "_e" : "", dflt);
     }
     if (drift_hparams_find(s->hparams, s->n_hparams, "metric") < 0)
         fprintf(f, "#     metric = %s\n", metric_name(c->metric.kind));

@@ -1842,12 +1842,23 @@ static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
     return DRIFT_OK;
 }
 
+static void svc_metric_observe_grad(drift_chain *c, const double *theta,
+                                    const double *grad)
+{
+    /* From init: the initial point's gradient sets the start, unless the
+     * run's mode already did. */
+    if (c->phase == DRIFT_CHAIN_INIT && grad && !mode_known(c)) {
+        drift_adapt_metric_start_grad(&c->metric, grad);
+        return;
+    }
+    if (c->phase == DRIFT_CHAIN_STEPPING &&
+        drift_adapt_in_window(&c->sched, c->iter))
+        drift_adapt_metric_observe(&c->metric, theta, grad);
+}
+
 static void svc_metric_observe(drift_chain *c, const double *theta)
 {
-    if (c->metric.kind != DRIFT_METRIC_UNIT &&
-        c->phase == DRIFT_CHAIN_STEPPING &&
-        drift_adapt_in_window(&c->sched, c->iter))
-        drift_adapt_welford_add(&c->metric.est, theta);
+    svc_metric_observe_grad(c, theta, NULL);
 }
 
 static void svc_metric_inv_mul(drift_chain *c, const double *v, double *out)
@@ -1944,12 +1955,20 @@ int drift_oracle_glm_at(drift_chain *c, const double *theta,
     return finish_eval(c, rc, NULL, 0);
 }
 
+/* The metric's further services (DRIFT_TABLE_METRIC). */
+static const drift_metric_services metric_table = {
+    .header = {DRIFT_TABLE_METRIC, 1u,
+               (uint32_t)sizeof(drift_metric_services)},
+    .observe_grad = svc_metric_observe_grad,
+};
+
 /* The sub-tables by id (drift/sampler.h's drift_table_header). */
 static const void *svc_table(drift_chain *c, uint32_t id, uint32_t version)
 {
     (void)c;
     static const drift_table_header *const tables[] = {
         &drift_precond_table.header,
+        &metric_table.header,
     };
     for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++)
         if (tables[k]->id == id)

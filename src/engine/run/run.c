@@ -328,7 +328,8 @@ static void after_step(drift_chain *c)
     uint64_t done = c->iter;
     uint64_t warmup = c->cfg->warmup;
     if (done <= warmup && drift_adapt_window_ends(&c->sched, done)) {
-        if (drift_adapt_metric_update(&c->metric) < 0) {
+        int last = drift_adapt_last_window_ends(&c->sched, done);
+        if (drift_adapt_metric_update(&c->metric, last) < 0) {
             char msg[160];
             snprintf(msg, sizeof msg,
                      "the covariance of warmup window ending at iteration "
