@@ -10,15 +10,19 @@
  * approximation, (H^-1)_jj, H the Hessian of U at the centre (not the
  * empirical Fisher matrix, which an over-dispersed model's data make
  * larger than H), and a coordinate off by more than
- * DRIFT_PLANCHECK_TOL beyond its Monte Carlo error (batch means) is one
+ * the tolerance below beyond its Monte Carlo error (batch means) is one
  * warning naming it.  Engine-internal. */
 #ifndef DRIFT_PLANCHECK_H
 #define DRIFT_PLANCHECK_H
 
 #include "chain.h"
 
-/* Tolerance on sd ratios before the Monte Carlo error is added. */
+/* Tolerance on sd ratios before the Monte Carlo error is added:
+ * DRIFT_PLANCHECK_TOL + DRIFT_PLANCHECK_TOL_ROWS sqrt(d / N), the second
+ * term for the Laplace approximation's own error at few rows per
+ * parameter. */
 #define DRIFT_PLANCHECK_TOL 0.05
+#define DRIFT_PLANCHECK_TOL_ROWS 0.5
 /* Batches per chain for the Monte Carlo error of the variances. */
 #define DRIFT_PLANCHECK_BATCHES 5
 /* Largest d checked (the Hessian is d x d, by d + 1 row-subsample
