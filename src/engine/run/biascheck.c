@@ -13,6 +13,7 @@
 #include "base/stop.h"
 #include "base/util.h"
 #include "biascheck.h"
+#include "engine/stats/summary.h"
 #include "oracle.h"
 
 /* Coordinates whose statistics are kept (evenly spaced beyond it): the
@@ -511,21 +512,6 @@ static int scan(searcher *t, double x, double *h)
  * every coordinate's whitened mean within CENTRE_OK of 0 beyond three of
  * its standard errors (batch means), and its whitened variance, shrunk
  * towards 1 by CENTRE_PRIOR effective draws, within a factor CENTRE_VAR. */
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* The median of x[0..n) (x is reordered); 0 when n is 0. */
-static double median_of(double *x, size_t n)
-{
-    if (!n)
-        return 0;
-    qsort(x, n, sizeof *x, cmp_double);
-    return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
-}
-
 static int centre_fits(searcher *t, double *score)
 {
     size_t d = t->d;
@@ -555,7 +541,7 @@ static int centre_fits(searcher *t, double *score)
         }
         lv[k] = log(v);
     }
-    double med = median_of(lv, d);
+    double med = drift_summary_quantile(lv, d, 0.5);
     for (size_t k = 0; k < d; k++)
         q = fabs(lv[k] - med) > q ? fabs(lv[k] - med) : q;
     drift_free(lv);

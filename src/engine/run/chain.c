@@ -40,7 +40,12 @@ void drift_chain_path(const char *out_path, unsigned chains, unsigned id,
 
 void drift_chain_param_name(const drift_chain *c, size_t k, char *buf, size_t cap)
 {
-    const drift_model *m = c->model;
+    drift_model_param_name(c->model, k, buf, cap);
+}
+
+void drift_model_param_name(const drift_model *m, size_t k, char *buf,
+                            size_t cap)
+{
     if (m->theta_names)
         snprintf(buf, cap, "%s", m->theta_names[k]);
     else if (m->n_out == m->dim && m->out_names)

@@ -422,6 +422,9 @@ int drift_chain_fail(drift_chain *c, int code, const char *fmt, ...)
 /* Output name of unconstrained coordinate k, for messages. */
 void drift_chain_param_name(const drift_chain *c, size_t k, char *buf,
                             size_t cap);
+/* The same from the model alone (after the chains have ended). */
+void drift_model_param_name(const drift_model *m, size_t k, char *buf,
+                            size_t cap);
 
 /* "chain 3, iteration 12" (or ", setup", ", init"), for messages. */
 void drift_chain_where(const drift_chain *c, char *buf, size_t cap);

@@ -209,14 +209,8 @@ void drift_plancheck_report(drift_run_shared *run, const drift_run_config *cfg,
         }
     }
     if (flagged) {
-        const drift_model *m = cfg->model;
         char name[128];
-        if (m->theta_names)
-            snprintf(name, sizeof name, "%s", m->theta_names[worst]);
-        else if (m->n_out == m->dim && m->out_names)
-            snprintf(name, sizeof name, "%s", m->out_names[worst]);
-        else
-            snprintf(name, sizeof name, "coordinate %zu", worst + 1);
+        drift_model_param_name(cfg->model, worst, name, sizeof name);
         snprintf(buf, cap,
                  "the kept draws are spread %s than the posterior's Gaussian "
                  "approximation at its mode (the Laplace approximation, "
