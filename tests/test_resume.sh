@@ -30,11 +30,16 @@ norm() {
     sed -e 's/[0-9.]* seconds (/T seconds (/' -e "/file = /s/$2/OUT/g" "$1"
 }
 
-# Delays after the first checkpoint, from a fixed seed: random moments,
-# the same ones on every run of the test.
-delays=$(awk 'BEGIN { srand(20261125); for (i = 0; i < 24; i++)
-                      printf "%.2f ", rand() * 0.6 }')
-set -- $delays
+# Delays after the first checkpoint, as fractions of the time a
+# checkpointed run of the same sampler takes from its first save to its end
+# (measured below on this machine: a fixed delay in seconds lets a fast
+# machine finish most runs before their kill, and a run that ended before
+# its kill proves nothing): random moments from a fixed seed, the same
+# fractions on every run of the test.
+fracs=$(awk 'BEGIN { srand(20261125); for (i = 0; i < 24; i++)
+                     printf "%.3f ", 0.05 + rand() * 0.6 }')
+set -- $fracs
+now() { date +%s.%N; }
 
 killed=0
 resumed=0
@@ -52,6 +57,32 @@ for spec in "sgld --iter 60000 --warmup 100" \
     "$bin" sample "$model" --data data.csv --sampler $s --chains 2 \
         --seed 11 --quiet --out "ref-$s.csv" $opts 2>/dev/null ||
         fail "$s: the uninterrupted run failed"
+    # The same run with its checkpoints, left alone: its files must be the
+    # reference's, and it times the window the kills below fall in.
+    rm -rf "whole-$s"*
+    t0=$(now)
+    # shellcheck disable=SC2086
+    "$bin" sample "$model" --data data.csv --sampler $s --chains 2 \
+        --seed 11 --quiet --out "whole-$s.csv" --checkpoint-every 200 \
+        $opts 2>/dev/null &
+    pid=$!
+    t1=
+    while kill -0 $pid 2>/dev/null; do
+        if [ -z "$t1" ] && [ -f "whole-$s.ckpt/chain_1.state" ]; then
+            t1=$(now)
+        fi
+        sleep 0.01
+    done
+    wait $pid || fail "$s: the checkpointed run failed"
+    t2=$(now)
+    window=$(awk -v a="${t1:-$t0}" -v b="$t2" 'BEGIN { print b - a }')
+    echo "$s: ${window} s from the first save to the end"
+    for k in 1 2; do
+        norm "ref-${s}_$k.csv" "ref-$s" >a.txt
+        norm "whole-${s}_$k.csv" "whole-$s" >b.txt
+        cmp -s a.txt b.txt ||
+            fail "$s chain $k: checkpointing changed the draws"
+    done
     for r in 1 2 3 4; do
         out=run-$s-$r
         rm -rf "$out"*
@@ -67,7 +98,7 @@ for spec in "sgld --iter 60000 --warmup 100" \
             sleep 0.05
             n=$((n + 1))
         done
-        sleep "$1"
+        sleep "$(awk -v f="$1" -v w="$window" 'BEGIN { printf "%.3f", f * w }')"
         shift
         if kill -9 -$pid 2>/dev/null; then
             killed=$((killed + 1))
