@@ -1054,6 +1054,73 @@ static void test_crashing_sampler(void **state)
     }
 }
 
+/* SIGTERM to a run whose sampler never returns from a step (crashy.so's
+ * hang, chain 2 at iteration 300, no --step-timeout): the engine stops a
+ * chain only between steps and inside its oracles, so the guard ends the
+ * run itself soon after the signal.  Before, the run never ended.  The
+ * command ends with 128 + SIGTERM and a message naming chain, iteration
+ * and the signal; chain 2's 200 draws are kept, marked incomplete, and
+ * chain 1's file is whole.  (A hang is what the 30 s limit detects; no
+ * time is asserted.) */
+static void test_stop_stuck_sampler(void **state)
+{
+    (void)state;
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    if (!tp)
+        fail_msg("DRIFT_TEST_PLUGIN_DIR is not set: run with make check");
+    char crashy[4200];
+    snprintf(crashy, sizeof crashy, "%s/crashy.so", tp);
+    char *dir = tmp_dir(), *o = in_dir(dir, "o.csv"),
+         *o1 = in_dir(dir, "o_1.csv"), *o2 = in_dir(dir, "o_2.csv"),
+         *errp = in_dir(dir, "err.txt");
+    int fe = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    assert_true(fe >= 0);
+    pid_t pid = th_cli_spawn(
+        (const char *[]){"sample", src_path("examples/gaussian/gaussian.drift"),
+                         "--data", src_path("examples/gaussian/gaussian.csv"),
+                         "--sampler", crashy, "--set", "how=hang", "--set",
+                         "at=300", "--set", "chain=2", "--chains", "2",
+                         "--warmup", "100", "--iter", "100000000", "--seed",
+                         "5", "--quiet", "--out", o, NULL},
+        open("/dev/null", O_WRONLY), fe);
+    close(fe);
+    assert_true(wait_writing(pid, dir, 2, 0));
+    usleep(300000); /* chain 2 reaches its iteration 300 meanwhile */
+    kill(pid, SIGTERM);
+    int st = 0, t = 0;
+    for (; waitpid(pid, &st, WNOHANG) == 0 && t < 3000; t++)
+        usleep(10000);
+    if (t >= 3000) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &st, 0);
+        fail_msg("the run did not end within 30 s of SIGTERM");
+    }
+    char *err = th_slurp(errp);
+    assert_non_null(err);
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 128 + SIGTERM ||
+        !strstr(err, "chain 2: sampler 'crashy' did not stop at iteration "
+                     "300, in its step: no return within") ||
+        !strstr(err, "of SIGTERM") || !strstr(err, "marked incomplete"))
+        fail_msg("exited %d status %d; stderr: %s", WIFEXITED(st),
+                 WEXITSTATUS(st), err);
+    free(err);
+    assert_int_equal(count_files(dir, ".tmp."), 0);
+    drift_stancsv *f;
+    drift_err e = {{0}};
+    if (drift_stancsv_read(o2, &f, &e))
+        fail_msg("%s", e.msg);
+    assert_int_equal(f->n_rows, 200);
+    drift_stancsv_free(f);
+    valid_rows(o2);
+    valid_rows(o1);
+    rm_dir(dir);
+    free(dir);
+    free(o);
+    free(o1);
+    free(o2);
+    free(errp);
+}
+
 /* data convert stops on SIGINT like sample: a message, nothing under
  * OUT, no temporary file, 128 + the signal. */
 static void test_convert_signal(void **state)
@@ -1103,6 +1170,7 @@ int main(void)
         cmocka_unit_test(test_convert_signal),
         cmocka_unit_test(test_second_signal),
         cmocka_unit_test(test_crashing_sampler),
+        cmocka_unit_test(test_stop_stuck_sampler),
         cmocka_unit_test(test_random_signals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -68,6 +68,16 @@ static _Thread_local drift_guard_slot *thread_slot;
 static _Thread_local void *thread_altstack;
 static volatile sig_atomic_t child_pid;
 static volatile sig_atomic_t got_term; /* the parent received SIGTERM */
+static volatile sig_atomic_t got_stop; /* the stop signal the parent
+                                          received (SIGINT, SIGTERM, SIGHUP),
+                                          0 before one */
+
+/* Seconds a chain may stay in the plugin call it was in when a stop signal
+ * came before the run is ended from here: the engine stops a chain after
+ * its step and inside the gradient oracles, so only a plugin that computes
+ * long without calling back (or never returns) holds the run longer; a
+ * stop must end the run within a second, its draws kept. */
+#define STOP_GRACE 0.6
 
 /* ---- the child ---------------------------------------------------------- */
 
@@ -241,6 +251,8 @@ static void on_parent_signal(int sig, siginfo_t *si, void *uc)
     (void)uc;
     if (sig == SIGTERM)
         got_term = 1;
+    if (!got_stop)
+        got_stop = sig;
     if (child_pid > 0 && si && si->si_code <= 0)
         kill((pid_t)child_pid, sig);
 }
@@ -446,6 +458,20 @@ static void judge(const drift_guard_config *g, int wstatus, int hung,
                  g->term_grace);
         return;
     }
+    if (hung == 2) {
+        char sb[32];
+        const char *sn = sig_name(got_stop);
+        if (!sn) {
+            snprintf(sb, sizeof sb, "signal %d", (int)got_stop);
+            sn = sb;
+        }
+        snprintf(what, sizeof what,
+                 "no return within %g s of %s (the stop asked for)",
+                 STOP_GRACE, sn);
+        say_chain(en, g, (unsigned)hung_chain, "did not stop", what);
+        en->status = 128 + got_stop;
+        return;
+    }
     if (hung) {
         snprintf(what, sizeof what, "no return for %g s (--step-timeout)",
                  g->step_timeout);
@@ -545,11 +571,12 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
     for (unsigned k = 0; k < K; k++)
         fds[k] = -1;
     int open_sock = 1, wstatus = 0, ended = 0, hung = 0, hung_chain = -1;
-    double term_at = 0;
+    double term_at = 0, stop_at = 0;
     while (!ended) {
         struct pollfd p = {s, POLLIN, 0};
-        /* Polled often enough to keep to term_grace. */
-        int n = poll(&p, open_sock ? 1 : 0, g->term_grace > 0 ? 20 : 200);
+        /* Polled often enough to keep to term_grace and STOP_GRACE. */
+        int n = poll(&p, open_sock ? 1 : 0,
+                     g->term_grace > 0 || got_stop ? 20 : 200);
         if (n > 0 && (p.revents & (POLLIN | POLLHUP | POLLERR)))
             open_sock = take_fd(s, fds);
         pid_t w = waitpid(pid, &wstatus, WNOHANG);
@@ -572,6 +599,38 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
                 ended = 1;
                 break;
             }
+        }
+        /* A stop signal: a chain still in the plugin call it was in when
+         * the signal came, STOP_GRACE seconds later, is not going to stop
+         * on its own (ranks of an MPI job keep term_grace above). */
+        if (got_stop && g->term_grace <= 0) {
+            double now = drift_now();
+            if (!stop_at) {
+                stop_at = now;
+                for (unsigned k = 0; k < K; k++) {
+                    seen_call[k] = atomic_load(&page->slot[k].call);
+                    seen_iter[k] = atomic_load(&page->slot[k].iter);
+                    since[k] = now;
+                }
+                continue;
+            }
+            for (unsigned k = 0; k < K && now - stop_at > STOP_GRACE; k++) {
+                int call = atomic_load(&page->slot[k].call);
+                uint64_t it = atomic_load(&page->slot[k].iter);
+                if (call != DRIFT_GUARD_IDLE && call == seen_call[k] &&
+                    it == seen_iter[k]) {
+                    hung = 2;
+                    hung_chain = (int)k;
+                    break;
+                }
+            }
+            if (hung) {
+                kill(pid, SIGKILL);
+                while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
+                    ;
+                ended = 1;
+            }
+            continue;
         }
         if (g->step_timeout <= 0)
             continue;
