@@ -13,6 +13,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -20,6 +22,7 @@
 #include <unistd.h>
 
 #include "hostile.h"
+#include "base/writer.h"
 
 static double now(void)
 {
@@ -243,6 +246,66 @@ static void test_output_changed_during_the_run(void **state)
     free(dir);
 }
 
+/* The replacement that puts a finished file in place looks at what is at
+ * the name and replaces it in one step (an exchange of names), so a FIFO,
+ * device or directory that appears after the check above and before the
+ * rename is never replaced either: here each is at the name when the
+ * replacement runs, and survives it; a regular file or a link to one is
+ * replaced, and a free name taken. */
+static void test_replace_is_atomic(void **state)
+{
+    (void)state;
+    char *dir = hx_tmpdir();
+    int D = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(D >= 0);
+    char cmd[4300];
+    snprintf(cmd, sizeof cmd,
+             "cd '%s' && mkfifo fifo && mkdir sub && echo old >reg && "
+             "echo target >t && ln -s t link", dir);
+    assert_int_equal(system(cmd), 0);
+    struct {
+        const char *to, *refused; /* what the message names, or NULL */
+    } cases[] = {
+        {"fifo", "a FIFO (named pipe)"}, {"sub", "a directory"},
+        {"reg", NULL}, {"link", NULL}, {"free", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof *cases; k++) {
+        int f = openat(D, "new", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        assert_true(f >= 0);
+        assert_int_equal(write(f, "new\n", 4), 4);
+        close(f);
+        const char *is = "unset";
+        int err = drift_rename_over_file(D, "new", cases[k].to, &is);
+        struct stat st;
+        if (cases[k].refused) {
+            if (err != EEXIST || !is || strcmp(is, cases[k].refused))
+                fail_msg("%s: err %d, now_is %s", cases[k].to, err,
+                         is ? is : "NULL");
+            assert_int_equal(fstatat(D, cases[k].to, &st, 0), 0);
+            assert_false(S_ISREG(st.st_mode));
+            assert_int_equal(fstatat(D, "new", &st, 0), 0);
+            assert_true(S_ISREG(st.st_mode) && st.st_size == 4);
+            unlinkat(D, "new", 0);
+        } else {
+            if (err != 0 || is != NULL)
+                fail_msg("%s: err %d", cases[k].to, err);
+            assert_int_equal(fstatat(D, cases[k].to, &st, AT_SYMLINK_NOFOLLOW),
+                             0);
+            assert_true(S_ISREG(st.st_mode) && st.st_size == 4);
+            assert_int_not_equal(fstatat(D, "new", &st, 0), 0);
+        }
+    }
+    /* The link was replaced, not written through: its target is intact. */
+    assert_int_equal(fstatat(D, "t", &(struct stat){0}, 0), 0);
+    char *t = hx_in(dir, "t"), *txt = th_slurp(t);
+    assert_string_equal(txt, "target\n");
+    free(txt);
+    free(t);
+    close(D);
+    hx_rm(dir);
+    free(dir);
+}
+
 /* 300 chains under a limit of 64 open files: refused before any chain
  * runs, naming the limit, and no file left (a half-written set of 59
  * complete-looking chains is what a summary would take for the run);
@@ -282,6 +345,7 @@ int main(void)
         cmocka_unit_test(test_name_too_long_once_suffixed),
         cmocka_unit_test(test_line_end_in_a_name),
         cmocka_unit_test(test_output_changed_during_the_run),
+        cmocka_unit_test(test_replace_is_atomic),
         cmocka_unit_test(test_open_file_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

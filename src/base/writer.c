@@ -117,6 +117,41 @@ static const char *file_kind(mode_t m)
                          : "not a regular file";
 }
 
+int drift_rename_over_file(int dir, const char *from, const char *to,
+                           const char **now_is)
+{
+    *now_is = NULL;
+    for (int tries = 0; tries < 100; tries++) {
+        if (renameat2(dir, from, dir, to, RENAME_NOREPLACE) == 0)
+            return 0;
+        int err = errno;
+        if (err == EINVAL || err == ENOSYS) /* a file system without */
+            return renameat(dir, from, dir, to) == 0 ? 0 : errno;
+        if (err != EEXIST)
+            return err;
+        /* Something is at to: swap it with from in one step, then look
+         * at what came out; anything but a regular file goes back. */
+        if (renameat2(dir, from, dir, to, RENAME_EXCHANGE) != 0) {
+            err = errno;
+            if (err == ENOENT)
+                continue; /* it went away: take the free name again */
+            if (err == EINVAL || err == ENOSYS)
+                return renameat(dir, from, dir, to) == 0 ? 0 : errno;
+            return err;
+        }
+        struct stat st;
+        if (fstatat(dir, from, &st, 0) == 0 && !S_ISREG(st.st_mode)) {
+            *now_is = file_kind(st.st_mode);
+            if (renameat2(dir, from, dir, to, RENAME_EXCHANGE) != 0)
+                return errno;
+            return EEXIST;
+        }
+        unlinkat(dir, from, 0); /* the file it replaces */
+        return 0;
+    }
+    return EEXIST;
+}
+
 /* Bytes a temporary name adds to the target's: ".tmp.XXXXXX". */
 #define TMP_SUFFIX 11
 
@@ -589,8 +624,9 @@ int drift_writer_failed(drift_writer *w, drift_err *e)
 }
 
 /* Links the unnamed file of w in under its final name, atomically
- * replacing what is there.  Returns 0 or an errno. */
-static int link_in(drift_writer *w)
+ * replacing a regular file there (never anything else: *now_is then names
+ * it).  Returns 0 or an errno. */
+static int link_in(drift_writer *w, const char **now_is)
 {
     char proc[64];
     snprintf(proc, sizeof proc, "/proc/self/fd/%d", w->fd);
@@ -618,9 +654,8 @@ static int link_in(drift_writer *w)
             drift_free(tmp);
             return err;
         }
-        int err = renameat(D, at_name(w, tmp), D, at_name(w, w->final)) == 0
-                      ? 0
-                      : errno;
+        int err = drift_rename_over_file(D, at_name(w, tmp),
+                                         at_name(w, w->final), now_is);
         if (err)
             unlinkat(D, at_name(w, tmp), 0);
         slot_give(slot);
@@ -684,7 +719,9 @@ int drift_writer_commit(drift_writer *w, drift_err *e)
     }
     /* What is at the name now, checked again just before it is replaced:
      * a device node, FIFO or directory that appeared during the run is
-     * never replaced (drift_writer_check looked at the start). */
+     * never replaced (drift_writer_check looked at the start); and what
+     * appears between this look and the replacement is caught by the
+     * replacement itself (drift_rename_over_file). */
     int err = 0;
     const char *now_is = NULL;
     struct stat st;
@@ -692,12 +729,10 @@ int drift_writer_commit(drift_writer *w, drift_err *e)
         !S_ISREG(st.st_mode))
         now_is = file_kind(st.st_mode);
     else if (w->tmp)
-        err = renameat(at_dir(w), at_name(w, w->tmp), at_dir(w),
-                       at_name(w, w->final)) == 0
-                  ? 0
-                  : errno;
+        err = drift_rename_over_file(at_dir(w), at_name(w, w->tmp),
+                                     at_name(w, w->final), &now_is);
     else
-        err = link_in(w);
+        err = link_in(w, &now_is);
     if (now_is || err) {
         char brief[DRIFT_PATH_BRIEF], why[160], kept[PATH_MAX + 16];
         if (now_is)

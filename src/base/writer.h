@@ -31,6 +31,17 @@ int drift_writer_check(const char *path, const char *const *inputs, size_t n,
 int drift_writer_check_kind(const char *path, const char *const *inputs,
                             size_t n, drift_err *e);
 
+/* Renames from to to, both in the directory open as dir, replacing a
+ * regular file at to (or a link that resolves to one) but nothing else,
+ * with no moment between the look at to and the replacement: the names
+ * are exchanged in one step (renameat2 RENAME_EXCHANGE) and what came out
+ * is put back when it is not a regular file.  Returns 0, or an errno:
+ * EEXIST with *now_is naming what is at to ("a FIFO (named pipe)", "a
+ * directory", ...) when that was refused; from is then left as it was.
+ * On a file system without renameat2's flags, a plain rename. */
+int drift_rename_over_file(int dir, const char *from, const char *to,
+                           const char **now_is);
+
 /* An advisory lock on the set of files a run writes under the name out
  * (each chain's draws file, its metrics file), to hold from before the
  * run's work until every one of them is in place: a second run on the
