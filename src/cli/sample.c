@@ -706,6 +706,8 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     memset(&a, 0, sizeof a);
     a.chains = 4;
     int out_lock = -1;
+    int *chain_locks = NULL; /* a writer of a run across ranks: its chains' */
+    unsigned n_chain_locks = 0;
     int rc = cli_parse("sample", sample_opts, N_SAMPLE_OPTS, argc, argv,
                        on_sample_opt, &a);
     if (rc)
@@ -820,12 +822,29 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         (rc = check_outputs(&a, a.out ? a.out : "output.csv")))
         goto out_args;
     /* One run at a time writes an output set, from here until its files
-     * are in place (a run across ranks has several writers of one set). */
-    if (!mpi->on) {
+     * are in place.  A run across ranks has a writer per group of ranks:
+     * with one group it locks the set as a run in one process does; with
+     * several, each holds the set's lock shared and its own chains' names
+     * exclusively, so that neither a run in one process nor another job
+     * writing any of those chains can mix its files with theirs. */
+    if (!mpi->on || mpi->L.grank == 0) {
+        const char *set = a.out ? a.out : "output.csv";
+        int several = mpi->on && mpi->L.G > 1;
         drift_err le = {{0}};
-        if (drift_writer_lock_set(a.out ? a.out : "output.csv", &out_lock,
-                                  &le)) {
-            fprintf(stderr, "drift sample: --out: %s\n", le.msg);
+        int lr = drift_writer_lock_set_mode(set, several, &out_lock, &le);
+        unsigned first = (a.chain_id ? a.chain_id : 1) + mpi->L.first;
+        if (!lr && several &&
+            !(chain_locks = malloc(mpi->L.count * sizeof *chain_locks)))
+            lr = drift_err_set(&le, DRIFT_ENOMEM, "out of memory");
+        for (unsigned k = 0; !lr && several && k < mpi->L.count; k++) {
+            char path[4096];
+            drift_chain_path(set, a.chains, first + k, path, sizeof path);
+            lr = drift_writer_lock_set(path, &chain_locks[k], &le);
+            n_chain_locks = lr ? k : k + 1;
+        }
+        if (lr) {
+            fprintf(stderr, "drift sample: %s%s--out: %s\n",
+                    mpi->on ? mpi->who : "", mpi->on ? ": " : "", le.msg);
             rc = EXIT_USAGE;
             goto out_args;
         }
@@ -1208,6 +1227,14 @@ out:
     drift_problem_close(&prob);
     drift_registry_free(reg);
 out_args:
+    for (unsigned k = 0; k < n_chain_locks; k++) {
+        char path[4096];
+        drift_chain_path(a.out ? a.out : "output.csv", a.chains,
+                         (a.chain_id ? a.chain_id : 1) + mpi->L.first + k,
+                         path, sizeof path);
+        drift_writer_unlock_set(path, chain_locks[k]);
+    }
+    free(chain_locks);
     drift_writer_unlock_set(a.out ? a.out : "output.csv", out_lock);
     free(a.set);
     free(a.model_set);
