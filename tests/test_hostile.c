@@ -971,6 +971,15 @@ static void test_second_signal(void **state)
     }
 }
 
+/* tests/plugins' crashy.so, into buf. */
+static void crashy_path(char *buf, size_t cap)
+{
+    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
+    if (!tp)
+        fail_msg("DRIFT_TEST_PLUGIN_DIR is not set: run with make check");
+    snprintf(buf, cap, "%s/crashy.so", tp);
+}
+
 /* A sampler that crashes, aborts, calls exit or hangs (crashy.so, chain 2
  * at iteration 300 of 100 warmup + 1000) ends the run with status 1 and a
  * message naming plugin, chain and iteration; every chain's draws so far
@@ -980,11 +989,8 @@ static void test_second_signal(void **state)
 static void test_crashing_sampler(void **state)
 {
     (void)state;
-    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
-    if (!tp)
-        fail_msg("DRIFT_TEST_PLUGIN_DIR is not set: run with make check");
     char crashy[4200];
-    snprintf(crashy, sizeof crashy, "%s/crashy.so", tp);
+    crashy_path(crashy, sizeof crashy);
     static const struct {
         const char *how, *verb, *detail;
         int named, save_warmup;
@@ -1065,11 +1071,8 @@ static void test_crashing_sampler(void **state)
 static void test_stop_stuck_sampler(void **state)
 {
     (void)state;
-    const char *tp = getenv("DRIFT_TEST_PLUGIN_DIR");
-    if (!tp)
-        fail_msg("DRIFT_TEST_PLUGIN_DIR is not set: run with make check");
     char crashy[4200];
-    snprintf(crashy, sizeof crashy, "%s/crashy.so", tp);
+    crashy_path(crashy, sizeof crashy);
     char *dir = tmp_dir(), *o = in_dir(dir, "o.csv"),
          *o1 = in_dir(dir, "o_1.csv"), *o2 = in_dir(dir, "o_2.csv"),
          *errp = in_dir(dir, "err.txt");

@@ -600,41 +600,21 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
                 break;
             }
         }
-        /* A stop signal: a chain still in the plugin call it was in when
-         * the signal came, STOP_GRACE seconds later, is not going to stop
-         * on its own (ranks of an MPI job keep term_grace above). */
+        /* A chain in one plugin call at one iteration for longer than
+         * --step-timeout has hung; after a stop signal, for longer than
+         * STOP_GRACE from the signal, it is not going to stop on its own
+         * (ranks of an MPI job keep term_grace above). */
+        double now = drift_now(), limit = g->step_timeout;
         if (got_stop && g->term_grace <= 0) {
-            double now = drift_now();
             if (!stop_at) {
                 stop_at = now;
-                for (unsigned k = 0; k < K; k++) {
-                    seen_call[k] = atomic_load(&page->slot[k].call);
-                    seen_iter[k] = atomic_load(&page->slot[k].iter);
+                for (unsigned k = 0; k < K; k++)
                     since[k] = now;
-                }
-                continue;
             }
-            for (unsigned k = 0; k < K && now - stop_at > STOP_GRACE; k++) {
-                int call = atomic_load(&page->slot[k].call);
-                uint64_t it = atomic_load(&page->slot[k].iter);
-                if (call != DRIFT_GUARD_IDLE && call == seen_call[k] &&
-                    it == seen_iter[k]) {
-                    hung = 2;
-                    hung_chain = (int)k;
-                    break;
-                }
-            }
-            if (hung) {
-                kill(pid, SIGKILL);
-                while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-                    ;
-                ended = 1;
-            }
-            continue;
+            limit = limit > 0 && limit < STOP_GRACE ? limit : STOP_GRACE;
         }
-        if (g->step_timeout <= 0)
+        if (limit <= 0)
             continue;
-        double now = drift_now();
         for (unsigned k = 0; k < K; k++) {
             int call = atomic_load(&page->slot[k].call);
             uint64_t it = atomic_load(&page->slot[k].iter);
@@ -642,9 +622,8 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
                 seen_call[k] = call;
                 seen_iter[k] = it;
                 since[k] = now;
-            } else if (call != DRIFT_GUARD_IDLE &&
-                       now - since[k] > g->step_timeout) {
-                hung = 1;
+            } else if (call != DRIFT_GUARD_IDLE && now - since[k] > limit) {
+                hung = stop_at ? 2 : 1;
                 hung_chain = (int)k;
                 break;
             }
