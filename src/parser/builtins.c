@@ -218,3 +218,20 @@ const drift_dist *drift_dist_find(const char *name)
             return &drift_dists[k];
     return NULL;
 }
+
+int drift_dist_has_cdf(drift_dist_id id)
+{
+    switch (id) {
+    case DRIFT_D_NORMAL: case DRIFT_D_STD_NORMAL: case DRIFT_D_STUDENT_T:
+    case DRIFT_D_CAUCHY: case DRIFT_D_DOUBLE_EXPONENTIAL:
+    case DRIFT_D_LOGISTIC: case DRIFT_D_LOGNORMAL: case DRIFT_D_EXPONENTIAL:
+    case DRIFT_D_GAMMA: case DRIFT_D_INV_GAMMA: case DRIFT_D_BETA:
+    case DRIFT_D_UNIFORM: case DRIFT_D_WEIBULL: case DRIFT_D_GUMBEL:
+    case DRIFT_D_CHI_SQUARE: case DRIFT_D_INV_CHI_SQUARE:
+    case DRIFT_D_SCALED_INV_CHI_SQUARE: case DRIFT_D_RAYLEIGH:
+    case DRIFT_D_FRECHET:
+        return 1;
+    default:
+        return 0;
+    }
+}

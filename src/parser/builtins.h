@@ -45,8 +45,11 @@ typedef enum drift_fn_id {
     DRIFT_FN_POSITIVE_INFINITY, DRIFT_FN_NOT_A_NUMBER,
     DRIFT_FN_MACHINE_PRECISION,   /* constants, no arguments */
     DRIFT_FN_DENSITY,           /* name_lpdf(y | ...): the call's dist */
-    DRIFT_FN_RNG                /* name_rng(...): a draw of the call's dist
+    DRIFT_FN_RNG,               /* name_rng(...): a draw of the call's dist
                                    (the generated block only) */
+    DRIFT_FN_LCDF,              /* name_lcdf(y | ...): log P(Y <= y) */
+    DRIFT_FN_LCCDF,             /* name_lccdf(y | ...): log P(Y > y) */
+    DRIFT_FN_CDF                /* name_cdf(y | ...): P(Y <= y) */
 } drift_fn_id;
 
 typedef enum drift_fn_rule {
@@ -139,5 +142,9 @@ extern const drift_dist drift_dists[];
 
 /* The distribution called name, or NULL. */
 const drift_dist *drift_dist_find(const char *name);
+
+/* Whether distribution id has name_lcdf, name_lccdf and name_cdf (the
+ * continuous ones but von_mises and the multivariate). */
+int drift_dist_has_cdf(drift_dist_id id);
 
 #endif

@@ -1029,7 +1029,8 @@ static void check_call(checker *c, drift_expr *e)
         check_rng(c, e);
         return;
     }
-    if (e->fn && e->fn->id == DRIFT_FN_DENSITY) {
+    if (e->fn && (e->fn->id == DRIFT_FN_DENSITY || e->fn->id == DRIFT_FN_LCDF ||
+                  e->fn->id == DRIFT_FN_LCCDF || e->fn->id == DRIFT_FN_CDF)) {
         check_density(c, e->dist, e->args, e->args->next, e->n_args - 1,
                       e->name_loc);
         for (drift_expr *a = e->args; a; a = a->next) {

@@ -17,6 +17,7 @@
 #include "ad.h"
 #include "base/lapack.h"
 #include "base/util.h"
+#include "cdf.h"
 #include "dist.h"
 #include "kern.h"
 #include "rand.h"
@@ -330,16 +331,30 @@ static int fwd_dist(drift_ad_ctx *c, int id)
                       : NULL;
     }
     size_t bad_r = 0, bad_j = 0;
-    if (drift_dist_rows((drift_dist_id)n->fn, R, m, n->n_in, in, ld, st,
-                        c->val[id], c->need_part ? part : NULL, &bad_r,
-                        &bad_j) == 0 ||
-        n->guard)
+    int rc = n->tail ? drift_cdf_rows((drift_dist_id)n->fn,
+                                      (drift_cdf_tail)n->tail, R, m, n->n_in,
+                                      in, ld, st, c->val[id],
+                                      c->need_part ? part : NULL, &bad_r,
+                                      &bad_j)
+                     : drift_dist_rows((drift_dist_id)n->fn, R, m, n->n_in,
+                                       in, ld, st, c->val[id],
+                                       c->need_part ? part : NULL, &bad_r,
+                                       &bad_j);
+    if (rc == 0 || n->guard)
         return DRIFT_OK; /* in a branch of '? :': maybe not taken */
     double a[DRIFT_DIST_MAX_ARGS + 1];
     for (int k = 0; k < n->n_in; k++)
         a[k] = in[k][bad_r * ld[k] + bad_j * st[k]];
     char why[200];
-    drift_dist_explain((drift_dist_id)n->fn, a, why, sizeof why);
+    double lc = n->tail ? drift_cdf_log((drift_dist_id)n->fn,
+                                        (drift_cdf_tail)n->tail, a, NULL)
+                        : NAN;
+    if (n->tail && !isnan(lc))
+        snprintf(why, sizeof why, "the log %scdf is %g at outcome %g",
+                 n->tail == DRIFT_CDF_UPPER ? "complementary " : "", lc,
+                 a[0]);
+    else
+        drift_dist_explain((drift_dist_id)n->fn, a, why, sizeof why);
     char where[200] = "", of[140] = "";
     if (c->g->mapped_source)
         snprintf(of, sizeof of, " of %.120s", c->g->mapped_source);
@@ -351,8 +366,11 @@ static int fwd_dist(drift_ad_ctx *c, int id)
                  row_id(c, bad_r) + 1, of);
     else if (m > 1)
         snprintf(where, sizeof where, " (element %zu)", bad_j + 1);
-    return node_error(c, id, "%s: %s%s", drift_dists[n->fn].name, why,
-                      where);
+    return node_error(c, id, "%s%s: %s%s", drift_dists[n->fn].name,
+                      !n->tail ? ""
+                      : n->tail == DRIFT_CDF_UPPER ? "_lccdf"
+                                                   : "_lcdf",
+                      why, where);
 }
 
 static int fwd_catlogit(drift_ad_ctx *c, int id)

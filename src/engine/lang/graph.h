@@ -43,8 +43,9 @@ typedef enum drift_gop {
     DRIFT_G_MATMUL,     /* (m x k) * (k x n) -> m x n */
     DRIFT_G_SLICE,      /* elements off .. off+sz of in[0] */
     DRIFT_G_GATHER,     /* elements idx[row]*sz .. of in[0] (idx per row) */
-    DRIFT_G_DIST,       /* scalar: sum of log densities; fn: dist id;
-                           in[0] outcome, in[1..] arguments; m elements */
+    DRIFT_G_DIST,       /* scalar: sum of log densities (or, with tail
+                           set, of log cdfs); fn: dist id; in[0] outcome,
+                           in[1..] arguments; m elements */
     DRIFT_G_CATLOGIT,   /* scalar: categorical_logit(in[0] | in[1]) */
     DRIFT_G_TERMS,      /* scalar: sum of scalar inputs */
     DRIFT_G_XFORM,      /* a structured type's transform (transform.h):
@@ -99,6 +100,8 @@ typedef struct drift_gnode {
     unsigned batched : 1;           /* varies by row */
     unsigned param : 1;             /* depends on theta */
     unsigned is_int : 1;            /* integer values (data) */
+    unsigned tail : 2;              /* DIST: 0 the log density, else the
+                                       log cdf's drift_cdf_tail (cdf.h) */
     unsigned guard : 1;             /* under a branch of a SELECT: a zero
                                        adjoint adds nothing even where the
                                        partials are not finite */

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ad.h"
+#include "cdf.h"
 #include "base/util.h"
 #include "graph.h"
 #include "lower.h"
@@ -761,8 +762,19 @@ static int build_multivariate(builder *b, const drift_dist *d, int y,
 /* The log density of distribution d at outcome y with arguments args
  * (a '~' statement or name_lpdf(y | args)): the sum over the elements,
  * per row where anything varies by row. */
+static int build_dist(builder *b, const drift_dist *d, drift_expr *ye,
+                      drift_expr *args, unsigned tail, drift_loc loc);
+
 static int build_density(builder *b, const drift_dist *d, drift_expr *ye,
                          drift_expr *args, drift_loc loc)
+{
+    return build_dist(b, d, ye, args, 0, loc);
+}
+
+/* The log density, or (tail set) the log cdf's sum over the elements of
+ * distribution d at outcome y with arguments args. */
+static int build_dist(builder *b, const drift_dist *d, drift_expr *ye,
+                      drift_expr *args, unsigned tail, drift_loc loc)
 {
     int in[DRIFT_DIST_MAX_ARGS + 1];
     int n = 0;
@@ -783,8 +795,10 @@ static int build_density(builder *b, const drift_dist *d, drift_expr *ye,
             if (b->g->nodes[in[k]].sz > m)
                 m = b->g->nodes[in[k]].sz;
         id = new_node(b, DRIFT_G_DIST, (int)d->id, in, n, 1, loc);
-        if (id >= 0)
+        if (id >= 0) {
             b->g->nodes[id].m = m;
+            b->g->nodes[id].tail = tail;
+        }
     }
     return finish(b, id, 0);
 }
@@ -956,6 +970,15 @@ static int build_call(builder *b, drift_expr *e)
     drift_fn_id fn = e->fn->id;
     if (fn == DRIFT_FN_DENSITY)
         return build_density(b, e->dist, e->args, e->args->next, e->loc);
+    if (fn == DRIFT_FN_LCDF || fn == DRIFT_FN_LCCDF || fn == DRIFT_FN_CDF) {
+        /* the cdf of several elements is the product of theirs: the
+         * exponential of the summed log cdfs */
+        int l = build_dist(b, e->dist, e->args, e->args->next,
+                           fn == DRIFT_FN_LCCDF ? DRIFT_CDF_UPPER
+                                                : DRIFT_CDF_LOWER,
+                           e->loc);
+        return fn == DRIFT_FN_CDF ? un(b, DRIFT_FN_EXP, l, e->loc) : l;
+    }
     if (fn == DRIFT_FN_RNG)
         return build_rng(b, e);
     if (fn == DRIFT_FN_ROWS || fn == DRIFT_FN_COLS ||
@@ -1885,6 +1908,8 @@ static void check_supports(builder *b, drift_ad_ws *ws)
             continue;
         if (d->guard)
             continue; /* in a branch of '? :', maybe not taken there */
+        if (d->tail)
+            continue; /* a cdf: any outcome has one */
         drift_dist_id di = d->op == DRIFT_G_CATLOGIT
                                ? DRIFT_D_CATEGORICAL_LOGIT
                                : (drift_dist_id)d->fn;

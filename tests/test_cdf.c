@@ -1,0 +1,342 @@
+/* test_cdf.c: the log cdfs and log complementary cdfs of the
+ * continuous distributions against R's p* functions (or closed forms
+ * where base R has none), in the bulk and far in both tails; their
+ * partials in every argument against central finite differences at the
+ * same points; the incomplete gamma and beta functions' derivatives in
+ * their shapes; and name_lcdf, name_lccdf and name_cdf through the
+ * language (values, the gradient battery, and the errors of wrong calls).
+ *
+ * Reference values printed by R 4.x with options(digits = 17), each pair
+ * (log F(y), log(1 - F(y))) as c(p(..., log.p = TRUE),
+ * p(..., lower.tail = FALSE, log.p = TRUE)) with p:
+ *   normal:            pnorm(y, mu, sigma)
+ *   std_normal:        pnorm(y)
+ *   student_t:         pt((y - mu) / sigma, nu)
+ *   cauchy:            pcauchy(y, mu, sigma)
+ *   double_exponential: z <- (y - mu) / sigma; z < 0: c(log(0.5) + z,
+ *                        log1p(-0.5 * exp(z))), else c(log1p(-0.5 *
+ *                        exp(-z)), log(0.5) - z)
+ *   logistic:          plogis(y, mu, sigma)
+ *   lognormal:         plnorm(y, mu, sigma)
+ *   exponential:       pexp(y, beta)
+ *   gamma:             pgamma(y, shape = alpha, rate = beta)
+ *   inv_gamma:         pgamma(1 / y, shape = alpha, rate = beta), tails
+ *                        swapped
+ *   beta:              pbeta(y, alpha, beta)
+ *   uniform:           punif(y, alpha, beta)
+ *   weibull:           pweibull(y, shape = alpha, scale = sigma)
+ *   gumbel:            z <- (y - mu) / beta; c(-exp(-z),
+ *                        log(-expm1(-exp(-z)))); at z = -6 R's second
+ *                        rounds to 0, and the value is -exp(-exp(6))
+ *   chi_square:        pchisq(y, nu)
+ *   inv_chi_square:    pchisq(1 / y, nu), tails swapped
+ *   scaled_inv_chi_square: pgamma(1 / y, nu / 2, rate = nu * s^2 / 2),
+ *                        tails swapped
+ *   rayleigh:          q <- y^2 / (2 * sigma^2); c(log(-expm1(-q)), -q)
+ *   frechet:           pweibull(1 / y, shape = alpha, scale = 1 / sigma),
+ *                        tails swapped */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "engine/lang/cdf.h"
+#include "engine/lang/dist.h"
+#include "harness.h"
+#include "langtest.h"
+
+/* R: -exp(-exp(6)) */
+#define GUMBEL_FAR -6.2101364865661445e-176
+
+typedef struct cref {
+    drift_dist_id id;
+    double a[4];
+    double lcdf, lccdf;
+} cref;
+
+static const cref crefs[] = {
+    {DRIFT_D_NORMAL, {0.3, -0.2, 1.7}, -0.48505067561684684, -0.9562433042420192},
+    {DRIFT_D_NORMAL, {-4.1, 2.5, 0.6}, -63.82493409442372, -1.9106595744986757e-28},
+    {DRIFT_D_NORMAL, {-40, 0, 1}, -804.6084420137538, 0},
+    {DRIFT_D_NORMAL, {40, 0, 1}, 0, -804.6084420137538},
+    {DRIFT_D_NORMAL, {-1000, 0, 10}, -5005.524208694205, 0},
+    {DRIFT_D_NORMAL, {8, 0, 1}, -6.220960574271787e-16, -35.01343715991455},
+    {DRIFT_D_STD_NORMAL, {0.7}, -0.2770239422771312, -1.4189677615315315},
+    {DRIFT_D_STD_NORMAL, {-38.5}, -745.695270290411, 0},
+    {DRIFT_D_STD_NORMAL, {25}, -3.0566967063825616e-138, -316.63940800802027},
+    {DRIFT_D_STUDENT_T, {0.3, 3.5, -0.2, 1.7}, -0.4986244387879814, -0.9348762624617959},
+    {DRIFT_D_STUDENT_T, {-4.1, 1, 2.5, 0.6}, -3.5453701635205226, -0.029282516939437307},
+    {DRIFT_D_STUDENT_T, {2, 30, 1, 2}, -0.371587735266506, -1.1700175240009592},
+    {DRIFT_D_STUDENT_T, {-1000, 3, 0, 1}, -20.625545997896715, -1.1026538218962222e-09},
+    {DRIFT_D_STUDENT_T, {1e-07, 4, 0, 1}, -0.6931471055599482, -0.693147255559948},
+    {DRIFT_D_STUDENT_T, {50, 2.5, 0, 1}, -4.065330175906787e-05, -10.110450827765659},
+    {DRIFT_D_STUDENT_T, {-3, 200, 0, 1}, -6.488043106030738, -0.0015226822493878333},
+    {DRIFT_D_STUDENT_T, {0.5, 0.3, 0, 1}, -0.5114181264456059, -0.9154026355715977},
+    {DRIFT_D_CAUCHY, {0.3, -0.2, 1.7}, -0.5258495839461844, -0.8941697202260623},
+    {DRIFT_D_CAUCHY, {-4.1, 2.5, 0.6}, -3.545370163520522, -0.02928251693943731},
+    {DRIFT_D_CAUCHY, {-100000000, 0, 1}, -19.565410629801764, -3.1830988669039664e-09},
+    {DRIFT_D_CAUCHY, {100000000, 0, 1}, -3.1830988669039664e-09, -19.565410629801764},
+    {DRIFT_D_DOUBLE_EXPONENTIAL, {0.3, -0.2, 1.7}, -0.46616207109877617, -0.9872648276187688},
+    {DRIFT_D_DOUBLE_EXPONENTIAL, {-4.1, 2.5, 0.6}, -11.693147180559945, -8.350885263668111e-06},
+    {DRIFT_D_DOUBLE_EXPONENTIAL, {60, 0, 1}, -4.37825538134826e-27, -60.69314718055995},
+    {DRIFT_D_LOGISTIC, {0.3, -0.2, 1.7}, -0.5568627543929483, -0.8509804014517718},
+    {DRIFT_D_LOGISTIC, {-4.1, 2.5, 0.6}, -11.000016701561318, -1.670156131839396e-05},
+    {DRIFT_D_LOGISTIC, {-800, 0, 1}, -800, 0},
+    {DRIFT_D_LOGISTIC, {800, 0, 1}, 0, -800},
+    {DRIFT_D_LOGNORMAL, {0.3, -0.2, 1.7}, -1.28228202617567, -0.3249043529804401},
+    {DRIFT_D_LOGNORMAL, {4.1, 2.5, 0.6}, -3.35927973415078, -0.035378800799744044},
+    {DRIFT_D_LOGNORMAL, {1e-30, 0, 1}, -2391.008527534262, 0},
+    {DRIFT_D_EXPONENTIAL, {0.3, 1.7}, -0.9175304470342056, -0.51},
+    {DRIFT_D_EXPONENTIAL, {4.1, 0.6}, -0.08930668297265291, -2.4599999999999995},
+    {DRIFT_D_EXPONENTIAL, {1e-12, 2}, -26.937873935369602, -2e-12},
+    {DRIFT_D_EXPONENTIAL, {300, 2}, -2.6503965530043108e-261, -600},
+    {DRIFT_D_GAMMA, {0.3, 2.2, 1.7}, -2.710576049804511, -0.06881269761705558},
+    {DRIFT_D_GAMMA, {4.1, 0.6, 0.3}, -0.16080227928633636, -1.906903728830813},
+    {DRIFT_D_GAMMA, {0.01, 0.3, 1}, -1.275680083776379, -0.3274504504972729},
+    {DRIFT_D_GAMMA, {40, 0.3, 1}, -1.055651493979831e-19, -43.694958660713226},
+    {DRIFT_D_GAMMA, {45, 50, 1}, -1.3991687438723575, -0.2834271832120416},
+    {DRIFT_D_GAMMA, {60, 50, 1}, -0.08818298788719828, -2.4721087206353385},
+    {DRIFT_D_GAMMA, {0.001, 5, 2}, -35.86219886187273, -2.662226029524803e-16},
+    {DRIFT_D_GAMMA, {300, 3, 1}, -2.3321861827548488e-126, -289.27891561371734},
+    {DRIFT_D_INV_GAMMA, {0.3, 2.2, 1.7}, -3.4845414120164837, -0.03114791788844934},
+    {DRIFT_D_INV_GAMMA, {4.1, 0.6, 0.3}, -0.2572480596465317, -1.483582638962677},
+    {DRIFT_D_INV_GAMMA, {0.01, 3, 2}, -190.08651261288554, -2.795609373660873e-83},
+    {DRIFT_D_BETA, {0.3, 2.2, 1.7}, -1.9332003688971269, -0.15628477082885361},
+    {DRIFT_D_BETA, {0.91, 0.6, 0.3}, -0.4969421819349865, -0.9374841303263798},
+    {DRIFT_D_BETA, {1e-05, 2, 3}, -21.234104794084622, -5.999920002099963e-10},
+    {DRIFT_D_BETA, {0.99999, 3, 2}, -5.999920002045351e-10, -21.234104794093724},
+    {DRIFT_D_BETA, {0.4, 30, 40}, -1.1452517890135328, -0.3829364976099173},
+    {DRIFT_D_UNIFORM, {0.3, -0.2, 1.7}, -1.3350010667323402, -0.3053816495511819},
+    {DRIFT_D_UNIFORM, {-4.1, -5, 2.5}, -2.1202635362000906, -0.12783337150988489},
+    {DRIFT_D_WEIBULL, {1.3, 2.2, 1.7}, -0.8545282639746884, -0.5542270877660854},
+    {DRIFT_D_WEIBULL, {4.1, 0.6, 0.3}, -0.008249471298909109, -4.801728065746825},
+    {DRIFT_D_WEIBULL, {0.0001, 1.5, 2}, -14.855231505580882, -3.535533905932738e-07},
+    {DRIFT_D_WEIBULL, {30, 2, 1.5}, -1.9151695967140057e-174, -400},
+    {DRIFT_D_GUMBEL, {0.3, -0.2, 1.7}, -0.7451888170134805, -0.6436804272128858},
+    {DRIFT_D_GUMBEL, {-1.1, 2.5, 0.6}, -403.42879349273511, GUMBEL_FAR},
+    {DRIFT_D_GUMBEL, {30, 0, 1}, -9.357622968840175e-14, -30.000000000000046},
+    {DRIFT_D_CHI_SQUARE, {1.3, 2.2}, -0.8427486319223817, -0.5630413423887587},
+    {DRIFT_D_CHI_SQUARE, {4.1, 7}, -1.4618373659616155, -0.26371813304294905},
+    {DRIFT_D_CHI_SQUARE, {60, 3}, -5.878230727908627e-13, -28.162350388905},
+    {DRIFT_D_INV_CHI_SQUARE, {1.3, 2.2}, -0.3211972982175211, -1.2920033928769632},
+    {DRIFT_D_INV_CHI_SQUARE, {0.2, 7}, -0.4155711580980896, -1.0787015192615068},
+    {DRIFT_D_SCALED_INV_CHI_SQUARE, {1.3, 2.2, 0.8}, -0.46338679677779415, -0.991955541345428},
+    {DRIFT_D_SCALED_INV_CHI_SQUARE, {4.1, 7, 2.5}, -1.8731408085557215, -0.16681088949452066},
+    {DRIFT_D_RAYLEIGH, {1.3, 0.8}, -0.3106802961394607, -1.3203124999999998},
+    {DRIFT_D_RAYLEIGH, {4.1, 2.5}, -0.30190517088632096, -1.3448},
+    {DRIFT_D_RAYLEIGH, {1e-05, 1}, -23.7189981105254, -5.000000000000001e-11},
+    {DRIFT_D_FRECHET, {1.3, 2.2, 1.7}, -1.8043145527777873, -0.17982934547434024},
+    {DRIFT_D_FRECHET, {0.4, 0.6, 3}, -3.3499379133114293, -0.035716852585936404},
+    {DRIFT_D_FRECHET, {50, 2, 1}, -0.0004, -7.824246004189625},
+};
+
+/* Relative agreement, or both at the same infinity. */
+static int close_rel(double got, double want, double tol)
+{
+    if (isinf(want))
+        return got == want;
+    return fabs(got - want) <= tol * fmax(fabs(want), 1e-300);
+}
+
+static void test_against_r(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof crefs / sizeof crefs[0]; k++) {
+        const cref *r = &crefs[k];
+        double lo = drift_cdf_log(r->id, DRIFT_CDF_LOWER, r->a, NULL);
+        double up = drift_cdf_log(r->id, DRIFT_CDF_UPPER, r->a, NULL);
+        /* 1e-12 relative: the values themselves, however small (a tail
+         * probability near 1 has a log near -1e-126, and that is what must
+         * be right) */
+        if (!close_rel(lo, r->lcdf, 1e-12) && fabs(lo - r->lcdf) > 1e-300)
+            fail_msg("%s_lcdf case %zu: %.17g, R says %.17g",
+                     drift_dists[r->id].name, k, lo, r->lcdf);
+        if (!close_rel(up, r->lccdf, 1e-12) && fabs(up - r->lccdf) > 1e-300)
+            fail_msg("%s_lccdf case %zu: %.17g, R says %.17g",
+                     drift_dists[r->id].name, k, up, r->lccdf);
+    }
+}
+
+/* Every partial against central differences at every reference point,
+ * tails included. */
+static void test_partials(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof crefs / sizeof crefs[0]; k++) {
+        const cref *r = &crefs[k];
+        const drift_dist *di = &drift_dists[r->id];
+        for (int t = DRIFT_CDF_LOWER; t <= DRIFT_CDF_UPPER; t++) {
+            double d[4];
+            drift_cdf_log(r->id, (drift_cdf_tail)t, r->a, d);
+            for (int j = 0; j <= di->n_args; j++) {
+                double a[4], h = 1e-6 * fabs(r->a[j]);
+                if (r->a[j] == 0)
+                    h = 1e-6;
+                if (r->id == DRIFT_D_BETA && j == 0)
+                    h = 1e-6 * fmin(r->a[0], 1 - r->a[0]); /* off the edge */
+                memcpy(a, r->a, sizeof a);
+                a[j] = r->a[j] + h;
+                double fu = drift_cdf_log(r->id, (drift_cdf_tail)t, a, NULL);
+                a[j] = r->a[j] - h;
+                double fl = drift_cdf_log(r->id, (drift_cdf_tail)t, a, NULL);
+                double fd = (fu - fl) / (2 * h);
+                /* relative, plus the rounding of the two values over 2h */
+                double f0 = drift_cdf_log(r->id, (drift_cdf_tail)t, r->a,
+                                          NULL);
+                double tol = 2e-6 * fmax(fabs(d[j]), fabs(fd)) +
+                             1e-15 * fabs(f0) / h + 1e-300;
+                if (!(fabs(fd - d[j]) <= tol))
+                    fail_msg("%s_%s case %zu, partial %d: %.12g vs "
+                             "difference %.12g",
+                             di->name, t == DRIFT_CDF_LOWER ? "lcdf" : "lccdf",
+                             k, j, d[j], fd);
+            }
+        }
+    }
+}
+
+/* The two tails add up: exp(lcdf) + exp(lccdf) = 1, and their partials
+ * are in the ratio the identity requires. */
+static void test_tails_complement(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof crefs / sizeof crefs[0]; k++) {
+        const cref *r = &crefs[k];
+        double dl[4], du[4];
+        double lo = drift_cdf_log(r->id, DRIFT_CDF_LOWER, r->a, dl);
+        double up = drift_cdf_log(r->id, DRIFT_CDF_UPPER, r->a, du);
+        if (!(fabs(exp(lo) + exp(up) - 1) < 1e-14))
+            fail_msg("%s case %zu: F + (1 - F) = %.17g",
+                     drift_dists[r->id].name, k, exp(lo) + exp(up));
+        for (int j = 0; j <= drift_dists[r->id].n_args; j++) {
+            /* F dlog F + (1 - F) dlog(1 - F) = 0 */
+            double s = exp(lo) * dl[j] + exp(up) * du[j];
+            double sc = fabs(exp(lo) * dl[j]) + fabs(exp(up) * du[j]);
+            if (!(fabs(s) <= 1e-10 * sc + 1e-300))
+                fail_msg("%s case %zu, partial %d: %.17g and %.17g do not "
+                         "cancel",
+                         drift_dists[r->id].name, k, j, dl[j], du[j]);
+        }
+    }
+}
+
+/* log Phi far out in the lower tail, where erfc underflows: finite and
+ * as R's pnorm(z, log.p = TRUE), on both sides of the switch from erfc
+ * to the Mills ratio at -20; its derivative phi / Phi close to -z. */
+static void test_log_phi_tail(void **state)
+{
+    (void)state;
+    double g;
+    /* R: pnorm(-40, log.p = TRUE); pnorm(-100, log.p = TRUE);
+     * pnorm(-1e4, log.p = TRUE); pnorm(-20.5, log.p = TRUE);
+     * pnorm(-19.5, log.p = TRUE) */
+    static const double z[] = {-40, -100, -1e4, -20.5, -19.5};
+    static const double want[] = {-804.6084420137538, -5005.5242086942053,
+                                  -50000010.129278913, -214.06672896326381,
+                                  -194.01696577749749};
+    for (size_t k = 0; k < sizeof z / sizeof z[0]; k++) {
+        double lp = drift_cdf_log_phi(z[k], &g);
+        if (!(fabs(lp - want[k]) < 1e-13 * fabs(want[k])))
+            fail_msg("log Phi(%g) = %.17g, R says %.17g", z[k], lp, want[k]);
+        /* phi / Phi = -z (1 + 1/z^2 - ...)^-1: between -z and -z + 1/-z */
+        if (!(g >= -z[k] && g <= -z[k] + 1 / -z[k]))
+            fail_msg("d log Phi(%g) = %.17g", z[k], g);
+    }
+    assert_true(drift_cdf_log_phi(-INFINITY, NULL) == -INFINITY);
+    assert_true(drift_cdf_log_phi(INFINITY, NULL) == 0);
+}
+
+/* The shape derivatives of log P(a, x), log Q(a, x) and log I_x(a, b)
+ * against central differences, on both sides of each switch between
+ * series and continued fraction. */
+static void test_shape_derivatives(void **state)
+{
+    (void)state;
+    static const double ga[][2] = {{0.3, 0.01}, {0.3, 40}, {2.2, 0.5},
+                                   {2.2, 3.3}, {50, 45}, {50, 60},
+                                   {5, 0.002}, {3, 300}, {1e-3, 1e-3},
+                                   {400, 380}};
+    for (size_t k = 0; k < sizeof ga / sizeof ga[0]; k++) {
+        double a = ga[k][0], x = ga[k][1], lp, lq, dp[2], dq[2];
+        assert_int_equal(drift_cdf_log_inc_gamma(a, x, &lp, dp, &lq, dq), 0);
+        double h = 1e-6 * a, p1, p2, q1, q2;
+        drift_cdf_log_inc_gamma(a + h, x, &p1, NULL, &q1, NULL);
+        drift_cdf_log_inc_gamma(a - h, x, &p2, NULL, &q2, NULL);
+        double fp = (p1 - p2) / (2 * h), fq = (q1 - q2) / (2 * h);
+        if (!(fabs(fp - dp[0]) <= 1e-6 * fmax(fabs(fp), fabs(dp[0])) + 1e-300))
+            fail_msg("d/da log P(%g, %g) = %.12g, difference %.12g", a, x,
+                     dp[0], fp);
+        if (!(fabs(fq - dq[0]) <= 1e-6 * fmax(fabs(fq), fabs(dq[0])) + 1e-300))
+            fail_msg("d/da log Q(%g, %g) = %.12g, difference %.12g", a, x,
+                     dq[0], fq);
+    }
+    static const double be[][3] = {{2.2, 1.7, 0.3}, {0.6, 0.3, 0.91},
+                                   {2, 3, 1e-5}, {30, 40, 0.4},
+                                   {0.5, 0.5, 0.999}, {100, 0.5, 0.99}};
+    for (size_t k = 0; k < sizeof be / sizeof be[0]; k++) {
+        double a = be[k][0], b = be[k][1], x = be[k][2], lo, up;
+        double dlo[3], dup[3];
+        assert_int_equal(
+            drift_cdf_log_inc_beta(a, b, x, 1 - x, &lo, dlo, &up, dup), 0);
+        for (int j = 0; j < 2; j++) {
+            double p[2] = {a, b}, h = 1e-6 * p[j], l1, l2, u1, u2;
+            p[j] += h;
+            drift_cdf_log_inc_beta(p[0], p[1], x, 1 - x, &l1, NULL, &u1,
+                                   NULL);
+            p[j] -= 2 * h;
+            drift_cdf_log_inc_beta(p[0], p[1], x, 1 - x, &l2, NULL, &u2,
+                                   NULL);
+            double fl = (l1 - l2) / (2 * h), fu = (u1 - u2) / (2 * h);
+            if (!(fabs(fl - dlo[j]) <= 1e-6 * fmax(fabs(fl), fabs(dlo[j]))))
+                fail_msg("d/d%c log I_%g(%g, %g) = %.12g, difference %.12g",
+                         "ab"[j], x, a, b, dlo[j], fl);
+            if (!(fabs(fu - dup[j]) <= 1e-6 * fmax(fabs(fu), fabs(dup[j]))))
+                fail_msg("d/d%c log(1 - I_%g(%g, %g)) = %.12g, difference "
+                         "%.12g",
+                         "ab"[j], x, a, b, dup[j], fu);
+        }
+    }
+    double lp;
+    assert_int_equal(drift_cdf_log_inc_gamma(-1, 1, &lp, NULL, NULL, NULL),
+                     -1);
+    assert_true(isnan(lp));
+}
+
+/* Outcomes outside the support have log cdf log 0 or log 1; arguments
+ * outside their domain give NaN. */
+static void test_support_and_domains(void **state)
+{
+    (void)state;
+    double a[4] = {-1, 2, 1, 0};
+    assert_true(drift_cdf_log(DRIFT_D_GAMMA, DRIFT_CDF_LOWER, a, NULL) ==
+                -INFINITY);
+    assert_true(drift_cdf_log(DRIFT_D_GAMMA, DRIFT_CDF_UPPER, a, NULL) == 0);
+    double b[4] = {1.5, 2, 3, 0};
+    assert_true(drift_cdf_log(DRIFT_D_BETA, DRIFT_CDF_LOWER, b, NULL) == 0);
+    assert_true(drift_cdf_log(DRIFT_D_BETA, DRIFT_CDF_UPPER, b, NULL) ==
+                -INFINITY);
+    double u[4] = {3, 0, 1, 0};
+    assert_true(drift_cdf_log(DRIFT_D_UNIFORM, DRIFT_CDF_LOWER, u, NULL) ==
+                0);
+    double n[4] = {0, 0, -1, 0};
+    assert_true(isnan(drift_cdf_log(DRIFT_D_NORMAL, DRIFT_CDF_LOWER, n,
+                                    NULL)));
+    double t[4] = {0, -2, 0, 1};
+    assert_true(isnan(drift_cdf_log(DRIFT_D_STUDENT_T, DRIFT_CDF_UPPER, t,
+                                    NULL)));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_against_r),
+        cmocka_unit_test(test_partials),
+        cmocka_unit_test(test_tails_complement),
+        cmocka_unit_test(test_log_phi_tail),
+        cmocka_unit_test(test_shape_derivatives),
+        cmocka_unit_test(test_support_and_domains),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
