@@ -50,6 +50,11 @@
 /* R: -exp(-exp(6)) */
 #define GUMBEL_FAR -6.2101364865661445e-176
 
+/* test_cdf_values' log prior: R's dnorm(0.25, log = TRUE) +
+ * log(pnorm(0.3, -0.2, 1.7)) + 2 * sum(pnorm(c(0.3, -1.2), log.p = TRUE))
+ * + pnorm(0.3, 0.25, lower.tail = FALSE, log.p = TRUE) */
+#define LP_CDF_VALUES -7.4563362394553208
+
 typedef struct cref {
     drift_dist_id id;
     double a[4];
@@ -328,6 +333,170 @@ static void test_support_and_domains(void **state)
                                     NULL)));
 }
 
+/* Each distribution with a cdf, through the language: name_lcdf and
+ * name_lccdf of a rows outcome with parameters in every continuous
+ * argument, per row; the value equals the sum of the element functions
+ * (tested against R above) and the gradients pass the battery of
+ * derivative checks (finite differences, per-row, jvp). */
+static const struct {
+    const char *name, *outcome, *args;
+    drift_dist_id id;
+} as_expr[] = {
+    {"normal", "y", "x[1], exp(x[2])", DRIFT_D_NORMAL},
+    {"std_normal", "y", "", DRIFT_D_STD_NORMAL},
+    {"student_t", "y", "exp(x[3]) + 1, x[1], exp(x[2])", DRIFT_D_STUDENT_T},
+    {"cauchy", "y", "x[1], exp(x[2])", DRIFT_D_CAUCHY},
+    {"double_exponential", "y", "x[1], exp(x[2])",
+     DRIFT_D_DOUBLE_EXPONENTIAL},
+    {"logistic", "y", "x[1], exp(x[2])", DRIFT_D_LOGISTIC},
+    {"lognormal", "yp", "x[1], exp(x[2])", DRIFT_D_LOGNORMAL},
+    {"exponential", "yp", "exp(x[1])", DRIFT_D_EXPONENTIAL},
+    {"gamma", "yp", "exp(x[1]), exp(x[2])", DRIFT_D_GAMMA},
+    {"inv_gamma", "yp", "exp(x[1]), exp(x[2])", DRIFT_D_INV_GAMMA},
+    {"beta", "u", "exp(x[1]), exp(x[2])", DRIFT_D_BETA},
+    {"uniform", "u", "x[1] - 5, exp(x[2]) + 1", DRIFT_D_UNIFORM},
+    {"weibull", "yp", "exp(x[1]), exp(x[2])", DRIFT_D_WEIBULL},
+    {"gumbel", "y", "x[1], exp(x[2])", DRIFT_D_GUMBEL},
+    {"chi_square", "yp", "exp(x[1])", DRIFT_D_CHI_SQUARE},
+    {"inv_chi_square", "yp", "exp(x[1])", DRIFT_D_INV_CHI_SQUARE},
+    {"scaled_inv_chi_square", "yp", "exp(x[1]), exp(x[2])",
+     DRIFT_D_SCALED_INV_CHI_SQUARE},
+    {"rayleigh", "yp", "exp(x[1])", DRIFT_D_RAYLEIGH},
+    {"frechet", "yp", "exp(x[1]), exp(x[2])", DRIFT_D_FRECHET},
+};
+
+static const char *const rows_csv[] = {
+    "csv:y,yp,u\n0.3,1.3,0.4\n-2.1,0.2,0.05\n4.5,6.5,0.93\n", NULL};
+static const double rows_val[3][3] = {
+    {0.3, 1.3, 0.4}, {-2.1, 0.2, 0.05}, {4.5, 6.5, 0.93}};
+
+/* The arguments of case k at x, as the model computes them. */
+static int case_args(size_t k, const double *x, double *a)
+{
+    const double ex1 = exp(x[0]), ex2 = exp(x[1]), ex3 = exp(x[2]);
+    switch (as_expr[k].id) {
+    case DRIFT_D_STD_NORMAL: return 0;
+    case DRIFT_D_STUDENT_T:
+        a[0] = ex3 + 1, a[1] = x[0], a[2] = ex2;
+        return 3;
+    case DRIFT_D_EXPONENTIAL: case DRIFT_D_CHI_SQUARE:
+    case DRIFT_D_INV_CHI_SQUARE: case DRIFT_D_RAYLEIGH:
+        a[0] = ex1;
+        return 1;
+    case DRIFT_D_GAMMA: case DRIFT_D_INV_GAMMA: case DRIFT_D_BETA:
+    case DRIFT_D_WEIBULL: case DRIFT_D_SCALED_INV_CHI_SQUARE:
+    case DRIFT_D_FRECHET:
+        a[0] = ex1, a[1] = ex2;
+        return 2;
+    case DRIFT_D_UNIFORM:
+        a[0] = x[0] - 5, a[1] = ex2 + 1;
+        return 2;
+    default:
+        a[0] = x[0], a[1] = ex2;
+        return 2;
+    }
+}
+
+static void test_through_language(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof as_expr / sizeof as_expr[0]; k++) {
+        char text[1024];
+        const char *sep = *as_expr[k].args ? " | " : "";
+        snprintf(text, sizeof text,
+                 "rows { y : real  yp : real  u : real }\n"
+                 "param { x : vector[3] }\n"
+                 "prior { x ~ normal(0, 1) }\n"
+                 "datum { target += %s_lcdf(%s%s%s) + 0.5 * %s_lccdf(%s%s%s) }\n",
+                 as_expr[k].name, as_expr[k].outcome, sep, as_expr[k].args,
+                 as_expr[k].name, as_expr[k].outcome, sep, as_expr[k].args);
+        lt_model lm;
+        lt_open(&lm, text, rows_csv, NULL, 0);
+        if (lm.rc)
+            fail_msg("%s: did not open: %s", as_expr[k].name, lm.report);
+        double x[3] = {0.3, -0.2, 0.5}, lr[3];
+        void *ws = lm.m.workspace_new(lm.m.self, 3);
+        drift_err e;
+        drift_rows all = {NULL, 0, 3};
+        if (lm.m.log_lik(lm.m.self, ws, x, &all, lr, NULL, NULL, NULL, &e))
+            fail_msg("%s: %s", as_expr[k].name, e.msg);
+        size_t col = !strcmp(as_expr[k].outcome, "y")    ? 0
+                     : !strcmp(as_expr[k].outcome, "yp") ? 1
+                                                         : 2;
+        for (size_t r = 0; r < 3; r++) {
+            double a[4];
+            a[0] = rows_val[r][col];
+            case_args(k, x, a + 1);
+            double want =
+                drift_cdf_log(as_expr[k].id, DRIFT_CDF_LOWER, a, NULL) +
+                0.5 * drift_cdf_log(as_expr[k].id, DRIFT_CDF_UPPER, a, NULL);
+            if (!(fabs(lr[r] - want) <= 1e-12 * fmax(1, fabs(want))))
+                fail_msg("%s row %zu: %.17g, the element functions %.17g",
+                         as_expr[k].name, r, lr[r], want);
+        }
+        lm.m.workspace_free(lm.m.self, ws);
+        lt_check_derivatives(&lm.m, 31 + k, 3, 0.5);
+        lt_close(&lm);
+    }
+}
+
+/* name_cdf is the probability: normal_cdf(0.3 | -0.2, 1.7) is R's
+ * pnorm(0.3, -0.2, 1.7) = 0.61569892466012436; over a vector it is the
+ * product, and the older names name_cdf_log and name_ccdf_log are the
+ * log cdfs.  A constant cdf folds to a constant. */
+static void test_cdf_values(void **state)
+{
+    (void)state;
+    const char *data[] = {"json:{\"v\": [0.3, -1.2]}", NULL};
+    lt_model lm;
+    lt_open_ok(&lm,
+               "data { v : vector[2] }\n"
+               "param { x : real }\n"
+               "prior { x ~ normal(0, 1)\n"
+               "        target += log(normal_cdf(0.3 | -0.2, 1.7))\n"
+               "        target += log(normal_cdf(v | 0, 1))\n"
+               "        target += normal_cdf_log(v | 0, 1)\n"
+               "        target += normal_ccdf_log(0.3, x, 1) }\n",
+               data, NULL, 0);
+    void *ws = lm.m.workspace_new(lm.m.self, 1);
+    double x = 0.25, lp;
+    drift_err e;
+    assert_int_equal(lm.m.log_prior(lm.m.self, ws, &x, &lp, NULL, &e), 0);
+    if (!(fabs(lp - LP_CDF_VALUES) < 1e-12 * fabs(LP_CDF_VALUES)))
+        fail_msg("log prior %.17g, R says %.17g", lp, LP_CDF_VALUES);
+    lm.m.workspace_free(lm.m.self, ws);
+    lt_close(&lm);
+}
+
+/* Wrong calls are named with what would be right. */
+static void test_wrong_calls(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *expr, *want;
+    } bad[] = {
+        {"normal_lcdf(x | 0)", "takes 2 arguments (mu, sigma), given 1"},
+        {"gamma_lccdf(x | 1, 2, 3)", "takes 2 arguments (alpha, beta), given 3"},
+        {"poisson_lcdf(x | 2)", "poisson has no cdf in drift"},
+        {"von_mises_cdf(x | 0, 1)", "von_mises has no cdf in drift"},
+        {"nromal_lcdf(x | 0, 1)", "did you mean 'normal_lcdf'?"},
+        {"normal_lcdf()", "needs an outcome"},
+        {"normal_lcdf(x | [1, 2]', 1)", "expected"},
+    };
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char text[256];
+        snprintf(text, sizeof text,
+                 "param { x : real }\nprior { target += %s }\n",
+                 bad[k].expr);
+        lt_model lm;
+        lt_open(&lm, text, NULL, NULL, 0);
+        if (lm.rc == 0 || !strstr(lm.report, bad[k].want))
+            fail_msg("%s: wanted an error with \"%s\", got: %s", bad[k].expr,
+                     bad[k].want, lm.report ? lm.report : "(none)");
+        lt_close(&lm);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -337,6 +506,9 @@ int main(void)
         cmocka_unit_test(test_log_phi_tail),
         cmocka_unit_test(test_shape_derivatives),
         cmocka_unit_test(test_support_and_domains),
+        cmocka_unit_test(test_through_language),
+        cmocka_unit_test(test_cdf_values),
+        cmocka_unit_test(test_wrong_calls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
