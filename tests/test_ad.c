@@ -473,6 +473,13 @@ static void test_glm_full_passes(void **state)
         {"cnt ~ poisson_log(0.002 * dot(x, w) - b)", 1, 0},
         {"target += 0.5 * dot(x, w) - z * b", 1, 0},
         {"y ~ bernoulli_logit(dot(x, w) + log(1 + z * z))", 0, 0},
+        /* Stan's GLM forms, (x, alpha, beta): the same graphs */
+        {"y ~ bernoulli_logit_glm(x, b, w)", 1, 2},
+        {"target += bernoulli_logit_glm_lpmf(y | x, 0, w)", 1, 1},
+        /* (a scaled beta is not in the form the analysis finds: the
+         * unscaled one is, in test_dist's GLM test) */
+        {"cnt ~ poisson_log_glm(x, -b, 0.002 * w)", 0, 0},
+        {"z ~ normal_id_glm(x, b, w, 1.5)", 1, 0},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         char model[768];

@@ -646,6 +646,9 @@ static const struct {
     {"lkj_corr", "R3", "exp(x[1])"},
     {"categorical", "c", "softmax(x)"},
     {"std_normal", "y", ""},
+    {"bernoulli_logit_glm", "k", "v, x[1], x"},
+    {"poisson_log_glm", "c", "v, x[1], 0.1 * x"},
+    {"normal_id_glm", "y", "v, x[1], x, exp(x[2])"},
 };
 
 static void prior_and_gradient(const char *model, double *lp, double *g)
@@ -708,6 +711,125 @@ static void test_every_density_as_expression(void **state)
     }
 }
 
+/* Stan's GLM distributions, (y | x, alpha, beta[, sigma]): per row with
+ * x a rows vector (in generalised linear form, so the GLM kernels and
+ * the control variates see them), and over a data matrix with y an
+ * array, against R.  At alpha = 0.2, beta = (0.7, -0.4), rows x =
+ * (0.5, 1), (-1, 0.2), (0.3, -0.7), R's
+ *   eta <- 0.2 + x %*% c(0.7, -0.4)
+ *   dbinom(c(1, 0, 1), 1, plogis(eta), log = TRUE)
+ *   dpois(c(2, 0, 5), exp(eta), log = TRUE)
+ *   dnorm(c(0.4, -1.3, 2.2), eta, 1.3, log = TRUE)
+ * and, with alpha the vector a = c(0.1, -0.3, 0.5) over the matrix x,
+ *   sum(dbinom(c(1, 0, 1), 1, plogis(a + x %*% c(0.7, -0.4)), log = TRUE)) */
+static void test_glms(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *stmt;
+        double want[3];
+    } cases[] = {
+        {"y ~ bernoulli_logit_glm(x, alpha, beta)",
+         {-0.62095704778953198, -0.44462066950155305, -0.40651526920662473}},
+        {"cnt ~ poisson_log_glm(x, alpha, beta)",
+         {-1.55498142328822841, -0.55989836656540215, -3.33120727602512812}},
+        {"z ~ normal_id_glm(x, alpha, beta, 1.3)",
+         {-1.1997939219325189, -1.3346755787372526, -1.8558885964887319}},
+    };
+    const char *data[] = {
+        "csv:x.1,x.2,y,cnt,z\n0.5,1,1,2,0.4\n-1,0.2,0,0,-1.3\n"
+        "0.3,-0.7,1,5,2.2\n",
+        NULL};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "rows { x : vector[2]  y : int  cnt : int  z : real }\n"
+                 "param { alpha : real  beta : vector[2] }\n"
+                 "prior { alpha ~ normal(0, 1)  beta ~ normal(0, 1) }\n"
+                 "datum { %s }\n",
+                 cases[k].stmt);
+        lt_model lm;
+        lt_open_ok(&lm, text, data, NULL, 0);
+        if (!(lm.m.flags & DRIFT_MODEL_GLM))
+            fail_msg("%s: not in generalised linear form", cases[k].stmt);
+        void *ws = lm.m.workspace_new(lm.m.self, 3);
+        double th[3] = {0.2, 0.7, -0.4}, lr[3];
+        drift_err e;
+        drift_rows all = {NULL, 0, 3};
+        assert_int_equal(lm.m.log_lik(lm.m.self, ws, th, &all, lr, NULL,
+                                      NULL, NULL, &e),
+                         0);
+        for (int r = 0; r < 3; r++)
+            if (!(fabs(lr[r] - cases[k].want[r]) < 1e-13))
+                fail_msg("%s row %d: %.17g, R says %.17g", cases[k].stmt, r,
+                         lr[r], cases[k].want[r]);
+        lm.m.workspace_free(lm.m.self, ws);
+        lt_check_derivatives(&lm.m, 70 + k, 3, 0.5);
+        lt_close(&lm);
+    }
+    /* over a data matrix, alpha a vector */
+    const char *json[] = {
+        "json:{\"X\": [[0.5, 1], [-1, 0.2], [0.3, -0.7]], \"y\": [1, 0, 1],"
+        " \"a\": [0.1, -0.3, 0.5]}",
+        NULL};
+    lt_model lm;
+    lt_open_ok(&lm,
+               "data { X : matrix[3, 2]  y : array[3] int  a : vector[3] }\n"
+               "param { beta : vector[2] }\n"
+               "prior { y ~ bernoulli_logit_glm(X, a, beta) }\n",
+               json, NULL, 0);
+    void *ws = lm.m.workspace_new(lm.m.self, 1);
+    double th[2] = {0.7, -0.4}, lp;
+    drift_err e;
+    assert_int_equal(lm.m.log_prior(lm.m.self, ws, th, &lp, NULL, &e), 0);
+    if (!(fabs(lp - -1.2767883173343653) < 1e-13))
+        fail_msg("over a matrix: %.17g, R says -1.2767883173343653", lp);
+    lm.m.workspace_free(lm.m.self, ws);
+    lt_check_derivatives(&lm.m, 80, 3, 0.5);
+    lt_close(&lm);
+}
+
+/* Wrong GLM calls are named, with what is expected. */
+static void test_glm_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *stmt, *want;
+    } bad[] = {
+        {"y3 ~ bernoulli_logit_glm(X, 0, b3)",
+         "beta of bernoulli_logit_glm must be a vector of x's columns"},
+        {"y1 ~ bernoulli_logit_glm(2.5, 0, b2)",
+         "x of bernoulli_logit_glm must be a vector[K] (one row) or a "
+         "matrix[n, K]"},
+        {"y3 ~ bernoulli_logit_glm(v, 0, b2)",
+         "must be one value (x is one row)"},
+        {"y1 ~ bernoulli_logit_glm(X, 0, b2)", "one value or one per row of x"},
+        {"y3 ~ bernoulli_logit_glm(X, v, b2)", "alpha of"},
+        {"y3 ~ poisson_log_glm(X, 0)", "takes 3 arguments (x, alpha, beta)"},
+        {"z ~ normal_id_glm(X, 0, b2)",
+         "takes 4 arguments (x, alpha, beta, sigma)"},
+    };
+    const char *json[] = {
+        "json:{\"X\": [[0.5, 1], [-1, 0.2], [0.3, -0.7]], \"y3\": [1, 0, 1],"
+        " \"y1\": [1, 0], \"v\": [1, 2], \"z\": 0.5}",
+        NULL};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "data { X : matrix[3, 2]  y3 : array[3] int  "
+                 "y1 : array[2] int  v : vector[2]  z : real }\n"
+                 "param { b2 : vector[2]  b3 : vector[3] }\n"
+                 "prior { %s }\n",
+                 bad[k].stmt);
+        lt_model lm;
+        lt_open(&lm, text, json, NULL, 0);
+        if (lm.rc == 0 || !strstr(lm.report, bad[k].want))
+            fail_msg("%s: wanted an error with \"%s\", got: %s", bad[k].stmt,
+                     bad[k].want, lm.report ? lm.report : "(none)");
+        lt_close(&lm);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -723,6 +845,8 @@ int main(void)
         cmocka_unit_test(test_new_through_language),
         cmocka_unit_test(test_multivariate_arrays),
         cmocka_unit_test(test_every_density_as_expression),
+        cmocka_unit_test(test_glms),
+        cmocka_unit_test(test_glm_errors),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

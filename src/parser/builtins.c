@@ -209,6 +209,14 @@ const drift_dist drift_dists[DRIFT_N_DISTS] = {
      DRIFT_SUP_CATEGORY, "a category from 1 to K", DRIFT_DRULE_CATEGORICAL},
     {"std_normal", DRIFT_D_STD_NORMAL, 0, {NULL}, {0}, 0, DRIFT_SUP_REAL,
      "a real", DRIFT_DRULE_ELEM},
+    {"bernoulli_logit_glm", DRIFT_D_BERNOULLI_LOGIT_GLM, 3,
+     {"x", "alpha", "beta"}, {0}, 1, DRIFT_SUP_BINARY, "0 or 1",
+     DRIFT_DRULE_GLM},
+    {"poisson_log_glm", DRIFT_D_POISSON_LOG_GLM, 3, {"x", "alpha", "beta"},
+     {0}, 1, DRIFT_SUP_COUNT, "a non-negative integer", DRIFT_DRULE_GLM},
+    {"normal_id_glm", DRIFT_D_NORMAL_ID_GLM, 4,
+     {"x", "alpha", "beta", "sigma"}, {0}, 0, DRIFT_SUP_REAL, "a real",
+     DRIFT_DRULE_GLM},
 };
 
 const drift_dist *drift_dist_find(const char *name)
@@ -233,5 +241,15 @@ int drift_dist_has_cdf(drift_dist_id id)
         return 1;
     default:
         return 0;
+    }
+}
+
+drift_dist_id drift_dist_glm_base(drift_dist_id id)
+{
+    switch (id) {
+    case DRIFT_D_BERNOULLI_LOGIT_GLM: return DRIFT_D_BERNOULLI_LOGIT;
+    case DRIFT_D_POISSON_LOG_GLM: return DRIFT_D_POISSON_LOG;
+    case DRIFT_D_NORMAL_ID_GLM: return DRIFT_D_NORMAL;
+    default: return id;
     }
 }

@@ -1019,6 +1019,8 @@ static void check_rng(checker *c, drift_expr *e)
         e->type = mat_type(k, k);
         return;
     }
+    case DRIFT_DRULE_GLM:
+        return; /* refused by name resolution */
     }
 }
 
@@ -1252,6 +1254,9 @@ static void expr_text(const drift_expr *e, char *buf, size_t cap)
 }
 
 /* The multivariate distributions' shapes (rule not ELEM). */
+static void check_glm(checker *c, const drift_dist *d, drift_expr *lhs,
+                      drift_expr *args);
+
 static void check_multivariate(checker *c, const drift_dist *d,
                                drift_expr *lhs, drift_expr *args)
 {
@@ -1324,9 +1329,70 @@ static void check_multivariate(checker *c, const drift_dist *d,
                   "categorical takes a simplex of K probabilities, given %s",
                   tname(&args->type, t2));
         return;
+    case DRIFT_DRULE_GLM:
+        check_glm(c, d, lhs, args);
+        return;
     default:
         return;
     }
+}
+
+/* bernoulli_logit_glm, poisson_log_glm and normal_id_glm (y | x, alpha,
+ * beta[, sigma]): x a vector[K] (one row: a rows vector in the datum
+ * block) with y one value, or a matrix[n, K] with y one value or n
+ * (an array, or a vector for normal_id_glm); alpha (and sigma) a real or
+ * vector[n]; beta a vector[K]. */
+static void check_glm(checker *c, const drift_dist *d, drift_expr *lhs,
+                      drift_expr *args)
+{
+    char t1[TYPE_TEXT], t2[TYPE_TEXT];
+    const drift_type *y = &lhs->type, *x = &args->type;
+    drift_expr *al = args->next, *be = al->next, *sg = be->next;
+    drift_dim n = {1, NULL}, K;
+    int many = 0;
+    if (is_mat(x)) {
+        n = x->dim[0];
+        K = x->dim[1];
+        many = 1;
+    } else if (is_vec(x)) {
+        K = x->dim[0];
+    } else {
+        error(c, args->loc,
+              "x of %s must be a vector[K] (one row) or a matrix[n, K], "
+              "given %s",
+              d->name, tname(x, t1));
+        return;
+    }
+    int y_ok = is_scalar(y);
+    drift_dim ny = {1, NULL};
+    if (!y_ok && y->n_arr == 1 && is_scalar_kind(y->kind)) {
+        y_ok = 1;
+        ny = y->arr[0];
+    } else if (!y_ok && !d->discrete && is_vec(y)) {
+        y_ok = 1;
+        ny = y->dim[0];
+    }
+    if (!y_ok || (!is_scalar(y) && (!many || dim_cmp(ny, n) == 0))) {
+        error(c, lhs->loc,
+              "the outcome of %s must be one value%s, but it is %s for x %s",
+              d->name, many ? " or one per row of x" : " (x is one row)",
+              tname(y, t1), tname(x, t2));
+        return;
+    }
+    for (drift_expr *a = al; a; a = a == al ? sg : NULL) {
+        const drift_type *t = &a->type;
+        if (!is_scalar(t) && !(many && is_vec(t) && dim_cmp(t->dim[0], n)))
+            error(c, a->loc,
+                  "%s of %s must be a real%s, given %s", a == al ? "alpha"
+                                                                : "sigma",
+                  d->name, many ? " or a vector with one per row of x" : "",
+                  tname(t, t1));
+    }
+    if (!is_vec(&be->type) || dim_cmp(be->type.dim[0], K) == 0)
+        error(c, be->loc,
+              "beta of %s must be a vector of x's %s, given %s for x %s",
+              d->name, many ? "columns" : "length", tname(&be->type, t1),
+              tname(x, t2));
 }
 
 /* A distribution's outcome and arguments, for '~' and for name_lpdf(y |

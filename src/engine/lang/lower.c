@@ -784,6 +784,23 @@ static int build_dist(builder *b, const drift_dist *d, drift_expr *ye,
     for (int k = 0; k < n; k++)
         if (in[k] < 0)
             return -1;
+    if (d->rule == DRIFT_DRULE_GLM) {
+        /* alpha + x * beta: a dot product per row, or a matrix-vector
+         * product; the elementwise distribution of that predictor (so
+         * the generalised-linear-form analysis finds it as written out) */
+        size_t K = nsz(b, in[3]);
+        int lin = args->type.kind == DRIFT_T_MATRIX
+                      ? matmul_of(b, in[1], in[3], K ? nsz(b, in[1]) / K : 0,
+                                  K, 1, loc)
+                      : dot_of(b, in[1], in[3], loc);
+        in[1] = bin(b, DRIFT_G_ADD, in[2], lin, loc);
+        if (in[1] < 0)
+            return -1;
+        if (n == 5)
+            in[2] = in[4];
+        n -= 2;
+        d = &drift_dists[drift_dist_glm_base(d->id)];
+    }
     if (d->rule != DRIFT_DRULE_ELEM && d->rule != DRIFT_DRULE_CATLOGIT)
         return build_multivariate(b, d, in[0], &ye->type, in + 1, args, loc);
     int id;
@@ -886,6 +903,8 @@ static int build_rng(builder *b, drift_expr *e)
             return r;
         return matmul_of(b, r, transpose_of(b, r, K, K, L), K, K, K, L);
     }
+    case DRIFT_DRULE_GLM:
+        break; /* refused by name resolution */
     }
     return -1;
 }
@@ -2465,7 +2484,9 @@ static void find_outcome(builder *b)
     const drift_gnode *d = &g->nodes[b->tildes[found].node];
     if (d->op != DRIFT_G_DIST && d->op != DRIFT_G_CATLOGIT)
         return;
-    switch (st->d->id) {
+    /* a GLM's node is its base distribution's */
+    drift_dist_id did = drift_dist_glm_base(st->d->id);
+    switch (did) {
     case DRIFT_D_BERNOULLI:
     case DRIFT_D_BERNOULLI_LOGIT:
         g->outcome = DRIFT_OUTCOME_BINARY;
@@ -2484,7 +2505,7 @@ static void find_outcome(builder *b)
     default:
         return;
     }
-    g->outcome_dist = (int)st->d->id;
+    g->outcome_dist = (int)did;
     g->outcome_y = drift_gin(d, 0);
     g->outcome_arg = drift_gin(d, 1);
     /* A point prediction needs one value per row. */
