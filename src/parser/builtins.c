@@ -217,6 +217,10 @@ const drift_dist drift_dists[DRIFT_N_DISTS] = {
     {"normal_id_glm", DRIFT_D_NORMAL_ID_GLM, 4,
      {"x", "alpha", "beta", "sigma"}, {0}, 0, DRIFT_SUP_REAL, "a real",
      DRIFT_DRULE_GLM},
+    {"ordered_logistic", DRIFT_D_ORDERED_LOGISTIC, 2, {"eta", "c"}, {0}, 1,
+     DRIFT_SUP_CATEGORY, "a category from 1 to K", DRIFT_DRULE_ORDERED},
+    {"ordered_probit", DRIFT_D_ORDERED_PROBIT, 2, {"eta", "c"}, {0}, 1,
+     DRIFT_SUP_CATEGORY, "a category from 1 to K", DRIFT_DRULE_ORDERED},
 };
 
 const drift_dist *drift_dist_find(const char *name)

@@ -97,6 +97,8 @@ typedef enum drift_dist_id {
      * lowered to the elementwise distribution of alpha + x * beta */
     DRIFT_D_BERNOULLI_LOGIT_GLM, DRIFT_D_POISSON_LOG_GLM,
     DRIFT_D_NORMAL_ID_GLM,
+    /* an int outcome 1..K from a real eta and K - 1 ordered cutpoints */
+    DRIFT_D_ORDERED_LOGISTIC, DRIFT_D_ORDERED_PROBIT,
     DRIFT_N_DISTS
 } drift_dist_id;
 
@@ -112,6 +114,9 @@ typedef enum drift_dist_rule {
     DRIFT_DRULE_LKJ,        /* matrix[K, K], a real shape */
     DRIFT_DRULE_CATEGORICAL,/* int outcome (or an array of them), a
                                simplex[K] */
+    DRIFT_DRULE_ORDERED,    /* int outcome 1..K (or an array of n), eta a
+                               real (or vector[n]), cutpoints a
+                               vector[K - 1] */
     DRIFT_DRULE_GLM         /* outcome a scalar (x a vector[K]) or an
                                array[n] (x a matrix[n, K]); alpha a real or
                                vector[n]; beta a vector[K]; then the

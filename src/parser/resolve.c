@@ -191,14 +191,6 @@ static int resolve_rng(resolver *r, drift_expr *e)
         r->errors++;
         return 1;
     }
-    if (d->rule == DRIFT_DRULE_GLM) {
-        drift_diag_error(r->d, r->p->src, e->name_loc,
-                         "%s has no _rng in drift: draw from %s_rng with "
-                         "the linear predictor alpha + x * beta",
-                         d->name, drift_dists[drift_dist_glm_base(d->id)].name);
-        r->errors++;
-        return 1;
-    }
     if (r->block != DRIFT_BLOCK_GENERATED) {
         drift_diag_error(r->d, r->p->src, e->name_loc,
                          "%s draws at random: it belongs in the generated "

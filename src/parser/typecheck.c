@@ -1019,8 +1019,44 @@ static void check_rng(checker *c, drift_expr *e)
         e->type = mat_type(k, k);
         return;
     }
-    case DRIFT_DRULE_GLM:
-        return; /* refused by name resolution */
+    case DRIFT_DRULE_GLM: {
+        /* one draw, or one per row of a matrix x */
+        const drift_type *bt = &e->args->next->next->type;
+        if (!(is_vec(a) || is_mat(a)) || !is_vec(bt)) {
+            error(c, e->loc, "%s takes x a vector[K] or matrix[n, K] and "
+                             "beta a vector[K], given %s and %s",
+                  e->name, tname(a, t1), tname(bt, t2));
+            return;
+        }
+        drift_type t = scalar_type(d->discrete ? DRIFT_T_INT : DRIFT_T_REAL);
+        if (is_mat(a)) {
+            if (d->discrete) {
+                t.arr[0] = a->dim[0];
+                t.n_arr = 1;
+            } else {
+                t = vec_type(a->dim[0]);
+            }
+        }
+        e->type = t;
+        return;
+    }
+    case DRIFT_DRULE_ORDERED: {
+        /* one draw per eta */
+        const drift_type *ct = &e->args->next->type;
+        if (!(is_scalar(a) || is_vec(a)) || !is_vec(ct)) {
+            error(c, e->loc, "%s takes eta a real (or vector) and the "
+                             "cutpoints a vector, given %s and %s",
+                  e->name, tname(a, t1), tname(ct, t2));
+            return;
+        }
+        drift_type t = scalar_type(DRIFT_T_INT);
+        if (is_vec(a)) {
+            t.arr[0] = a->dim[0];
+            t.n_arr = 1;
+        }
+        e->type = t;
+        return;
+    }
     }
 }
 
@@ -1332,6 +1368,36 @@ static void check_multivariate(checker *c, const drift_dist *d,
     case DRIFT_DRULE_GLM:
         check_glm(c, d, lhs, args);
         return;
+    case DRIFT_DRULE_ORDERED: {
+        drift_dim n = {1, NULL};
+        int many = 0;
+        if (y->kind != DRIFT_T_INT || y->n_arr > 1) {
+            error(c, lhs->loc,
+                  "the outcome of %s is an int 1..K (or an array of them), "
+                  "but it is %s",
+                  d->name, tname(y, t1));
+            return;
+        }
+        if (y->n_arr) {
+            n = y->arr[0];
+            many = 1;
+        }
+        const drift_type *eta = &args->type, *cp = &args->next->type;
+        if (!is_scalar(eta) &&
+            !(is_vec(eta) && (!many || dim_cmp(eta->dim[0], n)))) {
+            error(c, args->loc,
+                  "eta of %s must be a real%s, given %s", d->name,
+                  many ? " or a vector with one per outcome" : "",
+                  tname(eta, t2));
+            return;
+        }
+        if (!is_vec(cp))
+            error(c, args->next->loc,
+                  "the cutpoints c of %s must be a vector (ordered[K - 1] "
+                  "for K categories), given %s",
+                  d->name, tname(cp, t2));
+        return;
+    }
     default:
         return;
     }

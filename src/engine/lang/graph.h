@@ -72,10 +72,14 @@ typedef enum drift_gop {
     DRIFT_G_LDE,        /* log(exp(a) - exp(b)) */
     DRIFT_G_LT, DRIFT_G_LE, DRIFT_G_GT, DRIFT_G_GE, DRIFT_G_EQ, DRIFT_G_NE,
     DRIFT_G_AND, DRIFT_G_OR,    /* 0 or 1; no derivative */
-    DRIFT_G_RNG         /* random draws of distribution fn (rand.h) from
+    DRIFT_G_RNG,        /* random draws of distribution fn (rand.h) from
                            the arguments in[]: sz of them per row; the
                            categorical's one of K = in[0]'s size; LKJ's
                            Cholesky factor m x m of shape in[0] */
+    DRIFT_G_ORDERED     /* scalar: the sum over m elements of
+                           ordered_logistic (fn 0) or ordered_probit (fn 1)
+                           of in[0] (int outcomes) given in[1] (eta, m or
+                           one) and in[2] (the cutpoints, K - 1) */
 } drift_gop;
 
 /* Whether op is an elementwise binary operation (one kernel serves). */
