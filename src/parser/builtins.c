@@ -241,7 +241,9 @@ int drift_dist_has_cdf(drift_dist_id id)
     case DRIFT_D_UNIFORM: case DRIFT_D_WEIBULL: case DRIFT_D_GUMBEL:
     case DRIFT_D_CHI_SQUARE: case DRIFT_D_INV_CHI_SQUARE:
     case DRIFT_D_SCALED_INV_CHI_SQUARE: case DRIFT_D_RAYLEIGH:
-    case DRIFT_D_FRECHET:
+    case DRIFT_D_FRECHET: case DRIFT_D_BERNOULLI: case DRIFT_D_POISSON:
+    case DRIFT_D_BINOMIAL: case DRIFT_D_NEG_BINOMIAL:
+    case DRIFT_D_NEG_BINOMIAL_2:
         return 1;
     default:
         return 0;

@@ -161,7 +161,8 @@ const drift_dist *drift_dist_find(const char *name);
 drift_dist_id drift_dist_glm_base(drift_dist_id id);
 
 /* Whether distribution id has name_lcdf, name_lccdf and name_cdf (the
- * continuous ones but von_mises and the multivariate). */
+ * continuous ones but von_mises and the multivariate; bernoulli,
+ * poisson, binomial, neg_binomial and neg_binomial_2). */
 int drift_dist_has_cdf(drift_dist_id id);
 
 #endif

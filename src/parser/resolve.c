@@ -312,7 +312,8 @@ static int resolve_cdf(resolver *r, drift_expr *e)
                          "logistic, lognormal, exponential, gamma, "
                          "inv_gamma, beta, uniform, weibull, gumbel, "
                          "chi_square, inv_chi_square, scaled_inv_chi_square, "
-                         "rayleigh and frechet",
+                         "rayleigh, frechet, bernoulli, poisson, binomial, "
+                         "neg_binomial and neg_binomial_2",
                          base);
         r->errors++;
         return 1;

@@ -217,6 +217,34 @@ static inline d2 d2_guard(d2 x)
     return x;
 }
 
+/* lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2), Stirling's series,
+ * for x >= 15 (the first omitted term is below 1e-16 there). */
+static double stirling_corr(double x)
+{
+    double r = 1 / x, r2 = r * r;
+    return r * (1.0 / 12 -
+                r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 -
+                                                           r2 / 1188))));
+}
+
+/* log B(a, b) without the cancellation of lgamma(a) + lgamma(b) -
+ * lgamma(a + b) when a or b is large (a shape of 1e4 loses 1e-11 there):
+ * the large terms of Stirling's formula cancelled by hand. */
+static double lbeta(double a, double b)
+{
+    double lo = a < b ? a : b, hi = a < b ? b : a;
+    if (hi < 15)
+        return drift_lgamma(a) + drift_lgamma(b) - drift_lgamma(a + b);
+    double s = lo + hi;
+    /* lgamma(hi) - lgamma(s) */
+    double d = -(hi - 0.5) * log1p(lo / hi) - lo * log(s) + lo +
+               stirling_corr(hi) - stirling_corr(s);
+    if (lo < 15)
+        return drift_lgamma(lo) + d;
+    /* lgamma(lo) too by Stirling: (lo - 1/2) log lo - lo + log(2 pi) / 2 */
+    return (lo - 0.5) * log(lo) - lo + LOG_SQRT_2PI + stirling_corr(lo) + d;
+}
+
 /* log h and its partials in a and b for the continued fraction
  * I_x(a, b) = x^a y^b / (a B(a, b)) h, for x < (a + 1) / (a + b + 2)
  * (modified Lentz, as Numerical Recipes' betacf, with the partials
@@ -263,7 +291,7 @@ static double inc_beta_direct(double a, double b, double x, double y,
                               double d[3], double *ld)
 {
     double lx = log(x), ly = log(y);
-    double lbe = drift_lgamma(a) + drift_lgamma(b) - drift_lgamma(a + b);
+    double lbe = lbeta(a, b);
     double pab = drift_digamma(a + b);
     double lh, dlh[2];
     beta_cf(a, b, x, &lh, dlh);
@@ -548,6 +576,7 @@ static double gamma_tail(drift_cdf_tail tail, int lower, double a, double x,
                          double *ga, double *gx)
 {
     double lp, lq, dp[2], dq[2];
+    *ga = *gx = NAN;
     if (drift_cdf_log_inc_gamma(a, x, &lp, dp, &lq, dq))
         return NAN;
     int p = (tail == DRIFT_CDF_LOWER) == lower;
@@ -681,8 +710,7 @@ static double c_student_t(drift_cdf_tail tail, const double *a, double *d)
                       0.5 * log(nu * M_PI) - 0.5 * (nu + 1) * log1p(u2 / nu);
         gu = exp(lpdf - lf);
         /* dx/dnu = x w / nu; dlo[2] * x w / nu without 0 * inf */
-        double lbe = drift_lgamma(0.5 * nu) + drift_lgamma(0.5) -
-                     drift_lgamma(0.5 * nu + 0.5);
+        double lbe = lbeta(0.5 * nu, 0.5);
         double dxnu = x > 0 ? exp(0.5 * nu * log(x) + 0.5 * log(w) - lbe -
                                   lo) / nu
                             : 0;
@@ -699,6 +727,105 @@ static double c_student_t(drift_cdf_tail tail, const double *a, double *d)
     d[1] = g3[1];
     d[2] = -g3[0] / s;
     d[3] = -g3[0] * z / s;
+    return l;
+}
+
+/* ---- the discrete distributions: P(Y <= n) at an int n ------------------- */
+
+static double c_bernoulli(drift_cdf_tail tail, const double *a, double *d)
+{
+    double n = a[0], p = a[1];
+    if (!(p >= 0) || !(p <= 1) || isnan(n))
+        return NAN;
+    if (n < 0)
+        return outside(tail, 0, 2, d);
+    if (n >= 1)
+        return outside(tail, 1, 2, d);
+    d[0] = 0;
+    if (tail == DRIFT_CDF_LOWER) {
+        d[1] = -1 / (1 - p);
+        return log1p(-p);
+    }
+    d[1] = 1 / p;
+    return log(p);
+}
+
+static double c_poisson(drift_cdf_tail tail, const double *a, double *d)
+{
+    double n = floor(a[0]), lam = a[1];
+    if (!(lam >= 0) || isnan(n) || isinf(lam))
+        return NAN;
+    if (n < 0)
+        return outside(tail, 0, 2, d);
+    /* P(Y <= n) = Q(n + 1, lambda) */
+    double ga, gx, l = gamma_tail(tail, 0, n + 1, lam, &ga, &gx);
+    d[0] = 0;
+    d[1] = gx;
+    return l;
+}
+
+/* F(n) = I_x(a, n + 1) with x and y = 1 - x apart: the requested tail
+ * and its partials in a and x. */
+static double beta_tail(drift_cdf_tail tail, double a, double b, double x,
+                        double y, double *ga, double *gx)
+{
+    double lo, up, dlo[3], dup[3];
+    *ga = *gx = NAN;
+    if (drift_cdf_log_inc_beta(a, b, x, y, &lo, dlo, &up, dup))
+        return NAN;
+    const double *g = tail == DRIFT_CDF_LOWER ? dlo : dup;
+    *ga = g[0];
+    *gx = g[2];
+    return tail == DRIFT_CDF_LOWER ? lo : up;
+}
+
+static double c_binomial(drift_cdf_tail tail, const double *a, double *d)
+{
+    double k = floor(a[0]), N = a[1], p = a[2];
+    if (!(p >= 0) || !(p <= 1) || !(N >= 0) || N != floor(N) || isnan(k))
+        return NAN;
+    if (k < 0)
+        return outside(tail, 0, 3, d);
+    if (k >= N)
+        return outside(tail, 1, 3, d);
+    /* P(Y <= k) = I_{1-p}(N - k, k + 1) */
+    double ga, gx, l = beta_tail(tail, N - k, k + 1, 1 - p, p, &ga, &gx);
+    d[0] = d[1] = 0;
+    d[2] = -gx;
+    return l;
+}
+
+static double c_neg_binomial(drift_cdf_tail tail, const double *a, double *d)
+{
+    double n = floor(a[0]), al = a[1], be = a[2];
+    if (!(al > 0) || !(be > 0) || isnan(n) || isinf(al) || isinf(be))
+        return NAN;
+    if (n < 0)
+        return outside(tail, 0, 3, d);
+    /* P(Y <= n) = I_p(alpha, n + 1), p = beta / (1 + beta) */
+    double ga, gx;
+    double l = beta_tail(tail, al, n + 1, be / (1 + be), 1 / (1 + be), &ga,
+                         &gx);
+    d[0] = 0;
+    d[1] = ga;
+    d[2] = gx / ((1 + be) * (1 + be));
+    return l;
+}
+
+static double c_neg_binomial_2(drift_cdf_tail tail, const double *a,
+                               double *d)
+{
+    double n = floor(a[0]), mu = a[1], phi = a[2];
+    if (!(mu > 0) || !(phi > 0) || isnan(n) || isinf(mu) || isinf(phi))
+        return NAN;
+    if (n < 0)
+        return outside(tail, 0, 3, d);
+    /* P(Y <= n) = I_p(phi, n + 1), p = phi / (mu + phi) */
+    double s = mu + phi, ga, gx;
+    double l = beta_tail(tail, phi, n + 1, phi / s, mu / s, &ga, &gx);
+    d[0] = 0;
+    d[1] = -gx * phi / (s * s);
+    d[2] = ga + gx * mu / (s * s);
     return l;
 }
 
@@ -729,6 +856,11 @@ double drift_cdf_log(drift_dist_id id, drift_cdf_tail tail, const double *a,
         return c_scaled_inv_chi_square(tail, a, d);
     case DRIFT_D_RAYLEIGH: return c_rayleigh(tail, a, d);
     case DRIFT_D_FRECHET: return c_frechet(tail, a, d);
+    case DRIFT_D_BERNOULLI: return c_bernoulli(tail, a, d);
+    case DRIFT_D_POISSON: return c_poisson(tail, a, d);
+    case DRIFT_D_BINOMIAL: return c_binomial(tail, a, d);
+    case DRIFT_D_NEG_BINOMIAL: return c_neg_binomial(tail, a, d);
+    case DRIFT_D_NEG_BINOMIAL_2: return c_neg_binomial_2(tail, a, d);
     default: return NAN;
     }
 }
