@@ -11,7 +11,8 @@
  * p(..., lower.tail = FALSE, log.p = TRUE)) with p:
  *   normal:            pnorm(y, mu, sigma)
  *   std_normal:        pnorm(y)
- *   student_t:         pt((y - mu) / sigma, nu)
+ *   student_t:         pt((y - mu) / sigma, nu) (nu up to 200; beyond,
+ *                        mpmath at 50 digits, below)
  *   cauchy:            pcauchy(y, mu, sigma)
  *   double_exponential: z <- (y - mu) / sigma; z < 0: c(log(0.5) + z,
  *                        log1p(-0.5 * exp(z))), else c(log1p(-0.5 *
@@ -60,6 +61,11 @@
  * + pnorm(0.3, 0.25, lower.tail = FALSE, log.p = TRUE) */
 #define LP_CDF_VALUES -7.4563362394553208
 
+/* R: pgamma(1e6 + 1e3, 1e6, 1, log.p = TRUE) and the same with
+ * lower.tail = FALSE: a shape of 1e6, whose terms of order 1e7 cancel */
+#define GAMMA_BIG_LO -0.17275373112418319
+#define GAMMA_BIG_UP -1.84102189901788571
+
 typedef struct cref {
     drift_dist_id id;
     double a[4];
@@ -84,6 +90,14 @@ static const cref crefs[] = {
     {DRIFT_D_STUDENT_T, {50, 2.5, 0, 1}, -4.065330175906787e-05, -10.110450827765659},
     {DRIFT_D_STUDENT_T, {-3, 200, 0, 1}, -6.488043106030738, -0.0015226822493878333},
     {DRIFT_D_STUDENT_T, {0.5, 0.3, 0, 1}, -0.5114181264456059, -0.9154026355715977},
+    /* nu past 4e5: mpmath's log(betainc(nu / 2, 1 / 2, 0, x,
+     * regularized = True) / 2) at 50 digits (R's pt approximates there) */
+    {DRIFT_D_STUDENT_T, {-3, 1e6, 0, 1}, -6.6077015984123064,
+     -0.0013508432487595724},
+    {DRIFT_D_STUDENT_T, {1.5, 1e7, 0, 1}, -0.069143472527234627,
+     -2.7059441645476427},
+    {DRIFT_D_STUDENT_T, {-3, 1e9, 0, 1}, -6.6077261968871098,
+     -0.0013508099980319868},
     {DRIFT_D_CAUCHY, {0.3, -0.2, 1.7}, -0.5258495839461844, -0.8941697202260623},
     {DRIFT_D_CAUCHY, {-4.1, 2.5, 0.6}, -3.545370163520522, -0.02928251693943731},
     {DRIFT_D_CAUCHY, {-100000000, 0, 1}, -19.565410629801764, -3.1830988669039664e-09},
@@ -110,6 +124,7 @@ static const cref crefs[] = {
     {DRIFT_D_GAMMA, {60, 50, 1}, -0.08818298788719828, -2.4721087206353385},
     {DRIFT_D_GAMMA, {0.001, 5, 2}, -35.86219886187273, -2.662226029524803e-16},
     {DRIFT_D_GAMMA, {300, 3, 1}, -2.3321861827548488e-126, -289.27891561371734},
+    {DRIFT_D_GAMMA, {1001000, 1e6, 1}, GAMMA_BIG_LO, GAMMA_BIG_UP},
     {DRIFT_D_INV_GAMMA, {0.3, 2.2, 1.7}, -3.4845414120164837, -0.03114791788844934},
     {DRIFT_D_INV_GAMMA, {4.1, 0.6, 0.3}, -0.2572480596465317, -1.483582638962677},
     {DRIFT_D_INV_GAMMA, {0.01, 3, 2}, -190.08651261288554, -2.795609373660873e-83},
@@ -177,11 +192,14 @@ static void test_against_r(void **state)
         double up = drift_cdf_log(r->id, DRIFT_CDF_UPPER, r->a, NULL);
         /* 1e-12 relative: the values themselves, however small (a tail
          * probability near 1 has a log near -1e-126, and that is what must
-         * be right) */
-        if (!close_rel(lo, r->lcdf, 1e-12) && fabs(lo - r->lcdf) > 1e-300)
+         * be right); Student's t past nu = 4e5 is the normal approximation
+         * of Abramowitz and Stegun 26.7.8, O(1 / nu^2) */
+        double tol = r->id == DRIFT_D_STUDENT_T && r->a[1] > 4e5 ? 1e-10
+                                                                : 1e-12;
+        if (!close_rel(lo, r->lcdf, tol) && fabs(lo - r->lcdf) > 1e-300)
             fail_msg("%s_lcdf case %zu: %.17g, R says %.17g",
                      drift_dists[r->id].name, k, lo, r->lcdf);
-        if (!close_rel(up, r->lccdf, 1e-12) && fabs(up - r->lccdf) > 1e-300)
+        if (!close_rel(up, r->lccdf, tol) && fabs(up - r->lccdf) > 1e-300)
             fail_msg("%s_lccdf case %zu: %.17g, R says %.17g",
                      drift_dists[r->id].name, k, up, r->lccdf);
     }
@@ -335,6 +353,27 @@ static void test_shape_derivatives(void **state)
     assert_int_equal(drift_cdf_log_inc_gamma(-1, 1, &lp, NULL, NULL, NULL),
                      -1);
     assert_true(isnan(lp));
+}
+
+/* Student's t with a large nu: the partial in nu (of order 1 / nu^2)
+ * against mpmath's central difference of log(betainc(nu / 2, 1 / 2, 0,
+ * nu / (nu + t^2), regularized = True) / 2) at 50 digits (t < 0; one
+ * minus it for t > 0), h = nu / 1000: at t = 1.5, nu = 1e7,
+ * 1.6915017365366026e-15, and at t = -3, nu = 1e6,
+ * -2.4622980797999476e-11.  (The incomplete beta function there gave a
+ * partial 25% off: its x = nu / (nu + t^2) sits within nu * 1e-16 of 1.) */
+static void test_student_t_large_nu(void **state)
+{
+    (void)state;
+    static const double pt[2][5] = {{1.5, 1e7, 0, 1, 1.6915017365366026e-15},
+                                    {-3, 1e6, 0, 1, -2.4622980797999476e-11}};
+    for (int k = 0; k < 2; k++) {
+        double d[4];
+        drift_cdf_log(DRIFT_D_STUDENT_T, DRIFT_CDF_LOWER, pt[k], d);
+        if (!(fabs(d[1] - pt[k][4]) < 1e-4 * fabs(pt[k][4])))
+            fail_msg("d/dnu log F(%g; nu = %g) = %.10g, mpmath %.10g",
+                     pt[k][0], pt[k][1], d[1], pt[k][4]);
+    }
 }
 
 /* Outcomes outside the support have log cdf log 0 or log 1; arguments
@@ -553,6 +592,7 @@ int main(void)
         cmocka_unit_test(test_tails_complement),
         cmocka_unit_test(test_log_phi_tail),
         cmocka_unit_test(test_shape_derivatives),
+        cmocka_unit_test(test_student_t_large_nu),
         cmocka_unit_test(test_support_and_domains),
         cmocka_unit_test(test_through_language),
         cmocka_unit_test(test_cdf_values),

@@ -25,6 +25,45 @@ static double log1m_exp(double x)
     return log1p(-exp(x));
 }
 
+/* lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2), Stirling's series,
+ * for x >= 15 (the first omitted term is below 1e-16 there). */
+static double stirling_corr(double x)
+{
+    double r = 1 / x, r2 = r * r;
+    return r * (1.0 / 12 -
+                r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 -
+                                                           r2 / 1188))));
+}
+
+/* log(1 + t) - t, without the cancellation of the difference for small
+ * t (the series there). */
+static double log1pmx(double t)
+{
+    if (fabs(t) > 0.1)
+        return log1p(t) - t;
+    double s = 0, p = t;
+    for (int k = 2; k < 40; k++) {
+        p *= -t;
+        double term = p / k;
+        s += term;
+        if (fabs(term) < 1e-17 * fabs(s))
+            break;
+    }
+    return s;
+}
+
+/* log(x^a e^-x / Gamma(a + 1)): for a large shape the terms a log x, x and
+ * lgamma(a + 1) are each of order a and cancel; Stirling's formula with
+ * a log(x / a) - (x - a) = a log1pmx((x - a) / a) keeps the value to
+ * double precision. */
+static double gamma_pref(double a, double x)
+{
+    if (a < 15)
+        return a * log(x) - x - drift_lgamma(a + 1);
+    return a * log1pmx((x - a) / a) - 0.5 * log(a) - LOG_SQRT_2PI -
+           stirling_corr(a);
+}
+
 /* ---- log Phi ---------------------------------------------------------------- */
 
 /* The Mills ratio R(x) = (1 - Phi(x)) / phi(x) for x >= 20 by its
@@ -144,13 +183,13 @@ int drift_cdf_log_inc_gamma(double a, double x, double *lp, double dp[2],
         vq = -INFINITY;
         gp[0] = gp[1] = gq[0] = gq[1] = 0;
     } else {
-        double lx = log(x);
+        double lx = log(x), pref = gamma_pref(a, x);
         /* log of the density of Gamma(a, 1) at x */
-        double ld = (a - 1) * lx - x - drift_lgamma(a);
+        double ld = pref + log(a) - lx;
         if (x < a + 1) {
             double ls, dls;
             gamma_series(a, x, &ls, &dls);
-            vp = a * lx - x - drift_lgamma(a + 1) + ls;
+            vp = pref + ls;
             gp[0] = lx - drift_digamma(a + 1) + dls;
             gp[1] = exp(ld - vp);
             vq = log1m_exp(vp);
@@ -160,7 +199,7 @@ int drift_cdf_log_inc_gamma(double a, double x, double *lp, double dp[2],
         } else {
             double lh, dlh;
             gamma_cf(a, x, &lh, &dlh);
-            vq = a * lx - x - drift_lgamma(a) + lh;
+            vq = pref + log(a) + lh;
             gq[0] = lx - drift_digamma(a) + dlh;
             gq[1] = -exp(ld - vq);
             vp = log1m_exp(vq);
@@ -215,16 +254,6 @@ static inline d2 d2_guard(d2 x)
     if (fabs(x.v) < FPMIN)
         return (d2){FPMIN, 0, 0};
     return x;
-}
-
-/* lgamma(x) - ((x - 1/2) log x - x + log(2 pi) / 2), Stirling's series,
- * for x >= 15 (the first omitted term is below 1e-16 there). */
-static double stirling_corr(double x)
-{
-    double r = 1 / x, r2 = r * r;
-    return r * (1.0 / 12 -
-                r2 * (1.0 / 360 - r2 * (1.0 / 1260 - r2 * (1.0 / 1680 -
-                                                           r2 / 1188))));
 }
 
 /* log B(a, b) without the cancellation of lgamma(a) + lgamma(b) -
@@ -290,7 +319,9 @@ static void beta_cf(double a0, double b0, double x, double *lh, double dlh[2])
 static double inc_beta_direct(double a, double b, double x, double y,
                               double d[3], double *ld)
 {
-    double lx = log(x), ly = log(y);
+    /* the logs from whichever of x and y is small (the other is 1 less
+     * it): log x near 1 is then exact however large its multiplier a */
+    double lx = x < 0.5 ? log(x) : log1p(-y), ly = y < 0.5 ? log(y) : log1p(-x);
     double lbe = lbeta(a, b);
     double pab = drift_digamma(a + b);
     double lh, dlh[2];
@@ -685,7 +716,17 @@ static double c_student_t(drift_cdf_tail tail, const double *a, double *d)
         return NAN;
     double z = (y - mu) / s, u = -fabs(z);
     double lf, gu, gnu; /* log F(u) and its partials in u and nu */
-    if (u == 0) {
+    if (nu > 4e5 && isfinite(u)) {
+        /* Phi(u (1 - v) / sqrt(1 + 2 u^2 v)), v = 1 / (4 nu)
+         * (Abramowitz and Stegun 26.7.8, as R's pt: error O(1 / nu^2)).
+         * The incomplete beta function with a shape of nu / 2 would
+         * carry nu * 1e-16 from x = nu / (nu + u^2) near 1. */
+        double v = 0.25 / nu, q = 1 + 2 * u * u * v, sq = sqrt(q);
+        double zz = u * (1 - v) / sq, g;
+        lf = drift_cdf_log_phi(zz, &g);
+        gu = g * (1 - v) / (q * sq);
+        gnu = g * (u / sq + u * u * u * (1 - v) / (q * sq)) * v / nu;
+    } else if (u == 0) {
         lf = -M_LN2;
         gu = exp(drift_lgamma(0.5 * (nu + 1)) - drift_lgamma(0.5 * nu) -
                  0.5 * log(nu * M_PI)) * 2;

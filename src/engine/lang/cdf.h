@@ -4,8 +4,12 @@
  * every argument, over a block of rows at once, and the special functions
  * they need: log Phi, the regularised incomplete gamma and beta functions
  * on the log scale with their derivatives in the shapes.  Accurate in the
- * tails (log Phi(-40) is finite to full precision).  Not for densities
- * (dist.c) or the graph (ad.c). */
+ * tails (log Phi(-40) is finite to full precision): about 1e-13 relative
+ * for moderate shapes and 1e-15 for a gamma shape of 1e6; Student's t
+ * past nu = 4e5 is Abramowitz and Stegun's normal approximation 26.7.8
+ * (1e-11 relative at 1e6); the incomplete beta function loses about
+ * 1e-16 times its larger shape.  Not for densities (dist.c) or the graph
+ * (ad.c). */
 #ifndef DRIFT_CDF_H
 #define DRIFT_CDF_H
 
