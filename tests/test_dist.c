@@ -801,8 +801,8 @@ static void test_glm_errors(void **state)
         {"y3 ~ bernoulli_logit_glm(X, 0, b3)",
          "beta of bernoulli_logit_glm must be a vector of x's columns"},
         {"y1 ~ bernoulli_logit_glm(2.5, 0, b2)",
-         "x of bernoulli_logit_glm must be a vector[K] (one row) or a "
-         "matrix[n, K]"},
+         "x of bernoulli_logit_glm must be a vector[K] or sparse_vector[K] "
+         "(one row) or a matrix[n, K]"},
         {"y3 ~ bernoulli_logit_glm(v, 0, b2)",
          "must be one value (x is one row)"},
         {"y1 ~ bernoulli_logit_glm(X, 0, b2)", "one value or one per row of x"},

@@ -1420,12 +1420,13 @@ static void check_glm(checker *c, const drift_dist *d, drift_expr *lhs,
         n = x->dim[0];
         K = x->dim[1];
         many = 1;
-    } else if (is_vec(x)) {
+    } else if (is_vec(x) ||
+               (x->kind == DRIFT_T_SPARSE && !x->n_arr)) {
         K = x->dim[0];
     } else {
         error(c, args->loc,
-              "x of %s must be a vector[K] (one row) or a matrix[n, K], "
-              "given %s",
+              "x of %s must be a vector[K] or sparse_vector[K] (one row) "
+              "or a matrix[n, K], given %s",
               d->name, tname(x, t1));
         return;
     }
@@ -1471,7 +1472,11 @@ static void check_density(checker *c, const drift_dist *d, drift_expr *lhs,
     int bad = lhs->type.kind == DRIFT_T_ERROR || sparse_use(c, lhs);
     for (drift_expr *a = args; a; a = a->next) {
         check_expr(c, a);
-        bad |= a->type.kind == DRIFT_T_ERROR || sparse_use(c, a);
+        /* a GLM's x may be a sparse row: it enters a dot product */
+        int sparse_ok = d && d->rule == DRIFT_DRULE_GLM && a == args &&
+                        !a->type.n_arr;
+        bad |= a->type.kind == DRIFT_T_ERROR ||
+               (!sparse_ok && sparse_use(c, a));
     }
     if (!d)
         return;
