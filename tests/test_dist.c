@@ -646,6 +646,11 @@ static const struct {
     {"lkj_corr", "R3", "exp(x[1])"},
     {"categorical", "c", "softmax(x)"},
     {"std_normal", "y", ""},
+    {"bernoulli_logit_glm", "k", "v, x[1], x"},
+    {"poisson_log_glm", "c", "v, x[1], 0.1 * x"},
+    {"normal_id_glm", "y", "v, x[1], x, exp(x[2])"},
+    {"ordered_logistic", "c", "x[1], cumulative_sum(exp(x)) - 2"},
+    {"ordered_probit", "c", "x[1], cumulative_sum(exp(x)) - 2"},
 };
 
 static void prior_and_gradient(const char *model, double *lp, double *g)
@@ -708,6 +713,285 @@ static void test_every_density_as_expression(void **state)
     }
 }
 
+/* Stan's GLM distributions, (y | x, alpha, beta[, sigma]): per row with
+ * x a rows vector (in generalised linear form, so the GLM kernels and
+ * the control variates see them), and over a data matrix with y an
+ * array, against R.  At alpha = 0.2, beta = (0.7, -0.4), rows x =
+ * (0.5, 1), (-1, 0.2), (0.3, -0.7), R's
+ *   eta <- 0.2 + x %*% c(0.7, -0.4)
+ *   dbinom(c(1, 0, 1), 1, plogis(eta), log = TRUE)
+ *   dpois(c(2, 0, 5), exp(eta), log = TRUE)
+ *   dnorm(c(0.4, -1.3, 2.2), eta, 1.3, log = TRUE)
+ * and, with alpha the vector a = c(0.1, -0.3, 0.5) over the matrix x,
+ *   sum(dbinom(c(1, 0, 1), 1, plogis(a + x %*% c(0.7, -0.4)), log = TRUE)) */
+static void test_glms(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *stmt;
+        double want[3];
+    } cases[] = {
+        {"y ~ bernoulli_logit_glm(x, alpha, beta)",
+         {-0.62095704778953198, -0.44462066950155305, -0.40651526920662473}},
+        {"cnt ~ poisson_log_glm(x, alpha, beta)",
+         {-1.55498142328822841, -0.55989836656540215, -3.33120727602512812}},
+        {"z ~ normal_id_glm(x, alpha, beta, 1.3)",
+         {-1.1997939219325189, -1.3346755787372526, -1.8558885964887319}},
+    };
+    const char *data[] = {
+        "csv:x.1,x.2,y,cnt,z\n0.5,1,1,2,0.4\n-1,0.2,0,0,-1.3\n"
+        "0.3,-0.7,1,5,2.2\n",
+        NULL};
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "rows { x : vector[2]  y : int  cnt : int  z : real }\n"
+                 "param { alpha : real  beta : vector[2] }\n"
+                 "prior { alpha ~ normal(0, 1)  beta ~ normal(0, 1) }\n"
+                 "datum { %s }\n",
+                 cases[k].stmt);
+        lt_model lm;
+        lt_open_ok(&lm, text, data, NULL, 0);
+        if (!(lm.m.flags & DRIFT_MODEL_GLM))
+            fail_msg("%s: not in generalised linear form", cases[k].stmt);
+        void *ws = lm.m.workspace_new(lm.m.self, 3);
+        double th[3] = {0.2, 0.7, -0.4}, lr[3];
+        drift_err e;
+        drift_rows all = {NULL, 0, 3};
+        assert_int_equal(lm.m.log_lik(lm.m.self, ws, th, &all, lr, NULL,
+                                      NULL, NULL, &e),
+                         0);
+        for (int r = 0; r < 3; r++)
+            if (!(fabs(lr[r] - cases[k].want[r]) < 1e-13))
+                fail_msg("%s row %d: %.17g, R says %.17g", cases[k].stmt, r,
+                         lr[r], cases[k].want[r]);
+        lm.m.workspace_free(lm.m.self, ws);
+        lt_check_derivatives(&lm.m, 70 + k, 3, 0.5);
+        lt_close(&lm);
+    }
+    /* over a data matrix, alpha a vector */
+    const char *json[] = {
+        "json:{\"X\": [[0.5, 1], [-1, 0.2], [0.3, -0.7]], \"y\": [1, 0, 1],"
+        " \"a\": [0.1, -0.3, 0.5]}",
+        NULL};
+    lt_model lm;
+    lt_open_ok(&lm,
+               "data { X : matrix[3, 2]  y : array[3] int  a : vector[3] }\n"
+               "param { beta : vector[2] }\n"
+               "prior { y ~ bernoulli_logit_glm(X, a, beta) }\n",
+               json, NULL, 0);
+    void *ws = lm.m.workspace_new(lm.m.self, 1);
+    double th[2] = {0.7, -0.4}, lp;
+    drift_err e;
+    assert_int_equal(lm.m.log_prior(lm.m.self, ws, th, &lp, NULL, &e), 0);
+    if (!(fabs(lp - -1.2767883173343653) < 1e-13))
+        fail_msg("over a matrix: %.17g, R says -1.2767883173343653", lp);
+    lm.m.workspace_free(lm.m.self, ws);
+    lt_check_derivatives(&lm.m, 80, 3, 0.5);
+    lt_close(&lm);
+}
+
+/* Wrong GLM calls are named, with what is expected. */
+static void test_glm_errors(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *stmt, *want;
+    } bad[] = {
+        {"y3 ~ bernoulli_logit_glm(X, 0, b3)",
+         "beta of bernoulli_logit_glm must be a vector of x's columns"},
+        {"y1 ~ bernoulli_logit_glm(2.5, 0, b2)",
+         "x of bernoulli_logit_glm must be a vector[K] or sparse_vector[K] "
+         "(one row) or a matrix[n, K]"},
+        {"y3 ~ bernoulli_logit_glm(v, 0, b2)",
+         "must be one value (x is one row)"},
+        {"y1 ~ bernoulli_logit_glm(X, 0, b2)", "one value or one per row of x"},
+        {"y3 ~ bernoulli_logit_glm(X, v, b2)", "alpha of"},
+        {"y3 ~ poisson_log_glm(X, 0)", "takes 3 arguments (x, alpha, beta)"},
+        {"z ~ normal_id_glm(X, 0, b2)",
+         "takes 4 arguments (x, alpha, beta, sigma)"},
+    };
+    const char *json[] = {
+        "json:{\"X\": [[0.5, 1], [-1, 0.2], [0.3, -0.7]], \"y3\": [1, 0, 1],"
+        " \"y1\": [1, 0], \"v\": [1, 2], \"z\": 0.5}",
+        NULL};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "data { X : matrix[3, 2]  y3 : array[3] int  "
+                 "y1 : array[2] int  v : vector[2]  z : real }\n"
+                 "param { b2 : vector[2]  b3 : vector[3] }\n"
+                 "prior { %s }\n",
+                 bad[k].stmt);
+        lt_model lm;
+        lt_open(&lm, text, json, NULL, 0);
+        if (lm.rc == 0 || !strstr(lm.report, bad[k].want))
+            fail_msg("%s: wanted an error with \"%s\", got: %s", bad[k].stmt,
+                     bad[k].want, lm.report ? lm.report : "(none)");
+        lt_close(&lm);
+    }
+}
+
+/* ordered_logistic and ordered_probit against R, with cutpoints c =
+ * (-1, 0.5, 2) (K = 4), each value printed by R with options(digits =
+ * 17) as, for category y with lo = c(-Inf, c)[y], hi = c(c, Inf)[y]:
+ *   y = 1:  plogis(eta - hi, lower.tail = FALSE, log.p = TRUE)
+ *   y = K:  plogis(eta - lo, log.p = TRUE)
+ *   else:   log(plogis(eta - lo) - plogis(eta - hi)) for eta <= 0, and
+ *           log(plogis(eta - hi, lower.tail = FALSE) -
+ *               plogis(eta - lo, lower.tail = FALSE)) for eta > 0
+ * and the same with pnorm for ordered_probit; far tails included.  Their
+ * partials in eta and both cutpoints against central differences; then
+ * through the language, per row and over arrays, with the derivative
+ * battery, and wrong calls. */
+static void test_ordered(void **state)
+{
+    (void)state;
+    static const double cut[3] = {-1, 0.5, 2};
+    static const double ref[][4] = {
+        {1, 0.3, -1.5410084538329922, -2.3351032786624426},
+        {2, 0.3, -1.091629782140038, -0.728858869849768},
+        {3, 0.3, -1.2184073576933121, -0.97770127609670987},
+        {4, 0.3, -1.867786029386266, -3.1107960975524813},
+        {1, 30, -31.000000000000036, -484.85396362717927},
+        {4, -30, -32.000000000000014, -516.38564862572537},
+        {2, -0.7, -1.070120170732012, -0.68747976679702871},
+        {3, 30, -28.252482458926298, -396.25241451163106},
+    };
+    for (size_t k = 0; k < sizeof ref / sizeof ref[0]; k++)
+        for (int probit = 0; probit < 2; probit++) {
+            double d[3], y = ref[k][0], eta = ref[k][1];
+            double lp = drift_dist_ordered(probit, y, eta, cut, 3, d);
+            double want = ref[k][2 + probit];
+            if (!(fabs(lp - want) < 1e-12 * fabs(want)))
+                fail_msg("ordered_%s(%g | %g): %.17g, R says %.17g",
+                         probit ? "probit" : "logistic", y, eta, lp, want);
+            /* partials: eta, then the cutpoints below and above y */
+            for (int j = 0; j < 3; j++) {
+                size_t ci = j == 1 ? (size_t)y - 2 : (size_t)y - 1;
+                if ((j == 1 && y == 1) || (j == 2 && y == 4)) {
+                    assert_true(d[j] == 0);
+                    continue;
+                }
+                double c2[3], e2 = eta, h = 1e-6;
+                memcpy(c2, cut, sizeof c2);
+                if (j == 0)
+                    e2 = eta + h;
+                else
+                    c2[ci] += h;
+                double up = drift_dist_ordered(probit, y, e2, c2, 3, NULL);
+                memcpy(c2, cut, sizeof c2);
+                if (j == 0)
+                    e2 = eta - h;
+                else
+                    c2[ci] -= h;
+                double dn = drift_dist_ordered(probit, y, e2, c2, 3, NULL);
+                double fd = (up - dn) / (2 * h);
+                if (!(fabs(fd - d[j]) < 1e-6 * fmax(1, fabs(d[j]))))
+                    fail_msg("ordered_%s(%g | %g) partial %d: %.12g vs "
+                             "difference %.12g",
+                             probit ? "probit" : "logistic", y, eta, j, d[j],
+                             fd);
+            }
+        }
+    assert_true(isnan(drift_dist_ordered(0, 5, 0, cut, 3, NULL)));
+    assert_true(isnan(drift_dist_ordered(1, 1.5, 0, cut, 3, NULL)));
+    static const double bad_cut[3] = {0, -1, 2};
+    assert_true(isnan(drift_dist_ordered(0, 2, 0, bad_cut, 3, NULL)));
+
+    /* per row, through the language */
+    const char *data[] = {"csv:x.1,x.2,y\n0.5,1,1\n-1,0.2,3\n0.3,-0.7,4\n"
+                          "1.2,0.4,2\n",
+                          NULL};
+    static const char *const dists[] = {"ordered_logistic", "ordered_probit"};
+    for (int probit = 0; probit < 2; probit++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "rows { x : vector[2]  y : int }\n"
+                 "param { beta : vector[2]  c : ordered[3] }\n"
+                 "prior { beta ~ normal(0, 1)  c ~ normal(0, 3) }\n"
+                 "datum { y ~ %s(dot(x, beta), c) }\n",
+                 dists[probit]);
+        lt_model lm;
+        lt_open_ok(&lm, text, data, NULL, 0);
+        /* theta: beta, then c's free values (c1, log(c2 - c1), ...) */
+        double th[5] = {0.7, -0.4, -1, log(1.5), log(1.5)}, lr[4];
+        void *ws = lm.m.workspace_new(lm.m.self, 4);
+        drift_err e;
+        drift_rows all = {NULL, 0, 4};
+        assert_int_equal(lm.m.log_lik(lm.m.self, ws, th, &all, lr, NULL, NULL,
+                                      NULL, &e),
+                         0);
+        static const double xs[4][2] = {{0.5, 1}, {-1, 0.2}, {0.3, -0.7},
+                                        {1.2, 0.4}};
+        static const double ys[4] = {1, 3, 4, 2};
+        for (int r = 0; r < 4; r++) {
+            double eta = 0.7 * xs[r][0] - 0.4 * xs[r][1];
+            double want = drift_dist_ordered(probit, ys[r], eta, cut, 3, NULL);
+            if (!(fabs(lr[r] - want) < 1e-12 * fabs(want)))
+                fail_msg("%s row %d: %.17g, the kernel %.17g", dists[probit],
+                         r, lr[r], want);
+        }
+        lm.m.workspace_free(lm.m.self, ws);
+        lt_check_derivatives(&lm.m, 90 + probit, 3, 0.5);
+        lt_close(&lm);
+        /* over arrays in the prior: eta a vector, and one eta for all */
+        const char *json[] = {"json:{\"ya\": [1, 3, 4, 2, 2]}", NULL};
+        snprintf(text, sizeof text,
+                 "data { ya : array[5] int }\n"
+                 "param { eta : vector[5]  c : ordered[3]  e1 : real }\n"
+                 "prior { eta ~ normal(0, 1)  c ~ normal(0, 3)  "
+                 "e1 ~ normal(0, 1)\n"
+                 "        ya ~ %s(eta, c)  ya ~ %s(e1, c) }\n",
+                 dists[probit], dists[probit]);
+        lt_open_ok(&lm, text, json, NULL, 0);
+        lt_check_derivatives(&lm.m, 92 + probit, 3, 0.5);
+        lt_close(&lm);
+    }
+    /* an outcome out of 1..K is named with its row when the data are
+     * read */
+    const char *bad_rows[] = {"csv:x.1,x.2,y\n0.5,1,1\n-1,0.2,5\n", NULL};
+    lt_model bm;
+    lt_open(&bm,
+            "rows { x : vector[2]  y : int }\n"
+            "param { beta : vector[2]  c : ordered[3] }\n"
+            "prior { beta ~ normal(0, 1)  c ~ normal(0, 3) }\n"
+            "datum { y ~ ordered_probit(dot(x, beta), c) }\n",
+            bad_rows, NULL, 0);
+    if (bm.rc == 0 || !strstr(bm.report, "the outcome of ordered_probit must "
+                                         "be a category from 1 to K = 4, "
+                                         "found 5 (column 'y', row 2)"))
+        fail_msg("an outcome of 5: %s", bm.report ? bm.report : "(none)");
+    lt_close(&bm);
+    static const struct {
+        const char *stmt, *want;
+    } bad[] = {
+        {"z ~ ordered_logistic(0, c)", "must be an int"},
+        {"M ~ ordered_logistic(0, c)", "must be an int"},
+        {"k ~ ordered_probit(0, M)", "the cutpoints c of ordered_probit"},
+        {"ka ~ ordered_logistic(v, c)", "eta of ordered_logistic"},
+        {"k ~ ordered_logistic(0)", "takes 2 arguments (eta, c)"},
+    };
+    const char *json[] = {"json:{\"z\": 1.5, \"k\": 2, \"ka\": [1, 2, 3],"
+                          " \"v\": [0.5, 1], \"M\": [[1, 0], [0, 1]]}",
+                          NULL};
+    for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+        char text[512];
+        snprintf(text, sizeof text,
+                 "data { z : real  k : int  ka : array[3] int  v : vector[2]\n"
+                 "       M : matrix[2, 2] }\n"
+                 "param { c : ordered[2] }\n"
+                 "prior { %s }\n",
+                 bad[k].stmt);
+        lt_model lm;
+        lt_open(&lm, text, json, NULL, 0);
+        if (lm.rc == 0 || !strstr(lm.report, bad[k].want))
+            fail_msg("%s: wanted an error with \"%s\", got: %s", bad[k].stmt,
+                     bad[k].want, lm.report ? lm.report : "(none)");
+        lt_close(&lm);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -723,6 +1007,9 @@ int main(void)
         cmocka_unit_test(test_new_through_language),
         cmocka_unit_test(test_multivariate_arrays),
         cmocka_unit_test(test_every_density_as_expression),
+        cmocka_unit_test(test_glms),
+        cmocka_unit_test(test_glm_errors),
+        cmocka_unit_test(test_ordered),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

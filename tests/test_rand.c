@@ -20,6 +20,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "engine/lang/dist.h"
 #include "engine/lang/rand.h"
 #include "harness.h"
 #include "langtest.h"
@@ -294,6 +295,38 @@ static void test_generated_draws(void **state)
     free(json);
 }
 
+/* ordered_logistic_rng and ordered_probit_rng: the frequencies of
+ * 200000 draws within 5 binomial standard errors of the probabilities
+ * (the exponential of drift_dist_ordered, tested against R in
+ * test_dist), eta in the middle and in a tail. */
+static void test_ordered_draws(void **state)
+{
+    (void)state;
+    static const double cut[3] = {-1, 0.5, 2};
+    static const double etas[2] = {0.3, 2.8};
+    enum { ND = 200000 };
+    drift_rand r;
+    drift_rand_seed(&r, 23);
+    for (int probit = 0; probit < 2; probit++)
+        for (int e = 0; e < 2; e++) {
+            size_t cnt[5] = {0};
+            for (int i = 0; i < ND; i++) {
+                double y = drift_rand_ordered(&r, probit, etas[e], cut, 3);
+                assert_true(y >= 1 && y <= 4 && y == floor(y));
+                cnt[(size_t)y]++;
+            }
+            for (int k = 1; k <= 4; k++) {
+                double p = exp(drift_dist_ordered(probit, k, etas[e], cut, 3,
+                                                  NULL));
+                within((double)cnt[k] / ND, p, sqrt(p * (1 - p) / ND),
+                       probit ? "ordered_probit_rng" : "ordered_logistic_rng",
+                       (size_t)k);
+            }
+        }
+    double bad[2] = {1, 0};
+    assert_true(isnan(drift_rand_ordered(&r, 0, 0, bad, 2)));
+}
+
 /* Every distribution of the table has its name_rng through the
  * generated block (one call each, a model naming every drift_dists
  * entry), with finite draws in the distribution's support: ints for the
@@ -320,6 +353,11 @@ static void test_every_rng(void **state)
         "multi_normal_cholesky_rng(rep_vector(0, 3), cholesky_decompose(S))",
         "lkj_corr_cholesky_rng(3, 2)", "lkj_corr_rng(3, 2)",
         "categorical_rng(p)", "std_normal_rng()",
+        "bernoulli_logit_glm_rng(rep_vector(0.5, 3), 0.2, rep_vector(0.1, 3))",
+        "poisson_log_glm_rng(rep_vector(0.5, 3), 0.2, rep_vector(0.1, 3))",
+        "normal_id_glm_rng(rep_vector(0.5, 3), 0.2, rep_vector(0.1, 3), 2)",
+        "ordered_logistic_rng(0.3, cumulative_sum(rep_vector(1, 2)))",
+        "ordered_probit_rng(0.3, cumulative_sum(rep_vector(1, 2)))",
     };
     size_t n = sizeof calls / sizeof calls[0];
     char text[4096];
@@ -583,6 +621,7 @@ int main(void)
         cmocka_unit_test(test_categorical_and_seeds),
         cmocka_unit_test(test_generated_draws),
         cmocka_unit_test(test_every_rng),
+        cmocka_unit_test(test_ordered_draws),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

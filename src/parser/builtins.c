@@ -209,6 +209,18 @@ const drift_dist drift_dists[DRIFT_N_DISTS] = {
      DRIFT_SUP_CATEGORY, "a category from 1 to K", DRIFT_DRULE_CATEGORICAL},
     {"std_normal", DRIFT_D_STD_NORMAL, 0, {NULL}, {0}, 0, DRIFT_SUP_REAL,
      "a real", DRIFT_DRULE_ELEM},
+    {"bernoulli_logit_glm", DRIFT_D_BERNOULLI_LOGIT_GLM, 3,
+     {"x", "alpha", "beta"}, {0}, 1, DRIFT_SUP_BINARY, "0 or 1",
+     DRIFT_DRULE_GLM},
+    {"poisson_log_glm", DRIFT_D_POISSON_LOG_GLM, 3, {"x", "alpha", "beta"},
+     {0}, 1, DRIFT_SUP_COUNT, "a non-negative integer", DRIFT_DRULE_GLM},
+    {"normal_id_glm", DRIFT_D_NORMAL_ID_GLM, 4,
+     {"x", "alpha", "beta", "sigma"}, {0}, 0, DRIFT_SUP_REAL, "a real",
+     DRIFT_DRULE_GLM},
+    {"ordered_logistic", DRIFT_D_ORDERED_LOGISTIC, 2, {"eta", "c"}, {0}, 1,
+     DRIFT_SUP_CATEGORY, "a category from 1 to K", DRIFT_DRULE_ORDERED},
+    {"ordered_probit", DRIFT_D_ORDERED_PROBIT, 2, {"eta", "c"}, {0}, 1,
+     DRIFT_SUP_CATEGORY, "a category from 1 to K", DRIFT_DRULE_ORDERED},
 };
 
 const drift_dist *drift_dist_find(const char *name)
@@ -217,4 +229,33 @@ const drift_dist *drift_dist_find(const char *name)
         if (!strcmp(drift_dists[k].name, name))
             return &drift_dists[k];
     return NULL;
+}
+
+int drift_dist_has_cdf(drift_dist_id id)
+{
+    switch (id) {
+    case DRIFT_D_NORMAL: case DRIFT_D_STD_NORMAL: case DRIFT_D_STUDENT_T:
+    case DRIFT_D_CAUCHY: case DRIFT_D_DOUBLE_EXPONENTIAL:
+    case DRIFT_D_LOGISTIC: case DRIFT_D_LOGNORMAL: case DRIFT_D_EXPONENTIAL:
+    case DRIFT_D_GAMMA: case DRIFT_D_INV_GAMMA: case DRIFT_D_BETA:
+    case DRIFT_D_UNIFORM: case DRIFT_D_WEIBULL: case DRIFT_D_GUMBEL:
+    case DRIFT_D_CHI_SQUARE: case DRIFT_D_INV_CHI_SQUARE:
+    case DRIFT_D_SCALED_INV_CHI_SQUARE: case DRIFT_D_RAYLEIGH:
+    case DRIFT_D_FRECHET: case DRIFT_D_BERNOULLI: case DRIFT_D_POISSON:
+    case DRIFT_D_BINOMIAL: case DRIFT_D_NEG_BINOMIAL:
+    case DRIFT_D_NEG_BINOMIAL_2:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+drift_dist_id drift_dist_glm_base(drift_dist_id id)
+{
+    switch (id) {
+    case DRIFT_D_BERNOULLI_LOGIT_GLM: return DRIFT_D_BERNOULLI_LOGIT;
+    case DRIFT_D_POISSON_LOG_GLM: return DRIFT_D_POISSON_LOG;
+    case DRIFT_D_NORMAL_ID_GLM: return DRIFT_D_NORMAL;
+    default: return id;
+    }
 }

@@ -45,8 +45,11 @@ typedef enum drift_fn_id {
     DRIFT_FN_POSITIVE_INFINITY, DRIFT_FN_NOT_A_NUMBER,
     DRIFT_FN_MACHINE_PRECISION,   /* constants, no arguments */
     DRIFT_FN_DENSITY,           /* name_lpdf(y | ...): the call's dist */
-    DRIFT_FN_RNG                /* name_rng(...): a draw of the call's dist
+    DRIFT_FN_RNG,               /* name_rng(...): a draw of the call's dist
                                    (the generated block only) */
+    DRIFT_FN_LCDF,              /* name_lcdf(y | ...): log P(Y <= y) */
+    DRIFT_FN_LCCDF,             /* name_lccdf(y | ...): log P(Y > y) */
+    DRIFT_FN_CDF                /* name_cdf(y | ...): P(Y <= y) */
 } drift_fn_id;
 
 typedef enum drift_fn_rule {
@@ -90,6 +93,12 @@ typedef enum drift_dist_id {
     DRIFT_D_DIRICHLET, DRIFT_D_MULTI_NORMAL, DRIFT_D_MULTI_NORMAL_CHOLESKY,
     DRIFT_D_LKJ_CORR_CHOLESKY, DRIFT_D_LKJ_CORR, DRIFT_D_CATEGORICAL,
     DRIFT_D_STD_NORMAL,         /* elementwise, no arguments */
+    /* generalised linear models, Stan's argument order (x, alpha, beta):
+     * lowered to the elementwise distribution of alpha + x * beta */
+    DRIFT_D_BERNOULLI_LOGIT_GLM, DRIFT_D_POISSON_LOG_GLM,
+    DRIFT_D_NORMAL_ID_GLM,
+    /* an int outcome 1..K from a real eta and K - 1 ordered cutpoints */
+    DRIFT_D_ORDERED_LOGISTIC, DRIFT_D_ORDERED_PROBIT,
     DRIFT_N_DISTS
 } drift_dist_id;
 
@@ -103,8 +112,15 @@ typedef enum drift_dist_rule {
     DRIFT_DRULE_MVN,        /* vector[K] (or an array), location vector[K]
                                (or the same array), matrix[K, K] */
     DRIFT_DRULE_LKJ,        /* matrix[K, K], a real shape */
-    DRIFT_DRULE_CATEGORICAL /* int outcome (or an array of them), a
+    DRIFT_DRULE_CATEGORICAL,/* int outcome (or an array of them), a
                                simplex[K] */
+    DRIFT_DRULE_ORDERED,    /* int outcome 1..K (or an array of n), eta a
+                               real (or vector[n]), cutpoints a
+                               vector[K - 1] */
+    DRIFT_DRULE_GLM         /* outcome a scalar (x a vector[K]) or an
+                               array[n] (x a matrix[n, K]); alpha a real or
+                               vector[n]; beta a vector[K]; then the
+                               elementwise arguments (sigma) */
 } drift_dist_rule;
 
 /* The outcome's support, checked on data before sampling. */
@@ -121,7 +137,7 @@ typedef enum drift_support {
     DRIFT_SUP_INTERVAL      /* a <= y <= b (the two arguments) */
 } drift_support;
 
-#define DRIFT_DIST_MAX_ARGS 3
+#define DRIFT_DIST_MAX_ARGS 4
 
 typedef struct drift_dist {
     const char *name;
@@ -139,5 +155,14 @@ extern const drift_dist drift_dists[];
 
 /* The distribution called name, or NULL. */
 const drift_dist *drift_dist_find(const char *name);
+
+/* The elementwise distribution a GLM is lowered to (bernoulli_logit,
+ * poisson_log, normal), or id itself for any other. */
+drift_dist_id drift_dist_glm_base(drift_dist_id id);
+
+/* Whether distribution id has name_lcdf, name_lccdf and name_cdf (the
+ * continuous ones but von_mises and the multivariate; bernoulli,
+ * poisson, binomial, neg_binomial and neg_binomial_2). */
+int drift_dist_has_cdf(drift_dist_id id);
 
 #endif

@@ -258,11 +258,83 @@ static int resolve_density(resolver *r, drift_expr *e)
     return 1;
 }
 
+/* What calls name_lcdf(y | ...), name_lccdf(y | ...) and name_cdf(y |
+ * ...) resolve to. */
+static const drift_builtin lcdf_fn = {"(lcdf)", DRIFT_FN_LCDF, 1,
+                                      DRIFT_DIST_MAX_ARGS + 1,
+                                      DRIFT_RULE_SPECIAL};
+static const drift_builtin lccdf_fn = {"(lccdf)", DRIFT_FN_LCCDF, 1,
+                                       DRIFT_DIST_MAX_ARGS + 1,
+                                       DRIFT_RULE_SPECIAL};
+static const drift_builtin cdf_fn = {"(cdf)", DRIFT_FN_CDF, 1,
+                                     DRIFT_DIST_MAX_ARGS + 1,
+                                     DRIFT_RULE_SPECIAL};
+
+/* name_lcdf, name_lccdf, name_cdf (and Stan's older name_cdf_log and
+ * name_ccdf_log): binds the call to its distribution.  The outcome may
+ * be separated by '|' or ','.  Returns 1 when the name has a cdf's
+ * suffix (reported if wrong). */
+static int resolve_cdf(resolver *r, drift_expr *e)
+{
+    static const struct {
+        const char *sfx;
+        const drift_builtin *fn;
+    } forms[] = {{"_lccdf", &lccdf_fn}, {"_lcdf", &lcdf_fn},
+                 {"_ccdf_log", &lccdf_fn}, {"_cdf_log", &lcdf_fn},
+                 {"_cdf", &cdf_fn}};
+    size_t n = strlen(e->name), k, m = 0;
+    for (k = 0; k < sizeof forms / sizeof forms[0]; k++) {
+        m = strlen(forms[k].sfx);
+        if (n > m && !strcmp(e->name + n - m, forms[k].sfx))
+            break;
+    }
+    if (k == sizeof forms / sizeof forms[0])
+        return 0;
+    char base[128];
+    snprintf(base, sizeof base, "%.*s", (int)(n - m), e->name);
+    const drift_dist *d = drift_dist_find(base);
+    if (!d) {
+        const char *near = closest_dist(base);
+        char hint[160] = "";
+        if (near)
+            snprintf(hint, sizeof hint, " (did you mean '%s%s'?)", near,
+                     forms[k].sfx);
+        drift_diag_error(r->d, r->p->src, e->name_loc,
+                         "unknown distribution '%s' in '%s'%s", base,
+                         e->name, hint);
+        r->errors++;
+        return 1;
+    }
+    if (!drift_dist_has_cdf(d->id)) {
+        drift_diag_error(r->d, r->p->src, e->name_loc,
+                         "%s has no cdf in drift: cdfs exist for normal, "
+                         "std_normal, student_t, cauchy, double_exponential, "
+                         "logistic, lognormal, exponential, gamma, "
+                         "inv_gamma, beta, uniform, weibull, gumbel, "
+                         "chi_square, inv_chi_square, scaled_inv_chi_square, "
+                         "rayleigh, frechet, bernoulli, poisson, binomial, "
+                         "neg_binomial and neg_binomial_2",
+                         base);
+        r->errors++;
+        return 1;
+    }
+    if (e->n_args == 0) {
+        drift_diag_error(r->d, r->p->src, e->name_loc,
+                         "%s needs an outcome: write %s(y | ...)", e->name,
+                         e->name);
+        r->errors++;
+        return 1;
+    }
+    e->fn = forms[k].fn;
+    e->dist = d;
+    return 1;
+}
+
 static void resolve_call(resolver *r, drift_expr *e)
 {
     for (drift_expr *a = e->args; a; a = a->next)
         resolve_expr(r, a);
-    if (resolve_density(r, e) || resolve_rng(r, e))
+    if (resolve_cdf(r, e) || resolve_density(r, e) || resolve_rng(r, e))
         return;
     const drift_builtin *fn = drift_builtin_find(e->name);
     if (fn) {

@@ -1019,6 +1019,44 @@ static void check_rng(checker *c, drift_expr *e)
         e->type = mat_type(k, k);
         return;
     }
+    case DRIFT_DRULE_GLM: {
+        /* one draw, or one per row of a matrix x */
+        const drift_type *bt = &e->args->next->next->type;
+        if (!(is_vec(a) || is_mat(a)) || !is_vec(bt)) {
+            error(c, e->loc, "%s takes x a vector[K] or matrix[n, K] and "
+                             "beta a vector[K], given %s and %s",
+                  e->name, tname(a, t1), tname(bt, t2));
+            return;
+        }
+        drift_type t = scalar_type(d->discrete ? DRIFT_T_INT : DRIFT_T_REAL);
+        if (is_mat(a)) {
+            if (d->discrete) {
+                t.arr[0] = a->dim[0];
+                t.n_arr = 1;
+            } else {
+                t = vec_type(a->dim[0]);
+            }
+        }
+        e->type = t;
+        return;
+    }
+    case DRIFT_DRULE_ORDERED: {
+        /* one draw per eta */
+        const drift_type *ct = &e->args->next->type;
+        if (!(is_scalar(a) || is_vec(a)) || !is_vec(ct)) {
+            error(c, e->loc, "%s takes eta a real (or vector) and the "
+                             "cutpoints a vector, given %s and %s",
+                  e->name, tname(a, t1), tname(ct, t2));
+            return;
+        }
+        drift_type t = scalar_type(DRIFT_T_INT);
+        if (is_vec(a)) {
+            t.arr[0] = a->dim[0];
+            t.n_arr = 1;
+        }
+        e->type = t;
+        return;
+    }
     }
 }
 
@@ -1029,7 +1067,8 @@ static void check_call(checker *c, drift_expr *e)
         check_rng(c, e);
         return;
     }
-    if (e->fn && e->fn->id == DRIFT_FN_DENSITY) {
+    if (e->fn && (e->fn->id == DRIFT_FN_DENSITY || e->fn->id == DRIFT_FN_LCDF ||
+                  e->fn->id == DRIFT_FN_LCCDF || e->fn->id == DRIFT_FN_CDF)) {
         check_density(c, e->dist, e->args, e->args->next, e->n_args - 1,
                       e->name_loc);
         for (drift_expr *a = e->args; a; a = a->next) {
@@ -1251,6 +1290,9 @@ static void expr_text(const drift_expr *e, char *buf, size_t cap)
 }
 
 /* The multivariate distributions' shapes (rule not ELEM). */
+static void check_glm(checker *c, const drift_dist *d, drift_expr *lhs,
+                      drift_expr *args);
+
 static void check_multivariate(checker *c, const drift_dist *d,
                                drift_expr *lhs, drift_expr *args)
 {
@@ -1323,9 +1365,101 @@ static void check_multivariate(checker *c, const drift_dist *d,
                   "categorical takes a simplex of K probabilities, given %s",
                   tname(&args->type, t2));
         return;
+    case DRIFT_DRULE_GLM:
+        check_glm(c, d, lhs, args);
+        return;
+    case DRIFT_DRULE_ORDERED: {
+        drift_dim n = {1, NULL};
+        int many = 0;
+        if (y->kind != DRIFT_T_INT || y->n_arr > 1) {
+            error(c, lhs->loc,
+                  "the outcome of %s is an int 1..K (or an array of them), "
+                  "but it is %s",
+                  d->name, tname(y, t1));
+            return;
+        }
+        if (y->n_arr) {
+            n = y->arr[0];
+            many = 1;
+        }
+        const drift_type *eta = &args->type, *cp = &args->next->type;
+        if (!is_scalar(eta) &&
+            !(is_vec(eta) && (!many || dim_cmp(eta->dim[0], n)))) {
+            error(c, args->loc,
+                  "eta of %s must be a real%s, given %s", d->name,
+                  many ? " or a vector with one per outcome" : "",
+                  tname(eta, t2));
+            return;
+        }
+        if (!is_vec(cp))
+            error(c, args->next->loc,
+                  "the cutpoints c of %s must be a vector (ordered[K - 1] "
+                  "for K categories), given %s",
+                  d->name, tname(cp, t2));
+        return;
+    }
     default:
         return;
     }
+}
+
+/* bernoulli_logit_glm, poisson_log_glm and normal_id_glm (y | x, alpha,
+ * beta[, sigma]): x a vector[K] (one row: a rows vector in the datum
+ * block) with y one value, or a matrix[n, K] with y one value or n
+ * (an array, or a vector for normal_id_glm); alpha (and sigma) a real or
+ * vector[n]; beta a vector[K]. */
+static void check_glm(checker *c, const drift_dist *d, drift_expr *lhs,
+                      drift_expr *args)
+{
+    char t1[TYPE_TEXT], t2[TYPE_TEXT];
+    const drift_type *y = &lhs->type, *x = &args->type;
+    drift_expr *al = args->next, *be = al->next, *sg = be->next;
+    drift_dim n = {1, NULL}, K;
+    int many = 0;
+    if (is_mat(x)) {
+        n = x->dim[0];
+        K = x->dim[1];
+        many = 1;
+    } else if (is_vec(x) ||
+               (x->kind == DRIFT_T_SPARSE && !x->n_arr)) {
+        K = x->dim[0];
+    } else {
+        error(c, args->loc,
+              "x of %s must be a vector[K] or sparse_vector[K] (one row) "
+              "or a matrix[n, K], given %s",
+              d->name, tname(x, t1));
+        return;
+    }
+    int y_ok = is_scalar(y);
+    drift_dim ny = {1, NULL};
+    if (!y_ok && y->n_arr == 1 && is_scalar_kind(y->kind)) {
+        y_ok = 1;
+        ny = y->arr[0];
+    } else if (!y_ok && !d->discrete && is_vec(y)) {
+        y_ok = 1;
+        ny = y->dim[0];
+    }
+    if (!y_ok || (!is_scalar(y) && (!many || dim_cmp(ny, n) == 0))) {
+        error(c, lhs->loc,
+              "the outcome of %s must be one value%s, but it is %s for x %s",
+              d->name, many ? " or one per row of x" : " (x is one row)",
+              tname(y, t1), tname(x, t2));
+        return;
+    }
+    for (drift_expr *a = al; a; a = a == al ? sg : NULL) {
+        const drift_type *t = &a->type;
+        if (!is_scalar(t) && !(many && is_vec(t) && dim_cmp(t->dim[0], n)))
+            error(c, a->loc,
+                  "%s of %s must be a real%s, given %s", a == al ? "alpha"
+                                                                : "sigma",
+                  d->name, many ? " or a vector with one per row of x" : "",
+                  tname(t, t1));
+    }
+    if (!is_vec(&be->type) || dim_cmp(be->type.dim[0], K) == 0)
+        error(c, be->loc,
+              "beta of %s must be a vector of x's %s, given %s for x %s",
+              d->name, many ? "columns" : "length", tname(&be->type, t1),
+              tname(x, t2));
 }
 
 /* A distribution's outcome and arguments, for '~' and for name_lpdf(y |
@@ -1338,7 +1472,11 @@ static void check_density(checker *c, const drift_dist *d, drift_expr *lhs,
     int bad = lhs->type.kind == DRIFT_T_ERROR || sparse_use(c, lhs);
     for (drift_expr *a = args; a; a = a->next) {
         check_expr(c, a);
-        bad |= a->type.kind == DRIFT_T_ERROR || sparse_use(c, a);
+        /* a GLM's x may be a sparse row: it enters a dot product */
+        int sparse_ok = d && d->rule == DRIFT_DRULE_GLM && a == args &&
+                        !a->type.n_arr;
+        bad |= a->type.kind == DRIFT_T_ERROR ||
+               (!sparse_ok && sparse_use(c, a));
     }
     if (!d)
         return;

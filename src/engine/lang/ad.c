@@ -17,6 +17,7 @@
 #include "ad.h"
 #include "base/lapack.h"
 #include "base/util.h"
+#include "cdf.h"
 #include "dist.h"
 #include "kern.h"
 #include "rand.h"
@@ -330,16 +331,30 @@ static int fwd_dist(drift_ad_ctx *c, int id)
                       : NULL;
     }
     size_t bad_r = 0, bad_j = 0;
-    if (drift_dist_rows((drift_dist_id)n->fn, R, m, n->n_in, in, ld, st,
-                        c->val[id], c->need_part ? part : NULL, &bad_r,
-                        &bad_j) == 0 ||
-        n->guard)
+    int rc = n->tail ? drift_cdf_rows((drift_dist_id)n->fn,
+                                      (drift_cdf_tail)n->tail, R, m, n->n_in,
+                                      in, ld, st, c->val[id],
+                                      c->need_part ? part : NULL, &bad_r,
+                                      &bad_j)
+                     : drift_dist_rows((drift_dist_id)n->fn, R, m, n->n_in,
+                                       in, ld, st, c->val[id],
+                                       c->need_part ? part : NULL, &bad_r,
+                                       &bad_j);
+    if (rc == 0 || n->guard)
         return DRIFT_OK; /* in a branch of '? :': maybe not taken */
     double a[DRIFT_DIST_MAX_ARGS + 1];
     for (int k = 0; k < n->n_in; k++)
         a[k] = in[k][bad_r * ld[k] + bad_j * st[k]];
     char why[200];
-    drift_dist_explain((drift_dist_id)n->fn, a, why, sizeof why);
+    double lc = n->tail ? drift_cdf_log((drift_dist_id)n->fn,
+                                        (drift_cdf_tail)n->tail, a, NULL)
+                        : NAN;
+    if (n->tail && !isnan(lc))
+        snprintf(why, sizeof why, "the log %scdf is %g at outcome %g",
+                 n->tail == DRIFT_CDF_UPPER ? "complementary " : "", lc,
+                 a[0]);
+    else
+        drift_dist_explain((drift_dist_id)n->fn, a, why, sizeof why);
     char where[200] = "", of[140] = "";
     if (c->g->mapped_source)
         snprintf(of, sizeof of, " of %.120s", c->g->mapped_source);
@@ -351,8 +366,58 @@ static int fwd_dist(drift_ad_ctx *c, int id)
                  row_id(c, bad_r) + 1, of);
     else if (m > 1)
         snprintf(where, sizeof where, " (element %zu)", bad_j + 1);
-    return node_error(c, id, "%s: %s%s", drift_dists[n->fn].name, why,
-                      where);
+    return node_error(c, id, "%s%s: %s%s", drift_dists[n->fn].name,
+                      !n->tail ? ""
+                      : n->tail == DRIFT_CDF_UPPER ? "_lccdf"
+                                                   : "_lcdf",
+                      why, where);
+}
+
+/* ordered_logistic / ordered_probit over a block: per row the sum over
+ * the m elements, the partials (in eta, the lower and the upper
+ * cutpoint) in part, three per element. */
+static int fwd_ordered(drift_ad_ctx *c, int id)
+{
+    const drift_gnode *n = NODE(c, id);
+    int y = drift_gin(n, 0), eta = drift_gin(n, 1), cp = drift_gin(n, 2);
+    size_t R = vrows(c, n), m = n->m, K1 = NODE(c, cp)->sz;
+    size_t sy = NODE(c, y)->sz == m ? 1 : 0;
+    size_t se = NODE(c, eta)->sz == m ? 1 : 0;
+    double *part = c->part ? c->part[id] : NULL;
+    for (size_t r = 0; r < R; r++) {
+        const double *cv = c->val[cp] + r * c->vld[cp];
+        double s = 0;
+        for (size_t j = 0; j < m; j++) {
+            double yv = c->val[y][r * c->vld[y] + j * sy];
+            double ev = c->val[eta][r * c->vld[eta] + j * se];
+            double *d = part ? part + (r * m + j) * 3 : NULL;
+            double lp = drift_dist_ordered(n->fn, yv, ev, cv, K1, d);
+            s += lp;
+            if (!isfinite(lp) && !n->guard) {
+                char where[80] = "";
+                if (n->batched)
+                    snprintf(where, sizeof where, " (data row %zu%s",
+                             row_id(c, r) + 1, m > 1 ? ", " : ")");
+                if (m > 1)
+                    snprintf(where + strlen(where),
+                             sizeof where - strlen(where), "%selement %zu)",
+                             n->batched ? "" : " (", j + 1);
+                const char *name = n->fn ? "ordered_probit"
+                                         : "ordered_logistic";
+                if (!(yv >= 1 && yv <= (double)K1 + 1 && yv == floor(yv)))
+                    return node_error(c, id,
+                                      "%s: the outcome must be a category "
+                                      "from 1 to K = %zu, got %g%s",
+                                      name, K1 + 1, yv, where);
+                return node_error(c, id,
+                                  "%s: the log probability is %g (eta %g; "
+                                  "are the cutpoints increasing?)%s",
+                                  name, lp, ev, where);
+            }
+        }
+        c->val[id][r * c->vld[id]] = s;
+    }
+    return DRIFT_OK;
 }
 
 static int fwd_catlogit(drift_ad_ctx *c, int id)
@@ -1002,6 +1067,22 @@ static int fwd_rng(drift_ad_ctx *c, int id)
                                   "be non-negative and sum to 1");
             continue;
         }
+        if (di == DRIFT_D_ORDERED_LOGISTIC || di == DRIFT_D_ORDERED_PROBIT) {
+            int a = drift_gin(n, 0), cp = drift_gin(n, 1);
+            size_t se = NODE(c, a)->sz == sz ? 1 : 0;
+            for (size_t j = 0; j < sz; j++) {
+                o[j] = drift_rand_ordered(
+                    c->rng, di == DRIFT_D_ORDERED_PROBIT,
+                    c->val[a][r * c->vld[a] + j * se],
+                    c->val[cp] + r * c->vld[cp], NODE(c, cp)->sz);
+                if (isnan(o[j]))
+                    return node_error(c, id,
+                                      "%s_rng: eta must be finite and the "
+                                      "cutpoints increasing",
+                                      drift_dists[di].name);
+            }
+            continue;
+        }
         if (di == DRIFT_D_MULTI_NORMAL ||
             di == DRIFT_D_MULTI_NORMAL_CHOLESKY) {
             /* the draw mu + L z, built from normal draws, checked */
@@ -1306,6 +1387,8 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
         return fwd_dist(c, id);
     case DRIFT_G_CATLOGIT:
         return fwd_catlogit(c, id);
+    case DRIFT_G_ORDERED:
+        return fwd_ordered(c, id);
     case DRIFT_G_XFORM:
     case DRIFT_G_XFORM_LJ:
         xform_forward(c, id, 0);
@@ -1719,6 +1802,34 @@ static void backward_node(drift_ad_ctx *c, int id)
         }
         return;
     }
+    case DRIFT_G_ORDERED: {
+        int cp = drift_gin(n, 2);
+        const drift_gnode *nc = NODE(c, cp);
+        if (!nb->param && !nc->param)
+            return;
+        size_t m = n->m, sy = na->sz == m ? 1 : 0, se = nb->sz == m ? 1 : 0;
+        for (size_t r = 0; r < RA; r++) {
+            double g = G[r * gl];
+            if (n->guard && g == 0)
+                continue;
+            const double *P = c->part[id] + (n->batched ? r : 0) * m * 3;
+            double *ge = nb->param ? c->adj[b] + r * c->ald[b] : NULL;
+            double *gc = nc->param ? c->adj[cp] + r * c->ald[cp] : NULL;
+            for (size_t j = 0; j < m; j++) {
+                const double *p = P + j * 3;
+                if (ge)
+                    ge[j * se] += g * p[0];
+                if (gc) {
+                    size_t k = (size_t)c->val[a][r * c->vld[a] + j * sy];
+                    if (k > 1)
+                        gc[k - 2] += g * p[1];
+                    if (k <= nc->sz)
+                        gc[k - 1] += g * p[2];
+                }
+            }
+        }
+        return;
+    }
     case DRIFT_G_CATLOGIT: {
         if (!nb->param)
             return;
@@ -2019,6 +2130,31 @@ static void tangent_node(drift_ad_ctx *c, int id)
         }
         return;
     }
+    case DRIFT_G_ORDERED: {
+        int cp = drift_gin(n, 2);
+        const drift_gnode *nc = NODE(c, cp);
+        size_t m = n->m, sy = na->sz == m ? 1 : 0, se = nb->sz == m ? 1 : 0;
+        for (size_t r = 0; r < R; r++) {
+            const double *P = c->part[id] + (n->batched ? r : 0) * m * 3;
+            const double *te = nb->param ? c->tan[b] + r * c->tld[b] : NULL;
+            const double *tc = nc->param ? c->tan[cp] + r * c->tld[cp] : NULL;
+            double t = 0;
+            for (size_t j = 0; j < m; j++) {
+                const double *p = P + j * 3;
+                if (te)
+                    t += p[0] * te[j * se];
+                if (tc) {
+                    size_t k = (size_t)c->val[a][r * c->vld[a] + j * sy];
+                    if (k > 1)
+                        t += p[1] * tc[k - 2];
+                    if (k <= nc->sz)
+                        t += p[2] * tc[k - 1];
+                }
+            }
+            T[r * tl] = t;
+        }
+        return;
+    }
     case DRIFT_G_CATLOGIT: {
         size_t K = nb->sz;
         for (size_t r = 0; r < R; r++) {
@@ -2181,6 +2317,8 @@ drift_ad_ws *drift_ad_ws_new(const drift_graph *g, size_t cap)
             np = (size_t)n->n_in * rows * n->m;
         else if (n->op == DRIFT_G_CATLOGIT)
             np = rows * g->nodes[drift_gin(n, 1)].sz;
+        else if (n->op == DRIFT_G_ORDERED)
+            np = 3 * rows * n->m;
         else if (n->op == DRIFT_G_XFORM || n->op == DRIFT_G_XFORM_LJ)
             np = xform_part_size(n);
         else if (n->op == DRIFT_G_CHOL)

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cdf.h"
 #include "dist.h"
 #include "kern.h"
 #include "vmath.h"
@@ -809,6 +810,51 @@ int drift_dist_catlogit(size_t rows, size_t K, const double *y, size_t ldy,
         out[r] = e[(size_t)yr - 1] - lse;
     }
     return ok ? 0 : -1;
+}
+
+double drift_dist_ordered(int probit, double y, double eta, const double *c,
+                          size_t K1, double d[3])
+{
+    double tmp[3];
+    if (!d)
+        d = tmp;
+    d[0] = d[1] = d[2] = 0;
+    if (!(y >= 1) || !(y <= (double)K1 + 1) || y != floor(y) || isnan(eta))
+        return NAN;
+    size_t k = (size_t)y;
+    double lo = k > 1 ? c[k - 2] : -INFINITY;
+    double hi = k <= K1 ? c[k - 1] : INFINITY;
+    if (!(lo < hi))
+        return NAN;
+    /* a = eta - lo > b = eta - hi; the probability F(a) - F(b) */
+    double a = eta - lo, b = eta - hi, lp, da, db;
+    if (!probit) {
+        /* F(a) - F(b) = F(a) F(-b) (1 - e^(b - a)): no cancellation */
+        double e = a - b; /* hi - lo > 0 */
+        lp = -drift_log1p_exp(-a) - drift_log1p_exp(b) +
+             (isinf(e) ? 0 : log(-expm1(-e)));
+        double r = isinf(e) ? 0 : 1 / expm1(e);
+        da = drift_inv_logit(-a) + r;
+        db = -drift_inv_logit(b) - r;
+    } else {
+        /* in the upper tail as Phi(-b) - Phi(-a) */
+        double l1, l2;
+        if (b > 0) {
+            l1 = drift_cdf_log_phi(-b, NULL);
+            l2 = drift_cdf_log_phi(-a, NULL);
+        } else {
+            l1 = drift_cdf_log_phi(a, NULL);
+            l2 = drift_cdf_log_phi(b, NULL);
+        }
+        double x = l2 - l1;
+        lp = l1 + (x > -M_LN2 ? log(-expm1(x)) : log1p(-exp(x)));
+        da = isinf(a) ? 0 : exp(-0.5 * a * a - LOG_SQRT_2PI - lp);
+        db = isinf(b) ? 0 : -exp(-0.5 * b * b - LOG_SQRT_2PI - lp);
+    }
+    d[0] = da + db;
+    d[1] = k > 1 ? -da : 0;
+    d[2] = k <= K1 ? -db : 0;
+    return lp;
 }
 
 void drift_dist_explain(drift_dist_id id, const double *a, char *buf,

@@ -60,6 +60,16 @@ int drift_dist_catlogit(size_t rows, size_t K, const double *y, size_t ldy,
                         const double *eta, size_t lde, double *out,
                         double *soft, size_t *bad_row);
 
+/* ordered_logistic (probit 0) or ordered_probit (probit 1): the log
+ * probability of category y in 1..K, K = K1 + 1, given eta and the
+ * cutpoints c[0..K1): log(F(eta - c[y-2]) - F(eta - c[y-1])), F the
+ * logistic function or Phi, c[-1] = -inf and c[K-1] = +inf.  d (may be
+ * NULL) gets the partials in eta, in c[y-2] and in c[y-1] (0 where
+ * that cutpoint does not exist).  Returns NaN for an outcome that is not
+ * an int in 1..K or cutpoints not strictly increasing around it. */
+double drift_dist_ordered(int probit, double y, double eta, const double *c,
+                          size_t K1, double d[3]);
+
 /* Why an element's log density is not finite, for messages: writes a
  * sentence such as "sigma must be positive, got -1" into buf. */
 void drift_dist_explain(drift_dist_id id, const double *a, char *buf,

@@ -43,8 +43,9 @@ typedef enum drift_gop {
     DRIFT_G_MATMUL,     /* (m x k) * (k x n) -> m x n */
     DRIFT_G_SLICE,      /* elements off .. off+sz of in[0] */
     DRIFT_G_GATHER,     /* elements idx[row]*sz .. of in[0] (idx per row) */
-    DRIFT_G_DIST,       /* scalar: sum of log densities; fn: dist id;
-                           in[0] outcome, in[1..] arguments; m elements */
+    DRIFT_G_DIST,       /* scalar: sum of log densities (or, with tail
+                           set, of log cdfs); fn: dist id; in[0] outcome,
+                           in[1..] arguments; m elements */
     DRIFT_G_CATLOGIT,   /* scalar: categorical_logit(in[0] | in[1]) */
     DRIFT_G_TERMS,      /* scalar: sum of scalar inputs */
     DRIFT_G_XFORM,      /* a structured type's transform (transform.h):
@@ -71,10 +72,14 @@ typedef enum drift_gop {
     DRIFT_G_LDE,        /* log(exp(a) - exp(b)) */
     DRIFT_G_LT, DRIFT_G_LE, DRIFT_G_GT, DRIFT_G_GE, DRIFT_G_EQ, DRIFT_G_NE,
     DRIFT_G_AND, DRIFT_G_OR,    /* 0 or 1; no derivative */
-    DRIFT_G_RNG         /* random draws of distribution fn (rand.h) from
+    DRIFT_G_RNG,        /* random draws of distribution fn (rand.h) from
                            the arguments in[]: sz of them per row; the
                            categorical's one of K = in[0]'s size; LKJ's
                            Cholesky factor m x m of shape in[0] */
+    DRIFT_G_ORDERED     /* scalar: the sum over m elements of
+                           ordered_logistic (fn 0) or ordered_probit (fn 1)
+                           of in[0] (int outcomes) given in[1] (eta, m or
+                           one) and in[2] (the cutpoints, K - 1) */
 } drift_gop;
 
 /* Whether op is an elementwise binary operation (one kernel serves). */
@@ -99,6 +104,8 @@ typedef struct drift_gnode {
     unsigned batched : 1;           /* varies by row */
     unsigned param : 1;             /* depends on theta */
     unsigned is_int : 1;            /* integer values (data) */
+    unsigned tail : 2;              /* DIST: 0 the log density, else the
+                                       log cdf's drift_cdf_tail (cdf.h) */
     unsigned guard : 1;             /* under a branch of a SELECT: a zero
                                        adjoint adds nothing even where the
                                        partials are not finite */

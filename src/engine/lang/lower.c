@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ad.h"
+#include "cdf.h"
 #include "base/util.h"
 #include "graph.h"
 #include "lower.h"
@@ -761,8 +762,19 @@ static int build_multivariate(builder *b, const drift_dist *d, int y,
 /* The log density of distribution d at outcome y with arguments args
  * (a '~' statement or name_lpdf(y | args)): the sum over the elements,
  * per row where anything varies by row. */
+static int build_dist(builder *b, const drift_dist *d, drift_expr *ye,
+                      drift_expr *args, unsigned tail, drift_loc loc);
+
 static int build_density(builder *b, const drift_dist *d, drift_expr *ye,
                          drift_expr *args, drift_loc loc)
+{
+    return build_dist(b, d, ye, args, 0, loc);
+}
+
+/* The log density, or (tail set) the log cdf's sum over the elements of
+ * distribution d at outcome y with arguments args. */
+static int build_dist(builder *b, const drift_dist *d, drift_expr *ye,
+                      drift_expr *args, unsigned tail, drift_loc loc)
 {
     int in[DRIFT_DIST_MAX_ARGS + 1];
     int n = 0;
@@ -772,6 +784,33 @@ static int build_density(builder *b, const drift_dist *d, drift_expr *ye,
     for (int k = 0; k < n; k++)
         if (in[k] < 0)
             return -1;
+    if (d->rule == DRIFT_DRULE_GLM) {
+        /* alpha + x * beta: a dot product per row, or a matrix-vector
+         * product; the elementwise distribution of that predictor (so
+         * the generalised-linear-form analysis finds it as written out) */
+        size_t K = nsz(b, in[3]);
+        int lin = args->type.kind == DRIFT_T_MATRIX
+                      ? matmul_of(b, in[1], in[3], K ? nsz(b, in[1]) / K : 0,
+                                  K, 1, loc)
+                      : dot_of(b, in[1], in[3], loc);
+        in[1] = bin(b, DRIFT_G_ADD, in[2], lin, loc);
+        if (in[1] < 0)
+            return -1;
+        if (n == 5)
+            in[2] = in[4];
+        n -= 2;
+        d = &drift_dists[drift_dist_glm_base(d->id)];
+    }
+    if (d->rule == DRIFT_DRULE_ORDERED) {
+        int id = new_node(b, DRIFT_G_ORDERED,
+                          d->id == DRIFT_D_ORDERED_PROBIT, in, 3, 1, loc);
+        if (id >= 0) {
+            size_t m = nsz(b, in[0]) > nsz(b, in[1]) ? nsz(b, in[0])
+                                                     : nsz(b, in[1]);
+            b->g->nodes[id].m = m;
+        }
+        return finish(b, id, 0);
+    }
     if (d->rule != DRIFT_DRULE_ELEM && d->rule != DRIFT_DRULE_CATLOGIT)
         return build_multivariate(b, d, in[0], &ye->type, in + 1, args, loc);
     int id;
@@ -783,8 +822,10 @@ static int build_density(builder *b, const drift_dist *d, drift_expr *ye,
             if (b->g->nodes[in[k]].sz > m)
                 m = b->g->nodes[in[k]].sz;
         id = new_node(b, DRIFT_G_DIST, (int)d->id, in, n, 1, loc);
-        if (id >= 0)
+        if (id >= 0) {
             b->g->nodes[id].m = m;
+            b->g->nodes[id].tail = tail;
+        }
     }
     return finish(b, id, 0);
 }
@@ -872,6 +913,20 @@ static int build_rng(builder *b, drift_expr *e)
             return r;
         return matmul_of(b, r, transpose_of(b, r, K, K, L), K, K, K, L);
     }
+    case DRIFT_DRULE_GLM: {
+        /* the base distribution's draws at alpha + x * beta */
+        const drift_type *tx = &e->args->type;
+        size_t K = nsz(b, in[2]);
+        int lin = tx->kind == DRIFT_T_MATRIX
+                      ? matmul_of(b, in[0], in[2], K ? nsz(b, in[0]) / K : 0,
+                                  K, 1, L)
+                      : dot_of(b, in[0], in[2], L);
+        int ba[2] = {bin(b, DRIFT_G_ADD, in[1], lin, L), n > 3 ? in[3] : -1};
+        return rng_node(b, drift_dist_glm_base(d->id), ba, n > 3 ? 2 : 1, sz,
+                        L);
+    }
+    case DRIFT_DRULE_ORDERED:
+        return rng_node(b, d->id, in, 2, sz, L);
     }
     return -1;
 }
@@ -956,6 +1011,15 @@ static int build_call(builder *b, drift_expr *e)
     drift_fn_id fn = e->fn->id;
     if (fn == DRIFT_FN_DENSITY)
         return build_density(b, e->dist, e->args, e->args->next, e->loc);
+    if (fn == DRIFT_FN_LCDF || fn == DRIFT_FN_LCCDF || fn == DRIFT_FN_CDF) {
+        /* the cdf of several elements is the product of theirs: the
+         * exponential of the summed log cdfs */
+        int l = build_dist(b, e->dist, e->args, e->args->next,
+                           fn == DRIFT_FN_LCCDF ? DRIFT_CDF_UPPER
+                                                : DRIFT_CDF_LOWER,
+                           e->loc);
+        return fn == DRIFT_FN_CDF ? un(b, DRIFT_FN_EXP, l, e->loc) : l;
+    }
     if (fn == DRIFT_FN_RNG)
         return build_rng(b, e);
     if (fn == DRIFT_FN_ROWS || fn == DRIFT_FN_COLS ||
@@ -1802,14 +1866,22 @@ static int in_support(drift_support s, double y, double n, double lo,
     return 1;
 }
 
+/* The distribution of a density node. */
+static drift_dist_id node_dist(const drift_gnode *d)
+{
+    if (d->op == DRIFT_G_CATLOGIT)
+        return DRIFT_D_CATEGORICAL_LOGIT;
+    if (d->op == DRIFT_G_ORDERED)
+        return d->fn ? DRIFT_D_ORDERED_PROBIT : DRIFT_D_ORDERED_LOGISTIC;
+    return (drift_dist_id)d->fn;
+}
+
 static void support_error(builder *b, int dn, int yn, size_t row, size_t el,
                           double y, double nv, size_t K)
 {
     const drift_graph *g = b->g;
     const drift_gnode *d = &g->nodes[dn], *yv = &g->nodes[yn];
-    const drift_dist *di = d->op == DRIFT_G_CATLOGIT
-                               ? &drift_dists[DRIFT_D_CATEGORICAL_LOGIT]
-                               : &drift_dists[d->fn];
+    const drift_dist *di = &drift_dists[node_dist(d)];
     char want[96];
     if (di->support == DRIFT_SUP_CATEGORY)
         snprintf(want, sizeof want, "a category from 1 to K = %zu", K);
@@ -1881,13 +1953,14 @@ static void check_supports(builder *b, drift_ad_ws *ws)
         return;
     for (size_t id = 0; id < g->n_nodes && !b->errors; id++) {
         const drift_gnode *d = &g->nodes[id];
-        if (d->op != DRIFT_G_DIST && d->op != DRIFT_G_CATLOGIT)
+        if (d->op != DRIFT_G_DIST && d->op != DRIFT_G_CATLOGIT &&
+            d->op != DRIFT_G_ORDERED)
             continue;
         if (d->guard)
             continue; /* in a branch of '? :', maybe not taken there */
-        drift_dist_id di = d->op == DRIFT_G_CATLOGIT
-                               ? DRIFT_D_CATEGORICAL_LOGIT
-                               : (drift_dist_id)d->fn;
+        if (d->tail)
+            continue; /* a cdf: any outcome has one */
+        drift_dist_id di = node_dist(d);
         drift_support sup = drift_dists[di].support;
         int yn = drift_gin(d, 0);
         if (sup == DRIFT_SUP_REAL || g->nodes[yn].param)
@@ -1904,7 +1977,8 @@ static void check_supports(builder *b, drift_ad_ws *ws)
                 targets[nt++] = hin = drift_gin(d, 2);
         }
         size_t K = d->op == DRIFT_G_CATLOGIT ? g->nodes[drift_gin(d, 1)].sz
-                                             : 0;
+                   : d->op == DRIFT_G_ORDERED ? g->nodes[drift_gin(d, 2)].sz + 1
+                                              : 0;
         int batched = 0, lazy = 0;
         for (size_t t = 0; t < nt; t++) {
             batched |= g->nodes[targets[t]].batched;
@@ -1912,7 +1986,7 @@ static void check_supports(builder *b, drift_ad_ws *ws)
         }
         if (lazy && !b->ld->check_mapped)
             continue;
-        size_t N = batched ? g->N : 1, m = d->op == DRIFT_G_DIST ? d->m : 1;
+        size_t N = batched ? g->N : 1, m = d->op != DRIFT_G_CATLOGIT ? d->m : 1;
         for (size_t first = 0; first < N; first += CHECK_CHUNK) {
             size_t cnt = N - first < CHECK_CHUNK ? N - first : CHECK_CHUNK;
             drift_err e = {{0}};
@@ -2440,7 +2514,9 @@ static void find_outcome(builder *b)
     const drift_gnode *d = &g->nodes[b->tildes[found].node];
     if (d->op != DRIFT_G_DIST && d->op != DRIFT_G_CATLOGIT)
         return;
-    switch (st->d->id) {
+    /* a GLM's node is its base distribution's */
+    drift_dist_id did = drift_dist_glm_base(st->d->id);
+    switch (did) {
     case DRIFT_D_BERNOULLI:
     case DRIFT_D_BERNOULLI_LOGIT:
         g->outcome = DRIFT_OUTCOME_BINARY;
@@ -2459,7 +2535,7 @@ static void find_outcome(builder *b)
     default:
         return;
     }
-    g->outcome_dist = (int)st->d->id;
+    g->outcome_dist = (int)did;
     g->outcome_y = drift_gin(d, 0);
     g->outcome_arg = drift_gin(d, 1);
     /* A point prediction needs one value per row. */

@@ -388,6 +388,26 @@ double drift_rand_categorical(drift_rand *r, const double *p, size_t K)
     return (double)K;
 }
 
+double drift_rand_ordered(drift_rand *r, int probit, double eta,
+                          const double *c, size_t K1)
+{
+    if (!isfinite(eta))
+        return NAN;
+    for (size_t k = 1; k < K1; k++)
+        if (!(c[k - 1] < c[k]))
+            return NAN;
+    /* Y > k with probability F(eta - c[k-1]), decreasing in k: Y is the
+     * first k with u >= that */
+    double u = drift_rand_uniform(r);
+    for (size_t k = 1; k <= K1; k++) {
+        double x = eta - c[k - 1];
+        double up = probit ? 0.5 * erfc(-x * M_SQRT1_2) : inv_logit(x);
+        if (u >= up)
+            return (double)k;
+    }
+    return (double)(K1 + 1);
+}
+
 int drift_rand_lkj_cholesky(drift_rand *r, size_t K, double eta, double *L)
 {
     if (!(eta > 0) || !isfinite(eta))

@@ -50,6 +50,13 @@ void drift_rand_range_explain(drift_dist_id id, const double *a, char *buf,
  * not, within 1e-8, or one is negative). */
 double drift_rand_categorical(drift_rand *r, const double *p, size_t K);
 
+/* A draw of ordered_logistic (probit 0) or ordered_probit (probit 1):
+ * a category 1..K1 + 1 given eta and the cutpoints c[0..K1), by
+ * inversion of P(Y > k) = F(eta - c[k-1]).  NaN when eta is not finite
+ * or the cutpoints are not increasing. */
+double drift_rand_ordered(drift_rand *r, int probit, double eta,
+                          const double *c, size_t K1);
+
 /* The Cholesky factor L (K x K, row-major) of a correlation matrix drawn
  * from LKJ(eta): canonical partial correlations (r + 1) / 2 ~
  * Beta(eta + (K - 2 - j) / 2, same), j the number of variables
