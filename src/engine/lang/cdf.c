@@ -64,55 +64,6 @@ static double gamma_pref(double a, double x)
            stirling_corr(a);
 }
 
-/* ---- log Phi ---------------------------------------------------------------- */
-
-/* The Mills ratio R(x) = (1 - Phi(x)) / phi(x) for x >= 20 by its
- * continued fraction 1 / (x + 1 / (x + 2 / (x + 3 / (x + ...)))),
- * evaluated by the modified Lentz method. */
-static double mills(double x)
-{
-    double f = x, c = x, d = 0;
-    for (int k = 1; k < 500; k++) {
-        d = x + k * d;
-        d = d == 0 ? FPMIN : 1 / d;
-        c = x + k / c;
-        double del = c * d;
-        f *= del;
-        if (fabs(del - 1) < EPS)
-            break;
-    }
-    return 1 / f;
-}
-
-double drift_cdf_log_phi(double z, double *dz)
-{
-    double lp, g;
-    if (isnan(z)) {
-        lp = g = NAN;
-    } else if (z == INFINITY) {
-        lp = 0;
-        g = 0;
-    } else if (z == -INFINITY) {
-        lp = -INFINITY;
-        g = INFINITY;
-    } else if (z < -20) {
-        /* Phi(z) = phi(z) R(-z): no erfc underflow however far out. */
-        double r = mills(-z);
-        lp = -0.5 * z * z - LOG_SQRT_2PI + log(r);
-        g = 1 / r;
-    } else if (z < 0) {
-        lp = log(0.5 * erfc(-z * M_SQRT1_2));
-        g = exp(-0.5 * z * z - LOG_SQRT_2PI - lp);
-    } else {
-        double q = 0.5 * erfc(z * M_SQRT1_2);
-        lp = log1p(-q);
-        g = exp(-0.5 * z * z - LOG_SQRT_2PI - lp);
-    }
-    if (dz)
-        *dz = g;
-    return lp;
-}
-
 /* ---- the incomplete gamma function ------------------------------------------ */
 
 /* log S and d/da log S for the series P(a, x) = x^a e^-x / Gamma(a + 1) S,
@@ -436,7 +387,7 @@ static double c_normal(drift_cdf_tail tail, const double *a, double *d)
     if (!(s > 0))
         return NAN;
     double z = (a[0] - a[1]) / s, g;
-    double l = drift_cdf_log_phi(tail == DRIFT_CDF_LOWER ? z : -z, &g);
+    double l = drift_log_Phi(tail == DRIFT_CDF_LOWER ? z : -z, &g);
     if (tail == DRIFT_CDF_UPPER)
         g = -g;
     return loc_scale(l, g, z, s, d);
@@ -445,7 +396,7 @@ static double c_normal(drift_cdf_tail tail, const double *a, double *d)
 static double c_std_normal(drift_cdf_tail tail, const double *a, double *d)
 {
     double g, z = a[0];
-    double l = drift_cdf_log_phi(tail == DRIFT_CDF_LOWER ? z : -z, &g);
+    double l = drift_log_Phi(tail == DRIFT_CDF_LOWER ? z : -z, &g);
     d[0] = tail == DRIFT_CDF_LOWER ? g : -g;
     return l;
 }
@@ -458,7 +409,7 @@ static double c_lognormal(drift_cdf_tail tail, const double *a, double *d)
     if (y <= 0)
         return outside(tail, 0, 3, d);
     double z = (log(y) - mu) / s, g;
-    double l = drift_cdf_log_phi(tail == DRIFT_CDF_LOWER ? z : -z, &g);
+    double l = drift_log_Phi(tail == DRIFT_CDF_LOWER ? z : -z, &g);
     if (tail == DRIFT_CDF_UPPER)
         g = -g;
     loc_scale(l, g, z, s, d);
@@ -723,7 +674,7 @@ static double c_student_t(drift_cdf_tail tail, const double *a, double *d)
          * carry nu * 1e-16 from x = nu / (nu + u^2) near 1. */
         double v = 0.25 / nu, q = 1 + 2 * u * u * v, sq = sqrt(q);
         double zz = u * (1 - v) / sq, g;
-        lf = drift_cdf_log_phi(zz, &g);
+        lf = drift_log_Phi(zz, &g);
         gu = g * (1 - v) / (q * sq);
         gnu = g * (u / sq + u * u * u * (1 - v) / (q * sq)) * v / nu;
     } else if (u == 0) {

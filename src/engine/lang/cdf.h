@@ -23,10 +23,6 @@ typedef enum drift_cdf_tail {
     DRIFT_CDF_UPPER = 2
 } drift_cdf_tail;
 
-/* log Phi(z), the standard normal cdf; *dz (may be NULL) gets its
- * derivative phi(z) / Phi(z). */
-double drift_cdf_log_phi(double z, double *dz);
-
 /* log P(a, x) and log Q(a, x) = log(1 - P(a, x)), P the regularised lower
  * incomplete gamma function, a > 0, x >= 0; d (each may be NULL) gets
  * {d/da, d/dx} of each.  Returns 0, or -1 for arguments outside the

@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cdf.h"
 #include "dist.h"
 #include "kern.h"
 #include "vmath.h"
@@ -61,6 +60,55 @@ double drift_log1p_exp(double x)
 }
 
 double drift_inv_logit(double x) { return drift_vmath_logistic1(x); }
+
+/* ---- log Phi ---------------------------------------------------------------- */
+
+/* The Mills ratio R(x) = (1 - Phi(x)) / phi(x) for x >= 20 by its
+ * continued fraction 1 / (x + 1 / (x + 2 / (x + 3 / (x + ...)))),
+ * evaluated by the modified Lentz method. */
+static double mills(double x)
+{
+    double f = x, c = x, d = 0;
+    for (int k = 1; k < 500; k++) {
+        d = x + k * d;
+        d = d == 0 ? 1e-300 : 1 / d;
+        c = x + k / c;
+        double del = c * d;
+        f *= del;
+        if (fabs(del - 1) < 1e-16)
+            break;
+    }
+    return 1 / f;
+}
+
+double drift_log_Phi(double z, double *dz)
+{
+    double lp, g;
+    if (isnan(z)) {
+        lp = g = NAN;
+    } else if (z == INFINITY) {
+        lp = 0;
+        g = 0;
+    } else if (z == -INFINITY) {
+        lp = -INFINITY;
+        g = INFINITY;
+    } else if (z < -20) {
+        /* Phi(z) = phi(z) R(-z): no erfc underflow however far out. */
+        double r = mills(-z);
+        lp = -0.5 * z * z - LOG_SQRT_2PI + log(r);
+        g = 1 / r;
+    } else if (z < 0) {
+        lp = log(0.5 * erfc(-z * M_SQRT1_2));
+        g = exp(-0.5 * z * z - LOG_SQRT_2PI - lp);
+    } else {
+        double q = 0.5 * erfc(z * M_SQRT1_2);
+        lp = log1p(-q);
+        g = exp(-0.5 * z * z - LOG_SQRT_2PI - lp);
+    }
+    if (dz)
+        *dz = g;
+    return lp;
+}
 
 /* ---- one element each ---------------------------------------------------- */
 
@@ -840,11 +888,11 @@ double drift_dist_ordered(int probit, double y, double eta, const double *c,
         /* in the upper tail as Phi(-b) - Phi(-a) */
         double l1, l2;
         if (b > 0) {
-            l1 = drift_cdf_log_phi(-b, NULL);
-            l2 = drift_cdf_log_phi(-a, NULL);
+            l1 = drift_log_Phi(-b, NULL);
+            l2 = drift_log_Phi(-a, NULL);
         } else {
-            l1 = drift_cdf_log_phi(a, NULL);
-            l2 = drift_cdf_log_phi(b, NULL);
+            l1 = drift_log_Phi(a, NULL);
+            l2 = drift_log_Phi(b, NULL);
         }
         double x = l2 - l1;
         lp = l1 + (x > -M_LN2 ? log(-expm1(x)) : log1p(-exp(x)));

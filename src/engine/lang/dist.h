@@ -22,6 +22,10 @@ double drift_lgamma(double x);
 double drift_log1p_exp(double x);
 double drift_inv_logit(double x);
 
+/* log Phi(z), the standard normal cdf, accurate far into either tail;
+ * *dz (may be NULL) gets its derivative phi(z) / Phi(z). */
+double drift_log_Phi(double z, double *dz);
+
 /* One element: a[0] the outcome, a[1..] the arguments; d (n_args + 1
  * partials; may be NULL) gets the partial derivative of the log density
  * in each.  Returns the log density, or NaN when an argument lies outside
