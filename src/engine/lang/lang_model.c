@@ -36,7 +36,8 @@ typedef struct lang_model {
 int drift_lang_is_model_file(const char *name)
 {
     size_t n = name ? strlen(name) : 0;
-    return n > 6 && !strcmp(name + n - 6, ".drift");
+    return (n > 6 && !strcmp(name + n - 6, ".drift")) ||
+           (n > 5 && !strcmp(name + n - 5, ".stan"));
 }
 
 static void lm_free(void *self)

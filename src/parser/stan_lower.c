@@ -1,0 +1,1414 @@
+/* stan_lower.c: lowers a parsed Stan program (stan.h) into drift's
+ * blocks.  drift's language has no loops and no assignment, so the
+ * program is executed symbolically: a local, transformed datum or
+ * transformed parameter is replaced by the expression it was given, and
+ * a loop over 1:S whose body touches element i of each container is
+ * replaced by one vectorised statement.  The rows are found, not
+ * declared: when the data have a leading size R (vector[R], array[R],
+ * matrix[R, K]) over which every model statement that touches them is a
+ * sum of per-element terms, those data become drift's rows and those
+ * statements its datum block; otherwise the program is lowered whole
+ * (every datum in the data block, every statement in prior) and the
+ * reason is reported as a warning.  Not for parsing (stan_grammar.y) or
+ * for types (typecheck.c, which checks the result). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "parser/stan.h"
+
+/* The Stan type of a value, as far as lowering needs it. */
+enum { B_INT, B_REAL, B_VEC, B_ROWVEC, B_MAT };
+
+typedef struct stype {
+    int base, n_arr;
+} stype;
+
+typedef enum vkind { V_DATA, V_PARAM, V_LOCAL, V_LOOP } vkind;
+
+typedef struct var {
+    const char *name;
+    vkind kind;
+    const stan_stmt *decl;  /* DATA, PARAM, LOCAL */
+    int row;                /* DATA: one of the rows (leading size R) */
+    drift_expr *def;        /* LOCAL: its value (already substituted) */
+    drift_expr *size;       /* LOOP: the upper bound */
+    struct var *next;
+} var;
+
+/* The place a statement's lowering goes. */
+typedef struct out {
+    drift_decl *first, *last;
+} dlist;
+
+typedef struct slist {
+    drift_stmt *first, *last;
+} slist;
+
+typedef struct lower {
+    const stan_program *sp;
+    drift_program *prog;
+    drift_arena *A;
+    drift_diag *diag;
+    int rows_mode;
+    const char *R;          /* the row size's name (rows mode) */
+    var *vars;
+    int failed;
+    drift_loc fail_loc;
+    char why[400];
+    int oom;
+    dlist data, rows, params;
+    slist prior, datum, derived, generated;
+} lower;
+
+/* A translation context: the loop variables that stand for the current
+ * element (datum: the current row; otherwise the vectorised index), and
+ * the size they run over. */
+typedef struct ctx {
+    int datum;
+    const char *ix[4];
+    int n_ix;
+    drift_expr *size;
+} ctx;
+
+typedef struct tr {
+    drift_expr *e;
+    stype t;
+    int rw;     /* one value per element of the vectorised index */
+} tr;
+
+static void fail(lower *L, drift_loc loc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void fail(lower *L, drift_loc loc, const char *fmt, ...)
+{
+    if (L->failed)
+        return;
+    L->failed = 1;
+    L->fail_loc = loc;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->why, sizeof L->why, fmt, ap);
+    va_end(ap);
+}
+
+static void *need(lower *L, void *p)
+{
+    if (!p && !L->oom) {
+        L->oom = 1;
+        fail(L, (drift_loc){0, 0, 0, 0}, "out of memory");
+    }
+    return p;
+}
+
+static var *lookup(lower *L, const char *name)
+{
+    for (var *v = L->vars; v; v = v->next)
+        if (!strcmp(v->name, name))
+            return v;
+    return NULL;
+}
+
+static var *push_var(lower *L, const char *name, vkind k)
+{
+    var *v = need(L, drift_arena_alloc(L->A, sizeof *v));
+    if (!v)
+        return NULL;
+    v->name = name;
+    v->kind = k;
+    v->next = L->vars;
+    L->vars = v;
+    return v;
+}
+
+static stype decl_stype(const stan_stmt *d)
+{
+    stype t = {B_REAL, d->type.t->n_arr};
+    switch (d->type.t->kind) {
+    case DRIFT_T_INT: t.base = B_INT; break;
+    case DRIFT_T_VECTOR: t.base = d->type.rowvec ? B_ROWVEC : B_VEC; break;
+    case DRIFT_T_MATRIX: t.base = B_MAT; break;
+    default: t.base = B_REAL; break;
+    }
+    return t;
+}
+
+static stype strip(stype t)
+{
+    if (t.n_arr > 0)
+        t.n_arr--;
+    else if (t.base == B_MAT)
+        t.base = B_ROWVEC;
+    else if (t.base == B_VEC || t.base == B_ROWVEC)
+        t.base = B_REAL;
+    return t;
+}
+
+static int scalar(stype t)
+{
+    return t.n_arr == 0 && (t.base == B_INT || t.base == B_REAL);
+}
+
+/* The leading size of a declared type (NULL for a scalar). */
+static drift_expr *lead_size(const drift_typeexpr *t)
+{
+    if (t->n_arr)
+        return t->arr_size[0];
+    if (t->kind == DRIFT_T_VECTOR || t->kind == DRIFT_T_MATRIX)
+        return t->size[0];
+    return NULL;
+}
+
+static int same_expr(const drift_expr *a, const drift_expr *b)
+{
+    if (!a || !b || a->kind != b->kind)
+        return 0;
+    if (a->kind == DRIFT_E_NAME)
+        return !strcmp(a->name, b->name);
+    if (a->kind == DRIFT_E_NUM)
+        return a->num == b->num;
+    if (a->kind == DRIFT_E_BINOP)
+        return a->op == b->op && same_expr(a->a, b->a) &&
+               same_expr(a->b, b->b);
+    return 0;
+}
+
+static int is_name(const drift_expr *e, const char *name)
+{
+    return e && e->kind == DRIFT_E_NAME && !strcmp(e->name, name);
+}
+
+static int in_ix(const ctx *c, const char *name)
+{
+    for (int k = 0; k < c->n_ix; k++)
+        if (!strcmp(c->ix[k], name))
+            return 1;
+    return 0;
+}
+
+/* ---- substitution (Stan space) ----------------------------------------- */
+
+/* An elementwise value: inner, in terms of the loop variable i. */
+static drift_expr *elem_node(lower *L, drift_expr *inner, const char *i,
+                             drift_loc loc)
+{
+    drift_expr *n = need(L, drift_ast_name(L->A, loc, i));
+    if (!n || !inner)
+        return NULL;
+    /* The inner expression is shared, so link copies of nothing: wrap
+     * it in a one-argument holder whose second argument is the index. */
+    drift_expr *hold = need(L, drift_ast_call(L->A, loc, "(", loc, NULL, 0));
+    if (!hold)
+        return NULL;
+    hold->a = inner;
+    hold->b = n;
+    return hold;
+}
+
+static int is_elem(const drift_expr *e)
+{
+    return e && e->kind == DRIFT_E_CALL && !strcmp(e->name, "(");
+}
+
+static drift_expr *subst(lower *L, drift_expr *e);
+
+static drift_expr *subst_list(lower *L, drift_expr *args, size_t *n)
+{
+    drift_expr *first = NULL, *last = NULL;
+    *n = 0;
+    for (drift_expr *a = args; a; a = a->next) {
+        drift_expr *s = subst(L, a);
+        if (!s)
+            return NULL;
+        /* Lists link through next: copy the node heading each. */
+        drift_expr *c = need(L, drift_arena_alloc(L->A, sizeof *c));
+        if (!c)
+            return NULL;
+        *c = *s;
+        c->next = NULL;
+        if (last)
+            last->next = c;
+        else
+            first = c;
+        last = c;
+        (*n)++;
+    }
+    return first;
+}
+
+/* e with every local replaced by its value (new nodes where anything
+ * changed; the rest shared, never written). */
+static drift_expr *subst(lower *L, drift_expr *e)
+{
+    if (!e || L->failed)
+        return NULL;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        return e;
+    case DRIFT_E_NAME: {
+        var *v = lookup(L, e->name);
+        if (!v) {
+            fail(L, e->loc, "unknown name '%s'", e->name);
+            return NULL;
+        }
+        if (v->kind != V_LOCAL)
+            return e;
+        if (!v->def) {
+            fail(L, e->loc,
+                 "'%s' is used before it is given a value (or is given its "
+                 "value in a way drift cannot follow: element by element "
+                 "outside a loop over all its elements)",
+                 e->name);
+            return NULL;
+        }
+        return v->def;
+    }
+    case DRIFT_E_CALL: {
+        if (is_elem(e))
+            return e;
+        size_t n;
+        drift_expr *args = subst_list(L, e->args, &n);
+        if (L->failed)
+            return NULL;
+        drift_expr *c = need(L, drift_arena_alloc(L->A, sizeof *c));
+        if (!c)
+            return NULL;
+        *c = *e;
+        c->args = args;
+        c->n_args = n;
+        c->next = NULL;
+        return c;
+    }
+    case DRIFT_E_INDEX: {
+        drift_expr *b = subst(L, e->a);
+        size_t n;
+        drift_expr *args = subst_list(L, e->args, &n);
+        if (L->failed)
+            return NULL;
+        return need(L, drift_ast_index(L->A, e->loc, b, args, n));
+    }
+    case DRIFT_E_BINOP: {
+        drift_expr *a = subst(L, e->a), *b = subst(L, e->b);
+        if (L->failed)
+            return NULL;
+        return need(L, drift_ast_binop(L->A, e->loc, e->op, a, b));
+    }
+    case DRIFT_E_NEG:
+    case DRIFT_E_NOT: {
+        drift_expr *a = subst(L, e->a);
+        if (L->failed)
+            return NULL;
+        return need(L, e->kind == DRIFT_E_NEG ? drift_ast_neg(L->A, e->loc, a)
+                                              : drift_ast_not(L->A, e->loc, a));
+    }
+    case DRIFT_E_COND: {
+        drift_expr *c = subst(L, e->a), *a = subst(L, e->b);
+        drift_expr *b = subst(L, e->args);
+        if (L->failed)
+            return NULL;
+        return need(L, drift_ast_cond(L->A, e->loc, c, a, b));
+    }
+    }
+    return NULL;
+}
+
+/* ---- translation into drift's expressions ------------------------------ */
+
+static tr translate(lower *L, ctx *c, const drift_expr *e);
+
+static tr bad(void)
+{
+    tr r = {NULL, {B_REAL, 0}, 0};
+    return r;
+}
+
+static drift_expr *mk_name(lower *L, drift_loc loc, const char *name)
+{
+    if (L->rows_mode && L->R && !strcmp(name, L->R))
+        name = "N";
+    return need(L, drift_ast_name(L->A, loc, name));
+}
+
+static drift_expr *mk_call(lower *L, drift_loc loc, const char *name,
+                           drift_expr *a, drift_expr *b)
+{
+    if (!a)
+        return NULL;
+    a->next = b;
+    if (b)
+        b->next = NULL;
+    return need(L, drift_ast_call(L->A, loc, name, loc, a, b ? 2 : 1));
+}
+
+/* Elementwise functions: one value per element of their argument. */
+static int elementwise(const char *f)
+{
+    static const char *const names[] = {
+        "exp", "log", "log1p", "expm1", "sqrt", "square", "fabs", "abs",
+        "tanh", "inv_logit", "logistic", "log1p_exp", "log_inv_logit",
+        "log1m", "sin", "cos", "lgamma", "tgamma", "Phi", "Phi_approx",
+        "logit", "log1m_exp", "log1m_inv_logit", "inv_cloglog", "inv",
+        "inv_sqrt", "inv_square", "log2", "log10", "exp2", "cbrt", "tan",
+        "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+        "erf", "erfc", "fmin", "fmax", "log_diff_exp", "lchoose",
+        "binomial_coefficient_log", "lbeta", "step", "floor", "ceil",
+        "round", "trunc", "pow", "log_sum_exp", "fdim", "hypot", "int_step",
+        "log_mix", "inv_erfc", NULL};
+    for (int k = 0; names[k]; k++)
+        if (!strcmp(f, names[k]))
+            return 1;
+    return 0;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n > m && !strcmp(s + n - m, suf);
+}
+
+static int is_density(const char *f)
+{
+    return has_suffix(f, "_lpdf") || has_suffix(f, "_lpmf") ||
+           has_suffix(f, "_lupdf") || has_suffix(f, "_lupmf");
+}
+
+/* The Stan type of a call's value from its name and arguments. */
+static stype call_type(const char *f, const tr *args, size_t n)
+{
+    stype r = {B_REAL, 0};
+    stype a0 = n ? args[0].t : r;
+    if (elementwise(f)) {
+        if (!strcmp(f, "log_sum_exp") && n == 1)
+            return r;
+        if (n == 2 && scalar(a0))
+            return args[1].t;
+        return a0;
+    }
+    if (!strcmp(f, "rep_vector") || !strcmp(f, "softmax") ||
+        !strcmp(f, "log_softmax") || !strcmp(f, "to_vector") ||
+        !strcmp(f, "head") || !strcmp(f, "tail") || !strcmp(f, "segment") ||
+        !strcmp(f, "diagonal") || !strcmp(f, "append_row") ||
+        !strcmp(f, "rows_dot_product") || !strcmp(f, "mdivide_left_tri_low")) {
+        r.base = B_VEC;
+        return r;
+    }
+    if (!strcmp(f, "cumulative_sum") || !strcmp(f, "reverse"))
+        return a0;
+    if (!strcmp(f, "rep_matrix") || !strcmp(f, "cholesky_decompose") ||
+        !strcmp(f, "diag_pre_multiply") || !strcmp(f, "diag_post_multiply") ||
+        !strcmp(f, "quad_form_diag") || !strcmp(f, "diag_matrix") ||
+        !strcmp(f, "add_diag") || !strcmp(f, "append_col") ||
+        !strcmp(f, "multiply_lower_tri_self_transpose") ||
+        !strcmp(f, "gp_exp_quad_cov") || !strcmp(f, "cov_exp_quad")) {
+        r.base = B_MAT;
+        return r;
+    }
+    if (!strcmp(f, "transpose")) {
+        if (a0.base == B_VEC)
+            a0.base = B_ROWVEC;
+        else if (a0.base == B_ROWVEC)
+            a0.base = B_VEC;
+        return a0;
+    }
+    if (!strcmp(f, "to_row_vector")) {
+        r.base = B_ROWVEC;
+        return r;
+    }
+    if (!strcmp(f, "rows") || !strcmp(f, "cols") ||
+        !strcmp(f, "num_elements") || !strcmp(f, "size")) {
+        r.base = B_INT;
+        return r;
+    }
+    if (has_suffix(f, "_rng")) {
+        int discrete = !strncmp(f, "bernoulli", 9) ||
+                       !strncmp(f, "binomial", 8) ||
+                       !strncmp(f, "poisson", 7) ||
+                       !strncmp(f, "neg_binomial", 12) ||
+                       !strncmp(f, "categorical", 11) ||
+                       !strncmp(f, "beta_binomial", 13);
+        if (!strncmp(f, "multi_normal", 12) || !strncmp(f, "dirichlet", 9)) {
+            r.base = B_VEC;
+            return r;
+        }
+        stype best = {discrete ? B_INT : B_REAL, 0};
+        for (size_t k = 0; k < n; k++)
+            if (!scalar(args[k].t)) {
+                best.n_arr = 1;
+                best.base = discrete ? B_INT : B_REAL;
+            }
+        return best;
+    }
+    return r;   /* reductions, densities, constants */
+}
+
+/* Stan's names that drift spells otherwise. */
+static const char *drift_name(const char *f)
+{
+    if (!strcmp(f, "dot_product"))
+        return "dot";
+    if (!strcmp(f, "size"))
+        return "num_elements";
+    if (!strcmp(f, "cov_exp_quad"))
+        return "gp_exp_quad_cov";
+    return f;
+}
+
+static tr translate_list(lower *L, ctx *c, const drift_expr *args, tr *out,
+                         size_t cap, size_t *n)
+{
+    *n = 0;
+    for (const drift_expr *a = args; a; a = a->next) {
+        if (*n == cap) {
+            fail(L, a->loc, "a call with more than %zu arguments", cap);
+            return bad();
+        }
+        out[*n] = translate(L, c, a);
+        if (L->failed)
+            return bad();
+        (*n)++;
+    }
+    return out[0];
+}
+
+static drift_expr *link(tr *a, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        a[k].e->next = k + 1 < n ? a[k + 1].e : NULL;
+    return n ? a[0].e : NULL;
+}
+
+/* A use of the whole of v (v a data or parameter name). */
+static tr translate_var(lower *L, ctx *c, const drift_expr *e, var *v,
+                        int indexed)
+{
+    tr r = bad();
+    stype t = decl_stype(v->decl);
+    drift_expr *lead = lead_size(v->decl->type.t);
+    if (c->datum) {
+        if (v->row) {
+            r.e = mk_name(L, e->loc, e->name);
+            r.t = strip(t);
+            r.rw = 1;
+            return r;
+        }
+        if (indexed || (lead && L->R && is_name(lead, L->R))) {
+            fail(L, e->loc,
+                 "'%s' has one value per row of the data but is not data: "
+                 "drift's rows hold data only",
+                 e->name);
+            return r;
+        }
+        r.e = mk_name(L, e->loc, e->name);
+        r.t = t;
+        return r;
+    }
+    if (v->row) {
+        fail(L, e->loc,
+             "'%s', one of the rows, is used outside a per-row term", e->name);
+        return r;
+    }
+    r.e = mk_name(L, e->loc, e->name);
+    r.t = t;
+    if (indexed) {
+        if (!lead || !c->size || !same_expr(lead, c->size)) {
+            fail(L, e->loc,
+                 "a loop indexes '%s' by its loop variable but does not run "
+                 "over all of '%s''s first dimension (1:its size): drift "
+                 "lowers such loops to one vectorised statement",
+                 e->name, e->name);
+            return r;
+        }
+        r.t = strip(t);
+        r.rw = 1;
+    }
+    return r;
+}
+
+static tr translate_index(lower *L, ctx *c, const drift_expr *e)
+{
+    tr r = bad();
+    const drift_expr *first = e->args;
+    if (first && first->kind == DRIFT_E_NAME && in_ix(c, first->name)) {
+        /* Element i of a container: the container, elementwise. */
+        const drift_expr *b = e->a;
+        if (is_elem(b)) {
+            if (c->n_ix == 4) {
+                fail(L, e->loc, "loops nested too deeply");
+                return r;
+            }
+            c->ix[c->n_ix++] = b->b->name;
+            r = translate(L, c, b->a);
+            c->n_ix--;
+            r.rw = 1;
+        } else if (b->kind == DRIFT_E_NAME) {
+            var *v = lookup(L, b->name);
+            if (!v || v->kind == V_LOOP || v->kind == V_LOCAL) {
+                fail(L, b->loc, "'%s' cannot be indexed here", b->name);
+                return r;
+            }
+            r = translate_var(L, c, b, v, 1);
+        } else {
+            r = translate(L, c, b);
+            if (!L->failed && !r.rw) {
+                if (c->datum) {
+                    fail(L, b->loc,
+                         "a value with one entry per row that is not data "
+                         "cannot be indexed by the row");
+                    return bad();
+                }
+                r.t = strip(r.t);
+                r.rw = 1;
+            }
+        }
+        if (L->failed)
+            return bad();
+        if (first->next) {
+            tr idx[4];
+            size_t n;
+            translate_list(L, c, first->next, idx, 4, &n);
+            if (L->failed)
+                return bad();
+            for (size_t k = 0; k < n; k++)
+                if (idx[k].rw) {
+                    fail(L, e->loc, "indexing by two loop variables at once");
+                    return bad();
+                }
+            if (!c->datum) {
+                fail(L, e->loc,
+                     "a second index after a loop's index (x[i, j]) in a "
+                     "statement that is not per row");
+                return bad();
+            }
+            drift_expr *ix = link(idx, n);
+            r.e = need(L, drift_ast_index(L->A, e->loc, r.e, ix, n));
+            for (size_t k = 0; k < n; k++)
+                r.t = strip(r.t);
+        }
+        return r;
+    }
+    tr base = translate(L, c, e->a);
+    if (L->failed)
+        return bad();
+    tr idx[4];
+    size_t n;
+    translate_list(L, c, e->args, idx, 4, &n);
+    if (L->failed)
+        return bad();
+    int any_rw = 0;
+    for (size_t k = 0; k < n; k++)
+        any_rw |= idx[k].rw;
+    if (any_rw && (!c->datum || base.rw)) {
+        fail(L, e->loc,
+             "indexing by a container of indices (a[g[i]]) is supported "
+             "only in per-row terms, by an int of the rows");
+        return bad();
+    }
+    r.e = need(L, drift_ast_index(L->A, e->loc, base.e, link(idx, n), n));
+    r.t = base.t;
+    for (size_t k = 0; k < n; k++)
+        r.t = strip(r.t);
+    r.rw = base.rw || any_rw;
+    return r;
+}
+
+static tr translate(lower *L, ctx *c, const drift_expr *e)
+{
+    tr r = bad();
+    if (!e || L->failed)
+        return r;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        r.e = need(L, drift_ast_num(L->A, e->loc, e->num, e->is_int));
+        r.t.base = e->is_int ? B_INT : B_REAL;
+        return r;
+    case DRIFT_E_NAME: {
+        if (in_ix(c, e->name)) {
+            fail(L, e->loc,
+                 "the loop variable '%s' is used as a value: drift lowers a "
+                 "loop to one vectorised statement, where '%s' may only "
+                 "index the elements of the loop's containers",
+                 e->name, e->name);
+            return r;
+        }
+        var *v = lookup(L, e->name);
+        if (!v) {
+            fail(L, e->loc, "unknown name '%s'", e->name);
+            return r;
+        }
+        if (v->kind == V_LOOP) {
+            fail(L, e->loc, "the loop variable '%s' is used outside its loop",
+                 e->name);
+            return r;
+        }
+        if (v->kind == V_LOCAL) {
+            fail(L, e->loc, "'%s' has no value here", e->name);
+            return r;
+        }
+        return translate_var(L, c, e, v, 0);
+    }
+    case DRIFT_E_INDEX:
+        return translate_index(L, c, e);
+    case DRIFT_E_NEG:
+    case DRIFT_E_NOT: {
+        tr a = translate(L, c, e->a);
+        if (L->failed)
+            return r;
+        r = a;
+        r.e = need(L, e->kind == DRIFT_E_NEG
+                          ? drift_ast_neg(L->A, e->loc, a.e)
+                          : drift_ast_not(L->A, e->loc, a.e));
+        if (e->kind == DRIFT_E_NOT)
+            r.t.base = B_INT;
+        return r;
+    }
+    case DRIFT_E_COND: {
+        tr k = translate(L, c, e->a), a = translate(L, c, e->b);
+        tr b = translate(L, c, e->args);
+        if (L->failed)
+            return r;
+        r = scalar(a.t) && !a.rw ? b : a;
+        r.rw = k.rw || a.rw || b.rw;
+        r.e = need(L, drift_ast_cond(L->A, e->loc, k.e, a.e, b.e));
+        return r;
+    }
+    case DRIFT_E_BINOP: {
+        tr a = translate(L, c, e->a), b = translate(L, c, e->b);
+        if (L->failed)
+            return r;
+        drift_binop op = e->op;
+        r.rw = a.rw || b.rw;
+        if (op == DRIFT_OP_MUL && a.t.n_arr == 0 && b.t.n_arr == 0) {
+            if (a.t.base == B_ROWVEC && b.t.base == B_VEC) {
+                r.t.base = B_REAL;
+                if (a.rw && !c->datum) {
+                    /* the rows of a matrix times a vector */
+                    r.e = need(L, drift_ast_binop(L->A, e->loc, op, a.e, b.e));
+                    return r;
+                }
+                if (a.rw && b.rw) {
+                    fail(L, e->loc, "a product of two per-element vectors");
+                    return bad();
+                }
+                r.e = mk_call(L, e->loc, "dot", a.e, b.e);
+                return r;
+            }
+            if (a.t.base == B_ROWVEC && b.t.base == B_MAT) {
+                if (r.rw) {
+                    fail(L, e->loc, "a row vector times a matrix per element");
+                    return bad();
+                }
+                drift_expr *tb = mk_call(L, e->loc, "transpose", b.e, NULL);
+                r.e = need(L, drift_ast_binop(L->A, e->loc, op, tb, a.e));
+                r.t.base = B_ROWVEC;
+                return r;
+            }
+            if (a.t.base == B_VEC && b.t.base == B_ROWVEC) {
+                fail(L, e->loc, "outer products (vector * row_vector) are not "
+                                "supported");
+                return bad();
+            }
+            if (a.t.base == B_MAT && (b.t.base == B_VEC || b.t.base == B_MAT)) {
+                if (r.rw) {
+                    fail(L, e->loc, "a matrix product per element");
+                    return bad();
+                }
+                r.e = need(L, drift_ast_binop(L->A, e->loc, op, a.e, b.e));
+                r.t = b.t;
+                return r;
+            }
+        }
+        /* Elementwise, a scalar broadcast over the other side. */
+        if (!c->datum && a.rw && b.rw) {
+            if (op == DRIFT_OP_MUL)
+                op = DRIFT_OP_EMUL;
+            else if (op == DRIFT_OP_DIV)
+                op = DRIFT_OP_EDIV;
+        }
+        if (c->datum && scalar(a.t) && scalar(b.t)) {
+            if (op == DRIFT_OP_EMUL)
+                op = DRIFT_OP_MUL;
+            else if (op == DRIFT_OP_EDIV)
+                op = DRIFT_OP_DIV;
+        }
+        if (!c->datum && (a.rw != b.rw) &&
+            !(a.rw ? scalar(b.t) : scalar(a.t))) {
+            fail(L, e->loc,
+                 "a loop's element combined with a whole container");
+            return bad();
+        }
+        r.e = need(L, drift_ast_binop(L->A, e->loc, op, a.e, b.e));
+        r.t = scalar(a.t) ? b.t : a.t;
+        if (op >= DRIFT_OP_LT && op <= DRIFT_OP_OR)
+            r.t.base = B_INT;
+        else if (scalar(a.t) && scalar(b.t))
+            r.t.base = a.t.base == B_INT && b.t.base == B_INT &&
+                               op != DRIFT_OP_DIV && op != DRIFT_OP_POW
+                           ? B_INT
+                           : B_REAL;
+        return r;
+    }
+    case DRIFT_E_CALL: {
+        if (!strcmp(e->name, ":")) {
+            fail(L, e->loc, "slices (a[i:j], a[:]) are not supported: index "
+                            "single elements, or use head, tail or segment");
+            return r;
+        }
+        if (is_elem(e)) {
+            if (c->n_ix == 4) {
+                fail(L, e->loc, "loops nested too deeply");
+                return r;
+            }
+            c->ix[c->n_ix++] = e->b->name;
+            r = translate(L, c, e->a);
+            c->n_ix--;
+            r.rw = 1;
+            return r;
+        }
+        if (!strcmp(e->name, "target")) {
+            fail(L, e->loc, "target() is not supported");
+            return r;
+        }
+        tr args[16];
+        size_t n = 0;
+        if (e->args)
+            translate_list(L, c, e->args, args, 16, &n);
+        if (L->failed)
+            return bad();
+        int any_rw = 0;
+        for (size_t k = 0; k < n; k++)
+            any_rw |= args[k].rw;
+        const char *f = drift_name(e->name);
+        if (!strcmp(f, "dot") && n == 2 && any_rw) {
+            if (c->datum) {
+                r.e = mk_call(L, e->loc, "dot", args[0].e, args[1].e);
+            } else {
+                int first_rw = args[0].rw;
+                if (args[0].rw && args[1].rw) {
+                    fail(L, e->loc, "dot_product of two per-element vectors");
+                    return bad();
+                }
+                r.e = need(L, drift_ast_binop(L->A, e->loc, DRIFT_OP_MUL,
+                                              first_rw ? args[0].e : args[1].e,
+                                              first_rw ? args[1].e : args[0].e));
+            }
+            r.t.base = B_REAL;
+            r.rw = 1;
+            return r;
+        }
+        if (!strcmp(f, "to_vector") && n == 1 &&
+            (args[0].t.base == B_VEC || args[0].t.base == B_ROWVEC) &&
+            args[0].t.n_arr == 0) {
+            r = args[0];
+            r.t.base = B_VEC;
+            return r;
+        }
+        if (any_rw && !elementwise(f) &&
+            !(c->datum && (is_density(f) || has_suffix(f, "_rng"))) &&
+            !(!c->datum && has_suffix(f, "_rng"))) {
+            if (c->datum)
+                fail(L, e->loc,
+                     "'%s' over the rows couples them: its value is not a "
+                     "sum of one term per row", e->name);
+            else
+                fail(L, e->loc,
+                     "'%s' of a loop's elements cannot be vectorised", e->name);
+            return bad();
+        }
+        r.t = call_type(f, args, n);
+        if (any_rw && (elementwise(f) || has_suffix(f, "_rng")))
+            r.t = args[0].rw ? args[0].t : r.t;
+        if (any_rw && has_suffix(f, "_rng") && c->datum) {
+            r.t.n_arr = 0;
+        }
+        r.rw = any_rw;
+        r.e = need(L, drift_ast_call(L->A, e->loc, f, e->name_loc,
+                                     link(args, n), n));
+        if (r.e)
+            r.e->bar = e->bar;
+        return r;
+    }
+    }
+    return r;
+}
+
+/* ---- declarations ------------------------------------------------------- */
+
+static drift_expr *size_expr(lower *L, drift_expr *e)
+{
+    if (!e)
+        return NULL;
+    ctx c = {0};
+    tr r = translate(L, &c, e);
+    return r.e;
+}
+
+/* drift's type for a Stan declaration; rows: without its leading size. */
+static drift_typeexpr *lower_type(lower *L, const stan_stmt *d, int row)
+{
+    const drift_typeexpr *s = d->type.t;
+    drift_typeexpr *t = need(L, drift_arena_alloc(L->A, sizeof *t));
+    if (!t)
+        return NULL;
+    *t = *s;
+    int skip = row;
+    t->n_arr = 0;
+    for (int k = 0; k < s->n_arr; k++) {
+        if (skip) {
+            skip = 0;
+            continue;
+        }
+        t->arr_size[t->n_arr++] = size_expr(L, s->arr_size[k]);
+    }
+    t->size[0] = size_expr(L, s->size[0]);
+    t->size[1] = size_expr(L, s->size[1]);
+    if (skip) {
+        if (s->kind == DRIFT_T_VECTOR) {
+            t->kind = DRIFT_T_REAL;
+            t->size[0] = NULL;
+        } else if (s->kind == DRIFT_T_MATRIX) {
+            t->kind = DRIFT_T_VECTOR;
+            t->size[0] = t->size[1];
+            t->size[1] = NULL;
+        }
+    }
+    t->lower = size_expr(L, s->lower);
+    t->upper = size_expr(L, s->upper);
+    return t;
+}
+
+static void add_decl(lower *L, dlist *dl, const stan_stmt *d, int row)
+{
+    drift_decl *dc = need(L, drift_arena_alloc(L->A, sizeof *dc));
+    if (!dc)
+        return;
+    dc->name = d->name;
+    dc->loc = d->name_loc;
+    dc->type = lower_type(L, d, row);
+    if (dl->last)
+        dl->last->next = dc;
+    else
+        dl->first = dc;
+    dl->last = dc;
+}
+
+static void add_stmt(lower *L, slist *sl, drift_stmt *st)
+{
+    (void)L;
+    if (!st)
+        return;
+    if (sl->last)
+        sl->last->next = st;
+    else
+        sl->first = st;
+    sl->last = st;
+}
+
+/* ---- statements ------------------------------------------------------- */
+
+typedef enum xblock { X_TDATA, X_TPARAMS, X_MODEL, X_GQ } xblock;
+
+static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s);
+
+static void exec_list(lower *L, xblock xb, ctx *c, const stan_stmt *s)
+{
+    for (; s && !L->failed; s = s->next)
+        exec(L, xb, c, s);
+}
+
+static drift_stmt *new_dstmt(lower *L, drift_stmt_kind k, drift_loc loc)
+{
+    drift_stmt *st = need(L, drift_arena_alloc(L->A, sizeof *st));
+    if (st) {
+        st->kind = k;
+        st->loc = loc;
+    }
+    return st;
+}
+
+/* A term of the log density: a ~ statement or target +=, after
+ * substitution. */
+static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
+                      drift_expr *args, drift_expr *value)
+{
+    int per_row = 0;
+    tr tl = bad(), tv = bad();
+    tr ta[16];
+    size_t na = 0;
+    ctx dc = *c;
+    if (L->rows_mode) {
+        int loop_rows = c->n_ix && c->size && is_name(c->size, L->R);
+        dc.datum = 1;
+        if (!loop_rows && c->n_ix) {
+            /* A loop over another size: a whole-data term. */
+            dc.datum = 0;
+        }
+        if (dc.datum) {
+            if (!loop_rows) {
+                dc.n_ix = 0;
+                dc.size = NULL;
+            }
+            if (value) {
+                const drift_expr *v = value;
+                if (v->kind == DRIFT_E_CALL && !strcmp(v->name, "sum") &&
+                    v->n_args == 1)
+                    v = v->args;
+                tv = translate(L, &dc, v);
+                per_row = tv.rw || loop_rows;
+            } else {
+                tl = translate(L, &dc, lhs);
+                translate_list(L, &dc, args, ta, 16, &na);
+                per_row = tl.rw || loop_rows;
+                for (size_t k = 0; k < na; k++)
+                    per_row |= ta[k].rw;
+            }
+            if (L->failed)
+                return;
+        }
+    }
+    if (!per_row) {
+        dc = *c;
+        dc.datum = 0;
+        if (value) {
+            tv = translate(L, &dc, value);
+            if (!L->failed && c->n_ix && !tv.rw) {
+                /* the same term once per iteration */
+                drift_expr *sz = size_expr(L, c->size);
+                tv.e = need(L, drift_ast_binop(L->A, value->loc, DRIFT_OP_MUL,
+                                               sz, tv.e));
+            }
+        } else {
+            tl = translate(L, &dc, lhs);
+            translate_list(L, &dc, args, ta, 16, &na);
+            if (!L->failed && c->n_ix) {
+                int any = tl.rw;
+                for (size_t k = 0; k < na; k++)
+                    any |= ta[k].rw;
+                if (!any)
+                    fail(L, s->loc, "a '~' statement repeated by a loop "
+                                    "without touching the loop's elements");
+            }
+        }
+        if (L->failed)
+            return;
+    }
+    drift_stmt *st;
+    if (value) {
+        st = new_dstmt(L, DRIFT_S_TARGET, s->loc);
+        if (!st)
+            return;
+        st->value = tv.e;
+    } else {
+        st = new_dstmt(L, DRIFT_S_TILDE, s->loc);
+        if (!st)
+            return;
+        st->lhs = tl.e;
+        st->dist = s->dist;
+        st->dist_loc = s->dist_loc;
+        st->args = link(ta, na);
+        st->n_args = na;
+    }
+    add_stmt(L, per_row ? &L->datum : &L->prior, st);
+}
+
+static void assign(lower *L, ctx *c, const stan_stmt *s)
+{
+    const drift_expr *lhs = s->lhs;
+    drift_expr *val = subst(L, s->value);
+    if (L->failed)
+        return;
+    const char *elem_ix = NULL;
+    if (lhs->kind == DRIFT_E_INDEX && lhs->a->kind == DRIFT_E_NAME &&
+        lhs->n_args == 1 && lhs->args->kind == DRIFT_E_NAME &&
+        in_ix(c, lhs->args->name)) {
+        elem_ix = lhs->args->name;
+        lhs = lhs->a;
+    }
+    if (lhs->kind != DRIFT_E_NAME) {
+        fail(L, lhs->loc,
+             "assignment to part of a container outside a loop over all its "
+             "elements (x[i] = ... inside for (i in 1:size))");
+        return;
+    }
+    var *v = lookup(L, lhs->name);
+    if (!v || v->kind != V_LOCAL) {
+        fail(L, lhs->loc, "'%s' cannot be assigned here", lhs->name);
+        return;
+    }
+    if (!elem_ix && c->n_ix) {
+        fail(L, lhs->loc,
+             "'%s' is assigned as a whole inside a loop: drift follows "
+             "assignments x[i] = ... over a loop's index only", lhs->name);
+        return;
+    }
+    drift_expr *old = v->def;
+    if (s->op >= 0) {
+        if (!old) {
+            fail(L, lhs->loc, "'%s' is updated before it has a value",
+                 lhs->name);
+            return;
+        }
+        drift_expr *cur = old;
+        if (elem_ix) {
+            drift_expr *i = need(L, drift_ast_name(L->A, lhs->loc, elem_ix));
+            if (!i)
+                return;
+            cur = need(L, drift_ast_index(L->A, lhs->loc, old, i, 1));
+        }
+        val = need(L, drift_ast_binop(L->A, s->loc, (drift_binop)s->op, cur,
+                                      val));
+    }
+    if (elem_ix) {
+        drift_expr *lead = lead_size(v->decl->type.t);
+        if (!lead || !same_expr(lead, c->size)) {
+            fail(L, s->loc,
+                 "the loop does not run over all of '%s' (1:its first size): "
+                 "drift follows element assignments over whole containers",
+                 lhs->name);
+            return;
+        }
+        val = elem_node(L, val, elem_ix, s->loc);
+    }
+    v->def = val;
+}
+
+static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
+{
+    switch (s->kind) {
+    case STAN_S_DECL: {
+        if (c->n_ix) {
+            fail(L, s->loc, "a declaration inside a loop (a local per "
+                            "iteration) is not supported: declare it before "
+                            "the loop as a container");
+            return;
+        }
+        drift_expr *val = s->value ? subst(L, s->value) : NULL;
+        var *v = push_var(L, s->name, V_LOCAL);
+        if (!v)
+            return;
+        v->decl = s;
+        v->def = val;
+        return;
+    }
+    case STAN_S_ASSIGN:
+        assign(L, c, s);
+        return;
+    case STAN_S_TILDE:
+    case STAN_S_TARGET: {
+        if (xb != X_MODEL) {
+            fail(L, s->loc, "'%s' belongs in the model block",
+                 s->kind == STAN_S_TILDE ? "~" : "target +=");
+            return;
+        }
+        if (s->truncated) {
+            fail(L, s->trunc_loc,
+                 "truncation T[,] is not supported yet: add the truncation's "
+                 "normalising term with target += -log_diff_exp(...)");
+            return;
+        }
+        if (s->kind == STAN_S_TARGET) {
+            drift_expr *v = subst(L, s->value);
+            if (!L->failed)
+                emit_term(L, c, s, NULL, NULL, v);
+            return;
+        }
+        drift_expr *lhs = subst(L, s->lhs);
+        size_t n;
+        drift_expr *args = s->args ? subst_list(L, s->args, &n) : NULL;
+        if (!L->failed)
+            emit_term(L, c, s, lhs, args, NULL);
+        return;
+    }
+    case STAN_S_FOR: {
+        if (c->n_ix) {
+            fail(L, s->loc, "nested loops are not supported: write the inner "
+                            "loop as a vectorised statement");
+            return;
+        }
+        if (!(s->lhs->kind == DRIFT_E_NUM && s->lhs->num == 1)) {
+            fail(L, s->lhs->loc, "a loop must start at 1 (for (i in 1:n)) to "
+                                 "be lowered to a vectorised statement");
+            return;
+        }
+        var *saved = L->vars;
+        var *v = push_var(L, s->name, V_LOOP);
+        if (!v)
+            return;
+        v->size = s->hi;
+        ctx in = *c;
+        in.ix[0] = s->name;
+        in.n_ix = 1;
+        in.size = subst(L, s->hi);
+        exec(L, xb, &in, s->body);
+        /* The loop variable goes out of scope; assignments stay. */
+        var **pp = &L->vars;
+        while (*pp && *pp != v)
+            pp = &(*pp)->next;
+        if (*pp)
+            *pp = v->next;
+        (void)saved;
+        return;
+    }
+    case STAN_S_BLOCK: {
+        var *saved = L->vars;
+        exec_list(L, xb, c, s->body);
+        L->vars = saved;
+        return;
+    }
+    case STAN_S_FOREACH:
+        fail(L, s->loc, "loops over a container's elements (for (x in v)) "
+                        "are not supported: write for (i in 1:size(v))");
+        return;
+    case STAN_S_WHILE:
+        fail(L, s->loc, "while loops are not supported: drift lowers loops to "
+                        "vectorised statements and needs for (i in 1:n)");
+        return;
+    case STAN_S_IF:
+        fail(L, s->loc, "if statements are not supported yet: write the "
+                        "condition as an expression, cond ? a : b");
+        return;
+    case STAN_S_PRINT:
+        drift_diag_warning(L->diag, L->prog->src, s->loc,
+                           "print is ignored: drift prints nothing while "
+                           "sampling");
+        return;
+    case STAN_S_REJECT:
+        fail(L, s->loc, "reject and fatal_error are not supported yet");
+        return;
+    case STAN_S_BREAK:
+    case STAN_S_CONTINUE:
+        fail(L, s->loc, "break and continue are not supported");
+        return;
+    case STAN_S_RETURN:
+        fail(L, s->loc, "return outside a function");
+        return;
+    case STAN_S_CALL:
+        fail(L, s->loc, "a function call as a statement is not supported");
+        return;
+    case STAN_S_EMPTY:
+        return;
+    }
+}
+
+/* Top-level locals of a block that become drift's named values. */
+static void emit_values(lower *L, const stan_stmt *body, slist *whole,
+                        int gq)
+{
+    for (const stan_stmt *s = body; s && !L->failed; s = s->next) {
+        if (s->kind != STAN_S_DECL)
+            continue;
+        var *v = lookup(L, s->name);
+        if (!v || !v->def) {
+            fail(L, s->name_loc,
+                 "'%s' is never given a value that drift can follow (a value "
+                 "at its declaration, or x[i] = ... in a loop over all its "
+                 "elements)",
+                 s->name);
+            return;
+        }
+        ctx c = {0};
+        tr r = bad();
+        int per_row = 0;
+        if (L->rows_mode) {
+            c.datum = 1;
+            r = translate(L, &c, v->def);
+            if (L->failed)
+                return;
+            per_row = r.rw;
+        }
+        if (!per_row) {
+            ctx w = {0};
+            r = translate(L, &w, v->def);
+            if (L->failed)
+                return;
+            if (r.rw) {
+                fail(L, s->name_loc, "'%s' cannot be lowered", s->name);
+                return;
+            }
+        }
+        drift_stmt *st = new_dstmt(L, DRIFT_S_LET, s->loc);
+        if (!st)
+            return;
+        st->name = s->name;
+        st->name_loc = s->name_loc;
+        st->value = r.e;
+        add_stmt(L, per_row || gq ? &L->generated : whole, st);
+    }
+}
+
+/* One attempt: rows mode with row size R, or whole (R NULL). */
+static void lower_all(lower *L)
+{
+    const stan_program *sp = L->sp;
+    if (sp->block[STAN_FUNCTIONS]) {
+        const stan_stmt *f = sp->block[STAN_FUNCTIONS];
+        fail(L, f->name_loc,
+             "user functions are not supported yet ('%s'): write the "
+             "function's body where it is called",
+             f->name);
+        return;
+    }
+    for (const stan_stmt *s = sp->block[STAN_DATA]; s && !L->failed;
+         s = s->next) {
+        if (s->kind != STAN_S_DECL)
+            continue;
+        var *v = push_var(L, s->name, V_DATA);
+        if (!v)
+            return;
+        v->decl = s;
+        drift_expr *lead = lead_size(s->type.t);
+        if (!strcmp(s->name, "N") || (L->R && !strcmp(s->name, L->R)))
+            continue;   /* drift's N, bound from the data */
+        if (L->rows_mode && lead && is_name(lead, L->R)) {
+            v->row = 1;
+            add_decl(L, &L->rows, s, 1);
+        } else {
+            add_decl(L, &L->data, s, 0);
+        }
+    }
+    ctx top = {0};
+    /* transformed data: values substituted where used */
+    exec_list(L, X_TDATA, &top, sp->block[STAN_TDATA]);
+    for (const stan_stmt *s = sp->block[STAN_PARAMS]; s && !L->failed;
+         s = s->next) {
+        if (s->kind != STAN_S_DECL)
+            continue;
+        if (s->type.offset || s->type.multiplier)
+            drift_diag_warning(L->diag, L->prog->src, s->type.affine_loc,
+                               "offset and multiplier are ignored: drift "
+                               "samples '%s' on its own scale (the posterior "
+                               "is the same)",
+                               s->name);
+        var *v = push_var(L, s->name, V_PARAM);
+        if (!v)
+            return;
+        v->decl = s;
+        add_decl(L, &L->params, s, 0);
+    }
+    exec_list(L, X_TPARAMS, &top, sp->block[STAN_TPARAMS]);
+    emit_values(L, sp->block[STAN_TPARAMS], &L->derived, 0);
+    var *saved = L->vars;
+    exec_list(L, X_MODEL, &top, sp->block[STAN_MODEL]);
+    L->vars = saved;
+    exec_list(L, X_GQ, &top, sp->block[STAN_GQ]);
+    emit_values(L, sp->block[STAN_GQ], &L->generated, 1);
+}
+
+/* The row size: an int datum that is the leading size of other data,
+ * N first. */
+static const char *find_row_size(const stan_program *sp)
+{
+    const char *best = NULL;
+    int best_n = 0;
+    for (const stan_stmt *s = sp->block[STAN_DATA]; s; s = s->next) {
+        if (s->kind != STAN_S_DECL || s->type.t->kind != DRIFT_T_INT ||
+            s->type.t->n_arr)
+            continue;
+        int n = 0;
+        for (const stan_stmt *d = sp->block[STAN_DATA]; d; d = d->next)
+            if (d->kind == STAN_S_DECL &&
+                is_name(lead_size(d->type.t), s->name))
+                n++;
+        if (n && !strcmp(s->name, "N"))
+            return s->name;
+        if (n > best_n) {
+            best = s->name;
+            best_n = n;
+        }
+    }
+    /* drift reserves N for the row count: another N in the data leaves
+     * no name for the rows. */
+    if (best)
+        for (const stan_stmt *s = sp->block[STAN_DATA]; s; s = s->next)
+            if (s->kind == STAN_S_DECL && !strcmp(s->name, "N"))
+                return NULL;
+    return best;
+}
+
+static drift_block *mk_block(lower *L, drift_block_kind k, drift_loc loc,
+                             drift_decl *decls, drift_stmt *stmts,
+                             drift_block **last)
+{
+    if (!decls && !stmts)
+        return NULL;
+    drift_block *b = need(L, drift_arena_alloc(L->A, sizeof *b));
+    if (!b)
+        return NULL;
+    b->kind = k;
+    b->loc = loc;
+    b->decls = decls;
+    b->stmts = stmts;
+    if (*last)
+        (*last)->next = b;
+    else
+        L->prog->blocks = b;
+    *last = b;
+    return b;
+}
+
+size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
+                        drift_diag *diag)
+{
+    lower L;
+    const char *R = find_row_size(sp);
+    char rows_why[400] = "";
+    drift_loc rows_loc = {0, 0, 0, 0};
+    for (int attempt = R ? 0 : 1; attempt < 2; attempt++) {
+        memset(&L, 0, sizeof L);
+        L.sp = sp;
+        L.prog = prog;
+        L.A = prog->arena;
+        L.diag = diag;
+        L.rows_mode = attempt == 0;
+        L.R = attempt == 0 ? R : NULL;
+        lower_all(&L);
+        if (L.oom) {
+            drift_diag_error(diag, prog->src, sp->block_loc[STAN_DATA],
+                             "out of memory");
+            return 1;
+        }
+        if (!L.failed)
+            break;
+        if (attempt == 0) {
+            snprintf(rows_why, sizeof rows_why, "%s", L.why);
+            rows_loc = L.fail_loc;
+        }
+    }
+    if (L.failed) {
+        drift_diag_error(diag, prog->src, L.fail_loc, "%s", L.why);
+        return 1;
+    }
+    if (R && !L.rows_mode)
+        drift_diag_warning(diag, prog->src, rows_loc,
+                           "no rows: the data indexed by '%s' are not a sum "
+                           "of per-row terms (%s), so the whole data set is "
+                           "one datum and minibatch samplers cannot "
+                           "subsample it",
+                           R, rows_why);
+    drift_block *last = NULL;
+    drift_loc at = {1, 1, 1, 1};
+    mk_block(&L, DRIFT_BLOCK_DATA, sp->have[STAN_DATA] ? sp->block_loc[STAN_DATA] : at,
+             L.data.first, NULL, &last);
+    mk_block(&L, DRIFT_BLOCK_ROWS, sp->have[STAN_DATA] ? sp->block_loc[STAN_DATA] : at,
+             L.rows.first, NULL, &last);
+    mk_block(&L, DRIFT_BLOCK_PARAM,
+             sp->have[STAN_PARAMS] ? sp->block_loc[STAN_PARAMS] : at,
+             L.params.first, NULL, &last);
+    mk_block(&L, DRIFT_BLOCK_DERIVED,
+             sp->have[STAN_TPARAMS] ? sp->block_loc[STAN_TPARAMS] : at, NULL,
+             L.derived.first, &last);
+    mk_block(&L, DRIFT_BLOCK_PRIOR,
+             sp->have[STAN_MODEL] ? sp->block_loc[STAN_MODEL] : at, NULL,
+             L.prior.first, &last);
+    mk_block(&L, DRIFT_BLOCK_DATUM,
+             sp->have[STAN_MODEL] ? sp->block_loc[STAN_MODEL] : at, NULL,
+             L.datum.first, &last);
+    mk_block(&L, DRIFT_BLOCK_GENERATED,
+             sp->have[STAN_GQ] ? sp->block_loc[STAN_GQ] : at, NULL,
+             L.generated.first, &last);
+    return L.oom ? 1 : 0;
+}
