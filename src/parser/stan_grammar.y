@@ -888,6 +888,18 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, stan_parser *ps)
         drift_diag_error(ps->diag, ps->src, loc, "unexpected %s", found);
         return 0;
     }
+    /* After a statement's last token the truncation's T is possible
+     * too; ';' is what the user forgot. */
+    int semi = 0;
+    for (int k = 0; k < n; k++)
+        semi |= exp[k] == YYSYMBOL_YYACCEPT ? 0 : !strcmp(yysymbol_name(exp[k]), "';'");
+    if (semi) {
+        int m = 0;
+        for (int k = 0; k < n; k++)
+            if (exp[k] != YYSYMBOL_IDENT)
+                exp[m++] = exp[k];
+        n = m;
+    }
     char want[400] = "";
     size_t used = 0;
     for (int k = 0; k < n; k++) {
