@@ -156,6 +156,13 @@ static void test_poisson(void **state)
     compare("poisson", 1);
 }
 
+/* if/else per row, a user density and a user function, inlined. */
+static void test_zip(void **state)
+{
+    (void)state;
+    compare("zip", 1);
+}
+
 static void test_eight_schools(void **state)
 {
     (void)state;
@@ -281,9 +288,9 @@ static void test_refusals(void **state)
             "model {\n  int k = 0;\n  while (k < N) { k = k + 1; }\n"
             "  y ~ normal(mu, 1);\n}\n",
             ":5:3: error: while loops are not supported");
-    refused("functions {\n  real f(real x) { return 2 * x; }\n}\n"
+    refused("functions {\n  real f(real x) { return f(x - 1); }\n}\n"
             "parameters { real mu; }\nmodel { mu ~ normal(f(1), 1); }\n",
-            ":2:8: error: user functions are not supported yet ('f')");
+            "error: 'f' calls itself: recursive functions are not supported");
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
             "model { y[2:N] ~ normal(mu, 1); }\n",
             ":3:11: error: slices (a[i:j], a[:]) are not supported");
@@ -293,8 +300,8 @@ static void test_refusals(void **state)
     refused("parameters { real mu; }\nmodel { mu ~ normal(0, 1) }\n",
             ":2:27: error: expected ';'");
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
-            "model { for (n in 1:N) if (y[n] > 0) y[n] ~ normal(mu, 1); }\n",
-            ":3:24: error: if statements are not supported yet");
+            "model { for (n in 1:N) for (k in 1:2) y[n] ~ normal(mu, k); }\n",
+            ":3:24: error: nested loops are not supported");
     refused("parameters { complex z; }\nmodel { }\n",
             ":1:14: error: the Stan type 'complex' is not supported");
 }
@@ -324,6 +331,7 @@ int main(void)
         cmocka_unit_test(test_logistic),
         cmocka_unit_test(test_poisson),
         cmocka_unit_test(test_eight_schools),
+        cmocka_unit_test(test_zip),
         cmocka_unit_test(test_conjugate_closed_form),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_coupled_rows_warn),

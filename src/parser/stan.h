@@ -37,7 +37,9 @@ typedef enum stan_stmt_kind {
     STAN_S_REJECT,   /* reject(...), fatal_error(...) */
     STAN_S_BREAK, STAN_S_CONTINUE, STAN_S_RETURN,
     STAN_S_CALL,     /* f(...); */
-    STAN_S_EMPTY
+    STAN_S_EMPTY     /* also a function definition in the functions block:
+                        name, parameters (DECLs) in els, body, op 1 when
+                        it returns void */
 } stan_stmt_kind;
 
 typedef struct stan_stmt {
@@ -85,6 +87,7 @@ typedef struct stan_parser {
     stan_program *prog;
     void *scanner;
     drift_lexstate lex;
+    int ftype_void;         /* the last function type read was void */
 } stan_parser;
 
 /* Whether a model file name is a Stan program (ends in ".stan"). */

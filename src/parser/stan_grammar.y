@@ -150,7 +150,8 @@ static void depth_check(stan_parser *ps, drift_expr *e, drift_expr *a,
 %token EPOW "'.^'" INTDIV "'%/%'"
 
 %type <stmt> stmt decl fundef
-%type <slist> stmts fundefs
+%type <slist> stmts fundefs fparams fparams_opt
+%type <stmt> fparam
 %type <stype> type elem_type
 %type <bounds> bounds_opt bound_list bound
 %type <expr> expr or_expr and_expr eq_expr rel_expr arith postfix primary
@@ -211,15 +212,17 @@ fundef
             NEED($$ = new_stmt(ps, STAN_S_EMPTY, @2));
             $$->name = $2;
             $$->name_loc = @2;
+            $$->els = $4.first;
             $$->body = $6;
+            $$->op = ps->ftype_void;
         }
     ;
 
 ftype
-    : VOID
-    | fbase
-    | fbase '[' commas ']'
-    | ARRAY '[' commas ']' fbase
+    : VOID                  { ps->ftype_void = 1; }
+    | fbase                 { ps->ftype_void = 0; }
+    | fbase '[' commas ']'  { ps->ftype_void = 0; }
+    | ARRAY '[' commas ']' fbase { ps->ftype_void = 0; }
     ;
 
 fbase
@@ -232,18 +235,33 @@ commas
     ;
 
 fparams_opt
-    : %empty
-    | fparams
+    : %empty                { $$.first = $$.last = NULL; }
+    | fparams               { $$ = $1; }
     ;
 
 fparams
-    : fparam
+    : fparam                { $$.first = $$.last = $1; }
     | fparams ',' fparam
+        {
+            $$ = $1;
+            $$.last->next = $3;
+            $$.last = $3;
+        }
     ;
 
 fparam
     : ftype IDENT
+        {
+            NEED($$ = new_stmt(ps, STAN_S_DECL, @2));
+            $$->name = $2;
+            $$->name_loc = @2;
+        }
     | DATA ftype IDENT
+        {
+            NEED($$ = new_stmt(ps, STAN_S_DECL, @3));
+            $$->name = $3;
+            $$->name_loc = @3;
+        }
     ;
 
 stmts

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "parser/builtins.h"
 #include "parser/stan.h"
 
 /* The Stan type of a value, as far as lowering needs it. */
@@ -61,6 +62,13 @@ typedef struct lower {
     int oom;
     dlist data, rows, params;
     slist prior, datum, derived, generated;
+    /* symbolic execution */
+    drift_expr *cond;       /* the condition of the enclosing if branches */
+    const stan_stmt *funcs; /* user functions, inlined where called */
+    int fdepth;             /* calls being inlined */
+    drift_expr *ret;        /* the value returned so far */
+    drift_expr *ret_cond;   /* ret holds only under this condition */
+    int ret_done;           /* an unconditional return was reached */
 } lower;
 
 /* A translation context: the loop variables that stand for the current
@@ -216,6 +224,15 @@ static int is_elem(const drift_expr *e)
 }
 
 static drift_expr *subst(lower *L, drift_expr *e);
+static drift_expr *inline_call(lower *L, const stan_stmt *f, drift_expr *call);
+
+static const stan_stmt *find_fun(lower *L, const char *name)
+{
+    for (const stan_stmt *f = L->funcs; f; f = f->next)
+        if (f->name && !strcmp(f->name, name) && f->body)
+            return f;
+    return NULL;
+}
 
 static drift_expr *subst_list(lower *L, drift_expr *args, size_t *n)
 {
@@ -282,6 +299,9 @@ static drift_expr *subst(lower *L, drift_expr *e)
         c->args = args;
         c->n_args = n;
         c->next = NULL;
+        const stan_stmt *f = find_fun(L, e->name);
+        if (f)
+            return inline_call(L, f, c);
         return c;
     }
     case DRIFT_E_INDEX: {
@@ -910,14 +930,106 @@ static void add_stmt(lower *L, slist *sl, drift_stmt *st)
 
 /* ---- statements ------------------------------------------------------- */
 
-typedef enum xblock { X_TDATA, X_TPARAMS, X_MODEL, X_GQ } xblock;
+typedef enum xblock { X_TDATA, X_TPARAMS, X_MODEL, X_GQ, X_FUNC } xblock;
 
 static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s);
 
 static void exec_list(lower *L, xblock xb, ctx *c, const stan_stmt *s)
 {
-    for (; s && !L->failed; s = s->next)
+    for (; s && !L->failed && !L->ret_done; s = s->next)
         exec(L, xb, c, s);
+}
+
+static drift_expr *and_cond(lower *L, drift_loc loc, drift_expr *a,
+                            drift_expr *b)
+{
+    if (!a)
+        return b;
+    return need(L, drift_ast_binop(L->A, loc, DRIFT_OP_AND, a, b));
+}
+
+/* A call of a user function: its body executed with the parameters bound
+ * to the arguments, its value what it returns. */
+static drift_expr *inline_call(lower *L, const stan_stmt *f, drift_expr *call)
+{
+    if (L->failed)
+        return NULL;
+    if (f->op == 1) {
+        fail(L, call->loc, "'%s' returns void: void functions are not "
+                           "supported", f->name);
+        return NULL;
+    }
+    if (L->fdepth >= 32) {
+        fail(L, call->loc, "'%s' calls itself: recursive functions are not "
+                           "supported", f->name);
+        return NULL;
+    }
+    size_t np = 0;
+    for (const stan_stmt *p = f->els; p; p = p->next)
+        np++;
+    if (np != call->n_args) {
+        fail(L, call->loc, "'%s' takes %zu arguments, not %zu", f->name, np,
+             call->n_args);
+        return NULL;
+    }
+    var *saved = L->vars;
+    drift_expr *saved_cond = L->cond, *saved_ret = L->ret;
+    drift_expr *saved_rc = L->ret_cond;
+    int saved_done = L->ret_done;
+    L->cond = NULL;
+    L->ret = L->ret_cond = NULL;
+    L->ret_done = 0;
+    L->fdepth++;
+    drift_expr *a = call->args;
+    for (const stan_stmt *p = f->els; p && a; p = p->next, a = a->next) {
+        var *v = push_var(L, p->name, V_LOCAL);
+        if (!v)
+            break;
+        v->def = a;
+    }
+    ctx top = {0};
+    exec(L, X_FUNC, &top, f->body);
+    drift_expr *r = L->ret;
+    if (!L->failed && (!r || L->ret_cond))
+        fail(L, f->name_loc, "'%s' does not end in a return drift can follow "
+                             "(one return at its end, or if (...) return a; "
+                             "followed by return b;)", f->name);
+    L->fdepth--;
+    L->vars = saved;
+    L->cond = saved_cond;
+    L->ret = saved_ret;
+    L->ret_cond = saved_rc;
+    L->ret_done = saved_done;
+    return L->failed ? NULL : r;
+}
+
+/* y ~ dist(args) as the expression dist_lpdf(y | args). */
+static drift_expr *density_call(lower *L, const stan_stmt *s,
+                                drift_expr *lhs, drift_expr *args, size_t n)
+{
+    const drift_dist *d = drift_dist_find(s->dist);
+    char name[160];
+    snprintf(name, sizeof name, "%s_%s", s->dist,
+             d && d->discrete ? "lpmf" : "lpdf");
+    if (!d) {
+        char t[160];
+        snprintf(t, sizeof t, "%s_lpmf", s->dist);
+        if (find_fun(L, t))
+            snprintf(name, sizeof name, "%s", t);
+    }
+    char *nm = need(L, drift_arena_strndup(L->A, name, strlen(name)));
+    if (!nm || !lhs)
+        return NULL;
+    drift_expr *y = need(L, drift_arena_alloc(L->A, sizeof *y));
+    if (!y)
+        return NULL;
+    *y = *lhs;
+    y->next = args;
+    drift_expr *c = need(L, drift_ast_call(L->A, s->loc, nm, s->dist_loc, y,
+                                           n + 1));
+    if (c)
+        c->bar = 1;
+    return c;
 }
 
 static drift_stmt *new_dstmt(lower *L, drift_stmt_kind k, drift_loc loc)
@@ -1062,7 +1174,27 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
         val = need(L, drift_ast_binop(L->A, s->loc, (drift_binop)s->op, cur,
                                       val));
     }
+    if (L->cond) {
+        if (!old) {
+            fail(L, lhs->loc, "'%s' is given a value only under a condition",
+                 lhs->name);
+            return;
+        }
+        drift_expr *cur = old;
+        if (elem_ix) {
+            drift_expr *i = need(L, drift_ast_name(L->A, lhs->loc, elem_ix));
+            if (!i)
+                return;
+            cur = need(L, drift_ast_index(L->A, lhs->loc, old, i, 1));
+        }
+        val = need(L, drift_ast_cond(L->A, s->loc, L->cond, val, cur));
+    }
     if (elem_ix) {
+        if (!v->decl) {
+            fail(L, s->loc, "a function's parameter '%s' is assigned",
+                 lhs->name);
+            return;
+        }
         drift_expr *lead = lead_size(v->decl->type.t);
         if (!lead || !same_expr(lead, c->size)) {
             fail(L, s->loc,
@@ -1100,8 +1232,10 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
     case STAN_S_TILDE:
     case STAN_S_TARGET: {
         if (xb != X_MODEL) {
-            fail(L, s->loc, "'%s' belongs in the model block",
-                 s->kind == STAN_S_TILDE ? "~" : "target +=");
+            fail(L, s->loc, "'%s' belongs in the model block%s",
+                 s->kind == STAN_S_TILDE ? "~" : "target +=",
+                 xb == X_FUNC ? " (functions ending in _lp are not "
+                                "supported)" : "");
             return;
         }
         if (s->truncated) {
@@ -1110,8 +1244,32 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                  "normalising term with target += -log_diff_exp(...)");
             return;
         }
-        if (s->kind == STAN_S_TARGET) {
-            drift_expr *v = subst(L, s->value);
+        char uname[160];
+        snprintf(uname, sizeof uname, "%s_lpdf", s->dist ? s->dist : "");
+        int user = s->kind == STAN_S_TILDE && !drift_dist_find(s->dist);
+        if (user && !find_fun(L, uname)) {
+            snprintf(uname, sizeof uname, "%s_lpmf", s->dist);
+            user = find_fun(L, uname) != NULL;
+        }
+        if (s->kind == STAN_S_TARGET || L->cond || user) {
+            drift_expr *v;
+            if (s->kind == STAN_S_TARGET) {
+                v = subst(L, s->value);
+            } else {
+                drift_expr *lhs = subst(L, s->lhs);
+                size_t n = 0;
+                drift_expr *args = s->args ? subst_list(L, s->args, &n) : NULL;
+                if (L->failed)
+                    return;
+                drift_expr *call = density_call(L, s, lhs, args, n);
+                v = user ? subst(L, call) : call;
+            }
+            if (L->failed)
+                return;
+            if (L->cond) {
+                drift_expr *zero = need(L, drift_ast_num(L->A, s->loc, 0, 0));
+                v = need(L, drift_ast_cond(L->A, s->loc, L->cond, v, zero));
+            }
             if (!L->failed)
                 emit_term(L, c, s, NULL, NULL, v);
             return;
@@ -1121,6 +1279,51 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         drift_expr *args = s->args ? subst_list(L, s->args, &n) : NULL;
         if (!L->failed)
             emit_term(L, c, s, lhs, args, NULL);
+        return;
+    }
+    case STAN_S_IF: {
+        drift_expr *k = subst(L, s->lhs);
+        if (L->failed)
+            return;
+        drift_expr *saved = L->cond;
+        L->cond = and_cond(L, s->loc, saved, k);
+        exec(L, xb, c, s->body);
+        int done = L->ret_done;
+        L->ret_done = 0;
+        if (s->els && !L->failed) {
+            drift_expr *nk = need(L, drift_ast_not(L->A, s->loc, k));
+            L->cond = and_cond(L, s->loc, saved, nk);
+            exec(L, xb, c, s->els);
+        }
+        if (done && L->ret_done)
+            L->ret_done = 1;
+        else
+            L->ret_done = 0;
+        L->cond = saved;
+        return;
+    }
+    case STAN_S_RETURN: {
+        if (xb != X_FUNC || !s->value) {
+            fail(L, s->loc, "return outside a function, or without a value");
+            return;
+        }
+        drift_expr *v = subst(L, s->value);
+        if (L->failed)
+            return;
+        if (L->ret && L->ret_cond) {
+            /* an earlier 'if (c) return a;': a where c holds */
+            v = need(L, drift_ast_cond(L->A, s->loc, L->ret_cond, L->ret, v));
+            L->ret_cond = NULL;
+        } else if (L->ret) {
+            fail(L, s->loc, "returns under several conditions are not "
+                            "supported");
+            return;
+        }
+        L->ret = v;
+        if (L->cond)
+            L->ret_cond = L->cond;
+        else
+            L->ret_done = 1;
         return;
     }
     case STAN_S_FOR: {
@@ -1167,24 +1370,23 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         fail(L, s->loc, "while loops are not supported: drift lowers loops to "
                         "vectorised statements and needs for (i in 1:n)");
         return;
-    case STAN_S_IF:
-        fail(L, s->loc, "if statements are not supported yet: write the "
-                        "condition as an expression, cond ? a : b");
-        return;
     case STAN_S_PRINT:
         drift_diag_warning(L->diag, L->prog->src, s->loc,
                            "print is ignored: drift prints nothing while "
                            "sampling");
         return;
     case STAN_S_REJECT:
-        fail(L, s->loc, "reject and fatal_error are not supported yet");
+        if (!L->cond) {
+            fail(L, s->loc, "reject or fatal_error reached unconditionally");
+            return;
+        }
+        drift_diag_warning(L->diag, L->prog->src, s->loc,
+                           "reject is not checked: drift does not evaluate "
+                           "its condition while sampling");
         return;
     case STAN_S_BREAK:
     case STAN_S_CONTINUE:
         fail(L, s->loc, "break and continue are not supported");
-        return;
-    case STAN_S_RETURN:
-        fail(L, s->loc, "return outside a function");
         return;
     case STAN_S_CALL:
         fail(L, s->loc, "a function call as a statement is not supported");
@@ -1244,14 +1446,7 @@ static void emit_values(lower *L, const stan_stmt *body, slist *whole,
 static void lower_all(lower *L)
 {
     const stan_program *sp = L->sp;
-    if (sp->block[STAN_FUNCTIONS]) {
-        const stan_stmt *f = sp->block[STAN_FUNCTIONS];
-        fail(L, f->name_loc,
-             "user functions are not supported yet ('%s'): write the "
-             "function's body where it is called",
-             f->name);
-        return;
-    }
+    L->funcs = sp->block[STAN_FUNCTIONS];
     for (const stan_stmt *s = sp->block[STAN_DATA]; s && !L->failed;
          s = s->next) {
         if (s->kind != STAN_S_DECL)
