@@ -163,6 +163,15 @@ static void test_zip(void **state)
     compare("zip", 1);
 }
 
+/* bernoulli_logit_glm and normal_id_glm, and a design matrix built as
+ * [a', b']' in transformed data. */
+static void test_glm(void **state)
+{
+    (void)state;
+    compare("glm", 1);
+    compare("quad", 1);
+}
+
 static void test_eight_schools(void **state)
 {
     (void)state;
@@ -332,6 +341,7 @@ int main(void)
         cmocka_unit_test(test_poisson),
         cmocka_unit_test(test_eight_schools),
         cmocka_unit_test(test_zip),
+        cmocka_unit_test(test_glm),
         cmocka_unit_test(test_conjugate_closed_form),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_coupled_rows_warn),

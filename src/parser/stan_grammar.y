@@ -775,7 +775,13 @@ primary
     | TARGET '(' ')'
         { NEED($$ = unsupported(ps, @1, "target()", NULL, NULL)); }
     | '[' args ']'
-        { NEED($$ = unsupported(ps, @1, "row vector expressions [ ... ]", NULL, NULL)); }
+        {
+            /* A row vector [a, b, ...], kept as a call of '['. */
+            NEED($$ = drift_ast_call(ARENA, span(@1, @3), "[", @1, $2.first,
+                                     $2.n));
+            for (drift_expr *a = $2.first; a; a = a->next)
+                depth_check(ps, $$, a, NULL);
+        }
     | '(' expr ')'
         {
             $$ = $2;

@@ -234,6 +234,53 @@ static const stan_stmt *find_fun(lower *L, const char *name)
     return NULL;
 }
 
+/* Stan's generalised linear densities, written out: *_glm(x, alpha,
+ * beta, ...) is the density at alpha + x * beta, whose rows lowering
+ * then finds as for any linear predictor. */
+static const char *glm_base(const char *dist)
+{
+    static const char *const glm[][2] = {
+        {"bernoulli_logit_glm", "bernoulli_logit"},
+        {"poisson_log_glm", "poisson_log"},
+        {"normal_id_glm", "normal"},
+        {"neg_binomial_2_log_glm", "neg_binomial_2_log"}};
+    for (size_t k = 0; k < sizeof glm / sizeof glm[0]; k++)
+        if (!strcmp(dist, glm[k][0]))
+            return glm[k][1];
+    return NULL;
+}
+
+/* args (x, alpha, beta, rest...) as (alpha + x * beta, rest...) (the
+ * list is linked anew); NULL with fewer than three. */
+static drift_expr *glm_args(lower *L, drift_expr *args, drift_loc loc,
+                            size_t *n)
+{
+    drift_expr *x = args, *al = x ? x->next : NULL, *be = al ? al->next : NULL;
+    if (!be) {
+        fail(L, loc, "a _glm density takes x, alpha and beta");
+        return NULL;
+    }
+    drift_expr *rest = be->next;
+    drift_expr *xc = need(L, drift_arena_alloc(L->A, sizeof *xc));
+    drift_expr *ac = need(L, drift_arena_alloc(L->A, sizeof *ac));
+    drift_expr *bc = need(L, drift_arena_alloc(L->A, sizeof *bc));
+    if (!xc || !ac || !bc)
+        return NULL;
+    *xc = *x;
+    *ac = *al;
+    *bc = *be;
+    xc->next = ac->next = bc->next = NULL;
+    drift_expr *xb = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_MUL, xc, bc));
+    drift_expr *eta = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, ac, xb));
+    if (!eta)
+        return NULL;
+    eta->next = rest;
+    *n = 1;
+    for (drift_expr *r = rest; r; r = r->next)
+        (*n)++;
+    return eta;
+}
+
 static drift_expr *subst_list(lower *L, drift_expr *args, size_t *n)
 {
     drift_expr *first = NULL, *last = NULL;
@@ -302,6 +349,32 @@ static drift_expr *subst(lower *L, drift_expr *e)
         const stan_stmt *f = find_fun(L, e->name);
         if (f)
             return inline_call(L, f, c);
+        if (c->bar && c->args) {
+            const char *sfx = strrchr(c->name, '_');
+            char base[128];
+            if (sfx && (size_t)(sfx - c->name) < sizeof base) {
+                memcpy(base, c->name, (size_t)(sfx - c->name));
+                base[sfx - c->name] = '\0';
+                const char *g = glm_base(base);
+                if (g) {
+                    size_t m;
+                    drift_expr *y = c->args;
+                    drift_expr *rest = glm_args(L, y->next, c->loc, &m);
+                    if (!rest)
+                        return NULL;
+                    char nm[160];
+                    snprintf(nm, sizeof nm, "%s%s", g, sfx);
+                    drift_expr *yc = need(L, drift_arena_alloc(L->A, sizeof *yc));
+                    if (!yc)
+                        return NULL;
+                    *yc = *y;
+                    yc->next = rest;
+                    c->name = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
+                    c->args = yc;
+                    c->n_args = m + 1;
+                }
+            }
+        }
         return c;
     }
     case DRIFT_E_INDEX: {
@@ -789,6 +862,85 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             r.rw = 1;
             return r;
         }
+        if (!strcmp(e->name, "transpose") && e->n_args == 1 &&
+            e->args->kind == DRIFT_E_CALL && !strcmp(e->args->name, "[")) {
+            /* [a', b', ...]': the matrix whose columns are a, b, ... */
+            const drift_expr *lit = e->args;
+            tr cols[16];
+            size_t n = 0;
+            for (const drift_expr *a = lit->args; a; a = a->next) {
+                if (n == 16 || a->kind != DRIFT_E_CALL ||
+                    strcmp(a->name, "transpose") || a->n_args != 1) {
+                    fail(L, a->loc, "a matrix literal [...]' is supported "
+                                    "only as [a', b', ...]' of vectors");
+                    return bad();
+                }
+                cols[n] = translate(L, c, a->args);
+                if (L->failed)
+                    return bad();
+                if (!scalar(strip(cols[n].t)) && !(cols[n].rw && scalar(cols[n].t))) {
+                    fail(L, a->loc, "a column of [a', b', ...]' must be a vector");
+                    return bad();
+                }
+                n++;
+            }
+            int rw = c->datum;
+            for (size_t k = 0; k < n; k++)
+                if (!cols[k].rw && c->datum) {
+                    fail(L, e->loc, "a matrix literal whose columns are not "
+                                    "all data of the rows");
+                    return bad();
+                }
+            const char *join = rw ? "append_row" : "append_col";
+            drift_expr *acc = cols[n - 1].e;
+            for (size_t k = n - 1; k-- > 0;)
+                acc = mk_call(L, e->loc, join, cols[k].e, acc);
+            if (n == 1 && rw) {
+                drift_expr *one = need(L, drift_ast_num(L->A, e->loc, 1, 1));
+                acc = mk_call(L, e->loc, "rep_vector", cols[0].e, one);
+            }
+            if (n == 1 && !rw) {
+                fail(L, e->loc, "a one-column matrix literal [a']' outside "
+                                "the rows");
+                return bad();
+            }
+            r.e = acc;
+            r.rw = rw;
+            r.t.base = rw ? B_ROWVEC : B_MAT;
+            r.t.n_arr = 0;
+            return r;
+        }
+        if (!strcmp(e->name, "[")) {
+            tr el[16];
+            size_t n = 0;
+            translate_list(L, c, e->args, el, 16, &n);
+            if (L->failed)
+                return bad();
+            int any_rw = 0;
+            for (size_t k = 0; k < n; k++) {
+                any_rw |= el[k].rw;
+                if (!scalar(el[k].t)) {
+                    fail(L, e->loc, "a row vector literal [...] of "
+                                    "non-scalars");
+                    return bad();
+                }
+            }
+            if (any_rw && !c->datum) {
+                fail(L, e->loc, "a row vector literal of a loop's elements");
+                return bad();
+            }
+            drift_expr *acc = el[n - 1].e;
+            for (size_t k = n - 1; k-- > 0;)
+                acc = mk_call(L, e->loc, "append_row", el[k].e, acc);
+            if (n == 1) {
+                drift_expr *one = need(L, drift_ast_num(L->A, e->loc, 1, 1));
+                acc = mk_call(L, e->loc, "rep_vector", el[0].e, one);
+            }
+            r.e = acc;
+            r.rw = any_rw;
+            r.t.base = B_ROWVEC;
+            return r;
+        }
         if (!strcmp(e->name, "target")) {
             fail(L, e->loc, "target() is not supported");
             return r;
@@ -1243,6 +1395,15 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                  "truncation T[,] is not supported yet: add the truncation's "
                  "normalising term with target += -log_diff_exp(...)");
             return;
+        }
+        stan_stmt glm;
+        if (s->kind == STAN_S_TILDE && glm_base(s->dist)) {
+            glm = *s;
+            glm.dist = glm_base(s->dist);
+            glm.args = glm_args(L, s->args, s->loc, &glm.n_args);
+            if (L->failed)
+                return;
+            s = &glm;
         }
         char uname[160];
         snprintf(uname, sizeof uname, "%s_lpdf", s->dist ? s->dist : "");
