@@ -142,6 +142,7 @@ static void test_linreg(void **state)
 {
     (void)state;
     compare("linreg", 1);
+    compare("linreg_local", 1);
 }
 
 static void test_logistic(void **state)
@@ -311,6 +312,10 @@ static void test_refusals(void **state)
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
             "model { for (n in 1:N) for (k in 1:2) y[n] ~ normal(mu, k); }\n",
             ":3:24: error: nested loops are not supported");
+    refused("data { int N; vector[N] y; }\nparameters { real a; }\n"
+            "model {\n  real acc = 0;\n  for (n in 1:N) {\n"
+            "    acc += y[n];\n    target += -square(acc - a);\n  }\n}\n",
+            ":6:5: error: 'acc' accumulates across the loop's iterations");
     refused("parameters { complex z; }\nmodel { }\n",
             ":1:14: error: the Stan type 'complex' is not supported");
 }

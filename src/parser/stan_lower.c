@@ -36,6 +36,7 @@ typedef struct var {
     int row;                /* DATA: one of the rows (leading size R) */
     drift_expr *def;        /* LOCAL: its value (already substituted) */
     drift_expr *size;       /* LOOP: the upper bound */
+    int loop_level;         /* LOCAL: loops around its declaration */
     struct var *next;
 } var;
 
@@ -1279,6 +1280,20 @@ static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
     add_stmt(L, per_row ? &L->datum : &L->prior, st);
 }
 
+static int mentions(const drift_expr *e, const char *name)
+{
+    if (!e)
+        return 0;
+    if (e->kind == DRIFT_E_NAME)
+        return !strcmp(e->name, name);
+    if (mentions(e->a, name) || mentions(e->b, name))
+        return 1;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (mentions(a, name))
+            return 1;
+    return 0;
+}
+
 static void assign(lower *L, ctx *c, const stan_stmt *s)
 {
     const drift_expr *lhs = s->lhs;
@@ -1303,10 +1318,13 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
         fail(L, lhs->loc, "'%s' cannot be assigned here", lhs->name);
         return;
     }
-    if (!elem_ix && c->n_ix) {
+    if (!elem_ix && c->n_ix > v->loop_level &&
+        (s->op >= 0 || mentions(s->value, lhs->name))) {
         fail(L, lhs->loc,
-             "'%s' is assigned as a whole inside a loop: drift follows "
-             "assignments x[i] = ... over a loop's index only", lhs->name);
+             "'%s' accumulates across the loop's iterations: drift lowers a "
+             "loop to one vectorised statement, where each iteration's "
+             "values are separate",
+             lhs->name);
         return;
     }
     drift_expr *old = v->def;
@@ -1364,18 +1382,13 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
 {
     switch (s->kind) {
     case STAN_S_DECL: {
-        if (c->n_ix) {
-            fail(L, s->loc, "a declaration inside a loop (a local per "
-                            "iteration) is not supported: declare it before "
-                            "the loop as a container");
-            return;
-        }
         drift_expr *val = s->value ? subst(L, s->value) : NULL;
         var *v = push_var(L, s->name, V_LOCAL);
         if (!v)
             return;
         v->decl = s;
         v->def = val;
+        v->loop_level = c->n_ix;
         return;
     }
     case STAN_S_ASSIGN:
