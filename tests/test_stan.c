@@ -173,6 +173,13 @@ static void test_glm(void **state)
     compare("quad", 1);
 }
 
+/* Varying intercepts: a[g[n]] with g an int of the rows. */
+static void test_hier(void **state)
+{
+    (void)state;
+    compare("hier", 1);
+}
+
 static void test_eight_schools(void **state)
 {
     (void)state;
@@ -347,6 +354,7 @@ int main(void)
         cmocka_unit_test(test_eight_schools),
         cmocka_unit_test(test_zip),
         cmocka_unit_test(test_glm),
+        cmocka_unit_test(test_hier),
         cmocka_unit_test(test_conjugate_closed_form),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_coupled_rows_warn),
