@@ -1380,6 +1380,8 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
 
 static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
 {
+    if (!s)
+        return; /* an empty statement: for (...) ; */
     switch (s->kind) {
     case STAN_S_DECL: {
         drift_expr *val = s->value ? subst(L, s->value) : NULL;
