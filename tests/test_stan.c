@@ -345,6 +345,32 @@ static void test_coupled_rows_warn(void **state)
     free(m);
 }
 
+/* A generated quantity drift cannot write is left out with a warning
+ * naming it; the model still runs. */
+static void test_generated_skipped_warn(void **state)
+{
+    (void)state;
+    char *m = th_write_text(
+        "data { int<lower=0> J; array[J] real y; }\n"
+        "parameters { vector[J] theta; }\n"
+        "model { theta ~ std_normal(); y ~ normal(theta, 1); }\n"
+        "generated quantities {\n  vector[J] log_lik;\n  real t = theta[1];\n"
+        "  for (j in 1:J) log_lik[j] = normal_lpdf(y[j] | theta[j], 1);\n}\n",
+        ".stan");
+    char *d = th_write_text("{\"J\": 3, \"y\": [1, 2, 3]}", ".json");
+    th_cli c = th_cli_run((const char *[]){"check", m, "--data", d, NULL});
+    unlink(d);
+    free(d);
+    if (c.status != 0 ||
+        !strstr(c.err, ":7:31: warning: generated quantity 'log_lik' is not "
+                       "written: 'normal_lpdf' of a loop's elements") ||
+        !strstr(c.out, "generated: t"))
+        fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", c.status, c.out, c.err);
+    th_cli_free(&c);
+    unlink(m);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +384,7 @@ int main(void)
         cmocka_unit_test(test_conjugate_closed_form),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_coupled_rows_warn),
+        cmocka_unit_test(test_generated_skipped_warn),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,6 +70,10 @@ typedef struct lower {
     drift_expr *ret;        /* the value returned so far */
     drift_expr *ret_cond;   /* ret holds only under this condition */
     int ret_done;           /* an unconditional return was reached */
+    /* generated quantities left out */
+    int gq_skipped;
+    drift_loc gq_loc;
+    char gq_why[600];
 } lower;
 
 /* A translation context: the loop variables that stand for the current
@@ -204,7 +208,7 @@ static int in_ix(const ctx *c, const char *name)
 
 /* An elementwise value: inner, in terms of the loop variable i. */
 static drift_expr *elem_node(lower *L, drift_expr *inner, const char *i,
-                             drift_loc loc)
+                             drift_expr *size, drift_loc loc)
 {
     drift_expr *n = need(L, drift_ast_name(L->A, loc, i));
     if (!n || !inner)
@@ -216,6 +220,7 @@ static drift_expr *elem_node(lower *L, drift_expr *inner, const char *i,
         return NULL;
     hold->a = inner;
     hold->b = n;
+    hold->args = size;  /* the loop's size (not an argument list) */
     return hold;
 }
 
@@ -635,9 +640,13 @@ static tr translate_index(lower *L, ctx *c, const drift_expr *e)
                 fail(L, e->loc, "loops nested too deeply");
                 return r;
             }
+            drift_expr *size = c->size;
+            if (!c->size)
+                c->size = b->args;
             c->ix[c->n_ix++] = b->b->name;
             r = translate(L, c, b->a);
             c->n_ix--;
+            c->size = size;
             r.rw = 1;
         } else if (b->kind == DRIFT_E_NAME) {
             var *v = lookup(L, b->name);
@@ -857,9 +866,13 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
                 fail(L, e->loc, "loops nested too deeply");
                 return r;
             }
+            drift_expr *size = c->size;
+            if (!c->size)
+                c->size = e->args;
             c->ix[c->n_ix++] = e->b->name;
             r = translate(L, c, e->a);
             c->n_ix--;
+            c->size = size;
             r.rw = 1;
             return r;
         }
@@ -1373,7 +1386,7 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
                  lhs->name);
             return;
         }
-        val = elem_node(L, val, elem_ix, s->loc);
+        val = elem_node(L, val, elem_ix, c->size, s->loc);
     }
     v->def = val;
 }
@@ -1572,6 +1585,22 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
     }
 }
 
+/* A generated quantity drift cannot write is left out with a warning
+ * (the first reason is kept and reported once the lowering is chosen);
+ * the failure it set is cleared. */
+static void skip_generated(lower *L, const char *name)
+{
+    if (!L->gq_skipped) {
+        L->gq_loc = L->fail_loc;
+        snprintf(L->gq_why, sizeof L->gq_why,
+                 "%s%s%s is not written: %s", name ? "generated quantity '" : "",
+                 name ? name : "the generated quantities block",
+                 name ? "'" : "", L->why);
+    }
+    L->gq_skipped++;
+    L->failed = 0;
+}
+
 /* Top-level locals of a block that become drift's named values. */
 static void emit_values(lower *L, const stan_stmt *body, slist *whole,
                         int gq)
@@ -1586,6 +1615,10 @@ static void emit_values(lower *L, const stan_stmt *body, slist *whole,
                  "at its declaration, or x[i] = ... in a loop over all its "
                  "elements)",
                  s->name);
+            if (gq && !L->oom) {
+                skip_generated(L, s->name);
+                continue;
+            }
             return;
         }
         ctx c = {0};
@@ -1594,17 +1627,24 @@ static void emit_values(lower *L, const stan_stmt *body, slist *whole,
         if (L->rows_mode) {
             c.datum = 1;
             r = translate(L, &c, v->def);
-            if (L->failed)
+            if (L->failed && gq && !L->oom)
+                L->failed = 0;  /* try it as one value per draw */
+            else if (L->failed)
                 return;
-            per_row = r.rw;
+            else
+                per_row = r.rw;
         }
         if (!per_row) {
             ctx w = {0};
             r = translate(L, &w, v->def);
-            if (L->failed)
-                return;
-            if (r.rw) {
-                fail(L, s->name_loc, "'%s' cannot be lowered", s->name);
+            if (!L->failed && r.rw)
+                fail(L, s->name_loc, "'%s' is a loop's elements that cannot "
+                                     "be vectorised", s->name);
+            if (L->failed) {
+                if (gq && !L->oom) {
+                    skip_generated(L, s->name);
+                    continue;
+                }
                 return;
             }
         }
@@ -1665,7 +1705,13 @@ static void lower_all(lower *L)
     var *saved = L->vars;
     exec_list(L, X_MODEL, &top, sp->block[STAN_MODEL]);
     L->vars = saved;
+    if (L->failed)
+        return;
     exec_list(L, X_GQ, &top, sp->block[STAN_GQ]);
+    if (L->failed && !L->oom) {
+        skip_generated(L, NULL);
+        return;
+    }
     emit_values(L, sp->block[STAN_GQ], &L->generated, 1);
 }
 
@@ -1753,6 +1799,9 @@ size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
         drift_diag_error(diag, prog->src, L.fail_loc, "%s", L.why);
         return 1;
     }
+    if (L.gq_skipped)
+        drift_diag_warning(diag, prog->src, L.gq_loc, "%s%s", L.gq_why,
+                           L.gq_skipped > 1 ? " (and others)" : "");
     if (R && !L.rows_mode)
         drift_diag_warning(diag, prog->src, rows_loc,
                            "no rows: the data indexed by '%s' are not a sum "
