@@ -70,6 +70,10 @@ typedef struct lower {
     drift_expr *ret;        /* the value returned so far */
     drift_expr *ret_cond;   /* ret holds only under this condition */
     int ret_done;           /* an unconditional return was reached */
+    /* warnings of this attempt, reported once it is the one kept */
+    int n_warn;
+    drift_loc warn_loc[8];
+    char warn[8][300];
     /* generated quantities left out */
     int gq_skipped;
     drift_loc gq_loc;
@@ -108,6 +112,28 @@ static void fail(lower *L, drift_loc loc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(L->why, sizeof L->why, fmt, ap);
     va_end(ap);
+}
+
+static void warn(lower *L, drift_loc loc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void warn(lower *L, drift_loc loc, const char *fmt, ...)
+{
+    for (int k = 0; k < L->n_warn; k++)
+        if (L->warn_loc[k].first_line == loc.first_line &&
+            L->warn_loc[k].first_column == loc.first_column)
+            return;
+    if (L->n_warn == 8)
+        return;
+    L->warn_loc[L->n_warn] = loc;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->warn[L->n_warn], sizeof L->warn[0], fmt, ap);
+    va_end(ap);
+    L->n_warn++;
 }
 
 static void *need(lower *L, void *p)
@@ -641,6 +667,11 @@ static tr translate_index(lower *L, ctx *c, const drift_expr *e)
                 return r;
             }
             drift_expr *size = c->size;
+            if (c->size && b->args && !same_expr(c->size, b->args)) {
+                fail(L, e->loc, "a value set over one loop's range is used "
+                                "in a loop over another");
+                return bad();
+            }
             if (!c->size)
                 c->size = b->args;
             c->ix[c->n_ix++] = b->b->name;
@@ -825,6 +856,11 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
                 return r;
             }
         }
+        if (op == DRIFT_OP_DIV && a.t.base == B_INT && b.t.base == B_INT &&
+            scalar(a.t) && scalar(b.t))
+            warn(L, e->loc, "integer division: Stan truncates, drift divides "
+                            "as reals (write 1.0 * a / b to say so, or "
+                            "compute the quotient in the data)");
         /* Elementwise, a scalar broadcast over the other side. */
         if (!c->datum && a.rw && b.rw) {
             if (op == DRIFT_OP_MUL)
@@ -867,6 +903,11 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
                 return r;
             }
             drift_expr *size = c->size;
+            if (c->size && e->args && !same_expr(c->size, e->args)) {
+                fail(L, e->loc, "a value set over one loop's range is used "
+                                "in a loop over another");
+                return bad();
+            }
             if (!c->size)
                 c->size = e->args;
             c->ix[c->n_ix++] = e->b->name;
@@ -1560,7 +1601,7 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                         "vectorised statements and needs for (i in 1:n)");
         return;
     case STAN_S_PRINT:
-        drift_diag_warning(L->diag, L->prog->src, s->loc,
+        warn(L, s->loc,
                            "print is ignored: drift prints nothing while "
                            "sampling");
         return;
@@ -1569,7 +1610,7 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
             fail(L, s->loc, "reject or fatal_error reached unconditionally");
             return;
         }
-        drift_diag_warning(L->diag, L->prog->src, s->loc,
+        warn(L, s->loc,
                            "reject is not checked: drift does not evaluate "
                            "its condition while sampling");
         return;
@@ -1689,7 +1730,7 @@ static void lower_all(lower *L)
         if (s->kind != STAN_S_DECL)
             continue;
         if (s->type.offset || s->type.multiplier)
-            drift_diag_warning(L->diag, L->prog->src, s->type.affine_loc,
+            warn(L, s->type.affine_loc,
                                "offset and multiplier are ignored: drift "
                                "samples '%s' on its own scale (the posterior "
                                "is the same)",
@@ -1799,6 +1840,8 @@ size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
         drift_diag_error(diag, prog->src, L.fail_loc, "%s", L.why);
         return 1;
     }
+    for (int k = 0; k < L.n_warn; k++)
+        drift_diag_warning(diag, prog->src, L.warn_loc[k], "%s", L.warn[k]);
     if (L.gq_skipped)
         drift_diag_warning(diag, prog->src, L.gq_loc, "%s%s", L.gq_why,
                            L.gq_skipped > 1 ? " (and others)" : "");
