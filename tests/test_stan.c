@@ -345,6 +345,23 @@ static void test_coupled_rows_warn(void **state)
     free(m);
 }
 
+/* drift check reports the decomposition it found. */
+static void test_check_reports_rows(void **state)
+{
+    (void)state;
+    char *m = src_path("tests/stan/logistic.stan");
+    char *d = src_path("tests/stan/logistic.json");
+    th_cli c = th_cli_run((const char *[]){"check", m, "--data", d, NULL});
+    if (c.status != 0 ||
+        !strstr(c.out, "Stan program: the rows are the N entries of X, y; 1 "
+                       "model term per row, 2 in the prior\n") ||
+        !strstr(c.out, "  X            vector[K=3]   (one per row)\n"))
+        fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", c.status, c.out, c.err);
+    th_cli_free(&c);
+    free(m);
+    free(d);
+}
+
 /* A generated quantity drift cannot write is left out with a warning
  * naming it; the model still runs. */
 static void test_generated_skipped_warn(void **state)
@@ -385,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_coupled_rows_warn),
         cmocka_unit_test(test_generated_skipped_warn),
+        cmocka_unit_test(test_check_reports_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

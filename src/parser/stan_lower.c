@@ -623,9 +623,9 @@ static tr translate_var(lower *L, ctx *c, const drift_expr *e, var *v,
         }
         if (indexed || (lead && L->R && is_name(lead, L->R))) {
             fail(L, e->loc,
-                 "'%s' has one value per row of the data but is not data: "
-                 "drift's rows hold data only",
-                 e->name);
+                 "'%s' has one value per row (its size is %s) but is not "
+                 "data: drift's rows hold data only",
+                 e->name, L->R);
             return r;
         }
         r.e = mk_name(L, e->loc, e->name);
@@ -1808,6 +1808,41 @@ static drift_block *mk_block(lower *L, drift_block_kind k, drift_loc loc,
     return b;
 }
 
+/* What drift check says about the rows found (drift_program.origin). */
+static void describe(lower *L, const char *R, const char *rows_why)
+{
+    char buf[1200];
+    size_t n = 0, cap = sizeof buf;
+    int w;
+    if (L->rows_mode) {
+        w = snprintf(buf, cap, "Stan program: the rows are the %s entries of",
+                     R);
+        n = w > 0 ? (size_t)w : 0;
+        for (drift_decl *d = L->rows.first; d && n < cap; d = d->next) {
+            w = snprintf(buf + n, cap - n, "%s %s", d == L->rows.first ? "" : ",",
+                         d->name);
+            n += w > 0 ? (size_t)w : 0;
+        }
+        size_t nd = 0, np = 0;
+        for (drift_stmt *st = L->datum.first; st; st = st->next)
+            nd++;
+        for (drift_stmt *st = L->prior.first; st; st = st->next)
+            np++;
+        if (n < cap)
+            snprintf(buf + n, cap - n, "; %zu model term%s per row, %zu in "
+                                       "the prior",
+                     nd, nd == 1 ? "" : "s", np);
+    } else if (R) {
+        snprintf(buf, cap, "Stan program: lowered whole, no rows (%s): "
+                           "minibatch samplers cannot subsample it",
+                 rows_why);
+    } else {
+        snprintf(buf, cap, "Stan program: no data have a row size; every "
+                           "model term is in the prior");
+    }
+    L->prog->origin = drift_arena_strndup(L->A, buf, strlen(buf));
+}
+
 size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
                         drift_diag *diag)
 {
@@ -1852,6 +1887,7 @@ size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
                            "one datum and minibatch samplers cannot "
                            "subsample it",
                            R, rows_why);
+    describe(&L, R, rows_why);
     drift_block *last = NULL;
     drift_loc at = {1, 1, 1, 1};
     mk_block(&L, DRIFT_BLOCK_DATA, sp->have[STAN_DATA] ? sp->block_loc[STAN_DATA] : at,

@@ -696,6 +696,8 @@ void drift_lang_describe(const drift_model *mm, FILE *f)
         fprintf(f, "rows: no data given (sizes unknown; counted below with "
                    "every size set to 1)\n");
     }
+    if (p->origin)
+        fprintf(f, "%s\n", p->origin);
     size_t total, np, nd;
     drift_graph_counts(g, &total, &np, &nd);
     fprintf(f, "graph: %zu nodes (prior %zu, datum %zu evaluated per "
