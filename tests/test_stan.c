@@ -184,6 +184,7 @@ static void test_eight_schools(void **state)
 {
     (void)state;
     compare("eight_schools", 0);
+    compare("eight_schools_loop", 0);
 }
 
 /* Mean of a named column of a Stan CSV file's draws. */

@@ -1678,9 +1678,6 @@ static void emit_values(lower *L, const stan_stmt *body, slist *whole,
         if (!per_row) {
             ctx w = {0};
             r = translate(L, &w, v->def);
-            if (!L->failed && r.rw)
-                fail(L, s->name_loc, "'%s' is a loop's elements that cannot "
-                                     "be vectorised", s->name);
             if (L->failed) {
                 if (gq && !L->oom) {
                     skip_generated(L, s->name);
