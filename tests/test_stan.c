@@ -185,6 +185,8 @@ static void test_eight_schools(void **state)
     (void)state;
     compare("eight_schools", 0);
     compare("eight_schools_loop", 0);
+    /* a transpose times a vector: a dot product, over the whole data */
+    compare("dotself", 0);
 }
 
 /* Mean of a named column of a Stan CSV file's draws. */

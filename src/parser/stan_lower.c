@@ -1027,6 +1027,24 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             r.rw = 1;
             return r;
         }
+        if ((!strcmp(f, "transpose") || !strcmp(f, "to_row_vector")) &&
+            n == 1 && args[0].t.n_arr == 0 &&
+            (args[0].t.base == B_VEC || args[0].t.base == B_ROWVEC)) {
+            /* drift has no row vectors: a transposed vector is itself,
+             * its type remembered for products */
+            r = args[0];
+            r.t.base = !strcmp(f, "to_row_vector") || args[0].t.base == B_VEC
+                           ? B_ROWVEC
+                           : B_VEC;
+            return r;
+        }
+        if (!strcmp(f, "rep_row_vector") && n == 2) {
+            r.e = need(L, drift_ast_call(L->A, e->loc, "rep_vector",
+                                         e->name_loc, link(args, n), n));
+            r.t.base = B_ROWVEC;
+            r.rw = any_rw;
+            return r;
+        }
         if (!strcmp(f, "to_vector") && n == 1 &&
             (args[0].t.base == B_VEC || args[0].t.base == B_ROWVEC) &&
             args[0].t.n_arr == 0) {
