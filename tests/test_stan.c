@@ -316,7 +316,8 @@ static void test_refusals(void **state)
             ":3:11: error: slices (a[i:j], a[:]) are not supported");
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
             "model { y ~ normal(mu, 1) T[0, ]; }\n",
-            ":3:27: error: truncation T[,] is not supported yet");
+            ":3:27: error: truncation T[,] of a distribution whose arguments "
+            "depend on parameters is not supported yet");
     refused("parameters { real mu; }\nmodel { mu ~ normal(0, 1) }\n",
             ":2:27: error: expected ';'");
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
@@ -342,6 +343,24 @@ static void test_coupled_rows_warn(void **state)
     th_cli c = th_cli_run((const char *[]){"check", m, NULL});
     if (c.status != 0 || !strstr(c.err, ":3:21: warning: no rows") ||
         !strstr(c.err, "'mean' over the rows couples them"))
+        fail_msg("exit %d\nstderr:\n%s", c.status, c.err);
+    th_cli_free(&c);
+    unlink(m);
+    free(m);
+}
+
+/* A truncation with constant arguments: its normaliser is a constant,
+ * left out with a warning; the density is the untruncated one's. */
+static void test_truncation_constant(void **state)
+{
+    (void)state;
+    char *m = th_write_text("parameters { real<lower=0> s; }\n"
+                            "model { s ~ normal(0, 1) T[0, ]; }\n",
+                            ".stan");
+    th_cli c = th_cli_run((const char *[]){"check", m, NULL});
+    if (c.status != 0 ||
+        !strstr(c.err, ":2:26: warning: the truncation's normalising term "
+                       "is a constant here"))
         fail_msg("exit %d\nstderr:\n%s", c.status, c.err);
     th_cli_free(&c);
     unlink(m);
@@ -406,6 +425,7 @@ int main(void)
         cmocka_unit_test(test_coupled_rows_warn),
         cmocka_unit_test(test_generated_skipped_warn),
         cmocka_unit_test(test_check_reports_rows),
+        cmocka_unit_test(test_truncation_constant),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

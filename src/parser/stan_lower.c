@@ -1352,6 +1352,27 @@ static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
     add_stmt(L, per_row ? &L->datum : &L->prior, st);
 }
 
+/* Whether e reads a parameter (directly or through a local's value). */
+static int mentions_param(lower *L, const drift_expr *e)
+{
+    if (!e)
+        return 0;
+    if (e->kind == DRIFT_E_NAME) {
+        var *v = lookup(L, e->name);
+        if (!v)
+            return 0;
+        if (v->kind == V_PARAM)
+            return 1;
+        return v->kind == V_LOCAL && v->def && mentions_param(L, v->def);
+    }
+    if (mentions_param(L, e->a) || mentions_param(L, e->b))
+        return 1;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (mentions_param(L, a))
+            return 1;
+    return 0;
+}
+
 static int mentions(const drift_expr *e, const char *name)
 {
     if (!e)
@@ -1478,10 +1499,24 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
             return;
         }
         if (s->truncated) {
-            fail(L, s->trunc_loc,
-                 "truncation T[,] is not supported yet: add the truncation's "
-                 "normalising term with target += -log_diff_exp(...)");
-            return;
+            /* With arguments free of parameters the truncation's
+             * normalising term is a constant, which the posterior does
+             * not see; otherwise it needs the distribution's CDF. */
+            int params = 0;
+            for (const drift_expr *a = s->args; a; a = a->next)
+                params |= mentions_param(L, a);
+            if (params) {
+                fail(L, s->trunc_loc,
+                     "truncation T[,] of a distribution whose arguments "
+                     "depend on parameters is not supported yet: add its "
+                     "normalising term with target += -log_diff_exp(...) of "
+                     "the bounds' log CDFs");
+                return;
+            }
+            warn(L, s->trunc_loc,
+                 "the truncation's normalising term is a constant here (the "
+                 "arguments are data) and is left out: the posterior is the "
+                 "same, lp__ differs from Stan's by a constant");
         }
         stan_stmt glm;
         if (s->kind == STAN_S_TILDE && glm_base(s->dist)) {
