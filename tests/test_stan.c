@@ -327,6 +327,9 @@ static void test_refusals(void **state)
             "model {\n  real acc = 0;\n  for (n in 1:N) {\n"
             "    acc += y[n];\n    target += -square(acc - a);\n  }\n}\n",
             ":6:5: error: 'acc' accumulates across the loop's iterations");
+    refused("parameters { real s; }\nmodel { s ~ normal(0, 1) T[0, ]; }\n",
+            ":2:26: error: the truncation's bounds must be those declared "
+            "for 's'");
     refused("parameters { complex z; }\nmodel { }\n",
             ":1:14: error: the Stan type 'complex' is not supported");
 }

@@ -61,6 +61,7 @@ typedef struct stan_stmt {
     size_t n_args;
     int truncated;
     drift_loc trunc_loc;
+    drift_expr *trunc_lo, *trunc_hi;    /* NULL: that side is open */
     /* FOR */
     drift_expr *hi;
     /* FOR, WHILE, IF, BLOCK: body (BLOCK: a list); IF: els */

@@ -153,7 +153,7 @@ static void depth_check(stan_parser *ps, drift_expr *e, drift_expr *a,
 %type <slist> stmts fundefs fparams fparams_opt
 %type <stmt> fparam
 %type <stype> type elem_type
-%type <bounds> bounds_opt bound_list bound
+%type <bounds> bounds_opt bound_list bound trunc
 %type <expr> expr or_expr and_expr eq_expr rel_expr arith postfix primary
 %type <expr> idx
 %type <elist> args args_opt idxs pargs
@@ -319,6 +319,8 @@ stmt
             $$->n_args = $5.n;
             $$->truncated = 1;
             $$->trunc_loc = span(@7, @10);
+            $$->trunc_lo = $9.lower;
+            $$->trunc_hi = $9.upper;
             if (strcmp($7, "T"))
                 drift_diag_error(ps->diag, ps->src, @7,
                                  "expected ';' or a truncation T[lower, "
@@ -408,8 +410,13 @@ stmt
 
 trunc
     : expr ',' expr
-    | ',' expr
-    | expr ','
+        {
+            memset(&$$, 0, sizeof $$);
+            $$.lower = $1;
+            $$.upper = $3;
+        }
+    | ',' expr              { memset(&$$, 0, sizeof $$); $$.upper = $2; }
+    | expr ','              { memset(&$$, 0, sizeof $$); $$.lower = $1; }
     ;
 
 decl

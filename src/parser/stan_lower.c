@@ -1513,6 +1513,32 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                      "the bounds' log CDFs");
                 return;
             }
+            /* Stan rejects an outcome outside the bounds; a parameter
+             * must be declared with the same bounds for drift to agree. */
+            const drift_expr *y = s->lhs;
+            while (y->kind == DRIFT_E_INDEX)
+                y = y->a;
+            var *v = y->kind == DRIFT_E_NAME ? lookup(L, y->name) : NULL;
+            if (v && v->kind == V_PARAM) {
+                const drift_typeexpr *t = v->decl->type.t;
+                int lo_ok = s->trunc_lo ? same_expr(t->lower, s->trunc_lo)
+                                        : 1;
+                int hi_ok = s->trunc_hi ? same_expr(t->upper, s->trunc_hi)
+                                        : 1;
+                if (!lo_ok || !hi_ok) {
+                    fail(L, s->trunc_loc,
+                         "the truncation's bounds must be those declared "
+                         "for '%s' (declare it <lower=..., upper=...> with "
+                         "the same values), as Stan rejects values outside "
+                         "them",
+                         v->name);
+                    return;
+                }
+            } else if (!v || v->kind != V_DATA) {
+                fail(L, s->trunc_loc, "truncation of a value that is neither "
+                                      "a parameter nor data");
+                return;
+            }
             warn(L, s->trunc_loc,
                  "the truncation's normalising term is a constant here (the "
                  "arguments are data) and is left out: the posterior is the "
