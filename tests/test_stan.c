@@ -178,6 +178,8 @@ static void test_hier(void **state)
 {
     (void)state;
     compare("hier", 1);
+    /* a network: append_col of the design, a row stacked on a matrix */
+    compare("nnet", 1);
 }
 
 static void test_eight_schools(void **state)

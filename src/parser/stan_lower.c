@@ -832,7 +832,7 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
                 return r;
             }
             if (a.t.base == B_ROWVEC && b.t.base == B_MAT) {
-                if (r.rw) {
+                if (b.rw || (a.rw && !c->datum)) {
                     fail(L, e->loc, "a row vector times a matrix per element");
                     return bad();
                 }
@@ -1045,6 +1045,47 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             r.rw = any_rw;
             return r;
         }
+        if (!strcmp(f, "append_row") && n == 2 && !any_rw &&
+            ((args[0].t.base == B_ROWVEC && args[1].t.base == B_MAT) ||
+             (args[0].t.base == B_MAT && args[1].t.base == B_ROWVEC)) &&
+            !args[0].t.n_arr && !args[1].t.n_arr) {
+            /* a row on a matrix: drift has no row vectors, so through
+             * the columns of the transposes */
+            drift_expr *a0 = args[0].t.base == B_MAT
+                                 ? mk_call(L, e->loc, "transpose", args[0].e,
+                                           NULL)
+                                 : args[0].e;
+            drift_expr *a1 = args[1].t.base == B_MAT
+                                 ? mk_call(L, e->loc, "transpose", args[1].e,
+                                           NULL)
+                                 : args[1].e;
+            drift_expr *cols = mk_call(L, e->loc, "append_col", a0, a1);
+            r.e = mk_call(L, e->loc, "transpose", cols, NULL);
+            r.t.base = B_MAT;
+            return r;
+        }
+        if (c->datum && !strcmp(f, "rep_vector") && n == 2 &&
+            scalar(args[0].t) && L->R && is_name(e->args->next, L->R)) {
+            /* one value per row: the value itself in each row */
+            r = args[0];
+            r.rw = 1;
+            return r;
+        }
+        if (c->datum && !strcmp(f, "append_col") && n == 2 && any_rw) {
+            /* a row of [a, B]: the row's values one after the other */
+            for (size_t k = 0; k < 2; k++)
+                if (!args[k].rw || !(scalar(args[k].t) ||
+                                     (args[k].t.base == B_ROWVEC &&
+                                      !args[k].t.n_arr))) {
+                    fail(L, e->loc, "append_col of the rows' values and "
+                                    "something else");
+                    return bad();
+                }
+            r.e = mk_call(L, e->loc, "append_row", args[0].e, args[1].e);
+            r.t.base = B_ROWVEC;
+            r.rw = 1;
+            return r;
+        }
         if (!strcmp(f, "to_vector") && n == 1 &&
             (args[0].t.base == B_VEC || args[0].t.base == B_ROWVEC) &&
             args[0].t.n_arr == 0) {
@@ -1088,7 +1129,9 @@ static drift_expr *size_expr(lower *L, drift_expr *e)
     if (!e)
         return NULL;
     ctx c = {0};
-    tr r = translate(L, &c, e);
+    /* a size may be a transformed datum: int J = 100; */
+    drift_expr *v = subst(L, e);
+    tr r = translate(L, &c, v);
     return r.e;
 }
 
