@@ -189,6 +189,8 @@ static void test_eight_schools(void **state)
     compare("eight_schools_loop", 0);
     /* a transpose times a vector: a dot product, over the whole data */
     compare("dotself", 0);
+    /* loops from 2 with lags: segments of the vectors */
+    compare("ar1", 0);
 }
 
 /* Mean of a named column of a Stan CSV file's draws. */

@@ -87,7 +87,8 @@ typedef struct ctx {
     int datum;
     const char *ix[4];
     int n_ix;
-    drift_expr *size;
+    drift_expr *size;   /* the loop's upper bound */
+    drift_expr *lo;     /* its lower bound; NULL for 1 */
 } ctx;
 
 typedef struct tr {
@@ -654,10 +655,107 @@ static tr translate_var(lower *L, ctx *c, const drift_expr *e, var *v,
     return r;
 }
 
+/* Whether ix is the loop variable plus or minus an int literal (a lag
+ * or a lead); *off gets the shift. */
+static int shifted_ix(const ctx *c, const drift_expr *ix, long *off)
+{
+    if (ix->kind != DRIFT_E_BINOP ||
+        (ix->op != DRIFT_OP_ADD && ix->op != DRIFT_OP_SUB))
+        return 0;
+    const drift_expr *v = ix->a, *k = ix->b;
+    int sign = ix->op == DRIFT_OP_SUB ? -1 : 1;
+    if (v->kind == DRIFT_E_NUM && ix->op == DRIFT_OP_ADD) {
+        v = ix->b;
+        k = ix->a;
+    }
+    if (v->kind != DRIFT_E_NAME || !in_ix(c, v->name) ||
+        k->kind != DRIFT_E_NUM || !k->is_int)
+        return 0;
+    *off = sign * (long)k->num;
+    return 1;
+}
+
+static drift_expr *num(lower *L, drift_loc loc, long v)
+{
+    return need(L, drift_ast_num(L->A, loc, (double)v, 1));
+}
+
+/* lo + off and the loop's count hi - lo + 1, in Stan's terms. */
+static void loop_span(lower *L, const ctx *c, drift_loc loc, long off,
+                      drift_expr **start, drift_expr **count)
+{
+    const drift_expr *lo = c->lo;
+    if (!lo || (lo->kind == DRIFT_E_NUM && lo->is_int)) {
+        long l = lo ? (long)lo->num : 1;
+        *start = num(L, loc, l + off);
+        *count = l == 1 ? c->size
+                        : need(L, drift_ast_binop(L->A, loc, DRIFT_OP_SUB,
+                                                  c->size, num(L, loc, l - 1)));
+        return;
+    }
+    drift_expr *lc = (drift_expr *)lo;
+    *start = off ? need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, lc,
+                                           num(L, loc, off)))
+                 : lc;
+    drift_expr *d = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_SUB, c->size,
+                                            lc));
+    *count = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, d,
+                                     num(L, loc, 1)));
+}
+
+/* v[i + off] over a loop from lo to hi, outside the rows: the segment of
+ * v the loop runs over. */
+static tr translate_segment(lower *L, ctx *c, const drift_expr *e, long off)
+{
+    tr r = bad();
+    const drift_expr *b = e->a;
+    if (c->datum) {
+        fail(L, e->loc, "a loop over part of the rows, or a lag or lead "
+                        "(x[n - 1]), couples the rows");
+        return r;
+    }
+    var *v = b->kind == DRIFT_E_NAME ? lookup(L, b->name) : NULL;
+    if (!v || (v->kind != V_DATA && v->kind != V_PARAM) || v->row) {
+        fail(L, e->loc, "a loop that does not start at 1, or a lag or lead "
+                        "(x[i - 1]), applies only to data and parameters "
+                        "here, not to a value computed in a loop");
+        return r;
+    }
+    if (e->args->next) {
+        fail(L, e->loc, "a second index after a shifted loop index");
+        return r;
+    }
+    if (c->lo && c->lo->kind == DRIFT_E_NUM && c->lo->num + (double)off < 1) {
+        fail(L, e->loc, "the index falls before the first element");
+        return r;
+    }
+    drift_expr *start, *count;
+    loop_span(L, c, e->loc, off, &start, &count);
+    ctx top = {0};
+    tr ts = translate(L, &top, start), tc = translate(L, &top, count);
+    if (L->failed)
+        return r;
+    drift_expr *name = mk_name(L, b->loc, b->name);
+    if (!name)
+        return r;
+    name->next = ts.e;
+    ts.e->next = tc.e;
+    tc.e->next = NULL;
+    r.e = need(L, drift_ast_call(L->A, e->loc, "segment", e->loc, name, 3));
+    r.t = strip(decl_stype(v->decl));
+    r.rw = 1;
+    return r;
+}
+
 static tr translate_index(lower *L, ctx *c, const drift_expr *e)
 {
     tr r = bad();
     const drift_expr *first = e->args;
+    long off = 0;
+    if (first && (shifted_ix(c, first, &off) ||
+                  (c->lo && first->kind == DRIFT_E_NAME &&
+                   in_ix(c, first->name))))
+        return translate_segment(L, c, e, off);
     if (first && first->kind == DRIFT_E_NAME && in_ix(c, first->name)) {
         /* Element i of a container: the container, elementwise. */
         const drift_expr *b = e->a;
@@ -667,7 +765,7 @@ static tr translate_index(lower *L, ctx *c, const drift_expr *e)
                 return r;
             }
             drift_expr *size = c->size;
-            if (c->size && b->args && !same_expr(c->size, b->args)) {
+            if (c->lo || (c->size && b->args && !same_expr(c->size, b->args))) {
                 fail(L, e->loc, "a value set over one loop's range is used "
                                 "in a loop over another");
                 return bad();
@@ -903,7 +1001,7 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
                 return r;
             }
             drift_expr *size = c->size;
-            if (c->size && e->args && !same_expr(c->size, e->args)) {
+            if (c->lo || (c->size && e->args && !same_expr(c->size, e->args))) {
                 fail(L, e->loc, "a value set over one loop's range is used "
                                 "in a loop over another");
                 return bad();
@@ -1321,7 +1419,8 @@ static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
     size_t na = 0;
     ctx dc = *c;
     if (L->rows_mode) {
-        int loop_rows = c->n_ix && c->size && is_name(c->size, L->R);
+        int loop_rows = c->n_ix && !c->lo && c->size &&
+                        is_name(c->size, L->R);
         dc.datum = 1;
         if (!loop_rows && c->n_ix) {
             /* A loop over another size: a whole-data term. */
@@ -1357,7 +1456,9 @@ static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
             tv = translate(L, &dc, value);
             if (!L->failed && c->n_ix && !tv.rw) {
                 /* the same term once per iteration */
-                drift_expr *sz = size_expr(L, c->size);
+                drift_expr *start, *count;
+                loop_span(L, c, value->loc, 0, &start, &count);
+                drift_expr *sz = size_expr(L, count);
                 tv.e = need(L, drift_ast_binop(L->A, value->loc, DRIFT_OP_MUL,
                                                sz, tv.e));
             }
@@ -1502,7 +1603,7 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
             return;
         }
         drift_expr *lead = lead_size(v->decl->type.t);
-        if (!lead || !same_expr(lead, c->size)) {
+        if (!lead || c->lo || !same_expr(lead, c->size)) {
             fail(L, s->loc,
                  "the loop does not run over all of '%s' (1:its first size): "
                  "drift follows element assignments over whole containers",
@@ -1684,11 +1785,7 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                             "loop as a vectorised statement");
             return;
         }
-        if (!(s->lhs->kind == DRIFT_E_NUM && s->lhs->num == 1)) {
-            fail(L, s->lhs->loc, "a loop must start at 1 (for (i in 1:n)) to "
-                                 "be lowered to a vectorised statement");
-            return;
-        }
+
         var *saved = L->vars;
         var *v = push_var(L, s->name, V_LOOP);
         if (!v)
@@ -1698,6 +1795,9 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         in.ix[0] = s->name;
         in.n_ix = 1;
         in.size = subst(L, s->hi);
+        in.lo = s->lhs->kind == DRIFT_E_NUM && s->lhs->num == 1
+                    ? NULL
+                    : subst(L, s->lhs);
         exec(L, xb, &in, s->body);
         /* The loop variable goes out of scope; assignments stay. */
         var **pp = &L->vars;
