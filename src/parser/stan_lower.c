@@ -3,7 +3,10 @@
  * program is executed symbolically: a local, transformed datum or
  * transformed parameter is replaced by the expression it was given, and
  * a loop over 1:S whose body touches element i of each container is
- * replaced by one vectorised statement.  The rows are found, not
+ * replaced by one vectorised statement (outside the rows, a loop over
+ * a:b with lags x[i - k] by statements over segments); if/else become
+ * conditional expressions and user functions are inlined.  The rows are
+ * found, not
  * declared: when the data have a leading size R (vector[R], array[R],
  * matrix[R, K]) over which every model statement that touches them is a
  * sum of per-element terms, those data become drift's rows and those
@@ -1785,8 +1788,6 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                             "loop as a vectorised statement");
             return;
         }
-
-        var *saved = L->vars;
         var *v = push_var(L, s->name, V_LOOP);
         if (!v)
             return;
@@ -1805,7 +1806,6 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
             pp = &(*pp)->next;
         if (*pp)
             *pp = v->next;
-        (void)saved;
         return;
     }
     case STAN_S_BLOCK: {
