@@ -334,6 +334,9 @@ static void test_refusals(void **state)
     refused("parameters { real s; }\nmodel { s ~ normal(0, 1) T[0, ]; }\n",
             ":2:26: error: the truncation's bounds must be those declared "
             "for 's'");
+    refused("#include \"other.stan\"\nparameters { real mu; }\n"
+            "model { mu ~ normal(0, 1); }\n",
+            ":1:1: error: #include is not supported");
     refused("parameters { complex z; }\nmodel { }\n",
             ":1:14: error: the Stan type 'complex' is not supported");
 }
