@@ -337,6 +337,9 @@ static void test_refusals(void **state)
     refused("#include \"other.stan\"\nparameters { real mu; }\n"
             "model { mu ~ normal(0, 1); }\n",
             ":1:1: error: #include is not supported");
+    refused("data { int N; N = 3; }\nparameters { real mu; }\n"
+            "model { mu ~ normal(0, 1); }\n",
+            ":1:15: error: the data block holds declarations only");
     refused("parameters { complex z; }\nmodel { }\n",
             ":1:14: error: the Stan type 'complex' is not supported");
 }

@@ -1925,8 +1925,12 @@ static void lower_all(lower *L)
     L->funcs = sp->block[STAN_FUNCTIONS];
     for (const stan_stmt *s = sp->block[STAN_DATA]; s && !L->failed;
          s = s->next) {
-        if (s->kind != STAN_S_DECL)
-            continue;
+        if (s->kind != STAN_S_DECL || s->value) {
+            fail(L, s->loc, "the data block holds declarations only (values "
+                            "computed from the data belong in transformed "
+                            "data)");
+            return;
+        }
         var *v = push_var(L, s->name, V_DATA);
         if (!v)
             return;
@@ -1946,8 +1950,12 @@ static void lower_all(lower *L)
     exec_list(L, X_TDATA, &top, sp->block[STAN_TDATA]);
     for (const stan_stmt *s = sp->block[STAN_PARAMS]; s && !L->failed;
          s = s->next) {
-        if (s->kind != STAN_S_DECL)
-            continue;
+        if (s->kind != STAN_S_DECL || s->value) {
+            fail(L, s->loc, "the parameters block holds declarations only "
+                            "(values computed from parameters belong in "
+                            "transformed parameters)");
+            return;
+        }
         if (s->type.offset || s->type.multiplier)
             warn(L, s->type.affine_loc,
                                "offset and multiplier are ignored: drift "
