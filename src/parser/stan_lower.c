@@ -1333,6 +1333,12 @@ static drift_expr *inline_call(lower *L, const stan_stmt *f, drift_expr *call)
                            "supported", f->name);
         return NULL;
     }
+    for (const stan_stmt *g = f->next; g; g = g->next)
+        if (g->name && g->body && !strcmp(g->name, f->name)) {
+            fail(L, g->name_loc, "'%s' is defined twice: overloaded "
+                                 "functions are not supported", f->name);
+            return NULL;
+        }
     size_t np = 0;
     for (const stan_stmt *p = f->els; p; p = p->next)
         np++;
