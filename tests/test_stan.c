@@ -191,6 +191,9 @@ static void test_eight_schools(void **state)
     compare("dotself", 0);
     /* loops from 2 with lags: segments of the vectors */
     compare("ar1", 0);
+    /* the whole of a container inside a loop is the whole container */
+    compare("wholeuse", 0);
+    compare("lpdfinloop", 0);
 }
 
 /* Mean of a named column of a Stan CSV file's draws. */

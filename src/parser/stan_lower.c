@@ -446,9 +446,25 @@ static drift_expr *subst(lower *L, drift_expr *e)
     return NULL;
 }
 
+/* Whether two sizes are the same, a transformed datum (int K = 2)
+ * standing for its value. */
+static int same_size(lower *L, drift_expr *a, drift_expr *b)
+{
+    if (same_expr(a, b))
+        return 1;
+    int failed = L->failed;
+    drift_expr *sa = subst(L, a), *sb = subst(L, b);
+    if (L->failed && !failed) {
+        L->failed = 0;  /* not a size drift can compare: not the same */
+        return 0;
+    }
+    return same_expr(sa, sb);
+}
+
 /* ---- translation into drift's expressions ------------------------------ */
 
 static tr translate(lower *L, ctx *c, const drift_expr *e);
+static drift_expr *size_expr(lower *L, drift_expr *e);
 
 static tr bad(void)
 {
@@ -619,6 +635,14 @@ static tr translate_var(lower *L, ctx *c, const drift_expr *e, var *v,
     stype t = decl_stype(v->decl);
     drift_expr *lead = lead_size(v->decl->type.t);
     if (c->datum) {
+        if (v->row && !indexed && c->n_ix) {
+            /* Stan's whole container, in every iteration */
+            fail(L, e->loc,
+                 "the whole of '%s' inside a loop over its rows couples the "
+                 "rows (index it by the loop's variable)",
+                 e->name);
+            return r;
+        }
         if (v->row) {
             r.e = mk_name(L, e->loc, e->name);
             r.t = strip(t);
@@ -644,7 +668,7 @@ static tr translate_var(lower *L, ctx *c, const drift_expr *e, var *v,
     r.e = mk_name(L, e->loc, e->name);
     r.t = t;
     if (indexed) {
-        if (!lead || !c->size || !same_expr(lead, c->size)) {
+        if (!lead || !c->size || !same_size(L, lead, c->size)) {
             fail(L, e->loc,
                  "a loop indexes '%s' by its loop variable but does not run "
                  "over all of '%s''s first dimension (1:its size): drift "
@@ -768,7 +792,7 @@ static tr translate_index(lower *L, ctx *c, const drift_expr *e)
                 return r;
             }
             drift_expr *size = c->size;
-            if (c->lo || (c->size && b->args && !same_expr(c->size, b->args))) {
+            if (c->lo || (c->size && b->args && !same_size(L, c->size, b->args))) {
                 fail(L, e->loc, "a value set over one loop's range is used "
                                 "in a loop over another");
                 return bad();
@@ -788,7 +812,11 @@ static tr translate_index(lower *L, ctx *c, const drift_expr *e)
             }
             r = translate_var(L, c, b, v, 1);
         } else {
-            r = translate(L, c, b);
+            /* element i of a whole expression: the expression as a
+             * vectorised statement would have it */
+            ctx whole = *c;
+            whole.n_ix = 0;
+            r = translate(L, &whole, b);
             if (!L->failed && !r.rw) {
                 if (c->datum) {
                     fail(L, b->loc,
@@ -999,23 +1027,41 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             return r;
         }
         if (is_elem(e)) {
-            if (c->n_ix == 4) {
-                fail(L, e->loc, "loops nested too deeply");
-                return r;
-            }
-            drift_expr *size = c->size;
-            if (c->lo || (c->size && e->args && !same_expr(c->size, e->args))) {
-                fail(L, e->loc, "a value set over one loop's range is used "
-                                "in a loop over another");
+            /* A value set element by element, used whole: Stan's whole
+             * container.  Per row only as a vectorised statement over
+             * the rows; otherwise the vector of its elements. */
+            int rows = c->datum && L->R && is_name(e->args, L->R);
+            if (rows && c->n_ix) {
+                fail(L, e->loc, "the whole of a value with one entry per "
+                                "row, inside a loop over the rows, couples "
+                                "the rows (index it by the loop's variable)");
                 return bad();
             }
-            if (!c->size)
-                c->size = e->args;
-            c->ix[c->n_ix++] = e->b->name;
-            r = translate(L, c, e->a);
-            c->n_ix--;
-            c->size = size;
-            r.rw = 1;
+            ctx w = {0};
+            w.datum = rows;
+            w.ix[0] = e->b->name;
+            w.n_ix = 1;
+            w.size = e->args;
+            r = translate(L, &w, e->a);
+            if (L->failed)
+                return bad();
+            if (!rows && !r.rw) {
+                /* the same value in every element */
+                if (!scalar(r.t)) {
+                    fail(L, e->loc, "a container whose elements are all "
+                                    "the same non-scalar value");
+                    return bad();
+                }
+                drift_expr *n = size_expr(L, e->args);
+                r.e = mk_call(L, e->loc, "rep_vector", r.e, n);
+                r.t.base = B_VEC;
+            } else if (!rows) {
+                if (scalar(r.t))
+                    r.t.base = B_VEC;   /* one scalar per element */
+                else
+                    r.t.n_arr++;
+            }
+            r.rw = rows;
             return r;
         }
         if (!strcmp(e->name, "transpose") && e->n_args == 1 &&
@@ -1612,7 +1658,7 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
             return;
         }
         drift_expr *lead = lead_size(v->decl->type.t);
-        if (!lead || c->lo || !same_expr(lead, c->size)) {
+        if (!lead || c->lo || !same_size(L, lead, c->size)) {
             fail(L, s->loc,
                  "the loop does not run over all of '%s' (1:its first size): "
                  "drift follows element assignments over whole containers",
