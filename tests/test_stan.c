@@ -143,6 +143,7 @@ static void test_linreg(void **state)
     (void)state;
     compare("linreg", 1);
     compare("linreg_local", 1);
+    compare("arrays", 1);
 }
 
 static void test_logistic(void **state)
@@ -343,6 +344,10 @@ static void test_refusals(void **state)
     refused("data { int N; N = 3; }\nparameters { real mu; }\n"
             "model { mu ~ normal(0, 1); }\n",
             ":1:15: error: the data block holds declarations only");
+    refused("parameters { real mu; }\n"
+            "model { array[2] int k = {1, 2}; mu ~ normal(k[1], 1); }\n",
+            ":2:26: error: an array expression {...} of ints is not "
+            "supported");
     refused("parameters { complex z; }\nmodel { }\n",
             ":1:14: error: the Stan type 'complex' is not supported");
 }

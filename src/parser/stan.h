@@ -89,6 +89,7 @@ typedef struct stan_parser {
     void *scanner;
     drift_lexstate lex;
     int ftype_void;         /* the last function type read was void */
+    int last_tok;           /* the token before (0 at the start) */
 } stan_parser;
 
 /* Whether a model file name is a Stan program (ends in ".stan"). */

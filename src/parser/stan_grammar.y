@@ -148,6 +148,7 @@ static void depth_check(stan_parser *ps, drift_expr *e, drift_expr *a,
 %token OLDASSIGN "'<-'" EQEQ "'=='" NOTEQ "'!='" LESSEQ "'<='"
 %token GREATEREQ "'>='" ANDAND "'&&'" OROR "'||'" EMUL "'.*'" EDIV "'./'"
 %token EPOW "'.^'" INTDIV "'%/%'"
+%token ARRAY_OPEN "'{' (of an array expression)"
 
 %type <stmt> stmt decl fundef
 %type <slist> stmts fundefs fparams fparams_opt
@@ -781,6 +782,14 @@ primary
         }
     | TARGET '(' ')'
         { NEED($$ = unsupported(ps, @1, "target()", NULL, NULL)); }
+    | ARRAY_OPEN args '}'
+        {
+            /* An array {a, b, ...}, kept as a call of '{'. */
+            NEED($$ = drift_ast_call(ARENA, span(@1, @3), "{", @1, $2.first,
+                                     $2.n));
+            for (drift_expr *a = $2.first; a; a = a->next)
+                depth_check(ps, $$, a, NULL);
+        }
     | '[' args ']'
         {
             /* A row vector [a, b, ...], kept as a call of '['. */

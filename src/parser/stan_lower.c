@@ -1112,6 +1112,45 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             r.t.n_arr = 0;
             return r;
         }
+        if (!strcmp(e->name, "{")) {
+            /* an array of scalars: drift's vector of them */
+            tr el[64];
+            size_t n = 0;
+            translate_list(L, c, e->args, el, 64, &n);
+            if (L->failed)
+                return bad();
+            int any_rw = 0, all_int = 1;
+            for (size_t k = 0; k < n; k++) {
+                any_rw |= el[k].rw;
+                all_int &= el[k].t.base == B_INT;
+                if (!scalar(el[k].t)) {
+                    fail(L, e->loc, "an array expression {...} of "
+                                    "non-scalars is not supported");
+                    return bad();
+                }
+            }
+            if (all_int) {
+                fail(L, e->loc, "an array expression {...} of ints is not "
+                                "supported (drift would make it a vector of "
+                                "reals)");
+                return bad();
+            }
+            if (any_rw && !c->datum) {
+                fail(L, e->loc, "an array expression of a loop's elements");
+                return bad();
+            }
+            drift_expr *acc = el[n - 1].e;
+            for (size_t k = n - 1; k-- > 0;)
+                acc = mk_call(L, e->loc, "append_row", el[k].e, acc);
+            if (n == 1) {
+                drift_expr *one = need(L, drift_ast_num(L->A, e->loc, 1, 1));
+                acc = mk_call(L, e->loc, "rep_vector", el[0].e, one);
+            }
+            r.e = acc;
+            r.rw = any_rw;
+            r.t.base = B_VEC;
+            return r;
+        }
         if (!strcmp(e->name, "[")) {
             tr el[16];
             size_t n = 0;

@@ -22,9 +22,24 @@ int drift_stan_is_file(const char *name)
     return n > 5 && !strcmp(name + n - 5, ".stan");
 }
 
+/* Whether a '{' after token prev opens a block (else an array
+ * expression): blocks follow a block's keyword, ')' of a control
+ * statement or a function's signature, else, or another statement's
+ * end; an array expression follows '=', '(', ',', an operator... */
+static int opens_block(int prev)
+{
+    return prev == 0 || prev == ';' || prev == '{' || prev == '}' ||
+           prev == ')' || prev == ELSE || prev == FUNCTIONS ||
+           prev == DATA || prev == PARAMETERS || prev == MODEL ||
+           prev == QUANTITIES;
+}
+
 int stan_yylex(STAN_YYSTYPE *lval, drift_loc *lloc, stan_parser *ps)
 {
     int t = stan_lex_lex(lval, lloc, ps->scanner);
+    if (t == '{' && !opens_block(ps->last_tok))
+        t = ARRAY_OPEN;
+    ps->last_tok = t;
     if (t == 0) {
         if (ps->lex.end_line) {
             lloc->first_line = lloc->last_line = ps->lex.end_line;
