@@ -352,6 +352,13 @@ static drift_expr *subst(lower *L, drift_expr *e)
         return e;
     case DRIFT_E_NAME: {
         var *v = lookup(L, e->name);
+        if (!v && find_fun(L, e->name)) {
+            fail(L, e->loc, "the function '%s' is passed as a value: ODE "
+                            "solvers and other higher-order functions are "
+                            "not supported (see doc/language.md, \"Out of "
+                            "scope\")", e->name);
+            return NULL;
+        }
         if (!v) {
             fail(L, e->loc, "unknown name '%s'", e->name);
             return NULL;
