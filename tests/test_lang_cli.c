@@ -254,8 +254,8 @@ static void test_check(void **state)
            "generalised linear form: yes");
     expect((const char *[]){"check", "--help", NULL}, 0, "out",
            "usage: drift check");
-    expect((const char *[]){"check", "model.stan", NULL}, 2, "err",
-           "must end in .drift");
+    expect((const char *[]){"check", "model.txt", NULL}, 2, "err",
+           "must end in .drift, or .stan for a Stan program");
     free(m), free(d1), free(d2), free(lm), free(ld);
 }
 

@@ -91,7 +91,7 @@ int cmd_check(int argc, char **argv)
     }
     if (!drift_lang_is_model_file(a.model)) {
         fprintf(stderr, "drift check: '%s' is not a model file (its name "
-                        "must end in .drift)\n",
+                        "must end in .drift, or .stan for a Stan program)\n",
                 a.model);
         return EXIT_USAGE;
     }

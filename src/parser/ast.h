@@ -237,6 +237,10 @@ typedef struct drift_program {
     drift_block *block[DRIFT_N_BLOCKS];     /* filled by resolve.c */
     drift_sym **syms;                       /* filled by resolve.c */
     size_t n_syms, cap_syms;
+    const char *origin;     /* how the program was obtained when it was
+                               not written in drift's language (the Stan
+                               front end's decomposition into rows), for
+                               drift check; NULL otherwise */
 } drift_program;
 
 /* AST constructors used by the grammar.  Each returns NULL when the arena

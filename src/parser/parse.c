@@ -8,6 +8,7 @@
 #include "base/util.h"
 #include "parser/grammar.h"
 #include "parse.h"
+#include "stan.h"
 
 /* The scanner's interface (lexer.l, prefix drift_lex_). */
 typedef void *yyscan_t;
@@ -83,6 +84,8 @@ void drift_program_free(drift_program *p)
 
 drift_program *drift_parse(const drift_source *src, drift_diag *diag)
 {
+    if (drift_stan_is_file(src->name))
+        return drift_stan_parse(src, diag);
     drift_arena *arena = drift_arena_new();
     if (!arena) {
         drift_diag_error_file(diag, src->name, "out of memory");

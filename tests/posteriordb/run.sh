@@ -23,7 +23,10 @@
 # 1 when one fails, 77 (automake's skip) when DRIFT is not an executable,
 # 2 on a usage error.
 #
-# Environment: DRIFT_FLAGS (extra flags for `drift sample`), DRIFT_TIMEOUT
+# Environment: SET (the directory holding the NAME directories; default
+# this script's), MODEL (the model file's name in each, default
+# model.drift: model.stan runs posteriordb's own Stan program, see
+# stan-survey.sh), DRIFT_FLAGS (extra flags for `drift sample`), DRIFT_TIMEOUT
 # (seconds per posterior, through timeout(1) where it exists), KEEP=1 (keep
 # the draws directory and print its path), DRIFT_PLUGIN_DIR (set from
 # DRIFT's build tree when unset).  Z_TOL (0.2) and SD_LO, SD_HI (0.8, 1.25)
@@ -97,8 +100,8 @@ printf '%-45s %4s %9s %9s %-5s %8s\n' posterior d 'max|z|' 'worst sd' '' seconds
 passed=0
 failed=0
 for name in $names; do
-    dir=$here/$name
-    if [ ! -f "$dir/model.drift" ] || [ ! -f "$dir/reference.csv" ]; then
+    dir=${SET:-$here}/$name
+    if [ ! -f "$dir/${MODEL:-model.drift}" ] || [ ! -f "$dir/reference.csv" ]; then
         printf '%-45s %4s %9s %9s %-5s %8s  (no such posterior)\n' \
             "$name" - - - FAIL -
         failed=$((failed + 1))
@@ -110,7 +113,7 @@ for name in $names; do
     t0=$(now)
     # DRIFT_FLAGS is split on blanks on purpose.
     # shellcheck disable=SC2086
-    $to "$drift" sample "$dir/model.drift" "$@" --seed 1 \
+    $to "$drift" sample "$dir/${MODEL:-model.drift}" "$@" --seed 1 \
         --out "$tmp/$name.csv" $DRIFT_FLAGS >"$tmp/$name.log" 2>&1
     rc=$?
     t1=$(now)

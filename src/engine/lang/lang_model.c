@@ -36,7 +36,8 @@ typedef struct lang_model {
 int drift_lang_is_model_file(const char *name)
 {
     size_t n = name ? strlen(name) : 0;
-    return n > 6 && !strcmp(name + n - 6, ".drift");
+    return (n > 6 && !strcmp(name + n - 6, ".drift")) ||
+           (n > 5 && !strcmp(name + n - 5, ".stan"));
 }
 
 static void lm_free(void *self)
@@ -695,6 +696,8 @@ void drift_lang_describe(const drift_model *mm, FILE *f)
         fprintf(f, "rows: no data given (sizes unknown; counted below with "
                    "every size set to 1)\n");
     }
+    if (p->origin)
+        fprintf(f, "%s\n", p->origin);
     size_t total, np, nd;
     drift_graph_counts(g, &total, &np, &nd);
     fprintf(f, "graph: %zu nodes (prior %zu, datum %zu evaluated per "

@@ -138,6 +138,8 @@ static int open_lang(drift_problem *p, const drift_problem_spec *spec,
     size_t n = strlen(base);
     if (n > 6 && !strcmp(base + n - 6, ".drift"))
         n -= 6;
+    else if (n > 5 && !strcmp(base + n - 5, ".stan"))
+        n -= 5;
     snprintf(name, sizeof name, "%.*s", (int)(n < 255 ? n : 255), base);
     if (add_header(p, "model", name) ||
         add_header(p, "model_file", spec->model) ||

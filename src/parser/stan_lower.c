@@ -1,0 +1,2238 @@
+/* stan_lower.c: lowers a parsed Stan program (stan.h) into drift's
+ * blocks.  drift's language has no loops and no assignment, so the
+ * program is executed symbolically: a local, transformed datum or
+ * transformed parameter is replaced by the expression it was given, and
+ * a loop over 1:S whose body touches element i of each container is
+ * replaced by one vectorised statement (outside the rows, a loop over
+ * a:b with lags x[i - k] by statements over segments); if/else become
+ * conditional expressions and user functions are inlined.  The rows are
+ * found, not
+ * declared: when the data have a leading size R (vector[R], array[R],
+ * matrix[R, K]) over which every model statement that touches them is a
+ * sum of per-element terms, those data become drift's rows and those
+ * statements its datum block; otherwise the program is lowered whole
+ * (every datum in the data block, every statement in prior) and the
+ * reason is reported as a warning.  Not for parsing (stan_grammar.y) or
+ * for types (typecheck.c, which checks the result). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "parser/builtins.h"
+#include "parser/stan.h"
+
+/* The Stan type of a value, as far as lowering needs it. */
+enum { B_INT, B_REAL, B_VEC, B_ROWVEC, B_MAT };
+
+typedef struct stype {
+    int base, n_arr;
+} stype;
+
+typedef enum vkind { V_DATA, V_PARAM, V_LOCAL, V_LOOP } vkind;
+
+typedef struct var {
+    const char *name;
+    vkind kind;
+    const stan_stmt *decl;  /* DATA, PARAM, LOCAL */
+    int row;                /* DATA: one of the rows (leading size R) */
+    drift_expr *def;        /* LOCAL: its value (already substituted) */
+    drift_expr *size;       /* LOOP: the upper bound */
+    int loop_level;         /* LOCAL: loops around its declaration */
+    struct var *next;
+} var;
+
+/* The place a statement's lowering goes. */
+typedef struct out {
+    drift_decl *first, *last;
+} dlist;
+
+typedef struct slist {
+    drift_stmt *first, *last;
+} slist;
+
+typedef struct lower {
+    const stan_program *sp;
+    drift_program *prog;
+    drift_arena *A;
+    drift_diag *diag;
+    int rows_mode;
+    const char *R;          /* the row size's name (rows mode) */
+    var *vars;
+    int failed;
+    drift_loc fail_loc;
+    char why[400];
+    int oom;
+    dlist data, rows, params;
+    slist prior, datum, derived, generated;
+    /* symbolic execution */
+    drift_expr *cond;       /* the condition of the enclosing if branches */
+    const stan_stmt *funcs; /* user functions, inlined where called */
+    int fdepth;             /* calls being inlined */
+    drift_expr *ret;        /* the value returned so far */
+    drift_expr *ret_cond;   /* ret holds only under this condition */
+    int ret_done;           /* an unconditional return was reached */
+    /* warnings of this attempt, reported once it is the one kept */
+    int n_warn;
+    drift_loc warn_loc[8];
+    char warn[8][300];
+    /* generated quantities left out */
+    int gq_skipped;
+    drift_loc gq_loc;
+    char gq_why[600];
+} lower;
+
+/* A translation context: the loop variables that stand for the current
+ * element (datum: the current row; otherwise the vectorised index), and
+ * the size they run over. */
+typedef struct ctx {
+    int datum;
+    const char *ix[4];
+    int n_ix;
+    drift_expr *size;   /* the loop's upper bound */
+    drift_expr *lo;     /* its lower bound; NULL for 1 */
+} ctx;
+
+typedef struct tr {
+    drift_expr *e;
+    stype t;
+    int rw;     /* one value per element of the vectorised index */
+} tr;
+
+static void fail(lower *L, drift_loc loc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void fail(lower *L, drift_loc loc, const char *fmt, ...)
+{
+    if (L->failed)
+        return;
+    L->failed = 1;
+    L->fail_loc = loc;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->why, sizeof L->why, fmt, ap);
+    va_end(ap);
+}
+
+static void warn(lower *L, drift_loc loc, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+static void warn(lower *L, drift_loc loc, const char *fmt, ...)
+{
+    for (int k = 0; k < L->n_warn; k++)
+        if (L->warn_loc[k].first_line == loc.first_line &&
+            L->warn_loc[k].first_column == loc.first_column)
+            return;
+    if (L->n_warn == 8)
+        return;
+    L->warn_loc[L->n_warn] = loc;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(L->warn[L->n_warn], sizeof L->warn[0], fmt, ap);
+    va_end(ap);
+    L->n_warn++;
+}
+
+static void *need(lower *L, void *p)
+{
+    if (!p && !L->oom) {
+        L->oom = 1;
+        fail(L, (drift_loc){0, 0, 0, 0}, "out of memory");
+    }
+    return p;
+}
+
+static var *lookup(lower *L, const char *name)
+{
+    for (var *v = L->vars; v; v = v->next)
+        if (!strcmp(v->name, name))
+            return v;
+    return NULL;
+}
+
+static var *push_var(lower *L, const char *name, vkind k)
+{
+    var *v = need(L, drift_arena_alloc(L->A, sizeof *v));
+    if (!v)
+        return NULL;
+    v->name = name;
+    v->kind = k;
+    v->next = L->vars;
+    L->vars = v;
+    return v;
+}
+
+static stype decl_stype(const stan_stmt *d)
+{
+    stype t = {B_REAL, d->type.t->n_arr};
+    switch (d->type.t->kind) {
+    case DRIFT_T_INT: t.base = B_INT; break;
+    case DRIFT_T_VECTOR: t.base = d->type.rowvec ? B_ROWVEC : B_VEC; break;
+    case DRIFT_T_MATRIX: t.base = B_MAT; break;
+    default: t.base = B_REAL; break;
+    }
+    return t;
+}
+
+static stype strip(stype t)
+{
+    if (t.n_arr > 0)
+        t.n_arr--;
+    else if (t.base == B_MAT)
+        t.base = B_ROWVEC;
+    else if (t.base == B_VEC || t.base == B_ROWVEC)
+        t.base = B_REAL;
+    return t;
+}
+
+static int scalar(stype t)
+{
+    return t.n_arr == 0 && (t.base == B_INT || t.base == B_REAL);
+}
+
+/* The leading size of a declared type (NULL for a scalar). */
+static drift_expr *lead_size(const drift_typeexpr *t)
+{
+    if (t->n_arr)
+        return t->arr_size[0];
+    if (t->kind == DRIFT_T_VECTOR || t->kind == DRIFT_T_MATRIX)
+        return t->size[0];
+    return NULL;
+}
+
+static int same_expr(const drift_expr *a, const drift_expr *b)
+{
+    if (!a || !b || a->kind != b->kind)
+        return 0;
+    if (a->kind == DRIFT_E_NAME)
+        return !strcmp(a->name, b->name);
+    if (a->kind == DRIFT_E_NUM)
+        return a->num == b->num;
+    if (a->kind == DRIFT_E_BINOP)
+        return a->op == b->op && same_expr(a->a, b->a) &&
+               same_expr(a->b, b->b);
+    return 0;
+}
+
+static int is_name(const drift_expr *e, const char *name)
+{
+    return e && e->kind == DRIFT_E_NAME && !strcmp(e->name, name);
+}
+
+static int in_ix(const ctx *c, const char *name)
+{
+    for (int k = 0; k < c->n_ix; k++)
+        if (!strcmp(c->ix[k], name))
+            return 1;
+    return 0;
+}
+
+/* ---- substitution (Stan space) ----------------------------------------- */
+
+/* An elementwise value: inner, in terms of the loop variable i. */
+static drift_expr *elem_node(lower *L, drift_expr *inner, const char *i,
+                             drift_expr *size, drift_loc loc)
+{
+    drift_expr *n = need(L, drift_ast_name(L->A, loc, i));
+    if (!n || !inner)
+        return NULL;
+    /* The inner expression is shared, so link copies of nothing: wrap
+     * it in a one-argument holder whose second argument is the index. */
+    drift_expr *hold = need(L, drift_ast_call(L->A, loc, "(", loc, NULL, 0));
+    if (!hold)
+        return NULL;
+    hold->a = inner;
+    hold->b = n;
+    hold->args = size;  /* the loop's size (not an argument list) */
+    return hold;
+}
+
+static int is_elem(const drift_expr *e)
+{
+    return e && e->kind == DRIFT_E_CALL && !strcmp(e->name, "(");
+}
+
+static drift_expr *subst(lower *L, drift_expr *e);
+static drift_expr *inline_call(lower *L, const stan_stmt *f, drift_expr *call);
+
+static const stan_stmt *find_fun(lower *L, const char *name)
+{
+    for (const stan_stmt *f = L->funcs; f; f = f->next)
+        if (f->name && !strcmp(f->name, name) && f->body)
+            return f;
+    return NULL;
+}
+
+/* Stan's generalised linear densities, written out: *_glm(x, alpha,
+ * beta, ...) is the density at alpha + x * beta, whose rows lowering
+ * then finds as for any linear predictor. */
+static const char *glm_base(const char *dist)
+{
+    static const char *const glm[][2] = {
+        {"bernoulli_logit_glm", "bernoulli_logit"},
+        {"poisson_log_glm", "poisson_log"},
+        {"normal_id_glm", "normal"},
+        {"neg_binomial_2_log_glm", "neg_binomial_2_log"}};
+    for (size_t k = 0; k < sizeof glm / sizeof glm[0]; k++)
+        if (!strcmp(dist, glm[k][0]))
+            return glm[k][1];
+    return NULL;
+}
+
+/* args (x, alpha, beta, rest...) as (alpha + x * beta, rest...) (the
+ * list is linked anew); NULL with fewer than three. */
+static drift_expr *glm_args(lower *L, drift_expr *args, drift_loc loc,
+                            size_t *n)
+{
+    drift_expr *x = args, *al = x ? x->next : NULL, *be = al ? al->next : NULL;
+    if (!be) {
+        fail(L, loc, "a _glm density takes x, alpha and beta");
+        return NULL;
+    }
+    drift_expr *rest = be->next;
+    drift_expr *xc = need(L, drift_arena_alloc(L->A, sizeof *xc));
+    drift_expr *ac = need(L, drift_arena_alloc(L->A, sizeof *ac));
+    drift_expr *bc = need(L, drift_arena_alloc(L->A, sizeof *bc));
+    if (!xc || !ac || !bc)
+        return NULL;
+    *xc = *x;
+    *ac = *al;
+    *bc = *be;
+    xc->next = ac->next = bc->next = NULL;
+    drift_expr *xb = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_MUL, xc, bc));
+    drift_expr *eta = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, ac, xb));
+    if (!eta)
+        return NULL;
+    eta->next = rest;
+    *n = 1;
+    for (drift_expr *r = rest; r; r = r->next)
+        (*n)++;
+    return eta;
+}
+
+static drift_expr *subst_list(lower *L, drift_expr *args, size_t *n)
+{
+    drift_expr *first = NULL, *last = NULL;
+    *n = 0;
+    for (drift_expr *a = args; a; a = a->next) {
+        drift_expr *s = subst(L, a);
+        if (!s)
+            return NULL;
+        /* Lists link through next: copy the node heading each. */
+        drift_expr *c = need(L, drift_arena_alloc(L->A, sizeof *c));
+        if (!c)
+            return NULL;
+        *c = *s;
+        c->next = NULL;
+        if (last)
+            last->next = c;
+        else
+            first = c;
+        last = c;
+        (*n)++;
+    }
+    return first;
+}
+
+/* e with every local replaced by its value (new nodes where anything
+ * changed; the rest shared, never written). */
+static drift_expr *subst(lower *L, drift_expr *e)
+{
+    if (!e || L->failed)
+        return NULL;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        return e;
+    case DRIFT_E_NAME: {
+        var *v = lookup(L, e->name);
+        if (!v && find_fun(L, e->name)) {
+            fail(L, e->loc, "the function '%s' is passed as a value: ODE "
+                            "solvers and other higher-order functions are "
+                            "not supported (see doc/language.md, \"Out of "
+                            "scope\")", e->name);
+            return NULL;
+        }
+        if (!v) {
+            fail(L, e->loc, "unknown name '%s'", e->name);
+            return NULL;
+        }
+        if (v->kind != V_LOCAL)
+            return e;
+        if (!v->def) {
+            fail(L, e->loc,
+                 "'%s' is used before it is given a value (or is given its "
+                 "value in a way drift cannot follow: element by element "
+                 "outside a loop over all its elements)",
+                 e->name);
+            return NULL;
+        }
+        return v->def;
+    }
+    case DRIFT_E_CALL: {
+        if (is_elem(e))
+            return e;
+        size_t n;
+        drift_expr *args = subst_list(L, e->args, &n);
+        if (L->failed)
+            return NULL;
+        drift_expr *c = need(L, drift_arena_alloc(L->A, sizeof *c));
+        if (!c)
+            return NULL;
+        *c = *e;
+        c->args = args;
+        c->n_args = n;
+        c->next = NULL;
+        const stan_stmt *f = find_fun(L, e->name);
+        if (f)
+            return inline_call(L, f, c);
+        if (c->bar && c->args) {
+            const char *sfx = strrchr(c->name, '_');
+            char base[128];
+            if (sfx && (size_t)(sfx - c->name) < sizeof base) {
+                memcpy(base, c->name, (size_t)(sfx - c->name));
+                base[sfx - c->name] = '\0';
+                const char *g = glm_base(base);
+                if (g) {
+                    size_t m;
+                    drift_expr *y = c->args;
+                    drift_expr *rest = glm_args(L, y->next, c->loc, &m);
+                    if (!rest)
+                        return NULL;
+                    char nm[160];
+                    snprintf(nm, sizeof nm, "%s%s", g, sfx);
+                    drift_expr *yc = need(L, drift_arena_alloc(L->A, sizeof *yc));
+                    if (!yc)
+                        return NULL;
+                    *yc = *y;
+                    yc->next = rest;
+                    c->name = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
+                    c->args = yc;
+                    c->n_args = m + 1;
+                }
+            }
+        }
+        return c;
+    }
+    case DRIFT_E_INDEX: {
+        drift_expr *b = subst(L, e->a);
+        size_t n;
+        drift_expr *args = subst_list(L, e->args, &n);
+        if (L->failed)
+            return NULL;
+        return need(L, drift_ast_index(L->A, e->loc, b, args, n));
+    }
+    case DRIFT_E_BINOP: {
+        drift_expr *a = subst(L, e->a), *b = subst(L, e->b);
+        if (L->failed)
+            return NULL;
+        return need(L, drift_ast_binop(L->A, e->loc, e->op, a, b));
+    }
+    case DRIFT_E_NEG:
+    case DRIFT_E_NOT: {
+        drift_expr *a = subst(L, e->a);
+        if (L->failed)
+            return NULL;
+        return need(L, e->kind == DRIFT_E_NEG ? drift_ast_neg(L->A, e->loc, a)
+                                              : drift_ast_not(L->A, e->loc, a));
+    }
+    case DRIFT_E_COND: {
+        drift_expr *c = subst(L, e->a), *a = subst(L, e->b);
+        drift_expr *b = subst(L, e->args);
+        if (L->failed)
+            return NULL;
+        return need(L, drift_ast_cond(L->A, e->loc, c, a, b));
+    }
+    }
+    return NULL;
+}
+
+/* Whether two sizes are the same, a transformed datum (int K = 2)
+ * standing for its value. */
+static int same_size(lower *L, drift_expr *a, drift_expr *b)
+{
+    if (same_expr(a, b))
+        return 1;
+    int failed = L->failed;
+    drift_expr *sa = subst(L, a), *sb = subst(L, b);
+    if (L->failed && !failed) {
+        L->failed = 0;  /* not a size drift can compare: not the same */
+        return 0;
+    }
+    return same_expr(sa, sb);
+}
+
+/* ---- translation into drift's expressions ------------------------------ */
+
+static tr translate(lower *L, ctx *c, const drift_expr *e);
+static drift_expr *size_expr(lower *L, drift_expr *e);
+
+static tr bad(void)
+{
+    tr r = {NULL, {B_REAL, 0}, 0};
+    return r;
+}
+
+static drift_expr *mk_name(lower *L, drift_loc loc, const char *name)
+{
+    if (L->rows_mode && L->R && !strcmp(name, L->R))
+        name = "N";
+    return need(L, drift_ast_name(L->A, loc, name));
+}
+
+static drift_expr *mk_call(lower *L, drift_loc loc, const char *name,
+                           drift_expr *a, drift_expr *b)
+{
+    if (!a)
+        return NULL;
+    a->next = b;
+    if (b)
+        b->next = NULL;
+    return need(L, drift_ast_call(L->A, loc, name, loc, a, b ? 2 : 1));
+}
+
+/* Elementwise functions: one value per element of their argument. */
+static int elementwise(const char *f)
+{
+    static const char *const names[] = {
+        "exp", "log", "log1p", "expm1", "sqrt", "square", "fabs", "abs",
+        "tanh", "inv_logit", "logistic", "log1p_exp", "log_inv_logit",
+        "log1m", "sin", "cos", "lgamma", "tgamma", "Phi", "Phi_approx",
+        "logit", "log1m_exp", "log1m_inv_logit", "inv_cloglog", "inv",
+        "inv_sqrt", "inv_square", "log2", "log10", "exp2", "cbrt", "tan",
+        "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh",
+        "erf", "erfc", "fmin", "fmax", "log_diff_exp", "lchoose",
+        "binomial_coefficient_log", "lbeta", "step", "floor", "ceil",
+        "round", "trunc", "pow", "log_sum_exp", "fdim", "hypot", "int_step",
+        "log_mix", "inv_erfc", NULL};
+    for (int k = 0; names[k]; k++)
+        if (!strcmp(f, names[k]))
+            return 1;
+    return 0;
+}
+
+static int has_suffix(const char *s, const char *suf)
+{
+    size_t n = strlen(s), m = strlen(suf);
+    return n > m && !strcmp(s + n - m, suf);
+}
+
+static int is_density(const char *f)
+{
+    return has_suffix(f, "_lpdf") || has_suffix(f, "_lpmf") ||
+           has_suffix(f, "_lupdf") || has_suffix(f, "_lupmf");
+}
+
+/* The Stan type of a call's value from its name and arguments. */
+static stype call_type(const char *f, const tr *args, size_t n)
+{
+    stype r = {B_REAL, 0};
+    stype a0 = n ? args[0].t : r;
+    if (elementwise(f)) {
+        if (!strcmp(f, "log_sum_exp") && n == 1)
+            return r;
+        if (n == 2 && scalar(a0))
+            return args[1].t;
+        return a0;
+    }
+    if (!strcmp(f, "rep_vector") || !strcmp(f, "softmax") ||
+        !strcmp(f, "log_softmax") || !strcmp(f, "to_vector") ||
+        !strcmp(f, "head") || !strcmp(f, "tail") || !strcmp(f, "segment") ||
+        !strcmp(f, "diagonal") || !strcmp(f, "append_row") ||
+        !strcmp(f, "rows_dot_product") || !strcmp(f, "mdivide_left_tri_low")) {
+        r.base = B_VEC;
+        return r;
+    }
+    if (!strcmp(f, "cumulative_sum") || !strcmp(f, "reverse"))
+        return a0;
+    if (!strcmp(f, "rep_matrix") || !strcmp(f, "cholesky_decompose") ||
+        !strcmp(f, "diag_pre_multiply") || !strcmp(f, "diag_post_multiply") ||
+        !strcmp(f, "quad_form_diag") || !strcmp(f, "diag_matrix") ||
+        !strcmp(f, "add_diag") || !strcmp(f, "append_col") ||
+        !strcmp(f, "multiply_lower_tri_self_transpose") ||
+        !strcmp(f, "gp_exp_quad_cov") || !strcmp(f, "cov_exp_quad")) {
+        r.base = B_MAT;
+        return r;
+    }
+    if (!strcmp(f, "transpose")) {
+        if (a0.base == B_VEC)
+            a0.base = B_ROWVEC;
+        else if (a0.base == B_ROWVEC)
+            a0.base = B_VEC;
+        return a0;
+    }
+    if (!strcmp(f, "to_row_vector")) {
+        r.base = B_ROWVEC;
+        return r;
+    }
+    if (!strcmp(f, "rows") || !strcmp(f, "cols") ||
+        !strcmp(f, "num_elements") || !strcmp(f, "size")) {
+        r.base = B_INT;
+        return r;
+    }
+    if (has_suffix(f, "_rng")) {
+        int discrete = !strncmp(f, "bernoulli", 9) ||
+                       !strncmp(f, "binomial", 8) ||
+                       !strncmp(f, "poisson", 7) ||
+                       !strncmp(f, "neg_binomial", 12) ||
+                       !strncmp(f, "categorical", 11) ||
+                       !strncmp(f, "beta_binomial", 13);
+        if (!strncmp(f, "multi_normal", 12) || !strncmp(f, "dirichlet", 9)) {
+            r.base = B_VEC;
+            return r;
+        }
+        stype best = {discrete ? B_INT : B_REAL, 0};
+        for (size_t k = 0; k < n; k++)
+            if (!scalar(args[k].t)) {
+                best.n_arr = 1;
+                best.base = discrete ? B_INT : B_REAL;
+            }
+        return best;
+    }
+    return r;   /* reductions, densities, constants */
+}
+
+/* Stan's names that drift spells otherwise. */
+static const char *drift_name(const char *f)
+{
+    if (!strcmp(f, "dot_product"))
+        return "dot";
+    if (!strcmp(f, "size"))
+        return "num_elements";
+    if (!strcmp(f, "cov_exp_quad"))
+        return "gp_exp_quad_cov";
+    return f;
+}
+
+static tr translate_list(lower *L, ctx *c, const drift_expr *args, tr *out,
+                         size_t cap, size_t *n)
+{
+    *n = 0;
+    for (const drift_expr *a = args; a; a = a->next) {
+        if (*n == cap) {
+            fail(L, a->loc, "a call with more than %zu arguments", cap);
+            return bad();
+        }
+        out[*n] = translate(L, c, a);
+        if (L->failed)
+            return bad();
+        (*n)++;
+    }
+    return out[0];
+}
+
+static drift_expr *link(tr *a, size_t n)
+{
+    for (size_t k = 0; k < n; k++)
+        a[k].e->next = k + 1 < n ? a[k + 1].e : NULL;
+    return n ? a[0].e : NULL;
+}
+
+/* A use of the whole of v (v a data or parameter name). */
+static tr translate_var(lower *L, ctx *c, const drift_expr *e, var *v,
+                        int indexed)
+{
+    tr r = bad();
+    stype t = decl_stype(v->decl);
+    drift_expr *lead = lead_size(v->decl->type.t);
+    if (c->datum) {
+        if (v->row && !indexed && c->n_ix) {
+            /* Stan's whole container, in every iteration */
+            fail(L, e->loc,
+                 "the whole of '%s' inside a loop over its rows couples the "
+                 "rows (index it by the loop's variable)",
+                 e->name);
+            return r;
+        }
+        if (v->row) {
+            r.e = mk_name(L, e->loc, e->name);
+            r.t = strip(t);
+            r.rw = 1;
+            return r;
+        }
+        if (indexed || (lead && L->R && is_name(lead, L->R))) {
+            fail(L, e->loc,
+                 "'%s' has one value per row (its size is %s) but is not "
+                 "data: drift's rows hold data only",
+                 e->name, L->R);
+            return r;
+        }
+        r.e = mk_name(L, e->loc, e->name);
+        r.t = t;
+        return r;
+    }
+    if (v->row) {
+        fail(L, e->loc,
+             "'%s', one of the rows, is used outside a per-row term", e->name);
+        return r;
+    }
+    r.e = mk_name(L, e->loc, e->name);
+    r.t = t;
+    if (indexed) {
+        if (!lead || !c->size || !same_size(L, lead, c->size)) {
+            fail(L, e->loc,
+                 "a loop indexes '%s' by its loop variable but does not run "
+                 "over all of '%s''s first dimension (1:its size): drift "
+                 "lowers such loops to one vectorised statement",
+                 e->name, e->name);
+            return r;
+        }
+        r.t = strip(t);
+        r.rw = 1;
+    }
+    return r;
+}
+
+/* Whether ix is the loop variable plus or minus an int literal (a lag
+ * or a lead); *off gets the shift. */
+static int shifted_ix(const ctx *c, const drift_expr *ix, long *off)
+{
+    if (ix->kind != DRIFT_E_BINOP ||
+        (ix->op != DRIFT_OP_ADD && ix->op != DRIFT_OP_SUB))
+        return 0;
+    const drift_expr *v = ix->a, *k = ix->b;
+    int sign = ix->op == DRIFT_OP_SUB ? -1 : 1;
+    if (v->kind == DRIFT_E_NUM && ix->op == DRIFT_OP_ADD) {
+        v = ix->b;
+        k = ix->a;
+    }
+    if (v->kind != DRIFT_E_NAME || !in_ix(c, v->name) ||
+        k->kind != DRIFT_E_NUM || !k->is_int)
+        return 0;
+    *off = sign * (long)k->num;
+    return 1;
+}
+
+static drift_expr *num(lower *L, drift_loc loc, long v)
+{
+    return need(L, drift_ast_num(L->A, loc, (double)v, 1));
+}
+
+/* lo + off and the loop's count hi - lo + 1, in Stan's terms. */
+static void loop_span(lower *L, const ctx *c, drift_loc loc, long off,
+                      drift_expr **start, drift_expr **count)
+{
+    const drift_expr *lo = c->lo;
+    if (!lo || (lo->kind == DRIFT_E_NUM && lo->is_int)) {
+        long l = lo ? (long)lo->num : 1;
+        *start = num(L, loc, l + off);
+        *count = l == 1 ? c->size
+                        : need(L, drift_ast_binop(L->A, loc, DRIFT_OP_SUB,
+                                                  c->size, num(L, loc, l - 1)));
+        return;
+    }
+    drift_expr *lc = (drift_expr *)lo;
+    *start = off ? need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, lc,
+                                           num(L, loc, off)))
+                 : lc;
+    drift_expr *d = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_SUB, c->size,
+                                            lc));
+    *count = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, d,
+                                     num(L, loc, 1)));
+}
+
+/* v[i + off] over a loop from lo to hi, outside the rows: the segment of
+ * v the loop runs over. */
+static tr translate_segment(lower *L, ctx *c, const drift_expr *e, long off)
+{
+    tr r = bad();
+    const drift_expr *b = e->a;
+    if (c->datum) {
+        fail(L, e->loc, "a loop over part of the rows, or a lag or lead "
+                        "(x[n - 1]), couples the rows");
+        return r;
+    }
+    var *v = b->kind == DRIFT_E_NAME ? lookup(L, b->name) : NULL;
+    if (!v || (v->kind != V_DATA && v->kind != V_PARAM) || v->row) {
+        fail(L, e->loc, "a loop that does not start at 1, or a lag or lead "
+                        "(x[i - 1]), applies only to data and parameters "
+                        "here, not to a value computed in a loop");
+        return r;
+    }
+    if (e->args->next) {
+        fail(L, e->loc, "a second index after a shifted loop index");
+        return r;
+    }
+    if (c->lo && c->lo->kind == DRIFT_E_NUM && c->lo->num + (double)off < 1) {
+        fail(L, e->loc, "the index falls before the first element");
+        return r;
+    }
+    drift_expr *start, *count;
+    loop_span(L, c, e->loc, off, &start, &count);
+    ctx top = {0};
+    tr ts = translate(L, &top, start), tc = translate(L, &top, count);
+    if (L->failed)
+        return r;
+    drift_expr *name = mk_name(L, b->loc, b->name);
+    if (!name)
+        return r;
+    name->next = ts.e;
+    ts.e->next = tc.e;
+    tc.e->next = NULL;
+    r.e = need(L, drift_ast_call(L->A, e->loc, "segment", e->loc, name, 3));
+    r.t = strip(decl_stype(v->decl));
+    r.rw = 1;
+    return r;
+}
+
+static tr translate_index(lower *L, ctx *c, const drift_expr *e)
+{
+    tr r = bad();
+    const drift_expr *first = e->args;
+    long off = 0;
+    if (first && (shifted_ix(c, first, &off) ||
+                  (c->lo && first->kind == DRIFT_E_NAME &&
+                   in_ix(c, first->name))))
+        return translate_segment(L, c, e, off);
+    if (first && first->kind == DRIFT_E_NAME && in_ix(c, first->name)) {
+        /* Element i of a container: the container, elementwise. */
+        const drift_expr *b = e->a;
+        if (is_elem(b)) {
+            if (c->n_ix == 4) {
+                fail(L, e->loc, "loops nested too deeply");
+                return r;
+            }
+            drift_expr *size = c->size;
+            if (c->lo || (c->size && b->args && !same_size(L, c->size, b->args))) {
+                fail(L, e->loc, "a value set over one loop's range is used "
+                                "in a loop over another");
+                return bad();
+            }
+            if (!c->size)
+                c->size = b->args;
+            c->ix[c->n_ix++] = b->b->name;
+            r = translate(L, c, b->a);
+            c->n_ix--;
+            c->size = size;
+            r.rw = 1;
+        } else if (b->kind == DRIFT_E_NAME) {
+            var *v = lookup(L, b->name);
+            if (!v || v->kind == V_LOOP || v->kind == V_LOCAL) {
+                fail(L, b->loc, "'%s' cannot be indexed here", b->name);
+                return r;
+            }
+            r = translate_var(L, c, b, v, 1);
+        } else {
+            /* element i of a whole expression: the expression as a
+             * vectorised statement would have it */
+            ctx whole = *c;
+            whole.n_ix = 0;
+            r = translate(L, &whole, b);
+            if (!L->failed && !r.rw) {
+                if (c->datum) {
+                    fail(L, b->loc,
+                         "a value with one entry per row that is not data "
+                         "cannot be indexed by the row");
+                    return bad();
+                }
+                r.t = strip(r.t);
+                r.rw = 1;
+            }
+        }
+        if (L->failed)
+            return bad();
+        if (first->next) {
+            tr idx[4];
+            size_t n;
+            translate_list(L, c, first->next, idx, 4, &n);
+            if (L->failed)
+                return bad();
+            for (size_t k = 0; k < n; k++)
+                if (idx[k].rw) {
+                    fail(L, e->loc, "indexing by two loop variables at once");
+                    return bad();
+                }
+            if (!c->datum) {
+                fail(L, e->loc,
+                     "a second index after a loop's index (x[i, j]) in a "
+                     "statement that is not per row");
+                return bad();
+            }
+            drift_expr *ix = link(idx, n);
+            r.e = need(L, drift_ast_index(L->A, e->loc, r.e, ix, n));
+            for (size_t k = 0; k < n; k++)
+                r.t = strip(r.t);
+        }
+        return r;
+    }
+    tr base = translate(L, c, e->a);
+    if (L->failed)
+        return bad();
+    tr idx[4];
+    size_t n;
+    translate_list(L, c, e->args, idx, 4, &n);
+    if (L->failed)
+        return bad();
+    int any_rw = 0;
+    for (size_t k = 0; k < n; k++)
+        any_rw |= idx[k].rw;
+    if (any_rw && (!c->datum || base.rw)) {
+        fail(L, e->loc,
+             "indexing by a container of indices (a[g[i]]) is supported "
+             "only in per-row terms, by an int of the rows");
+        return bad();
+    }
+    r.e = need(L, drift_ast_index(L->A, e->loc, base.e, link(idx, n), n));
+    r.t = base.t;
+    for (size_t k = 0; k < n; k++)
+        r.t = strip(r.t);
+    r.rw = base.rw || any_rw;
+    return r;
+}
+
+static tr translate(lower *L, ctx *c, const drift_expr *e)
+{
+    tr r = bad();
+    if (!e || L->failed)
+        return r;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        r.e = need(L, drift_ast_num(L->A, e->loc, e->num, e->is_int));
+        r.t.base = e->is_int ? B_INT : B_REAL;
+        return r;
+    case DRIFT_E_NAME: {
+        if (in_ix(c, e->name)) {
+            fail(L, e->loc,
+                 "the loop variable '%s' is used as a value: drift lowers a "
+                 "loop to one vectorised statement, where '%s' may only "
+                 "index the elements of the loop's containers",
+                 e->name, e->name);
+            return r;
+        }
+        var *v = lookup(L, e->name);
+        if (!v) {
+            fail(L, e->loc, "unknown name '%s'", e->name);
+            return r;
+        }
+        if (v->kind == V_LOOP) {
+            fail(L, e->loc, "the loop variable '%s' is used outside its loop",
+                 e->name);
+            return r;
+        }
+        if (v->kind == V_LOCAL) {
+            fail(L, e->loc, "'%s' has no value here", e->name);
+            return r;
+        }
+        return translate_var(L, c, e, v, 0);
+    }
+    case DRIFT_E_INDEX:
+        return translate_index(L, c, e);
+    case DRIFT_E_NEG:
+    case DRIFT_E_NOT: {
+        tr a = translate(L, c, e->a);
+        if (L->failed)
+            return r;
+        r = a;
+        r.e = need(L, e->kind == DRIFT_E_NEG
+                          ? drift_ast_neg(L->A, e->loc, a.e)
+                          : drift_ast_not(L->A, e->loc, a.e));
+        if (e->kind == DRIFT_E_NOT)
+            r.t.base = B_INT;
+        return r;
+    }
+    case DRIFT_E_COND: {
+        tr k = translate(L, c, e->a), a = translate(L, c, e->b);
+        tr b = translate(L, c, e->args);
+        if (L->failed)
+            return r;
+        r = scalar(a.t) && !a.rw ? b : a;
+        r.rw = k.rw || a.rw || b.rw;
+        r.e = need(L, drift_ast_cond(L->A, e->loc, k.e, a.e, b.e));
+        return r;
+    }
+    case DRIFT_E_BINOP: {
+        tr a = translate(L, c, e->a), b = translate(L, c, e->b);
+        if (L->failed)
+            return r;
+        drift_binop op = e->op;
+        r.rw = a.rw || b.rw;
+        if (op == DRIFT_OP_MUL && a.t.n_arr == 0 && b.t.n_arr == 0) {
+            if (a.t.base == B_ROWVEC && b.t.base == B_VEC) {
+                r.t.base = B_REAL;
+                if (a.rw && !c->datum) {
+                    /* the rows of a matrix times a vector */
+                    r.e = need(L, drift_ast_binop(L->A, e->loc, op, a.e, b.e));
+                    return r;
+                }
+                if (a.rw && b.rw) {
+                    fail(L, e->loc, "a product of two per-element vectors");
+                    return bad();
+                }
+                r.e = mk_call(L, e->loc, "dot", a.e, b.e);
+                return r;
+            }
+            if (a.t.base == B_ROWVEC && b.t.base == B_MAT) {
+                if (b.rw || (a.rw && !c->datum)) {
+                    fail(L, e->loc, "a row vector times a matrix per element");
+                    return bad();
+                }
+                drift_expr *tb = mk_call(L, e->loc, "transpose", b.e, NULL);
+                r.e = need(L, drift_ast_binop(L->A, e->loc, op, tb, a.e));
+                r.t.base = B_ROWVEC;
+                return r;
+            }
+            if (a.t.base == B_VEC && b.t.base == B_ROWVEC) {
+                fail(L, e->loc, "outer products (vector * row_vector) are not "
+                                "supported");
+                return bad();
+            }
+            if (a.t.base == B_MAT && (b.t.base == B_VEC || b.t.base == B_MAT)) {
+                if (r.rw) {
+                    fail(L, e->loc, "a matrix product per element");
+                    return bad();
+                }
+                r.e = need(L, drift_ast_binop(L->A, e->loc, op, a.e, b.e));
+                r.t = b.t;
+                return r;
+            }
+        }
+        if (op == DRIFT_OP_DIV && a.t.base == B_INT && b.t.base == B_INT &&
+            scalar(a.t) && scalar(b.t))
+            warn(L, e->loc, "integer division: Stan truncates, drift divides "
+                            "as reals (write 1.0 * a / b to say so, or "
+                            "compute the quotient in the data)");
+        /* Elementwise, a scalar broadcast over the other side. */
+        if (!c->datum && a.rw && b.rw) {
+            if (op == DRIFT_OP_MUL)
+                op = DRIFT_OP_EMUL;
+            else if (op == DRIFT_OP_DIV)
+                op = DRIFT_OP_EDIV;
+        }
+        if (c->datum && scalar(a.t) && scalar(b.t)) {
+            if (op == DRIFT_OP_EMUL)
+                op = DRIFT_OP_MUL;
+            else if (op == DRIFT_OP_EDIV)
+                op = DRIFT_OP_DIV;
+        }
+        if (!c->datum && (a.rw != b.rw) &&
+            !(a.rw ? scalar(b.t) : scalar(a.t))) {
+            fail(L, e->loc,
+                 "a loop's element combined with a whole container");
+            return bad();
+        }
+        r.e = need(L, drift_ast_binop(L->A, e->loc, op, a.e, b.e));
+        r.t = scalar(a.t) ? b.t : a.t;
+        if (op >= DRIFT_OP_LT && op <= DRIFT_OP_OR)
+            r.t.base = B_INT;
+        else if (scalar(a.t) && scalar(b.t))
+            r.t.base = a.t.base == B_INT && b.t.base == B_INT &&
+                               op != DRIFT_OP_DIV && op != DRIFT_OP_POW
+                           ? B_INT
+                           : B_REAL;
+        return r;
+    }
+    case DRIFT_E_CALL: {
+        if (!strcmp(e->name, ":")) {
+            fail(L, e->loc, "slices (a[i:j], a[:]) are not supported: index "
+                            "single elements, or use head, tail or segment");
+            return r;
+        }
+        if (is_elem(e)) {
+            /* A value set element by element, used whole: Stan's whole
+             * container.  Per row only as a vectorised statement over
+             * the rows; otherwise the vector of its elements. */
+            int rows = c->datum && L->R && is_name(e->args, L->R);
+            if (rows && c->n_ix) {
+                fail(L, e->loc, "the whole of a value with one entry per "
+                                "row, inside a loop over the rows, couples "
+                                "the rows (index it by the loop's variable)");
+                return bad();
+            }
+            ctx w = {0};
+            w.datum = rows;
+            w.ix[0] = e->b->name;
+            w.n_ix = 1;
+            w.size = e->args;
+            r = translate(L, &w, e->a);
+            if (L->failed)
+                return bad();
+            if (!rows && !r.rw) {
+                /* the same value in every element */
+                if (!scalar(r.t)) {
+                    fail(L, e->loc, "a container whose elements are all "
+                                    "the same non-scalar value");
+                    return bad();
+                }
+                drift_expr *n = size_expr(L, e->args);
+                r.e = mk_call(L, e->loc, "rep_vector", r.e, n);
+                r.t.base = B_VEC;
+            } else if (!rows) {
+                if (scalar(r.t))
+                    r.t.base = B_VEC;   /* one scalar per element */
+                else
+                    r.t.n_arr++;
+            }
+            r.rw = rows;
+            return r;
+        }
+        if (!strcmp(e->name, "transpose") && e->n_args == 1 &&
+            e->args->kind == DRIFT_E_CALL && !strcmp(e->args->name, "[")) {
+            /* [a', b', ...]': the matrix whose columns are a, b, ... */
+            const drift_expr *lit = e->args;
+            tr cols[16];
+            size_t n = 0;
+            for (const drift_expr *a = lit->args; a; a = a->next) {
+                if (n == 16 || a->kind != DRIFT_E_CALL ||
+                    strcmp(a->name, "transpose") || a->n_args != 1) {
+                    fail(L, a->loc, "a matrix literal [...]' is supported "
+                                    "only as [a', b', ...]' of vectors");
+                    return bad();
+                }
+                cols[n] = translate(L, c, a->args);
+                if (L->failed)
+                    return bad();
+                if (!scalar(strip(cols[n].t)) && !(cols[n].rw && scalar(cols[n].t))) {
+                    fail(L, a->loc, "a column of [a', b', ...]' must be a vector");
+                    return bad();
+                }
+                n++;
+            }
+            int rw = c->datum;
+            for (size_t k = 0; k < n; k++)
+                if (!cols[k].rw && c->datum) {
+                    fail(L, e->loc, "a matrix literal whose columns are not "
+                                    "all data of the rows");
+                    return bad();
+                }
+            const char *join = rw ? "append_row" : "append_col";
+            drift_expr *acc = cols[n - 1].e;
+            for (size_t k = n - 1; k-- > 0;)
+                acc = mk_call(L, e->loc, join, cols[k].e, acc);
+            if (n == 1 && rw) {
+                drift_expr *one = need(L, drift_ast_num(L->A, e->loc, 1, 1));
+                acc = mk_call(L, e->loc, "rep_vector", cols[0].e, one);
+            }
+            if (n == 1 && !rw) {
+                fail(L, e->loc, "a one-column matrix literal [a']' outside "
+                                "the rows");
+                return bad();
+            }
+            r.e = acc;
+            r.rw = rw;
+            r.t.base = rw ? B_ROWVEC : B_MAT;
+            r.t.n_arr = 0;
+            return r;
+        }
+        if (!strcmp(e->name, "{")) {
+            /* an array of scalars: drift's vector of them */
+            tr el[64];
+            size_t n = 0;
+            translate_list(L, c, e->args, el, 64, &n);
+            if (L->failed)
+                return bad();
+            int any_rw = 0, all_int = 1;
+            for (size_t k = 0; k < n; k++) {
+                any_rw |= el[k].rw;
+                all_int &= el[k].t.base == B_INT;
+                if (!scalar(el[k].t)) {
+                    fail(L, e->loc, "an array expression {...} of "
+                                    "non-scalars is not supported");
+                    return bad();
+                }
+            }
+            if (all_int) {
+                fail(L, e->loc, "an array expression {...} of ints is not "
+                                "supported (drift would make it a vector of "
+                                "reals)");
+                return bad();
+            }
+            if (any_rw && !c->datum) {
+                fail(L, e->loc, "an array expression of a loop's elements");
+                return bad();
+            }
+            drift_expr *acc = el[n - 1].e;
+            for (size_t k = n - 1; k-- > 0;)
+                acc = mk_call(L, e->loc, "append_row", el[k].e, acc);
+            if (n == 1) {
+                drift_expr *one = need(L, drift_ast_num(L->A, e->loc, 1, 1));
+                acc = mk_call(L, e->loc, "rep_vector", el[0].e, one);
+            }
+            r.e = acc;
+            r.rw = any_rw;
+            r.t.base = B_VEC;
+            return r;
+        }
+        if (!strcmp(e->name, "[")) {
+            tr el[16];
+            size_t n = 0;
+            translate_list(L, c, e->args, el, 16, &n);
+            if (L->failed)
+                return bad();
+            int any_rw = 0;
+            for (size_t k = 0; k < n; k++) {
+                any_rw |= el[k].rw;
+                if (!scalar(el[k].t)) {
+                    fail(L, e->loc, "a row vector literal [...] of "
+                                    "non-scalars");
+                    return bad();
+                }
+            }
+            if (any_rw && !c->datum) {
+                fail(L, e->loc, "a row vector literal of a loop's elements");
+                return bad();
+            }
+            drift_expr *acc = el[n - 1].e;
+            for (size_t k = n - 1; k-- > 0;)
+                acc = mk_call(L, e->loc, "append_row", el[k].e, acc);
+            if (n == 1) {
+                drift_expr *one = need(L, drift_ast_num(L->A, e->loc, 1, 1));
+                acc = mk_call(L, e->loc, "rep_vector", el[0].e, one);
+            }
+            r.e = acc;
+            r.rw = any_rw;
+            r.t.base = B_ROWVEC;
+            return r;
+        }
+        if (!strcmp(e->name, "target")) {
+            fail(L, e->loc, "target() is not supported");
+            return r;
+        }
+        tr args[16];
+        size_t n = 0;
+        if (e->args)
+            translate_list(L, c, e->args, args, 16, &n);
+        if (L->failed)
+            return bad();
+        int any_rw = 0;
+        for (size_t k = 0; k < n; k++)
+            any_rw |= args[k].rw;
+        const char *f = drift_name(e->name);
+        if (!strcmp(f, "dot") && n == 2 && any_rw) {
+            if (c->datum) {
+                r.e = mk_call(L, e->loc, "dot", args[0].e, args[1].e);
+            } else {
+                int first_rw = args[0].rw;
+                if (args[0].rw && args[1].rw) {
+                    fail(L, e->loc, "dot_product of two per-element vectors");
+                    return bad();
+                }
+                r.e = need(L, drift_ast_binop(L->A, e->loc, DRIFT_OP_MUL,
+                                              first_rw ? args[0].e : args[1].e,
+                                              first_rw ? args[1].e : args[0].e));
+            }
+            r.t.base = B_REAL;
+            r.rw = 1;
+            return r;
+        }
+        if ((!strcmp(f, "transpose") || !strcmp(f, "to_row_vector")) &&
+            n == 1 && args[0].t.n_arr == 0 &&
+            (args[0].t.base == B_VEC || args[0].t.base == B_ROWVEC)) {
+            /* drift has no row vectors: a transposed vector is itself,
+             * its type remembered for products */
+            r = args[0];
+            r.t.base = !strcmp(f, "to_row_vector") || args[0].t.base == B_VEC
+                           ? B_ROWVEC
+                           : B_VEC;
+            return r;
+        }
+        if (!strcmp(f, "rep_row_vector") && n == 2) {
+            r.e = need(L, drift_ast_call(L->A, e->loc, "rep_vector",
+                                         e->name_loc, link(args, n), n));
+            r.t.base = B_ROWVEC;
+            r.rw = any_rw;
+            return r;
+        }
+        if (!strcmp(f, "append_row") && n == 2 && !any_rw &&
+            ((args[0].t.base == B_ROWVEC && args[1].t.base == B_MAT) ||
+             (args[0].t.base == B_MAT && args[1].t.base == B_ROWVEC)) &&
+            !args[0].t.n_arr && !args[1].t.n_arr) {
+            /* a row on a matrix: drift has no row vectors, so through
+             * the columns of the transposes */
+            drift_expr *a0 = args[0].t.base == B_MAT
+                                 ? mk_call(L, e->loc, "transpose", args[0].e,
+                                           NULL)
+                                 : args[0].e;
+            drift_expr *a1 = args[1].t.base == B_MAT
+                                 ? mk_call(L, e->loc, "transpose", args[1].e,
+                                           NULL)
+                                 : args[1].e;
+            drift_expr *cols = mk_call(L, e->loc, "append_col", a0, a1);
+            r.e = mk_call(L, e->loc, "transpose", cols, NULL);
+            r.t.base = B_MAT;
+            return r;
+        }
+        if (c->datum && !strcmp(f, "rep_vector") && n == 2 &&
+            scalar(args[0].t) && L->R && is_name(e->args->next, L->R)) {
+            /* one value per row: the value itself in each row */
+            r = args[0];
+            r.rw = 1;
+            return r;
+        }
+        if (c->datum && !strcmp(f, "append_col") && n == 2 && any_rw) {
+            /* a row of [a, B]: the row's values one after the other */
+            for (size_t k = 0; k < 2; k++)
+                if (!args[k].rw || !(scalar(args[k].t) ||
+                                     (args[k].t.base == B_ROWVEC &&
+                                      !args[k].t.n_arr))) {
+                    fail(L, e->loc, "append_col of the rows' values and "
+                                    "something else");
+                    return bad();
+                }
+            r.e = mk_call(L, e->loc, "append_row", args[0].e, args[1].e);
+            r.t.base = B_ROWVEC;
+            r.rw = 1;
+            return r;
+        }
+        if (!strcmp(f, "to_vector") && n == 1 &&
+            (args[0].t.base == B_VEC || args[0].t.base == B_ROWVEC) &&
+            args[0].t.n_arr == 0) {
+            r = args[0];
+            r.t.base = B_VEC;
+            return r;
+        }
+        if (any_rw && !elementwise(f) &&
+            !(c->datum && (is_density(f) || has_suffix(f, "_rng"))) &&
+            !(!c->datum && has_suffix(f, "_rng"))) {
+            if (c->datum)
+                fail(L, e->loc,
+                     "'%s' over the rows couples them: its value is not a "
+                     "sum of one term per row", e->name);
+            else
+                fail(L, e->loc,
+                     "'%s' of a loop's elements cannot be vectorised", e->name);
+            return bad();
+        }
+        r.t = call_type(f, args, n);
+        if (any_rw && (elementwise(f) || has_suffix(f, "_rng")))
+            r.t = args[0].rw ? args[0].t : r.t;
+        if (any_rw && has_suffix(f, "_rng") && c->datum) {
+            r.t.n_arr = 0;
+        }
+        r.rw = any_rw;
+        r.e = need(L, drift_ast_call(L->A, e->loc, f, e->name_loc,
+                                     link(args, n), n));
+        if (r.e)
+            r.e->bar = e->bar;
+        return r;
+    }
+    }
+    return r;
+}
+
+/* ---- declarations ------------------------------------------------------- */
+
+static drift_expr *size_expr(lower *L, drift_expr *e)
+{
+    if (!e)
+        return NULL;
+    ctx c = {0};
+    /* a size may be a transformed datum: int J = 100; */
+    drift_expr *v = subst(L, e);
+    tr r = translate(L, &c, v);
+    return r.e;
+}
+
+/* drift's type for a Stan declaration; rows: without its leading size. */
+static drift_typeexpr *lower_type(lower *L, const stan_stmt *d, int row)
+{
+    const drift_typeexpr *s = d->type.t;
+    drift_typeexpr *t = need(L, drift_arena_alloc(L->A, sizeof *t));
+    if (!t)
+        return NULL;
+    *t = *s;
+    int skip = row;
+    t->n_arr = 0;
+    for (int k = 0; k < s->n_arr; k++) {
+        if (skip) {
+            skip = 0;
+            continue;
+        }
+        t->arr_size[t->n_arr++] = size_expr(L, s->arr_size[k]);
+    }
+    t->size[0] = size_expr(L, s->size[0]);
+    t->size[1] = size_expr(L, s->size[1]);
+    if (skip) {
+        if (s->kind == DRIFT_T_VECTOR) {
+            t->kind = DRIFT_T_REAL;
+            t->size[0] = NULL;
+        } else if (s->kind == DRIFT_T_MATRIX) {
+            t->kind = DRIFT_T_VECTOR;
+            t->size[0] = t->size[1];
+            t->size[1] = NULL;
+        }
+    }
+    t->lower = size_expr(L, s->lower);
+    t->upper = size_expr(L, s->upper);
+    return t;
+}
+
+static void add_decl(lower *L, dlist *dl, const stan_stmt *d, int row)
+{
+    drift_decl *dc = need(L, drift_arena_alloc(L->A, sizeof *dc));
+    if (!dc)
+        return;
+    dc->name = d->name;
+    dc->loc = d->name_loc;
+    dc->type = lower_type(L, d, row);
+    if (dl->last)
+        dl->last->next = dc;
+    else
+        dl->first = dc;
+    dl->last = dc;
+}
+
+static void add_stmt(lower *L, slist *sl, drift_stmt *st)
+{
+    (void)L;
+    if (!st)
+        return;
+    if (sl->last)
+        sl->last->next = st;
+    else
+        sl->first = st;
+    sl->last = st;
+}
+
+/* ---- statements ------------------------------------------------------- */
+
+typedef enum xblock { X_TDATA, X_TPARAMS, X_MODEL, X_GQ, X_FUNC } xblock;
+
+static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s);
+
+static void exec_list(lower *L, xblock xb, ctx *c, const stan_stmt *s)
+{
+    for (; s && !L->failed && !L->ret_done; s = s->next)
+        exec(L, xb, c, s);
+}
+
+static drift_expr *and_cond(lower *L, drift_loc loc, drift_expr *a,
+                            drift_expr *b)
+{
+    if (!a)
+        return b;
+    return need(L, drift_ast_binop(L->A, loc, DRIFT_OP_AND, a, b));
+}
+
+/* A call of a user function: its body executed with the parameters bound
+ * to the arguments, its value what it returns. */
+static drift_expr *inline_call(lower *L, const stan_stmt *f, drift_expr *call)
+{
+    if (L->failed)
+        return NULL;
+    if (f->op == 1) {
+        fail(L, call->loc, "'%s' returns void: void functions are not "
+                           "supported", f->name);
+        return NULL;
+    }
+    if (L->fdepth >= 32) {
+        fail(L, call->loc, "'%s' calls itself: recursive functions are not "
+                           "supported", f->name);
+        return NULL;
+    }
+    for (const stan_stmt *g = f->next; g; g = g->next)
+        if (g->name && g->body && !strcmp(g->name, f->name)) {
+            fail(L, g->name_loc, "'%s' is defined twice: overloaded "
+                                 "functions are not supported", f->name);
+            return NULL;
+        }
+    size_t np = 0;
+    for (const stan_stmt *p = f->els; p; p = p->next)
+        np++;
+    if (np != call->n_args) {
+        fail(L, call->loc, "'%s' takes %zu arguments, not %zu", f->name, np,
+             call->n_args);
+        return NULL;
+    }
+    var *saved = L->vars;
+    drift_expr *saved_cond = L->cond, *saved_ret = L->ret;
+    drift_expr *saved_rc = L->ret_cond;
+    int saved_done = L->ret_done;
+    L->cond = NULL;
+    L->ret = L->ret_cond = NULL;
+    L->ret_done = 0;
+    L->fdepth++;
+    drift_expr *a = call->args;
+    for (const stan_stmt *p = f->els; p && a; p = p->next, a = a->next) {
+        var *v = push_var(L, p->name, V_LOCAL);
+        if (!v)
+            break;
+        v->def = a;
+    }
+    ctx top = {0};
+    exec(L, X_FUNC, &top, f->body);
+    drift_expr *r = L->ret;
+    if (!L->failed && (!r || L->ret_cond))
+        fail(L, f->name_loc, "'%s' does not end in a return drift can follow "
+                             "(one return at its end, or if (...) return a; "
+                             "followed by return b;)", f->name);
+    L->fdepth--;
+    L->vars = saved;
+    L->cond = saved_cond;
+    L->ret = saved_ret;
+    L->ret_cond = saved_rc;
+    L->ret_done = saved_done;
+    return L->failed ? NULL : r;
+}
+
+/* y ~ dist(args) as the expression dist_lpdf(y | args). */
+static drift_expr *density_call(lower *L, const stan_stmt *s,
+                                drift_expr *lhs, drift_expr *args, size_t n)
+{
+    const drift_dist *d = drift_dist_find(s->dist);
+    char name[160];
+    snprintf(name, sizeof name, "%s_%s", s->dist,
+             d && d->discrete ? "lpmf" : "lpdf");
+    if (!d) {
+        char t[160];
+        snprintf(t, sizeof t, "%s_lpmf", s->dist);
+        if (find_fun(L, t))
+            snprintf(name, sizeof name, "%s", t);
+    }
+    char *nm = need(L, drift_arena_strndup(L->A, name, strlen(name)));
+    if (!nm || !lhs)
+        return NULL;
+    drift_expr *y = need(L, drift_arena_alloc(L->A, sizeof *y));
+    if (!y)
+        return NULL;
+    *y = *lhs;
+    y->next = args;
+    drift_expr *c = need(L, drift_ast_call(L->A, s->loc, nm, s->dist_loc, y,
+                                           n + 1));
+    if (c)
+        c->bar = 1;
+    return c;
+}
+
+static drift_stmt *new_dstmt(lower *L, drift_stmt_kind k, drift_loc loc)
+{
+    drift_stmt *st = need(L, drift_arena_alloc(L->A, sizeof *st));
+    if (st) {
+        st->kind = k;
+        st->loc = loc;
+    }
+    return st;
+}
+
+/* A term of the log density: a ~ statement or target +=, after
+ * substitution. */
+static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
+                      drift_expr *args, drift_expr *value)
+{
+    int per_row = 0;
+    tr tl = bad(), tv = bad();
+    tr ta[16];
+    size_t na = 0;
+    ctx dc = *c;
+    if (L->rows_mode) {
+        int loop_rows = c->n_ix && !c->lo && c->size &&
+                        is_name(c->size, L->R);
+        dc.datum = 1;
+        if (!loop_rows && c->n_ix) {
+            /* A loop over another size: a whole-data term. */
+            dc.datum = 0;
+        }
+        if (dc.datum) {
+            if (!loop_rows) {
+                dc.n_ix = 0;
+                dc.size = NULL;
+            }
+            if (value) {
+                const drift_expr *v = value;
+                if (v->kind == DRIFT_E_CALL && !strcmp(v->name, "sum") &&
+                    v->n_args == 1)
+                    v = v->args;
+                tv = translate(L, &dc, v);
+                per_row = tv.rw || loop_rows;
+            } else {
+                tl = translate(L, &dc, lhs);
+                translate_list(L, &dc, args, ta, 16, &na);
+                per_row = tl.rw || loop_rows;
+                for (size_t k = 0; k < na; k++)
+                    per_row |= ta[k].rw;
+            }
+            if (L->failed)
+                return;
+        }
+    }
+    if (!per_row) {
+        dc = *c;
+        dc.datum = 0;
+        if (value) {
+            tv = translate(L, &dc, value);
+            if (!L->failed && c->n_ix && !tv.rw) {
+                /* the same term once per iteration */
+                drift_expr *start, *count;
+                loop_span(L, c, value->loc, 0, &start, &count);
+                drift_expr *sz = size_expr(L, count);
+                tv.e = need(L, drift_ast_binop(L->A, value->loc, DRIFT_OP_MUL,
+                                               sz, tv.e));
+            }
+        } else {
+            tl = translate(L, &dc, lhs);
+            translate_list(L, &dc, args, ta, 16, &na);
+            if (!L->failed && c->n_ix) {
+                int any = tl.rw;
+                for (size_t k = 0; k < na; k++)
+                    any |= ta[k].rw;
+                if (!any)
+                    fail(L, s->loc, "a '~' statement repeated by a loop "
+                                    "without touching the loop's elements");
+            }
+        }
+        if (L->failed)
+            return;
+    }
+    drift_stmt *st;
+    if (value) {
+        st = new_dstmt(L, DRIFT_S_TARGET, s->loc);
+        if (!st)
+            return;
+        st->value = tv.e;
+    } else {
+        st = new_dstmt(L, DRIFT_S_TILDE, s->loc);
+        if (!st)
+            return;
+        st->lhs = tl.e;
+        st->dist = s->dist;
+        st->dist_loc = s->dist_loc;
+        st->args = link(ta, na);
+        st->n_args = na;
+    }
+    add_stmt(L, per_row ? &L->datum : &L->prior, st);
+}
+
+/* Whether e reads a parameter (directly or through a local's value). */
+static int mentions_param(lower *L, const drift_expr *e)
+{
+    if (!e)
+        return 0;
+    if (e->kind == DRIFT_E_NAME) {
+        var *v = lookup(L, e->name);
+        if (!v)
+            return 0;
+        if (v->kind == V_PARAM)
+            return 1;
+        return v->kind == V_LOCAL && v->def && mentions_param(L, v->def);
+    }
+    if (mentions_param(L, e->a) || mentions_param(L, e->b))
+        return 1;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (mentions_param(L, a))
+            return 1;
+    return 0;
+}
+
+static int mentions(const drift_expr *e, const char *name)
+{
+    if (!e)
+        return 0;
+    if (e->kind == DRIFT_E_NAME)
+        return !strcmp(e->name, name);
+    if (mentions(e->a, name) || mentions(e->b, name))
+        return 1;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (mentions(a, name))
+            return 1;
+    return 0;
+}
+
+static void assign(lower *L, ctx *c, const stan_stmt *s)
+{
+    const drift_expr *lhs = s->lhs;
+    drift_expr *val = subst(L, s->value);
+    if (L->failed)
+        return;
+    const char *elem_ix = NULL;
+    if (lhs->kind == DRIFT_E_INDEX && lhs->a->kind == DRIFT_E_NAME &&
+        lhs->n_args == 1 && lhs->args->kind == DRIFT_E_NAME &&
+        in_ix(c, lhs->args->name)) {
+        elem_ix = lhs->args->name;
+        lhs = lhs->a;
+    }
+    if (lhs->kind != DRIFT_E_NAME) {
+        fail(L, lhs->loc,
+             "assignment to part of a container outside a loop over all its "
+             "elements (x[i] = ... inside for (i in 1:size))");
+        return;
+    }
+    var *v = lookup(L, lhs->name);
+    if (!v || v->kind != V_LOCAL) {
+        fail(L, lhs->loc, "'%s' cannot be assigned here", lhs->name);
+        return;
+    }
+    if (!elem_ix && c->n_ix > v->loop_level &&
+        (s->op >= 0 || mentions(s->value, lhs->name))) {
+        fail(L, lhs->loc,
+             "'%s' accumulates across the loop's iterations: drift lowers a "
+             "loop to one vectorised statement, where each iteration's "
+             "values are separate",
+             lhs->name);
+        return;
+    }
+    drift_expr *old = v->def;
+    if (s->op >= 0) {
+        if (!old) {
+            fail(L, lhs->loc, "'%s' is updated before it has a value",
+                 lhs->name);
+            return;
+        }
+        drift_expr *cur = old;
+        if (elem_ix) {
+            drift_expr *i = need(L, drift_ast_name(L->A, lhs->loc, elem_ix));
+            if (!i)
+                return;
+            cur = need(L, drift_ast_index(L->A, lhs->loc, old, i, 1));
+        }
+        val = need(L, drift_ast_binop(L->A, s->loc, (drift_binop)s->op, cur,
+                                      val));
+    }
+    if (L->cond) {
+        if (!old) {
+            fail(L, lhs->loc, "'%s' is given a value only under a condition",
+                 lhs->name);
+            return;
+        }
+        drift_expr *cur = old;
+        if (elem_ix) {
+            drift_expr *i = need(L, drift_ast_name(L->A, lhs->loc, elem_ix));
+            if (!i)
+                return;
+            cur = need(L, drift_ast_index(L->A, lhs->loc, old, i, 1));
+        }
+        val = need(L, drift_ast_cond(L->A, s->loc, L->cond, val, cur));
+    }
+    if (elem_ix) {
+        if (!v->decl) {
+            fail(L, s->loc, "a function's parameter '%s' is assigned",
+                 lhs->name);
+            return;
+        }
+        drift_expr *lead = lead_size(v->decl->type.t);
+        if (!lead || c->lo || !same_size(L, lead, c->size)) {
+            fail(L, s->loc,
+                 "the loop does not run over all of '%s' (1:its first size): "
+                 "drift follows element assignments over whole containers",
+                 lhs->name);
+            return;
+        }
+        val = elem_node(L, val, elem_ix, c->size, s->loc);
+    }
+    v->def = val;
+}
+
+static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
+{
+    if (!s)
+        return; /* an empty statement: for (...) ; */
+    switch (s->kind) {
+    case STAN_S_DECL: {
+        drift_expr *val = s->value ? subst(L, s->value) : NULL;
+        var *v = push_var(L, s->name, V_LOCAL);
+        if (!v)
+            return;
+        v->decl = s;
+        v->def = val;
+        v->loop_level = c->n_ix;
+        return;
+    }
+    case STAN_S_ASSIGN:
+        assign(L, c, s);
+        return;
+    case STAN_S_TILDE:
+    case STAN_S_TARGET: {
+        if (xb != X_MODEL) {
+            fail(L, s->loc, "'%s' belongs in the model block%s",
+                 s->kind == STAN_S_TILDE ? "~" : "target +=",
+                 xb == X_FUNC ? " (functions ending in _lp are not "
+                                "supported)" : "");
+            return;
+        }
+        if (s->truncated) {
+            /* With arguments free of parameters the truncation's
+             * normalising term is a constant, which the posterior does
+             * not see; otherwise it needs the distribution's CDF. */
+            int params = 0;
+            for (const drift_expr *a = s->args; a; a = a->next)
+                params |= mentions_param(L, a);
+            if (params) {
+                fail(L, s->trunc_loc,
+                     "truncation T[,] of a distribution whose arguments "
+                     "depend on parameters is not supported yet: add its "
+                     "normalising term with target += -log_diff_exp(...) of "
+                     "the bounds' log CDFs");
+                return;
+            }
+            /* Stan rejects an outcome outside the bounds; a parameter
+             * must be declared with the same bounds for drift to agree. */
+            const drift_expr *y = s->lhs;
+            while (y->kind == DRIFT_E_INDEX)
+                y = y->a;
+            var *v = y->kind == DRIFT_E_NAME ? lookup(L, y->name) : NULL;
+            if (v && v->kind == V_PARAM) {
+                const drift_typeexpr *t = v->decl->type.t;
+                int lo_ok = s->trunc_lo ? same_expr(t->lower, s->trunc_lo)
+                                        : 1;
+                int hi_ok = s->trunc_hi ? same_expr(t->upper, s->trunc_hi)
+                                        : 1;
+                if (!lo_ok || !hi_ok) {
+                    fail(L, s->trunc_loc,
+                         "the truncation's bounds must be those declared "
+                         "for '%s' (declare it <lower=..., upper=...> with "
+                         "the same values), as Stan rejects values outside "
+                         "them",
+                         v->name);
+                    return;
+                }
+            } else if (!v || v->kind != V_DATA) {
+                fail(L, s->trunc_loc, "truncation of a value that is neither "
+                                      "a parameter nor data");
+                return;
+            }
+            warn(L, s->trunc_loc,
+                 "the truncation's normalising term is a constant here (the "
+                 "arguments are data) and is left out: the posterior is the "
+                 "same, lp__ differs from Stan's by a constant");
+        }
+        stan_stmt glm;
+        if (s->kind == STAN_S_TILDE && glm_base(s->dist)) {
+            glm = *s;
+            glm.dist = glm_base(s->dist);
+            glm.args = glm_args(L, s->args, s->loc, &glm.n_args);
+            if (L->failed)
+                return;
+            s = &glm;
+        }
+        char uname[160];
+        snprintf(uname, sizeof uname, "%s_lpdf", s->dist ? s->dist : "");
+        int user = s->kind == STAN_S_TILDE && !drift_dist_find(s->dist);
+        if (user && !find_fun(L, uname)) {
+            snprintf(uname, sizeof uname, "%s_lpmf", s->dist);
+            user = find_fun(L, uname) != NULL;
+        }
+        if (s->kind == STAN_S_TARGET || L->cond || user) {
+            drift_expr *v;
+            if (s->kind == STAN_S_TARGET) {
+                v = subst(L, s->value);
+            } else {
+                drift_expr *lhs = subst(L, s->lhs);
+                size_t n = 0;
+                drift_expr *args = s->args ? subst_list(L, s->args, &n) : NULL;
+                if (L->failed)
+                    return;
+                drift_expr *call = density_call(L, s, lhs, args, n);
+                v = user ? subst(L, call) : call;
+            }
+            if (L->failed)
+                return;
+            if (L->cond) {
+                drift_expr *zero = need(L, drift_ast_num(L->A, s->loc, 0, 0));
+                v = need(L, drift_ast_cond(L->A, s->loc, L->cond, v, zero));
+            }
+            if (!L->failed)
+                emit_term(L, c, s, NULL, NULL, v);
+            return;
+        }
+        drift_expr *lhs = subst(L, s->lhs);
+        size_t n;
+        drift_expr *args = s->args ? subst_list(L, s->args, &n) : NULL;
+        if (!L->failed)
+            emit_term(L, c, s, lhs, args, NULL);
+        return;
+    }
+    case STAN_S_IF: {
+        drift_expr *k = subst(L, s->lhs);
+        if (L->failed)
+            return;
+        drift_expr *saved = L->cond;
+        L->cond = and_cond(L, s->loc, saved, k);
+        exec(L, xb, c, s->body);
+        int done = L->ret_done;
+        L->ret_done = 0;
+        if (s->els && !L->failed) {
+            drift_expr *nk = need(L, drift_ast_not(L->A, s->loc, k));
+            L->cond = and_cond(L, s->loc, saved, nk);
+            exec(L, xb, c, s->els);
+        }
+        if (done && L->ret_done)
+            L->ret_done = 1;
+        else
+            L->ret_done = 0;
+        L->cond = saved;
+        return;
+    }
+    case STAN_S_RETURN: {
+        if (xb != X_FUNC || !s->value) {
+            fail(L, s->loc, "return outside a function, or without a value");
+            return;
+        }
+        drift_expr *v = subst(L, s->value);
+        if (L->failed)
+            return;
+        if (L->ret && L->ret_cond) {
+            /* an earlier 'if (c) return a;': a where c holds */
+            v = need(L, drift_ast_cond(L->A, s->loc, L->ret_cond, L->ret, v));
+            L->ret_cond = NULL;
+        } else if (L->ret) {
+            fail(L, s->loc, "returns under several conditions are not "
+                            "supported");
+            return;
+        }
+        L->ret = v;
+        if (L->cond)
+            L->ret_cond = L->cond;
+        else
+            L->ret_done = 1;
+        return;
+    }
+    case STAN_S_FOR: {
+        if (c->n_ix) {
+            fail(L, s->loc, "nested loops are not supported: write the inner "
+                            "loop as a vectorised statement");
+            return;
+        }
+        var *v = push_var(L, s->name, V_LOOP);
+        if (!v)
+            return;
+        v->size = s->hi;
+        ctx in = *c;
+        in.ix[0] = s->name;
+        in.n_ix = 1;
+        in.size = subst(L, s->hi);
+        in.lo = s->lhs->kind == DRIFT_E_NUM && s->lhs->num == 1
+                    ? NULL
+                    : subst(L, s->lhs);
+        exec(L, xb, &in, s->body);
+        /* The loop variable goes out of scope; assignments stay. */
+        var **pp = &L->vars;
+        while (*pp && *pp != v)
+            pp = &(*pp)->next;
+        if (*pp)
+            *pp = v->next;
+        return;
+    }
+    case STAN_S_BLOCK: {
+        var *saved = L->vars;
+        exec_list(L, xb, c, s->body);
+        L->vars = saved;
+        return;
+    }
+    case STAN_S_FOREACH:
+        fail(L, s->loc, "loops over a container's elements (for (x in v)) "
+                        "are not supported: write for (i in 1:size(v))");
+        return;
+    case STAN_S_WHILE:
+        fail(L, s->loc, "while loops are not supported: drift lowers loops to "
+                        "vectorised statements and needs for (i in 1:n)");
+        return;
+    case STAN_S_PRINT:
+        warn(L, s->loc,
+                           "print is ignored: drift prints nothing while "
+                           "sampling");
+        return;
+    case STAN_S_REJECT:
+        if (!L->cond) {
+            fail(L, s->loc, "reject or fatal_error reached unconditionally");
+            return;
+        }
+        warn(L, s->loc,
+                           "reject is not checked: drift does not evaluate "
+                           "its condition while sampling");
+        return;
+    case STAN_S_BREAK:
+    case STAN_S_CONTINUE:
+        fail(L, s->loc, "break and continue are not supported");
+        return;
+    case STAN_S_CALL:
+        fail(L, s->loc, "a function call as a statement is not supported");
+        return;
+    case STAN_S_EMPTY:
+        return;
+    }
+}
+
+/* A generated quantity drift cannot write is left out with a warning
+ * (the first reason is kept and reported once the lowering is chosen);
+ * the failure it set is cleared. */
+static void skip_generated(lower *L, const char *name)
+{
+    if (!L->gq_skipped) {
+        L->gq_loc = L->fail_loc;
+        snprintf(L->gq_why, sizeof L->gq_why,
+                 "%s%s%s is not written: %s", name ? "generated quantity '" : "",
+                 name ? name : "the generated quantities block",
+                 name ? "'" : "", L->why);
+    }
+    L->gq_skipped++;
+    L->failed = 0;
+}
+
+/* Top-level locals of a block that become drift's named values. */
+static void emit_values(lower *L, const stan_stmt *body, slist *whole,
+                        int gq)
+{
+    for (const stan_stmt *s = body; s && !L->failed; s = s->next) {
+        if (s->kind != STAN_S_DECL)
+            continue;
+        var *v = lookup(L, s->name);
+        if (!v || !v->def) {
+            fail(L, s->name_loc,
+                 "'%s' is never given a value that drift can follow (a value "
+                 "at its declaration, or x[i] = ... in a loop over all its "
+                 "elements)",
+                 s->name);
+            if (gq && !L->oom) {
+                skip_generated(L, s->name);
+                continue;
+            }
+            return;
+        }
+        ctx c = {0};
+        tr r = bad();
+        int per_row = 0;
+        if (L->rows_mode) {
+            c.datum = 1;
+            r = translate(L, &c, v->def);
+            if (L->failed && gq && !L->oom)
+                L->failed = 0;  /* try it as one value per draw */
+            else if (L->failed)
+                return;
+            else
+                per_row = r.rw;
+        }
+        if (!per_row) {
+            ctx w = {0};
+            r = translate(L, &w, v->def);
+            if (L->failed) {
+                if (gq && !L->oom) {
+                    skip_generated(L, s->name);
+                    continue;
+                }
+                return;
+            }
+        }
+        drift_stmt *st = new_dstmt(L, DRIFT_S_LET, s->loc);
+        if (!st)
+            return;
+        st->name = s->name;
+        st->name_loc = s->name_loc;
+        st->value = r.e;
+        add_stmt(L, per_row || gq ? &L->generated : whole, st);
+    }
+}
+
+/* One attempt: rows mode with row size R, or whole (R NULL). */
+static void lower_all(lower *L)
+{
+    const stan_program *sp = L->sp;
+    L->funcs = sp->block[STAN_FUNCTIONS];
+    for (const stan_stmt *s = sp->block[STAN_DATA]; s && !L->failed;
+         s = s->next) {
+        if (s->kind != STAN_S_DECL || s->value) {
+            fail(L, s->loc, "the data block holds declarations only (values "
+                            "computed from the data belong in transformed "
+                            "data)");
+            return;
+        }
+        var *v = push_var(L, s->name, V_DATA);
+        if (!v)
+            return;
+        v->decl = s;
+        drift_expr *lead = lead_size(s->type.t);
+        if (!strcmp(s->name, "N") || (L->R && !strcmp(s->name, L->R)))
+            continue;   /* drift's N, bound from the data */
+        if (L->rows_mode && lead && is_name(lead, L->R)) {
+            v->row = 1;
+            add_decl(L, &L->rows, s, 1);
+        } else {
+            add_decl(L, &L->data, s, 0);
+        }
+    }
+    ctx top = {0};
+    /* transformed data: values substituted where used */
+    exec_list(L, X_TDATA, &top, sp->block[STAN_TDATA]);
+    for (const stan_stmt *s = sp->block[STAN_PARAMS]; s && !L->failed;
+         s = s->next) {
+        if (s->kind != STAN_S_DECL || s->value) {
+            fail(L, s->loc, "the parameters block holds declarations only "
+                            "(values computed from parameters belong in "
+                            "transformed parameters)");
+            return;
+        }
+        if (s->type.offset || s->type.multiplier)
+            warn(L, s->type.affine_loc,
+                               "offset and multiplier are ignored: drift "
+                               "samples '%s' on its own scale (the posterior "
+                               "is the same)",
+                               s->name);
+        var *v = push_var(L, s->name, V_PARAM);
+        if (!v)
+            return;
+        v->decl = s;
+        add_decl(L, &L->params, s, 0);
+    }
+    exec_list(L, X_TPARAMS, &top, sp->block[STAN_TPARAMS]);
+    emit_values(L, sp->block[STAN_TPARAMS], &L->derived, 0);
+    var *saved = L->vars;
+    exec_list(L, X_MODEL, &top, sp->block[STAN_MODEL]);
+    L->vars = saved;
+    if (L->failed)
+        return;
+    exec_list(L, X_GQ, &top, sp->block[STAN_GQ]);
+    if (L->failed && !L->oom) {
+        skip_generated(L, NULL);
+        return;
+    }
+    emit_values(L, sp->block[STAN_GQ], &L->generated, 1);
+}
+
+/* The row size: an int datum that is the leading size of other data,
+ * N first. */
+static const char *find_row_size(const stan_program *sp)
+{
+    const char *best = NULL;
+    int best_n = 0;
+    for (const stan_stmt *s = sp->block[STAN_DATA]; s; s = s->next) {
+        if (s->kind != STAN_S_DECL || s->type.t->kind != DRIFT_T_INT ||
+            s->type.t->n_arr)
+            continue;
+        int n = 0;
+        for (const stan_stmt *d = sp->block[STAN_DATA]; d; d = d->next)
+            if (d->kind == STAN_S_DECL &&
+                is_name(lead_size(d->type.t), s->name))
+                n++;
+        if (n && !strcmp(s->name, "N"))
+            return s->name;
+        if (n > best_n) {
+            best = s->name;
+            best_n = n;
+        }
+    }
+    /* drift reserves N for the row count: another N in the data leaves
+     * no name for the rows. */
+    if (best)
+        for (const stan_stmt *s = sp->block[STAN_DATA]; s; s = s->next)
+            if (s->kind == STAN_S_DECL && !strcmp(s->name, "N"))
+                return NULL;
+    return best;
+}
+
+static drift_block *mk_block(lower *L, drift_block_kind k, drift_loc loc,
+                             drift_decl *decls, drift_stmt *stmts,
+                             drift_block **last)
+{
+    if (!decls && !stmts)
+        return NULL;
+    drift_block *b = need(L, drift_arena_alloc(L->A, sizeof *b));
+    if (!b)
+        return NULL;
+    b->kind = k;
+    b->loc = loc;
+    b->decls = decls;
+    b->stmts = stmts;
+    if (*last)
+        (*last)->next = b;
+    else
+        L->prog->blocks = b;
+    *last = b;
+    return b;
+}
+
+/* What drift check says about the rows found (drift_program.origin). */
+static void describe(lower *L, const char *R, const char *rows_why)
+{
+    char buf[1200];
+    size_t n = 0, cap = sizeof buf;
+    int w;
+    if (L->rows_mode) {
+        w = snprintf(buf, cap, "Stan program: the rows are the %s entries of",
+                     R);
+        n = w > 0 ? (size_t)w : 0;
+        for (drift_decl *d = L->rows.first; d && n < cap; d = d->next) {
+            w = snprintf(buf + n, cap - n, "%s %s", d == L->rows.first ? "" : ",",
+                         d->name);
+            n += w > 0 ? (size_t)w : 0;
+        }
+        size_t nd = 0, np = 0;
+        for (drift_stmt *st = L->datum.first; st; st = st->next)
+            nd++;
+        for (drift_stmt *st = L->prior.first; st; st = st->next)
+            np++;
+        if (n < cap)
+            snprintf(buf + n, cap - n, "; %zu model term%s per row, %zu in "
+                                       "the prior",
+                     nd, nd == 1 ? "" : "s", np);
+    } else if (R) {
+        snprintf(buf, cap, "Stan program: lowered whole, no rows (%s): "
+                           "minibatch samplers cannot subsample it",
+                 rows_why);
+    } else {
+        snprintf(buf, cap, "Stan program: no data have a row size; every "
+                           "model term is in the prior");
+    }
+    L->prog->origin = drift_arena_strndup(L->A, buf, strlen(buf));
+}
+
+size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
+                        drift_diag *diag)
+{
+    lower L;
+    const char *R = find_row_size(sp);
+    char rows_why[400] = "";
+    drift_loc rows_loc = {0, 0, 0, 0};
+    for (int attempt = R ? 0 : 1; attempt < 2; attempt++) {
+        memset(&L, 0, sizeof L);
+        L.sp = sp;
+        L.prog = prog;
+        L.A = prog->arena;
+        L.diag = diag;
+        L.rows_mode = attempt == 0;
+        L.R = attempt == 0 ? R : NULL;
+        lower_all(&L);
+        if (L.oom) {
+            drift_diag_error(diag, prog->src, sp->block_loc[STAN_DATA],
+                             "out of memory");
+            return 1;
+        }
+        if (!L.failed)
+            break;
+        if (attempt == 0) {
+            snprintf(rows_why, sizeof rows_why, "%s", L.why);
+            rows_loc = L.fail_loc;
+        }
+    }
+    if (L.failed) {
+        drift_diag_error(diag, prog->src, L.fail_loc, "%s", L.why);
+        return 1;
+    }
+    for (int k = 0; k < L.n_warn; k++)
+        drift_diag_warning(diag, prog->src, L.warn_loc[k], "%s", L.warn[k]);
+    if (L.gq_skipped)
+        drift_diag_warning(diag, prog->src, L.gq_loc, "%s%s", L.gq_why,
+                           L.gq_skipped > 1 ? " (and others)" : "");
+    if (R && !L.rows_mode)
+        drift_diag_warning(diag, prog->src, rows_loc,
+                           "no rows: the data indexed by '%s' are not a sum "
+                           "of per-row terms (%s), so the whole data set is "
+                           "one datum and minibatch samplers cannot "
+                           "subsample it",
+                           R, rows_why);
+    describe(&L, R, rows_why);
+    drift_block *last = NULL;
+    drift_loc at = {1, 1, 1, 1};
+    mk_block(&L, DRIFT_BLOCK_DATA, sp->have[STAN_DATA] ? sp->block_loc[STAN_DATA] : at,
+             L.data.first, NULL, &last);
+    mk_block(&L, DRIFT_BLOCK_ROWS, sp->have[STAN_DATA] ? sp->block_loc[STAN_DATA] : at,
+             L.rows.first, NULL, &last);
+    mk_block(&L, DRIFT_BLOCK_PARAM,
+             sp->have[STAN_PARAMS] ? sp->block_loc[STAN_PARAMS] : at,
+             L.params.first, NULL, &last);
+    mk_block(&L, DRIFT_BLOCK_DERIVED,
+             sp->have[STAN_TPARAMS] ? sp->block_loc[STAN_TPARAMS] : at, NULL,
+             L.derived.first, &last);
+    mk_block(&L, DRIFT_BLOCK_PRIOR,
+             sp->have[STAN_MODEL] ? sp->block_loc[STAN_MODEL] : at, NULL,
+             L.prior.first, &last);
+    mk_block(&L, DRIFT_BLOCK_DATUM,
+             sp->have[STAN_MODEL] ? sp->block_loc[STAN_MODEL] : at, NULL,
+             L.datum.first, &last);
+    mk_block(&L, DRIFT_BLOCK_GENERATED,
+             sp->have[STAN_GQ] ? sp->block_loc[STAN_GQ] : at, NULL,
+             L.generated.first, &last);
+    return L.oom ? 1 : 0;
+}

@@ -1,0 +1,452 @@
+/* test_stan.c: the Stan front end.  Each Stan program in tests/stan has
+ * a hand-written .drift twin; both are opened over the same CmdStan JSON
+ * data and must give the same log density and gradient at random points
+ * (to 1e-10), and the same per-row terms where the Stan program's rows
+ * are found.  A conjugate normal-mean model, sampled from its .stan file
+ * by the drift command, is checked against its closed-form posterior, and
+ * constructs the front end refuses are checked to be refused with a
+ * located message. */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "engine/lang/lang_model.h"
+#include "engine/run/rng.h"
+#include "harness.h"
+#include "langtest.h"
+
+static char *src_path(const char *rel)
+{
+    const char *src = getenv("srcdir");
+    size_t n = strlen(src ? src : ".") + strlen(rel) + 2;
+    char *p = malloc(n);
+    snprintf(p, n, "%s/%s", src ? src : ".", rel);
+    return p;
+}
+
+typedef struct opened {
+    drift_model m;
+    int rc;
+    char *report;
+} opened;
+
+static void open_model(opened *o, const char *model, const char *data)
+{
+    memset(o, 0, sizeof *o);
+    const char *files[2] = {data, NULL};
+    size_t len = 0;
+    FILE *f = open_memstream(&o->report, &len);
+    assert_non_null(f);
+    drift_lang_spec spec = {.path = model, .data = files, .diag = f};
+    drift_err e = {{0}};
+    o->rc = drift_lang_open(&spec, &o->m, &e);
+    fclose(f);
+    if (o->rc)
+        fail_msg("%s did not open: %s\n%s", model, e.msg, o->report);
+}
+
+static void close_model(opened *o)
+{
+    if (o->rc == 0 && o->m.free)
+        o->m.free(o->m.self);
+    free(o->report);
+}
+
+/* log density and gradient over every row. */
+static double density(const drift_model *m, void *ws, const double *theta,
+                      double *grad, double *rows)
+{
+    drift_err e = {{0}};
+    double lp, ll = 0;
+    double *g = calloc(m->dim, sizeof *g);
+    assert_int_equal(m->log_prior(m->self, ws, theta, &lp, grad, &e), 0);
+    if (m->n_rows) {
+        drift_rows all = {NULL, 0, m->n_rows};
+        assert_int_equal(m->log_lik(m->self, ws, theta, &all, rows, &ll, g,
+                                    NULL, &e),
+                         0);
+        for (size_t j = 0; j < m->dim; j++)
+            grad[j] += g[j];
+    }
+    free(g);
+    return lp + ll;
+}
+
+static void close_rel(double a, double b, const char *what, size_t j)
+{
+    double err = fabs(a - b) / fmax(1.0, fabs(b));
+    if (!(err < 1e-10))
+        fail_msg("%s %zu: %.15g (Stan) vs %.15g (drift): relative error %.3g",
+                 what, j, a, b, err);
+}
+
+/* The Stan program and its .drift twin agree; rows: whether the Stan
+ * program must have per-row terms. */
+static void compare(const char *name, int rows)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "tests/stan/%s.stan", name);
+    char *stan = src_path(rel);
+    snprintf(rel, sizeof rel, "tests/stan/%s.drift", name);
+    char *drift = src_path(rel);
+    snprintf(rel, sizeof rel, "tests/stan/%s.json", name);
+    char *data = src_path(rel);
+    opened a, b;
+    open_model(&a, stan, data);
+    open_model(&b, drift, data);
+    assert_int_equal(a.m.dim, b.m.dim);
+    assert_int_equal(a.m.n_rows, b.m.n_rows);
+    if (rows)
+        assert_true(a.m.n_rows > 1);
+    size_t d = a.m.dim, cap = a.m.n_rows ? a.m.n_rows : 1;
+    void *wa = a.m.workspace_new(a.m.self, cap);
+    void *wb = b.m.workspace_new(b.m.self, cap);
+    double *th = calloc(d, sizeof *th), *ga = calloc(d, sizeof *ga);
+    double *gb = calloc(d, sizeof *gb);
+    double *ra = calloc(cap, sizeof *ra), *rb = calloc(cap, sizeof *rb);
+    assert_true(wa && wb && th && ga && gb && ra && rb);
+    drift_rng r;
+    drift_rng_seed(&r, 11, 1);
+    for (int t = 0; t < 5; t++) {
+        for (size_t j = 0; j < d; j++)
+            th[j] = drift_rng_normal(&r);
+        double la = density(&a.m, wa, th, ga, ra);
+        double lb = density(&b.m, wb, th, gb, rb);
+        close_rel(la, lb, "log density, point", (size_t)t);
+        for (size_t j = 0; j < d; j++)
+            close_rel(ga[j], gb[j], "gradient coordinate", j);
+        for (size_t i = 0; i < a.m.n_rows; i++)
+            close_rel(ra[i], rb[i], "row term", i);
+    }
+    a.m.workspace_free(a.m.self, wa);
+    b.m.workspace_free(b.m.self, wb);
+    /* The lowered program's own derivatives are right too. */
+    lt_check_derivatives(&a.m, 5, 3, 1.0);
+    free(th);
+    free(ga);
+    free(gb);
+    free(ra);
+    free(rb);
+    close_model(&a);
+    close_model(&b);
+    free(stan);
+    free(drift);
+    free(data);
+}
+
+static void test_linreg(void **state)
+{
+    (void)state;
+    compare("linreg", 1);
+    compare("linreg_local", 1);
+    compare("arrays", 1);
+}
+
+static void test_logistic(void **state)
+{
+    (void)state;
+    compare("logistic", 1);
+}
+
+static void test_poisson(void **state)
+{
+    (void)state;
+    compare("poisson", 1);
+}
+
+/* if/else per row, a user density and a user function, inlined. */
+static void test_zip(void **state)
+{
+    (void)state;
+    compare("zip", 1);
+}
+
+/* bernoulli_logit_glm and normal_id_glm, and a design matrix built as
+ * [a', b']' in transformed data. */
+static void test_glm(void **state)
+{
+    (void)state;
+    compare("glm", 1);
+    compare("quad", 1);
+}
+
+/* Varying intercepts: a[g[n]] with g an int of the rows. */
+static void test_hier(void **state)
+{
+    (void)state;
+    compare("hier", 1);
+    /* a network: append_col of the design, a row stacked on a matrix */
+    compare("nnet", 1);
+}
+
+static void test_eight_schools(void **state)
+{
+    (void)state;
+    compare("eight_schools", 0);
+    compare("eight_schools_loop", 0);
+    /* a transpose times a vector: a dot product, over the whole data */
+    compare("dotself", 0);
+    /* loops from 2 with lags: segments of the vectors */
+    compare("ar1", 0);
+    /* the whole of a container inside a loop is the whole container */
+    compare("wholeuse", 0);
+    compare("lpdfinloop", 0);
+}
+
+/* Mean of a named column of a Stan CSV file's draws. */
+static double column_mean(const char *path, const char *col, size_t *n)
+{
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char line[8192];
+    int k = -1;
+    double s = 0;
+    *n = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (k < 0) {
+            int c = 0;
+            for (char *t = strtok(line, ",\n"); t; t = strtok(NULL, ",\n"), c++)
+                if (!strcmp(t, col))
+                    k = c;
+            assert_true(k >= 0);
+            continue;
+        }
+        int c = 0;
+        for (char *t = strtok(line, ",\n"); t; t = strtok(NULL, ",\n"), c++)
+            if (c == k) {
+                s += atof(t);
+                (*n)++;
+            }
+    }
+    fclose(f);
+    return s / (double)*n;
+}
+
+/* y_i ~ normal(mu, 1), mu ~ normal(0, 10): mu | y is normal with
+ * precision N + 1/100 and mean sum(y) / (N + 1/100). */
+static void test_conjugate_closed_form(void **state)
+{
+    (void)state;
+    const char *model = "data { int<lower=0> N; vector[N] y; }\n"
+                        "parameters { real mu; }\n"
+                        "model {\n"
+                        "  mu ~ normal(0, 10);\n"
+                        "  for (n in 1:N) y[n] ~ normal(mu, 1);\n"
+                        "}\n";
+    char json[4096];
+    size_t used = (size_t)snprintf(json, sizeof json, "{\"N\": 50, \"y\": [");
+    drift_rng r;
+    drift_rng_seed(&r, 3, 0);
+    double sum = 0;
+    for (int i = 0; i < 50; i++) {
+        double y = 1.5 + drift_rng_normal(&r);
+        sum += y;
+        used += (size_t)snprintf(json + used, sizeof json - used, "%s%.6f",
+                                 i ? ", " : "", y);
+    }
+    snprintf(json + used, sizeof json - used, "]}\n");
+    /* The sum of the values as written. */
+    sum = 0;
+    for (const char *p = strchr(json, '[') + 1; *p && *p != ']';) {
+        char *end;
+        sum += strtod(p, &end);
+        p = end;
+        while (*p == ',' || *p == ' ')
+            p++;
+    }
+    char *m = th_write_text(model, ".stan");
+    char *d = th_write_text(json, ".json");
+    char out[] = "/tmp/drift-stan-XXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    th_cli c = th_cli_run((const char *[]){"sample", m, "--data", d, "--seed",
+                                           "1", "--out", out, "--chains", "1",
+                                           "--quiet", NULL});
+    if (c.status)
+        fail_msg("drift sample failed (%d):\n%s", c.status, c.err);
+    th_cli_free(&c);
+    size_t n;
+    double mean = column_mean(out, "mu", &n);
+    double prec = 50 + 0.01, want = sum / prec, sd = 1 / sqrt(prec);
+    assert_int_equal(n, 1000);
+    /* NUTS on a Gaussian: an effective sample size of several hundred at
+     * least; 4 standard errors of 1000 independent draws, doubled. */
+    double tol = 8 * sd / sqrt(1000.0);
+    if (!(fabs(mean - want) < tol))
+        fail_msg("posterior mean %.5f, closed form %.5f (tolerance %.5f)",
+                 mean, want, tol);
+    /* A minibatch sampler accepts the program: it has per-row terms. */
+    c = th_cli_run((const char *[]){"sample", m, "--data", d, "--sampler",
+                                    "sgld", "--seed", "1", "--out", out,
+                                    "--chains", "1", "--quiet", NULL});
+    if (c.status)
+        fail_msg("drift sample --sampler sgld failed (%d):\n%s", c.status,
+                 c.err);
+    th_cli_free(&c);
+    unlink(out);
+    unlink(m);
+    unlink(d);
+    free(m);
+    free(d);
+}
+
+/* A program the front end refuses: exit status 2 and a located error. */
+static void refused(const char *text, const char *needle)
+{
+    char *m = th_write_text(text, ".stan");
+    th_cli c = th_cli_run((const char *[]){"check", m, NULL});
+    if (c.status != 2 || !strstr(c.err, needle) || !strstr(c.err, " | "))
+        fail_msg("exit %d (want 2)\nstderr:\n%s\n(wanted '%s')", c.status,
+                 c.err, needle);
+    th_cli_free(&c);
+    unlink(m);
+    free(m);
+}
+
+static void test_refusals(void **state)
+{
+    (void)state;
+    refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
+            "model {\n  int k = 0;\n  while (k < N) { k = k + 1; }\n"
+            "  y ~ normal(mu, 1);\n}\n",
+            ":5:3: error: while loops are not supported");
+    refused("functions {\n  real f(real x) { return f(x - 1); }\n}\n"
+            "parameters { real mu; }\nmodel { mu ~ normal(f(1), 1); }\n",
+            "error: 'f' calls itself: recursive functions are not supported");
+    refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
+            "model { y[2:N] ~ normal(mu, 1); }\n",
+            ":3:11: error: slices (a[i:j], a[:]) are not supported");
+    refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
+            "model { y ~ normal(mu, 1) T[0, ]; }\n",
+            ":3:27: error: truncation T[,] of a distribution whose arguments "
+            "depend on parameters is not supported yet");
+    refused("parameters { real mu; }\nmodel { mu ~ normal(0, 1) }\n",
+            ":2:27: error: expected ';'");
+    refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
+            "model { for (n in 1:N) for (k in 1:2) y[n] ~ normal(mu, k); }\n",
+            ":3:24: error: nested loops are not supported");
+    refused("data { int N; vector[N] y; }\nparameters { real a; }\n"
+            "model {\n  real acc = 0;\n  for (n in 1:N) {\n"
+            "    acc += y[n];\n    target += -square(acc - a);\n  }\n}\n",
+            ":6:5: error: 'acc' accumulates across the loop's iterations");
+    refused("parameters { real s; }\nmodel { s ~ normal(0, 1) T[0, ]; }\n",
+            ":2:26: error: the truncation's bounds must be those declared "
+            "for 's'");
+    refused("#include \"other.stan\"\nparameters { real mu; }\n"
+            "model { mu ~ normal(0, 1); }\n",
+            ":1:1: error: #include is not supported");
+    refused("data { int N; N = 3; }\nparameters { real mu; }\n"
+            "model { mu ~ normal(0, 1); }\n",
+            ":1:15: error: the data block holds declarations only");
+    refused("parameters { real mu; }\n"
+            "model { array[2] int k = {1, 2}; mu ~ normal(k[1], 1); }\n",
+            ":2:26: error: an array expression {...} of ints is not "
+            "supported");
+    refused("parameters { complex z; }\nmodel { }\n",
+            ":1:14: error: the Stan type 'complex' is not supported");
+}
+
+/* A model whose terms couple the rows is lowered whole, with a warning
+ * naming the construct. */
+static void test_coupled_rows_warn(void **state)
+{
+    (void)state;
+    char *m = th_write_text("data { int N; vector[N] y; }\n"
+                            "parameters { real mu; }\n"
+                            "model { mu ~ normal(mean(y), 1); }\n",
+                            ".stan");
+    th_cli c = th_cli_run((const char *[]){"check", m, NULL});
+    if (c.status != 0 || !strstr(c.err, ":3:21: warning: no rows") ||
+        !strstr(c.err, "'mean' over the rows couples them"))
+        fail_msg("exit %d\nstderr:\n%s", c.status, c.err);
+    th_cli_free(&c);
+    unlink(m);
+    free(m);
+}
+
+/* A truncation with constant arguments: its normaliser is a constant,
+ * left out with a warning; the density is the untruncated one's. */
+static void test_truncation_constant(void **state)
+{
+    (void)state;
+    char *m = th_write_text("parameters { real<lower=0> s; }\n"
+                            "model { s ~ normal(0, 1) T[0, ]; }\n",
+                            ".stan");
+    th_cli c = th_cli_run((const char *[]){"check", m, NULL});
+    if (c.status != 0 ||
+        !strstr(c.err, ":2:26: warning: the truncation's normalising term "
+                       "is a constant here"))
+        fail_msg("exit %d\nstderr:\n%s", c.status, c.err);
+    th_cli_free(&c);
+    unlink(m);
+    free(m);
+}
+
+/* drift check reports the decomposition it found. */
+static void test_check_reports_rows(void **state)
+{
+    (void)state;
+    char *m = src_path("tests/stan/logistic.stan");
+    char *d = src_path("tests/stan/logistic.json");
+    th_cli c = th_cli_run((const char *[]){"check", m, "--data", d, NULL});
+    if (c.status != 0 ||
+        !strstr(c.out, "Stan program: the rows are the N entries of X, y; 1 "
+                       "model term per row, 2 in the prior\n") ||
+        !strstr(c.out, "  X            vector[K=3]   (one per row)\n"))
+        fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", c.status, c.out, c.err);
+    th_cli_free(&c);
+    free(m);
+    free(d);
+}
+
+/* A generated quantity drift cannot write is left out with a warning
+ * naming it; the model still runs. */
+static void test_generated_skipped_warn(void **state)
+{
+    (void)state;
+    char *m = th_write_text(
+        "data { int<lower=0> J; array[J] real y; }\n"
+        "parameters { vector[J] theta; }\n"
+        "model { theta ~ std_normal(); y ~ normal(theta, 1); }\n"
+        "generated quantities {\n  vector[J] log_lik;\n  real t = theta[1];\n"
+        "  for (j in 1:J) log_lik[j] = normal_lpdf(y[j] | theta[j], 1);\n}\n",
+        ".stan");
+    char *d = th_write_text("{\"J\": 3, \"y\": [1, 2, 3]}", ".json");
+    th_cli c = th_cli_run((const char *[]){"check", m, "--data", d, NULL});
+    unlink(d);
+    free(d);
+    if (c.status != 0 ||
+        !strstr(c.err, ":7:31: warning: generated quantity 'log_lik' is not "
+                       "written: 'normal_lpdf' of a loop's elements") ||
+        !strstr(c.out, "generated: t"))
+        fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", c.status, c.out, c.err);
+    th_cli_free(&c);
+    unlink(m);
+    free(m);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_linreg),
+        cmocka_unit_test(test_logistic),
+        cmocka_unit_test(test_poisson),
+        cmocka_unit_test(test_eight_schools),
+        cmocka_unit_test(test_zip),
+        cmocka_unit_test(test_glm),
+        cmocka_unit_test(test_hier),
+        cmocka_unit_test(test_conjugate_closed_form),
+        cmocka_unit_test(test_refusals),
+        cmocka_unit_test(test_coupled_rows_warn),
+        cmocka_unit_test(test_generated_skipped_warn),
+        cmocka_unit_test(test_check_reports_rows),
+        cmocka_unit_test(test_truncation_constant),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
