@@ -12,7 +12,7 @@
 
 #include "ast.h"
 #include "diag.h"
-#include "parse.h"
+#include "lexstate.h"
 
 /* A declared Stan type: drift's type expression, with what drift's types
  * lack. */
