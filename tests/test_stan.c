@@ -174,6 +174,16 @@ static void test_glm(void **state)
     compare("quad", 1);
 }
 
+/* Truncation whose normalising term depends on parameters, per row: a
+ * normal on [0, 10] and a zero-truncated Poisson, against the closed
+ * forms log(Phi((10 - mu) / sigma) - Phi(-mu / sigma)) and
+ * log(1 - exp(-lambda)) written out in the twin. */
+static void test_truncation(void **state)
+{
+    (void)state;
+    compare("trunc", 1);
+}
+
 /* Varying intercepts: a[g[n]] with g an int of the rows. */
 static void test_hier(void **state)
 {
@@ -324,8 +334,8 @@ static void test_refusals(void **state)
             ":3:11: error: slices (a[i:j], a[:]) are not supported");
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
             "model { y ~ normal(mu, 1) T[0, ]; }\n",
-            ":3:27: error: truncation T[,] of a distribution whose arguments "
-            "depend on parameters is not supported yet");
+            ":3:27: error: truncation T[,] whose normalising term depends "
+            "on parameters is supported for one element");
     refused("parameters { real mu; }\nmodel { mu ~ normal(0, 1) }\n",
             ":2:27: error: expected ';'");
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
@@ -441,6 +451,7 @@ int main(void)
         cmocka_unit_test(test_zip),
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_hier),
+        cmocka_unit_test(test_truncation),
         cmocka_unit_test(test_conjugate_closed_form),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_coupled_rows_warn),

@@ -1499,6 +1499,59 @@ static drift_expr *density_call(lower *L, const stan_stmt *s,
     return c;
 }
 
+/* name_SUFFIX(at | the statement's arguments), at a fresh copy of at. */
+static drift_expr *cdf_call(lower *L, const stan_stmt *s, const char *suffix,
+                            drift_expr *at)
+{
+    char name[160];
+    snprintf(name, sizeof name, "%s_%s", s->dist, suffix);
+    char *nm = need(L, drift_arena_strndup(L->A, name, strlen(name)));
+    size_t n = 0;
+    drift_expr *args = s->args ? subst_list(L, s->args, &n) : NULL;
+    drift_expr *y = at ? need(L, drift_arena_alloc(L->A, sizeof *y)) : NULL;
+    if (!nm || !y || L->failed)
+        return NULL;
+    *y = *at;
+    y->next = args;
+    drift_expr *c = need(L, drift_ast_call(L->A, s->loc, nm, s->dist_loc, y,
+                                           n + 1));
+    if (c)
+        c->bar = 1;
+    return c;
+}
+
+/* The log probability of the truncation's interval under the statement's
+ * distribution, log P(lo <= y <= hi): log_diff_exp of the log CDFs at the
+ * bounds, or the log CCDF at lo (T[lo, ]), or the log CDF at hi (T[, hi]).
+ * For a discrete distribution the lower bound counts: P(y >= lo) is the
+ * CCDF at lo - 1. */
+static drift_expr *trunc_norm(lower *L, const stan_stmt *s, int discrete)
+{
+    drift_loc loc = s->trunc_loc;
+    drift_expr *lo = NULL, *hi = NULL;
+    if (s->trunc_lo) {
+        lo = subst(L, s->trunc_lo);
+        if (lo && discrete) {
+            drift_expr *one = need(L, drift_ast_num(L->A, loc, 1, 1));
+            lo = one ? need(L, drift_ast_binop(L->A, loc, DRIFT_OP_SUB, lo,
+                                               one))
+                     : NULL;
+        }
+    }
+    if (s->trunc_hi)
+        hi = subst(L, s->trunc_hi);
+    if (L->failed)
+        return NULL;
+    if (lo && hi) {
+        drift_expr *a = cdf_call(L, s, "lcdf", hi), *b = cdf_call(L, s, "lcdf", lo);
+        if (!a || !b)
+            return NULL;
+        a->next = b;
+        return need(L, drift_ast_call(L->A, loc, "log_diff_exp", loc, a, 2));
+    }
+    return lo ? cdf_call(L, s, "lccdf", lo) : cdf_call(L, s, "lcdf", hi);
+}
+
 static drift_stmt *new_dstmt(lower *L, drift_stmt_kind k, drift_loc loc)
 {
     drift_stmt *st = need(L, drift_arena_alloc(L->A, sizeof *st));
@@ -1743,19 +1796,29 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                                 "supported)" : "");
             return;
         }
+        int trunc_params = 0;
         if (s->truncated) {
-            /* With arguments free of parameters the truncation's
-             * normalising term is a constant, which the posterior does
-             * not see; otherwise it needs the distribution's CDF. */
-            int params = 0;
+            /* With arguments and bounds free of parameters the
+             * truncation's normalising term is a constant, which the
+             * posterior does not see; otherwise the term is taken away
+             * from each element's log density (trunc_norm). */
             for (const drift_expr *a = s->args; a; a = a->next)
-                params |= mentions_param(L, a);
-            if (params) {
+                trunc_params |= mentions_param(L, a);
+            if (s->trunc_lo)
+                trunc_params |= mentions_param(L, s->trunc_lo);
+            if (s->trunc_hi)
+                trunc_params |= mentions_param(L, s->trunc_hi);
+            const drift_expr *top = s->lhs;
+            var *tv = top->kind == DRIFT_E_NAME ? lookup(L, top->name) : NULL;
+            if (trunc_params &&
+                (s->kind != STAN_S_TILDE || !drift_dist_find(s->dist) ||
+                 (tv && tv->decl && lead_size(tv->decl->type.t)))) {
                 fail(L, s->trunc_loc,
-                     "truncation T[,] of a distribution whose arguments "
-                     "depend on parameters is not supported yet: add its "
-                     "normalising term with target += -log_diff_exp(...) of "
-                     "the bounds' log CDFs");
+                     "truncation T[,] whose normalising term depends on "
+                     "parameters is supported for one element of a built-in "
+                     "distribution at a time: write it in a loop over the "
+                     "elements (for (n in 1:N) y[n] ~ ... T[..]), or add "
+                     "target += -log_diff_exp(...) of the bounds' log CDFs");
                 return;
             }
             /* Stan rejects an outcome outside the bounds; a parameter
@@ -1784,10 +1847,12 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                                       "a parameter nor data");
                 return;
             }
-            warn(L, s->trunc_loc,
-                 "the truncation's normalising term is a constant here (the "
-                 "arguments are data) and is left out: the posterior is the "
-                 "same, lp__ differs from Stan's by a constant");
+            if (!trunc_params)
+                warn(L, s->trunc_loc,
+                     "the truncation's normalising term is a constant here "
+                     "(the arguments are data) and is left out: the "
+                     "posterior is the same, lp__ differs from Stan's by a "
+                     "constant");
         }
         stan_stmt glm;
         if (s->kind == STAN_S_TILDE && glm_base(s->dist)) {
@@ -1805,7 +1870,7 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
             snprintf(uname, sizeof uname, "%s_lpmf", s->dist);
             user = find_fun(L, uname) != NULL;
         }
-        if (s->kind == STAN_S_TARGET || L->cond || user) {
+        if (s->kind == STAN_S_TARGET || L->cond || user || trunc_params) {
             drift_expr *v;
             if (s->kind == STAN_S_TARGET) {
                 v = subst(L, s->value);
@@ -1817,6 +1882,13 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                     return;
                 drift_expr *call = density_call(L, s, lhs, args, n);
                 v = user ? subst(L, call) : call;
+                if (trunc_params && v) {
+                    const drift_dist *d = drift_dist_find(s->dist);
+                    drift_expr *norm = trunc_norm(L, s, d && d->discrete);
+                    v = norm ? need(L, drift_ast_binop(L->A, s->trunc_loc,
+                                                       DRIFT_OP_SUB, v, norm))
+                             : NULL;
+                }
             }
             if (L->failed)
                 return;
