@@ -26,15 +26,18 @@
 #include <time.h>
 #include <unistd.h>
 
-#if defined(__SANITIZE_ADDRESS__)
-#define DRIFT_TEST_ASAN 1
+/* A build under AddressSanitizer or ThreadSanitizer: each maps terabytes
+ * of shadow memory, so no drift it builds starts under a limit on the
+ * address space. */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define DRIFT_TEST_SHADOW 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define DRIFT_TEST_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define DRIFT_TEST_SHADOW 1
 #endif
 #endif
-#ifndef DRIFT_TEST_ASAN
-#define DRIFT_TEST_ASAN 0
+#ifndef DRIFT_TEST_SHADOW
+#define DRIFT_TEST_SHADOW 0
 #endif
 
 #include "engine/run/rng.h"
@@ -743,8 +746,9 @@ static void test_unreadable_inputs(void **state)
                2, "/dev/zero:1: error: a line longer than 64 MiB");
     /* An index that would need more memory than the process may have:
      * the size, at once (ulimit -v keeps this true on any machine). */
-#if !DRIFT_TEST_ASAN /* an 8 GiB address space is no room for ASan's
-                       shadow memory: the limit is tested without it */
+#if !DRIFT_TEST_SHADOW /* an 8 GiB address space is no room for a
+                         sanitizer's shadow memory: the limit is tested
+                         without one */
     write_file(big, "1 4294967295:1\n0 1:1\n", 21);
     struct rlimit old, lim;
     getrlimit(RLIMIT_AS, &old);
