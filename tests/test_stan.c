@@ -441,6 +441,42 @@ static void test_generated_skipped_warn(void **state)
     free(m);
 }
 
+/* A program lowered whole (a parameter with one value per row, as in
+ * eight schools) has no rows: a minibatch sampler is refused, naming
+ * the statement that couples them and what to use; nuts runs it. */
+static void test_whole_refuses_minibatch(void **state)
+{
+    (void)state;
+    char *m = src_path("tests/stan/eight_schools.stan");
+    char *d = src_path("tests/stan/eight_schools.json");
+    char out[] = "/tmp/drift-stan-XXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    unlink(out);
+    const char *samplers[] = {"sgld", "sghmc", "sbps"};
+    for (size_t k = 0; k < 3; k++) {
+        th_cli c = th_cli_run((const char *[]){"sample", m, "--data", d,
+                                               "--sampler", samplers[k],
+                                               "--out", out, "--quiet",
+                                               NULL});
+        if (c.status != 2 || !strstr(c.err, "subsamples rows, but") ||
+            !strstr(c.err, "'theta_tilde' has one value per row") ||
+            !strstr(c.err, "use a full-gradient sampler (nuts"))
+            fail_msg("%s: exit %d\n%s", samplers[k], c.status, c.err);
+        th_cli_free(&c);
+        assert_int_not_equal(access(out, F_OK), 0);
+    }
+    th_cli c = th_cli_run((const char *[]){"sample", m, "--data", d,
+                                           "--chains", "1", "--out", out,
+                                           "--quiet", NULL});
+    if (c.status != 0)
+        fail_msg("nuts: exit %d\n%s", c.status, c.err);
+    th_cli_free(&c);
+    unlink(out);
+    free(m);
+    free(d);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -452,6 +488,7 @@ int main(void)
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_hier),
         cmocka_unit_test(test_truncation),
+        cmocka_unit_test(test_whole_refuses_minibatch),
         cmocka_unit_test(test_conjugate_closed_form),
         cmocka_unit_test(test_refusals),
         cmocka_unit_test(test_coupled_rows_warn),

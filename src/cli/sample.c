@@ -965,6 +965,22 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         a.thin = 1;
         a.thin_time = 0;
     }
+    /* A Stan program whose rows could not be found was lowered whole:
+     * a minibatch sampler would "subsample" its one datum, a
+     * full-gradient run without the full-gradient samplers' exactness. */
+    const char *whole = prob.lang_path ? drift_lang_whole_why(&prob.model)
+                                       : NULL;
+    if (whole && !(sampler.flags & DRIFT_SAMPLER_FULL_DATA)) {
+        fprintf(stderr,
+                "drift sample: --sampler %s subsamples rows, but %s has "
+                "none: its data are one datum because %s; use a "
+                "full-gradient sampler (nuts, the default, or mala), or "
+                "write the model so that each row's terms stand alone "
+                "(doc/from-stan.md)\n",
+                sampler.name, prob.lang_path, whole);
+        rc = EXIT_USAGE;
+        goto out;
+    }
     /* A minibatch sampler whose step size is left to the engine runs by
      * the engine's plan (engine/run/biascheck.h): the mode first (the
      * chains start from a draw of its Laplace approximation, and the

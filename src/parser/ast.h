@@ -241,6 +241,10 @@ typedef struct drift_program {
                                not written in drift's language (the Stan
                                front end's decomposition into rows), for
                                drift check; NULL otherwise */
+    const char *whole_why;  /* a Stan program lowered whole (its data one
+                               datum): the statement that couples the rows,
+                               for the minibatch samplers' refusal; NULL
+                               otherwise */
 } drift_program;
 
 /* AST constructors used by the grammar.  Each returns NULL when the arena

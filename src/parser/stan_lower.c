@@ -2233,6 +2233,8 @@ static void describe(lower *L, const char *R, const char *rows_why)
         snprintf(buf, cap, "Stan program: lowered whole, no rows (%s): "
                            "minibatch samplers cannot subsample it",
                  rows_why);
+        L->prog->whole_why = drift_arena_strndup(L->A, rows_why,
+                                                 strlen(rows_why));
     } else {
         snprintf(buf, cap, "Stan program: no data have a row size; every "
                            "model term is in the prior");

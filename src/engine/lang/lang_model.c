@@ -564,6 +564,12 @@ int drift_lang_gen_per_row(const drift_model *m)
     return 0;
 }
 
+const char *drift_lang_whole_why(const drift_model *m)
+{
+    const lang_model *lm = m->self;
+    return lm && lm->prog ? lm->prog->whole_why : NULL;
+}
+
 const drift_data *drift_lang_rows_view(const drift_model *m)
 {
     const lang_model *lm = m->self;

@@ -61,6 +61,11 @@ const struct drift_table *drift_lang_rows_table(const drift_model *m);
  * drift_lang_open. */
 int drift_lang_gen_per_row(const drift_model *m);
 
+/* Why a Stan program was lowered whole (its data one datum, nothing a
+ * minibatch sampler could subsample): the statement that couples the
+ * rows; NULL for any other model.  m must come from drift_lang_open. */
+const char *drift_lang_whole_why(const drift_model *m);
+
 /* Prints what drift check shows: parameters with shapes and constraints,
  * the data's sizes and rows, and the graph's size and form. */
 void drift_lang_describe(const drift_model *m, FILE *out);
