@@ -79,12 +79,16 @@ static double density(const drift_model *m, void *ws, const double *theta,
     return lp + ll;
 }
 
+/* The programs being compared, for messages. */
+static const char *compared_stan, *compared;
+
 static void close_rel(double a, double b, const char *what, size_t j)
 {
     double err = fabs(a - b) / fmax(1.0, fabs(b));
     if (!(err < 1e-10))
-        fail_msg("%s %zu: %.15g (Stan) vs %.15g (drift): relative error %.3g",
-                 what, j, a, b, err);
+        fail_msg("%s vs %s: %s %zu: %.15g (Stan) vs %.15g (drift): relative "
+                 "error %.3g",
+                 compared_stan, compared, what, j, a, b, err);
 }
 
 /* The Stan program stan and the drift program drift agree over data;
@@ -93,6 +97,8 @@ static void compare_files(const char *stan, const char *drift,
                           const char *data, int rows)
 {
     opened a, b;
+    compared_stan = stan;
+    compared = drift;
     open_model(&a, stan, data);
     open_model(&b, drift, data);
     assert_int_equal(a.m.dim, b.m.dim);
