@@ -22,8 +22,8 @@ enum { T_DATA, T_OUT, T_HELP };
 
 static const cli_opt translate_opts[] = {
     [T_DATA] = {"--data", 1,
-                "FILE  check the program against these data first: CSV "
-                "rows or CmdStan JSON\n              (repeatable)"},
+                "FILE  open the program over these data first "
+                "(repeatable)"},
     [T_OUT] = {"--out", 1, "FILE  write the .drift program here "
                            "(default: standard output)"},
     [T_HELP] = {"--help", 0, "show this help"},
