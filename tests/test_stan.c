@@ -5,8 +5,8 @@
  * are found.  A conjugate normal-mean model, sampled from its .stan file
  * by the drift command, is checked against its closed-form posterior, and
  * constructs the front end refuses are checked to be refused with a
- * located message.  drift translate writes every program here as .drift
- * text that gives the same densities again, and the printer's
+ * located message.  drift translate writes every program here (twin or
+ * not) as .drift text that gives the same densities again, and the printer's
  * parentheses and numbers read back to the same tree. */
 #include "config.h"
 

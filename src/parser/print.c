@@ -82,8 +82,9 @@ static void name(printer *p, const char *s, int call, drift_loc loc)
         fail(p,
              "%d:%d: the name '%s' cannot be written in drift's language%s",
              loc.first_line, loc.first_column, s ? s : "",
-             is_ident(s) ? " (it is a keyword there): rename it in the Stan program"
-                              : "");
+             is_ident(s) ? " (it is a keyword there): rename it in the "
+                           "Stan program"
+                         : "");
         return;
     }
     fputs(s, p->f);
