@@ -30,6 +30,8 @@ bash -c '
     }
     want sa -- sample samplers
     want su -- summary
+    want tr -- translate
+    want translate --o -- --out
     want sample --sa -- --sampler --save-warmup
     want sample --num-w -- 
     want sample --sampler sg -- sgld sghmc sgnht

@@ -5,9 +5,12 @@
  * are found.  A conjugate normal-mean model, sampled from its .stan file
  * by the drift command, is checked against its closed-form posterior, and
  * constructs the front end refuses are checked to be refused with a
- * located message. */
+ * located message.  drift translate writes every program here (twin or
+ * not) as .drift text that gives the same densities again, and the printer's
+ * parentheses and numbers read back to the same tree. */
 #include "config.h"
 
+#include <glob.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,6 +19,8 @@
 
 #include "engine/lang/lang_model.h"
 #include "engine/run/rng.h"
+#include "parser/parse.h"
+#include "parser/print.h"
 #include "harness.h"
 #include "langtest.h"
 
@@ -76,26 +81,26 @@ static double density(const drift_model *m, void *ws, const double *theta,
     return lp + ll;
 }
 
+/* The programs being compared, for messages. */
+static const char *compared_stan, *compared;
+
 static void close_rel(double a, double b, const char *what, size_t j)
 {
     double err = fabs(a - b) / fmax(1.0, fabs(b));
     if (!(err < 1e-10))
-        fail_msg("%s %zu: %.15g (Stan) vs %.15g (drift): relative error %.3g",
-                 what, j, a, b, err);
+        fail_msg("%s vs %s: %s %zu: %.15g (Stan) vs %.15g (drift): relative "
+                 "error %.3g",
+                 compared_stan, compared, what, j, a, b, err);
 }
 
-/* The Stan program and its .drift twin agree; rows: whether the Stan
- * program must have per-row terms. */
-static void compare(const char *name, int rows)
+/* The Stan program stan and the drift program drift agree over data;
+ * rows: whether the Stan program must have per-row terms. */
+static void compare_files(const char *stan, const char *drift,
+                          const char *data, int rows)
 {
-    char rel[128];
-    snprintf(rel, sizeof rel, "tests/stan/%s.stan", name);
-    char *stan = src_path(rel);
-    snprintf(rel, sizeof rel, "tests/stan/%s.drift", name);
-    char *drift = src_path(rel);
-    snprintf(rel, sizeof rel, "tests/stan/%s.json", name);
-    char *data = src_path(rel);
     opened a, b;
+    compared_stan = stan;
+    compared = drift;
     open_model(&a, stan, data);
     open_model(&b, drift, data);
     assert_int_equal(a.m.dim, b.m.dim);
@@ -133,6 +138,20 @@ static void compare(const char *name, int rows)
     free(rb);
     close_model(&a);
     close_model(&b);
+}
+
+/* The Stan program and its .drift twin agree; rows: whether the Stan
+ * program must have per-row terms. */
+static void compare(const char *name, int rows)
+{
+    char rel[128];
+    snprintf(rel, sizeof rel, "tests/stan/%s.stan", name);
+    char *stan = src_path(rel);
+    snprintf(rel, sizeof rel, "tests/stan/%s.drift", name);
+    char *drift = src_path(rel);
+    snprintf(rel, sizeof rel, "tests/stan/%s.json", name);
+    char *data = src_path(rel);
+    compare_files(stan, drift, data, rows);
     free(stan);
     free(drift);
     free(data);
@@ -477,6 +496,231 @@ static void test_whole_refuses_minibatch(void **state)
     free(d);
 }
 
+/* drift translate writes every Stan program of tests/stan as a .drift
+ * program that reads back to the same log density, gradient and per-row
+ * terms over the program's data. */
+static void test_translate_round_trip(void **state)
+{
+    (void)state;
+    char *pattern = src_path("tests/stan/*.stan");
+    glob_t g;
+    assert_int_equal(glob(pattern, 0, NULL, &g), 0);
+    assert_true(g.gl_pathc >= 18);
+    for (size_t k = 0; k < g.gl_pathc; k++) {
+        const char *stan = g.gl_pathv[k];
+        size_t n = strlen(stan);
+        char *data = malloc(n + 1);
+        memcpy(data, stan, n - 5);
+        strcpy(data + n - 5, ".json");
+        char out[] = "/tmp/drift-translate-XXXXXX.drift";
+        int fd = mkstemps(out, 6);
+        assert_true(fd >= 0);
+        close(fd);
+        th_cli c = th_cli_run((const char *[]){"translate", stan, "--data",
+                                               data, "--out", out, NULL});
+        if (c.status)
+            fail_msg("drift translate %s failed (%d):\n%s", stan, c.status,
+                     c.err);
+        th_cli_free(&c);
+        compare_files(stan, out, data, 0);
+        unlink(out);
+        free(data);
+    }
+    globfree(&g);
+    free(pattern);
+}
+
+/* Two trees are the same: kinds, operators, numbers (to the bit, and
+ * their int or real type), names and arguments. */
+static int same_expr(const drift_expr *a, const drift_expr *b)
+{
+    if (!a || !b)
+        return a == b;
+    if (a->kind != b->kind)
+        return 0;
+    switch (a->kind) {
+    case DRIFT_E_NUM:
+        return memcmp(&a->num, &b->num, sizeof a->num) == 0 &&
+               a->is_int == b->is_int;
+    case DRIFT_E_NAME: return !strcmp(a->name, b->name);
+    case DRIFT_E_CALL:
+        if (strcmp(a->name, b->name) || a->bar != b->bar)
+            return 0;
+        break;
+    case DRIFT_E_BINOP:
+        if (a->op != b->op)
+            return 0;
+        break;
+    default: break;
+    }
+    if (!same_expr(a->a, b->a) || !same_expr(a->b, b->b) ||
+        a->n_args != b->n_args)
+        return 0;
+    for (const drift_expr *x = a->args, *y = b->args; x || y;
+         x = x->next, y = y->next)
+        if (!same_expr(x, y))
+            return 0;
+    return 1;
+}
+
+static drift_program *parse_text(const char *text, drift_source **src)
+{
+    drift_err e = {{0}};
+    assert_int_equal(drift_source_new("t.drift", text, strlen(text), src, &e),
+                     0);
+    drift_diag diag;
+    drift_diag_init(&diag, stderr);
+    drift_program *p = drift_parse(*src, &diag);
+    assert_non_null(p);
+    if (diag.n_errors)
+        fail_msg("does not parse:\n%s", text);
+    return p;
+}
+
+/* The printer parenthesises exactly where the grammar would group
+ * otherwise: a program of such expressions, printed and parsed again,
+ * is the same tree, and its text is the same when printed again. */
+static void test_print_precedence(void **state)
+{
+    (void)state;
+    const char *text =
+        "data { x : real<lower=-(1 + 2), upper=3 * 4> "
+        "v : array[2] vector<lower=0>[3 + 1]  m : cov_matrix[3] }\n"
+        "param { a : real  b : real }\n"
+        "prior {\n"
+        "  target += -a ^ 2 + (-a) ^ 2 - (a - b) - a - b\n"
+        "  target += 2 ^ 3 ^ a + (2 ^ 3) ^ a + a / (b * a) + a / b * a\n"
+        "  target += a ^ -b + -(-a) + - -b + (a .* b) ./ (a ./ b)\n"
+        "  target += (a < b) == (b < a) ? 1.5e-300 : 0.1 + 1e300\n"
+        "  target += (a > 0 ? a : b) + (a > 0 ? (b > 0 ? 1 : 2) : 3)\n"
+        "  target += !(a > 0 && b > 0) || a > 0 && (b > 0 || a < 1)\n"
+        "  target += -0.0 + 0.30000000000000004 + 1 / 3 + 1.0 / 3.0\n"
+        "  target += !(a > 1) * 3 + normal_lpdf(a | -b, exp(b) ^ 2)\n"
+        "  c = (a + b)[1]\n"
+        "  a ~ normal(0, 1)\n"
+        "  v[1][2] ~ normal(a, 1)\n"
+        "}\n";
+    drift_source *s1, *s2;
+    drift_program *p1 = parse_text(text, &s1);
+    char *out1 = NULL, *out2 = NULL;
+    size_t n1 = 0, n2 = 0;
+    FILE *f = open_memstream(&out1, &n1);
+    char why[256];
+    assert_int_equal(drift_program_print(p1, f, why, sizeof why), 0);
+    fclose(f);
+    drift_program *p2 = parse_text(out1, &s2);
+    f = open_memstream(&out2, &n2);
+    assert_int_equal(drift_program_print(p2, f, why, sizeof why), 0);
+    fclose(f);
+    assert_string_equal(out1, out2);
+    const drift_block *b1 = p1->blocks, *b2 = p2->blocks;
+    for (; b1 && b2; b1 = b1->next, b2 = b2->next) {
+        assert_int_equal(b1->kind, b2->kind);
+        const drift_decl *d1 = b1->decls, *d2 = b2->decls;
+        for (; d1 && d2; d1 = d1->next, d2 = d2->next) {
+            assert_string_equal(d1->name, d2->name);
+            assert_true(same_expr(d1->type->lower, d2->type->lower));
+            assert_true(same_expr(d1->type->upper, d2->type->upper));
+            assert_true(same_expr(d1->type->size[0], d2->type->size[0]));
+            assert_int_equal(d1->type->con, d2->type->con);
+            assert_int_equal(d1->type->n_arr, d2->type->n_arr);
+        }
+        assert_true(!d1 && !d2);
+        const drift_stmt *t1 = b1->stmts, *t2 = b2->stmts;
+        for (; t1 && t2; t1 = t1->next, t2 = t2->next) {
+            assert_int_equal(t1->kind, t2->kind);
+            if (!same_expr(t1->value, t2->value) ||
+                !same_expr(t1->lhs, t2->lhs) ||
+                !same_expr(t1->args, t2->args))
+                fail_msg("line %d reads back as another tree:\n%s",
+                         t1->loc.first_line, out1);
+        }
+        assert_true(!t1 && !t2);
+    }
+    assert_true(!b1 && !b2);
+    free(out1);
+    free(out2);
+    drift_program_free(p1);
+    drift_program_free(p2);
+    drift_source_free(s1);
+    drift_source_free(s2);
+}
+
+/* The CLI: a translation drift check accepts; a program the front end
+ * refuses, or a file that is not a Stan program, exits 2 with a located
+ * message and writes nothing. */
+static void test_translate_cli(void **state)
+{
+    (void)state;
+    char *m = src_path("tests/stan/logistic.stan");
+    th_cli c = th_cli_run((const char *[]){"translate", m, NULL});
+    if (c.status != 0 || !strstr(c.out, "rows {") ||
+        !strstr(c.out, "datum {"))
+        fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", c.status, c.out,
+                 c.err);
+    char *t = th_write_text(c.out, ".drift");
+    th_cli_free(&c);
+    char *d = src_path("tests/stan/logistic.json");
+    c = th_cli_run((const char *[]){"check", t, "--data", d, NULL});
+    free(d);
+    if (c.status != 0 || !strstr(c.out, "beta"))
+        fail_msg("drift check of the translation: exit %d\n%s", c.status,
+                 c.err);
+    th_cli_free(&c);
+    unlink(t);
+    free(t);
+    free(m);
+
+    char out[] = "/tmp/drift-translate-XXXXXX";
+    int fd = mkdtemp(out) ? 0 : -1;
+    assert_int_equal(fd, 0);
+    char path[64];
+    snprintf(path, sizeof path, "%s/m.drift", out);
+    m = th_write_text("data { int N; vector[N] y; }\nparameters { real mu; "
+                      "}\nmodel {\n  int k = 0;\n  while (k < N) { k = k + "
+                      "1; }\n  y ~ normal(mu, 1);\n}\n",
+                      ".stan");
+    c = th_cli_run((const char *[]){"translate", m, "--out", path, NULL});
+    if (c.status != 2 ||
+        !strstr(c.err, ":5:3: error: while loops are not supported") ||
+        !strstr(c.err, " | ") || access(path, F_OK) == 0)
+        fail_msg("exit %d (want 2)\nstderr:\n%s", c.status, c.err);
+    th_cli_free(&c);
+    unlink(m);
+    free(m);
+    /* drift's own language in a .stan file: the Stan grammar's message */
+    m = th_write_text("param { a : real }\nprior { a ~ normal(0, 1) }\n",
+                      ".stan");
+    c = th_cli_run((const char *[]){"translate", m, NULL});
+    if (c.status != 2 || !strstr(c.err, ":1:1: error:") || c.out[0])
+        fail_msg("exit %d (want 2)\nstderr:\n%s", c.status, c.err);
+    th_cli_free(&c);
+    unlink(m);
+    free(m);
+    /* a Stan name that is a keyword of drift's language: renaming data
+     * would part them from their data file, so it is refused */
+    m = th_write_text("data { int N; vector[N] y; }\nparameters { real "
+                      "prior; }\nmodel { y ~ normal(prior, 1); }\n",
+                      ".stan");
+    c = th_cli_run((const char *[]){"translate", m, NULL});
+    if (c.status != 2 ||
+        !strstr(c.err, ":2:19: the name 'prior' cannot be written in "
+                       "drift's language (it is a keyword there)") ||
+        c.out[0])
+        fail_msg("exit %d (want 2)\nstderr:\n%s", c.status, c.err);
+    th_cli_free(&c);
+    unlink(m);
+    free(m);
+    /* not a .stan file */
+    m = src_path("tests/stan/logistic.drift");
+    c = th_cli_run((const char *[]){"translate", m, NULL});
+    if (c.status != 2 || !strstr(c.err, "is not a Stan program"))
+        fail_msg("exit %d (want 2)\nstderr:\n%s", c.status, c.err);
+    th_cli_free(&c);
+    free(m);
+    rmdir(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -495,6 +739,9 @@ int main(void)
         cmocka_unit_test(test_generated_skipped_warn),
         cmocka_unit_test(test_check_reports_rows),
         cmocka_unit_test(test_truncation_constant),
+        cmocka_unit_test(test_translate_round_trip),
+        cmocka_unit_test(test_print_precedence),
+        cmocka_unit_test(test_translate_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -36,6 +36,7 @@ int cmd_models(int argc, char **argv);
 int cmd_data(int argc, char **argv);
 int cmd_summary(int argc, char **argv);
 int cmd_check(int argc, char **argv);     /* check.c */
+int cmd_translate(int argc, char **argv); /* translate.c */
 
 struct drift_stancsv;
 

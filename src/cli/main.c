@@ -48,6 +48,8 @@ static const command commands[] = {
      "summarise draws files: mean, MCSE, sd, quantiles, ESS, R-hat"},
     {"check", cmd_check,
      "parse and type-check a .drift model (and its data, if given)"},
+    {"translate", cmd_translate,
+     "write a Stan program as the equivalent .drift program"},
     {"diagnose", cmd_diagnose,
      "compare a model's gradients with finite differences"},
 };
