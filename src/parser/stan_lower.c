@@ -470,6 +470,7 @@ static int same_size(lower *L, drift_expr *a, drift_expr *b)
 
 /* ---- translation into drift's expressions ------------------------------ */
 
+
 static tr translate(lower *L, ctx *c, const drift_expr *e);
 static drift_expr *size_expr(lower *L, drift_expr *e);
 
@@ -886,6 +887,21 @@ static tr translate_index(lower *L, ctx *c, const drift_expr *e)
     return r;
 }
 
+/* The vector of n scalars (n >= 1): append_row of them, one
+ * rep_vector(x, 1) for a single one. */
+static drift_expr *stack_scalars(lower *L, drift_loc loc, const tr *el,
+                                 size_t n)
+{
+    if (n == 1) {
+        drift_expr *one = need(L, drift_ast_num(L->A, loc, 1, 1));
+        return mk_call(L, loc, "rep_vector", el[0].e, one);
+    }
+    drift_expr *acc = el[n - 1].e;
+    for (size_t k = n - 1; k-- > 0;)
+        acc = mk_call(L, loc, "append_row", el[k].e, acc);
+    return acc;
+}
+
 static tr translate(lower *L, ctx *c, const drift_expr *e)
 {
     tr r = bad();
@@ -1146,14 +1162,7 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
                 fail(L, e->loc, "an array expression of a loop's elements");
                 return bad();
             }
-            drift_expr *acc = el[n - 1].e;
-            for (size_t k = n - 1; k-- > 0;)
-                acc = mk_call(L, e->loc, "append_row", el[k].e, acc);
-            if (n == 1) {
-                drift_expr *one = need(L, drift_ast_num(L->A, e->loc, 1, 1));
-                acc = mk_call(L, e->loc, "rep_vector", el[0].e, one);
-            }
-            r.e = acc;
+            r.e = stack_scalars(L, e->loc, el, n);
             r.rw = any_rw;
             r.t.base = B_VEC;
             return r;
@@ -1177,14 +1186,7 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
                 fail(L, e->loc, "a row vector literal of a loop's elements");
                 return bad();
             }
-            drift_expr *acc = el[n - 1].e;
-            for (size_t k = n - 1; k-- > 0;)
-                acc = mk_call(L, e->loc, "append_row", el[k].e, acc);
-            if (n == 1) {
-                drift_expr *one = need(L, drift_ast_num(L->A, e->loc, 1, 1));
-                acc = mk_call(L, e->loc, "rep_vector", el[0].e, one);
-            }
-            r.e = acc;
+            r.e = stack_scalars(L, e->loc, el, n);
             r.rw = any_rw;
             r.t.base = B_ROWVEC;
             return r;
