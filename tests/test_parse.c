@@ -153,6 +153,41 @@ static void test_syntax_errors(void **state)
            "      |                    ^\n");
 }
 
+/* Stan's spellings, which a Stan user writes from habit, are answered
+ * with drift's and with the .stan route. */
+static void test_stan_spellings(void **state)
+{
+    (void)state;
+    golden("data {\n  int<lower=0> J;\n}\n",
+           "m.drift:2:3: error: expected identifier, ';' or '}', found 'int'; "
+           "drift declares the name first, as in 'J : int<lower=0>' (Stan's "
+           "'int<lower=0> J;' runs as it is from a .stan file)\n"
+           "    2 |   int<lower=0> J;\n"
+           "      |   ^~~\n");
+    golden("param { mu : real }\nprior {\n  for (j in 1:3) mu ~ normal(0, 1)"
+           "\n}\n",
+           "m.drift:3:10: error: expected ',', '(' or ')', found 'in'; drift's "
+           "language has no for loops: write the statement over whole "
+           "vectors (distributions and arithmetic apply elementwise), or run "
+           "the Stan program from a .stan file\n"
+           "    3 |   for (j in 1:3) mu ~ normal(0, 1)\n"
+           "      |          ^~\n");
+    golden("parameters { real mu; }\n",
+           "m.drift:1:1: error: expected a block (data, rows, param, prior, "
+           "datum, derived or generated), found 'parameters'; 'parameters' is "
+           "a Stan block: a Stan program runs as it is from a file named "
+           "NAME.stan, and drift's own blocks are data, rows, param, prior, "
+           "datum, derived and generated\n"
+           "    1 | parameters { real mu; }\n"
+           "      | ^~~~~~~~~~\n");
+    golden("param { mu : real }\ngenerated quantities { }\n",
+           "m.drift:2:11: error: expected '{', found 'quantities'; Stan's "
+           "'generated quantities' is drift's 'generated' (a Stan program "
+           "runs as it is from a file named NAME.stan)\n"
+           "    2 | generated quantities { }\n"
+           "      |           ^~~~~~~~~~\n");
+}
+
 static void test_scanner_errors(void **state)
 {
     (void)state;
@@ -628,6 +663,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_accepts),
         cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_stan_spellings),
         cmocka_unit_test(test_scanner_errors),
         cmocka_unit_test(test_name_errors),
         cmocka_unit_test(test_type_errors),

@@ -775,8 +775,36 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
         snprintf(found, sizeof found, "%s", t);
     }
 
-    char hint[160] = "";
-    if (tok == YYSYMBOL_IDENT && has_block) {
+    char hint[320] = "";
+    /* Stan's spellings, which users bring: the drift spelling, and that a
+     * Stan program runs as it is from a .stan file. */
+    static const char *const stan_blocks[] = {
+        "parameters", "model", "functions", "transformed", "quantities"};
+    int stan_block = 0;
+    for (size_t k = 0; tok == YYSYMBOL_IDENT && k < 5; k++)
+        stan_block |= !strcmp(ps->lex.last, stan_blocks[k]);
+    if (stan_block && !strcmp(ps->lex.last, "quantities")) {
+        snprintf(hint, sizeof hint,
+                 "; Stan's 'generated quantities' is drift's 'generated' (a "
+                 "Stan program runs as it is from a file named NAME.stan)");
+    } else if (stan_block) {
+        snprintf(hint, sizeof hint,
+                 "; '%s' is a Stan block: a Stan program runs as it is "
+                 "from a file named NAME.stan, and drift's own blocks are "
+                 "data, rows, param, prior, datum, derived and generated",
+                 ps->lex.last);
+    } else if (starts_type(tok) && !has_type && !has_expr &&
+               !(n == 1 && is_char(exp[0], ':'))) {
+        snprintf(hint, sizeof hint,
+                 "; drift declares the name first, as in "
+                 "'J : int<lower=0>' (Stan's 'int<lower=0> J;' runs as it "
+                 "is from a .stan file)");
+    } else if (tok == YYSYMBOL_IDENT && !strcmp(ps->lex.last, "in")) {
+        snprintf(hint, sizeof hint,
+                 "; drift's language has no for loops: write the statement "
+                 "over whole vectors (distributions and arithmetic apply "
+                 "elementwise), or run the Stan program from a .stan file");
+    } else if (tok == YYSYMBOL_IDENT && has_block) {
         static const char *const kws[] = {"data",  "rows",    "param",
                                           "prior", "datum",   "derived",
                                           "generated"};
