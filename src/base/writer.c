@@ -269,6 +269,13 @@ static int lock_name(const char *out, char *buf, size_t cap)
 }
 
 static pid_t lock_owner;
+/* The locks this process took and holds, for drift_writer_unlock_all (a
+ * process that ends by a signal: the guard's parent). */
+static struct {
+    char path[PATH_MAX];
+    int fd;
+} held[64];
+static size_t n_held;
 
 int drift_writer_lock_set(const char *out, int *fd, drift_err *e)
 {
@@ -318,6 +325,11 @@ int drift_writer_lock_set_mode(const char *out, int shared, int *fd,
             a.st_ino == b.st_ino) {
             *fd = f;
             lock_owner = getpid();
+            if (n_held < sizeof held / sizeof *held) {
+                snprintf(held[n_held].path, sizeof held[n_held].path, "%s",
+                         path);
+                held[n_held++].fd = f;
+            }
             return DRIFT_OK;
         }
         close(f);
@@ -327,22 +339,43 @@ int drift_writer_lock_set_mode(const char *out, int shared, int *fd,
                          out, path);
 }
 
-void drift_writer_unlock_set(const char *out, int fd)
+/* Releases the lock at path held by fd (see drift_writer_unlock_set). */
+static void release(const char *path, int fd)
 {
-    if (fd < 0)
-        return;
-    char path[PATH_MAX];
     struct stat a, b;
     /* Removed while held, so that a later run never finds it taken; by
      * the taker alone (a child's exit must not remove the parent's), and
      * of a shared lock by its last holder (the others still hold it: the
      * exclusive lock is then refused). */
     if (lock_owner == getpid() && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
-        !lock_name(out, path, sizeof path) &&
         fstat(fd, &a) == 0 && stat(path, &b) == 0 && a.st_dev == b.st_dev &&
         a.st_ino == b.st_ino)
         unlink(path);
     close(fd);
+}
+
+void drift_writer_unlock_set(const char *out, int fd)
+{
+    if (fd < 0)
+        return;
+    char path[PATH_MAX];
+    for (size_t k = 0; k < n_held; k++)
+        if (held[k].fd == fd) {
+            held[k] = held[--n_held];
+            break;
+        }
+    if (lock_name(out, path, sizeof path))
+        close(fd);
+    else
+        release(path, fd);
+}
+
+void drift_writer_unlock_all(void)
+{
+    while (n_held > 0) {
+        n_held--;
+        release(held[n_held].path, held[n_held].fd);
+    }
 }
 
 /* ---- the stream ---- */

@@ -62,6 +62,9 @@ int drift_writer_lock_set_mode(const char *out, int shared, int *fd,
  * is still the one locked), any other (a forked child) only closes its
  * descriptor.  fd < 0 is a no-op. */
 void drift_writer_unlock_set(const char *out, int fd);
+/* Releases every lock this process still holds, as drift_writer_unlock_set
+ * would: for a process about to end by a signal it re-raises. */
+void drift_writer_unlock_all(void);
 
 /* Opens a temporary file for path after drift_writer_check (no inputs).
  * Where the file system allows it the file has no name until commit

@@ -749,14 +749,17 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
     free(seen_call);
     free(since);
     if (!en.rescue && en.status > 128 && en.status - 128 < NSIG) {
-        /* Die of the child's stop signal, as an unguarded run would. */
+        /* Die of the child's stop signal, as an unguarded run would (the
+         * output set's locks, held here, released first). */
         int sig = en.status - 128;
         struct sigaction sa;
         memset(&sa, 0, sizeof sa);
         sa.sa_handler = SIG_DFL;
         sigaction(sig, &sa, NULL);
-        if (WIFSIGNALED(wstatus))
+        if (WIFSIGNALED(wstatus)) {
+            drift_writer_unlock_all();
             raise(sig);
+        }
     }
     return en.status;
 }
