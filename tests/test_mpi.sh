@@ -424,42 +424,5 @@ $MPI -n 2 "$bin" sample gq.drift --data d.csv --sampler sgld --set h=1e-4 --iter
     --chains 2 --quiet --out gq.csv >gq.log 2>&1 ||
     fail "per-row generated quantities, one rank per chain: $(cat gq.log)"
 
-# One output set, one run: a job of two writers (a chain on each rank)
-# holds the set's lock shared and its chains' names exclusively, so a run
-# in one process on the same --out, and a second job, are refused while
-# it runs; the last writer to finish removes the lock files.  (Before,
-# runs across ranks took no lock and such runs mixed their chains.)
-rm -f lk*
-# shellcheck disable=SC2086
-$MPI -n 2 "$bin" sample "$model" --data d.csv --sampler sgld --set h=1e-4 \
-    --iter 100000000 --chains 2 --quiet --out lk.csv >lk.log 2>&1 &
-lkpid=$!
-n=0
-while { [ ! -f .lk_1.csv.lock ] || [ ! -f .lk_2.csv.lock ]; } &&
-      [ $n -lt 600 ]; do
-    sleep 0.1
-    n=$((n + 1))
-done
-[ -f .lk.csv.lock ] || fail "lock: the job holds no lock on its set"
-"$bin" sample "$model" --data d.csv $run --chains 2 --out lk.csv >lk1.log 2>&1
-st=$?
-[ $st -eq 2 ] && grep -q "another drift run is writing this output set" lk1.log ||
-    fail "lock: a run in one process beside the job: status $st: $(cat lk1.log)"
-# shellcheck disable=SC2086
-$MPI -n 2 "$bin" sample "$model" --data d.csv --sampler sgld --set h=1e-4 \
-    --iter 10 --chains 2 --quiet --out lk.csv >lk2.log 2>&1
-st=$?
-[ $st -eq 2 ] || fail "lock: a second job on the set: status $st: $(cat lk2.log)"
-kill -INT $lkpid
-wait $lkpid
-for f in lk_1.csv lk_2.csv; do
-    grep -q "^lp__" "$f" 2>/dev/null || fail "lock: the first job's $f is missing"
-done
-# shellcheck disable=SC2086
-$MPI -n 2 "$bin" sample "$model" --data d.csv --sampler sgld --set h=1e-4 \
-    --iter 10 --chains 2 --quiet --out lk3.csv >lk3.log 2>&1 ||
-    fail "lock: a job on a free set: $(cat lk3.log)"
-ls -a | grep -q '^\.lk.*lock$' && fail "lock: lock files left: $(ls -a | grep lock)"
-
 [ $fails -eq 0 ] || exit 1
 echo "PASS: test_mpi.sh"

@@ -52,12 +52,6 @@ int drift_rename_over_file(int dir, const char *from, const char *to,
  * well).  *fd gets it; DRIFT_OK, or DRIFT_EINVAL (another process holds
  * it; the message says so) or DRIFT_EIO, with a message naming out. */
 int drift_writer_lock_set(const char *out, int *fd, drift_err *e);
-/* The same, shared (shared != 0) or exclusive: the writers of one run
- * across MPI ranks each hold it shared (each with exclusive locks on its
- * own chains' names), which refuses a run in one process on the same
- * name, and theirs to it. */
-int drift_writer_lock_set_mode(const char *out, int shared, int *fd,
-                               drift_err *e);
 /* Releases the lock: the process that took it removes the file (when it
  * is still the one locked), any other (a forked child) only closes its
  * descriptor.  fd < 0 is a no-op. */

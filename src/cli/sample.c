@@ -554,39 +554,6 @@ static int sampler_adapts(const drift_sampler *s)
 /* A chain of the engine's plan spends at most this many data passes. */
 #define PLAN_MAX_PASSES 100.0
 
-/* One run at a time writes an output set, from before its work until its
- * files are in place.  A run across ranks has a writer per group of
- * ranks: with one group it locks the set as a run in one process does;
- * with several, each holds the set's lock shared and its own chains'
- * names exclusively, so that neither a run in one process nor another job
- * writing any of those chains can mix its files with theirs.  Returns 0,
- * or EXIT_USAGE with the message printed. */
-static int lock_outputs(const sample_args *a, const cli_mpi *mpi,
-                        int *out_lock, int **chain_locks,
-                        unsigned *n_chain_locks)
-{
-    const char *set = a->out ? a->out : "output.csv";
-    int several = mpi->on && mpi->L.G > 1;
-    drift_err le = {{0}};
-    int lr = drift_writer_lock_set_mode(set, several, out_lock, &le);
-    unsigned first = (a->chain_id ? a->chain_id : 1) + mpi->L.first;
-    if (!lr && several &&
-        !(*chain_locks = malloc(mpi->L.count * sizeof **chain_locks)))
-        lr = drift_err_set(&le, DRIFT_ENOMEM, "out of memory");
-    for (unsigned k = 0; !lr && several && k < mpi->L.count; k++) {
-        char path[4096];
-        drift_chain_path(set, a->chains, first + k, path, sizeof path);
-        lr = drift_writer_lock_set(path, &(*chain_locks)[k], &le);
-        *n_chain_locks = lr ? k : k + 1;
-    }
-    if (lr) {
-        fprintf(stderr, "drift sample: %s%s--out: %s\n",
-                mpi->on ? mpi->who : "", mpi->on ? ": " : "", le.msg);
-        return EXIT_USAGE;
-    }
-    return 0;
-}
-
 /* Whether the engine plans the run (see sample_run): a minibatch sampler
  * (not full-data) on a model with rows, in one process, whose step size
  * the user left to the engine (hp holds NaN there), or, for a continuous
@@ -739,8 +706,6 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     memset(&a, 0, sizeof a);
     a.chains = 4;
     int out_lock = -1;
-    int *chain_locks = NULL; /* a writer of a run across ranks: its chains' */
-    unsigned n_chain_locks = 0;
     int rc = cli_parse("sample", sample_opts, N_SAMPLE_OPTS, argc, argv,
                        on_sample_opt, &a);
     if (rc)
@@ -830,13 +795,6 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         rc = EXIT_USAGE;
         goto out_args;
     }
-    /* A writer of a run across ranks locks its outputs before its guard
-     * forks: the guard's process, which outlives a killed sampling
-     * process, then holds the lock and removes it at the end. */
-    if (mpi->on && mpi->L.grank == 0 &&
-        (rc = lock_outputs(&a, mpi, &out_lock, &chain_locks,
-                           &n_chain_locks)))
-        goto out_args;
     if (mpi->on) {
         /* A rank's guard (engine/run/guard.h) forks now, before MPI is
          * joined: a process must not fork once it has. */
@@ -861,9 +819,17 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     if ((!mpi->on || mpi->L.grank == 0) &&
         (rc = check_outputs(&a, a.out ? a.out : "output.csv")))
         goto out_args;
-    if (!mpi->on && (rc = lock_outputs(&a, mpi, &out_lock, &chain_locks,
-                                       &n_chain_locks)))
-        goto out_args;
+    /* One run at a time writes an output set, from here until its files
+     * are in place (a run across ranks has several writers of one set). */
+    if (!mpi->on) {
+        drift_err le = {{0}};
+        if (drift_writer_lock_set(a.out ? a.out : "output.csv", &out_lock,
+                                  &le)) {
+            fprintf(stderr, "drift sample: --out: %s\n", le.msg);
+            rc = EXIT_USAGE;
+            goto out_args;
+        }
+    }
 
     drift_err e = {{0}};
     drift_registry *reg = drift_registry_new();
@@ -1258,14 +1224,6 @@ out:
     drift_problem_close(&prob);
     drift_registry_free(reg);
 out_args:
-    for (unsigned k = 0; k < n_chain_locks; k++) {
-        char path[4096];
-        drift_chain_path(a.out ? a.out : "output.csv", a.chains,
-                         (a.chain_id ? a.chain_id : 1) + mpi->L.first + k,
-                         path, sizeof path);
-        drift_writer_unlock_set(path, chain_locks[k]);
-    }
-    free(chain_locks);
     drift_writer_unlock_set(a.out ? a.out : "output.csv", out_lock);
     free(a.set);
     free(a.model_set);
