@@ -173,6 +173,7 @@ typedef struct drift_table_header {
 /* Sub-table ids. */
 #define DRIFT_TABLE_PRECOND 1u  /* drift_precond_services */
 #define DRIFT_TABLE_METRIC 2u   /* drift_metric_services */
+#define DRIFT_TABLE_ESTIMATOR 3u /* drift_estimator_services */
 
 /* The preconditioner P of a minibatch integrator (DRIFT_TABLE_PRECOND),
  * owned by the engine: its choice, its warmup windows, clamps and
@@ -257,6 +258,49 @@ typedef struct drift_metric_services {
                          const double *grad);
 } drift_metric_services;
 
+/* The gradient estimator behind grad_batch (DRIFT_TABLE_ESTIMATOR), for
+ * an integrator that stands for one estimator by its name (the agld
+ * family: svrg-ld is Langevin steps over svrg).  Such a sampler sets
+ * DRIFT_SAMPLER_PICKS_ESTIMATOR, so the run's --gradient is refused for it
+ * and the engine's plan does not put it under cv, and its init asks for
+ * its estimator here.  Under svrg, saga and tmu grad_batch keeps, per
+ * chain, a snapshot or a table of every row's gradient:
+ *   - the first estimate, and for svrg and tmu every period-th after it,
+ *     is a renewal: the snapshot (or the whole table) is taken at theta
+ *     and the estimate is then the exact sum over all N rows (counted N),
+ *     with no minibatch drawn (the correction would be zero for any), so
+ *     the access stream advances on ordinary estimates only and grad_batch
+ *     writes SIZE_MAX to each of the n entries of its rows;
+ *   - with snapshot_rows = B < N, svrg's snapshot sum is itself estimated,
+ *     (N/B) times the sum over the next B rows of the stream (counted B;
+ *     Zou, Xu and Gu 2018's SVRG-LD+), and the renewal's estimate is that;
+ *   - other estimates are svrg's control variates at the snapshot point
+ *     (2n) or saga's table corrected on n rows (n), whose entries then
+ *     take the rows' new gradients (tmu: both).
+ * The snapshot and the table are part of the chain's checkpoint. */
+typedef struct drift_estimator_request {
+    drift_gradient kind;        /* PLAIN, SVRG, SAGA or TMU */
+    uint64_t period;            /* svrg, tmu: estimates from one renewal to
+                                   the next; 0: ceil(N/n), one data pass */
+    uint64_t snapshot_rows;     /* svrg: B, rows estimating each snapshot's
+                                   sum; 0 or >= N: all, exactly */
+    int track_age;              /* saga, tmu: keep each row's entry's age
+                                   (8 bytes a row) for age() */
+} drift_estimator_request;
+
+typedef struct drift_estimator_services {
+    drift_table_header header;  /* DRIFT_TABLE_ESTIMATOR, version 1 */
+    /* From init only: the chain's estimator.  Its memory (the table: N
+     * numbers for a model in generalised linear form, else N x d, plus N
+     * with track_age) is taken then, so --max-memory refuses the run
+     * before its first step, naming the size. */
+    int (*use)(drift_chain *c, const drift_estimator_request *r);
+    /* The age, in estimates, of the oldest snapshot entry the last
+     * estimate read (0 after a renewal); -1 when not kept (saga and tmu
+     * without track_age) or before the first estimate. */
+    double (*age)(drift_chain *c);
+} drift_estimator_services;
+
 /* In a sampler's init: svc->table(c, ID, VERSION) as a (const TYPE *), or
  * a return from init with a message saying the engine is too old. */
 #define DRIFT_NEED_TABLE(var, type, svc, c, id, ver, who)                  \
@@ -312,7 +356,8 @@ typedef struct drift_services {
      * *U_est gets U(theta-hat) + (N/n) sum_{i in B} (U_i(theta) -
      * U_i(theta-hat)) + U_prior(theta), likewise.  It counts 2n (both
      * terms of each row evaluated), or n for a model in generalised
-     * linear form, whose per-row values at the mode the engine keeps. */
+     * linear form, whose per-row values at the mode the engine keeps.
+     * Under svrg, saga and tmu, see drift_estimator_services. */
     int (*grad_batch)(drift_chain *c, const double *theta, size_t n,
                       double *grad, double *U_est, size_t *rows);
     /* grad_prior: grad U_prior = -grad log p(theta) and *U0 (may be NULL).
@@ -587,6 +632,10 @@ typedef struct drift_sampler {
                                        glm_*), not from grad_batch: the
                                        engine's --gradient cv does not
                                        apply, and is refused */
+#define DRIFT_SAMPLER_PICKS_ESTIMATOR 8u /* its init picks grad_batch's
+                                       estimator (DRIFT_TABLE_ESTIMATOR):
+                                       --gradient is refused, and the
+                                       engine's plan does not choose cv */
 
 /* What drift_sampler_entry() returns.  abi_version is read first and a
  * mismatch refused before anything else is read; struct_size, the build

@@ -977,7 +977,8 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     int plan_budget = planned && !a.iters && a.passes <= 0 &&
                       a.seconds <= 0 && !a.warmup_only;
     if (planned && !a.have_gradient &&
-        !(sampler.flags & DRIFT_SAMPLER_OWN_ESTIMATES))
+        !(sampler.flags & (DRIFT_SAMPLER_OWN_ESTIMATES |
+                           DRIFT_SAMPLER_PICKS_ESTIMATOR)))
         a.gradient = DRIFT_GRADIENT_CV;
     /* CmdStan's defaults: 1000 warmup iterations, then 1000 draws.  A
      * budget in data passes or seconds is the minibatch samplers' way of

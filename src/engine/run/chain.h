@@ -398,8 +398,11 @@ struct drift_chain {
      * cv_s). */
     double *cv_delta, *cv_x, *cv_s, *cv_l, *cv_xd;
     size_t cv_x_cap;
-    /* --gradient svrg and saga: the chain's snapshot or table of row
-     * gradients (oracle.c, made on first use; NULL: none) */
+    /* The estimator behind grad_batch: the run's --gradient, or the one
+     * the sampler picked (DRIFT_TABLE_ESTIMATOR); under svrg, saga and
+     * tmu the chain's snapshot or table of row gradients (oracle.c; NULL:
+     * none yet) */
+    drift_estimator_request est;
     struct drift_vr *vr;
     struct drift_watch *watch; /* minibatch chains: lp__ running away,
                                parameters that stopped (watch.c; NULL:

@@ -110,6 +110,8 @@ static int blocks(drift_chain *c, double *theta, const core *k)
         drift_guard_call(c->guard, DRIFT_GUARD_IDLE, c->iter);
         if (!rc)
             rc = drift_precond_ckpt(c);
+        if (!rc)
+            rc = drift_oracle_estimator_ckpt(c);
         if (rc && !c->failed)
             drift_chain_fail(c, rc, "chain %u: sampler %s failed to %s its "
                              "checkpoint (status %d)",

@@ -268,12 +268,25 @@ static void write_drift_config(drift_chain *c, FILE *f)
         fprintf(f, "# setup_grads = %llu\n",
                 (unsigned long long)c->run->setup_grads);
     if (!(s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_OWN_ESTIMATES)))
+    {
+        drift_gradient g = c->est.kind;
         fprintf(f, "# gradient = %s\n",
-                cfg->gradient == DRIFT_GRADIENT_CV     ? "cv"
-                : cfg->gradient == DRIFT_GRADIENT_SVRG ? "svrg"
-                : cfg->gradient == DRIFT_GRADIENT_SAGA ? "saga"
-                : cfg->gradient == DRIFT_GRADIENT_TMU  ? "tmu"
-                                                       : "plain");
+                g == DRIFT_GRADIENT_CV     ? "cv"
+                : g == DRIFT_GRADIENT_SVRG ? "svrg"
+                : g == DRIFT_GRADIENT_SAGA ? "saga"
+                : g == DRIFT_GRADIENT_TMU  ? "tmu"
+                                           : "plain");
+        if (g == DRIFT_GRADIENT_SVRG || g == DRIFT_GRADIENT_TMU)
+            fprintf(f, "# gradient_period = %llu\n",
+                    (unsigned long long)(c->est.period
+                                             ? c->est.period
+                                             : (c->N + c->batch - 1) /
+                                                   (c->batch ? c->batch : 1)));
+        if (g == DRIFT_GRADIENT_SVRG && c->est.snapshot_rows &&
+            c->est.snapshot_rows < c->N)
+            fprintf(f, "# gradient_snapshot_rows = %llu\n",
+                    (unsigned long long)c->est.snapshot_rows);
+    }
     if (cfg->gradient == DRIFT_GRADIENT_CV && c->run && c->run->cv.ready) {
         const drift_cv *cv = &c->run->cv;
         fprintf(f, "# mode_method = %s\n", cv->method);

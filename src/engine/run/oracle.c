@@ -762,27 +762,34 @@ static int batch_estimate_cv(drift_chain *c, const drift_cv *cv,
 }
 
 /* ---- --gradient svrg, saga and tmu: estimators with a chain's own
- * state ---- */
+ * state (drift/sampler.h, drift_estimator_services) ---- */
 
-/* What they keep for a chain (made on first use, freed with the chain). */
+/* What they keep for a chain (made by the estimator service's use, or on
+ * the first estimate; freed with the chain). */
 struct drift_vr {
-    drift_cv snap;          /* svrg: the snapshot point (snap.mode), the
-                               likelihood's gradient and value summed over
-                               all rows there */
-    uint64_t since;         /* svrg, tmu: estimates since the snapshot
-                               (tmu: since the table was renewed) */
-    int have_snap;
-    /* saga: each row's log-likelihood term and gradient (glm: its scalar
-     * s_i, grad l_i = s_i x_i) at its last visit, and their sums */
+    uint64_t count;         /* estimates made */
+    uint64_t renewed;       /* the estimate that last renewed the state */
+    double age;             /* the last estimate's oldest entry, or -1 */
+    int ready;              /* a snapshot taken or a table filled */
+    /* svrg: the snapshot point (snap.mode), the likelihood's gradient and
+     * value summed over the rows there (or estimated from B of them) */
+    drift_cv snap;
+    /* saga, tmu: each row's log-likelihood term and gradient (glm: its
+     * scalar s_i, grad l_i = s_i x_i) at its last visit, their sums, and
+     * with track_age the estimate each entry was taken at */
     int glm;
     double *alpha;          /* N x d, or N scalars (glm) */
     double *alpha_l;        /* N */
-    double *sum;            /* d: sum of the gradients */
-    double lsum;
-    int saga_ready;
-    double *x, *snew, *lnew, *w; /* scratch: ws_cap x d, ws_cap each */
-    size_t *brows, bcap;    /* the minibatch's rows, its new scalars or */
-    double *bs, *bl, *bg;   /* gradients and terms (saga_batch_room) */
+    uint64_t *stamp;        /* N, or NULL */
+    int accounted;          /* alpha, alpha_l and stamp are the chain's
+                               accounted allocations (use()): not freed
+                               here */
+    double *sum, lsum;      /* d, and the terms' sum */
+    double *acc;            /* d scratch */
+    double *snew, *lnew, *w, *x; /* scratch: ws_cap each, x ws_cap x d
+                               (the general path's per-row gradients) */
+    size_t *brows, bcap;    /* the minibatch's rows, their new scalars or */
+    double *bs, *bl, *bg, *bw; /* gradients and terms, the table's changes */
 };
 
 static void vr_free(drift_chain *c)
@@ -792,108 +799,101 @@ static void vr_free(drift_chain *c)
         return;
     drift_free(v->snap.mode);
     drift_free(v->snap.lik_grad);
-    drift_free(v->alpha);
-    drift_free(v->alpha_l);
+    if (!v->accounted) {
+        drift_free(v->alpha);
+        drift_free(v->alpha_l);
+        drift_free(v->stamp);
+    }
     drift_free(v->sum);
-    drift_free(v->x);
+    drift_free(v->acc);
     drift_free(v->snew);
     drift_free(v->lnew);
     drift_free(v->w);
+    drift_free(v->x);
     drift_free(v->brows);
     drift_free(v->bs);
     drift_free(v->bl);
     drift_free(v->bg);
+    drift_free(v->bw);
     drift_free(v);
     c->vr = NULL;
 }
 
 static struct drift_vr *vr_of(drift_chain *c)
 {
-    if (!c->vr)
-        c->vr = drift_calloc(1, sizeof *c->vr);
+    if (!c->vr && (c->vr = drift_calloc(1, sizeof *c->vr)))
+        c->vr->age = -1;
     return c->vr;
 }
 
-/* svrg: a new snapshot at theta (one full pass, counted N) at the first
- * estimate and after every ceil(N/n) estimates: one data pass of
- * minibatches per snapshot, as SVRG-LD's epoch. */
-static int svrg_snapshot(drift_chain *c, const double *theta, size_t n)
+/* The chain's estimator's name, as --gradient spells it. */
+static const char *est_name(const drift_chain *c)
 {
-    struct drift_vr *v = vr_of(c);
-    if (!v)
-        return drift_chain_fail(c, DRIFT_ENOMEM,
-                                "out of memory for --gradient svrg");
-    uint64_t every = (c->N + n - 1) / n;
-    if (v->have_snap && ++v->since < every)
-        return DRIFT_OK;
-    if (!v->snap.mode) {
-        v->snap.d = c->d;
-        v->snap.mode = drift_malloc_array(c->d, sizeof(double));
-        v->snap.lik_grad = drift_malloc_array(c->d, sizeof(double));
-        if (!v->snap.mode || !v->snap.lik_grad)
-            return drift_chain_fail(c, DRIFT_ENOMEM,
-                                    "out of memory for --gradient svrg");
+    switch (c->est.kind) {
+    case DRIFT_GRADIENT_SVRG: return "svrg";
+    case DRIFT_GRADIENT_SAGA: return "saga";
+    case DRIFT_GRADIENT_TMU: return "tmu";
+    case DRIFT_GRADIENT_CV: return "cv";
+    default: return "plain";
     }
-    memcpy(v->snap.mode, theta, c->d * sizeof *theta);
-    c->grads += c->N;
-    int rc = full_sum(c, theta, v->snap.lik_grad, &v->snap.lik_sum);
-    if (rc)
-        return rc;
-    for (size_t k = 0; k < c->d; k++)
-        if (!isfinite(v->snap.lik_grad[k]))
-            return check_finite(c, theta, v->snap.lik_grad, "gradient");
-    v->snap.ready = 1;
-    v->have_snap = 1;
-    v->since = 0;
-    return DRIFT_OK;
 }
 
-/* The log-likelihood terms and gradients of k rows at theta into v->lnew
- * and v->x (k x d; glm: the scalars into v->snew, the design rows into
- * v->x). */
-static int rows_at(drift_chain *c, struct drift_vr *v, const double *theta,
-                   const size_t *rows, size_t k)
+static int est_oom(drift_chain *c)
+{
+    return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory for --gradient %s",
+                            est_name(c));
+}
+
+static int keeps_table(const drift_chain *c)
+{
+    return c->est.kind == DRIFT_GRADIENT_SAGA ||
+           c->est.kind == DRIFT_GRADIENT_TMU;
+}
+
+/* Estimates from one renewal to the next (svrg, tmu). */
+static uint64_t est_period(const drift_chain *c, size_t n)
+{
+    return c->est.period ? c->est.period : (c->N + n - 1) / n;
+}
+
+/* The table's bytes: N scalars and terms (glm) or N x d gradients and N
+ * terms, and N stamps with track_age. */
+static double table_bytes(const drift_chain *c, int glm)
+{
+    double N = (double)c->N, per_row = glm ? 1.0 : (double)c->d;
+    return 8.0 * N * (per_row + 1 + (c->est.track_age ? 1 : 0));
+}
+
+static int model_is_glm(const drift_chain *c)
 {
     const drift_model *m = c->model;
-    drift_err me = {{0}};
-    int rc;
-    drift_rows b = {rows, 0, k};
-    if (v->glm) {
-        if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, v->snew, v->lnew,
-                                 &me)))
-            return model_error(c, theta, rc, &me);
-        if ((rc = m->glm_design(m->self, &b, v->x, &me)))
-            return drift_chain_fail(c, rc, "%s",
-                                    me.msg[0] ? me.msg : "the model failed");
-        return DRIFT_OK;
-    }
-    if ((rc = m->log_lik(m->self, c->ws, theta, &b, v->lnew, NULL, NULL,
-                         v->x, &me)))
-        return model_error(c, theta, rc, &me);
-    return DRIFT_OK;
+    return (m->flags & DRIFT_MODEL_GLM) && m->glm_scalars && m->glm_design;
 }
 
-/* The option behind a chain's table of per-row gradients. */
-static const char *table_name(const drift_chain *c)
-{
-    return c->cfg->gradient == DRIFT_GRADIENT_TMU ? "tmu" : "saga";
-}
+static void *svc_alloc(drift_chain *c, size_t bytes);
 
-/* saga: the table of every row's term and gradient at theta (one full
- * pass, counted N), before the first estimate; tmu: again every ceil(N/n)
- * estimates. */
-static int saga_start(drift_chain *c, const double *theta)
+/* Everything the estimator keeps but the snapshot point: with accounted,
+ * the table through the sampler's accounted memory (so --max-memory
+ * refuses it before the first step), else from the heap. */
+static int vr_ready(drift_chain *c, int accounted)
 {
     struct drift_vr *v = vr_of(c);
     if (!v)
-        return drift_chain_fail(c, DRIFT_ENOMEM,
-                                "out of memory for --gradient %s",
-                                table_name(c));
+        return est_oom(c);
     size_t N = c->N, d = c->d, cap = c->ws_cap;
-    v->glm = (c->model->flags & DRIFT_MODEL_GLM) && c->model->glm_scalars &&
-             c->model->glm_design;
-    double per_row = v->glm ? 1.0 : (double)d;
-    double bytes = 8.0 * (double)N * (per_row + 1);
+    if (!v->sum) {
+        v->sum = drift_calloc(d, sizeof(double));
+        v->acc = drift_calloc(d, sizeof(double));
+        v->snew = drift_malloc_array(cap, sizeof(double));
+        v->lnew = drift_malloc_array(cap, sizeof(double));
+        v->w = drift_malloc_array(cap, sizeof(double));
+        if (!v->sum || !v->acc || !v->snew || !v->lnew || !v->w)
+            return est_oom(c);
+    }
+    if (!keeps_table(c) || v->alpha)
+        return DRIFT_OK;
+    v->glm = model_is_glm(c);
+    double bytes = table_bytes(c, v->glm);
     if (bytes > (double)drift_memory_limit() / 4)
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "--gradient %s keeps each row's gradient: "
@@ -901,36 +901,112 @@ static int saga_start(drift_chain *c, const double *theta)
                                 "chain, more than a quarter of the memory "
                                 "this machine allows; use --gradient svrg "
                                 "or cv, which keep none",
-                                table_name(c), N, per_row, bytes / 1e9);
-    /* (tmu renews the table in place) */
-    if (!v->alpha) {
-        v->alpha = drift_malloc_array(N, (size_t)per_row * sizeof(double));
-        v->alpha_l = drift_malloc_array(N, sizeof(double));
-        v->sum = drift_calloc(d, sizeof(double));
-        v->x = drift_malloc_array(cap, d * sizeof(double));
-        v->snew = drift_malloc_array(cap, sizeof(double));
-        v->lnew = drift_malloc_array(cap, sizeof(double));
-        v->w = drift_malloc_array(cap, sizeof(double));
+                                est_name(c), N, v->glm ? 1.0 : (double)d,
+                                bytes / 1e9);
+    size_t per_row = v->glm ? 1 : d;
+    if (!v->glm && !(v->x = drift_malloc_array(cap, d * sizeof(double))))
+        return est_oom(c);
+    if (accounted) {
+        /* One block, so that a refusal names the whole size. */
+        char *p = svc_alloc(c, (size_t)bytes);
+        if (!p)
+            return c->failed ? c->failed : DRIFT_ENOMEM;
+        v->alpha = (double *)p;
+        v->alpha_l = v->alpha + N * per_row;
+        v->stamp = c->est.track_age ? (uint64_t *)(v->alpha_l + N) : NULL;
+        v->accounted = 1;
+        return DRIFT_OK;
     }
-    size_t *rows = drift_malloc_array(cap, sizeof(size_t));
-    if (!v->alpha || !v->alpha_l || !v->sum || !v->x || !v->snew ||
-        !v->lnew || !v->w || !rows) {
-        drift_free(rows);
-        return drift_chain_fail(c, DRIFT_ENOMEM,
-                                "out of memory for --gradient %s",
-                                table_name(c));
+    v->alpha = drift_malloc_array(N, per_row * sizeof(double));
+    v->alpha_l = drift_malloc_array(N, sizeof(double));
+    v->stamp = c->est.track_age ? drift_malloc_array(N, sizeof(uint64_t))
+                                : NULL;
+    if (!v->alpha || !v->alpha_l || (c->est.track_age && !v->stamp))
+        return est_oom(c);
+    return DRIFT_OK;
+}
+
+/* The log-likelihood terms of k rows at theta into v->lnew and their
+ * gradients into v->x (k x d), or for a generalised linear model their
+ * scalars into v->snew. */
+static int rows_at(drift_chain *c, struct drift_vr *v, const double *theta,
+                   const size_t *rows, size_t k)
+{
+    const drift_model *m = c->model;
+    drift_err me = {{0}};
+    int rc;
+    drift_rows b = {rows, 0, k};
+    if (v->glm)
+        rc = m->glm_scalars(m->self, c->ws, theta, &b, v->snew, v->lnew, &me);
+    else
+        rc = m->log_lik(m->self, c->ws, theta, &b, v->lnew, NULL, NULL, v->x,
+                        &me);
+    return rc ? model_error(c, theta, rc, &me) : DRIFT_OK;
+}
+
+static int add_design(drift_chain *c, const size_t *rows, size_t n,
+                      const double *w, const size_t *pos, double *out);
+
+/* svrg's renewal: the snapshot at theta, its sums over all rows (counted
+ * N) or estimated from the next B rows of the stream (counted B). */
+static int svrg_renew(drift_chain *c, struct drift_vr *v, const double *theta)
+{
+    size_t d = c->d, N = c->N, B = (size_t)c->est.snapshot_rows;
+    if (!v->snap.mode) {
+        v->snap.d = d;
+        v->snap.mode = drift_malloc_array(d, sizeof(double));
+        v->snap.lik_grad = drift_malloc_array(d, sizeof(double));
+        if (!v->snap.mode || !v->snap.lik_grad)
+            return est_oom(c);
     }
+    memcpy(v->snap.mode, theta, d * sizeof *theta);
+    int rc;
+    if (B == 0 || B >= N) {
+        c->grads += N;
+        rc = full_sum(c, theta, v->snap.lik_grad, &v->snap.lik_sum);
+    } else {
+        double scale = (double)N / (double)B, ll = 0;
+        memset(v->snap.lik_grad, 0, d * sizeof(double));
+        c->stream_used = 1;
+        c->grads += B;
+        rc = DRIFT_OK;
+        for (size_t done = 0; done < B && !rc; done += c->ws_cap) {
+            size_t k = B - done < c->ws_cap ? B - done : c->ws_cap;
+            double part;
+            drift_stream_take(&c->stream, k, c->rows_buf);
+            if (!(rc = sum_rows(c, c->ws, theta, c->rows_buf, 0, k, k, v->acc,
+                                &part))) {
+                ll += part;
+                for (size_t j = 0; j < d; j++)
+                    v->snap.lik_grad[j] += v->acc[j];
+            }
+        }
+        for (size_t j = 0; j < d; j++)
+            v->snap.lik_grad[j] *= scale;
+        v->snap.lik_sum = scale * ll;
+    }
+    if (rc)
+        return rc;
+    v->snap.ready = 1;
+    return check_finite(c, theta, v->snap.lik_grad, "gradient");
+}
+
+/* saga's and tmu's renewal: every row's term and gradient at theta (one
+ * full pass, counted N). */
+static int table_renew(drift_chain *c, struct drift_vr *v,
+                       const double *theta)
+{
+    size_t N = c->N, d = c->d, cap = c->ws_cap;
     int rc = DRIFT_OK;
     v->lsum = 0;
     memset(v->sum, 0, d * sizeof(double));
-    v->saga_ready = 0;
-    v->since = 0;
+    v->ready = 0;
     c->grads += N;
     for (size_t first = 0; first < N && !rc; first += cap) {
         size_t k = N - first < cap ? N - first : cap;
         for (size_t q = 0; q < k; q++)
-            rows[q] = first + q;
-        if ((rc = rows_at(c, v, theta, rows, k)))
+            c->rows_buf[q] = first + q;
+        if ((rc = rows_at(c, v, theta, c->rows_buf, k)))
             break;
         for (size_t q = 0; q < k; q++) {
             v->alpha_l[first + q] = v->lnew[q];
@@ -938,8 +1014,7 @@ static int saga_start(drift_chain *c, const double *theta)
         }
         if (v->glm) {
             memcpy(v->alpha + first, v->snew, k * sizeof(double));
-            cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)d, 1.0, v->x,
-                        (int)d, v->snew, 1, 1.0, v->sum, 1);
+            rc = add_design(c, c->rows_buf, k, v->snew, NULL, v->sum);
         } else {
             memcpy(v->alpha + first * d, v->x, k * d * sizeof(double));
             for (size_t q = 0; q < k; q++)
@@ -947,8 +1022,9 @@ static int saga_start(drift_chain *c, const double *theta)
                     v->sum[j] += v->x[q * d + j];
         }
     }
-    drift_free(rows);
-    v->saga_ready = rc == DRIFT_OK;
+    if (v->stamp)
+        for (size_t i = 0; i < N; i++)
+            v->stamp[i] = v->count;
     return rc;
 }
 
@@ -962,42 +1038,47 @@ static int saga_batch_room(drift_chain *c, struct drift_vr *v, size_t n)
     drift_free(v->bs);
     drift_free(v->bl);
     drift_free(v->bg);
+    drift_free(v->bw);
     v->bcap = 0;
     v->brows = drift_malloc_array(n, sizeof(size_t));
     v->bs = drift_malloc_array(n, sizeof(double));
     v->bl = drift_malloc_array(n, sizeof(double));
+    v->bw = drift_malloc_array(n, sizeof(double));
     v->bg = v->glm ? NULL : drift_malloc_array(n, c->d * sizeof(double));
-    if (!v->brows || !v->bs || !v->bl || (!v->glm && !v->bg))
-        return drift_chain_fail(c, DRIFT_ENOMEM,
-                                "out of memory for --gradient %s",
-                                table_name(c));
+    if (!v->brows || !v->bs || !v->bl || !v->bw || (!v->glm && !v->bg))
+        return est_oom(c);
     v->bcap = n;
     return DRIFT_OK;
 }
 
-/* grad_batch's work under --gradient saga: on the next n rows B,
+/* The oldest table entry's age, in estimates (-1: not kept). */
+static double table_age(const drift_chain *c, const struct drift_vr *v)
+{
+    if (!v->stamp)
+        return -1;
+    uint64_t oldest = v->count;
+    for (size_t i = 0; i < c->N; i++)
+        if (v->stamp[i] < oldest)
+            oldest = v->stamp[i];
+    return (double)(v->count - oldest);
+}
+
+/* saga's and tmu's ordinary estimate: on the next n rows B,
  * sum_i alpha_i + (N/n) sum_B (grad l_i(theta) - alpha_i) with the prior,
  * as minus U's gradient, and the same estimate of U from the terms, every
  * alpha as it was before the minibatch (so that the estimate is
  * unbiased); then each row of B takes its new gradient as its alpha (a
  * row drawn twice changes the sums once). */
-static int batch_estimate_saga(drift_chain *c, const double *theta,
-                               size_t n, double *grad, double *U_est,
-                               size_t *rows_out)
+static int table_estimate(drift_chain *c, struct drift_vr *v,
+                          const double *theta, size_t n, double *grad,
+                          double *U_est, size_t *rows_out)
 {
     int rc;
-    if ((!c->vr || !c->vr->saga_ready) && (rc = saga_start(c, theta)))
-        return rc;
-    /* tmu: the whole table at theta again every ceil(N/n) estimates */
-    if (c->cfg->gradient == DRIFT_GRADIENT_TMU &&
-        ++c->vr->since >= (c->N + n - 1) / n && (rc = saga_start(c, theta)))
-        return rc;
-    struct drift_vr *v = c->vr;
     if ((rc = saga_batch_room(c, v, n)))
         return rc;
     size_t d = c->d;
     double scale = (double)c->N / (double)n, dl = 0, lp;
-    double *acc = c->gbuf; /* sum_B (grad l_i - alpha_i) */
+    double *acc = v->acc; /* sum_B (grad l_i - alpha_i) */
     memset(acc, 0, d * sizeof *acc);
     c->stream_used = 1;
     c->grads += n;
@@ -1021,8 +1102,8 @@ static int batch_estimate_saga(drift_chain *c, const double *theta,
                 v->bs[done + q] = v->snew[q];
                 v->w[q] = v->snew[q] - v->alpha[rows[q]];
             }
-            cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)d, 1.0, v->x,
-                        (int)d, v->w, 1, 1.0, acc, 1);
+            if ((rc = add_design(c, rows, k, v->w, NULL, acc)))
+                return rc;
         } else {
             memcpy(v->bg + done * d, v->x, k * d * sizeof(double));
             for (size_t q = 0; q < k; q++) {
@@ -1049,43 +1130,127 @@ static int batch_estimate_saga(drift_chain *c, const double *theta,
         size_t i = v->brows[q];
         v->lsum += v->bl[q] - v->alpha_l[i];
         v->alpha_l[i] = v->bl[q];
+        if (v->stamp)
+            v->stamp[i] = v->count;
     }
     if (v->glm) {
-        const drift_model *m = c->model;
-        for (size_t done = 0; done < n; done += c->ws_cap) {
-            size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
-            drift_err me = {{0}};
-            drift_rows b = {v->brows + done, 0, k};
-            if ((rc = m->glm_design(m->self, &b, v->x, &me)))
-                return drift_chain_fail(c, rc, "%s",
-                                        me.msg[0] ? me.msg
-                                                  : "the model failed");
-            for (size_t q = 0; q < k; q++) {
-                size_t i = v->brows[done + q];
-                v->w[q] = v->bs[done + q] - v->alpha[i];
-                v->alpha[i] = v->bs[done + q];
-            }
-            cblas_dgemv(CblasRowMajor, CblasTrans, (int)k, (int)d, 1.0, v->x,
-                        (int)d, v->w, 1, 1.0, v->sum, 1);
-        }
-    } else {
         for (size_t q = 0; q < n; q++) {
-            double *al = v->alpha + v->brows[q] * d;
-            const double *gn = v->bg + q * d;
-            for (size_t j = 0; j < d; j++) {
-                v->sum[j] += gn[j] - al[j];
-                al[j] = gn[j];
-            }
+            size_t i = v->brows[q];
+            v->bw[q] = v->bs[q] - v->alpha[i];
+            v->alpha[i] = v->bs[q];
+        }
+        return add_design(c, v->brows, n, v->bw, NULL, v->sum);
+    }
+    for (size_t q = 0; q < n; q++) {
+        double *al = v->alpha + v->brows[q] * d;
+        const double *gn = v->bg + q * d;
+        for (size_t j = 0; j < d; j++) {
+            v->sum[j] += gn[j] - al[j];
+            al[j] = gn[j];
         }
     }
     return DRIFT_OK;
 }
 
+/* grad_batch's work under svrg, saga and tmu: a renewal (the first
+ * estimate, and for svrg and tmu every period-th) takes the snapshot or
+ * the table at theta and returns the sum it made, drawing no minibatch;
+ * any other estimate corrects the kept sums on the next n rows. */
+static int batch_estimate_vr(drift_chain *c, const double *theta, size_t n,
+                             double *grad, double *U_est, size_t *rows_out)
+{
+    int rc;
+    if ((rc = vr_ready(c, 0)))
+        return rc;
+    struct drift_vr *v = c->vr;
+    int table = keeps_table(c);
+    int renew = !v->ready ||
+                (c->est.kind != DRIFT_GRADIENT_SAGA &&
+                 v->count - v->renewed >= est_period(c, n));
+    if (renew) {
+        v->renewed = v->count;
+        v->ready = 0;
+        rc = table ? table_renew(c, v, theta) : svrg_renew(c, v, theta);
+        if (rc)
+            return rc;
+        v->ready = 1;
+        v->age = 0;
+        double lp;
+        if ((rc = prior(c, theta, grad, &lp)))
+            return rc;
+        const double *sum = table ? v->sum : v->snap.lik_grad;
+        for (size_t k = 0; k < c->d; k++)
+            grad[k] = -(sum[k] + grad[k]);
+        *U_est = -((table ? v->lsum : v->snap.lik_sum) + lp);
+        if (rows_out)
+            for (size_t q = 0; q < n; q++)
+                rows_out[q] = SIZE_MAX;
+        v->count++;
+        return check_finite(c, theta, grad, "gradient");
+    }
+    if (table) {
+        v->age = table_age(c, v);
+        rc = table_estimate(c, v, theta, n, grad, U_est, rows_out);
+    } else {
+        v->age = (double)(v->count - v->renewed);
+        rc = batch_estimate_cv(c, &v->snap, theta, n, grad, U_est, rows_out);
+    }
+    v->count++;
+    return rc;
+}
+
+/* The estimator's part of a chain's checkpoint, both directions: its
+ * counters, the snapshot, the table and its stamps (as made; a chain that
+ * has made no estimate yet has none). */
+int drift_oracle_estimator_ckpt(drift_chain *c)
+{
+    if (c->est.kind != DRIFT_GRADIENT_SVRG && !keeps_table(c))
+        return DRIFT_OK;
+    int rc = vr_ready(c, 0);
+    if (rc)
+        return rc;
+    struct drift_vr *v = c->vr;
+    size_t d = c->d, N = c->N;
+    if (!v->snap.mode && c->est.kind == DRIFT_GRADIENT_SVRG) {
+        v->snap.d = d;
+        v->snap.mode = drift_calloc(d, sizeof(double));
+        v->snap.lik_grad = drift_calloc(d, sizeof(double));
+        if (!v->snap.mode || !v->snap.lik_grad)
+            return est_oom(c);
+    }
+    int64_t head[3] = {(int64_t)v->count, (int64_t)v->renewed, v->ready};
+    if ((rc = drift_ckpt_block(c, head, sizeof head)))
+        return rc;
+    v->count = (uint64_t)head[0];
+    v->renewed = (uint64_t)head[1];
+    v->ready = (int)head[2];
+    if (c->est.kind == DRIFT_GRADIENT_SVRG) {
+        double sum = v->snap.lik_sum;
+        if ((rc = drift_ckpt_block(c, v->snap.mode, d * sizeof(double))) ||
+            (rc = drift_ckpt_block(c, v->snap.lik_grad, d * sizeof(double))) ||
+            (rc = drift_ckpt_block(c, &sum, sizeof sum)))
+            return rc;
+        v->snap.lik_sum = sum;
+        v->snap.ready = v->ready;
+        return DRIFT_OK;
+    }
+    double lsum = v->lsum;
+    if ((rc = drift_ckpt_block(c, v->alpha,
+                               N * (v->glm ? 1 : d) * sizeof(double))) ||
+        (rc = drift_ckpt_block(c, v->alpha_l, N * sizeof(double))) ||
+        (rc = drift_ckpt_block(c, v->sum, d * sizeof(double))) ||
+        (rc = drift_ckpt_block(c, &lsum, sizeof lsum)))
+        return rc;
+    v->lsum = lsum;
+    if (v->stamp)
+        rc = drift_ckpt_block(c, v->stamp, N * sizeof(uint64_t));
+    return rc;
+}
+
 /* Whether grad_batch centres its estimates at the run's mode. */
 static int cv_active(const drift_chain *c)
 {
-    return c->run && c->run->cv.ready &&
-           c->cfg->gradient == DRIFT_GRADIENT_CV;
+    return c->run && c->run->cv.ready && c->est.kind == DRIFT_GRADIENT_CV;
 }
 
 /* Whether the run found a mode (under cv, or for the engine's plan): its
@@ -1105,15 +1270,9 @@ static int batch_estimate(drift_chain *c, const double *theta, size_t n,
     if (c->N > 0 && n > 0 && cv_active(c))
         return batch_estimate_cv(c, &c->run->cv, theta, n, grad, U_est,
                                  rows_out);
-    if (c->N > 0 && n > 0 && c->cfg->gradient == DRIFT_GRADIENT_SVRG) {
-        if ((rc = svrg_snapshot(c, theta, n)))
-            return rc;
-        return batch_estimate_cv(c, &c->vr->snap, theta, n, grad, U_est,
-                                 rows_out);
-    }
-    if (c->N > 0 && n > 0 && (c->cfg->gradient == DRIFT_GRADIENT_SAGA ||
-                              c->cfg->gradient == DRIFT_GRADIENT_TMU))
-        return batch_estimate_saga(c, theta, n, grad, U_est, rows_out);
+    if (c->N > 0 && n > 0 && (c->est.kind == DRIFT_GRADIENT_SVRG ||
+                              keeps_table(c)))
+        return batch_estimate_vr(c, theta, n, grad, U_est, rows_out);
     if (c->N == 0 || n == 0) {
         /* A data-free target: the prior is the whole potential. */
         if ((rc = prior(c, theta, grad, &lp)))
@@ -1907,7 +2066,7 @@ static const void *svc_shared(drift_chain *c)
 
 static drift_gradient svc_gradient(drift_chain *c)
 {
-    switch (c->cfg->gradient) {
+    switch (c->est.kind) {
     case DRIFT_GRADIENT_CV: return DRIFT_GRADIENT_CV;
     case DRIFT_GRADIENT_SVRG: return DRIFT_GRADIENT_SVRG;
     case DRIFT_GRADIENT_SAGA: return DRIFT_GRADIENT_SAGA;
@@ -1963,12 +2122,67 @@ static const drift_metric_services metric_table = {
 };
 
 /* The sub-tables by id (drift/sampler.h's drift_table_header). */
+/* The estimator's services (DRIFT_TABLE_ESTIMATOR). */
+static int est_use(drift_chain *c, const drift_estimator_request *r)
+{
+    const char *who = c->cfg->sampler ? c->cfg->sampler->name : "sampler";
+    if (c->phase != DRIFT_CHAIN_INIT)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "sampler %s: the estimator service's use "
+                                "is for init only",
+                                who);
+    if (!r || (r->kind != DRIFT_GRADIENT_PLAIN &&
+               r->kind != DRIFT_GRADIENT_SVRG &&
+               r->kind != DRIFT_GRADIENT_SAGA &&
+               r->kind != DRIFT_GRADIENT_TMU))
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "sampler %s asked for an estimator drift "
+                                "does not have (plain, svrg, saga and tmu "
+                                "are)",
+                                who);
+    if (c->vr && c->vr->count)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "sampler %s: the estimator was chosen after "
+                                "its first estimate",
+                                who);
+    if (r->kind != DRIFT_GRADIENT_PLAIN && c->N == 0)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "sampler %s needs a model with data rows "
+                                "(its estimator keeps per-row gradients); "
+                                "this model has none",
+                                who);
+    if (r->kind != DRIFT_GRADIENT_PLAIN && c->shard)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "sampler %s under mpirun: its estimator's "
+                                "snapshots are kept in one process; run "
+                                "without mpirun",
+                                who);
+    vr_free(c);
+    c->est = *r;
+    if (r->kind == DRIFT_GRADIENT_PLAIN)
+        return DRIFT_OK;
+    return vr_ready(c, 1);
+}
+
+static double est_age(drift_chain *c)
+{
+    return c->vr && c->vr->count ? c->vr->age : -1;
+}
+
+static const drift_estimator_services estimator_table = {
+    .header = {DRIFT_TABLE_ESTIMATOR, 1u,
+               (uint32_t)sizeof(drift_estimator_services)},
+    .use = est_use,
+    .age = est_age,
+};
+
 static const void *svc_table(drift_chain *c, uint32_t id, uint32_t version)
 {
     (void)c;
     static const drift_table_header *const tables[] = {
         &drift_precond_table.header,
         &metric_table.header,
+        &estimator_table.header,
     };
     for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++)
         if (tables[k]->id == id)

@@ -9,6 +9,11 @@
 /* Frees what full passes on several threads keep per chain. */
 void drift_oracle_release(drift_chain *c);
 
+/* The chain's estimator's part of its checkpoint (svrg: the snapshot;
+ * saga, tmu: the table), saved or restored after the preconditioner's;
+ * nothing under plain and cv. */
+int drift_oracle_estimator_ckpt(drift_chain *c);
+
 /* For the engine's mode search (mode.c): the GLM scalars s_i and terms
  * l_i = log p(row_i | theta) of rows[n] at theta, with the model's sign
  * (grad l_i = s_i x_i); counted n, and checked against the budget of setup

@@ -160,6 +160,7 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     const drift_model *m = cfg->model;
     memset(c, 0, sizeof *c);
     c->cfg = cfg;
+    c->est.kind = (drift_gradient)cfg->gradient;
     c->model = m;
     c->id = id;
     c->d = m->dim;
@@ -914,7 +915,8 @@ static int tune_step_size(drift_chain *c, long param)
          * every step size worth taking). */
         int cv_would = !run->cv.ready && c->N > 0 &&
                        !(s->flags & (DRIFT_SAMPLER_FULL_DATA |
-                                     DRIFT_SAMPLER_OWN_ESTIMATES));
+                                     DRIFT_SAMPLER_OWN_ESTIMATES |
+                                     DRIFT_SAMPLER_PICKS_ESTIMATOR));
         char warn[800];
         snprintf(warn, sizeof warn,
                  "no pilot of %s came near the target: the best KSD, %.3g "
@@ -1597,7 +1599,8 @@ static int check_given_step(drift_chain *c, long param)
                  cfg->hp[param] / 2, r.var_ratio, r.var_se, r.mean_shift,
                  cfg->hp[param], r.stein, r.stein_se, hp->name, hp->name,
                  cfg->gradient == DRIFT_GRADIENT_CV ||
-                         (s->flags & DRIFT_SAMPLER_OWN_ESTIMATES)
+                         (s->flags & (DRIFT_SAMPLER_OWN_ESTIMATES |
+                                      DRIFT_SAMPLER_PICKS_ESTIMATOR))
                      ? ""
                      : ", and try --gradient cv");
     } else if (checked) {
@@ -2258,6 +2261,12 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                                  "--gradient cv (or pick a minibatch "
                                  "sampler such as sgld or sghmc)",
                                  s->name);
+        if (s->flags & DRIFT_SAMPLER_PICKS_ESTIMATOR)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient cv: sampler %s stands for its "
+                                 "own estimator; drop --gradient cv, or run "
+                                 "sgld --gradient cv",
+                                 s->name);
         if (s->flags & DRIFT_SAMPLER_OWN_ESTIMATES)
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient cv: sampler %s builds its own "
@@ -2291,6 +2300,13 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         const char *name = cfg->gradient == DRIFT_GRADIENT_SVRG   ? "svrg"
                            : cfg->gradient == DRIFT_GRADIENT_SAGA ? "saga"
                                                                   : "tmu";
+        if (s->flags & DRIFT_SAMPLER_PICKS_ESTIMATOR)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--gradient %s: sampler %s stands for its "
+                                 "own estimator; drop --gradient, or run "
+                                 "sgld --gradient %s for Langevin steps "
+                                 "over %s",
+                                 name, s->name, name, name);
         if (s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_OWN_ESTIMATES))
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient %s: sampler %s does not use the "
@@ -2317,12 +2333,6 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                                  "--gradient %s under mpirun: its snapshots "
                                  "are kept in one process; drop it, or run "
                                  "without mpirun",
-                                 name);
-        if (cfg->ckpt_dir || cfg->resume)
-            return drift_err_set(e, DRIFT_EINVAL,
-                                 "--gradient %s with --checkpoint-every: the "
-                                 "estimator's snapshots are not "
-                                 "checkpointed; drop one of them (cv is)",
                                  name);
     }
     if (cfg->init_mode == DRIFT_INIT_MODE &&
