@@ -1499,11 +1499,13 @@ static int plan_continuous(drift_chain *c)
                  "its allowance: the autocorrelation time (and so the run's "
                  "length) may be underestimated; check ESS in the summary",
                  s->name, BIASCHECK_PILOT_ESS);
-    else if (capped)
-        cap_warning(warn, sizeof warn, s->name, "segments", tau, ess,
-                    cfg->plan.max_passes, pc->iters);
     if (warn[0])
         plan_warn(run, warn);
+    if (capped && !pl.unstable && isfinite(tau)) {
+        cap_warning(warn, sizeof warn, s->name, "segments", tau, ess,
+                    cfg->plan.max_passes, pc->iters);
+        plan_warn(run, warn);
+    }
 out:
     plan_scratch_free(&ps);
     return rc || c->failed ? -1 : 0;
