@@ -131,7 +131,8 @@ static void test_syntax_errors(void **state)
            "      |             ^\n");
     golden("paramm { w : real }\n",
            "m.drift:1:1: error: expected a block (data, rows, param, prior, "
-           "datum, derived or generated), found 'paramm' (did you mean "
+           "datum, derived, generated, transformed or functions), found "
+           "'paramm' (did you mean "
            "'param'?)\n"
            "    1 | paramm { w : real }\n"
            "      | ^~~~~~\n");
@@ -174,10 +175,11 @@ static void test_stan_spellings(void **state)
            "      |          ^~\n");
     golden("parameters { real mu; }\n",
            "m.drift:1:1: error: expected a block (data, rows, param, prior, "
-           "datum, derived or generated), found 'parameters'; 'parameters' is "
-           "a Stan block: a Stan program runs as it is from a file named "
-           "NAME.stan, and drift's own blocks are data, rows, param, prior, "
-           "datum, derived and generated\n"
+           "datum, derived, generated, transformed or functions), found "
+           "'parameters'; 'parameters' is a Stan block: a Stan program runs "
+           "as it is from a file named NAME.stan, and drift's own blocks are "
+           "data, rows, param, prior, datum, derived, generated, transformed "
+           "and functions\n"
            "    1 | parameters { real mu; }\n"
            "      | ^~~~~~~~~~\n");
     golden("param { mu : real }\ngenerated quantities { }\n",

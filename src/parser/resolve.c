@@ -28,14 +28,16 @@ static void error_oom(resolver *r)
     r->errors++;
 }
 
-/* The symbol visible under name from the current block, or NULL. */
 /* Whether a local of block `home` is visible from the current block:
- * its own block's, and the derived block's from every statement block. */
+ * its own block's, the transformed block's from every statement block,
+ * and the derived block's from every statement block but transformed. */
 static int local_visible(const resolver *r, drift_block_kind home)
 {
+    int stmts = !r->in_decl && r->block >= DRIFT_BLOCK_PRIOR;
     return home == r->block ||
-           (home == DRIFT_BLOCK_DERIVED && !r->in_decl &&
-            r->block >= DRIFT_BLOCK_PRIOR);
+           (home == DRIFT_BLOCK_TRANSFORMED && stmts) ||
+           (home == DRIFT_BLOCK_DERIVED && stmts &&
+            r->block != DRIFT_BLOCK_TRANSFORMED);
 }
 
 static drift_sym *lookup(resolver *r, const char *name)
@@ -135,6 +137,15 @@ static void resolve_name(resolver *r, drift_expr *e)
         r->errors++;
         return;
     }
+    if (s->kind == DRIFT_SYM_PARAM && r->block == DRIFT_BLOCK_TRANSFORMED) {
+        drift_diag_error(r->d, r->p->src, e->loc,
+                         "'%s' is a parameter: the transformed block holds "
+                         "values of the data alone, computed once (a value "
+                         "of the parameters belongs in derived)",
+                         e->name);
+        r->errors++;
+        return;
+    }
     if (s->kind == DRIFT_SYM_PARAM && r->in_decl) {
         drift_diag_error(r->d, r->p->src, e->loc,
                          "'%s' is a parameter and cannot appear in a "
@@ -188,6 +199,16 @@ static int resolve_rng(resolver *r, drift_expr *e)
         drift_diag_error(r->d, r->p->src, e->name_loc,
                          "unknown distribution '%s' in '%s'%s", base,
                          e->name, hint);
+        r->errors++;
+        return 1;
+    }
+    if (r->block == DRIFT_BLOCK_TRANSFORMED) {
+        drift_diag_error(r->d, r->p->src, e->name_loc,
+                         "%s draws at random: the transformed block is "
+                         "computed once from the data alone, without "
+                         "random draws (draw in the generated block, or "
+                         "pass the values in as data)",
+                         e->name);
         r->errors++;
         return 1;
     }
@@ -451,7 +472,8 @@ static void resolve_stmts(resolver *r, drift_block *b)
     r->block = b->kind;
     for (drift_stmt *st = b->stmts; st; st = st->next) {
         if (st->kind != DRIFT_S_LET && (b->kind == DRIFT_BLOCK_DERIVED ||
-                                        b->kind == DRIFT_BLOCK_GENERATED)) {
+                                        b->kind == DRIFT_BLOCK_GENERATED ||
+                                        b->kind == DRIFT_BLOCK_TRANSFORMED)) {
             drift_diag_error(r->d, r->p->src, st->loc,
                              "the %s block holds named values (name = "
                              "expression); '%s' belongs in prior or datum",
@@ -561,9 +583,10 @@ size_t drift_resolve(drift_program *p, drift_diag *d)
         for (drift_decl *dc = b->decls; dc; dc = dc->next)
             resolve_type(&r, dc->type);
     }
-    /* derived first: its names are visible in every later block. */
+    /* transformed and derived first: their names are visible in every
+     * later block. */
     static const drift_block_kind order[] = {
-        DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM,
+        DRIFT_BLOCK_TRANSFORMED, DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM,
         DRIFT_BLOCK_GENERATED};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         if (p->block[order[k]])

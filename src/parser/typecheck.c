@@ -1605,6 +1605,45 @@ static void check_block(checker *c, drift_block *b)
     }
 }
 
+/* An unsized function type as written: "vector", "array[,] real". */
+static const char *ftype_name(const drift_ftype *t, char *buf, size_t cap)
+{
+    static const char *const kinds[] = {"?", "int", "real", "vector",
+                                        "matrix", "sparse_vector"};
+    const char *k = (unsigned)t->kind < 6 ? kinds[t->kind] : "?";
+    if (t->n_arr)
+        snprintf(buf, cap, "array[%s] %s", t->n_arr == 2 ? "," : "", k);
+    else
+        snprintf(buf, cap, "%s", k);
+    return buf;
+}
+
+/* The arguments and values of inlined user functions (funcs.c) against
+ * the types the functions declare; an int is accepted for a real. */
+static void check_fcalls(checker *c)
+{
+    for (const drift_fcheck *k = c->p->fchecks; k; k = k->next) {
+        const drift_type *t = k->value ? &k->value->type : NULL;
+        if (!t || t->kind == DRIFT_T_ERROR)
+            continue; /* unused, or an error already reported */
+        const drift_ftype *want = k->param ? &k->param->type : &k->f->ret;
+        if (t->n_arr == want->n_arr &&
+            (t->kind == want->kind ||
+             (want->kind == DRIFT_T_REAL && t->kind == DRIFT_T_INT)))
+            continue;
+        char got[TYPE_TEXT], w[64];
+        if (k->param)
+            error(c, k->value->loc,
+                  "argument '%s' of '%s' is %s, but '%s' declares it %s",
+                  k->param->name, k->f->name, tname(t, got), k->f->name,
+                  ftype_name(want, w, sizeof w));
+        else
+            error(c, k->call_loc, "'%s' returns %s, but is declared to "
+                                  "return %s",
+                  k->f->name, tname(t, got), ftype_name(want, w, sizeof w));
+    }
+}
+
 size_t drift_typecheck(drift_program *p, drift_diag *d)
 {
     checker c = {p, d, 0};
@@ -1624,11 +1663,12 @@ size_t drift_typecheck(drift_program *p, drift_diag *d)
               "e.g. param { w : vector[D] }");
     }
     static const drift_block_kind order[] = {
-        DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM,
-        DRIFT_BLOCK_GENERATED};
+        DRIFT_BLOCK_TRANSFORMED, DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR,
+        DRIFT_BLOCK_DATUM, DRIFT_BLOCK_GENERATED};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         if (p->block[order[k]])
             check_block(&c, p->block[order[k]]);
+    check_fcalls(&c);
     return c.errors;
 }
 

@@ -2576,6 +2576,11 @@ drift_graph *drift_lower_program(drift_program *p,
     drift_block *datum = p->block[DRIFT_BLOCK_DATUM];
     drift_block *derived = p->block[DRIFT_BLOCK_DERIVED];
     drift_block *generated = p->block[DRIFT_BLOCK_GENERATED];
+    drift_block *transformed = p->block[DRIFT_BLOCK_TRANSFORMED];
+    /* Values of the data alone: folded into constants here, once. */
+    if (!b.errors && transformed)
+        for (drift_stmt *st = transformed->stmts; st; st = st->next)
+            build_stmt(&b, st, 0);
     if (!b.errors && derived)
         for (drift_stmt *st = derived->stmts; st; st = st->next)
             build_stmt(&b, st, 0);
