@@ -626,6 +626,155 @@ static void test_derived_generated_blocks(void **state)
            "      |                                    ^~~~~~~~~~~\n");
 }
 
+/* The functions block: definitions in both forms, calls from every
+ * block, user densities after '~'; recursion, free names and wrong
+ * types refused where they are written. */
+static void test_functions(void **state)
+{
+    (void)state;
+    parses("functions {\n"
+           "  sq(x : real) : real = x * x\n"
+           "  lin(a : real, v : vector, M : matrix) : vector {\n"
+           "    t = sq(a)\n"
+           "    return t * v + M * v;\n"
+           "  }\n"
+           "  second(z : array[] real, k : int) : real = z[2] * k\n"
+           "  pairs(z : array[,] real) : real = z[1, 2]\n"
+           "  half_lpdf(y : real, s : real) : real = normal_lpdf(y | 0, s)\n"
+           "  cnt_lpmf(k : int, l : real) : real = poisson_lpmf(k | l)\n"
+           "}\n"
+           "data  { zs : array[3] real  zz : array[2, 2] real  M : matrix[2, 2] }\n"
+           "rows  { y : real  k : int }\n"
+           "param { a : real<lower=0>  v : vector[2] }\n"
+           "derived { w = lin(a, v, M) }\n"
+           "prior { a ~ half(second(zs, 2))  v ~ normal(0, pairs(zz)) }\n"
+           "datum { y ~ normal(sum(w), 1)  k ~ cnt(sq(a))\n"
+           "        target += half_lpdf(y | a) + cnt_lupmf(k | a) }\n"
+           "generated { r = normal_rng(0, a)  s = sq(r) }\n");
+    golden("functions {\n"
+           "  f(x : real) : real = 2 * g(x)\n"
+           "  g(x : real) : real {\n"
+           "    h = f(x) + 1\n"
+           "    return h\n"
+           "  }\n"
+           "  r(n : real) : real = n > 0 ? r(n - 1) : 0\n"
+           "}\n"
+           "param { a : real }\n"
+           "prior { a ~ normal(f(1), 1) }\n",
+           "m.drift:4:9: error: 'f' calls itself through other functions (f "
+           "-> g -> f): recursive functions are not supported (drift inlines "
+           "every call)\n"
+           "    4 |     h = f(x) + 1\n"
+           "      |         ^~~~\n"
+           "m.drift:7:32: error: 'r' calls itself: recursive functions are not "
+           "supported (drift inlines every call)\n"
+           "    7 |   r(n : real) : real = n > 0 ? r(n - 1) : 0\n"
+           "      |                                ^~~~~~~~\n");
+    golden("functions {\n"
+           "  f(x : real, x : vector) : real = x + w\n"
+           "  normal_lpdf(y : real) : real = y\n"
+           "  g() : vector {\n"
+           "    a ~ normal(0, 1)\n"
+           "    return 1\n"
+           "  }\n"
+           "  bad_lpdf(y : real) : vector = y\n"
+           "}\n"
+           "param { a : real }\n"
+           "prior { a ~ normal(0, 1) }\n",
+           "m.drift:2:15: error: 'x' names two parameters of 'f'\n"
+           "    2 |   f(x : real, x : vector) : real = x + w\n"
+           "      |               ^\n"
+           "m.drift:3:3: error: 'normal_lpdf' is one of drift's own functions "
+           "or distributions: a function needs a new name\n"
+           "    3 |   normal_lpdf(y : real) : real = y\n"
+           "      |   ^~~~~~~~~~~\n"
+           "m.drift:5:5: error: a function's body holds named values (name = "
+           "expression) and ends in return; '~' belongs in prior or datum\n"
+           "    5 |     a ~ normal(0, 1)\n"
+           "      |     ^~~~~~~~~~~~~~~~\n"
+           "m.drift:8:24: error: the density 'bad_lpdf' returns a log density: "
+           "its type is real\n"
+           "    8 |   bad_lpdf(y : real) : vector = y\n"
+           "      |                        ^~~~~~\n"
+           "m.drift:2:40: error: 'w' is not a parameter or local of 'f': a "
+           "function sees only its arguments (pass 'w' in)\n"
+           "    2 |   f(x : real, x : vector) : real = x + w\n"
+           "      |                                        ^\n");
+    golden("functions {\n"
+           "  f(x : vector) : real = sum(x)\n"
+           "  g(x : real) : vector = x\n"
+           "}\n"
+           "param { a : real }\n"
+           "prior { a ~ normal(f(a), 1)  target += g(a) + f(a, a) }\n",
+           "m.drift:6:47: error: 'f' takes 1 argument, given 2\n"
+           "    6 | prior { a ~ normal(f(a), 1)  target += g(a) + f(a, a) }\n"
+           "      |                                               ^~~~~~~\n");
+    golden("functions {\n"
+           "  f(x : vector) : real = sum(x)\n"
+           "  g(x : real) : vector = x\n"
+           "}\n"
+           "param { a : real }\n"
+           "prior { a ~ normal(f(a), 1)  target += g(a) }\n",
+           "m.drift:6:40: error: 'g' returns real, but is declared to return "
+           "vector\n"
+           "    6 | prior { a ~ normal(f(a), 1)  target += g(a) }\n"
+           "      |                                        ^~~~\n"
+           "m.drift:6:22: error: argument 'x' of 'f' is real, but 'f' declares "
+           "it vector\n"
+           "    6 | prior { a ~ normal(f(a), 1)  target += g(a) }\n"
+           "      |                      ^\n");
+}
+
+/* The transformed block: values of the data alone, visible from every
+ * later block. */
+static void test_transformed_block(void **state)
+{
+    (void)state;
+    parses("data  { xs : vector[3] }\n"
+           "rows  { y : real }\n"
+           "param { a : real }\n"
+           "transformed { m = mean(xs)  s = sd(xs)  c = (xs - m) / s }\n"
+           "derived { d = a * s }\n"
+           "prior { a ~ normal(m, s) }\n"
+           "datum { y ~ normal(a + sum(c), 1) }\n"
+           "generated { g = m + d }\n");
+    golden("data { xs : vector[3] }\n"
+           "rows { y : real }\n"
+           "param { a : real }\n"
+           "derived { d = 2 * a }\n"
+           "transformed { m = mean(xs)  u = y + d  v = a\n"
+           "              z = normal_rng(0, 1)  target += m }\n"
+           "prior { a ~ normal(m, 1) }\n",
+           "m.drift:5:33: error: 'y' is a rows variable (one value per datum): "
+           "it can only be used in the datum and generated blocks\n"
+           "    5 | transformed { m = mean(xs)  u = y + d  v = a\n"
+           "      |                                 ^\n"
+           "m.drift:5:37: error: unknown name 'd'\n"
+           "    5 | transformed { m = mean(xs)  u = y + d  v = a\n"
+           "      |                                     ^\n"
+           "m.drift:5:44: error: 'a' is a parameter: the transformed block "
+           "holds values of the data alone, computed once (a value of the "
+           "parameters belongs in derived)\n"
+           "    5 | transformed { m = mean(xs)  u = y + d  v = a\n"
+           "      |                                            ^\n"
+           "m.drift:6:19: error: normal_rng draws at random: the transformed "
+           "block is computed once from the data alone, without random draws "
+           "(draw in the generated block, or pass the values in as data)\n"
+           "    6 |               z = normal_rng(0, 1)  target += m }\n"
+           "      |                   ^~~~~~~~~~\n"
+           "m.drift:6:37: error: the transformed block holds named values (name "
+           "= expression); 'target +=' belongs in prior or datum\n"
+           "    6 |               z = normal_rng(0, 1)  target += m }\n"
+           "      |                                     ^~~~~~~~~~~\n");
+    /* Stan's two words are answered with drift's block. */
+    golden("param { a : real }\ntransformed data { m = 1 }\n",
+           "m.drift:2:13: error: expected '{', found 'data'; Stan's "
+           "'transformed data' is drift's 'transformed { name = value }', "
+           "Stan's 'transformed parameters' drift's 'derived'\n"
+           "    2 | transformed data { m = 1 }\n"
+           "      |             ^~~~\n");
+}
+
 static void test_depth_limit(void **state)
 {
     (void)state;
@@ -674,6 +823,8 @@ int main(void)
         cmocka_unit_test(test_structured_types),
         cmocka_unit_test(test_expressions_16),
         cmocka_unit_test(test_derived_generated_blocks),
+        cmocka_unit_test(test_functions),
+        cmocka_unit_test(test_transformed_block),
         cmocka_unit_test(test_depth_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
