@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "engine/lang/lang_model.h"
 #include "harness.h"
 #include "langtest.h"
 
@@ -351,6 +352,56 @@ static void test_transformed(void **state)
     lt_close(&lh);
 }
 
+/* Reductions over the rows in the transformed block: computed once from
+ * every row (x = 2, 3, 7, 1.5: mean 3.375, sd 2.4958298553119898, as
+ * numpy's mean and std(ddof=1)), the model the same as with those values
+ * given as data; a model of held-out rows opened with the training model
+ * keeps the training values. */
+static void test_transformed_over_rows(void **state)
+{
+    (void)state;
+    const char *tr =
+        "rows  { y : real  x : real }\n"
+        "param { a : real  b : real  s : real<lower=0> }\n"
+        "transformed { mx = mean(x)  sx = sd(x) }\n"
+        "prior { a ~ normal(0, 1)  b ~ normal(0, 1)  s ~ gamma(2, 2) }\n"
+        "datum { y ~ normal(a + b * (x - mx) / sx, s) }\n";
+    const char *twin =
+        "data  { mx : real  sx : real }\n"
+        "rows  { y : real  x : real }\n"
+        "param { a : real  b : real  s : real<lower=0> }\n"
+        "prior { a ~ normal(0, 1)  b ~ normal(0, 1)  s ~ gamma(2, 2) }\n"
+        "datum { y ~ normal(a + b * (x - mx) / sx, s) }\n";
+    const char *rows = "csv:y,x\n1,2\n2,3\n3,7\n2,1.5\n";
+    const char *test = "y,x\n0.5,20\n-1,30\n";
+    const char *vals = "json:{\"mx\": 3.375, \"sx\": 2.4958298553119898}";
+    const char *d1[] = {rows, NULL}, *d2[] = {rows, vals, NULL};
+    lt_model lf, lh;
+    lt_open_ok(&lf, tr, d1, NULL, 0);
+    lt_open_ok(&lh, twin, d2, NULL, 0);
+    same_density(&lf.m, &lh.m, 4);
+    lt_close(&lh);
+    /* The held-out rows, with the training rows' mean and sd. */
+    char *tpath = th_write_text(test, ".csv");
+    const char *tfiles[] = {tpath, NULL};
+    drift_lang_spec spec = {.path = lf.paths[0], .data = tfiles,
+                            .reductions_from = &lf.m};
+    drift_model ht;
+    drift_err e = {{0}};
+    if (drift_lang_open(&spec, &ht, &e))
+        fail_msg("%s", e.msg);
+    char tcsv[64];
+    snprintf(tcsv, sizeof tcsv, "csv:%s", test);
+    const char *d3[] = {tcsv, vals, NULL};
+    lt_open_ok(&lh, twin, d3, NULL, 0);
+    same_density(&ht, &lh.m, 3);
+    ht.free(ht.self);
+    lt_close(&lh);
+    unlink(tpath);
+    free(tpath);
+    lt_close(&lf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -360,6 +411,7 @@ int main(void)
         cmocka_unit_test(test_derived_generated),
         cmocka_unit_test(test_user_functions),
         cmocka_unit_test(test_transformed),
+        cmocka_unit_test(test_transformed_over_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -745,8 +745,10 @@ static void test_transformed_block(void **state)
            "transformed { m = mean(xs)  u = y + d  v = a\n"
            "              z = normal_rng(0, 1)  target += m }\n"
            "prior { a ~ normal(m, 1) }\n",
-           "m.drift:5:33: error: 'y' is a rows variable (one value per datum): "
-           "it can only be used in the datum and generated blocks\n"
+           "m.drift:5:33: error: 'y' is a rows variable: in the transformed "
+           "block it may appear only inside a reduction over the rows (mean, "
+           "sd, variance, sum, min or max of a per-row value), which gives "
+           "one value; a value per row belongs in datum (name = ...)\n"
            "    5 | transformed { m = mean(xs)  u = y + d  v = a\n"
            "      |                                 ^\n"
            "m.drift:5:37: error: unknown name 'd'\n"
@@ -766,6 +768,32 @@ static void test_transformed_block(void **state)
            "= expression); 'target +=' belongs in prior or datum\n"
            "    6 |               z = normal_rng(0, 1)  target += m }\n"
            "      |                                     ^~~~~~~~~~~\n");
+    /* Reductions over the rows: a per-row real or int, reduced. */
+    parses("rows  { y : real  x : real  k : int }\n"
+           "param { a : real }\n"
+           "transformed { mx = mean(x)  sx = 2 * sd(log(x))  n1 = sum(k)\n"
+           "              z = mean((x - mean(x)) / sd(x))  v = variance(x * k)\n"
+           "              lo = min(x)  hi = max(x) }\n"
+           "prior { a ~ normal(0, 1) }\n"
+           "datum { y ~ normal(a * (x - mx) / sx, hi - lo) }\n");
+    golden("rows  { v : vector[2] }\n"
+           "param { a : real }\n"
+           "transformed { m = mean(v)  e = exp(v) }\n"
+           "prior { a ~ normal(m, 1) }\n",
+           "m.drift:3:36: error: 'v' is a rows variable: in the transformed "
+           "block it may appear only inside a reduction over the rows (mean, "
+           "sd, variance, sum, min or max of a per-row value), which gives "
+           "one value; a value per row belongs in datum (name = ...)\n"
+           "    3 | transformed { m = mean(v)  e = exp(v) }\n"
+           "      |                                    ^\n");
+    golden("rows  { v : vector[2] }\n"
+           "param { a : real }\n"
+           "transformed { m = mean(v) }\n"
+           "prior { a ~ normal(m, 1) }\n",
+           "m.drift:3:24: error: mean over the rows takes one real or int per "
+           "row, given vector[2] per row\n"
+           "    3 | transformed { m = mean(v) }\n"
+           "      |                        ^\n");
     /* Stan's two words are answered with drift's block. */
     golden("param { a : real }\ntransformed data { m = 1 }\n",
            "m.drift:2:13: error: expected '{', found 'data'; Stan's "

@@ -118,6 +118,9 @@ typedef struct drift_expr {
     int depth;                  /* nesting depth (see parse.h) */
 
     /* filled by resolve.c */
+    int over_rows;                      /* CALL in the transformed block:
+                                           a reduction of a per-row value
+                                           over every row (mean(x)) */
     struct drift_sym *sym;              /* NAME */
     const struct drift_builtin *fn;     /* CALL */
     const struct drift_dist *dist;      /* CALL of name_lpdf(y | ...) */

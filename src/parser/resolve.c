@@ -17,6 +17,8 @@ typedef struct resolver {
     size_t errors;
     drift_block_kind block;     /* the block being resolved */
     int in_decl;                /* resolving a type (sizes, bounds) */
+    int in_reduce;              /* inside a reduction over the rows */
+    size_t rows_seen;           /* rows variables it read */
     int oom;
 } resolver;
 
@@ -121,8 +123,22 @@ static void resolve_name(resolver *r, drift_expr *e)
         r->errors++;
         return;
     }
-    if (s->kind == DRIFT_SYM_ROWS && r->block != DRIFT_BLOCK_DATUM &&
-        r->block != DRIFT_BLOCK_GENERATED) {
+    if (s->kind == DRIFT_SYM_ROWS && r->block == DRIFT_BLOCK_TRANSFORMED &&
+        r->in_reduce && !r->in_decl) {
+        r->rows_seen++;
+    } else if (s->kind == DRIFT_SYM_ROWS &&
+               r->block == DRIFT_BLOCK_TRANSFORMED && !r->in_decl) {
+        drift_diag_error(r->d, r->p->src, e->loc,
+                         "'%s' is a rows variable: in the transformed block "
+                         "it may appear only inside a reduction over the "
+                         "rows (mean, sd, variance, sum, min or max of a "
+                         "per-row value), which gives one value; a value "
+                         "per row belongs in datum (name = ...)",
+                         e->name);
+        r->errors++;
+        return;
+    } else if (s->kind == DRIFT_SYM_ROWS && r->block != DRIFT_BLOCK_DATUM &&
+               r->block != DRIFT_BLOCK_GENERATED) {
         if (r->in_decl)
             drift_diag_error(r->d, r->p->src, e->loc,
                              "'%s' is a rows variable (one value per datum) "
@@ -379,6 +395,20 @@ static void resolve_call(resolver *r, drift_expr *e)
     r->errors++;
 }
 
+/* The reductions that may run over the rows in the transformed block:
+ * one argument, a value per row. */
+static int reduces(const drift_expr *e)
+{
+    static const char *const names[] = {"mean", "sd",  "variance",
+                                        "sum",  "min", "max"};
+    if (e->n_args != 1 || e->bar)
+        return 0;
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(e->name, names[k]))
+            return 1;
+    return 0;
+}
+
 static void resolve_expr(resolver *r, drift_expr *e)
 {
     switch (e->kind) {
@@ -388,7 +418,18 @@ static void resolve_expr(resolver *r, drift_expr *e)
         resolve_name(r, e);
         break;
     case DRIFT_E_CALL:
-        resolve_call(r, e);
+        if (r->block == DRIFT_BLOCK_TRANSFORMED && reduces(e)) {
+            /* Over the rows when its argument reads a rows variable. */
+            size_t before = r->rows_seen;
+            r->in_reduce++;
+            resolve_call(r, e);
+            r->in_reduce--;
+            e->over_rows = r->rows_seen > before;
+            if (!r->in_reduce)
+                r->rows_seen = before;
+        } else {
+            resolve_call(r, e);
+        }
         break;
     case DRIFT_E_INDEX: {
         resolve_expr(r, e->a);

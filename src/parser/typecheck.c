@@ -1060,6 +1060,29 @@ static void check_rng(checker *c, drift_expr *e)
     }
 }
 
+/* mean(x), sd(x), ... over every row in the transformed block: the
+ * argument one real or int per row, the value one real of the data. */
+static void check_over_rows(checker *c, drift_expr *e)
+{
+    drift_expr *a = e->args;
+    check_expr(c, a);
+    e->type = scalar_type(DRIFT_T_REAL);
+    e->rows = e->param = 0;
+    if (a->type.kind == DRIFT_T_ERROR) {
+        e->type = scalar_type(DRIFT_T_ERROR);
+        return;
+    }
+    if (a->type.n_arr ||
+        (a->type.kind != DRIFT_T_REAL && a->type.kind != DRIFT_T_INT)) {
+        char t[TYPE_TEXT];
+        error(c, a->loc,
+              "%s over the rows takes one real or int per row, given %s "
+              "per row",
+              e->name, tname(&a->type, t));
+        e->type = scalar_type(DRIFT_T_ERROR);
+    }
+}
+
 static void check_call(checker *c, drift_expr *e)
 {
     e->type = scalar_type(DRIFT_T_ERROR);
@@ -1275,7 +1298,10 @@ static void check_expr(checker *c, drift_expr *e)
         check_index(c, e);
         return;
     case DRIFT_E_CALL:
-        check_call(c, e);
+        if (e->over_rows)
+            check_over_rows(c, e);
+        else
+            check_call(c, e);
         return;
     }
 }

@@ -503,9 +503,16 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
         goto fail;
     }
     m->ld->check_mapped = spec->check_every_row;
+    if (spec->reductions_from) {
+        const lang_model *t = spec->reductions_from->self;
+        m->ld->reductions = t->g->reductions;
+        m->ld->n_reductions = t->g->n_reductions;
+    }
     if (drift_langdata_bind_values(m->prog, m->ld, placeholder, &diag))
         goto fail;
     m->g = drift_lower_program(m->prog, m->ld, &diag);
+    m->ld->reductions = NULL; /* borrowed for the build only */
+    m->ld->n_reductions = 0;
     if (!m->g)
         goto fail;
     if (make_names(m)) {
