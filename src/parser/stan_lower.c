@@ -66,6 +66,8 @@ typedef struct lower {
     int oom;
     dlist data, rows, params;
     slist prior, datum, derived, generated;
+    slist transformed;      /* reductions over the rows (mean(x)) */
+    int n_reduced;
     /* symbolic execution */
     drift_expr *cond;       /* the condition of the enclosing if branches */
     const stan_stmt *funcs; /* user functions, inlined where called */
@@ -861,6 +863,51 @@ static drift_expr *stack_scalars(lower *L, drift_loc loc, const tr *el,
     return acc;
 }
 
+static int mentions_param(lower *L, const drift_expr *e);
+static void add_stmt(lower *L, slist *sl, drift_stmt *st);
+
+/* The reductions drift's transformed block computes over every row. */
+static int row_reduction(const char *f)
+{
+    static const char *const names[] = {"mean", "sd",  "variance",
+                                        "sum",  "min", "max"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(f, names[k]))
+            return 1;
+    return 0;
+}
+
+/* f(arg) over the rows (arg a per-row value of the data) as a name of
+ * drift's transformed block, the same reduction once: mean_x__ (Stan
+ * reserves names ending in "__", so none of the program's clashes). */
+static drift_expr *reduce_once(lower *L, drift_loc loc, const char *f,
+                               drift_expr *arg)
+{
+    for (drift_stmt *st = L->transformed.first; st; st = st->next)
+        if (!strcmp(st->value->name, f) && same_expr(st->value->args, arg))
+            return mk_name(L, loc, st->name);
+    char nm[160];
+    if (arg->kind == DRIFT_E_NAME)
+        snprintf(nm, sizeof nm, "%s_%s__", f, arg->name);
+    else
+        snprintf(nm, sizeof nm, "%s_%d__", f, ++L->n_reduced);
+    drift_expr *a = need(L, drift_arena_alloc(L->A, sizeof *a));
+    drift_stmt *st = need(L, drift_arena_alloc(L->A, sizeof *st));
+    const char *name = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
+    if (!a || !st || !name)
+        return NULL;
+    *a = *arg;
+    a->next = NULL;
+    st->kind = DRIFT_S_LET;
+    st->loc = st->name_loc = loc;
+    st->name = name;
+    st->value = mk_call(L, loc, f, a, NULL);
+    if (!st->value)
+        return NULL;
+    add_stmt(L, &L->transformed, st);
+    return mk_name(L, loc, name);
+}
+
 static tr translate(lower *L, ctx *c, const drift_expr *e)
 {
     tr r = bad();
@@ -1003,6 +1050,21 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
         return r;
     }
     case DRIFT_E_CALL: {
+        if (!c->datum && L->rows_mode && e->n_args == 1 && !e->bar &&
+            row_reduction(e->name) && !mentions_param(L, e->args)) {
+            /* mean(y) of the rows' data outside a per-row term: the
+             * argument as one value per row, reduced once */
+            ctx w = {0};
+            w.datum = 1;
+            int failed = L->failed;
+            tr a = translate(L, &w, e->args);
+            if (!L->failed && a.rw && scalar(a.t)) {
+                r.e = reduce_once(L, e->loc, e->name, a.e);
+                r.t.base = B_REAL;
+                return r;
+            }
+            L->failed = failed; /* not over the rows: as any call */
+        }
         if (!strcmp(e->name, ":")) {
             fail(L, e->loc, "slices (a[i:j], a[:]) are not supported: index "
                             "single elements, or use head, tail or segment");
@@ -1240,11 +1302,28 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             r.rw = 1;
             return r;
         }
+        if (c->datum && !strcmp(f, "to_vector") && n == 1 && args[0].rw &&
+            scalar(args[0].t)) {
+            /* one element per row: the row's value */
+            r = args[0];
+            r.t.base = B_REAL;
+            return r;
+        }
         if (!strcmp(f, "to_vector") && n == 1 &&
             (args[0].t.base == B_VEC || args[0].t.base == B_ROWVEC) &&
             args[0].t.n_arr == 0) {
             r = args[0];
             r.t.base = B_VEC;
+            return r;
+        }
+        if (c->datum && n == 1 && args[0].rw && scalar(args[0].t) &&
+            row_reduction(f) && !mentions_param(L, args[0].e)) {
+            /* a value of the data over every row: computed once, in
+             * drift's transformed block */
+            r.e = reduce_once(L, e->loc, f, args[0].e);
+            r.t.base = B_REAL;
+            r.t.n_arr = 0;
+            r.rw = 0;
             return r;
         }
         if (any_rw && !elementwise(f) &&
@@ -2254,6 +2333,9 @@ size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
              L.data.first, NULL, &last);
     mk_block(&L, DRIFT_BLOCK_ROWS, sp->have[STAN_DATA] ? sp->block_loc[STAN_DATA] : at,
              L.rows.first, NULL, &last);
+    mk_block(&L, DRIFT_BLOCK_TRANSFORMED,
+             sp->have[STAN_TDATA] ? sp->block_loc[STAN_TDATA] : at, NULL,
+             L.transformed.first, &last);
     mk_block(&L, DRIFT_BLOCK_PARAM,
              sp->have[STAN_PARAMS] ? sp->block_loc[STAN_PARAMS] : at,
              L.params.first, NULL, &last);
