@@ -803,6 +803,42 @@ static void test_transformed_block(void **state)
            "      |             ^~~~\n");
 }
 
+/* Inlining copies bodies: calls of calls, and locals used twice, that
+ * would multiply a model past a bound are refused at the call. */
+static void test_function_limits(void **state)
+{
+    (void)state;
+    char text[4096];
+    size_t used = 0;
+    used += (size_t)snprintf(text + used, sizeof text - used,
+                             "functions {\n  f0(x : real) : real = x * 2\n");
+    for (int k = 1; k < 40; k++)
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "  f%d(x : real) : real = f%d(x) + f%d(x)\n",
+                                 k, k - 1, k - 1);
+    snprintf(text + used, sizeof text - used,
+             "}\nparam { a : real }\nprior { target += f39(a) }\n");
+    front f;
+    run_front(&f, text);
+    assert_int_equal(f.errors, 1);
+    assert_non_null(strstr(f.report, "error: inlining 'f"));
+    free_front(&f);
+    used = (size_t)snprintf(text, sizeof text,
+                            "functions {\n  f(x : real) : real {\n"
+                            "    h0 = x * 2\n");
+    for (int k = 1; k < 40; k++)
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "    h%d = h%d + h%d\n", k, k - 1, k - 1);
+    snprintf(text + used, sizeof text - used,
+             "    return h39\n  }\n}\nparam { a : real }\n"
+             "prior { target += f(a) }\n");
+    run_front(&f, text);
+    assert_int_equal(f.errors, 1);
+    assert_non_null(strstr(f.report, "m.drift:47:19: error: inlining 'f' "
+                                     "here makes the model larger than"));
+    free_front(&f);
+}
+
 static void test_depth_limit(void **state)
 {
     (void)state;
@@ -853,6 +889,7 @@ int main(void)
         cmocka_unit_test(test_derived_generated_blocks),
         cmocka_unit_test(test_functions),
         cmocka_unit_test(test_transformed_block),
+        cmocka_unit_test(test_function_limits),
         cmocka_unit_test(test_depth_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -36,7 +36,29 @@ typedef struct inliner {
     drift_diag *d;
     size_t errors;
     frame *top;
+    size_t n_inlined;       /* calls inlined so far */
+    size_t expanded;        /* nodes of their values, shared ones counted
+                               once per use */
 } inliner;
+
+/* Inlining copies a body per call, so calls of calls multiply, and a
+ * local used twice is its value twice to every later pass: a model that
+ * would need more than these is refused rather than built. */
+#define MAX_INLINED 100000
+#define MAX_EXPANDED 2000000
+
+/* The nodes of e as the later passes walk it (a shared node once per
+ * use), counted up to cap. */
+static void count_nodes(const drift_expr *e, size_t *n, size_t cap)
+{
+    if (!e || *n >= cap)
+        return;
+    (*n)++;
+    count_nodes(e->a, n, cap);
+    count_nodes(e->b, n, cap);
+    for (const drift_expr *a = e->args; a && *n < cap; a = a->next)
+        count_nodes(a, n, cap);
+}
 
 static void oom(inliner *in)
 {
@@ -370,6 +392,18 @@ static drift_expr *inline_call(drift_rewriter *rw, drift_expr *call)
     const drift_func *f = find_func(in->p, call->name);
     if (!f)
         return call;
+    if (++in->n_inlined > MAX_INLINED) {
+        if (in->n_inlined == MAX_INLINED + 1) {
+            drift_diag_error(in->d, in->p->src, call->loc,
+                             "inlining '%s' here makes more than %d copies "
+                             "of function bodies (calls of calls multiply "
+                             "them): compute shared values once, as a local "
+                             "or in the derived block, and pass them in",
+                             f->name, MAX_INLINED);
+            in->errors++;
+        }
+        return NULL;
+    }
     if (call->n_args != f->n_params) {
         drift_diag_error(in->d, in->p->src, call->loc,
                          "'%s' takes %zu argument%s, given %zu", f->name,
@@ -408,6 +442,21 @@ static drift_expr *inline_call(drift_rewriter *rw, drift_expr *call)
     in->top = fr.up;
     if (!r)
         return NULL;
+    size_t n = 0, left = MAX_EXPANDED - in->expanded;
+    count_nodes(r, &n, left + 1);
+    if (n > left) {
+        drift_diag_error(in->d, in->p->src, call->loc,
+                         "inlining '%s' here makes the model larger than "
+                         "%d nodes (a local used several times is copied "
+                         "into each use, and calls of calls multiply): "
+                         "compute shared values once, in the derived block, "
+                         "and pass them in",
+                         f->name, MAX_EXPANDED);
+        in->errors++;
+        in->expanded = MAX_EXPANDED;
+        return NULL;
+    }
+    in->expanded += n;
     /* The value stands where the call stood: messages about it point
      * there. */
     drift_expr *c = drift_arena_alloc(in->p->arena, sizeof *c);
