@@ -28,9 +28,48 @@ static const char *const data[] = {
     "csv:y,g,x.1,x.2\n1,1,1,0.5\n0,2,1,-1.5\n1,2,1,2.5\n0,1,1,0.1\n",
     "json:{\"s\": 2.5}", NULL};
 
+/* Every allocation of opening text's model failing in turn is reported
+ * as out of memory, never a crash or a model. */
+static void open_failures(const char *text, const char *const *d)
+{
+    drift_fail_alloc(0);
+    lt_model lm;
+    lt_open_ok(&lm, text, d, NULL, 0);
+    uint64_t count = drift_fail_alloc(0);
+    lt_close(&lm);
+    assert_true(count > 20);
+    for (uint64_t k = 1; k <= count; k++) {
+        drift_fail_alloc(k);
+        lt_open(&lm, text, d, NULL, 0);
+        drift_fail_alloc(0);
+        if (lm.rc == 0)
+            fail_msg("allocation %llu of %llu failed but the model opened",
+                     (unsigned long long)k, (unsigned long long)count);
+        if (!strstr(lm.summary, "out of memory") &&
+            !strstr(lm.report, "out of memory"))
+            fail_msg("allocation %llu: no 'out of memory' in '%s' / '%s'",
+                     (unsigned long long)k, lm.summary, lm.report);
+        lt_close(&lm);
+    }
+}
+
 static void test_allocation_failures(void **state)
 {
     (void)state;
+    /* User functions inlined and reductions over the rows too. */
+    static const char *const fdata[] = {"csv:y,x\n1,2\n2,3\n3,7\n", NULL};
+    open_failures("functions {\n"
+                  "  lin(a : real, b : real, x : real) : real {\n"
+                  "    t = b * x\n"
+                  "    return a + t\n"
+                  "  }\n"
+                  "}\n"
+                  "rows  { y : real  x : real }\n"
+                  "param { a : real  b : real }\n"
+                  "transformed { mx = mean(x)  sx = sd(log(x)) }\n"
+                  "prior { a ~ normal(mx, sx) }\n"
+                  "datum { y ~ normal(lin(a, b, x - mx), 1) }\n",
+                  fdata);
     drift_fail_alloc(0);
     lt_model lm;
     lt_open_ok(&lm, model, data, NULL, 0);

@@ -395,18 +395,11 @@ static void resolve_call(resolver *r, drift_expr *e)
     r->errors++;
 }
 
-/* The reductions that may run over the rows in the transformed block:
- * one argument, a value per row. */
+/* A reduction that may run over the rows in the transformed block: one
+ * argument, a value per row. */
 static int reduces(const drift_expr *e)
 {
-    static const char *const names[] = {"mean", "sd",  "variance",
-                                        "sum",  "min", "max"};
-    if (e->n_args != 1 || e->bar)
-        return 0;
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (!strcmp(e->name, names[k]))
-            return 1;
-    return 0;
+    return e->n_args == 1 && !e->bar && drift_builtin_reduces_rows(e->name);
 }
 
 static void resolve_expr(resolver *r, drift_expr *e)

@@ -866,17 +866,6 @@ static drift_expr *stack_scalars(lower *L, drift_loc loc, const tr *el,
 static int mentions_param(lower *L, const drift_expr *e);
 static void add_stmt(lower *L, slist *sl, drift_stmt *st);
 
-/* The reductions drift's transformed block computes over every row. */
-static int row_reduction(const char *f)
-{
-    static const char *const names[] = {"mean", "sd",  "variance",
-                                        "sum",  "min", "max"};
-    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
-        if (!strcmp(f, names[k]))
-            return 1;
-    return 0;
-}
-
 /* f(arg) over the rows (arg a per-row value of the data) as a name of
  * drift's transformed block, the same reduction once: mean_x__ (Stan
  * reserves names ending in "__", so none of the program's clashes). */
@@ -1051,7 +1040,7 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
     }
     case DRIFT_E_CALL: {
         if (!c->datum && L->rows_mode && e->n_args == 1 && !e->bar &&
-            row_reduction(e->name) && !mentions_param(L, e->args)) {
+            drift_builtin_reduces_rows(e->name) && !mentions_param(L, e->args)) {
             /* mean(y) of the rows' data outside a per-row term: the
              * argument as one value per row, reduced once */
             ctx w = {0};
@@ -1317,7 +1306,7 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             return r;
         }
         if (c->datum && n == 1 && args[0].rw && scalar(args[0].t) &&
-            row_reduction(f) && !mentions_param(L, args[0].e)) {
+            drift_builtin_reduces_rows(f) && !mentions_param(L, args[0].e)) {
             /* a value of the data over every row: computed once, in
              * drift's transformed block */
             r.e = reduce_once(L, e->loc, f, args[0].e);

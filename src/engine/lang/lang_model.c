@@ -716,6 +716,13 @@ void drift_lang_describe(const drift_model *mm, FILE *f)
     fprintf(f, "graph: %zu nodes (prior %zu, datum %zu evaluated per "
                "call)\n",
             total, np, nd);
+    const drift_block *tb = p->block[DRIFT_BLOCK_TRANSFORMED];
+    if (tb && tb->stmts) {
+        fprintf(f, "transformed (computed once, not written): ");
+        for (const drift_stmt *st = tb->stmts; st; st = st->next)
+            fprintf(f, "%s%s", st == tb->stmts ? "" : ", ", st->name);
+        fprintf(f, "\n");
+    }
     for (int derived = 1; derived >= 0; derived--) {
         int any_out = 0;
         for (size_t k = 0; k < g->n_gouts; k++) {
