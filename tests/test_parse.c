@@ -725,6 +725,20 @@ static void test_functions(void **state)
            "      |                      ^\n");
 }
 
+/* '|' after the first argument of a function that is not a density. */
+static void test_function_bar(void **state)
+{
+    (void)state;
+    golden("functions { f(x : real, y : real) : real = x + y }\n"
+           "param { a : real }\n"
+           "prior { target += f(a | 1) }\n",
+           "m.drift:3:19: error: '|' separates a density's outcome from its "
+           "arguments, and 'f' is not a density (a name ending in _lpdf or "
+           "_lpmf): separate its arguments with ','\n"
+           "    3 | prior { target += f(a | 1) }\n"
+           "      |                   ^~~~~~~~\n");
+}
+
 /* The transformed block: values of the data alone, visible from every
  * later block. */
 static void test_transformed_block(void **state)
@@ -888,6 +902,7 @@ int main(void)
         cmocka_unit_test(test_expressions_16),
         cmocka_unit_test(test_derived_generated_blocks),
         cmocka_unit_test(test_functions),
+        cmocka_unit_test(test_function_bar),
         cmocka_unit_test(test_transformed_block),
         cmocka_unit_test(test_function_limits),
         cmocka_unit_test(test_depth_limit),

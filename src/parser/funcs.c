@@ -404,6 +404,18 @@ static drift_expr *inline_call(drift_rewriter *rw, drift_expr *call)
         }
         return NULL;
     }
+    size_t len = strlen(f->name);
+    if (call->bar && !(len > 5 && (!strcmp(f->name + len - 5, "_lpdf") ||
+                                   !strcmp(f->name + len - 5, "_lpmf")))) {
+        drift_diag_error(in->d, in->p->src, call->loc,
+                         "'|' separates a density's outcome from its "
+                         "arguments, and '%s' is not a density (a name "
+                         "ending in _lpdf or _lpmf): separate its arguments "
+                         "with ','",
+                         f->name);
+        in->errors++;
+        return NULL;
+    }
     if (call->n_args != f->n_params) {
         drift_diag_error(in->d, in->p->src, call->loc,
                          "'%s' takes %zu argument%s, given %zu", f->name,
