@@ -285,6 +285,7 @@ static void test_transformed_not_written(void **state)
     assert_non_null(gb);
     assert_memory_equal(ga, gb, strcspn(gb, "\n"));
     assert_null(strstr(a.out, "derived:"));
+    assert_non_null(strstr(a.out, "transformed (not written): m, sd2, c, q\n"));
     th_cli_free(&a);
     th_cli_free(&b);
     unlink(out);

@@ -394,17 +394,18 @@ static void test_transformed(void **state)
 /* Reductions over the rows in the transformed block: computed once from
  * every row (x = 2, 3, 7, 1.5: mean 3.375, sd 2.4958298553119898, as
  * numpy's mean and std(ddof=1)), the model the same as with those values
- * given as data; a model of held-out rows opened with the training model
- * keeps the training values. */
+ * given as data, a per-row value (xc) the same as written in datum; a
+ * model of held-out rows opened with the training model keeps the
+ * training values. */
 static void test_transformed_over_rows(void **state)
 {
     (void)state;
     const char *tr =
         "rows  { y : real  x : real }\n"
         "param { a : real  b : real  s : real<lower=0> }\n"
-        "transformed { mx = mean(x)  sx = sd(x) }\n"
+        "transformed { mx = mean(x)  sx = sd(x)  xc = (x - mx) / sx }\n"
         "prior { a ~ normal(0, 1)  b ~ normal(0, 1)  s ~ gamma(2, 2) }\n"
-        "datum { y ~ normal(a + b * (x - mx) / sx, s) }\n";
+        "datum { y ~ normal(a + b * xc, s) }\n";
     const char *twin =
         "data  { mx : real  sx : real }\n"
         "rows  { y : real  x : real }\n"

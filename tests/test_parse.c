@@ -759,12 +759,6 @@ static void test_transformed_block(void **state)
            "transformed { m = mean(xs)  u = y + d  v = a\n"
            "              z = normal_rng(0, 1)  target += m }\n"
            "prior { a ~ normal(m, 1) }\n",
-           "m.drift:5:33: error: 'y' is a rows variable: in the transformed "
-           "block it may appear only inside a reduction over the rows (mean, "
-           "sd, variance, sum, min or max of a per-row value), which gives "
-           "one value; a value per row belongs in datum (name = ...)\n"
-           "    5 | transformed { m = mean(xs)  u = y + d  v = a\n"
-           "      |                                 ^\n"
            "m.drift:5:37: error: unknown name 'd'\n"
            "    5 | transformed { m = mean(xs)  u = y + d  v = a\n"
            "      |                                     ^\n"
@@ -790,16 +784,29 @@ static void test_transformed_block(void **state)
            "              lo = min(x)  hi = max(x) }\n"
            "prior { a ~ normal(0, 1) }\n"
            "datum { y ~ normal(a * (x - mx) / sx, hi - lo) }\n");
-    golden("rows  { v : vector[2] }\n"
+    /* A value per row (it reads rows variables outside a reduction):
+     * for datum and generated only. */
+    parses("rows  { y : real  x : real  v : vector[2] }\n"
            "param { a : real }\n"
-           "transformed { m = mean(v)  e = exp(v) }\n"
-           "prior { a ~ normal(m, 1) }\n",
-           "m.drift:3:36: error: 'v' is a rows variable: in the transformed "
-           "block it may appear only inside a reduction over the rows (mean, "
-           "sd, variance, sum, min or max of a per-row value), which gives "
-           "one value; a value per row belongs in datum (name = ...)\n"
-           "    3 | transformed { m = mean(v)  e = exp(v) }\n"
-           "      |                                    ^\n");
+           "transformed { xc = x - mean(x)  e = exp(v)  m = mean(xc * xc) }\n"
+           "prior { a ~ normal(m, 1) }\n"
+           "datum { y ~ normal(a * xc + sum(e), 1) }\n"
+           "generated { g = xc * a }\n");
+    golden("rows  { x : real }\n"
+           "param { a : real }\n"
+           "transformed { xc = x - mean(x) }\n"
+           "derived { d = a * xc }\n"
+           "prior { a ~ normal(xc, 1) }\n",
+           "m.drift:4:19: error: 'xc' is one value per row (it reads rows "
+           "variables): it can only be used in the datum and generated "
+           "blocks\n"
+           "    4 | derived { d = a * xc }\n"
+           "      |                   ^~\n"
+           "m.drift:5:20: error: 'xc' is one value per row (it reads rows "
+           "variables): it can only be used in the datum and generated "
+           "blocks\n"
+           "    5 | prior { a ~ normal(xc, 1) }\n"
+           "      |                    ^~\n");
     golden("rows  { v : vector[2] }\n"
            "param { a : real }\n"
            "transformed { m = mean(v) }\n"

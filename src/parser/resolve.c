@@ -19,6 +19,8 @@ typedef struct resolver {
     int in_decl;                /* resolving a type (sizes, bounds) */
     int in_reduce;              /* inside a reduction over the rows */
     size_t rows_seen;           /* rows variables it read */
+    size_t rows_outside;        /* rows variables read outside reductions
+                                   (a transformed value per row) */
     int oom;
 } resolver;
 
@@ -123,20 +125,27 @@ static void resolve_name(resolver *r, drift_expr *e)
         r->errors++;
         return;
     }
-    if (s->kind == DRIFT_SYM_ROWS && r->block == DRIFT_BLOCK_TRANSFORMED &&
-        r->in_reduce && !r->in_decl) {
-        r->rows_seen++;
-    } else if (s->kind == DRIFT_SYM_ROWS &&
-               r->block == DRIFT_BLOCK_TRANSFORMED && !r->in_decl) {
+    /* A transformed value that reads rows variables outside a reduction
+     * is one value per row. */
+    int per_row = s->kind == DRIFT_SYM_ROWS ||
+                  (s->kind == DRIFT_SYM_LOCAL &&
+                   s->block == DRIFT_BLOCK_TRANSFORMED && s->rows);
+    if (per_row && s->kind == DRIFT_SYM_LOCAL &&
+        r->block != DRIFT_BLOCK_TRANSFORMED && r->block != DRIFT_BLOCK_DATUM &&
+        r->block != DRIFT_BLOCK_GENERATED) {
         drift_diag_error(r->d, r->p->src, e->loc,
-                         "'%s' is a rows variable: in the transformed block "
-                         "it may appear only inside a reduction over the "
-                         "rows (mean, sd, variance, sum, min or max of a "
-                         "per-row value), which gives one value; a value "
-                         "per row belongs in datum (name = ...)",
+                         "'%s' is one value per row (it reads rows "
+                         "variables): it can only be used in the datum and "
+                         "generated blocks",
                          e->name);
         r->errors++;
         return;
+    }
+    if (per_row && r->block == DRIFT_BLOCK_TRANSFORMED && !r->in_decl) {
+        if (r->in_reduce)
+            r->rows_seen++;
+        else
+            r->rows_outside++;
     } else if (s->kind == DRIFT_SYM_ROWS && r->block != DRIFT_BLOCK_DATUM &&
                r->block != DRIFT_BLOCK_GENERATED) {
         if (r->in_decl)
@@ -544,6 +553,7 @@ static void resolve_stmts(resolver *r, drift_block *b)
             resolve_expr(r, st->value);
             break;
         case DRIFT_S_LET: {
+            r->rows_outside = 0;
             resolve_expr(r, st->value);
             drift_sym *old = lookup(r, st->name);
             if (old || !strcmp(st->name, "N")) {
@@ -565,6 +575,7 @@ static void resolve_stmts(resolver *r, drift_block *b)
             }
             s->let = st;
             s->block = b->kind;
+            s->rows = b->kind == DRIFT_BLOCK_TRANSFORMED && r->rows_outside;
             st->sym = s;
             break;
         }

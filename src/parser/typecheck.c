@@ -1610,14 +1610,16 @@ static void check_block(checker *c, drift_block *b)
                 st->value->type = scalar_type(DRIFT_T_ERROR);
             }
             if ((b->kind == DRIFT_BLOCK_DERIVED ||
-                 b->kind == DRIFT_BLOCK_GENERATED) &&
+                 b->kind == DRIFT_BLOCK_GENERATED ||
+                 b->kind == DRIFT_BLOCK_TRANSFORMED) &&
                 st->value->type.kind != DRIFT_T_ERROR &&
                 st->value->rows && st->value->type.n_arr) {
                 char t[TYPE_TEXT];
                 error(c, st->value->loc,
-                      "'%s' is %s per row: a per-row generated quantity is a "
-                      "scalar, vector or matrix",
-                      st->name, tname(&st->value->type, t));
+                      "'%s' is %s per row: a per-row %s value is a scalar, "
+                      "vector or matrix",
+                      st->name, tname(&st->value->type, t),
+                      drift_block_name(b->kind));
                 st->value->type = scalar_type(DRIFT_T_ERROR);
             }
             if (st->sym) {

@@ -718,9 +718,10 @@ void drift_lang_describe(const drift_model *mm, FILE *f)
             total, np, nd);
     const drift_block *tb = p->block[DRIFT_BLOCK_TRANSFORMED];
     if (tb && tb->stmts) {
-        fprintf(f, "transformed (computed once, not written): ");
+        fprintf(f, "transformed (not written): ");
         for (const drift_stmt *st = tb->stmts; st; st = st->next)
-            fprintf(f, "%s%s", st == tb->stmts ? "" : ", ", st->name);
+            fprintf(f, "%s%s%s", st == tb->stmts ? "" : ", ", st->name,
+                    st->sym && st->sym->rows ? " (per row)" : "");
         fprintf(f, "\n");
     }
     for (int derived = 1; derived >= 0; derived--) {
