@@ -236,6 +236,82 @@ static void test_errors_exit_2(void **state)
     free(bad), free(data), free(m);
 }
 
+/* The transformed block is not written: the draws file's columns are
+ * the parameters and the sampler's, and drift check evaluates as many
+ * nodes per call as with the values given as data. */
+static void test_transformed_not_written(void **state)
+{
+    (void)state;
+    char *mod = th_write_text(
+        "data  { xs : vector[4] }\n"
+        "rows  { y : real }\n"
+        "param { a : real  s : real<lower=0> }\n"
+        "transformed { m = mean(xs)  sd2 = 2 * sd(xs)\n"
+        "              c = (xs - m) / sd2  q = sum(exp(c)) }\n"
+        "prior { a ~ normal(m, sd2)  s ~ gamma(2, 2) }\n"
+        "datum { y ~ normal(a + q, s) }\n",
+        ".drift");
+    char *twin = th_write_text(
+        "data  { xs : vector[4]  m : real  sd2 : real  q : real }\n"
+        "rows  { y : real }\n"
+        "param { a : real  s : real<lower=0> }\n"
+        "prior { a ~ normal(m, sd2)  s ~ gamma(2, 2) }\n"
+        "datum { y ~ normal(a + q, s) }\n",
+        ".drift");
+    char *rows = th_write_text("y\n0.3\n-1\n2.2\n", ".csv");
+    char *vals = th_write_text("{\"xs\": [1, 2, 4, 9], \"m\": 4, \"sd2\": 7, "
+                               "\"q\": 3}",
+                               ".json");
+    char out[] = "/tmp/drift-lcli-XXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    expect((const char *[]){"sample", mod, "--data", rows, "--data", vals,
+                            "--iter", "20", "--seed", "2", "--chains", "1",
+                            "--out", out, "--quiet", NULL},
+           0, "err", NULL);
+    char *csv = th_slurp(out);
+    assert_non_null(strstr(csv, "\nlp__,grads__,accept_stat__,stepsize__,"
+                                "treedepth__,n_leapfrog__,divergent__,"
+                                "energy__,a,s\n"));
+    free(csv);
+    th_cli a = th_cli_run((const char *[]){"check", mod, "--data", rows,
+                                           "--data", vals, NULL});
+    th_cli b = th_cli_run((const char *[]){"check", twin, "--data", rows,
+                                           "--data", vals, NULL});
+    assert_int_equal(a.status, 0);
+    assert_int_equal(b.status, 0);
+    const char *ga = strstr(a.out, "(prior "), *gb = strstr(b.out, "(prior ");
+    assert_non_null(ga);
+    assert_non_null(gb);
+    assert_memory_equal(ga, gb, strcspn(gb, "\n"));
+    assert_null(strstr(a.out, "derived:"));
+    assert_non_null(strstr(a.out, "transformed (not written): m, sd2, c, q\n"));
+    th_cli_free(&a);
+    th_cli_free(&b);
+    unlink(out);
+    unlink(mod), unlink(twin), unlink(rows), unlink(vals);
+    free(mod), free(twin), free(rows), free(vals);
+}
+
+/* A recursive function is refused, exit status 2, with its place. */
+static void test_recursion_refused(void **state)
+{
+    (void)state;
+    char *mod = th_write_text("functions {\n"
+                              "  f(n : real) : real = n * f(n - 1)\n"
+                              "}\n"
+                              "param { a : real }\n"
+                              "prior { a ~ normal(f(3), 1) }\n",
+                              ".drift");
+    expect((const char *[]){"check", mod, NULL}, 2, "err",
+           ":2:28: error: 'f' calls itself: recursive functions are not "
+           "supported (drift inlines every call)\n"
+           "    2 |   f(n : real) : real = n * f(n - 1)\n"
+           "      |                            ^~~~~~~~\n");
+    unlink(mod);
+    free(mod);
+}
+
 static void test_check(void **state)
 {
     (void)state;
@@ -289,6 +365,8 @@ int main(void)
         cmocka_unit_test(test_generated_every),
         cmocka_unit_test(test_errors_exit_2),
         cmocka_unit_test(test_check),
+        cmocka_unit_test(test_transformed_not_written),
+        cmocka_unit_test(test_recursion_refused),
         cmocka_unit_test(test_diagnose),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

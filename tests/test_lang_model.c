@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "engine/lang/lang_model.h"
 #include "harness.h"
 #include "langtest.h"
 
@@ -27,9 +28,48 @@ static const char *const data[] = {
     "csv:y,g,x.1,x.2\n1,1,1,0.5\n0,2,1,-1.5\n1,2,1,2.5\n0,1,1,0.1\n",
     "json:{\"s\": 2.5}", NULL};
 
+/* Every allocation of opening text's model failing in turn is reported
+ * as out of memory, never a crash or a model. */
+static void open_failures(const char *text, const char *const *d)
+{
+    drift_fail_alloc(0);
+    lt_model lm;
+    lt_open_ok(&lm, text, d, NULL, 0);
+    uint64_t count = drift_fail_alloc(0);
+    lt_close(&lm);
+    assert_true(count > 20);
+    for (uint64_t k = 1; k <= count; k++) {
+        drift_fail_alloc(k);
+        lt_open(&lm, text, d, NULL, 0);
+        drift_fail_alloc(0);
+        if (lm.rc == 0)
+            fail_msg("allocation %llu of %llu failed but the model opened",
+                     (unsigned long long)k, (unsigned long long)count);
+        if (!strstr(lm.summary, "out of memory") &&
+            !strstr(lm.report, "out of memory"))
+            fail_msg("allocation %llu: no 'out of memory' in '%s' / '%s'",
+                     (unsigned long long)k, lm.summary, lm.report);
+        lt_close(&lm);
+    }
+}
+
 static void test_allocation_failures(void **state)
 {
     (void)state;
+    /* User functions inlined and reductions over the rows too. */
+    static const char *const fdata[] = {"csv:y,x\n1,2\n2,3\n3,7\n", NULL};
+    open_failures("functions {\n"
+                  "  lin(a : real, b : real, x : real) : real {\n"
+                  "    t = b * x\n"
+                  "    return a + t\n"
+                  "  }\n"
+                  "}\n"
+                  "rows  { y : real  x : real }\n"
+                  "param { a : real  b : real }\n"
+                  "transformed { mx = mean(x)  sx = sd(log(x)) }\n"
+                  "prior { a ~ normal(mx, sx) }\n"
+                  "datum { y ~ normal(lin(a, b, x - mx), 1) }\n",
+                  fdata);
     drift_fail_alloc(0);
     lt_model lm;
     lt_open_ok(&lm, model, data, NULL, 0);
@@ -212,6 +252,196 @@ static void test_derived_generated(void **state)
     lt_close(&lm);
 }
 
+/* Compares two models' log prior, per-row terms and gradients (summed
+ * and per row) at `trials` random points: to 1e-10 relative. */
+static void same_density(const drift_model *a, const drift_model *b,
+                         int trials)
+{
+    assert_int_equal(a->dim, b->dim);
+    assert_int_equal(a->n_rows, b->n_rows);
+    size_t d = a->dim, N = a->n_rows;
+    void *wa = a->workspace_new(a->self, N), *wb = b->workspace_new(b->self, N);
+    double *th = malloc(d * sizeof *th), *ga = malloc(d * sizeof *ga),
+           *gb = malloc(d * sizeof *gb), *ra = malloc(N * d * sizeof *ra),
+           *rb = malloc(N * d * sizeof *rb), *la = malloc(N * sizeof *la),
+           *lb = malloc(N * sizeof *lb);
+    drift_err e;
+    drift_rows all = {NULL, 0, N};
+    uint64_t st = 77;
+    for (int t = 0; t < trials; t++) {
+        for (size_t j = 0; j < d; j++) {
+            st = st * 6364136223846793005ULL + 1442695040888963407ULL;
+            th[j] = ((double)(st >> 11) / 9007199254740992.0 - 0.5) * 2;
+        }
+        double lpa, lpb;
+        assert_int_equal(a->log_prior(a->self, wa, th, &lpa, ga, &e), 0);
+        assert_int_equal(b->log_prior(b->self, wb, th, &lpb, gb, &e), 0);
+        assert_true(fabs(lpa - lpb) <= 1e-10 * fmax(1, fabs(lpb)));
+        for (size_t j = 0; j < d; j++)
+            assert_true(fabs(ga[j] - gb[j]) <= 1e-10 * fmax(1, fabs(gb[j])));
+        assert_int_equal(a->log_lik(a->self, wa, th, &all, la, NULL, ga, ra,
+                                    &e),
+                         0);
+        assert_int_equal(b->log_lik(b->self, wb, th, &all, lb, NULL, gb, rb,
+                                    &e),
+                         0);
+        for (size_t i = 0; i < N; i++)
+            assert_true(fabs(la[i] - lb[i]) <= 1e-10 * fmax(1, fabs(lb[i])));
+        for (size_t j = 0; j < d; j++)
+            assert_true(fabs(ga[j] - gb[j]) <= 1e-10 * fmax(1, fabs(gb[j])));
+        for (size_t k = 0; k < N * d; k++)
+            assert_true(fabs(ra[k] - rb[k]) <= 1e-10 * fmax(1, fabs(rb[k])));
+    }
+    a->workspace_free(a->self, wa);
+    b->workspace_free(b->self, wb);
+    free(th), free(ga), free(gb), free(ra), free(rb), free(la), free(lb);
+}
+
+/* User functions are inlined: the log density and its gradients equal
+ * those of the same model written out by hand, with int, real, vector,
+ * matrix and array arguments, locals, nested calls, and user densities
+ * after '~' and as name_lpdf(y | ...). */
+static void test_user_functions(void **state)
+{
+    (void)state;
+    const char *fun =
+        "functions {\n"
+        "  lin(a : real, b : vector, x : vector) : real = a + dot(x, b)\n"
+        "  shrink(v : vector, s : real) : vector {\n"
+        "    t = s * s + 1\n"
+        "    return v / t\n"
+        "  }\n"
+        "  t3_lpdf(y : real, mu : real, s : real) : real {\n"
+        "    z = (y - mu) / s\n"
+        "    return -2 * log1p(z * z / 3) - log(s)\n"
+        "  }\n"
+        "  cnt_lpmf(k : int, l : real) : real = poisson_lpmf(k | l)\n"
+        "  frob(M : matrix) : real = sum(M .* M)\n"
+        "  second(z : array[] real) : real = z[2]\n"
+        "}\n"
+        "data  { zs : array[3] real }\n"
+        "rows  { x : vector[2]  y : real  k : int }\n"
+        "param { a : real  b : vector[2]  s : real<lower=0>  M : matrix[2, 2] }\n"
+        "prior { a ~ normal(0, second(zs))  b ~ normal(0, 1)\n"
+        "        target += -0.5 * frob(M)  s ~ gamma(2, 2) }\n"
+        "datum { y ~ t3(lin(a, b, x), s)  k ~ cnt(exp(0.1 * a))\n"
+        "        target += 0.01 * sum(shrink(b + M * x, s))\n"
+        "        target += t3_lpdf(y | 0, exp(lin(1, b, x)) * s) }\n";
+    const char *twin =
+        "data  { zs : array[3] real }\n"
+        "rows  { x : vector[2]  y : real  k : int }\n"
+        "param { a : real  b : vector[2]  s : real<lower=0>  M : matrix[2, 2] }\n"
+        "prior { a ~ normal(0, zs[2])  b ~ normal(0, 1)\n"
+        "        target += -0.5 * sum(M .* M)  s ~ gamma(2, 2) }\n"
+        "datum { z = (y - (a + dot(x, b))) / s\n"
+        "        target += -2 * log1p(z * z / 3) - log(s)\n"
+        "        k ~ poisson(exp(0.1 * a))\n"
+        "        target += 0.01 * sum((b + M * x) / (s * s + 1))\n"
+        "        z2 = y / (exp(1 + dot(x, b)) * s)\n"
+        "        target += -2 * log1p(z2 * z2 / 3) - log(exp(1 + dot(x, b)) * s) }\n";
+    const char *d[] = {"csv:x.1,x.2,y,k\n1,0.5,0.3,2\n1,-1.5,-1,0\n"
+                       "0.2,2.5,2.2,5\n-1,0.3,0.1,1\n",
+                       "json:{\"zs\": [1, 2.5, 3]}", NULL};
+    lt_model lf, lh;
+    lt_open_ok(&lf, fun, d, NULL, 0);
+    lt_open_ok(&lh, twin, d, NULL, 0);
+    same_density(&lf.m, &lh.m, 5);
+    lt_check_derivatives(&lf.m, 9, 2, 0.5);
+    lt_close(&lf);
+    lt_close(&lh);
+}
+
+/* The transformed block: values of the data alone, the same model as
+ * with those values given as data, and not written to the output. */
+static void test_transformed(void **state)
+{
+    (void)state;
+    const char *tr =
+        "data  { xs : vector[4] }\n"
+        "rows  { y : real }\n"
+        "param { a : real  s : real<lower=0> }\n"
+        "transformed { m = mean(xs)  sd2 = 2 * sd(xs)  c = (xs - m) / sd2 }\n"
+        "derived { w = a * sd2 }\n"
+        "prior { a ~ normal(m, sd2)  s ~ gamma(2, 2)\n"
+        "        target += -0.5 * dot(c, c) * a * a }\n"
+        "datum { y ~ normal(w + m, s) }\n";
+    const char *twin =
+        "data  { xs : vector[4]  m : real  sd2 : real }\n"
+        "rows  { y : real }\n"
+        "param { a : real  s : real<lower=0> }\n"
+        "derived { w = a * sd2 }\n"
+        "prior { a ~ normal(m, sd2)  s ~ gamma(2, 2)\n"
+        "        target += -0.5 * dot((xs - m) / sd2, (xs - m) / sd2) * a * a }\n"
+        "datum { y ~ normal(w + m, s) }\n";
+    /* xs = 1, 2, 4, 9: mean 4, sd (n - 1) sqrt(38/3). */
+    char dt[200];
+    snprintf(dt, sizeof dt,
+             "json:{\"xs\": [1, 2, 4, 9], \"m\": 4, \"sd2\": %.17g}",
+             2 * sqrt(38.0 / 3));
+    const char *d1[] = {"csv:y\n0.3\n-1\n2.2\n", "json:{\"xs\": [1, 2, 4, 9]}",
+                        NULL};
+    const char *d2[] = {"csv:y\n0.3\n-1\n2.2\n", dt, NULL};
+    lt_model lf, lh;
+    lt_open_ok(&lf, tr, d1, NULL, 0);
+    lt_open_ok(&lh, twin, d2, NULL, 0);
+    same_density(&lf.m, &lh.m, 4);
+    assert_int_equal(lf.m.n_gen, 1);
+    assert_string_equal(lf.m.gen_names[0], "w");
+    lt_close(&lf);
+    lt_close(&lh);
+}
+
+/* Reductions over the rows in the transformed block: computed once from
+ * every row (x = 2, 3, 7, 1.5: mean 3.375, sd 2.4958298553119898, as
+ * numpy's mean and std(ddof=1)), the model the same as with those values
+ * given as data, a per-row value (xc) the same as written in datum; a
+ * model of held-out rows opened with the training model keeps the
+ * training values. */
+static void test_transformed_over_rows(void **state)
+{
+    (void)state;
+    const char *tr =
+        "rows  { y : real  x : real }\n"
+        "param { a : real  b : real  s : real<lower=0> }\n"
+        "transformed { mx = mean(x)  sx = sd(x)  xc = (x - mx) / sx }\n"
+        "prior { a ~ normal(0, 1)  b ~ normal(0, 1)  s ~ gamma(2, 2) }\n"
+        "datum { y ~ normal(a + b * xc, s) }\n";
+    const char *twin =
+        "data  { mx : real  sx : real }\n"
+        "rows  { y : real  x : real }\n"
+        "param { a : real  b : real  s : real<lower=0> }\n"
+        "prior { a ~ normal(0, 1)  b ~ normal(0, 1)  s ~ gamma(2, 2) }\n"
+        "datum { y ~ normal(a + b * (x - mx) / sx, s) }\n";
+    const char *rows = "csv:y,x\n1,2\n2,3\n3,7\n2,1.5\n";
+    const char *test = "y,x\n0.5,20\n-1,30\n";
+    const char *vals = "json:{\"mx\": 3.375, \"sx\": 2.4958298553119898}";
+    const char *d1[] = {rows, NULL}, *d2[] = {rows, vals, NULL};
+    lt_model lf, lh;
+    lt_open_ok(&lf, tr, d1, NULL, 0);
+    lt_open_ok(&lh, twin, d2, NULL, 0);
+    same_density(&lf.m, &lh.m, 4);
+    lt_close(&lh);
+    /* The held-out rows, with the training rows' mean and sd. */
+    char *tpath = th_write_text(test, ".csv");
+    const char *tfiles[] = {tpath, NULL};
+    drift_lang_spec spec = {.path = lf.paths[0], .data = tfiles,
+                            .reductions_from = &lf.m};
+    drift_model ht;
+    drift_err e = {{0}};
+    if (drift_lang_open(&spec, &ht, &e))
+        fail_msg("%s", e.msg);
+    char tcsv[64];
+    snprintf(tcsv, sizeof tcsv, "csv:%s", test);
+    const char *d3[] = {tcsv, vals, NULL};
+    lt_open_ok(&lh, twin, d3, NULL, 0);
+    same_density(&ht, &lh.m, 3);
+    ht.free(ht.self);
+    lt_close(&lh);
+    unlink(tpath);
+    free(tpath);
+    lt_close(&lf);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -219,6 +449,9 @@ int main(void)
         cmocka_unit_test(test_threads),
         cmocka_unit_test(test_abi_fields),
         cmocka_unit_test(test_derived_generated),
+        cmocka_unit_test(test_user_functions),
+        cmocka_unit_test(test_transformed),
+        cmocka_unit_test(test_transformed_over_rows),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -131,7 +131,8 @@ static void test_syntax_errors(void **state)
            "      |             ^\n");
     golden("paramm { w : real }\n",
            "m.drift:1:1: error: expected a block (data, rows, param, prior, "
-           "datum, derived or generated), found 'paramm' (did you mean "
+           "datum, derived, generated, transformed or functions), found "
+           "'paramm' (did you mean "
            "'param'?)\n"
            "    1 | paramm { w : real }\n"
            "      | ^~~~~~\n");
@@ -174,10 +175,11 @@ static void test_stan_spellings(void **state)
            "      |          ^~\n");
     golden("parameters { real mu; }\n",
            "m.drift:1:1: error: expected a block (data, rows, param, prior, "
-           "datum, derived or generated), found 'parameters'; 'parameters' is "
-           "a Stan block: a Stan program runs as it is from a file named "
-           "NAME.stan, and drift's own blocks are data, rows, param, prior, "
-           "datum, derived and generated\n"
+           "datum, derived, generated, transformed or functions), found "
+           "'parameters'; 'parameters' is a Stan block: a Stan program runs "
+           "as it is from a file named NAME.stan, and drift's own blocks are "
+           "data, rows, param, prior, datum, derived, generated, transformed "
+           "and functions\n"
            "    1 | parameters { real mu; }\n"
            "      | ^~~~~~~~~~\n");
     golden("param { mu : real }\ngenerated quantities { }\n",
@@ -624,6 +626,240 @@ static void test_derived_generated_blocks(void **state)
            "      |                                    ^~~~~~~~~~~\n");
 }
 
+/* The functions block: definitions in both forms, calls from every
+ * block, user densities after '~'; recursion, free names and wrong
+ * types refused where they are written. */
+static void test_functions(void **state)
+{
+    (void)state;
+    parses("functions {\n"
+           "  sq(x : real) : real = x * x\n"
+           "  lin(a : real, v : vector, M : matrix) : vector {\n"
+           "    t = sq(a)\n"
+           "    return t * v + M * v;\n"
+           "  }\n"
+           "  second(z : array[] real, k : int) : real = z[2] * k\n"
+           "  pairs(z : array[,] real) : real = z[1, 2]\n"
+           "  half_lpdf(y : real, s : real) : real = normal_lpdf(y | 0, s)\n"
+           "  cnt_lpmf(k : int, l : real) : real = poisson_lpmf(k | l)\n"
+           "}\n"
+           "data  { zs : array[3] real  zz : array[2, 2] real  M : matrix[2, 2] }\n"
+           "rows  { y : real  k : int }\n"
+           "param { a : real<lower=0>  v : vector[2] }\n"
+           "derived { w = lin(a, v, M) }\n"
+           "prior { a ~ half(second(zs, 2))  v ~ normal(0, pairs(zz)) }\n"
+           "datum { y ~ normal(sum(w), 1)  k ~ cnt(sq(a))\n"
+           "        target += half_lpdf(y | a) + cnt_lupmf(k | a) }\n"
+           "generated { r = normal_rng(0, a)  s = sq(r) }\n");
+    golden("functions {\n"
+           "  f(x : real) : real = 2 * g(x)\n"
+           "  g(x : real) : real {\n"
+           "    h = f(x) + 1\n"
+           "    return h\n"
+           "  }\n"
+           "  r(n : real) : real = n > 0 ? r(n - 1) : 0\n"
+           "}\n"
+           "param { a : real }\n"
+           "prior { a ~ normal(f(1), 1) }\n",
+           "m.drift:4:9: error: 'f' calls itself through other functions (f "
+           "-> g -> f): recursive functions are not supported (drift inlines "
+           "every call)\n"
+           "    4 |     h = f(x) + 1\n"
+           "      |         ^~~~\n"
+           "m.drift:7:32: error: 'r' calls itself: recursive functions are not "
+           "supported (drift inlines every call)\n"
+           "    7 |   r(n : real) : real = n > 0 ? r(n - 1) : 0\n"
+           "      |                                ^~~~~~~~\n");
+    golden("functions {\n"
+           "  f(x : real, x : vector) : real = x + w\n"
+           "  normal_lpdf(y : real) : real = y\n"
+           "  g() : vector {\n"
+           "    a ~ normal(0, 1)\n"
+           "    return 1\n"
+           "  }\n"
+           "  bad_lpdf(y : real) : vector = y\n"
+           "}\n"
+           "param { a : real }\n"
+           "prior { a ~ normal(0, 1) }\n",
+           "m.drift:2:15: error: 'x' names two parameters of 'f'\n"
+           "    2 |   f(x : real, x : vector) : real = x + w\n"
+           "      |               ^\n"
+           "m.drift:3:3: error: 'normal_lpdf' is one of drift's own functions "
+           "or distributions: a function needs a new name\n"
+           "    3 |   normal_lpdf(y : real) : real = y\n"
+           "      |   ^~~~~~~~~~~\n"
+           "m.drift:5:5: error: a function's body holds named values (name = "
+           "expression) and ends in return; '~' belongs in prior or datum\n"
+           "    5 |     a ~ normal(0, 1)\n"
+           "      |     ^~~~~~~~~~~~~~~~\n"
+           "m.drift:8:24: error: the density 'bad_lpdf' returns a log density: "
+           "its type is real\n"
+           "    8 |   bad_lpdf(y : real) : vector = y\n"
+           "      |                        ^~~~~~\n"
+           "m.drift:2:40: error: 'w' is not a parameter or local of 'f': a "
+           "function sees only its arguments (pass 'w' in)\n"
+           "    2 |   f(x : real, x : vector) : real = x + w\n"
+           "      |                                        ^\n");
+    golden("functions {\n"
+           "  f(x : vector) : real = sum(x)\n"
+           "  g(x : real) : vector = x\n"
+           "}\n"
+           "param { a : real }\n"
+           "prior { a ~ normal(f(a), 1)  target += g(a) + f(a, a) }\n",
+           "m.drift:6:47: error: 'f' takes 1 argument, given 2\n"
+           "    6 | prior { a ~ normal(f(a), 1)  target += g(a) + f(a, a) }\n"
+           "      |                                               ^~~~~~~\n");
+    golden("functions {\n"
+           "  f(x : vector) : real = sum(x)\n"
+           "  g(x : real) : vector = x\n"
+           "}\n"
+           "param { a : real }\n"
+           "prior { a ~ normal(f(a), 1)  target += g(a) }\n",
+           "m.drift:6:40: error: 'g' returns real, but is declared to return "
+           "vector\n"
+           "    6 | prior { a ~ normal(f(a), 1)  target += g(a) }\n"
+           "      |                                        ^~~~\n"
+           "m.drift:6:22: error: argument 'x' of 'f' is real, but 'f' declares "
+           "it vector\n"
+           "    6 | prior { a ~ normal(f(a), 1)  target += g(a) }\n"
+           "      |                      ^\n");
+}
+
+/* '|' after the first argument of a function that is not a density. */
+static void test_function_bar(void **state)
+{
+    (void)state;
+    golden("functions { f(x : real, y : real) : real = x + y }\n"
+           "param { a : real }\n"
+           "prior { target += f(a | 1) }\n",
+           "m.drift:3:19: error: '|' separates a density's outcome from its "
+           "arguments, and 'f' is not a density (a name ending in _lpdf or "
+           "_lpmf): separate its arguments with ','\n"
+           "    3 | prior { target += f(a | 1) }\n"
+           "      |                   ^~~~~~~~\n");
+}
+
+/* The transformed block: values of the data alone, visible from every
+ * later block. */
+static void test_transformed_block(void **state)
+{
+    (void)state;
+    parses("data  { xs : vector[3] }\n"
+           "rows  { y : real }\n"
+           "param { a : real }\n"
+           "transformed { m = mean(xs)  s = sd(xs)  c = (xs - m) / s }\n"
+           "derived { d = a * s }\n"
+           "prior { a ~ normal(m, s) }\n"
+           "datum { y ~ normal(a + sum(c), 1) }\n"
+           "generated { g = m + d }\n");
+    golden("data { xs : vector[3] }\n"
+           "rows { y : real }\n"
+           "param { a : real }\n"
+           "derived { d = 2 * a }\n"
+           "transformed { m = mean(xs)  u = y + d  v = a\n"
+           "              z = normal_rng(0, 1)  target += m }\n"
+           "prior { a ~ normal(m, 1) }\n",
+           "m.drift:5:37: error: unknown name 'd'\n"
+           "    5 | transformed { m = mean(xs)  u = y + d  v = a\n"
+           "      |                                     ^\n"
+           "m.drift:5:44: error: 'a' is a parameter: the transformed block "
+           "holds values of the data alone, computed once (a value of the "
+           "parameters belongs in derived)\n"
+           "    5 | transformed { m = mean(xs)  u = y + d  v = a\n"
+           "      |                                            ^\n"
+           "m.drift:6:19: error: normal_rng draws at random: the transformed "
+           "block is computed once from the data alone, without random draws "
+           "(draw in the generated block, or pass the values in as data)\n"
+           "    6 |               z = normal_rng(0, 1)  target += m }\n"
+           "      |                   ^~~~~~~~~~\n"
+           "m.drift:6:37: error: the transformed block holds named values (name "
+           "= expression); 'target +=' belongs in prior or datum\n"
+           "    6 |               z = normal_rng(0, 1)  target += m }\n"
+           "      |                                     ^~~~~~~~~~~\n");
+    /* Reductions over the rows: a per-row real or int, reduced. */
+    parses("rows  { y : real  x : real  k : int }\n"
+           "param { a : real }\n"
+           "transformed { mx = mean(x)  sx = 2 * sd(log(x))  n1 = sum(k)\n"
+           "              z = mean((x - mean(x)) / sd(x))  v = variance(x * k)\n"
+           "              lo = min(x)  hi = max(x) }\n"
+           "prior { a ~ normal(0, 1) }\n"
+           "datum { y ~ normal(a * (x - mx) / sx, hi - lo) }\n");
+    /* A value per row (it reads rows variables outside a reduction):
+     * for datum and generated only. */
+    parses("rows  { y : real  x : real  v : vector[2] }\n"
+           "param { a : real }\n"
+           "transformed { xc = x - mean(x)  e = exp(v)  m = mean(xc * xc) }\n"
+           "prior { a ~ normal(m, 1) }\n"
+           "datum { y ~ normal(a * xc + sum(e), 1) }\n"
+           "generated { g = xc * a }\n");
+    golden("rows  { x : real }\n"
+           "param { a : real }\n"
+           "transformed { xc = x - mean(x) }\n"
+           "derived { d = a * xc }\n"
+           "prior { a ~ normal(xc, 1) }\n",
+           "m.drift:4:19: error: 'xc' is one value per row (it reads rows "
+           "variables): it can only be used in the datum and generated "
+           "blocks\n"
+           "    4 | derived { d = a * xc }\n"
+           "      |                   ^~\n"
+           "m.drift:5:20: error: 'xc' is one value per row (it reads rows "
+           "variables): it can only be used in the datum and generated "
+           "blocks\n"
+           "    5 | prior { a ~ normal(xc, 1) }\n"
+           "      |                    ^~\n");
+    golden("rows  { v : vector[2] }\n"
+           "param { a : real }\n"
+           "transformed { m = mean(v) }\n"
+           "prior { a ~ normal(m, 1) }\n",
+           "m.drift:3:24: error: mean over the rows takes one real or int per "
+           "row, given vector[2] per row\n"
+           "    3 | transformed { m = mean(v) }\n"
+           "      |                        ^\n");
+    /* Stan's two words are answered with drift's block. */
+    golden("param { a : real }\ntransformed data { m = 1 }\n",
+           "m.drift:2:13: error: expected '{', found 'data'; Stan's "
+           "'transformed data' is drift's 'transformed { name = value }', "
+           "Stan's 'transformed parameters' drift's 'derived'\n"
+           "    2 | transformed data { m = 1 }\n"
+           "      |             ^~~~\n");
+}
+
+/* Inlining copies bodies: calls of calls, and locals used twice, that
+ * would multiply a model past a bound are refused at the call. */
+static void test_function_limits(void **state)
+{
+    (void)state;
+    char text[4096];
+    size_t used = 0;
+    used += (size_t)snprintf(text + used, sizeof text - used,
+                             "functions {\n  f0(x : real) : real = x * 2\n");
+    for (int k = 1; k < 40; k++)
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "  f%d(x : real) : real = f%d(x) + f%d(x)\n",
+                                 k, k - 1, k - 1);
+    snprintf(text + used, sizeof text - used,
+             "}\nparam { a : real }\nprior { target += f39(a) }\n");
+    front f;
+    run_front(&f, text);
+    assert_int_equal(f.errors, 1);
+    assert_non_null(strstr(f.report, "error: inlining 'f"));
+    free_front(&f);
+    used = (size_t)snprintf(text, sizeof text,
+                            "functions {\n  f(x : real) : real {\n"
+                            "    h0 = x * 2\n");
+    for (int k = 1; k < 40; k++)
+        used += (size_t)snprintf(text + used, sizeof text - used,
+                                 "    h%d = h%d + h%d\n", k, k - 1, k - 1);
+    snprintf(text + used, sizeof text - used,
+             "    return h39\n  }\n}\nparam { a : real }\n"
+             "prior { target += f(a) }\n");
+    run_front(&f, text);
+    assert_int_equal(f.errors, 1);
+    assert_non_null(strstr(f.report, "m.drift:47:19: error: inlining 'f' "
+                                     "here makes the model larger than"));
+    free_front(&f);
+}
+
 static void test_depth_limit(void **state)
 {
     (void)state;
@@ -672,6 +908,10 @@ int main(void)
         cmocka_unit_test(test_structured_types),
         cmocka_unit_test(test_expressions_16),
         cmocka_unit_test(test_derived_generated_blocks),
+        cmocka_unit_test(test_functions),
+        cmocka_unit_test(test_function_bar),
+        cmocka_unit_test(test_transformed_block),
+        cmocka_unit_test(test_function_limits),
         cmocka_unit_test(test_depth_limit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -177,6 +177,16 @@ static void test_poisson(void **state)
     compare("poisson", 1);
 }
 
+/* Predictors centred and scaled over all the rows in transformed data
+ * (mean(x), sd(x)) and a prior scaled by sd(y): the rows are kept, the
+ * reductions computed once (drift's transformed block), against the
+ * twin given numpy's values. */
+static void test_centred(void **state)
+{
+    (void)state;
+    compare("centre", 1);
+}
+
 /* if/else per row, a user density and a user function, inlined. */
 static void test_zip(void **state)
 {
@@ -388,11 +398,11 @@ static void test_coupled_rows_warn(void **state)
     (void)state;
     char *m = th_write_text("data { int N; vector[N] y; }\n"
                             "parameters { real mu; }\n"
-                            "model { mu ~ normal(mean(y), 1); }\n",
+                            "model { mu ~ normal(prod(y), 1); }\n",
                             ".stan");
     th_cli c = th_cli_run((const char *[]){"check", m, NULL});
     if (c.status != 0 || !strstr(c.err, ":3:21: warning: no rows") ||
-        !strstr(c.err, "'mean' over the rows couples them"))
+        !strstr(c.err, "'prod' over the rows couples them"))
         fail_msg("exit %d\nstderr:\n%s", c.status, c.err);
     th_cli_free(&c);
     unlink(m);
@@ -729,6 +739,7 @@ int main(void)
         cmocka_unit_test(test_poisson),
         cmocka_unit_test(test_eight_schools),
         cmocka_unit_test(test_zip),
+        cmocka_unit_test(test_centred),
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_hier),
         cmocka_unit_test(test_truncation),

@@ -124,7 +124,7 @@ const char *drift_block_name(drift_block_kind k)
 {
     static const char *const names[] = {"data",  "rows",    "param",
                                         "prior", "datum",   "derived",
-                                        "generated"};
+                                        "generated", "transformed"};
     return k < DRIFT_N_BLOCKS ? names[k] : "?";
 }
 
@@ -231,4 +231,114 @@ drift_expr *drift_ast_cond(drift_arena *a, drift_loc loc, drift_expr *c,
         e->n_args = 1;
     }
     return e;
+}
+
+/* ---- rewriting -------------------------------------------------------- */
+
+static drift_expr *rewrite(drift_rewriter *rw, drift_expr *e);
+
+/* A list rewritten element by element; each element is a fresh node, as
+ * lists link through next. */
+static drift_expr *rewrite_list(drift_rewriter *rw, drift_expr *args,
+                                size_t *n)
+{
+    drift_expr *first = NULL, *last = NULL;
+    *n = 0;
+    for (drift_expr *a = args; a; a = a->next) {
+        drift_expr *s = rewrite(rw, a);
+        drift_expr *c = s && rw->fresh && s != a
+                            ? s
+                            : s ? drift_arena_alloc(rw->A, sizeof *c) : NULL;
+        if (!c) {
+            rw->failed = 1;
+            return NULL;
+        }
+        if (c != s)
+            *c = *s;
+        c->next = NULL;
+        if (last)
+            last->next = c;
+        else
+            first = c;
+        last = c;
+        (*n)++;
+    }
+    return first;
+}
+
+static drift_expr *rewrite(drift_rewriter *rw, drift_expr *e)
+{
+    if (!e || rw->failed)
+        return NULL;
+    if (rw->keep && rw->keep(e))
+        return e;
+    drift_expr *r = NULL;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        return e;
+    case DRIFT_E_NAME:
+        r = rw->name ? rw->name(rw, e) : e;
+        break;
+    case DRIFT_E_CALL: {
+        size_t n;
+        drift_expr *args = rewrite_list(rw, e->args, &n);
+        if (rw->failed || (e->args && !args))
+            break;
+        drift_expr *c = drift_arena_alloc(rw->A, sizeof *c);
+        if (!c)
+            break;
+        *c = *e;
+        c->args = args;
+        c->n_args = n;
+        c->next = NULL;
+        r = rw->call ? rw->call(rw, c) : c;
+        break;
+    }
+    case DRIFT_E_INDEX: {
+        drift_expr *b = rewrite(rw, e->a);
+        size_t n;
+        drift_expr *args = rewrite_list(rw, e->args, &n);
+        if (b && args)
+            r = drift_ast_index(rw->A, e->loc, b, args, n);
+        break;
+    }
+    case DRIFT_E_BINOP: {
+        drift_expr *a = rewrite(rw, e->a), *b = rewrite(rw, e->b);
+        if (a && b)
+            r = drift_ast_binop(rw->A, e->loc, e->op, a, b);
+        break;
+    }
+    case DRIFT_E_NEG:
+    case DRIFT_E_NOT: {
+        drift_expr *a = rewrite(rw, e->a);
+        if (a)
+            r = e->kind == DRIFT_E_NEG ? drift_ast_neg(rw->A, e->loc, a)
+                                       : drift_ast_not(rw->A, e->loc, a);
+        break;
+    }
+    case DRIFT_E_COND: {
+        drift_expr *c = rewrite(rw, e->a), *a = rewrite(rw, e->b);
+        drift_expr *b = rewrite(rw, e->args);
+        if (c && a && b)
+            r = drift_ast_cond(rw->A, e->loc, c, a, b);
+        break;
+    }
+    }
+    if (!r)
+        rw->failed = 1;
+    return r;
+}
+
+drift_expr *drift_ast_rewrite(drift_rewriter *rw, drift_expr *e)
+{
+    return rewrite(rw, e);
+}
+
+drift_expr *drift_ast_rewrite_list(drift_rewriter *rw, drift_expr *args,
+                                   size_t *n)
+{
+    drift_expr *r = rewrite_list(rw, args, n);
+    if (args && !r)
+        rw->failed = 1;
+    return r;
 }

@@ -118,6 +118,9 @@ typedef struct drift_expr {
     int depth;                  /* nesting depth (see parse.h) */
 
     /* filled by resolve.c */
+    int over_rows;                      /* CALL in the transformed block:
+                                           a reduction of a per-row value
+                                           over every row (mean(x)) */
     struct drift_sym *sym;              /* NAME */
     const struct drift_builtin *fn;     /* CALL */
     const struct drift_dist *dist;      /* CALL of name_lpdf(y | ...) */
@@ -148,6 +151,9 @@ typedef enum drift_block_kind {
                                to the output and usable everywhere */
     DRIFT_BLOCK_GENERATED,  /* quantities drawn once per kept draw (_rng)
                                and per-row values, written to the output */
+    DRIFT_BLOCK_TRANSFORMED,    /* named values of the data alone, computed
+                                   once when the model is built and never
+                                   written (Stan's transformed data) */
     DRIFT_N_BLOCKS
 } drift_block_kind;
 
@@ -198,6 +204,47 @@ typedef struct drift_block {
     struct drift_block *next;
 } drift_block;
 
+/* ---- user functions ------------------------------------------------------ */
+
+/* The unsized type of a function's parameter or value: an element kind
+ * (INT, REAL, VECTOR or MATRIX) in n_arr array dimensions. */
+typedef struct drift_ftype {
+    drift_tkind kind;
+    int n_arr;
+    drift_loc loc;
+} drift_ftype;
+
+typedef struct drift_fparam {
+    const char *name;
+    drift_loc loc;
+    drift_ftype type;
+    struct drift_fparam *next;
+} drift_fparam;
+
+/* name(params) : ret { locals  return value }, inlined where it is
+ * called (funcs.c); a name ending in _lpdf or _lpmf is a density usable
+ * with '~'. */
+typedef struct drift_func {
+    const char *name;
+    drift_loc name_loc;
+    drift_fparam *params;
+    size_t n_params;
+    drift_ftype ret;
+    drift_stmt *body;           /* name = value statements */
+    drift_expr *value;          /* what it returns */
+    struct drift_func *next;
+} drift_func;
+
+/* An argument or a returned value of an inlined call, whose type
+ * typecheck.c compares with the one the function declares. */
+typedef struct drift_fcheck {
+    const drift_func *f;
+    const drift_fparam *param;  /* NULL: the returned value */
+    drift_expr *value;
+    drift_loc call_loc;
+    struct drift_fcheck *next;
+} drift_fcheck;
+
 /* ---- symbols ------------------------------------------------------------- */
 
 typedef enum drift_sym_kind {
@@ -235,6 +282,8 @@ typedef struct drift_program {
     const struct drift_source *src;
     drift_block *blocks;                    /* in source order */
     drift_block *block[DRIFT_N_BLOCKS];     /* filled by resolve.c */
+    drift_func *funcs;                      /* the functions block */
+    drift_fcheck *fchecks;                  /* filled by funcs.c */
     drift_sym **syms;                       /* filled by resolve.c */
     size_t n_syms, cap_syms;
     const char *origin;     /* how the program was obtained when it was
@@ -262,6 +311,31 @@ drift_expr *drift_ast_neg(drift_arena *a, drift_loc loc, drift_expr *x);
 drift_expr *drift_ast_not(drift_arena *a, drift_loc loc, drift_expr *x);
 drift_expr *drift_ast_cond(drift_arena *a, drift_loc loc, drift_expr *c,
                            drift_expr *x, drift_expr *y);
+
+/* A rewrite of expressions into new ones (inlining, substitution): a
+ * copy of e with each NAME node replaced by name(rw, node) and each CALL
+ * node, once its arguments are rewritten, by call(rw, copy); nodes for
+ * which keep() holds, and literals, are shared as they are.  A NULL
+ * callback keeps its nodes.  A node a callback returns may appear in
+ * several places of the result (an argument a function uses twice), so
+ * the passes that annotate nodes in place see it once per use.  Returns NULL
+ * with failed set when a callback returns NULL (having said why) or the
+ * arena is out of memory. */
+typedef struct drift_rewriter {
+    drift_arena *A;
+    drift_expr *(*name)(struct drift_rewriter *rw, drift_expr *e);
+    drift_expr *(*call)(struct drift_rewriter *rw, drift_expr *e);
+    int (*keep)(const drift_expr *e);
+    int fresh;      /* the callbacks return a new node for each use: a
+                       list links it in place rather than a copy */
+    int failed;
+} drift_rewriter;
+
+drift_expr *drift_ast_rewrite(drift_rewriter *rw, drift_expr *e);
+/* A list (linked by next) rewritten element by element into fresh nodes;
+ * *n their number. */
+drift_expr *drift_ast_rewrite_list(drift_rewriter *rw, drift_expr *args,
+                                   size_t *n);
 
 /* Spelling of a binary operator ("+", ".*", ...). */
 const char *drift_binop_name(drift_binop op);

@@ -124,6 +124,16 @@ const drift_builtin drift_builtins[] = {
 };
 const size_t drift_n_builtins = sizeof drift_builtins / sizeof drift_builtins[0];
 
+int drift_builtin_reduces_rows(const char *name)
+{
+    static const char *const names[] = {"mean", "sd",  "variance",
+                                        "sum",  "min", "max"};
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++)
+        if (!strcmp(name, names[k]))
+            return 1;
+    return 0;
+}
+
 const drift_builtin *drift_builtin_find(const char *name)
 {
     for (size_t k = 0; k < drift_n_builtins; k++)

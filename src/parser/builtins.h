@@ -75,6 +75,11 @@ extern const size_t drift_n_builtins;
 /* The function called name, or NULL. */
 const drift_builtin *drift_builtin_find(const char *name);
 
+/* Whether name is a reduction the transformed block computes over every
+ * row when its one argument is a per-row value: mean, sd, variance,
+ * sum, min, max. */
+int drift_builtin_reduces_rows(const char *name);
+
 /* Distributions. */
 typedef enum drift_dist_id {
     DRIFT_D_NORMAL, DRIFT_D_STUDENT_T, DRIFT_D_CAUCHY,

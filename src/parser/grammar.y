@@ -32,6 +32,15 @@ typedef struct drift_blist {
     drift_block *first, *last;
 } drift_blist;
 
+typedef struct drift_flist {
+    drift_func *first, *last;
+} drift_flist;
+
+typedef struct drift_plist {
+    drift_fparam *first, *last;
+    size_t n;
+} drift_plist;
+
 typedef struct drift_bounds {
     drift_expr *lower, *upper;
     drift_loc lower_loc, upper_loc;
@@ -104,6 +113,11 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
     drift_blist blist;
     drift_typeexpr *type;
     drift_bounds bounds;
+    drift_func *func;
+    drift_flist flist;
+    drift_fparam *fparam;
+    drift_plist plist;
+    drift_ftype ftype;
 }
 
 %token END 0 "end of input"
@@ -124,6 +138,8 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %token PLUSEQ "'+='" EMUL "'.*'" EDIV "'./'"
 %token EQEQ "'=='" NOTEQ "'!='" LESSEQ "'<='" GREATEREQ "'>='"
 %token ANDAND "'&&'" OROR "'||'"
+%token TRANSFORMED "'transformed'"
+%token FUNCTIONS "'functions'" RETURN "'return'"
 
 %type <blist> blocks
 %type <block> block
@@ -137,6 +153,12 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %type <expr> lhs expr or_expr and_expr eq_expr rel_expr arith postfix
 %type <expr> primary
 %type <elist> args args_opt
+%type <flist> funcs
+%type <func> func
+%type <plist> fparams fparams_opt
+%type <fparam> fparam
+%type <ftype> ftype
+%type <kind> commas
 
 %left '+' '-'
 %left '*' '/' EMUL EDIV
@@ -162,6 +184,7 @@ blocks
         }
     | blocks ';'            { $$ = $1; }
     | blocks error          { $$ = $1; }
+    | blocks functions_block { $$ = $1; }
     ;
 
 block
@@ -192,6 +215,7 @@ stmt_kw
     | DATUM                 { $$ = DRIFT_BLOCK_DATUM; }
     | DERIVED               { $$ = DRIFT_BLOCK_DERIVED; }
     | GENERATED             { $$ = DRIFT_BLOCK_GENERATED; }
+    | TRANSFORMED           { $$ = DRIFT_BLOCK_TRANSFORMED; }
     ;
 
 decls
@@ -619,6 +643,116 @@ args
         }
     ;
 
+/* The functions block, kept apart from the blocks: funcs.c inlines
+ * its functions where they are called. */
+functions_block
+    : FUNCTIONS '{' funcs '}'
+        {
+            drift_func **tail = &ps->prog->funcs;
+            while (*tail)
+                tail = &(*tail)->next;
+            *tail = $3.first;
+        }
+    ;
+
+funcs
+    : %empty                { $$.first = $$.last = NULL; }
+    | funcs func
+        {
+            $$ = $1;
+            if ($$.last)
+                $$.last->next = $2;
+            else
+                $$.first = $2;
+            $$.last = $2;
+        }
+    | funcs ';'             { $$ = $1; }
+    | funcs error           { $$ = $1; }
+    ;
+
+func
+    : IDENT '(' fparams_opt ')' ':' ftype '=' expr
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->name = $1;
+            $$->name_loc = @1;
+            $$->params = $3.first;
+            $$->n_params = $3.n;
+            $$->ret = $6;
+            $$->value = $8;
+        }
+    | IDENT '(' fparams_opt ')' ':' ftype '{' stmts RETURN expr '}'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->name = $1;
+            $$->name_loc = @1;
+            $$->params = $3.first;
+            $$->n_params = $3.n;
+            $$->ret = $6;
+            $$->body = $8.first;
+            $$->value = $10;
+        }
+    | IDENT '(' fparams_opt ')' ':' ftype '{' stmts RETURN expr ';' '}'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->name = $1;
+            $$->name_loc = @1;
+            $$->params = $3.first;
+            $$->n_params = $3.n;
+            $$->ret = $6;
+            $$->body = $8.first;
+            $$->value = $10;
+        }
+    ;
+
+fparams_opt
+    : %empty                { $$.first = $$.last = NULL; $$.n = 0; }
+    | fparams               { $$ = $1; }
+    ;
+
+fparams
+    : fparam                { $$.first = $$.last = $1; $$.n = 1; }
+    | fparams ',' fparam
+        {
+            $$ = $1;
+            $$.last->next = $3;
+            $$.last = $3;
+            $$.n++;
+        }
+    ;
+
+fparam
+    : IDENT ':' ftype
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->name = $1;
+            $$->loc = @1;
+            $$->type = $3;
+        }
+    ;
+
+ftype
+    : REAL      { $$.kind = DRIFT_T_REAL; $$.n_arr = 0; $$.loc = @1; }
+    | INT       { $$.kind = DRIFT_T_INT; $$.n_arr = 0; $$.loc = @1; }
+    | VECTOR    { $$.kind = DRIFT_T_VECTOR; $$.n_arr = 0; $$.loc = @1; }
+    | MATRIX    { $$.kind = DRIFT_T_MATRIX; $$.n_arr = 0; $$.loc = @1; }
+    | ARRAY '[' commas ']' ftype
+        {
+            $$ = $5;
+            $$.n_arr += $3 + 1;
+            $$.loc = span(@1, @5);
+            if ($$.n_arr > DRIFT_MAX_ARRAY)
+                drift_diag_error(ps->diag, ps->src, @1,
+                                 "arrays have at most %d dimensions",
+                                 DRIFT_MAX_ARRAY);
+        }
+    ;
+
+commas
+    : %empty                { $$ = 0; }
+    | commas ','            { $$ = $1 + 1; }
+    ;
+
 %%
 
 static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
@@ -678,7 +812,8 @@ static int starts_block(yysymbol_kind_t k)
 {
     return k == YYSYMBOL_DATA || k == YYSYMBOL_ROWS || k == YYSYMBOL_PARAM ||
            k == YYSYMBOL_PRIOR || k == YYSYMBOL_DATUM ||
-           k == YYSYMBOL_DERIVED || k == YYSYMBOL_GENERATED;
+           k == YYSYMBOL_DERIVED || k == YYSYMBOL_GENERATED ||
+           k == YYSYMBOL_TRANSFORMED || k == YYSYMBOL_FUNCTIONS;
 }
 
 static int starts_type(yysymbol_kind_t k)
@@ -724,7 +859,7 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
     int n_items = 0;
     if (has_block)
         items[n_items++] = "a block (data, rows, param, prior, datum, "
-                           "derived or generated)";
+                           "derived, generated, transformed or functions)";
     if (has_stmt)
         items[n_items++] = "a statement (x ~ dist(...), target += ..., or "
                            "name = ...)";
@@ -791,8 +926,17 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
         snprintf(hint, sizeof hint,
                  "; '%s' is a Stan block: a Stan program runs as it is "
                  "from a file named NAME.stan, and drift's own blocks are "
-                 "data, rows, param, prior, datum, derived and generated",
+                 "data, rows, param, prior, datum, derived, generated, "
+                 "transformed and functions",
                  ps->lex.last);
+    } else if (n == 1 && is_char(exp[0], '{') &&
+               (tok == YYSYMBOL_DATA ||
+                (tok == YYSYMBOL_IDENT &&
+                 !strcmp(ps->lex.last, "parameters")))) {
+        snprintf(hint, sizeof hint,
+                 "; Stan's 'transformed data' is drift's 'transformed { "
+                 "name = value }', Stan's 'transformed parameters' drift's "
+                 "'derived'");
     } else if (starts_type(tok) && !has_type && !has_expr &&
                !(n == 1 && is_char(exp[0], ':'))) {
         snprintf(hint, sizeof hint,
@@ -805,10 +949,12 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
                  "over whole vectors (distributions and arithmetic apply "
                  "elementwise), or run the Stan program from a .stan file");
     } else if (tok == YYSYMBOL_IDENT && has_block) {
-        static const char *const kws[] = {"data",  "rows",    "param",
-                                          "prior", "datum",   "derived",
-                                          "generated"};
-        const char *near = drift_closest(ps->lex.last, kws, 7);
+        static const char *const kws[] = {"data",      "rows",
+                                          "param",     "prior",
+                                          "datum",     "derived",
+                                          "generated", "transformed",
+                                          "functions"};
+        const char *near = drift_closest(ps->lex.last, kws, 9);
         if (near)
             snprintf(hint, sizeof hint, " (did you mean '%s'?)", near);
     } else if (n == 1 && is_char(exp[0], ':') && tok != YYSYMBOL_YYEOF) {

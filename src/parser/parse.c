@@ -140,5 +140,7 @@ drift_program *drift_parse(const drift_source *src, drift_diag *diag)
         drift_arena_free(arena);
         return NULL;
     }
+    if (!diag->n_errors)
+        drift_funcs_inline(prog, diag);
     return prog;
 }

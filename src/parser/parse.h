@@ -33,6 +33,11 @@ drift_program *drift_parse(const drift_source *src, drift_diag *diag);
 /* Frees a program and everything in its arena. */
 void drift_program_free(drift_program *p);
 
+/* Checks the functions block's definitions and inlines every call of a
+ * user function (funcs.c); drift_parse runs it.  Returns the number of
+ * errors reported to d. */
+size_t drift_funcs_inline(drift_program *p, drift_diag *d);
+
 /* Adds a symbol to p's table; NULL when out of memory. */
 drift_sym *drift_program_add_sym(drift_program *p, drift_sym_kind kind,
                                  const char *name, drift_loc loc);

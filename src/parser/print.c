@@ -50,6 +50,7 @@ static void fail(printer *p, const char *fmt, ...)
 /* The words drift's scanner reads as keywords, never as names. */
 static const char *const keywords[] = {
     "data", "rows", "param", "prior", "datum", "derived", "generated",
+    "transformed", "functions", "return",
     "target", "real", "int", "vector", "sparse_vector", "matrix", "array",
     "simplex", "ordered", "positive_ordered", "cholesky_factor_corr",
     "cholesky_factor_cov", "cov_matrix", "corr_matrix", "lower", "upper"};

@@ -17,6 +17,10 @@ typedef struct resolver {
     size_t errors;
     drift_block_kind block;     /* the block being resolved */
     int in_decl;                /* resolving a type (sizes, bounds) */
+    int in_reduce;              /* inside a reduction over the rows */
+    size_t rows_seen;           /* rows variables it read */
+    size_t rows_outside;        /* rows variables read outside reductions
+                                   (a transformed value per row) */
     int oom;
 } resolver;
 
@@ -28,14 +32,16 @@ static void error_oom(resolver *r)
     r->errors++;
 }
 
-/* The symbol visible under name from the current block, or NULL. */
 /* Whether a local of block `home` is visible from the current block:
- * its own block's, and the derived block's from every statement block. */
+ * its own block's, the transformed block's from every statement block,
+ * and the derived block's from every statement block but transformed. */
 static int local_visible(const resolver *r, drift_block_kind home)
 {
+    int stmts = !r->in_decl && r->block >= DRIFT_BLOCK_PRIOR;
     return home == r->block ||
-           (home == DRIFT_BLOCK_DERIVED && !r->in_decl &&
-            r->block >= DRIFT_BLOCK_PRIOR);
+           (home == DRIFT_BLOCK_TRANSFORMED && stmts) ||
+           (home == DRIFT_BLOCK_DERIVED && stmts &&
+            r->block != DRIFT_BLOCK_TRANSFORMED);
 }
 
 static drift_sym *lookup(resolver *r, const char *name)
@@ -119,8 +125,29 @@ static void resolve_name(resolver *r, drift_expr *e)
         r->errors++;
         return;
     }
-    if (s->kind == DRIFT_SYM_ROWS && r->block != DRIFT_BLOCK_DATUM &&
+    /* A transformed value that reads rows variables outside a reduction
+     * is one value per row. */
+    int per_row = s->kind == DRIFT_SYM_ROWS ||
+                  (s->kind == DRIFT_SYM_LOCAL &&
+                   s->block == DRIFT_BLOCK_TRANSFORMED && s->rows);
+    if (per_row && s->kind == DRIFT_SYM_LOCAL &&
+        r->block != DRIFT_BLOCK_TRANSFORMED && r->block != DRIFT_BLOCK_DATUM &&
         r->block != DRIFT_BLOCK_GENERATED) {
+        drift_diag_error(r->d, r->p->src, e->loc,
+                         "'%s' is one value per row (it reads rows "
+                         "variables): it can only be used in the datum and "
+                         "generated blocks",
+                         e->name);
+        r->errors++;
+        return;
+    }
+    if (per_row && r->block == DRIFT_BLOCK_TRANSFORMED && !r->in_decl) {
+        if (r->in_reduce)
+            r->rows_seen++;
+        else
+            r->rows_outside++;
+    } else if (s->kind == DRIFT_SYM_ROWS && r->block != DRIFT_BLOCK_DATUM &&
+               r->block != DRIFT_BLOCK_GENERATED) {
         if (r->in_decl)
             drift_diag_error(r->d, r->p->src, e->loc,
                              "'%s' is a rows variable (one value per datum) "
@@ -132,6 +159,15 @@ static void resolve_name(resolver *r, drift_expr *e)
                              "it can only be used in the datum and generated "
                              "blocks",
                              e->name);
+        r->errors++;
+        return;
+    }
+    if (s->kind == DRIFT_SYM_PARAM && r->block == DRIFT_BLOCK_TRANSFORMED) {
+        drift_diag_error(r->d, r->p->src, e->loc,
+                         "'%s' is a parameter: the transformed block holds "
+                         "values of the data alone, computed once (a value "
+                         "of the parameters belongs in derived)",
+                         e->name);
         r->errors++;
         return;
     }
@@ -188,6 +224,16 @@ static int resolve_rng(resolver *r, drift_expr *e)
         drift_diag_error(r->d, r->p->src, e->name_loc,
                          "unknown distribution '%s' in '%s'%s", base,
                          e->name, hint);
+        r->errors++;
+        return 1;
+    }
+    if (r->block == DRIFT_BLOCK_TRANSFORMED) {
+        drift_diag_error(r->d, r->p->src, e->name_loc,
+                         "%s draws at random: the transformed block is "
+                         "computed once from the data alone, without "
+                         "random draws (draw in the generated block, or "
+                         "pass the values in as data)",
+                         e->name);
         r->errors++;
         return 1;
     }
@@ -358,6 +404,13 @@ static void resolve_call(resolver *r, drift_expr *e)
     r->errors++;
 }
 
+/* A reduction that may run over the rows in the transformed block: one
+ * argument, a value per row. */
+static int reduces(const drift_expr *e)
+{
+    return e->n_args == 1 && !e->bar && drift_builtin_reduces_rows(e->name);
+}
+
 static void resolve_expr(resolver *r, drift_expr *e)
 {
     switch (e->kind) {
@@ -367,7 +420,18 @@ static void resolve_expr(resolver *r, drift_expr *e)
         resolve_name(r, e);
         break;
     case DRIFT_E_CALL:
-        resolve_call(r, e);
+        if (r->block == DRIFT_BLOCK_TRANSFORMED && reduces(e)) {
+            /* Over the rows when its argument reads a rows variable. */
+            size_t before = r->rows_seen;
+            r->in_reduce++;
+            resolve_call(r, e);
+            r->in_reduce--;
+            e->over_rows = r->rows_seen > before;
+            if (!r->in_reduce)
+                r->rows_seen = before;
+        } else {
+            resolve_call(r, e);
+        }
         break;
     case DRIFT_E_INDEX: {
         resolve_expr(r, e->a);
@@ -451,7 +515,8 @@ static void resolve_stmts(resolver *r, drift_block *b)
     r->block = b->kind;
     for (drift_stmt *st = b->stmts; st; st = st->next) {
         if (st->kind != DRIFT_S_LET && (b->kind == DRIFT_BLOCK_DERIVED ||
-                                        b->kind == DRIFT_BLOCK_GENERATED)) {
+                                        b->kind == DRIFT_BLOCK_GENERATED ||
+                                        b->kind == DRIFT_BLOCK_TRANSFORMED)) {
             drift_diag_error(r->d, r->p->src, st->loc,
                              "the %s block holds named values (name = "
                              "expression); '%s' belongs in prior or datum",
@@ -488,6 +553,7 @@ static void resolve_stmts(resolver *r, drift_block *b)
             resolve_expr(r, st->value);
             break;
         case DRIFT_S_LET: {
+            r->rows_outside = 0;
             resolve_expr(r, st->value);
             drift_sym *old = lookup(r, st->name);
             if (old || !strcmp(st->name, "N")) {
@@ -509,6 +575,7 @@ static void resolve_stmts(resolver *r, drift_block *b)
             }
             s->let = st;
             s->block = b->kind;
+            s->rows = b->kind == DRIFT_BLOCK_TRANSFORMED && r->rows_outside;
             st->sym = s;
             break;
         }
@@ -561,9 +628,10 @@ size_t drift_resolve(drift_program *p, drift_diag *d)
         for (drift_decl *dc = b->decls; dc; dc = dc->next)
             resolve_type(&r, dc->type);
     }
-    /* derived first: its names are visible in every later block. */
+    /* transformed and derived first: their names are visible in every
+     * later block. */
     static const drift_block_kind order[] = {
-        DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM,
+        DRIFT_BLOCK_TRANSFORMED, DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM,
         DRIFT_BLOCK_GENERATED};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         if (p->block[order[k]])

@@ -66,6 +66,8 @@ typedef struct lower {
     int oom;
     dlist data, rows, params;
     slist prior, datum, derived, generated;
+    slist transformed;      /* reductions over the rows (mean(x)) */
+    int n_reduced;
     /* symbolic execution */
     drift_expr *cond;       /* the condition of the enclosing if branches */
     const stan_stmt *funcs; /* user functions, inlined where called */
@@ -317,28 +319,86 @@ static drift_expr *glm_args(lower *L, drift_expr *args, drift_loc loc,
     return eta;
 }
 
+/* A rewriter whose callbacks reach the lowering. */
+typedef struct substr {
+    drift_rewriter rw;
+    lower *L;
+} substr;
+
+/* A name: a local stands for its value. */
+static drift_expr *subst_name(drift_rewriter *rw, drift_expr *e)
+{
+    lower *L = ((substr *)rw)->L;
+    var *v = lookup(L, e->name);
+    if (!v && find_fun(L, e->name)) {
+        fail(L, e->loc, "the function '%s' is passed as a value: ODE "
+                        "solvers and other higher-order functions are "
+                        "not supported (see doc/language.md, \"Out of "
+                        "scope\")", e->name);
+        return NULL;
+    }
+    if (!v) {
+        fail(L, e->loc, "unknown name '%s'", e->name);
+        return NULL;
+    }
+    if (v->kind != V_LOCAL)
+        return e;
+    if (!v->def) {
+        fail(L, e->loc,
+             "'%s' is used before it is given a value (or is given its "
+             "value in a way drift cannot follow: element by element "
+             "outside a loop over all its elements)",
+             e->name);
+        return NULL;
+    }
+    return v->def;
+}
+
+/* A call, its arguments substituted: a user function is inlined and a
+ * _glm density written out. */
+static drift_expr *subst_call(drift_rewriter *rw, drift_expr *c)
+{
+    lower *L = ((substr *)rw)->L;
+    const stan_stmt *f = find_fun(L, c->name);
+    if (f)
+        return inline_call(L, f, c);
+    if (c->bar && c->args) {
+        const char *sfx = strrchr(c->name, '_');
+        char base[128];
+        if (sfx && (size_t)(sfx - c->name) < sizeof base) {
+            memcpy(base, c->name, (size_t)(sfx - c->name));
+            base[sfx - c->name] = '\0';
+            const char *g = glm_base(base);
+            if (g) {
+                size_t m;
+                drift_expr *y = c->args;
+                drift_expr *rest = glm_args(L, y->next, c->loc, &m);
+                if (!rest)
+                    return NULL;
+                char nm[160];
+                snprintf(nm, sizeof nm, "%s%s", g, sfx);
+                drift_expr *yc = need(L, drift_arena_alloc(L->A, sizeof *yc));
+                if (!yc)
+                    return NULL;
+                *yc = *y;
+                yc->next = rest;
+                c->name = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
+                c->args = yc;
+                c->n_args = m + 1;
+            }
+        }
+    }
+    return c;
+}
+
 static drift_expr *subst_list(lower *L, drift_expr *args, size_t *n)
 {
-    drift_expr *first = NULL, *last = NULL;
+    substr s = {{L->A, subst_name, subst_call, is_elem, 0, 0}, L};
     *n = 0;
-    for (drift_expr *a = args; a; a = a->next) {
-        drift_expr *s = subst(L, a);
-        if (!s)
-            return NULL;
-        /* Lists link through next: copy the node heading each. */
-        drift_expr *c = need(L, drift_arena_alloc(L->A, sizeof *c));
-        if (!c)
-            return NULL;
-        *c = *s;
-        c->next = NULL;
-        if (last)
-            last->next = c;
-        else
-            first = c;
-        last = c;
-        (*n)++;
-    }
-    return first;
+    drift_expr *r = L->failed ? NULL : drift_ast_rewrite_list(&s.rw, args, n);
+    if (!r && args && !L->failed)
+        need(L, NULL);
+    return r;
 }
 
 /* e with every local replaced by its value (new nodes where anything
@@ -347,110 +407,11 @@ static drift_expr *subst(lower *L, drift_expr *e)
 {
     if (!e || L->failed)
         return NULL;
-    switch (e->kind) {
-    case DRIFT_E_NUM:
-        return e;
-    case DRIFT_E_NAME: {
-        var *v = lookup(L, e->name);
-        if (!v && find_fun(L, e->name)) {
-            fail(L, e->loc, "the function '%s' is passed as a value: ODE "
-                            "solvers and other higher-order functions are "
-                            "not supported (see doc/language.md, \"Out of "
-                            "scope\")", e->name);
-            return NULL;
-        }
-        if (!v) {
-            fail(L, e->loc, "unknown name '%s'", e->name);
-            return NULL;
-        }
-        if (v->kind != V_LOCAL)
-            return e;
-        if (!v->def) {
-            fail(L, e->loc,
-                 "'%s' is used before it is given a value (or is given its "
-                 "value in a way drift cannot follow: element by element "
-                 "outside a loop over all its elements)",
-                 e->name);
-            return NULL;
-        }
-        return v->def;
-    }
-    case DRIFT_E_CALL: {
-        if (is_elem(e))
-            return e;
-        size_t n;
-        drift_expr *args = subst_list(L, e->args, &n);
-        if (L->failed)
-            return NULL;
-        drift_expr *c = need(L, drift_arena_alloc(L->A, sizeof *c));
-        if (!c)
-            return NULL;
-        *c = *e;
-        c->args = args;
-        c->n_args = n;
-        c->next = NULL;
-        const stan_stmt *f = find_fun(L, e->name);
-        if (f)
-            return inline_call(L, f, c);
-        if (c->bar && c->args) {
-            const char *sfx = strrchr(c->name, '_');
-            char base[128];
-            if (sfx && (size_t)(sfx - c->name) < sizeof base) {
-                memcpy(base, c->name, (size_t)(sfx - c->name));
-                base[sfx - c->name] = '\0';
-                const char *g = glm_base(base);
-                if (g) {
-                    size_t m;
-                    drift_expr *y = c->args;
-                    drift_expr *rest = glm_args(L, y->next, c->loc, &m);
-                    if (!rest)
-                        return NULL;
-                    char nm[160];
-                    snprintf(nm, sizeof nm, "%s%s", g, sfx);
-                    drift_expr *yc = need(L, drift_arena_alloc(L->A, sizeof *yc));
-                    if (!yc)
-                        return NULL;
-                    *yc = *y;
-                    yc->next = rest;
-                    c->name = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
-                    c->args = yc;
-                    c->n_args = m + 1;
-                }
-            }
-        }
-        return c;
-    }
-    case DRIFT_E_INDEX: {
-        drift_expr *b = subst(L, e->a);
-        size_t n;
-        drift_expr *args = subst_list(L, e->args, &n);
-        if (L->failed)
-            return NULL;
-        return need(L, drift_ast_index(L->A, e->loc, b, args, n));
-    }
-    case DRIFT_E_BINOP: {
-        drift_expr *a = subst(L, e->a), *b = subst(L, e->b);
-        if (L->failed)
-            return NULL;
-        return need(L, drift_ast_binop(L->A, e->loc, e->op, a, b));
-    }
-    case DRIFT_E_NEG:
-    case DRIFT_E_NOT: {
-        drift_expr *a = subst(L, e->a);
-        if (L->failed)
-            return NULL;
-        return need(L, e->kind == DRIFT_E_NEG ? drift_ast_neg(L->A, e->loc, a)
-                                              : drift_ast_not(L->A, e->loc, a));
-    }
-    case DRIFT_E_COND: {
-        drift_expr *c = subst(L, e->a), *a = subst(L, e->b);
-        drift_expr *b = subst(L, e->args);
-        if (L->failed)
-            return NULL;
-        return need(L, drift_ast_cond(L->A, e->loc, c, a, b));
-    }
-    }
-    return NULL;
+    substr s = {{L->A, subst_name, subst_call, is_elem, 0, 0}, L};
+    drift_expr *r = drift_ast_rewrite(&s.rw, e);
+    if (!r && !L->failed)
+        need(L, NULL);
+    return r;
 }
 
 /* Whether two sizes are the same, a transformed datum (int K = 2)
@@ -902,6 +863,40 @@ static drift_expr *stack_scalars(lower *L, drift_loc loc, const tr *el,
     return acc;
 }
 
+static int mentions_param(lower *L, const drift_expr *e);
+static void add_stmt(lower *L, slist *sl, drift_stmt *st);
+
+/* f(arg) over the rows (arg a per-row value of the data) as a name of
+ * drift's transformed block, the same reduction once: mean_x__ (Stan
+ * reserves names ending in "__", so none of the program's clashes). */
+static drift_expr *reduce_once(lower *L, drift_loc loc, const char *f,
+                               drift_expr *arg)
+{
+    for (drift_stmt *st = L->transformed.first; st; st = st->next)
+        if (!strcmp(st->value->name, f) && same_expr(st->value->args, arg))
+            return mk_name(L, loc, st->name);
+    char nm[160];
+    if (arg->kind == DRIFT_E_NAME)
+        snprintf(nm, sizeof nm, "%s_%s__", f, arg->name);
+    else
+        snprintf(nm, sizeof nm, "%s_%d__", f, ++L->n_reduced);
+    drift_expr *a = need(L, drift_arena_alloc(L->A, sizeof *a));
+    drift_stmt *st = need(L, drift_arena_alloc(L->A, sizeof *st));
+    const char *name = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
+    if (!a || !st || !name)
+        return NULL;
+    *a = *arg;
+    a->next = NULL;
+    st->kind = DRIFT_S_LET;
+    st->loc = st->name_loc = loc;
+    st->name = name;
+    st->value = mk_call(L, loc, f, a, NULL);
+    if (!st->value)
+        return NULL;
+    add_stmt(L, &L->transformed, st);
+    return mk_name(L, loc, name);
+}
+
 static tr translate(lower *L, ctx *c, const drift_expr *e)
 {
     tr r = bad();
@@ -1044,6 +1039,21 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
         return r;
     }
     case DRIFT_E_CALL: {
+        if (!c->datum && L->rows_mode && e->n_args == 1 && !e->bar &&
+            drift_builtin_reduces_rows(e->name) && !mentions_param(L, e->args)) {
+            /* mean(y) of the rows' data outside a per-row term: the
+             * argument as one value per row, reduced once */
+            ctx w = {0};
+            w.datum = 1;
+            int failed = L->failed;
+            tr a = translate(L, &w, e->args);
+            if (!L->failed && a.rw && scalar(a.t)) {
+                r.e = reduce_once(L, e->loc, e->name, a.e);
+                r.t.base = B_REAL;
+                return r;
+            }
+            L->failed = failed; /* not over the rows: as any call */
+        }
         if (!strcmp(e->name, ":")) {
             fail(L, e->loc, "slices (a[i:j], a[:]) are not supported: index "
                             "single elements, or use head, tail or segment");
@@ -1281,11 +1291,28 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             r.rw = 1;
             return r;
         }
+        if (c->datum && !strcmp(f, "to_vector") && n == 1 && args[0].rw &&
+            scalar(args[0].t)) {
+            /* one element per row: the row's value */
+            r = args[0];
+            r.t.base = B_REAL;
+            return r;
+        }
         if (!strcmp(f, "to_vector") && n == 1 &&
             (args[0].t.base == B_VEC || args[0].t.base == B_ROWVEC) &&
             args[0].t.n_arr == 0) {
             r = args[0];
             r.t.base = B_VEC;
+            return r;
+        }
+        if (c->datum && n == 1 && args[0].rw && scalar(args[0].t) &&
+            drift_builtin_reduces_rows(f) && !mentions_param(L, args[0].e)) {
+            /* a value of the data over every row: computed once, in
+             * drift's transformed block */
+            r.e = reduce_once(L, e->loc, f, args[0].e);
+            r.t.base = B_REAL;
+            r.t.n_arr = 0;
+            r.rw = 0;
             return r;
         }
         if (any_rw && !elementwise(f) &&
@@ -2295,6 +2322,9 @@ size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
              L.data.first, NULL, &last);
     mk_block(&L, DRIFT_BLOCK_ROWS, sp->have[STAN_DATA] ? sp->block_loc[STAN_DATA] : at,
              L.rows.first, NULL, &last);
+    mk_block(&L, DRIFT_BLOCK_TRANSFORMED,
+             sp->have[STAN_TDATA] ? sp->block_loc[STAN_TDATA] : at, NULL,
+             L.transformed.first, &last);
     mk_block(&L, DRIFT_BLOCK_PARAM,
              sp->have[STAN_PARAMS] ? sp->block_loc[STAN_PARAMS] : at,
              L.params.first, NULL, &last);

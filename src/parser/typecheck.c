@@ -1060,6 +1060,29 @@ static void check_rng(checker *c, drift_expr *e)
     }
 }
 
+/* mean(x), sd(x), ... over every row in the transformed block: the
+ * argument one real or int per row, the value one real of the data. */
+static void check_over_rows(checker *c, drift_expr *e)
+{
+    drift_expr *a = e->args;
+    check_expr(c, a);
+    e->type = scalar_type(DRIFT_T_REAL);
+    e->rows = e->param = 0;
+    if (a->type.kind == DRIFT_T_ERROR) {
+        e->type = scalar_type(DRIFT_T_ERROR);
+        return;
+    }
+    if (a->type.n_arr ||
+        (a->type.kind != DRIFT_T_REAL && a->type.kind != DRIFT_T_INT)) {
+        char t[TYPE_TEXT];
+        error(c, a->loc,
+              "%s over the rows takes one real or int per row, given %s "
+              "per row",
+              e->name, tname(&a->type, t));
+        e->type = scalar_type(DRIFT_T_ERROR);
+    }
+}
+
 static void check_call(checker *c, drift_expr *e)
 {
     e->type = scalar_type(DRIFT_T_ERROR);
@@ -1275,7 +1298,10 @@ static void check_expr(checker *c, drift_expr *e)
         check_index(c, e);
         return;
     case DRIFT_E_CALL:
-        check_call(c, e);
+        if (e->over_rows)
+            check_over_rows(c, e);
+        else
+            check_call(c, e);
         return;
     }
 }
@@ -1584,14 +1610,16 @@ static void check_block(checker *c, drift_block *b)
                 st->value->type = scalar_type(DRIFT_T_ERROR);
             }
             if ((b->kind == DRIFT_BLOCK_DERIVED ||
-                 b->kind == DRIFT_BLOCK_GENERATED) &&
+                 b->kind == DRIFT_BLOCK_GENERATED ||
+                 b->kind == DRIFT_BLOCK_TRANSFORMED) &&
                 st->value->type.kind != DRIFT_T_ERROR &&
                 st->value->rows && st->value->type.n_arr) {
                 char t[TYPE_TEXT];
                 error(c, st->value->loc,
-                      "'%s' is %s per row: a per-row generated quantity is a "
-                      "scalar, vector or matrix",
-                      st->name, tname(&st->value->type, t));
+                      "'%s' is %s per row: a per-row %s value is a scalar, "
+                      "vector or matrix",
+                      st->name, tname(&st->value->type, t),
+                      drift_block_name(b->kind));
                 st->value->type = scalar_type(DRIFT_T_ERROR);
             }
             if (st->sym) {
@@ -1602,6 +1630,45 @@ static void check_block(checker *c, drift_block *b)
             }
             break;
         }
+    }
+}
+
+/* An unsized function type as written: "vector", "array[,] real". */
+static const char *ftype_name(const drift_ftype *t, char *buf, size_t cap)
+{
+    static const char *const kinds[] = {"?", "int", "real", "vector",
+                                        "matrix", "sparse_vector"};
+    const char *k = (unsigned)t->kind < 6 ? kinds[t->kind] : "?";
+    if (t->n_arr)
+        snprintf(buf, cap, "array[%s] %s", t->n_arr == 2 ? "," : "", k);
+    else
+        snprintf(buf, cap, "%s", k);
+    return buf;
+}
+
+/* The arguments and values of inlined user functions (funcs.c) against
+ * the types the functions declare; an int is accepted for a real. */
+static void check_fcalls(checker *c)
+{
+    for (const drift_fcheck *k = c->p->fchecks; k; k = k->next) {
+        const drift_type *t = k->value ? &k->value->type : NULL;
+        if (!t || t->kind == DRIFT_T_ERROR)
+            continue; /* unused, or an error already reported */
+        const drift_ftype *want = k->param ? &k->param->type : &k->f->ret;
+        if (t->n_arr == want->n_arr &&
+            (t->kind == want->kind ||
+             (want->kind == DRIFT_T_REAL && t->kind == DRIFT_T_INT)))
+            continue;
+        char got[TYPE_TEXT], w[64];
+        if (k->param)
+            error(c, k->value->loc,
+                  "argument '%s' of '%s' is %s, but '%s' declares it %s",
+                  k->param->name, k->f->name, tname(t, got), k->f->name,
+                  ftype_name(want, w, sizeof w));
+        else
+            error(c, k->call_loc, "'%s' returns %s, but is declared to "
+                                  "return %s",
+                  k->f->name, tname(t, got), ftype_name(want, w, sizeof w));
     }
 }
 
@@ -1624,11 +1691,12 @@ size_t drift_typecheck(drift_program *p, drift_diag *d)
               "e.g. param { w : vector[D] }");
     }
     static const drift_block_kind order[] = {
-        DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM,
-        DRIFT_BLOCK_GENERATED};
+        DRIFT_BLOCK_TRANSFORMED, DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR,
+        DRIFT_BLOCK_DATUM, DRIFT_BLOCK_GENERATED};
     for (size_t k = 0; k < sizeof order / sizeof order[0]; k++)
         if (p->block[order[k]])
             check_block(&c, p->block[order[k]]);
+    check_fcalls(&c);
     return c.errors;
 }
 

@@ -17,6 +17,7 @@ void drift_graph_free(drift_graph *g)
         drift_free(g->nodes[k].amap);
     }
     drift_free(g->nodes);
+    drift_free(g->reductions);
     for (size_t k = 0; k < g->n_params; k++)
         drift_free(g->params[k].name);
     drift_free(g->params);

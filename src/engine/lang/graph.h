@@ -219,6 +219,11 @@ typedef struct drift_graph {
                                        the rows in chunks */
     size_t n_deriv_sched, n_gen_shared_sched, n_gen_rows_sched;
 
+    /* the transformed block's reductions over the rows, computed once
+     * when the graph is built, in the order it builds them */
+    double *reductions;
+    size_t n_reductions;
+
     const drift_source *src;        /* for runtime messages (borrowed) */
     const char *mapped_source;      /* a memory-mapped row store the rows
                                        come from (NULL: none): outcomes

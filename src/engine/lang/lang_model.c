@@ -503,9 +503,16 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
         goto fail;
     }
     m->ld->check_mapped = spec->check_every_row;
+    if (spec->reductions_from) {
+        const lang_model *t = spec->reductions_from->self;
+        m->ld->reductions = t->g->reductions;
+        m->ld->n_reductions = t->g->n_reductions;
+    }
     if (drift_langdata_bind_values(m->prog, m->ld, placeholder, &diag))
         goto fail;
     m->g = drift_lower_program(m->prog, m->ld, &diag);
+    m->ld->reductions = NULL; /* borrowed for the build only */
+    m->ld->n_reductions = 0;
     if (!m->g)
         goto fail;
     if (make_names(m)) {
@@ -709,6 +716,14 @@ void drift_lang_describe(const drift_model *mm, FILE *f)
     fprintf(f, "graph: %zu nodes (prior %zu, datum %zu evaluated per "
                "call)\n",
             total, np, nd);
+    const drift_block *tb = p->block[DRIFT_BLOCK_TRANSFORMED];
+    if (tb && tb->stmts) {
+        fprintf(f, "transformed (not written): ");
+        for (const drift_stmt *st = tb->stmts; st; st = st->next)
+            fprintf(f, "%s%s%s", st == tb->stmts ? "" : ", ", st->name,
+                    st->sym && st->sym->rows ? " (per row)" : "");
+        fprintf(f, "\n");
+    }
     for (int derived = 1; derived >= 0; derived--) {
         int any_out = 0;
         for (size_t k = 0; k < g->n_gouts; k++) {

@@ -32,6 +32,12 @@ typedef struct drift_lang_spec {
     /* A run across MPI ranks: the rows file is read in shares,
      * this process's alone (engine/data/table.h); NULL: all of it. */
     const struct drift_table_share *share;
+    /* A model of the same file opened on other rows (the training rows
+     * of held-out rows): its transformed block's reductions over the
+     * rows (mean(x), sd(x) ...) are used rather than computed from these
+     * rows, as a model centred on the training data predicts.  NULL:
+     * compute them.  Borrowed for the call only. */
+    const drift_model *reductions_from;
 } drift_lang_spec;
 
 /* Whether a --model argument or positional argument names a model file

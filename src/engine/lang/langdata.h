@@ -87,6 +87,12 @@ typedef struct drift_langdata {
      * data's rows_total rows (0: all of them), and N, the language's
      * number of rows, is rows_total while the rows here are N above. */
     uint64_t rows_total;
+    /* The values of the transformed block's reductions over the rows
+     * (mean(x) ...), in the order the graph builds them, to use instead
+     * of computing them from these rows: held-out rows are described by
+     * the training rows' values.  NULL: compute them (borrowed). */
+    const double *reductions;
+    size_t n_reductions;
     /* Int rows variables read from a memory-mapped row store whose
      * header's int flag stood in for reading their values at open (a
      * pass over data maybe larger than memory): evaluation checks their

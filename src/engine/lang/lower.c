@@ -1336,6 +1336,105 @@ static int build_binop(builder *b, drift_expr *e)
     return id;
 }
 
+/* mean(x), sd(x), variance(x), sum(x), min(x), max(x) over every row
+ * (the transformed block): the per-row argument is evaluated over the
+ * rows in chunks, once, and the value is a constant of the graph. */
+static int build_over_rows(builder *b, drift_expr *e)
+{
+    int a = build_expr(b, e->args);
+    if (a < 0)
+        return -1;
+    drift_graph *g = b->g;
+    size_t k = g->n_reductions;
+    double *nr = drift_realloc(g->reductions, (k + 1) * sizeof *nr);
+    if (!nr) {
+        oom(b);
+        return -1;
+    }
+    g->reductions = nr;
+    if (b->ld->reductions) {
+        if (k >= b->ld->n_reductions) {
+            drift_diag_error(b->d, b->p->src, e->loc,
+                             "internal error: no value given for %s over the "
+                             "rows",
+                             e->name);
+            b->errors++;
+            return -1;
+        }
+        nr[g->n_reductions++] = b->ld->reductions[k];
+        return const_scalar(b, b->ld->reductions[k], 0, e->loc);
+    }
+    if (!b->ld->n_src) {
+        /* No data (drift check describing the model): a stand-in. */
+        nr[g->n_reductions++] = 1;
+        return const_scalar(b, 1, 0, e->loc);
+    }
+    if (b->ld->rows_total && b->ld->rows_total != g->N) {
+        drift_diag_error(b->d, b->p->src, e->loc,
+                         "%s over the rows needs every row, but this process "
+                         "holds a share of them (a run across ranks): give "
+                         "the value as data instead",
+                         e->name);
+        b->errors++;
+        return -1;
+    }
+    size_t N = g->nodes[a].batched ? g->N : 1;
+    int sd = !strcmp(e->name, "sd"), var = !strcmp(e->name, "variance");
+    if (N < (size_t)(sd || var ? 2 : 1)) {
+        drift_diag_error(b->d, b->p->src, e->loc,
+                         "%s over the rows needs at least %d row%s, but the "
+                         "data give %zu",
+                         e->name, sd || var ? 2 : 1, sd || var ? "s" : "",
+                         N);
+        b->errors++;
+        return -1;
+    }
+    drift_ad_ws *ws = drift_ad_ws_new(g, N < CHECK_CHUNK ? N : CHECK_CHUNK);
+    if (!ws) {
+        oom(b);
+        return -1;
+    }
+    /* Welford's running mean and sum of squared deviations. */
+    double mean = 0, m2 = 0, sum = 0, lo = INFINITY, hi = -INFINITY;
+    size_t n = 0;
+    for (size_t first = 0; first < N; first += CHECK_CHUNK) {
+        size_t cnt = N - first < CHECK_CHUNK ? N - first : CHECK_CHUNK;
+        drift_err err = {{0}};
+        if (drift_ad_eval_data(g, ws, &a, 1, first, cnt, &err)) {
+            drift_diag_error(b->d, b->p->src, e->loc, "%s", err.msg);
+            b->errors++;
+            drift_ad_ws_free(ws);
+            return -1;
+        }
+        size_t ld;
+        const double *v = drift_ad_value(ws, a, &ld);
+        for (size_t r = 0; r < cnt; r++) {
+            double x = v[r * ld];
+            n++;
+            double dx = x - mean;
+            mean += dx / (double)n;
+            m2 += dx * (x - mean);
+            sum += x;
+            lo = x < lo ? x : lo;
+            hi = x > hi ? x : hi;
+        }
+    }
+    drift_ad_ws_free(ws);
+    double val = sum;
+    if (!strcmp(e->name, "mean"))
+        val = mean;
+    else if (var)
+        val = m2 / (double)(n - 1);
+    else if (sd)
+        val = sqrt(m2 / (double)(n - 1));
+    else if (!strcmp(e->name, "min"))
+        val = lo;
+    else if (!strcmp(e->name, "max"))
+        val = hi;
+    nr[g->n_reductions++] = val;
+    return const_scalar(b, val, 0, e->loc);
+}
+
 static int build_expr(builder *b, drift_expr *e)
 {
     switch (e->kind) {
@@ -1386,7 +1485,7 @@ static int build_expr(builder *b, drift_expr *e)
     case DRIFT_E_INDEX:
         return build_index(b, e);
     case DRIFT_E_CALL:
-        return build_call(b, e);
+        return e->over_rows ? build_over_rows(b, e) : build_call(b, e);
     }
     return -1;
 }
@@ -2576,6 +2675,11 @@ drift_graph *drift_lower_program(drift_program *p,
     drift_block *datum = p->block[DRIFT_BLOCK_DATUM];
     drift_block *derived = p->block[DRIFT_BLOCK_DERIVED];
     drift_block *generated = p->block[DRIFT_BLOCK_GENERATED];
+    drift_block *transformed = p->block[DRIFT_BLOCK_TRANSFORMED];
+    /* Values of the data alone: folded into constants here, once. */
+    if (!b.errors && transformed)
+        for (drift_stmt *st = transformed->stmts; st; st = st->next)
+            build_stmt(&b, st, 0);
     if (!b.errors && derived)
         for (drift_stmt *st = derived->stmts; st; st = st->next)
             build_stmt(&b, st, 0);

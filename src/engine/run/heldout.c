@@ -53,7 +53,8 @@ static int open_lang_test(drift_heldout_set *s, const drift_problem *train,
     drift_lang_spec ls = {.path = train->lang_path,
                           .data = files,
                           .data_set = train->lang_data_set,
-                          .n_data_set = train->lang_n_data_set};
+                          .n_data_set = train->lang_n_data_set,
+                          .reductions_from = &train->model};
     int rc = drift_lang_open(&ls, &s->model, e);
     drift_free(files);
     if (rc) {
