@@ -164,14 +164,27 @@ static void test_stan_spellings(void **state)
            "'int<lower=0> J;' runs as it is from a .stan file)\n"
            "    2 |   int<lower=0> J;\n"
            "      |   ^~~\n");
-    golden("param { mu : real }\nprior {\n  for (j in 1:3) mu ~ normal(0, 1)"
+    golden("param { mu : real }\nprior {\n  while (mu > 0) mu ~ normal(0, 1)"
            "\n}\n",
-           "m.drift:3:10: error: expected ',', '(' or ')', found 'in'; drift's "
-           "language has no for loops: write the statement over whole "
-           "vectors (distributions and arithmetic apply elementwise), or run "
-           "the Stan program from a .stan file\n"
-           "    3 |   for (j in 1:3) mu ~ normal(0, 1)\n"
-           "      |          ^~\n");
+           "m.drift:3:3: error: expected a statement (x ~ dist(...), target "
+           "+= ..., or name = ...), ';' or '}', found 'while'; drift has no "
+           "while loops: for (i in a:b) with bounds known when the data are "
+           "read, or a statement over whole vectors\n"
+           "    3 |   while (mu > 0) mu ~ normal(0, 1)\n"
+           "      |   ^~~~~\n");
+    golden("param { mu : real }\nprior {\n  lp = 0\n  lp += mu\n}\n",
+           "m.drift:4:6: error: expected ':', '[', '=', '(' or '~', found "
+           "'+='; only target += adds in place: write x = x + ... (a new "
+           "local), or sum over a vector\n"
+           "    4 |   lp += mu\n"
+           "      |      ^~\n");
+    golden("param { mu : vector[3] }\nderived {\n  vector[3] m;\n}\n",
+           "m.drift:3:3: error: expected a statement (x ~ dist(...), target "
+           "+= ..., or name = ...), ';' or '}', found 'vector'; drift "
+           "declares the name first, as in 'J : int<lower=0>' (Stan's "
+           "'int<lower=0> J;' runs as it is from a .stan file)\n"
+           "    3 |   vector[3] m;\n"
+           "      |   ^~~~~~\n");
     golden("parameters { real mu; }\n",
            "m.drift:1:1: error: expected a block (data, rows, param, prior, "
            "datum, derived or generated), found 'parameters'; 'parameters' is "

@@ -166,9 +166,19 @@ typedef struct drift_decl {
 /* ---- statements ------------------------------------------------------------ */
 
 typedef enum drift_stmt_kind {
-    DRIFT_S_TILDE,   /* lhs ~ dist(args) */
+    DRIFT_S_TILDE,   /* lhs ~ dist(args) [T[lo, hi]] */
     DRIFT_S_TARGET,  /* target += value */
-    DRIFT_S_LET      /* name = value */
+    DRIFT_S_LET,     /* name = value */
+    /* Control flow, as written; drift_control_lower (stan_lower.c)
+     * replaces these by the statements above before names are
+     * resolved, so no later pass sees them. */
+    DRIFT_S_FOR,     /* for (name in lhs:value) body */
+    DRIFT_S_IF,      /* if (value) body else els */
+    DRIFT_S_BLOCK,   /* { body } */
+    DRIFT_S_ASSIGN,  /* lhs[...] = value: one element of a declared local */
+    DRIFT_S_DECL,    /* name : type, a local given its value in parts */
+    DRIFT_S_PRINT,   /* print(args): the values; name: the strings */
+    DRIFT_S_REJECT   /* reject(args), as print */
 } drift_stmt_kind;
 
 struct drift_dist;
@@ -182,8 +192,16 @@ typedef struct drift_stmt {
     drift_expr *args;           /* TILDE, linked by next */
     size_t n_args;
     drift_expr *value;          /* TARGET, LET */
-    const char *name;           /* LET */
+    const char *name;           /* LET, FOR (the loop variable), DECL */
     drift_loc name_loc;
+    /* TILDE: a truncation T[trunc_lo, trunc_hi] (NULL: that side open) */
+    int truncated;
+    drift_loc trunc_loc;
+    drift_expr *trunc_lo, *trunc_hi;
+    /* FOR, IF, BLOCK: the statements run (IF: when value holds, els
+     * otherwise); FOR: lhs is the lower bound, value the upper */
+    struct drift_stmt *body, *els;
+    drift_typeexpr *type;       /* DECL */
     struct drift_stmt *next;
 
     const struct drift_dist *d; /* TILDE, filled by resolve.c */

@@ -124,6 +124,10 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %token PLUSEQ "'+='" EMUL "'.*'" EDIV "'./'"
 %token EQEQ "'=='" NOTEQ "'!='" LESSEQ "'<='" GREATEREQ "'>='"
 %token ANDAND "'&&'" OROR "'||'"
+%token FOR "'for'" IN "'in'" IF "'if'" ELSE "'else'"
+%token WHILE "'while'" /* reserved: only to say drift has no while */
+%token PRINT "'print'" KW_REJECT "'reject'" TRUNC "'T'"
+%token <str> STRING "string"
 
 %type <blist> blocks
 %type <block> block
@@ -133,7 +137,8 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %type <type> type elem_type
 %type <bounds> bounds_opt bound_list bound
 %type <slist> stmts
-%type <stmt> stmt
+%type <stmt> stmt tilde pargs
+%type <expr> expr_opt
 %type <expr> lhs expr or_expr and_expr eq_expr rel_expr arith postfix
 %type <expr> primary
 %type <elist> args args_opt
@@ -142,6 +147,8 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %left '*' '/' EMUL EDIV
 %precedence UMINUS
 %right '^'
+%precedence THEN
+%precedence ELSE
 
 %%
 
@@ -393,6 +400,101 @@ stmts
     ;
 
 stmt
+    : tilde                 { $$ = $1; }
+    | tilde TRUNC '[' expr_opt ',' expr_opt ']'
+        {
+            $$ = $1;
+            $$->truncated = 1;
+            $$->trunc_loc = span(@2, @7);
+            $$->trunc_lo = $4;
+            $$->trunc_hi = $6;
+            $$->loc = span(@1, @7);
+        }
+    | TARGET PLUSEQ expr
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_TARGET;
+            $$->loc = span(@1, @3);
+            $$->value = $3;
+        }
+    | lhs '=' expr
+        {
+            /* name = value, or one element of a declared local. */
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->loc = span(@1, @3);
+            $$->value = $3;
+            if ($1->kind == DRIFT_E_NAME) {
+                $$->kind = DRIFT_S_LET;
+                $$->name = $1->name;
+                $$->name_loc = @1;
+            } else {
+                $$->kind = DRIFT_S_ASSIGN;
+                $$->lhs = $1;
+                if ($1->kind != DRIFT_E_INDEX)
+                    drift_diag_error(ps->diag, ps->src, @1,
+                                     "only a name or an element of one "
+                                     "(x[i] = ...) can be assigned");
+            }
+        }
+    | IDENT ':' type
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_DECL;
+            $$->loc = span(@1, @3);
+            $$->name = $1;
+            $$->name_loc = @1;
+            $$->type = $3;
+        }
+    | FOR '(' IDENT IN or_expr ':' expr ')' stmt
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_FOR;
+            $$->loc = span(@1, @8);
+            $$->name = $3;
+            $$->name_loc = @3;
+            $$->lhs = $5;
+            $$->value = $7;
+            $$->body = $9;
+        }
+    | IF '(' expr ')' stmt %prec THEN
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_IF;
+            $$->loc = span(@1, @4);
+            $$->value = $3;
+            $$->body = $5;
+        }
+    | IF '(' expr ')' stmt ELSE stmt
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_IF;
+            $$->loc = span(@1, @4);
+            $$->value = $3;
+            $$->body = $5;
+            $$->els = $7;
+        }
+    | '{' stmts '}'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_BLOCK;
+            $$->loc = span(@1, @3);
+            $$->body = $2.first;
+        }
+    | PRINT '(' pargs ')'
+        {
+            $$ = $3;
+            $$->kind = DRIFT_S_PRINT;
+            $$->loc = span(@1, @4);
+        }
+    | KW_REJECT '(' pargs ')'
+        {
+            $$ = $3;
+            $$->kind = DRIFT_S_REJECT;
+            $$->loc = span(@1, @4);
+        }
+    ;
+
+tilde
     : lhs '~' IDENT '(' args_opt ')'
         {
             NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
@@ -404,21 +506,49 @@ stmt
             $$->args = $5.first;
             $$->n_args = $5.n;
         }
-    | TARGET PLUSEQ expr
+    ;
+
+expr_opt
+    : %empty                { $$ = NULL; }
+    | expr                  { $$ = $1; }
+    ;
+
+/* print and reject's arguments: the values in args, the strings joined
+ * in name (the statement's kind is set by the rule that uses it). */
+pargs
+    : STRING
         {
             NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
-            $$->kind = DRIFT_S_TARGET;
-            $$->loc = span(@1, @3);
-            $$->value = $3;
-        }
-    | IDENT '=' expr
-        {
-            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
-            $$->kind = DRIFT_S_LET;
-            $$->loc = span(@1, @3);
             $$->name = $1;
-            $$->name_loc = @1;
-            $$->value = $3;
+        }
+    | expr
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->args = $1;
+            $$->n_args = 1;
+        }
+    | pargs ',' STRING
+        {
+            $$ = $1;
+            if (!$$->name) {
+                $$->name = $3;
+            } else {
+                size_t a = strlen($$->name), b = strlen($3);
+                char *j;
+                NEED(j = drift_arena_alloc(ARENA, a + b + 1));
+                memcpy(j, $$->name, a);
+                memcpy(j + a, $3, b + 1);
+                $$->name = j;
+            }
+        }
+    | pargs ',' expr
+        {
+            $$ = $1;
+            drift_expr **p = &$$->args;
+            while (*p)
+                p = &(*p)->next;
+            *p = $3;
+            $$->n_args++;
         }
     ;
 
@@ -737,8 +867,12 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
     for (int k = 0; k < n; k++) {
         if ((has_expr || has_stmt) && starts_expr(exp[k]))
             continue;
-        if (has_stmt && exp[k] == YYSYMBOL_TARGET)
+        if (has_stmt && (exp[k] == YYSYMBOL_TARGET || exp[k] == YYSYMBOL_FOR ||
+                         exp[k] == YYSYMBOL_IF || exp[k] == YYSYMBOL_PRINT ||
+                         exp[k] == YYSYMBOL_KW_REJECT || is_char(exp[k], '{')))
             continue;
+        if (exp[k] == YYSYMBOL_TRUNC)
+            continue;   /* optional after '~', and rare */
         if (has_block && (starts_block(exp[k]) || is_char(exp[k], ';')))
             continue;
         if (has_type && starts_type(exp[k]))
@@ -799,11 +933,15 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
                  "; drift declares the name first, as in "
                  "'J : int<lower=0>' (Stan's 'int<lower=0> J;' runs as it "
                  "is from a .stan file)");
-    } else if (tok == YYSYMBOL_IDENT && !strcmp(ps->lex.last, "in")) {
+    } else if (tok == YYSYMBOL_WHILE) {
         snprintf(hint, sizeof hint,
-                 "; drift's language has no for loops: write the statement "
-                 "over whole vectors (distributions and arithmetic apply "
-                 "elementwise), or run the Stan program from a .stan file");
+                 "; drift has no while loops: for (i in a:b) with bounds "
+                 "known when the data are read, or a statement over whole "
+                 "vectors");
+    } else if (tok == YYSYMBOL_PLUSEQ) {
+        snprintf(hint, sizeof hint,
+                 "; only target += adds in place: write x = x + ... (a "
+                 "new local), or sum over a vector");
     } else if (tok == YYSYMBOL_IDENT && has_block) {
         static const char *const kws[] = {"data",  "rows",    "param",
                                           "prior", "datum",   "derived",

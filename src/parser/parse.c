@@ -140,5 +140,9 @@ drift_program *drift_parse(const drift_source *src, drift_diag *diag)
         drift_arena_free(arena);
         return NULL;
     }
+    /* for, if and the like become loop-free statements; after a syntax
+     * error the tree may be partial, and its errors are enough. */
+    if (diag->n_errors == 0)
+        drift_control_lower(prog, diag);
     return prog;
 }

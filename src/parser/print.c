@@ -357,6 +357,9 @@ static void stmt(printer *p, const drift_stmt *s)
         fputs(" = ", p->f);
         expr(p, s->value, L_COND);
         break;
+    default:
+    /* control flow: replaced by drift_control_lower when parsed */
+        break;
     }
     fputc('\n', p->f);
 }

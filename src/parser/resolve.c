@@ -487,6 +487,9 @@ static void resolve_stmts(resolver *r, drift_block *b)
         case DRIFT_S_TARGET:
             resolve_expr(r, st->value);
             break;
+        default:
+        /* control flow: replaced by drift_control_lower when parsed */
+            break;
         case DRIFT_S_LET: {
             resolve_expr(r, st->value);
             drift_sym *old = lookup(r, st->name);

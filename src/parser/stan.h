@@ -106,4 +106,12 @@ drift_program *drift_stan_parse(const drift_source *src, drift_diag *diag);
 size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
                         drift_diag *diag);
 
+/* Replaces the control flow of a program in drift's own language (for,
+ * if/else, element assignment, truncation, reject: DRIFT_S_FOR ... in
+ * ast.h) by loop-free statements, executed symbolically as a Stan
+ * program's are (stan_lower.c), before names are resolved.  Programs
+ * without any are left as they are.  Returns the number of errors
+ * reported to diag. */
+size_t drift_control_lower(drift_program *prog, drift_diag *diag);
+
 #endif

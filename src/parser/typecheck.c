@@ -1571,6 +1571,9 @@ static void check_block(checker *c, drift_block *b)
             check_expr(c, st->value);
             sparse_use(c, st->value);
             break;
+        default:
+        /* control flow: replaced by drift_control_lower when parsed */
+            break;
         case DRIFT_S_LET:
             check_expr(c, st->value);
             if (sparse_use(c, st->value))

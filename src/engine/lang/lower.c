@@ -1481,6 +1481,9 @@ static void build_stmt(builder *b, drift_stmt *st, int which)
         }
         return;
     }
+    default:
+        /* control flow: replaced by drift_control_lower when parsed */
+        return;
     }
 }
 
