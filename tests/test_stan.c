@@ -338,6 +338,32 @@ static void refused(const char *text, const char *needle)
     free(m);
 }
 
+/* A conditional reject in the model block: the log density is -inf
+ * where the condition holds (the draw is rejected, as Stan does), the
+ * density itself elsewhere. */
+static void test_reject(void **state)
+{
+    (void)state;
+    char *m = th_write_text("parameters { real theta; }\n"
+                            "model {\n  theta ~ normal(1, 1);\n"
+                            "  if (theta < 0) reject(\"theta < 0: \", theta);"
+                            "\n}\n",
+                            ".stan");
+    opened o;
+    open_model(&o, m, NULL);
+    void *ws = o.m.workspace_new(o.m.self, 1);
+    drift_err e = {{0}};
+    double lp, g[1], pos[1] = {0.5}, neg[1] = {-0.5};
+    assert_int_equal(o.m.log_prior(o.m.self, ws, pos, &lp, g, &e), 0);
+    assert_true(fabs(lp - (-0.125 - 0.5 * log(2 * M_PI))) < 1e-14);
+    int rc = o.m.log_prior(o.m.self, ws, neg, &lp, g, &e);
+    assert_true(rc != 0 && strstr(e.msg, "-inf"));
+    o.m.workspace_free(o.m.self, ws);
+    close_model(&o);
+    unlink(m);
+    free(m);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -741,6 +767,7 @@ int main(void)
         cmocka_unit_test(test_truncation_constant),
         cmocka_unit_test(test_translate_round_trip),
         cmocka_unit_test(test_print_precedence),
+        cmocka_unit_test(test_reject),
         cmocka_unit_test(test_translate_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

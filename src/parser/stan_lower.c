@@ -2213,7 +2213,7 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                            "sampling");
         return;
     case STAN_S_REJECT:
-        if (L->drift) {
+        if (L->drift || xb == X_MODEL || xb == X_TPARAMS) {
             reject_term(L, xb, c, s);
             return;
         }
@@ -2222,8 +2222,9 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
             return;
         }
         warn(L, s->loc,
-                           "reject is not checked: drift does not evaluate "
-                           "its condition while sampling");
+                           "reject is not checked here: drift evaluates it "
+                           "in the model block and transformed parameters "
+                           "only");
         return;
     case STAN_S_BREAK:
     case STAN_S_CONTINUE:
