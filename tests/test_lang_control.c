@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "harness.h"
 #include "langtest.h"
@@ -28,7 +29,7 @@ static double total(const drift_model *m, const double *theta, double *g)
     }
     if (rc) {
         m->workspace_free(m->self, ws);
-        if (strstr(e.msg, "-inf"))
+        if (strstr(e.msg, "-inf") || strstr(e.msg, "rejected: "))
             return -INFINITY;
         fail_msg("%s", e.msg);
     }
@@ -299,6 +300,71 @@ static void test_reject(void **state)
     lt_close(&lm);
 }
 
+/* Under nuts, a model rejecting theta < 0 has no negative draw, its
+ * draws follow the normal truncated to [0, inf) (mean mu + phi(a) / (1 -
+ * Phi(a)), a = -mu, sigma 1), the reject's message is written once, and
+ * generated's print one line per kept draw. */
+static void test_reject_nuts_and_print(void **state)
+{
+    (void)state;
+    char *m = th_write_text(
+        "param { theta : real }\n"
+        "prior { theta ~ normal(0.3, 1)\n"
+        "        if (theta < 0) reject(\"theta must be positive\") }\n"
+        "generated { g = theta + 1\n"
+        "            print(\"theta = \", theta, \" g = \", g) }\n",
+        ".drift");
+    char out[512];
+    snprintf(out, sizeof out, "%s.csv", m);
+    th_cli c = th_cli_run((const char *[]){"sample", m, "--chains", "1",
+                                           "--seed", "11", "--out", out,
+                                           NULL});
+    if (c.status != 0)
+        fail_msg("exit %d\n%s", c.status, c.err);
+    char *csv = th_slurp(out);
+    assert_non_null(csv);
+    size_t n = 0, col = 0;
+    double sum = 0;
+    int header = 0;
+    for (char *line = strtok(csv, "\n"); line; line = strtok(NULL, "\n")) {
+        if (line[0] == '#')
+            continue;
+        if (!header) {
+            header = 1;
+            for (char *f = line; f; f = strchr(f, ',') ? strchr(f, ',') + 1 : NULL, col++)
+                if (!strncmp(f, "theta,", 6))
+                    break;
+            continue;
+        }
+        char *f = line;
+        for (size_t k = 0; k < col; k++)
+            f = strchr(f, ',') + 1;
+        double th = strtod(f, NULL);
+        if (!(th >= 0))
+            fail_msg("draw %zu has theta = %g", n + 1, th);
+        sum += th;
+        n++;
+    }
+    assert_int_equal(n, 1000);
+    double want = 0.3 + exp(-0.5 * 0.09) / sqrt(2 * M_PI) / (1 - Phi(-0.3));
+    /* sd of the truncated normal is about 0.7; with an ESS of 200 or
+     * more, 5 standard errors are 0.25 */
+    if (fabs(sum / n - want) > 0.25)
+        fail_msg("mean %g, want %g", sum / n, want);
+    const char *r = strstr(c.err, "reject: theta must be positive");
+    assert_non_null(r);
+    assert_null(strstr(r + 1, "reject: theta must be positive"));
+    size_t lines = 0;
+    for (const char *q = c.err; (q = strstr(q, "theta = ")); q++)
+        lines++;
+    assert_int_equal(lines, 1000);
+    th_cli_free(&c);
+    free(csv);
+    unlink(out);
+    unlink(m);
+    free(m);
+}
+
 /* What cannot be lowered is refused with its place. */
 static void refused(const char *text, const char *want)
 {
@@ -342,6 +408,7 @@ int main(void)
         cmocka_unit_test(test_zero_truncated_poisson),
         cmocka_unit_test(test_outside_bounds),
         cmocka_unit_test(test_reject),
+        cmocka_unit_test(test_reject_nuts_and_print),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

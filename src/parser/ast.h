@@ -177,11 +177,19 @@ typedef enum drift_stmt_kind {
     DRIFT_S_BLOCK,   /* { body } */
     DRIFT_S_ASSIGN,  /* lhs[...] = value: one element of a declared local */
     DRIFT_S_DECL,    /* name : type, a local given its value in parts */
-    DRIFT_S_PRINT,   /* print(args): the values; name: the strings */
-    DRIFT_S_REJECT   /* reject(args), as print */
+    DRIFT_S_PRINT,   /* print(items): args holds the values; kept in
+                        derived and generated, where it is evaluated */
+    DRIFT_S_REJECT   /* reject(items), as print */
 } drift_stmt_kind;
 
 struct drift_dist;
+
+/* One argument of print or reject, in order: a string or a value. */
+typedef struct drift_pitem {
+    const char *str;            /* NULL for a value */
+    drift_expr *e;              /* the value (also in the statement's args) */
+    struct drift_pitem *next;
+} drift_pitem;
 
 typedef struct drift_stmt {
     drift_stmt_kind kind;
@@ -202,6 +210,9 @@ typedef struct drift_stmt {
      * otherwise); FOR: lhs is the lower bound, value the upper */
     struct drift_stmt *body, *els;
     drift_typeexpr *type;       /* DECL */
+    drift_pitem *items;         /* PRINT, REJECT; TARGET: the message of
+                                   the reject it stands for (its value is
+                                   cond ? negative_infinity() : 0) */
     struct drift_stmt *next;
 
     const struct drift_dist *d; /* TILDE, filled by resolve.c */

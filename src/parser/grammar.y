@@ -104,6 +104,7 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
     drift_blist blist;
     drift_typeexpr *type;
     drift_bounds bounds;
+    drift_pitem *pitem;
 }
 
 %token END 0 "end of input"
@@ -138,6 +139,7 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %type <bounds> bounds_opt bound_list bound
 %type <slist> stmts
 %type <stmt> stmt tilde pargs
+%type <pitem> pitem
 %type <expr> expr_opt
 %type <expr> lhs expr or_expr and_expr eq_expr rel_expr arith postfix
 %type <expr> primary
@@ -513,42 +515,45 @@ expr_opt
     | expr                  { $$ = $1; }
     ;
 
-/* print and reject's arguments: the values in args, the strings joined
- * in name (the statement's kind is set by the rule that uses it). */
+/* print and reject's arguments: the items in order, the values also
+ * in args (the statement's kind is set by the rule that uses it). */
 pargs
+    : pitem
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->items = $1;
+            if ($1->e) {
+                $$->args = $1->e;
+                $$->n_args = 1;
+            }
+        }
+    | pargs ',' pitem
+        {
+            $$ = $1;
+            drift_pitem **p = &$$->items;
+            while (*p)
+                p = &(*p)->next;
+            *p = $3;
+            if ($3->e) {
+                drift_expr **a = &$$->args;
+                while (*a)
+                    a = &(*a)->next;
+                *a = $3->e;
+                $$->n_args++;
+            }
+        }
+    ;
+
+pitem
     : STRING
         {
             NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
-            $$->name = $1;
+            $$->str = $1;
         }
     | expr
         {
             NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
-            $$->args = $1;
-            $$->n_args = 1;
-        }
-    | pargs ',' STRING
-        {
-            $$ = $1;
-            if (!$$->name) {
-                $$->name = $3;
-            } else {
-                size_t a = strlen($$->name), b = strlen($3);
-                char *j;
-                NEED(j = drift_arena_alloc(ARENA, a + b + 1));
-                memcpy(j, $$->name, a);
-                memcpy(j + a, $3, b + 1);
-                $$->name = j;
-            }
-        }
-    | pargs ',' expr
-        {
-            $$ = $1;
-            drift_expr **p = &$$->args;
-            while (*p)
-                p = &(*p)->next;
-            *p = $3;
-            $$->n_args++;
+            $$->e = $1;
         }
     ;
 

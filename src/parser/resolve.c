@@ -450,7 +450,8 @@ static void resolve_stmts(resolver *r, drift_block *b)
 {
     r->block = b->kind;
     for (drift_stmt *st = b->stmts; st; st = st->next) {
-        if (st->kind != DRIFT_S_LET && (b->kind == DRIFT_BLOCK_DERIVED ||
+        if (st->kind != DRIFT_S_LET && st->kind != DRIFT_S_PRINT &&
+            (b->kind == DRIFT_BLOCK_DERIVED ||
                                         b->kind == DRIFT_BLOCK_GENERATED)) {
             drift_diag_error(r->d, r->p->src, st->loc,
                              "the %s block holds named values (name = "
@@ -486,6 +487,10 @@ static void resolve_stmts(resolver *r, drift_block *b)
         }
         case DRIFT_S_TARGET:
             resolve_expr(r, st->value);
+            break;
+        case DRIFT_S_PRINT:
+            for (drift_expr *a = st->args; a; a = a->next)
+                resolve_expr(r, a);
             break;
         default:
         /* control flow: replaced by drift_control_lower when parsed */

@@ -64,6 +64,8 @@ typedef struct stan_stmt {
     drift_expr *trunc_lo, *trunc_hi;    /* NULL: that side is open */
     /* FOR */
     drift_expr *hi;
+    /* PRINT, REJECT of drift's own language: the arguments in order */
+    const drift_pitem *items;
     /* FOR, WHILE, IF, BLOCK: body (BLOCK: a list); IF: els */
     struct stan_stmt *body, *els;
     struct stan_stmt *next;

@@ -1716,8 +1716,9 @@ static drift_expr *loop_sum(lower *L, ctx *c, const drift_expr *e)
 
 /* A term of the log density: a ~ statement or target +=, after
  * substitution. */
-static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
-                      drift_expr *args, drift_expr *value)
+static drift_stmt *emit_term(lower *L, ctx *c, const stan_stmt *s,
+                             drift_expr *lhs, drift_expr *args,
+                             drift_expr *value)
 {
     int per_row = 0;
     tr tl = bad(), tv = bad();
@@ -1752,7 +1753,7 @@ static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
                     per_row |= ta[k].rw;
             }
             if (L->failed)
-                return;
+                return NULL;
         }
     }
     if (!per_row) {
@@ -1783,18 +1784,18 @@ static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
             }
         }
         if (L->failed)
-            return;
+            return NULL;
     }
     drift_stmt *st;
     if (value) {
         st = new_dstmt(L, DRIFT_S_TARGET, s->loc);
         if (!st)
-            return;
+            return NULL;
         st->value = tv.e;
     } else {
         st = new_dstmt(L, DRIFT_S_TILDE, s->loc);
         if (!st)
-            return;
+            return NULL;
         st->lhs = tl.e;
         st->dist = s->dist;
         st->dist_loc = s->dist_loc;
@@ -1802,6 +1803,7 @@ static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
         st->n_args = na;
     }
     add_stmt(L, per_row ? &L->datum : &L->prior, st);
+    return st;
 }
 
 /* Whether e reads a parameter (directly or through a local's value). */
@@ -1959,8 +1961,9 @@ static void reject_term(lower *L, xblock xb, ctx *c, const stan_stmt *s)
     drift_expr *v = ninf && zero ? need(L, drift_ast_cond(L->A, s->loc,
                                                          L->cond, ninf, zero))
                                  : NULL;
-    if (v)
-        emit_term(L, c, s, NULL, NULL, v);
+    drift_stmt *st = v ? emit_term(L, c, s, NULL, NULL, v) : NULL;
+    if (st)
+        st->items = (drift_pitem *)s->items;
 }
 
 static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
@@ -2208,6 +2211,17 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                         "vectorised statements and needs for (i in 1:n)");
         return;
     case STAN_S_PRINT:
+        if (L->drift) {
+            warn(L, s->loc, "%s",
+                 xb == X_MODEL
+                     ? "print in prior or datum is not evaluated: those "
+                       "blocks run once per gradient, for whole "
+                       "minibatches (print in derived runs once per draw, "
+                       "in generated once per kept draw)"
+                     : "print inside a loop or a condition is not "
+                       "evaluated: put it at the top of the block");
+            return;
+        }
         warn(L, s->loc,
                            "print is ignored: drift prints nothing while "
                            "sampling");
@@ -2608,6 +2622,7 @@ static stan_stmt *control_stmt(lower *L, const drift_stmt *st)
     case DRIFT_S_PRINT:
     case DRIFT_S_REJECT:
         s->kind = st->kind == DRIFT_S_PRINT ? STAN_S_PRINT : STAN_S_REJECT;
+        s->items = st->items;
         s->args = st->args;
         s->n_args = st->n_args;
         s->name = st->name;
@@ -2616,8 +2631,13 @@ static stan_stmt *control_stmt(lower *L, const drift_stmt *st)
     return s;
 }
 
-static int is_control(const drift_stmt *st)
+/* Whether a statement of block b is for drift_control_lower: a print at
+ * the top of derived or generated stays, the graph evaluates it. */
+static int is_control(const drift_block *b, const drift_stmt *st)
 {
+    if (st->kind == DRIFT_S_PRINT)
+        return b->kind != DRIFT_BLOCK_DERIVED &&
+               b->kind != DRIFT_BLOCK_GENERATED;
     return (st->kind != DRIFT_S_TILDE && st->kind != DRIFT_S_TARGET &&
             st->kind != DRIFT_S_LET) ||
            (st->kind == DRIFT_S_TILDE && st->truncated);
@@ -2707,11 +2727,11 @@ static void control_block(lower *L, drift_block *b, slist *extra_prior)
     pending p = {{NULL}, 0};
     int any = 0;
     for (drift_stmt *st = b->stmts; st; st = st->next)
-        any |= is_control(st);
+        any |= is_control(b, st);
     drift_stmt *next;
     for (drift_stmt *st = b->stmts; st && !L->failed; st = next) {
         next = st->next;
-        if (!is_control(st)) {
+        if (!is_control(b, st)) {
             flush_locals(L, &p, &out);
             st->next = NULL;
             add_stmt(L, &out, st);
@@ -2756,7 +2776,7 @@ size_t drift_control_lower(drift_program *prog, drift_diag *diag)
     int any = 0;
     for (drift_block *b = prog->blocks; b; b = b->next)
         for (drift_stmt *st = b->stmts; st; st = st->next)
-            any |= is_control(st);
+            any |= is_control(b, st);
     if (!any)
         return 0;
     lower L;

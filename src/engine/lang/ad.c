@@ -2517,8 +2517,23 @@ int drift_ad_prior(const drift_graph *g, drift_ad_ws *ws, const double *theta,
     if (rc)
         return rc;
     *lp = c->val[out][0];
-    if (!isfinite(*lp))
+    if (!isfinite(*lp)) {
+        /* a reject whose condition holds says why */
+        for (size_t k = 0; k < g->n_rejects; k++) {
+            drift_greject *r = &g->rejects[k];
+            if (c->val[r->node][0] == 0)
+                continue;
+            const drift_gnode *n = NODE(c, r->node);
+            if (!__atomic_exchange_n(&r->shown, 1, __ATOMIC_RELAXED))
+                fprintf(stderr,
+                        "%s:%d:%d: reject: %s (the draw is rejected; "
+                        "further rejections here are not shown)\n",
+                        g->src ? g->src->name : "model", n->loc.first_line,
+                        n->loc.first_column, r->msg);
+            return node_error(c, r->node, "rejected: %s", r->msg);
+        }
         return node_error(c, out, "the log prior is %g", *lp);
+    }
     if (!grad || !NODE(c, out)->param)
         return DRIFT_OK;
     if ((rc = setup_adjoints(ws, g->prior_sched, g->n_prior_sched, 0, grad, 0,
