@@ -364,6 +364,57 @@ static void test_reject(void **state)
     free(m);
 }
 
+/* print at the top of transformed parameters and generated quantities
+ * is evaluated: one line per kept draw, with the draw's values (the
+ * draws file holds the same mu). */
+static void test_print(void **state)
+{
+    (void)state;
+    char *m = th_write_text(
+        "data { int N; vector[N] y; }\nparameters { real mu; }\n"
+        "model { y ~ normal(mu, 1); }\n"
+        "generated quantities { real g = mu + 1; print(\"mu=\", mu); }\n",
+        ".stan");
+    char *d = th_write_text("{\"N\": 3, \"y\": [0.1, 0.5, -0.2]}", ".json");
+    char out[512];
+    snprintf(out, sizeof out, "%s.csv", m);
+    th_cli c = th_cli_run((const char *[]){"sample", m, "--data", d,
+                                           "--chains", "1", "--iter", "20",
+                                           "--warmup", "20", "--seed", "4",
+                                           "--out", out, NULL});
+    if (c.status != 0)
+        fail_msg("exit %d\n%s", c.status, c.err);
+    size_t lines = 0;
+    const char *q = c.err;
+    double first = NAN;
+    for (; (q = strstr(q, "mu=")); q++)
+        if (lines++ == 0)
+            first = strtod(q + 3, NULL);
+    assert_int_equal(lines, 20);
+    char *csv = th_slurp(out);
+    assert_non_null(csv);
+    /* the first draw's row: lp__ and the sampler's columns, then mu */
+    char *hdr = strstr(csv, "lp__");
+    assert_non_null(hdr);
+    char *line = strchr(hdr, '\n') + 1;
+    while (*line == '#')
+        line = strchr(line, '\n') + 1;
+    size_t col = 0;
+    for (char *f = hdr; f && strncmp(f, "mu,", 3); f = strchr(f, ',') + 1)
+        col++;
+    char *f = line;
+    for (size_t k = 0; k < col; k++)
+        f = strchr(f, ',') + 1;
+    assert_true(fabs(strtod(f, NULL) - first) < 1e-6 * fmax(1, fabs(first)));
+    free(csv);
+    th_cli_free(&c);
+    unlink(out);
+    unlink(d);
+    unlink(m);
+    free(d);
+    free(m);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -768,6 +819,7 @@ int main(void)
         cmocka_unit_test(test_translate_round_trip),
         cmocka_unit_test(test_print_precedence),
         cmocka_unit_test(test_reject),
+        cmocka_unit_test(test_print),
         cmocka_unit_test(test_translate_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

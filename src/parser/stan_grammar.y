@@ -388,6 +388,7 @@ stmt
     | PRINT '(' pargs ')' ';'
         {
             NEED($$ = new_stmt(ps, STAN_S_PRINT, span(@1, @4)));
+            $$->items = $3;
         }
     | KW_REJECT '(' pargs ')' ';'
         {

@@ -1939,6 +1939,52 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
     v->def = val;
 }
 
+/* A Stan print at the top of transformed parameters or generated
+ * quantities: drift's print of the values as they are there, when they
+ * are values of the draw (not of each row).  0 when it cannot be. */
+static int stan_print(lower *L, const stan_stmt *s, slist *out)
+{
+    drift_stmt *st = new_dstmt(L, DRIFT_S_PRINT, s->loc);
+    drift_pitem *first = NULL, **tail = &first;
+    drift_expr *args = NULL, **at = &args;
+    size_t n = 0;
+    for (const drift_pitem *p = s->items; p && st && !L->failed; p = p->next) {
+        drift_pitem *q = need(L, drift_arena_alloc(L->A, sizeof *q));
+        if (!q)
+            return 0;
+        q->str = p->str;
+        if (p->e) {
+            ctx top = {0};
+            drift_expr *v = subst(L, p->e);
+            tr r = translate(L, &top, v);
+            if (L->failed) {
+                if (!L->oom)
+                    L->failed = 0;
+                return 0;
+            }
+            /* the list of values links through next: a copy heads it */
+            drift_expr *cp = need(L, drift_arena_alloc(L->A, sizeof *cp));
+            if (!cp)
+                return 0;
+            *cp = *r.e;
+            cp->next = NULL;
+            q->e = cp;
+            *at = cp;
+            at = &cp->next;
+            n++;
+        }
+        *tail = q;
+        tail = &q->next;
+    }
+    if (!st || L->failed)
+        return 0;
+    st->items = first;
+    st->args = args;
+    st->n_args = n;
+    add_stmt(L, out, st);
+    return 1;
+}
+
 /* reject(...) in drift's own model: the log density is -inf where the
  * conditions around it hold, so that the sampler rejects the draw. */
 static void reject_term(lower *L, xblock xb, ctx *c, const stan_stmt *s)
@@ -2222,9 +2268,13 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                        "evaluated: put it at the top of the block");
             return;
         }
-        warn(L, s->loc,
-                           "print is ignored: drift prints nothing while "
-                           "sampling");
+        if ((xb == X_GQ || xb == X_TPARAMS) && !c->n_ix && !L->cond &&
+            !L->fdepth && stan_print(L, s, xb == X_GQ ? &L->generated
+                                                      : &L->derived))
+            return;
+        warn(L, s->loc, "print is ignored here: drift evaluates print at "
+                        "the top of transformed parameters and generated "
+                        "quantities, with values the same for every row");
         return;
     case STAN_S_REJECT:
         if (L->drift || xb == X_MODEL || xb == X_TPARAMS) {
