@@ -141,6 +141,32 @@ static void test_loop_derived_and_if(void **state)
          rows3);
 }
 
+/* The loop variable as a value, through an element assignment used in
+ * a datum loop, against the vector 1..K given as data. */
+static void test_loop_variable_value(void **state)
+{
+    (void)state;
+    static const char *const d[] = {
+        "csv:x.1,x.2,x.3,y\n0.5,-1,2,1.5\n1.5,0.2,-0.3,0.1\n"
+        "-0.4,0.9,1.1,2.2\n",
+        "json:{\"kk\": [1, 2, 3]}", NULL};
+    twin("data { kk : vector[K] }\n"
+         "rows { x : vector[K]  y : real }\n"
+         "param { mu : vector[K]  s : real<lower=0> }\n"
+         "derived { m : vector[K]\n"
+         "          for (k in 1:K) m[k] = 2 * mu[k] + k }\n"
+         "prior { mu ~ normal(0, 3)  s ~ lognormal(0, 1) }\n"
+         "datum { for (j in 1:K) target += normal_lpdf(x[j] | m[j], s)"
+         " + j * y }\n",
+         "data { kk : vector[K] }\n"
+         "rows { x : vector[K]  y : real }\n"
+         "param { mu : vector[K]  s : real<lower=0> }\n"
+         "derived { m = 2 * mu + kk }\n"
+         "prior { mu ~ normal(0, 3)  s ~ lognormal(0, 1) }\n"
+         "datum { target += normal_lpdf(x | m, s) + 6 * y }\n",
+         d);
+}
+
 static void test_generated_loop(void **state)
 {
     (void)state;
@@ -403,6 +429,7 @@ int main(void)
         cmocka_unit_test(test_loop_prior),
         cmocka_unit_test(test_loop_datum),
         cmocka_unit_test(test_loop_derived_and_if),
+        cmocka_unit_test(test_loop_variable_value),
         cmocka_unit_test(test_generated_loop),
         cmocka_unit_test(test_truncated_normal),
         cmocka_unit_test(test_zero_truncated_poisson),

@@ -917,8 +917,7 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
         r.t.base = e->is_int ? B_INT : B_REAL;
         return r;
     case DRIFT_E_NAME: {
-        if (L->drift && !c->datum && c->n_ix == 1 &&
-            !strcmp(c->ix[0], e->name)) {
+        if (L->drift && !c->datum && in_ix(c, e->name)) {
             /* drift's loops: the loop variable as a value, the vector
              * lo, lo + 1, ..., hi */
             drift_expr *start, *count;
