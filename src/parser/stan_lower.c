@@ -1870,6 +1870,12 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
         }
         return;
     }
+    if (L->drift && !v && L->cond) {
+        fail(L, lhs->loc, "'%s' is given a value only under a condition: "
+                          "give it one before the if (or write name = "
+                          "cond ? a : b)", lhs->name);
+        return;
+    }
     if (!v || v->kind != V_LOCAL) {
         fail(L, lhs->loc, "'%s' cannot be assigned here", lhs->name);
         return;
@@ -2062,8 +2068,10 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                      "truncation T[,] whose normalising term depends on "
                      "parameters is supported for one element of a built-in "
                      "distribution at a time: write it in a loop over the "
-                     "elements (for (n in 1:N) y[n] ~ ... T[..]), or add "
-                     "target += -log_diff_exp(...) of the bounds' log CDFs");
+                     "elements (for (%s in 1:%s) y[%s] ~ ... T[..]), or add "
+                     "target += -log_diff_exp(...) of the bounds' log CDFs",
+                     L->drift ? "k" : "n", L->drift ? "K" : "N",
+                     L->drift ? "k" : "n");
                 return;
             }
             /* Stan rejects an outcome outside the bounds; a parameter
