@@ -421,6 +421,16 @@ static void test_refusals(void **state)
             "param { mu : real }\n"
             "prior { reject(\"always\") }\n",
             ":3:9: error: reject reached unconditionally");
+    refused("rows { x : vector[K]  y : real }\n"
+            "param { mu : vector[K] }\n"
+            "generated { z = normal_rng(0, 1)\n"
+            "            w : vector[K]\n"
+            "            for (k in 1:K) w[k] = z + mu[k] }\n",
+            ":5:35: error: 'z' holds a random draw (_rng)");
+    refused("rows { x : vector[K]  y : real }\n"
+            "param { mu : vector[K] }\n"
+            "derived { for (k in 1:K) mu[k] ~ normal(0, 1) }\n",
+            ":3:26: error: '~' belongs in prior or datum");
 }
 
 int main(void)

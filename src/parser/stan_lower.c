@@ -41,6 +41,9 @@ typedef struct var {
     drift_expr *size;       /* LOOP: the upper bound */
     int loop_level;         /* LOCAL: loops around its declaration */
     int in_rows;            /* DATA: a rows variable of a drift model */
+    int rng;                /* LOCAL: drift's name = value with a random
+                               draw in it, which substitution would draw
+                               anew at each use */
     struct var *next;
 } var;
 
@@ -369,6 +372,13 @@ static drift_expr *subst(lower *L, drift_expr *e)
         }
         if (v->kind != V_LOCAL)
             return e;
+        if (v->rng) {
+            fail(L, e->loc, "'%s' holds a random draw (_rng): inside a loop "
+                            "or condition each use would draw anew; draw "
+                            "it there, or compute with it over whole "
+                            "vectors outside", e->name);
+            return NULL;
+        }
         if (!v->def) {
             fail(L, e->loc,
                  "'%s' is used before it is given a value (or is given its "
@@ -2038,7 +2048,8 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
     case STAN_S_TILDE:
     case STAN_S_TARGET: {
         if (xb != X_MODEL) {
-            fail(L, s->loc, "'%s' belongs in the model block%s",
+            fail(L, s->loc, L->drift ? "'%s' belongs in prior or datum%s"
+                                     : "'%s' belongs in the model block%s",
                  s->kind == STAN_S_TILDE ? "~" : "target +=",
                  xb == X_FUNC ? " (functions ending in _lp are not "
                                 "supported)" : "");
@@ -2739,6 +2750,20 @@ static void control_sizes(lower *L, const drift_expr *e)
         control_sizes(L, a);
 }
 
+static int mentions_rng(const drift_expr *e)
+{
+    if (!e)
+        return 0;
+    if (e->kind == DRIFT_E_CALL && has_suffix(e->name, "_rng"))
+        return 1;
+    if (mentions_rng(e->a) || mentions_rng(e->b))
+        return 1;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (mentions_rng(a))
+            return 1;
+    return 0;
+}
+
 /* Declared locals of a block given their values in parts: drift's
  * name = value, once every statement before the next plain one ran. */
 typedef struct pending {
@@ -2800,8 +2825,10 @@ static void control_block(lower *L, drift_block *b, slist *extra_prior)
                     def = NULL;
                 }
                 var *v = push_var(L, st->name, V_LOCAL);
-                if (v)
+                if (v) {
                     v->def = def;
+                    v->rng = mentions_rng(st->value);
+                }
             }
             continue;
         }
