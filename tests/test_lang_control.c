@@ -243,6 +243,38 @@ static void test_truncated_normal(void **state)
     lt_close(&lm);
 }
 
+/* Truncation of a row vector's elements in a loop, against the density
+ * less each element's log probability of [0, inf); an element outside
+ * is refused when the data are read, naming the row. */
+static void test_truncated_loop(void **state)
+{
+    (void)state;
+    static const char *const d[] = {
+        "csv:x.1,x.2,x.3\n0.5,1,2\n1.5,0.2,0.3\n0.4,0.9,1.1\n", NULL};
+    twin("rows { x : vector[K] }\n"
+         "param { mu : vector[K]  s : real<lower=0> }\n"
+         "prior { mu ~ normal(0, 1)  s ~ lognormal(0, 1) }\n"
+         "datum { for (k in 1:K) x[k] ~ normal(mu[k], s) T[0, ] }\n",
+         "rows { x : vector[K] }\n"
+         "param { mu : vector[K]  s : real<lower=0> }\n"
+         "prior { mu ~ normal(0, 1)  s ~ lognormal(0, 1) }\n"
+         "datum { target += normal_lpdf(x | mu, s)"
+         " - normal_lccdf(rep_vector(0, K) | mu, s) }\n",
+         d);
+    static const char *const bad[] = {
+        "csv:x.1,x.2,x.3\n0.5,1,2\n1.5,-0.2,0.3\n", NULL};
+    lt_model lm;
+    lt_open(&lm,
+            "rows { x : vector[K] }\n"
+            "param { mu : vector[K] }\n"
+            "datum { for (k in 1:K) x[k] ~ normal(mu[k], 1) T[0, ] }\n",
+            bad, NULL, 0);
+    assert_int_not_equal(lm.rc, 0);
+    if (!strstr(lm.report, "row 2"))
+        fail_msg("no row named: %s", lm.report);
+    lt_close(&lm);
+}
+
 /* Discrete: the CCDF at lo - 1, as Stan; y ~ poisson(lambda) T[1, ] is
  * log poisson(y | lambda) - log1m_exp(-lambda). */
 static void test_zero_truncated_poisson(void **state)
@@ -442,6 +474,7 @@ int main(void)
         cmocka_unit_test(test_loop_variable_value),
         cmocka_unit_test(test_generated_loop),
         cmocka_unit_test(test_truncated_normal),
+        cmocka_unit_test(test_truncated_loop),
         cmocka_unit_test(test_zero_truncated_poisson),
         cmocka_unit_test(test_outside_bounds),
         cmocka_unit_test(test_reject),

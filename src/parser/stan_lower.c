@@ -1618,14 +1618,24 @@ static drift_expr *trunc_check(lower *L, const stan_stmt *s, drift_expr *y,
  * bounds that are literals or data scalars: the bounds become its
  * declaration's constraint, so that a value outside them is refused
  * when the data are read, naming the file and row. */
-static void trunc_data_bounds(lower *L, const stan_stmt *s, var *v)
+static void trunc_data_bounds(lower *L, const ctx *c, const stan_stmt *s,
+                              var *v)
 {
-    if (!v || v->kind != V_DATA || !v->decl || !v->decl->type.t ||
-        s->lhs->kind != DRIFT_E_NAME)
+    if (!v || v->kind != V_DATA || !v->decl || !v->decl->type.t)
         return;
     drift_typeexpr *t = v->decl->type.t;
-    if (t->n_arr || (t->kind != DRIFT_T_INT && t->kind != DRIFT_T_REAL) ||
-        t->con)
+    /* y, or x[k] in a loop over all of x (1:K, as the loop's
+     * vectorisation requires): every element has the bounds */
+    const drift_expr *y = s->lhs;
+    int whole = y->kind == DRIFT_E_NAME && !t->n_arr &&
+                (t->kind == DRIFT_T_INT || t->kind == DRIFT_T_REAL);
+    int elems = y->kind == DRIFT_E_INDEX && y->a->kind == DRIFT_E_NAME &&
+                y->n_args == 1 && y->args->kind == DRIFT_E_NAME &&
+                in_ix(c, y->args->name) && !c->lo &&
+                ((t->n_arr == 1 &&
+                  (t->kind == DRIFT_T_INT || t->kind == DRIFT_T_REAL)) ||
+                 (!t->n_arr && t->kind == DRIFT_T_VECTOR));
+    if ((!whole && !elems) || t->con)
         return;
     for (int side = 0; side < 2; side++) {
         drift_expr *b = side ? s->trunc_hi : s->trunc_lo;
@@ -2092,7 +2102,7 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                 y = y->a;
             var *v = y->kind == DRIFT_E_NAME ? lookup(L, y->name) : NULL;
             if (L->drift) {
-                trunc_data_bounds(L, s, v);
+                trunc_data_bounds(L, c, s, v);
             } else if (v && v->kind == V_PARAM) {
                 const drift_typeexpr *t = v->decl->type.t;
                 int lo_ok = s->trunc_lo ? same_expr(t->lower, s->trunc_lo)
