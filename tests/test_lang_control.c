@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/util.h"
 #include "harness.h"
 #include "langtest.h"
 
@@ -423,6 +424,34 @@ static void test_reject_nuts_and_print(void **state)
     free(m);
 }
 
+/* Every allocation on the way from a model with print and reject to a
+ * drift_model failing in turn: each reported, none crashing. */
+static void test_allocation_failures(void **state)
+{
+    (void)state;
+    static const char *const model =
+        "param { theta : real }\n"
+        "prior { theta ~ normal(0, 1)\n"
+        "        if (theta < -3) reject(\"far \", \"out\") }\n"
+        "derived { d = 2 * theta  print(\"d = \", d) }\n"
+        "generated { g = theta + 1  print(\"g = \", g, \"!\") }\n";
+    drift_fail_alloc(0);
+    lt_model lm;
+    lt_open_ok(&lm, model, NULL, NULL, 0);
+    uint64_t count = drift_fail_alloc(0);
+    lt_close(&lm);
+    assert_true(count > 10);
+    for (uint64_t k = 1; k <= count; k++) {
+        drift_fail_alloc(k);
+        lt_open(&lm, model, NULL, NULL, 0);
+        drift_fail_alloc(0);
+        if (lm.rc == 0)
+            fail_msg("allocation %llu of %llu failed but the model opened",
+                     (unsigned long long)k, (unsigned long long)count);
+        lt_close(&lm);
+    }
+}
+
 /* What cannot be lowered is refused with its place. */
 static void refused(const char *text, const char *want)
 {
@@ -479,6 +508,7 @@ int main(void)
         cmocka_unit_test(test_outside_bounds),
         cmocka_unit_test(test_reject),
         cmocka_unit_test(test_reject_nuts_and_print),
+        cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_refusals),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
