@@ -178,6 +178,19 @@ static void test_stan_spellings(void **state)
            "local), or sum over a vector\n"
            "    4 |   lp += mu\n"
            "      |      ^~\n");
+    golden("rows { y : real }\nparam { mu : real }\n"
+           "datum { target += normal_lpdf(y | mu, 1) T[0, ] }\n",
+           "m.drift:3:42: error: expected a statement (x ~ dist(...), target "
+           "+= ..., or name = ...), ';' or '}', found 'T'; T[lo, hi] "
+           "truncates a '~' statement (y ~ dist(...) T[lo, hi]); after "
+           "target += subtract the log CDFs\n"
+           "    3 | datum { target += normal_lpdf(y | mu, 1) T[0, ] }\n"
+           "      |                                          ^\n");
+    golden("param { mu : real }\nprior { if (mu < 0) fatal_error(\"neg\") }\n",
+           "m.drift:2:33: error: expected an expression or ')', found string; "
+           "strings appear only in print(...) and reject(...)\n"
+           "    2 | prior { if (mu < 0) fatal_error(\"neg\") }\n"
+           "      |                                 ^~~~~\n");
     golden("param { mu : vector[3] }\nderived {\n  vector[3] m;\n}\n",
            "m.drift:3:3: error: expected a statement (x ~ dist(...), target "
            "+= ..., or name = ...), ';' or '}', found 'vector'; drift "

@@ -943,6 +943,13 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
                  "; drift has no while loops: for (i in a:b) with bounds "
                  "known when the data are read, or a statement over whole "
                  "vectors");
+    } else if (tok == YYSYMBOL_TRUNC) {
+        snprintf(hint, sizeof hint,
+                 "; T[lo, hi] truncates a '~' statement (y ~ dist(...) "
+                 "T[lo, hi]); after target += subtract the log CDFs");
+    } else if (tok == YYSYMBOL_STRING) {
+        snprintf(hint, sizeof hint,
+                 "; strings appear only in print(...) and reject(...)");
     } else if (tok == YYSYMBOL_PLUSEQ) {
         snprintf(hint, sizeof hint,
                  "; only target += adds in place: write x = x + ... (a "
