@@ -89,6 +89,17 @@ static void test_accepts(void **state)
            "param { z : array[2, K] real  u : matrix<lower=-1, upper=1>[K, 2] }\n"
            "prior { h = m[1] + u[1]  target += sum(h) - z[1][1] ^ 2\n"
            "        target += -z[2, K] * z[2, K] }\n");
+    /* Control flow: else-if chains (else binds to the nearest if),
+     * blocks with ';', truncation on either side, T as a name, print. */
+    parses("data { T : real  K : int }\n"
+           "param { a : vector[K]  b : real<lower=0> }\n"
+           "prior { for (k in 1:K) { a[k] ~ normal(T, 1); }\n"
+           "        if (b > 2) b ~ exponential(1) else if (b > 1)\n"
+           "          target += -b else { b ~ normal(0, 1) T[0, ] }\n"
+           "        T ~ normal(b, 1) T[, 5] }\n"
+           "generated { m : vector[K]\n"
+           "            for (k in 1:K) m[k] = a[k] * T\n"
+           "            print(\"m = \", m, \"; b = \", b) }\n");
     /* Precedence: -a^2 is -(a^2); a - b - c is (a - b) - c. */
     front f;
     run_front(&f, "param { a : real } prior { target += -a^2 - a - 1 }");
