@@ -12,7 +12,10 @@
  * sum of per-element terms, those data become drift's rows and those
  * statements its datum block; otherwise the program is lowered whole
  * (every datum in the data block, every statement in prior) and the
- * reason is reported as a warning.  Not for parsing (stan_grammar.y) or
+ * reason is reported as a warning.  The same executor lowers the
+ * control flow of drift's own language (drift_control_lower, at the end:
+ * for, if/else, element assignment, truncation, reject), block by block
+ * with the rows implicit.  Not for parsing (stan_grammar.y, grammar.y) or
  * for types (typecheck.c, which checks the result). */
 #include "config.h"
 
