@@ -424,6 +424,22 @@ static void test_reject_nuts_and_print(void **state)
     free(m);
 }
 
+/* print in prior or datum (run per gradient, per minibatch) is not
+ * evaluated, and says so. */
+static void test_print_in_prior_warns(void **state)
+{
+    (void)state;
+    lt_model lm;
+    lt_open_ok(&lm,
+               "param { theta : real }\n"
+               "prior { theta ~ normal(0, 1)  print(\"theta = \", theta) }\n",
+               NULL, NULL, 0);
+    if (!strstr(lm.report, ":2:31: warning: print in prior or datum is not "
+                           "evaluated"))
+        fail_msg("no warning: %s", lm.report);
+    lt_close(&lm);
+}
+
 /* Every allocation on the way from a model with print and reject to a
  * drift_model failing in turn: each reported, none crashing. */
 static void test_allocation_failures(void **state)
@@ -508,6 +524,7 @@ int main(void)
         cmocka_unit_test(test_outside_bounds),
         cmocka_unit_test(test_reject),
         cmocka_unit_test(test_reject_nuts_and_print),
+        cmocka_unit_test(test_print_in_prior_warns),
         cmocka_unit_test(test_allocation_failures),
         cmocka_unit_test(test_refusals),
     };

@@ -2293,8 +2293,8 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                  xb == X_MODEL
                      ? "print in prior or datum is not evaluated: those "
                        "blocks run once per gradient, for whole "
-                       "minibatches (print in derived runs once per draw, "
-                       "in generated once per kept draw)"
+                       "minibatches (print in derived or generated runs "
+                       "once per draw written)"
                      : "print inside a loop or a condition is not "
                        "evaluated: put it at the top of the block");
             return;
