@@ -357,6 +357,28 @@ static void test_reject(void **state)
     assert_true(isinf(ln) && ln < 0);
     assert_true(isfinite(total(&lm.m, pos, g)));
     lt_close(&lm);
+    /* in datum, per row: the error names the row */
+    static const char *const d[] = {"csv:y\n0.5\n-2\n1\n", NULL};
+    lt_open_ok(&lm,
+               "rows { y : real }\n"
+               "param { mu : real }\n"
+               "datum { y ~ normal(mu, 1)\n"
+               "        if (y < mu - 2) reject(\"y far below mu\") }\n",
+               d, NULL, 0);
+    double at[1] = {0.5};
+    void *ws = lm.m.workspace_new(lm.m.self, 3);
+    drift_rows all = {NULL, 0, 3};
+    drift_err e = {{0}};
+    double ll;
+    assert_int_not_equal(lm.m.log_lik(lm.m.self, ws, at, &all, NULL, &ll,
+                                      NULL, NULL, &e),
+                         0);
+    if (!strstr(e.msg, "rejected: y far below mu (data row 2)"))
+        fail_msg("%s", e.msg);
+    double below[1] = {-1.5};
+    assert_true(isfinite(total(&lm.m, below, g)));
+    lm.m.workspace_free(lm.m.self, ws);
+    lt_close(&lm);
 }
 
 /* Under nuts, a model rejecting theta < 0 has no negative draw, its

@@ -176,11 +176,12 @@ typedef struct drift_gprint {
     int *node;                      /* ... for a value, its node */
 } drift_gprint;
 
-/* reject(...) in prior or derived: where the log prior is -inf and the
- * condition node is true, the message says why (ad.c), and is also
- * written to stderr the first time. */
+/* reject(...) in prior, derived or datum: where the log prior (or a
+ * row's term) is -inf and the condition node is true, the message says
+ * why (ad.c), and is also written to stderr the first time. */
 typedef struct drift_greject {
     int node;                       /* the condition */
+    int datum;                      /* a term of the rows */
     char *msg;
     int shown;                      /* written to stderr once */
 } drift_greject;

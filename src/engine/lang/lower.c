@@ -1439,8 +1439,10 @@ static char *join_strings(const drift_pitem *it)
     return m;
 }
 
-/* A reject of the prior: its condition's node and its message. */
-static void add_reject(builder *b, int cond, const drift_pitem *items)
+/* A reject of the prior (which 0) or the rows (1): its condition's node
+ * and its message. */
+static void add_reject(builder *b, int cond, const drift_pitem *items,
+                       int which)
 {
     drift_graph *g = b->g;
     drift_greject *nr = drift_realloc(g->rejects,
@@ -1456,6 +1458,7 @@ static void add_reject(builder *b, int cond, const drift_pitem *items)
     nr[g->n_rejects].node = cond;
     nr[g->n_rejects].msg = msg;
     nr[g->n_rejects].shown = 0;
+    nr[g->n_rejects].datum = which;
     g->n_rejects++;
 }
 
@@ -1519,9 +1522,8 @@ static void build_stmt(builder *b, drift_stmt *st, int which)
             unbuilt(b, before, st->loc);
             return;
         }
-        if (st->items && which == 0 &&
-            b->g->nodes[id].op == DRIFT_G_SELECT)
-            add_reject(b, drift_gin(&b->g->nodes[id], 0), st->items);
+        if (st->items && b->g->nodes[id].op == DRIFT_G_SELECT)
+            add_reject(b, drift_gin(&b->g->nodes[id], 0), st->items, which);
         if (b->g->nodes[id].sz != 1) {
             /* target += of a vector adds up its elements. */
             int s = new_node(b, DRIFT_G_SUM, 0, &id, 1, 1, st->loc);
