@@ -103,6 +103,7 @@ drift_program *drift_parse(const drift_source *src, drift_diag *diag)
     prog->arena = arena;
     prog->src = src;
 
+    size_t errors_before = diag->n_errors;
     drift_parser ps;
     memset(&ps, 0, sizeof ps);
     ps.arena = arena;
@@ -142,7 +143,7 @@ drift_program *drift_parse(const drift_source *src, drift_diag *diag)
     }
     /* for, if and the like become loop-free statements; after a syntax
      * error the tree may be partial, and its errors are enough. */
-    if (diag->n_errors == 0)
+    if (diag->n_errors == errors_before)
         drift_control_lower(prog, diag);
     return prog;
 }
