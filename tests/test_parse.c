@@ -89,6 +89,17 @@ static void test_accepts(void **state)
            "param { z : array[2, K] real  u : matrix<lower=-1, upper=1>[K, 2] }\n"
            "prior { h = m[1] + u[1]  target += sum(h) - z[1][1] ^ 2\n"
            "        target += -z[2, K] * z[2, K] }\n");
+    /* Control flow: else-if chains (else binds to the nearest if),
+     * blocks with ';', truncation on either side, T as a name, print. */
+    parses("data { T : real  K : int }\n"
+           "param { a : vector[K]  b : real<lower=0> }\n"
+           "prior { for (k in 1:K) { a[k] ~ normal(T, 1); }\n"
+           "        if (b > 2) b ~ exponential(1) else if (b > 1)\n"
+           "          target += -b else { b ~ normal(0, 1) T[0, ] }\n"
+           "        T ~ normal(b, 1) T[, 5] }\n"
+           "generated { m : vector[K]\n"
+           "            for (k in 1:K) m[k] = a[k] * T\n"
+           "            print(\"m = \", m, \"; b = \", b) }\n");
     /* Precedence: -a^2 is -(a^2); a - b - c is (a - b) - c. */
     front f;
     run_front(&f, "param { a : real } prior { target += -a^2 - a - 1 }");
@@ -165,14 +176,40 @@ static void test_stan_spellings(void **state)
            "'int<lower=0> J;' runs as it is from a .stan file)\n"
            "    2 |   int<lower=0> J;\n"
            "      |   ^~~\n");
-    golden("param { mu : real }\nprior {\n  for (j in 1:3) mu ~ normal(0, 1)"
+    golden("param { mu : real }\nprior {\n  while (mu > 0) mu ~ normal(0, 1)"
            "\n}\n",
-           "m.drift:3:10: error: expected ',', '(' or ')', found 'in'; drift's "
-           "language has no for loops: write the statement over whole "
-           "vectors (distributions and arithmetic apply elementwise), or run "
-           "the Stan program from a .stan file\n"
-           "    3 |   for (j in 1:3) mu ~ normal(0, 1)\n"
-           "      |          ^~\n");
+           "m.drift:3:3: error: expected a statement (x ~ dist(...), target "
+           "+= ..., or name = ...), ';' or '}', found 'while'; drift has no "
+           "while loops: for (i in a:b) with bounds known when the data are "
+           "read, or a statement over whole vectors\n"
+           "    3 |   while (mu > 0) mu ~ normal(0, 1)\n"
+           "      |   ^~~~~\n");
+    golden("param { mu : real }\nprior {\n  lp = 0\n  lp += mu\n}\n",
+           "m.drift:4:6: error: expected ':', '[', '=', '(' or '~', found "
+           "'+='; only target += adds in place: write x = x + ... (a new "
+           "local), or sum over a vector\n"
+           "    4 |   lp += mu\n"
+           "      |      ^~\n");
+    golden("rows { y : real }\nparam { mu : real }\n"
+           "datum { target += normal_lpdf(y | mu, 1) T[0, ] }\n",
+           "m.drift:3:42: error: expected a statement (x ~ dist(...), target "
+           "+= ..., or name = ...), ';' or '}', found 'T'; T[lo, hi] "
+           "truncates a '~' statement (y ~ dist(...) T[lo, hi]); after "
+           "target += subtract the log CDFs\n"
+           "    3 | datum { target += normal_lpdf(y | mu, 1) T[0, ] }\n"
+           "      |                                          ^\n");
+    golden("param { mu : real }\nprior { if (mu < 0) fatal_error(\"neg\") }\n",
+           "m.drift:2:33: error: expected an expression or ')', found string; "
+           "strings appear only in print(...) and reject(...)\n"
+           "    2 | prior { if (mu < 0) fatal_error(\"neg\") }\n"
+           "      |                                 ^~~~~\n");
+    golden("param { mu : vector[3] }\nderived {\n  vector[3] m;\n}\n",
+           "m.drift:3:3: error: expected a statement (x ~ dist(...), target "
+           "+= ..., or name = ...), ';' or '}', found 'vector'; drift "
+           "declares the name first, as in 'J : int<lower=0>' (Stan's "
+           "'int<lower=0> J;' runs as it is from a .stan file)\n"
+           "    3 |   vector[3] m;\n"
+           "      |   ^~~~~~\n");
     golden("parameters { real mu; }\n",
            "m.drift:1:1: error: expected a block (data, rows, param, prior, "
            "datum, derived, generated, transformed or functions), found "

@@ -348,6 +348,83 @@ static void refused(const char *text, const char *needle)
     free(m);
 }
 
+/* A conditional reject in the model block: the log density is -inf
+ * where the condition holds (the draw is rejected, as Stan does), the
+ * density itself elsewhere. */
+static void test_reject(void **state)
+{
+    (void)state;
+    char *m = th_write_text("parameters { real theta; }\n"
+                            "model {\n  theta ~ normal(1, 1);\n"
+                            "  if (theta < 0) reject(\"theta < 0: \", theta);"
+                            "\n}\n",
+                            ".stan");
+    opened o;
+    open_model(&o, m, NULL);
+    void *ws = o.m.workspace_new(o.m.self, 1);
+    drift_err e = {{0}};
+    double lp, g[1], pos[1] = {0.5}, neg[1] = {-0.5};
+    assert_int_equal(o.m.log_prior(o.m.self, ws, pos, &lp, g, &e), 0);
+    assert_true(fabs(lp - (-0.125 - 0.5 * log(2 * M_PI))) < 1e-14);
+    int rc = o.m.log_prior(o.m.self, ws, neg, &lp, g, &e);
+    assert_true(rc != 0 && strstr(e.msg, "rejected: theta < 0: "));
+    o.m.workspace_free(o.m.self, ws);
+    close_model(&o);
+    unlink(m);
+    free(m);
+}
+
+/* print at the top of transformed parameters and generated quantities
+ * is evaluated: one line per kept draw, with the draw's values (the
+ * draws file holds the same mu). */
+static void test_print(void **state)
+{
+    (void)state;
+    char *m = th_write_text(
+        "data { int N; vector[N] y; }\nparameters { real mu; }\n"
+        "model { y ~ normal(mu, 1); }\n"
+        "generated quantities { real g = mu + 1; print(\"mu=\", mu); }\n",
+        ".stan");
+    char *d = th_write_text("{\"N\": 3, \"y\": [0.1, 0.5, -0.2]}", ".json");
+    char out[512];
+    snprintf(out, sizeof out, "%s.csv", m);
+    th_cli c = th_cli_run((const char *[]){"sample", m, "--data", d,
+                                           "--chains", "1", "--iter", "20",
+                                           "--warmup", "20", "--seed", "4",
+                                           "--out", out, NULL});
+    if (c.status != 0)
+        fail_msg("exit %d\n%s", c.status, c.err);
+    size_t lines = 0;
+    const char *q = c.err;
+    double first = NAN;
+    for (; (q = strstr(q, "mu=")); q++)
+        if (lines++ == 0)
+            first = strtod(q + 3, NULL);
+    assert_int_equal(lines, 20);
+    char *csv = th_slurp(out);
+    assert_non_null(csv);
+    /* the first draw's row: lp__ and the sampler's columns, then mu */
+    char *hdr = strstr(csv, "lp__");
+    assert_non_null(hdr);
+    char *line = strchr(hdr, '\n') + 1;
+    while (*line == '#')
+        line = strchr(line, '\n') + 1;
+    size_t col = 0;
+    for (char *f = hdr; f && strncmp(f, "mu,", 3); f = strchr(f, ',') + 1)
+        col++;
+    char *f = line;
+    for (size_t k = 0; k < col; k++)
+        f = strchr(f, ',') + 1;
+    assert_true(fabs(strtod(f, NULL) - first) < 1e-6 * fmax(1, fabs(first)));
+    free(csv);
+    th_cli_free(&c);
+    unlink(out);
+    unlink(d);
+    unlink(m);
+    free(d);
+    free(m);
+}
+
 static void test_refusals(void **state)
 {
     (void)state;
@@ -752,6 +829,8 @@ int main(void)
         cmocka_unit_test(test_truncation_constant),
         cmocka_unit_test(test_translate_round_trip),
         cmocka_unit_test(test_print_precedence),
+        cmocka_unit_test(test_reject),
+        cmocka_unit_test(test_print),
         cmocka_unit_test(test_translate_cli),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -172,12 +172,30 @@ typedef struct drift_decl {
 /* ---- statements ------------------------------------------------------------ */
 
 typedef enum drift_stmt_kind {
-    DRIFT_S_TILDE,   /* lhs ~ dist(args) */
+    DRIFT_S_TILDE,   /* lhs ~ dist(args) [T[lo, hi]] */
     DRIFT_S_TARGET,  /* target += value */
-    DRIFT_S_LET      /* name = value */
+    DRIFT_S_LET,     /* name = value */
+    /* Control flow, as written; drift_control_lower (stan_lower.c)
+     * replaces these by the statements above before names are
+     * resolved, so no later pass sees them. */
+    DRIFT_S_FOR,     /* for (name in lhs:value) body */
+    DRIFT_S_IF,      /* if (value) body else els */
+    DRIFT_S_BLOCK,   /* { body } */
+    DRIFT_S_ASSIGN,  /* lhs[...] = value: one element of a declared local */
+    DRIFT_S_DECL,    /* name : type, a local given its value in parts */
+    DRIFT_S_PRINT,   /* print(items): args holds the values; kept in
+                        derived and generated, where it is evaluated */
+    DRIFT_S_REJECT   /* reject(items), as print */
 } drift_stmt_kind;
 
 struct drift_dist;
+
+/* One argument of print or reject, in order: a string or a value. */
+typedef struct drift_pitem {
+    const char *str;            /* NULL for a value */
+    drift_expr *e;              /* the value (also in the statement's args) */
+    struct drift_pitem *next;
+} drift_pitem;
 
 typedef struct drift_stmt {
     drift_stmt_kind kind;
@@ -188,8 +206,19 @@ typedef struct drift_stmt {
     drift_expr *args;           /* TILDE, linked by next */
     size_t n_args;
     drift_expr *value;          /* TARGET, LET */
-    const char *name;           /* LET */
+    const char *name;           /* LET, FOR (the loop variable), DECL */
     drift_loc name_loc;
+    /* TILDE: a truncation T[trunc_lo, trunc_hi] (NULL: that side open) */
+    int truncated;
+    drift_loc trunc_loc;
+    drift_expr *trunc_lo, *trunc_hi;
+    /* FOR, IF, BLOCK: the statements run (IF: when value holds, els
+     * otherwise); FOR: lhs is the lower bound, value the upper */
+    struct drift_stmt *body, *els;
+    drift_typeexpr *type;       /* DECL */
+    drift_pitem *items;         /* PRINT, REJECT; TARGET: the message of
+                                   the reject it stands for (its value is
+                                   cond ? negative_infinity() : 0) */
     struct drift_stmt *next;
 
     const struct drift_dist *d; /* TILDE, filled by resolve.c */

@@ -516,6 +516,7 @@ static void inline_type(inliner *in, drift_typeexpr *t)
     inline_expr(in, &t->upper);
 }
 
+
 /* y ~ foo(args) with foo_lpdf a user function: target += foo_lpdf(y |
  * args). */
 static void tilde_to_target(inliner *in, drift_stmt *st)
@@ -541,6 +542,33 @@ static void tilde_to_target(inliner *in, drift_stmt *st)
     st->n_args = 0;
 }
 
+/* Every call in the statements, those inside loops, conditions and
+ * blocks too (inlining runs before the control flow is lowered, so
+ * loops see the functions' bodies). */
+static void inline_stmts(inliner *in, drift_stmt *st)
+{
+    for (; st; st = st->next) {
+        if (st->kind == DRIFT_S_TILDE)
+            tilde_to_target(in, st);
+        inline_expr(in, &st->lhs);
+        inline_list(in, &st->args, &st->n_args);
+        inline_expr(in, &st->value);
+        inline_expr(in, &st->trunc_lo);
+        inline_expr(in, &st->trunc_hi);
+        if (st->type)
+            inline_type(in, st->type);
+        /* print's and reject's items name their values in args */
+        drift_expr *a = st->args;
+        for (drift_pitem *it = st->items; it && a; it = it->next)
+            if (it->e) {
+                it->e = a;
+                a = a->next;
+            }
+        inline_stmts(in, st->body);
+        inline_stmts(in, st->els);
+    }
+}
+
 size_t drift_funcs_inline(drift_program *p, drift_diag *d)
 {
     inliner in;
@@ -559,13 +587,7 @@ size_t drift_funcs_inline(drift_program *p, drift_diag *d)
     for (drift_block *b = p->blocks; b; b = b->next) {
         for (drift_decl *dc = b->decls; dc; dc = dc->next)
             inline_type(&in, dc->type);
-        for (drift_stmt *st = b->stmts; st; st = st->next) {
-            if (st->kind == DRIFT_S_TILDE)
-                tilde_to_target(&in, st);
-            inline_expr(&in, &st->lhs);
-            inline_list(&in, &st->args, &st->n_args);
-            inline_expr(&in, &st->value);
-        }
+        inline_stmts(&in, b->stmts);
     }
     return in.errors;
 }

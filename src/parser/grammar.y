@@ -118,6 +118,7 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
     drift_fparam *fparam;
     drift_plist plist;
     drift_ftype ftype;
+    drift_pitem *pitem;
 }
 
 %token END 0 "end of input"
@@ -140,6 +141,10 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %token ANDAND "'&&'" OROR "'||'"
 %token TRANSFORMED "'transformed'"
 %token FUNCTIONS "'functions'" RETURN "'return'"
+%token FOR "'for'" IN "'in'" IF "'if'" ELSE "'else'"
+%token WHILE "'while'" /* reserved: only to say drift has no while */
+%token PRINT "'print'" KW_REJECT "'reject'" TRUNC "'T'"
+%token <str> STRING "string"
 
 %type <blist> blocks
 %type <block> block
@@ -149,7 +154,9 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %type <type> type elem_type
 %type <bounds> bounds_opt bound_list bound
 %type <slist> stmts
-%type <stmt> stmt
+%type <stmt> stmt tilde pargs
+%type <pitem> pitem
+%type <expr> expr_opt
 %type <expr> lhs expr or_expr and_expr eq_expr rel_expr arith postfix
 %type <expr> primary
 %type <elist> args args_opt
@@ -164,6 +171,8 @@ static void depth_check(drift_parser *ps, drift_expr *e, drift_expr *a,
 %left '*' '/' EMUL EDIV
 %precedence UMINUS
 %right '^'
+%precedence THEN
+%precedence ELSE
 
 %%
 
@@ -417,6 +426,101 @@ stmts
     ;
 
 stmt
+    : tilde                 { $$ = $1; }
+    | tilde TRUNC '[' expr_opt ',' expr_opt ']'
+        {
+            $$ = $1;
+            $$->truncated = 1;
+            $$->trunc_loc = span(@2, @7);
+            $$->trunc_lo = $4;
+            $$->trunc_hi = $6;
+            $$->loc = span(@1, @7);
+        }
+    | TARGET PLUSEQ expr
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_TARGET;
+            $$->loc = span(@1, @3);
+            $$->value = $3;
+        }
+    | lhs '=' expr
+        {
+            /* name = value, or one element of a declared local. */
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->loc = span(@1, @3);
+            $$->value = $3;
+            if ($1->kind == DRIFT_E_NAME) {
+                $$->kind = DRIFT_S_LET;
+                $$->name = $1->name;
+                $$->name_loc = @1;
+            } else {
+                $$->kind = DRIFT_S_ASSIGN;
+                $$->lhs = $1;
+                if ($1->kind != DRIFT_E_INDEX)
+                    drift_diag_error(ps->diag, ps->src, @1,
+                                     "only a name or an element of one "
+                                     "(x[i] = ...) can be assigned");
+            }
+        }
+    | IDENT ':' type
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_DECL;
+            $$->loc = span(@1, @3);
+            $$->name = $1;
+            $$->name_loc = @1;
+            $$->type = $3;
+        }
+    | FOR '(' IDENT IN or_expr ':' expr ')' stmt
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_FOR;
+            $$->loc = span(@1, @8);
+            $$->name = $3;
+            $$->name_loc = @3;
+            $$->lhs = $5;
+            $$->value = $7;
+            $$->body = $9;
+        }
+    | IF '(' expr ')' stmt %prec THEN
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_IF;
+            $$->loc = span(@1, @4);
+            $$->value = $3;
+            $$->body = $5;
+        }
+    | IF '(' expr ')' stmt ELSE stmt
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_IF;
+            $$->loc = span(@1, @4);
+            $$->value = $3;
+            $$->body = $5;
+            $$->els = $7;
+        }
+    | '{' stmts '}'
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->kind = DRIFT_S_BLOCK;
+            $$->loc = span(@1, @3);
+            $$->body = $2.first;
+        }
+    | PRINT '(' pargs ')'
+        {
+            $$ = $3;
+            $$->kind = DRIFT_S_PRINT;
+            $$->loc = span(@1, @4);
+        }
+    | KW_REJECT '(' pargs ')'
+        {
+            $$ = $3;
+            $$->kind = DRIFT_S_REJECT;
+            $$->loc = span(@1, @4);
+        }
+    ;
+
+tilde
     : lhs '~' IDENT '(' args_opt ')'
         {
             NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
@@ -428,21 +532,52 @@ stmt
             $$->args = $5.first;
             $$->n_args = $5.n;
         }
-    | TARGET PLUSEQ expr
+    ;
+
+expr_opt
+    : %empty                { $$ = NULL; }
+    | expr                  { $$ = $1; }
+    ;
+
+/* print and reject's arguments: the items in order, the values also
+ * in args (the statement's kind is set by the rule that uses it). */
+pargs
+    : pitem
         {
             NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
-            $$->kind = DRIFT_S_TARGET;
-            $$->loc = span(@1, @3);
-            $$->value = $3;
+            $$->items = $1;
+            if ($1->e) {
+                $$->args = $1->e;
+                $$->n_args = 1;
+            }
         }
-    | IDENT '=' expr
+    | pargs ',' pitem
+        {
+            $$ = $1;
+            drift_pitem **p = &$$->items;
+            while (*p)
+                p = &(*p)->next;
+            *p = $3;
+            if ($3->e) {
+                drift_expr **a = &$$->args;
+                while (*a)
+                    a = &(*a)->next;
+                *a = $3->e;
+                $$->n_args++;
+            }
+        }
+    ;
+
+pitem
+    : STRING
         {
             NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
-            $$->kind = DRIFT_S_LET;
-            $$->loc = span(@1, @3);
-            $$->name = $1;
-            $$->name_loc = @1;
-            $$->value = $3;
+            $$->str = $1;
+        }
+    | expr
+        {
+            NEED($$ = drift_arena_alloc(ARENA, sizeof *$$));
+            $$->e = $1;
         }
     ;
 
@@ -872,8 +1007,12 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
     for (int k = 0; k < n; k++) {
         if ((has_expr || has_stmt) && starts_expr(exp[k]))
             continue;
-        if (has_stmt && exp[k] == YYSYMBOL_TARGET)
+        if (has_stmt && (exp[k] == YYSYMBOL_TARGET || exp[k] == YYSYMBOL_FOR ||
+                         exp[k] == YYSYMBOL_IF || exp[k] == YYSYMBOL_PRINT ||
+                         exp[k] == YYSYMBOL_KW_REJECT || is_char(exp[k], '{')))
             continue;
+        if (exp[k] == YYSYMBOL_TRUNC)
+            continue;   /* optional after '~', and rare */
         if (has_block && (starts_block(exp[k]) || is_char(exp[k], ';')))
             continue;
         if (has_type && starts_type(exp[k]))
@@ -943,11 +1082,22 @@ static int yyreport_syntax_error(const yypcontext_t *ctx, drift_parser *ps)
                  "; drift declares the name first, as in "
                  "'J : int<lower=0>' (Stan's 'int<lower=0> J;' runs as it "
                  "is from a .stan file)");
-    } else if (tok == YYSYMBOL_IDENT && !strcmp(ps->lex.last, "in")) {
+    } else if (tok == YYSYMBOL_WHILE) {
         snprintf(hint, sizeof hint,
-                 "; drift's language has no for loops: write the statement "
-                 "over whole vectors (distributions and arithmetic apply "
-                 "elementwise), or run the Stan program from a .stan file");
+                 "; drift has no while loops: for (i in a:b) with bounds "
+                 "known when the data are read, or a statement over whole "
+                 "vectors");
+    } else if (tok == YYSYMBOL_TRUNC) {
+        snprintf(hint, sizeof hint,
+                 "; T[lo, hi] truncates a '~' statement (y ~ dist(...) "
+                 "T[lo, hi]); after target += subtract the log CDFs");
+    } else if (tok == YYSYMBOL_STRING) {
+        snprintf(hint, sizeof hint,
+                 "; strings appear only in print(...) and reject(...)");
+    } else if (tok == YYSYMBOL_PLUSEQ) {
+        snprintf(hint, sizeof hint,
+                 "; only target += adds in place: write x = x + ... (a "
+                 "new local), or sum over a vector");
     } else if (tok == YYSYMBOL_IDENT && has_block) {
         static const char *const kws[] = {"data",      "rows",
                                           "param",     "prior",

@@ -103,6 +103,7 @@ drift_program *drift_parse(const drift_source *src, drift_diag *diag)
     prog->arena = arena;
     prog->src = src;
 
+    size_t errors_before = diag->n_errors;
     drift_parser ps;
     memset(&ps, 0, sizeof ps);
     ps.arena = arena;
@@ -140,7 +141,12 @@ drift_program *drift_parse(const drift_source *src, drift_diag *diag)
         drift_arena_free(arena);
         return NULL;
     }
-    if (!diag->n_errors)
+    /* User functions are inlined, then for, if and the like become
+     * loop-free statements; after a syntax error the tree may be
+     * partial, and its errors are enough. */
+    if (diag->n_errors == errors_before)
         drift_funcs_inline(prog, diag);
+    if (diag->n_errors == errors_before)
+        drift_control_lower(prog, diag);
     return prog;
 }

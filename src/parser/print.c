@@ -358,6 +358,21 @@ static void stmt(printer *p, const drift_stmt *s)
         fputs(" = ", p->f);
         expr(p, s->value, L_COND);
         break;
+    case DRIFT_S_PRINT:
+        fputs("print(", p->f);
+        for (const drift_pitem *it = s->items; it; it = it->next) {
+            if (it != s->items)
+                fputs(", ", p->f);
+            if (it->str)
+                fprintf(p->f, "\"%s\"", it->str);
+            else
+                expr(p, it->e, L_COND);
+        }
+        fputc(')', p->f);
+        break;
+    default:
+    /* control flow: replaced by drift_control_lower when parsed */
+        break;
     }
     fputc('\n', p->f);
 }

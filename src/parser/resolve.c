@@ -514,9 +514,10 @@ static void resolve_stmts(resolver *r, drift_block *b)
 {
     r->block = b->kind;
     for (drift_stmt *st = b->stmts; st; st = st->next) {
-        if (st->kind != DRIFT_S_LET && (b->kind == DRIFT_BLOCK_DERIVED ||
-                                        b->kind == DRIFT_BLOCK_GENERATED ||
-                                        b->kind == DRIFT_BLOCK_TRANSFORMED)) {
+        if (st->kind != DRIFT_S_LET && st->kind != DRIFT_S_PRINT &&
+            (b->kind == DRIFT_BLOCK_DERIVED ||
+             b->kind == DRIFT_BLOCK_GENERATED ||
+             b->kind == DRIFT_BLOCK_TRANSFORMED)) {
             drift_diag_error(r->d, r->p->src, st->loc,
                              "the %s block holds named values (name = "
                              "expression); '%s' belongs in prior or datum",
@@ -551,6 +552,13 @@ static void resolve_stmts(resolver *r, drift_block *b)
         }
         case DRIFT_S_TARGET:
             resolve_expr(r, st->value);
+            break;
+        case DRIFT_S_PRINT:
+            for (drift_expr *a = st->args; a; a = a->next)
+                resolve_expr(r, a);
+            break;
+        default:
+        /* control flow: replaced by drift_control_lower when parsed */
             break;
         case DRIFT_S_LET: {
             r->rows_outside = 0;

@@ -64,6 +64,8 @@ typedef struct stan_stmt {
     drift_expr *trunc_lo, *trunc_hi;    /* NULL: that side is open */
     /* FOR */
     drift_expr *hi;
+    /* PRINT, REJECT of drift's own language: the arguments in order */
+    const drift_pitem *items;
     /* FOR, WHILE, IF, BLOCK: body (BLOCK: a list); IF: els */
     struct stan_stmt *body, *els;
     struct stan_stmt *next;
@@ -105,5 +107,13 @@ drift_program *drift_stan_parse(const drift_source *src, drift_diag *diag);
  * number of errors reported. */
 size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
                         drift_diag *diag);
+
+/* Replaces the control flow of a program in drift's own language (for,
+ * if/else, element assignment, truncation, reject: DRIFT_S_FOR ... in
+ * ast.h) by loop-free statements, executed symbolically as a Stan
+ * program's are (stan_lower.c), before names are resolved.  Programs
+ * without any are left as they are.  Returns the number of errors
+ * reported to diag. */
+size_t drift_control_lower(drift_program *prog, drift_diag *diag);
 
 #endif

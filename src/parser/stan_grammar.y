@@ -122,6 +122,7 @@ static void depth_check(stan_parser *ps, drift_expr *e, drift_expr *a,
     stan_type stype;
     stan_bounds bounds;
     int kind;
+    drift_pitem *pitem;
 }
 
 %token END 0 "end of input"
@@ -129,7 +130,7 @@ static void depth_check(stan_parser *ps, drift_expr *e, drift_expr *a,
 %token <num> INT_LIT "integer"
 %token <num> REAL_LIT "number"
 %token IMAG_LIT "imaginary number"
-%token STRING "string"
+%token <str> STRING "string"
 %token <str> OTHER_TYPE "type"
 %token FUNCTIONS "'functions'" DATA "'data'" TRANSFORMED "'transformed'"
 %token PARAMETERS "'parameters'" MODEL "'model'" GENERATED "'generated'"
@@ -157,7 +158,8 @@ static void depth_check(stan_parser *ps, drift_expr *e, drift_expr *a,
 %type <bounds> bounds_opt bound_list bound trunc
 %type <expr> expr or_expr and_expr eq_expr rel_expr arith postfix primary
 %type <expr> idx
-%type <elist> args args_opt idxs pargs
+%type <elist> args args_opt idxs
+%type <pitem> pargs pitem
 %type <kind> vec_con sq_con
 
 %precedence THEN
@@ -386,10 +388,12 @@ stmt
     | PRINT '(' pargs ')' ';'
         {
             NEED($$ = new_stmt(ps, STAN_S_PRINT, span(@1, @4)));
+            $$->items = $3;
         }
     | KW_REJECT '(' pargs ')' ';'
         {
             NEED($$ = new_stmt(ps, STAN_S_REJECT, span(@1, @4)));
+            $$->items = $3;
         }
     | BREAK ';'             { NEED($$ = new_stmt(ps, STAN_S_BREAK, @1)); }
     | CONTINUE ';'          { NEED($$ = new_stmt(ps, STAN_S_CONTINUE, @1)); }
@@ -845,11 +849,31 @@ args
         }
     ;
 
+/* print's and reject's arguments in order (a reject's strings are its
+ * message). */
 pargs
-    : STRING                { $$.first = $$.last = NULL; $$.n = 0; }
-    | expr                  { $$.first = $$.last = NULL; $$.n = 0; }
-    | pargs ',' STRING      { $$ = $1; }
-    | pargs ',' expr        { $$ = $1; }
+    : pitem                 { $$ = $1; }
+    | pargs ',' pitem
+        {
+            $$ = $1;
+            drift_pitem **p = &$$;
+            while (*p)
+                p = &(*p)->next;
+            *p = $3;
+        }
+    ;
+
+pitem
+    : STRING
+        {
+            NEED($$ = drift_arena_alloc(ps->arena, sizeof *$$));
+            $$->str = $1;
+        }
+    | expr
+        {
+            NEED($$ = drift_arena_alloc(ps->arena, sizeof *$$));
+            $$->e = $1;
+        }
     ;
 
 %%

@@ -12,7 +12,10 @@
  * sum of per-element terms, those data become drift's rows and those
  * statements its datum block; otherwise the program is lowered whole
  * (every datum in the data block, every statement in prior) and the
- * reason is reported as a warning.  Not for parsing (stan_grammar.y) or
+ * reason is reported as a warning.  The same executor lowers the
+ * control flow of drift's own language (drift_control_lower, at the end:
+ * for, if/else, element assignment, truncation, reject), block by block
+ * with the rows implicit.  Not for parsing (stan_grammar.y, grammar.y) or
  * for types (typecheck.c, which checks the result). */
 #include "config.h"
 
@@ -40,6 +43,10 @@ typedef struct var {
     drift_expr *def;        /* LOCAL: its value (already substituted) */
     drift_expr *size;       /* LOOP: the upper bound */
     int loop_level;         /* LOCAL: loops around its declaration */
+    int in_rows;            /* DATA: a rows variable of a drift model */
+    int rng;                /* LOCAL: drift's name = value with a random
+                               draw in it, which substitution would draw
+                               anew at each use */
     struct var *next;
 } var;
 
@@ -58,6 +65,8 @@ typedef struct lower {
     drift_arena *A;
     drift_diag *diag;
     int rows_mode;
+    int drift;              /* lowering drift's own control flow
+                               (drift_control_lower), not a Stan program */
     const char *R;          /* the row size's name (rows mode) */
     var *vars;
     int failed;
@@ -94,6 +103,7 @@ typedef struct ctx {
     int n_ix;
     drift_expr *size;   /* the loop's upper bound */
     drift_expr *lo;     /* its lower bound; NULL for 1 */
+    int datum_block;    /* drift's own datum block */
 } ctx;
 
 typedef struct tr {
@@ -343,6 +353,13 @@ static drift_expr *subst_name(drift_rewriter *rw, drift_expr *e)
     }
     if (v->kind != V_LOCAL)
         return e;
+    if (v->rng) {
+        fail(L, e->loc, "'%s' holds a random draw (_rng): inside a loop "
+                        "or condition each use would draw anew; draw "
+                        "it there, or compute with it over whole "
+                        "vectors outside", e->name);
+        return NULL;
+    }
     if (!v->def) {
         fail(L, e->loc,
              "'%s' is used before it is given a value (or is given its "
@@ -908,6 +925,28 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
         r.t.base = e->is_int ? B_INT : B_REAL;
         return r;
     case DRIFT_E_NAME: {
+        if (L->drift && !c->datum && in_ix(c, e->name)) {
+            /* drift's loops: the loop variable as a value, the vector
+             * lo, lo + 1, ..., hi */
+            drift_expr *start, *count;
+            loop_span(L, c, e->loc, 0, &start, &count);
+            drift_expr *one = need(L, drift_ast_num(L->A, e->loc, 1, 0));
+            drift_expr *ones = mk_call(L, e->loc, "rep_vector", one,
+                                       size_expr(L, count));
+            drift_expr *seq = mk_call(L, e->loc, "cumulative_sum", ones, NULL);
+            ctx top = {0};
+            tr ts = translate(L, &top, start);
+            drift_expr *off = ts.e ? need(L, drift_ast_binop(
+                                             L->A, e->loc, DRIFT_OP_SUB, ts.e,
+                                             num(L, e->loc, 1)))
+                                   : NULL;
+            r.e = seq && off ? need(L, drift_ast_binop(L->A, e->loc,
+                                                       DRIFT_OP_ADD, seq, off))
+                             : NULL;
+            r.t.base = B_REAL;
+            r.rw = 1;
+            return r;
+        }
         if (in_ix(c, e->name)) {
             fail(L, e->loc,
                  "the loop variable '%s' is used as a value: drift lowers a "
@@ -1581,6 +1620,76 @@ static drift_expr *trunc_norm(lower *L, const stan_stmt *s, int discrete)
     return lo ? cdf_call(L, s, "lccdf", lo) : cdf_call(L, s, "lcdf", hi);
 }
 
+/* v plus log(step(y - lo)) and log(step(hi - y)): -inf for an outcome
+ * outside the truncation's bounds (a draw Stan rejects), 0 within them
+ * (both bounds included, as Stan's), with no derivative. */
+static drift_expr *trunc_check(lower *L, const stan_stmt *s, drift_expr *y,
+                               drift_expr *v)
+{
+    drift_loc loc = s->trunc_loc;
+    for (int side = 0; side < 2 && v; side++) {
+        const drift_expr *b = side ? s->trunc_hi : s->trunc_lo;
+        if (!b)
+            continue;
+        drift_expr *bb = subst(L, (drift_expr *)b);
+        if (!bb)
+            return NULL;
+        drift_expr *d = side ? drift_ast_binop(L->A, loc, DRIFT_OP_SUB, bb, y)
+                             : drift_ast_binop(L->A, loc, DRIFT_OP_SUB, y, bb);
+        drift_expr *st = mk_call(L, loc, "step", need(L, d), NULL);
+        drift_expr *lg = mk_call(L, loc, "log", st, NULL);
+        v = lg ? need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, v, lg))
+               : NULL;
+    }
+    return v;
+}
+
+/* A truncated outcome that is a scalar of the data or the rows, with
+ * bounds that are literals or data scalars: the bounds become its
+ * declaration's constraint, so that a value outside them is refused
+ * when the data are read, naming the file and row. */
+static void trunc_data_bounds(lower *L, const ctx *c, const stan_stmt *s,
+                              var *v)
+{
+    if (!v || v->kind != V_DATA || !v->decl || !v->decl->type.t)
+        return;
+    drift_typeexpr *t = v->decl->type.t;
+    /* y, or x[k] in a loop over all of x (1:K, as the loop's
+     * vectorisation requires): every element has the bounds */
+    const drift_expr *y = s->lhs;
+    int whole = y->kind == DRIFT_E_NAME && !t->n_arr &&
+                (t->kind == DRIFT_T_INT || t->kind == DRIFT_T_REAL);
+    int elems = y->kind == DRIFT_E_INDEX && y->a->kind == DRIFT_E_NAME &&
+                y->n_args == 1 && y->args->kind == DRIFT_E_NAME &&
+                in_ix(c, y->args->name) && !c->lo &&
+                ((t->n_arr == 1 &&
+                  (t->kind == DRIFT_T_INT || t->kind == DRIFT_T_REAL)) ||
+                 (!t->n_arr && t->kind == DRIFT_T_VECTOR));
+    if ((!whole && !elems) || t->con)
+        return;
+    for (int side = 0; side < 2; side++) {
+        drift_expr *b = side ? s->trunc_hi : s->trunc_lo;
+        if (!b)
+            continue;
+        var *bv = b->kind == DRIFT_E_NAME ? lookup(L, b->name) : NULL;
+        int ok = (b->kind == DRIFT_E_NUM ||
+                  (b->kind == DRIFT_E_NEG && b->a->kind == DRIFT_E_NUM) ||
+                  (bv && bv->kind == V_DATA && !bv->in_rows && bv->decl &&
+                   bv->decl->type.t && !bv->decl->type.t->n_arr &&
+                   (bv->decl->type.t->kind == DRIFT_T_INT ||
+                    bv->decl->type.t->kind == DRIFT_T_REAL)));
+        if (!ok)
+            continue;
+        if (side && !t->upper) {
+            t->upper = b;
+            t->upper_loc = s->trunc_loc;
+        } else if (!side && !t->lower) {
+            t->lower = b;
+            t->lower_loc = s->trunc_loc;
+        }
+    }
+}
+
 static drift_stmt *new_dstmt(lower *L, drift_stmt_kind k, drift_loc loc)
 {
     drift_stmt *st = need(L, drift_arena_alloc(L->A, sizeof *st));
@@ -1591,10 +1700,74 @@ static drift_stmt *new_dstmt(lower *L, drift_stmt_kind k, drift_loc loc)
     return st;
 }
 
+/* The sum over a loop's iterations of a term of the log density (drift's
+ * own loops): a density or log cdf of the loop's elements is already that
+ * sum (drift's densities add over vectors); another value of the elements
+ * is summed; a value the same in every iteration counts once for each.
+ * Sums and differences are taken apart, a condition the same in every
+ * iteration chooses between sums. */
+static drift_expr *loop_sum(lower *L, ctx *c, const drift_expr *e)
+{
+    if (!e || L->failed)
+        return NULL;
+    if (e->kind == DRIFT_E_BINOP &&
+        (e->op == DRIFT_OP_ADD || e->op == DRIFT_OP_SUB)) {
+        drift_expr *a = loop_sum(L, c, e->a), *b = loop_sum(L, c, e->b);
+        return L->failed ? NULL
+                         : need(L, drift_ast_binop(L->A, e->loc, e->op, a, b));
+    }
+    if (e->kind == DRIFT_E_NEG) {
+        drift_expr *a = loop_sum(L, c, e->a);
+        return L->failed ? NULL : need(L, drift_ast_neg(L->A, e->loc, a));
+    }
+    if (e->kind == DRIFT_E_COND) {
+        tr k = translate(L, c, e->a);
+        if (L->failed)
+            return NULL;
+        if (k.rw) {
+            fail(L, e->loc, "a condition on the loop's elements around a "
+                            "term of the log density: write the condition "
+                            "in the term's value (x[k] > 0 ? ... : ...) "
+                            "without densities, or over whole vectors");
+            return NULL;
+        }
+        drift_expr *a = loop_sum(L, c, e->b), *b = loop_sum(L, c, e->args);
+        return L->failed ? NULL : need(L, drift_ast_cond(L->A, e->loc, k.e, a, b));
+    }
+    int dens = e->kind == DRIFT_E_CALL && e->bar &&
+               (is_density(e->name) || has_suffix(e->name, "_lcdf") ||
+                has_suffix(e->name, "_lccdf"));
+    tr r = bad();
+    if (dens) {
+        tr args[16];
+        size_t n = 0;
+        translate_list(L, c, e->args, args, 16, &n);
+        if (L->failed)
+            return NULL;
+        for (size_t k = 0; k < n; k++)
+            r.rw |= args[k].rw;
+        r.e = need(L, drift_ast_call(L->A, e->loc, drift_name(e->name),
+                                     e->name_loc, link(args, n), n));
+        if (r.e)
+            r.e->bar = 1;
+    } else {
+        r = translate(L, c, e);
+    }
+    if (L->failed)
+        return NULL;
+    if (r.rw)
+        return dens ? r.e : mk_call(L, e->loc, "sum", r.e, NULL);
+    drift_expr *start, *count;
+    loop_span(L, c, e->loc, 0, &start, &count);
+    return need(L, drift_ast_binop(L->A, e->loc, DRIFT_OP_MUL,
+                                   size_expr(L, count), r.e));
+}
+
 /* A term of the log density: a ~ statement or target +=, after
  * substitution. */
-static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
-                      drift_expr *args, drift_expr *value)
+static drift_stmt *emit_term(lower *L, ctx *c, const stan_stmt *s,
+                             drift_expr *lhs, drift_expr *args,
+                             drift_expr *value)
 {
     int per_row = 0;
     tr tl = bad(), tv = bad();
@@ -1629,13 +1802,15 @@ static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
                     per_row |= ta[k].rw;
             }
             if (L->failed)
-                return;
+                return NULL;
         }
     }
     if (!per_row) {
         dc = *c;
         dc.datum = 0;
-        if (value) {
+        if (value && L->drift && c->n_ix) {
+            tv.e = loop_sum(L, &dc, value);
+        } else if (value) {
             tv = translate(L, &dc, value);
             if (!L->failed && c->n_ix && !tv.rw) {
                 /* the same term once per iteration */
@@ -1658,18 +1833,18 @@ static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
             }
         }
         if (L->failed)
-            return;
+            return NULL;
     }
     drift_stmt *st;
     if (value) {
         st = new_dstmt(L, DRIFT_S_TARGET, s->loc);
         if (!st)
-            return;
+            return NULL;
         st->value = tv.e;
     } else {
         st = new_dstmt(L, DRIFT_S_TILDE, s->loc);
         if (!st)
-            return;
+            return NULL;
         st->lhs = tl.e;
         st->dist = s->dist;
         st->dist_loc = s->dist_loc;
@@ -1677,6 +1852,7 @@ static void emit_term(lower *L, ctx *c, const stan_stmt *s, drift_expr *lhs,
         st->n_args = na;
     }
     add_stmt(L, per_row ? &L->datum : &L->prior, st);
+    return st;
 }
 
 /* Whether e reads a parameter (directly or through a local's value). */
@@ -1734,6 +1910,22 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
         return;
     }
     var *v = lookup(L, lhs->name);
+    if (L->drift && !elem_ix && s->op < 0 && !L->cond &&
+        (!v || (v->kind == V_LOCAL && !v->decl))) {
+        /* drift's name = value: a new local (or a new value of one) */
+        v = push_var(L, lhs->name, V_LOCAL);
+        if (v) {
+            v->def = val;
+            v->loop_level = c->n_ix;
+        }
+        return;
+    }
+    if (L->drift && !v && L->cond) {
+        fail(L, lhs->loc, "'%s' is given a value only under a condition: "
+                          "give it one before the if (or write name = "
+                          "cond ? a : b)", lhs->name);
+        return;
+    }
     if (!v || v->kind != V_LOCAL) {
         fail(L, lhs->loc, "'%s' cannot be assigned here", lhs->name);
         return;
@@ -1780,9 +1972,13 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
         val = need(L, drift_ast_cond(L->A, s->loc, L->cond, val, cur));
     }
     if (elem_ix) {
-        if (!v->decl) {
-            fail(L, s->loc, "a function's parameter '%s' is assigned",
-                 lhs->name);
+        if (!v->decl || !v->decl->type.t) {
+            fail(L, s->loc, L->drift ? "'%s' is assigned element by element "
+                                       "but is not declared: declare it "
+                                       "first (%s : vector[K])"
+                                     : "a function's parameter '%s' is "
+                                       "assigned%s",
+                 lhs->name, L->drift ? lhs->name : "");
             return;
         }
         drift_expr *lead = lead_size(v->decl->type.t);
@@ -1796,6 +1992,79 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
         val = elem_node(L, val, elem_ix, c->size, s->loc);
     }
     v->def = val;
+}
+
+/* A Stan print at the top of transformed parameters or generated
+ * quantities: drift's print of the values as they are there, when they
+ * are values of the draw (not of each row).  0 when it cannot be. */
+static int stan_print(lower *L, const stan_stmt *s, slist *out)
+{
+    drift_stmt *st = new_dstmt(L, DRIFT_S_PRINT, s->loc);
+    drift_pitem *first = NULL, **tail = &first;
+    drift_expr *args = NULL, **at = &args;
+    size_t n = 0;
+    for (const drift_pitem *p = s->items; p && st && !L->failed; p = p->next) {
+        drift_pitem *q = need(L, drift_arena_alloc(L->A, sizeof *q));
+        if (!q)
+            return 0;
+        q->str = p->str;
+        if (p->e) {
+            ctx top = {0};
+            drift_expr *v = subst(L, p->e);
+            tr r = translate(L, &top, v);
+            if (L->failed) {
+                if (!L->oom)
+                    L->failed = 0;
+                return 0;
+            }
+            /* the list of values links through next: a copy heads it */
+            drift_expr *cp = need(L, drift_arena_alloc(L->A, sizeof *cp));
+            if (!cp)
+                return 0;
+            *cp = *r.e;
+            cp->next = NULL;
+            q->e = cp;
+            *at = cp;
+            at = &cp->next;
+            n++;
+        }
+        *tail = q;
+        tail = &q->next;
+    }
+    if (!st || L->failed)
+        return 0;
+    st->items = first;
+    st->args = args;
+    st->n_args = n;
+    add_stmt(L, out, st);
+    return 1;
+}
+
+/* reject(...) in drift's own model: the log density is -inf where the
+ * conditions around it hold, so that the sampler rejects the draw. */
+static void reject_term(lower *L, xblock xb, ctx *c, const stan_stmt *s)
+{
+    if (xb == X_GQ) {
+        fail(L, s->loc, "reject in the generated block: it runs once per "
+                        "kept draw, after the draw was accepted; reject in "
+                        "prior, datum or derived instead");
+        return;
+    }
+    if (!L->cond) {
+        fail(L, s->loc, "reject reached unconditionally: every draw would "
+                        "be rejected (put it under if (...))");
+        return;
+    }
+    drift_expr *ninf = need(L, drift_ast_call(L->A, s->loc,
+                                              "negative_infinity", s->loc,
+                                              NULL, 0));
+    drift_expr *zero = need(L, drift_ast_num(L->A, s->loc, 0, 0));
+    drift_expr *v = ninf && zero ? need(L, drift_ast_cond(L->A, s->loc,
+                                                         L->cond, ninf, zero))
+                                 : NULL;
+    drift_stmt *st = v ? emit_term(L, c, s, NULL, NULL, v) : NULL;
+    if (st)
+        st->items = (drift_pitem *)s->items;
 }
 
 static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
@@ -1819,7 +2088,8 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
     case STAN_S_TILDE:
     case STAN_S_TARGET: {
         if (xb != X_MODEL) {
-            fail(L, s->loc, "'%s' belongs in the model block%s",
+            fail(L, s->loc, L->drift ? "'%s' belongs in prior or datum%s"
+                                     : "'%s' belongs in the model block%s",
                  s->kind == STAN_S_TILDE ? "~" : "target +=",
                  xb == X_FUNC ? " (functions ending in _lp are not "
                                 "supported)" : "");
@@ -1837,6 +2107,9 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                 trunc_params |= mentions_param(L, s->trunc_lo);
             if (s->trunc_hi)
                 trunc_params |= mentions_param(L, s->trunc_hi);
+            /* drift's own models keep the constant too, and check the
+             * bounds where they are evaluated (trunc_check) */
+            trunc_params |= L->drift;
             const drift_expr *top = s->lhs;
             var *tv = top->kind == DRIFT_E_NAME ? lookup(L, top->name) : NULL;
             if (trunc_params &&
@@ -1846,8 +2119,10 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                      "truncation T[,] whose normalising term depends on "
                      "parameters is supported for one element of a built-in "
                      "distribution at a time: write it in a loop over the "
-                     "elements (for (n in 1:N) y[n] ~ ... T[..]), or add "
-                     "target += -log_diff_exp(...) of the bounds' log CDFs");
+                     "elements (for (%s in 1:%s) y[%s] ~ ... T[..]), or add "
+                     "target += -log_diff_exp(...) of the bounds' log CDFs",
+                     L->drift ? "k" : "n", L->drift ? "K" : "N",
+                     L->drift ? "k" : "n");
                 return;
             }
             /* Stan rejects an outcome outside the bounds; a parameter
@@ -1856,7 +2131,9 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
             while (y->kind == DRIFT_E_INDEX)
                 y = y->a;
             var *v = y->kind == DRIFT_E_NAME ? lookup(L, y->name) : NULL;
-            if (v && v->kind == V_PARAM) {
+            if (L->drift) {
+                trunc_data_bounds(L, c, s, v);
+            } else if (v && v->kind == V_PARAM) {
                 const drift_typeexpr *t = v->decl->type.t;
                 int lo_ok = s->trunc_lo ? same_expr(t->lower, s->trunc_lo)
                                         : 1;
@@ -1876,7 +2153,7 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                                       "a parameter nor data");
                 return;
             }
-            if (!trunc_params)
+            if (!trunc_params && !L->drift)
                 warn(L, s->trunc_loc,
                      "the truncation's normalising term is a constant here "
                      "(the arguments are data) and is left out: the "
@@ -1899,7 +2176,8 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
             snprintf(uname, sizeof uname, "%s_lpmf", s->dist);
             user = find_fun(L, uname) != NULL;
         }
-        if (s->kind == STAN_S_TARGET || L->cond || user || trunc_params) {
+        if (s->kind == STAN_S_TARGET || L->cond || user || trunc_params ||
+            (L->drift && c->n_ix)) {
             drift_expr *v;
             if (s->kind == STAN_S_TARGET) {
                 v = subst(L, s->value);
@@ -1917,6 +2195,8 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                     v = norm ? need(L, drift_ast_binop(L->A, s->trunc_loc,
                                                        DRIFT_OP_SUB, v, norm))
                              : NULL;
+                    if (L->drift)
+                        v = trunc_check(L, s, lhs, v);
                 }
             }
             if (L->failed)
@@ -1982,6 +2262,19 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         return;
     }
     case STAN_S_FOR: {
+        if (mentions_param(L, s->lhs) || mentions_param(L, s->hi)) {
+            fail(L, s->loc, "a loop's bounds must be ints of the data or "
+                            "literals, not values of the parameters");
+            return;
+        }
+        if (L->drift && xb == X_MODEL && c->datum_block &&
+            (mentions(s->hi, "N") || mentions(s->lhs, "N"))) {
+            fail(L, s->loc, "a loop over the rows: the datum block is "
+                            "already one row's term, and the rows are "
+                            "summed by drift (drop the loop and the row "
+                            "index)");
+            return;
+        }
         if (c->n_ix) {
             fail(L, s->loc, "nested loops are not supported: write the inner "
                             "loop as a vectorised statement");
@@ -2022,18 +2315,38 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                         "vectorised statements and needs for (i in 1:n)");
         return;
     case STAN_S_PRINT:
-        warn(L, s->loc,
-                           "print is ignored: drift prints nothing while "
-                           "sampling");
+        if (L->drift) {
+            warn(L, s->loc, "%s",
+                 xb == X_MODEL
+                     ? "print in prior or datum is not evaluated: those "
+                       "blocks run once per gradient, for whole "
+                       "minibatches (print in derived or generated runs "
+                       "once per draw written)"
+                     : "print inside a loop or a condition is not "
+                       "evaluated: put it at the top of the block");
+            return;
+        }
+        if ((xb == X_GQ || xb == X_TPARAMS) && !c->n_ix && !L->cond &&
+            !L->fdepth && stan_print(L, s, xb == X_GQ ? &L->generated
+                                                      : &L->derived))
+            return;
+        warn(L, s->loc, "print is ignored here: drift evaluates print at "
+                        "the top of transformed parameters and generated "
+                        "quantities, with values the same for every row");
         return;
     case STAN_S_REJECT:
+        if (L->drift || xb == X_MODEL || xb == X_TPARAMS) {
+            reject_term(L, xb, c, s);
+            return;
+        }
         if (!L->cond) {
             fail(L, s->loc, "reject or fatal_error reached unconditionally");
             return;
         }
         warn(L, s->loc,
-                           "reject is not checked: drift does not evaluate "
-                           "its condition while sampling");
+                           "reject is not checked here: drift evaluates it "
+                           "in the model block and transformed parameters "
+                           "only");
         return;
     case STAN_S_BREAK:
     case STAN_S_CONTINUE:
@@ -2341,4 +2654,367 @@ size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
              sp->have[STAN_GQ] ? sp->block_loc[STAN_GQ] : at, NULL,
              L.generated.first, &last);
     return L.oom ? 1 : 0;
+}
+
+/* ---- drift's own control flow ------------------------------------------ */
+
+/* A statement of drift's language as the Stan statement it spells. */
+static stan_stmt *control_stmt(lower *L, const drift_stmt *st);
+
+static stan_stmt *control_list(lower *L, const drift_stmt *st)
+{
+    stan_stmt *first = NULL, **tail = &first;
+    for (; st && !L->failed; st = st->next) {
+        *tail = control_stmt(L, st);
+        if (*tail)
+            tail = &(*tail)->next;
+    }
+    return first;
+}
+
+static stan_stmt *control_stmt(lower *L, const drift_stmt *st)
+{
+    stan_stmt *s = need(L, drift_arena_alloc(L->A, sizeof *s));
+    if (!s)
+        return NULL;
+    s->loc = st->loc;
+    s->op = -1;
+    switch (st->kind) {
+    case DRIFT_S_TILDE:
+        s->kind = STAN_S_TILDE;
+        s->lhs = st->lhs;
+        s->dist = st->dist;
+        s->dist_loc = st->dist_loc;
+        s->args = st->args;
+        s->n_args = st->n_args;
+        s->truncated = st->truncated;
+        s->trunc_loc = st->trunc_loc;
+        s->trunc_lo = st->trunc_lo;
+        s->trunc_hi = st->trunc_hi;
+        break;
+    case DRIFT_S_TARGET:
+        s->kind = STAN_S_TARGET;
+        s->value = st->value;
+        break;
+    case DRIFT_S_LET:
+        s->kind = STAN_S_ASSIGN;
+        s->lhs = need(L, drift_ast_name(L->A, st->name_loc, st->name));
+        s->value = st->value;
+        break;
+    case DRIFT_S_ASSIGN:
+        s->kind = STAN_S_ASSIGN;
+        s->lhs = st->lhs;
+        s->value = st->value;
+        break;
+    case DRIFT_S_DECL:
+        s->kind = STAN_S_DECL;
+        s->name = st->name;
+        s->name_loc = st->name_loc;
+        s->type.t = st->type;
+        break;
+    case DRIFT_S_FOR:
+        s->kind = STAN_S_FOR;
+        s->name = st->name;
+        s->name_loc = st->name_loc;
+        s->lhs = st->lhs;
+        s->hi = st->value;
+        s->body = st->body ? control_stmt(L, st->body) : NULL;
+        break;
+    case DRIFT_S_IF:
+        s->kind = STAN_S_IF;
+        s->lhs = st->value;
+        s->body = st->body ? control_stmt(L, st->body) : NULL;
+        s->els = st->els ? control_stmt(L, st->els) : NULL;
+        break;
+    case DRIFT_S_BLOCK:
+        s->kind = STAN_S_BLOCK;
+        s->body = control_list(L, st->body);
+        break;
+    case DRIFT_S_PRINT:
+    case DRIFT_S_REJECT:
+        s->kind = st->kind == DRIFT_S_PRINT ? STAN_S_PRINT : STAN_S_REJECT;
+        s->items = st->items;
+        s->args = st->args;
+        s->n_args = st->n_args;
+        s->name = st->name;
+        break;
+    }
+    return s;
+}
+
+/* Whether a statement of block b is for drift_control_lower: a print at
+ * the top of derived or generated stays, the graph evaluates it. */
+static int is_control(const drift_block *b, const drift_stmt *st)
+{
+    if (st->kind == DRIFT_S_PRINT)
+        return b->kind != DRIFT_BLOCK_DERIVED &&
+               b->kind != DRIFT_BLOCK_GENERATED;
+    return (st->kind != DRIFT_S_TILDE && st->kind != DRIFT_S_TARGET &&
+            st->kind != DRIFT_S_LET) ||
+           (st->kind == DRIFT_S_TILDE && st->truncated);
+}
+
+/* A declared name as the lowering knows it: a Stan declaration of its
+ * type. */
+static var *control_var(lower *L, const char *name, vkind k,
+                        drift_typeexpr *t, drift_loc loc)
+{
+    stan_stmt *d = need(L, drift_arena_alloc(L->A, sizeof *d));
+    var *v = d ? push_var(L, name, k) : NULL;
+    if (!v)
+        return NULL;
+    d->kind = STAN_S_DECL;
+    d->loc = d->name_loc = loc;
+    d->name = name;
+    d->type.t = t;
+    v->decl = d;
+    return v;
+}
+
+/* Size names used in a declaration and declared nowhere: ints of the
+ * data. */
+static void control_sizes(lower *L, const drift_expr *e)
+{
+    if (!e || L->failed)
+        return;
+    if (e->kind == DRIFT_E_NAME) {
+        if (!lookup(L, e->name)) {
+            drift_typeexpr *t = need(L, drift_arena_alloc(L->A, sizeof *t));
+            if (t) {
+                t->kind = DRIFT_T_INT;
+                control_var(L, e->name, V_DATA, t, e->loc);
+            }
+        }
+        return;
+    }
+    control_sizes(L, e->a);
+    control_sizes(L, e->b);
+    for (const drift_expr *a = e->args; a; a = a->next)
+        control_sizes(L, a);
+}
+
+/* Whether e calls a reduction over the rows (mean(x) of a per-row x,
+ * ...), as the transformed block computes them. */
+static int reduces_rows(const drift_expr *e)
+{
+    if (!e)
+        return 0;
+    if (e->kind == DRIFT_E_CALL && drift_builtin_reduces_rows(e->name))
+        return 1;
+    if (reduces_rows(e->a) || reduces_rows(e->b))
+        return 1;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (reduces_rows(a))
+            return 1;
+    return 0;
+}
+
+static int mentions_rng(const drift_expr *e)
+{
+    if (!e)
+        return 0;
+    if (e->kind == DRIFT_E_CALL && has_suffix(e->name, "_rng"))
+        return 1;
+    if (mentions_rng(e->a) || mentions_rng(e->b))
+        return 1;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (mentions_rng(a))
+            return 1;
+    return 0;
+}
+
+/* Declared locals of a block given their values in parts: drift's
+ * name = value, once every statement before the next plain one ran. */
+typedef struct pending {
+    var *v[64];
+    int n;
+} pending;
+
+static void flush_locals(lower *L, pending *p, slist *out)
+{
+    for (int k = 0; k < p->n && !L->failed; k++) {
+        var *v = p->v[k];
+        if (!v->def) {
+            fail(L, v->decl->name_loc,
+                 "'%s' is declared but never given a value that drift can "
+                 "follow (x[i] = ... in a loop over all its elements, or "
+                 "x = ...)", v->name);
+            return;
+        }
+        ctx top = {0};
+        tr r = translate(L, &top, v->def);
+        drift_stmt *st = new_dstmt(L, DRIFT_S_LET, v->decl->loc);
+        if (L->failed || !st)
+            return;
+        st->name = v->name;
+        st->name_loc = v->decl->name_loc;
+        st->value = r.e;
+        add_stmt(L, out, st);
+    }
+    p->n = 0;
+}
+
+/* One block's statements with its control flow run symbolically; terms
+ * of the log density that a derived block's reject adds go to
+ * extra_prior. */
+static void control_block(lower *L, drift_block *b, slist *extra_prior)
+{
+    xblock xb = b->kind == DRIFT_BLOCK_DERIVED     ? X_TPARAMS
+                : b->kind == DRIFT_BLOCK_GENERATED ? X_GQ
+                                                   : X_MODEL;
+    ctx top = {0};
+    top.datum_block = b->kind == DRIFT_BLOCK_DATUM;
+    slist out = {NULL, NULL};
+    pending p = {{NULL}, 0};
+    int any = 0;
+    for (drift_stmt *st = b->stmts; st; st = st->next)
+        any |= is_control(b, st);
+    drift_stmt *next;
+    for (drift_stmt *st = b->stmts; st && !L->failed; st = next) {
+        next = st->next;
+        if (!is_control(b, st)) {
+            flush_locals(L, &p, &out);
+            st->next = NULL;
+            add_stmt(L, &out, st);
+            if (st->kind == DRIFT_S_LET) {
+                /* known to later control flow by its value */
+                drift_expr *def = subst(L, st->value);
+                if (L->failed && !L->oom) {
+                    L->failed = 0;
+                    def = NULL;
+                }
+                var *v = push_var(L, st->name, V_LOCAL);
+                if (v) {
+                    v->def = def;
+                    v->rng = mentions_rng(st->value);
+                }
+            }
+            continue;
+        }
+        stan_stmt *s = control_stmt(L, st);
+        if (!s)
+            break;
+        L->prior.first = L->prior.last = NULL;
+        exec(L, xb, &top, s);
+        if (s->kind == STAN_S_DECL && !L->failed) {
+            if (p.n == 64) {
+                fail(L, st->loc, "more than 64 declared locals in a block");
+                break;
+            }
+            p.v[p.n++] = lookup(L, s->name);
+        }
+        for (drift_stmt *t = L->prior.first, *tn; t; t = tn) {
+            tn = t->next;
+            t->next = NULL;
+            add_stmt(L, xb == X_TPARAMS ? extra_prior : &out, t);
+        }
+    }
+    flush_locals(L, &p, &out);
+    if (any)
+        b->stmts = out.first;
+}
+
+size_t drift_control_lower(drift_program *prog, drift_diag *diag)
+{
+    int any = 0;
+    for (drift_block *b = prog->blocks; b; b = b->next)
+        for (drift_stmt *st = b->stmts; st; st = st->next)
+            any |= is_control(b, st);
+    if (!any)
+        return 0;
+    lower L;
+    memset(&L, 0, sizeof L);
+    L.prog = prog;
+    L.A = prog->arena;
+    L.diag = diag;
+    L.drift = 1;
+    for (drift_block *b = prog->blocks; b; b = b->next)
+        for (drift_decl *d = b->decls; d; d = d->next) {
+            var *v = control_var(&L, d->name,
+                                 b->kind == DRIFT_BLOCK_PARAM ? V_PARAM
+                                                              : V_DATA,
+                                 d->type, d->loc);
+            if (v)
+                v->in_rows = b->kind == DRIFT_BLOCK_ROWS;
+        }
+    for (drift_block *b = prog->blocks; b; b = b->next)
+        for (drift_decl *d = b->decls; d; d = d->next) {
+            control_sizes(&L, d->type->size[0]);
+            control_sizes(&L, d->type->size[1]);
+            for (int k = 0; k < d->type->n_arr; k++)
+                control_sizes(&L, d->type->arr_size[k]);
+        }
+    if (!lookup(&L, "N")) {
+        drift_typeexpr *t = need(&L, drift_arena_alloc(L.A, sizeof *t));
+        if (t) {
+            t->kind = DRIFT_T_INT;
+            control_var(&L, "N", V_DATA, t, (drift_loc){1, 1, 1, 1});
+        }
+    }
+    /* The transformed block's values, by their definitions (data only:
+     * a use inside a loop is the same value), except a reduction over
+     * the rows, which the graph computes once over every row and a loop
+     * cannot rebuild: using one there is refused. */
+    for (drift_block *b = prog->blocks; b && !L.failed; b = b->next) {
+        if (b->kind != DRIFT_BLOCK_TRANSFORMED)
+            continue;
+        for (drift_stmt *st = b->stmts; st && !L.failed; st = st->next) {
+            if (st->kind != DRIFT_S_LET)
+                continue;
+            drift_expr *def = reduces_rows(st->value) ? NULL
+                                                      : subst(&L, st->value);
+            if (L.failed && !L.oom) {
+                L.failed = 0;
+                def = NULL;
+            }
+            var *v = push_var(&L, st->name, V_LOCAL);
+            if (v)
+                v->def = def;
+        }
+    }
+    /* derived values are usable in every other block */
+    static const drift_block_kind order[] = {
+        DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR, DRIFT_BLOCK_DATUM,
+        DRIFT_BLOCK_GENERATED};
+    slist extra = {NULL, NULL};
+    drift_block *prior = NULL;
+    for (size_t k = 0; k < 4 && !L.failed; k++)
+        for (drift_block *b = prog->blocks; b && !L.failed; b = b->next) {
+            if (b->kind != order[k])
+                continue;
+            if (b->kind == DRIFT_BLOCK_PRIOR)
+                prior = b;
+            var *saved = L.vars;
+            control_block(&L, b, &extra);
+            if (b->kind != DRIFT_BLOCK_DERIVED)
+                L.vars = saved;
+        }
+    if (!L.failed && extra.first) {
+        if (!prior) {
+            prior = need(&L, drift_arena_alloc(L.A, sizeof *prior));
+            if (prior) {
+                prior->kind = DRIFT_BLOCK_PRIOR;
+                prior->loc = extra.first->loc;
+                drift_block **pp = &prog->blocks;
+                while (*pp)
+                    pp = &(*pp)->next;
+                *pp = prior;
+            }
+        }
+        if (prior) {
+            extra.last->next = prior->stmts;
+            prior->stmts = extra.first;
+        }
+    }
+    if (L.oom) {
+        drift_diag_error_file(diag, prog->src->name, "out of memory");
+        return 1;
+    }
+    if (L.failed) {
+        drift_diag_error(diag, prog->src, L.fail_loc, "%s", L.why);
+        return 1;
+    }
+    for (int k = 0; k < L.n_warn; k++)
+        drift_diag_warning(diag, prog->src, L.warn_loc[k], "%s", L.warn[k]);
+    return 0;
 }

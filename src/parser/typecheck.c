@@ -1597,6 +1597,17 @@ static void check_block(checker *c, drift_block *b)
             check_expr(c, st->value);
             sparse_use(c, st->value);
             break;
+        case DRIFT_S_PRINT:
+            for (drift_expr *a = st->args; a; a = a->next) {
+                check_expr(c, a);
+                if (a->rows)
+                    error(c, a->loc, "print of a value that varies by row: "
+                                     "print writes one line per draw");
+            }
+            break;
+        default:
+        /* control flow: replaced by drift_control_lower when parsed */
+            break;
         case DRIFT_S_LET:
             check_expr(c, st->value);
             if (sparse_use(c, st->value))

@@ -2504,6 +2504,35 @@ static void backward(drift_ad_ws *ws, const int *sched, size_t ns, int out,
     }
 }
 
+/* A reject of the prior (datum 0) or of the rows (1) whose condition
+ * holds (in one of the n rows evaluated): its message, written to stderr
+ * the first time, as the error; 0 when none holds. */
+static int rejected(drift_ad_ctx *c, const drift_graph *g, int datum,
+                    size_t n)
+{
+    for (size_t k = 0; k < g->n_rejects; k++) {
+        drift_greject *r = &g->rejects[k];
+        if (r->datum != datum)
+            continue;
+        for (size_t i = 0; i < n; i++) {
+            if (c->val[r->node][i * c->vld[r->node]] == 0)
+                continue;
+            const drift_gnode *nd = NODE(c, r->node);
+            if (!__atomic_exchange_n(&r->shown, 1, __ATOMIC_RELAXED))
+                fprintf(stderr,
+                        "%s:%d:%d: reject: %s (the draw is rejected; "
+                        "further rejections here are not shown)\n",
+                        g->src ? g->src->name : "model", nd->loc.first_line,
+                        nd->loc.first_column, r->msg);
+            if (datum)
+                return node_error(c, r->node, "rejected: %s (data row %zu)",
+                                  r->msg, row_id(c, i) + 1);
+            return node_error(c, r->node, "rejected: %s", r->msg);
+        }
+    }
+    return 0;
+}
+
 int drift_ad_prior(const drift_graph *g, drift_ad_ws *ws, const double *theta,
                    double *lp, double *grad, drift_err *e)
 {
@@ -2517,8 +2546,11 @@ int drift_ad_prior(const drift_graph *g, drift_ad_ws *ws, const double *theta,
     if (rc)
         return rc;
     *lp = c->val[out][0];
-    if (!isfinite(*lp))
+    if (!isfinite(*lp)) {
+        if ((rc = rejected(c, g, 0, 1)))
+            return rc;
         return node_error(c, out, "the log prior is %g", *lp);
+    }
     if (!grad || !NODE(c, out)->param)
         return DRIFT_OK;
     if ((rc = setup_adjoints(ws, g->prior_sched, g->n_prior_sched, 0, grad, 0,
@@ -2545,6 +2577,13 @@ static int lik_chunk(const drift_graph *g, drift_ad_ws *ws,
         return rc;
     const double *L = c->val[out];
     size_t ll = c->vld[out];
+    if (g->n_rejects) {
+        size_t r = 0;
+        while (r < n && isfinite(L[r * ll]))
+            r++;
+        if (r < n && (rc = rejected(c, g, 1, n)))
+            return rc;
+    }
     if (ll_rows)
         for (size_t r = 0; r < n; r++)
             ll_rows[r] = L[r * ll];

@@ -33,6 +33,16 @@ void drift_graph_free(drift_graph *g)
     drift_free(g->glm_inner);
     drift_free(g->glm_top_sched);
     drift_free(g->glm_offsets);
+    for (size_t k = 0; k < g->n_prints; k++) {
+        for (size_t j = 0; j < g->prints[k].n; j++)
+            drift_free(g->prints[k].str[j]);
+        drift_free(g->prints[k].str);
+        drift_free(g->prints[k].node);
+    }
+    drift_free(g->prints);
+    for (size_t k = 0; k < g->n_rejects; k++)
+        drift_free(g->rejects[k].msg);
+    drift_free(g->rejects);
     drift_free(g);
 }
 

@@ -167,6 +167,25 @@ typedef struct drift_gout {
                                        per row when batched */
 } drift_gout;
 
+/* print(...) in derived or generated: written to stderr each time its
+ * block is evaluated (lang_model.c). */
+typedef struct drift_gprint {
+    int derived;                    /* the derived block: every draw */
+    size_t n;
+    char **str;                     /* n items: a string, or NULL ... */
+    int *node;                      /* ... for a value, its node */
+} drift_gprint;
+
+/* reject(...) in prior, derived or datum: where the log prior (or a
+ * row's term) is -inf and the condition node is true, the message says
+ * why (ad.c), and is also written to stderr the first time. */
+typedef struct drift_greject {
+    int node;                       /* the condition */
+    int datum;                      /* a term of the rows */
+    char *msg;
+    int shown;                      /* written to stderr once */
+} drift_greject;
+
 typedef struct drift_graph {
     drift_gnode *nodes;
     size_t n_nodes, cap_nodes;
@@ -218,6 +237,10 @@ typedef struct drift_graph {
     int *gen_rows_sched;            /* its per-row nodes, evaluated over
                                        the rows in chunks */
     size_t n_deriv_sched, n_gen_shared_sched, n_gen_rows_sched;
+    drift_gprint *prints;
+    size_t n_prints;
+    drift_greject *rejects;
+    size_t n_rejects;
 
     /* the transformed block's reductions over the rows, computed once
      * when the graph is built, in the order it builds them */

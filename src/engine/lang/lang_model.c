@@ -339,6 +339,40 @@ static void gout_copy(const drift_gout *o, size_t N, const double *val,
                 val[r * ld + j];
 }
 
+/* The prints of derived (and, with all, generated), each one line on
+ * stderr written at once: strings as they are, values with 17 significant
+ * digits, a vector or matrix as [a, b, ...] (column-major). */
+static void print_values(const drift_graph *g, drift_ad_ws *ws, int all)
+{
+    for (size_t k = 0; k < g->n_prints; k++) {
+        const drift_gprint *p = &g->prints[k];
+        if (!all && !p->derived)
+            continue;
+        char line[4096];
+        size_t used = 0;
+        for (size_t j = 0; j < p->n && used < sizeof line; j++) {
+            int w;
+            if (p->str[j]) {
+                w = snprintf(line + used, sizeof line - used, "%s", p->str[j]);
+                used += w > 0 ? (size_t)w : 0;
+                continue;
+            }
+            size_t ld, sz = g->nodes[p->node[j]].sz;
+            const double *v = drift_ad_value(ws, p->node[j], &ld);
+            for (size_t q = 0; q < sz && used < sizeof line; q++) {
+                w = snprintf(line + used, sizeof line - used, "%s%.17g%s",
+                             sz > 1 && q == 0 ? "[" : "", v[q],
+                             sz > 1 ? (q + 1 < sz ? ", " : "]") : "");
+                used += w > 0 ? (size_t)w : 0;
+            }
+        }
+        if (used >= sizeof line)
+            used = sizeof line - 1;
+        line[used] = '\n';
+        fwrite(line, 1, used + 1, stderr);
+    }
+}
+
 static int lm_generate(const void *self, void *wsv, const double *theta,
                        uint64_t seed, int all, double *out, drift_err *e)
 {
@@ -353,6 +387,7 @@ static int lm_generate(const void *self, void *wsv, const double *theta,
                                  g->n_deriv_sched, 0, 0, &rng, e);
     if (rc)
         return rc;
+    print_values(g, ws, all);
     int any_rows = 0;
     for (size_t k = 0; k < g->n_gouts; k++) {
         const drift_gout *o = &g->gouts[k];

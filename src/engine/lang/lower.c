@@ -1522,6 +1522,87 @@ static void unbuilt(builder *b, size_t before, drift_loc loc)
     b->errors++;
 }
 
+/* The text of print's or reject's strings, joined. */
+static char *join_strings(const drift_pitem *it)
+{
+    size_t n = 1;
+    for (const drift_pitem *p = it; p; p = p->next)
+        n += p->str ? strlen(p->str) : 0;
+    char *m = drift_malloc(n);
+    if (!m)
+        return NULL;
+    m[0] = '\0';
+    for (const drift_pitem *p = it; p; p = p->next)
+        if (p->str)
+            strcat(m, p->str);
+    return m;
+}
+
+/* A reject of the prior (which 0) or the rows (1): its condition's node
+ * and its message. */
+static void add_reject(builder *b, int cond, const drift_pitem *items,
+                       int which)
+{
+    drift_graph *g = b->g;
+    drift_greject *nr = drift_realloc(g->rejects,
+                                      (g->n_rejects + 1) * sizeof *nr);
+    char *msg = nr ? join_strings(items) : NULL;
+    if (!msg) {
+        if (nr)
+            g->rejects = nr;
+        oom(b);
+        return;
+    }
+    g->rejects = nr;
+    nr[g->n_rejects].node = cond;
+    nr[g->n_rejects].msg = msg;
+    nr[g->n_rejects].shown = 0;
+    nr[g->n_rejects].datum = which;
+    g->n_rejects++;
+}
+
+/* A print of derived or generated: its values' nodes, appended to outs
+ * (what the block's schedule evaluates). */
+static void add_print(builder *b, const drift_stmt *st, int derived,
+                      int *outs, size_t *n_outs)
+{
+    drift_graph *g = b->g;
+    size_t n = 0;
+    for (const drift_pitem *p = st->items; p; p = p->next)
+        n++;
+    drift_gprint *np = drift_realloc(g->prints,
+                                     (g->n_prints + 1) * sizeof *np);
+    if (!np) {
+        oom(b);
+        return;
+    }
+    g->prints = np;
+    drift_gprint *pr = &np[g->n_prints];
+    pr->derived = derived;
+    pr->n = 0;
+    pr->str = drift_calloc(n ? n : 1, sizeof *pr->str);
+    pr->node = drift_malloc_array(n ? n : 1, sizeof *pr->node);
+    g->n_prints++;
+    if (!pr->str || !pr->node) {
+        oom(b);
+        return;
+    }
+    for (const drift_pitem *p = st->items; p && !b->errors; p = p->next) {
+        size_t k = pr->n++;
+        pr->node[k] = -1;
+        if (p->str) {
+            if (!(pr->str[k] = drift_strdup(p->str)))
+                oom(b);
+            continue;
+        }
+        int id = build_expr(b, p->e);
+        if (id < 0)
+            return;
+        pr->node[k] = id;
+        outs[(*n_outs)++] = id;
+    }
+}
+
 static void build_stmt(builder *b, drift_stmt *st, int which)
 {
     size_t before = b->errors;
@@ -1540,6 +1621,8 @@ static void build_stmt(builder *b, drift_stmt *st, int which)
             unbuilt(b, before, st->loc);
             return;
         }
+        if (st->items && b->g->nodes[id].op == DRIFT_G_SELECT)
+            add_reject(b, drift_gin(&b->g->nodes[id], 0), st->items, which);
         if (b->g->nodes[id].sz != 1) {
             /* target += of a vector adds up its elements. */
             int s = new_node(b, DRIFT_G_SUM, 0, &id, 1, 1, st->loc);
@@ -1580,6 +1663,9 @@ static void build_stmt(builder *b, drift_stmt *st, int which)
         }
         return;
     }
+    default:
+        /* control flow: replaced by drift_control_lower when parsed */
+        return;
     }
 }
 
@@ -2199,16 +2285,18 @@ static void build_outputs(builder *b)
     drift_graph *g = b->g;
     drift_block *blk[2] = {b->p->block[DRIFT_BLOCK_DERIVED],
                            b->p->block[DRIFT_BLOCK_GENERATED]};
-    size_t n = 0;
+    size_t n = 0, np = 0;
     for (int k = 0; k < 2; k++)
         for (drift_stmt *st = blk[k] ? blk[k]->stmts : NULL; st;
-             st = st->next)
+             st = st->next) {
             n += st->kind == DRIFT_S_LET && st->sym;
-    if (!n)
+            np += st->kind == DRIFT_S_PRINT ? st->n_args : 0;
+        }
+    if (!n && !np)
         return;
-    g->gouts = drift_calloc(n, sizeof *g->gouts);
-    int *outs[2] = {drift_malloc_array(n, sizeof(int)),
-                    drift_malloc_array(n, sizeof(int))};
+    g->gouts = drift_calloc(n ? n : 1, sizeof *g->gouts);
+    int *outs[2] = {drift_malloc_array(n + np + 1, sizeof(int)),
+                    drift_malloc_array(n + np + 1, sizeof(int))};
     if (!g->gouts || !outs[0] || !outs[1]) {
         drift_free(outs[0]);
         drift_free(outs[1]);
@@ -2219,6 +2307,16 @@ static void build_outputs(builder *b)
     for (int k = 0; k < 2; k++)
         for (drift_stmt *st = blk[k] ? blk[k]->stmts : NULL; st;
              st = st->next) {
+            if (st->kind == DRIFT_S_PRINT) {
+                size_t before = n_outs[1];
+                add_print(b, st, k == 0, outs[1], &n_outs[1]);
+                if (k == 0)
+                    for (size_t j = before; j < n_outs[1]; j++)
+                        outs[0][n_outs[0]++] = outs[1][j];
+                if (b->errors)
+                    break;
+                continue;
+            }
             if (st->kind != DRIFT_S_LET || !st->sym)
                 continue;
             int id = b->sym_node[st->sym->id];
