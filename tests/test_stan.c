@@ -165,6 +165,15 @@ static void test_linreg(void **state)
     compare("arrays", 1);
 }
 
+/* log_sum_exp and log_mix over a whole vector of the data: one value
+ * from every entry, so the program is lowered whole (the twin's written
+ * out forms), not read as one term per entry. */
+static void test_reductions_couple(void **state)
+{
+    (void)state;
+    compare("reduce", 0);
+}
+
 static void test_logistic(void **state)
 {
     (void)state;
@@ -812,6 +821,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_linreg),
+        cmocka_unit_test(test_reductions_couple),
         cmocka_unit_test(test_logistic),
         cmocka_unit_test(test_poisson),
         cmocka_unit_test(test_eight_schools),

@@ -496,6 +496,18 @@ static int elementwise(const char *f)
     return 0;
 }
 
+/* Whether a call of f with n arguments is elementwise: log_sum_exp of
+ * one container and log_mix of mixing weights and a container of
+ * densities reduce it to one value, which over the rows couples them. */
+static int elementwise_call(const char *f, size_t n)
+{
+    if (n == 1 && !strcmp(f, "log_sum_exp"))
+        return 0;
+    if (n == 2 && !strcmp(f, "log_mix"))
+        return 0;
+    return elementwise(f);
+}
+
 static int has_suffix(const char *s, const char *suf)
 {
     size_t n = strlen(s), m = strlen(suf);
@@ -1354,7 +1366,7 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             r.rw = 0;
             return r;
         }
-        if (any_rw && !elementwise(f) &&
+        if (any_rw && !elementwise_call(f, n) &&
             !(c->datum && (is_density(f) || has_suffix(f, "_rng"))) &&
             !(!c->datum && has_suffix(f, "_rng"))) {
             if (c->datum)
@@ -1367,7 +1379,7 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             return bad();
         }
         r.t = call_type(f, args, n);
-        if (any_rw && (elementwise(f) || has_suffix(f, "_rng")))
+        if (any_rw && (elementwise_call(f, n) || has_suffix(f, "_rng")))
             r.t = args[0].rw ? args[0].t : r.t;
         if (any_rw && has_suffix(f, "_rng") && c->datum) {
             r.t.n_arr = 0;
