@@ -302,6 +302,8 @@ def sample(args: list[str], out: str, chains: int, show_progress: bool,
         reader.join()
     finally:
         progress.close()
+        if proc.stderr is not None:
+            proc.stderr.close()
         if proc.poll() is None:
             proc.kill()
             proc.wait()

@@ -117,7 +117,8 @@ def _known_options(drift_bin: str | None) -> list[str]:
         p = _cli.run(["sample", "--help"], drift_bin, check=False)
         names = re.findall(r"^\s+--([a-z][a-z-]*)", p.stdout + p.stderr,
                            re.M)
-        _sample_options = [n.replace("-", "_") for n in names]
+        _sample_options = [n.replace("-", "_") for n in names
+                           if n.replace("-", "_") not in _RESERVED]
     return _sample_options
 
 
