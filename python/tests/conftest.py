@@ -14,7 +14,8 @@ sys.path.insert(0, os.path.dirname(HERE))
 SRC = os.environ.get("srcdir") or TOP
 if not os.environ.get("DRIFT_BIN") and os.path.isfile(os.path.join(TOP, "drift")):
     os.environ["DRIFT_BIN"] = os.path.join(TOP, "drift")
-if not os.environ.get("DRIFT_PLUGIN_PATH"):
+if "DRIFT_PLUGIN_PATH" not in os.environ and \
+        "DRIFT_PLUGIN_DIR" not in os.environ:
     os.environ["DRIFT_PLUGIN_PATH"] = ":".join(
         os.path.join(TOP, d, ".libs")
         for d in ("plugins/samplers", "plugins/models"))

@@ -13,6 +13,9 @@ from reference import newton, posterior_moments
 
 MODEL = example("logistic", "logistic.drift")
 
+# drift's warnings on short test runs (low ESS) are expected here.
+pytestmark = pytest.mark.filterwarnings("ignore::drift.DriftWarning")
+
 
 def test_pima_nuts_means(drift_bin, pima):
     X, y = pima
