@@ -169,18 +169,17 @@ def _option(name: str, value) -> list[str]:
     return [flag, str(value)]
 
 
-def sample_args(model_path: str, data_files: Sequence[str], sampler: str,
-                chains: int, seed: int | None, out: str,
+def sample_args(model_path: str, is_plugin: bool, data_files: Sequence[str],
+                sampler: str, chains: int, seed: int | None, out: str,
                 options: Mapping[str, object]) -> list[str]:
-    """The command line of `drift sample` for these settings.  options
+    """The command line of `drift sample` for these settings: model_path a
+    .drift or .stan file, or (is_plugin) a C model plugin's name or path.
+    options
     map to drift's options by name (iter, warmup, batch ...; underscores
     for dashes); set (a dict) gives --set K=V, data_set --data-set and
     model_set --model-set; True gives a flag alone."""
     args = ["sample"]
-    if model_path.endswith((".drift", ".stan")) or os.path.sep in model_path:
-        args.append(model_path)
-    else:
-        args += ["--model", model_path]
+    args += ["--model", model_path] if is_plugin else [model_path]
     for f in data_files:
         args += ["--data", f]
     args += ["--sampler", sampler, "--chains", str(chains), "--out", out]

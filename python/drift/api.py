@@ -53,10 +53,12 @@ def _model_file(model, out_dir: str) -> tuple[str, str]:
         with open(path, "w") as f:
             f.write(model)
         return path, "stan" if stan else "drift"
-    if model.endswith((".drift", ".stan")) or os.path.sep in model:
+    if model.endswith((".drift", ".stan")):
         if not os.path.isfile(model):
             raise FileNotFoundError(f"{model}: no such model file")
         return model, "stan" if model.endswith(".stan") else "drift"
+    if os.path.sep in model and not os.path.isfile(model):
+        raise FileNotFoundError(f"{model}: no such model file")
     return model, "plugin"
 
 
@@ -181,7 +183,8 @@ def sample(model, data=None, sampler: str = "nuts", chains: int = 4,
     model_arg, kind = _model_file(model, out_dir)
     files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
     out = os.path.join(out_dir, "draws.csv")
-    args = _cli.sample_args(model_arg, files, sampler, int(chains),
+    args = _cli.sample_args(model_arg, kind == "plugin", files, sampler,
+                            int(chains),
                             None if seed is None else int(seed), out, options)
     r = _cli.sample(args, out, int(chains), show_progress, drift_bin)
     if r.interrupted:
