@@ -153,9 +153,13 @@ def write_data(data: Mapping[str, object], rows: Sequence[str],
 
 # ---- sampling -----------------------------------------------------------
 
+# drift's periodic lines when standard error is not a terminal:
+#   Chain 1 Iteration:  200 / 2000 [ 10%]  (Warmup)          (--iter)
+#   Chain 1 Iteration: 1757, 150 / 300 data passes [ 50%]  (Sampling)
+#   Chain 1 Iteration: 3154 [ 15%]  (Sampling)              (--seconds)
 _PROGRESS = re.compile(
-    r"^Chain\s+(\d+)\s+Iteration:\s*(\d+)\s*/\s*(\d+)\s*\[\s*\d+%\]\s*"
-    r"(?:\((\w+)\))?")
+    r"^Chain\s+(\d+)\s+Iteration:\s*(\d+)(?:\s*/\s*(\d+))?\s*(,[^[]*)?"
+    r"\[\s*(\d+)%\]\s*(?:\((\w+)\))?")
 
 
 def _option(name: str, value) -> list[str]:
@@ -223,20 +227,29 @@ class _Progress:
             except ImportError:
                 self.tqdm = None
 
-    def update(self, chain: int, it: int, total: int, phase: str | None):
+    def update(self, m: re.Match):
+        """Moves a chain's bar to a progress line's place: in iterations
+        when the budget is one, else in percent of the budget."""
         if self.tqdm is None:
             return
+        chain, it = int(m.group(1)), int(m.group(2))
+        if m.group(3):
+            n, total, unit, note = it, int(m.group(3)), "it", ""
+        else:
+            n, total, unit = int(m.group(5)), 100, "%"
+            note = f"{it} it" + (m.group(4) or "").rstrip()
         bar = self.bars.get(chain)
         if bar is None:
             bar = self.tqdm(total=total, desc=f"chain {chain}",
-                            position=len(self.bars), unit="it",
+                            position=len(self.bars), unit=unit,
                             leave=True, dynamic_ncols=True)
             self.bars[chain] = bar
         if bar.total != total:
             bar.total = total
-        bar.n = it
-        if phase:
-            bar.set_postfix_str(phase.lower(), refresh=False)
+        bar.n = n
+        phase = (m.group(6) or "").lower()
+        bar.set_postfix_str(", ".join(x for x in (note, phase) if x),
+                            refresh=False)
         bar.refresh()
 
     def close(self):
@@ -276,8 +289,7 @@ def sample(args: list[str], out: str, chains: int, show_progress: bool,
             line = line.rstrip("\n")
             m = _PROGRESS.match(line)
             if m:
-                progress.update(int(m.group(1)), int(m.group(2)),
-                                int(m.group(3)), m.group(4))
+                progress.update(m)
                 continue
             lines.append(line)
             if on_line:
