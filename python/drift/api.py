@@ -14,6 +14,7 @@ import io
 import os
 import re
 import shutil
+import warnings
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -187,19 +188,20 @@ def sample(model, data=None, sampler: str = "nuts", chains: int = 4,
                             int(chains),
                             None if seed is None else int(seed), out, options)
     r = _cli.sample(args, out, int(chains), show_progress, drift_bin)
-    if r.interrupted:
-        import warnings
-        warnings.warn("drift was interrupted (KeyboardInterrupt): the fit "
-                      "holds the draws up to then" +
-                      (f"; drift said: {r.stderr.strip()}"
-                       if r.stderr.strip() else ""),
-                      _cli.DriftWarning, stacklevel=2)
-    elif r.returncode != 0:
+    if not r.interrupted and r.returncode != 0:
         err = DriftError(r.stderr.strip() or
                          f"drift sample exited with status {r.returncode}")
         err.csv_files = r.csv_files  # type: ignore[attr-defined]
         raise err
-    return Fit(r.csv_files, given, r.interrupted, r.stderr, drift_bin)
+    fit = Fit(r.csv_files, given, r.interrupted, r.stderr, drift_bin)
+    if r.interrupted:
+        what = (f"the fit holds the {fit.num_draws} draws per chain made "
+                "up to then" if fit.num_draws else
+                "it stopped in warmup, before a first draw (save_warmup=True "
+                "keeps warmup draws)")
+        warnings.warn(f"drift was interrupted (KeyboardInterrupt): {what}",
+                      _cli.DriftWarning, stacklevel=2)
+    return fit
 
 
 def _files_of(files_or_fit) -> list[str]:

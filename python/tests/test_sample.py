@@ -83,3 +83,40 @@ def test_sgld_million_rows_defaults(drift_bin):
     assert np.all(err < 0.25), err
     ratio = w.std(axis=(0, 1)) / sd
     assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
+
+
+def test_ridge_rows_and_json(drift_bin):
+    """Rows (a row store) and the data block (JSON) from one dict: the
+    same draws as from drift's own files, and the closed-form posterior
+    mean (X'X + I)^-1 X'y."""
+    d = np.loadtxt(example("ridge", "ridge.csv"), delimiter=",", skiprows=1)
+    X, y = d[:, :5], d[:, 5]
+    model = example("ridge", "ridge.drift")
+    kw = dict(seed=8, chains=2, iter=1000, show_progress=False)
+    a = drift.sample(model, data={"x": X, "y": y, "lambda": 0.5}, **kw)
+    b = drift.sample(model, data=[example("ridge", "ridge.csv"),
+                                  example("ridge", "ridge.json")], **kw)
+    np.testing.assert_array_equal(a["w"], b["w"])
+    A = X.T @ X + np.eye(5)
+    mean = np.linalg.solve(A, X.T @ y)
+    sd = np.sqrt(0.5 * np.diag(np.linalg.inv(A)))
+    # 2000 draws, ESS at least 500
+    tol = 4 * sd / np.sqrt(500)
+    assert np.all(np.abs(a["w"].mean(axis=(0, 1)) - mean) < tol)
+
+
+def test_stan_program_with_dict(drift_bin):
+    """A Stan program's data from a dict go as JSON: the same draws as
+    from the JSON file the dict was read from."""
+    import json
+    stan = example("..", "tests", "stan", "logistic.stan")
+    path = example("..", "tests", "stan", "logistic.json")
+    with open(path) as f:
+        data = {k: np.asarray(v) for k, v in json.load(f).items()}
+    kw = dict(seed=9, chains=1, iter=300, warmup=300, show_progress=False)
+    with open(stan) as f:
+        text = f.read()
+    a = drift.sample(text, data=data, **kw)
+    b = drift.sample(stan, data=path, **kw)
+    assert a.parameter_names == ["alpha", "beta"]
+    np.testing.assert_array_equal(a["beta"], b["beta"])
