@@ -20,7 +20,7 @@ import tempfile
 import threading
 import warnings
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
 
@@ -178,10 +178,10 @@ def sample_args(model_path: str, is_plugin: bool, data_files: Sequence[str],
                 options: Mapping[str, object]) -> list[str]:
     """The command line of `drift sample` for these settings: model_path a
     .drift or .stan file, or (is_plugin) a C model plugin's name or path.
-    options
-    map to drift's options by name (iter, warmup, batch ...; underscores
-    for dashes); set (a dict) gives --set K=V, data_set --data-set and
-    model_set --model-set; True gives a flag alone."""
+    options map to drift's options by name (iter, warmup, batch ...;
+    underscores for dashes); set (a dict) gives --set K=V, data_set
+    --data-set and model_set --model-set; True gives a flag alone, False
+    and None nothing."""
     args = ["sample"]
     args += ["--model", model_path] if is_plugin else [model_path]
     for f in data_files:
@@ -217,7 +217,7 @@ class SampleRun:
 class _Progress:
     """One tqdm bar per chain, fed from drift's progress lines."""
 
-    def __init__(self, chains: int, enabled: bool):
+    def __init__(self, enabled: bool):
         self.bars: dict[int, object] = {}
         self.tqdm = None
         if enabled:
@@ -267,8 +267,7 @@ def output_files(out: str, chains: int) -> list[str]:
 
 
 def sample(args: list[str], out: str, chains: int, show_progress: bool,
-           drift_bin: str | None = None,
-           on_line: Callable[[str], None] | None = None) -> SampleRun:
+           drift_bin: str | None = None) -> SampleRun:
     """Runs `drift ARGS`, showing progress and turning drift's warnings
     into DriftWarning.  On KeyboardInterrupt drift gets one SIGINT (it
     stops every chain after its current step and completes the files,
@@ -280,7 +279,7 @@ def sample(args: list[str], out: str, chains: int, show_progress: bool,
     proc = subprocess.Popen([exe, *args], stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE, text=True, bufsize=1,
                             start_new_session=True)
-    progress = _Progress(chains, show_progress)
+    progress = _Progress(show_progress)
     lines: list[str] = []
 
     def read():
@@ -292,8 +291,6 @@ def sample(args: list[str], out: str, chains: int, show_progress: bool,
                 progress.update(m)
                 continue
             lines.append(line)
-            if on_line:
-                on_line(line)
 
     reader = threading.Thread(target=read, daemon=True)
     reader.start()

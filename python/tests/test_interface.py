@@ -72,7 +72,7 @@ def test_interrupt_returns_draws_so_far(drift_bin):
 
 def test_progress_and_warnings(drift_bin, capsys):
     """drift's warnings become DriftWarning; progress goes to tqdm."""
-    tqdm = pytest.importorskip("tqdm")
+    pytest.importorskip("tqdm")
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
         fit = drift.sample(MODEL, data=example("logistic", "pima-train.csv"),
