@@ -76,13 +76,15 @@ def test_sgld_million_rows_defaults(drift_bin):
     w = fit["w"]
     assert fit.config.get("sampler") == "sgld"
     assert fit.num_draws >= 100
-    # SGLD's answer is approximate: its plan verifies the step size to
-    # keep the bias a small fraction of the posterior sd.  Allow 0.25 sd
-    # for that bias plus the Monte Carlo error of the draws.
+    # The draws' Monte Carlo error is about sd / sqrt(ESS), with ESS near
+    # 1900 (the plan aims at 470 a chain): 0.023 sd, 0.09 at 4 sigma.
+    # SGLD's answer is approximate, its plan verifying that the step
+    # size's bias is a small fraction of the sd: 0.15 sd in all (measured
+    # 0.02-0.04 sd; sd ratios 1.02-1.06).
     err = np.abs(w.mean(axis=(0, 1)) - mode) / sd
-    assert np.all(err < 0.25), err
+    assert np.all(err < 0.15), err
     ratio = w.std(axis=(0, 1)) / sd
-    assert np.all((ratio > 0.75) & (ratio < 1.33)), ratio
+    assert np.all((ratio > 0.85) & (ratio < 1.18)), ratio
 
 
 def test_ridge_rows_and_json(drift_bin):
