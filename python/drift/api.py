@@ -104,7 +104,8 @@ def _data_files(data, model: str, kind: str, out_dir: str,
     if kind == "drift":
         rows = list(_cli.rows_variables(model, drift_bin))
     elif kind == "plugin":
-        rows = [k for k, v in d.items() if np.ndim(v) >= 1]
+        rows = [k for k, v in d.items()
+                if hasattr(v, "tocsr") or np.ndim(v) >= 1]
     else:
         rows = []
     return _cli.write_data(d, rows, out_dir), d

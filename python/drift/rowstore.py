@@ -3,9 +3,10 @@
 The format is drift's own (src/engine/data/rowstore.c): a header of 4096-byte
 multiples (magic, version, byte order, row count, column names and types, an
 FNV-1a checksum), then the rows as row-major float64.  drift memory-maps it,
-so the values reach the sampler bit for bit.  Dense columns only; sparse rows
-are written by `drift data convert` from LIBSVM.  Not a reader: `drift data
-info FILE` prints a store's header.
+so the values reach the sampler bit for bit.  One variable may be sparse (a
+scipy.sparse matrix, a model's `sparse_vector` rows), written as compressed
+sparse rows after the dense block.  Not a reader: `drift data info FILE`
+prints a store's header.
 """
 
 from __future__ import annotations
@@ -52,19 +53,55 @@ def column_names(name: str, shape: Sequence[int]) -> list[str]:
     return [name + "." + ".".join(str(i) for i in row) for row in idx]
 
 
+def _is_sparse(value) -> bool:
+    return hasattr(value, "tocsr") and hasattr(value, "nnz")
+
+
+def _csr(name: str, value):
+    """(indptr uint64, indices uint32, data float64, dim) of a scipy.sparse
+    matrix, rows sorted and duplicates summed, as drift's store holds."""
+    m = value.tocsr(copy=True)
+    m.sum_duplicates()
+    m.sort_indices()
+    data = np.asarray(m.data, dtype=np.float64)
+    if not np.all(np.isfinite(data)):
+        raise ValueError(f"sparse rows variable '{name}' holds a value that "
+                         "is not finite: drift's data must be finite numbers")
+    n, dim = m.shape
+    if dim == 0 or dim > 2 ** 32:
+        raise ValueError(f"sparse rows variable '{name}' has {dim} columns; "
+                         "a row store holds 1 to 2^32")
+    return (np.asarray(m.indptr, dtype=np.uint64),
+            np.asarray(m.indices, dtype=np.uint32), data, int(dim))
+
+
 def write(path: str | os.PathLike, columns: Mapping[str, np.ndarray]) -> int:
     """Writes the rows variables in `columns` (name -> array whose first axis
     is the row) as a row store at `path`, written under a temporary name and
     renamed.  A variable of shape (N,) is one column named by it; (N, D) the
-    columns name.1 ... name.D; (N, R, C) name.r.c.  Every value must be
+    columns name.1 ... name.D; (N, R, C) name.r.c; a scipy.sparse matrix
+    (N x D; at most one) a sparse rows variable.  Every value must be
     finite.  Returns the number of rows."""
     if not columns:
         raise ValueError("a row store needs at least one column")
     names: list[str] = []
     types: list[int] = []
     blocks: list[np.ndarray] = []
+    sparse = None
     n_rows = None
     for name, value in columns.items():
+        if _is_sparse(value):
+            if sparse is not None:
+                raise ValueError(f"rows variables '{sparse[0]}' and '{name}' "
+                                 "are both sparse; a row store holds one")
+            sparse = (name, *_csr(name, value))
+            rows_here = value.shape[0]
+            if n_rows is None:
+                n_rows = rows_here
+            elif rows_here != n_rows:
+                raise ValueError(f"rows variable '{name}' has {rows_here} "
+                                 f"rows, the others {n_rows}")
+            continue
         a = np.asarray(value)
         if a.ndim == 0:
             raise ValueError(f"rows variable '{name}' is a scalar; it needs "
@@ -95,19 +132,34 @@ def write(path: str | os.PathLike, columns: Mapping[str, np.ndarray]) -> int:
         raise ValueError(f"{len(names)} columns; a row store holds at most "
                          f"{MAX_DENSE_COLS}")
 
-    table = bytearray()
-    for name, t in zip(names, types):
+    def entry(name: str, t: int) -> bytes:
         b = name.encode()
         if len(b) > MAX_NAME_BYTES:
             raise ValueError(f"column name '{name[:40]}...' is too long")
-        table += struct.pack("=II", len(b), t) + b
-        table += b"\0" * (_align(len(b), 8) - len(b))
+        return struct.pack("=II", len(b), t) + b + \
+            b"\0" * (_align(len(b), 8) - len(b))
+
+    table = bytearray()
+    for name, t in zip(names, types):
+        table += entry(name, t)
+    if sparse is not None:
+        table += entry(sparse[0], 0) + bytes(5 * 8)
     header_bytes = _align(PREFIX.size + len(table), HEADER_ALIGN)
     file_bytes = header_bytes + n_rows * len(names) * 8
+    if sparse is not None:
+        # Sections at 64-byte aligned offsets: row_ptr, idx, val.
+        _, indptr, indices, values, dim = sparse
+        rowptr_off = _align(file_bytes, 64)
+        idx_off = _align(rowptr_off + indptr.nbytes, 64)
+        val_off = _align(idx_off + indices.nbytes, 64)
+        file_bytes = val_off + values.nbytes
+        table[-5 * 8:] = struct.pack("=5Q", dim, len(values), rowptr_off,
+                                     idx_off, val_off)
 
     def prefix(checksum: int) -> bytes:
         return PREFIX.pack(MAGIC, VERSION, ENDIAN_MARK, header_bytes, n_rows,
-                           len(names), 0, file_bytes, checksum, 0, 0, 0, 0)
+                           len(names), 0 if sparse is None else 1,
+                           file_bytes, checksum, 0, 0, 0, 0)
 
     header = bytearray(header_bytes)
     header[PREFIX.size:PREFIX.size + len(table)] = table
@@ -116,7 +168,9 @@ def write(path: str | os.PathLike, columns: Mapping[str, np.ndarray]) -> int:
 
     # One row-major float64 block: a view when a single float64 C-ordered
     # variable is given, else one copy with the variables side by side.
-    if len(blocks) == 1 and blocks[0].dtype == np.float64:
+    if not blocks:
+        rows = np.empty((n_rows, 0))
+    elif len(blocks) == 1 and blocks[0].dtype == np.float64:
         rows = np.ascontiguousarray(blocks[0])
     else:
         rows = np.empty((n_rows, len(names)), dtype=np.float64)
@@ -130,5 +184,10 @@ def write(path: str | os.PathLike, columns: Mapping[str, np.ndarray]) -> int:
     with open(tmp, "wb") as f:
         f.write(header)
         rows.tofile(f)
+        if sparse is not None:
+            for off, arr in ((rowptr_off, indptr), (idx_off, indices),
+                             (val_off, values)):
+                f.write(bytes(off - f.tell()))
+                arr.tofile(f)
     os.replace(tmp, path)
     return int(n_rows)
