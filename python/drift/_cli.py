@@ -206,12 +206,14 @@ def sample_args(model_path: str, is_plugin: bool, data_files: Sequence[str],
 @dataclass
 class SampleRun:
     """What a `drift sample` process left: its files, its exit status,
-    whether it was interrupted, and its standard error."""
+    whether a signal stopped it (by_keyboard: a KeyboardInterrupt here),
+    and its standard error."""
     csv_files: list[str]
     returncode: int
     interrupted: bool
     stderr: str
     args: list[str] = field(default_factory=list)
+    by_keyboard: bool = False
 
 
 class _Progress:
@@ -321,7 +323,12 @@ def sample(args: list[str], out: str, chains: int, show_progress: bool,
             text = line.split("warning:", 1)[1].strip()
             warnings.warn(text, DriftWarning, stacklevel=3)
     files = [f for f in output_files(out, chains) if os.path.isfile(f)]
-    return SampleRun(files, proc.returncode, interrupted, stderr, args)
+    # A signal from elsewhere (kill, a batch system's SIGTERM) stops drift
+    # as Ctrl-C does, with 128 + the signal's number as its status.
+    by_signal = proc.returncode in (128 + signal.SIGINT, 128 + signal.SIGTERM,
+                                    128 + signal.SIGHUP)
+    return SampleRun(files, proc.returncode, interrupted or by_signal,
+                     stderr, args, by_keyboard=interrupted)
 
 
 def new_output_dir(parent: str | None = None) -> str:

@@ -200,7 +200,9 @@ def sample(model, data=None, sampler: str = "nuts", chains: int = 4,
                 "up to then" if fit.num_draws else
                 "it stopped in warmup, before a first draw (save_warmup=True "
                 "keeps warmup draws)")
-        warnings.warn(f"drift was interrupted (KeyboardInterrupt): {what}",
+        why = ("KeyboardInterrupt" if r.by_keyboard else
+               f"a signal, exit status {r.returncode}")
+        warnings.warn(f"drift was interrupted ({why}): {what}",
                       _cli.DriftWarning, stacklevel=2)
     return fit
 

@@ -107,6 +107,33 @@ def test_interrupt_returns_draws_so_far(drift_bin):
     assert any("interrupted" in n for n in fit._chains[0].notes)
 
 
+def test_signal_from_elsewhere_keeps_draws(drift_bin, monkeypatch):
+    """SIGTERM to drift itself (a batch system's stop) ends the run as
+    Ctrl-C does: the fit holds the draws so far."""
+    import subprocess as sp
+    started = []
+
+    class Recording(sp.Popen):
+        """Popen that keeps the sampling run (not drift check or --help)."""
+        def __init__(self, args, *a, **k):
+            super().__init__(args, *a, **k)
+            if "--out" in args:
+                started.append(self)
+
+    monkeypatch.setattr(drift._cli.subprocess, "Popen", Recording)
+    timer = threading.Timer(2.0, lambda: started[0].terminate())
+    timer.start()
+    try:
+        with pytest.warns(drift.DriftWarning, match="exit status 143"):
+            fit = drift.sample(MODEL, data=example("logistic",
+                                                   "pima-train.csv"),
+                               seed=1, chains=2, iter=10 ** 8,
+                               show_progress=False)
+    finally:
+        timer.cancel()
+    assert fit.interrupted and fit.chains == 2 and fit.num_draws > 0
+
+
 def test_progress_and_warnings(drift_bin, capsys):
     """drift's warnings become DriftWarning; progress goes to tqdm."""
     pytest.importorskip("tqdm")
