@@ -1,0 +1,23 @@
+"""drift from Python: run drift's samplers on models and numpy data, get
+the draws back as numpy arrays or ArviZ InferenceData.
+
+    import drift
+    fit = drift.sample("logistic.drift", data={"x": X, "y": y}, seed=1)
+    fit.summary()
+    idata = fit.to_inference_data()
+
+The drift program does the work (found from drift_bin=, DRIFT_BIN or
+PATH); see python/README.md.
+"""
+
+from ._cli import (DriftError, DriftNotFoundError, DriftWarning, find_drift,
+                   set_drift_path)
+from .api import check, diagnose, sample, summary, translate
+from .fit import Fit, from_csv
+from . import rowstore
+
+__version__ = "0.1.0"
+
+__all__ = ["sample", "summary", "check", "diagnose", "translate", "Fit",
+           "from_csv", "rowstore", "find_drift", "set_drift_path",
+           "DriftError", "DriftNotFoundError", "DriftWarning"]

@@ -1,0 +1,327 @@
+"""drift's Python API: sample, summary, check, diagnose, translate.
+
+Turns Python values (a model path or text, data as a dict of numpy arrays,
+a pandas DataFrame or a path, options by name) into a run and its result.
+How a run reaches drift is the transport's business (_cli).
+"""
+
+from __future__ import annotations
+
+import atexit
+import csv
+import difflib
+import io
+import os
+import re
+import shutil
+import warnings
+from typing import Mapping, Sequence
+
+import numpy as np
+
+from . import _cli
+from ._cli import DriftError
+from .fit import Fit
+
+_temp_dirs: list[str] = []
+
+
+@atexit.register
+def _cleanup() -> None:
+    for d in _temp_dirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def _is_dataframe(x) -> bool:
+    return type(x).__name__ == "DataFrame" and hasattr(x, "columns")
+
+
+_STAN_BLOCK = re.compile(r"\b(parameters|model|data)\s*\{")
+
+
+def _model_file(model, out_dir: str) -> tuple[str, str]:
+    """(what drift is given, kind): a .drift or .stan path, model text
+    written to out_dir, or a C model plugin's name."""
+    if isinstance(model, os.PathLike):
+        model = os.fspath(model)
+    if not isinstance(model, str):
+        raise TypeError(f"model must be a path, model text or a model "
+                        f"plugin's name, not {type(model).__name__}")
+    if "\n" in model or "{" in model:
+        stan = (_STAN_BLOCK.search(model) is not None and
+                not re.search(r"\b(param|prior|datum|rows)\s*\{", model))
+        path = os.path.join(out_dir, "model.stan" if stan else "model.drift")
+        with open(path, "w") as f:
+            f.write(model)
+        return path, "stan" if stan else "drift"
+    if model.endswith((".drift", ".stan")):
+        if not os.path.isfile(model):
+            raise FileNotFoundError(f"{model}: no such model file")
+        return model, "stan" if model.endswith(".stan") else "drift"
+    if os.path.sep in model and not os.path.isfile(model):
+        raise FileNotFoundError(f"{model}: no such model file")
+    return model, "plugin"
+
+
+def _data_dict(data) -> dict[str, object]:
+    if _is_dataframe(data):
+        return {str(c): data[c].to_numpy() for c in data.columns}
+    if isinstance(data, Mapping):
+        out = {}
+        for k, v in data.items():
+            if _is_dataframe(v):
+                raise TypeError(f"data '{k}' is a DataFrame: pass the "
+                                "DataFrame itself as data (its columns are "
+                                "the rows' columns), or its columns as arrays")
+            out[str(k)] = v
+        return out
+    raise TypeError(f"data must be a dict of arrays, a pandas DataFrame or a "
+                    f"path, not {type(data).__name__}")
+
+
+def _data_files(data, model: str, kind: str, out_dir: str,
+                drift_bin: str | None) -> tuple[list[str], dict]:
+    """The --data files for data, and the data as a dict (for
+    observed_data; empty for files)."""
+    if data is None:
+        return [], {}
+    if isinstance(data, (str, os.PathLike)):
+        data = [data]
+    if isinstance(data, (list, tuple)) and all(
+            isinstance(d, (str, os.PathLike)) for d in data):
+        files = [os.fspath(d) for d in data]
+        for f in files:
+            if not os.path.isfile(f):
+                raise FileNotFoundError(f"{f}: no such data file")
+        return files, {}
+    d = _data_dict(data)
+    if _is_dataframe(data):
+        # A table: every column is a row column, as a CSV file's.
+        if kind == "stan":
+            return _cli.write_data(d, [], out_dir), d
+        frame = {k: np.asarray(v) for k, v in d.items()}
+        return _cli.write_data(frame, list(frame), out_dir), d
+    if kind == "drift":
+        rows = list(_cli.rows_variables(model, drift_bin))
+    elif kind == "plugin":
+        rows = [k for k, v in d.items()
+                if hasattr(v, "tocsr") or np.ndim(v) >= 1]
+    else:
+        rows = []
+    return _cli.write_data(d, rows, out_dir), d
+
+
+_sample_options: list[str] | None = None
+
+
+def _known_options(drift_bin: str | None) -> list[str]:
+    """drift sample's option names (from its --help), as keyword names."""
+    global _sample_options
+    if _sample_options is None:
+        p = _cli.run(["sample", "--help"], drift_bin, check=False)
+        names = re.findall(r"^\s+--([a-z][a-z-]*)", p.stdout + p.stderr,
+                           re.M)
+        _sample_options = [n.replace("-", "_") for n in names
+                           if n.replace("-", "_") not in _RESERVED]
+    return _sample_options
+
+
+_RESERVED = {"data", "sampler", "chains", "seed", "out", "model", "help"}
+
+
+def _check_options(options: Mapping[str, object], drift_bin: str | None):
+    known = _known_options(drift_bin)
+    for k in options:
+        if k in _RESERVED:
+            raise TypeError(f"sample() option '{k}' is an argument of its "
+                            "own or set by drift.sample")
+        if known and k not in known:
+            near = difflib.get_close_matches(k, known, n=1)
+            hint = f"; did you mean {near[0]}?" if near else ""
+            raise TypeError(f"sample() got an unknown option '{k}'{hint} "
+                            "(options are drift sample's, by name: "
+                            f"{', '.join(sorted(known))})")
+
+
+def sample(model, data=None, sampler: str = "nuts", chains: int = 4,
+           seed: int | None = None, *, output_dir: str | None = None,
+           show_progress: bool = True, drift_bin: str | None = None,
+           **options) -> Fit:
+    """Runs drift's sampler on a model and returns a Fit.
+
+    model: a .drift or .stan file, model text (drift's language or
+    Stan's), or a C model plugin's name.  data: a dict of numpy arrays
+    and numbers (a .drift model's rows variables go to a binary row store,
+    the rest to JSON: float64 values reach drift exactly), a pandas
+    DataFrame whose columns are named as a CSV file's (y, x.1, ...), or a
+    path (or list of paths) of files drift reads.  sampler: a plugin's
+    name (see `drift samplers`).  options: drift sample's options by name,
+    underscores for dashes (iter=2000, warmup=500, thin=2, batch=100,
+    passes=50, seconds=10, gradient="cv", save_warmup=True,
+    set={"h": 1e-3}, data_set={"J": 8}, ...).
+
+    output_dir keeps the data and draws files (default: a temporary
+    directory removed when Python exits).  show_progress: a tqdm bar per
+    chain when tqdm is installed.  drift's warnings become DriftWarning.
+    KeyboardInterrupt (Ctrl-C) stops drift, which keeps the draws so far;
+    the Fit returned holds them, with fit.interrupted set and a warning (a
+    second Ctrl-C kills drift and raises).  A refusal or failure of drift
+    raises DriftError with drift's message."""
+    if not isinstance(sampler, str) or not sampler:
+        raise TypeError("sampler must be a sampler plugin's name, such as "
+                        "'nuts' or 'sgld' (see `drift samplers`)")
+    if not isinstance(chains, (int, np.integer)) or chains < 1:
+        raise ValueError(f"chains must be a positive integer, got {chains!r}")
+    if seed is not None and (not isinstance(seed, (int, np.integer))
+                             or seed < 0):
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    _check_options(options, drift_bin)
+    if output_dir is None:
+        out_dir = _cli.new_output_dir()
+        _temp_dirs.append(out_dir)
+    else:
+        os.makedirs(output_dir, exist_ok=True)
+        out_dir = output_dir
+    model_arg, kind = _model_file(model, out_dir)
+    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
+    out = os.path.join(out_dir, "draws.csv")
+    args = _cli.sample_args(model_arg, kind == "plugin", files, sampler,
+                            int(chains),
+                            None if seed is None else int(seed), out, options)
+    r = _cli.sample(args, out, int(chains), show_progress, drift_bin)
+    if not r.interrupted and r.returncode != 0:
+        err = DriftError(r.stderr.strip() or
+                         f"drift sample exited with status {r.returncode}")
+        err.csv_files = r.csv_files  # type: ignore[attr-defined]
+        raise err
+    fit = Fit(r.csv_files, given, r.interrupted, r.stderr, drift_bin)
+    if r.interrupted:
+        what = (f"the fit holds the {fit.num_draws} draws per chain made "
+                "up to then" if fit.num_draws else
+                "it stopped in warmup, before a first draw (save_warmup=True "
+                "keeps warmup draws)")
+        why = ("KeyboardInterrupt" if r.by_keyboard else
+               f"a signal, exit status {r.returncode}")
+        warnings.warn(f"drift was interrupted ({why}): {what}",
+                      _cli.DriftWarning, stacklevel=2)
+    return fit
+
+
+def _files_of(files_or_fit) -> list[str]:
+    if isinstance(files_or_fit, Fit):
+        return list(files_or_fit.csv_files)
+    if isinstance(files_or_fit, (str, os.PathLike)):
+        return [os.fspath(files_or_fit)]
+    return [os.fspath(f) for f in files_or_fit]
+
+
+def summary(files_or_fit, percentiles: Sequence[float] | None = None,
+            variables: Sequence[str] | None = None,
+            drift_bin: str | None = None):
+    """`drift summary` of a Fit or of Stan CSV files: a pandas DataFrame
+    (index: column name; mean, mcse, sd, q5, q50, q95, ess_bulk, ess_tail,
+    rhat) when pandas imports, else a dict name -> dict of floats."""
+    files = _files_of(files_or_fit)
+    if not files:
+        raise ValueError("summary needs at least one draws file")
+    tmp = _cli.new_output_dir()
+    try:
+        path = os.path.join(tmp, "summary.csv")
+        args = ["summary", "--csv", path]
+        if percentiles is not None:
+            args += ["-p", ",".join(repr(float(p)) for p in percentiles)]
+        if variables is not None:
+            args += ["--vars", ",".join(variables)]
+        _cli.run(args + files, drift_bin)
+        with open(path) as f:
+            text = f.read()
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    rows = list(csv.reader(io.StringIO(text)))
+    header, body = rows[0], [r for r in rows[1:] if r]
+
+    def num(s: str) -> float:
+        try:
+            return float(s)
+        except ValueError:
+            return float("nan")
+
+    table = {r[0]: {h: num(v) for h, v in zip(header[1:], r[1:])}
+             for r in body}
+    try:
+        import pandas as pd
+    except ImportError:
+        return table
+    return pd.DataFrame.from_dict(table, orient="index", columns=header[1:])
+
+
+def check(model, data=None, drift_bin: str | None = None, **data_set) -> str:
+    """`drift check`: parses and type-checks a .drift model (and its data,
+    when given); returns drift's report, raises DriftError on a problem."""
+    tmp = _cli.new_output_dir()
+    try:
+        path, kind = _model_file(model, tmp)
+        files, _ = _data_files(data, path, kind, tmp, drift_bin)
+        args = ["check", path]
+        for f in files:
+            args += ["--data", f]
+        for k, v in data_set.items():
+            args += ["--data-set", f"{k}={v}"]
+        return _cli.run(args, drift_bin).stdout
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def diagnose(model, data=None, seed: int | None = None,
+             epsilon: float | None = None, error: float | None = None,
+             drift_bin: str | None = None) -> str:
+    """`drift diagnose`: the model's gradients against finite differences;
+    returns drift's report, raises DriftError when an error exceeds the
+    tolerance."""
+    tmp = _cli.new_output_dir()
+    try:
+        path, kind = _model_file(model, tmp)
+        files, _ = _data_files(data, path, kind, tmp, drift_bin)
+        args = ["diagnose"] + (["--model", path] if kind == "plugin"
+                               else [path])
+        for f in files:
+            args += ["--data", f]
+        for flag, v in (("--seed", seed), ("--epsilon", epsilon),
+                        ("--error", error)):
+            if v is not None:
+                args += [flag, repr(v) if isinstance(v, float) else str(v)]
+        p = _cli.run(args, drift_bin, check=False)
+        if p.returncode != 0:
+            raise DriftError((p.stdout + p.stderr).strip())
+        return p.stdout
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def translate(stan_file, data=None, out: str | None = None,
+              drift_bin: str | None = None) -> str:
+    """`drift translate`: the .drift program a Stan program runs as
+    (stan_file a path or Stan text); written to out when given, and
+    returned as text."""
+    tmp = _cli.new_output_dir()
+    try:
+        if isinstance(stan_file, str) and ("\n" in stan_file or
+                                           "{" in stan_file):
+            path = os.path.join(tmp, "model.stan")
+            with open(path, "w") as f:
+                f.write(stan_file)
+        else:
+            path = os.fspath(stan_file)
+            if not os.path.isfile(path):
+                raise FileNotFoundError(f"{path}: no such Stan file")
+        files, _ = _data_files(data, path, "stan", tmp, drift_bin)
+        args = ["translate", path]
+        for f in files:
+            args += ["--data", f]
+        text = _cli.run(args, drift_bin).stdout
+        if out is not None:
+            with open(out, "w") as f:
+                f.write(text)
+        return text
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
