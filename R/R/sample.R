@@ -35,6 +35,7 @@
 drift_sample <- function(model, data = NULL, sampler = "nuts", chains = 4,
                          seed = NULL, ..., output_dir = tempdir(),
                          quiet = FALSE, timeout = Inf, drift_bin = NULL) {
+  drift_path(drift_bin)
   opts <- list(...)
   if (length(opts) && (is.null(names(opts)) || any(!nzchar(names(opts)))))
     stop("options in `...` must be named, e.g. iter = 2000", call. = FALSE)

@@ -57,7 +57,7 @@ drift_check <- function(model, data = NULL, quiet = FALSE, drift_bin = NULL) {
   model_file <- drift_transport_model_file(model, dir)
   data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
   r <- drift_transport_run(c("check", model_file,
-                             as.vector(rbind("--data", data_files))),
+                             data_args(data_files)),
                            path = drift_bin, quiet = TRUE)
   report <- c(r$stdout, grep("warning", r$stderr, value = TRUE))
   if (!identical(r$status, 0L))
@@ -86,7 +86,7 @@ drift_translate <- function(stan_file, data = NULL, out = NULL,
          "text)", call. = FALSE)
   data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
   r <- drift_transport_run(c("translate", model_file,
-                             as.vector(rbind("--data", data_files))),
+                             data_args(data_files)),
                            path = drift_bin, quiet = TRUE)
   if (!identical(r$status, 0L))
     stop("drift translate failed:\n", paste(r$stderr, collapse = "\n"),

@@ -32,10 +32,14 @@ drift_path <- function(path = NULL) {
     tried <- c(tried, sprintf("%s (%s): %s", p, cand[[2]],
                               if (!file.exists(p)) "no such file"
                               else "not an executable file"))
+    # a path asked for by name is not replaced by another drift
+    break
   }
-  p <- Sys.which("drift")
-  if (nzchar(p)) return(unname(p))
-  tried <- c(tried, "`drift` on the PATH: not found")
+  if (!length(tried)) {
+    p <- Sys.which("drift")
+    if (nzchar(p)) return(unname(p))
+    tried <- "`drift` on the PATH: not found"
+  }
   stop("cannot find the drift executable; tried\n  ",
        paste(tried, collapse = "\n  "),
        "\nBuild drift (./configure && make) and set ",
@@ -61,8 +65,7 @@ drift_version <- function(path = NULL) {
 # SIGINT, after which drift finishes its files with the draws so far; the
 # process is killed only if it has not ended within grace seconds.
 drift_transport_run <- function(args, path = NULL, quiet = FALSE,
-                                timeout = Inf, grace = 30, wd = NULL,
-                                relay = NULL) {
+                                timeout = Inf, grace = 30, wd = NULL) {
   bin <- drift_path(path)
   if (!requireNamespace("processx", quietly = TRUE))
     stop("the processx package is needed to run drift", call. = FALSE)
@@ -74,11 +77,11 @@ drift_transport_run <- function(args, path = NULL, quiet = FALSE,
   interrupted <- FALSE
   signalled_at <- NULL
   started <- Sys.time()
+  # Progress and drift's other messages become R messages; warning lines
+  # are raised as R warnings by the caller instead.
   relay_line <- function(line) {
-    if (!quiet && grepl("^Chain [0-9]+ Iteration:", line))
+    if (!quiet && !grepl("^(drift: )?warning: ", line))
       message(line)
-    else if (!is.null(relay))
-      relay(line)
   }
   take <- function(which, text) {
     if (!nzchar(text)) return(invisible())
@@ -457,6 +460,12 @@ drift_write_rowstore <- function(df, file) {
 
 # ---- runs ----------------------------------------------------------------
 
+# --data FILE for each file.
+data_args <- function(files) {
+  if (!length(files)) return(character())
+  as.vector(rbind("--data", files))
+}
+
 # drift's name for each option of drift_sample's `...`.
 drift_cli_options <- c(
   iter = "--iter", warmup = "--warmup", thin = "--thin", batch = "--batch",
@@ -516,7 +525,7 @@ drift_transport_sample <- function(model, data, sampler, chains, seed,
                            paste(sample(c(0:9, letters), 6, TRUE),
                                  collapse = "")))
   args <- c("sample", model_file,
-            as.vector(rbind("--data", data_files)),
+            data_args(data_files),
             "--sampler", sampler, "--chains", as.character(chains),
             "--out", paste0(stem, ".csv"))
   if (!is.null(seed)) args <- c(args, "--seed", drift_num_text(seed))
