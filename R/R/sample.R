@@ -9,8 +9,8 @@
 #' CmdStan, and returns a fit whose `$draws()` is a posterior draws_array.
 #'
 #' @param model a path to a `.drift` model or a `.stan` program, or the
-#'   text of one (Stan text is recognised by its `parameters {` or
-#'   `model {` block).
+#'   text of one (Stan text is recognised by its parameters or model
+#'   block).
 #' @param data a named list as cmdstanr takes (numbers, vectors, matrices,
 #'   arrays), a data.frame (or named matrix) of rows with columns named as
 #'   drift names them (`y`, `x.1`, ...), or paths to data files drift reads

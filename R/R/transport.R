@@ -53,7 +53,7 @@ drift_path <- function(path = NULL) {
 #' @export
 drift_version <- function(path = NULL) {
   r <- drift_transport_run(c("--version"), path = path, quiet = TRUE)
-  trimws(r$stdout)
+  trimws(r$stdout[1])
 }
 
 # ---- running a command ---------------------------------------------------

@@ -30,11 +30,13 @@ test_that("nuts on the Pima data agrees with an importance-sampling reference", 
   expect_lt(max(abs(ref$mode - g$coefficients)), 0.05)
 
   out <- local_outdir()
-  expect_message(
+  msgs <- capture_messages(
     fit <- drift_sample(example_file("logistic", "logistic.drift"),
                         data = list(x = p$X, y = p$y), seed = 11,
-                        output_dir = out),
-    "Chain 1 Iteration")
+                        output_dir = out))
+  # progress relayed as messages, CmdStan's lines
+  expect_true(any(grepl("^Chain 1 Iteration: +[0-9]+ / 2000", msgs)))
+  expect_true(any(grepl("^drift: chain 4: 2000 iterations", msgs)))
   expect_s3_class(fit, "drift_fit")
   expect_length(fit$csv_files, 4)
   expect_true(all(file.exists(fit$csv_files)))
