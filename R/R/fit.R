@@ -142,8 +142,8 @@ print.drift_fit <- function(x, ..., max_rows = 10) {
                    ~posterior::quantile2(.x, probs = c(0.05, 0.95)),
                    posterior::default_convergence_measures())
     s <- as.data.frame(s)
-    s[] <- lapply(s, function(col) if (is.numeric(col)) signif(col, 3)
-                                   else col)
+    s[] <- lapply(s, function(col)
+      if (is.numeric(col)) signif(as.numeric(col), 3) else col)
     print(utils::head(s, max_rows), row.names = FALSE)
     if (nrow(s) > max_rows)
       cat("#", nrow(s) - max_rows, "more rows: $summary() for all\n")

@@ -65,3 +65,18 @@ datum { y ~ normal(mu, s) }
   expect_lt(abs(s$mean - m), 4.5 * s$mcse_mean)
   expect_lt(abs(s$sd / sqrt(1 / prec) - 1), 0.1)
 })
+
+test_that("a list of rows gives the same draws as drift reading the CSV file", {
+  skip_if_no_drift()
+  out <- local_outdir()
+  csv <- example_file("logistic", "pima-train.csv")
+  model <- example_file("logistic", "logistic.drift")
+  d <- utils::read.csv(csv, check.names = FALSE)
+  run <- function(data) drift_sample(model, data = data, chains = 1,
+                                     seed = 8, iter = 100, warmup = 100,
+                                     quiet = TRUE, output_dir = out)
+  from_file <- suppressWarnings(run(csv))$draws()
+  from_list <- suppressWarnings(run(list(x = as.matrix(d[, -1]),
+                                         y = d$y)))$draws()
+  expect_identical(unclass(from_list), unclass(from_file))
+})
