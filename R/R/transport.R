@@ -264,11 +264,8 @@ drift_transport_data_files <- function(data, model_file, dir = tempdir(),
       f <- tempfile("rows-", tmpdir = dir, fileext = ".drs")
       drift_write_rowstore(cols, f)
       files <- c(files, f)
+      # the rest (N among them, which drift checks against the rows)
       data <- data[setdiff(names(data), rows)]
-      # N is the row count itself; a row store states it.
-      if (!is.null(data$N) && length(data$N) == 1 &&
-          data$N == nrow(cols))
-        data$N <- NULL
     }
   }
   if (length(data)) {

@@ -44,3 +44,18 @@ test_that("drift's own errors reach R with drift's message", {
                                               y = c(0, 1, 2))),
                "drift check found problems")
 })
+
+test_that("an N that is not the number of rows is drift's error", {
+  skip_if_no_drift()
+  out <- local_outdir()
+  model <- "
+data  { s : real<lower=0> }
+rows  { y : real }
+param { mu : real }
+prior { mu ~ normal(0, 10) }
+datum { y ~ normal(mu, s) }
+"
+  expect_error(drift_sample(model, data = list(y = c(1, 2, 3), s = 1, N = 4),
+                            quiet = TRUE, output_dir = out),
+               "'N' is 4, but .* has 3 rows")
+})
