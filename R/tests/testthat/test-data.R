@@ -80,3 +80,20 @@ test_that("a list of rows gives the same draws as drift reading the CSV file", {
                                          y = d$y)))$draws()
   expect_identical(unclass(from_list), unclass(from_file))
 })
+
+test_that("saved warmup draws come back with inc_warmup = TRUE only", {
+  skip_if_no_drift()
+  out <- local_outdir()
+  d <- utils::read.csv(example_file("logistic", "pima-train.csv"),
+                       check.names = FALSE)
+  fit <- suppressWarnings(drift_sample(
+    example_file("logistic", "logistic.drift"), data = d, seed = 1,
+    chains = 2, warmup = 100, iter = 150, save_warmup = TRUE, quiet = TRUE,
+    output_dir = out))
+  expect_equal(dim(fit$draws()), c(150, 2, 9))
+  expect_equal(dim(fit$draws(inc_warmup = TRUE)), c(250, 2, 9))
+  expect_equal(dim(fit$sampler_diagnostics(inc_warmup = TRUE)), c(250, 2, 7))
+  expect_equal(as.vector(unclass(fit$draws(inc_warmup = TRUE))[101:250, , ]),
+               as.vector(unclass(fit$draws())))
+  expect_s3_class(fit$draws("w", format = "draws_df"), "draws_df")
+})
