@@ -37,9 +37,9 @@ test_that("an R interrupt stops drift with SIGINT and returns the draws so far",
   skip_if_no_drift()
   skip_on_os("windows")
   out <- local_outdir()
-  # a SIGINT to this R process 2 s from now, as Ctrl-C would send
+  # a SIGINT to this R process 3 s from now, as Ctrl-C would send
   killer <- processx::process$new(
-    "sh", c("-c", sprintf("sleep 2; kill -INT %d", Sys.getpid())))
+    "sh", c("-c", sprintf("sleep 3; kill -INT %d", Sys.getpid())))
   withr::defer(killer$kill())
   t0 <- Sys.time()
   msgs <- capture_messages(fit <- long_run(out))
