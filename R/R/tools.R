@@ -1,0 +1,101 @@
+# tools.R: drift's other commands for R users: summaries of draws files,
+# checking a model against its data, translating a Stan program.  Not for
+# sampling (sample.R).
+
+#' Summarise draws files with drift's own summary
+#'
+#' Runs `drift summary` (mean, MCSE, sd, quantiles, bulk and tail ESS,
+#' R-hat, computed as posterior computes them) on Stan CSV files.
+#'
+#' @param x a `drift_fit`, or paths to Stan CSV files (drift's or CmdStan's).
+#' @param variables optional variable names (`"w"` for all of w, `"w[1]"`).
+#' @param probs quantiles to report (default 0.05, 0.5, 0.95).
+#' @param drift_bin path to the drift executable.
+#' @return a data.frame, one row per quantity; drift's printed table is its
+#'   attribute "text".
+#' @export
+drift_summary <- function(x, variables = NULL, probs = NULL,
+                          drift_bin = NULL) {
+  files <- if (inherits(x, "drift_fit")) x$csv_files else x
+  if (!is.character(files) || !length(files))
+    stop("drift_summary() takes a drift fit or paths to Stan CSV files",
+         call. = FALSE)
+  missing <- files[!file.exists(files)]
+  if (length(missing))
+    stop("no such file: ", paste(missing, collapse = ", "), call. = FALSE)
+  args <- character()
+  if (!is.null(variables))
+    args <- c(args, "--vars", paste(variables, collapse = ","))
+  if (!is.null(probs))
+    args <- c(args, "-p", paste(drift_num_text(100 * probs), collapse = ","))
+  tab <- drift_transport_summary(files, args, drift_bin)
+  tab$name <- stan_variable_names(tab$name)
+  names(tab)[names(tab) == "name"] <- "variable"
+  class(tab) <- c("drift_summary", class(tab))
+  tab
+}
+
+#' @export
+print.drift_summary <- function(x, ...) {
+  print.data.frame(x, digits = 3, row.names = FALSE, ...)
+  invisible(x)
+}
+
+#' Check a model (and its data)
+#'
+#' Runs `drift check`: parses and type-checks the model and, with data,
+#' checks that the data match it.
+#'
+#' @inheritParams drift_sample
+#' @return (invisibly) drift's report as a character vector, printed unless
+#'   quiet; an error with drift's message when the model or data are wrong.
+#' @export
+drift_check <- function(model, data = NULL, quiet = FALSE, drift_bin = NULL) {
+  dir <- tempfile("drift-check-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  model_file <- drift_transport_model_file(model, dir)
+  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
+  r <- drift_transport_run(c("check", model_file,
+                             data_args(data_files)),
+                           path = drift_bin, quiet = TRUE)
+  report <- c(r$stdout, grep("warning", r$stderr, value = TRUE))
+  if (!identical(r$status, 0L))
+    stop("drift check found problems:\n", paste(r$stderr, collapse = "\n"),
+         call. = FALSE)
+  if (!quiet) writeLines(report)
+  invisible(report)
+}
+
+#' Translate a Stan program into drift's language
+#'
+#' @param stan_file path to a `.stan` file (or Stan program text).
+#' @param data optional data (as for drift_sample) to open the program over.
+#' @param out optional path for the `.drift` program.
+#' @inheritParams drift_sample
+#' @return the `.drift` program's text (invisibly when written to `out`).
+#' @export
+drift_translate <- function(stan_file, data = NULL, out = NULL,
+                            drift_bin = NULL) {
+  dir <- tempfile("drift-translate-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  model_file <- drift_transport_model_file(stan_file, dir)
+  if (!grepl("\\.stan$", model_file))
+    stop("drift_translate() takes a Stan program (a .stan file or Stan ",
+         "text)", call. = FALSE)
+  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
+  r <- drift_transport_run(c("translate", model_file,
+                             data_args(data_files)),
+                           path = drift_bin, quiet = TRUE)
+  if (!identical(r$status, 0L))
+    stop("drift translate failed:\n", paste(r$stderr, collapse = "\n"),
+         call. = FALSE)
+  for (w in r$warnings) warning("drift: ", w, call. = FALSE)
+  text <- paste(r$stdout, collapse = "\n")
+  if (!is.null(out)) {
+    writeLines(text, out)
+    return(invisible(text))
+  }
+  text
+}

@@ -1,0 +1,3 @@
+library(testthat)
+library(drift)
+test_check("drift")
