@@ -81,6 +81,20 @@
  * default (without refreshes BPS is not ergodic on a Gaussian target, and
  * psbps's draws were 1.7 times too wide on a logistic regression).
  *
+ * Where this differs from the paper (besides the window's end above, the
+ * preconditioner fixed after warmup and the control variates):
+ *  - The slope's prior: its mean (the running mean of fitted slopes) and
+ *    its variance (1e5) are the authors' code's, not set by the paper's
+ *    ascent of the marginal likelihood.
+ *  - The directional derivatives u . grad U_j of an observation are formed
+ *    from the minibatch's full per-row gradients (grad_rows, n x d numbers),
+ *    not from a forward-mode pass (jvp_rows); at large d this is the cost
+ *    of an observation (13 times sgld's cost per data pass on a
+ *    79,510-parameter network).
+ *  - psbps's update a <- beta a + (1 - beta) g * g weights the old a by
+ *    beta (0.99 by default, a slow running average), the reverse of the
+ *    literal text of the paper's eq. (17).
+ *
  * One iteration is one segment (to a bounce, a refresh or a window's end).
  * lp__ is NaN; bounces__, proposals__ and bound_violations__ count. */
 #include <math.h>
