@@ -505,16 +505,26 @@ static void xform_forward(drift_ad_ctx *c, int id, int tangent)
  * wide, the diagonal block through the unblocked formula. */
 #define CHOL_NB 64
 
+/* Side of the tiles the symmetry check reads a matrix in. */
+#define CHOL_TILE 32
+
 /* The Cholesky factor L (lower, zeros above) of the m x m matrix A,
  * whose lower triangle is read.  Returns 0, 1 when A is not symmetric,
  * 2 when it is not positive definite (or not finite). */
 static int chol_factor(const double *A, size_t m, double *L)
 {
-    for (size_t i = 0; i < m; i++)
-        for (size_t j = 0; j < i; j++) {
-            double u = A[i * m + j], v = A[j * m + i];
-            if (!(fabs(u - v) <= 1e-8 * fmax(1.0, fabs(u))))
-                return 1;
+    /* In tiles, so that the column read stays in cache at large m. */
+    for (size_t i0 = 0; i0 < m; i0 += CHOL_TILE)
+        for (size_t j0 = 0; j0 <= i0; j0 += CHOL_TILE) {
+            size_t i1 = i0 + CHOL_TILE < m ? i0 + CHOL_TILE : m;
+            for (size_t i = i0; i < i1; i++) {
+                size_t j1 = j0 + CHOL_TILE < i ? j0 + CHOL_TILE : i;
+                for (size_t j = j0; j < j1; j++) {
+                    double u = A[i * m + j], v = A[j * m + i];
+                    if (!(fabs(u - v) <= 1e-8 * fmax(1.0, fabs(u))))
+                        return 1;
+                }
+            }
         }
     /* Row-major lower is column-major upper: LAPACK's 'U' factor of the
      * same memory is L. */
@@ -788,22 +798,24 @@ static void tan_trisolve(drift_ad_ctx *c, int id)
     const drift_gnode *na = NODE(c, a), *nb = NODE(c, b);
     size_t m = n->m, nr = n->n, R = vrows(c, n), tl = c->tld[id];
     double *T = c->tan[id];
+    /* tL's lower triangle, zeros above: the m x m scratch after the
+     * reverse pass's rows. */
+    double *Tl = c->part[id] + (n->batched ? c->B : 1) * nr * m;
     for (size_t r = 0; r < R; r++) {
         double *t = T + r * tl;
         if (nb->param)
             memcpy(t, c->tan[b] + r * c->tld[b], nr * m * sizeof *t);
         else
             memset(t, 0, nr * m * sizeof *t);
-        if (na->param) {
+        if (na->param && m && nr) {
             const double *Z = c->val[id] + r * c->vld[id];
             const double *tL = c->tan[a] + r * c->tld[a];
-            for (size_t i = 0; i < nr; i++)
-                for (size_t j = 0; j < m; j++) {
-                    double s = 0;
-                    for (size_t k = 0; k <= j; k++)
-                        s += Z[i * m + k] * tL[j * m + k];
-                    t[i * m + j] -= s;
-                }
+            for (size_t i = 0; i < m; i++)
+                for (size_t j = 0; j < m; j++)
+                    Tl[i * m + j] = j <= i ? tL[i * m + j] : 0;
+            cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nr,
+                        (int)m, (int)m, -1.0, Z, (int)m, Tl, (int)m, 1.0, t,
+                        (int)m);
         }
         if (m && nr)
             cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans,
