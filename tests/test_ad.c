@@ -74,6 +74,7 @@ static void test_elementwise(void **state)
         "  target += s ^ 2 * z + pow(1 + exp(s), z) + sum(pow(exp(a), 1.5))\n"
         "  target += sum(log_sum_exp(a, x)) + log_sum_exp(s, z)\n"
         "  target += sum(pow(2 + x .* x, a)) - (2 + s * s) ^ (a[1] * 0.1)\n"
+        "  target += sum(s - a .* x) + sum(z - b) + sum(b + s) + sum(s / (2 + exp(b)))\n"
         "}\n",
         data, 11, 0.7);
     free(d);

@@ -281,6 +281,47 @@ static inline double binary_f(int op, double a, double b)
     }
 }
 
+/* out = x op y over sz elements for the four arithmetic operators when
+ * one side is a scalar broadcast (its stride sx or sy 0): loops the
+ * compiler vectorises, where binary_f goes through a switch an element.
+ * Returns 0, writing nothing, for any other case. */
+static int binary_scalar_f(int op, const double *x, size_t sx,
+                           const double *y, size_t sy, double *out, size_t sz)
+{
+    if (sx == sy)
+        return 0;
+    double s = sx ? y[0] : x[0];
+    const double *v = sx ? x : y;
+    switch (op) {
+    case DRIFT_G_ADD:
+        for (size_t j = 0; j < sz; j++)
+            out[j] = v[j] + s;
+        return 1;
+    case DRIFT_G_MUL:
+        for (size_t j = 0; j < sz; j++)
+            out[j] = v[j] * s;
+        return 1;
+    case DRIFT_G_SUB:
+        if (sx)
+            for (size_t j = 0; j < sz; j++)
+                out[j] = v[j] - s;
+        else
+            for (size_t j = 0; j < sz; j++)
+                out[j] = s - v[j];
+        return 1;
+    case DRIFT_G_DIV:
+        if (sx)
+            for (size_t j = 0; j < sz; j++)
+                out[j] = v[j] / s;
+        else
+            for (size_t j = 0; j < sz; j++)
+                out[j] = s / v[j];
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 /* Partial derivatives in a and b, with y = f(a, b). */
 static inline void binary_d(int op, double a, double b, double y, double *da,
                             double *db)
@@ -790,7 +831,7 @@ static void rev_trisolve(drift_ad_ctx *c, int id)
     }
 }
 
-/* tZ = (tB - Z tL^T) L^-T, tL's lower triangle. */
+/* tZ = (tB - Z tL^T) L^-T, tL's lower triangle (dgemm, then dtrsm). */
 static void tan_trisolve(drift_ad_ctx *c, int id)
 {
     const drift_gnode *n = NODE(c, id);
@@ -1252,7 +1293,7 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
             else if (n->op == DRIFT_G_MUL && sa && sb)
                 for (size_t j = 0; j < sz; j++)
                     out[j] = x[j] * y[j];
-            else
+            else if (!binary_scalar_f(n->op, x, sa, y, sb, out, sz))
                 for (size_t j = 0; j < sz; j++)
                     out[j] = binary_f(n->op, x[j * sa], y[j * sb]);
         }
@@ -1606,16 +1647,48 @@ static void backward_node(drift_ad_ctx *c, int id)
                         gb[j] += g[j];
                 continue;
             }
+            if (n->op == DRIFT_G_MUL && !n->guard && sa != sb) {
+                /* A scalar times a vector v: v's adjoint is g s, the
+                 * scalar's the dot product of g and v. */
+                double s = sa ? y[0] : x[0], *gv = sa ? ga : gb;
+                double *gs = sa ? gb : ga;
+                const double *v = sa ? x : y;
+                if (gv)
+                    for (size_t j = 0; j < sz; j++)
+                        gv[j] += g[j] * s;
+                if (gs) {
+                    double t = 0;
+                    for (size_t j = 0; j < sz; j++)
+                        t += g[j] * v[j];
+                    gs[0] += t;
+                }
+                continue;
+            }
+            /* A broadcast scalar's adjoint is summed here and added once,
+             * not carried through memory an element at a time. */
+            double ta = 0, tb = 0;
             for (size_t j = 0; j < sz; j++) {
                 double da, db;
                 if (n->guard && g[j] == 0)
                     continue;
                 binary_d(n->op, x[j * sa], y[j * sb], o[j], &da, &db);
-                if (ga)
-                    ga[j * sa] += g[j] * da;
-                if (gb)
-                    gb[j * sb] += g[j] * db;
+                if (ga) {
+                    if (sa)
+                        ga[j] += g[j] * da;
+                    else
+                        ta += g[j] * da;
+                }
+                if (gb) {
+                    if (sb)
+                        gb[j] += g[j] * db;
+                    else
+                        tb += g[j] * db;
+                }
             }
+            if (ga && !sa)
+                ga[0] += ta;
+            if (gb && !sb)
+                gb[0] += tb;
         }
         return;
     }
@@ -1633,8 +1706,12 @@ static void backward_node(drift_ad_ctx *c, int id)
                         ga[j] += g[j] * unary_d(n->fn, x[j], o[j]);
                 continue;
             }
-            for (size_t j = 0; j < sz; j++)
-                ga[j] += g[j] * unary_d(n->fn, x[j], o[j]);
+            if (n->fn == DRIFT_FN_EXP)
+                for (size_t j = 0; j < sz; j++)
+                    ga[j] += g[j] * o[j];
+            else
+                for (size_t j = 0; j < sz; j++)
+                    ga[j] += g[j] * unary_d(n->fn, x[j], o[j]);
         }
         return;
     case DRIFT_G_SUM:
