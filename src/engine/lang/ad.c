@@ -1649,19 +1649,15 @@ static void backward_node(drift_ad_ctx *c, int id)
             }
             if (n->op == DRIFT_G_MUL && !n->guard && sa != sb) {
                 /* A scalar times a vector v: v's adjoint is g s, the
-                 * scalar's the dot product of g and v. */
+                 * scalar's the dot product of g and v (BLAS: a plain
+                 * loop's sum cannot be reordered to vectorise). */
                 double s = sa ? y[0] : x[0], *gv = sa ? ga : gb;
                 double *gs = sa ? gb : ga;
                 const double *v = sa ? x : y;
                 if (gv)
-                    for (size_t j = 0; j < sz; j++)
-                        gv[j] += g[j] * s;
-                if (gs) {
-                    double t = 0;
-                    for (size_t j = 0; j < sz; j++)
-                        t += g[j] * v[j];
-                    gs[0] += t;
-                }
+                    cblas_daxpy((int)sz, s, g, 1, gv, 1);
+                if (gs)
+                    gs[0] += cblas_ddot((int)sz, g, 1, v, 1);
                 continue;
             }
             /* A broadcast scalar's adjoint is summed here and added once,
