@@ -1003,10 +1003,12 @@ static void test_conditional_branches(void **state)
 /* ---- dense linear algebra beyond one block ------------------------------------- */
 
 /* Sizes around the blocks the Cholesky factorisation's reverse pass
- * works in (64 rows): one entry, less than a block, one block and a bit,
- * exactly two blocks, and several blocks with the last one partial. */
+ * works in (32 rows below 512, 64 from there) and the size from which
+ * dpotrf factors (32): one entry, less than a block, two blocks and a
+ * bit, exactly four, and several with the last one partial; the
+ * closed form also at 520, in blocks of 64 with the last partial. */
 static const size_t chol_sizes[] = {1, 3, 70, 128, 131, 200};
-enum { CHOL_MAX = 200 };
+enum { CHOL_MAX = 520 };
 
 /* The compound-symmetric covariance S = a I + b 11' (a = exp(x1),
  * b = exp(x2)) has det S = a^(m-1) (a + m b) and S^-1 = (I - b/(a + m b)
@@ -1084,6 +1086,7 @@ static void test_cholesky_blocked_closed_form(void **state)
     (void)state;
     for (size_t k = 0; k < sizeof chol_sizes / sizeof chol_sizes[0]; k++)
         check_cholesky_closed_form(chol_sizes[k]);
+    check_cholesky_closed_form(CHOL_MAX);
 }
 
 /* Every entry of the factor's adjoint, and every entry of the matrix's:
