@@ -8,7 +8,8 @@
  *   - against LAPACK's dpotrf on the same N x N matrix alone, the floor
  *     any gradient of this model sits above (it factors the matrix once);
  *     the ratio says how many factorisations one gradient costs.
- * Each figure is the best of several repetitions, wall and CPU time
+ * Each figure is the best of several repetitions (5; `bench_gp N REPS`
+ * changes it, for a profiler to see many), wall and CPU time
  * (the CPU column is what a shared machine inflates least).  Not a test:
  * nothing here asserts on time. */
 #include "config.h"
@@ -88,7 +89,7 @@ static char *gp_data(size_t n, double *x)
     return s;
 }
 
-enum { REPS = 5 };
+static int reps = 5;
 
 static void bench_n(size_t n)
 {
@@ -108,7 +109,7 @@ static void bench_n(size_t n)
     /* rho = 2, alpha = 1, sigma = 0.3: log of each. */
     double theta[3] = {log(2.0), 0.0, log(0.3)}, g[3], lp;
     double best_w = INFINITY, best_c = INFINITY;
-    for (int r = 0; r < REPS; r++) {
+    for (int r = 0; r < reps; r++) {
         double w0 = drift_now(), c0 = cpu_now();
         if (m.log_prior(m.self, ws, theta, &lp, g, &e))
             die("gradient", e.msg);
@@ -127,7 +128,7 @@ static void bench_n(size_t n)
             k[i * n + j] = exp(-dx * dx / 8.0) + (i == j ? 0.3 : 0.0);
         }
     double ref_w = INFINITY, ref_c = INFINITY;
-    for (int r = 0; r < REPS; r++) {
+    for (int r = 0; r < reps; r++) {
         memcpy(a, k, n * n * sizeof *a);
         blasint nn = (blasint)n, info;
         double w0 = drift_now(), c0 = cpu_now();
@@ -166,10 +167,12 @@ int main(int argc, char **argv)
         sizes[0] = (size_t)strtoul(argv[1], NULL, 10);
         n_sizes = 1;
     }
+    if (argc > 2 && atoi(argv[2]) > 0)
+        reps = atoi(argv[2]);
     printf("Gaussian-process regression: one log density and gradient "
            "through the .drift model\nagainst LAPACK dpotrf on the same "
            "matrix (best of %d; OpenBLAS threads: %d)\n",
-           REPS, openblas_get_num_threads());
+           reps, openblas_get_num_threads());
     for (size_t i = 0; i < n_sizes; i++)
         bench_n(sizes[i]);
     return sink == 12345.678;

@@ -74,6 +74,7 @@ static void test_elementwise(void **state)
         "  target += s ^ 2 * z + pow(1 + exp(s), z) + sum(pow(exp(a), 1.5))\n"
         "  target += sum(log_sum_exp(a, x)) + log_sum_exp(s, z)\n"
         "  target += sum(pow(2 + x .* x, a)) - (2 + s * s) ^ (a[1] * 0.1)\n"
+        "  target += sum(s - a .* x) + sum(z - b) + sum(b + s) + sum(s / (2 + exp(b)))\n"
         "}\n",
         data, 11, 0.7);
     free(d);
@@ -1001,9 +1002,13 @@ static void test_conditional_branches(void **state)
 
 /* ---- dense linear algebra beyond one block ------------------------------------- */
 
-/* Sizes that span several of the blocks the Cholesky factorisation's
- * reverse pass works in (64 rows), the last one partial. */
-enum { CHOL_BIG = 150, CHOL_ENTRIES = 131 };
+/* Sizes around the blocks the Cholesky factorisation's reverse pass
+ * works in (32 rows below 512, 64 from there) and the size from which
+ * dpotrf factors (32): one entry, less than a block, two blocks and a
+ * bit, exactly four, and several with the last one partial; the
+ * closed form also at 520, in blocks of 64 with the last partial. */
+static const size_t chol_sizes[] = {1, 3, 70, 128, 131, 200};
+enum { CHOL_MAX = 520 };
 
 /* The compound-symmetric covariance S = a I + b 11' (a = exp(x1),
  * b = exp(x2)) has det S = a^(m-1) (a + m b) and S^-1 = (I - b/(a + m b)
@@ -1024,11 +1029,10 @@ static double cs_lpdf(const double *y, size_t m, const double *x)
     return -0.5 * md * log(2 * M_PI) - 0.5 * logdet - 0.5 * quad;
 }
 
-static void test_cholesky_blocked_closed_form(void **state)
+static void check_cholesky_closed_form(size_t m)
 {
-    (void)state;
-    size_t m = CHOL_BIG, cap = 64 + 32 * m, used = 0;
-    double y[CHOL_BIG];
+    size_t cap = 64 + 32 * m, used = 0;
+    double y[CHOL_MAX];
     char *json = malloc(cap);
     used += (size_t)snprintf(json + used, cap - used, "{\"y\": [");
     for (size_t i = 0; i < m; i++) {
@@ -1057,8 +1061,8 @@ static void test_cholesky_blocked_closed_form(void **state)
         assert_int_equal(mod->log_prior(mod->self, ws, x, &lp, g, &e), 0);
         double want = cs_lpdf(y, m, x);
         if (!(fabs(lp - want) <= 1e-10 * fabs(want)))
-            fail_msg("at (%g, %g): %.17g, closed form %.17g", x[0], x[1], lp,
-                     want);
+            fail_msg("m = %zu, at (%g, %g): %.17g, closed form %.17g", m,
+                     x[0], x[1], lp, want);
         for (int j = 0; j < 2; j++) {
             double xp[2] = {x[0], x[1]}, h = 1e-5;
             xp[j] = x[j] + h;
@@ -1066,9 +1070,9 @@ static void test_cholesky_blocked_closed_form(void **state)
             xp[j] = x[j] - h;
             double fd = (up - cs_lpdf(y, m, xp)) / (2 * h);
             if (!(fabs(fd - g[j]) <= 1e-6 * fmax(1, fabs(fd))))
-                fail_msg("at (%g, %g): d/dx[%d] = %.12g, closed form's "
-                         "differences %.12g",
-                         x[0], x[1], j + 1, g[j], fd);
+                fail_msg("m = %zu, at (%g, %g): d/dx[%d] = %.12g, closed "
+                         "form's differences %.12g",
+                         m, x[0], x[1], j + 1, g[j], fd);
         }
     }
     mod->workspace_free(mod->self, ws);
@@ -1077,16 +1081,23 @@ static void test_cholesky_blocked_closed_form(void **state)
     free(json);
 }
 
+static void test_cholesky_blocked_closed_form(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof chol_sizes / sizeof chol_sizes[0]; k++)
+        check_cholesky_closed_form(chol_sizes[k]);
+    check_cholesky_closed_form(CHOL_MAX);
+}
+
 /* Every entry of the factor's adjoint, and every entry of the matrix's:
  * sum(W .* cholesky_decompose(S)) with S = diag(e^x) K diag(e^x) for a
  * fixed kernel matrix K and fixed weights W, so that each of the m
  * parameters moves a row and a column of S and the weights reach every
  * entry of L.  The gradient against central differences in each
  * coordinate (the standard battery). */
-static void test_cholesky_blocked_every_entry(void **state)
+static void check_cholesky_every_entry(size_t m)
 {
-    (void)state;
-    size_t m = CHOL_ENTRIES, cap = 64 + 26 * (m * m + m), used = 0;
+    size_t cap = 64 + 26 * (m * m + m), used = 0;
     char *json = malloc(cap);
     used += (size_t)snprintf(json + used, cap - used, "json:{\"t\": [");
     for (size_t i = 0; i < m; i++)
@@ -1109,12 +1120,93 @@ static void test_cholesky_blocked_every_entry(void **state)
                "data  { t : array[M] real  W : matrix[M, M] }\n"
                "param { x : vector[M] }\n"
                "prior { target += sum(W .* cholesky_decompose(quad_form_diag("
-               "add_diag(gp_exp_quad_cov(t, 1.0, 0.3), 0.5), exp(x))))\n"
+               "add_diag(gp_exp_quad_cov(t, 1.0, 2.0), 0.5), exp(x))))\n"
                "        x ~ normal(0, 1) }\n",
                data, NULL, 0);
     lt_check_derivatives(&lm.m, 41, 2, 0.3);
     lt_close(&lm);
     free(json);
+}
+
+static void test_cholesky_blocked_every_entry(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof chol_sizes / sizeof chol_sizes[0]; k++)
+        check_cholesky_every_entry(chol_sizes[k]);
+}
+
+/* A matrix that is not positive definite (or holds NaN, or is not
+ * symmetric) makes the log density fail with cholesky_decompose's
+ * message, at every size dpotrf sees, whichever block the failure falls
+ * in; the same workspace then evaluates a good point as before. */
+static void test_cholesky_not_positive_definite(void **state)
+{
+    (void)state;
+    for (size_t k = 0; k < sizeof chol_sizes / sizeof chol_sizes[0]; k++) {
+        size_t m = chol_sizes[k], cap = 64 + 52 * m * m, used = 0;
+        char *json = malloc(cap);
+        /* K: 1 on the diagonal, 0.5 / m off it (eigenvalues within
+         * [0.5, 1.5]); E: one entry, [m, 1], so that x[2] E breaks
+         * symmetry when x[2] != 0 and m > 1. */
+        used += (size_t)snprintf(json + used, cap - used, "json:{");
+        for (int w = 0; w < 2; w++) {
+            used += (size_t)snprintf(json + used, cap - used, "%s\"%s\": [",
+                                     w ? ", " : "", w ? "E" : "K");
+            for (size_t i = 0; i < m; i++) {
+                used += (size_t)snprintf(json + used, cap - used, "%s[",
+                                         i ? "," : "");
+                for (size_t j = 0; j < m; j++) {
+                    double v = w ? (i == m - 1 && j == 0 ? 1.0 : 0.0)
+                                 : (i == j ? 1.0 : 0.5 / (double)m);
+                    used += (size_t)snprintf(json + used, cap - used,
+                                             "%s%.17g", j ? "," : "", v);
+                }
+                used += (size_t)snprintf(json + used, cap - used, "]");
+            }
+            used += (size_t)snprintf(json + used, cap - used, "]");
+        }
+        snprintf(json + used, cap - used, "}");
+        const char *data[] = {json, NULL};
+        lt_model lm;
+        lt_open_ok(&lm,
+                   "data  { K : matrix[M, M]  E : matrix[M, M] }\n"
+                   "param { x : vector[2] }\n"
+                   "prior { target += sum(cholesky_decompose(add_diag(K, "
+                   "x[1]) + x[2] * E)) }\n",
+                   data, NULL, 0);
+        const drift_model *mod = &lm.m;
+        void *ws = mod->workspace_new(mod->self, 1);
+        assert_non_null(ws);
+        double good[2] = {0.25, 0}, g[2], lp0, lp;
+        drift_err e;
+        assert_int_equal(mod->log_prior(mod->self, ws, good, &lp0, g, &e), 0);
+        /* x[1] = -1.6 leaves an eigenvalue below zero (for m = 1, the
+         * one entry); NaN on the diagonal; E asymmetric. */
+        const double bad[][2] = {{-1.6, 0}, {NAN, 0}, {0.25, 1}};
+        const char *want[] = {"positive definite", "positive definite",
+                              "symmetric"};
+        for (size_t t = 0; t < 3; t++) {
+            if (t == 2 && m == 1)
+                continue;
+            memset(e.msg, 0, sizeof e.msg);
+            int rc = mod->log_prior(mod->self, ws, bad[t], &lp, g, &e);
+            if (rc == 0)
+                fail_msg("m = %zu, case %zu: no error, log density %g", m,
+                         t, lp);
+            char full[64];
+            snprintf(full, sizeof full,
+                     "cholesky_decompose: the matrix is not %s", want[t]);
+            if (!strstr(e.msg, full) || !strstr(e.msg, ":3:"))
+                fail_msg("m = %zu, case %zu: message '%s', wanted '%s' at "
+                         "line 3",
+                         m, t, e.msg, full);
+        }
+        assert_int_equal(mod->log_prior(mod->self, ws, good, &lp, g, &e), 0);
+        assert_true(lp == lp0);
+        mod->workspace_free(mod->self, ws);
+        lt_close(&lm);
+        free(json);
+    }
 }
 
 int main(void)
@@ -1138,6 +1230,7 @@ int main(void)
         cmocka_unit_test(test_conditional_branches),
         cmocka_unit_test(test_cholesky_blocked_closed_form),
         cmocka_unit_test(test_cholesky_blocked_every_entry),
+        cmocka_unit_test(test_cholesky_not_positive_definite),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

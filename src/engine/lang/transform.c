@@ -5,12 +5,15 @@
  * Cholesky factors, an exponentiated diagonal for covariance factors.
  * Each transform has its forward pass with tangents and a hand-written
  * reverse pass; all run once per evaluation (parameters are shared by
- * the rows), so plain loops serve.  Not for the elementwise bounds. */
+ * the rows), so plain loops serve, but for L L^T of a large covariance
+ * or correlation matrix (BLAS).  Not for the elementwise bounds. */
 #include "config.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+#include <cblas.h>
 
 #include "transform.h"
 
@@ -454,10 +457,37 @@ static int cholcov_inv(size_t M, size_t N, const double *x, double *u,
 
 /* ---- cov_matrix, corr_matrix: L L^T ---------------------------------------------- */
 
-/* x = L L^T (K x K, L lower triangular); tx from tL. */
+/* Below this size L L^T and its reverse run as plain loops: a BLAS call's
+ * overhead outweighs the arithmetic (at K = 8 the loops take 0.05 and
+ * 0.1 us against 0.17 us for dsyrk or dtrmm; from about K = 32 BLAS is
+ * as fast forward and, reading columns in cache-sized panels, 2.5x faster
+ * in reverse, 23x at K = 64). */
+#define LLT_BLAS_MIN 32
+
+/* The upper triangle of the K x K x set from its lower one. */
+static void mirror_lower(size_t K, double *x)
+{
+    for (size_t i = 0; i < K; i++)
+        for (size_t j = 0; j < i; j++)
+            x[j * K + i] = x[i * K + j];
+}
+
+/* x = L L^T (K x K, L lower triangular, zeros above); tx = tL L^T +
+ * L tL^T from tL (zeros above too). */
 static void llt(size_t K, const double *L, const double *tL, double *x,
                 double *tx)
 {
+    if (K >= LLT_BLAS_MIN) {
+        cblas_dsyrk(CblasRowMajor, CblasLower, CblasNoTrans, (int)K, (int)K,
+                    1.0, L, (int)K, 0.0, x, (int)K);
+        mirror_lower(K, x);
+        if (tL) {
+            cblas_dsyr2k(CblasRowMajor, CblasLower, CblasNoTrans, (int)K,
+                         (int)K, 1.0, tL, (int)K, L, (int)K, 0.0, tx, (int)K);
+            mirror_lower(K, tx);
+        }
+        return;
+    }
     for (size_t i = 0; i < K; i++)
         for (size_t j = 0; j <= i; j++) {
             double s = 0, t = 0;
@@ -477,6 +507,16 @@ static void llt(size_t K, const double *L, const double *tL, double *x,
  * x = L L^T. */
 static void llt_rev(size_t K, const double *L, const double *gx, double *gL)
 {
+    if (K >= LLT_BLAS_MIN) {
+        for (size_t i = 0; i < K; i++)
+            for (size_t j = 0; j < K; j++)
+                gL[i * K + j] = gx[i * K + j] + gx[j * K + i];
+        cblas_dtrmm(CblasRowMajor, CblasRight, CblasLower, CblasNoTrans,
+                    CblasNonUnit, (int)K, (int)K, 1.0, L, (int)K, gL, (int)K);
+        for (size_t i = 0; i < K; i++)
+            memset(gL + i * K + i + 1, 0, (K - i - 1) * sizeof *gL);
+        return;
+    }
     for (size_t i = 0; i < K; i++)
         for (size_t j = 0; j < K; j++) {
             double s = 0;
