@@ -562,28 +562,11 @@ static size_t chol_nb(size_t m)
  * m = 16); the two are about even at 32, and dpotrf ahead from 48. */
 #define CHOL_SMALL 32
 
-/* The factor L (lower, zeros above) of the m x m A's lower triangle, row
- * by row of each column: 0, or 2 when A is not positive definite (NaN
- * fails the same test). */
+/* The factor L (lower, zeros above) of the m x m A's lower triangle:
+ * 0, or 2 when A is not positive definite. */
 static int chol_small(const double *A, size_t m, double *L)
 {
-    memset(L, 0, m * m * sizeof *L);
-    for (size_t j = 0; j < m; j++) {
-        double s = A[j * m + j];
-        for (size_t k = 0; k < j; k++)
-            s -= L[j * m + k] * L[j * m + k];
-        if (!(s > 0))
-            return 2;
-        double d = sqrt(s);
-        L[j * m + j] = d;
-        for (size_t i = j + 1; i < m; i++) {
-            double t = A[i * m + j];
-            for (size_t k = 0; k < j; k++)
-                t -= L[i * m + k] * L[j * m + k];
-            L[i * m + j] = t / d;
-        }
-    }
-    return 0;
+    return drift_cholesky_small(m, A, L) ? 2 : 0;
 }
 
 /* The Cholesky factor L (lower, zeros above) of the m x m matrix A,

@@ -527,9 +527,7 @@ static void llt_rev(size_t K, const double *L, const double *gx, double *gL)
         }
 }
 
-/* The Cholesky factor of a symmetric x into L (lower, zeros above);
- * -1 when x is not positive definite. */
-static int cholesky(size_t K, const double *x, double *L)
+int drift_cholesky_small(size_t K, const double *x, double *L)
 {
     memset(L, 0, K * K * sizeof *L);
     for (size_t j = 0; j < K; j++) {
@@ -614,7 +612,7 @@ static int cov_inv(size_t K, const double *x, double *u, char *why,
     if (symmetric_check(K, x, why, cap))
         return -1;
     double *L = work;
-    if (cholesky(K, x, L)) {
+    if (drift_cholesky_small(K, x, L)) {
         snprintf(why, cap, "the matrix is not positive definite");
         return -1;
     }
@@ -681,7 +679,7 @@ static int corr_inv(size_t K, const double *x, double *u, char *why,
             return -1;
         }
     double *L = work;
-    if (cholesky(K, x, L)) {
+    if (drift_cholesky_small(K, x, L)) {
         snprintf(why, cap, "the matrix is not positive definite");
         return -1;
     }

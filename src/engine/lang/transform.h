@@ -51,4 +51,10 @@ const char *drift_transform_name(drift_constraint con);
 /* What it is, for messages: "a simplex", "an ordered vector", ... */
 const char *drift_transform_what(drift_constraint con);
 
+/* The Cholesky factor of a symmetric K x K x into L (lower, zeros
+ * above) by plain loops, row by row of each column (the fastest below
+ * K = 32, where a LAPACK call's overhead dominates); -1 when x is not
+ * positive definite (NaN fails the same test). */
+int drift_cholesky_small(size_t K, const double *x, double *L);
+
 #endif
