@@ -226,6 +226,16 @@ static void test_eight_schools(void **state)
     compare("lpdfinloop", 0);
 }
 
+/* Loops unrolled with the data's sizes: AR(K) (a loop over the lags
+ * nested in one over time, the mean accumulating), ARMA(1, 1) (a
+ * recursion element by element from an element set before the loop). */
+static void test_unrolled(void **state)
+{
+    (void)state;
+    compare("ark", 0);
+    compare("arma", 0);
+}
+
 /* Mean of a named column of a Stan CSV file's draws. */
 static double column_mean(const char *path, const char *col, size_t *n)
 {
@@ -358,8 +368,8 @@ static void test_refusals(void **state)
     refused("parameters { real mu; }\nmodel { mu ~ normal(0, 1) }\n",
             ":2:27: error: expected ';'");
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
-            "model { for (n in 1:N) for (k in 1:2) y[n] ~ normal(mu, k); }\n",
-            ":3:24: error: nested loops are not supported");
+            "model { for (n in 1:N) for (k in 1:N) y[n] ~ normal(mu, k); }\n",
+            ":3:24: error: a nested loop whose bounds are not known");
     refused("data { int N; vector[N] y; }\nparameters { real a; }\n"
             "model {\n  real acc = 0;\n  for (n in 1:N) {\n"
             "    acc += y[n];\n    target += -square(acc - a);\n  }\n}\n",
@@ -728,6 +738,7 @@ int main(void)
         cmocka_unit_test(test_logistic),
         cmocka_unit_test(test_poisson),
         cmocka_unit_test(test_eight_schools),
+        cmocka_unit_test(test_unrolled),
         cmocka_unit_test(test_zip),
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_hier),

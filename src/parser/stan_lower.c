@@ -40,6 +40,12 @@ typedef struct var {
     drift_expr *def;        /* LOCAL: its value (already substituted) */
     drift_expr *size;       /* LOOP: the upper bound */
     int loop_level;         /* LOCAL: loops around its declaration */
+    /* LOCAL given values element by element at indices known while
+     * lowering (unrolled loops, x[1] = ...): the elements' values,
+     * row-major over d1 x d2 (d2 0 for one dimension), NULL where not
+     * yet given; def is then NULL */
+    drift_expr **el;
+    long n_el, d1, d2;
     struct var *next;
 } var;
 
@@ -59,6 +65,8 @@ typedef struct lower {
     drift_diag *diag;
     int rows_mode;
     const char *R;          /* the row size's name (rows mode) */
+    const drift_known_ints *ki; /* the data's integers (may be NULL) */
+    long n_unrolled;        /* loop iterations unrolled so far */
     var *vars;
     int failed;
     drift_loc fail_loc;
@@ -167,6 +175,112 @@ static var *push_var(lower *L, const char *name, vkind k)
     v->next = L->vars;
     L->vars = v;
     return v;
+}
+
+/* Loop iterations lowering unrolls in one program at most: a loop
+ * beyond it is an error naming its size, never cut short. */
+#define UNROLL_MAX 200000L
+
+/* The value of an integer expression known while lowering: int
+ * literals, the data's integers, locals and unrolled loop variables
+ * whose values are such expressions, + - * / and unary minus, and
+ * size(), rows(), cols(), num_elements() of a value declared with known
+ * sizes.  Returns 0 and *out, or -1. */
+static int const_int(lower *L, const drift_expr *e, long *out);
+
+static int decl_dim(lower *L, const drift_typeexpr *t, int k, long *out)
+{
+    /* the k-th size, array sizes first */
+    if (k < t->n_arr)
+        return const_int(L, t->arr_size[k], out);
+    k -= t->n_arr;
+    if ((t->kind == DRIFT_T_VECTOR && k == 0) ||
+        (t->kind == DRIFT_T_MATRIX && k < 2))
+        return const_int(L, t->size[k], out);
+    return -1;
+}
+
+static int const_int_at(lower *L, const drift_expr *e, long *out, int depth)
+{
+    if (!e || depth > 200)
+        return -1;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        if (!e->is_int)
+            return -1;
+        *out = (long)e->num;
+        return 0;
+    case DRIFT_E_NAME: {
+        var *v = lookup(L, e->name);
+        if (!v)
+            return -1;
+        if (v->kind == V_LOCAL && v->def && (!v->decl ||
+            v->decl->type.t->kind == DRIFT_T_INT)) {
+            return const_int_at(L, v->def, out, depth + 1);
+        }
+        if (v->kind == V_DATA && L->ki && v->decl &&
+            v->decl->type.t->kind == DRIFT_T_INT && !v->decl->type.t->n_arr)
+            return L->ki->int_value(L->ki->self, e->name, out);
+        return -1;
+    }
+    case DRIFT_E_NEG:
+        if (const_int_at(L, e->a, out, depth + 1))
+            return -1;
+        *out = -*out;
+        return 0;
+    case DRIFT_E_BINOP: {
+        long a, b;
+        if (const_int_at(L, e->a, &a, depth + 1) ||
+            const_int_at(L, e->b, &b, depth + 1))
+            return -1;
+        switch (e->op) {
+        case DRIFT_OP_ADD: *out = a + b; return 0;
+        case DRIFT_OP_SUB: *out = a - b; return 0;
+        case DRIFT_OP_MUL: *out = a * b; return 0;
+        case DRIFT_OP_DIV:
+            if (!b)
+                return -1;
+            *out = a / b;
+            return 0;
+        default: return -1;
+        }
+    }
+    case DRIFT_E_CALL: {
+        const drift_expr *x = e->args;
+        if (!x || e->n_args != 1 || x->kind != DRIFT_E_NAME)
+            return -1;
+        var *v = lookup(L, x->name);
+        if (!v || !v->decl)
+            return -1;
+        const drift_typeexpr *t = v->decl->type.t;
+        if (!strcmp(e->name, "size") || !strcmp(e->name, "rows"))
+            return decl_dim(L, t, 0, out);
+        if (!strcmp(e->name, "cols"))
+            return t->kind == DRIFT_T_MATRIX && !t->n_arr
+                       ? decl_dim(L, t, 1, out)
+                       : -1;
+        if (!strcmp(e->name, "num_elements")) {
+            long n = 1, d;
+            int nd = t->n_arr + (t->kind == DRIFT_T_VECTOR) +
+                     2 * (t->kind == DRIFT_T_MATRIX);
+            for (int k = 0; k < nd; k++) {
+                if (decl_dim(L, t, k, &d))
+                    return -1;
+                n *= d;
+            }
+            *out = n;
+            return 0;
+        }
+        return -1;
+    }
+    default:
+        return -1;
+    }
+}
+
+static int const_int(lower *L, const drift_expr *e, long *out)
+{
+    return const_int_at(L, e, out, 0);
 }
 
 static stype decl_stype(const stan_stmt *d)
@@ -341,6 +455,76 @@ static drift_expr *subst_list(lower *L, drift_expr *args, size_t *n)
     return first;
 }
 
+/* A copy of e's node, unlinked from any list. */
+static drift_expr *unlinked(lower *L, drift_expr *e)
+{
+    drift_expr *c = need(L, drift_arena_alloc(L->A, sizeof *c));
+    if (!c)
+        return NULL;
+    *c = *e;
+    c->next = NULL;
+    return c;
+}
+
+/* Elements from..from+n-1 of a local given element by element, as the
+ * vector of them (the call "{el}", which translate stacks). */
+static drift_expr *el_vector(lower *L, var *v, long from, long n,
+                             drift_loc loc)
+{
+    drift_expr *first = NULL, *last = NULL;
+    for (long k = from; k < from + n; k++) {
+        if (!v->el[k]) {
+            fail(L, loc, "element %ld of '%s' is used before it is given a "
+                         "value", k + 1, v->name);
+            return NULL;
+        }
+        drift_expr *c = unlinked(L, v->el[k]);
+        if (!c)
+            return NULL;
+        if (last)
+            last->next = c;
+        else
+            first = c;
+        last = c;
+    }
+    return need(L, drift_ast_call(L->A, loc, "{el}", loc, first, (size_t)n));
+}
+
+/* x[i], x[i, j] or x[i] (a row) of a local given element by element,
+ * the indices known; NULL and *unknown set when they are not. */
+static drift_expr *el_index(lower *L, var *v, const drift_expr *e,
+                            int *unknown)
+{
+    long ix[2];
+    size_t n = 0;
+    *unknown = 0;
+    for (const drift_expr *a = e->args; a; a = a->next) {
+        drift_expr *sa = subst(L, (drift_expr *)a);
+        if (L->failed)
+            return NULL;
+        if (n == 2 || const_int(L, sa, &ix[n])) {
+            *unknown = 1;
+            return NULL;
+        }
+        n++;
+    }
+    long d2 = v->d2 ? v->d2 : 1;
+    if (ix[0] < 1 || ix[0] > v->d1 ||
+        (n == 2 && (!v->d2 || ix[1] < 1 || ix[1] > v->d2))) {
+        fail(L, e->loc, "index out of range for '%s'", v->name);
+        return NULL;
+    }
+    if (n == 1 && v->d2)
+        return el_vector(L, v, (ix[0] - 1) * d2, d2, e->loc);
+    long k = (ix[0] - 1) * d2 + (n == 2 ? ix[1] - 1 : 0);
+    if (!v->el[k]) {
+        fail(L, e->loc, "'%s' is used at an element not yet given a value",
+             v->name);
+        return NULL;
+    }
+    return v->el[k];
+}
+
 /* e with every local replaced by its value (new nodes where anything
  * changed; the rest shared, never written). */
 static drift_expr *subst(lower *L, drift_expr *e)
@@ -365,6 +549,15 @@ static drift_expr *subst(lower *L, drift_expr *e)
         }
         if (v->kind != V_LOCAL)
             return e;
+        if (v->el && !v->def) {
+            if (v->d2) {
+                fail(L, e->loc, "'%s', given values element by element, is "
+                                "used whole: drift follows such values of "
+                                "one dimension only", e->name);
+                return NULL;
+            }
+            return el_vector(L, v, 0, v->d1, e->loc);
+        }
         if (!v->def) {
             fail(L, e->loc,
                  "'%s' is used before it is given a value (or is given its "
@@ -421,6 +614,13 @@ static drift_expr *subst(lower *L, drift_expr *e)
         return c;
     }
     case DRIFT_E_INDEX: {
+        var *ev = e->a->kind == DRIFT_E_NAME ? lookup(L, e->a->name) : NULL;
+        if (ev && ev->kind == V_LOCAL && ev->el && !ev->def) {
+            int unknown;
+            drift_expr *x = el_index(L, ev, e, &unknown);
+            if (!unknown || L->failed)
+                return x;
+        }
         drift_expr *b = subst(L, e->a);
         size_t n;
         drift_expr *args = subst_list(L, e->args, &n);
@@ -773,6 +973,13 @@ static tr translate_segment(lower *L, ctx *c, const drift_expr *e, long off)
     drift_expr *name = mk_name(L, b->loc, b->name);
     if (!name)
         return r;
+    stype vt = decl_stype(v->decl), et = {vt.base, 0};
+    if (vt.n_arr == 1 && scalar(et)) {
+        /* an array of reals: segment takes its vector */
+        name = mk_call(L, b->loc, "to_vector", name, NULL);
+        if (!name)
+            return r;
+    }
     name->next = ts.e;
     ts.e->next = tc.e;
     tc.e->next = NULL;
@@ -1133,6 +1340,35 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             r.rw = rw;
             r.t.base = rw ? B_ROWVEC : B_MAT;
             r.t.n_arr = 0;
+            return r;
+        }
+        if (!strcmp(e->name, "{el}")) {
+            /* a local's elements given one by one: the vector of them */
+            tr *el = need(L, drift_arena_alloc(L->A, e->n_args * sizeof *el));
+            if (!el)
+                return bad();
+            size_t n = 0;
+            int any_rw = 0;
+            for (const drift_expr *a = e->args; a && !L->failed; a = a->next) {
+                el[n] = translate(L, c, a);
+                if (L->failed)
+                    return bad();
+                if (!scalar(el[n].t)) {
+                    fail(L, e->loc, "a value given element by element whose "
+                                    "elements are not scalars");
+                    return bad();
+                }
+                any_rw |= el[n].rw;
+                n++;
+            }
+            if (any_rw && !c->datum) {
+                fail(L, e->loc, "a value given element by element from a "
+                                "loop's elements");
+                return bad();
+            }
+            r.e = stack_scalars(L, e->loc, el, n);
+            r.rw = any_rw;
+            r.t.base = B_VEC;
             return r;
         }
         if (!strcmp(e->name, "{")) {
@@ -1687,11 +1923,103 @@ static int mentions(const drift_expr *e, const char *name)
     return 0;
 }
 
+/* x[i] = value, x[i, j] = value or x[i] = row with the indices known
+ * while lowering (an unrolled loop's variable, a literal, data): the
+ * element's value is kept, so that later statements read it.  Returns
+ * 0 when lhs is not of that form (nothing done). */
+static int assign_element(lower *L, const stan_stmt *s, drift_expr *val)
+{
+    const drift_expr *lhs = s->lhs;
+    if (lhs->kind != DRIFT_E_INDEX || lhs->a->kind != DRIFT_E_NAME ||
+        lhs->n_args > 2)
+        return 0;
+    var *v = lookup(L, lhs->a->name);
+    if (!v || v->kind != V_LOCAL || !v->decl)
+        return 0;
+    long ix[2];
+    size_t n = 0;
+    for (const drift_expr *a = lhs->args; a; a = a->next) {
+        drift_expr *sa = subst(L, (drift_expr *)a);
+        if (L->failed || const_int(L, sa, &ix[n]))
+            return 0;
+        n++;
+    }
+    const drift_typeexpr *t = v->decl->type.t;
+    int nd = t->n_arr + (t->kind == DRIFT_T_VECTOR) +
+             2 * (t->kind == DRIFT_T_MATRIX);
+    if (nd < 1 || nd > 2)
+        return 0;
+    if (!v->el) {
+        long d1, d2 = 0;
+        if (decl_dim(L, t, 0, &d1) || (nd == 2 && decl_dim(L, t, 1, &d2)))
+            return 0;
+        long total = d1 * (d2 ? d2 : 1);
+        if (d1 < 1 || (nd == 2 && d2 < 1) || total > UNROLL_MAX) {
+            fail(L, s->loc, "'%s' has %ld elements: drift follows values "
+                            "given element by element up to %ld",
+                 v->name, total, UNROLL_MAX);
+            return 1;
+        }
+        v->el = need(L, drift_arena_alloc(L->A, (size_t)total * sizeof *v->el));
+        if (!v->el)
+            return 1;
+        memset(v->el, 0, (size_t)total * sizeof *v->el);
+        v->d1 = d1;
+        v->d2 = d2;
+        v->n_el = total;
+        if (v->def) {
+            /* what it held before, element by element */
+            for (long k = 0; k < total; k++) {
+                drift_expr *i1 = num(L, s->loc, d2 ? k / d2 + 1 : k + 1);
+                drift_expr *i2 = d2 ? num(L, s->loc, k % d2 + 1) : NULL;
+                if (i1 && i2)
+                    i1->next = i2;
+                v->el[k] = need(L, drift_ast_index(L->A, s->loc, v->def, i1,
+                                                   d2 ? 2 : 1));
+            }
+            v->def = NULL;
+        }
+    }
+    long d2 = v->d2 ? v->d2 : 1;
+    if (ix[0] < 1 || ix[0] > v->d1 ||
+        (n == 2 && (!v->d2 || ix[1] < 1 || ix[1] > v->d2))) {
+        fail(L, lhs->loc, "index out of range for '%s'", v->name);
+        return 1;
+    }
+    long from = (ix[0] - 1) * d2 + (n == 2 ? ix[1] - 1 : 0);
+    long count = n == 1 && v->d2 ? v->d2 : 1;
+    for (long k = 0; k < count && !L->failed; k++) {
+        drift_expr *x = val;
+        if (count > 1) {
+            /* a row: its k-th element */
+            x = need(L, drift_ast_index(L->A, s->loc, val,
+                                        num(L, s->loc, k + 1), 1));
+        }
+        drift_expr *cur = v->el[from + k];
+        if (s->op >= 0 || L->cond) {
+            if (!cur) {
+                fail(L, lhs->loc, "element of '%s' is updated before it has "
+                                  "a value", v->name);
+                return 1;
+            }
+            if (s->op >= 0)
+                x = need(L, drift_ast_binop(L->A, s->loc, (drift_binop)s->op,
+                                            cur, x));
+            if (L->cond)
+                x = need(L, drift_ast_cond(L->A, s->loc, L->cond, x, cur));
+        }
+        v->el[from + k] = x;
+    }
+    return 1;
+}
+
 static void assign(lower *L, ctx *c, const stan_stmt *s)
 {
     const drift_expr *lhs = s->lhs;
     drift_expr *val = subst(L, s->value);
     if (L->failed)
+        return;
+    if (assign_element(L, s, val))
         return;
     const char *elem_ix = NULL;
     if (lhs->kind == DRIFT_E_INDEX && lhs->a->kind == DRIFT_E_NAME &&
@@ -1769,6 +2097,139 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
         val = elem_node(L, val, elem_ix, c->size, s->loc);
     }
     v->def = val;
+    v->el = NULL;
+}
+
+/* for (i in lo:hi) body as one vectorised statement per statement of
+ * its body. */
+static void lower_loop(lower *L, xblock xb, ctx *c, const stan_stmt *s)
+{
+    var *v = push_var(L, s->name, V_LOOP);
+    if (!v)
+        return;
+    v->size = s->hi;
+    ctx in = *c;
+    in.ix[0] = s->name;
+    in.n_ix = 1;
+    in.size = subst(L, s->hi);
+    in.lo = s->lhs->kind == DRIFT_E_NUM && s->lhs->num == 1
+                ? NULL
+                : subst(L, s->lhs);
+    exec(L, xb, &in, s->body);
+    /* The loop variable goes out of scope; assignments stay. */
+    var **pp = &L->vars;
+    while (*pp && *pp != v)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = v->next;
+}
+
+/* What lowering a statement may change, kept to go back to it: the
+ * locals' values, the statements emitted, the warnings. */
+typedef struct mark {
+    var *vars;
+    size_t n;
+    var **v;
+    drift_expr **def;
+    drift_expr ***el;           /* copies of the elements */
+    long *d1, *d2, *n_el;
+    drift_stmt *last[4];
+    int n_warn, gq_skipped;
+    long n_unrolled;
+} mark;
+
+static slist *mark_lists(lower *L, int k)
+{
+    slist *sl[4] = {&L->prior, &L->datum, &L->derived, &L->generated};
+    return sl[k];
+}
+
+static int mark_take(lower *L, mark *m)
+{
+    memset(m, 0, sizeof *m);
+    m->vars = L->vars;
+    for (var *v = L->vars; v; v = v->next)
+        m->n++;
+    m->v = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->v));
+    m->def = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->def));
+    m->el = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->el));
+    m->d1 = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->d1));
+    m->d2 = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->d2));
+    m->n_el = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->n_el));
+    if (!m->v || !m->def || !m->el || !m->d1 || !m->d2 || !m->n_el)
+        return -1;
+    size_t k = 0;
+    for (var *v = L->vars; v; v = v->next, k++) {
+        m->v[k] = v;
+        m->def[k] = v->def;
+        m->el[k] = NULL;
+        m->d1[k] = v->d1;
+        m->d2[k] = v->d2;
+        m->n_el[k] = v->n_el;
+        if (v->el) {
+            m->el[k] = need(L, drift_arena_alloc(L->A, (size_t)v->n_el *
+                                                         sizeof *v->el));
+            if (!m->el[k])
+                return -1;
+            memcpy(m->el[k], v->el, (size_t)v->n_el * sizeof *v->el);
+        }
+    }
+    for (int j = 0; j < 4; j++)
+        m->last[j] = mark_lists(L, j)->last;
+    m->n_warn = L->n_warn;
+    m->gq_skipped = L->gq_skipped;
+    m->n_unrolled = L->n_unrolled;
+    return 0;
+}
+
+static void mark_restore(lower *L, const mark *m)
+{
+    L->vars = m->vars;
+    for (size_t k = 0; k < m->n; k++) {
+        var *v = m->v[k];
+        v->def = m->def[k];
+        v->el = m->el[k];
+        v->d1 = m->d1[k];
+        v->d2 = m->d2[k];
+        v->n_el = m->n_el[k];
+    }
+    for (int j = 0; j < 4; j++) {
+        slist *sl = mark_lists(L, j);
+        sl->last = m->last[j];
+        if (sl->last)
+            sl->last->next = NULL;
+        else
+            sl->first = NULL;
+    }
+    L->n_warn = m->n_warn;
+    L->gq_skipped = m->gq_skipped;
+    L->n_unrolled = m->n_unrolled;
+    L->failed = 0;
+}
+
+/* for (i in lo:hi) body with lo and hi known while lowering, run once
+ * per value of i (each iteration's locals its own). */
+static void unroll(lower *L, xblock xb, ctx *c, const stan_stmt *s, long lo,
+                   long hi)
+{
+    if (hi >= lo && hi - lo + 1 > UNROLL_MAX - L->n_unrolled) {
+        fail(L, s->loc, "the loop runs %ld times, more than the %ld "
+                        "iterations drift unrolls in one program (it cannot "
+                        "be written as one vectorised statement)",
+             hi - lo + 1, UNROLL_MAX);
+        return;
+    }
+    for (long i = lo; i <= hi && !L->failed && !L->ret_done; i++) {
+        L->n_unrolled++;
+        var *saved = L->vars;
+        var *v = push_var(L, s->name, V_LOCAL);
+        if (!v)
+            return;
+        v->def = num(L, s->loc, i);
+        v->loop_level = c->n_ix;
+        exec(L, xb, c, s->body);
+        L->vars = saved;
+    }
 }
 
 static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
@@ -1955,29 +2416,35 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         return;
     }
     case STAN_S_FOR: {
+        long lo, hi;
+        drift_expr *slo = subst(L, s->lhs), *shi = subst(L, s->hi);
+        if (L->failed)
+            return;
+        int known = !const_int(L, slo, &lo) && !const_int(L, shi, &hi);
         if (c->n_ix) {
-            fail(L, s->loc, "nested loops are not supported: write the inner "
-                            "loop as a vectorised statement");
+            /* inside a vectorised loop: unrolled */
+            if (!known) {
+                fail(L, s->loc, "a nested loop whose bounds are not known "
+                                "while lowering (int literals, the data's "
+                                "ints, or values of them): write the inner "
+                                "loop as a vectorised statement");
+                return;
+            }
+            unroll(L, xb, c, s, lo, hi);
             return;
         }
-        var *v = push_var(L, s->name, V_LOOP);
-        if (!v)
+        /* One vectorised statement where it can be; otherwise, with its
+         * bounds known, unrolled (loops over the rows are left to the
+         * whole lowering). */
+        mark m;
+        int retry = known && !(L->rows_mode && L->R && mentions(s->hi, L->R));
+        if (retry && mark_take(L, &m))
             return;
-        v->size = s->hi;
-        ctx in = *c;
-        in.ix[0] = s->name;
-        in.n_ix = 1;
-        in.size = subst(L, s->hi);
-        in.lo = s->lhs->kind == DRIFT_E_NUM && s->lhs->num == 1
-                    ? NULL
-                    : subst(L, s->lhs);
-        exec(L, xb, &in, s->body);
-        /* The loop variable goes out of scope; assignments stay. */
-        var **pp = &L->vars;
-        while (*pp && *pp != v)
-            pp = &(*pp)->next;
-        if (*pp)
-            *pp = v->next;
+        lower_loop(L, xb, c, s);
+        if (L->failed && retry && !L->oom) {
+            mark_restore(L, &m);
+            unroll(L, xb, c, s, lo, hi);
+        }
         return;
     }
     case STAN_S_BLOCK: {
@@ -2044,6 +2511,13 @@ static void emit_values(lower *L, const stan_stmt *body, slist *whole,
         if (s->kind != STAN_S_DECL)
             continue;
         var *v = lookup(L, s->name);
+        if (v && !v->def && v->el && !v->d2) {
+            /* given element by element: the vector of its elements */
+            v->def = el_vector(L, v, 0, v->d1, s->name_loc);
+            if (L->failed)
+                return;
+            v->el = NULL;
+        }
         if (!v || !v->def) {
             fail(L, s->name_loc,
                  "'%s' is never given a value that drift can follow (a value "
@@ -2244,8 +2718,8 @@ static void describe(lower *L, const char *R, const char *rows_why)
     L->prog->origin = drift_arena_strndup(L->A, buf, strlen(buf));
 }
 
-size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
-                        drift_diag *diag)
+size_t drift_stan_lower(const stan_program *sp, const drift_known_ints *ki,
+                        drift_program *prog, drift_diag *diag)
 {
     lower L;
     const char *R = find_row_size(sp);
@@ -2257,6 +2731,7 @@ size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
         L.prog = prog;
         L.A = prog->arena;
         L.diag = diag;
+        L.ki = ki;
         L.rows_mode = attempt == 0;
         L.R = attempt == 0 ? R : NULL;
         lower_all(&L);

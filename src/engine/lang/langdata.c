@@ -1842,3 +1842,19 @@ size_t drift_langdata_bind_values(drift_program *p, drift_langdata *ld,
     }
     return errors;
 }
+
+/* An integer scalar of the data (JSON files and --data-set) by name. */
+int drift_langdata_int(const void *self, const char *name, long *out)
+{
+    const drift_langdata *ld = self;
+    for (size_t k = 0; ld && k < ld->n_src; k++)
+        for (size_t j = 0; j < ld->src[k].n_vals; j++) {
+            const drift_dvalue *v = &ld->src[k].vals[j];
+            if (v->ndim == 0 && v->all_int && v->n == 1 &&
+                !strcmp(v->name, name)) {
+                *out = (long)v->v[0];
+                return 0;
+            }
+        }
+    return -1;
+}
