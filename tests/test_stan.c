@@ -228,12 +228,16 @@ static void test_eight_schools(void **state)
 
 /* Loops unrolled with the data's sizes: AR(K) (a loop over the lags
  * nested in one over time, the mean accumulating), ARMA(1, 1) (a
- * recursion element by element from an element set before the loop). */
+ * recursion element by element from an element set before the loop),
+ * GARCH(1, 1). */
 static void test_unrolled(void **state)
 {
     (void)state;
     compare("ark", 0);
     compare("arma", 0);
+    /* GARCH(1, 1): the recursion's elements named in the prior, and a
+     * bound that depends on a parameter */
+    compare("garch", 0);
 }
 
 /* Mean of a named column of a Stan CSV file's draws. */

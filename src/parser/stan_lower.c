@@ -30,7 +30,9 @@ typedef struct stype {
     int base, n_arr;
 } stype;
 
-typedef enum vkind { V_DATA, V_PARAM, V_LOCAL, V_LOOP } vkind;
+/* V_NAMED: a value of the model block given a name among the prior's
+ * statements (an element of an unrolled recursion), def its value. */
+typedef enum vkind { V_DATA, V_PARAM, V_LOCAL, V_LOOP, V_NAMED } vkind;
 
 typedef struct var {
     const char *name;
@@ -1094,6 +1096,19 @@ static tr translate_index(lower *L, ctx *c, const drift_expr *e)
     return r;
 }
 
+/* append_row of n >= 2 scalars as a balanced tree (nested log2(n)
+ * deep, however long the vector). */
+static drift_expr *stack_halves(lower *L, drift_loc loc, const tr *el,
+                                size_t n)
+{
+    if (n == 1)
+        return el[0].e;
+    size_t h = n / 2;
+    drift_expr *a = stack_halves(L, loc, el, h);
+    drift_expr *b = stack_halves(L, loc, el + h, n - h);
+    return a && b ? mk_call(L, loc, "append_row", a, b) : NULL;
+}
+
 /* The vector of n scalars (n >= 1): append_row of them, one
  * rep_vector(x, 1) for a single one. */
 static drift_expr *stack_scalars(lower *L, drift_loc loc, const tr *el,
@@ -1103,10 +1118,7 @@ static drift_expr *stack_scalars(lower *L, drift_loc loc, const tr *el,
         drift_expr *one = need(L, drift_ast_num(L->A, loc, 1, 1));
         return mk_call(L, loc, "rep_vector", el[0].e, one);
     }
-    drift_expr *acc = el[n - 1].e;
-    for (size_t k = n - 1; k-- > 0;)
-        acc = mk_call(L, loc, "append_row", el[k].e, acc);
-    return acc;
+    return stack_halves(L, loc, el, n);
 }
 
 static tr translate(lower *L, ctx *c, const drift_expr *e)
@@ -1140,6 +1152,16 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
         }
         if (v->kind == V_LOCAL) {
             fail(L, e->loc, "'%s' has no value here", e->name);
+            return r;
+        }
+        if (v->kind == V_NAMED) {
+            if (c->datum) {
+                fail(L, e->loc, "a value of a recursion unrolled over the "
+                                "data is used in a per-row term");
+                return r;
+            }
+            r.e = need(L, drift_ast_name(L->A, e->loc, e->name));
+            r.t.base = B_REAL;
             return r;
         }
         return translate_var(L, c, e, v, 0);
@@ -1899,7 +1921,8 @@ static int mentions_param(lower *L, const drift_expr *e)
             return 0;
         if (v->kind == V_PARAM)
             return 1;
-        return v->kind == V_LOCAL && v->def && mentions_param(L, v->def);
+        return (v->kind == V_LOCAL || v->kind == V_NAMED) && v->def &&
+               mentions_param(L, v->def);
     }
     if (mentions_param(L, e->a) || mentions_param(L, e->b))
         return 1;
@@ -1923,11 +1946,48 @@ static int mentions(const drift_expr *e, const char *name)
     return 0;
 }
 
+/* value, a scalar of the model block, as a local among the prior's
+ * statements (NAME__K__, K the element's flat index from 1), so that a
+ * recursion's elements are each computed once and the expressions that
+ * use them stay shallow.  Returns the name to use in its place. */
+static drift_expr *named_value(lower *L, var *v, long k, drift_expr *value,
+                               drift_loc loc)
+{
+    ctx top = {0};
+    tr r = translate(L, &top, value);
+    if (L->failed)
+        return NULL;
+    if (!scalar(r.t))
+        return value;
+    char nm[200];
+    snprintf(nm, sizeof nm, "%s__%ld__", v->name, k + 1);
+    const char *name = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
+    drift_stmt *st = new_dstmt(L, DRIFT_S_LET, loc);
+    var *nv = name ? push_var(L, name, V_NAMED) : NULL;
+    if (!st || !nv)
+        return NULL;
+    /* after the locals of the enclosing scopes, so that leaving them
+     * keeps it */
+    L->vars = nv->next;
+    var **pp = &L->vars;
+    while (*pp)
+        pp = &(*pp)->next;
+    nv->next = NULL;
+    *pp = nv;
+    nv->def = value;
+    st->name = name;
+    st->name_loc = loc;
+    st->value = r.e;
+    add_stmt(L, &L->prior, st);
+    return need(L, drift_ast_name(L->A, loc, name));
+}
+
 /* x[i] = value, x[i, j] = value or x[i] = row with the indices known
  * while lowering (an unrolled loop's variable, a literal, data): the
  * element's value is kept, so that later statements read it.  Returns
  * 0 when lhs is not of that form (nothing done). */
-static int assign_element(lower *L, const stan_stmt *s, drift_expr *val)
+static int assign_element(lower *L, xblock xb, ctx *c, const stan_stmt *s,
+                          drift_expr *val)
 {
     const drift_expr *lhs = s->lhs;
     if (lhs->kind != DRIFT_E_INDEX || lhs->a->kind != DRIFT_E_NAME ||
@@ -2008,18 +2068,21 @@ static int assign_element(lower *L, const stan_stmt *s, drift_expr *val)
             if (L->cond)
                 x = need(L, drift_ast_cond(L->A, s->loc, L->cond, x, cur));
         }
+        if (xb == X_MODEL && !c->n_ix && x && x->kind != DRIFT_E_NUM &&
+            x->kind != DRIFT_E_NAME)
+            x = named_value(L, v, from + k, x, s->loc);
         v->el[from + k] = x;
     }
     return 1;
 }
 
-static void assign(lower *L, ctx *c, const stan_stmt *s)
+static void assign(lower *L, xblock xb, ctx *c, const stan_stmt *s)
 {
     const drift_expr *lhs = s->lhs;
     drift_expr *val = subst(L, s->value);
     if (L->failed)
         return;
-    if (assign_element(L, s, val))
+    if (assign_element(L, xb, c, s, val))
         return;
     const char *elem_ix = NULL;
     if (lhs->kind == DRIFT_E_INDEX && lhs->a->kind == DRIFT_E_NAME &&
@@ -2127,7 +2190,7 @@ static void lower_loop(lower *L, xblock xb, ctx *c, const stan_stmt *s)
 /* What lowering a statement may change, kept to go back to it: the
  * locals' values, the statements emitted, the warnings. */
 typedef struct mark {
-    var *vars;
+    var *vars, *tail;           /* named values are appended at the tail */
     size_t n;
     var **v;
     drift_expr **def;
@@ -2148,8 +2211,10 @@ static int mark_take(lower *L, mark *m)
 {
     memset(m, 0, sizeof *m);
     m->vars = L->vars;
-    for (var *v = L->vars; v; v = v->next)
+    for (var *v = L->vars; v; v = v->next) {
         m->n++;
+        m->tail = v;
+    }
     m->v = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->v));
     m->def = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->def));
     m->el = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->el));
@@ -2185,6 +2250,8 @@ static int mark_take(lower *L, mark *m)
 static void mark_restore(lower *L, const mark *m)
 {
     L->vars = m->vars;
+    if (m->tail)
+        m->tail->next = NULL;
     for (size_t k = 0; k < m->n; k++) {
         var *v = m->v[k];
         v->def = m->def[k];
@@ -2248,7 +2315,7 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         return;
     }
     case STAN_S_ASSIGN:
-        assign(L, c, s);
+        assign(L, xb, c, s);
         return;
     case STAN_S_TILDE:
     case STAN_S_TARGET: {
@@ -2564,6 +2631,90 @@ static void emit_values(lower *L, const stan_stmt *body, slist *whole,
     }
 }
 
+/* A scalar parameter whose bounds depend on other parameters (real<lower
+ * = 0, upper = 1 - a> b), which drift's declarations cannot state: as
+ * Stan does it, an unconstrained parameter NAME__free, NAME its
+ * transform (a derived value, written to the output) and the
+ * transform's log Jacobian added to the prior. */
+static void param_bounded_by_params(lower *L, const stan_stmt *s)
+{
+    const drift_typeexpr *t = s->type.t;
+    drift_loc loc = s->name_loc;
+    if (t->kind != DRIFT_T_REAL || t->n_arr) {
+        fail(L, loc, "'%s' has bounds that depend on parameters: drift "
+                     "supports that for scalar reals only", s->name);
+        return;
+    }
+    char nm[200];
+    snprintf(nm, sizeof nm, "%s__free", s->name);
+    const char *uname = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
+    stan_stmt *ud = need(L, drift_arena_alloc(L->A, sizeof *ud));
+    drift_typeexpr *ut = need(L, drift_arena_alloc(L->A, sizeof *ut));
+    if (!uname || !ud || !ut)
+        return;
+    *ud = *s;
+    *ut = *t;
+    ut->lower = ut->upper = NULL;
+    ud->type.t = ut;
+    ud->name = uname;
+    ud->type.offset = ud->type.multiplier = NULL;
+    var *uv = push_var(L, uname, V_PARAM);
+    if (!uv)
+        return;
+    uv->decl = ud;
+    add_decl(L, &L->params, ud, 0);
+    drift_expr *u = need(L, drift_ast_name(L->A, loc, uname));
+    drift_expr *lo = t->lower ? subst(L, t->lower) : NULL;
+    drift_expr *hi = t->upper ? subst(L, t->upper) : NULL;
+    if (L->failed || !u)
+        return;
+    drift_expr *x, *jac;
+    if (lo && hi) {
+        drift_expr *w = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_SUB, hi, lo));
+        drift_expr *il = mk_call(L, loc, "inv_logit", u, NULL);
+        x = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, lo,
+                                    need(L, drift_ast_binop(L->A, loc,
+                                                            DRIFT_OP_MUL, w,
+                                                            il))));
+        drift_expr *u2 = need(L, drift_ast_name(L->A, loc, uname));
+        drift_expr *u3 = need(L, drift_ast_name(L->A, loc, uname));
+        drift_expr *a = mk_call(L, loc, "log", w, NULL);
+        drift_expr *b = mk_call(L, loc, "log_inv_logit", u2, NULL);
+        drift_expr *c = mk_call(L, loc, "log1m_inv_logit", u3, NULL);
+        jac = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, a,
+                                      need(L, drift_ast_binop(L->A, loc,
+                                                              DRIFT_OP_ADD, b,
+                                                              c))));
+    } else {
+        drift_expr *eu = mk_call(L, loc, "exp", u, NULL);
+        x = need(L, drift_ast_binop(L->A, loc,
+                                    lo ? DRIFT_OP_ADD : DRIFT_OP_SUB,
+                                    lo ? lo : hi, eu));
+        jac = need(L, drift_ast_name(L->A, loc, uname));
+    }
+    if (L->failed)
+        return;
+    var *v = push_var(L, s->name, V_LOCAL);
+    if (!v)
+        return;
+    v->decl = s;
+    v->def = x;
+    ctx top = {0};
+    tr tx = translate(L, &top, x), tj = translate(L, &top, jac);
+    if (L->failed)
+        return;
+    drift_stmt *let = new_dstmt(L, DRIFT_S_LET, loc);
+    drift_stmt *tg = new_dstmt(L, DRIFT_S_TARGET, loc);
+    if (!let || !tg)
+        return;
+    let->name = s->name;
+    let->name_loc = loc;
+    let->value = tx.e;
+    add_stmt(L, &L->derived, let);
+    tg->value = tj.e;
+    add_stmt(L, &L->prior, tg);
+}
+
 /* One attempt: rows mode with row size R, or whole (R NULL). */
 static void lower_all(lower *L)
 {
@@ -2608,6 +2759,12 @@ static void lower_all(lower *L)
                                "samples '%s' on its own scale (the posterior "
                                "is the same)",
                                s->name);
+        const drift_typeexpr *t = s->type.t;
+        if ((t->lower && mentions_param(L, t->lower)) ||
+            (t->upper && mentions_param(L, t->upper))) {
+            param_bounded_by_params(L, s);
+            continue;
+        }
         var *v = push_var(L, s->name, V_PARAM);
         if (!v)
             return;
