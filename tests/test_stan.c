@@ -449,7 +449,9 @@ static void test_check_reports_rows(void **state)
 }
 
 /* A generated quantity drift cannot write is left out with a warning
- * naming it; the model still runs. */
+ * naming it; the model still runs.  A pointwise log_lik whose loop is
+ * not one vectorised value is written element by element (the data give
+ * its size). */
 static void test_generated_skipped_warn(void **state)
 {
     (void)state;
@@ -458,16 +460,17 @@ static void test_generated_skipped_warn(void **state)
         "parameters { vector[J] theta; }\n"
         "model { theta ~ std_normal(); y ~ normal(theta, 1); }\n"
         "generated quantities {\n  vector[J] log_lik;\n  real t = theta[1];\n"
-        "  for (j in 1:J) log_lik[j] = normal_lpdf(y[j] | theta[j], 1);\n}\n",
+        "  for (j in 1:J) log_lik[j] = normal_lpdf(y[j] | theta[j], 1);\n"
+        "  real lt = {1, 2}[1];\n}\n",
         ".stan");
     char *d = th_write_text("{\"J\": 3, \"y\": [1, 2, 3]}", ".json");
     th_cli c = th_cli_run((const char *[]){"check", m, "--data", d, NULL});
     unlink(d);
     free(d);
     if (c.status != 0 ||
-        !strstr(c.err, ":7:31: warning: generated quantity 'log_lik' is not "
-                       "written: 'normal_lpdf' of a loop's elements") ||
-        !strstr(c.out, "generated: t"))
+        !strstr(c.err, ":8:13: warning: generated quantity 'lt' is not "
+                       "written: an array expression {...} of ints") ||
+        !strstr(c.out, "generated: log_lik, t\n"))
         fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", c.status, c.out, c.err);
     th_cli_free(&c);
     unlink(m);

@@ -69,6 +69,7 @@ typedef struct lower {
     const char *R;          /* the row size's name (rows mode) */
     const drift_known_ints *ki; /* the data's integers (may be NULL) */
     long n_unrolled;        /* loop iterations unrolled so far */
+    long n_named;           /* named values made (their names' serial) */
     var *vars;
     int failed;
     drift_loc fail_loc;
@@ -244,11 +245,44 @@ static int const_int_at(lower *L, const drift_expr *e, long *out, int depth)
                 return -1;
             *out = a / b;
             return 0;
+        case DRIFT_OP_LT: *out = a < b; return 0;
+        case DRIFT_OP_LE: *out = a <= b; return 0;
+        case DRIFT_OP_GT: *out = a > b; return 0;
+        case DRIFT_OP_GE: *out = a >= b; return 0;
+        case DRIFT_OP_EQ: *out = a == b; return 0;
+        case DRIFT_OP_NE: *out = a != b; return 0;
+        case DRIFT_OP_AND: *out = a && b; return 0;
+        case DRIFT_OP_OR: *out = a || b; return 0;
         default: return -1;
         }
     }
+    case DRIFT_E_NOT:
+        if (const_int_at(L, e->a, out, depth + 1))
+            return -1;
+        *out = !*out;
+        return 0;
+    case DRIFT_E_INDEX: {
+        /* dims(x)[k] */
+        const drift_expr *d = e->a, *x = d->args;
+        long k;
+        if (d->kind != DRIFT_E_CALL || strcmp(d->name, "dims") ||
+            d->n_args != 1 || x->kind != DRIFT_E_NAME || e->n_args != 1 ||
+            const_int_at(L, e->args, &k, depth + 1))
+            return -1;
+        var *v = lookup(L, x->name);
+        if (!v || !v->decl || k < 1)
+            return -1;
+        return decl_dim(L, v->decl->type.t, (int)(k - 1), out);
+    }
     case DRIFT_E_CALL: {
         const drift_expr *x = e->args;
+        if (x && e->n_args == 1 && x->kind == DRIFT_E_CALL &&
+            !strcmp(x->name, "{el}") &&
+            (!strcmp(e->name, "size") || !strcmp(e->name, "rows") ||
+             !strcmp(e->name, "num_elements"))) {
+            *out = (long)x->n_args;
+            return 0;
+        }
         if (!x || e->n_args != 1 || x->kind != DRIFT_E_NAME)
             return -1;
         var *v = lookup(L, x->name);
@@ -560,6 +594,11 @@ static drift_expr *subst(lower *L, drift_expr *e)
             }
             return el_vector(L, v, 0, v->d1, e->loc);
         }
+        long known;
+        if (v->def && v->decl && v->decl->type.t->kind == DRIFT_T_INT &&
+            !v->decl->type.t->n_arr && v->def->kind != DRIFT_E_NUM &&
+            !const_int(L, v->def, &known))
+            return need(L, drift_ast_num(L->A, e->loc, (double)known, 1));
         if (!v->def) {
             fail(L, e->loc,
                  "'%s' is used before it is given a value (or is given its "
@@ -667,6 +706,9 @@ static int same_size(lower *L, drift_expr *a, drift_expr *b)
         L->failed = 0;  /* not a size drift can compare: not the same */
         return 0;
     }
+    long va, vb;
+    if (!const_int(L, sa, &va) && !const_int(L, sb, &vb))
+        return va == vb;
     return same_expr(sa, sb);
 }
 
@@ -1121,6 +1163,52 @@ static drift_expr *stack_scalars(lower *L, drift_loc loc, const tr *el,
     return stack_halves(L, loc, el, n);
 }
 
+/* e with the name replaced by val (new nodes where anything changed). */
+static drift_expr *replace_name(lower *L, drift_expr *e, const char *name,
+                                drift_expr *val)
+{
+    if (!e || L->failed)
+        return e;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        return e;
+    case DRIFT_E_NAME:
+        return strcmp(e->name, name) ? e : val;
+    default:
+        break;
+    }
+    drift_expr *c = need(L, drift_arena_alloc(L->A, sizeof *c));
+    if (!c)
+        return e;
+    *c = *e;
+    c->a = replace_name(L, e->a, name, val);
+    c->b = replace_name(L, e->b, name, val);
+    if (e->kind == DRIFT_E_COND) {
+        c->args = replace_name(L, e->args, name, val);
+        return c;
+    }
+    if (is_elem(e)) {
+        /* an inner loop's own variable hides the name */
+        if (is_name(e->b, name))
+            c->a = e->a;
+        c->b = e->b;
+        return c;
+    }
+    drift_expr *first = NULL, *last = NULL;
+    for (drift_expr *a = e->args; a; a = a->next) {
+        drift_expr *r = unlinked(L, replace_name(L, a, name, val));
+        if (!r)
+            return e;
+        if (last)
+            last->next = r;
+        else
+            first = r;
+        last = r;
+    }
+    c->args = first;
+    return c;
+}
+
 static tr translate(lower *L, ctx *c, const drift_expr *e)
 {
     tr r = bad();
@@ -1295,6 +1383,30 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             w.n_ix = 1;
             w.size = e->args;
             r = translate(L, &w, e->a);
+            long n;
+            if (L->failed && !L->oom && !rows && !const_int(L, e->args, &n) &&
+                n >= 1 && n <= UNROLL_MAX - L->n_unrolled) {
+                /* not one vectorised value: its elements one by one */
+                L->failed = 0;
+                L->n_unrolled += n;
+                tr *el = need(L, drift_arena_alloc(L->A, (size_t)n * sizeof *el));
+                for (long k = 0; el && k < n && !L->failed; k++) {
+                    drift_expr *x = replace_name(L, e->a, e->b->name,
+                                                 num(L, e->loc, k + 1));
+                    ctx top = {0};
+                    el[k] = translate(L, &top, x);
+                    if (!L->failed && !scalar(el[k].t))
+                        fail(L, e->loc, "a value given element by element "
+                                        "whose elements are not scalars");
+                }
+                if (L->failed || !el)
+                    return bad();
+                r.e = stack_scalars(L, e->loc, el, (size_t)n);
+                r.t.base = B_VEC;
+                r.t.n_arr = 0;
+                r.rw = 0;
+                return r;
+            }
             if (L->failed)
                 return bad();
             if (!rows && !r.rw) {
@@ -1960,7 +2072,8 @@ static drift_expr *named_value(lower *L, var *v, long k, drift_expr *value,
     if (!scalar(r.t))
         return value;
     char nm[200];
-    snprintf(nm, sizeof nm, "%s__%ld__", v->name, k + 1);
+    snprintf(nm, sizeof nm, "%s__%ld__", v->name, ++L->n_named);
+    (void)k;
     const char *name = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
     drift_stmt *st = new_dstmt(L, DRIFT_S_LET, loc);
     var *nv = name ? push_var(L, name, V_NAMED) : NULL;
@@ -2441,6 +2554,12 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         drift_expr *k = subst(L, s->lhs);
         if (L->failed)
             return;
+        long known;
+        if (!const_int(L, k, &known)) {
+            /* a condition the data decide: the branch taken alone */
+            exec(L, xb, c, known ? s->body : s->els);
+            return;
+        }
         drift_expr *saved = L->cond;
         L->cond = and_cond(L, s->loc, saved, k);
         exec(L, xb, c, s->body);
@@ -2584,6 +2703,13 @@ static void emit_values(lower *L, const stan_stmt *body, slist *whole,
             if (L->failed)
                 return;
             v->el = NULL;
+        }
+        if (v && !v->def && v->el && !gq) {
+            warn(L, s->name_loc,
+                 "'%s', given values element by element in two dimensions, "
+                 "is used where it appears but not written to the output",
+                 s->name);
+            continue;
         }
         if (!v || !v->def) {
             fail(L, s->name_loc,
