@@ -238,6 +238,15 @@ static void test_unrolled(void **state)
     /* GARCH(1, 1): the recursion's elements named in the prior, and a
      * bound that depends on a parameter */
     compare("garch", 0);
+    /* an HMM's forward algorithm: loops three deep over a table */
+    compare("hmm", 0);
+}
+
+/* Slices: segments, a matrix's row and column. */
+static void test_slices(void **state)
+{
+    (void)state;
+    compare("slices", 0);
 }
 
 /* Mean of a named column of a Stan CSV file's draws. */
@@ -362,9 +371,10 @@ static void test_refusals(void **state)
     refused("functions {\n  real f(real x) { return f(x - 1); }\n}\n"
             "parameters { real mu; }\nmodel { mu ~ normal(f(1), 1); }\n",
             "error: 'f' calls itself: recursive functions are not supported");
-    refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
-            "model { y[2:N] ~ normal(mu, 1); }\n",
-            ":3:11: error: slices (a[i:j], a[:]) are not supported");
+    refused("data { int N; array[N] vector[2] x; }\nparameters { real mu; }\n"
+            "model { x[:, 1] ~ normal(mu, 1); }\n",
+            ":3:9: error: slices (a[i:j], a[:]) are supported of vectors, "
+            "arrays of reals, and of one row or column of a matrix");
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
             "model { y ~ normal(mu, 1) T[0, ]; }\n",
             ":3:27: error: truncation T[,] whose normalising term depends "
@@ -746,6 +756,7 @@ int main(void)
         cmocka_unit_test(test_poisson),
         cmocka_unit_test(test_eight_schools),
         cmocka_unit_test(test_unrolled),
+        cmocka_unit_test(test_slices),
         cmocka_unit_test(test_zip),
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_hier),

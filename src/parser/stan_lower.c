@@ -612,6 +612,14 @@ static drift_expr *subst(lower *L, drift_expr *e)
     case DRIFT_E_CALL: {
         if (is_elem(e))
             return e;
+        if (!strcmp(e->name, ":")) {
+            drift_expr *c = unlinked(L, e);
+            if (!c)
+                return NULL;
+            c->a = e->a ? subst(L, e->a) : NULL;
+            c->b = e->b ? subst(L, e->b) : NULL;
+            return L->failed ? NULL : c;
+        }
         size_t n;
         drift_expr *args = subst_list(L, e->args, &n);
         if (L->failed)
@@ -1033,10 +1041,132 @@ static tr translate_segment(lower *L, ctx *c, const drift_expr *e, long off)
     return r;
 }
 
+static int is_slice(const drift_expr *e)
+{
+    return e && e->kind == DRIFT_E_CALL && !strcmp(e->name, ":");
+}
+
+/* v[lo:hi] of a vector v (lo, hi NULL where open): segment(v, lo,
+ * hi - lo + 1). */
+static drift_expr *segment_of(lower *L, drift_loc loc, drift_expr *v,
+                              const drift_expr *sl, drift_expr *size)
+{
+    ctx top = {0};
+    drift_expr *lo = NULL, *hi = NULL;
+    if (sl->a)
+        lo = translate(L, &top, sl->a).e;
+    if (sl->b)
+        hi = translate(L, &top, sl->b).e;
+    if (L->failed)
+        return NULL;
+    if (!lo && !hi)
+        return v;
+    if (!lo)
+        lo = num(L, loc, 1);
+    if (!hi && !size) {
+        fail(L, loc, "a slice open at its end of a value whose size is not "
+                     "declared: write the end");
+        return NULL;
+    }
+    if (!hi)
+        hi = translate(L, &top, size).e;
+    if (L->failed)
+        return NULL;
+    drift_expr *d = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_SUB, hi, lo));
+    drift_expr *count = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, d,
+                                                num(L, loc, 1)));
+    drift_expr *lo2 = unlinked(L, lo);
+    drift_expr *vc = unlinked(L, v);
+    if (!count || !lo2 || !vc)
+        return NULL;
+    vc->next = lo2;
+    lo2->next = count;
+    count->next = NULL;
+    return need(L, drift_ast_call(L->A, loc, "segment", loc, vc, 3));
+}
+
+/* x[a:b], x[i, :], x[:, j] and the like of a value that is not per
+ * element: segments of vectors and arrays of reals, rows and columns of
+ * matrices. */
+static tr translate_slice(lower *L, ctx *c, const drift_expr *e)
+{
+    tr r = bad();
+    tr base = translate(L, c, e->a);
+    if (L->failed)
+        return r;
+    const drift_expr *i1 = e->args, *i2 = i1 ? i1->next : NULL;
+    if (base.rw || (c->datum && c->n_ix)) {
+        fail(L, e->loc, "a slice of a value with one entry per element of a "
+                        "loop or per row");
+        return r;
+    }
+    stype t = base.t, et = {t.base, 0};
+    /* the declared sizes, for slices open at their end */
+    const drift_typeexpr *dt = NULL;
+    if (e->a->kind == DRIFT_E_NAME) {
+        var *v = lookup(L, e->a->name);
+        if (v && v->decl && (v->kind == V_DATA || v->kind == V_PARAM))
+            dt = v->decl->type.t;
+    }
+    if (!i2 && (t.n_arr == 1 ? scalar(et)
+                              : !t.n_arr && (t.base == B_VEC ||
+                                             t.base == B_ROWVEC))) {
+        drift_expr *v = base.e;
+        if (t.n_arr)
+            v = mk_call(L, e->loc, "to_vector", v, NULL);
+        r.e = is_slice(i1) ? segment_of(L, e->loc, v, i1,
+                                        dt ? lead_size(dt) : NULL)
+                           : NULL;
+        if (!is_slice(i1))
+            fail(L, e->loc, "a slice index expected");
+        r.t = t.n_arr ? (stype){B_VEC, 0} : t;
+        return r;
+    }
+    if (i2 && !i2->next && !t.n_arr && t.base == B_MAT) {
+        ctx top = {0};
+        drift_expr *v;
+        if (!is_slice(i1)) {
+            /* a row, then a slice of it */
+            tr ti = translate(L, &top, i1);
+            if (L->failed)
+                return r;
+            v = need(L, drift_ast_index(L->A, e->loc, base.e, ti.e, 1));
+            r.t.base = B_ROWVEC;
+            if (!is_slice(i2)) {
+                fail(L, e->loc, "a slice index expected");
+                return r;
+            }
+            r.e = segment_of(L, e->loc, v, i2, dt ? dt->size[1] : NULL);
+            return r;
+        }
+        if (!is_slice(i2)) {
+            /* a column: a row of the transpose */
+            tr tj = translate(L, &top, i2);
+            if (L->failed)
+                return r;
+            drift_expr *tb = mk_call(L, e->loc, "transpose", base.e, NULL);
+            v = need(L, drift_ast_index(L->A, e->loc, tb, tj.e, 1));
+            r.t.base = B_VEC;
+            r.e = segment_of(L, e->loc, v, i1, dt ? dt->size[0] : NULL);
+            return r;
+        }
+        if (!i1->a && !i1->b && !i2->a && !i2->b) {
+            r = base;
+            return r;
+        }
+    }
+    fail(L, e->loc, "slices (a[i:j], a[:]) are supported of vectors, "
+                    "arrays of reals, and of one row or column of a matrix");
+    return r;
+}
+
 static tr translate_index(lower *L, ctx *c, const drift_expr *e)
 {
     tr r = bad();
     const drift_expr *first = e->args;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (is_slice(a))
+            return translate_slice(L, c, e);
     long off = 0;
     if (first && (shifted_ix(c, first, &off) ||
                   (c->lo && first->kind == DRIFT_E_NAME &&
