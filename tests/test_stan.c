@@ -242,6 +242,13 @@ static void test_unrolled(void **state)
     compare("hmm", 0);
 }
 
+/* An N of the data's own (seeds' trials), shadowing drift's N. */
+static void test_own_n(void **state)
+{
+    (void)state;
+    compare("own_n", 1);
+}
+
 /* Slices: segments, a matrix's row and column. */
 static void test_slices(void **state)
 {
@@ -757,6 +764,7 @@ int main(void)
         cmocka_unit_test(test_eight_schools),
         cmocka_unit_test(test_unrolled),
         cmocka_unit_test(test_slices),
+        cmocka_unit_test(test_own_n),
         cmocka_unit_test(test_zip),
         cmocka_unit_test(test_glm),
         cmocka_unit_test(test_hier),

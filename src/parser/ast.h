@@ -200,13 +200,18 @@ typedef struct drift_block {
 
 /* ---- symbols ------------------------------------------------------------- */
 
+/* The number of rows' name that no declaration shadows (N is it unless
+ * the data declare an N). */
+#define DRIFT_ROWS_NAME "N__"
+
 typedef enum drift_sym_kind {
     DRIFT_SYM_DATA,   /* declared in data */
     DRIFT_SYM_ROWS,   /* declared in rows: one value per datum */
     DRIFT_SYM_PARAM,  /* declared in param */
     DRIFT_SYM_SIZE,   /* a size name used in a type but declared nowhere:
                          an int bound from the data */
-    DRIFT_SYM_N,      /* the number of rows */
+    DRIFT_SYM_N,      /* the number of rows: named N, or N__ (DRIFT_ROWS_NAME)
+                         when the data declare an N of their own */
     DRIFT_SYM_LOCAL   /* name = value in prior or datum */
 } drift_sym_kind;
 

@@ -732,10 +732,22 @@ static tr bad(void)
     return r;
 }
 
+/* Whether the Stan program's data declare an N that is not the row
+ * size: it is then drift's data N, shadowing the row count. */
+static int own_n(const lower *L)
+{
+    if (L->R && !strcmp(L->R, "N"))
+        return 0;
+    for (const stan_stmt *s = L->sp->block[STAN_DATA]; s; s = s->next)
+        if (s->kind == STAN_S_DECL && !strcmp(s->name, "N"))
+            return 1;
+    return 0;
+}
+
 static drift_expr *mk_name(lower *L, drift_loc loc, const char *name)
 {
     if (L->rows_mode && L->R && !strcmp(name, L->R))
-        name = "N";
+        name = own_n(L) ? DRIFT_ROWS_NAME : "N";
     return need(L, drift_ast_name(L->A, loc, name));
 }
 
@@ -2989,7 +3001,8 @@ static void lower_all(lower *L)
             return;
         v->decl = s;
         drift_expr *lead = lead_size(s->type.t);
-        if (!strcmp(s->name, "N") || (L->R && !strcmp(s->name, L->R)))
+        if ((!strcmp(s->name, "N") && !own_n(L)) ||
+            (L->R && !strcmp(s->name, L->R)))
             continue;   /* drift's N, bound from the data */
         if (L->rows_mode && lead && is_name(lead, L->R)) {
             v->row = 1;
@@ -3064,12 +3077,8 @@ static const char *find_row_size(const stan_program *sp)
             best_n = n;
         }
     }
-    /* drift reserves N for the row count: another N in the data leaves
-     * no name for the rows. */
-    if (best)
-        for (const stan_stmt *s = sp->block[STAN_DATA]; s; s = s->next)
-            if (s->kind == STAN_S_DECL && !strcmp(s->name, "N"))
-                return NULL;
+    /* Another N in the data shadows drift's N, the row count then being
+     * N__ (mk_name). */
     return best;
 }
 
