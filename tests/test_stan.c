@@ -254,6 +254,9 @@ static void test_slices(void **state)
 {
     (void)state;
     compare("slices", 0);
+    /* a matrix built column by column in transformed data (brms'
+     * centred design) */
+    compare("centred", 0);
 }
 
 /* Mean of a named column of a Stan CSV file's draws. */

@@ -48,6 +48,10 @@ typedef struct var {
      * yet given; def is then NULL */
     drift_expr **el;
     long n_el, d1, d2;
+    /* LOCAL matrix given column by column (M[:, j] = ...): its n_col
+     * columns, NULL where not yet given; def is then NULL */
+    drift_expr **col;
+    long n_col;
     struct var *next;
 } var;
 
@@ -585,6 +589,26 @@ static drift_expr *subst(lower *L, drift_expr *e)
         }
         if (v->kind != V_LOCAL)
             return e;
+        if (v->col && !v->def) {
+            drift_expr *first = NULL, *last = NULL;
+            for (long k = 0; k < v->n_col; k++) {
+                if (!v->col[k]) {
+                    fail(L, e->loc, "column %ld of '%s' is used before it is "
+                                    "given a value", k + 1, e->name);
+                    return NULL;
+                }
+                drift_expr *c = unlinked(L, v->col[k]);
+                if (!c)
+                    return NULL;
+                if (last)
+                    last->next = c;
+                else
+                    first = c;
+                last = c;
+            }
+            return need(L, drift_ast_call(L->A, e->loc, "{cols}", e->loc,
+                                          first, (size_t)v->n_col));
+        }
         if (v->el && !v->def) {
             if (v->d2) {
                 fail(L, e->loc, "'%s', given values element by element, is "
@@ -1280,17 +1304,17 @@ static tr translate_index(lower *L, ctx *c, const drift_expr *e)
     return r;
 }
 
-/* append_row of n >= 2 scalars as a balanced tree (nested log2(n)
- * deep, however long the vector). */
-static drift_expr *stack_halves(lower *L, drift_loc loc, const tr *el,
-                                size_t n)
+/* join (append_row, append_col) of n >= 1 values as a balanced tree
+ * (nested log2(n) deep, however many). */
+static drift_expr *join_halves(lower *L, drift_loc loc, const char *join,
+                               const tr *el, size_t n)
 {
     if (n == 1)
         return el[0].e;
     size_t h = n / 2;
-    drift_expr *a = stack_halves(L, loc, el, h);
-    drift_expr *b = stack_halves(L, loc, el + h, n - h);
-    return a && b ? mk_call(L, loc, "append_row", a, b) : NULL;
+    drift_expr *a = join_halves(L, loc, join, el, h);
+    drift_expr *b = join_halves(L, loc, join, el + h, n - h);
+    return a && b ? mk_call(L, loc, join, a, b) : NULL;
 }
 
 /* The vector of n scalars (n >= 1): append_row of them, one
@@ -1302,7 +1326,7 @@ static drift_expr *stack_scalars(lower *L, drift_loc loc, const tr *el,
         drift_expr *one = need(L, drift_ast_num(L->A, loc, 1, 1));
         return mk_call(L, loc, "rep_vector", el[0].e, one);
     }
-    return stack_halves(L, loc, el, n);
+    return join_halves(L, loc, "append_row", el, n);
 }
 
 /* e with the name replaced by val (new nodes where anything changed). */
@@ -1616,6 +1640,27 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             r.rw = rw;
             r.t.base = rw ? B_ROWVEC : B_MAT;
             r.t.n_arr = 0;
+            return r;
+        }
+        if (!strcmp(e->name, "{cols}")) {
+            /* a matrix given column by column: append_col of them */
+            tr *cl = need(L, drift_arena_alloc(L->A, e->n_args * sizeof *cl));
+            if (!cl)
+                return bad();
+            size_t n = 0;
+            for (const drift_expr *a = e->args; a && !L->failed; a = a->next) {
+                cl[n] = translate(L, c, a);
+                if (L->failed)
+                    return bad();
+                if (cl[n].rw || cl[n].t.n_arr || cl[n].t.base != B_VEC) {
+                    fail(L, e->loc, "a matrix given column by column whose "
+                                    "columns are not vectors");
+                    return bad();
+                }
+                n++;
+            }
+            r.e = join_halves(L, e->loc, "append_col", cl, n);
+            r.t.base = B_MAT;
             return r;
         }
         if (!strcmp(e->name, "{el}")) {
@@ -2241,10 +2286,55 @@ static drift_expr *named_value(lower *L, var *v, long k, drift_expr *value,
  * while lowering (an unrolled loop's variable, a literal, data): the
  * element's value is kept, so that later statements read it.  Returns
  * 0 when lhs is not of that form (nothing done). */
+/* M[:, j] = column with j known: the matrix local M kept column by
+ * column.  Returns 0 when lhs is not of that form. */
+static int assign_column(lower *L, const stan_stmt *s, drift_expr *val)
+{
+    const drift_expr *lhs = s->lhs, *i1 = lhs->args;
+    const drift_expr *i2 = i1 ? i1->next : NULL;
+    if (lhs->a->kind != DRIFT_E_NAME || lhs->n_args != 2 ||
+        i1->kind != DRIFT_E_CALL || strcmp(i1->name, ":") || i1->a || i1->b)
+        return 0;
+    var *v = lookup(L, lhs->a->name);
+    if (!v || v->kind != V_LOCAL || !v->decl)
+        return 0;
+    const drift_typeexpr *t = v->decl->type.t;
+    long j, nc;
+    drift_expr *sj = subst(L, (drift_expr *)i2);
+    if (L->failed || t->kind != DRIFT_T_MATRIX || t->n_arr ||
+        const_int(L, sj, &j) || decl_dim(L, t, 1, &nc))
+        return 0;
+    if (s->op >= 0 || L->cond) {
+        fail(L, s->loc, "a column of '%s' updated or set under a condition",
+             v->name);
+        return 1;
+    }
+    if (!v->col) {
+        if (v->def || v->el || nc < 1 || nc > UNROLL_MAX) {
+            fail(L, s->loc, "'%s' is given columns after a value of its own, "
+                            "or has %ld columns", v->name, nc);
+            return 1;
+        }
+        v->col = need(L, drift_arena_alloc(L->A, (size_t)nc * sizeof *v->col));
+        if (!v->col)
+            return 1;
+        memset(v->col, 0, (size_t)nc * sizeof *v->col);
+        v->n_col = nc;
+    }
+    if (j < 1 || j > v->n_col) {
+        fail(L, lhs->loc, "column %ld is out of range for '%s'", j, v->name);
+        return 1;
+    }
+    v->col[j - 1] = val;
+    return 1;
+}
+
 static int assign_element(lower *L, xblock xb, ctx *c, const stan_stmt *s,
                           drift_expr *val)
 {
     const drift_expr *lhs = s->lhs;
+    if (lhs->kind == DRIFT_E_INDEX && assign_column(L, s, val))
+        return 1;
     if (lhs->kind != DRIFT_E_INDEX || lhs->a->kind != DRIFT_E_NAME ||
         lhs->n_args > 2)
         return 0;
@@ -2416,6 +2506,7 @@ static void assign(lower *L, xblock xb, ctx *c, const stan_stmt *s)
     }
     v->def = val;
     v->el = NULL;
+    v->col = NULL;
 }
 
 /* for (i in lo:hi) body as one vectorised statement per statement of
@@ -2450,6 +2541,7 @@ typedef struct mark {
     var **v;
     drift_expr **def;
     drift_expr ***el;           /* copies of the elements */
+    drift_expr ***col;          /* copies of the columns */
     long *d1, *d2, *n_el;
     drift_stmt *last[4];
     int n_warn, gq_skipped;
@@ -2473,16 +2565,26 @@ static int mark_take(lower *L, mark *m)
     m->v = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->v));
     m->def = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->def));
     m->el = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->el));
+    m->col = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->col));
     m->d1 = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->d1));
     m->d2 = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->d2));
     m->n_el = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->n_el));
-    if (!m->v || !m->def || !m->el || !m->d1 || !m->d2 || !m->n_el)
+    if (!m->v || !m->def || !m->el || !m->col || !m->d1 || !m->d2 ||
+        !m->n_el)
         return -1;
     size_t k = 0;
     for (var *v = L->vars; v; v = v->next, k++) {
         m->v[k] = v;
         m->def[k] = v->def;
         m->el[k] = NULL;
+        m->col[k] = NULL;
+        if (v->col) {
+            m->col[k] = need(L, drift_arena_alloc(L->A, (size_t)v->n_col *
+                                                          sizeof *v->col));
+            if (!m->col[k])
+                return -1;
+            memcpy(m->col[k], v->col, (size_t)v->n_col * sizeof *v->col);
+        }
         m->d1[k] = v->d1;
         m->d2[k] = v->d2;
         m->n_el[k] = v->n_el;
@@ -2511,6 +2613,7 @@ static void mark_restore(lower *L, const mark *m)
         var *v = m->v[k];
         v->def = m->def[k];
         v->el = m->el[k];
+        v->col = m->col[k];
         v->d1 = m->d1[k];
         v->d2 = m->d2[k];
         v->n_el = m->n_el[k];
