@@ -16,6 +16,7 @@
  * for types (typecheck.c, which checks the result). */
 #include "config.h"
 
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -74,6 +75,7 @@ typedef struct lower {
     const drift_known_ints *ki; /* the data's integers (may be NULL) */
     long n_unrolled;        /* loop iterations unrolled so far */
     long n_named;           /* named values made (their names' serial) */
+    long n_work;            /* unrolling work, attempts given up too */
     var *vars;
     int failed;
     drift_loc fail_loc;
@@ -188,6 +190,11 @@ static var *push_var(lower *L, const char *name, vkind k)
  * beyond it is an error naming its size, never cut short. */
 #define UNROLL_MAX 200000L
 
+/* Work lowering spends unrolling at most, counting attempts given up
+ * (a loop tried as one vectorised statement first) and the copies they
+ * keep: beyond it the program is refused, not lowered for ever. */
+#define UNROLL_WORK 4000000L
+
 /* The value of an integer expression known while lowering: int
  * literals, the data's integers, locals and unrolled loop variables
  * whose values are such expressions, + - * / and unary minus, and
@@ -213,7 +220,7 @@ static int const_int_at(lower *L, const drift_expr *e, long *out, int depth)
         return -1;
     switch (e->kind) {
     case DRIFT_E_NUM:
-        if (!e->is_int)
+        if (!e->is_int || !(e->num > -1e15 && e->num < 1e15))
             return -1;
         *out = (long)e->num;
         return 0;
@@ -231,7 +238,7 @@ static int const_int_at(lower *L, const drift_expr *e, long *out, int depth)
         return -1;
     }
     case DRIFT_E_NEG:
-        if (const_int_at(L, e->a, out, depth + 1))
+        if (const_int_at(L, e->a, out, depth + 1) || *out == LONG_MIN)
             return -1;
         *out = -*out;
         return 0;
@@ -241,11 +248,11 @@ static int const_int_at(lower *L, const drift_expr *e, long *out, int depth)
             const_int_at(L, e->b, &b, depth + 1))
             return -1;
         switch (e->op) {
-        case DRIFT_OP_ADD: *out = a + b; return 0;
-        case DRIFT_OP_SUB: *out = a - b; return 0;
-        case DRIFT_OP_MUL: *out = a * b; return 0;
+        case DRIFT_OP_ADD: return __builtin_add_overflow(a, b, out) ? -1 : 0;
+        case DRIFT_OP_SUB: return __builtin_sub_overflow(a, b, out) ? -1 : 0;
+        case DRIFT_OP_MUL: return __builtin_mul_overflow(a, b, out) ? -1 : 0;
         case DRIFT_OP_DIV:
-            if (!b)
+            if (!b || (a == LONG_MIN && b == -1))
                 return -1;
             *out = a / b;
             return 0;
@@ -304,9 +311,8 @@ static int const_int_at(lower *L, const drift_expr *e, long *out, int depth)
             int nd = t->n_arr + (t->kind == DRIFT_T_VECTOR) +
                      2 * (t->kind == DRIFT_T_MATRIX);
             for (int k = 0; k < nd; k++) {
-                if (decl_dim(L, t, k, &d))
+                if (decl_dim(L, t, k, &d) || __builtin_mul_overflow(n, d, &n))
                     return -1;
-                n *= d;
             }
             *out = n;
             return 0;
@@ -2358,11 +2364,12 @@ static int assign_element(lower *L, xblock xb, ctx *c, const stan_stmt *s,
         long d1, d2 = 0;
         if (decl_dim(L, t, 0, &d1) || (nd == 2 && decl_dim(L, t, 1, &d2)))
             return 0;
-        long total = d1 * (d2 ? d2 : 1);
-        if (d1 < 1 || (nd == 2 && d2 < 1) || total > UNROLL_MAX) {
-            fail(L, s->loc, "'%s' has %ld elements: drift follows values "
+        long total = 0;
+        if (d1 < 1 || (nd == 2 && d2 < 1) || d1 > UNROLL_MAX ||
+            d2 > UNROLL_MAX || (total = d1 * (d2 ? d2 : 1)) > UNROLL_MAX) {
+            fail(L, s->loc, "'%s' has %ld x %ld elements: drift follows values "
                             "given element by element up to %ld",
-                 v->name, total, UNROLL_MAX);
+                 v->name, d1, d2 ? d2 : 1, UNROLL_MAX);
             return 1;
         }
         v->el = need(L, drift_arena_alloc(L->A, (size_t)total * sizeof *v->el));
@@ -2588,6 +2595,7 @@ static int mark_take(lower *L, mark *m)
         m->d1[k] = v->d1;
         m->d2[k] = v->d2;
         m->n_el[k] = v->n_el;
+        L->n_work += 1 + v->n_el + v->n_col;
         if (v->el) {
             m->el[k] = need(L, drift_arena_alloc(L->A, (size_t)v->n_el *
                                                          sizeof *v->el));
@@ -2637,15 +2645,22 @@ static void mark_restore(lower *L, const mark *m)
 static void unroll(lower *L, xblock xb, ctx *c, const stan_stmt *s, long lo,
                    long hi)
 {
-    if (hi >= lo && hi - lo + 1 > UNROLL_MAX - L->n_unrolled) {
-        fail(L, s->loc, "the loop runs %ld times, more than the %ld "
+    double count = (double)hi - (double)lo + 1;
+    if (count > (double)(UNROLL_MAX - L->n_unrolled)) {
+        fail(L, s->loc, "the loop runs %.0f times, more than the %ld "
                         "iterations drift unrolls in one program (it cannot "
                         "be written as one vectorised statement)",
-             hi - lo + 1, UNROLL_MAX);
+             count, UNROLL_MAX);
         return;
     }
     for (long i = lo; i <= hi && !L->failed && !L->ret_done; i++) {
         L->n_unrolled++;
+        if (++L->n_work > UNROLL_WORK) {
+            fail(L, s->loc, "unrolling this program's loops takes more than "
+                            "%ld steps (loops nested deeply, each tried as a "
+                            "vectorised statement first)", UNROLL_WORK);
+            return;
+        }
         var *saved = L->vars;
         var *v = push_var(L, s->name, V_LOCAL);
         if (!v)
