@@ -411,6 +411,11 @@ static void test_refusals(void **state)
             "model { array[2] int k = {1, 2}; mu ~ normal(k[1], 1); }\n",
             ":2:26: error: an array expression {...} of ints is not "
             "supported");
+    /* unrolled, c doubles in each iteration: refused, not built */
+    refused("parameters { real a; }\nmodel {\n  real c = a;\n"
+            "  for (i in 1:30)\n    if (a > i) c = c + 1;\n"
+            "  target += -square(c);\n}\n",
+            ":5:16: error: the value of 'c' grows past 250000 terms");
     refused("parameters { complex z; }\nmodel { }\n",
             ":1:14: error: the Stan type 'complex' is not supported");
 }

@@ -18,6 +18,7 @@
 
 #include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -76,6 +77,11 @@ typedef struct lower {
     long n_unrolled;        /* loop iterations unrolled so far */
     long n_named;           /* named values made (their names' serial) */
     long n_work;            /* unrolling work, attempts given up too */
+    /* the tree size and depth of values made so far, by node (an open
+     * addressing table; values share nodes, the trees drift's passes
+     * walk do not) */
+    struct measured *meas;
+    size_t meas_cap, meas_n;
     var *vars;
     int failed;
     drift_loc fail_loc;
@@ -184,6 +190,25 @@ static var *push_var(lower *L, const char *name, vkind k)
     v->next = L->vars;
     L->vars = v;
     return v;
+}
+
+/* A value's size as drift's passes see it: nodes as a tree (shared
+ * nodes counted each time) and its depth. */
+typedef struct measured {
+    const drift_expr *e;
+    long size;
+    int depth;
+} measured;
+
+/* A value past these is refused: translated, type-checked and built
+ * as trees, larger or deeper ones would take memory without bound or
+ * overflow the stack (the parser allows 400 levels). */
+#define VALUE_MAX_SIZE 250000L
+#define VALUE_MAX_DEPTH 400
+
+static int is_elem_call(const drift_expr *e)
+{
+    return e && e->kind == DRIFT_E_CALL && !strcmp(e->name, "(");
 }
 
 /* Loop iterations lowering unrolls in one program at most: a loop
@@ -327,6 +352,89 @@ static int const_int_at(lower *L, const drift_expr *e, long *out, int depth)
 static int const_int(lower *L, const drift_expr *e, long *out)
 {
     return const_int_at(L, e, out, 0);
+}
+
+static measured *meas_slot(lower *L, const drift_expr *e)
+{
+    size_t h = ((uintptr_t)e >> 4) * 0x9E3779B97F4A7C15ull;
+    for (size_t k = h & (L->meas_cap - 1);; k = (k + 1) & (L->meas_cap - 1))
+        if (!L->meas[k].e || L->meas[k].e == e)
+            return &L->meas[k];
+}
+
+/* The tree size and depth of e, each node measured once. */
+static void measure(lower *L, const drift_expr *e, long *size, int *depth)
+{
+    *size = 0;
+    *depth = 0;
+    if (!e || L->oom)
+        return;
+    if (L->meas_n * 2 >= L->meas_cap) {
+        size_t cap = L->meas_cap ? 2 * L->meas_cap : 1024;
+        measured *old = L->meas, *t = need(L, drift_arena_alloc(L->A,
+                                                  cap * sizeof *t));
+        if (!t)
+            return;
+        memset(t, 0, cap * sizeof *t);
+        size_t ocap = L->meas_cap;
+        L->meas = t;
+        L->meas_cap = cap;
+        for (size_t k = 0; k < ocap; k++)
+            if (old[k].e)
+                *meas_slot(L, old[k].e) = old[k];
+    }
+    measured *m = meas_slot(L, e);
+    if (m->e) {
+        *size = m->size;
+        *depth = m->depth;
+        return;
+    }
+    long sz = 1;
+    int dp = 0;
+    const drift_expr *kids[2] = {e->a, e->b};
+    for (int k = 0; k < 2; k++) {
+        long s1;
+        int d1;
+        measure(L, kids[k], &s1, &d1);
+        sz = s1 > VALUE_MAX_SIZE ? VALUE_MAX_SIZE + 1 : sz + s1;
+        dp = d1 > dp ? d1 : dp;
+    }
+    for (const drift_expr *a = e->args; a; a = a->next) {
+        long s1;
+        int d1;
+        measure(L, a, &s1, &d1);
+        sz = s1 > VALUE_MAX_SIZE ? VALUE_MAX_SIZE + 1 : sz + s1;
+        dp = d1 > dp ? d1 : dp;
+        if (e->kind == DRIFT_E_COND || is_elem_call(e))
+            break;  /* one expression, not a list */
+    }
+    if (sz > VALUE_MAX_SIZE)
+        sz = VALUE_MAX_SIZE + 1;
+    m = meas_slot(L, e);    /* the table may have grown */
+    m->e = e;
+    m->size = sz;
+    m->depth = dp + 1 > VALUE_MAX_DEPTH ? VALUE_MAX_DEPTH + 1 : dp + 1;
+    L->meas_n++;
+    *size = m->size;
+    *depth = m->depth;
+}
+
+/* Refuses a value given to name that has grown past what drift's passes
+ * take.  Returns nonzero when refused. */
+static int too_large(lower *L, const char *name, const drift_expr *val,
+                     drift_loc loc)
+{
+    long size;
+    int depth;
+    measure(L, val, &size, &depth);
+    if (size <= VALUE_MAX_SIZE && depth <= VALUE_MAX_DEPTH)
+        return 0;
+    fail(L, loc, "the value of '%s' grows past %ld terms or %d levels of "
+                 "nesting as its loop is unrolled (it accumulates over many "
+                 "iterations, or is used twice in each): drift cannot lower "
+                 "it",
+         name, VALUE_MAX_SIZE, VALUE_MAX_DEPTH);
+    return 1;
 }
 
 static stype decl_stype(const stan_stmt *d)
@@ -2022,6 +2130,8 @@ static drift_expr *inline_call(lower *L, const stan_stmt *f, drift_expr *call)
     ctx top = {0};
     exec(L, X_FUNC, &top, f->body);
     drift_expr *r = L->ret;
+    if (!L->failed && r)
+        too_large(L, f->name, r, call->loc);
     if (!L->failed && (!r || L->ret_cond))
         fail(L, f->name_loc, "'%s' does not end in a return drift can follow "
                              "(one return at its end, or if (...) return a; "
@@ -2331,6 +2441,8 @@ static int assign_column(lower *L, const stan_stmt *s, drift_expr *val)
         fail(L, lhs->loc, "column %ld is out of range for '%s'", j, v->name);
         return 1;
     }
+    if (too_large(L, v->name, val, s->loc))
+        return 1;
     v->col[j - 1] = val;
     return 1;
 }
@@ -2420,6 +2532,8 @@ static int assign_element(lower *L, xblock xb, ctx *c, const stan_stmt *s,
             if (L->cond)
                 x = need(L, drift_ast_cond(L->A, s->loc, L->cond, x, cur));
         }
+        if (too_large(L, v->name, x, s->loc))
+            return 1;
         if (xb == X_MODEL && !c->n_ix && x && x->kind != DRIFT_E_NUM &&
             x->kind != DRIFT_E_NAME)
             x = named_value(L, v, from + k, x, s->loc);
@@ -2511,6 +2625,8 @@ static void assign(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         }
         val = elem_node(L, val, elem_ix, c->size, s->loc);
     }
+    if (too_large(L, lhs->name, val, s->loc))
+        return;
     v->def = val;
     v->el = NULL;
     v->col = NULL;
@@ -2679,6 +2795,8 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
     switch (s->kind) {
     case STAN_S_DECL: {
         drift_expr *val = s->value ? subst(L, s->value) : NULL;
+        if (val && too_large(L, s->name, val, s->loc))
+            return;
         var *v = push_var(L, s->name, V_LOCAL);
         if (!v)
             return;
