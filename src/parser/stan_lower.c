@@ -3008,6 +3008,15 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         if (L->failed && retry && !L->oom) {
             mark_restore(L, &m);
             unroll(L, xb, c, s, lo, hi);
+        } else if (L->failed && known && !L->oom) {
+            /* a loop over the rows that must be unrolled: a recursion or
+             * an accumulation over them */
+            char why[sizeof L->why];
+            snprintf(why, sizeof why, "%s", L->why);
+            snprintf(L->why, sizeof L->why, "the loop over the rows at line "
+                     "%d is no vectorised statement (%.200s): it runs unrolled, "
+                     "its iterations depending on each other",
+                     s->loc.first_line, why);
         }
         return;
     }
