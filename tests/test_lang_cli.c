@@ -312,6 +312,74 @@ static void test_recursion_refused(void **state)
     free(mod);
 }
 
+/* An N declared in the data is the data's, shadowing the number of
+ * rows, which N__ still names; a JSON "N" is then that datum and not
+ * checked against the rows.  Without such a declaration a JSON "N" must
+ * equal the number of rows, as before. */
+static void test_own_n(void **state)
+{
+    (void)state;
+    char *m = th_write_text("data  { N : real }\n"
+                            "rows  { y : real }\n"
+                            "param { mu : real }\n"
+                            "prior { mu ~ normal(N, 1) }\n"
+                            "datum { y ~ normal(mu, 1) }\n"
+                            "generated { n = N__  m = N }\n",
+                            ".drift");
+    char *rows = th_write_text("y\n1\n2\n3\n", ".csv");
+    char *j = th_write_text("{\"N\": 5.5}", ".json");
+    char out[] = "/tmp/drift-lcli-XXXXXX";
+    int fd = mkstemp(out);
+    close(fd);
+    th_cli r = th_cli_run((const char *[]){"sample", m, "--data", rows,
+                                           "--data", j, "--chains", "1",
+                                           "--warmup", "50", "--iter", "5",
+                                           "--seed", "1", "--out", out,
+                                           "--quiet", NULL});
+    if (r.status != 0)
+        fail_msg("exit %d\nstderr:\n%s", r.status, r.err);
+    th_cli_free(&r);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char line[1024];
+    int draws = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || !strncmp(line, "lp__", 4))
+            continue;
+        /* the last two columns: n (the rows) and m (the datum N) */
+        char *c2 = strrchr(line, ',');
+        assert_non_null(c2);
+        *c2 = '\0';
+        char *c1 = strrchr(line, ',');
+        assert_non_null(c1);
+        assert_true(strtod(c1 + 1, NULL) == 3.0);
+        assert_true(strtod(c2 + 1, NULL) == 5.5);
+        draws++;
+    }
+    fclose(f);
+    assert_int_equal(draws, 5);
+    /* N as a parameter stays refused; N__ cannot be declared */
+    char *p = th_write_text("param { N : real }\nprior { N ~ normal(0, 1) }\n",
+                            ".drift");
+    expect((const char *[]){"check", p, NULL}, 2, "err",
+           ":1:9: error: 'N' is the number of rows and cannot be declared "
+           "here");
+    char *p2 = th_write_text("data { N__ : int }\nparam { a : real }\n"
+                             "prior { a ~ normal(0, 1) }\n", ".drift");
+    expect((const char *[]){"check", p2, NULL}, 2, "err",
+           ":1:8: error: 'N__' is the number of rows and cannot be declared");
+    /* without its own N, a JSON N must be the number of rows */
+    char *m2 = th_write_text("rows  { y : real }\nparam { mu : real }\n"
+                             "datum { y ~ normal(mu, 1) }\n", ".drift");
+    char *j2 = th_write_text("{\"N\": 4}", ".json");
+    expect((const char *[]){"check", m2, "--data", rows, "--data", j2, NULL},
+           2, "err", "'N' is 4, but");
+    unlink(out);
+    unlink(m), unlink(rows), unlink(j), unlink(p), unlink(p2), unlink(m2),
+        unlink(j2);
+    free(m), free(rows), free(j), free(p), free(p2), free(m2), free(j2);
+}
+
 static void test_check(void **state)
 {
     (void)state;
@@ -364,6 +432,7 @@ int main(void)
         cmocka_unit_test(test_nonfinite_message),
         cmocka_unit_test(test_generated_every),
         cmocka_unit_test(test_errors_exit_2),
+        cmocka_unit_test(test_own_n),
         cmocka_unit_test(test_check),
         cmocka_unit_test(test_transformed_not_written),
         cmocka_unit_test(test_recursion_refused),

@@ -298,7 +298,7 @@ static void test_name_errors(void **state)
            "m.drift:3:9: note: 'w' is declared here\n"
            "    3 | param { w : vector[D]  sigma : real<lower=0> }\n"
            "      |         ^\n");
-    golden("param { a : real }\nparam { b : real }\ndata { a : real  N : int }\n",
+    golden("param { a : real }\nparam { b : real }\ndata { a : real  N__ : int }\n",
            "m.drift:2:1: error: block 'param' appears twice; write all its "
            "entries in one block\n"
            "    2 | param { b : real }\n"
@@ -307,15 +307,16 @@ static void test_name_errors(void **state)
            "    1 | param { a : real }\n"
            "      | ^~~~~\n"
            "m.drift:3:8: error: 'a' is declared twice\n"
-           "    3 | data { a : real  N : int }\n"
+           "    3 | data { a : real  N__ : int }\n"
            "      |        ^\n"
            "m.drift:1:9: note: the first declaration of 'a' is here\n"
            "    1 | param { a : real }\n"
            "      |         ^\n"
-           "m.drift:3:18: error: 'N' is the number of rows and cannot be "
-           "declared\n"
-           "    3 | data { a : real  N : int }\n"
-           "      |                  ^\n");
+           "m.drift:3:18: error: 'N__' is the number of rows and cannot be "
+           "declared here (data and rows may declare an N of their own; the "
+           "number of rows is then N__)\n"
+           "    3 | data { a : real  N__ : int }\n"
+           "      |                  ^~~\n");
 }
 
 static void test_type_errors(void **state)

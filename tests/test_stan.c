@@ -245,6 +245,39 @@ static void test_eight_schools(void **state)
     compare("lpdfinloop", 0);
 }
 
+/* Loops unrolled with the data's sizes: AR(K) (a loop over the lags
+ * nested in one over time, the mean accumulating), ARMA(1, 1) (a
+ * recursion element by element from an element set before the loop),
+ * GARCH(1, 1). */
+static void test_unrolled(void **state)
+{
+    (void)state;
+    compare("ark", 0);
+    compare("arma", 0);
+    /* GARCH(1, 1): the recursion's elements named in the prior, and a
+     * bound that depends on a parameter */
+    compare("garch", 0);
+    /* an HMM's forward algorithm: loops three deep over a table */
+    compare("hmm", 0);
+}
+
+/* An N of the data's own (seeds' trials), shadowing drift's N. */
+static void test_own_n(void **state)
+{
+    (void)state;
+    compare("own_n", 1);
+}
+
+/* Slices: segments, a matrix's row and column. */
+static void test_slices(void **state)
+{
+    (void)state;
+    compare("slices", 0);
+    /* a matrix built column by column in transformed data (brms'
+     * centred design) */
+    compare("centred", 0);
+}
+
 /* Mean of a named column of a Stan CSV file's draws. */
 static double column_mean(const char *path, const char *col, size_t *n)
 {
@@ -444,9 +477,10 @@ static void test_refusals(void **state)
     refused("functions {\n  real f(real x) { return f(x - 1); }\n}\n"
             "parameters { real mu; }\nmodel { mu ~ normal(f(1), 1); }\n",
             "error: 'f' calls itself: recursive functions are not supported");
-    refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
-            "model { y[2:N] ~ normal(mu, 1); }\n",
-            ":3:11: error: slices (a[i:j], a[:]) are not supported");
+    refused("data { int N; array[N] vector[2] x; }\nparameters { real mu; }\n"
+            "model { x[:, 1] ~ normal(mu, 1); }\n",
+            ":3:9: error: slices (a[i:j], a[:]) are supported of vectors, "
+            "arrays of reals, and of one row or column of a matrix");
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
             "model { y ~ normal(mu, 1) T[0, ]; }\n",
             ":3:27: error: truncation T[,] whose normalising term depends "
@@ -454,8 +488,8 @@ static void test_refusals(void **state)
     refused("parameters { real mu; }\nmodel { mu ~ normal(0, 1) }\n",
             ":2:27: error: expected ';'");
     refused("data { int N; vector[N] y; }\nparameters { real mu; }\n"
-            "model { for (n in 1:N) for (k in 1:2) y[n] ~ normal(mu, k); }\n",
-            ":3:24: error: nested loops are not supported");
+            "model { for (n in 1:N) for (k in 1:N) y[n] ~ normal(mu, k); }\n",
+            ":3:24: error: a nested loop whose bounds are not known");
     refused("data { int N; vector[N] y; }\nparameters { real a; }\n"
             "model {\n  real acc = 0;\n  for (n in 1:N) {\n"
             "    acc += y[n];\n    target += -square(acc - a);\n  }\n}\n",
@@ -473,6 +507,11 @@ static void test_refusals(void **state)
             "model { array[2] int k = {1, 2}; mu ~ normal(k[1], 1); }\n",
             ":2:26: error: an array expression {...} of ints is not "
             "supported");
+    /* unrolled, c doubles in each iteration: refused, not built */
+    refused("parameters { real a; }\nmodel {\n  real c = a;\n"
+            "  for (i in 1:30)\n    if (a > i) c = c + 1;\n"
+            "  target += -square(c);\n}\n",
+            ":5:16: error: the value of 'c' grows past 250000 terms");
     refused("parameters { complex z; }\nmodel { }\n",
             ":1:14: error: the Stan type 'complex' is not supported");
 }
@@ -531,7 +570,9 @@ static void test_check_reports_rows(void **state)
 }
 
 /* A generated quantity drift cannot write is left out with a warning
- * naming it; the model still runs. */
+ * naming it; the model still runs.  A pointwise log_lik whose loop is
+ * not one vectorised value is written element by element (the data give
+ * its size). */
 static void test_generated_skipped_warn(void **state)
 {
     (void)state;
@@ -540,16 +581,17 @@ static void test_generated_skipped_warn(void **state)
         "parameters { vector[J] theta; }\n"
         "model { theta ~ std_normal(); y ~ normal(theta, 1); }\n"
         "generated quantities {\n  vector[J] log_lik;\n  real t = theta[1];\n"
-        "  for (j in 1:J) log_lik[j] = normal_lpdf(y[j] | theta[j], 1);\n}\n",
+        "  for (j in 1:J) log_lik[j] = normal_lpdf(y[j] | theta[j], 1);\n"
+        "  real lt = {1, 2}[1];\n}\n",
         ".stan");
     char *d = th_write_text("{\"J\": 3, \"y\": [1, 2, 3]}", ".json");
     th_cli c = th_cli_run((const char *[]){"check", m, "--data", d, NULL});
     unlink(d);
     free(d);
     if (c.status != 0 ||
-        !strstr(c.err, ":7:31: warning: generated quantity 'log_lik' is not "
-                       "written: 'normal_lpdf' of a loop's elements") ||
-        !strstr(c.out, "generated: t"))
+        !strstr(c.err, ":8:13: warning: generated quantity 'lt' is not "
+                       "written: an array expression {...} of ints") ||
+        !strstr(c.out, "generated: log_lik, t\n"))
         fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", c.status, c.out, c.err);
     th_cli_free(&c);
     unlink(m);
@@ -825,6 +867,9 @@ int main(void)
         cmocka_unit_test(test_logistic),
         cmocka_unit_test(test_poisson),
         cmocka_unit_test(test_eight_schools),
+        cmocka_unit_test(test_unrolled),
+        cmocka_unit_test(test_slices),
+        cmocka_unit_test(test_own_n),
         cmocka_unit_test(test_zip),
         cmocka_unit_test(test_centred),
         cmocka_unit_test(test_glm),

@@ -13,6 +13,7 @@
 #include "base/writer.h"
 #include "cli.h"
 #include "engine/lang/lang_model.h"
+#include "engine/lang/langdata.h"
 #include "parser/front.h"
 #include "parser/parse.h"
 #include "parser/print.h"
@@ -174,7 +175,20 @@ int cmd_translate(int argc, char **argv)
     drift_source *src = NULL;
     drift_diag diag;
     drift_diag_init(&diag, stderr);
-    drift_program *p = drift_front_load(a.model, &src, &diag, &e);
+    /* the data's ints, with which loops over data sizes unroll */
+    drift_langdata *ld = NULL;
+    if (a.n_data &&
+        drift_langdata_load_share((const char *const *)a.data, NULL, 0, NULL,
+                                  &ld, &diag)) {
+        drift_langdata_free(ld);
+        fprintf(stderr, "drift translate: %s: the data could not be read\n",
+                a.model);
+        return EXIT_USAGE;
+    }
+    drift_known_ints ki = {ld, drift_langdata_int};
+    drift_program *p = drift_front_load_known(a.model, ld ? &ki : NULL, &src,
+                                              &diag, &e);
+    drift_langdata_free(ld);
     if (!p) {
         fprintf(stderr, "drift translate: %s\n", e.msg);
         drift_source_free(src);

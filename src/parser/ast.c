@@ -295,6 +295,10 @@ static drift_expr *rewrite(drift_rewriter *rw, drift_expr *e)
         break;
     }
     case DRIFT_E_INDEX: {
+        if (rw->index && (r = rw->index(rw, e)) != NULL)
+            break;
+        if (rw->failed)
+            return NULL;
         drift_expr *b = rewrite(rw, e->a);
         size_t n;
         drift_expr *args = rewrite_list(rw, e->args, &n);

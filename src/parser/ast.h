@@ -276,13 +276,18 @@ typedef struct drift_fcheck {
 
 /* ---- symbols ------------------------------------------------------------- */
 
+/* The number of rows' name that no declaration shadows (N is it unless
+ * the data declare an N). */
+#define DRIFT_ROWS_NAME "N__"
+
 typedef enum drift_sym_kind {
     DRIFT_SYM_DATA,   /* declared in data */
     DRIFT_SYM_ROWS,   /* declared in rows: one value per datum */
     DRIFT_SYM_PARAM,  /* declared in param */
     DRIFT_SYM_SIZE,   /* a size name used in a type but declared nowhere:
                          an int bound from the data */
-    DRIFT_SYM_N,      /* the number of rows */
+    DRIFT_SYM_N,      /* the number of rows: named N, or N__ (DRIFT_ROWS_NAME)
+                         when the data declare an N of their own */
     DRIFT_SYM_LOCAL   /* name = value in prior or datum */
 } drift_sym_kind;
 
@@ -358,6 +363,9 @@ typedef struct drift_rewriter {
     int fresh;      /* the callbacks return a new node for each use: a
                        list links it in place rather than a copy */
     int failed;
+    /* x[...] before its parts are rewritten: a replacement, or NULL to
+     * rewrite it as any other (may be NULL) */
+    drift_expr *(*index)(struct drift_rewriter *rw, drift_expr *e);
 } drift_rewriter;
 
 drift_expr *drift_ast_rewrite(drift_rewriter *rw, drift_expr *e);

@@ -8,6 +8,7 @@
 #include "ast.h"
 #include "builtins.h"
 #include "diag.h"
+#include "parse.h"
 
 /* Binds every name to a symbol (declared, a size bound from the data, N,
  * or a local), every call to a builtin and every '~' to a distribution;
@@ -32,5 +33,12 @@ int drift_eval_size(const drift_expr *e, long *out);
  * (then *src may still be set for the caller to free). */
 drift_program *drift_front_load(const char *path, drift_source **src,
                                 drift_diag *diag, drift_err *e);
+
+/* drift_front_load with the data's integers known (parse.h; ki may be
+ * NULL). */
+drift_program *drift_front_load_known(const char *path,
+                                      const drift_known_ints *ki,
+                                      drift_source **src, drift_diag *diag,
+                                      drift_err *e);
 
 #endif

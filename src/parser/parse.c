@@ -84,8 +84,15 @@ void drift_program_free(drift_program *p)
 
 drift_program *drift_parse(const drift_source *src, drift_diag *diag)
 {
+    return drift_parse_known(src, NULL, diag);
+}
+
+drift_program *drift_parse_known(const drift_source *src,
+                                 const drift_known_ints *ki,
+                                 drift_diag *diag)
+{
     if (drift_stan_is_file(src->name))
-        return drift_stan_parse(src, diag);
+        return drift_stan_parse(src, ki, diag);
     drift_arena *arena = drift_arena_new();
     if (!arena) {
         drift_diag_error_file(diag, src->name, "out of memory");

@@ -25,10 +25,24 @@ struct drift_parser {
 };
 
 
+/* The integers the data give by name (scalars of a JSON file or
+ * --data-set), for a front end that lowers loops whose bounds are data
+ * (Stan's).  int_value returns 0 and *out when name is an integer scalar
+ * of the data, -1 otherwise. */
+typedef struct drift_known_ints {
+    const void *self;
+    int (*int_value)(const void *self, const char *name, long *out);
+} drift_known_ints;
+
 /* Parses src.  Returns the program (its blocks possibly partial when
  * syntax errors were reported to diag), or NULL when out of memory (also
  * reported to diag).  The program borrows src, which must outlive it. */
 drift_program *drift_parse(const drift_source *src, drift_diag *diag);
+
+/* drift_parse, with the data's integers known (ki may be NULL: none). */
+drift_program *drift_parse_known(const drift_source *src,
+                                 const drift_known_ints *ki,
+                                 drift_diag *diag);
 
 /* Frees a program and everything in its arena. */
 void drift_program_free(drift_program *p);

@@ -48,6 +48,9 @@ static drift_sym *lookup(resolver *r, const char *name)
 {
     for (size_t k = 0; k < r->p->n_syms; k++) {
         drift_sym *s = r->p->syms[k];
+        /* N__ is the number of rows whether or not N is */
+        if (s->kind == DRIFT_SYM_N && !strcmp(name, DRIFT_ROWS_NAME))
+            return s;
         if (strcmp(s->name, name))
             continue;
         if (s->kind == DRIFT_SYM_LOCAL && !local_visible(r, s->block))
@@ -479,9 +482,14 @@ static void resolve_type(resolver *r, drift_typeexpr *t)
 
 static void declare(resolver *r, drift_decl *dc)
 {
-    if (!strcmp(dc->name, "N")) {
+    if ((!strcmp(dc->name, "N") && dc->block == DRIFT_BLOCK_PARAM) ||
+        !strcmp(dc->name, DRIFT_ROWS_NAME)) {
         drift_diag_error(r->d, r->p->src, dc->loc,
-                         "'N' is the number of rows and cannot be declared");
+                         "'%s' is the number of rows and cannot be declared "
+                         "here (data and rows may declare an N of their "
+                         "own; the number of rows is then " DRIFT_ROWS_NAME
+                         ")",
+                         dc->name);
         r->errors++;
         return;
     }
@@ -564,7 +572,8 @@ static void resolve_stmts(resolver *r, drift_block *b)
             r->rows_outside = 0;
             resolve_expr(r, st->value);
             drift_sym *old = lookup(r, st->name);
-            if (old || !strcmp(st->name, "N")) {
+            if (old || !strcmp(st->name, "N") ||
+                !strcmp(st->name, DRIFT_ROWS_NAME)) {
                 drift_diag_error(r->d, r->p->src, st->name_loc,
                                  "'%s' is already declared; a local needs a "
                                  "new name",
@@ -612,7 +621,16 @@ size_t drift_resolve(drift_program *p, drift_diag *d)
         p->block[b->kind] = b;
     }
     drift_loc nowhere = {0, 0, 0, 0};
-    drift_sym *n = drift_program_add_sym(p, DRIFT_SYM_N, "N", nowhere);
+    /* N names the number of rows unless the data declare an N of their
+     * own, which then shadows it; N__ always names it. */
+    const char *n_name = "N";
+    for (drift_block *b = p->blocks; b; b = b->next)
+        if ((b->kind == DRIFT_BLOCK_DATA || b->kind == DRIFT_BLOCK_ROWS) &&
+            p->block[b->kind] == b)
+            for (drift_decl *dc = b->decls; dc; dc = dc->next)
+                if (!strcmp(dc->name, "N"))
+                    n_name = DRIFT_ROWS_NAME;
+    drift_sym *n = drift_program_add_sym(p, DRIFT_SYM_N, n_name, nowhere);
     if (!n) {
         error_oom(&r);
         return r.errors;

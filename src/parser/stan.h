@@ -13,6 +13,7 @@
 #include "ast.h"
 #include "diag.h"
 #include "lexstate.h"
+#include "parse.h"
 
 /* A declared Stan type: drift's type expression, with what drift's types
  * lack. */
@@ -101,12 +102,14 @@ int drift_stan_is_file(const char *name);
  * built as drift's grammar would have built them from the equivalent
  * .drift text), reporting syntax errors and constructs drift cannot run
  * to diag.  Returns NULL when out of memory, as drift_parse. */
-drift_program *drift_stan_parse(const drift_source *src, drift_diag *diag);
+drift_program *drift_stan_parse(const drift_source *src,
+                                const drift_known_ints *ki, drift_diag *diag);
 
-/* Lowers a parsed Stan program into prog (stan_lower.c).  Returns the
- * number of errors reported. */
-size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
-                        drift_diag *diag);
+/* Lowers a parsed Stan program into prog (stan_lower.c).  ki (may be
+ * NULL) gives the data's integers, with which loops whose bounds are
+ * data can be unrolled.  Returns the number of errors reported. */
+size_t drift_stan_lower(const stan_program *sp, const drift_known_ints *ki,
+                        drift_program *prog, drift_diag *diag);
 
 /* Replaces the control flow of a program in drift's own language (for,
  * if/else, element assignment, truncation, reject: DRIFT_S_FOR ... in

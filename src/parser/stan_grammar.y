@@ -820,15 +820,26 @@ idxs
         }
     ;
 
-/* A slice is kept as a call of ':' and refused when lowered. */
+/* A slice is kept as a call of ':' whose a and b are its bounds (NULL
+ * where open). */
 idx
     : expr                  { $$ = $1; }
     | expr ':' expr
-        { NEED($$ = drift_ast_call(ARENA, span(@1, @3), ":", @2, NULL, 0)); }
+        {
+            NEED($$ = drift_ast_call(ARENA, span(@1, @3), ":", @2, NULL, 0));
+            $$->a = $1;
+            $$->b = $3;
+        }
     | ':' expr
-        { NEED($$ = drift_ast_call(ARENA, span(@1, @2), ":", @1, NULL, 0)); }
+        {
+            NEED($$ = drift_ast_call(ARENA, span(@1, @2), ":", @1, NULL, 0));
+            $$->b = $2;
+        }
     | expr ':'
-        { NEED($$ = drift_ast_call(ARENA, span(@1, @2), ":", @2, NULL, 0)); }
+        {
+            NEED($$ = drift_ast_call(ARENA, span(@1, @2), ":", @2, NULL, 0));
+            $$->a = $1;
+        }
     | ':'
         { NEED($$ = drift_ast_call(ARENA, @1, ":", @1, NULL, 0)); }
     ;

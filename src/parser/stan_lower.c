@@ -19,7 +19,9 @@
  * for types (typecheck.c, which checks the result). */
 #include "config.h"
 
+#include <limits.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -33,7 +35,9 @@ typedef struct stype {
     int base, n_arr;
 } stype;
 
-typedef enum vkind { V_DATA, V_PARAM, V_LOCAL, V_LOOP } vkind;
+/* V_NAMED: a value of the model block given a name among the prior's
+ * statements (an element of an unrolled recursion), def its value. */
+typedef enum vkind { V_DATA, V_PARAM, V_LOCAL, V_LOOP, V_NAMED } vkind;
 
 typedef struct var {
     const char *name;
@@ -47,6 +51,16 @@ typedef struct var {
     int rng;                /* LOCAL: drift's name = value with a random
                                draw in it, which substitution would draw
                                anew at each use */
+    /* LOCAL given values element by element at indices known while
+     * lowering (unrolled loops, x[1] = ...): the elements' values,
+     * row-major over d1 x d2 (d2 0 for one dimension), NULL where not
+     * yet given; def is then NULL */
+    drift_expr **el;
+    long n_el, d1, d2;
+    /* LOCAL matrix given column by column (M[:, j] = ...): its n_col
+     * columns, NULL where not yet given; def is then NULL */
+    drift_expr **col;
+    long n_col;
     struct var *next;
 } var;
 
@@ -68,6 +82,15 @@ typedef struct lower {
     int drift;              /* lowering drift's own control flow
                                (drift_control_lower), not a Stan program */
     const char *R;          /* the row size's name (rows mode) */
+    const drift_known_ints *ki; /* the data's integers (may be NULL) */
+    long n_unrolled;        /* loop iterations unrolled so far */
+    long n_named;           /* named values made (their names' serial) */
+    long n_work;            /* unrolling work, attempts given up too */
+    /* the tree size and depth of values made so far, by node (an open
+     * addressing table; values share nodes, the trees drift's passes
+     * walk do not) */
+    struct measured *meas;
+    size_t meas_cap, meas_n;
     var *vars;
     int failed;
     drift_loc fail_loc;
@@ -179,6 +202,251 @@ static var *push_var(lower *L, const char *name, vkind k)
     v->next = L->vars;
     L->vars = v;
     return v;
+}
+
+/* A value's size as drift's passes see it: nodes as a tree (shared
+ * nodes counted each time) and its depth. */
+typedef struct measured {
+    const drift_expr *e;
+    long size;
+    int depth;
+} measured;
+
+/* A value past these is refused: translated, type-checked and built
+ * as trees, larger or deeper ones would take memory without bound or
+ * overflow the stack (the parser allows 400 levels). */
+#define VALUE_MAX_SIZE 250000L
+#define VALUE_MAX_DEPTH 400
+
+static int is_elem_call(const drift_expr *e)
+{
+    return e && e->kind == DRIFT_E_CALL && !strcmp(e->name, "(");
+}
+
+/* Loop iterations lowering unrolls in one program at most: a loop
+ * beyond it is an error naming its size, never cut short. */
+#define UNROLL_MAX 200000L
+
+/* Work lowering spends unrolling at most, counting attempts given up
+ * (a loop tried as one vectorised statement first) and the copies they
+ * keep: beyond it the program is refused, not lowered for ever. */
+#define UNROLL_WORK 4000000L
+
+/* The value of an integer expression known while lowering: int
+ * literals, the data's integers, locals and unrolled loop variables
+ * whose values are such expressions, + - * / and unary minus, and
+ * size(), rows(), cols(), num_elements() of a value declared with known
+ * sizes.  Returns 0 and *out, or -1. */
+static int const_int(lower *L, const drift_expr *e, long *out);
+
+static int decl_dim(lower *L, const drift_typeexpr *t, int k, long *out)
+{
+    /* the k-th size, array sizes first */
+    if (k < t->n_arr)
+        return const_int(L, t->arr_size[k], out);
+    k -= t->n_arr;
+    if ((t->kind == DRIFT_T_VECTOR && k == 0) ||
+        (t->kind == DRIFT_T_MATRIX && k < 2))
+        return const_int(L, t->size[k], out);
+    return -1;
+}
+
+static int const_int_at(lower *L, const drift_expr *e, long *out, int depth)
+{
+    if (!e || depth > 200)
+        return -1;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        if (!e->is_int || !(e->num > -1e15 && e->num < 1e15))
+            return -1;
+        *out = (long)e->num;
+        return 0;
+    case DRIFT_E_NAME: {
+        var *v = lookup(L, e->name);
+        if (!v)
+            return -1;
+        if (v->kind == V_LOCAL && v->def && (!v->decl ||
+            v->decl->type.t->kind == DRIFT_T_INT)) {
+            return const_int_at(L, v->def, out, depth + 1);
+        }
+        if (v->kind == V_DATA && L->ki && v->decl &&
+            v->decl->type.t->kind == DRIFT_T_INT && !v->decl->type.t->n_arr)
+            return L->ki->int_value(L->ki->self, e->name, out);
+        return -1;
+    }
+    case DRIFT_E_NEG:
+        if (const_int_at(L, e->a, out, depth + 1) || *out == LONG_MIN)
+            return -1;
+        *out = -*out;
+        return 0;
+    case DRIFT_E_BINOP: {
+        long a, b;
+        if (const_int_at(L, e->a, &a, depth + 1) ||
+            const_int_at(L, e->b, &b, depth + 1))
+            return -1;
+        switch (e->op) {
+        case DRIFT_OP_ADD: return __builtin_add_overflow(a, b, out) ? -1 : 0;
+        case DRIFT_OP_SUB: return __builtin_sub_overflow(a, b, out) ? -1 : 0;
+        case DRIFT_OP_MUL: return __builtin_mul_overflow(a, b, out) ? -1 : 0;
+        case DRIFT_OP_DIV:
+            if (!b || (a == LONG_MIN && b == -1))
+                return -1;
+            *out = a / b;
+            return 0;
+        case DRIFT_OP_LT: *out = a < b; return 0;
+        case DRIFT_OP_LE: *out = a <= b; return 0;
+        case DRIFT_OP_GT: *out = a > b; return 0;
+        case DRIFT_OP_GE: *out = a >= b; return 0;
+        case DRIFT_OP_EQ: *out = a == b; return 0;
+        case DRIFT_OP_NE: *out = a != b; return 0;
+        case DRIFT_OP_AND: *out = a && b; return 0;
+        case DRIFT_OP_OR: *out = a || b; return 0;
+        default: return -1;
+        }
+    }
+    case DRIFT_E_NOT:
+        if (const_int_at(L, e->a, out, depth + 1))
+            return -1;
+        *out = !*out;
+        return 0;
+    case DRIFT_E_INDEX: {
+        /* dims(x)[k] */
+        const drift_expr *d = e->a, *x = d->args;
+        long k;
+        if (d->kind != DRIFT_E_CALL || strcmp(d->name, "dims") ||
+            d->n_args != 1 || x->kind != DRIFT_E_NAME || e->n_args != 1 ||
+            const_int_at(L, e->args, &k, depth + 1))
+            return -1;
+        var *v = lookup(L, x->name);
+        if (!v || !v->decl || k < 1)
+            return -1;
+        return decl_dim(L, v->decl->type.t, (int)(k - 1), out);
+    }
+    case DRIFT_E_CALL: {
+        const drift_expr *x = e->args;
+        if (x && e->n_args == 1 && x->kind == DRIFT_E_CALL &&
+            !strcmp(x->name, "{el}") &&
+            (!strcmp(e->name, "size") || !strcmp(e->name, "rows") ||
+             !strcmp(e->name, "num_elements"))) {
+            *out = (long)x->n_args;
+            return 0;
+        }
+        if (!x || e->n_args != 1 || x->kind != DRIFT_E_NAME)
+            return -1;
+        var *v = lookup(L, x->name);
+        if (!v || !v->decl)
+            return -1;
+        const drift_typeexpr *t = v->decl->type.t;
+        if (!strcmp(e->name, "size") || !strcmp(e->name, "rows"))
+            return decl_dim(L, t, 0, out);
+        if (!strcmp(e->name, "cols"))
+            return t->kind == DRIFT_T_MATRIX && !t->n_arr
+                       ? decl_dim(L, t, 1, out)
+                       : -1;
+        if (!strcmp(e->name, "num_elements")) {
+            long n = 1, d;
+            int nd = t->n_arr + (t->kind == DRIFT_T_VECTOR) +
+                     2 * (t->kind == DRIFT_T_MATRIX);
+            for (int k = 0; k < nd; k++) {
+                if (decl_dim(L, t, k, &d) || __builtin_mul_overflow(n, d, &n))
+                    return -1;
+            }
+            *out = n;
+            return 0;
+        }
+        return -1;
+    }
+    default:
+        return -1;
+    }
+}
+
+static int const_int(lower *L, const drift_expr *e, long *out)
+{
+    return const_int_at(L, e, out, 0);
+}
+
+static measured *meas_slot(lower *L, const drift_expr *e)
+{
+    size_t h = ((uintptr_t)e >> 4) * 0x9E3779B97F4A7C15ull;
+    for (size_t k = h & (L->meas_cap - 1);; k = (k + 1) & (L->meas_cap - 1))
+        if (!L->meas[k].e || L->meas[k].e == e)
+            return &L->meas[k];
+}
+
+/* The tree size and depth of e, each node measured once. */
+static void measure(lower *L, const drift_expr *e, long *size, int *depth)
+{
+    *size = 0;
+    *depth = 0;
+    if (!e || L->oom)
+        return;
+    if (L->meas_n * 2 >= L->meas_cap) {
+        size_t cap = L->meas_cap ? 2 * L->meas_cap : 1024;
+        measured *old = L->meas, *t = need(L, drift_arena_alloc(L->A,
+                                                  cap * sizeof *t));
+        if (!t)
+            return;
+        memset(t, 0, cap * sizeof *t);
+        size_t ocap = L->meas_cap;
+        L->meas = t;
+        L->meas_cap = cap;
+        for (size_t k = 0; k < ocap; k++)
+            if (old[k].e)
+                *meas_slot(L, old[k].e) = old[k];
+    }
+    measured *m = meas_slot(L, e);
+    if (m->e) {
+        *size = m->size;
+        *depth = m->depth;
+        return;
+    }
+    long sz = 1;
+    int dp = 0;
+    const drift_expr *kids[2] = {e->a, e->b};
+    for (int k = 0; k < 2; k++) {
+        long s1;
+        int d1;
+        measure(L, kids[k], &s1, &d1);
+        sz = s1 > VALUE_MAX_SIZE ? VALUE_MAX_SIZE + 1 : sz + s1;
+        dp = d1 > dp ? d1 : dp;
+    }
+    for (const drift_expr *a = e->args; a; a = a->next) {
+        long s1;
+        int d1;
+        measure(L, a, &s1, &d1);
+        sz = s1 > VALUE_MAX_SIZE ? VALUE_MAX_SIZE + 1 : sz + s1;
+        dp = d1 > dp ? d1 : dp;
+        if (e->kind == DRIFT_E_COND || is_elem_call(e))
+            break;  /* one expression, not a list */
+    }
+    if (sz > VALUE_MAX_SIZE)
+        sz = VALUE_MAX_SIZE + 1;
+    m = meas_slot(L, e);    /* the table may have grown */
+    m->e = e;
+    m->size = sz;
+    m->depth = dp + 1 > VALUE_MAX_DEPTH ? VALUE_MAX_DEPTH + 1 : dp + 1;
+    L->meas_n++;
+    *size = m->size;
+    *depth = m->depth;
+}
+
+/* Refuses a value given to name that has grown past what drift's passes
+ * take.  Returns nonzero when refused. */
+static int too_large(lower *L, const char *name, const drift_expr *val,
+                     drift_loc loc)
+{
+    long size;
+    int depth;
+    measure(L, val, &size, &depth);
+    if (size <= VALUE_MAX_SIZE && depth <= VALUE_MAX_DEPTH)
+        return 0;
+    fail(L, loc, "the value of '%s' grows past %ld terms or %d levels of "
+                 "nesting as its loop is unrolled (it accumulates over many "
+                 "iterations, or is used twice in each): drift cannot lower "
+                 "it",
+         name, VALUE_MAX_SIZE, VALUE_MAX_DEPTH);
+    return 1;
 }
 
 static stype decl_stype(const stan_stmt *d)
@@ -329,6 +597,87 @@ static drift_expr *glm_args(lower *L, drift_expr *args, drift_loc loc,
     return eta;
 }
 
+/* A copy of e's node, unlinked from any list. */
+static drift_expr *unlinked(lower *L, drift_expr *e)
+{
+    drift_expr *c = need(L, drift_arena_alloc(L->A, sizeof *c));
+    if (!c)
+        return NULL;
+    *c = *e;
+    c->next = NULL;
+    return c;
+}
+
+/* Elements from..from+n-1 of a local given element by element, as the
+ * vector of them (the call "{el}", which translate stacks). */
+static drift_expr *el_vector(lower *L, var *v, long from, long n,
+                             drift_loc loc)
+{
+    drift_expr *first = NULL, *last = NULL;
+    for (long k = from; k < from + n; k++) {
+        if (!v->el[k]) {
+            fail(L, loc, "element %ld of '%s' is used before it is given a "
+                         "value", k + 1, v->name);
+            return NULL;
+        }
+        drift_expr *c = unlinked(L, v->el[k]);
+        if (!c)
+            return NULL;
+        if (last)
+            last->next = c;
+        else
+            first = c;
+        last = c;
+    }
+    return need(L, drift_ast_call(L->A, loc, "{el}", loc, first, (size_t)n));
+}
+
+/* x[i], x[i, j] or x[i] (a row) of a local given element by element,
+ * the indices known; NULL and *unknown set when they are not. */
+static drift_expr *el_index(lower *L, var *v, const drift_expr *e,
+                            int *unknown)
+{
+    long ix[2];
+    size_t n = 0;
+    *unknown = 0;
+    for (const drift_expr *a = e->args; a; a = a->next) {
+        drift_expr *sa = subst(L, (drift_expr *)a);
+        if (L->failed)
+            return NULL;
+        if (n == 2 || const_int(L, sa, &ix[n])) {
+            *unknown = 1;
+            return NULL;
+        }
+        n++;
+    }
+    long d2 = v->d2 ? v->d2 : 1;
+    if (ix[0] < 1 || ix[0] > v->d1 ||
+        (n == 2 && (!v->d2 || ix[1] < 1 || ix[1] > v->d2))) {
+        fail(L, e->loc, "index out of range for '%s'", v->name);
+        return NULL;
+    }
+    if (n == 1 && v->d2)
+        return el_vector(L, v, (ix[0] - 1) * d2, d2, e->loc);
+    long k = (ix[0] - 1) * d2 + (n == 2 ? ix[1] - 1 : 0);
+    if (!v->el[k]) {
+        fail(L, e->loc, "'%s' is used at an element not yet given a value",
+             v->name);
+        return NULL;
+    }
+    return v->el[k];
+}
+
+/* Whether a drift program declares its own N (which then shadows the
+ * number of rows, named N__). */
+static int declares_n(const drift_program *prog)
+{
+    for (const drift_block *b = prog ? prog->blocks : NULL; b; b = b->next)
+        for (const drift_decl *d = b->decls; d; d = d->next)
+            if (!strcmp(d->name, "N"))
+                return 1;
+    return 0;
+}
+
 /* A rewriter whose callbacks reach the lowering. */
 typedef struct substr {
     drift_rewriter rw;
@@ -360,6 +709,40 @@ static drift_expr *subst_name(drift_rewriter *rw, drift_expr *e)
                         "vectors outside", e->name);
         return NULL;
     }
+    if (v->col && !v->def) {
+        drift_expr *first = NULL, *last = NULL;
+        for (long k = 0; k < v->n_col; k++) {
+            if (!v->col[k]) {
+                fail(L, e->loc, "column %ld of '%s' is used before it is "
+                                "given a value", k + 1, e->name);
+                return NULL;
+            }
+            drift_expr *c = unlinked(L, v->col[k]);
+            if (!c)
+                return NULL;
+            if (last)
+                last->next = c;
+            else
+                first = c;
+            last = c;
+        }
+        return need(L, drift_ast_call(L->A, e->loc, "{cols}", e->loc,
+                                      first, (size_t)v->n_col));
+    }
+    if (v->el && !v->def) {
+        if (v->d2) {
+            fail(L, e->loc, "'%s', given values element by element, is "
+                            "used whole: drift follows such values of "
+                            "one dimension only", e->name);
+            return NULL;
+        }
+        return el_vector(L, v, 0, v->d1, e->loc);
+    }
+    long known;
+    if (v->def && v->decl && v->decl->type.t->kind == DRIFT_T_INT &&
+        !v->decl->type.t->n_arr && v->def->kind != DRIFT_E_NUM &&
+        !const_int(L, v->def, &known))
+        return need(L, drift_ast_num(L->A, e->loc, (double)known, 1));
     if (!v->def) {
         fail(L, e->loc,
              "'%s' is used before it is given a value (or is given its "
@@ -376,6 +759,12 @@ static drift_expr *subst_name(drift_rewriter *rw, drift_expr *e)
 static drift_expr *subst_call(drift_rewriter *rw, drift_expr *c)
 {
     lower *L = ((substr *)rw)->L;
+    if (!strcmp(c->name, ":")) {
+        /* a range a:b, its bounds in a and b */
+        c->a = c->a ? subst(L, c->a) : NULL;
+        c->b = c->b ? subst(L, c->b) : NULL;
+        return L->failed ? NULL : c;
+    }
     const stan_stmt *f = find_fun(L, c->name);
     if (f)
         return inline_call(L, f, c);
@@ -408,9 +797,25 @@ static drift_expr *subst_call(drift_rewriter *rw, drift_expr *c)
     return c;
 }
 
+/* x[i] of a local given element by element at indices the data decide:
+ * the element itself; NULL (the index rewritten as any other) when the
+ * indices are not known. */
+static drift_expr *subst_index(drift_rewriter *rw, drift_expr *e)
+{
+    lower *L = ((substr *)rw)->L;
+    var *ev = e->a->kind == DRIFT_E_NAME ? lookup(L, e->a->name) : NULL;
+    if (!ev || ev->kind != V_LOCAL || !ev->el || ev->def)
+        return NULL;
+    int unknown;
+    drift_expr *x = el_index(L, ev, e, &unknown);
+    if (L->failed)
+        rw->failed = 1;
+    return unknown ? NULL : x;
+}
+
 static drift_expr *subst_list(lower *L, drift_expr *args, size_t *n)
 {
-    substr s = {{L->A, subst_name, subst_call, is_elem, 0, 0}, L};
+    substr s = {{L->A, subst_name, subst_call, is_elem, 0, 0, subst_index}, L};
     *n = 0;
     drift_expr *r = L->failed ? NULL : drift_ast_rewrite_list(&s.rw, args, n);
     if (!r && args && !L->failed)
@@ -424,7 +829,7 @@ static drift_expr *subst(lower *L, drift_expr *e)
 {
     if (!e || L->failed)
         return NULL;
-    substr s = {{L->A, subst_name, subst_call, is_elem, 0, 0}, L};
+    substr s = {{L->A, subst_name, subst_call, is_elem, 0, 0, subst_index}, L};
     drift_expr *r = drift_ast_rewrite(&s.rw, e);
     if (!r && !L->failed)
         need(L, NULL);
@@ -443,6 +848,9 @@ static int same_size(lower *L, drift_expr *a, drift_expr *b)
         L->failed = 0;  /* not a size drift can compare: not the same */
         return 0;
     }
+    long va, vb;
+    if (!const_int(L, sa, &va) && !const_int(L, sb, &vb))
+        return va == vb;
     return same_expr(sa, sb);
 }
 
@@ -458,10 +866,22 @@ static tr bad(void)
     return r;
 }
 
+/* Whether the Stan program's data declare an N that is not the row
+ * size: it is then drift's data N, shadowing the row count. */
+static int own_n(const lower *L)
+{
+    if (L->R && !strcmp(L->R, "N"))
+        return 0;
+    for (const stan_stmt *s = L->sp->block[STAN_DATA]; s; s = s->next)
+        if (s->kind == STAN_S_DECL && !strcmp(s->name, "N"))
+            return 1;
+    return 0;
+}
+
 static drift_expr *mk_name(lower *L, drift_loc loc, const char *name)
 {
     if (L->rows_mode && L->R && !strcmp(name, L->R))
-        name = "N";
+        name = own_n(L) ? DRIFT_ROWS_NAME : "N";
     return need(L, drift_ast_name(L->A, loc, name));
 }
 
@@ -763,6 +1183,13 @@ static tr translate_segment(lower *L, ctx *c, const drift_expr *e, long off)
     drift_expr *name = mk_name(L, b->loc, b->name);
     if (!name)
         return r;
+    stype vt = decl_stype(v->decl), et = {vt.base, 0};
+    if (vt.n_arr == 1 && scalar(et)) {
+        /* an array of reals: segment takes its vector */
+        name = mk_call(L, b->loc, "to_vector", name, NULL);
+        if (!name)
+            return r;
+    }
     name->next = ts.e;
     ts.e->next = tc.e;
     tc.e->next = NULL;
@@ -772,10 +1199,132 @@ static tr translate_segment(lower *L, ctx *c, const drift_expr *e, long off)
     return r;
 }
 
+static int is_slice(const drift_expr *e)
+{
+    return e && e->kind == DRIFT_E_CALL && !strcmp(e->name, ":");
+}
+
+/* v[lo:hi] of a vector v (lo, hi NULL where open): segment(v, lo,
+ * hi - lo + 1). */
+static drift_expr *segment_of(lower *L, drift_loc loc, drift_expr *v,
+                              const drift_expr *sl, drift_expr *size)
+{
+    ctx top = {0};
+    drift_expr *lo = NULL, *hi = NULL;
+    if (sl->a)
+        lo = translate(L, &top, sl->a).e;
+    if (sl->b)
+        hi = translate(L, &top, sl->b).e;
+    if (L->failed)
+        return NULL;
+    if (!lo && !hi)
+        return v;
+    if (!lo)
+        lo = num(L, loc, 1);
+    if (!hi && !size) {
+        fail(L, loc, "a slice open at its end of a value whose size is not "
+                     "declared: write the end");
+        return NULL;
+    }
+    if (!hi)
+        hi = translate(L, &top, size).e;
+    if (L->failed)
+        return NULL;
+    drift_expr *d = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_SUB, hi, lo));
+    drift_expr *count = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, d,
+                                                num(L, loc, 1)));
+    drift_expr *lo2 = unlinked(L, lo);
+    drift_expr *vc = unlinked(L, v);
+    if (!count || !lo2 || !vc)
+        return NULL;
+    vc->next = lo2;
+    lo2->next = count;
+    count->next = NULL;
+    return need(L, drift_ast_call(L->A, loc, "segment", loc, vc, 3));
+}
+
+/* x[a:b], x[i, :], x[:, j] and the like of a value that is not per
+ * element: segments of vectors and arrays of reals, rows and columns of
+ * matrices. */
+static tr translate_slice(lower *L, ctx *c, const drift_expr *e)
+{
+    tr r = bad();
+    tr base = translate(L, c, e->a);
+    if (L->failed)
+        return r;
+    const drift_expr *i1 = e->args, *i2 = i1 ? i1->next : NULL;
+    if (base.rw || (c->datum && c->n_ix)) {
+        fail(L, e->loc, "a slice of a value with one entry per element of a "
+                        "loop or per row");
+        return r;
+    }
+    stype t = base.t, et = {t.base, 0};
+    /* the declared sizes, for slices open at their end */
+    const drift_typeexpr *dt = NULL;
+    if (e->a->kind == DRIFT_E_NAME) {
+        var *v = lookup(L, e->a->name);
+        if (v && v->decl && (v->kind == V_DATA || v->kind == V_PARAM))
+            dt = v->decl->type.t;
+    }
+    if (!i2 && (t.n_arr == 1 ? scalar(et)
+                              : !t.n_arr && (t.base == B_VEC ||
+                                             t.base == B_ROWVEC))) {
+        drift_expr *v = base.e;
+        if (t.n_arr)
+            v = mk_call(L, e->loc, "to_vector", v, NULL);
+        r.e = is_slice(i1) ? segment_of(L, e->loc, v, i1,
+                                        dt ? lead_size(dt) : NULL)
+                           : NULL;
+        if (!is_slice(i1))
+            fail(L, e->loc, "a slice index expected");
+        r.t = t.n_arr ? (stype){B_VEC, 0} : t;
+        return r;
+    }
+    if (i2 && !i2->next && !t.n_arr && t.base == B_MAT) {
+        ctx top = {0};
+        drift_expr *v;
+        if (!is_slice(i1)) {
+            /* a row, then a slice of it */
+            tr ti = translate(L, &top, i1);
+            if (L->failed)
+                return r;
+            v = need(L, drift_ast_index(L->A, e->loc, base.e, ti.e, 1));
+            r.t.base = B_ROWVEC;
+            if (!is_slice(i2)) {
+                fail(L, e->loc, "a slice index expected");
+                return r;
+            }
+            r.e = segment_of(L, e->loc, v, i2, dt ? dt->size[1] : NULL);
+            return r;
+        }
+        if (!is_slice(i2)) {
+            /* a column: a row of the transpose */
+            tr tj = translate(L, &top, i2);
+            if (L->failed)
+                return r;
+            drift_expr *tb = mk_call(L, e->loc, "transpose", base.e, NULL);
+            v = need(L, drift_ast_index(L->A, e->loc, tb, tj.e, 1));
+            r.t.base = B_VEC;
+            r.e = segment_of(L, e->loc, v, i1, dt ? dt->size[0] : NULL);
+            return r;
+        }
+        if (!i1->a && !i1->b && !i2->a && !i2->b) {
+            r = base;
+            return r;
+        }
+    }
+    fail(L, e->loc, "slices (a[i:j], a[:]) are supported of vectors, "
+                    "arrays of reals, and of one row or column of a matrix");
+    return r;
+}
+
 static tr translate_index(lower *L, ctx *c, const drift_expr *e)
 {
     tr r = bad();
     const drift_expr *first = e->args;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (is_slice(a))
+            return translate_slice(L, c, e);
     long off = 0;
     if (first && (shifted_ix(c, first, &off) ||
                   (c->lo && first->kind == DRIFT_E_NAME &&
@@ -877,6 +1426,19 @@ static tr translate_index(lower *L, ctx *c, const drift_expr *e)
     return r;
 }
 
+/* join (append_row, append_col) of n >= 1 values as a balanced tree
+ * (nested log2(n) deep, however many). */
+static drift_expr *join_halves(lower *L, drift_loc loc, const char *join,
+                               const tr *el, size_t n)
+{
+    if (n == 1)
+        return el[0].e;
+    size_t h = n / 2;
+    drift_expr *a = join_halves(L, loc, join, el, h);
+    drift_expr *b = join_halves(L, loc, join, el + h, n - h);
+    return a && b ? mk_call(L, loc, join, a, b) : NULL;
+}
+
 /* The vector of n scalars (n >= 1): append_row of them, one
  * rep_vector(x, 1) for a single one. */
 static drift_expr *stack_scalars(lower *L, drift_loc loc, const tr *el,
@@ -886,10 +1448,53 @@ static drift_expr *stack_scalars(lower *L, drift_loc loc, const tr *el,
         drift_expr *one = need(L, drift_ast_num(L->A, loc, 1, 1));
         return mk_call(L, loc, "rep_vector", el[0].e, one);
     }
-    drift_expr *acc = el[n - 1].e;
-    for (size_t k = n - 1; k-- > 0;)
-        acc = mk_call(L, loc, "append_row", el[k].e, acc);
-    return acc;
+    return join_halves(L, loc, "append_row", el, n);
+}
+
+/* e with the name replaced by val (new nodes where anything changed). */
+static drift_expr *replace_name(lower *L, drift_expr *e, const char *name,
+                                drift_expr *val)
+{
+    if (!e || L->failed)
+        return e;
+    switch (e->kind) {
+    case DRIFT_E_NUM:
+        return e;
+    case DRIFT_E_NAME:
+        return strcmp(e->name, name) ? e : val;
+    default:
+        break;
+    }
+    drift_expr *c = need(L, drift_arena_alloc(L->A, sizeof *c));
+    if (!c)
+        return e;
+    *c = *e;
+    c->a = replace_name(L, e->a, name, val);
+    c->b = replace_name(L, e->b, name, val);
+    if (e->kind == DRIFT_E_COND) {
+        c->args = replace_name(L, e->args, name, val);
+        return c;
+    }
+    if (is_elem(e)) {
+        /* an inner loop's own variable hides the name */
+        if (is_name(e->b, name))
+            c->a = e->a;
+        c->b = e->b;
+        return c;
+    }
+    drift_expr *first = NULL, *last = NULL;
+    for (drift_expr *a = e->args; a; a = a->next) {
+        drift_expr *r = unlinked(L, replace_name(L, a, name, val));
+        if (!r)
+            return e;
+        if (last)
+            last->next = r;
+        else
+            first = r;
+        last = r;
+    }
+    c->args = first;
+    return c;
 }
 
 static int mentions_param(lower *L, const drift_expr *e);
@@ -979,6 +1584,16 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
         }
         if (v->kind == V_LOCAL) {
             fail(L, e->loc, "'%s' has no value here", e->name);
+            return r;
+        }
+        if (v->kind == V_NAMED) {
+            if (c->datum) {
+                fail(L, e->loc, "a value of a recursion unrolled over the "
+                                "data is used in a per-row term");
+                return r;
+            }
+            r.e = need(L, drift_ast_name(L->A, e->loc, e->name));
+            r.t.base = B_REAL;
             return r;
         }
         return translate_var(L, c, e, v, 0);
@@ -1127,6 +1742,30 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             w.n_ix = 1;
             w.size = e->args;
             r = translate(L, &w, e->a);
+            long n;
+            if (L->failed && !L->oom && !rows && !const_int(L, e->args, &n) &&
+                n >= 1 && n <= UNROLL_MAX - L->n_unrolled) {
+                /* not one vectorised value: its elements one by one */
+                L->failed = 0;
+                L->n_unrolled += n;
+                tr *el = need(L, drift_arena_alloc(L->A, (size_t)n * sizeof *el));
+                for (long k = 0; el && k < n && !L->failed; k++) {
+                    drift_expr *x = replace_name(L, e->a, e->b->name,
+                                                 num(L, e->loc, k + 1));
+                    ctx top = {0};
+                    el[k] = translate(L, &top, x);
+                    if (!L->failed && !scalar(el[k].t))
+                        fail(L, e->loc, "a value given element by element "
+                                        "whose elements are not scalars");
+                }
+                if (L->failed || !el)
+                    return bad();
+                r.e = stack_scalars(L, e->loc, el, (size_t)n);
+                r.t.base = B_VEC;
+                r.t.n_arr = 0;
+                r.rw = 0;
+                return r;
+            }
             if (L->failed)
                 return bad();
             if (!rows && !r.rw) {
@@ -1194,6 +1833,56 @@ static tr translate(lower *L, ctx *c, const drift_expr *e)
             r.rw = rw;
             r.t.base = rw ? B_ROWVEC : B_MAT;
             r.t.n_arr = 0;
+            return r;
+        }
+        if (!strcmp(e->name, "{cols}")) {
+            /* a matrix given column by column: append_col of them */
+            tr *cl = need(L, drift_arena_alloc(L->A, e->n_args * sizeof *cl));
+            if (!cl)
+                return bad();
+            size_t n = 0;
+            for (const drift_expr *a = e->args; a && !L->failed; a = a->next) {
+                cl[n] = translate(L, c, a);
+                if (L->failed)
+                    return bad();
+                if (cl[n].rw || cl[n].t.n_arr || cl[n].t.base != B_VEC) {
+                    fail(L, e->loc, "a matrix given column by column whose "
+                                    "columns are not vectors");
+                    return bad();
+                }
+                n++;
+            }
+            r.e = join_halves(L, e->loc, "append_col", cl, n);
+            r.t.base = B_MAT;
+            return r;
+        }
+        if (!strcmp(e->name, "{el}")) {
+            /* a local's elements given one by one: the vector of them */
+            tr *el = need(L, drift_arena_alloc(L->A, e->n_args * sizeof *el));
+            if (!el)
+                return bad();
+            size_t n = 0;
+            int any_rw = 0;
+            for (const drift_expr *a = e->args; a && !L->failed; a = a->next) {
+                el[n] = translate(L, c, a);
+                if (L->failed)
+                    return bad();
+                if (!scalar(el[n].t)) {
+                    fail(L, e->loc, "a value given element by element whose "
+                                    "elements are not scalars");
+                    return bad();
+                }
+                any_rw |= el[n].rw;
+                n++;
+            }
+            if (any_rw && !c->datum) {
+                fail(L, e->loc, "a value given element by element from a "
+                                "loop's elements");
+                return bad();
+            }
+            r.e = stack_scalars(L, e->loc, el, n);
+            r.rw = any_rw;
+            r.t.base = B_VEC;
             return r;
         }
         if (!strcmp(e->name, "{")) {
@@ -1537,6 +2226,8 @@ static drift_expr *inline_call(lower *L, const stan_stmt *f, drift_expr *call)
     ctx top = {0};
     exec(L, X_FUNC, &top, f->body);
     drift_expr *r = L->ret;
+    if (!L->failed && r)
+        too_large(L, f->name, r, call->loc);
     if (!L->failed && (!r || L->ret_cond))
         fail(L, f->name_loc, "'%s' does not end in a return drift can follow "
                              "(one return at its end, or if (...) return a; "
@@ -1878,7 +2569,8 @@ static int mentions_param(lower *L, const drift_expr *e)
             return 0;
         if (v->kind == V_PARAM)
             return 1;
-        return v->kind == V_LOCAL && v->def && mentions_param(L, v->def);
+        return (v->kind == V_LOCAL || v->kind == V_NAMED) && v->def &&
+               mentions_param(L, v->def);
     }
     if (mentions_param(L, e->a) || mentions_param(L, e->b))
         return 1;
@@ -1902,11 +2594,194 @@ static int mentions(const drift_expr *e, const char *name)
     return 0;
 }
 
-static void assign(lower *L, ctx *c, const stan_stmt *s)
+/* value, a scalar of the model block, as a local among the prior's
+ * statements (NAME__K__, K the element's flat index from 1), so that a
+ * recursion's elements are each computed once and the expressions that
+ * use them stay shallow.  Returns the name to use in its place. */
+static drift_expr *named_value(lower *L, var *v, long k, drift_expr *value,
+                               drift_loc loc)
+{
+    ctx top = {0};
+    tr r = translate(L, &top, value);
+    if (L->failed)
+        return NULL;
+    if (!scalar(r.t))
+        return value;
+    char nm[200];
+    snprintf(nm, sizeof nm, "%s__%ld__", v->name, ++L->n_named);
+    (void)k;
+    const char *name = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
+    drift_stmt *st = new_dstmt(L, DRIFT_S_LET, loc);
+    var *nv = name ? push_var(L, name, V_NAMED) : NULL;
+    if (!st || !nv)
+        return NULL;
+    /* after the locals of the enclosing scopes, so that leaving them
+     * keeps it */
+    L->vars = nv->next;
+    var **pp = &L->vars;
+    while (*pp)
+        pp = &(*pp)->next;
+    nv->next = NULL;
+    *pp = nv;
+    nv->def = value;
+    st->name = name;
+    st->name_loc = loc;
+    st->value = r.e;
+    add_stmt(L, &L->prior, st);
+    return need(L, drift_ast_name(L->A, loc, name));
+}
+
+/* x[i] = value, x[i, j] = value or x[i] = row with the indices known
+ * while lowering (an unrolled loop's variable, a literal, data): the
+ * element's value is kept, so that later statements read it.  Returns
+ * 0 when lhs is not of that form (nothing done). */
+/* M[:, j] = column with j known: the matrix local M kept column by
+ * column.  Returns 0 when lhs is not of that form. */
+static int assign_column(lower *L, const stan_stmt *s, drift_expr *val)
+{
+    const drift_expr *lhs = s->lhs, *i1 = lhs->args;
+    const drift_expr *i2 = i1 ? i1->next : NULL;
+    if (lhs->a->kind != DRIFT_E_NAME || lhs->n_args != 2 ||
+        i1->kind != DRIFT_E_CALL || strcmp(i1->name, ":") || i1->a || i1->b)
+        return 0;
+    var *v = lookup(L, lhs->a->name);
+    if (!v || v->kind != V_LOCAL || !v->decl)
+        return 0;
+    const drift_typeexpr *t = v->decl->type.t;
+    long j, nc;
+    drift_expr *sj = subst(L, (drift_expr *)i2);
+    if (L->failed || t->kind != DRIFT_T_MATRIX || t->n_arr ||
+        const_int(L, sj, &j) || decl_dim(L, t, 1, &nc))
+        return 0;
+    if (s->op >= 0 || L->cond) {
+        fail(L, s->loc, "a column of '%s' updated or set under a condition",
+             v->name);
+        return 1;
+    }
+    if (!v->col) {
+        if (v->def || v->el || nc < 1 || nc > UNROLL_MAX) {
+            fail(L, s->loc, "'%s' is given columns after a value of its own, "
+                            "or has %ld columns", v->name, nc);
+            return 1;
+        }
+        v->col = need(L, drift_arena_alloc(L->A, (size_t)nc * sizeof *v->col));
+        if (!v->col)
+            return 1;
+        memset(v->col, 0, (size_t)nc * sizeof *v->col);
+        v->n_col = nc;
+    }
+    if (j < 1 || j > v->n_col) {
+        fail(L, lhs->loc, "column %ld is out of range for '%s'", j, v->name);
+        return 1;
+    }
+    if (too_large(L, v->name, val, s->loc))
+        return 1;
+    v->col[j - 1] = val;
+    return 1;
+}
+
+static int assign_element(lower *L, xblock xb, ctx *c, const stan_stmt *s,
+                          drift_expr *val)
+{
+    const drift_expr *lhs = s->lhs;
+    if (lhs->kind == DRIFT_E_INDEX && assign_column(L, s, val))
+        return 1;
+    if (lhs->kind != DRIFT_E_INDEX || lhs->a->kind != DRIFT_E_NAME ||
+        lhs->n_args > 2)
+        return 0;
+    var *v = lookup(L, lhs->a->name);
+    if (!v || v->kind != V_LOCAL || !v->decl)
+        return 0;
+    long ix[2];
+    size_t n = 0;
+    for (const drift_expr *a = lhs->args; a; a = a->next) {
+        drift_expr *sa = subst(L, (drift_expr *)a);
+        if (L->failed || const_int(L, sa, &ix[n]))
+            return 0;
+        n++;
+    }
+    const drift_typeexpr *t = v->decl->type.t;
+    int nd = t->n_arr + (t->kind == DRIFT_T_VECTOR) +
+             2 * (t->kind == DRIFT_T_MATRIX);
+    if (nd < 1 || nd > 2)
+        return 0;
+    if (!v->el) {
+        long d1, d2 = 0;
+        if (decl_dim(L, t, 0, &d1) || (nd == 2 && decl_dim(L, t, 1, &d2)))
+            return 0;
+        long total = 0;
+        if (d1 < 1 || (nd == 2 && d2 < 1) || d1 > UNROLL_MAX ||
+            d2 > UNROLL_MAX || (total = d1 * (d2 ? d2 : 1)) > UNROLL_MAX) {
+            fail(L, s->loc, "'%s' has %ld x %ld elements: drift follows values "
+                            "given element by element up to %ld",
+                 v->name, d1, d2 ? d2 : 1, UNROLL_MAX);
+            return 1;
+        }
+        v->el = need(L, drift_arena_alloc(L->A, (size_t)total * sizeof *v->el));
+        if (!v->el)
+            return 1;
+        memset(v->el, 0, (size_t)total * sizeof *v->el);
+        v->d1 = d1;
+        v->d2 = d2;
+        v->n_el = total;
+        if (v->def) {
+            /* what it held before, element by element */
+            for (long k = 0; k < total; k++) {
+                drift_expr *i1 = num(L, s->loc, d2 ? k / d2 + 1 : k + 1);
+                drift_expr *i2 = d2 ? num(L, s->loc, k % d2 + 1) : NULL;
+                if (i1 && i2)
+                    i1->next = i2;
+                v->el[k] = need(L, drift_ast_index(L->A, s->loc, v->def, i1,
+                                                   d2 ? 2 : 1));
+            }
+            v->def = NULL;
+        }
+    }
+    long d2 = v->d2 ? v->d2 : 1;
+    if (ix[0] < 1 || ix[0] > v->d1 ||
+        (n == 2 && (!v->d2 || ix[1] < 1 || ix[1] > v->d2))) {
+        fail(L, lhs->loc, "index out of range for '%s'", v->name);
+        return 1;
+    }
+    long from = (ix[0] - 1) * d2 + (n == 2 ? ix[1] - 1 : 0);
+    long count = n == 1 && v->d2 ? v->d2 : 1;
+    for (long k = 0; k < count && !L->failed; k++) {
+        drift_expr *x = val;
+        if (count > 1) {
+            /* a row: its k-th element */
+            x = need(L, drift_ast_index(L->A, s->loc, val,
+                                        num(L, s->loc, k + 1), 1));
+        }
+        drift_expr *cur = v->el[from + k];
+        if (s->op >= 0 || L->cond) {
+            if (!cur) {
+                fail(L, lhs->loc, "element of '%s' is updated before it has "
+                                  "a value", v->name);
+                return 1;
+            }
+            if (s->op >= 0)
+                x = need(L, drift_ast_binop(L->A, s->loc, (drift_binop)s->op,
+                                            cur, x));
+            if (L->cond)
+                x = need(L, drift_ast_cond(L->A, s->loc, L->cond, x, cur));
+        }
+        if (too_large(L, v->name, x, s->loc))
+            return 1;
+        if (xb == X_MODEL && !c->n_ix && x && x->kind != DRIFT_E_NUM &&
+            x->kind != DRIFT_E_NAME)
+            x = named_value(L, v, from + k, x, s->loc);
+        v->el[from + k] = x;
+    }
+    return 1;
+}
+
+static void assign(lower *L, xblock xb, ctx *c, const stan_stmt *s)
 {
     const drift_expr *lhs = s->lhs;
     drift_expr *val = subst(L, s->value);
     if (L->failed)
+        return;
+    if (assign_element(L, xb, c, s, val))
         return;
     const char *elem_ix = NULL;
     if (lhs->kind == DRIFT_E_INDEX && lhs->a->kind == DRIFT_E_NAME &&
@@ -2003,7 +2878,167 @@ static void assign(lower *L, ctx *c, const stan_stmt *s)
         }
         val = elem_node(L, val, elem_ix, c->size, s->loc);
     }
+    if (too_large(L, lhs->name, val, s->loc))
+        return;
     v->def = val;
+    v->el = NULL;
+    v->col = NULL;
+}
+
+/* for (i in lo:hi) body as one vectorised statement per statement of
+ * its body. */
+static void lower_loop(lower *L, xblock xb, ctx *c, const stan_stmt *s)
+{
+    var *v = push_var(L, s->name, V_LOOP);
+    if (!v)
+        return;
+    v->size = s->hi;
+    ctx in = *c;
+    in.ix[0] = s->name;
+    in.n_ix = 1;
+    in.size = subst(L, s->hi);
+    in.lo = s->lhs->kind == DRIFT_E_NUM && s->lhs->num == 1
+                ? NULL
+                : subst(L, s->lhs);
+    exec(L, xb, &in, s->body);
+    /* The loop variable goes out of scope; assignments stay. */
+    var **pp = &L->vars;
+    while (*pp && *pp != v)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = v->next;
+}
+
+/* What lowering a statement may change, kept to go back to it: the
+ * locals' values, the statements emitted, the warnings. */
+typedef struct mark {
+    var *vars, *tail;           /* named values are appended at the tail */
+    size_t n;
+    var **v;
+    drift_expr **def;
+    drift_expr ***el;           /* copies of the elements */
+    drift_expr ***col;          /* copies of the columns */
+    long *d1, *d2, *n_el;
+    drift_stmt *last[4];
+    int n_warn, gq_skipped;
+    long n_unrolled;
+} mark;
+
+static slist *mark_lists(lower *L, int k)
+{
+    slist *sl[4] = {&L->prior, &L->datum, &L->derived, &L->generated};
+    return sl[k];
+}
+
+static int mark_take(lower *L, mark *m)
+{
+    memset(m, 0, sizeof *m);
+    m->vars = L->vars;
+    for (var *v = L->vars; v; v = v->next) {
+        m->n++;
+        m->tail = v;
+    }
+    m->v = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->v));
+    m->def = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->def));
+    m->el = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->el));
+    m->col = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->col));
+    m->d1 = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->d1));
+    m->d2 = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->d2));
+    m->n_el = need(L, drift_arena_alloc(L->A, (m->n + 1) * sizeof *m->n_el));
+    if (!m->v || !m->def || !m->el || !m->col || !m->d1 || !m->d2 ||
+        !m->n_el)
+        return -1;
+    size_t k = 0;
+    for (var *v = L->vars; v; v = v->next, k++) {
+        m->v[k] = v;
+        m->def[k] = v->def;
+        m->el[k] = NULL;
+        m->col[k] = NULL;
+        if (v->col) {
+            m->col[k] = need(L, drift_arena_alloc(L->A, (size_t)v->n_col *
+                                                          sizeof *v->col));
+            if (!m->col[k])
+                return -1;
+            memcpy(m->col[k], v->col, (size_t)v->n_col * sizeof *v->col);
+        }
+        m->d1[k] = v->d1;
+        m->d2[k] = v->d2;
+        m->n_el[k] = v->n_el;
+        L->n_work += 1 + v->n_el + v->n_col;
+        if (v->el) {
+            m->el[k] = need(L, drift_arena_alloc(L->A, (size_t)v->n_el *
+                                                         sizeof *v->el));
+            if (!m->el[k])
+                return -1;
+            memcpy(m->el[k], v->el, (size_t)v->n_el * sizeof *v->el);
+        }
+    }
+    for (int j = 0; j < 4; j++)
+        m->last[j] = mark_lists(L, j)->last;
+    m->n_warn = L->n_warn;
+    m->gq_skipped = L->gq_skipped;
+    m->n_unrolled = L->n_unrolled;
+    return 0;
+}
+
+static void mark_restore(lower *L, const mark *m)
+{
+    L->vars = m->vars;
+    if (m->tail)
+        m->tail->next = NULL;
+    for (size_t k = 0; k < m->n; k++) {
+        var *v = m->v[k];
+        v->def = m->def[k];
+        v->el = m->el[k];
+        v->col = m->col[k];
+        v->d1 = m->d1[k];
+        v->d2 = m->d2[k];
+        v->n_el = m->n_el[k];
+    }
+    for (int j = 0; j < 4; j++) {
+        slist *sl = mark_lists(L, j);
+        sl->last = m->last[j];
+        if (sl->last)
+            sl->last->next = NULL;
+        else
+            sl->first = NULL;
+    }
+    L->n_warn = m->n_warn;
+    L->gq_skipped = m->gq_skipped;
+    L->n_unrolled = m->n_unrolled;
+    L->failed = 0;
+}
+
+/* for (i in lo:hi) body with lo and hi known while lowering, run once
+ * per value of i (each iteration's locals its own). */
+static void unroll(lower *L, xblock xb, ctx *c, const stan_stmt *s, long lo,
+                   long hi)
+{
+    double count = (double)hi - (double)lo + 1;
+    if (count > (double)(UNROLL_MAX - L->n_unrolled)) {
+        fail(L, s->loc, "the loop runs %.0f times, more than the %ld "
+                        "iterations drift unrolls in one program (it cannot "
+                        "be written as one vectorised statement)",
+             count, UNROLL_MAX);
+        return;
+    }
+    for (long i = lo; i <= hi && !L->failed && !L->ret_done; i++) {
+        L->n_unrolled++;
+        if (++L->n_work > UNROLL_WORK) {
+            fail(L, s->loc, "unrolling this program's loops takes more than "
+                            "%ld steps (loops nested deeply, each tried as a "
+                            "vectorised statement first)", UNROLL_WORK);
+            return;
+        }
+        var *saved = L->vars;
+        var *v = push_var(L, s->name, V_LOCAL);
+        if (!v)
+            return;
+        v->def = num(L, s->loc, i);
+        v->loop_level = c->n_ix;
+        exec(L, xb, c, s->body);
+        L->vars = saved;
+    }
 }
 
 /* A Stan print at the top of transformed parameters or generated
@@ -2086,6 +3121,8 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
     switch (s->kind) {
     case STAN_S_DECL: {
         drift_expr *val = s->value ? subst(L, s->value) : NULL;
+        if (val && too_large(L, s->name, val, s->loc))
+            return;
         var *v = push_var(L, s->name, V_LOCAL);
         if (!v)
             return;
@@ -2095,7 +3132,7 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         return;
     }
     case STAN_S_ASSIGN:
-        assign(L, c, s);
+        assign(L, xb, c, s);
         return;
     case STAN_S_TILDE:
     case STAN_S_TARGET: {
@@ -2232,6 +3269,12 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
         drift_expr *k = subst(L, s->lhs);
         if (L->failed)
             return;
+        long known;
+        if (!const_int(L, k, &known)) {
+            /* a condition the data decide: the branch taken alone */
+            exec(L, xb, c, known ? s->body : s->els);
+            return;
+        }
         drift_expr *saved = L->cond;
         L->cond = and_cond(L, s->loc, saved, k);
         exec(L, xb, c, s->body);
@@ -2279,37 +3322,53 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                             "literals, not values of the parameters");
             return;
         }
+        const char *rows_n = L->drift && declares_n(L->prog) ? "N__" : "N";
         if (L->drift && xb == X_MODEL && c->datum_block &&
-            (mentions(s->hi, "N") || mentions(s->lhs, "N"))) {
+            (mentions(s->hi, rows_n) || mentions(s->lhs, rows_n))) {
             fail(L, s->loc, "a loop over the rows: the datum block is "
                             "already one row's term, and the rows are "
                             "summed by drift (drop the loop and the row "
                             "index)");
             return;
         }
+        long lo, hi;
+        drift_expr *slo = subst(L, s->lhs), *shi = subst(L, s->hi);
+        if (L->failed)
+            return;
+        int known = !const_int(L, slo, &lo) && !const_int(L, shi, &hi);
         if (c->n_ix) {
-            fail(L, s->loc, "nested loops are not supported: write the inner "
-                            "loop as a vectorised statement");
+            /* inside a vectorised loop: unrolled */
+            if (!known) {
+                fail(L, s->loc, "a nested loop whose bounds are not known "
+                                "while lowering (int literals, the data's "
+                                "ints, or values of them): write the inner "
+                                "loop as a vectorised statement");
+                return;
+            }
+            unroll(L, xb, c, s, lo, hi);
             return;
         }
-        var *v = push_var(L, s->name, V_LOOP);
-        if (!v)
+        /* One vectorised statement where it can be; otherwise, with its
+         * bounds known, unrolled (loops over the rows are left to the
+         * whole lowering). */
+        mark m;
+        int retry = known && !(L->rows_mode && L->R && mentions(s->hi, L->R));
+        if (retry && mark_take(L, &m))
             return;
-        v->size = s->hi;
-        ctx in = *c;
-        in.ix[0] = s->name;
-        in.n_ix = 1;
-        in.size = subst(L, s->hi);
-        in.lo = s->lhs->kind == DRIFT_E_NUM && s->lhs->num == 1
-                    ? NULL
-                    : subst(L, s->lhs);
-        exec(L, xb, &in, s->body);
-        /* The loop variable goes out of scope; assignments stay. */
-        var **pp = &L->vars;
-        while (*pp && *pp != v)
-            pp = &(*pp)->next;
-        if (*pp)
-            *pp = v->next;
+        lower_loop(L, xb, c, s);
+        if (L->failed && retry && !L->oom) {
+            mark_restore(L, &m);
+            unroll(L, xb, c, s, lo, hi);
+        } else if (L->failed && known && !L->oom) {
+            /* a loop over the rows that must be unrolled: a recursion or
+             * an accumulation over them */
+            char why[sizeof L->why];
+            snprintf(why, sizeof why, "%s", L->why);
+            snprintf(L->why, sizeof L->why, "the loop over the rows at line "
+                     "%d is no vectorised statement (%.200s): it runs unrolled, "
+                     "its iterations depending on each other",
+                     s->loc.first_line, why);
+        }
         return;
     }
     case STAN_S_BLOCK: {
@@ -2396,6 +3455,20 @@ static void emit_values(lower *L, const stan_stmt *body, slist *whole,
         if (s->kind != STAN_S_DECL)
             continue;
         var *v = lookup(L, s->name);
+        if (v && !v->def && v->el && !v->d2) {
+            /* given element by element: the vector of its elements */
+            v->def = el_vector(L, v, 0, v->d1, s->name_loc);
+            if (L->failed)
+                return;
+            v->el = NULL;
+        }
+        if (v && !v->def && v->el && !gq) {
+            warn(L, s->name_loc,
+                 "'%s', given values element by element in two dimensions, "
+                 "is used where it appears but not written to the output",
+                 s->name);
+            continue;
+        }
         if (!v || !v->def) {
             fail(L, s->name_loc,
                  "'%s' is never given a value that drift can follow (a value "
@@ -2442,6 +3515,90 @@ static void emit_values(lower *L, const stan_stmt *body, slist *whole,
     }
 }
 
+/* A scalar parameter whose bounds depend on other parameters (real<lower
+ * = 0, upper = 1 - a> b), which drift's declarations cannot state: as
+ * Stan does it, an unconstrained parameter NAME__free, NAME its
+ * transform (a derived value, written to the output) and the
+ * transform's log Jacobian added to the prior. */
+static void param_bounded_by_params(lower *L, const stan_stmt *s)
+{
+    const drift_typeexpr *t = s->type.t;
+    drift_loc loc = s->name_loc;
+    if (t->kind != DRIFT_T_REAL || t->n_arr) {
+        fail(L, loc, "'%s' has bounds that depend on parameters: drift "
+                     "supports that for scalar reals only", s->name);
+        return;
+    }
+    char nm[200];
+    snprintf(nm, sizeof nm, "%s__free", s->name);
+    const char *uname = need(L, drift_arena_strndup(L->A, nm, strlen(nm)));
+    stan_stmt *ud = need(L, drift_arena_alloc(L->A, sizeof *ud));
+    drift_typeexpr *ut = need(L, drift_arena_alloc(L->A, sizeof *ut));
+    if (!uname || !ud || !ut)
+        return;
+    *ud = *s;
+    *ut = *t;
+    ut->lower = ut->upper = NULL;
+    ud->type.t = ut;
+    ud->name = uname;
+    ud->type.offset = ud->type.multiplier = NULL;
+    var *uv = push_var(L, uname, V_PARAM);
+    if (!uv)
+        return;
+    uv->decl = ud;
+    add_decl(L, &L->params, ud, 0);
+    drift_expr *u = need(L, drift_ast_name(L->A, loc, uname));
+    drift_expr *lo = t->lower ? subst(L, t->lower) : NULL;
+    drift_expr *hi = t->upper ? subst(L, t->upper) : NULL;
+    if (L->failed || !u)
+        return;
+    drift_expr *x, *jac;
+    if (lo && hi) {
+        drift_expr *w = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_SUB, hi, lo));
+        drift_expr *il = mk_call(L, loc, "inv_logit", u, NULL);
+        x = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, lo,
+                                    need(L, drift_ast_binop(L->A, loc,
+                                                            DRIFT_OP_MUL, w,
+                                                            il))));
+        drift_expr *u2 = need(L, drift_ast_name(L->A, loc, uname));
+        drift_expr *u3 = need(L, drift_ast_name(L->A, loc, uname));
+        drift_expr *a = mk_call(L, loc, "log", w, NULL);
+        drift_expr *b = mk_call(L, loc, "log_inv_logit", u2, NULL);
+        drift_expr *c = mk_call(L, loc, "log1m_inv_logit", u3, NULL);
+        jac = need(L, drift_ast_binop(L->A, loc, DRIFT_OP_ADD, a,
+                                      need(L, drift_ast_binop(L->A, loc,
+                                                              DRIFT_OP_ADD, b,
+                                                              c))));
+    } else {
+        drift_expr *eu = mk_call(L, loc, "exp", u, NULL);
+        x = need(L, drift_ast_binop(L->A, loc,
+                                    lo ? DRIFT_OP_ADD : DRIFT_OP_SUB,
+                                    lo ? lo : hi, eu));
+        jac = need(L, drift_ast_name(L->A, loc, uname));
+    }
+    if (L->failed)
+        return;
+    var *v = push_var(L, s->name, V_LOCAL);
+    if (!v)
+        return;
+    v->decl = s;
+    v->def = x;
+    ctx top = {0};
+    tr tx = translate(L, &top, x), tj = translate(L, &top, jac);
+    if (L->failed)
+        return;
+    drift_stmt *let = new_dstmt(L, DRIFT_S_LET, loc);
+    drift_stmt *tg = new_dstmt(L, DRIFT_S_TARGET, loc);
+    if (!let || !tg)
+        return;
+    let->name = s->name;
+    let->name_loc = loc;
+    let->value = tx.e;
+    add_stmt(L, &L->derived, let);
+    tg->value = tj.e;
+    add_stmt(L, &L->prior, tg);
+}
+
 /* One attempt: rows mode with row size R, or whole (R NULL). */
 static void lower_all(lower *L)
 {
@@ -2460,7 +3617,8 @@ static void lower_all(lower *L)
             return;
         v->decl = s;
         drift_expr *lead = lead_size(s->type.t);
-        if (!strcmp(s->name, "N") || (L->R && !strcmp(s->name, L->R)))
+        if ((!strcmp(s->name, "N") && !own_n(L)) ||
+            (L->R && !strcmp(s->name, L->R)))
             continue;   /* drift's N, bound from the data */
         if (L->rows_mode && lead && is_name(lead, L->R)) {
             v->row = 1;
@@ -2486,6 +3644,12 @@ static void lower_all(lower *L)
                                "samples '%s' on its own scale (the posterior "
                                "is the same)",
                                s->name);
+        const drift_typeexpr *t = s->type.t;
+        if ((t->lower && mentions_param(L, t->lower)) ||
+            (t->upper && mentions_param(L, t->upper))) {
+            param_bounded_by_params(L, s);
+            continue;
+        }
         var *v = push_var(L, s->name, V_PARAM);
         if (!v)
             return;
@@ -2529,12 +3693,8 @@ static const char *find_row_size(const stan_program *sp)
             best_n = n;
         }
     }
-    /* drift reserves N for the row count: another N in the data leaves
-     * no name for the rows. */
-    if (best)
-        for (const stan_stmt *s = sp->block[STAN_DATA]; s; s = s->next)
-            if (s->kind == STAN_S_DECL && !strcmp(s->name, "N"))
-                return NULL;
+    /* Another N in the data shadows drift's N, the row count then being
+     * N__ (mk_name). */
     return best;
 }
 
@@ -2596,8 +3756,8 @@ static void describe(lower *L, const char *R, const char *rows_why)
     L->prog->origin = drift_arena_strndup(L->A, buf, strlen(buf));
 }
 
-size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
-                        drift_diag *diag)
+size_t drift_stan_lower(const stan_program *sp, const drift_known_ints *ki,
+                        drift_program *prog, drift_diag *diag)
 {
     lower L;
     const char *R = find_row_size(sp);
@@ -2609,6 +3769,7 @@ size_t drift_stan_lower(const stan_program *sp, drift_program *prog,
         L.prog = prog;
         L.A = prog->arena;
         L.diag = diag;
+        L.ki = ki;
         L.rows_mode = attempt == 0;
         L.R = attempt == 0 ? R : NULL;
         lower_all(&L);

@@ -52,7 +52,8 @@ int stan_yylex(STAN_YYSTYPE *lval, drift_loc *lloc, stan_parser *ps)
     return t;
 }
 
-drift_program *drift_stan_parse(const drift_source *src, drift_diag *diag)
+drift_program *drift_stan_parse(const drift_source *src,
+                                const drift_known_ints *ki, drift_diag *diag)
 {
     drift_arena *arena = drift_arena_new();
     if (!arena) {
@@ -108,6 +109,6 @@ drift_program *drift_stan_parse(const drift_source *src, drift_diag *diag)
     }
     /* Lowering a program with syntax errors would only add noise. */
     if (diag->n_errors == before)
-        drift_stan_lower(sp, prog, diag);
+        drift_stan_lower(sp, ki, prog, diag);
     return prog;
 }

@@ -1714,11 +1714,19 @@ size_t drift_typecheck(drift_program *p, drift_diag *d)
 drift_program *drift_front_load(const char *path, drift_source **src,
                                 drift_diag *diag, drift_err *e)
 {
+    return drift_front_load_known(path, NULL, src, diag, e);
+}
+
+drift_program *drift_front_load_known(const char *path,
+                                      const drift_known_ints *ki,
+                                      drift_source **src, drift_diag *diag,
+                                      drift_err *e)
+{
     *src = NULL;
     int rc = drift_source_read(path, src, e);
     if (rc)
         return NULL;
-    drift_program *p = drift_parse(*src, diag);
+    drift_program *p = drift_parse_known(*src, ki, diag);
     if (!p) {
         drift_diag_summary(diag, path, DRIFT_EINVAL, e);
         return NULL;

@@ -15,11 +15,13 @@
 #   NAME norows   it runs and has no data indexed by a row size
 #   NAME failK    drift check exited K; the first error follows
 #
-# then the count of each.  With --judge, the posteriors of this test set
-# (posteriors.txt) that run are sampled from their Stan program at
-# drift's defaults and judged against reference.csv by run.sh (MODEL=
-# model.stan, SET=OUTDIR/judge).  low_dim_gauss_mix's reference names mu1
-# and dmu (its .drift model's parameters), so it reads as missing there.
+# then the count of each.  With --judge, every posterior that has
+# reference draws in posteriordb and runs is sampled from its Stan
+# program at drift's defaults and judged by run.sh (MODEL=model.stan,
+# SET=OUTDIR/judge) against the means and sds of those draws
+# (reference-from-draws.py; where the mirror lacks the draws' file, the
+# test set's NAME/reference.csv), and the posteriors with reference
+# draws that drift refuses are listed.
 set -u
 if [ $# -lt 3 ]; then
     echo "usage: sh $0 POSTERIORDB DRIFT OUTDIR [--judge]" >&2
@@ -34,9 +36,13 @@ mkdir -p "$out"
 show() { git --git-dir="$db" show "HEAD:$1"; }
 list=$out/survey.txt
 : > "$list"
+: > "$out/refs.txt"
 for p in $(git --git-dir="$db" ls-tree --name-only HEAD \
                posterior_database/posteriors/ | sed 's#.*/##; s#\.json$##'); do
     meta=$(show "posterior_database/posteriors/$p.json")
+    ref=$(printf '%s' "$meta" |
+          sed -n 's/.*"reference_posterior_name": *"\([^"]*\)".*/\1/p')
+    [ -n "$ref" ] && echo "$p $ref" >> "$out/refs.txt"
     model=$(printf '%s' "$meta" | sed -n 's/.*"model_name": *"\([^"]*\)".*/\1/p')
     data=$(printf '%s' "$meta" | sed -n 's/.*"data_name": *"\([^"]*\)".*/\1/p')
     if ! show "posterior_database/models/stan/$model.stan" > "$out/$p.stan" 2>/dev/null; then
@@ -62,12 +68,30 @@ cat "$list"
 awk '{ n[$2]++ } END { for (k in n) printf "%s %d\n", k, n[k] }' "$list" | sort
 [ "$judge" = --judge ] || exit 0
 names=
-for n in $(awk '$1 !~ /^#/ && NF { print $1 }' "$here/posteriors.txt"); do
-    grep -q "^$n \(rows\|whole\|norows\)" "$list" || continue
+echo "posteriors with reference draws: $(wc -l < "$out/refs.txt")"
+while read -r n ref; do
+    if ! grep -q "^$n \(rows\|whole\|norows\)" "$list"; then
+        echo "refused: $(grep "^$n " "$list")"
+        continue
+    fi
     mkdir -p "$out/judge/$n"
     cp "$out/$n.stan" "$out/judge/$n/model.stan"
     cp "$out/$n.json" "$out/judge/$n/data.json"
-    cp "$here/$n/reference.csv" "$out/judge/$n/"
+    zip=posterior_database/reference_posteriors/draws/draws/$ref.json.zip
+    if show "$zip" > "$out/judge/$n/draws.zip" 2>/dev/null &&
+       unzip -p "$out/judge/$n/draws.zip" > "$out/judge/$n/draws.json" \
+           2>/dev/null &&
+       python3 "$here/reference-from-draws.py" "$out/judge/$n/draws.json" \
+           > "$out/judge/$n/reference.csv"; then
+        :
+    elif [ -f "$here/$n/reference.csv" ]; then
+        cp "$here/$n/reference.csv" "$out/judge/$n/"
+    else
+        echo "no reference: $n (its draws are not in this mirror)"
+        rm -rf "$out/judge/$n"
+        continue
+    fi
+    rm -f "$out/judge/$n/draws.zip" "$out/judge/$n/draws.json"
     names="$names $n"
-done
+done < "$out/refs.txt"
 SET=$out/judge MODEL=model.stan exec sh "$here/run.sh" "$bin" $names

@@ -16,6 +16,7 @@
 #include "langdata.h"
 #include "parser/front.h"
 #include "parser/parse.h"
+#include "parser/stan.h"
 #include "rand.h"
 #include "transform.h"
 
@@ -508,7 +509,18 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
     if (!m)
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     int code = DRIFT_EINVAL;
-    m->prog = drift_front_load(spec->path, &m->src, &diag, e);
+    /* A Stan program is lowered knowing the data's integers (its loops
+     * over data sizes may be unrolled), so its data are read first. */
+    int stan = drift_stan_is_file(spec->path);
+    if (stan && drift_langdata_load_share(spec->data, spec->data_set,
+                                          spec->n_data_set, spec->share,
+                                          &m->ld, &diag)) {
+        code = DRIFT_EDATA;
+        goto fail;
+    }
+    drift_known_ints ki = {m->ld, drift_langdata_int};
+    m->prog = drift_front_load_known(spec->path, stan ? &ki : NULL, &m->src,
+                                     &diag, e);
     if (!m->prog)
         goto fail_summary;
     code = DRIFT_EDATA;
@@ -524,9 +536,9 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
                       m->prog->syms[k]->kind == DRIFT_SYM_ROWS ||
                       m->prog->syms[k]->kind == DRIFT_SYM_SIZE;
     m->describe_only = placeholder && needs_data;
-    if (drift_langdata_load_share(spec->data, spec->data_set,
-                                  spec->n_data_set, spec->share, &m->ld,
-                                  &diag))
+    if (!stan && drift_langdata_load_share(spec->data, spec->data_set,
+                                           spec->n_data_set, spec->share,
+                                           &m->ld, &diag))
         goto fail;
     for (size_t k = 0; k < spec->n_tables; k++)
         if (drift_langdata_add_table(m->ld, spec->tables[k], &diag))

@@ -1046,8 +1046,15 @@ size_t drift_langdata_bind_sizes(drift_program *p, drift_langdata *ld,
     }
     /* Across ranks the rows here are a share; N is every share's. */
     size_t N_all = ld->rows_total ? (size_t)ld->rows_total : N;
-    /* An "N" in a JSON file must agree (CmdStan data often carries it). */
-    for (size_t j = 0; j < ld->n_src; j++) {
+    /* An "N" in a JSON file must agree (CmdStan data often carries it),
+     * unless the program declares an N of its own (the number of rows is
+     * then N__). */
+    int own_n = 0;
+    for (size_t k = 0; k < p->n_syms; k++)
+        own_n |= (p->syms[k]->kind == DRIFT_SYM_DATA ||
+                  p->syms[k]->kind == DRIFT_SYM_ROWS) &&
+                 !strcmp(p->syms[k]->name, "N");
+    for (size_t j = 0; j < ld->n_src && !own_n; j++) {
         const drift_dsource *src = &ld->src[j];
         const drift_dvalue *v =
             src->kind != DRIFT_DS_TABLE ? find_value(src, "N") : NULL;
@@ -1841,4 +1848,20 @@ size_t drift_langdata_bind_values(drift_program *p, drift_langdata *ld,
         errors += e;
     }
     return errors;
+}
+
+/* An integer scalar of the data (JSON files and --data-set) by name. */
+int drift_langdata_int(const void *self, const char *name, long *out)
+{
+    const drift_langdata *ld = self;
+    for (size_t k = 0; ld && k < ld->n_src; k++)
+        for (size_t j = 0; j < ld->src[k].n_vals; j++) {
+            const drift_dvalue *v = &ld->src[k].vals[j];
+            if (v->ndim == 0 && v->all_int && v->n == 1 &&
+                !strcmp(v->name, name)) {
+                *out = (long)v->v[0];
+                return 0;
+            }
+        }
+    return -1;
 }

@@ -139,6 +139,11 @@ int drift_langdata_add_table(drift_langdata *ld, const drift_data *data,
                              drift_diag *diag);
 void drift_langdata_free(drift_langdata *ld);
 
+/* The integer scalar name of ld's JSON files and --data-set values:
+ * 0 and *out, or -1 when there is none (a drift_known_ints reader; self
+ * is the drift_langdata). */
+int drift_langdata_int(const void *self, const char *name, long *out);
+
 /* Binds N and the sizes: explicit values first, then what the shapes of
  * the data imply; a size given nowhere, or implied two ways, is an error.
  * With `placeholder`, sizes that nothing gives are set to 1 instead (for

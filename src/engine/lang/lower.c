@@ -338,6 +338,23 @@ static int build_index(builder *b, drift_expr *e)
                 b->errors++;
                 return -1;
             }
+            if ((size_t)v * esz > b->g->nodes[cur].sz) {
+                /* within a size not yet known (drift check without
+                 * data) but past the placeholder's values: zeros stand
+                 * in for the element */
+                double *zero = drift_calloc(esz ? esz : 1, sizeof *zero);
+                if (!zero) {
+                    oom(b);
+                    return -1;
+                }
+                int is_int = (int)b->g->nodes[cur].is_int;
+                cur = const_node(b, zero, esz, is_int, e->loc);
+                drift_free(zero);
+                if (cur < 0)
+                    return -1;
+                t = next;
+                continue;
+            }
             int id = new_node(b, DRIFT_G_SLICE, 0, &cur, 1, esz, e->loc);
             if (id < 0)
                 return -1;
