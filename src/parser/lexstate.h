@@ -35,4 +35,13 @@ typedef struct drift_lexstate {
 /* Records the text of the token just scanned (lexer.l, stan_lexer.l). */
 void drift_lex_remember(drift_lexstate *s, const char *text, size_t n);
 
+/* The integers the data give by name (scalars of a JSON file or
+ * --data-set), for a front end that lowers loops whose bounds are data
+ * (Stan's).  int_value returns 0 and *out when name is an integer scalar
+ * of the data, -1 otherwise. */
+typedef struct drift_known_ints {
+    const void *self;
+    int (*int_value)(const void *self, const char *name, long *out);
+} drift_known_ints;
+
 #endif

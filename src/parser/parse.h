@@ -25,14 +25,7 @@ struct drift_parser {
 };
 
 
-/* The integers the data give by name (scalars of a JSON file or
- * --data-set), for a front end that lowers loops whose bounds are data
- * (Stan's).  int_value returns 0 and *out when name is an integer scalar
- * of the data, -1 otherwise. */
-typedef struct drift_known_ints {
-    const void *self;
-    int (*int_value)(const void *self, const char *name, long *out);
-} drift_known_ints;
+/* drift_known_ints: lexstate.h */
 
 /* Parses src.  Returns the program (its blocks possibly partial when
  * syntax errors were reported to diag), or NULL when out of memory (also

@@ -13,7 +13,6 @@
 #include "ast.h"
 #include "diag.h"
 #include "lexstate.h"
-#include "parse.h"
 
 /* A declared Stan type: drift's type expression, with what drift's types
  * lack. */
