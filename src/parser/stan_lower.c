@@ -3382,9 +3382,44 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                         "are not supported: write for (i in 1:size(v))");
         return;
     case STAN_S_WHILE:
-        fail(L, s->loc, "while loops are not supported: drift lowers loops to "
-                        "vectorised statements and needs for (i in 1:n)");
-        return;
+        /* Run as the data decide it: the condition folds to an int
+         * while lowering (the data's ints and locals counted in the
+         * loop), and the body is unrolled once a pass, as a for loop's
+         * whose bounds the data give.  Its passes are not per-row terms:
+         * a program with one is lowered whole. */
+        if (L->rows_mode) {
+            fail(L, s->loc, "a while loop runs unrolled, pass by pass, so "
+                            "what it reads is not a sum of per-row terms");
+            return;
+        }
+        for (;;) {
+            long go;
+            drift_expr *cond = subst(L, s->lhs);
+            if (L->failed)
+                return;
+            if (const_int(L, cond, &go)) {
+                fail(L, s->loc, "a while loop whose condition the data do "
+                                "not decide: drift runs a while loop by "
+                                "unrolling it while lowering, so its "
+                                "condition must be an int expression of "
+                                "the data's ints and of locals the loop "
+                                "counts (not of parameters or real data)");
+                return;
+            }
+            if (!go || L->ret_done)
+                return;
+            if (++L->n_unrolled > UNROLL_MAX || ++L->n_work > UNROLL_WORK) {
+                fail(L, s->loc, "the while loop runs more than the %ld "
+                                "iterations drift unrolls in one program",
+                     UNROLL_MAX);
+                return;
+            }
+            var *saved = L->vars;
+            exec(L, xb, c, s->body);
+            if (L->failed)
+                return;
+            L->vars = saved;
+        }
     case STAN_S_PRINT:
         if (L->drift) {
             warn(L, s->loc, "%s",
