@@ -231,6 +231,10 @@ static int is_elem_call(const drift_expr *e)
  * (a loop tried as one vectorised statement first) and the copies they
  * keep: beyond it the program is refused, not lowered for ever. */
 #define UNROLL_WORK 4000000L
+/* A while loop's passes: its length is known only by running it, and a
+ * condition that never turns false would otherwise build UNROLL_MAX
+ * copies of the body (a gigabyte) before failing. */
+#define WHILE_MAX 10000L
 
 /* The value of an integer expression known while lowering: int
  * literals, the data's integers, locals and unrolled loop variables
@@ -3392,7 +3396,7 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                             "what it reads is not a sum of per-row terms");
             return;
         }
-        for (;;) {
+        for (long passes = 0;;) {
             long go;
             drift_expr *cond = subst(L, s->lhs);
             if (L->failed)
@@ -3408,10 +3412,14 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
             }
             if (!go || L->ret_done)
                 return;
-            if (++L->n_unrolled > UNROLL_MAX || ++L->n_work > UNROLL_WORK) {
-                fail(L, s->loc, "the while loop runs more than the %ld "
-                                "iterations drift unrolls in one program",
-                     UNROLL_MAX);
+            if (++passes > WHILE_MAX || ++L->n_unrolled > UNROLL_MAX ||
+                ++L->n_work > UNROLL_WORK) {
+                fail(L, s->loc, "the while loop runs more than %ld passes "
+                                "(or its program more than the %ld "
+                                "iterations drift unrolls): drift unrolls "
+                                "while loops, one copy of the body a pass; "
+                                "does its condition ever turn false?",
+                     WHILE_MAX, UNROLL_MAX);
                 return;
             }
             var *saved = L->vars;
