@@ -612,19 +612,21 @@ static drift_expr *unlinked(lower *L, drift_expr *e)
     return c;
 }
 
-/* Elements from..from+n-1 of a local given element by element, as the
- * vector of them (the call "{el}", which translate stacks). */
-static drift_expr *el_vector(lower *L, var *v, long from, long n,
-                             drift_loc loc)
+/* parts[from..from+n-1] (a local's elements or columns) as the call
+ * name of copies of them, which translate stacks; what names a part in
+ * the message when one has no value yet. */
+static drift_expr *parts_call(lower *L, drift_expr **parts, long from, long n,
+                              const char *what, const char *owner,
+                              const char *name, drift_loc loc)
 {
     drift_expr *first = NULL, *last = NULL;
     for (long k = from; k < from + n; k++) {
-        if (!v->el[k]) {
-            fail(L, loc, "element %ld of '%s' is used before it is given a "
-                         "value", k + 1, v->name);
+        if (!parts[k]) {
+            fail(L, loc, "%s %ld of '%s' is used before it is given a value",
+                 what, k + 1, owner);
             return NULL;
         }
-        drift_expr *c = unlinked(L, v->el[k]);
+        drift_expr *c = unlinked(L, parts[k]);
         if (!c)
             return NULL;
         if (last)
@@ -633,7 +635,15 @@ static drift_expr *el_vector(lower *L, var *v, long from, long n,
             first = c;
         last = c;
     }
-    return need(L, drift_ast_call(L->A, loc, "{el}", loc, first, (size_t)n));
+    return need(L, drift_ast_call(L->A, loc, name, loc, first, (size_t)n));
+}
+
+/* Elements from..from+n-1 of a local given element by element, as the
+ * vector of them (the call "{el}"). */
+static drift_expr *el_vector(lower *L, var *v, long from, long n,
+                             drift_loc loc)
+{
+    return parts_call(L, v->el, from, n, "element", v->name, "{el}", loc);
 }
 
 /* x[i], x[i, j] or x[i] (a row) of a local given element by element,
@@ -713,26 +723,9 @@ static drift_expr *subst_name(drift_rewriter *rw, drift_expr *e)
                         "vectors outside", e->name);
         return NULL;
     }
-    if (v->col && !v->def) {
-        drift_expr *first = NULL, *last = NULL;
-        for (long k = 0; k < v->n_col; k++) {
-            if (!v->col[k]) {
-                fail(L, e->loc, "column %ld of '%s' is used before it is "
-                                "given a value", k + 1, e->name);
-                return NULL;
-            }
-            drift_expr *c = unlinked(L, v->col[k]);
-            if (!c)
-                return NULL;
-            if (last)
-                last->next = c;
-            else
-                first = c;
-            last = c;
-        }
-        return need(L, drift_ast_call(L->A, e->loc, "{cols}", e->loc,
-                                      first, (size_t)v->n_col));
-    }
+    if (v->col && !v->def)
+        return parts_call(L, v->col, 0, v->n_col, "column", e->name,
+                          "{cols}", e->loc);
     if (v->el && !v->def) {
         if (v->d2) {
             fail(L, e->loc, "'%s', given values element by element, is "
