@@ -2555,11 +2555,16 @@ static drift_stmt *emit_term(lower *L, ctx *c, const stan_stmt *s,
     return st;
 }
 
-/* Whether e reads a parameter (directly or through a local's value). */
-static int mentions_param(lower *L, const drift_expr *e)
+/* Whether e reads a parameter (directly or through a local's value).
+ * A local whose value names itself (int K = K - 1 over a K of the data,
+ * names looked up again here) would recurse without end: past a depth
+ * no program needs, the answer is yes, the careful one. */
+static int mentions_param_at(lower *L, const drift_expr *e, int depth)
 {
     if (!e)
         return 0;
+    if (depth > 400)
+        return 1;
     if (e->kind == DRIFT_E_NAME) {
         var *v = lookup(L, e->name);
         if (!v)
@@ -2567,14 +2572,20 @@ static int mentions_param(lower *L, const drift_expr *e)
         if (v->kind == V_PARAM)
             return 1;
         return (v->kind == V_LOCAL || v->kind == V_NAMED) && v->def &&
-               mentions_param(L, v->def);
+               mentions_param_at(L, v->def, depth + 1);
     }
-    if (mentions_param(L, e->a) || mentions_param(L, e->b))
+    if (mentions_param_at(L, e->a, depth + 1) ||
+        mentions_param_at(L, e->b, depth + 1))
         return 1;
     for (const drift_expr *a = e->args; a; a = a->next)
-        if (mentions_param(L, a))
+        if (mentions_param_at(L, a, depth + 1))
             return 1;
     return 0;
+}
+
+static int mentions_param(lower *L, const drift_expr *e)
+{
+    return mentions_param_at(L, e, 0);
 }
 
 static int mentions(const drift_expr *e, const char *name)

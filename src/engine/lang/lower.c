@@ -1241,13 +1241,25 @@ static int build_call(builder *b, drift_expr *e)
     case DRIFT_FN_HEAD:
     case DRIFT_FN_TAIL:
     case DRIFT_FN_SEGMENT: {
-        size_t start = 0;
-        if (fn == DRIFT_FN_TAIL)
-            start = sa - out_sz;
-        if (fn == DRIFT_FN_SEGMENT)
-            start = (size_t)b->g->nodes[c].cval[0] - 1;
         if (bad)
             return bad_size(b, &e->type, L);
+        /* the first element taken, 0-based; the elements taken must lie
+         * within the argument's sa */
+        double first = fn == DRIFT_FN_TAIL      ? (double)sa - (double)out_sz
+                       : fn == DRIFT_FN_SEGMENT ? b->g->nodes[c].cval[0] - 1
+                                                : 0;
+        if (!(first >= 0) || first + (double)out_sz > (double)sa) {
+            drift_diag_error(b->d, b->p->src, L,
+                             "%s: elements %.0f to %.0f of a value of %zu "
+                             "are out of range",
+                             fn == DRIFT_FN_HEAD   ? "head"
+                             : fn == DRIFT_FN_TAIL ? "tail"
+                                                   : "segment",
+                             first + 1, first + (double)out_sz, sa);
+            b->errors++;
+            return -1;
+        }
+        size_t start = (size_t)first;
         int64_t *m = amap_new(b, out_sz);
         if (!m)
             return -1;
