@@ -346,3 +346,23 @@ drift_expr *drift_ast_rewrite_list(drift_rewriter *rw, drift_expr *args,
         rw->failed = 1;
     return r;
 }
+
+int drift_ast_calls(const drift_expr *e, int (*pred)(const char *name))
+{
+    if (!e)
+        return 0;
+    if (e->kind == DRIFT_E_CALL && e->name && pred(e->name))
+        return 1;
+    if (drift_ast_calls(e->a, pred) || drift_ast_calls(e->b, pred))
+        return 1;
+    for (const drift_expr *a = e->args; a; a = a->next)
+        if (drift_ast_calls(a, pred))
+            return 1;
+    return 0;
+}
+
+int drift_ast_is_rng(const char *name)
+{
+    size_t n = strlen(name);
+    return n > 4 && !strcmp(name + n - 4, "_rng");
+}

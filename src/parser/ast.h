@@ -374,6 +374,12 @@ drift_expr *drift_ast_rewrite(drift_rewriter *rw, drift_expr *e);
 drift_expr *drift_ast_rewrite_list(drift_rewriter *rw, drift_expr *args,
                                    size_t *n);
 
+/* Whether e calls (anywhere inside it) a function whose name pred
+ * accepts. */
+int drift_ast_calls(const drift_expr *e, int (*pred)(const char *name));
+/* Whether name is a random draw's (ends in _rng). */
+int drift_ast_is_rng(const char *name);
+
 /* Spelling of a binary operator ("+", ".*", ...). */
 const char *drift_binop_name(drift_binop op);
 

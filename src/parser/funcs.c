@@ -98,22 +98,6 @@ static const drift_func *find_density(const drift_program *p,
     return find_func(p, want);
 }
 
-/* Whether e draws at random (a call of a name ending in _rng). */
-static int has_rng(const drift_expr *e)
-{
-    if (!e)
-        return 0;
-    size_t n = e->name ? strlen(e->name) : 0;
-    if (e->kind == DRIFT_E_CALL && n > 4 && !strcmp(e->name + n - 4, "_rng"))
-        return 1;
-    if (has_rng(e->a) || has_rng(e->b))
-        return 1;
-    for (const drift_expr *a = e->args; a; a = a->next)
-        if (has_rng(a))
-            return 1;
-    return 0;
-}
-
 /* ---- checking the definitions --------------------------------------- */
 
 /* The first call in e (args included) of a user function. */
@@ -278,7 +262,7 @@ static void check_defs(inliner *in)
                 in->errors++;
             }
             free_names(in, f, st, st->value);
-            if (has_rng(st->value)) {
+            if (drift_ast_calls(st->value, drift_ast_is_rng)) {
                 drift_diag_error(in->d, p->src, st->value->loc,
                                  "a random draw (_rng) in a function's "
                                  "local: draw it in the return value, or "
@@ -427,7 +411,7 @@ static drift_expr *inline_call(drift_rewriter *rw, drift_expr *call)
     frame fr = {f, NULL, in->top};
     const drift_fparam *pa = f->params;
     for (drift_expr *a = call->args; a; a = a->next, pa = pa->next) {
-        if (has_rng(a)) {
+        if (drift_ast_calls(a, drift_ast_is_rng)) {
             drift_diag_error(in->d, in->p->src, a->loc,
                              "a random draw (_rng) as an argument of '%s': "
                              "name it first (z = ..._rng(...)) and pass "

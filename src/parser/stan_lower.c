@@ -3330,7 +3330,8 @@ static void exec(lower *L, xblock xb, ctx *c, const stan_stmt *s)
                             "literals, not values of the parameters");
             return;
         }
-        const char *rows_n = L->drift && declares_n(L->prog) ? "N__" : "N";
+        const char *rows_n =
+            L->drift && declares_n(L->prog) ? DRIFT_ROWS_NAME : "N";
         if (L->drift && xb == X_MODEL && c->datum_block &&
             (mentions(s->hi, rows_n) || mentions(s->lhs, rows_n))) {
             fail(L, s->loc, "a loop over the rows: the datum block is "
@@ -4013,36 +4014,6 @@ static void control_sizes(lower *L, const drift_expr *e)
         control_sizes(L, a);
 }
 
-/* Whether e calls a reduction over the rows (mean(x) of a per-row x,
- * ...), as the transformed block computes them. */
-static int reduces_rows(const drift_expr *e)
-{
-    if (!e)
-        return 0;
-    if (e->kind == DRIFT_E_CALL && drift_builtin_reduces_rows(e->name))
-        return 1;
-    if (reduces_rows(e->a) || reduces_rows(e->b))
-        return 1;
-    for (const drift_expr *a = e->args; a; a = a->next)
-        if (reduces_rows(a))
-            return 1;
-    return 0;
-}
-
-static int mentions_rng(const drift_expr *e)
-{
-    if (!e)
-        return 0;
-    if (e->kind == DRIFT_E_CALL && has_suffix(e->name, "_rng"))
-        return 1;
-    if (mentions_rng(e->a) || mentions_rng(e->b))
-        return 1;
-    for (const drift_expr *a = e->args; a; a = a->next)
-        if (mentions_rng(a))
-            return 1;
-    return 0;
-}
-
 /* Declared locals of a block given their values in parts: drift's
  * name = value, once every statement before the next plain one ran. */
 typedef struct pending {
@@ -4106,7 +4077,7 @@ static void control_block(lower *L, drift_block *b, slist *extra_prior)
                 var *v = push_var(L, st->name, V_LOCAL);
                 if (v) {
                     v->def = def;
-                    v->rng = mentions_rng(st->value);
+                    v->rng = drift_ast_calls(st->value, drift_ast_is_rng);
                 }
             }
             continue;
@@ -4181,8 +4152,10 @@ size_t drift_control_lower(drift_program *prog, drift_diag *diag)
         for (drift_stmt *st = b->stmts; st && !L.failed; st = st->next) {
             if (st->kind != DRIFT_S_LET)
                 continue;
-            drift_expr *def = reduces_rows(st->value) ? NULL
-                                                      : subst(&L, st->value);
+            drift_expr *def =
+                drift_ast_calls(st->value, drift_builtin_reduces_rows)
+                    ? NULL
+                    : subst(&L, st->value);
             if (L.failed && !L.oom) {
                 L.failed = 0;
                 def = NULL;
