@@ -558,8 +558,6 @@ static int sampler_adapts(const drift_sampler *s)
  * third of it, the largest mean error 0.13 sd), and the cap is only a
  * guard against a pilot's autocorrelation time gone wild. */
 #define PLAN_MAX_PASSES 100.0
-/* The plan's smallest minibatch (the engine's default batch). */
-#define PLAN_MIN_BATCH 32
 #define PLAN_MAX_PASSES_CONTINUOUS 400.0
 
 /* Whether the engine plans the run (see sample_run): a minibatch sampler
@@ -984,16 +982,15 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
                                a.have_thin);
     int plan_budget = planned && !a.iters && a.passes <= 0 &&
                       a.seconds <= 0 && !a.warmup_only;
-    /* The plan runs minibatches of at least PLAN_MIN_BATCH rows: a
+    /* The plan runs minibatches of at least DRIFT_DEFAULT_BATCH rows: a
      * sampler whose own default is smaller (ewsg's single index, the
      * paper's b = 1) pays a step's fixed cost for each row, and ewsg's
      * index selection biases its draws in proportion to the minibatch
      * noise, 1/b (N = 10^5, d = 20: sds 8-14 % narrow at b = 1, warned;
      * right at b = 10 in a fifteenth of the time).  --batch overrides. */
-    if (planned && !a.batch &&
-        (sampler.default_batch ? sampler.default_batch : PLAN_MIN_BATCH) <
-            PLAN_MIN_BATCH)
-        a.batch = PLAN_MIN_BATCH;
+    if (planned && !a.batch && sampler.default_batch &&
+        sampler.default_batch < DRIFT_DEFAULT_BATCH)
+        a.batch = DRIFT_DEFAULT_BATCH;
     if (planned && !a.have_gradient &&
         !(sampler.flags & (DRIFT_SAMPLER_OWN_ESTIMATES |
                            DRIFT_SAMPLER_PICKS_ESTIMATOR)))
@@ -1301,14 +1298,14 @@ static void print_samplers(const drift_registry *reg)
                s->s.summary, s->path, s->license ? s->license : "not stated");
         if (s->s.flags & DRIFT_SAMPLER_FULL_DATA)
             printf("  minibatch: none (full-data gradients)\n");
-        else if (s->s.default_batch && s->s.default_batch < PLAN_MIN_BATCH)
+        else if (s->s.default_batch && s->s.default_batch < DRIFT_DEFAULT_BATCH)
             printf("  minibatch: --batch (default %zu; %d when the engine "
                    "plans the run)\n",
-                   s->s.default_batch, PLAN_MIN_BATCH);
+                   s->s.default_batch, DRIFT_DEFAULT_BATCH);
         else
             printf("  minibatch: --batch (default %zu)\n",
                    s->s.default_batch ? s->s.default_batch
-                                      : (size_t)PLAN_MIN_BATCH);
+                                      : (size_t)DRIFT_DEFAULT_BATCH);
         print_table(s->s.hparams, s->s.n_hparams);
         if (s->s.n_columns) {
             printf("  columns:");

@@ -440,4 +440,25 @@ int drift_chain_column_is_vector(const char *name);
  * counted d times. */
 size_t drift_chain_n_diag(const drift_sampler *s, size_t d);
 
+/* --gradient's spelling of an estimator. */
+static inline const char *drift_gradient_name(drift_gradient g)
+{
+    switch (g) {
+    case DRIFT_GRADIENT_CV: return "cv";
+    case DRIFT_GRADIENT_SVRG: return "svrg";
+    case DRIFT_GRADIENT_SAGA: return "saga";
+    case DRIFT_GRADIENT_TMU: return "tmu";
+    default: return "plain";
+    }
+}
+
+/* svrg's and tmu's estimates from one renewal to the next at minibatch
+ * size n: the chain's choice, or ceil(N/n), one data pass. */
+static inline uint64_t drift_estimator_period(const drift_chain *c, size_t n)
+{
+    if (c->est.period)
+        return c->est.period;
+    return n ? (c->N + n - 1) / n : 1;
+}
+
 #endif

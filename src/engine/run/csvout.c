@@ -267,21 +267,13 @@ static void write_drift_config(drift_chain *c, FILE *f)
     if (s->setup && c->run)
         fprintf(f, "# setup_grads = %llu\n",
                 (unsigned long long)c->run->setup_grads);
-    if (!(s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_OWN_ESTIMATES)))
-    {
+    if (!(s->flags & (DRIFT_SAMPLER_FULL_DATA |
+                      DRIFT_SAMPLER_OWN_ESTIMATES))) {
         drift_gradient g = c->est.kind;
-        fprintf(f, "# gradient = %s\n",
-                g == DRIFT_GRADIENT_CV     ? "cv"
-                : g == DRIFT_GRADIENT_SVRG ? "svrg"
-                : g == DRIFT_GRADIENT_SAGA ? "saga"
-                : g == DRIFT_GRADIENT_TMU  ? "tmu"
-                                           : "plain");
+        fprintf(f, "# gradient = %s\n", drift_gradient_name(g));
         if (g == DRIFT_GRADIENT_SVRG || g == DRIFT_GRADIENT_TMU)
             fprintf(f, "# gradient_period = %llu\n",
-                    (unsigned long long)(c->est.period
-                                             ? c->est.period
-                                             : (c->N + c->batch - 1) /
-                                                   (c->batch ? c->batch : 1)));
+                    (unsigned long long)drift_estimator_period(c, c->batch));
         if (g == DRIFT_GRADIENT_SVRG && c->est.snapshot_rows &&
             c->est.snapshot_rows < c->N)
             fprintf(f, "# gradient_snapshot_rows = %llu\n",

@@ -826,22 +826,11 @@ static struct drift_vr *vr_of(drift_chain *c)
     return c->vr;
 }
 
-/* The chain's estimator's name, as --gradient spells it. */
-static const char *est_name(const drift_chain *c)
-{
-    switch (c->est.kind) {
-    case DRIFT_GRADIENT_SVRG: return "svrg";
-    case DRIFT_GRADIENT_SAGA: return "saga";
-    case DRIFT_GRADIENT_TMU: return "tmu";
-    case DRIFT_GRADIENT_CV: return "cv";
-    default: return "plain";
-    }
-}
 
 static int est_oom(drift_chain *c)
 {
     return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory for --gradient %s",
-                            est_name(c));
+                            drift_gradient_name(c->est.kind));
 }
 
 static int keeps_table(const drift_chain *c)
@@ -850,11 +839,6 @@ static int keeps_table(const drift_chain *c)
            c->est.kind == DRIFT_GRADIENT_TMU;
 }
 
-/* Estimates from one renewal to the next (svrg, tmu). */
-static uint64_t est_period(const drift_chain *c, size_t n)
-{
-    return c->est.period ? c->est.period : (c->N + n - 1) / n;
-}
 
 /* The table's bytes: N scalars and terms (glm) or N x d gradients and N
  * terms, and N stamps with track_age. */
@@ -901,7 +885,7 @@ static int vr_ready(drift_chain *c, int accounted)
                                 "chain, more than a quarter of the memory "
                                 "this machine allows; use --gradient svrg "
                                 "or cv, which keep none",
-                                est_name(c), N, v->glm ? 1.0 : (double)d,
+                                drift_gradient_name(c->est.kind), N, v->glm ? 1.0 : (double)d,
                                 bytes / 1e9);
     size_t per_row = v->glm ? 1 : d;
     if (!v->glm && !(v->x = drift_malloc_array(cap, d * sizeof(double))))
@@ -1166,7 +1150,7 @@ static int batch_estimate_vr(drift_chain *c, const double *theta, size_t n,
     int table = keeps_table(c);
     int renew = !v->ready ||
                 (c->est.kind != DRIFT_GRADIENT_SAGA &&
-                 v->count - v->renewed >= est_period(c, n));
+                 v->count - v->renewed >= drift_estimator_period(c, n));
     if (renew) {
         v->renewed = v->count;
         v->ready = 0;

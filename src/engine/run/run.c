@@ -43,7 +43,6 @@
 
 /* Rows per model call in full passes, and the smallest workspace. */
 #define MIN_WS_ROWS 256
-#define DEFAULT_BATCH 32
 
 /* Iterations between polls of the input maps' files (an fstat each). */
 #define POLL_EVERY 256
@@ -170,7 +169,7 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->batch = cfg->batch ? cfg->batch
                           : (cfg->sampler->default_batch
                                  ? cfg->sampler->default_batch
-                                 : DEFAULT_BATCH);
+                                 : DRIFT_DEFAULT_BATCH);
     if (c->N && c->batch > c->N)
         c->batch = c->N;
     c->t_start = drift_now();
@@ -2253,6 +2252,15 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                                  cfg->sampler->hparams[k].name,
                                  cfg->sampler->hparams[k].name);
     }
+    if (cfg->gradient != DRIFT_GRADIENT_PLAIN &&
+        (cfg->sampler->flags & DRIFT_SAMPLER_PICKS_ESTIMATOR)) {
+        const char *name = drift_gradient_name(cfg->gradient);
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--gradient %s: sampler %s stands for its own "
+                             "estimator; drop --gradient, or run sgld "
+                             "--gradient %s for Langevin steps over %s",
+                             name, cfg->sampler->name, name, name);
+    }
     if (cfg->gradient == DRIFT_GRADIENT_CV) {
         const drift_sampler *s = cfg->sampler;
         if (s->flags & DRIFT_SAMPLER_FULL_DATA)
@@ -2262,12 +2270,6 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
                                  "for control variates to remove; drop "
                                  "--gradient cv (or pick a minibatch "
                                  "sampler such as sgld or sghmc)",
-                                 s->name);
-        if (s->flags & DRIFT_SAMPLER_PICKS_ESTIMATOR)
-            return drift_err_set(e, DRIFT_EINVAL,
-                                 "--gradient cv: sampler %s stands for its "
-                                 "own estimator; drop --gradient cv, or run "
-                                 "sgld --gradient cv",
                                  s->name);
         if (s->flags & DRIFT_SAMPLER_OWN_ESTIMATES)
             return drift_err_set(e, DRIFT_EINVAL,
@@ -2299,16 +2301,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         cfg->gradient == DRIFT_GRADIENT_SAGA ||
         cfg->gradient == DRIFT_GRADIENT_TMU) {
         const drift_sampler *s = cfg->sampler;
-        const char *name = cfg->gradient == DRIFT_GRADIENT_SVRG   ? "svrg"
-                           : cfg->gradient == DRIFT_GRADIENT_SAGA ? "saga"
-                                                                  : "tmu";
-        if (s->flags & DRIFT_SAMPLER_PICKS_ESTIMATOR)
-            return drift_err_set(e, DRIFT_EINVAL,
-                                 "--gradient %s: sampler %s stands for its "
-                                 "own estimator; drop --gradient, or run "
-                                 "sgld --gradient %s for Langevin steps "
-                                 "over %s",
-                                 name, s->name, name, name);
+        const char *name = drift_gradient_name(cfg->gradient);
         if (s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_OWN_ESTIMATES))
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient %s: sampler %s does not use the "

@@ -6,6 +6,10 @@
 
 #include "chain.h"
 
+/* The minibatch size when neither --batch nor the sampler gives one; the
+ * engine's plan runs minibatches of at least this many rows. */
+#define DRIFT_DEFAULT_BATCH 32
+
 /* Runs the configured chains (in parallel threads when K > 1) and fills
  * results[K].  Returns DRIFT_OK when every chain succeeded, else the first
  * failing chain's status (messages are in results). */
