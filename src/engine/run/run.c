@@ -2143,14 +2143,14 @@ static void release_shared(drift_run_shared *run)
     pthread_cond_destroy(&run->cond);
 }
 
-int drift_run(const drift_run_config *cfg, drift_chain_result *results,
-              drift_err *e)
+/* Every refusal of a configuration, before anything is opened or
+ * allocated: option values the engine bounds, features that cannot be
+ * combined, and what the machine cannot hold.  drift_run calls it first;
+ * front ends call it to refuse a run before they start any process. */
+int drift_run_check(const drift_run_config *cfg, drift_err *e)
 {
-    /* The chains this process runs: all, or its rank group's. */
     const drift_run_ranks *ranks = cfg->ranks;
     unsigned K = ranks ? ranks->count : cfg->chains ? cfg->chains : 1;
-    unsigned first = (cfg->first_chain_id ? cfg->first_chain_id : 1) +
-                     (ranks ? ranks->first : 0);
     if (ranks && (cfg->ckpt_dir || cfg->resume))
         return drift_err_set(e, DRIFT_EINVAL,
                              "--checkpoint-every and --resume: a run across "
@@ -2339,6 +2339,20 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         return drift_err_set(e, DRIFT_EINVAL,
                              "--passes: the model has no data rows; give "
                              "--iter instead");
+    return DRIFT_OK;
+}
+
+int drift_run(const drift_run_config *cfg, drift_chain_result *results,
+              drift_err *e)
+{
+    /* The chains this process runs: all, or its rank group's. */
+    const drift_run_ranks *ranks = cfg->ranks;
+    unsigned K = ranks ? ranks->count : cfg->chains ? cfg->chains : 1;
+    unsigned first = (cfg->first_chain_id ? cfg->first_chain_id : 1) +
+                     (ranks ? ranks->first : 0);
+    int bad = drift_run_check(cfg, e);
+    if (bad)
+        return bad;
     /* BLAS stays single-threaded: chains are the parallelism, and a fixed
      * thread count keeps sums in a fixed order (same seed, same bytes). */
     openblas_set_num_threads(1);

@@ -16,6 +16,11 @@
 int drift_run(const drift_run_config *cfg, drift_chain_result *results,
               drift_err *e);
 
+/* Every refusal drift_run makes of a configuration (bounds, features that
+ * cannot be combined, what the machine cannot hold), made without opening
+ * or starting anything: DRIFT_OK, or the error with its message. */
+int drift_run_check(const drift_run_config *cfg, drift_err *e);
+
 /* Requests every running chain to stop after its current step (signal
  * handlers call this; async-signal-safe). */
 void drift_run_request_stop(void);
