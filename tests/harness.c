@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,10 +347,27 @@ pid_t th_cli_spawn(const char *const *args, int fd_out, int fd_err)
     for (const char *const *a = args; *a && n < 63; a++)
         argv[n++] = *a;
     argv[n] = NULL;
+    /* drift starts with the stop signals' default actions and none
+     * blocked, as from a terminal, however the suite was started (a
+     * shell's background job has SIGINT ignored, which drift honours). */
+    posix_spawnattr_t at;
+    posix_spawnattr_init(&at);
+    sigset_t dfl, none;
+    sigemptyset(&dfl);
+    sigaddset(&dfl, SIGINT);
+    sigaddset(&dfl, SIGTERM);
+    sigaddset(&dfl, SIGHUP);
+    sigaddset(&dfl, SIGQUIT);
+    sigemptyset(&none);
+    posix_spawnattr_setsigdefault(&at, &dfl);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF |
+                                      POSIX_SPAWN_SETSIGMASK);
     pid_t pid;
-    assert_int_equal(posix_spawn(&pid, bin, &fa, NULL, (char *const *)argv,
+    assert_int_equal(posix_spawn(&pid, bin, &fa, &at, (char *const *)argv,
                                  environ),
                      0);
+    posix_spawnattr_destroy(&at);
     posix_spawn_file_actions_destroy(&fa);
     return pid;
 }

@@ -131,6 +131,14 @@ pid_t hx_spawn(const char *dir, const char *const *args,
             _exit(126);
         if (as.rlim_cur && setrlimit(RLIMIT_AS, &as) != 0)
             _exit(126);
+        /* The stop signals' default actions, none blocked, as from a
+         * terminal (a background job's ignored SIGINT would be kept). */
+        const int stops[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+        sigset_t none;
+        sigemptyset(&none);
+        for (size_t k = 0; k < sizeof stops / sizeof *stops; k++)
+            signal(stops[k], SIG_DFL);
+        sigprocmask(SIG_SETMASK, &none, NULL);
         execv(bin, (char *const *)argv);
         _exit(127);
     }

@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -930,6 +931,76 @@ static void test_random_signals(void **state)
     free(drs);
 }
 
+/* Stop signals drift was started with ignored stay ignored, as its caller
+ * asked: nohup's SIGHUP (the run outlives its terminal) and the SIGINT a
+ * shell without job control gives its background jobs (Ctrl-C on the
+ * script leaves them running).  Early, before the handlers would be in
+ * place, and late, while the chains run: neither stops the run; SIGTERM
+ * then stops it cleanly, keeping its draws. */
+static void test_ignored_signals_kept(void **state)
+{
+    (void)state;
+    const char *bin = getenv("DRIFT_BIN");
+    assert_non_null(bin);
+    for (int early = 0; early < 2; early++) {
+        /* stderr's file outside dir: wait_writing counts the files
+         * open in dir. */
+        char *dir = tmp_dir(), *o = in_dir(dir, "o.csv");
+        char errp[] = "/tmp/drift-hostile-err-XXXXXX";
+        int fe = mkostemp(errp, O_CLOEXEC);
+        const char *argv[] = {"/bin/sh", "-c",
+                              "trap '' INT HUP; exec \"$0\" \"$@\"", bin,
+                              "sample", "--model", "logistic", "--data",
+                              pima(), "--sampler", "sgld", "--set",
+                              "h=0.0005", "--iter", "100000000", "--chains",
+                              "2", "--quiet", "--out", o, NULL};
+        assert_true(fe >= 0);
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
+        posix_spawn_file_actions_adddup2(&fa, fe, 2);
+        pid_t pid;
+        assert_int_equal(posix_spawn(&pid, "/bin/sh", &fa, NULL,
+                                     (char *const *)argv, environ),
+                         0);
+        posix_spawn_file_actions_destroy(&fa);
+        close(fe);
+        if (early)
+            usleep(30000); /* while sh execs drift and it loads */
+        else
+            assert_true(wait_writing(pid, dir, 2, 0));
+        kill(pid, SIGINT);
+        kill(pid, SIGHUP);
+        usleep(early ? 1500000 : 800000);
+        int st;
+        if (waitpid(pid, &st, WNOHANG) != 0) {
+            char *err = th_slurp(errp);
+            fail_msg("early %d: SIGINT or SIGHUP, ignored when drift "
+                     "started, stopped it: %s",
+                     early, err);
+        }
+        if (early)
+            assert_true(wait_writing(pid, dir, 2, 0));
+        kill(pid, SIGTERM);
+        waitpid(pid, &st, 0);
+        char *err = th_slurp(errp);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 128 + SIGTERM ||
+            !strstr(err, "interrupted by SIGTERM") ||
+            !strstr(err, "complete and valid"))
+            fail_msg("early %d: SIGTERM after the ignored signals: exited "
+                     "%d status %d: %s",
+                     early, WIFEXITED(st), WEXITSTATUS(st), err);
+        free(err);
+        char *o1 = in_dir(dir, "o_1.csv");
+        valid_rows(o1);
+        free(o1);
+        unlink(errp);
+        rm_dir(dir);
+        free(dir);
+        free(o);
+    }
+}
+
 /* A second signal while the chains stop: the process ends at once, and
  * leaves nothing (named temporaries removed by the handler). */
 static void test_second_signal(void **state)
@@ -1176,6 +1247,7 @@ int main(void)
         cmocka_unit_test(test_wide_header),
         cmocka_unit_test(test_convert_signal),
         cmocka_unit_test(test_second_signal),
+        cmocka_unit_test(test_ignored_signals_kept),
         cmocka_unit_test(test_crashing_sampler),
         cmocka_unit_test(test_stop_stuck_sampler),
         cmocka_unit_test(test_random_signals),

@@ -16,6 +16,9 @@
 # read-all or the readers' Debian packages are missing (.ci/run installs
 # them; ../shared/interop/README.md lists them).
 set -u
+# A background job of a shell without job control starts with SIGINT
+# ignored, which drift honours; the runs this script stops with SIGINT
+# start through `env --default-signal=INT,HUP`, as from a terminal.
 src=${srcdir:-.}
 bin=${DRIFT_BIN:-./drift}
 readall=${DRIFT_INTEROP_READ_ALL:-$src/../shared/interop/read-all}
@@ -181,7 +184,7 @@ done
 run resumed 1 0 --sampler sgld --iter 200 --init "$dir/sgld.csv"
 # A run continued from its checkpoint (--resume) after a SIGINT: its files
 # are the ones the run writes uninterrupted.
-"$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 2 \
+env --default-signal=INT,HUP "$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 2 \
     --sampler mala --warmup 100 --iter 20000 --thin 10 \
     --checkpoint-every 200 --out "$dir/ckpt.csv" >"$dir/ckpt.log" 2>&1 &
 pid=$!
@@ -204,7 +207,7 @@ fi
 # started has its file completed, saying so, with as many draws as the
 # others.  Chains beyond the processor count wait in a queue and a signal
 # that comes before they start leaves no file of theirs.
-"$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 4 \
+env --default-signal=INT,HUP "$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 4 \
     --sampler sgld --set h=1e-4 --iter 100000000 --thin 100 \
     --out "$dir/interrupted.csv" \
     >"$dir/interrupted.log" 2>&1 &
@@ -237,7 +240,7 @@ fi
 # its configuration (rstan: "not all iter/warmups/thin are the same",
 # CmdStanPy: "num_warmup is N, expected M").  With no draw after warmup,
 # ArviZ and posterior have nothing to summarise: they may only say that.
-"$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 2 \
+env --default-signal=INT,HUP "$bin" sample "$model" --data "$data" --seed 7 --quiet --chains 2 \
     --warmup 1000000000 --iter 10 --out "$dir/inwarmup.csv" \
     >"$dir/inwarmup.log" 2>&1 &
 pid=$!

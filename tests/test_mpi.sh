@@ -19,6 +19,9 @@
 #      rank; and what a run across ranks refuses.
 # Skipped (77) in a drift built without MPI.
 set -u
+# A background job of a shell without job control starts with SIGINT
+# ignored, which drift honours; the runs this script stops with SIGINT
+# start through `env --default-signal=INT,HUP`, as from a terminal.
 if [ "${DRIFT_MPI_BUILT:-no}" != yes ]; then
     echo "SKIP: this drift was built without MPI (configure found no" \
          "libopenmpi-dev; runs across ranks are not built)"
@@ -286,7 +289,7 @@ done
 # mpirun interrupted: the ranks stop at the same step, the files say so.
 mkdir int
 # shellcheck disable=SC2086
-$MPI -n 4 "$bin" sample "$model" --data d.csv $long --chains 2 \
+env --default-signal=INT,HUP $MPI -n 4 "$bin" sample "$model" --data d.csv $long --chains 2 \
     --out int/o.csv >int.log 2>&1 &
 job=$!
 if wait_rank 3 int/o.csv >/dev/null; then

@@ -13,6 +13,9 @@
 # callback, other options beside --resume, an unfinished checkpoint in
 # the way of a fresh run.
 set -u
+# A background job of a shell without job control starts with SIGINT
+# ignored, which drift honours; the runs this script stops with SIGINT
+# start through `env --default-signal=INT,HUP`, as from a terminal.
 src=${srcdir:-.}
 bin=${DRIFT_BIN:-./drift}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/drift-resume.XXXXXX")
@@ -134,7 +137,7 @@ echo "killed $killed of 24 runs, resumed $resumed"
 [ "$resumed" -ge 18 ] || fail "only $resumed of 24 runs were resumed"
 
 # SIGINT: the run stops, keeps its checkpoint, says how to go on.
-"$bin" sample "$model" --data data.csv --sampler mala --chains 2 --seed 11 \
+env --default-signal=INT,HUP "$bin" sample "$model" --data data.csv --sampler mala --chains 2 --seed 11 \
     --quiet --out sigint-run.csv --checkpoint-every 500 --iter 40000 \
     --warmup 1000 2>sigint-run.err &
 pid=$!

@@ -159,6 +159,9 @@ static void *count_allocations(void *arg)
 
 int main(void)
 {
+    /* SIGINT's default action whatever this was started with (a shell's
+     * background job has it ignored, which drift's handlers honour). */
+    signal(SIGINT, SIG_DFL);
     if (!mkdtemp(dir)) {
         perror("mkdtemp");
         return 1;

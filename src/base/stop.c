@@ -34,6 +34,34 @@ int drift_stop_requested(void)
 void drift_stop_clear(void) { atomic_store(&stop_sig, 0); }
 
 static const int caught[] = {SIGINT, SIGTERM, SIGHUP};
+#define N_CAUGHT (sizeof caught / sizeof caught[0])
+
+/* Which of them the process was started with ignored, noted before any
+ * handler of ours replaced the disposition (known: noted yet). */
+static int ignored[N_CAUGHT];
+static int known;
+
+void drift_stop_note_start(void)
+{
+    if (known)
+        return;
+    for (size_t k = 0; k < N_CAUGHT; k++) {
+        struct sigaction old;
+        ignored[k] = sigaction(caught[k], NULL, &old) == 0 &&
+                     !(old.sa_flags & SA_SIGINFO) &&
+                     old.sa_handler == SIG_IGN;
+    }
+    known = 1;
+}
+
+int drift_stop_ignored(int sig)
+{
+    drift_stop_note_start();
+    for (size_t k = 0; k < N_CAUGHT; k++)
+        if (caught[k] == sig)
+            return ignored[k];
+    return 0;
+}
 
 /* The process that forwards the signals sent to it (guard.c's parent),
  * or 0; and the last stop signal taken: its number, whether it came from
@@ -90,24 +118,28 @@ static void on_stop_signal(int sig, siginfo_t *si, void *uc)
 
 void drift_stop_catch(void)
 {
+    drift_stop_note_start();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = on_stop_signal;
     sa.sa_flags = SA_SIGINFO;
     sigemptyset(&sa.sa_mask);
-    for (size_t k = 0; k < sizeof caught / sizeof caught[0]; k++)
+    for (size_t k = 0; k < N_CAUGHT; k++)
         sigaddset(&sa.sa_mask, caught[k]);
-    for (size_t k = 0; k < sizeof caught / sizeof caught[0]; k++)
-        sigaction(caught[k], &sa, NULL);
+    for (size_t k = 0; k < N_CAUGHT; k++)
+        if (!ignored[k])
+            sigaction(caught[k], &sa, NULL);
 }
 
 void drift_stop_uncatch(void)
 {
+    drift_stop_note_start();
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
-    sa.sa_handler = SIG_DFL;
-    for (size_t k = 0; k < sizeof caught / sizeof caught[0]; k++)
+    for (size_t k = 0; k < N_CAUGHT; k++) {
+        sa.sa_handler = ignored[k] ? SIG_IGN : SIG_DFL;
         sigaction(caught[k], &sa, NULL);
+    }
 }
 
 const char *drift_stop_signal_name(int sig, char *buf, unsigned long cap)

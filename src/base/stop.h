@@ -19,9 +19,22 @@ void drift_stop_clear(void);
  * requests a stop (the work ends cleanly and says so); a second one while
  * stopping removes the named temporary files of open writers
  * (drift_writer_cleanup_signal) and ends the process by that signal.
- * drift_stop_uncatch puts the default actions back. */
+ * drift_stop_uncatch puts the start's actions back.  A signal the process
+ * was started with ignored stays ignored, as the caller asked: nohup
+ * ignores SIGHUP so that a run outlives its terminal, and a shell without
+ * job control starts background jobs with SIGINT ignored so that Ctrl-C
+ * on the script leaves them running (CmdStan, which catches nothing,
+ * behaves the same; SIGTERM still stops such a run cleanly). */
 void drift_stop_catch(void);
 void drift_stop_uncatch(void);
+
+/* Notes which stop signals the process was started with ignored; main
+ * calls it first, before any handler is installed (the other functions
+ * here call it too, for programs that do not). */
+void drift_stop_note_start(void);
+
+/* Whether sig (SIGINT, SIGTERM or SIGHUP) was ignored at the start. */
+int drift_stop_ignored(int sig);
 
 /* The process (pid) that forwards to this one the stop signals sent to it
  * (guard.c's parent), 0 for none.  A signal sent to the whole process

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/stop.h"
 #include "base/util.h"
 #include "cli.h"
 #include "engine/run/plugin.h"
@@ -80,6 +81,9 @@ int main(int argc, char **argv)
      * is reported like a full disk, instead of killing the process with
      * SIGXFSZ and a core. */
     signal(SIGXFSZ, SIG_IGN);
+    /* The stop signals the caller started drift with ignored (nohup's
+     * SIGHUP, a background job's SIGINT) stay ignored (base/stop.h). */
+    drift_stop_note_start();
     blas_single_threaded(argv);
     if (argc < 2) {
         usage(stderr);

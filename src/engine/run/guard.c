@@ -838,7 +838,8 @@ int drift_guard_start(const drift_guard_config *g, int *parent, int *status,
     sigemptyset(&sa.sa_mask);
     const int fwd[] = {SIGINT, SIGTERM, SIGHUP};
     for (size_t k = 0; k < sizeof fwd / sizeof *fwd; k++)
-        sigaction(fwd[k], &sa, NULL);
+        if (!drift_stop_ignored(fwd[k])) /* ignored as the caller asked */
+            sigaction(fwd[k], &sa, NULL);
     pthread_sigmask(SIG_SETMASK, &was, NULL);
     *parent = 1;
     *status = supervise(g, pid, sv[0]);
