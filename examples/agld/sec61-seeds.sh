@@ -8,13 +8,14 @@
 # Not part of make check.
 #
 # Usage (from a built tree): examples/agld/sec61-seeds.sh [ETA] [BATCH] [SEEDS]
-# SEEDS seeds (20 by default) numbered 1001, 1002, ...; PASSES as sec61.sh.
+# SEEDS seeds (20 by default) numbered 1001, 1002, ...; PASSES as sec61.sh;
+# OUT another output folder.  Seeds already measured there are not rerun.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 eta=${1:-0.1}
 n=${2:-5}
 k=${3:-20}
-out=$here/build/sec61-seeds-eta$eta-n$n
+out=${OUT:-$here/build/sec61-seeds-eta$eta-n$n}
 mkdir -p "$out"
 i=1
 while [ "$i" -le "$k" ]; do

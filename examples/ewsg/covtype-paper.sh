@@ -20,7 +20,8 @@
 # over seeds) and results/covtype-paper.png.
 # Usage (after make): sh examples/ewsg/covtype-paper.sh   (env: SEEDS;
 #   the grids HS_SGLD, HS_PSGLD, HS_HMC; ARMS=grid for the grid alone;
-#   APPEND=1 adds to the runs already in build/paper)
+#   APPEND=1 adds to the runs already in build/paper; RESULTS another
+#   folder for the tables and figure)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -30,7 +31,8 @@ BATCH=50
 drift=${DRIFT:-$top/drift}
 export DRIFT_PLUGIN_DIR="$top/plugins/samplers/.libs:$top/plugins/models/.libs"
 export DRIFT_PLUGIN_PATH=
-mkdir -p "$build" "$here/results"
+results=${RESULTS:-$here/results}
+mkdir -p "$build" "$results"
 [ -s "$build/covtype-train.csv" ] || Rscript "$here/covtype-data.R" "$build" 116202
 [ -s "$build/covtype-train.drs" ] || "$drift" data convert "$build/covtype-train.csv" "$build/covtype-train.drs"
 [ -s "$build/covtype-reference.csv" ] || Rscript "$here/covtype-laplace.R" "$build"
@@ -75,7 +77,7 @@ for seed in $(seq 1 "$SEEDS"); do
         one grid ewsg 2 "$h" 50 "$seed" --sampler ewsg --set M=1 --set h="$h" --set gamma=50
     done
 done
-Rscript - "$runs" "$build/covtype-reference.csv" "$here/results" <<'REOF'
+Rscript - "$runs" "$build/covtype-reference.csv" "$results" <<'REOF'
 suppressMessages(library(data.table))
 a <- commandArgs(TRUE); r <- fread(a[1]); ref <- fread(a[2]); out <- a[3]
 lref <- ref[quantity == "lpd", laplace]; aref <- ref[quantity == "accuracy", laplace]

@@ -130,14 +130,14 @@ png(file.path(out, "sgnht-normal-gamma-density.png"), width = 1100, height = 480
 par(mfrow = c(1, length(AS)), mar = c(4.2, 4.2, 2, 1))
 for (A in as.numeric(AS)) {
   o <- summ[summ$A == A & summ$runs_ok > 0, ]
-  plot(NA, xlim = range(o$act_sum), ylim = range(c(o$dens_rmse - o$dens_rmse_ci, o$dens_rmse + o$dens_rmse_ci), na.rm = TRUE),
+  plot(NA, xlim = range(o$act_sum), ylim = range(c(pmax(o$dens_rmse - o$dens_rmse_ci, o$dens_rmse / 2), o$dens_rmse + o$dens_rmse_ci), na.rm = TRUE),
        log = "xy", xlab = "autocorrelation time of mu + tau (iterations per effective draw)",
        ylab = "RMSE of the density (95% over runs)", main = sprintf("Normal-Gamma, A = %g", A))
   cs <- c(sgnht = "red", msgnht = "darkgreen", sghmc = "blue")[SAMPLERS]
   for (s in names(cs)) {
     g <- o[o$sampler == s, ]
     lines(g$act_sum, g$dens_rmse, type = "b", col = cs[s], pch = 19)
-    arrows(g$act_sum, pmax(g$dens_rmse - g$dens_rmse_ci, 1e-9), g$act_sum, g$dens_rmse + g$dens_rmse_ci,
+    arrows(g$act_sum, pmax(g$dens_rmse - g$dens_rmse_ci, g$dens_rmse / 2), g$act_sum, g$dens_rmse + g$dens_rmse_ci,
            angle = 90, code = 3, length = 0.02, col = cs[s])
     text(g$act_sum, g$dens_rmse, g$h, pos = 3, cex = 0.6, col = "grey30")
   }
