@@ -43,6 +43,7 @@ step() { # name command...
 }
 L=$ex/langevin; P=$ex/pdmp; A=$ex/agld
 step ewsg-gauss2d       env CHAINS=100 OUT="$scratch/out" sh "$L/ewsg-gauss2d.sh"
+step ewsg-m-data        env CHAINS=100 NDATA=50 MS="0 1" OUT="$scratch/out" sh "$L/ewsg-m-data.sh"
 step ewsg-m-sweep       env CHAINS=100 ITER=300 KEEP=200 MS="0 1 5" NS="1 5" OUT="$scratch/out" sh "$L/ewsg-m-sweep.sh"
 step sgnht-gauss-mean   env ITER=20000 OUT="$scratch/out" sh "$L/sgnht-gauss-mean.sh"
 step sgnht-double-well  env ITER=100000 OUT="$scratch/out" sh "$L/sgnht-double-well.sh"
@@ -52,9 +53,11 @@ step pdmp-psbps         sh "$P/psbps.sh" 400 1
 step pdmp-fig72         sh "$P/fig72.sh" 3 1000 2000 1
 step pdmp-fig1          sh "$P/fig1.sh" 30
 step agld-sec61         env PASSES=400 sh "$A/sec61.sh" 0.1 5
+step agld-sec61-seeds   env PASSES=400 OUT="$scratch/agld-seeds" sh "$A/sec61-seeds.sh" 0.1 5 2
 step agld-sec62-panels  sh "$A/sec62-panels.sh" slice 2e-6 100 2
 step agld-sec63         env NTRAIN=400000 NTEST=5000 D=4096 BATCH=256 LIMIT_MB=128 MAXMEM=64M RUN_SECONDS=10 EVAL=0.2 sh "$A/sec63.sh"
 step ewsg-covtype       env GRID=quick SEEDS=1 PASSES=2 sh "$ex/ewsg/covtype.sh"
+step ewsg-covtype-paper env SEEDS=1 HS_SGLD=1e-6 HS_PSGLD=1e-5 HS_HMC=2e-5 RESULTS="$scratch/out" sh "$ex/ewsg/covtype-paper.sh"
 step bnn-fmnist         env PASSES=1 HIDDEN=20 THIN_PDMP=0.5 WARM_PDMP=10 sh "$ex/bnn/fmnist.sh"
 step mf-ml1m            env PASSES=3 sh "$ex/mf/ml1m.sh"
 echo "repro-quick: $(($(date +%s) - t_all)) s in all, $failed failed; logs in $log$([ "${KEEP:-0}" = 1 ] || echo ' (removed: KEEP=1 keeps them)')"

@@ -7,15 +7,18 @@
 # and build/sec61-projections-etaE-nB.png.  Not part of make check.
 #
 # Usage (from a built tree): examples/agld/sec61.sh [ETA] [BATCH]
+# Environment: PASSES (data passes per sampler, 2e4), SEED (the samplers'
+# seed, 61), BUILD (output folder, examples/agld/build).
 # LMC is agld with snapshot=ptu and D=1: a total refresh at every step, so
 # each step uses the exact full gradient (N evaluations): that is LMC.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-build=$here/build
+build=${BUILD:-$here/build}
 eta=${1:-0.1}
 n=${2:-5}
 passes=${PASSES:-20000}
+seed=${SEED:-61}
 mkdir -p "$build"
 drift=${DRIFT:-$top/drift}
 export DRIFT_PLUGIN_DIR="$top/plugins/samplers/.libs:$top/plugins/models/.libs"
@@ -30,7 +33,7 @@ run() { # name sampler thin settings...
     echo "== $name"
     "$drift" sample --chains 1 --init 0 --model "$build/mixture.so" --data "$build/sec61-a.csv" \
         --sampler "$sampler" --batch "$n" --passes "$passes" --thin "$thin" \
-        --seed 61 --out "$build/sec61-$name.csv" "$@"
+        --seed "$seed" --out "$build/sec61-$name.csv" "$@"
 }
 # Thinning keeps about 1e4 draws of the second half of each run.
 run lmc agld 1 --set snapshot=ptu --set D=1 --set eta="$eta"

@@ -6,10 +6,13 @@
 # rare), labels y ~ Bernoulli(logistic(x . w*)) with w* chosen so that the
 # Bayes classifier's accuracy is about the real data's logistic-regression
 # accuracy (~0.76) and the classes are near balance.  The last 10%
-# (58,101 rows) are held out.  Writes covtype-train.csv, covtype-test.csv
-# and covtype-wstar.csv into the directory given.
+# (58,101 rows) are held out, or as many as the second argument says
+# (116,202 for the EWSG paper's 80/20 split).  Writes covtype-train.csv,
+# covtype-test.csv and covtype-wstar.csv into the directory given.
+# Usage: Rscript covtype-data.R DIR [TEST_ROWS]
 suppressMessages(library(data.table))
 args <- commandArgs(TRUE); out <- if (length(args)) args[1] else "."
+ntest <- if (length(args) > 1) as.integer(args[2]) else 58101L
 set.seed(5812)
 N <- 581012; nq <- 10
 Z <- matrix(rnorm(N * nq), N, nq); Q <- Z
@@ -27,7 +30,7 @@ y <- rbinom(N, 1, plogis(eta))
 cat(sprintf("P(y = 1) %.3f; Bayes accuracy %.3f; columns never 1: %d\n", mean(y),
             mean((eta > 0) == y), sum(colSums(X) == 0)))
 colnames(X) <- paste0("x.", seq_len(ncol(X)))
-ntr <- N - 58101
+ntr <- N - ntest
 fwrite(data.table(y = y[1:ntr], X[1:ntr, ]), file.path(out, "covtype-train.csv"))
 fwrite(data.table(y = y[-(1:ntr)], X[-(1:ntr), ]), file.path(out, "covtype-test.csv"))
 fwrite(data.table(w = wstar), file.path(out, "covtype-wstar.csv"))
