@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: MIT (drift; see LICENSE) */
 /* drift.h: libdrift's public API for running drift from a program: a run
  * asked for as plain data (a spec), made into a checked plan, run, its
  * draws delivered to a callback and/or written as Stan CSV files.  What

@@ -331,7 +331,8 @@ static void args_free(drift_plan_args *a)
     a->set = a->model_set = a->data_set = NULL;
 }
 
-int drift_spec_check_option(const char *name, const char *value, drift_err *e)
+DRIFT_API int drift_spec_check_option(const char *name, const char *value,
+                                      drift_err *e)
 {
     int idx = find_option(name, value, e);
     if (idx < 0)
