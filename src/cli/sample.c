@@ -1,6 +1,10 @@
-/* sample.c: `drift sample`, `drift samplers` and `drift models`: options
- * in, a checked run configuration out, chains run, a one-line account per
- * chain on standard error.  Not for the sampling itself (engine). */
+/* sample.c: `drift sample`, `drift samplers` and `drift models`: a
+ * command line (or a checkpoint's manifest) made into a run's spec, the
+ * plan made of it (engine/run/plan.h) run, with the steps only the
+ * command takes (checkpoint manifests, the gates of a run across MPI
+ * ranks) as the plan's hooks, and a one-line account per chain on
+ * standard error.  Not for the run's defaults and checks (the plan) nor
+ * the sampling itself (engine). */
 #include "config.h"
 
 #include <errno.h>
@@ -401,8 +405,9 @@ static void print_problems(const drift_registry *reg)
  * checkpoint's manifest, and the gates of a run across MPI ranks. */
 typedef struct sample_hooks {
     cli_mpi *mpi;
-    int argc;
+    int argc;                   /* the command line (after "sample") */
     char **argv;
+    const drift_spec *spec;     /* the run's spec, for its manifest */
     const char *resume_dir;     /* the checkpoint continued (NULL: none) */
     const ckpt_command *cmd;    /* its manifest */
     int status;                 /* the exit status a hook failed with */
@@ -473,8 +478,8 @@ static int after_data(void *user, drift_plan *p, drift_err *e)
             snprintf(p->ckpt_dir, sizeof p->ckpt_dir, "%s", x->resume_dir);
             rc = ckpt_check(p->ckpt_dir, x->cmd, &in);
         } else {
-            rc = ckpt_start(p->ckpt_dir, x->argc, x->argv, a->seed,
-                            a->have_seed, &in);
+            rc = ckpt_start(p->ckpt_dir, x->spec, a->seed, a->have_seed,
+                            &in);
             x->ckpt_fresh = rc == 0;
         }
         if (rc)
@@ -490,86 +495,17 @@ static int after_data(void *user, drift_plan *p, drift_err *e)
     return DRIFT_OK;
 }
 
-/* One run: argc, argv the options after "sample"; resume_dir the
- * checkpoint it continues (NULL: none), whose manifest is cmd. */
-static int sample_run(int argc, char **argv, const char *resume_dir,
-                      const ckpt_command *cmd, int quiet, cli_mpi *mpi)
+/* A parsed plan, run: the rest of its checks, the guard of an MPI rank,
+ * the plan opened with the command's hooks, run, and its account.
+ * resume_dir: the checkpoint it continues (NULL: none), whose manifest
+ * is cmd; spec: what a fresh checkpoint's manifest holds. */
+static int run_plan(drift_plan *p, const drift_spec *spec,
+                    const char *resume_dir, const ckpt_command *cmd,
+                    cli_mpi *mpi, int argc, char **argv)
 {
-    sample_cli c;
-    memset(&c, 0, sizeof c);
-    drift_plan *p = NULL;
-    drift_err e = {{0}};
-    int rc = cli_parse("sample", sample_opts, N_SAMPLE_OPTS, argc, argv,
-                       on_sample_opt, &c);
-    if (rc)
-        goto out;
-    drift_spec spec = {.model = c.model, .data = c.data, .n_data = c.n_data,
-                       .sampler = c.sampler, .options = c.opts,
-                       .n_options = c.n_opts};
-    if (drift_plan_parse(&spec, &p, &e)) {
-        rc = EXIT_RUN_FAILED;   /* the values were checked: memory */
-        goto out;
-    }
     drift_plan_args *a = &p->a;
-    a->quiet |= quiet;
-    if (a->ranks_per_chain && !mpi->on) {
-        fprintf(stderr, "drift sample: --ranks-per-chain %u: for a run "
-                        "across MPI ranks (mpirun -n P drift sample ...)\n",
-                a->ranks_per_chain);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    if (mpi->on && !c.help &&
-        (rc = cli_mpi_plan(mpi, a->chains, a->ranks_per_chain,
-                           a->ckpt_iters || a->ckpt_seconds > 0,
-                           c.resume != NULL)))
-        goto out;
-    if (resume_dir && c.resume) {
-        fprintf(stderr, "drift sample: --resume %s: the checkpoint's command "
-                        "holds --resume; it is damaged\n",
-                resume_dir);
-        rc = EXIT_USAGE;
-        goto out;
-    }
-    if (c.resume) {
-        if (c.n_options > 1) {
-            fprintf(stderr,
-                    "drift sample: --resume %s takes no other option (but "
-                    "--quiet): the run goes on with the command it began "
-                    "with, which the checkpoint holds\n",
-                    c.resume);
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        /* The checkpoint is DIR, whatever its name: a copy or a renamed
-         * directory is read, locked and removed as given.  Its absolute
-         * path is taken now, as ckpt_load moves to the run's directory. */
-        char dir[PATH_MAX];
-        if (!realpath(c.resume, dir)) {
-            fprintf(stderr, "drift sample: --resume %s: no checkpoint there "
-                            "(%s)\n",
-                    c.resume, strerror(errno));
-            rc = EXIT_USAGE;
-            goto out;
-        }
-        ckpt_command saved;
-        rc = ckpt_load(c.resume, &saved);
-        if (!rc)
-            rc = sample_run(saved.argc, saved.argv, dir, &saved, a->quiet,
-                            mpi);
-        ckpt_command_free(&saved);
-        goto out;
-    }
-    if (c.help) {
-        if (mpi->on && mpi->rank != 0)
-            goto out; /* rank 0 says it for all */
-        cli_usage("drift sample MODEL.drift|--model NAME --data FILE "
-                  "--sampler NAME [options]",
-                  "Runs a sampler on a model and writes the draws as a "
-                  "Stan-format CSV file.",
-                  sample_opts, N_SAMPLE_OPTS);
-        goto out;
-    }
+    drift_err e = {{0}};
+    int rc = 0;
     if (drift_plan_check_args(p, &e)) {
         fprintf(stderr, "drift sample: %s\n", e.msg);
         rc = EXIT_USAGE;
@@ -605,7 +541,7 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
         p->ranks_header[1] = mpi->header[1];
     }
     p->resume = resume_dir != NULL;
-    sample_hooks x = {mpi, argc, argv, resume_dir, cmd, 0, 0};
+    sample_hooks x = {mpi, argc, argv, spec, resume_dir, cmd, 0, 0};
     drift_plan_hooks hooks = {&x, vet_plugin, before_data, after_data};
     if (drift_plan_open(p, &hooks, &e)) {
         if (x.status) {
@@ -670,6 +606,110 @@ static int sample_run(int argc, char **argv, const char *resume_dir,
     /* All said: what follows is teardown, plugins' included. */
     drift_plan_reported(rc);
 out:
+    return rc;
+}
+
+/* The checks of a parsed plan made before anything else, on a command
+ * line and a manifest alike. */
+static int check_ranks(const drift_plan_args *a, const cli_mpi *mpi)
+{
+    if (a->ranks_per_chain && !mpi->on) {
+        fprintf(stderr, "drift sample: --ranks-per-chain %u: for a run "
+                        "across MPI ranks (mpirun -n P drift sample ...)\n",
+                a->ranks_per_chain);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* --resume DIR: the run its manifest's spec describes, continued. */
+static int resume_run(const char *dir, int quiet, cli_mpi *mpi)
+{
+    /* The checkpoint is DIR, whatever its name: a copy or a renamed
+     * directory is read, locked and removed as given.  Its absolute path
+     * is taken now, as ckpt_load moves to the run's directory. */
+    char abs[PATH_MAX];
+    if (!realpath(dir, abs)) {
+        fprintf(stderr, "drift sample: --resume %s: no checkpoint there "
+                        "(%s)\n",
+                dir, strerror(errno));
+        return EXIT_USAGE;
+    }
+    ckpt_command saved;
+    int rc = ckpt_load(dir, &saved);
+    if (rc)
+        return rc;
+    drift_spec spec;
+    ckpt_spec(&saved, &spec);
+    drift_plan *p = NULL;
+    drift_err e = {{0}};
+    if ((rc = drift_plan_parse(&spec, &p, &e))) {
+        if (e.msg[0])
+            fprintf(stderr, "drift sample: %s\n", e.msg);
+        rc = rc == DRIFT_ENOMEM ? EXIT_RUN_FAILED : EXIT_USAGE;
+    } else {
+        p->a.quiet |= quiet;
+        rc = check_ranks(&p->a, mpi);
+        if (!rc)
+            rc = run_plan(p, &spec, abs, &saved, mpi, 0, NULL);
+    }
+    drift_plan_free(p);
+    ckpt_command_free(&saved);
+    return rc;
+}
+
+/* drift sample: argc, argv the options after "sample", made into a spec
+ * and a plan, run. */
+static int sample_run(int argc, char **argv, cli_mpi *mpi)
+{
+    sample_cli c;
+    memset(&c, 0, sizeof c);
+    drift_plan *p = NULL;
+    drift_err e = {{0}};
+    int rc = cli_parse("sample", sample_opts, N_SAMPLE_OPTS, argc, argv,
+                       on_sample_opt, &c);
+    if (rc)
+        goto out;
+    drift_spec spec = {.model = c.model, .data = c.data, .n_data = c.n_data,
+                       .sampler = c.sampler, .options = c.opts,
+                       .n_options = c.n_opts};
+    if (drift_plan_parse(&spec, &p, &e)) {
+        rc = EXIT_RUN_FAILED;   /* the values were checked: memory */
+        goto out;
+    }
+    drift_plan_args *a = &p->a;
+    if ((rc = check_ranks(a, mpi)))
+        goto out;
+    if (mpi->on && !c.help &&
+        (rc = cli_mpi_plan(mpi, a->chains, a->ranks_per_chain,
+                           a->ckpt_iters || a->ckpt_seconds > 0,
+                           c.resume != NULL)))
+        goto out;
+    if (c.resume) {
+        if (c.n_options > 1) {
+            fprintf(stderr,
+                    "drift sample: --resume %s takes no other option (but "
+                    "--quiet): the run goes on with the command it began "
+                    "with, which the checkpoint holds\n",
+                    c.resume);
+            rc = EXIT_USAGE;
+            goto out;
+        }
+        rc = resume_run(c.resume, a->quiet, mpi);
+        goto out;
+    }
+    if (c.help) {
+        if (mpi->on && mpi->rank != 0)
+            goto out; /* rank 0 says it for all */
+        cli_usage("drift sample MODEL.drift|--model NAME --data FILE "
+                  "--sampler NAME [options]",
+                  "Runs a sampler on a model and writes the draws as a "
+                  "Stan-format CSV file.",
+                  sample_opts, N_SAMPLE_OPTS);
+        goto out;
+    }
+    rc = run_plan(p, &spec, NULL, NULL, mpi, argc, argv);
+out:
     drift_plan_free(p);
     free(c.opts);
     return rc;
@@ -682,7 +722,7 @@ int cmd_sample(int argc, char **argv)
     /* Under mpirun, one rank of a run across ranks (mpirun.h). */
     cli_mpi mpi;
     cli_mpi_detect(&mpi);
-    int rc = sample_run(argc, argv, NULL, NULL, 0, &mpi);
+    int rc = sample_run(argc, argv, &mpi);
     return cli_mpi_end(&mpi, rc);
 }
 
