@@ -228,6 +228,69 @@ static void test_columns_in_memory(void **state)
     assert_int_equal(access(cwd_out, F_OK) == 0, had_output);
 }
 
+/* With out given, the rows go to the callback and to the Stan CSV file
+ * both: the file holds as many draws, with the plan's columns as its
+ * header's model columns. */
+static size_t n_rows_seen;
+
+static void count_row(void *user, unsigned chain_id, const double *v,
+                      size_t n)
+{
+    (void)user;
+    (void)chain_id;
+    (void)v;
+    (void)n;
+    n_rows_seen++;
+}
+
+static void test_csv_and_callback(void **state)
+{
+    (void)state;
+    make_data();
+    char dir[] = "/tmp/drift-plan-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[64];
+    snprintf(out, sizeof out, "%s/fit.csv", dir);
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
+                           {"warmup", "100"}, {"iter", "150"},
+                           {"out", out}};
+    drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
+                       .n_rows = N, .options = opts, .n_options = 6,
+                       .on_draw = count_row};
+    drift_plan *p;
+    drift_err e = {{0}};
+    if (drift_plan_new(&spec, &p, &e))
+        fail_msg("drift_plan_new: %s", e.msg);
+    n_rows_seen = 0;
+    if (drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e))
+        fail_msg("drift_plan_run: %s", e.msg);
+    assert_int_equal(n_rows_seen, 150);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char line[8192];
+    size_t rows = 0;
+    int header = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (!header++) {
+            assert_int_equal(strncmp(line, "lp__,", 5), 0);
+            assert_non_null(strstr(line, ",w.1,w.2,w.3"));
+            continue;
+        }
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 150);
+    drift_plan_free(p);
+    unlink(out);
+    rmdir(dir);
+}
+
 /* A spec naming an option, sampler or model that is not there, or none,
  * is refused with a message that names it. */
 static void expect_refusal(const drift_spec *spec, const char *needle)
@@ -288,6 +351,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_columns_in_memory),
+        cmocka_unit_test(test_csv_and_callback),
         cmocka_unit_test(test_bad_specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
