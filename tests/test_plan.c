@@ -291,6 +291,46 @@ static void test_csv_and_callback(void **state)
     rmdir(dir);
 }
 
+/* A guarded run: the chains in a child process watched from this one;
+ * the draws reach the file, and a callback is refused (it would be
+ * called in the child). */
+static void test_guarded(void **state)
+{
+    (void)state;
+    make_data();
+    char dir[] = "/tmp/drift-plan-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[64];
+    snprintf(out, sizeof out, "%s/fit.csv", dir);
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
+                           {"warmup", "100"}, {"iter", "100"},
+                           {"out", out}};
+    drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
+                       .n_rows = N, .options = opts, .n_options = 6};
+    drift_plan *p;
+    drift_err e = {{0}};
+    if (drift_plan_new(&spec, &p, &e))
+        fail_msg("drift_plan_new: %s", e.msg);
+    if (drift_plan_run(p, DRIFT_LAUNCH_GUARDED, &e))
+        fail_msg("guarded drift_plan_run: %s", e.msg);
+    drift_plan_free(p);
+    assert_int_equal(access(out, R_OK), 0);
+    unlink(out);
+    spec.on_draw = count_row;
+    if (drift_plan_new(&spec, &p, &e))
+        fail_msg("drift_plan_new: %s", e.msg);
+    assert_int_not_equal(drift_plan_run(p, DRIFT_LAUNCH_GUARDED, &e),
+                         DRIFT_OK);
+    assert_non_null(strstr(e.msg, "run in process for a callback"));
+    drift_plan_free(p);
+    unlink(out);
+    rmdir(dir);
+}
+
 /* A spec naming an option, sampler or model that is not there, or none,
  * is refused with a message that names it. */
 static void expect_refusal(const drift_spec *spec, const char *needle)
@@ -352,6 +392,7 @@ int main(void)
         cmocka_unit_test(test_version),
         cmocka_unit_test(test_columns_in_memory),
         cmocka_unit_test(test_csv_and_callback),
+        cmocka_unit_test(test_guarded),
         cmocka_unit_test(test_bad_specs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
