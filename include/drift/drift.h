@@ -93,7 +93,9 @@ typedef struct drift_plan drift_plan;
  * cannot run, and opens the model, the data and the sampler.  Draws go to
  * Stan CSV files as drift sample writes them (option out; default
  * output.csv), but with on_draw and no out option to the callback alone.
- * Without a seed option the seed is drawn from the clock.  Returns
+ * Without a seed option the seed is drawn from the clock.  The options
+ * of the drift command alone are refused: checkpoint-every (drift sample
+ * --resume continues such a run) and ranks-per-chain (mpirun).  Returns
  * DRIFT_OK with *out a plan to run and free, or an error with its message
  * in e (*out NULL). */
 int drift_plan_new(const drift_spec *spec, drift_plan **out, drift_err *e);
@@ -120,7 +122,7 @@ enum {
  * delivered and written), or the first failure with its message in e. */
 int drift_plan_run(drift_plan *p, int launcher, drift_err *e);
 
-/* Chain k's (0-based) iterations run and draws kept, after the run. */
+/* The draws chain k (0-based) kept, after the run. */
 uint64_t drift_plan_chain_draws(const drift_plan *p, unsigned k);
 
 void drift_plan_free(drift_plan *p);

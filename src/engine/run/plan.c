@@ -670,6 +670,11 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
     p->opened = 1;
     if ((rc = drift_plan_check_args(p, e)))
         return rc;
+    if (a->ranks_per_chain && !p->ranks_on)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--ranks-per-chain %u: for a run across MPI "
+                             "ranks (mpirun -n P drift sample ...)",
+                             a->ranks_per_chain);
     /* Across ranks, the groups' writers alone write files. */
     if ((!p->ranks_on || p->ranks_writer) &&
         (rc = drift_plan_check_outputs(p, e)))
