@@ -69,8 +69,9 @@ static void test_damaged_manifest(void **state)
     char *dir = hx_tmpdir();
     hx_logistic(dir);
     hx_make_ckpt(dir, "r", 1, "100000000");
-    /* One digit of the command: a longer run than the one begun. */
-    hx_replace(dir, "r.ckpt/run", "\narg 100000000\n", "\narg 100000001\n");
+    /* One digit of the spec: a longer run than the one begun. */
+    hx_replace(dir, "r.ckpt/run", "\noption iter 100000000\n",
+               "\noption iter 100000001\n");
     const char *resume[] = {"sample", "--resume", "r.ckpt", NULL};
     hx_expect(dir, resume, 2, "r.ckpt/run is damaged (its checksum does not "
                               "match)");
@@ -185,9 +186,11 @@ static void test_forged_forms(void **state)
         const char *old, *new_text, *why;
     } cases[] = {
         {cwd, longer, "its directory line is malformed"},
-        {"\narg --quiet\n", "\narg --qu\\iet\n", "an argument is malformed"},
-        {"\narg --quiet\n", "\narg --quiet\nexec /bin/sh\n",
+        {"\noption quiet\n", "\noption qu\\iet\n", "an option is malformed"},
+        {"\noption quiet\n", "\noption quiet\nexec /bin/sh\n",
          "a line drift does not write is malformed"},
+        {"\nsampler sgld\n", "\nsampler sgld\nsampler sgld\n",
+         "the sampler line is malformed"},
         {"\nfile model ", "\nfile payload ", "a file line is malformed"},
     };
     const char *resume[] = {"sample", "--resume", "r.ckpt", "--quiet", NULL};
@@ -224,7 +227,7 @@ static void test_forged_fifo_plugin(void **state)
     assert_int_equal(mkfifo(fifo, 0600), 0);
     char *line = line_of(dir, "r.ckpt/run", "\nfile sampler ");
     hx_replace(dir, "r.ckpt/run", line, "\nfile sampler ./fifo.so\t1 0");
-    hx_replace(dir, "r.ckpt/run", "\narg sgld\n", "\narg ./fifo.so\n");
+    hx_replace(dir, "r.ckpt/run", "\nsampler sgld\n", "\nsampler ./fifo.so\n");
     hx_resum(dir, "r.ckpt/run");
     const char *resume[] = {"sample", "--resume", "r.ckpt", NULL};
     th_cli r = hx_run(dir, resume, 20);

@@ -109,7 +109,8 @@ static void test_resume_manifest_names_a_plugin(void **state)
     const char *resume[] = {"sample", "--resume", "r.ckpt", NULL};
     /* The command's sampler swapped for a path the manifest never
      * listed. */
-    hx_replace(dir, "r.ckpt/run", "\narg sgld\n", "\narg ./payload.so\n");
+    hx_replace(dir, "r.ckpt/run", "\nsampler sgld\n",
+               "\nsampler ./payload.so\n");
     hx_expect(dir, resume, 2, "is damaged (its checksum does not match)");
     expect_no_mark(mark);
     /* A forger recomputes the checksum: the plugin is still refused. */
@@ -132,9 +133,10 @@ static void test_resume_manifest_names_a_plugin(void **state)
     hx_expect(dir, resume, 2, "is not the file the checkpoint was written");
     expect_no_mark(mark);
     /* The model: a plugin path in place of the .drift file. */
-    hx_replace(dir, "r.ckpt/run", "\narg ./payload.so\n", "\narg sgld\n");
-    hx_replace(dir, "r.ckpt/run", "\narg logistic.drift\n",
-               "\narg --model\narg ./payload.so\n");
+    hx_replace(dir, "r.ckpt/run", "\nsampler ./payload.so\n",
+               "\nsampler sgld\n");
+    hx_replace(dir, "r.ckpt/run", "\nmodel logistic.drift\n",
+               "\nmodel ./payload.so\n");
     hx_resum(dir, "r.ckpt/run");
     hx_expect(dir, resume, 2, "the model plugin ./payload.so");
     expect_no_mark(mark);

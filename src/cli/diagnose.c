@@ -338,7 +338,8 @@ int cmd_diagnose(int argc, char **argv)
     /* No scan: a model plugin is looked up by name (plugin.h). */
     drift_problem prob;
     drift_problem_spec spec = {a.model, a.data, a.model_set, a.n_model_set,
-                               a.data_set, a.n_data_set, stderr, NULL};
+                               a.data_set, a.n_data_set, stderr, NULL, NULL,
+                               0};
     if (drift_problem_open(&prob, reg, &spec, &e)) {
         fprintf(stderr, "drift diagnose: %s\n", e.msg);
         drift_problem_close(&prob);

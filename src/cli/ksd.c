@@ -161,7 +161,7 @@ static int open_model(const drift_stancsv *f, const cli_ksd_opts *o,
         return EXIT_RUN_FAILED;
     drift_problem_spec spec = {op->model, op->data, op->model_set,
                                op->n_model_set, op->data_set,
-                               op->n_data_set, stderr, NULL};
+                               op->n_data_set, stderr, NULL, NULL, 0};
     drift_err e = {{0}};
     int rc = drift_problem_open(&op->prob, op->reg, &spec, &e);
     op->open = 1;

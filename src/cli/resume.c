@@ -1,8 +1,9 @@
-/* resume.c: a checkpoint's manifest, DIR/run: the command that started
- * the run (with the seed it drew), the directory it ran in, and
- * fingerprints of the build, the model, the data, the sampler plugin and
- * the init file, so that `drift sample --resume DIR` runs the same command
- * again and refuses a checkpoint that belongs to something else.  The
+/* resume.c: a checkpoint's manifest, DIR/run: the run's spec (its model,
+ * data, sampler and options by name, with the seed it drew), the
+ * directory it ran in, and fingerprints of the build, the model, the
+ * data, the sampler plugin and the init file, so that `drift sample
+ * --resume DIR` plans the same run again and refuses a checkpoint that
+ * belongs to something else.  The
  * chains' own state is the engine's (engine/run/checkpoint.h).  Not for
  * parsing options (sample.c). */
 #include "config.h"
@@ -20,12 +21,12 @@
 #include "cli.h"
 #include "resume.h"
 
-#define MANIFEST_MAGIC "drift checkpoint 1"
+#define MANIFEST_MAGIC "drift checkpoint 2"
 /* A data file is fingerprinted by its size, its modification time and
  * the bytes of its first and last MiB: hashing tens of gigabytes on every
  * start would cost more than the checkpoint saves. */
 #define EDGE_BYTES (1u << 20)
-/* A manifest is a command and a few fingerprints: more is not one. */
+/* A manifest is a spec and a few fingerprints: more is not one. */
 #define MANIFEST_MAX (1u << 20)
 
 static uint64_t fnv_step(uint64_t h, const unsigned char *p, size_t n)
@@ -122,7 +123,7 @@ void ckpt_dir_for(const char *out, char *buf, size_t cap)
     snprintf(buf, cap, "%.*s.ckpt", (int)stem, out);
 }
 
-/* Arguments (and the directory) are written one per line with
+/* The spec's strings (and the directory) are written one per line with
  * backslash and newline escaped. */
 static void put_line(FILE *f, const char *key, const char *a)
 {
@@ -138,7 +139,26 @@ static void put_line(FILE *f, const char *key, const char *a)
     fputc('\n', f);
 }
 
-static void put_arg(FILE *f, const char *a) { put_line(f, "arg ", a); }
+/* An option's line: "option NAME" for a flag, "option NAME VALUE". */
+static void put_option(FILE *f, const char *name, const char *value)
+{
+    char key[96];
+    snprintf(key, sizeof key, "option %s%s", name, value ? " " : "");
+    put_line(f, key, value ? value : "");
+}
+
+/* The spec's lines, as ckpt_parse reads them back. */
+static void put_spec(FILE *f, const drift_spec *spec)
+{
+    if (spec->model)
+        put_line(f, "model ", spec->model);
+    for (size_t k = 0; k < spec->n_data; k++)
+        put_line(f, "data ", spec->data[k]);
+    if (spec->sampler)
+        put_line(f, "sampler ", spec->sampler);
+    for (size_t k = 0; k < spec->n_options; k++)
+        put_option(f, spec->options[k].name, spec->options[k].value);
+}
 
 /* Holds the manifest open with an exclusive lock for the run's life (the
  * descriptor is left open on purpose, and shared with the guard's child):
@@ -155,7 +175,7 @@ static int lock_manifest(const char *dir, const char *path, int fd)
     return 0;
 }
 
-int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
+int ckpt_start(const char *dir, const drift_spec *spec, uint64_t seed,
                int have_seed, const ckpt_inputs *in)
 {
     char path[4200], tmp[4220], cwd[4096];
@@ -192,13 +212,11 @@ int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
     put_line(f, "# continue this run with: drift sample --resume ", dir);
     put_line(f, "cwd ", cwd);
     file_lines(in, f);
-    for (int k = 0; k < argc; k++)
-        put_arg(f, argv[k]);
+    put_spec(f, spec);
     if (!have_seed) {
         char s[32];
         snprintf(s, sizeof s, "%" PRIu64, seed);
-        put_arg(f, "--seed");
-        put_arg(f, s);
+        put_option(f, "seed", s);
     }
     if (fclose(f) != 0 || !text) {
         free(text);
@@ -320,9 +338,63 @@ static int file_line_ok(const char *s, size_t n)
     return 0;
 }
 
+/* *out from the escaped n bytes at s: 0, 1 where *out was set already or
+ * an escape is malformed, -1 out of memory. */
+static int take_string(char **out, const char *s, size_t n)
+{
+    if (*out)
+        return 1;
+    char *v = unescape(s, n);
+    if (!v)
+        return errno == ENOMEM ? -1 : 1;
+    *out = v;
+    return 0;
+}
+
+/* An option line's rest (n bytes at s): "NAME" or "NAME VALUE", the name
+ * lower-case letters, digits and dashes.  0, 1 malformed, -1 out of
+ * memory. */
+static int take_option(ckpt_command *cmd, const char *s, size_t n)
+{
+    size_t m = 0;
+    while (m < n && s[m] != ' ')
+        m++;
+    if (m == 0 || m > 64)
+        return 1;
+    for (size_t k = 0; k < m; k++)
+        if (!((s[k] >= 'a' && s[k] <= 'z') || (s[k] >= '0' && s[k] <= '9') ||
+              s[k] == '-'))
+            return 1;
+    drift_option *o = realloc(cmd->opts, (cmd->n_opts + 1) * sizeof *o);
+    if (!o)
+        return -1;
+    cmd->opts = o;
+    char *name = strndup(s, m), *value = NULL;
+    if (!name)
+        return -1;
+    if (m < n && !(value = unescape(s + m + 1, n - m - 1))) {
+        free(name);
+        return errno == ENOMEM ? -1 : 1;
+    }
+    o[cmd->n_opts++] = (drift_option){name, value};
+    return 0;
+}
+
+void ckpt_spec(const ckpt_command *cmd, drift_spec *spec)
+{
+    memset(spec, 0, sizeof *spec);
+    spec->model = cmd->model;
+    spec->sampler = cmd->sampler;
+    spec->data = (const char *const *)cmd->data;
+    spec->n_data = cmd->n_data;
+    spec->options = cmd->opts;
+    spec->n_options = cmd->n_opts;
+}
+
 int ckpt_parse(const char *text, size_t n, ckpt_command *cmd, char *cwd,
                size_t cwd_cap, char *why, size_t why_cap)
 {
+    int rc;
     memset(cmd, 0, sizeof *cmd);
     if (cwd_cap)
         cwd[0] = '\0';
@@ -372,20 +444,33 @@ int ckpt_parse(const char *text, size_t n, ckpt_command *cmd, char *cwd,
                 memcpy(cwd, v, strlen(v) + 1);
             free(v);
             have_cwd = 1;
-        } else if (len >= 4 && !memcmp(line, "arg ", 4)) {
-            char **a = realloc(cmd->argv, ((size_t)cmd->argc + 2) * sizeof *a);
-            if (!a)
+        } else if (len >= 6 && !memcmp(line, "model ", 6)) {
+            if ((rc = take_string(&cmd->model, line + 6, len - 6)) < 0)
                 goto oom;
-            cmd->argv = a;
-            char *v = unescape(line + 4, len - 4);
-            if (!v && errno == ENOMEM)
+            if (rc)
+                bad = "the model line";
+        } else if (len >= 8 && !memcmp(line, "sampler ", 8)) {
+            if ((rc = take_string(&cmd->sampler, line + 8, len - 8)) < 0)
                 goto oom;
-            if (!v) {
-                bad = "an argument";
-            } else {
-                a[cmd->argc++] = v;
-                a[cmd->argc] = NULL;
-            }
+            if (rc)
+                bad = "the sampler line";
+        } else if (len >= 5 && !memcmp(line, "data ", 5)) {
+            char **d = realloc(cmd->data, (cmd->n_data + 1) * sizeof *d);
+            if (!d)
+                goto oom;
+            cmd->data = d;
+            d[cmd->n_data] = NULL;
+            if ((rc = take_string(&d[cmd->n_data], line + 5, len - 5)) < 0)
+                goto oom;
+            if (rc)
+                bad = "a data line";
+            else
+                cmd->n_data++;
+        } else if (len >= 7 && !memcmp(line, "option ", 7)) {
+            if ((rc = take_option(cmd, line + 7, len - 7)) < 0)
+                goto oom;
+            if (rc)
+                bad = "an option";
         } else if (len >= 5 && !memcmp(line, "file ", 5)) {
             if (!file_line_ok(line + 5, len - 5)) {
                 bad = "a file line";
@@ -413,9 +498,9 @@ int ckpt_parse(const char *text, size_t n, ckpt_command *cmd, char *cwd,
                  bad);
         return EXIT_USAGE;
     }
-    if (!cmd->argc || !have_cwd) {
+    if (!cmd->model || !have_cwd) {
         ckpt_command_free(cmd);
-        snprintf(why, why_cap, "is incomplete (no command or directory)");
+        snprintf(why, why_cap, "is incomplete (no model or directory)");
         return EXIT_USAGE;
     }
     return 0;
@@ -462,9 +547,16 @@ int ckpt_load(const char *dir, ckpt_command *cmd)
 
 void ckpt_command_free(ckpt_command *cmd)
 {
-    for (int k = 0; k < cmd->argc; k++)
-        free(cmd->argv[k]);
-    free(cmd->argv);
+    free(cmd->model);
+    free(cmd->sampler);
+    for (size_t k = 0; k < cmd->n_data; k++)
+        free(cmd->data[k]);
+    free(cmd->data);
+    for (size_t k = 0; k < cmd->n_opts; k++) {
+        free((char *)cmd->opts[k].name);
+        free((char *)cmd->opts[k].value);
+    }
+    free(cmd->opts);
     for (size_t k = 0; k < cmd->n_files; k++)
         free(cmd->files[k]);
     free(cmd->files);

@@ -1,10 +1,12 @@
-/* resume.h: a checkpoint's manifest (resume.c): the command, its working
- * directory and fingerprints of what the run was made of. */
+/* resume.h: a checkpoint's manifest (resume.c): the run's spec, its
+ * working directory and fingerprints of what the run was made of. */
 #ifndef DRIFT_CLI_RESUME_H
 #define DRIFT_CLI_RESUME_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include <drift/drift.h>
 
 /* What a run is made of, fingerprinted in the manifest (NULL: none). */
 typedef struct ckpt_inputs {
@@ -15,24 +17,31 @@ typedef struct ckpt_inputs {
     const char *init;           /* an --init file */
 } ckpt_inputs;
 
-/* A manifest read back: the command's arguments (after "sample") and its
- * "file" lines. */
+/* A manifest read back: the run's spec (engine/run/plan.h), owned, and
+ * its "file" lines. */
 typedef struct ckpt_command {
-    int argc;
-    char **argv;
+    char *model, *sampler;      /* NULL: none given */
+    char **data;
+    size_t n_data;
+    drift_option *opts;         /* names and values owned (value NULL: a
+                                   flag) */
+    size_t n_opts;
     char **files;
     size_t n_files;
 } ckpt_command;
+
+/* cmd as a spec, borrowing cmd's strings. */
+void ckpt_spec(const ckpt_command *cmd, drift_spec *spec);
 
 /* The checkpoint directory of a run whose draws go to out: its stem with
  * ".ckpt" ("fit.csv" -> "fit.ckpt"). */
 void ckpt_dir_for(const char *out, char *buf, size_t cap);
 
 /* A fresh run with --checkpoint-every: creates dir and its manifest (the
- * arguments, and the seed when it was drawn), refusing a directory that
+ * run's spec, and the seed when it was drawn), refusing a directory that
  * holds an unfinished run's checkpoint, and locks it for the run.  0 or
  * an exit status (the message printed). */
-int ckpt_start(const char *dir, int argc, char **argv, uint64_t seed,
+int ckpt_start(const char *dir, const drift_spec *spec, uint64_t seed,
                int have_seed, const ckpt_inputs *in);
 
 /* The n bytes of a manifest (need not end in a NUL), checked and parsed

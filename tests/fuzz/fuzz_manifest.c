@@ -1,12 +1,13 @@
 /* fuzz_manifest.c: libFuzzer target for a checkpoint's manifest (the
  * file DIR/run that `drift sample --resume DIR` reads): its first line,
- * its checksum line, its directory, file and argument lines with their
- * escapes, parsed in memory by ckpt_parse (nothing is loaded, run or
+ * its checksum line, its directory and file lines, and the lines of the
+ * run's spec (model, data, sampler, option) with their escapes, parsed
+ * in memory by ckpt_parse (nothing is loaded, run or
  * written).  The input's first byte chooses the form: even, the rest as
  * it is (almost always refused at the checksum); odd, the rest with its
  * checksum line made right, so that the lines behind it are reached.  A
  * manifest that parses is written again as drift writes one and must
- * parse back to the same command.  Built by `make fuzz`; seeds in
+ * parse back to the same spec.  Built by `make fuzz`; seeds in
  * corpus/manifest. */
 #include "config.h"
 
@@ -67,7 +68,12 @@ static void put_escaped(FILE *f, const char *key, const char *a)
     fputc('\n', f);
 }
 
-/* The command written again as ckpt_start writes it, parsed back. */
+static int same(const char *a, const char *b)
+{
+    return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/* The spec written again as ckpt_start writes it, parsed back. */
 static void round_trip(const ckpt_command *cmd, const char *cwd)
 {
     char *text = NULL;
@@ -75,12 +81,22 @@ static void round_trip(const ckpt_command *cmd, const char *cwd)
     FILE *f = open_memstream(&text, &len);
     if (!f)
         abort();
-    fputs("drift checkpoint 1\n", f);
+    fputs("drift checkpoint 2\n", f);
     put_escaped(f, "cwd ", cwd);
     for (size_t k = 0; k < cmd->n_files; k++)
         fprintf(f, "%s\n", cmd->files[k]);
-    for (int k = 0; k < cmd->argc; k++)
-        put_escaped(f, "arg ", cmd->argv[k]);
+    if (cmd->model)
+        put_escaped(f, "model ", cmd->model);
+    for (size_t k = 0; k < cmd->n_data; k++)
+        put_escaped(f, "data ", cmd->data[k]);
+    if (cmd->sampler)
+        put_escaped(f, "sampler ", cmd->sampler);
+    for (size_t k = 0; k < cmd->n_opts; k++) {
+        char key[96];
+        snprintf(key, sizeof key, "option %s%s", cmd->opts[k].name,
+                 cmd->opts[k].value ? " " : "");
+        put_escaped(f, key, cmd->opts[k].value ? cmd->opts[k].value : "");
+    }
     fclose(f);
     size_t n;
     char *full = with_sum(text, len, &n);
@@ -89,11 +105,16 @@ static void round_trip(const ckpt_command *cmd, const char *cwd)
     char cwd2[4096], why[200];
     if (ckpt_parse(full, n, &again, cwd2, sizeof cwd2, why, sizeof why))
         abort();
-    if (strcmp(cwd, cwd2) || again.argc != cmd->argc ||
-        again.n_files != cmd->n_files)
+    if (strcmp(cwd, cwd2) || again.n_data != cmd->n_data ||
+        again.n_opts != cmd->n_opts || again.n_files != cmd->n_files ||
+        !same(again.model, cmd->model) || !same(again.sampler, cmd->sampler))
         abort();
-    for (int k = 0; k < cmd->argc; k++)
-        if (strcmp(again.argv[k], cmd->argv[k]))
+    for (size_t k = 0; k < cmd->n_data; k++)
+        if (strcmp(again.data[k], cmd->data[k]))
+            abort();
+    for (size_t k = 0; k < cmd->n_opts; k++)
+        if (strcmp(again.opts[k].name, cmd->opts[k].name) ||
+            !same(again.opts[k].value, cmd->opts[k].value))
             abort();
     for (size_t k = 0; k < cmd->n_files; k++)
         if (strcmp(again.files[k], cmd->files[k]))
@@ -116,8 +137,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int rc = ckpt_parse(text, n, &cmd, cwd, sizeof cwd, why, sizeof why);
     if (rc == 0) {
         /* What the resumed run relies on. */
-        if (cwd[0] != '/' || cmd.argc < 1 || cmd.argv[cmd.argc])
+        if (cwd[0] != '/' || !cmd.model)
             abort();
+        for (size_t k = 0; k < cmd.n_opts; k++)
+            if (!cmd.opts[k].name[0] || strchr(cmd.opts[k].name, ' '))
+                abort();
         for (size_t k = 0; k < cmd.n_files; k++)
             if (strncmp(cmd.files[k], "file ", 5) ||
                 !strchr(cmd.files[k], '\t') || strchr(cmd.files[k], '\n'))
@@ -126,7 +150,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ckpt_command_free(&cmd);
     } else if (rc != EXIT_USAGE && rc != EXIT_RUN_FAILED) {
         abort();
-    } else if (!why[0] || cmd.argv || cmd.files) {
+    } else if (!why[0] || cmd.model || cmd.sampler || cmd.data ||
+               cmd.opts || cmd.files) {
         abort();
     }
     free(fixed);

@@ -80,7 +80,7 @@ const drift_data *drift_problem_data(const drift_problem *p)
 {
     if (p->rows_view)
         return p->rows_view;
-    return p->table ? &p->table->view : &p->empty;
+    return p->table ? &p->table->view : p->mem ? p->mem : &p->empty;
 }
 
 /* A model written in the language: the .drift file reads its own data
@@ -100,7 +100,9 @@ static int open_lang(drift_problem *p, const drift_problem_spec *spec,
                           .data_set = spec->data_set,
                           .n_data_set = spec->n_data_set,
                           .diag = spec->diag,
-                          .share = spec->share};
+                          .share = spec->share,
+                          .tables = spec->tables,
+                          .n_tables = spec->n_tables};
     int rc = drift_lang_open(&ls, &p->model, e);
     if (rc)
         return rc;
@@ -143,7 +145,8 @@ static int open_lang(drift_problem *p, const drift_problem_spec *spec,
     snprintf(name, sizeof name, "%.*s", (int)(n < 255 ? n : 255), base);
     if (add_header(p, "model", name) ||
         add_header(p, "model_file", spec->model) ||
-        add_header(p, "data", used ? files : "(none)"))
+        add_header(p, "data",
+                   used ? files : spec->n_tables ? "(memory)" : "(none)"))
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     for (size_t k = 0; k < spec->n_data_set; k++)
         if (add_header(p, "data_set", spec->data_set[k]))
@@ -208,6 +211,13 @@ int drift_problem_open(drift_problem *p, drift_registry *reg,
                              "--data is given %zu times, but model %s reads "
                              "one data file",
                              n_data, mp->name);
+    if (spec->n_tables > 1 || (spec->n_tables && n_data))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "model %s reads one data set, but %zu are "
+                             "given (files and rows in memory)",
+                             mp->name, n_data + spec->n_tables);
+    if (spec->n_tables)
+        p->mem = spec->tables[0];
     if (n_data == 1 &&
         (rc = spec->share ? drift_table_open_share(spec->data[0], spec->share,
                                                    &p->table, e)
@@ -246,7 +256,8 @@ int drift_problem_open(drift_problem *p, drift_registry *reg,
     }
     if (add_header(p, "model", mp->name) ||
         add_header(p, "model_file", p->entry->path) ||
-        add_header(p, "data", n_data ? spec->data[0] : "(none)"))
+        add_header(p, "data", n_data ? spec->data[0]
+                              : p->mem ? "(memory)" : "(none)"))
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     for (size_t k = 0; k < mp->n_options; k++) {
         char v[64], key[96];

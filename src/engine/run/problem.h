@@ -26,6 +26,11 @@ typedef struct drift_problem_spec {
     /* A run across MPI ranks: the rows file is read in shares,
      * this process's alone; NULL: all of it. */
     const drift_table_share *share;
+    /* Rows already in memory (borrowed: they must outlive the problem),
+     * read as a data file's would be: a .drift model's tables beside its
+     * files, or a C model's data when no file is given (one table). */
+    const drift_data *const *tables;
+    size_t n_tables;
 } drift_problem_spec;
 
 typedef struct drift_problem {
@@ -33,6 +38,8 @@ typedef struct drift_problem {
     int have_model;
     drift_table *table;           /* the rows (NULL: none given) */
     drift_data empty;             /* what a data-free model sees */
+    const drift_data *mem;        /* a C model's rows in memory (borrowed;
+                                     NULL: none) */
     const drift_model_entry *entry;
     double *options;
     unsigned char *options_set;

@@ -1,0 +1,155 @@
+/* plan.h: a run's plan inside drift (the public calls are in
+ * <drift/drift.h>): a spec's options parsed, drift sample's defaults and
+ * checks applied, the model, data and sampler opened, the run's
+ * configuration filled and checked (drift_run_check).  What front ends
+ * that do more than the public API see: the plan's parts, its phases,
+ * and the hooks through which a front end joins a run across MPI ranks
+ * or a checkpoint's manifest.  Not for running chains (run.h). */
+#ifndef DRIFT_PLAN_H
+#define DRIFT_PLAN_H
+
+#include <stdio.h>
+
+#include <drift/drift.h>
+
+#include "chain.h"
+#include "heldout.h"
+#include "plugin.h"
+#include "problem.h"
+
+/* Most data files a spec may name. */
+#define DRIFT_PLAN_MAX_DATA 7
+
+/* The spec's options, parsed (the defaults are applied by
+ * drift_plan_open). */
+typedef struct drift_plan_args {
+    const char *model, *sampler, *out, *init, *test;
+    const char *data[DRIFT_PLAN_MAX_DATA + 1];    /* NULL-terminated */
+    size_t n_data;
+    char **model_set;       /* "k=v" model options */
+    size_t n_model_set;
+    char **data_set;        /* .drift models: "name=value" */
+    size_t n_data_set;
+    char **set;             /* "k=v" sampler hyperparameters */
+    size_t n_set;
+    size_t batch;
+    drift_access access;
+    uint64_t iters, thin, warmup, seed, generated_every;
+    int have_seed, have_thin, have_warmup, save_warmup, quiet;
+    int have_gradient;      /* gradient was given */
+    int save_gradients;
+    int warmup_only;        /* iter 0 */
+    int emit_segments;
+    double passes, seconds, thin_time, grad_noise, eval_every, init_radius;
+    double step_timeout;    /* 0: none */
+    unsigned chains, chain_id, threads;
+    size_t max_memory;
+    uint64_t ckpt_iters;    /* checkpoint-every K */
+    double ckpt_seconds;    /* checkpoint-every T[smh] */
+    unsigned ranks_per_chain;   /* 0: the default */
+    int gradient;           /* DRIFT_GRADIENT_* */
+} drift_plan_args;
+
+/* What a front end does at fixed points of drift_plan_open; each returns
+ * DRIFT_OK or an error (with its message in e, or an empty message when
+ * the hook said it itself).  Any may be NULL. */
+typedef struct drift_plan_hooks {
+    void *user;
+    /* Before a plugin given by path is loaded (kind "sampler" or
+     * "model"). */
+    int (*vet_plugin)(void *user, drift_plan *p, const char *kind,
+                      const char *spec, drift_err *e);
+    /* The sampler opened, its hyperparameters set and the seed drawn;
+     * nothing of the model or data read yet. */
+    int (*before_data)(void *user, drift_plan *p, drift_err *e);
+    /* Model, data, inits and held-out rows opened; the configuration not
+     * yet filled. */
+    int (*after_data)(void *user, drift_plan *p, drift_err *e);
+} drift_plan_hooks;
+
+struct drift_plan {
+    drift_plan_args a;
+    const char *method;
+    int checked;            /* drift_plan_check_args done */
+    int opened;
+    int ran;
+    int failed_run;         /* the error is a failed run, not a refusal
+                               (out of memory, data changed as read) */
+    /* in-memory rows: a row-major copy of the spec's columns */
+    double *mem_values;
+    char **mem_names;
+    drift_data mem_view;
+    const drift_data *mem_tables[1];
+    size_t n_mem;
+    /* the user's callback, called one row at a time */
+    drift_draw_fn on_draw;
+    void *on_draw_user;
+    int out_given;          /* the out option was given */
+    /* ---- opened ---- */
+    drift_registry *reg;
+    drift_problem prob;
+    drift_heldout_set test;
+    drift_sampler sampler;
+    char sampler_path[4096];
+    double *hp;
+    unsigned char *hp_set;
+    double *init_values;
+    unsigned char *init_given;
+    int init_mode;
+    int out_lock;
+    char ckpt_dir[4096];    /* "" : no checkpoint */
+    int resume;             /* continues the run checkpointed in ckpt_dir */
+    const char *header[24];
+    char **columns;         /* the rows' column names */
+    size_t n_columns;
+    /* ---- a run across MPI ranks (set by the front end before open) ---- */
+    int ranks_on;
+    int ranks_writer;       /* this rank writes its group's files */
+    unsigned ranks_count, ranks_first;  /* this process's chains */
+    const drift_table_share *share;
+    drift_run_ranks *ranks;
+    const char *ranks_header[2];
+    /* ---- the run ---- */
+    drift_run_config cfg;
+    drift_chain_result *results;    /* n_results */
+    unsigned n_results;
+    int run_rc;
+    char run_msg[512];
+    FILE *diag;             /* warnings (registry problems): stderr */
+};
+
+/* The spec's options parsed into a new plan (values checked one by one,
+ * as drift_spec_check_option does), nothing opened. */
+int drift_plan_parse(const drift_spec *spec, drift_plan **out, drift_err *e);
+
+/* The checks of the options that need no file (the sampler's minibatch
+ * size given as --set batch=, an empty out name); drift_plan_open makes
+ * them when the front end has not. */
+int drift_plan_check_args(drift_plan *p, drift_err *e);
+
+/* Opens the parsed plan as drift_plan_new does, calling h's hooks. */
+int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e);
+
+/* How drift_plan_launch runs: DRIFT_LAUNCH_IN_PROCESS, _GUARDED, or: */
+enum {
+    /* one rank of a run across MPI ranks (its guard forked before the
+     * front end joined the job): in process, signals caught */
+    DRIFT_LAUNCH_RANK = 2
+};
+
+/* Runs an opened plan.  Under DRIFT_LAUNCH_GUARDED returns in both
+ * processes: in the watching parent with *watched 1 and *exit_status the
+ * status the command ends with (the child reported the run); in the
+ * child (or where no child could be made) after the run, like the other
+ * launchers.  Returns drift_run's status; p->results hold the chains'. */
+int drift_plan_launch(drift_plan *p, int launcher, int *watched,
+                      int *exit_status, drift_err *e);
+
+/* The guarded child has reported its run, with this exit status. */
+void drift_plan_reported(int exit_status);
+
+/* Every file the run will write may be written and is none of its
+ * inputs (base/writer.h); message in e, or DRIFT_OK. */
+int drift_plan_check_outputs(const drift_plan *p, drift_err *e);
+
+#endif

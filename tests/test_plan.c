@@ -1,0 +1,399 @@
+/* test_plan.c: libdrift's public API as a program meets it, through
+ * <drift/drift.h> alone and linked against the installed library's
+ * build: a logistic regression fitted from rows in memory (no data file,
+ * no draws file), its draws taken from the callback and their means
+ * checked against the posterior's mode and Laplace spread found here by
+ * Newton's method; and the clear refusals of specs that cannot run. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include <drift/drift.h>
+
+#define N 1000
+#define D 3
+
+/* The example's model: y ~ bernoulli_logit(x . w), w ~ N(0, 10 I). */
+static char model_path[4096];
+
+static int y[N];
+static double x1[N], x2[N], x3[N];
+
+/* A fixed data set from a small LCG (no drift code involved): an
+ * intercept column and two standard normal features, y drawn from the
+ * model at w = (-0.5, 1, -2). */
+static double uniform(uint64_t *s)
+{
+    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
+    return ((double)(*s >> 11) + 0.5) / 9007199254740992.0;
+}
+
+static void make_data(void)
+{
+    uint64_t s = 20240601;
+    const double w[D] = {-0.5, 1.0, -2.0};
+    for (size_t i = 0; i < N; i++) {
+        double u1 = uniform(&s), u2 = uniform(&s);
+        double r = sqrt(-2 * log(u1));
+        x1[i] = 1;
+        x2[i] = r * cos(2 * M_PI * u2);
+        x3[i] = r * sin(2 * M_PI * u2);
+        double eta = w[0] * x1[i] + w[1] * x2[i] + w[2] * x3[i];
+        y[i] = uniform(&s) < 1 / (1 + exp(-eta));
+    }
+}
+
+/* The posterior's mode by Newton's method, and the Laplace
+ * approximation's marginal sds there (sqrt of the inverse Hessian's
+ * diagonal), for columns xs. */
+static void newton(const double *const xs[D], double mode[D], double sd[D])
+{
+    double w[D] = {0}, H[D][D];
+    for (int it = 0; it < 50; it++) {
+        double g[D];
+        for (int a = 0; a < D; a++) {
+            g[a] = -w[a] / 10;
+            for (int b = 0; b < D; b++)
+                H[a][b] = a == b ? 1.0 / 10 : 0;
+        }
+        for (size_t i = 0; i < N; i++) {
+            double eta = 0;
+            for (int a = 0; a < D; a++)
+                eta += xs[a][i] * w[a];
+            double p = 1 / (1 + exp(-eta));
+            for (int a = 0; a < D; a++) {
+                g[a] += (y[i] - p) * xs[a][i];
+                for (int b = 0; b < D; b++)
+                    H[a][b] += p * (1 - p) * xs[a][i] * xs[b][i];
+            }
+        }
+        /* w += H^-1 g, by Gaussian elimination on a copy */
+        double A[D][D + 1];
+        for (int a = 0; a < D; a++) {
+            memcpy(A[a], H[a], sizeof H[a]);
+            A[a][D] = g[a];
+        }
+        for (int c = 0; c < D; c++)
+            for (int r = c + 1; r < D; r++) {
+                double f = A[r][c] / A[c][c];
+                for (int k = c; k <= D; k++)
+                    A[r][k] -= f * A[c][k];
+            }
+        double step[D];
+        for (int r = D - 1; r >= 0; r--) {
+            double v = A[r][D];
+            for (int k = r + 1; k < D; k++)
+                v -= A[r][k] * step[k];
+            step[r] = v / A[r][r];
+        }
+        for (int a = 0; a < D; a++)
+            w[a] += step[a];
+    }
+    /* the inverse's diagonal: solve H z = e_a for each a */
+    for (int a = 0; a < D; a++) {
+        double A[D][D + 1];
+        for (int r = 0; r < D; r++) {
+            memcpy(A[r], H[r], sizeof H[r]);
+            A[r][D] = r == a;
+        }
+        for (int c = 0; c < D; c++)
+            for (int r = c + 1; r < D; r++) {
+                double f = A[r][c] / A[c][c];
+                for (int k = c; k <= D; k++)
+                    A[r][k] -= f * A[c][k];
+            }
+        double z[D];
+        for (int r = D - 1; r >= 0; r--) {
+            double v = A[r][D];
+            for (int k = r + 1; k < D; k++)
+                v -= A[r][k] * z[k];
+            z[r] = v / A[r][r];
+        }
+        sd[a] = sqrt(z[a]);
+        mode[a] = w[a];
+    }
+}
+
+/* The callback's sums: per column named w.1 ... w.D. */
+typedef struct sums {
+    long col[D];            /* the columns' indices */
+    double s[D], ss[D];
+    size_t n;
+    unsigned chains_seen;   /* bit k: chain id k */
+    size_t width;
+} sums;
+
+static void on_draw(void *user, unsigned chain_id, const double *v,
+                    size_t n)
+{
+    sums *s = user;
+    s->width = n;
+    s->chains_seen |= 1u << chain_id;
+    for (int a = 0; a < D; a++) {
+        double w = v[s->col[a]];
+        s->s[a] += w;
+        s->ss[a] += w * w;
+    }
+    s->n++;
+}
+
+/* Runs the model on the columns as given, 2 chains, a fixed seed, draws
+ * to the callback alone; fills s. */
+static void run_columns(const drift_column *cols, sums *s)
+{
+    drift_option opts[] = {{"chains", "2"}, {"seed", "7"}, {"quiet", NULL},
+                           {"warmup", "500"}, {"iter", "1000"}};
+    drift_spec spec = {.model = model_path,
+                       .columns = cols,
+                       .n_columns = 4,
+                       .n_rows = N,
+                       .options = opts,
+                       .n_options = sizeof opts / sizeof opts[0],
+                       .on_draw = on_draw,
+                       .on_draw_user = s};
+    drift_plan *p = NULL;
+    drift_err e = {{0}};
+    if (drift_plan_new(&spec, &p, &e))
+        fail_msg("drift_plan_new: %s", e.msg);
+    assert_int_equal(drift_plan_chains(p), 2);
+    memset(s, 0, sizeof *s);
+    for (int a = 0; a < D; a++) {
+        char name[16];
+        snprintf(name, sizeof name, "w.%d", a + 1);
+        s->col[a] = -1;
+        for (size_t k = 0; k < drift_plan_n_columns(p); k++)
+            if (!strcmp(drift_plan_column_name(p, k), name))
+                s->col[a] = (long)k;
+        assert_true(s->col[a] >= 0);
+    }
+    assert_string_equal(drift_plan_column_name(p, 0), "lp__");
+    if (drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e))
+        fail_msg("drift_plan_run: %s", e.msg);
+    assert_int_equal(drift_plan_chain_draws(p, 0), 1000);
+    assert_int_equal(drift_plan_chain_draws(p, 1), 1000);
+    assert_int_equal(s->width, drift_plan_n_columns(p));
+    drift_plan_free(p);
+    assert_int_equal(s->n, 2000);
+    assert_int_equal(s->chains_seen, (1u << 1) | (1u << 2));
+}
+
+static void test_version(void **state)
+{
+    (void)state;
+    assert_int_equal(drift_api_version(), DRIFT_API_VERSION);
+    assert_non_null(drift_version());
+    assert_true(strlen(drift_version()) > 0);
+}
+
+/* The draws' means against the mode (within a quarter of the posterior
+ * sd: the Monte Carlo error of 2000 NUTS draws is about 0.03 sd, and the
+ * mean's distance from the mode at N = 1000 well under 0.1 sd), and their
+ * sds against the Laplace sds (within 15 %). */
+static void test_columns_in_memory(void **state)
+{
+    (void)state;
+    make_data();
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    const double *xs[D] = {x1, x2, x3};
+    double mode[D], sd[D];
+    newton(xs, mode, sd);
+    /* the reference is the data's: near the true w */
+    assert_true(fabs(mode[1] - 1.0) < 0.3 && fabs(mode[2] + 2.0) < 0.4);
+    char cwd_out[64];
+    snprintf(cwd_out, sizeof cwd_out, "output.csv");
+    int had_output = access(cwd_out, F_OK) == 0;
+    sums s;
+    run_columns(cols, &s);
+    for (int a = 0; a < D; a++) {
+        double m = s.s[a] / (double)s.n;
+        double v = s.ss[a] / (double)s.n - m * m;
+        if (fabs(m - mode[a]) > 0.25 * sd[a])
+            fail_msg("w.%d: mean %g, the posterior's mode %g (sd %g)", a + 1,
+                     m, mode[a], sd[a]);
+        if (fabs(sqrt(v) / sd[a] - 1) > 0.15)
+            fail_msg("w.%d: sd %g, Laplace sd %g", a + 1, sqrt(v), sd[a]);
+    }
+    /* no out option with a callback: no draws file */
+    assert_int_equal(access(cwd_out, F_OK) == 0, had_output);
+}
+
+/* With out given, the rows go to the callback and to the Stan CSV file
+ * both: the file holds as many draws, with the plan's columns as its
+ * header's model columns. */
+static size_t n_rows_seen;
+
+static void count_row(void *user, unsigned chain_id, const double *v,
+                      size_t n)
+{
+    (void)user;
+    (void)chain_id;
+    (void)v;
+    (void)n;
+    n_rows_seen++;
+}
+
+static void test_csv_and_callback(void **state)
+{
+    (void)state;
+    make_data();
+    char dir[] = "/tmp/drift-plan-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[64];
+    snprintf(out, sizeof out, "%s/fit.csv", dir);
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
+                           {"warmup", "100"}, {"iter", "150"},
+                           {"out", out}};
+    drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
+                       .n_rows = N, .options = opts, .n_options = 6,
+                       .on_draw = count_row};
+    drift_plan *p;
+    drift_err e = {{0}};
+    if (drift_plan_new(&spec, &p, &e))
+        fail_msg("drift_plan_new: %s", e.msg);
+    n_rows_seen = 0;
+    if (drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e))
+        fail_msg("drift_plan_run: %s", e.msg);
+    assert_int_equal(n_rows_seen, 150);
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char line[8192];
+    size_t rows = 0;
+    int header = 0;
+    while (fgets(line, sizeof line, f)) {
+        if (line[0] == '#' || line[0] == '\n')
+            continue;
+        if (!header++) {
+            assert_int_equal(strncmp(line, "lp__,", 5), 0);
+            assert_non_null(strstr(line, ",w.1,w.2,w.3"));
+            continue;
+        }
+        rows++;
+    }
+    fclose(f);
+    assert_int_equal(rows, 150);
+    drift_plan_free(p);
+    unlink(out);
+    rmdir(dir);
+}
+
+/* A guarded run: the chains in a child process watched from this one;
+ * the draws reach the file, and a callback is refused (it would be
+ * called in the child). */
+static void test_guarded(void **state)
+{
+    (void)state;
+    make_data();
+    char dir[] = "/tmp/drift-plan-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char out[64];
+    snprintf(out, sizeof out, "%s/fit.csv", dir);
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
+                           {"warmup", "100"}, {"iter", "100"},
+                           {"out", out}};
+    drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
+                       .n_rows = N, .options = opts, .n_options = 6};
+    drift_plan *p;
+    drift_err e = {{0}};
+    if (drift_plan_new(&spec, &p, &e))
+        fail_msg("drift_plan_new: %s", e.msg);
+    if (drift_plan_run(p, DRIFT_LAUNCH_GUARDED, &e))
+        fail_msg("guarded drift_plan_run: %s", e.msg);
+    drift_plan_free(p);
+    assert_int_equal(access(out, R_OK), 0);
+    unlink(out);
+    spec.on_draw = count_row;
+    if (drift_plan_new(&spec, &p, &e))
+        fail_msg("drift_plan_new: %s", e.msg);
+    assert_int_not_equal(drift_plan_run(p, DRIFT_LAUNCH_GUARDED, &e),
+                         DRIFT_OK);
+    assert_non_null(strstr(e.msg, "run in process for a callback"));
+    drift_plan_free(p);
+    unlink(out);
+    rmdir(dir);
+}
+
+/* A spec naming an option, sampler or model that is not there, or none,
+ * is refused with a message that names it. */
+static void expect_refusal(const drift_spec *spec, const char *needle)
+{
+    drift_plan *p = (drift_plan *)1;
+    drift_err e = {{0}};
+    int rc = drift_plan_new(spec, &p, &e);
+    assert_int_not_equal(rc, DRIFT_OK);
+    assert_null(p);
+    if (!strstr(e.msg, needle))
+        fail_msg("message '%s' lacks '%s'", e.msg, needle);
+}
+
+static void test_bad_specs(void **state)
+{
+    (void)state;
+    make_data();
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_option bogus[] = {{"chians", "2"}};
+    drift_option badval[] = {{"chains", "many"}};
+    drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
+                       .n_rows = N, .options = bogus, .n_options = 1};
+    expect_refusal(&spec, "unknown option --chians");
+    spec.options = badval;
+    expect_refusal(&spec, "--chains many: expected an integer");
+    spec.n_options = 0;
+    spec.sampler = "no-such-sampler";
+    expect_refusal(&spec, "no-such-sampler");
+    spec.sampler = NULL;
+    spec.model = NULL;
+    expect_refusal(&spec, "no model given");
+    spec.model = "/nonexistent/model.drift";
+    expect_refusal(&spec, "/nonexistent/model.drift");
+    spec.model = model_path;
+    spec.method = "optimize";
+    expect_refusal(&spec, "method 'optimize'");
+    spec.method = NULL;
+    drift_column dup[] = {{"y", DRIFT_COLUMN_INT, y},
+                          {"y", DRIFT_COLUMN_DOUBLE, x1}};
+    spec.columns = dup;
+    spec.n_columns = 2;
+    expect_refusal(&spec, "'y' is given twice");
+    drift_err e = {{0}};
+    assert_int_equal(drift_spec_check_option("thin", "2", &e), DRIFT_OK);
+    assert_int_not_equal(drift_spec_check_option("quiet", "yes", &e),
+                         DRIFT_OK);
+    assert_non_null(strstr(e.msg, "--quiet takes no value"));
+}
+
+int main(void)
+{
+    const char *srcdir = getenv("srcdir");
+    snprintf(model_path, sizeof model_path,
+             "%s/examples/logistic/logistic.drift", srcdir ? srcdir : ".");
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_version),
+        cmocka_unit_test(test_columns_in_memory),
+        cmocka_unit_test(test_csv_and_callback),
+        cmocka_unit_test(test_guarded),
+        cmocka_unit_test(test_bad_specs),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
