@@ -853,7 +853,7 @@ int drift_guard_start(const drift_guard_config *g, int *parent, int *status,
 
 /* The chain's slot, its thread, and its draws file handed to the parent.
  * (The marks around each plugin call, drift_guard_call, are made where
- * the calls are: run.c, checkpoint.c.) */
+ * the calls are.) */
 static int guard_open(drift_chain *c, drift_chain_result *res)
 {
     drift_guard_slot *s = drift_guard_slot_at(drift_run_ext_index(c));

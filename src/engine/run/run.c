@@ -2,8 +2,7 @@
  * stream, workspaces, sampler state and output file (laid out by
  * csvout.c); the core loop: set up, initialise, step until the budget is
  * spent or a stop is requested, finish, calling the run extensions' hooks
- * (ext.h: the guard, the input maps, ranks, progress, checkpoints,
- * held-out metrics, the watch) in between; brings the files of a run's
+ * (ext.h) in between; brings the files of a run's
  * chains to equal draw counts once all have ended, and reports.  K chains
  * run in K threads and share nothing writable, so a chain's draws depend
  * only on (seed, chain id).  Not for option parsing (the CLI), the
