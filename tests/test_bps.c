@@ -370,11 +370,11 @@ static void run_by_hand(th_problem *tp, const drift_services *svc,
     for (c.iter = 0; c.iter < cfg.warmup + iters; c.iter++) {
         assert_int_equal(s->step(c.state, svc, &c, theta), 0);
     }
-    tr->time = c.t_mom;
+    tr->time = c.traj.t_mom;
     tr->d = c.d;
     for (size_t k = 0; k < c.d; k++) {
-        tr->mean[k] = c.traj_m1[k] / c.t_mom;
-        tr->var[k] = c.traj_m2[k] / c.t_mom - tr->mean[k] * tr->mean[k];
+        tr->mean[k] = c.traj.m1[k] / c.traj.t_mom;
+        tr->var[k] = c.traj.m2[k] / c.traj.t_mom - tr->mean[k] * tr->mean[k];
     }
     const double *last = out->d.v + (out->d.n - 1) * out->d.cols;
     *bounces = (uint64_t)last[2];

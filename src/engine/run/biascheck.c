@@ -308,9 +308,9 @@ static int pilot(searcher *t, double h, uint64_t steps, stats *st,
         }
     }
     t->out->steps += s;
-    t->scan_time = c->t_traj;
+    t->scan_time = c->traj.t;
     if (st) {
-        st->t_traj = c->t_traj;
+        st->t_traj = c->traj.t;
         st->p.stein = NAN;
         st->p.stein_se = NAN;
     }

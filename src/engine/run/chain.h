@@ -262,6 +262,8 @@ typedef struct drift_run_shared {
     char tune_header[4000]; /* the choice, as the header's comment lines
                                ("# key = value\n" ...) */
     unsigned at_once;       /* chains of this run in flight together */
+    struct drift_progress *progress; /* the run's progress line (NULL:
+                               none; progress.h) */
     /* The configuration every chain runs by once the setup planned
      * iterations, burn-in or thinning (cfg.plan; planned 0: cfg as
      * given). */
@@ -336,21 +338,23 @@ struct drift_chain {
      * --save-warmup) and after it; a continuous sampler offers one draw
      * per output time step, or per segment with --emit segments. */
     uint64_t warm_offered, samp_offered;
-    uint64_t grid_k;        /* continuous: output time steps passed */
     drift_rng lp_rng;       /* rows for lp__ estimates (emit.c) */
     struct drift_csvout *out; /* the Stan CSV file's layout (csvout.c) */
-    struct drift_guard_slot *guard; /* the parent's view of this chain
-                               (guard.c), NULL when unguarded */
     struct drift_csvout_layout *layout; /* where csvout.c records the
                                file's layout for it, or NULL */
-    double t_traj;          /* continuous: trajectory time written so
-                               far (warmup included with save_warmup) */
-    double t_mom;           /* continuous: time integrated into traj_m1,
-                               traj_m2 (after warmup) */
-    double t_next_out;      /* continuous: next output time,
-                               thin_time * grid_k (0 at the start) */
-    double *traj_m1, *traj_m2; /* integrals of theta and theta^2 (d) */
-    double *seg_buf;        /* d: a point on a segment */
+    /* A continuous sampler's trajectory (emit.c; the vectors NULL for
+     * other samplers). */
+    struct {
+        uint64_t grid_k;    /* output time steps passed */
+        double t;           /* trajectory time written so far (warmup
+                               included with save_warmup) */
+        double t_mom;       /* time integrated into m1, m2 (after
+                               warmup) */
+        double t_next_out;  /* next output time, thin_time * grid_k (0
+                               at the start) */
+        double *m1, *m2;    /* integrals of theta and theta^2 (d) */
+        double *seg;        /* d: a point on a segment */
+    } traj;
     double *row_buf;        /* a whole output row, for on_row */
     size_t row_len;
     /* memory handed to the sampler */
@@ -362,12 +366,12 @@ struct drift_chain {
     char message[512];
     char warned[8][160];
     size_t n_warned;
-    struct drift_heldout *heldout;  /* --test evaluator (NULL: none) */
-    /* ---- added for ABI 2 ---- */
     drift_run_shared *run;  /* NULL for a chain set up alone (tests) */
     int phase;              /* DRIFT_CHAIN_*: setup and init are checked
                                against the budget by the oracles */
     double t_start;         /* when the chain started (--seconds) */
+    double t_warm_end;      /* when warmup ended (-1: not yet) */
+    double *theta;          /* the chain's point (d), in the step loop */
     int stop;               /* poll the run's stop request
                                (drift_stop_requested) */
     drift_run_info info;    /* what the run_info service returns */
@@ -380,38 +384,40 @@ struct drift_chain {
     /* Why the last oracle returned DRIFT_ENONFINITE ("" when none did in
      * this step): the failure message if the sampler gives up. */
     char nonfinite[512];
-    /* Checkpoints (checkpoint.c): the save or restore in progress (NULL:
-     * none), the draws file's bytes already in the checkpoint (-1: none
-     * yet) and their FNV-1a hash, when the last save was. */
-    struct drift_ckpt_io *ckpt;
-    int64_t ckpt_rows;
-    uint64_t ckpt_rows_hash;
-    double ckpt_at;
-    /* A run across ranks (shard.h): this rank's rows and the chain's
-     * channel; NULL in one process. */
-    struct drift_shard *shard;
-    /* ---- control variates, the watch and chosen step sizes ---- */
     /* --gradient cv's scratch (oracle.c, made on first use): theta -
-     * theta-hat (d); for a generalised linear model, cv_x_cap rows of the
-     * design (cv_x_cap x d), their scalars, log-likelihood terms and
-     * products with theta - theta-hat (cv_x_cap each, one block from
-     * cv_s). */
-    double *cv_delta, *cv_x, *cv_s, *cv_l, *cv_xd;
-    size_t cv_x_cap;
+     * theta-hat (d); for a generalised linear model, x_cap rows of the
+     * design (x_cap x d), their scalars, log-likelihood terms and
+     * products with theta - theta-hat (x_cap each, one block from s). */
+    struct {
+        double *delta, *x, *s, *l, *xd;
+        size_t x_cap;
+    } cv;
     /* The estimator behind grad_batch: the run's --gradient, or the one
      * the sampler picked (DRIFT_TABLE_ESTIMATOR); under svrg, saga and
      * tmu the chain's snapshot or table of row gradients (oracle.c; NULL:
      * none yet) */
     drift_estimator_request est;
     struct drift_vr *vr;
-    struct drift_watch *watch; /* minibatch chains: lp__ running away,
-                               parameters that stopped (watch.c; NULL:
-                               not watched) */
     /* The hyperparameters the sampler was given (cfg->hp, or
      * the run's with a chosen step size); mute: warnings are not printed
      * (a pilot chain's). */
     const double *hp;
     int mute;
+    /* The run extensions' state for this chain (ext.h), each made, read
+     * and freed by its extension alone; NULL where it is off. */
+    struct {
+        struct drift_guard_slot *guard;     /* the parent's view of the
+                                               chain (guard.c) */
+        struct drift_shard *shard;          /* this rank's rows and the
+                                               chain's channel across
+                                               ranks (shard.h) */
+        struct drift_progress_slot *progress; /* progress.h */
+        struct drift_ckpt_chain *ckpt;      /* checkpoint.c */
+        struct drift_heldout *heldout;      /* --test's evaluator */
+        struct drift_watch *watch;          /* minibatch chains: lp__
+                                               running away, parameters
+                                               that stopped (watch.c) */
+    } ext;
 };
 
 /* Records a failure message for chain c (first one wins) and returns

@@ -6,9 +6,10 @@
  * drift_sampler.checkpoint.  The draws written so far are copied, as they
  * grow, into a file of their own, so that what happens to the draws file
  * after the save (cut to other chains' counts, completed as incomplete by
- * the guard, lost with its process) does not matter.  Not for when to
- * save (run.c) nor for checking that a checkpoint belongs to the run (the
- * CLI's manifest). */
+ * the guard, lost with its process) does not matter.  The checkpoint
+ * extension (ext.h) decides when: every ckpt_iters iterations or
+ * ckpt_seconds seconds, and when the step loop ends.  Not for checking
+ * that a checkpoint belongs to the run (the CLI's manifest). */
 #include "config.h"
 
 #include <errno.h>
@@ -22,9 +23,9 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "checkpoint.h"
-#include "watch.h"
 #include "ckptio.h"
 #include "csvout.h"
+#include "ext.h"
 #include "guard.h"
 #include "oracle.h"
 #include "precond.h"
@@ -86,16 +87,16 @@ static int blocks(drift_chain *c, double *theta, const core *k)
     if (!rc && k->s_cap)
         rc = drift_ckpt_block(c, c->stream.ahead,
                               (size_t)k->s_cap * sizeof *c->stream.ahead);
-    if (!rc && c->traj_m1) {
-        rc = drift_ckpt_block(c, c->traj_m1, c->d * sizeof(double));
+    if (!rc && c->traj.m1) {
+        rc = drift_ckpt_block(c, c->traj.m1, c->d * sizeof(double));
         if (!rc)
-            rc = drift_ckpt_block(c, c->traj_m2, c->d * sizeof(double));
+            rc = drift_ckpt_block(c, c->traj.m2, c->d * sizeof(double));
     }
     size_t nm = drift_adapt_metric_doubles(c->metric.kind, c->d);
     if (!rc && nm)
         rc = drift_ckpt_block(c, c->metric.inv, nm * sizeof(double));
     if (!rc)
-        rc = drift_watch_ckpt(c);
+        rc = drift_run_ext_ckpt(c);
     if (!rc)
         rc = drift_csvout_ckpt(c);
     if (!rc) {
@@ -105,9 +106,9 @@ static int blocks(drift_chain *c, double *theta, const core *k)
                                     "sampler %s cannot be checkpointed "
                                     "(it has no checkpoint callback)",
                                     s->name);
-        drift_guard_call(c->guard, DRIFT_GUARD_STEP, c->iter);
+        drift_guard_call(c->ext.guard, DRIFT_GUARD_STEP, c->iter);
         rc = s->checkpoint(c->state, &drift_services_table, c);
-        drift_guard_call(c->guard, DRIFT_GUARD_IDLE, c->iter);
+        drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, c->iter);
         if (!rc)
             rc = drift_precond_ckpt(c);
         if (!rc)
@@ -116,7 +117,7 @@ static int blocks(drift_chain *c, double *theta, const core *k)
             drift_chain_fail(c, rc, "chain %u: sampler %s failed to %s its "
                              "checkpoint (status %d)",
                              c->id, s->name,
-                             c->ckpt->restoring ? "restore" : "save", rc);
+                             c->ext.ckpt->io->restoring ? "restore" : "save", rc);
     }
     return rc ? rc : c->failed;
 }
@@ -134,20 +135,20 @@ static void fill_core(const drift_chain *c, core *k, double t_start,
     k->gen_seen = c->gen_seen;
     k->warm_offered = c->warm_offered;
     k->samp_offered = c->samp_offered;
-    k->grid_k = c->grid_k;
+    k->grid_k = c->traj.grid_k;
     k->proposals = c->proposals;
     k->violations = c->violations;
     k->welford_n = c->metric.est.n;
     k->grad_n = c->metric.grad.n;
-    k->t_traj = c->t_traj;
-    k->t_mom = c->t_mom;
-    k->t_next_out = c->t_next_out;
+    k->t_traj = c->traj.t;
+    k->t_mom = c->traj.t_mom;
+    k->t_next_out = c->traj.t_next_out;
     k->adapted_step = c->adapted_step;
     double now = drift_now();
     k->elapsed = now - t_start;
     k->warm_elapsed = t_warm_end >= 0 ? t_warm_end - t_start : -1;
     k->rows_bytes = rows_bytes;
-    k->rows_hash = c->ckpt_rows_hash;
+    k->rows_hash = c->ext.ckpt->rows_hash;
     k->stream_used = c->stream_used;
     k->metric_kind = (int32_t)c->metric.kind;
     k->rng = c->rng;
@@ -216,14 +217,15 @@ static int save_rows(drift_chain *c, int64_t *len)
         return drift_chain_fail(c, DRIFT_EIO, "%s: %s", path,
                                 strerror(errno));
     int flags = O_WRONLY | O_CREAT | O_CLOEXEC;
-    if (c->ckpt_rows < 0) /* the first save of a chain started afresh */
+    drift_ckpt_chain *ck = c->ext.ckpt;
+    if (ck->rows < 0) /* the first save of a chain started afresh */
         flags |= O_TRUNC;
     int out = open(path, flags, 0644);
     if (out < 0)
         return drift_chain_fail(c, DRIFT_EIO, "checkpoint: %s: %s", path,
                                 strerror(errno));
-    off_t from = c->ckpt_rows < 0 ? 0 : (off_t)c->ckpt_rows;
-    uint64_t h = c->ckpt_rows < 0 ? FNV_BASIS : c->ckpt_rows_hash;
+    off_t from = ck->rows < 0 ? 0 : (off_t)ck->rows;
+    uint64_t h = ck->rows < 0 ? FNV_BASIS : ck->rows_hash;
     int rc = copy_range(fd, out, from, L, &h);
     if (!rc)
         rc = fdatasync(out);
@@ -232,8 +234,8 @@ static int save_rows(drift_chain *c, int64_t *len)
     if (rc)
         return drift_chain_fail(c, DRIFT_EIO, "checkpoint: %s: %s", path,
                                 strerror(err));
-    c->ckpt_rows = L;
-    c->ckpt_rows_hash = h;
+    ck->rows = L;
+    ck->rows_hash = h;
     *len = L;
     return DRIFT_OK;
 }
@@ -253,8 +255,7 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-int drift_ckpt_save(drift_chain *c, const double *theta, double t_start,
-                    double t_warm_end)
+int drift_ckpt_save(drift_chain *c)
 {
     int64_t rows_len;
     int rc = save_rows(c, &rows_len);
@@ -265,14 +266,13 @@ int drift_ckpt_save(drift_chain *c, const double *theta, double t_start,
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
     drift_ckpt_io io = {0, NULL, 0, 0, 0, path};
     core k;
-    fill_core(c, &k, t_start, t_warm_end, rows_len);
-    c->ckpt = &io;
+    fill_core(c, &k, c->t_start, c->t_warm_end, rows_len);
+    c->ext.ckpt->io = &io;
     rc = drift_ckpt_put(&io, MAGIC, sizeof MAGIC) ? DRIFT_ENOMEM
                                        : drift_ckpt_block(c, &k, sizeof k);
-    /* blocks() reads theta only when restoring: the cast is safe. */
     if (!rc)
-        rc = blocks(c, (double *)theta, &k);
-    c->ckpt = NULL;
+        rc = blocks(c, c->theta, &k);
+    c->ext.ckpt->io = NULL;
     if (rc) {
         drift_free(io.buf);
         return c->failed ? c->failed : drift_chain_fail(c, rc, "checkpoint: "
@@ -293,7 +293,8 @@ int drift_ckpt_save(drift_chain *c, const double *theta, double t_start,
         return drift_chain_fail(c, DRIFT_EIO, "checkpoint: %s: %s", path,
                                 strerror(err));
     }
-    c->ckpt_at = drift_now();
+    c->ext.ckpt->at = drift_now();
+    c->ext.ckpt->saved_at = c->iter;
     return DRIFT_OK;
 }
 
@@ -373,7 +374,7 @@ static int restore_rows(drift_chain *c, int64_t len, uint64_t hash)
 {
     char path[4200];
     chain_file_path(c, "rows", path, sizeof path);
-    c->ckpt_rows = len;
+    c->ext.ckpt->rows = len;
     if (len < 0)
         return c->w ? drift_chain_fail(c, DRIFT_EINVAL,
                                        "--resume: %s: the checkpoint has no "
@@ -408,7 +409,7 @@ static int restore_rows(drift_chain *c, int64_t len, uint64_t hash)
                                 "the start",
                                 path, c->id, c->id, c->id);
     }
-    c->ckpt_rows_hash = hash;
+    c->ext.ckpt->rows_hash = hash;
     FILE *f = drift_writer_file(c->w);
     static __thread unsigned char buf[1 << 16];
     off_t at = 0;
@@ -434,9 +435,9 @@ static int restore_rows(drift_chain *c, int64_t len, uint64_t hash)
     return DRIFT_OK;
 }
 
-int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
-                       double *t_warm_end, int *found)
+int drift_ckpt_restore(drift_chain *c, int *found)
 {
+    double *theta = c->theta;
     char path[4200];
     chain_file_path(c, "state", path, sizeof path);
     drift_ckpt_io io = {1, NULL, 0, 0, 0, path};
@@ -444,7 +445,7 @@ int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
     int rc = read_state(c, path, &io);
     if (rc == 1) {
         drift_free(io.buf);
-        c->ckpt_rows = -1;
+        c->ext.ckpt->rows = -1;
         return DRIFT_OK;
     }
     if (rc) {
@@ -452,7 +453,7 @@ int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
         return rc;
     }
     core k;
-    c->ckpt = &io;
+    c->ext.ckpt->io = &io;
     rc = drift_ckpt_block(c, &k, sizeof k);
     if (!rc && (k.d != c->d || k.N != c->N || k.id != c->id ||
                 k.s_cap != c->stream.cap ||
@@ -485,14 +486,14 @@ int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
         c->gen_seen = k.gen_seen;
         c->warm_offered = k.warm_offered;
         c->samp_offered = k.samp_offered;
-        c->grid_k = k.grid_k;
+        c->traj.grid_k = k.grid_k;
         c->proposals = k.proposals;
         c->violations = k.violations;
         c->metric.est.n = k.welford_n;
         c->metric.grad.n = k.grad_n;
-        c->t_traj = k.t_traj;
-        c->t_mom = k.t_mom;
-        c->t_next_out = k.t_next_out;
+        c->traj.t = k.t_traj;
+        c->traj.t_mom = k.t_mom;
+        c->traj.t_next_out = k.t_next_out;
         c->adapted_step = k.adapted_step;
         c->stream_used = k.stream_used;
         c->rng = k.rng;
@@ -526,19 +527,102 @@ int drift_ckpt_restore(drift_chain *c, double *theta, double *t_start,
                               "--resume: %s holds more than this build "
                               "reads: it was written by another build",
                               path);
-    c->ckpt = NULL;
+    c->ext.ckpt->io = NULL;
     drift_free(io.buf);
     if (rc)
         return c->failed ? c->failed : rc;
     double now = drift_now();
-    *t_start = now - k.elapsed;
-    *t_warm_end = k.warm_elapsed >= 0 ? *t_start + k.warm_elapsed : -1;
-    c->t_start = *t_start;
-    c->ckpt_at = now;
+    c->t_start = now - k.elapsed;
+    c->t_warm_end = k.warm_elapsed >= 0 ? c->t_start + k.warm_elapsed : -1;
+    c->ext.ckpt->at = now;
+    c->ext.ckpt->saved_at = c->iter;
     if (c->layout) {
-        c->layout->t_start = *t_start;
-        c->layout->t_warm_end = *t_warm_end;
+        c->layout->t_start = c->t_start;
+        c->layout->t_warm_end = c->t_warm_end;
     }
     *found = 1;
     return DRIFT_OK;
 }
+
+/* ---- the checkpoint extension ------------------------------------------- */
+
+static int ckpt_check(const drift_run_config *cfg, drift_err *e)
+{
+    if (cfg->ranks && (cfg->ckpt_dir || cfg->resume))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--checkpoint-every and --resume: a run across "
+                             "MPI ranks is not checkpointed; run without "
+                             "them");
+    if (cfg->ckpt_dir && !cfg->sampler->checkpoint)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--checkpoint-every: sampler %s cannot be "
+                             "checkpointed (its plugin has no checkpoint "
+                             "callback; docs/writing-a-sampler.md)",
+                             cfg->sampler->name);
+    if (cfg->ckpt_dir && cfg->test_model)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--checkpoint-every with --test: held-out "
+                             "metrics are not checkpointed; run without "
+                             "one of them");
+    return DRIFT_OK;
+}
+
+static int ckpt_open(drift_chain *c, drift_chain_result *res)
+{
+    (void)res;
+    if (!c->cfg->ckpt_dir)
+        return DRIFT_EXT_IDLE;
+    drift_ckpt_chain *ck = drift_calloc(1, sizeof *ck);
+    if (!ck) {
+        drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+        return DRIFT_EXT_STOP;
+    }
+    ck->rows = -1;
+    ck->at = c->t_start;
+    ck->saved_at = UINT64_MAX;
+    c->ext.ckpt = ck;
+    return DRIFT_EXT_ON;
+}
+
+static int ckpt_restore(drift_chain *c, int *restored)
+{
+    if (!c->ext.ckpt || !c->cfg->resume)
+        return DRIFT_OK;
+    return drift_ckpt_restore(c, restored);
+}
+
+/* A save every ckpt_iters iterations or ckpt_seconds seconds. */
+static int ckpt_after_step(drift_chain *c)
+{
+    const drift_run_config *cfg = c->cfg;
+    int due = (cfg->ckpt_iters && c->iter % cfg->ckpt_iters == 0) ||
+              (cfg->ckpt_seconds > 0 &&
+               drift_now() - c->ext.ckpt->at >= cfg->ckpt_seconds);
+    return due ? drift_ckpt_save(c) : 0;
+}
+
+/* A chain at its end, or stopped by a signal, is saved as it stands, so
+ * that --resume goes on from here (or only completes the file). */
+static void ckpt_stop(drift_chain *c)
+{
+    if (!c->failed && c->ext.ckpt->saved_at != c->iter)
+        drift_ckpt_save(c);
+}
+
+static void ckpt_close(drift_chain *c, drift_chain_result *res, int started)
+{
+    (void)res;
+    (void)started;
+    drift_free(c->ext.ckpt);
+    c->ext.ckpt = NULL;
+}
+
+const drift_run_ext drift_ckpt_ext = {
+    .name = "checkpoint",
+    .check = ckpt_check,
+    .open = ckpt_open,
+    .restore = ckpt_restore,
+    .after_step = ckpt_after_step,
+    .stop = ckpt_stop,
+    .close = ckpt_close,
+};

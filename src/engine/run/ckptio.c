@@ -29,7 +29,7 @@ int drift_ckpt_put(drift_ckpt_io *io, const void *p, size_t n)
 
 int drift_ckpt_block(drift_chain *c, void *p, size_t n)
 {
-    drift_ckpt_io *io = c->ckpt;
+    drift_ckpt_io *io = c->ext.ckpt ? c->ext.ckpt->io : NULL;
     if (!io)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "chain %u: ckpt_bytes called outside a "
@@ -63,5 +63,5 @@ int drift_ckpt_block(drift_chain *c, void *p, size_t n)
 
 int drift_ckpt_restoring(drift_chain *c)
 {
-    return c->ckpt ? c->ckpt->restoring : 0;
+    return c->ext.ckpt && c->ext.ckpt->io ? c->ext.ckpt->io->restoring : 0;
 }

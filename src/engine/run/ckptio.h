@@ -6,7 +6,8 @@
 
 #include "chain.h"
 
-/* What a save or a restore is doing; c->ckpt points at it meanwhile. */
+/* What a save or a restore is doing; c->ext.ckpt->io points at it
+ * meanwhile. */
 typedef struct drift_ckpt_io {
     int restoring;
     unsigned char *buf;     /* the state's bytes: built, or read */
@@ -14,12 +15,25 @@ typedef struct drift_ckpt_io {
     const char *path;       /* for messages */
 } drift_ckpt_io;
 
+/* A checkpointed chain's state (c->ext.ckpt, made by the checkpoint
+ * extension's open): the save or restore in progress (NULL: none), the
+ * draws file's bytes already in the checkpoint (-1: none yet) and their
+ * FNV-1a hash, when the last save was, and at which iteration
+ * (UINT64_MAX: none in this process). */
+typedef struct drift_ckpt_chain {
+    drift_ckpt_io *io;
+    int64_t rows;
+    uint64_t rows_hash;
+    double at;
+    uint64_t saved_at;
+} drift_ckpt_chain;
+
 /* Appends the n bytes at p to io's buffer, growing it: DRIFT_OK or
  * DRIFT_ENOMEM. */
 int drift_ckpt_put(drift_ckpt_io *io, const void *p, size_t n);
 
 /* Saves the n bytes at p as one block (its length, then the bytes), or
- * restores them, as c->ckpt says (the ckpt_bytes service).  A block whose
+ * restores them, as c->ext.ckpt->io says (the ckpt_bytes service).  A block whose
  * saved length is not n is refused: the checkpoint was written by another
  * build.  DRIFT_OK, or an error recorded on the chain. */
 int drift_ckpt_block(drift_chain *c, void *p, size_t n);

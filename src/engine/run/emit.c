@@ -63,7 +63,7 @@ static void lp_rows(drift_chain *c, size_t n, int block)
 
 static double lp_estimate(drift_chain *c, const double *theta)
 {
-    if (c->shard)
+    if (c->ext.shard)
         return lp_across(c, theta);
     return drift_emit_lp_estimate(c, theta, c->advisor.drop);
 }
@@ -106,7 +106,7 @@ double drift_emit_lp_estimate(drift_chain *c, const double *theta, int block)
 static double lp_across(drift_chain *c, const double *theta)
 {
     const drift_model *m = c->model;
-    drift_shard *s = c->shard;
+    drift_shard *s = c->ext.shard;
     drift_err me = {{0}};
     double lp = 0, ll = 0;
     /* The prior is the same on every rank: its failure is everyone's. */
@@ -241,7 +241,7 @@ static int row_written(drift_chain *c)
  * it was deferred so, the row then being skipped. */
 static int deferred(drift_chain *c, int rc)
 {
-    if (!rc || !c->shard)
+    if (!rc || !c->ext.shard)
         return 0;
     drift_shard_defer(c);
     return 1;
@@ -306,9 +306,9 @@ static int write_row(drift_chain *c, const double *theta, double lp,
     if (!in_warmup(c))
         drift_plancheck_add(c, theta);
     /* --test: every draw kept after warmup enters the held-out metrics. */
-    if (c->heldout && !in_warmup(c)) {
+    if (c->ext.heldout && !in_warmup(c)) {
         drift_err he = {{0}};
-        rc = drift_heldout_add(c->heldout, theta, &he);
+        rc = drift_heldout_add(c->ext.heldout, theta, &he);
         if (rc) {
             rc = drift_chain_fail(c, rc,
                                   "chain %u, iteration %llu: --test: %s",
@@ -392,7 +392,7 @@ static int write_segment_row(drift_chain *c, const double *x0,
     row[k++] = (double)c->grads;
     for (size_t j = 0; j < nc; j++)
         row[k++] = diag ? diag[j] : NAN;
-    row[k++] = c->t_traj;
+    row[k++] = c->traj.t;
     row[k++] = duration;
     c->model->constrain(c->model->self, x0, row + k);
     k += n_out;
@@ -431,7 +431,7 @@ static int write_segment_row(drift_chain *c, const double *x0,
 int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                        double duration, double lp, const double *diag)
 {
-    if (!c->seg_buf)
+    if (!c->traj.seg)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "sampler %s emitted a segment but does not "
                                 "declare DRIFT_SAMPLER_CONTINUOUS in its "
@@ -458,22 +458,22 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
     if (c->cfg->discard_draws) {
         /* a pilot: its clock, and its points on the time grid for the
          * plan's measures */
-        double dt = c->cfg->thin_time, t0 = c->t_traj;
-        c->t_traj += duration;
+        double dt = c->cfg->thin_time, t0 = c->traj.t;
+        c->traj.t += duration;
         if (c->cfg->on_point && dt > 0)
-            while (c->t_next_out < c->t_traj) {
-                double s = c->t_next_out - t0;
+            while (c->traj.t_next_out < c->traj.t) {
+                double s = c->traj.t_next_out - t0;
                 for (size_t k = 0; k < c->d; k++)
-                    c->seg_buf[k] = x0[k] + v[k] * s;
-                c->cfg->on_point(c->cfg->on_point_user, c->seg_buf);
-                c->grid_k++;
-                c->t_next_out = dt * (double)c->grid_k;
+                    c->traj.seg[k] = x0[k] + v[k] * s;
+                c->cfg->on_point(c->cfg->on_point_user, c->traj.seg);
+                c->traj.grid_k++;
+                c->traj.t_next_out = dt * (double)c->traj.grid_k;
             }
         return DRIFT_OK;
     }
     if (warm && !c->cfg->save_warmup)
         return DRIFT_OK;
-    double t0 = c->t_traj, t1 = c->t_traj + duration;
+    double t0 = c->traj.t, t1 = c->traj.t + duration;
     uint64_t k_offer;
     if (c->cfg->emit_segments) {
         if (duration > 0 && offer(c, &k_offer) &&
@@ -485,10 +485,10 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
          * a step so small that they would not advance the grid (1e-300),
          * or would flood the disk (1e-9 on segments of length 1), fails
          * the chain with the numbers instead of looping on. */
-        double rows = (t1 - c->t_next_out) / dt;
-        if (c->t_next_out < t1 &&
+        double rows = (t1 - c->traj.t_next_out) / dt;
+        if (c->traj.t_next_out < t1 &&
             (rows > DRIFT_EMIT_MAX_SEGMENT_DRAWS ||
-             !(dt * (double)(c->grid_k + 1) > c->t_next_out)))
+             !(dt * (double)(c->traj.grid_k + 1) > c->traj.t_next_out)))
             return drift_chain_fail(c, DRIFT_EINVAL,
                                     "chain %u, iteration %llu: --thin %g "
                                     "(a time step) would write %.3g draws "
@@ -498,33 +498,33 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                                     c->id, (unsigned long long)c->iter, dt,
                                     rows, duration,
                                     (double)DRIFT_EMIT_MAX_SEGMENT_DRAWS);
-        while (c->t_next_out < t1) {
+        while (c->traj.t_next_out < t1) {
             if (offer(c, &k_offer)) {
-                double s = c->t_next_out - t0;
+                double s = c->traj.t_next_out - t0;
                 for (size_t k = 0; k < c->d; k++)
-                    c->seg_buf[k] = x0[k] + v[k] * s;
+                    c->traj.seg[k] = x0[k] + v[k] * s;
                 /* The sampler's lp (if any) is x0's, not this point's. */
-                if ((rc = write_row(c, c->seg_buf, NAN, diag)))
+                if ((rc = write_row(c, c->traj.seg, NAN, diag)))
                     return rc;
             }
             /* Multiples of dt, not repeated sums: no drift over 1e9 steps;
              * counted across warmup, so the grid runs on after it.  The
              * grid is 0, dt, 2 dt, ...: after grid_k points the next is
              * at grid_k dt. */
-            c->grid_k++;
-            c->t_next_out = dt * (double)c->grid_k;
+            c->traj.grid_k++;
+            c->traj.t_next_out = dt * (double)c->traj.grid_k;
         }
     }
     if (!warm) {
         /* Exact integrals of theta and theta^2 along the segment. */
         double T = duration;
         for (size_t k = 0; k < c->d; k++) {
-            c->traj_m1[k] += x0[k] * T + 0.5 * v[k] * T * T;
-            c->traj_m2[k] += x0[k] * x0[k] * T + x0[k] * v[k] * T * T +
+            c->traj.m1[k] += x0[k] * T + 0.5 * v[k] * T * T;
+            c->traj.m2[k] += x0[k] * x0[k] * T + x0[k] * v[k] * T * T +
                              v[k] * v[k] * T * T * T / 3.0;
         }
-        c->t_mom += T;
+        c->traj.t_mom += T;
     }
-    c->t_traj = t1;
+    c->traj.t = t1;
     return DRIFT_OK;
 }

@@ -31,6 +31,7 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "csvout.h"
+#include "ext.h"
 #include "guard.h"
 
 enum { FILE_NONE = 0, FILE_HANDED, FILE_SETTLED };
@@ -848,3 +849,34 @@ int drift_guard_start(const drift_guard_config *g, int *parent, int *status,
     page = NULL;
     return DRIFT_OK;
 }
+
+/* ---- the guard as a run extension (ext.h) ------------------------------- */
+
+/* The chain's slot, its thread, and its draws file handed to the parent.
+ * (The marks around each plugin call, drift_guard_call, are made where
+ * the calls are.) */
+static int guard_open(drift_chain *c, drift_chain_result *res)
+{
+    drift_guard_slot *s = drift_guard_slot_at(drift_run_ext_index(c));
+    if (!s)
+        return DRIFT_EXT_IDLE;
+    c->ext.guard = s;
+    c->layout = drift_guard_layout_of(s);
+    drift_guard_thread_begin(s);
+    if (c->w)
+        drift_guard_file(s, c->w, res->path);
+    return DRIFT_EXT_IDLE;
+}
+
+static void guard_close(drift_chain *c, drift_chain_result *res, int started)
+{
+    (void)res;
+    (void)started;
+    drift_guard_thread_end(c->ext.guard);
+}
+
+const drift_run_ext drift_guard_ext = {
+    .name = "guard",
+    .open = guard_open,
+    .close = guard_close,
+};

@@ -1,7 +1,8 @@
 /* heldout.c: test-set metrics for --test: running log-sum-exp of each test
  * row's log density over the draws, running sums of the model's
- * predictions, and the metrics CSV.  Not for choosing when to evaluate
- * (chain.c does, by data passes). */
+ * predictions, and the metrics CSV; and the run extension (ext.h) that
+ * evaluates a chain's draws every eval_every data passes and at its end.
+ * Not for adding draws (emit.c adds each kept draw). */
 #include "config.h"
 
 #include <math.h>
@@ -11,7 +12,9 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "engine/lang/lang_model.h"
+#include "ext.h"
 #include "heldout.h"
+#include "shard.h"
 
 /* Test rows per model call. */
 #define CHUNK 256
@@ -144,6 +147,11 @@ struct drift_heldout {
     double *ll, *pred, *ybuf; /* CHUNK, CHUNK x k, CHUNK scratch */
     uint64_t S;
     drift_writer *w;
+    /* A chain's evaluations: every this many gradients (0: at the end
+     * only), the next one due, the count at the last one (UINT64_MAX:
+     * none yet). */
+    double every, next;
+    uint64_t last;
 };
 
 int drift_heldout_new(drift_heldout **out, const drift_model *m,
@@ -325,3 +333,95 @@ int drift_heldout_close(drift_heldout *h, int commit, drift_err *e)
     drift_free(h);
     return rc;
 }
+
+/* ---- held-out metrics as a run extension (ext.h) ------------------------ */
+
+/* A row of held-out metrics at the chain's current point. */
+static void heldout_eval(drift_chain *c)
+{
+    drift_heldout *h = c->ext.heldout;
+    drift_err e = {{0}};
+    double passes = c->N ? (double)c->grads / (double)c->N : 0;
+    if (drift_heldout_write(h, passes, drift_now() - c->t_start, c->iter,
+                            &e)) {
+        drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
+        drift_shard_defer(c); /* across ranks: the writer's alone */
+    }
+    h->last = c->grads;
+}
+
+static int heldout_open(drift_chain *c, drift_chain_result *res)
+{
+    const drift_run_config *cfg = c->cfg;
+    if (!cfg->test_model)
+        return DRIFT_EXT_IDLE;
+    drift_err e = {{0}};
+    if (cfg->out_path)
+        drift_heldout_path(res->path, res->metrics_path,
+                           sizeof res->metrics_path);
+    int rc = drift_heldout_new(&c->ext.heldout, cfg->test_model,
+                               cfg->test_path,
+                               cfg->out_path ? res->metrics_path : NULL,
+                               c->id, &e);
+    if (rc) {
+        drift_chain_fail(c, rc, "%s", e.msg);
+        if (!c->ext.shard)
+            return DRIFT_EXT_STOP;
+        res->metrics_path[0] = '\0';
+        drift_shard_defer(c);
+        return DRIFT_EXT_IDLE;
+    }
+    drift_heldout *h = c->ext.heldout;
+    h->every = cfg->eval_every * (double)c->N;
+    h->next = h->every;
+    h->last = UINT64_MAX;
+    return DRIFT_EXT_ON;
+}
+
+/* Evaluations fall due every eval_every data passes. */
+static int heldout_after_step(drift_chain *c)
+{
+    drift_heldout *h = c->ext.heldout;
+    if (h->every > 0 && (double)c->grads >= h->next) {
+        heldout_eval(c);
+        /* The next multiple past the count, in one step: adding a tiny
+         * interval in a loop turned once per interval passed, or forever
+         * once it fell below next's precision. */
+        h->next = (floor((double)c->grads / h->every) + 1) * h->every;
+        if (!(h->next > (double)c->grads))
+            h->next = (double)c->grads + 1; /* below one gradient */
+    }
+    return 0;
+}
+
+/* The final evaluation, over every draw kept (also after a failure: the
+ * draws so far are valid). */
+static void heldout_finish(drift_chain *c)
+{
+    if (c->grads != c->ext.heldout->last)
+        heldout_eval(c);
+}
+
+static void heldout_close(drift_chain *c, drift_chain_result *res,
+                          int started)
+{
+    if (c->ext.heldout) {
+        drift_err e = {{0}};
+        if (drift_heldout_close(c->ext.heldout, started, &e) &&
+            !res->status) {
+            res->status = DRIFT_EIO;
+            snprintf(res->message, sizeof res->message, "%s", e.msg);
+        }
+        c->ext.heldout = NULL;
+    }
+    if (!started)
+        res->metrics_path[0] = '\0';
+}
+
+const drift_run_ext drift_heldout_ext = {
+    .name = "heldout",
+    .open = heldout_open,
+    .after_step = heldout_after_step,
+    .finish = heldout_finish,
+    .close = heldout_close,
+};

@@ -154,7 +154,7 @@ static int check_budget(drift_chain *c)
                        : c->phase == DRIFT_CHAIN_MODE
                            ? "mode search of --gradient cv"
                            : "sampler's initialisation";
-    if (c->shard) {
+    if (c->ext.shard) {
         /* Across ranks the group's agreement decides (each oracle's sum
          * carried it), so that every rank stops at the same call: the
          * signal or the --seconds budget of the group's rank 0. */
@@ -186,7 +186,7 @@ static int check_budget(drift_chain *c)
                          c->id, what, cfg->passes);
         return DRIFT_ESTOP;
     }
-    if (!c->shard && cfg->seconds > 0 &&
+    if (!c->ext.shard && cfg->seconds > 0 &&
         drift_now() - c->t_start > cfg->seconds) {
         drift_chain_fail(c, DRIFT_EINVAL,
                          "chain %u: the %s spent the whole budget "
@@ -380,11 +380,11 @@ void drift_oracle_release(drift_chain *c)
     drift_free(parts);
     c->full_parts = NULL;
     c->n_full_parts = 0;
-    drift_free(c->cv_x);
-    drift_free(c->cv_s);
-    drift_free(c->cv_delta);
-    c->cv_x = c->cv_s = c->cv_l = c->cv_xd = c->cv_delta = NULL;
-    c->cv_x_cap = 0;
+    drift_free(c->cv.x);
+    drift_free(c->cv.s);
+    drift_free(c->cv.delta);
+    c->cv.x = c->cv.s = c->cv.l = c->cv.xd = c->cv.delta = NULL;
+    c->cv.x_cap = 0;
     vr_free(c);
     if (c->full_ws)
         c->model->workspace_free(c->model->self, c->full_ws);
@@ -436,7 +436,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
     size_t chunk = c->full_chunk;
     unsigned T = c->cfg->full_threads;
     /* Across ranks, the rows of this rank's share (the model's own). */
-    size_t N = c->shard ? c->shard->n : c->N;
+    size_t N = c->ext.shard ? c->ext.shard->n : c->N;
     if (T <= 1 || N < PARALLEL_MIN_ROWS)
         return sum_rows(c, ws, theta, NULL, 0, N, chunk, grad, ll);
     if (full_threads_ready(c, T))
@@ -484,7 +484,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
  * statuses agreed (rc is this rank's). */
 static int across(drift_chain *c, double *grad, double *ll, int rc)
 {
-    double *v = c->shard->sums;
+    double *v = c->ext.shard->sums;
     size_t n = grad ? c->d : 0;
     if (grad)
         memcpy(v, grad, c->d * sizeof *v);
@@ -502,7 +502,7 @@ static int svc_grad_full(drift_chain *c, const double *theta, double *grad,
     double ll = 0, lp = 0, u;
     c->grads += c->N;
     int rc = full_sum(c, theta, grad, &ll);
-    if (c->shard)
+    if (c->ext.shard)
         rc = across(c, grad, &ll, rc);
     if (!rc)
         rc = prior(c, theta, c->gbuf, &lp);
@@ -524,7 +524,7 @@ static int svc_U_full(drift_chain *c, const double *theta, double *U)
     double ll = 0, lp = 0;
     c->grads += c->N;
     int rc = full_sum(c, theta, NULL, &ll);
-    if (c->shard)
+    if (c->ext.shard)
         rc = across(c, NULL, &ll, rc);
     if (!rc)
         rc = prior(c, theta, NULL, &lp);
@@ -540,7 +540,7 @@ static int svc_U_full(drift_chain *c, const double *theta, double *U)
 static void advise_at(drift_chain *c, size_t r)
 {
     size_t local = r;
-    if (!c->shard || drift_shard_owns(c->shard, r, &local))
+    if (!c->ext.shard || drift_shard_owns(c->ext.shard, r, &local))
         drift_advisor_at(&c->advisor, local);
 }
 
@@ -587,7 +587,7 @@ static int batch_across(drift_chain *c, const double *theta, size_t n,
                         double scale, double *grad, double *U_est,
                         size_t *rows_out)
 {
-    drift_shard *s = c->shard;
+    drift_shard *s = c->ext.shard;
     double *acc = c->gbuf, ll = 0;
     int rc = DRIFT_OK, any = 0;
     for (size_t done = 0; done < n; done += c->ws_cap) {
@@ -631,26 +631,26 @@ static int batch_across(drift_chain *c, const double *theta, size_t n,
 
 /* Scratch of --gradient cv, made on first use: theta - theta-hat (d)
  * and, for a generalised linear model whose scalars at the mode are kept,
- * cv_x_cap rows of the design (at most 8 MiB of them), their scalars, terms
+ * cv.x_cap rows of the design (at most 8 MiB of them), their scalars, terms
  * and products x_i . (theta - theta-hat).  0 when out of memory. */
 static int cv_scratch(drift_chain *c, const drift_cv *cv)
 {
-    if (c->cv_delta)
+    if (c->cv.delta)
         return 1;
     size_t rows = 0;
     if (cv->s) {
         rows = ((size_t)8 << 20) / (c->d * sizeof(double));
         rows = rows < 1 ? 1 : rows > c->ws_cap ? c->ws_cap : rows;
-        c->cv_x = drift_malloc_array(rows, c->d * sizeof(double));
-        c->cv_s = drift_malloc_array(rows, 3 * sizeof(double));
-        if (!c->cv_x || !c->cv_s)
+        c->cv.x = drift_malloc_array(rows, c->d * sizeof(double));
+        c->cv.s = drift_malloc_array(rows, 3 * sizeof(double));
+        if (!c->cv.x || !c->cv.s)
             return 0;
-        c->cv_l = c->cv_s + rows;
-        c->cv_xd = c->cv_l + rows;
+        c->cv.l = c->cv.s + rows;
+        c->cv.xd = c->cv.l + rows;
     }
-    c->cv_x_cap = rows;
-    c->cv_delta = drift_malloc_array(c->d, sizeof(double));
-    return c->cv_delta != NULL;
+    c->cv.x_cap = rows;
+    c->cv.delta = drift_malloc_array(c->d, sizeof(double));
+    return c->cv.delta != NULL;
 }
 
 /* The control-variate part of a minibatch of k rows (rows[k]): adds
@@ -667,31 +667,31 @@ static int cv_rows(drift_chain *c, const drift_cv *cv, const double *theta,
                    const size_t *rows, size_t k, double *acc, double *dll)
 {
     const drift_model *m = c->model;
-    const double *delta = c->cv_delta;
+    const double *delta = c->cv.delta;
     drift_err me = {{0}};
     double sum = 0;
     int rc;
     if (cv->s) {
-        size_t cap = c->cv_x_cap;
+        size_t cap = c->cv.x_cap;
         for (size_t done = 0; done < k; done += cap) {
             size_t j = k - done < cap ? k - done : cap;
             drift_rows b = {rows + done, 0, j};
-            if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, c->cv_s,
-                                     c->cv_l, &me)))
+            if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, c->cv.s,
+                                     c->cv.l, &me)))
                 return model_error(c, theta, rc, &me);
-            if ((rc = m->glm_design(m->self, &b, c->cv_x, &me)))
+            if ((rc = m->glm_design(m->self, &b, c->cv.x, &me)))
                 return drift_chain_fail(c, rc, "%s",
                                         me.msg[0] ? me.msg
                                                   : "the model failed");
             cblas_dgemv(CblasRowMajor, CblasNoTrans, (int)j, (int)c->d, 1.0,
-                        c->cv_x, (int)c->d, delta, 1, 0.0, c->cv_xd, 1);
+                        c->cv.x, (int)c->d, delta, 1, 0.0, c->cv.xd, 1);
             for (size_t q = 0; q < j; q++) {
                 size_t i = rows[done + q];
-                sum += c->cv_l[q] - cv->l[i] - cv->s[i] * c->cv_xd[q];
-                c->cv_s[q] -= cv->s[i];
+                sum += c->cv.l[q] - cv->l[i] - cv->s[i] * c->cv.xd[q];
+                c->cv.s[q] -= cv->s[i];
             }
             cblas_dgemv(CblasRowMajor, CblasTrans, (int)j, (int)c->d, 1.0,
-                        c->cv_x, (int)c->d, c->cv_s, 1, 1.0, acc, 1);
+                        c->cv.x, (int)c->d, c->cv.s, 1, 1.0, acc, 1);
         }
         *dll = sum;
         return DRIFT_OK;
@@ -728,8 +728,8 @@ static int batch_estimate_cv(drift_chain *c, const drift_cv *cv,
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for --gradient cv");
     for (size_t k = 0; k < c->d; k++) {
-        c->cv_delta[k] = theta[k] - cv->mode[k];
-        first += cv->lik_grad[k] * c->cv_delta[k];
+        c->cv.delta[k] = theta[k] - cv->mode[k];
+        first += cv->lik_grad[k] * c->cv.delta[k];
     }
     memset(acc, 0, c->d * sizeof *acc);
     c->stream_used = 1;
@@ -1270,7 +1270,7 @@ static int batch_estimate(drift_chain *c, const double *theta, size_t n,
     double *acc = c->gbuf; /* sum of grad l_i over the minibatch */
     c->stream_used = 1;
     c->grads += n;
-    if (c->shard)
+    if (c->ext.shard)
         return batch_across(c, theta, n, scale, grad, U_est, rows_out);
     for (size_t done = 0; done < n; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
@@ -1384,7 +1384,7 @@ static int svc_grad_prior(drift_chain *c, const double *theta, double *grad,
  * with the chain failed when out of memory. */
 static size_t pick_rows(drift_chain *c, const size_t *rows, size_t n)
 {
-    size_t k = drift_shard_pick(c->shard, rows, n);
+    size_t k = drift_shard_pick(c->ext.shard, rows, n);
     if (k == SIZE_MAX)
         drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
     return k;
@@ -1403,7 +1403,7 @@ static int grad_rows_across(drift_chain *c, const double *theta,
                             const size_t *rows, size_t n, double *grads,
                             double *U_rows)
 {
-    drift_shard *s = c->shard;
+    drift_shard *s = c->ext.shard;
     const drift_model *m = c->model;
     drift_err me = {{0}};
     int rc = DRIFT_OK;
@@ -1457,7 +1457,7 @@ static int grad_sum_across(drift_chain *c, const double *theta,
                            const size_t *rows, size_t n, double *grad,
                            double *U_sum)
 {
-    drift_shard *s = c->shard;
+    drift_shard *s = c->ext.shard;
     double ll = 0;
     int rc = DRIFT_OK;
     size_t k = pick_rows(c, rows, n);
@@ -1488,7 +1488,7 @@ static int values_across(drift_chain *c, const double *theta, const double *v,
                          const size_t *rows, size_t n, double *out,
                          size_t cap, row_eval eval, const char *what)
 {
-    drift_shard *s = c->shard;
+    drift_shard *s = c->ext.shard;
     drift_err me = {{0}};
     int rc = DRIFT_OK;
     size_t k = pick_rows(c, rows, n);
@@ -1543,7 +1543,7 @@ static int eval_glm(drift_chain *c, const double *theta, const double *v,
 static int design_across(drift_chain *c, const size_t *rows, size_t n,
                          double *x)
 {
-    drift_shard *s = c->shard;
+    drift_shard *s = c->ext.shard;
     const drift_model *m = c->model;
     drift_err me = {{0}};
     int rc = DRIFT_OK;
@@ -1571,7 +1571,7 @@ static int svc_grad_rows(drift_chain *c, const double *theta,
     drift_err me = {{0}};
     int model_failed = 0;
     c->grads += n;
-    if (c->shard)
+    if (c->ext.shard)
         return grad_rows_across(c, theta, rows, n, grads, U_rows);
     for (size_t done = 0; done < n && !rc; done += c->ws_cap) {
         size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
@@ -1613,7 +1613,7 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
     note_rows_plain(c, "grad_sum");
     double ll = 0;
     c->grads += n;
-    if (c->shard)
+    if (c->ext.shard)
         return grad_sum_across(c, theta, rows, n, grad, U_sum);
     if (!(rc = sum_rows(c, c->ws, theta, rows, 0, n, c->ws_cap, grad, &ll))) {
         for (size_t k = 0; k < c->d; k++)
@@ -1659,7 +1659,7 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for per-row gradients");
     c->grads += n;
-    if (c->shard)
+    if (c->ext.shard)
         return values_across(c, theta, v, rows, n, out, cap, eval_jvp,
                              "directional derivative");
     for (size_t done = 0; done < n; done += cap) {
@@ -1704,7 +1704,7 @@ static int svc_glm_scalars(drift_chain *c, const double *theta,
     note_rows_plain(c, "glm_scalars");
     drift_err me = {{0}};
     c->grads += n;
-    if (c->shard)
+    if (c->ext.shard)
         return values_across(c, theta, NULL, rows, n, s, c->ws_cap,
                              eval_glm, "per-row gradient scalar");
     for (size_t done = 0; done < n; done += c->ws_cap) {
@@ -1731,7 +1731,7 @@ static int svc_glm_design(drift_chain *c, const size_t *rows, size_t n,
     int rc = check_rows(c, rows, n);
     if (rc)
         return rc;
-    if (c->shard)
+    if (c->ext.shard)
         return design_across(c, rows, n, x);
     drift_err me = {{0}};
     drift_rows b = {rows, 0, n};
@@ -1783,10 +1783,10 @@ static int svc_glm_design_sum(drift_chain *c, const size_t *rows, size_t n,
     int rc = check_rows(c, rows, n);
     if (rc)
         return rc;
-    if (!c->shard)
+    if (!c->ext.shard)
         return add_design(c, rows, n, w, NULL, out);
     /* Each rank sums its own rows; the group adds the sums. */
-    drift_shard *s = c->shard;
+    drift_shard *s = c->ext.shard;
     size_t k = pick_rows(c, rows, n);
     if (k == SIZE_MAX)
         rc = c->failed, k = 0;
@@ -1886,7 +1886,7 @@ static int svc_fail(drift_chain *c, const char *msg)
 
 static void svc_warn(drift_chain *c, const char *msg)
 {
-    if (c->shard && !c->shard->writer)
+    if (c->ext.shard && !c->ext.shard->writer)
         return; /* the group's writer says it once for all its ranks */
     if (c->mute)
         return;
@@ -2135,7 +2135,7 @@ static int est_use(drift_chain *c, const drift_estimator_request *r)
                                 "(its estimator keeps per-row gradients); "
                                 "this model has none",
                                 who);
-    if (r->kind != DRIFT_GRADIENT_PLAIN && c->shard)
+    if (r->kind != DRIFT_GRADIENT_PLAIN && c->ext.shard)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "sampler %s under mpirun: its estimator's "
                                 "snapshots are kept in one process; run "

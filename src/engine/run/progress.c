@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "ext.h"
 #include "progress.h"
 
 #define REDRAW_S 0.5
@@ -315,3 +316,50 @@ void drift_progress_watch(drift_progress *p)
         fflush(p->f);
     }
 }
+
+/* ---- progress as a run extension (ext.h) -------------------------------- */
+
+static int progress_open(drift_chain *c, drift_chain_result *res)
+{
+    (void)res;
+    if (!c->run)
+        return DRIFT_EXT_IDLE;
+    c->ext.progress = drift_progress_slot_at(c->run->progress,
+                                             drift_run_ext_index(c));
+    return c->ext.progress ? DRIFT_EXT_ON : DRIFT_EXT_IDLE;
+}
+
+static void progress_replan(drift_chain *c)
+{
+    const drift_run_config *cfg = c->cfg;
+    if (c->run)
+        drift_progress_replan(c->run->progress,
+                              cfg->iters ? cfg->warmup + cfg->iters : 0,
+                              cfg->warmup);
+}
+
+static int progress_after_step(drift_chain *c)
+{
+    drift_progress_note(c->ext.progress, c->iter, c->grads,
+                        c->draws_written);
+    return 0;
+}
+
+/* Also for a chain that never started: the line stops waiting for it. */
+static void progress_close(drift_chain *c, drift_chain_result *res,
+                           int started)
+{
+    (void)res;
+    (void)started;
+    if (c->run)
+        drift_progress_done(c->run->progress, drift_run_ext_index(c));
+    c->ext.progress = NULL;
+}
+
+const drift_run_ext drift_progress_ext = {
+    .name = "progress",
+    .open = progress_open,
+    .replan = progress_replan,
+    .after_step = progress_after_step,
+    .close = progress_close,
+};

@@ -1,10 +1,12 @@
 /* run.c: running chains.  Sets up each chain's random streams, access
  * stream, workspaces, sampler state and output file (laid out by
- * csvout.c), loops the sampler's step until the budget is spent or a stop
- * is requested, brings the files of a run's chains to equal draw counts
- * once all have ended, and reports.  K chains run in K threads and share
- * nothing writable, so a chain's draws depend only on (seed, chain id).
- * Not for option parsing (the CLI) nor for the services samplers call
+ * csvout.c); the core loop: set up, initialise, step until the budget is
+ * spent or a stop is requested, finish, calling the run extensions' hooks
+ * (ext.h) in between; brings the files of a run's
+ * chains to equal draw counts once all have ended, and reports.  K chains
+ * run in K threads and share nothing writable, so a chain's draws depend
+ * only on (seed, chain id).  Not for option parsing (the CLI), the
+ * features the extensions hold, nor the services samplers call
  * (oracle.c). */
 #include "config.h"
 
@@ -18,17 +20,15 @@
 
 #include <cblas.h>
 
-#include "base/mapguard.h"
 #include "base/stop.h"
 #include "base/util.h"
 #include "base/writer.h"
 #include "adapt.h"
 #include "chain.h"
 #include "precond.h"
-#include "checkpoint.h"
 #include "csvout.h"
+#include "ext.h"
 #include "guard.h"
-#include "heldout.h"
 #include "hparam.h"
 #include "mode.h"
 #include "oracle.h"
@@ -43,9 +43,6 @@
 
 /* Rows per model call in full passes, and the smallest workspace. */
 #define MIN_WS_ROWS 256
-
-/* Iterations between polls of the input maps' files (an fstat each). */
-#define POLL_EVERY 256
 
 void drift_run_request_stop(void) { drift_stop_request(0); }
 
@@ -66,16 +63,14 @@ void drift_run_chain_release(drift_chain *c)
     drift_free(c->gbuf2);
     drift_free(c->rows_grad);
     drift_free(c->ll_buf);
-    drift_free(c->traj_m1);
-    drift_free(c->traj_m2);
-    drift_free(c->seg_buf);
+    drift_free(c->traj.m1);
+    drift_free(c->traj.m2);
+    drift_free(c->traj.seg);
     drift_free(c->row_buf);
     drift_free(c->state);
     drift_watch_free(c);
     drift_csvout_free(c->out);
     c->out = NULL;
-    drift_shard_free(c->shard);
-    c->shard = NULL;
 }
 
 int drift_run_chain_setup_init(drift_chain *c, double *theta)
@@ -173,8 +168,7 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     if (c->N && c->batch > c->N)
         c->batch = c->N;
     c->t_start = drift_now();
-    c->ckpt_at = c->t_start;
-    c->ckpt_rows = -1;
+    c->t_warm_end = -1;
     c->adapted_step = NAN;
     drift_adapt_metric_init(&c->metric, DRIFT_METRIC_UNIT, c->d, NULL);
     drift_adapt_schedule_make(cfg->warmup, &c->sched);
@@ -209,9 +203,9 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
      * D = 10^8). */
     int continuous = (cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
     if (continuous) {
-        c->traj_m1 = drift_calloc(c->d, sizeof(double));
-        c->traj_m2 = drift_calloc(c->d, sizeof(double));
-        c->seg_buf = drift_calloc(c->d, sizeof(double));
+        c->traj.m1 = drift_calloc(c->d, sizeof(double));
+        c->traj.m2 = drift_calloc(c->d, sizeof(double));
+        c->traj.seg = drift_calloc(c->d, sizeof(double));
     }
     c->n_diag = drift_chain_n_diag(cfg->sampler, c->d);
     c->row_len = 2 + c->n_diag + m->n_out;
@@ -222,7 +216,7 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->row_buf = drift_calloc(c->row_len, sizeof(double));
     if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
         !c->ll_buf || !c->row_buf ||
-        (continuous && (!c->traj_m1 || !c->traj_m2 || !c->seg_buf)))
+        (continuous && (!c->traj.m1 || !c->traj.m2 || !c->traj.seg)))
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory setting up chain %u", id);
     if (cfg->sampler->state_size) {
@@ -231,8 +225,6 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
             return drift_chain_fail(c, DRIFT_ENOMEM,
                                     "out of memory for the sampler state");
     }
-    if (drift_watch_new(c))
-        return c->failed;
     c->hp = cfg->hp;
     /* A step size the run chooses is known only after the run's setup
      * (run_chain sets the noise then). */
@@ -247,23 +239,23 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
  * var[k] (d each) from the exact integrals.  0 when there is none. */
 static int trajectory_moments(const drift_chain *c, double *mean, double *var)
 {
-    if (!(c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) || c->t_mom <= 0)
+    if (!(c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) || c->traj.t_mom <= 0)
         return 0;
     for (size_t k = 0; k < c->d; k++) {
-        mean[k] = c->traj_m1[k] / c->t_mom;
-        double v = c->traj_m2[k] / c->t_mom - mean[k] * mean[k];
+        mean[k] = c->traj.m1[k] / c->traj.t_mom;
+        double v = c->traj.m2[k] / c->traj.t_mom - mean[k] * mean[k];
         var[k] = v > 0 ? v : 0; /* rounding below zero for a still coordinate */
     }
     return 1;
 }
 
-static int budget_spent(const drift_chain *c, double t_start)
+static int budget_spent(const drift_chain *c)
 {
     const drift_run_config *cfg = c->cfg;
     /* Across ranks, signals and the clock count only as the group agreed
      * on them (each oracle's sum carries them), so that every rank of the
      * chain ends at the same step. */
-    if (c->shard ? drift_shard_stopped(c) != 0 : drift_stop_requested())
+    if (c->ext.shard ? drift_shard_stopped(c) != 0 : drift_stop_requested())
         return 1;
     if (cfg->iters && c->iter >= cfg->warmup + cfg->iters)
         return 1;
@@ -272,7 +264,8 @@ static int budget_spent(const drift_chain *c, double t_start)
     if (cfg->passes > 0 && c->N &&
         (double)c->grads >= cfg->passes * (double)c->N)
         return 1;
-    if (!c->shard && cfg->seconds > 0 && drift_now() - t_start >= cfg->seconds)
+    if (!c->ext.shard && cfg->seconds > 0 &&
+        drift_now() - c->t_start >= cfg->seconds)
         return 1;
     return 0;
 }
@@ -281,15 +274,8 @@ static int budget_spent(const drift_chain *c, double t_start)
  * of its group received). */
 static int interrupted(const drift_chain *c)
 {
-    return c->shard ? drift_shard_stopped(c) == 1 : drift_stop_requested() != 0;
-}
-
-/* Across ranks, a failure of this rank alone just recorded on the chain
- * (its file, its maps) waits for the group (shard.h). */
-static void local_failure(drift_chain *c)
-{
-    if (c->shard)
-        drift_shard_defer(c);
+    return c->ext.shard ? drift_shard_stopped(c) == 1
+                        : drift_stop_requested() != 0;
 }
 
 /* A chain's file once the chain has ended, until the run brings it to
@@ -380,31 +366,31 @@ static void run_setup(drift_chain *c, const double *theta)
     if (ok && (s->flags & DRIFT_SAMPLER_CONTINUOUS) &&
         (c->cfg->plan.budget || c->cfg->plan.thin)) {
         c->phase = DRIFT_CHAIN_SETUP;
-        drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
+        drift_guard_call(c->ext.guard, DRIFT_GUARD_SETUP, 0);
         if (plan_continuous(c))
             ok = 0;
-        drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
+        drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, 0);
         c->phase = DRIFT_CHAIN_STEPPING;
     } else if (ok) {
         long param = drift_hparams_step_size(s->hparams, s->n_hparams);
         if (param >= 0 && isnan(c->cfg->hp[param])) {
             c->phase = DRIFT_CHAIN_SETUP;
-            drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
+            drift_guard_call(c->ext.guard, DRIFT_GUARD_SETUP, 0);
             if (c->cfg->plan.step && plan_affordable(c)
                     ? plan_run(c, param)
                     : tune_step_size(c, param))
                 ok = 0;
-            drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
+            drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, 0);
             c->phase = DRIFT_CHAIN_STEPPING;
             if (ok)
                 c->hp = run->hp;
         } else if (param >= 0 && c->cfg->plan.check &&
                    c->cfg->seconds <= 0) {
             c->phase = DRIFT_CHAIN_SETUP;
-            drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
+            drift_guard_call(c->ext.guard, DRIFT_GUARD_SETUP, 0);
             if (check_given_step(c, param))
                 ok = 0;
-            drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
+            drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, 0);
             c->phase = DRIFT_CHAIN_STEPPING;
         }
     }
@@ -418,9 +404,9 @@ static void run_setup(drift_chain *c, const double *theta)
     if (ok && s->setup) {
         c->phase = DRIFT_CHAIN_SETUP;
         void *shared = NULL;
-        drift_guard_call(c->guard, DRIFT_GUARD_SETUP, 0);
+        drift_guard_call(c->ext.guard, DRIFT_GUARD_SETUP, 0);
         int rc = s->setup(&drift_services_table, c, c->hp, &shared);
-        drift_guard_call(c->guard, DRIFT_GUARD_IDLE, 0);
+        drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, 0);
         c->phase = DRIFT_CHAIN_STEPPING;
         if (rc || c->failed) {
             if (!c->failed) {
@@ -461,7 +447,7 @@ static void run_setup_apart(drift_chain *c)
                     drift_chain_fail(&s, DRIFT_ENOMEM, "out of memory"));
     s.run = c->run;
     s.stop = 1;
-    s.shard = c->shard;
+    s.ext.shard = c->ext.shard;
     if (rc) {
         /* Every rank fails alike (the setup is the same everywhere). */
         drift_run_shared *run = c->run;
@@ -476,7 +462,7 @@ static void run_setup_apart(drift_chain *c)
     }
     if (s.failed)
         drift_chain_fail(c, s.failed, "%s", s.message);
-    s.shard = NULL;
+    s.ext.shard = NULL;
     drift_run_chain_release(&s);
     drift_free(scratch_theta);
 }
@@ -506,18 +492,6 @@ static int wait_setup(drift_chain *c)
                      "setup failed on the first chain",
                      c->id);
     return -1;
-}
-
-/* A row of held-out metrics at the chain's current point. */
-static void eval_heldout(drift_chain *c, double t_start)
-{
-    drift_err e = {{0}};
-    double passes = c->N ? (double)c->grads / (double)c->N : 0;
-    if (drift_heldout_write(c->heldout, passes, drift_now() - t_start, c->iter,
-                            &e)) {
-        drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
-        local_failure(c); /* across ranks: the writer's alone */
-    }
 }
 
 /* Whether the initial point was drawn (wholly or in part) at random. */
@@ -576,18 +550,6 @@ static int find_init(drift_chain *c, double *theta)
                             c->id, TRIES, -r, r, c->nonfinite);
 }
 
-/* Whether chain c saves a checkpoint after the step just counted. */
-static int checkpoint_due(const drift_chain *c)
-{
-    const drift_run_config *cfg = c->cfg;
-    if (!cfg->ckpt_dir)
-        return 0;
-    if (cfg->ckpt_iters && c->iter % cfg->ckpt_iters == 0)
-        return 1;
-    return cfg->ckpt_seconds > 0 &&
-           drift_now() - c->ckpt_at >= cfg->ckpt_seconds;
-}
-
 /* ---- the step size chosen for the user (tune.h) ------------------------ */
 
 /* The pilot chains of the step-size search: one at a time, each a chain
@@ -612,7 +574,7 @@ typedef struct pilot_ctx {
 static void pilot_calling(void *user)
 {
     pilot_ctx *p = user;
-    drift_guard_call(p->owner->guard, DRIFT_GUARD_SETUP, ++p->calls);
+    drift_guard_call(p->owner->ext.guard, DRIFT_GUARD_SETUP, ++p->calls);
 }
 
 static int pilot_open(void *user, double h, drift_chain **out,
@@ -636,6 +598,8 @@ static int pilot_open(void *user, double h, drift_chain **out,
     pc->mute = 1;
     pc->stop = 1;
     pc->run = &p->shared;
+    if (!rc) /* watched as the run's chains are (muted) */
+        rc = drift_watch_new(pc);
     if (rc || pc->failed)
         return pc->failed ? pc->failed : rc;
     /* --init mode: the chains start at a draw of the mode's Laplace
@@ -943,7 +907,6 @@ out:
     return rc ? -1 : 0;
 }
 
-/* prog (may be NULL) watches the run; k is the chain's index in it. */
 /* ---- the engine's plan for a minibatch sampler (biascheck.h) ----------- */
 
 /* Steps the plan's pilots may take together: PLAN_PILOT_PASSES data
@@ -1641,8 +1604,46 @@ out:
     return rc || c->failed ? -1 : 0;
 }
 
+/* The extensions on for one chain (their open said DRIFT_EXT_ON), and
+ * their step hooks gathered in table order, so that the step loop calls
+ * only hooks with something to do. */
+typedef struct chain_exts {
+    const drift_run_ext *on[DRIFT_RUN_MAX_EXTS];
+    int (*gate[DRIFT_RUN_MAX_EXTS])(drift_chain *);
+    int (*after[DRIFT_RUN_MAX_EXTS])(drift_chain *);
+    unsigned n_on, n_gate, n_after;
+} chain_exts;
+
+/* Opens every extension for chain c: 0, or -1 when the chain cannot
+ * start (the failure recorded). */
+static int exts_open(drift_chain *c, drift_chain_result *res, chain_exts *x)
+{
+    for (unsigned k = 0; k < drift_run_n_exts; k++) {
+        const drift_run_ext *e = drift_run_exts[k];
+        int on = e->open ? e->open(c, res) : DRIFT_EXT_IDLE;
+        if (on == DRIFT_EXT_STOP)
+            return -1;
+        if (on != DRIFT_EXT_ON)
+            continue;
+        x->on[x->n_on++] = e;
+        if (e->gate)
+            x->gate[x->n_gate++] = e->gate;
+        if (e->after_step)
+            x->after[x->n_after++] = e->after_step;
+    }
+    return 0;
+}
+
+/* Every extension's close, also of those never opened. */
+static void exts_close(drift_chain *c, drift_chain_result *res, int started)
+{
+    for (unsigned k = 0; k < drift_run_n_exts; k++)
+        if (drift_run_exts[k]->close)
+            drift_run_exts[k]->close(c, res, started);
+}
+
 /* A chain runs by the planned configuration from here on: its warmup
- * schedule, run facts and watch follow it.  Before the first step. */
+ * schedule, run facts and extensions follow it.  Before the first step. */
 static void chain_follow_plan(drift_chain *c)
 {
     const drift_run_config *cfg = &c->run->plan_cfg;
@@ -1653,239 +1654,270 @@ static void chain_follow_plan(drift_chain *c)
     c->info.init_buffer = c->sched.init_buffer;
     c->info.term_buffer = c->sched.term_buffer;
     c->info.base_window = c->sched.base_window;
-    drift_watch_replan(c);
+    for (unsigned k = 0; k < drift_run_n_exts; k++)
+        if (drift_run_exts[k]->replan)
+            drift_run_exts[k]->replan(c);
 }
 
+/* Sets chain id up, opens its draws file (in one process, or on its
+ * group's writer across ranks) and its extensions.  0, or -1 when the
+ * chain cannot start (the failure recorded on it). */
+static int chain_open(drift_chain *c, const drift_run_config *cfg,
+                      drift_run_shared *run, unsigned id, double *theta,
+                      double t_start, drift_chain_result *res,
+                      chain_exts *x)
+{
+    int rc = drift_run_chain_setup(c, cfg, id, theta);
+    c->run = run;
+    c->theta = theta;
+    c->t_start = t_start;
+    /* The only chain on the store: what it passed may leave the page
+     * cache too (advise.h) */
+    c->advisor.evict = c->advisor.drop && run->at_once == 1;
+    c->stop = 1;
+    if (rc)
+        return -1;
+    int file_failed = 0;
+    if (cfg->out_path && (!cfg->ranks || cfg->ranks->writer)) {
+        drift_chain_path(cfg->out_path, cfg->chains, id, res->path,
+                         sizeof res->path);
+        drift_err e;
+        if (drift_writer_open(res->path, &c->w, &e)) {
+            drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
+            res->path[0] = '\0'; /* no file: none to name */
+            file_failed = 1;
+        }
+    }
+    if ((file_failed && !cfg->ranks) || exts_open(c, res, x))
+        return -1;
+    /* Across ranks this rank's failure so far (its file, its held-out
+     * set) fails the chain on every rank at the gate before the first
+     * step. */
+    drift_shard_defer(c);
+    return 0;
+}
+
+/* From the run-level setup to the first step: chain 1 runs the setup
+ * (the others wait for it), the chain follows the run's plan, finds its
+ * initial point and initialises its sampler; then the extensions may put
+ * it where an earlier process left it, the draws file gets its header
+ * and the extensions' gates pass.  0, or -1 when the chain failed before
+ * its first step. */
+static int chain_start(drift_chain *c, unsigned k, int *setup_done,
+                       const chain_exts *x)
+{
+    drift_run_shared *run = c->run;
+    const drift_run_ranks *ranks = c->cfg->ranks;
+    if (k == 0 && ranks && ranks->first != 0) {
+        /* A group without the run's first chain (run_setup_apart). */
+        run_setup_apart(c);
+        *setup_done = 1;
+    } else if (k == 0) {
+        run_setup(c, c->theta);
+        *setup_done = 1;
+    } else if (wait_setup(c)) {
+        return -1;
+    }
+    if (c->failed)
+        return -1;
+    if (run->planned)
+        chain_follow_plan(c);
+    const drift_run_config *cfg = c->cfg;
+    if (cfg->init_mode == DRIFT_INIT_MODE &&
+        drift_run_chain_setup_init(c, c->theta))
+        return -1;
+    if (run->hp) {
+        /* A step size the run chose: every chain's sampler gets it. */
+        c->hp = run->hp;
+        if (set_grad_noise(c))
+            return -1;
+    }
+    c->phase = DRIFT_CHAIN_INIT;
+    if (find_init(c, c->theta))
+        return -1;
+    c->nonfinite[0] = '\0';
+    drift_guard_call(c->ext.guard, DRIFT_GUARD_INIT, 0);
+    int irc = cfg->sampler->init(c->state, &drift_services_table, c, c->hp,
+                                 c->theta);
+    drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, 0);
+    c->phase = DRIFT_CHAIN_STEPPING;
+    if (irc && !c->failed) {
+        if (c->nonfinite[0])
+            drift_chain_fail(c, irc, "%s", c->nonfinite);
+        else
+            drift_chain_fail(c, irc, "sampler %s failed to start (status "
+                             "%d)", cfg->sampler->name, irc);
+    }
+    if (c->failed)
+        return -1;
+    /* On --resume the chain stands where it was saved, its rows written
+     * (with the header) and its warmup started. */
+    int restored = 0;
+    for (unsigned j = 0; j < x->n_on; j++)
+        if (x->on[j]->restore && x->on[j]->restore(c, &restored))
+            return -1;
+    if (c->failed)
+        return -1;
+    if (!restored && drift_csvout_begin(c)) {
+        if (!c->ext.shard)
+            return -1;
+        drift_shard_defer(c);
+    }
+    for (unsigned j = 0; j < x->n_on; j++)
+        if (x->on[j]->begin && x->on[j]->begin(c))
+            return -1;
+    if (cfg->warmup > 0 && !restored)
+        notify(c, DRIFT_PHASE_WARMUP_START);
+    return 0;
+}
+
+/* The core loop: one step of the sampler after another until the budget
+ * is spent, a stop is requested or the chain fails; after each, the
+ * extensions' gates, warmup's bookkeeping, the extensions' after-step
+ * hooks. */
+static void chain_steps(drift_chain *c, const chain_exts *x)
+{
+    const drift_sampler *s = c->cfg->sampler;
+    const drift_services *svc = &drift_services_table;
+    while (!budget_spent(c)) {
+        c->nonfinite[0] = '\0';
+        drift_guard_call(c->ext.guard, DRIFT_GUARD_STEP, c->iter);
+        int rc = s->step(c->state, svc, c, c->theta);
+        drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, c->iter);
+        if (rc || c->failed) {
+            /* A point without a finite density fails the chain only now,
+             * when the sampler gave up on it: its message says where. */
+            if (!c->failed && c->nonfinite[0])
+                drift_chain_fail(c, rc, "%s", c->nonfinite);
+            else if (!c->failed)
+                drift_chain_fail(c, rc, "chain %u, iteration %llu: sampler "
+                                 "%s failed (status %d)",
+                                 c->id, (unsigned long long)c->iter, s->name,
+                                 rc);
+            return;
+        }
+        c->iter++;
+        for (unsigned j = 0; j < x->n_gate; j++)
+            if (x->gate[j](c))
+                return;
+        after_step(c);
+        if (c->iter == c->cfg->warmup)
+            c->t_warm_end = drift_now();
+        for (unsigned j = 0; j < x->n_after; j++)
+            if (x->after[j](c))
+                return;
+    }
+}
+
+/* After the step loop: the extensions' stop hooks, the sampler's finish,
+ * the extensions' finish hooks, the trajectory's moments to the caller.
+ * 1 when a continuous trajectory's moments are in c->traj.seg (means) and
+ * c->gbuf2 (variances), free by now, for the file's footer. */
+static int chain_end(drift_chain *c, const chain_exts *x)
+{
+    const drift_run_config *cfg = c->cfg;
+    for (unsigned j = 0; j < x->n_on; j++)
+        if (x->on[j]->stop)
+            x->on[j]->stop(c);
+    if (!c->failed)
+        notify(c, DRIFT_PHASE_RUN_END);
+    if (cfg->sampler->finish) {
+        drift_guard_call(c->ext.guard, DRIFT_GUARD_FINISH, c->iter);
+        cfg->sampler->finish(c->state, &drift_services_table, c);
+        drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, c->iter);
+    }
+    for (unsigned j = 0; j < x->n_on; j++)
+        if (x->on[j]->finish)
+            x->on[j]->finish(c);
+    int have_moments = trajectory_moments(c, c->traj.seg, c->gbuf2);
+    if (have_moments && cfg->on_trajectory)
+        cfg->on_trajectory(cfg->on_trajectory_user, c->id, c->traj.t_mom,
+                           c->traj.seg, c->gbuf2, c->d);
+    return have_moments;
+}
+
+/* The chain's draws file once it has ended: completed with its trailer
+ * (why it is shorter than asked, if it is) and handed to drift_run in
+ * file, which commits it once every chain has ended; or discarded when
+ * the chain never started or a write failed. */
+static void chain_file_end(drift_chain *c, drift_chain_result *res,
+                           chain_file *file, int started, int have_moments)
+{
+    const drift_run_config *cfg = c->cfg;
+    if (!c->w)
+        return;
+    /* Rows are whole: a failed chain's draws so far stay a valid file;
+     * a chain that never started leaves nothing behind. */
+    if (started && !c->write_failed) {
+        double t_end = drift_now();
+        uint64_t warm_iters = c->iter < cfg->warmup ? c->iter : cfg->warmup;
+        char note[700] = "";
+        if (c->failed)
+            snprintf(note, sizeof note,
+                     "chain %u failed at iteration %llu; the draws "
+                     "before it are valid: %s",
+                     c->id, (unsigned long long)c->iter, c->message);
+        else if (interrupted(c))
+            snprintf(note, sizeof note,
+                     "interrupted by a signal after %llu iterations "
+                     "(%llu in warmup)%s",
+                     (unsigned long long)c->iter,
+                     (unsigned long long)warm_iters,
+                     c->iter < cfg->warmup ? ": no draws after warmup" : "");
+        else if (c->iter < cfg->warmup)
+            snprintf(note, sizeof note,
+                     "the budget ran out in warmup, after %llu "
+                     "iterations: no draws after warmup",
+                     (unsigned long long)c->iter);
+        double t_warm_end = c->t_warm_end;
+        if (t_warm_end < 0)
+            t_warm_end = cfg->warmup ? t_end : c->t_start;
+        drift_csvout_end end = {
+            t_warm_end - c->t_start, t_end - t_warm_end, note,
+            have_moments ? c->traj.seg : NULL,
+            have_moments ? c->gbuf2 : NULL, c->traj.t_mom};
+        drift_csvout_finish(c, &end);
+        file->w = c->w;
+        file->out = c->out;
+        c->out = NULL;
+    } else {
+        /* A failed write (the first one stopped the chain: nothing goes
+         * in place, a previous file of the name stays) or a chain that
+         * never started. */
+        drift_writer_abort(c->w);
+        drift_guard_file_settled(c->ext.guard);
+        res->path[0] = '\0';
+    }
+    c->w = NULL;
+}
+
+/* One chain, from its setup to its result: k is its index among this
+ * process's chains. */
 static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
                       unsigned id, drift_chain_result *res, chain_file *file,
-                      drift_progress *prog, unsigned k)
+                      unsigned k)
 {
-    drift_progress_slot *slot = drift_progress_slot_at(prog, k);
     drift_chain c;
-    double t_start = drift_now(), t_warm_end = -1;
+    chain_exts x;
+    double t_start = drift_now();
     memset(res, 0, sizeof *res);
     memset(file, 0, sizeof *file);
+    memset(&x, 0, sizeof x);
     res->id = id;
     double *theta = drift_calloc(cfg->model->dim, sizeof(double));
-    int started = 0, have_moments = 0;
     if (!theta) {
         res->status = DRIFT_ENOMEM;
         snprintf(res->message, sizeof res->message, "out of memory");
         return;
     }
     int setup_done = k != 0; /* chain 1 owes the others its setup */
-    int rc0 = drift_run_chain_setup(&c, cfg, id, theta);
-    c.run = run;
-    /* The only chain on the store: what it passed may leave the page
-     * cache too (advise.h) */
-    c.advisor.evict = c.advisor.drop && run->at_once == 1;
-    c.stop = 1;
-    c.guard = drift_guard_slot_at(k);
-    c.layout = drift_guard_layout_of(c.guard);
-    drift_guard_thread_begin(c.guard);
-    const drift_run_ranks *ranks = cfg->ranks;
-    if (!rc0 && ranks) {
-        /* This rank's rows and the chain's channel; the group's rank 0
-         * keeps the --seconds clock for all. */
-        c.shard = drift_shard_new(ranks->chans[k], ranks->rows_first,
-                                  cfg->model->n_rows, c.d);
-        if (!c.shard)
-            rc0 = drift_chain_fail(&c, DRIFT_ENOMEM, "out of memory");
-        else if (c.shard->writer && cfg->seconds > 0)
-            drift_ranks_chan_deadline(ranks->chans[k],
-                                      t_start + cfg->seconds);
+    int started = 0, have_moments = 0;
+    if (!chain_open(&c, cfg, run, id, theta, t_start, res, &x) &&
+        !chain_start(&c, k, &setup_done, &x)) {
+        started = 1;
+        chain_steps(&c, &x);
+        have_moments = chain_end(&c, &x);
     }
-    if (rc0)
-        goto done;
-    if (cfg->out_path && (!ranks || ranks->writer)) {
-        drift_chain_path(cfg->out_path, cfg->chains, id, res->path,
-                         sizeof res->path);
-        drift_err e;
-        if (drift_writer_open(res->path, &c.w, &e)) {
-            drift_chain_fail(&c, DRIFT_EIO, "%s", e.msg);
-            res->path[0] = '\0'; /* no file: none to name */
-            if (!c.shard)
-                goto done;
-            local_failure(&c); /* the gate below fails every rank */
-        } else {
-            drift_guard_file(c.guard, c.w, res->path);
-        }
-    }
-    if (cfg->test_model) {
-        drift_err e = {{0}};
-        if (cfg->out_path)
-            drift_heldout_path(res->path, res->metrics_path,
-                               sizeof res->metrics_path);
-        int rc = drift_heldout_new(&c.heldout, cfg->test_model,
-                                   cfg->test_path,
-                                   cfg->out_path ? res->metrics_path : NULL,
-                                   id, &e);
-        if (rc) {
-            drift_chain_fail(&c, rc, "%s", e.msg);
-            if (!c.shard)
-                goto done;
-            res->metrics_path[0] = '\0';
-            local_failure(&c);
-        }
-    }
-    const drift_services *svc = &drift_services_table;
-    if (k == 0 && ranks && ranks->first != 0) {
-        /* A group without the run's first chain (run_setup_apart). */
-        run_setup_apart(&c);
-        setup_done = 1;
-        if (c.failed)
-            goto done;
-    } else if (k == 0) {
-        run_setup(&c, theta);
-        setup_done = 1;
-        if (c.failed)
-            goto done;
-    } else if (wait_setup(&c)) {
-        goto done;
-    }
-    if (run->planned) {
-        chain_follow_plan(&c);
-        cfg = c.cfg;
-        drift_progress_replan(prog, cfg->iters ? cfg->warmup + cfg->iters
-                                               : 0,
-                              cfg->warmup);
-    }
-    if (cfg->init_mode == DRIFT_INIT_MODE && drift_run_chain_setup_init(&c, theta))
-        goto done;
-    if (run->hp) {
-        /* A step size the run chose: every chain's sampler gets it. */
-        c.hp = run->hp;
-        if (set_grad_noise(&c))
-            goto done;
-    }
-    c.phase = DRIFT_CHAIN_INIT;
-    if (find_init(&c, theta))
-        goto done;
-    c.nonfinite[0] = '\0';
-    drift_guard_call(c.guard, DRIFT_GUARD_INIT, 0);
-    int irc = cfg->sampler->init(c.state, svc, &c, c.hp, theta);
-    drift_guard_call(c.guard, DRIFT_GUARD_IDLE, 0);
-    c.phase = DRIFT_CHAIN_STEPPING;
-    if (irc && !c.failed) {
-        if (c.nonfinite[0])
-            drift_chain_fail(&c, irc, "%s", c.nonfinite);
-        else
-            drift_chain_fail(&c, irc, "sampler %s failed to start (status "
-                             "%d)", cfg->sampler->name, irc);
-    }
-    /* On --resume the chain stands where it was saved, its rows written
-     * (with the header) and its warmup started. */
-    int resumed = 0;
-    if (!c.failed && cfg->resume &&
-        drift_ckpt_restore(&c, theta, &t_start, &t_warm_end, &resumed))
-        goto done;
-    if (c.failed)
-        goto done;
-    if (!resumed && drift_csvout_begin(&c)) {
-        if (!c.shard)
-            goto done;
-        local_failure(&c);
-    }
-    /* Across ranks, the gate: what a rank alone could not do so far (its
-     * file, its held-out set, the file's header) fails the chain on every
-     * rank before the first step. */
-    if (c.shard && drift_shard_step_end(&c, 1) && c.failed)
-        goto done;
-    started = 1;
-    if (cfg->warmup > 0 && !resumed)
-        notify(&c, DRIFT_PHASE_WARMUP_START);
-    uint64_t saved_at = resumed ? c.iter : UINT64_MAX;
-    /* Held-out evaluations fall due every eval_every data passes. */
-    double eval_grads = cfg->eval_every * (double)c.N;
-    double next_eval = eval_grads;
-    uint64_t last_eval = UINT64_MAX;
-    while (!budget_spent(&c, t_start)) {
-        c.nonfinite[0] = '\0';
-        drift_guard_call(c.guard, DRIFT_GUARD_STEP, c.iter);
-        int rc = cfg->sampler->step(c.state, svc, &c, theta);
-        drift_guard_call(c.guard, DRIFT_GUARD_IDLE, c.iter);
-        if (rc || c.failed) {
-            /* A point without a finite density fails the chain only now,
-             * when the sampler gave up on it: its message says where. */
-            if (!c.failed && c.nonfinite[0])
-                drift_chain_fail(&c, rc, "%s", c.nonfinite);
-            else if (!c.failed)
-                drift_chain_fail(&c, rc, "chain %u, iteration %llu: sampler "
-                                 "%s failed (status %d)",
-                                 id, (unsigned long long)c.iter,
-                                 cfg->sampler->name, rc);
-            break;
-        }
-        c.iter++;
-        /* An input map that lost pages (read as zeros since) or whose
-         * file changed: stop; the rows so far came from the data as they
-         * were (emit.c writes none after the change). */
-        if (drift_mapguard_any() || c.iter % POLL_EVERY == 0) {
-            drift_err ge = {{0}};
-            int grc = drift_mapguard_check(c.iter % POLL_EVERY == 0, &ge);
-            if (grc) {
-                drift_chain_fail(&c, grc, "%s", ge.msg);
-                if (!c.shard)
-                    break;
-                local_failure(&c);
-            }
-        }
-        /* Across ranks, the end of the step: every POLL_EVERY steps the
-         * group agrees even if the step summed nothing (so that a signal
-         * is heard), and a rank's deferred failure fails the chain on
-         * every rank. */
-        if (c.shard && drift_shard_step_end(&c, c.iter % POLL_EVERY == 0) &&
-            c.failed)
-            break;
-        after_step(&c);
-        if (c.iter == cfg->warmup)
-            t_warm_end = drift_now();
-        drift_progress_note(slot, c.iter, c.grads, c.draws_written);
-        if (checkpoint_due(&c)) {
-            if (drift_ckpt_save(&c, theta, t_start, t_warm_end))
-                break;
-            saved_at = c.iter;
-        }
-        if (c.heldout && eval_grads > 0 && (double)c.grads >= next_eval) {
-            eval_heldout(&c, t_start);
-            last_eval = c.grads;
-            /* The next multiple past the count, in one step: adding a
-             * tiny interval in a loop turned once per interval passed,
-             * or forever once it fell below next_eval's precision. */
-            next_eval = (floor((double)c.grads / eval_grads) + 1) *
-                        eval_grads;
-            if (!(next_eval > (double)c.grads))
-                next_eval = (double)c.grads + 1; /* below one gradient */
-        }
-    }
-    /* A chain at its end, or stopped by a signal, is saved as it stands,
-     * so that --resume goes on from here (or only completes the file). */
-    if (cfg->ckpt_dir && !c.failed && saved_at != c.iter)
-        drift_ckpt_save(&c, theta, t_start, t_warm_end);
-    if (!c.failed)
-        notify(&c, DRIFT_PHASE_RUN_END);
-    if (cfg->sampler->finish) {
-        drift_guard_call(c.guard, DRIFT_GUARD_FINISH, c.iter);
-        cfg->sampler->finish(c.state, svc, &c);
-        drift_guard_call(c.guard, DRIFT_GUARD_IDLE, c.iter);
-    }
-    if (!c.failed) {
-        drift_err ge = {{0}};
-        int grc = drift_mapguard_check(1, &ge);
-        if (grc)
-            drift_chain_fail(&c, grc, "%s", ge.msg);
-    }
-    /* The final evaluation, over every draw kept (also after a failure:
-     * the draws so far are valid). */
-    if (c.heldout && c.grads != last_eval)
-        eval_heldout(&c, t_start);
-    /* The trajectory's moments: to the caller and, below, the footer.
-     * seg_buf and gbuf2 are free by now and hold d values each. */
-    have_moments = trajectory_moments(&c, c.seg_buf, c.gbuf2);
-    if (have_moments && cfg->on_trajectory)
-        cfg->on_trajectory(cfg->on_trajectory_user, id, c.t_mom, c.seg_buf,
-                           c.gbuf2, c.d);
-done:
     if (!setup_done) /* chain 1 failed before setup: release the others */
         run_setup_failed(run);
     res->iterations = c.iter;
@@ -1897,69 +1929,11 @@ done:
     res->started = started;
     res->interrupted = interrupted(&c);
     snprintf(res->message, sizeof res->message, "%s", c.message);
-    if (c.w) {
-        /* Rows are whole: a failed chain's draws so far stay a valid file;
-         * a chain that never started leaves nothing behind. */
-        if (started && !c.write_failed) {
-            /* Complete and valid, but maybe shorter than asked: the
-             * trailer says why.  drift_run commits the file once every
-             * chain has ended. */
-            double t_end = drift_now();
-            uint64_t warm_iters = c.iter < cfg->warmup ? c.iter : cfg->warmup;
-            char note[700] = "";
-            if (c.failed)
-                snprintf(note, sizeof note,
-                         "chain %u failed at iteration %llu; the draws "
-                         "before it are valid: %s",
-                         id, (unsigned long long)c.iter, c.message);
-            else if (interrupted(&c))
-                snprintf(note, sizeof note,
-                         "interrupted by a signal after %llu iterations "
-                         "(%llu in warmup)%s",
-                         (unsigned long long)c.iter,
-                         (unsigned long long)warm_iters,
-                         c.iter < cfg->warmup ? ": no draws after warmup"
-                                              : "");
-            else if (c.iter < cfg->warmup)
-                snprintf(note, sizeof note,
-                         "the budget ran out in warmup, after %llu "
-                         "iterations: no draws after warmup",
-                         (unsigned long long)c.iter);
-            if (t_warm_end < 0)
-                t_warm_end = cfg->warmup ? t_end : t_start;
-            drift_csvout_end end = {
-                t_warm_end - t_start, t_end - t_warm_end, note,
-                have_moments ? c.seg_buf : NULL,
-                have_moments ? c.gbuf2 : NULL, c.t_mom};
-            drift_csvout_finish(&c, &end);
-            file->w = c.w;
-            file->out = c.out;
-            c.out = NULL;
-        } else {
-            /* A failed write (the first one stopped the chain: nothing
-             * goes in place, a previous file of the name stays) or a
-             * chain that never started. */
-            drift_writer_abort(c.w);
-            drift_guard_file_settled(c.guard);
-            res->path[0] = '\0';
-        }
-        c.w = NULL;
-    }
-    if (c.heldout) {
-        drift_err e = {{0}};
-        if (drift_heldout_close(c.heldout, started, &e) && !res->status) {
-            res->status = DRIFT_EIO;
-            snprintf(res->message, sizeof res->message, "%s", e.msg);
-        }
-        c.heldout = NULL;
-    }
-    if (!started)
-        res->metrics_path[0] = '\0';
-    res->seconds = drift_now() - t_start;
-    drift_guard_thread_end(c.guard);
+    chain_file_end(&c, res, file, started, have_moments);
+    exts_close(&c, res, started);
+    res->seconds = drift_now() - c.t_start;
     drift_run_chain_release(&c);
     drift_free(theta);
-    drift_progress_done(prog, k);
 }
 
 static void *chain_worker(void *arg)
@@ -1980,7 +1954,7 @@ static void *chain_worker(void *arg)
             continue;
         }
         run_chain(q->cfg, q->run, q->first + k, &q->results[k],
-                  &q->files[k], q->prog, k);
+                  &q->files[k], k);
     }
 }
 
@@ -2144,18 +2118,19 @@ static void release_shared(drift_run_shared *run)
 }
 
 /* Every refusal of a configuration, before anything is opened or
- * allocated: option values the engine bounds, features that cannot be
- * combined, and what the machine cannot hold.  drift_run calls it first;
- * front ends call it to refuse a run before they start any process. */
+ * allocated: the extensions' checks (ext.h: what each feature cannot be
+ * combined with), then the core's own: option values the engine bounds,
+ * the estimators' needs, and what the machine cannot hold.  drift_run
+ * calls it first; front ends call it to refuse a run before they start
+ * any process. */
 int drift_run_check(const drift_run_config *cfg, drift_err *e)
 {
     const drift_run_ranks *ranks = cfg->ranks;
     unsigned K = ranks ? ranks->count : cfg->chains ? cfg->chains : 1;
-    if (ranks && (cfg->ckpt_dir || cfg->resume))
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "--checkpoint-every and --resume: a run across "
-                             "MPI ranks is not checkpointed; run without "
-                             "them");
+    /* What each extension cannot be combined with, first. */
+    int bad = drift_run_ext_check(cfg, e);
+    if (bad)
+        return bad;
     if (cfg->thin == 0)
         return drift_err_set(e, DRIFT_EINVAL, "--thin must be at least 1");
     size_t n_rows = ranks ? ranks->rows_total : cfg->model->n_rows;
@@ -2216,42 +2191,6 @@ int drift_run_check(const drift_run_config *cfg, drift_err *e)
                              per_chain > 2 ? ", and the metrics file's" : "",
                              (unsigned long long)K * per_chain,
                              (unsigned long long)max_files);
-    if (cfg->ckpt_dir && !cfg->sampler->checkpoint)
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "--checkpoint-every: sampler %s cannot be "
-                             "checkpointed (its plugin has no checkpoint "
-                             "callback; docs/writing-a-sampler.md)",
-                             cfg->sampler->name);
-    if (cfg->ckpt_dir && cfg->test_model)
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "--checkpoint-every with --test: held-out "
-                             "metrics are not checkpointed; run without "
-                             "one of them");
-    if (cfg->gradient == DRIFT_GRADIENT_CV && cfg->ranks)
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "--gradient cv under mpirun: the mode search "
-                             "and the control variates run in one process "
-                             "only; drop --gradient cv, or run without "
-                             "mpirun");
-    if (cfg->ranks && cfg->save_gradients)
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "--save-gradients under mpirun: the scores "
-                             "are computed over the rows in one process "
-                             "only; drop --save-gradients (drift summary "
-                             "--ksd recomputes them from the model and "
-                             "data)");
-    if (cfg->ranks) {
-        long k = drift_hparams_step_size(cfg->sampler->hparams,
-                                         cfg->sampler->n_hparams);
-        if (k >= 0 && isnan(cfg->hp[k]))
-            return drift_err_set(e, DRIFT_EINVAL,
-                                 "sampler %s under mpirun: its step size "
-                                 "'%s' is chosen by pilot chains in one "
-                                 "process only; give it (--set %s=...)",
-                                 cfg->sampler->name,
-                                 cfg->sampler->hparams[k].name,
-                                 cfg->sampler->hparams[k].name);
-    }
     if (cfg->gradient != DRIFT_GRADIENT_PLAIN &&
         (cfg->sampler->flags & DRIFT_SAMPLER_PICKS_ESTIMATOR)) {
         const char *name = drift_gradient_name(cfg->gradient);
@@ -2323,12 +2262,6 @@ int drift_run_check(const drift_run_config *cfg, drift_err *e)
                                  "--gradient %s: the model has no data "
                                  "rows; drop --gradient %s",
                                  name, name);
-        if (cfg->ranks)
-            return drift_err_set(e, DRIFT_EINVAL,
-                                 "--gradient %s under mpirun: its snapshots "
-                                 "are kept in one process; drop it, or run "
-                                 "without mpirun",
-                                 name);
     }
     if (cfg->init_mode == DRIFT_INIT_MODE &&
         cfg->gradient != DRIFT_GRADIENT_CV && !cfg->plan.mode)
@@ -2369,6 +2302,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
     memset(&run, 0, sizeof run);
     pthread_mutex_init(&run.lock, NULL);
     pthread_cond_init(&run.cond, NULL);
+    run.progress = prog;
     chain_file *files = drift_calloc(K, sizeof *files);
     if (!files) {
         drift_progress_free(prog);
@@ -2381,8 +2315,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
     if ((K == 1 && !prog) || mpi_threads == 0) {
         run.at_once = 1;
         for (unsigned k = 0; k < K; k++)
-            run_chain(cfg, &run, first + k, &results[k], &files[k], prog,
-                      k);
+            run_chain(cfg, &run, first + k, &results[k], &files[k], k);
     } else {
         /* Chains beyond the processor count wait in the queue: each
          * chain's draws depend on (seed, id) alone, never on when it ran. */

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "ext.h"
 #include "shard.h"
 
 drift_shard *drift_shard_new(drift_ranks_chan *chan, size_t first, size_t n,
@@ -96,14 +97,14 @@ static const char *own_message(const drift_chain *c, int rc)
 int drift_shard_sum(drift_chain *c, double *v, size_t n, int rc)
 {
     char out[512];
-    return drift_ranks_sum(c->shard->chan, v, n, rc, own_message(c, rc),
+    return drift_ranks_sum(c->ext.shard->chan, v, n, rc, own_message(c, rc),
                            out, sizeof out);
 }
 
 int drift_shard_combine(drift_chain *c, double *v, size_t n, int rc)
 {
     char out[512];
-    int arc = drift_ranks_sum(c->shard->chan, v, n, rc, own_message(c, rc),
+    int arc = drift_ranks_sum(c->ext.shard->chan, v, n, rc, own_message(c, rc),
                               out, sizeof out);
     if (arc == DRIFT_OK)
         return DRIFT_OK;
@@ -119,16 +120,16 @@ int drift_shard_combine(drift_chain *c, double *v, size_t n, int rc)
 
 void drift_shard_defer(drift_chain *c)
 {
-    if (!c->shard || !c->failed)
+    if (!c->ext.shard || !c->failed)
         return;
-    drift_ranks_defer(c->shard->chan, c->failed, c->message);
+    drift_ranks_defer(c->ext.shard->chan, c->failed, c->message);
     c->failed = 0;
     c->message[0] = '\0';
 }
 
 int drift_shard_step_end(drift_chain *c, int ask)
 {
-    drift_shard *s = c->shard;
+    drift_shard *s = c->ext.shard;
     if (ask) {
         int rc = drift_ranks_agree(s->chan);
         if (rc && !c->failed) {
@@ -149,5 +150,93 @@ int drift_shard_step_end(drift_chain *c, int ask)
 
 int drift_shard_stopped(const drift_chain *c)
 {
-    return drift_ranks_stopped(c->shard->chan);
+    return drift_ranks_stopped(c->ext.shard->chan);
 }
+
+/* ---- chains across ranks as a run extension (ext.h) --------------------- */
+
+/* What runs in one process only. */
+static int shard_check(const drift_run_config *cfg, drift_err *e)
+{
+    if (!cfg->ranks)
+        return DRIFT_OK;
+    if (cfg->gradient == DRIFT_GRADIENT_CV)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--gradient cv under mpirun: the mode search "
+                             "and the control variates run in one process "
+                             "only; drop --gradient cv, or run without "
+                             "mpirun");
+    if (cfg->save_gradients)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--save-gradients under mpirun: the scores "
+                             "are computed over the rows in one process "
+                             "only; drop --save-gradients (drift summary "
+                             "--ksd recomputes them from the model and "
+                             "data)");
+    if (cfg->gradient == DRIFT_GRADIENT_SVRG ||
+        cfg->gradient == DRIFT_GRADIENT_SAGA ||
+        cfg->gradient == DRIFT_GRADIENT_TMU) {
+        const char *name = drift_gradient_name(cfg->gradient);
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--gradient %s under mpirun: its snapshots "
+                             "are kept in one process; drop it, or run "
+                             "without mpirun",
+                             name);
+    }
+    return DRIFT_OK;
+}
+
+/* This rank's rows and the chain's channel; the group's rank 0 keeps the
+ * --seconds clock for all. */
+static int shard_open(drift_chain *c, drift_chain_result *res)
+{
+    (void)res;
+    const drift_run_config *cfg = c->cfg;
+    const drift_run_ranks *ranks = cfg->ranks;
+    if (!ranks)
+        return DRIFT_EXT_IDLE;
+    drift_ranks_chan *chan = ranks->chans[drift_run_ext_index(c)];
+    c->ext.shard = drift_shard_new(chan, ranks->rows_first,
+                                   cfg->model->n_rows, c->d);
+    if (!c->ext.shard) {
+        drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
+        return DRIFT_EXT_STOP;
+    }
+    if (c->ext.shard->writer && cfg->seconds > 0)
+        drift_ranks_chan_deadline(chan, c->t_start + cfg->seconds);
+    return DRIFT_EXT_ON;
+}
+
+/* The gate before the first step: what a rank alone could not do so far
+ * (its file, its held-out set, the file's header) fails the chain on
+ * every rank. */
+static int shard_begin(drift_chain *c)
+{
+    return drift_shard_step_end(c, 1) && c->failed;
+}
+
+/* The end of a step: every DRIFT_EXT_POLL_EVERY steps the group agrees
+ * even if the step summed nothing (so that a signal is heard), and a
+ * rank's deferred failure fails the chain on every rank. */
+static int shard_gate(drift_chain *c)
+{
+    return drift_shard_step_end(c, c->iter % DRIFT_EXT_POLL_EVERY == 0) &&
+           c->failed;
+}
+
+static void shard_close(drift_chain *c, drift_chain_result *res, int started)
+{
+    (void)res;
+    (void)started;
+    drift_shard_free(c->ext.shard);
+    c->ext.shard = NULL;
+}
+
+const drift_run_ext drift_shard_ext = {
+    .name = "shard",
+    .check = shard_check,
+    .open = shard_open,
+    .begin = shard_begin,
+    .gate = shard_gate,
+    .close = shard_close,
+};

@@ -7,7 +7,7 @@
  * what it returns in one process, up to the order of summation.  The
  * sampler runs on every rank with the same random streams, so it asks
  * every rank for the same rows in the same order.  oracle.c and emit.c
- * call these where c->shard is set, which it never is in one process.
+ * call these where c->ext.shard is set, which it never is in one process.
  * Not for the oracles' arithmetic (oracle.c) nor for MPI (ranks_mpi.c). */
 #ifndef DRIFT_SHARD_H
 #define DRIFT_SHARD_H

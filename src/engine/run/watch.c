@@ -23,6 +23,7 @@
 
 #include "base/util.h"
 #include "ckptio.h"
+#include "ext.h"
 #include "shard.h"
 #include "watch.h"
 
@@ -36,7 +37,7 @@ static void warn(const drift_chain *c, const char *msg)
 {
     /* a pilot chain of the step-size search says nothing; across ranks
      * the group's writer speaks for its ranks */
-    if (c->mute || (c->shard && !c->shard->writer))
+    if (c->mute || (c->ext.shard && !c->ext.shard->writer))
         return;
     fprintf(stderr, "drift: warning: chain %u: %s\n", c->id, msg);
 }
@@ -66,7 +67,7 @@ struct drift_watch {
 
 void drift_watch_replan(drift_chain *c)
 {
-    struct drift_watch *w = c->watch;
+    struct drift_watch *w = c->ext.watch;
     if (!w)
         return;
     uint64_t warmup = c->cfg->warmup;
@@ -83,14 +84,14 @@ int drift_watch_new(drift_chain *c)
 {
     const drift_run_config *cfg = c->cfg;
     unsigned flags = cfg->sampler->flags;
-    c->watch = NULL;
+    c->ext.watch = NULL;
     if ((flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_CONTINUOUS)) ||
         c->d == 0)
         return DRIFT_OK;
     struct drift_watch *w = drift_calloc(1, sizeof *w);
     if (!w)
         return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
-    c->watch = w;
+    c->ext.watch = w;
     drift_watch_replan(c);
     w->k.lp_min = INFINITY;
     w->k.lp_max = -INFINITY;
@@ -100,7 +101,7 @@ int drift_watch_new(drift_chain *c)
         w->d = c->d;
         w->mean = drift_calloc(4 * c->d, sizeof(double));
         if (!w->mean) {
-            c->watch = NULL;
+            c->ext.watch = NULL;
             drift_free(w);
             return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
         }
@@ -108,22 +109,22 @@ int drift_watch_new(drift_chain *c)
         w->lo = w->m2 + c->d;
         w->hi = w->lo + c->d;
     }
-    c->watch = w;
+    c->ext.watch = w;
     return DRIFT_OK;
 }
 
 void drift_watch_free(drift_chain *c)
 {
-    if (!c->watch)
+    if (!c->ext.watch)
         return;
-    drift_free(c->watch->mean);
-    drift_free(c->watch);
-    c->watch = NULL;
+    drift_free(c->ext.watch->mean);
+    drift_free(c->ext.watch);
+    c->ext.watch = NULL;
 }
 
 const char *drift_watch_note(const drift_chain *c)
 {
-    return c->watch && c->watch->k.warned_runaway ? c->watch->note : "";
+    return c->ext.watch && c->ext.watch->k.warned_runaway ? c->ext.watch->note : "";
 }
 
 /* The reference standard deviation of coordinate j (0: none). */
@@ -308,7 +309,7 @@ static void check_block(drift_chain *c, struct drift_watch *w)
 
 void drift_watch_draw(drift_chain *c, const double *theta, double lp)
 {
-    struct drift_watch *w = c->watch;
+    struct drift_watch *w = c->ext.watch;
     uint64_t it = c->iter;
     if (!w)
         return;
@@ -359,7 +360,7 @@ void drift_watch_draw(drift_chain *c, const double *theta, double lp)
 
 int drift_watch_ckpt(drift_chain *c)
 {
-    struct drift_watch *w = c->watch;
+    struct drift_watch *w = c->ext.watch;
     if (!w)
         return DRIFT_OK;
     int rc = drift_ckpt_block(c, &w->k, sizeof w->k);
@@ -371,3 +372,27 @@ int drift_watch_ckpt(drift_chain *c)
                  (unsigned long long)w->k.runaway_at);
     return rc;
 }
+
+/* ---- the watch as a run extension (ext.h) ------------------------------- */
+
+static int watch_open(drift_chain *c, drift_chain_result *res)
+{
+    (void)res;
+    return drift_watch_new(c) ? DRIFT_EXT_STOP : DRIFT_EXT_IDLE;
+}
+
+static void watch_close(drift_chain *c, drift_chain_result *res, int started)
+{
+    (void)res;
+    (void)started;
+    drift_watch_free(c);
+}
+
+/* Draws reach the watch from emit.c (drift_watch_draw), not by a hook. */
+const drift_run_ext drift_watch_ext = {
+    .name = "watch",
+    .open = watch_open,
+    .replan = drift_watch_replan,
+    .ckpt = drift_watch_ckpt,
+    .close = watch_close,
+};

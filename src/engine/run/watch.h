@@ -23,7 +23,7 @@
 #define DRIFT_WATCH_BLOCK 200
 #define DRIFT_WATCH_STUCK_FRACTION 1e-3
 
-/* Makes c->watch for a chain of a minibatch sampler (neither full-data
+/* Makes c->ext.watch for a chain of a minibatch sampler (neither full-data
  * nor continuous) with parameters; leaves it NULL otherwise.  Returns
  * DRIFT_OK or DRIFT_ENOMEM (recorded). */
 int drift_watch_new(drift_chain *c);
