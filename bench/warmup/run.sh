@@ -11,10 +11,10 @@ drift=$1; nseeds=${2:-20}; dseed=${3:-1}
 here=$(cd "$(dirname "$0")" && pwd)
 work=${WORK:-$(mktemp -d)}
 cd "$work"
-cp "$here"/offset.drift "$here"/dose.drift "$here"/offset.stan "$here"/dose.stan .
+cp "$here"/*.drift "$here"/*.stan .
 mkdir -p boost-link runs
 ln -sf /usr/include/boost boost-link/boost
-for kind in offset dose; do
+for kind in offset dose roach; do
     python3 "$here/gen.py" $kind "$dseed"
     if [ ! -f "ref_${kind}_$dseed.csv" ]; then
         Rscript "$here/stan_ref.R" $kind "$dseed" "$nseeds" "$work/boost-link/boost" \

@@ -11,10 +11,13 @@ kind <- a[1]; dseed <- a[2]; nseeds <- as.integer(a[3])
 suppressMessages(library(rstan))
 rstan_options(boost_lib = a[4])
 d <- read.csv(sprintf("%s_%s.csv", kind, dseed))
-data <- if (kind == "offset") list(N = nrow(d), y = d$y, x = d$x, z = d$z, e = d$e) else
-  list(N = nrow(d), P = max(d$p), y = d$y, x = d$x, p = d$p)
+data <- switch(kind,
+  offset = list(N = nrow(d), y = d$y, x = d$x, z = d$z, e = d$e),
+  roach = list(N = nrow(d), y = d$y, x = d$x, t = d$t, s = d$s, e = d$e),
+  list(N = nrow(d), P = max(d$p), y = d$y, x = d$x, p = d$p))
 m <- stan_model(sprintf("%s.stan", kind))
-pars <- if (kind == "offset") c("b0", "b1", "b2") else c("a", "b", "g", "s")
+pars <- switch(kind, offset = c("b0", "b1", "b2"), roach = c("b0", "b1", "b2", "b3"),
+               c("a", "b", "g", "s"))
 # The reference starts every chain at zero on the unconstrained scale (all
 # linear predictors 0): from Stan's random inits its own chains get lost
 # here too (a reference run with R-hat 61 on the dose data), and the

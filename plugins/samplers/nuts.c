@@ -77,6 +77,14 @@ typedef struct nuts {
     nuts_point *sample, *propose;
     nuts_point sample_slot, propose_slot;
     nuts_level *lv;         /* max_depth levels, allocated on first use */
+    /* warmup's own check (see window_lost): the energies of the
+     * current window (at most warmup of them), the window's iterations
+     * that did not move (the first leapfrog step already diverged) and
+     * those that hit the maximum depth; the slow windows ended since
+     * warmup (re)started; restarts made so far */
+    double *win_E;
+    uint64_t win_cap, win_n, win_stuck, win_full;
+    int windows, restarts;
     /* per transition */
     double H0;
     uint64_t n_leapfrog;
@@ -522,6 +530,132 @@ static int approach(nuts *s, const drift_services *svc, drift_chain *c,
     return DRIFT_OK;
 }
 
+/* ---- warmup's own check -------------------------------------------------- */
+
+/* Restarts of one chain's warmup at most (one per slow window at most). */
+#define NUTS_MAX_RESTARTS 3
+/* A window says the chain is lost when at least this share of its
+ * iterations did not move. */
+#define NUTS_STUCK_SHARE 0.9
+/* ... or when its energy still fell by this many times descent_gain over
+ * the window's second half.  A chain that the approach left just short of
+ * that gain per line search can still be on its way in at the second
+ * window's end, falling by 2000 to 5000 there in a 4-parameter
+ * regression, and gets there; the crawling chains measured fell by 1e38
+ * to 1e255 over such a stretch. */
+#define NUTS_LOST_DROP 10.0
+/* The fewest iterations a window's verdict rests on, and the most it
+ * keeps (a longer window is judged on its first ones). */
+#define NUTS_CHECK_MIN 20
+#define NUTS_CHECK_CAP 65536
+
+/* Notes one warmup iteration for the check at the window's end. */
+static void window_record(nuts *s, double energy, int depth)
+{
+    if (s->win_n >= s->win_cap)
+        return;
+    s->win_E[s->win_n++] = energy;
+    if (depth == 0)
+        s->win_stuck++;
+    if (depth >= s->max_depth)
+        s->win_full++;
+}
+
+static void window_clear(nuts *s)
+{
+    s->win_n = s->win_stuck = s->win_full = 0;
+}
+
+/* Whether the window that just ended shows a chain that warmup has lost,
+ * judged from this chain's own draws (its siblings may not have started:
+ * chains beyond the cores are queued); the reason into why.  Two
+ * signatures, never seen in a chain that has reached the posterior:
+ * - stuck: nearly every trajectory diverged at its first step, so the
+ *   chain did not move (far out on a slope whose gradient overflows any
+ *   step the adaptation tries);
+ * - still descending (judged from the second slow window after warmup
+ *   started, and in a window's second half: until then the chain may
+ *   still be on its way in from the initial point, as every chain from a
+ *   random start is): the energy fell by more than ten times
+ *   descent_gain, which no chain in the typical set loses over any
+ *   stretch (its energy varies by about sqrt(d/2) about a fixed level):
+ *   NUTS crawling down a steep slope with a step size that dual averaging
+ *   keeps tiny there (the chain would end warmup with its E-BFMI near
+ *   0.005 and its step 1e-20 of its siblings'). */
+static int window_lost(const nuts *s, char *why, size_t n_why)
+{
+    uint64_t n = s->win_n;
+    if (n < NUTS_CHECK_MIN)
+        return 0;
+    if ((double)s->win_stuck >= NUTS_STUCK_SHARE * (double)n) {
+        snprintf(why, n_why, "%llu of its last %llu iterations did not "
+                             "move: every trajectory diverged at its first "
+                             "step",
+                 (unsigned long long)s->win_stuck, (unsigned long long)n);
+        return 1;
+    }
+    uint64_t h = n / 2;
+    double drop = s->win_E[h] - s->win_E[n - 1];
+    if (s->windows > 0 && drop > NUTS_LOST_DROP * descent_gain(s->d)) {
+        snprintf(why, n_why, "its energy still fell by %.3g over its last "
+                             "%llu iterations%s: it has not reached the "
+                             "posterior",
+                 drop, (unsigned long long)(n - h),
+                 s->win_full == n ? ", all at the maximum tree depth" : "");
+        return 1;
+    }
+    return 0;
+}
+
+/* Starts the chain's warmup again from a new random point, as Stan draws
+ * one (uniform in (-2, 2) on the unconstrained scale, drawn again up to
+ * 100 times where the density or its gradient is not finite), from this
+ * chain's own random stream: moved down first if it is far out, the step
+ * size found afresh from the user's, its adaptation restarted there.
+ * The metric the engine set from the lost window is left to the next
+ * window, which estimates it from the new draws alone; the heuristic's
+ * step makes up for its scale meanwhile. */
+static int restart_warmup(nuts *s, const drift_services *svc, drift_chain *c,
+                          const char *why)
+{
+    size_t d = s->d;
+    int found = 0;
+    for (int t = 0; t < 100 && !found; t++) {
+        for (size_t k = 0; k < d; k++)
+            s->fwd.q[k] = 4.0 * svc->uniform(c) - 2.0;
+        double U;
+        int rc = svc->grad_full(c, s->fwd.q, s->fwd.g, &U);
+        if (rc && rc != DRIFT_ENONFINITE)
+            return rc;
+        if (rc == DRIFT_OK && isfinite(U)) {
+            copy(s->q, s->fwd.q, d);
+            copy(s->g, s->fwd.g, d);
+            s->U = U;
+            found = 1;
+        }
+    }
+    char msg[400];
+    if (!found) {
+        snprintf(msg, sizeof msg,
+                 "nuts: warmup lost the chain by iteration %llu (%s); no new "
+                 "initial point with a finite density in 100 draws, so it "
+                 "goes on from where it is",
+                 (unsigned long long)svc->iteration(c), why);
+        svc->warn(c, msg);
+        return DRIFT_OK;
+    }
+    snprintf(msg, sizeof msg,
+             "nuts: warmup lost the chain by iteration %llu (%s): restarted "
+             "its warmup from a new random initial point",
+             (unsigned long long)svc->iteration(c), why);
+    svc->warn(c, msg);
+    s->restarts++;
+    s->windows = -1; /* the window end that restarted counts as none */
+    int rc = approach(s, svc, c, "at the new initial point");
+    s->eps = s->eps0;
+    return rc;
+}
+
 /* ---- the plugin's entry points ------------------------------------------- */
 
 static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
@@ -579,6 +713,11 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
                      "the identity; give --warmup 1000 (the default) unless "
                      "you know both are right");
     if (svc->run_info(c)->warmup > 0) {
+        uint64_t w = svc->run_info(c)->warmup;
+        s->win_cap = w < NUTS_CHECK_CAP ? w : NUTS_CHECK_CAP;
+        s->win_E = svc->alloc(c, (size_t)s->win_cap * sizeof *s->win_E);
+        if (!s->win_E)
+            return DRIFT_ENOMEM;
         if ((rc = approach(s, svc, c, "at the initial point")))
             return rc;
         copy(theta, s->q, d);
@@ -623,6 +762,7 @@ static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
     diag[4] = s->divergent;
     diag[5] = energy;
     if (s->adapting && s->d > 0) {
+        window_record(s, energy, depth);
         s->eps = svc->da_update(c, &s->da, accept);
         if (s->grad_metric)
             s->mx->observe_grad(c, theta, s->g);
@@ -645,8 +785,20 @@ static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
     switch (phase) {
     case DRIFT_PHASE_WARMUP_START:
         s->adapting = 1;
+        window_clear(s);
+        s->windows = 0;
         break;
-    case DRIFT_PHASE_WINDOW_END:
+    case DRIFT_PHASE_WINDOW_END: {
+        /* A chain the window shows lost starts warmup again, while slow
+         * windows remain to adapt the metric to its new draws. */
+        const drift_run_info *ri = svc->run_info(c);
+        int last = svc->iteration(c) + ri->term_buffer >= ri->warmup;
+        char why[200];
+        if (!s->pending && !last && s->restarts < NUTS_MAX_RESTARTS &&
+            window_lost(s, why, sizeof why))
+            s->pending = restart_warmup(s, svc, c, why);
+        window_clear(s);
+        s->windows++;
         /* A chain still far out (on a slope where NUTS crawls) is moved
          * down before the next window adapts to where it is. */
         if (!s->pending) {
@@ -659,6 +811,7 @@ static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
             s->pending = init_stepsize(s, svc, c);
         da_restart(s, svc, c, s->eps);
         break;
+    }
     case DRIFT_PHASE_WARMUP_END:
         s->adapting = 0;
         s->eps = svc->da_final(c, &s->da);
@@ -670,8 +823,9 @@ static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
 }
 
 /* The step size and its adaptation (eps, da, adapting, pending: set in
- * steps and phases) and the chain's point q with g and U there, which the
- * next transition starts from (theta is the engine's copy of q).  The
+ * steps and phases), the chain's point q with g and U there, which the
+ * next transition starts from (theta is the engine's copy of q), and
+ * warmup's check: the restarts made and the current window's record.  The
  * trajectory's ends, momenta, proposals and tree levels are rewritten by
  * every transition before they are read. */
 static int nuts_checkpoint(void *state, const drift_services *svc,
@@ -691,6 +845,18 @@ static int nuts_checkpoint(void *state, const drift_services *svc,
         rc = svc->ckpt_bytes(c, s->q, s->d * sizeof *s->q);
     if (!rc)
         rc = svc->ckpt_bytes(c, s->g, s->d * sizeof *s->g);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->restarts, sizeof s->restarts);
+    if (!rc)
+        rc = svc->ckpt_bytes(c, &s->windows, sizeof s->windows);
+    uint64_t counts[3] = {s->win_n, s->win_stuck, s->win_full};
+    if (!rc)
+        rc = svc->ckpt_bytes(c, counts, sizeof counts);
+    s->win_n = counts[0] < s->win_cap ? counts[0] : s->win_cap;
+    s->win_stuck = counts[1];
+    s->win_full = counts[2];
+    if (!rc && s->win_n)
+        rc = svc->ckpt_bytes(c, s->win_E, s->win_n * sizeof *s->win_E);
     return rc;
 }
 
