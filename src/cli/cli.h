@@ -67,5 +67,6 @@ int cli_ksd(struct drift_stancsv *const *draws, size_t C, size_t n,
             const cli_ksd_opts *o, cli_ksd_out *out);
 int cmd_diagnose(int argc, char **argv);  /* diagnose.c */
 int cmd_log_prob(int argc, char **argv);  /* logprob.c */
+int cmd_generate(int argc, char **argv);  /* generate.c */
 
 #endif

@@ -124,7 +124,7 @@ static int run(const lp_args *a, const drift_model *m, FILE *out)
     int rc;
     const char *src = a->draws ? a->draws : a->point;
     if (a->draws) {
-        rc = drift_points_from_draws(a->draws, m, &vals, &n, NULL, &e);
+        rc = drift_points_from_draws(a->draws, m, 0, &vals, &n, NULL, &e);
     } else {
         n = 1;
         vals = drift_malloc_array(no ? no : 1, sizeof *vals);

@@ -9,7 +9,7 @@
 #include "points.h"
 
 int drift_points_from_draws(const char *path, const drift_model *m,
-                            double **vals, size_t *n,
+                            int with_warmup, double **vals, size_t *n,
                             struct drift_stancsv **csv, drift_err *e)
 {
     *vals = NULL;
@@ -36,7 +36,7 @@ int drift_points_from_draws(const char *path, const drift_model *m,
             drift_stancsv_free(f);
             return DRIFT_EDATA;
         }
-    size_t first = f->n_warmup, rows = f->n_rows - first;
+    size_t first = with_warmup ? 0 : f->n_warmup, rows = f->n_rows - first;
     size_t cells = rows * no;
     double *v = drift_malloc_array(cells ? cells : 1, sizeof *v);
     if (!v) {

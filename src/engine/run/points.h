@@ -12,14 +12,14 @@
 struct drift_stancsv;
 
 /* The draws of path (its kept rows: warmup rows saved with save_warmup
- * are skipped) as m's n_out constrained values each: *vals (malloc'd, n
+ * are skipped unless with_warmup) as m's n_out constrained values each: *vals (malloc'd, n
  * x n_out row-major, the caller frees), *n rows.  A column of m missing
  * from the file is refused naming it and the file (a draws file of
  * another model); extra columns are ignored.  When csv is not NULL the
  * file read is handed back too (the caller frees it with
  * drift_stancsv_free). */
 int drift_points_from_draws(const char *path, const drift_model *m,
-                            double **vals, size_t *n,
+                            int with_warmup, double **vals, size_t *n,
                             struct drift_stancsv **csv, drift_err *e);
 
 #endif
