@@ -175,10 +175,54 @@ static void test_names(void **state)
     free(m), free(p), free(d);
 }
 
+/* rstan 2.21's log_prob and grad_log_prob (adjust_transform TRUE and
+ * FALSE) of the same model written with target += ..._lpdf, at
+ * mu = 1.2, sigma = 0.8, s = (0.2, 0.3, 0.5), y as above: figures
+ * computed once with Debian's rstan and fixed here. */
+static void test_rstan_reference(void **state)
+{
+    (void)state;
+    char *m = th_write_text("rows { y : real }\ndata { a : vector[3] }\n"
+                            "param { mu : real  sigma : real<lower=0>  "
+                            "s : simplex[3] }\n"
+                            "prior { mu ~ normal(0, 10)  sigma ~ "
+                            "exponential(1)  s ~ dirichlet(a) }\n"
+                            "datum { y ~ normal(mu, sigma) }\n",
+                            ".drift");
+    char *d = th_write_text("y\n0.5\n1.5\n2.0\n-0.3\n1.1\n", ".csv");
+    char *a = th_write_text("{\"a\": [2, 3, 4]}", ".json");
+    char *p = th_write_text(
+        "{\"mu\": 1.2, \"sigma\": 0.8, \"s\": [0.2, 0.3, 0.5]}", ".json");
+    static const double want[2][5] = {
+        {-8.20357734545959, -1.887, -0.3625, -0.2, 0.125},
+        {-11.9332787940938, -1.887, 0.6375, 0.2, 0.375}};
+    for (int jac = 0; jac < 2; jac++) {
+        th_cli r = th_cli_run((const char *[]){
+            "log-prob", m, "--data", d, "--data", a, "--point", p,
+            jac ? "--jacobian" : "--no-jacobian", NULL});
+        if (r.status)
+            fail_msg("exit %d: %s", r.status, r.err);
+        const char *row = strstr(r.out, "lp__,g_mu,g_sigma,g_s.1,g_s.2\n");
+        assert_non_null(row);
+        double v[5];
+        assert_int_equal(sscanf(strchr(row, '\n') + 1, "%lf,%lf,%lf,%lf,%lf",
+                                &v[0], &v[1], &v[2], &v[3], &v[4]),
+                         5);
+        for (int k = 0; k < 5; k++)
+            if (fabs(v[k] - want[jac][k]) > 1e-12 * fmax(1, fabs(want[jac][k])))
+                fail_msg("jacobian %d, column %d: %.15g, rstan %.15g", jac, k,
+                         v[k], want[jac][k]);
+        th_cli_free(&r);
+    }
+    unlink(m), unlink(d), unlink(a), unlink(p);
+    free(m), free(d), free(a), free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_point),
+        cmocka_unit_test(test_rstan_reference),
         cmocka_unit_test(test_draws),
         cmocka_unit_test(test_names),
     };

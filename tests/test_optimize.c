@@ -128,6 +128,40 @@ static void test_conjugate(void **state)
     free(m), free(d), free(i);
 }
 
+/* s ~ dirichlet(2, 3, 4): the mode of s is (a - 1) / (sum a - 3) without
+ * the Jacobian, and with it (stick-breaking: independent logit-Beta
+ * fractions, each at its Beta's mean) a / sum a. */
+static void test_simplex(void **state)
+{
+    (void)state;
+    char *m = th_write_text("data { a : vector[3] }\n"
+                            "param { s : simplex[3] }\n"
+                            "prior { s ~ dirichlet(a) }\n",
+                            ".drift");
+    char *d = th_write_text("{\"a\": [2, 3, 4]}", ".json");
+    char out[] = "/tmp/drift-opt-XXXXXX";
+    close(mkstemp(out));
+    static const double want[2][3] = {{1.0 / 6, 2.0 / 6, 3.0 / 6},
+                                      {2.0 / 9, 3.0 / 9, 4.0 / 9}};
+    for (int jac = 0; jac < 2; jac++) {
+        drift_stancsv *f =
+            jac ? optimize((const char *[]){"optimize", m, "--data", d,
+                                            "--seed", "2", "--jacobian",
+                                            "--out", out, TIGHT, NULL},
+                           out)
+                : optimize((const char *[]){"optimize", m, "--data", d,
+                                            "--seed", "2", "--out", out,
+                                            TIGHT, NULL},
+                           out);
+        rel(col(f, "s.1"), want[jac][0], 1e-7, "s.1");
+        rel(col(f, "s.2"), want[jac][1], 1e-7, "s.2");
+        rel(col(f, "s.3"), want[jac][2], 1e-7, "s.3");
+        drift_stancsv_free(f);
+    }
+    unlink(out), unlink(m), unlink(d);
+    free(m), free(d);
+}
+
 static void test_no_mode(void **state)
 {
     (void)state;
@@ -154,6 +188,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_flat_normal),
         cmocka_unit_test(test_conjugate),
+        cmocka_unit_test(test_simplex),
         cmocka_unit_test(test_no_mode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
