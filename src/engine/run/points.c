@@ -28,10 +28,19 @@ int drift_points_from_draws(const char *path, const drift_model *m,
     }
     for (size_t j = 0; j < no; j++)
         if ((col[j] = drift_stancsv_column(f, m->out_names[j])) < 0) {
+            const char *nm = m->out_names[j];
+            size_t len = strlen(nm);
+            /* A Stan parameter whose bounds depend on other parameters
+             * is sampled as its unconstrained value NAME__free. */
+            int free_form = len > 6 && !strcmp(nm + len - 6, "__free");
             drift_err_set(e, DRIFT_EDATA,
-                          "%s: no column '%s', a parameter of the model (a "
-                          "draws file of another model?)",
-                          path, m->out_names[j]);
+                          "%s: no column '%s', a parameter of the model (%s)",
+                          path, nm,
+                          free_form
+                              ? "the unconstrained value of a parameter whose "
+                                "bounds depend on others, which drift's own "
+                                "draws of this model hold"
+                              : "a draws file of another model?");
             drift_free(col);
             drift_stancsv_free(f);
             return DRIFT_EDATA;
