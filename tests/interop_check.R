@@ -76,17 +76,21 @@ check <- function(label, files) {
   # cmdstanr and posterior.
   r <- quietly("cmdstanr::read_cmdstan_csv", cmdstanr::read_cmdstan_csv(files))
   d <- r$post_warmup_draws
-  if (niterations(d) != S || nchains(d) != K || nvariables(d) != length(model) + 1)
+  # cmdstanr reads a fixed_param file's columns ending in __ (lp__ too,
+  # 0 there) as neither variables nor sampler diagnostics.
+  fixed <- any(readLines(files[1]) == "#     algorithm = fixed_param")
+  vars <- if (fixed) model else c("lp__", model)
+  if (niterations(d) != S || nchains(d) != K || nvariables(d) != length(vars))
     stop(sprintf("cmdstanr: %d draws x %d chains x %d variables, the files hold %d x %d x %d",
-                 niterations(d), nchains(d), nvariables(d), S, K, length(model) + 1))
+                 niterations(d), nchains(d), nvariables(d), S, K, length(vars)))
   vn <- variables(d)
-  for (k in seq_len(K)) for (col in c("lp__", model)) {
+  for (k in seq_len(K)) for (col in vars) {
     j <- match(cmdstanr:::repair_variable_names(col), vn)
     if (is.na(j) || !same(unclass(d)[, k, j], post(k, col)))
       stop("cmdstanr: column ", col, " differs from the file")
   }
   sd <- r$post_warmup_sampler_diagnostics
-  for (col in setdiff(names[endsWith(names, "__")], "lp__"))
+  for (col in if (fixed) character(0) else setdiff(names[endsWith(names, "__")], "lp__"))
     for (k in seq_len(K))
       if (!same(unclass(sd)[, k, col], post(k, col))) stop("cmdstanr: sampler column ", col, " differs")
   if (W) {
@@ -97,7 +101,7 @@ check <- function(label, files) {
         stop("cmdstanr: warmup of ", col, " differs")
   } else if (!is.null(r$warmup_draws)) stop("cmdstanr: warmup draws in a file without saved warmup")
   sm <- quietly("posterior::summarise_draws", summarise_draws(d))
-  for (col in c("lp__", model)) {
+  for (col in vars) {
     want <- mean(unlist(lapply(seq_len(K), function(k) post(k, col))))
     got <- sm$mean[sm$variable == cmdstanr:::repair_variable_names(col)]
     if (!same(got, want) && abs(got - want) > 1e-9 * max(1, abs(want)))

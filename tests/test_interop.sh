@@ -9,7 +9,8 @@
 # in iterations, passes and seconds, an interrupted run, a run whose chain
 # failed, a run whose sampler crashed or hung, a resumed run, a run
 # continued from its checkpoint after a SIGINT (--resume), continuous
-# samplers' draws and segments.  The user guide's "Reading the output"
+# samplers' draws and segments, fixed_param, drift generate's outputs and
+# drift optimize's file (CmdStanPy).  The user guide's "Reading the output"
 # lines are run on one of them.
 #
 # Skipped (status 77, with the reason) where /usr/bin/python3, Rscript,
@@ -143,6 +144,37 @@ mv "$dir/gq-every_1_generated.csv" "$dir/gq-every_generated_1.csv"
 mv "$dir/gq-every_2_generated.csv" "$dir/gq-every_generated_2.csv"
 run gq-every-thin 1 0 --sampler mala --warmup 100 --iter 1600 --thin 2 --save-warmup --generated-every 4
 record gq-every-thin_generated 1
+# fixed_param: the initial point as every draw, the generated block per
+# draw (constant parameter columns).
+run fixed-param 2 0 --sampler fixed_param --iter 200
+# drift generate over a fit's files (saved warmup included): the input
+# with the generated columns recomputed, one output per input.
+if "$bin" generate "$dir/gq.drift" --data "$dir/gq.csv" --seed 3 \
+    --draws "$dir/gq-warmup_1.csv" "$dir/gq-warmup_2.csv" \
+    --out "$dir/generated.csv" >"$dir/generated.log" 2>&1; then
+    record generated 2
+else
+    echo "FAIL: drift generate over gq-warmup:"
+    cat "$dir/generated.log"
+    fail=1
+fi
+# drift optimize: CmdStan's optimize CSV, which CmdStanPy reads as a
+# CmdStanMLE with the file's values.
+if "$bin" optimize "$dir/gq.drift" --data "$dir/gq.csv" --seed 3 \
+    --out "$dir/optimize.csv" >"$dir/optimize.log" 2>&1 &&
+    /usr/bin/python3 -c '
+import sys, cmdstanpy
+f = cmdstanpy.from_csv(sys.argv[1])
+assert type(f).__name__ == "CmdStanMLE", type(f).__name__
+row = [l for l in open(sys.argv[1]) if not l.startswith("#")][1].split(",")
+assert abs(f.optimized_params_dict["a"] - float(row[1])) < 1e-12
+' "$dir/optimize.csv" >>"$dir/optimize.log" 2>&1; then
+    echo "ok optimize: cmdstanpy.from_csv reads a CmdStanMLE"
+else
+    echo "FAIL: drift optimize's file, read by cmdstanpy.from_csv:"
+    cat "$dir/optimize.log"
+    fail=1
+fi
 unset run_model run_data
 # Budgets in data passes and in seconds.
 run sgld-passes 2 0 --sampler sgld --passes 30

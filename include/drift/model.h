@@ -163,6 +163,18 @@ typedef struct drift_model {
      * scalar per datum needs when d is large and the rows sparse. */
     int (*glm_design_sum)(const void *self, const drift_rows *b,
                           const double *w, double *out, drift_err *e);
+
+    /* Optional.  The part of log_prior that the constraint transforms'
+     * log-Jacobians make, log |d constrain / d theta| summed, into *lj;
+     * when grad != NULL its gradient (overwritten, length d).  What a
+     * method that works with the density of the constrained values
+     * needs (a mode without the Jacobian, as Stan's optimizer finds;
+     * log_prob with or without it): that density is log_prior - lj.
+     * NULL: the engine takes lj = 0 when the model's parameters are
+     * unconstrained (constrain the identity), and a method that needs
+     * lj otherwise refuses the model. */
+    int (*log_jacobian)(const void *self, void *ws, const double *theta,
+                        double *lj, double *grad, drift_err *e);
 } drift_model;
 
 /* The smallest drift_model a model may report in struct_size: the layout

@@ -66,5 +66,8 @@ typedef struct cli_ksd_out {
 int cli_ksd(struct drift_stancsv *const *draws, size_t C, size_t n,
             const cli_ksd_opts *o, cli_ksd_out *out);
 int cmd_diagnose(int argc, char **argv);  /* diagnose.c */
+int cmd_log_prob(int argc, char **argv);  /* logprob.c */
+int cmd_generate(int argc, char **argv);  /* generate.c */
+int cmd_optimize(int argc, char **argv);  /* optimize.c */
 
 #endif

@@ -53,6 +53,12 @@ static const command commands[] = {
      "write a Stan program as the equivalent .drift program"},
     {"diagnose", cmd_diagnose,
      "compare a model's gradients with finite differences"},
+    {"optimize", cmd_optimize,
+     "the posterior mode by L-BFGS (CmdStan's optimize)"},
+    {"generate", cmd_generate,
+     "the generated quantities at every draw of existing draws files"},
+    {"log-prob", cmd_log_prob,
+     "log density and gradient at given draws or a point"},
 };
 #define N_COMMANDS (sizeof commands / sizeof commands[0])
 

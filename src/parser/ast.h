@@ -219,6 +219,9 @@ typedef struct drift_stmt {
     drift_pitem *items;         /* PRINT, REJECT; TARGET: the message of
                                    the reject it stands for (its value is
                                    cond ? negative_infinity() : 0) */
+    int jacobian;               /* TARGET in prior: the log-Jacobian of a
+                                   parameter's constraint transform (left
+                                   out of the density without it) */
     struct drift_stmt *next;
 
     const struct drift_dist *d; /* TILDE, filled by resolve.c */

@@ -3644,6 +3644,7 @@ static void param_bounded_by_params(lower *L, const stan_stmt *s)
     let->value = tx.e;
     add_stmt(L, &L->derived, let);
     tg->value = tj.e;
+    tg->jacobian = 1;
     add_stmt(L, &L->prior, tg);
 }
 

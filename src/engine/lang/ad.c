@@ -2642,31 +2642,55 @@ static int rejected(drift_ad_ctx *c, const drift_graph *g, int datum,
     return 0;
 }
 
-int drift_ad_prior(const drift_graph *g, drift_ad_ws *ws, const double *theta,
-                   double *lp, double *grad, drift_err *e)
+/* A scalar output out of the shared nodes (schedule sched) and its
+ * gradient: the log prior, or its log-Jacobians alone (jac). */
+static int shared_scalar(const drift_graph *g, drift_ad_ws *ws,
+                         const double *theta, int out, const int *sched,
+                         size_t ns, int jac, double *v, double *grad,
+                         drift_err *e)
 {
     drift_ad_ctx *c = &ws->c;
     set_batch(ws, NULL, 0, 1, e);
     c->need_part = grad != NULL;
     if (grad)
         memset(grad, 0, g->dim * sizeof *grad);
-    int out = g->prior_out;
-    int rc = forward(ws, g->prior_sched, g->n_prior_sched, theta, NULL);
+    int rc = forward(ws, sched, ns, theta, NULL);
     if (rc)
         return rc;
-    *lp = c->val[out][0];
-    if (!isfinite(*lp)) {
-        if ((rc = rejected(c, g, 0, 1)))
+    *v = c->val[out][0];
+    if (!isfinite(*v)) {
+        if (!jac && (rc = rejected(c, g, 0, 1)))
             return rc;
-        return node_error(c, out, "the log prior is %g", *lp);
+        return node_error(c, out, "the log %s is %g",
+                          jac ? "Jacobian of the constraints" : "prior", *v);
     }
     if (!grad || !NODE(c, out)->param)
         return DRIFT_OK;
-    if ((rc = setup_adjoints(ws, g->prior_sched, g->n_prior_sched, 0, grad, 0,
-                             NULL, e)))
+    if ((rc = setup_adjoints(ws, sched, ns, 0, grad, 0, NULL, e)))
         return rc;
-    backward(ws, g->prior_sched, g->n_prior_sched, out, NULL);
+    backward(ws, sched, ns, out, NULL);
     return DRIFT_OK;
+}
+
+int drift_ad_prior(const drift_graph *g, drift_ad_ws *ws, const double *theta,
+                   double *lp, double *grad, drift_err *e)
+{
+    return shared_scalar(g, ws, theta, g->prior_out, g->prior_sched,
+                         g->n_prior_sched, 0, lp, grad, e);
+}
+
+int drift_ad_log_jacobian(const drift_graph *g, drift_ad_ws *ws,
+                          const double *theta, double *lj, double *grad,
+                          drift_err *e)
+{
+    if (g->jac_out < 0) {
+        *lj = 0;
+        if (grad)
+            memset(grad, 0, g->dim * sizeof *grad);
+        return DRIFT_OK;
+    }
+    return shared_scalar(g, ws, theta, g->jac_out, g->jac_sched,
+                         g->n_jac_sched, 1, lj, grad, e);
 }
 
 /* Rows evaluated at once by drift_ad_lik's summed gradient. */

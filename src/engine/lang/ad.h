@@ -54,6 +54,13 @@ void drift_ad_ws_free(drift_ad_ws *ws);
 int drift_ad_prior(const drift_graph *g, drift_ad_ws *ws, const double *theta,
                    double *lp, double *grad, drift_err *e);
 
+/* The constraint transforms' log-Jacobians among the log prior's terms,
+ * summed, and when grad != NULL their gradient (overwritten, length d);
+ * 0 when there are none. */
+int drift_ad_log_jacobian(const drift_graph *g, drift_ad_ws *ws,
+                          const double *theta, double *lj, double *grad,
+                          drift_err *e);
+
 /* The per-row log likelihood terms of the rows of b, as model.h's
  * log_lik: each output may be NULL. */
 int drift_ad_lik(const drift_graph *g, drift_ad_ws *ws, const double *theta,

@@ -22,6 +22,7 @@ void drift_graph_free(drift_graph *g)
         drift_free(g->params[k].name);
     drift_free(g->params);
     drift_free(g->prior_sched);
+    drift_free(g->jac_sched);
     drift_free(g->datum_sched);
     drift_free(g->glm_terms);
     for (size_t k = 0; k < g->n_gouts; k++)

@@ -198,6 +198,11 @@ typedef struct drift_graph {
     int datum_out;                  /* per-row log likelihood; -1: none */
     int *prior_sched, *datum_sched; /* nodes to run, in order */
     size_t n_prior_sched, n_datum_sched;
+    int jac_out;                    /* scalar: the constraint transforms'
+                                       log-Jacobians among the prior's
+                                       terms; -1: none (0) */
+    int *jac_sched;
+    size_t n_jac_sched;
 
     /* generalised linear form (datum_out depends on theta only through
      * one per-row scalar, glm_node, affine in theta) */

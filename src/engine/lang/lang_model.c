@@ -81,6 +81,13 @@ static int lm_log_prior(const void *self, void *ws, const double *theta,
     return drift_ad_prior(m->g, ws, theta, lp, grad, e);
 }
 
+static int lm_log_jacobian(const void *self, void *ws, const double *theta,
+                           double *lj, double *grad, drift_err *e)
+{
+    const lang_model *m = self;
+    return drift_ad_log_jacobian(m->g, ws, theta, lj, grad, e);
+}
+
 static int lm_log_lik(const void *self, void *ws, const double *theta,
                       const drift_rows *b, double *ll_rows, double *ll_sum,
                       double *grad_sum, double *grad_rows, drift_err *e)
@@ -587,6 +594,7 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
     out->workspace_new = lm_ws_new;
     out->workspace_free = lm_ws_free;
     out->log_prior = lm_log_prior;
+    out->log_jacobian = lm_log_jacobian;
     out->log_lik = lm_log_lik;
     out->jvp = g->datum_out >= 0 ? lm_jvp : NULL;
     if (g->glm) {

@@ -42,8 +42,9 @@ typedef struct builder {
     int *sym_node;
     drift_ad_ctx fc;            /* for folding constants */
     drift_err fe;
-    int *terms[2];              /* prior, datum */
-    size_t n_terms[2], cap_terms[2];
+    int *terms[3];              /* prior, datum, and the prior's
+                                   constraint log-Jacobians again */
+    size_t n_terms[3], cap_terms[3];
     tilde_rec *tildes;          /* the datum block's ~ statements */
     size_t n_tildes, cap_tildes;
 } builder;
@@ -1521,6 +1522,10 @@ static int build_expr(builder *b, drift_expr *e)
 
 /* ---- statements ---------------------------------------------------------------- */
 
+/* terms[JAC_TERMS]: the log-Jacobians among the prior's terms, summed
+ * again into the graph's jac_out. */
+#define JAC_TERMS 2
+
 static int add_term(builder *b, int which, int id)
 {
     if (b->n_terms[which] == b->cap_terms[which]) {
@@ -1662,10 +1667,13 @@ static void build_stmt(builder *b, drift_stmt *st, int which)
             b->g->nodes[s].a = 1.0;
             id = finish(b, s, 0);
         }
-        if (id >= 0)
+        if (id >= 0) {
             add_term(b, which, id);
-        else
+            if (st->jacobian && which == 0)
+                add_term(b, JAC_TERMS, id);
+        } else {
             unbuilt(b, before, st->loc);
+        }
         return;
     }
     case DRIFT_S_TILDE: {
@@ -1885,6 +1893,7 @@ static void build_structured(builder *b, drift_sym *s, drift_gparam *gp,
     gp->value_node = x;
     b->sym_node[s->id] = x;
     add_term(b, 0, j);
+    add_term(b, JAC_TERMS, j);
 }
 
 static void build_symbols(builder *b)
@@ -2001,6 +2010,7 @@ static void build_symbols(builder *b)
         gp->value_node = x;
         b->sym_node[k] = x;
         add_term(b, 0, j);
+        add_term(b, JAC_TERMS, j);
     }
 }
 
@@ -2794,7 +2804,7 @@ drift_graph *drift_lower_program(drift_program *p,
     drift_graph *g = b.g;
     g->src = p->src;
     g->N = ld->N;
-    g->prior_out = g->datum_out = -1;
+    g->prior_out = g->datum_out = g->jac_out = -1;
     b.fc.g = g;
 
     build_symbols(&b);
@@ -2822,6 +2832,8 @@ drift_graph *drift_lower_program(drift_program *p,
     drift_loc top = {1, 1, 1, 1};
     if (!b.errors) {
         g->prior_out = build_out(&b, 0, 0, prior ? prior->loc : top);
+        if (b.n_terms[JAC_TERMS])
+            g->jac_out = build_out(&b, JAC_TERMS, 0, top);
         if (datum)
             g->datum_out = build_out(&b, 1, 1, datum->loc);
     }
@@ -2836,6 +2848,7 @@ drift_graph *drift_lower_program(drift_program *p,
         mark_guards(&b);
     if (!b.errors) {
         schedule(&b, g->prior_out, &g->prior_sched, &g->n_prior_sched);
+        schedule(&b, g->jac_out, &g->jac_sched, &g->n_jac_sched);
         schedule(&b, g->datum_out, &g->datum_sched, &g->n_datum_sched);
         build_outputs(&b);
     }
@@ -2859,6 +2872,7 @@ drift_graph *drift_lower_program(drift_program *p,
     drift_free(b.fc.vld);
     drift_free(b.terms[0]);
     drift_free(b.terms[1]);
+    drift_free(b.terms[JAC_TERMS]);
     drift_free(b.tildes);
     if (b.errors) {
         drift_graph_free(g);

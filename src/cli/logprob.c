@@ -1,0 +1,247 @@
+/* logprob.c: `drift log-prob`, as CmdStan's log_prob method: the log
+ * density and its gradient on the unconstrained scale at given points (the
+ * draws of a Stan CSV file, or one point in JSON), with the constraint
+ * Jacobians (the default, as CmdStan's jacobian=1) or without.  Not for
+ * checking gradients (diagnose.c). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "cli.h"
+#include "engine/lang/lang_model.h"
+#include "engine/run/inits.h"
+#include "engine/run/logdensity.h"
+#include "engine/run/plugin.h"
+#include "engine/run/points.h"
+#include "engine/run/problem.h"
+
+enum { L_MODEL, L_MODEL_SET, L_DATA, L_DATA_SET, L_DRAWS, L_POINT, L_JAC,
+       L_NOJAC, L_OUT, L_HELP };
+
+static const cli_opt lp_opts[] = {
+    [L_MODEL] = {"--model", 1, "NAME|PATH  a C model plugin"},
+    [L_MODEL_SET] = {"--model-set", 1, "K=V  set a model option (repeatable)"},
+    [L_DATA] = {"--data", 1, "FILE  data: CSV rows or CmdStan JSON "
+                             "(repeatable)"},
+    [L_DATA_SET] = {"--data-set", 1, "NAME=V  set a data scalar (repeatable)"},
+    [L_DRAWS] = {"--draws", 1,
+                 "FILE  a Stan CSV file: every kept draw, parameters read "
+                 "by column name"},
+    [L_POINT] = {"--point", 1,
+                 "FILE  one point: CmdStan JSON of the parameters' "
+                 "constrained values"},
+    [L_JAC] = {"--jacobian", 0,
+               "include the constraint transforms' log-Jacobians (the "
+               "default)"},
+    [L_NOJAC] = {"--no-jacobian", 0,
+                 "the density of the constrained values, without them"},
+    [L_OUT] = {"--out", 1, "FILE  write the CSV there (default: stdout)"},
+    [L_HELP] = {"--help", 0, "show this help"},
+};
+#define N_LP_OPTS (sizeof lp_opts / sizeof lp_opts[0])
+
+typedef struct lp_args {
+    const char *model;
+    const char *data[16];
+    size_t n_data;
+    char *model_set[64], *data_set[64];
+    size_t n_model_set, n_data_set;
+    const char *draws, *point, *out;
+    int jacobian, help;
+} lp_args;
+
+static int bad(const char *opt, const char *v, const char *want)
+{
+    fprintf(stderr, "drift log-prob: %s %s: %s\n", opt, v, want);
+    return EXIT_USAGE;
+}
+
+static int on_opt(void *user, int idx, const char *v)
+{
+    lp_args *a = user;
+    switch (idx) {
+    case -2:
+    case L_HELP: a->help = 1; return 0;
+    case -1:
+        if (a->model || !drift_lang_is_model_file(v)) {
+            fprintf(stderr,
+                    "drift log-prob: unexpected argument '%s' (a model is "
+                    "a .drift or .stan file or --model NAME)\n",
+                    v);
+            return EXIT_USAGE;
+        }
+        a->model = v;
+        return 0;
+    case L_MODEL: a->model = v; return 0;
+    case L_MODEL_SET:
+    case L_DATA_SET: {
+        char **arr = idx == L_MODEL_SET ? a->model_set : a->data_set;
+        size_t *n = idx == L_MODEL_SET ? &a->n_model_set : &a->n_data_set;
+        if (*n >= 64)
+            return bad(lp_opts[idx].name, v, "given too many times");
+        arr[(*n)++] = (char *)v;
+        return 0;
+    }
+    case L_DATA:
+        if (a->n_data + 1 >= sizeof a->data / sizeof a->data[0])
+            return bad("--data", v, "too many data files");
+        a->data[a->n_data++] = v;
+        return 0;
+    case L_DRAWS: a->draws = v; return 0;
+    case L_POINT: a->point = v; return 0;
+    case L_JAC: a->jacobian = 1; return 0;
+    case L_NOJAC: a->jacobian = 0; return 0;
+    case L_OUT: a->out = v; return 0;
+    }
+    return 0;
+}
+
+/* The model over its data: what the run-plan API will give. */
+static int open_model(const lp_args *a, drift_registry *reg,
+                      drift_problem *prob, drift_err *e)
+{
+    drift_problem_spec spec = {a->model, a->data, (char *const *)a->model_set,
+                               a->n_model_set, (char *const *)a->data_set,
+                               a->n_data_set, stderr, NULL};
+    return drift_problem_open(prob, reg, &spec, e);
+}
+
+/* The name of unconstrained coordinate j. */
+static const char *theta_name(const drift_model *m, size_t j)
+{
+    return m->theta_names ? m->theta_names[j] : m->out_names[j];
+}
+
+static int run(const lp_args *a, const drift_model *m, FILE *out)
+{
+    drift_err e = {{0}};
+    size_t d = m->dim, no = m->n_out, n = 0;
+    double *vals = NULL;
+    int rc;
+    const char *src = a->draws ? a->draws : a->point;
+    if (a->draws) {
+        rc = drift_points_from_draws(a->draws, m, 0, &vals, &n, NULL, &e);
+    } else {
+        n = 1;
+        vals = drift_malloc_array(no ? no : 1, sizeof *vals);
+        rc = vals ? drift_inits_read(a->point, m, vals, &e)
+                  : drift_err_set(&e, DRIFT_ENOMEM, "out of memory");
+    }
+    if (rc) {
+        fprintf(stderr, "drift log-prob: %s\n", e.msg);
+        drift_free(vals);
+        return EXIT_USAGE;
+    }
+    drift_logdensity *ld;
+    if ((rc = drift_logdensity_new(&ld, m, a->jacobian, "drift log-prob",
+                                   &e))) {
+        fprintf(stderr, "%s\n", e.msg);
+        drift_free(vals);
+        return EXIT_USAGE;
+    }
+    double *theta = drift_malloc_array(2 * d, sizeof *theta);
+    if (!theta) {
+        drift_logdensity_free(ld);
+        drift_free(vals);
+        fprintf(stderr, "drift log-prob: out of memory\n");
+        return EXIT_RUN_FAILED;
+    }
+    double *grad = theta + d;
+    fprintf(out, "# method = log_prob\n# log_prob\n#   jacobian = %d\n"
+                 "# model = %s\n# %s = %s\n",
+            a->jacobian, a->model, a->draws ? "constrained_params" : "point",
+            src);
+    fprintf(out, "lp__");
+    for (size_t j = 0; j < d; j++)
+        fprintf(out, ",g_%s", theta_name(m, j));
+    fputc('\n', out);
+    int status = 0;
+    for (size_t r = 0; r < n && !status; r++) {
+        double lp;
+        if ((rc = m->unconstrain(m->self, vals + r * no, theta, &e)) ||
+            (rc = drift_logdensity_eval(ld, theta, &lp, grad, &e))) {
+            if (n > 1)
+                fprintf(stderr, "drift log-prob: %s, draw %zu: %s\n", src,
+                        r + 1, e.msg);
+            else
+                fprintf(stderr, "drift log-prob: %s: %s\n", src, e.msg);
+            status = rc == DRIFT_ENUMERIC ? EXIT_RUN_FAILED : EXIT_USAGE;
+            break;
+        }
+        fprintf(out, "%.17g", lp);
+        for (size_t j = 0; j < d; j++)
+            fprintf(out, ",%.17g", grad[j]);
+        fputc('\n', out);
+    }
+    drift_free(theta);
+    drift_logdensity_free(ld);
+    drift_free(vals);
+    return status;
+}
+
+int cmd_log_prob(int argc, char **argv)
+{
+    lp_args a;
+    memset(&a, 0, sizeof a);
+    a.jacobian = 1;
+    int rc = cli_parse("log-prob", lp_opts, N_LP_OPTS, argc, argv, on_opt,
+                       &a);
+    if (rc)
+        return rc;
+    if (a.help) {
+        cli_usage("drift log-prob MODEL.drift|--model NAME --data FILE "
+                  "(--draws FILE | --point FILE) [--no-jacobian]",
+                  "Prints the log density (lp__) and its gradient on the "
+                  "unconstrained scale\n(g_NAME) at every draw of a Stan "
+                  "CSV file or at one point, as CmdStan's\nlog_prob method "
+                  "does: with the constraint transforms' log-Jacobians by\n"
+                  "default, without them given --no-jacobian.  Parameters "
+                  "are read by name on the\nconstrained scale; the density "
+                  "includes every normalising constant.",
+                  lp_opts, N_LP_OPTS);
+        return 0;
+    }
+    if (!a.model) {
+        fprintf(stderr, "drift log-prob: no model given: give a model file "
+                        "(model.drift) or use --model NAME\n");
+        return EXIT_USAGE;
+    }
+    if (!a.draws == !a.point) {
+        fprintf(stderr, "drift log-prob: give one of --draws FILE (a Stan "
+                        "CSV file) and --point FILE (JSON)\n");
+        return EXIT_USAGE;
+    }
+    a.data[a.n_data] = NULL;
+    drift_err e = {{0}};
+    drift_registry *reg = drift_registry_new();
+    if (!reg) {
+        fprintf(stderr, "drift log-prob: out of memory\n");
+        return EXIT_RUN_FAILED;
+    }
+    drift_problem prob;
+    if (open_model(&a, reg, &prob, &e)) {
+        fprintf(stderr, "drift log-prob: %s\n", e.msg);
+        drift_problem_close(&prob);
+        drift_registry_free(reg);
+        return EXIT_USAGE;
+    }
+    FILE *out = stdout;
+    if (a.out && !(out = fopen(a.out, "w"))) {
+        fprintf(stderr, "drift log-prob: --out %s: cannot write it\n", a.out);
+        rc = EXIT_USAGE;
+    } else {
+        rc = run(&a, &prob.model, out);
+        if ((out != stdout ? fclose(out) : fflush(out)) && !rc) {
+            fprintf(stderr, "drift log-prob: %s: write failed\n",
+                    a.out ? a.out : "stdout");
+            rc = EXIT_RUN_FAILED;
+        }
+    }
+    drift_problem_close(&prob);
+    drift_registry_free(reg);
+    return rc;
+}

@@ -1,0 +1,355 @@
+/* optimize.c: `drift optimize`, as CmdStan's optimize method: the
+ * posterior mode on the unconstrained scale by L-BFGS, without the
+ * constraint Jacobians by default (CmdStan's jacobian=0: the mode of the
+ * constrained values' density; --jacobian gives the mode on the
+ * unconstrained scale), written as CmdStan's optimize CSV (lp__, the
+ * parameters, the derived and generated quantities at the mode).  Not for
+ * the mode search of control variates (engine/run/mode.c). */
+#include "config.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "base/util.h"
+#include "cli.h"
+#include "engine/lang/lang_model.h"
+#include "engine/run/inits.h"
+#include "engine/run/logdensity.h"
+#include "engine/run/optimize.h"
+#include "engine/run/plugin.h"
+#include "engine/run/problem.h"
+#include "engine/run/rng.h"
+
+enum { P_MODEL, P_MODEL_SET, P_DATA, P_DATA_SET, P_INIT, P_SEED, P_JAC,
+       P_ITER, P_TOL_OBJ, P_TOL_REL_OBJ, P_TOL_GRAD, P_TOL_REL_GRAD,
+       P_TOL_PARAM, P_HISTORY, P_ALPHA, P_OUT, P_HELP };
+
+static const cli_opt opt_opts[] = {
+    [P_MODEL] = {"--model", 1, "NAME|PATH  a C model plugin"},
+    [P_MODEL_SET] = {"--model-set", 1, "K=V  set a model option (repeatable)"},
+    [P_DATA] = {"--data", 1, "FILE  data: CSV rows or CmdStan JSON "
+                             "(repeatable)"},
+    [P_DATA_SET] = {"--data-set", 1, "NAME=V  set a data scalar (repeatable)"},
+    [P_INIT] = {"--init", 1,
+                "FILE  initial values (JSON or CSV; default: uniform(-2, "
+                "2) on the unconstrained scale)"},
+    [P_SEED] = {"--seed", 1, "S  seed of the random inits and of the "
+                             "generated quantities (default: clock)"},
+    [P_JAC] = {"--jacobian", 0,
+               "include the constraint transforms' log-Jacobians (default: "
+               "not, as CmdStan's jacobian=0)"},
+    [P_ITER] = {"--iter", 1, "N  iterations at most (default 2000)"},
+    [P_TOL_OBJ] = {"--tol-obj", 1,
+                   "T  absolute change of the objective (default 1e-12)"},
+    [P_TOL_REL_OBJ] = {"--tol-rel-obj", 1,
+                       "T  relative change of the objective, in epsilons "
+                       "(default 1e4)"},
+    [P_TOL_GRAD] = {"--tol-grad", 1, "T  gradient norm (default 1e-8)"},
+    [P_TOL_REL_GRAD] = {"--tol-rel-grad", 1,
+                        "T  relative gradient magnitude, in epsilons "
+                        "(default 1e7)"},
+    [P_TOL_PARAM] = {"--tol-param", 1,
+                     "T  change of the parameters (default 1e-8)"},
+    [P_HISTORY] = {"--history-size", 1,
+                   "N  L-BFGS pairs kept (default 5)"},
+    [P_ALPHA] = {"--init-alpha", 1,
+                 "A  first line search's step (default 0.001)"},
+    [P_OUT] = {"--out", 1, "FILE  output (default optimize.csv)"},
+    [P_HELP] = {"--help", 0, "show this help"},
+};
+#define N_OPT_OPTS (sizeof opt_opts / sizeof opt_opts[0])
+
+typedef struct opt_args {
+    const char *model;
+    const char *data[16];
+    size_t n_data;
+    char *model_set[64], *data_set[64];
+    size_t n_model_set, n_data_set;
+    const char *init, *out;
+    uint64_t seed;
+    int have_seed, jacobian, help;
+    drift_optimize_opts o;
+} opt_args;
+
+static int bad(const char *opt, const char *v, const char *want)
+{
+    fprintf(stderr, "drift optimize: %s %s: %s\n", opt, v, want);
+    return EXIT_USAGE;
+}
+
+static int positive(const char *opt, const char *v, double *out)
+{
+    if (drift_parse_double(v, out) || !(*out > 0) || !isfinite(*out))
+        return bad(opt, v, "expected a positive number");
+    return 0;
+}
+
+static int count(const char *opt, const char *v, unsigned *out)
+{
+    uint64_t u;
+    if (drift_parse_u64(v, &u) || u == 0 || u > 1000000000u)
+        return bad(opt, v, "expected a positive integer");
+    *out = (unsigned)u;
+    return 0;
+}
+
+static int on_opt(void *user, int idx, const char *v)
+{
+    opt_args *a = user;
+    switch (idx) {
+    case -2:
+    case P_HELP: a->help = 1; return 0;
+    case -1:
+        if (a->model || !drift_lang_is_model_file(v)) {
+            fprintf(stderr,
+                    "drift optimize: unexpected argument '%s' (a model is "
+                    "a .drift or .stan file or --model NAME)\n",
+                    v);
+            return EXIT_USAGE;
+        }
+        a->model = v;
+        return 0;
+    case P_MODEL: a->model = v; return 0;
+    case P_MODEL_SET:
+    case P_DATA_SET: {
+        char **arr = idx == P_MODEL_SET ? a->model_set : a->data_set;
+        size_t *n = idx == P_MODEL_SET ? &a->n_model_set : &a->n_data_set;
+        if (*n >= 64)
+            return bad(opt_opts[idx].name, v, "given too many times");
+        arr[(*n)++] = (char *)v;
+        return 0;
+    }
+    case P_DATA:
+        if (a->n_data + 1 >= sizeof a->data / sizeof a->data[0])
+            return bad("--data", v, "too many data files");
+        a->data[a->n_data++] = v;
+        return 0;
+    case P_INIT: a->init = v; return 0;
+    case P_SEED:
+        if (drift_parse_u64(v, &a->seed))
+            return bad("--seed", v, "expected a non-negative integer");
+        a->have_seed = 1;
+        return 0;
+    case P_JAC: a->jacobian = 1; return 0;
+    case P_ITER: return count("--iter", v, &a->o.iter);
+    case P_TOL_OBJ: return positive("--tol-obj", v, &a->o.tol_obj);
+    case P_TOL_REL_OBJ:
+        return positive("--tol-rel-obj", v, &a->o.tol_rel_obj);
+    case P_TOL_GRAD: return positive("--tol-grad", v, &a->o.tol_grad);
+    case P_TOL_REL_GRAD:
+        return positive("--tol-rel-grad", v, &a->o.tol_rel_grad);
+    case P_TOL_PARAM: return positive("--tol-param", v, &a->o.tol_param);
+    case P_HISTORY:
+        return count("--history-size", v, &a->o.history_size);
+    case P_ALPHA: return positive("--init-alpha", v, &a->o.init_alpha);
+    case P_OUT: a->out = v; return 0;
+    }
+    return 0;
+}
+
+/* The model over its data: what the run-plan API will give. */
+static int open_model(const opt_args *a, drift_registry *reg,
+                      drift_problem *prob, drift_err *e)
+{
+    drift_problem_spec spec = {a->model, a->data, (char *const *)a->model_set,
+                               a->n_model_set, (char *const *)a->data_set,
+                               a->n_data_set, stderr, NULL};
+    return drift_problem_open(prob, reg, &spec, e);
+}
+
+/* A starting point with a finite density: the user's, or up to 100 random
+ * inits (Stan's), as CmdStan tries them. */
+static int start_point(const opt_args *a, const drift_model *m,
+                       drift_logdensity *ld, double *theta, drift_err *e)
+{
+    double lp;
+    if (a->init) {
+        double *v = drift_malloc_array(m->n_out ? m->n_out : 1, sizeof *v);
+        if (!v)
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        int rc = drift_inits_read(a->init, m, v, e);
+        if (!rc)
+            rc = m->unconstrain(m->self, v, theta, e);
+        drift_free(v);
+        if (rc)
+            return rc;
+        if ((rc = drift_logdensity_eval(ld, theta, &lp, NULL, e)))
+            return drift_err_set(e, rc, "at the initial values of %s: %s",
+                                 a->init, e->msg);
+        return DRIFT_OK;
+    }
+    drift_rng rng;
+    drift_rng_seed(&rng, a->seed, 0);
+    for (int k = 0; k < 100; k++) {
+        for (size_t j = 0; j < m->dim; j++)
+            theta[j] = 4 * drift_rng_uniform(&rng) - 2;
+        if (drift_logdensity_eval(ld, theta, &lp, NULL, e) == DRIFT_OK)
+            return DRIFT_OK;
+    }
+    return drift_err_set(e, DRIFT_ENUMERIC,
+                         "no finite log density at 100 random initial "
+                         "points (the last: %s): give --init",
+                         e->msg);
+}
+
+static void write_header(FILE *f, const opt_args *a, const drift_model *m,
+                         const drift_optimize_result *r)
+{
+    const drift_optimize_opts *o = &a->o;
+    const char *name = strrchr(a->model, '/');
+    name = name ? name + 1 : a->model;
+    size_t len = strcspn(name, ".");
+    fprintf(f, "# drift_version = %s\n# model = %.*s\n# model_file = %s\n",
+            PACKAGE_VERSION, (int)len, name, a->model);
+    fprintf(f, "# method = optimize\n#   optimize\n"
+               "#     algorithm = lbfgs\n#       lbfgs\n"
+               "#         init_alpha = %g\n#         tol_obj = %g\n"
+               "#         tol_rel_obj = %g\n#         tol_grad = %g\n"
+               "#         tol_rel_grad = %g\n#         tol_param = %g\n"
+               "#         history_size = %u\n#     jacobian = %d\n"
+               "#     iter = %u\n#     save_iterations = 0\n",
+            o->init_alpha, o->tol_obj, o->tol_rel_obj, o->tol_grad,
+            o->tol_rel_grad, o->tol_param, o->history_size, a->jacobian,
+            o->iter);
+    fprintf(f, "# id = 1\n# data\n");
+    for (size_t k = 0; k < a->n_data; k++)
+        fprintf(f, "#   file = %s\n", a->data[k]);
+    fprintf(f, "# init = %s\n# random\n#   seed = %llu\n# output\n"
+               "#   file = %s\n",
+            a->init ? a->init : "2", (unsigned long long)a->seed, a->out);
+    fprintf(f, "# iterations = %u\n# converged = %d (%s)\n", r->iterations,
+            r->converged, r->why);
+    fprintf(f, "lp__");
+    for (size_t j = 0; j < m->n_out; j++)
+        fprintf(f, ",%s", m->out_names[j]);
+    for (size_t j = 0; j < m->n_gen; j++)
+        fprintf(f, ",%s", m->gen_names[j]);
+    fputc('\n', f);
+}
+
+static int run(const opt_args *a, const drift_model *m)
+{
+    drift_err e = {{0}};
+    drift_logdensity *ld;
+    if (drift_logdensity_new(&ld, m, a->jacobian, "drift optimize", &e)) {
+        fprintf(stderr, "%s\n", e.msg);
+        return EXIT_USAGE;
+    }
+    size_t d = m->dim;
+    double *theta = drift_malloc_array(d + m->n_out + m->n_gen + 1,
+                                       sizeof *theta);
+    if (!theta) {
+        drift_logdensity_free(ld);
+        fprintf(stderr, "drift optimize: out of memory\n");
+        return EXIT_RUN_FAILED;
+    }
+    double *out = theta + d;
+    int status = 0, rc;
+    drift_optimize_result r;
+    if ((rc = start_point(a, m, ld, theta, &e))) {
+        fprintf(stderr, "drift optimize: %s\n", e.msg);
+        status = rc == DRIFT_ENUMERIC ? EXIT_RUN_FAILED : EXIT_USAGE;
+        goto done;
+    }
+    if ((rc = drift_optimize_lbfgs(ld, d, &a->o, theta, &r, &e))) {
+        fprintf(stderr, "drift optimize: %s\n", e.msg);
+        status = EXIT_RUN_FAILED;
+        goto done;
+    }
+    m->constrain(m->self, theta, out);
+    if (m->n_gen &&
+        m->generate(m->self, drift_logdensity_ws(ld), theta, a->seed, 1,
+                    out + m->n_out, &e)) {
+        fprintf(stderr, "drift optimize: generated quantities at the mode: "
+                        "%s\n",
+                e.msg);
+        status = EXIT_RUN_FAILED;
+        goto done;
+    }
+    FILE *f = fopen(a->out, "w");
+    if (!f) {
+        fprintf(stderr, "drift optimize: --out %s: cannot write it\n", a->out);
+        status = EXIT_USAGE;
+        goto done;
+    }
+    write_header(f, a, m, &r);
+    fprintf(f, "%.17g", r.lp);
+    for (size_t j = 0; j < m->n_out + m->n_gen; j++)
+        fprintf(f, ",%.17g", out[j]);
+    fputc('\n', f);
+    if (fclose(f)) {
+        fprintf(stderr, "drift optimize: %s: write failed\n", a->out);
+        status = EXIT_RUN_FAILED;
+        goto done;
+    }
+    if (r.converged) {
+        fprintf(stderr, "drift optimize: %s after %u iterations; lp__ = %.10g "
+                        "-> %s\n",
+                r.why, r.iterations, r.lp, a->out);
+    } else {
+        fprintf(stderr, "drift optimize: warning: %s (%u iterations; the "
+                        "last point is in %s): the density may have no "
+                        "mode, or raise --iter\n",
+                r.why, r.iterations, a->out);
+        status = EXIT_RUN_FAILED;
+    }
+done:
+    drift_free(theta);
+    drift_logdensity_free(ld);
+    return status;
+}
+
+int cmd_optimize(int argc, char **argv)
+{
+    opt_args a;
+    memset(&a, 0, sizeof a);
+    drift_optimize_defaults(&a.o);
+    int rc = cli_parse("optimize", opt_opts, N_OPT_OPTS, argc, argv, on_opt,
+                       &a);
+    if (rc)
+        return rc;
+    if (a.help) {
+        cli_usage("drift optimize MODEL.drift|--model NAME --data FILE "
+                  "[--jacobian] [options]",
+                  "Finds the posterior mode by L-BFGS on the unconstrained "
+                  "scale, as CmdStan's\noptimize method: without the "
+                  "constraint transforms' log-Jacobians by default\n(the "
+                  "mode of the constrained values' density), with them "
+                  "given --jacobian.\nWrites CmdStan's optimize CSV: lp__, "
+                  "the parameters and the generated\nquantities at the "
+                  "mode.  Exit status 1 when the iteration limit is hit.",
+                  opt_opts, N_OPT_OPTS);
+        return 0;
+    }
+    if (!a.model) {
+        fprintf(stderr, "drift optimize: no model given: give a model file "
+                        "(model.drift) or use --model NAME\n");
+        return EXIT_USAGE;
+    }
+    if (!a.out)
+        a.out = "optimize.csv";
+    if (!a.have_seed)
+        a.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    a.data[a.n_data] = NULL;
+    drift_err e = {{0}};
+    drift_registry *reg = drift_registry_new();
+    if (!reg) {
+        fprintf(stderr, "drift optimize: out of memory\n");
+        return EXIT_RUN_FAILED;
+    }
+    drift_problem prob;
+    if (open_model(&a, reg, &prob, &e)) {
+        fprintf(stderr, "drift optimize: %s\n", e.msg);
+        drift_problem_close(&prob);
+        drift_registry_free(reg);
+        return EXIT_USAGE;
+    }
+    rc = run(&a, &prob.model);
+    drift_problem_close(&prob);
+    drift_registry_free(reg);
+    return rc;
+}

@@ -1,0 +1,37 @@
+/* logdensity.h: the posterior's log density at given points over all the
+ * data, with or without the constraint transforms' log-Jacobians, and its
+ * gradient on the unconstrained scale: what the methods that evaluate a
+ * model at points (log_prob, optimization, generated quantities over
+ * draws) share.  Not for samplers, which see the model through the
+ * oracles (oracle.c), nor for counting gradients. */
+#ifndef DRIFT_LOGDENSITY_H
+#define DRIFT_LOGDENSITY_H
+
+#include <drift/model.h>
+
+typedef struct drift_logdensity drift_logdensity;
+
+/* An evaluator of m (borrowed: it must outlive the evaluator).  With
+ * jacobian 0 the density is that of the constrained values, log_prior
+ * less the model's log_jacobian; a model without log_jacobian whose
+ * parameters are not all unconstrained is then refused, with a message
+ * saying so (what `who` names: the command) and what to give instead. */
+int drift_logdensity_new(drift_logdensity **out, const drift_model *m,
+                         int jacobian, const char *who, drift_err *e);
+void drift_logdensity_free(drift_logdensity *ld);
+
+/* log p(theta | data) into *lp (the prior plus every row; constants
+ * included) and, when grad != NULL, its gradient in theta (d).  A point
+ * where the density is not finite returns the model's error. */
+int drift_logdensity_eval(drift_logdensity *ld, const double *theta,
+                          double *lp, double *grad, drift_err *e);
+
+/* The workspace the evaluator holds (one of m's), for other calls of the
+ * model at the same points (generate). */
+void *drift_logdensity_ws(const drift_logdensity *ld);
+
+/* Whether m's constraint transforms are the identity: no log_jacobian
+ * needed (n_out == dim and constrain() copies at probe points). */
+int drift_logdensity_unconstrained(const drift_model *m);
+
+#endif

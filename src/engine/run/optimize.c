@@ -1,0 +1,212 @@
+/* optimize.c: L-BFGS for the posterior mode (see optimize.h), with a
+ * backtracking line search (Armijo's condition, quadratic interpolation)
+ * and CmdStan's convergence tests.  Not for chains (mode.c). */
+#include "config.h"
+
+#include <float.h>
+#include <math.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "optimize.h"
+
+/* Trials of one line search. */
+#define LINE_TRIES 40
+/* |x| beyond which the density is taken to have no mode. */
+#define RUNAWAY 1e100
+
+void drift_optimize_defaults(drift_optimize_opts *o)
+{
+    o->iter = 2000;
+    o->tol_obj = 1e-12;
+    o->tol_rel_obj = 1e4;
+    o->tol_grad = 1e-8;
+    o->tol_rel_grad = 1e7;
+    o->tol_param = 1e-8;
+    o->history_size = 5;
+    o->init_alpha = 1e-3;
+}
+
+static double dot(const double *a, const double *b, size_t d)
+{
+    double s = 0;
+    for (size_t k = 0; k < d; k++)
+        s += a[k] * b[k];
+    return s;
+}
+
+/* f = -log density and its gradient; DRIFT_ENUMERIC (f = inf) where the
+ * density is not finite, a point the line search steps back from. */
+static int eval(drift_logdensity *ld, size_t d, const double *x, double *f,
+                double *g, drift_err *e)
+{
+    double lp;
+    int rc = drift_logdensity_eval(ld, x, &lp, g, e);
+    if (rc) {
+        *f = INFINITY;
+        return rc;
+    }
+    *f = -lp;
+    for (size_t k = 0; k < d; k++)
+        g[k] = -g[k];
+    return DRIFT_OK;
+}
+
+/* p = -H g by the two-loop recursion over the stored pairs (newest at
+ * head - 1), H0 = gamma I with gamma = s'y / y'y of the newest pair. */
+static void direction(size_t d, size_t m, size_t stored, size_t head,
+                      const double *S, const double *Y, const double *rho,
+                      double *alpha, const double *g, double *p)
+{
+    memcpy(p, g, d * sizeof *p);
+    for (size_t q = 0; q < stored; q++) {
+        size_t i = (head + m - 1 - q) % m;
+        alpha[i] = rho[i] * dot(S + i * d, p, d);
+        for (size_t k = 0; k < d; k++)
+            p[k] -= alpha[i] * Y[i * d + k];
+    }
+    double gamma = 1;
+    if (stored) {
+        size_t i = (head + m - 1) % m;
+        gamma = dot(S + i * d, Y + i * d, d) / dot(Y + i * d, Y + i * d, d);
+    }
+    for (size_t k = 0; k < d; k++)
+        p[k] *= gamma;
+    for (size_t q = stored; q-- > 0;) {
+        size_t i = (head + m - 1 - q) % m;
+        double beta = rho[i] * dot(Y + i * d, p, d);
+        for (size_t k = 0; k < d; k++)
+            p[k] += (alpha[i] - beta) * S[i * d + k];
+    }
+    for (size_t k = 0; k < d; k++)
+        p[k] = -p[k];
+}
+
+int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
+                         const drift_optimize_opts *o, double *x,
+                         drift_optimize_result *r, drift_err *e)
+{
+    size_t m = o->history_size ? o->history_size : 1;
+    double *buf = drift_malloc_array(2 * m * d + 4 * d + 2 * m, sizeof *buf);
+    if (!buf)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    double *S = buf, *Y = S + m * d, *g = Y + m * d, *p = g + d, *xn = p + d,
+           *gn = xn + d, *rho = gn + d, *alpha = rho + m;
+    memset(r, 0, sizeof *r);
+    double f;
+    int rc = eval(ld, d, x, &f, g, e);
+    if (rc) {
+        drift_free(buf);
+        return rc;
+    }
+    size_t stored = 0, head = 0;
+    const double eps = DBL_EPSILON;
+    r->why = "maximum number of iterations hit, may not be at an optimum";
+    for (unsigned it = 0; it < o->iter; it++) {
+        direction(d, m, stored, head, S, Y, rho, alpha, g, p);
+        double dec = -dot(g, p, d);
+        if (!(dec > 0) || !isfinite(dec)) {
+            if (!stored) {
+                r->converged = 1;
+                r->why = "no descent direction: at a stationary point";
+                break;
+            }
+            stored = 0;   /* forget the history, step along -g */
+            direction(d, m, 0, 0, S, Y, rho, alpha, g, p);
+            dec = dot(g, g, d);
+        }
+        /* The first step is init_alpha times -g, as CmdStan's. */
+        double t = stored ? 1
+                   : it == 0 ? o->init_alpha
+                             : 1 / fmax(sqrt(dot(p, p, d)), 1.0);
+        double fn = INFINITY;
+        int accepted = 0;
+        for (int tries = 0; tries < LINE_TRIES; tries++) {
+            for (size_t k = 0; k < d; k++)
+                xn[k] = x[k] + t * p[k];
+            rc = eval(ld, d, xn, &fn, gn, e);
+            if (rc && rc != DRIFT_ENUMERIC && rc != DRIFT_ENONFINITE) {
+                drift_free(buf);
+                return rc;
+            }
+            if (!rc && fn <= f - 1e-4 * t * dec) {
+                accepted = 1;
+                break;
+            }
+            double tq = !rc ? dec * t * t / (2 * (fn - f + t * dec)) : 0.1 * t;
+            if (!(tq >= 0.1 * t))
+                tq = 0.1 * t;
+            if (tq > 0.5 * t)
+                tq = 0.5 * t;
+            t = tq;
+        }
+        if (!accepted) {
+            if (stored) {
+                stored = 0;
+                continue;
+            }
+            /* Where the gradient is still far from 0, the density has
+             * most likely run off to where it is not finite. */
+            r->converged = sqrt(dot(g, g, d)) <= 1e-4 * fmax(1, fabs(f));
+            r->why = r->converged
+                         ? "line search failed to achieve a sufficient "
+                           "decrease, no more progress can be made"
+                         : "line search failed far from a stationary point "
+                           "(the density is not finite a step further)";
+            break;
+        }
+        r->iterations = it + 1;
+        double *si = S + head * d, *yi = Y + head * d;
+        for (size_t k = 0; k < d; k++) {
+            si[k] = xn[k] - x[k];
+            yi[k] = gn[k] - g[k];
+        }
+        double sy = dot(si, yi, d), step = sqrt(dot(si, si, d));
+        if (sy > 1e-12 * sqrt(dot(si, si, d) * dot(yi, yi, d))) {
+            rho[head] = 1 / sy;
+            head = (head + 1) % m;
+            if (stored < m)
+                stored++;
+        }
+        double df = f - fn;
+        memcpy(x, xn, d * sizeof *x);
+        memcpy(g, gn, d * sizeof *g);
+        f = fn;
+        if (sqrt(dot(x, x, d)) > RUNAWAY || !isfinite(f)) {
+            drift_free(buf);
+            return drift_err_set(e, DRIFT_ENUMERIC,
+                                 "the log density grows without bound "
+                                 "(%g after %u iterations, |theta| %g): "
+                                 "it has no mode (an improper posterior?)",
+                                 -f, it + 1, sqrt(dot(x, x, d)));
+        }
+        /* CmdStan's tests, in its order. */
+        if (fabs(df) < o->tol_obj) {
+            r->why = "convergence detected: absolute change in objective "
+                     "function was below tolerance";
+        } else if (fabs(df) / fmax(fmax(fabs(f), fabs(f + df)), 1) <
+                   o->tol_rel_obj * eps) {
+            r->why = "convergence detected: relative change in objective "
+                     "function was below tolerance";
+        } else if (sqrt(dot(g, g, d)) < o->tol_grad) {
+            r->why = "convergence detected: gradient norm is below "
+                     "tolerance";
+        } else {
+            /* g' H g with the updated pairs */
+            direction(d, m, stored, head, S, Y, rho, alpha, g, p);
+            if (-dot(g, p, d) / fmax(fabs(f), 1) < o->tol_rel_grad * eps)
+                r->why = "convergence detected: relative gradient magnitude "
+                         "is below tolerance";
+            else if (step < o->tol_param)
+                r->why = "convergence detected: absolute parameter change "
+                         "was below tolerance";
+            else
+                continue;
+        }
+        r->converged = 1;
+        break;
+    }
+    r->lp = -f;
+    drift_free(buf);
+    return DRIFT_OK;
+}

@@ -1,0 +1,44 @@
+/* optimize.h: the posterior mode on the unconstrained scale by L-BFGS, as
+ * CmdStan's optimize method finds it: its options by CmdStan's names and
+ * defaults, its convergence tests, the density with or without the
+ * constraint Jacobians (drift_logdensity's choice).  Standalone: not the
+ * mode search of control variates (mode.c), which works through a
+ * chain's counted oracles and budget. */
+#ifndef DRIFT_OPTIMIZE_H
+#define DRIFT_OPTIMIZE_H
+
+#include "logdensity.h"
+
+typedef struct drift_optimize_opts {
+    unsigned iter;          /* iterations at most (2000) */
+    double tol_obj;         /* |f_k - f_k-1| below it: converged (1e-12) */
+    double tol_rel_obj;     /* ... relative, in units of epsilon (1e4) */
+    double tol_grad;        /* |g| below it (1e-8) */
+    double tol_rel_grad;    /* g' H g / max(|f|, 1), in epsilons (1e7) */
+    double tol_param;       /* |x_k - x_k-1| below it (1e-8) */
+    unsigned history_size;  /* pairs kept (5) */
+    double init_alpha;      /* the first line search's first step (1e-3) */
+} drift_optimize_opts;
+
+/* CmdStan's defaults. */
+void drift_optimize_defaults(drift_optimize_opts *o);
+
+typedef struct drift_optimize_result {
+    double lp;              /* log density at the point returned */
+    unsigned iterations;
+    int converged;          /* 1: a tolerance was met, or the line search
+                               could make no more progress; 0: the
+                               iteration limit was reached */
+    const char *why;        /* which test ended it, in CmdStan's words */
+} drift_optimize_result;
+
+/* Maximises ld's density over its model's d coordinates from theta (its
+ * value there must be finite), leaving the best point in theta.  Returns
+ * DRIFT_OK (r says how it ended) or an error of the model, or
+ * DRIFT_ENUMERIC when the density grows without bound (no mode: an
+ * improper posterior), with a message saying so. */
+int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
+                         const drift_optimize_opts *o, double *theta,
+                         drift_optimize_result *r, drift_err *e);
+
+#endif
