@@ -155,9 +155,14 @@ static int on_opt(void *user, int idx, const char *v)
 static int open_model(const opt_args *a, drift_registry *reg,
                       drift_problem *prob, drift_err *e)
 {
-    drift_problem_spec spec = {a->model, a->data, (char *const *)a->model_set,
-                               a->n_model_set, (char *const *)a->data_set,
-                               a->n_data_set, stderr, NULL};
+    drift_problem_spec spec = {.model = a->model,
+                               .data = a->data,
+                               .model_set = (char *const *)a->model_set,
+                               .n_model_set = a->n_model_set,
+                               .data_set = (char *const *)a->data_set,
+                               .n_data_set = a->n_data_set,
+                               .diag = stderr,
+                               .share = NULL};
     return drift_problem_open(prob, reg, &spec, e);
 }
 
