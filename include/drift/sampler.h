@@ -636,6 +636,10 @@ typedef struct drift_sampler {
                                        estimator (DRIFT_TABLE_ESTIMATOR):
                                        --gradient is refused, and the
                                        engine's plan does not choose cv */
+#define DRIFT_SAMPLER_FIXED      16u /* keeps its initial point (CmdStan's
+                                       fixed_param): no warmup unless
+                                       asked, and no convergence checks
+                                       of its draws */
 
 /* What drift_sampler_entry() returns.  abi_version is read first and a
  * mismatch refused before anything else is read; struct_size, the build

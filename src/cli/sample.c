@@ -348,6 +348,7 @@ typedef struct run_report {
     int run_rc;             /* drift_run's status (rank 0's, under mpirun) */
     const char *msg;        /* its message */
     size_t N;               /* the data's rows */
+    int fixed;              /* the sampler keeps its initial point */
 } run_report;
 
 /* The run's account on stderr, for K chains' results: the refusal of a
@@ -390,7 +391,9 @@ static void print_run(void *user, const drift_chain_result *res, unsigned K)
             fputc('\n', stderr);
         }
     }
-    if (!x->run_rc && !any_status)
+    /* A sampler that keeps its initial point has no convergence to
+     * check (CmdStan's fixed_param: its chains differ by their inits). */
+    if (!x->run_rc && !any_status && !x->fixed)
         print_checks(res, K);
 }
 
@@ -590,7 +593,8 @@ static int run_plan(drift_plan *p, const drift_spec *spec,
     const drift_problem *prob = &p->prob;
     run_report rep = {a, run_rc, e.msg,
                       mpi->on ? (size_t)prob->rows_total
-                              : prob->model.n_rows};
+                              : prob->model.n_rows,
+                      (p->sampler.flags & DRIFT_SAMPLER_FIXED) != 0};
     if (mpi->on) {
         /* Rank 0 speaks for every chain of the job; every rank ends with
          * the job's worst status. */

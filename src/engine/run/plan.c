@@ -815,7 +815,9 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
     if (!a->iters && iter_budget && !a->warmup_only)
         a->iters = 1000;
     if (!a->have_warmup)
-        a->warmup = iter_budget || sampler_adapts(sampler) ? 1000 : 0;
+        a->warmup = sampler->flags & DRIFT_SAMPLER_FIXED              ? 0
+                    : iter_budget || sampler_adapts(sampler) ? 1000
+                                                             : 0;
     /* Under --gradient cv, or the plan, chains start near the mode unless
      * told. */
     p->init_mode = (a->gradient == DRIFT_GRADIENT_CV || planned) && !a->init
