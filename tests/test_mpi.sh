@@ -259,6 +259,21 @@ only() {
     [ "$left" = "$want" ] || fail "$dir holds '$left', expected '$want'"
 }
 long="--sampler sgld --set h=1e-4 --iter 100000000 --warmup 0 --seed 3"
+# A job's writers lock its output set; a writer killed outright (mpirun
+# SIGKILLs ranks slow to leave) cannot remove its lock files, which then
+# hold nothing: each must be empty, and a job of the same shape on the
+# same name ($2 ranks, $3 chains, --out $1/o.csv) must take them and
+# remove them.
+relock() {
+    for l in $(cd "$1" && ls -A | grep '^\..*\.lock$'); do
+        [ -s "$1/$l" ] && fail "$1/$l: a lock file with content"
+    done
+    # shellcheck disable=SC2086
+    $MPI -n "$2" "$bin" sample "$model" --data d.csv --sampler sgld \
+        --set h=1e-4 --iter 10 --chains "$3" --quiet --out "$1/o.csv" \
+        >"$1.relock.log" 2>&1 ||
+        fail "$1: a job on the name after the killed one: $(cat "$1.relock.log")"
+}
 
 for victim in 1 0; do
     dir=kill$victim
@@ -278,6 +293,7 @@ for victim in 1 0; do
             fail "rank $victim killed: o.csv not marked incomplete"
         "$bin" summary $dir/o.csv >/dev/null 2>&1 ||
             fail "rank $victim killed: o.csv does not read"
+        relock $dir 2 1
         only $dir o.csv
     else
         kill $job 2>/dev/null
@@ -304,6 +320,7 @@ if wait_rank 3 int/o.csv >/dev/null; then
     [ "$a" = "$b" ] || fail "interrupted: $a and $b rows in the two files"
     "$bin" summary int/o_1.csv int/o_2.csv >/dev/null 2>&1 ||
         fail "interrupted: the files do not read"
+    relock int 4 2
     only int o_1.csv o_2.csv
 else
     kill $job 2>/dev/null
@@ -426,6 +443,50 @@ mismatch "per-row generated quantities" "generated quantities need every data ro
 $MPI -n 2 "$bin" sample gq.drift --data d.csv --sampler sgld --set h=1e-4 --iter 10 \
     --chains 2 --quiet --out gq.csv >gq.log 2>&1 ||
     fail "per-row generated quantities, one rank per chain: $(cat gq.log)"
+
+# One output set, one run: a job of two writers (a chain on each rank)
+# holds the set's lock shared and its chains' names exclusively, so a run
+# in one process on the same --out, and a second job, are refused while
+# it runs; the last writer to finish removes the lock files.
+rm -f lk*
+# shellcheck disable=SC2086
+env --default-signal=INT,HUP $MPI -n 2 "$bin" sample "$model" --data d.csv \
+    --sampler sgld --set h=1e-4 --iter 100000000 --chains 2 --quiet \
+    --out lk.csv >lk.log 2>&1 &
+lkpid=$!
+n=0
+while { [ ! -f .lk_1.csv.lock ] || [ ! -f .lk_2.csv.lock ] ||
+        [ ! -f .lk.csv.lock ]; } && [ $n -lt 600 ]; do
+    sleep 0.1
+    n=$((n + 1))
+done
+[ -f .lk.csv.lock ] || fail "lock: the job holds no lock on its set"
+"$bin" sample "$model" --data d.csv --sampler sgld --set h=1e-4 --iter 10 \
+    --chains 2 --out lk.csv >lk1.log 2>&1
+st=$?
+[ $st -eq 2 ] && grep -q "another drift run is writing this output set" lk1.log ||
+    fail "lock: a run in one process beside the job: status $st: $(cat lk1.log)"
+# shellcheck disable=SC2086
+$MPI -n 2 "$bin" sample "$model" --data d.csv --sampler sgld --set h=1e-4 \
+    --iter 10 --chains 2 --quiet --out lk.csv >lk2.log 2>&1
+st=$?
+[ $st -ne 0 ] && grep -q "another drift run is writing" lk2.log ||
+    fail "lock: a second job on the set: status $st: $(cat lk2.log)"
+kill -INT $lkpid
+wait $lkpid
+for f in lk_1.csv lk_2.csv; do
+    grep -q "^lp__" "$f" 2>/dev/null || fail "lock: the first job's $f is missing"
+done
+# The interrupted job's writers may have been killed by mpirun before
+# they removed their lock files: the next job on the name takes them and
+# leaves none.
+# shellcheck disable=SC2086
+$MPI -n 2 "$bin" sample "$model" --data d.csv --sampler sgld --set h=1e-4 \
+    --iter 10 --chains 2 --quiet --out lk.csv >lk3.log 2>&1 ||
+    fail "lock: a job on the set after the first: $(cat lk3.log)"
+if ls -A | grep -q '^\.lk.*lock$'; then
+    fail "lock: lock files left: $(ls -A | grep lock)"
+fi
 
 [ $fails -eq 0 ] || exit 1
 echo "PASS: test_mpi.sh"

@@ -279,6 +279,12 @@ static size_t n_held;
 
 int drift_writer_lock_set(const char *out, int *fd, drift_err *e)
 {
+    return drift_writer_lock_set_mode(out, 0, fd, e);
+}
+
+int drift_writer_lock_set_mode(const char *out, int shared, int *fd,
+                               drift_err *e)
+{
     *fd = -1;
     char path[PATH_MAX];
     if (lock_name(out, path, sizeof path))
@@ -302,7 +308,7 @@ int drift_writer_lock_set(const char *out, int *fd, drift_err *e)
                                  "another output name",
                                  out, path);
         }
-        if (flock(f, LOCK_EX | LOCK_NB) != 0) {
+        if (flock(f, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) != 0) {
             int err = errno;
             close(f);
             if (err == EWOULDBLOCK)
@@ -338,8 +344,11 @@ static void release(const char *path, int fd)
 {
     struct stat a, b;
     /* Removed while held, so that a later run never finds it taken; by
-     * the taker alone (a child's exit must not remove the parent's). */
-    if (lock_owner == getpid() && fstat(fd, &a) == 0 &&
+     * the taker alone (a child's exit must not remove the parent's), and
+     * of a shared lock by its last holder (while others hold it, the
+     * exclusive lock is refused). */
+    if (lock_owner == getpid() && flock(fd, LOCK_EX | LOCK_NB) == 0 &&
+        fstat(fd, &a) == 0 &&
         stat(path, &b) == 0 && a.st_dev == b.st_dev &&
         a.st_ino == b.st_ino)
         unlink(path);

@@ -52,8 +52,17 @@ int drift_rename_over_file(int dir, const char *from, const char *to,
  * well).  *fd gets it; DRIFT_OK, or DRIFT_EINVAL (another process holds
  * it; the message says so) or DRIFT_EIO, with a message naming out. */
 int drift_writer_lock_set(const char *out, int *fd, drift_err *e);
+/* The same, shared (shared != 0) or exclusive: the writers of one run
+ * across MPI ranks each hold it shared, each with exclusive locks on its
+ * own chains' names, which refuses a run in one process on the same name
+ * and another job writing any of those chains.  A holder killed outright
+ * (SIGKILL) leaves the empty lock file behind: it holds nothing, and the
+ * next run on the name takes it and removes it. */
+int drift_writer_lock_set_mode(const char *out, int shared, int *fd,
+                               drift_err *e);
 /* Releases the lock: the process that took it removes the file (when it
- * is still the one locked), any other (a forked child) only closes its
+ * is still the one locked, and of a shared lock when no other process
+ * still holds it), any other (a forked child) only closes its
  * descriptor.  fd < 0 is a no-op. */
 void drift_writer_unlock_set(const char *out, int fd);
 /* Releases every lock this process still holds, as drift_writer_unlock_set

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "base/stop.h"
+#include "base/writer.h"
 #include "base/util.h"
 #include "cli.h"
 #include "mpirun.h"
@@ -498,6 +499,62 @@ static int after_data(void *user, drift_plan *p, drift_err *e)
     return DRIFT_OK;
 }
 
+/* The locks a group's writer holds on its run's output set. */
+typedef struct rank_locks {
+    int set;            /* the set's lock (-1: none) */
+    int *chains;        /* its chains' names' (n of them) */
+    unsigned n;
+} rank_locks;
+
+/* One output set, one run, across ranks too: a job with one group of
+ * ranks locks the set as a run in one process does; with several, each
+ * group's writer holds the set's lock shared and its own chains' names
+ * exclusively, so that neither a run in one process nor another job
+ * writing any of those chains mixes its files with the job's.  Ranks
+ * that write nothing take no lock.  0, or the exit status (said). */
+static int lock_rank_outputs(const drift_plan_args *a, const cli_mpi *mpi,
+                             rank_locks *lk)
+{
+    if (mpi->L.grank != 0 || !a->out)
+        return 0;
+    int several = mpi->L.G > 1;
+    drift_err le = {{0}};
+    int rc = drift_writer_lock_set_mode(a->out, several, &lk->set, &le);
+    if (!rc && several &&
+        !(lk->chains = malloc(mpi->L.count * sizeof *lk->chains)))
+        rc = drift_err_set(&le, DRIFT_ENOMEM, "out of memory");
+    unsigned first = (a->chain_id ? a->chain_id : 1) + mpi->L.first;
+    for (unsigned k = 0; !rc && several && k < mpi->L.count; k++) {
+        char path[PATH_MAX];
+        drift_chain_path(a->out, a->chains, first + k, path, sizeof path);
+        rc = drift_writer_lock_set(path, &lk->chains[k], &le);
+        if (!rc)
+            lk->n = k + 1;
+    }
+    if (rc) {
+        fprintf(stderr, "drift sample: %s: --out: %s\n", mpi->who, le.msg);
+        return EXIT_USAGE;
+    }
+    return 0;
+}
+
+static void unlock_rank_outputs(const drift_plan_args *a, const cli_mpi *mpi,
+                                rank_locks *lk)
+{
+    unsigned first = (a->chain_id ? a->chain_id : 1) + mpi->L.first;
+    for (unsigned k = 0; k < lk->n; k++) {
+        char path[PATH_MAX];
+        drift_chain_path(a->out, a->chains, first + k, path, sizeof path);
+        drift_writer_unlock_set(path, lk->chains[k]);
+    }
+    free(lk->chains);
+    lk->chains = NULL;
+    lk->n = 0;
+    if (lk->set >= 0)
+        drift_writer_unlock_set(a->out, lk->set);
+    lk->set = -1;
+}
+
 /* A parsed plan, run: the rest of its checks, the guard of an MPI rank,
  * the plan opened with the command's hooks, run, and its account.
  * resume_dir: the checkpoint it continues (NULL: none), whose manifest
@@ -509,12 +566,18 @@ static int run_plan(drift_plan *p, const drift_spec *spec,
     drift_plan_args *a = &p->a;
     drift_err e = {{0}};
     int rc = 0;
+    rank_locks locks = {-1, NULL, 0};
     if (drift_plan_check_args(p, &e)) {
         fprintf(stderr, "drift sample: %s\n", e.msg);
         rc = EXIT_USAGE;
         goto out;
     }
     if (mpi->on) {
+        /* A group's writer locks the output set before its guard forks,
+         * so that the guard, which completes the files, holds the locks
+         * (lock_rank_outputs). */
+        if ((rc = lock_rank_outputs(a, mpi, &locks)))
+            goto out;
         /* A rank's guard (engine/run/guard.h) forks now, before MPI is
          * joined: a process must not fork once it has. */
         drift_stop_catch();
@@ -610,6 +673,7 @@ static int run_plan(drift_plan *p, const drift_spec *spec,
     /* All said: what follows is teardown, plugins' included. */
     drift_plan_reported(rc);
 out:
+    unlock_rank_outputs(a, mpi, &locks);
     return rc;
 }
 
