@@ -325,3 +325,90 @@ def translate(stan_file, data=None, out: str | None = None,
         return text
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _csv_rows(text: str) -> tuple[list[str], np.ndarray]:
+    """The column row and the values of a CSV text (comment lines
+    skipped): (names, values as a 2-D float array)."""
+    lines = [ln for ln in text.splitlines()
+             if ln.strip() and not ln.startswith("#")]
+    if not lines:
+        raise DriftError("drift wrote no column row")
+    names = lines[0].strip().split(",")
+    values = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]],
+                      dtype=float).reshape(-1, len(names))
+    return names, values
+
+
+def _model_and_data(model, data, out_dir, drift_bin) -> list[str]:
+    path, kind = _model_file(model, out_dir)
+    files, _ = _data_files(data, path, kind, out_dir, drift_bin)
+    args = ["--model", path] if kind == "plugin" else [path]
+    for f in files:
+        args += ["--data", f]
+    return args
+
+
+def optimize(model, data=None, seed: int | None = None,
+             jacobian: bool = False, init=None,
+             drift_bin: str | None = None, **options) -> dict[str, float]:
+    """`drift optimize`: the posterior mode by L-BFGS, as CmdStan's
+    optimize method (without the constraints' log-Jacobians unless
+    jacobian=True).  Returns {column: value} for lp__, the parameters
+    (Stan's flat names: "w.1", ...) and the generated quantities at the
+    mode.  options: drift optimize's options by name, underscores for
+    dashes (iter=, tol_rel_grad=, history_size=, ...).  init: a dict of
+    initial values (written as JSON) or a file's path.  Raises DriftError
+    when drift refuses or the search fails (no mode, iteration limit)."""
+    tmp = _cli.new_output_dir()
+    try:
+        args = ["optimize"] + _model_and_data(model, data, tmp, drift_bin)
+        if seed is not None:
+            args += ["--seed", str(int(seed))]
+        if jacobian:
+            args.append("--jacobian")
+        if isinstance(init, Mapping):
+            ipath = os.path.join(tmp, "init.json")
+            _cli.write_json(ipath, init)
+            args += ["--init", ipath]
+        elif init is not None:
+            args += ["--init", os.fspath(init)]
+        for k, v in options.items():
+            args += _cli._option(k, v)
+        out = os.path.join(tmp, "optimize.csv")
+        args += ["--out", out]
+        _cli.run(args, drift_bin)
+        with open(out) as f:
+            names, values = _csv_rows(f.read())
+        if values.shape[0] != 1:
+            raise DriftError(f"drift optimize wrote {values.shape[0]} rows")
+        return dict(zip(names, values[0].tolist()))
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def log_prob(model, point: Mapping[str, object], data=None,
+             jacobian: bool = True, drift_bin: str | None = None
+             ) -> tuple[float, dict[str, float]]:
+    """`drift log-prob` at one point: point maps each parameter's name to
+    its constrained value (numbers or arrays).  Returns (lp, gradient):
+    the log density (with the constraints' log-Jacobians unless
+    jacobian=False, every normalising constant kept) and its gradient on
+    the unconstrained scale by coordinate name, as CmdStan's log_prob
+    method gives them."""
+    tmp = _cli.new_output_dir()
+    try:
+        args = ["log-prob"] + _model_and_data(model, data, tmp, drift_bin)
+        ppath = os.path.join(tmp, "point.json")
+        _cli.write_json(ppath, dict(point))
+        args += ["--point", ppath]
+        if not jacobian:
+            args.append("--no-jacobian")
+        names, values = _csv_rows(_cli.run(args, drift_bin).stdout)
+        if values.shape[0] != 1 or names[0] != "lp__":
+            raise DriftError("drift log-prob wrote an unexpected table")
+        grad = {n[2:] if n.startswith("g_") else n: float(v)
+                for n, v in zip(names[1:], values[0, 1:])}
+        return float(values[0, 0]), grad
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
