@@ -69,5 +69,6 @@ int cmd_diagnose(int argc, char **argv);  /* diagnose.c */
 int cmd_log_prob(int argc, char **argv);  /* logprob.c */
 int cmd_generate(int argc, char **argv);  /* generate.c */
 int cmd_optimize(int argc, char **argv);  /* optimize.c */
+int cmd_laplace(int argc, char **argv);   /* laplace.c */
 
 #endif

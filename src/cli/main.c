@@ -55,6 +55,8 @@ static const command commands[] = {
      "compare a model's gradients with finite differences"},
     {"optimize", cmd_optimize,
      "the posterior mode by L-BFGS (CmdStan's optimize)"},
+    {"laplace", cmd_laplace,
+     "draws from the Gaussian approximation at the mode (CmdStan's laplace)"},
     {"generate", cmd_generate,
      "the generated quantities at every draw of existing draws files"},
     {"log-prob", cmd_log_prob,

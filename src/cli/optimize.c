@@ -17,12 +17,10 @@
 #include "base/util.h"
 #include "cli.h"
 #include "engine/lang/lang_model.h"
-#include "engine/run/inits.h"
 #include "engine/run/logdensity.h"
 #include "engine/run/optimize.h"
 #include "engine/run/plugin.h"
 #include "engine/run/problem.h"
-#include "engine/run/rng.h"
 
 enum { P_MODEL, P_MODEL_SET, P_DATA, P_DATA_SET, P_INIT, P_SEED, P_JAC,
        P_ITER, P_TOL_OBJ, P_TOL_REL_OBJ, P_TOL_GRAD, P_TOL_REL_GRAD,
@@ -166,41 +164,6 @@ static int open_model(const opt_args *a, drift_registry *reg,
     return drift_problem_open(prob, reg, &spec, e);
 }
 
-/* A starting point with a finite density: the user's, or up to 100 random
- * inits (Stan's), as CmdStan tries them. */
-static int start_point(const opt_args *a, const drift_model *m,
-                       drift_logdensity *ld, double *theta, drift_err *e)
-{
-    double lp;
-    if (a->init) {
-        double *v = drift_malloc_array(m->n_out ? m->n_out : 1, sizeof *v);
-        if (!v)
-            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
-        int rc = drift_inits_read(a->init, m, v, e);
-        if (!rc)
-            rc = m->unconstrain(m->self, v, theta, e);
-        drift_free(v);
-        if (rc)
-            return rc;
-        if ((rc = drift_logdensity_eval(ld, theta, &lp, NULL, e)))
-            return drift_err_set(e, rc, "at the initial values of %s: %s",
-                                 a->init, e->msg);
-        return DRIFT_OK;
-    }
-    drift_rng rng;
-    drift_rng_seed(&rng, a->seed, 0);
-    for (int k = 0; k < 100; k++) {
-        for (size_t j = 0; j < m->dim; j++)
-            theta[j] = 4 * drift_rng_uniform(&rng) - 2;
-        if (drift_logdensity_eval(ld, theta, &lp, NULL, e) == DRIFT_OK)
-            return DRIFT_OK;
-    }
-    return drift_err_set(e, DRIFT_ENUMERIC,
-                         "no finite log density at 100 random initial "
-                         "points (the last: %s): give --init",
-                         e->msg);
-}
-
 static void write_header(FILE *f, const opt_args *a, const drift_model *m,
                          const drift_optimize_result *r)
 {
@@ -255,7 +218,7 @@ static int run(const opt_args *a, const drift_model *m)
     double *out = theta + d;
     int status = 0, rc;
     drift_optimize_result r;
-    if ((rc = start_point(a, m, ld, theta, &e))) {
+    if ((rc = drift_optimize_start(ld, m, a->init, a->seed, theta, &e))) {
         fprintf(stderr, "drift optimize: %s\n", e.msg);
         status = rc == DRIFT_ENUMERIC ? EXIT_RUN_FAILED : EXIT_USAGE;
         goto done;

@@ -8,7 +8,9 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "inits.h"
 #include "optimize.h"
+#include "rng.h"
 
 /* Trials of one line search. */
 #define LINE_TRIES 40
@@ -209,4 +211,38 @@ int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
     r->lp = -f;
     drift_free(buf);
     return DRIFT_OK;
+}
+
+int drift_optimize_start(drift_logdensity *ld, const drift_model *m,
+                         const char *init, uint64_t seed, double *theta,
+                         drift_err *e)
+{
+    double lp;
+    if (init) {
+        double *v = drift_malloc_array(m->n_out ? m->n_out : 1, sizeof *v);
+        if (!v)
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        int rc = drift_inits_read(init, m, v, e);
+        if (!rc)
+            rc = m->unconstrain(m->self, v, theta, e);
+        drift_free(v);
+        if (rc)
+            return rc;
+        if ((rc = drift_logdensity_eval(ld, theta, &lp, NULL, e)))
+            return drift_err_set(e, rc, "at the initial values of %s: %s",
+                                 init, e->msg);
+        return DRIFT_OK;
+    }
+    drift_rng rng;
+    drift_rng_seed(&rng, seed, 0);
+    for (int k = 0; k < 100; k++) {
+        for (size_t j = 0; j < m->dim; j++)
+            theta[j] = 4 * drift_rng_uniform(&rng) - 2;
+        if (drift_logdensity_eval(ld, theta, &lp, NULL, e) == DRIFT_OK)
+            return DRIFT_OK;
+    }
+    return drift_err_set(e, DRIFT_ENUMERIC,
+                         "no finite log density at 100 random initial "
+                         "points (the last: %s): give --init",
+                         e->msg);
 }

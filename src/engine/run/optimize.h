@@ -41,4 +41,12 @@ int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
                          const drift_optimize_opts *o, double *theta,
                          drift_optimize_result *r, drift_err *e);
 
+/* A starting point with a finite density into theta (d): the constrained
+ * values of the file init (JSON or CSV, as --init reads them), or, with
+ * init NULL, up to 100 uniform(-2, 2) draws on the unconstrained scale
+ * from seed (Stan's random inits, tried as CmdStan tries them). */
+int drift_optimize_start(drift_logdensity *ld, const drift_model *m,
+                         const char *init, uint64_t seed, double *theta,
+                         drift_err *e);
+
 #endif

@@ -1,0 +1,117 @@
+/* laplace.c: the Laplace approximation at a mode (see laplace.h). */
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "adapt.h"
+#include "laplace.h"
+
+struct drift_laplace {
+    size_t d;
+    double *mode;   /* d */
+    double *L;      /* d x d row-major: the precision's lower factor */
+    double *z;      /* d: scratch of a draw */
+};
+
+void drift_laplace_free(drift_laplace *la)
+{
+    if (!la)
+        return;
+    drift_free(la->mode);
+    drift_free(la->L);
+    drift_free(la->z);
+    drift_free(la);
+}
+
+/* The precision -H into P (d x d): column j from the gradients at
+ * mode +- h_j e_j, h_j = 1e-5 max(1, |mode_j|) (central differences:
+ * error of order h^2 in the curvature), then symmetrised. */
+static int precision(drift_logdensity *ld, size_t d, const double *mode,
+                     double *P, double *x, double *gp, double *gm,
+                     drift_err *e)
+{
+    double lp;
+    memcpy(x, mode, d * sizeof *x);
+    for (size_t j = 0; j < d; j++) {
+        double h = 1e-5 * fmax(1.0, fabs(mode[j]));
+        x[j] = mode[j] + h;
+        int rc = drift_logdensity_eval(ld, x, &lp, gp, e);
+        if (!rc) {
+            x[j] = mode[j] - h;
+            rc = drift_logdensity_eval(ld, x, &lp, gm, e);
+        }
+        x[j] = mode[j];
+        if (rc)
+            return drift_err_set(e, rc, "the Hessian at the mode: the "
+                                        "density next to it: %s",
+                                 e->msg);
+        for (size_t i = 0; i < d; i++)
+            P[i * d + j] = -(gp[i] - gm[i]) / (2 * h);
+    }
+    for (size_t i = 0; i < d; i++)
+        for (size_t j = 0; j < i; j++) {
+            double s = 0.5 * (P[i * d + j] + P[j * d + i]);
+            P[i * d + j] = P[j * d + i] = s;
+        }
+    return DRIFT_OK;
+}
+
+int drift_laplace_new(drift_laplace **out, drift_logdensity *ld, size_t d,
+                      const double *mode, drift_err *e)
+{
+    *out = NULL;
+    drift_laplace *la = drift_calloc(1, sizeof *la);
+    double *work = drift_malloc_array(3 * d + 1, sizeof *work);
+    if (la) {
+        la->d = d;
+        la->mode = drift_malloc_array(d + 1, sizeof *la->mode);
+        la->L = drift_malloc_array(d * d + 1, sizeof *la->L);
+        la->z = drift_malloc_array(d + 1, sizeof *la->z);
+    }
+    if (!la || !work || !la->mode || !la->L || !la->z) {
+        drift_free(work);
+        drift_laplace_free(la);
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    memcpy(la->mode, mode, d * sizeof *mode);
+    int rc = precision(ld, d, mode, la->L, work, work + d, work + 2 * d, e);
+    drift_free(work);
+    if (rc) {
+        drift_laplace_free(la);
+        return rc;
+    }
+    if (drift_adapt_cholesky(la->L, d, la->L)) {
+        drift_laplace_free(la);
+        return drift_err_set(e, DRIFT_ENUMERIC,
+                             "the Hessian of the log density at the mode is "
+                             "not negative definite (the point is not a "
+                             "mode, or the density is flat or improper in "
+                             "some direction there): no Laplace "
+                             "approximation");
+    }
+    *out = la;
+    return DRIFT_OK;
+}
+
+void drift_laplace_draw(const drift_laplace *la, drift_rng *rng,
+                        double *theta, double *log_g)
+{
+    size_t d = la->d;
+    double q = 0;
+    for (size_t k = 0; k < d; k++) {
+        la->z[k] = drift_rng_normal(rng);
+        q += la->z[k] * la->z[k];
+    }
+    /* Solve L' x = z by back substitution (L lower, row-major). */
+    for (size_t ii = d; ii-- > 0;) {
+        double s = la->z[ii];
+        for (size_t k = ii + 1; k < d; k++)
+            s -= la->L[k * d + ii] * theta[k];
+        theta[ii] = s / la->L[ii * d + ii];
+    }
+    for (size_t k = 0; k < d; k++)
+        theta[k] += la->mode[k];
+    *log_g = -0.5 * q;
+}
