@@ -338,6 +338,54 @@ static void test_open_file_limit(void **state)
     free(dir);
 }
 
+/* The method commands (optimize, laplace, log-prob, generate) write their
+ * files as sample does: an output naming one of the run's inputs (the
+ * data, the draws read, the mode), or a directory, is refused before any
+ * work with exit 2, and the input is left as it was. */
+static void test_method_outputs_spare_inputs(void **state)
+{
+    (void)state;
+    char *m = th_write_text("rows { y : real }\n"
+                            "param { mu : real }\n"
+                            "datum { y ~ normal(mu, 1) }\n"
+                            "generated { z = normal_rng(mu, 1) }\n",
+                            ".drift");
+    const char *ytext = "y\n0.5\n1.5\n";
+    char *d = th_write_text(ytext, ".csv");
+    char *fit = th_write_text("lp__,mu\n0,1\n0,2\n", ".csv");
+    char *pt = th_write_text("{\"mu\": 1}", ".json");
+    const char *fit_text = "lp__,mu\n0,1\n0,2\n";
+    const char *cases[][16] = {
+        {"optimize", m, "--data", d, "--out", d, NULL},
+        {"laplace", m, "--data", d, "--out", d, NULL},
+        {"laplace", m, "--data", d, "--mode", fit, "--out", fit, NULL},
+        {"log-prob", m, "--data", d, "--point", pt, "--out", d, NULL},
+        {"log-prob", m, "--data", d, "--draws", fit, "--out", fit, NULL},
+        {"generate", m, "--data", d, "--draws", fit, "--out", fit, NULL},
+        {"optimize", m, "--data", d, "--out", "/tmp", NULL},
+    };
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
+        th_cli r = th_cli_run(cases[k]);
+        if (r.status != 2)
+            fail_msg("case %zu (%s): exit %d: %s", k, cases[k][0], r.status,
+                     r.err);
+        th_cli_free(&r);
+        char *now_d = th_slurp(d), *now_fit = th_slurp(fit);
+        if (strcmp(now_d, ytext) || strcmp(now_fit, fit_text))
+            fail_msg("case %zu (%s): an input was changed", k, cases[k][0]);
+        free(now_d);
+        free(now_fit);
+    }
+    unlink(m);
+    unlink(d);
+    unlink(fit);
+    unlink(pt);
+    free(m);
+    free(d);
+    free(fit);
+    free(pt);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -347,6 +395,7 @@ int main(void)
         cmocka_unit_test(test_output_changed_during_the_run),
         cmocka_unit_test(test_replace_is_atomic),
         cmocka_unit_test(test_open_file_limit),
+        cmocka_unit_test(test_method_outputs_spare_inputs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #define DRIFT_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 enum { EXIT_RUN_FAILED = 1, EXIT_USAGE = 2, EXIT_SIGNAL = 130 };
 
@@ -70,5 +71,19 @@ int cmd_log_prob(int argc, char **argv);  /* logprob.c */
 int cmd_generate(int argc, char **argv);  /* generate.c */
 int cmd_optimize(int argc, char **argv);  /* optimize.c */
 int cmd_laplace(int argc, char **argv);   /* laplace.c */
+
+/* The one file a method command writes (output.c): cli_out_check before
+ * any work (EXIT_USAGE with the message when path is one of the n
+ * inputs, or names a directory, device, FIFO or unwritable place; else
+ * 0), cli_out_open under a temporary name (NULL, said, on failure),
+ * cli_out_commit in place whole (0, or EXIT_RUN_FAILED, said, when a
+ * write failed: then nothing is put in place).  A run that fails after
+ * opening calls drift_writer_abort. */
+struct drift_writer;
+int cli_out_check(const char *cmd, const char *path,
+                  const char *const *inputs, size_t n);
+FILE *cli_out_open(const char *cmd, const char *path,
+                   struct drift_writer **w);
+int cli_out_commit(const char *cmd, struct drift_writer *w);
 
 #endif

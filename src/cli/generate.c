@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "base/writer.h"
 #include "cli.h"
 #include "engine/lang/lang_model.h"
 #include "engine/run/plugin.h"
@@ -219,13 +220,17 @@ static int gen_file(const gen_args *a, size_t k, const drift_model *m,
     FILE *f = fopen(in, "r");
     char path[4096];
     out_path(a, k, path, sizeof path);
-    FILE *out = f && keep ? fopen(path, "w") : NULL;
+    drift_writer *w = NULL;
+    FILE *out = NULL;
     int status = 0;
-    if (!keep || !f || !out) {
+    if (!keep || !f) {
         fprintf(stderr, "drift generate: %s: cannot %s it\n",
-                !keep ? "memory" : !f ? in : path,
-                !keep ? "allocate" : !f ? "read" : "write");
+                !keep ? "memory" : in, !keep ? "allocate" : "read");
         status = !keep ? EXIT_RUN_FAILED : EXIT_USAGE;
+        goto done;
+    }
+    if (!(out = cli_out_open("generate", path, &w))) {
+        status = EXIT_RUN_FAILED;
         goto done;
     }
     for (size_t c = 0; c < nc; c++)
@@ -279,10 +284,10 @@ static int gen_file(const gen_args *a, size_t k, const drift_model *m,
 done:
     if (f)
         fclose(f);
-    if (out && fclose(out) && !status) {
-        fprintf(stderr, "drift generate: %s: write failed\n", path);
-        status = EXIT_RUN_FAILED;
-    }
+    if (w && status) /* nothing of a failed file is put in place */
+        drift_writer_abort(w);
+    else if (w)
+        status = cli_out_commit("generate", w);
     if (!status)
         fprintf(stderr, "drift generate: %zu draws of %s -> %s\n", n, in,
                 path);
@@ -351,6 +356,21 @@ int cmd_generate(int argc, char **argv)
     if (!a.have_seed)
         a.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     a.data[a.n_data] = NULL;
+    /* Every output checked before any work: none may be an input (a
+     * draws file read while its output is written would be lost). */
+    const char *inputs[1 + 16 + MAX_DRAWS_FILES];
+    size_t n_in = 0;
+    inputs[n_in++] = a.model;
+    for (size_t k = 0; k < a.n_data; k++)
+        inputs[n_in++] = a.data[k];
+    for (size_t k = 0; k < a.n_draws; k++)
+        inputs[n_in++] = a.draws[k];
+    for (size_t k = 0; k < a.n_draws; k++) {
+        char path[4096];
+        out_path(&a, k, path, sizeof path);
+        if ((rc = cli_out_check("generate", path, inputs, n_in)))
+            return rc;
+    }
     drift_err e = {{0}};
     drift_registry *reg = drift_registry_new();
     if (!reg) {

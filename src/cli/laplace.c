@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "base/writer.h"
 #include "cli.h"
 #include "engine/lang/lang_model.h"
 #include "engine/run/laplace.h"
@@ -215,6 +216,7 @@ static int run(const lap_args *a, const drift_model *m)
     double *theta = drift_malloc_array(d + m->n_out + m->n_gen + 1,
                                        sizeof *theta);
     drift_laplace *la = NULL;
+    drift_writer *w = NULL;
     FILE *f = NULL;
     int status = 0, rc;
     if (!theta) {
@@ -229,9 +231,8 @@ static int run(const lap_args *a, const drift_model *m)
         status = rc == DRIFT_EINVAL ? EXIT_USAGE : EXIT_RUN_FAILED;
         goto done;
     }
-    if (!(f = fopen(a->out, "w"))) {
-        fprintf(stderr, "drift laplace: --out %s: cannot write it\n", a->out);
-        status = EXIT_USAGE;
+    if (!(f = cli_out_open("laplace", a->out, &w))) {
+        status = EXIT_RUN_FAILED;
         goto done;
     }
     write_header(f, a, m);
@@ -258,18 +259,17 @@ static int run(const lap_args *a, const drift_model *m)
             fprintf(f, ",%.17g", out[j]);
         fputc('\n', f);
     }
-    rc = fclose(f);
-    f = NULL;
+    rc = cli_out_commit("laplace", w);
+    w = NULL;
     if (rc) {
-        fprintf(stderr, "drift laplace: %s: write failed\n", a->out);
-        status = EXIT_RUN_FAILED;
+        status = rc;
         goto done;
     }
     fprintf(stderr, "drift laplace: %llu draws -> %s\n",
             (unsigned long long)a->draws, a->out);
 done:
-    if (f)
-        fclose(f);
+    if (w) /* a run that failed after opening: nothing put in place */
+        drift_writer_abort(w);
     drift_laplace_free(la);
     drift_free(theta);
     drift_logdensity_free(ld);
@@ -312,6 +312,11 @@ int cmd_laplace(int argc, char **argv)
     if (!a.have_seed)
         a.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     a.data[a.n_data] = NULL;
+    const char *inputs[20] = {a.model, a.init, a.mode};
+    for (size_t k = 0; k < a.n_data; k++)
+        inputs[3 + k] = a.data[k];
+    if ((rc = cli_out_check("laplace", a.out, inputs, 3 + a.n_data)))
+        return rc;
     drift_err e = {{0}};
     drift_registry *reg = drift_registry_new();
     if (!reg) {

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "base/writer.h"
 #include "cli.h"
 #include "engine/lang/lang_model.h"
 #include "engine/run/inits.h"
@@ -221,6 +222,14 @@ int cmd_log_prob(int argc, char **argv)
         return EXIT_USAGE;
     }
     a.data[a.n_data] = NULL;
+    if (a.out) {
+        const char *inputs[20] = {a.model, a.draws, a.point};
+        for (size_t k = 0; k < a.n_data; k++)
+            inputs[3 + k] = a.data[k];
+        int bad_out = cli_out_check("log-prob", a.out, inputs, 3 + a.n_data);
+        if (bad_out)
+            return bad_out;
+    }
     drift_err e = {{0}};
     drift_registry *reg = drift_registry_new();
     if (!reg) {
@@ -235,14 +244,17 @@ int cmd_log_prob(int argc, char **argv)
         return EXIT_USAGE;
     }
     FILE *out = stdout;
-    if (a.out && !(out = fopen(a.out, "w"))) {
-        fprintf(stderr, "drift log-prob: --out %s: cannot write it\n", a.out);
-        rc = EXIT_USAGE;
+    drift_writer *w = NULL;
+    if (a.out && !(out = cli_out_open("log-prob", a.out, &w))) {
+        rc = EXIT_RUN_FAILED;
     } else {
         rc = run(&a, &prob.model, out);
-        if ((out != stdout ? fclose(out) : fflush(out)) && !rc) {
-            fprintf(stderr, "drift log-prob: %s: write failed\n",
-                    a.out ? a.out : "stdout");
+        if (w && rc)
+            drift_writer_abort(w);
+        else if (w)
+            rc = cli_out_commit("log-prob", w);
+        else if (fflush(out) && !rc) {
+            fprintf(stderr, "drift log-prob: stdout: write failed\n");
             rc = EXIT_RUN_FAILED;
         }
     }

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "base/util.h"
+#include "base/writer.h"
 #include "cli.h"
 #include "engine/lang/lang_model.h"
 #include "engine/run/logdensity.h"
@@ -238,10 +239,10 @@ static int run(const opt_args *a, const drift_model *m)
         status = EXIT_RUN_FAILED;
         goto done;
     }
-    FILE *f = fopen(a->out, "w");
+    drift_writer *w;
+    FILE *f = cli_out_open("optimize", a->out, &w);
     if (!f) {
-        fprintf(stderr, "drift optimize: --out %s: cannot write it\n", a->out);
-        status = EXIT_USAGE;
+        status = EXIT_RUN_FAILED;
         goto done;
     }
     write_header(f, a, m, &r);
@@ -249,11 +250,8 @@ static int run(const opt_args *a, const drift_model *m)
     for (size_t j = 0; j < m->n_out + m->n_gen; j++)
         fprintf(f, ",%.17g", out[j]);
     fputc('\n', f);
-    if (fclose(f)) {
-        fprintf(stderr, "drift optimize: %s: write failed\n", a->out);
-        status = EXIT_RUN_FAILED;
+    if ((status = cli_out_commit("optimize", w)))
         goto done;
-    }
     if (r.converged) {
         fprintf(stderr, "drift optimize: %s after %u iterations; lp__ = %.10g "
                         "-> %s\n",
@@ -303,6 +301,11 @@ int cmd_optimize(int argc, char **argv)
     if (!a.have_seed)
         a.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
     a.data[a.n_data] = NULL;
+    const char *inputs[20] = {a.model, a.init};
+    for (size_t k = 0; k < a.n_data; k++)
+        inputs[2 + k] = a.data[k];
+    if ((rc = cli_out_check("optimize", a.out, inputs, 2 + a.n_data)))
+        return rc;
     drift_err e = {{0}};
     drift_registry *reg = drift_registry_new();
     if (!reg) {
