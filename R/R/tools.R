@@ -99,3 +99,88 @@ drift_translate <- function(stan_file, data = NULL, out = NULL,
   }
   text
 }
+
+# The values of a CSV text drift wrote (comment lines skipped): a numeric
+# matrix with the column row's names.
+drift_csv_matrix <- function(lines) {
+  lines <- lines[nzchar(trimws(lines)) & !startsWith(lines, "#")]
+  if (!length(lines)) stop("drift wrote no column row", call. = FALSE)
+  names <- strsplit(lines[1], ",", fixed = TRUE)[[1]]
+  vals <- do.call(rbind, lapply(strsplit(lines[-1], ",", fixed = TRUE),
+                                as.numeric))
+  vals <- matrix(vals, ncol = length(names))
+  colnames(vals) <- names
+  vals
+}
+
+#' The posterior mode
+#'
+#' Runs `drift optimize`: L-BFGS on the unconstrained scale, as CmdStan's
+#' optimize method, without the constraint transforms' log-Jacobians
+#' unless `jacobian = TRUE`.
+#'
+#' @inheritParams drift_sample
+#' @param jacobian include the log-Jacobians (the mode on the
+#'   unconstrained scale).
+#' @param ... drift optimize's options by name, underscores for dashes
+#'   (`tol_rel_grad = 1e2`, `iter = 5000`, ...).
+#' @return a named numeric vector: lp__, the parameters (Stan's flat
+#'   names, "w.1", ...) and the generated quantities at the mode; an error
+#'   with drift's message when it refuses or the search fails.
+#' @export
+drift_optimize <- function(model, data = NULL, seed = NULL, jacobian = FALSE,
+                           drift_bin = NULL, ...) {
+  dir <- tempfile("drift-optimize-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  model_file <- drift_transport_model_file(model, dir)
+  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
+  out <- file.path(dir, "optimize.csv")
+  opts <- list(...)
+  args <- c("optimize", model_file, data_args(data_files))
+  if (!is.null(seed)) args <- c(args, "--seed", as.character(seed))
+  if (isTRUE(jacobian)) args <- c(args, "--jacobian")
+  for (nm in names(opts))
+    args <- c(args, paste0("--", gsub("_", "-", nm)),
+              drift_num_or_text(opts[[nm]]))
+  r <- drift_transport_run(c(args, "--out", out), path = drift_bin,
+                           quiet = TRUE)
+  if (!identical(r$status, 0L))
+    stop("drift optimize failed:\n", paste(r$stderr, collapse = "\n"),
+         call. = FALSE)
+  m <- drift_csv_matrix(readLines(out))
+  stats::setNames(as.numeric(m[1, ]), colnames(m))
+}
+
+#' The log density and its gradient at a point
+#'
+#' Runs `drift log-prob` at one point, as CmdStan's log_prob method.
+#'
+#' @inheritParams drift_sample
+#' @param point a named list of the parameters' constrained values.
+#' @param jacobian include the constraint transforms' log-Jacobians (the
+#'   default, as CmdStan).
+#' @return a list: `lp`, the log density (every normalising constant
+#'   kept), and `gradient`, its gradient on the unconstrained scale named
+#'   by coordinate.
+#' @export
+drift_log_prob <- function(model, point, data = NULL, jacobian = TRUE,
+                           drift_bin = NULL) {
+  dir <- tempfile("drift-log-prob-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  model_file <- drift_transport_model_file(model, dir)
+  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
+  pfile <- file.path(dir, "point.json")
+  drift_write_json(point, pfile)
+  args <- c("log-prob", model_file, data_args(data_files), "--point", pfile)
+  if (!isTRUE(jacobian)) args <- c(args, "--no-jacobian")
+  r <- drift_transport_run(args, path = drift_bin, quiet = TRUE)
+  if (!identical(r$status, 0L))
+    stop("drift log-prob failed:\n", paste(r$stderr, collapse = "\n"),
+         call. = FALSE)
+  m <- drift_csv_matrix(r$stdout)
+  g <- m[1, -1]
+  names(g) <- sub("^g_", "", colnames(m)[-1])
+  list(lp = unname(m[1, 1]), gradient = g)
+}
