@@ -164,9 +164,12 @@ static void note_resident(drift_advisor *a, int resident_all)
         a->resident_run = 0;
         return;
     }
+    /* The count from before the run's first check: a page read from disk
+     * while the run was checked (the reader may lag the chain) ends the
+     * quiet at once, as one read after it does. */
     if (++a->resident_run >= per_pass) {
         a->quiet = 1;
-        a->quiet_majflt = major_faults();
+        a->quiet_majflt = a->run_majflt;
     }
 }
 
@@ -185,6 +188,8 @@ static void *reader(void *arg)
             a->next_read++;
             if (stays_quiet(a))
                 continue;
+            if (a->resident_run == 0)
+                a->run_majflt = major_faults();
             pthread_mutex_unlock(&a->mu);
             int all = fetch_chunk(a, k, buf, vec);
             pthread_mutex_lock(&a->mu);
@@ -212,6 +217,7 @@ void drift_advisor_prepare(drift_advisor *a, const drift_data *data,
     a->next_read = 0;
     a->evict = 0;
     a->resident_run = 0;
+    a->run_majflt = 0;
     a->quiet_majflt = 0;
     a->quiet = 0;
     size_t row_bytes = data ? data->row_stride * sizeof(double) : 0;

@@ -45,6 +45,7 @@ typedef struct drift_advisor {
      * row, and the process's major faults when that reached a whole pass
      * (quiet: nothing is checked until that count moves). */
     size_t resident_run;
+    long run_majflt;        /* major faults when that run of checks began */
     long quiet_majflt;
     int quiet;
 } drift_advisor;
