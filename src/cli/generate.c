@@ -17,21 +17,17 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "cli.h"
+#include "methods.h"
 #include "engine/lang/lang_model.h"
 #include "engine/run/plugin.h"
 #include "engine/run/points.h"
-#include "engine/run/problem.h"
 #include "engine/stats/stancsv.h"
 
-enum { G_MODEL, G_MODEL_SET, G_DATA, G_DATA_SET, G_DRAWS, G_OUT, G_SEED,
-       G_HELP };
+enum { G_MODEL = CLI_PB_MODEL, G_MODEL_SET, G_DATA, G_DATA_SET,
+       G_DRAWS = CLI_PB_N, G_OUT, G_SEED, G_HELP };
 
 static const cli_opt gen_opts[] = {
-    [G_MODEL] = {"--model", 1, "NAME|PATH  a C model plugin"},
-    [G_MODEL_SET] = {"--model-set", 1, "K=V  set a model option (repeatable)"},
-    [G_DATA] = {"--data", 1, "FILE  data: CSV rows or CmdStan JSON "
-                             "(repeatable)"},
-    [G_DATA_SET] = {"--data-set", 1, "NAME=V  set a data scalar (repeatable)"},
+    CLI_PROBLEM_OPTS,
     [G_DRAWS] = {"--draws", 1,
                  "FILE...  Stan CSV files of a fit (one per chain; every "
                  "argument up to the next option)"},
@@ -47,11 +43,7 @@ static const cli_opt gen_opts[] = {
 #define MAX_DRAWS_FILES 256
 
 typedef struct gen_args {
-    const char *model;
-    const char *data[16];
-    size_t n_data;
-    char *model_set[64], *data_set[64];
-    size_t n_model_set, n_data_set;
+    cli_problem_args pb;
     const char *draws[MAX_DRAWS_FILES];
     size_t n_draws;
     int in_draws;               /* positionals after --draws are files */
@@ -81,25 +73,13 @@ static int on_opt(void *user, int idx, const char *v)
             a->draws[a->n_draws++] = v;
             return 0;
         }
-        if (a->model || !drift_lang_is_model_file(v))
+        if (a->pb.model || !drift_lang_is_model_file(v))
             break;
-        a->model = v;
-        return 0;
-    case G_MODEL: a->model = v; return 0;
+        return cli_problem_opt(&a->pb, "generate", idx, v);
+    case G_MODEL:
     case G_MODEL_SET:
-    case G_DATA_SET: {
-        char **arr = idx == G_MODEL_SET ? a->model_set : a->data_set;
-        size_t *n = idx == G_MODEL_SET ? &a->n_model_set : &a->n_data_set;
-        if (*n >= 64)
-            return bad(gen_opts[idx].name, v, "given too many times");
-        arr[(*n)++] = (char *)v;
-        return 0;
-    }
     case G_DATA:
-        if (a->n_data + 1 >= sizeof a->data / sizeof a->data[0])
-            return bad("--data", v, "too many data files");
-        a->data[a->n_data++] = v;
-        return 0;
+    case G_DATA_SET: return cli_problem_opt(&a->pb, "generate", idx, v);
     case G_DRAWS:
         if (a->n_draws >= MAX_DRAWS_FILES)
             return bad("--draws", v, "too many files");
@@ -118,21 +98,6 @@ static int on_opt(void *user, int idx, const char *v)
             "or .stan file or --model NAME; draws files follow --draws)\n",
             v);
     return EXIT_USAGE;
-}
-
-/* The model over its data: what the run-plan API will give. */
-static int open_model(const gen_args *a, drift_registry *reg,
-                      drift_problem *prob, drift_err *e)
-{
-    drift_problem_spec spec = {.model = a->model,
-                               .data = a->data,
-                               .model_set = (char *const *)a->model_set,
-                               .n_model_set = a->n_model_set,
-                               .data_set = (char *const *)a->data_set,
-                               .n_data_set = a->n_data_set,
-                               .diag = stderr,
-                               .share = NULL};
-    return drift_problem_open(prob, reg, &spec, e);
 }
 
 /* The _rng draws' seed of row r of file k: the seed, the file and the row
@@ -251,7 +216,7 @@ static int gen_file(const gen_args *a, size_t k, const drift_model *m,
                          "#   fitted_params = %s\n"
                          "#   model = %s\n"
                          "#   seed = %llu\n",
-                    in, a->model, (unsigned long long)a->seed);
+                    in, a->pb.model, (unsigned long long)a->seed);
             int none = copy_fields(out, line, keep, nc);
             for (size_t j = 0; j < m->n_gen; j++)
                 fprintf(out, "%s%s", none && j == 0 ? "" : ",",
@@ -302,7 +267,7 @@ static int run(const gen_args *a, const drift_model *m)
     if (!m->n_gen) {
         fprintf(stderr, "drift generate: %s has no derived or generated "
                         "quantities: nothing to compute\n",
-                a->model);
+                a->pb.model);
         return EXIT_USAGE;
     }
     size_t cap = m->n_rows < 1024 ? (m->n_rows ? m->n_rows : 1) : 1024;
@@ -321,6 +286,11 @@ static int run(const gen_args *a, const drift_model *m)
     m->workspace_free(m->self, ws);
     drift_free(theta);
     return status;
+}
+
+static int work(void *user, const drift_model *m)
+{
+    return run(user, m);
 }
 
 int cmd_generate(int argc, char **argv)
@@ -343,11 +313,6 @@ int cmd_generate(int argc, char **argv)
                   gen_opts, N_GEN_OPTS);
         return 0;
     }
-    if (!a.model) {
-        fprintf(stderr, "drift generate: no model given: give a model file "
-                        "(model.drift) or use --model NAME\n");
-        return EXIT_USAGE;
-    }
     if (!a.n_draws) {
         fprintf(stderr, "drift generate: no draws given: --draws "
                         "FIT_1.csv [FIT_2.csv ...]\n");
@@ -355,14 +320,11 @@ int cmd_generate(int argc, char **argv)
     }
     if (!a.have_seed)
         a.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    a.data[a.n_data] = NULL;
     /* Every output checked before any work: none may be an input (a
      * draws file read while its output is written would be lost). */
     const char *inputs[1 + 16 + MAX_DRAWS_FILES];
     size_t n_in = 0;
-    inputs[n_in++] = a.model;
-    for (size_t k = 0; k < a.n_data; k++)
-        inputs[n_in++] = a.data[k];
+    n_in += cli_problem_inputs(&a.pb, inputs);
     for (size_t k = 0; k < a.n_draws; k++)
         inputs[n_in++] = a.draws[k];
     for (size_t k = 0; k < a.n_draws; k++) {
@@ -371,21 +333,5 @@ int cmd_generate(int argc, char **argv)
         if ((rc = cli_out_check("generate", path, inputs, n_in)))
             return rc;
     }
-    drift_err e = {{0}};
-    drift_registry *reg = drift_registry_new();
-    if (!reg) {
-        fprintf(stderr, "drift generate: out of memory\n");
-        return EXIT_RUN_FAILED;
-    }
-    drift_problem prob;
-    if (open_model(&a, reg, &prob, &e)) {
-        fprintf(stderr, "drift generate: %s\n", e.msg);
-        drift_problem_close(&prob);
-        drift_registry_free(reg);
-        return EXIT_USAGE;
-    }
-    rc = run(&a, &prob.model);
-    drift_problem_close(&prob);
-    drift_registry_free(reg);
-    return rc;
+    return cli_with_problem("generate", &a.pb, work, &a);
 }

@@ -17,23 +17,18 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "cli.h"
-#include "engine/lang/lang_model.h"
+#include "methods.h"
 #include "engine/run/laplace.h"
 #include "engine/run/logdensity.h"
 #include "engine/run/optimize.h"
-#include "engine/run/plugin.h"
 #include "engine/run/points.h"
-#include "engine/run/problem.h"
 
-enum { L_MODEL, L_MODEL_SET, L_DATA, L_DATA_SET, L_MODE, L_INIT, L_SEED,
+enum { L_MODEL = CLI_PB_MODEL, L_MODEL_SET, L_DATA, L_DATA_SET,
+       L_MODE = CLI_PB_N, L_INIT, L_SEED,
        L_JAC, L_NO_JAC, L_DRAWS, L_OUT, L_HELP };
 
 static const cli_opt lap_opts[] = {
-    [L_MODEL] = {"--model", 1, "NAME|PATH  a C model plugin"},
-    [L_MODEL_SET] = {"--model-set", 1, "K=V  set a model option (repeatable)"},
-    [L_DATA] = {"--data", 1, "FILE  data: CSV rows or CmdStan JSON "
-                             "(repeatable)"},
-    [L_DATA_SET] = {"--data-set", 1, "NAME=V  set a data scalar (repeatable)"},
+    CLI_PROBLEM_OPTS,
     [L_MODE] = {"--mode", 1,
                 "FILE  the mode: a CSV file of drift optimize or CmdStan's "
                 "optimize (default: found here by L-BFGS)"},
@@ -53,11 +48,7 @@ static const cli_opt lap_opts[] = {
 #define N_LAP_OPTS (sizeof lap_opts / sizeof lap_opts[0])
 
 typedef struct lap_args {
-    const char *model;
-    const char *data[16];
-    size_t n_data;
-    char *model_set[64], *data_set[64];
-    size_t n_model_set, n_data_set;
+    cli_problem_args pb;
     const char *mode, *init, *out;
     uint64_t seed, draws;
     int have_seed, jacobian, help;
@@ -72,34 +63,12 @@ static int bad(const char *opt, const char *v, const char *want)
 static int on_opt(void *user, int idx, const char *v)
 {
     lap_args *a = user;
+    int taken = cli_problem_opt(&a->pb, "laplace", idx, v);
+    if (taken != 1)
+        return taken;
     switch (idx) {
     case -2:
     case L_HELP: a->help = 1; return 0;
-    case -1:
-        if (a->model || !drift_lang_is_model_file(v)) {
-            fprintf(stderr,
-                    "drift laplace: unexpected argument '%s' (a model is "
-                    "a .drift or .stan file or --model NAME)\n",
-                    v);
-            return EXIT_USAGE;
-        }
-        a->model = v;
-        return 0;
-    case L_MODEL: a->model = v; return 0;
-    case L_MODEL_SET:
-    case L_DATA_SET: {
-        char **arr = idx == L_MODEL_SET ? a->model_set : a->data_set;
-        size_t *n = idx == L_MODEL_SET ? &a->n_model_set : &a->n_data_set;
-        if (*n >= 64)
-            return bad(lap_opts[idx].name, v, "given too many times");
-        arr[(*n)++] = (char *)v;
-        return 0;
-    }
-    case L_DATA:
-        if (a->n_data + 1 >= sizeof a->data / sizeof a->data[0])
-            return bad("--data", v, "too many data files");
-        a->data[a->n_data++] = v;
-        return 0;
     case L_MODE: a->mode = v; return 0;
     case L_INIT: a->init = v; return 0;
     case L_SEED:
@@ -118,21 +87,6 @@ static int on_opt(void *user, int idx, const char *v)
     case L_OUT: a->out = v; return 0;
     }
     return 0;
-}
-
-/* The model over its data: what the run-plan API will give. */
-static int open_model(const lap_args *a, drift_registry *reg,
-                      drift_problem *prob, drift_err *e)
-{
-    drift_problem_spec spec = {.model = a->model,
-                               .data = a->data,
-                               .model_set = (char *const *)a->model_set,
-                               .n_model_set = a->n_model_set,
-                               .data_set = (char *const *)a->data_set,
-                               .n_data_set = a->n_data_set,
-                               .diag = stderr,
-                               .share = NULL};
-    return drift_problem_open(prob, reg, &spec, e);
 }
 
 /* The mode into theta: the --mode file's one row, or L-BFGS's. */
@@ -182,18 +136,18 @@ static int find_mode(const lap_args *a, const drift_model *m,
 
 static void write_header(FILE *f, const lap_args *a, const drift_model *m)
 {
-    const char *name = strrchr(a->model, '/');
-    name = name ? name + 1 : a->model;
+    const char *name = strrchr(a->pb.model, '/');
+    name = name ? name + 1 : a->pb.model;
     size_t len = strcspn(name, ".");
     fprintf(f, "# drift_version = %s\n# model = %.*s\n# model_file = %s\n",
-            PACKAGE_VERSION, (int)len, name, a->model);
+            PACKAGE_VERSION, (int)len, name, a->pb.model);
     fprintf(f, "# method = laplace\n#   laplace\n#     mode = %s\n"
                "#     jacobian = %d\n#     draws = %llu\n",
             a->mode ? a->mode : "(found by drift laplace)", a->jacobian,
             (unsigned long long)a->draws);
     fprintf(f, "# id = 1\n# data\n");
-    for (size_t k = 0; k < a->n_data; k++)
-        fprintf(f, "#   file = %s\n", a->data[k]);
+    for (size_t k = 0; k < a->pb.n_data; k++)
+        fprintf(f, "#   file = %s\n", a->pb.data[k]);
     fprintf(f, "# random\n#   seed = %llu\n# output\n#   file = %s\n",
             (unsigned long long)a->seed, a->out);
     fprintf(f, "log_p__,log_g__");
@@ -276,6 +230,11 @@ done:
     return status;
 }
 
+static int work(void *user, const drift_model *m)
+{
+    return run(user, m);
+}
+
 int cmd_laplace(int argc, char **argv)
 {
     lap_args a;
@@ -302,36 +261,13 @@ int cmd_laplace(int argc, char **argv)
                   lap_opts, N_LAP_OPTS);
         return 0;
     }
-    if (!a.model) {
-        fprintf(stderr, "drift laplace: no model given: give a model file "
-                        "(model.drift) or use --model NAME\n");
-        return EXIT_USAGE;
-    }
     if (!a.out)
         a.out = "laplace.csv";
     if (!a.have_seed)
         a.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    a.data[a.n_data] = NULL;
-    const char *inputs[20] = {a.model, a.init, a.mode};
-    for (size_t k = 0; k < a.n_data; k++)
-        inputs[3 + k] = a.data[k];
-    if ((rc = cli_out_check("laplace", a.out, inputs, 3 + a.n_data)))
+    const char *inputs[20] = {a.init, a.mode};
+    size_t n_in = 2 + cli_problem_inputs(&a.pb, inputs + 2);
+    if ((rc = cli_out_check("laplace", a.out, inputs, n_in)))
         return rc;
-    drift_err e = {{0}};
-    drift_registry *reg = drift_registry_new();
-    if (!reg) {
-        fprintf(stderr, "drift laplace: out of memory\n");
-        return EXIT_RUN_FAILED;
-    }
-    drift_problem prob;
-    if (open_model(&a, reg, &prob, &e)) {
-        fprintf(stderr, "drift laplace: %s\n", e.msg);
-        drift_problem_close(&prob);
-        drift_registry_free(reg);
-        return EXIT_USAGE;
-    }
-    rc = run(&a, &prob.model);
-    drift_problem_close(&prob);
-    drift_registry_free(reg);
-    return rc;
+    return cli_with_problem("laplace", &a.pb, work, &a);
 }

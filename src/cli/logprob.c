@@ -13,22 +13,17 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "cli.h"
-#include "engine/lang/lang_model.h"
+#include "methods.h"
 #include "engine/run/inits.h"
 #include "engine/run/logdensity.h"
-#include "engine/run/plugin.h"
 #include "engine/run/points.h"
-#include "engine/run/problem.h"
 
-enum { L_MODEL, L_MODEL_SET, L_DATA, L_DATA_SET, L_DRAWS, L_POINT, L_JAC,
+enum { L_MODEL = CLI_PB_MODEL, L_MODEL_SET, L_DATA, L_DATA_SET,
+       L_DRAWS = CLI_PB_N, L_POINT, L_JAC,
        L_NOJAC, L_OUT, L_HELP };
 
 static const cli_opt lp_opts[] = {
-    [L_MODEL] = {"--model", 1, "NAME|PATH  a C model plugin"},
-    [L_MODEL_SET] = {"--model-set", 1, "K=V  set a model option (repeatable)"},
-    [L_DATA] = {"--data", 1, "FILE  data: CSV rows or CmdStan JSON "
-                             "(repeatable)"},
-    [L_DATA_SET] = {"--data-set", 1, "NAME=V  set a data scalar (repeatable)"},
+    CLI_PROBLEM_OPTS,
     [L_DRAWS] = {"--draws", 1,
                  "FILE  a Stan CSV file: every kept draw, parameters read "
                  "by column name"},
@@ -46,52 +41,20 @@ static const cli_opt lp_opts[] = {
 #define N_LP_OPTS (sizeof lp_opts / sizeof lp_opts[0])
 
 typedef struct lp_args {
-    const char *model;
-    const char *data[16];
-    size_t n_data;
-    char *model_set[64], *data_set[64];
-    size_t n_model_set, n_data_set;
+    cli_problem_args pb;
     const char *draws, *point, *out;
     int jacobian, help;
 } lp_args;
 
-static int bad(const char *opt, const char *v, const char *want)
-{
-    fprintf(stderr, "drift log-prob: %s %s: %s\n", opt, v, want);
-    return EXIT_USAGE;
-}
-
 static int on_opt(void *user, int idx, const char *v)
 {
     lp_args *a = user;
+    int taken = cli_problem_opt(&a->pb, "log-prob", idx, v);
+    if (taken != 1)
+        return taken;
     switch (idx) {
     case -2:
     case L_HELP: a->help = 1; return 0;
-    case -1:
-        if (a->model || !drift_lang_is_model_file(v)) {
-            fprintf(stderr,
-                    "drift log-prob: unexpected argument '%s' (a model is "
-                    "a .drift or .stan file or --model NAME)\n",
-                    v);
-            return EXIT_USAGE;
-        }
-        a->model = v;
-        return 0;
-    case L_MODEL: a->model = v; return 0;
-    case L_MODEL_SET:
-    case L_DATA_SET: {
-        char **arr = idx == L_MODEL_SET ? a->model_set : a->data_set;
-        size_t *n = idx == L_MODEL_SET ? &a->n_model_set : &a->n_data_set;
-        if (*n >= 64)
-            return bad(lp_opts[idx].name, v, "given too many times");
-        arr[(*n)++] = (char *)v;
-        return 0;
-    }
-    case L_DATA:
-        if (a->n_data + 1 >= sizeof a->data / sizeof a->data[0])
-            return bad("--data", v, "too many data files");
-        a->data[a->n_data++] = v;
-        return 0;
     case L_DRAWS: a->draws = v; return 0;
     case L_POINT: a->point = v; return 0;
     case L_JAC: a->jacobian = 1; return 0;
@@ -99,21 +62,6 @@ static int on_opt(void *user, int idx, const char *v)
     case L_OUT: a->out = v; return 0;
     }
     return 0;
-}
-
-/* The model over its data: what the run-plan API will give. */
-static int open_model(const lp_args *a, drift_registry *reg,
-                      drift_problem *prob, drift_err *e)
-{
-    drift_problem_spec spec = {.model = a->model,
-                               .data = a->data,
-                               .model_set = (char *const *)a->model_set,
-                               .n_model_set = a->n_model_set,
-                               .data_set = (char *const *)a->data_set,
-                               .n_data_set = a->n_data_set,
-                               .diag = stderr,
-                               .share = NULL};
-    return drift_problem_open(prob, reg, &spec, e);
 }
 
 /* The name of unconstrained coordinate j. */
@@ -159,7 +107,7 @@ static int run(const lp_args *a, const drift_model *m, FILE *out)
     double *grad = theta + d;
     fprintf(out, "# method = log_prob\n# log_prob\n#   jacobian = %d\n"
                  "# model = %s\n# %s = %s\n",
-            a->jacobian, a->model, a->draws ? "constrained_params" : "point",
+            a->jacobian, a->pb.model, a->draws ? "constrained_params" : "point",
             src);
     fprintf(out, "lp__");
     for (size_t j = 0; j < d; j++)
@@ -189,6 +137,26 @@ static int run(const lp_args *a, const drift_model *m, FILE *out)
     return status;
 }
 
+/* The rows to stdout or the --out file, put in place whole. */
+static int work(void *user, const drift_model *m)
+{
+    const lp_args *a = user;
+    FILE *out = stdout;
+    drift_writer *w = NULL;
+    if (a->out && !(out = cli_out_open("log-prob", a->out, &w)))
+        return EXIT_RUN_FAILED;
+    int rc = run(a, m, out);
+    if (w && rc)
+        drift_writer_abort(w);
+    else if (w)
+        rc = cli_out_commit("log-prob", w);
+    else if (fflush(out) && !rc) {
+        fprintf(stderr, "drift log-prob: stdout: write failed\n");
+        rc = EXIT_RUN_FAILED;
+    }
+    return rc;
+}
+
 int cmd_log_prob(int argc, char **argv)
 {
     lp_args a;
@@ -211,54 +179,17 @@ int cmd_log_prob(int argc, char **argv)
                   lp_opts, N_LP_OPTS);
         return 0;
     }
-    if (!a.model) {
-        fprintf(stderr, "drift log-prob: no model given: give a model file "
-                        "(model.drift) or use --model NAME\n");
-        return EXIT_USAGE;
-    }
     if (!a.draws == !a.point) {
         fprintf(stderr, "drift log-prob: give one of --draws FILE (a Stan "
                         "CSV file) and --point FILE (JSON)\n");
         return EXIT_USAGE;
     }
-    a.data[a.n_data] = NULL;
     if (a.out) {
-        const char *inputs[20] = {a.model, a.draws, a.point};
-        for (size_t k = 0; k < a.n_data; k++)
-            inputs[3 + k] = a.data[k];
-        int bad_out = cli_out_check("log-prob", a.out, inputs, 3 + a.n_data);
+        const char *inputs[20] = {a.draws, a.point};
+        size_t n_in = 2 + cli_problem_inputs(&a.pb, inputs + 2);
+        int bad_out = cli_out_check("log-prob", a.out, inputs, n_in);
         if (bad_out)
             return bad_out;
     }
-    drift_err e = {{0}};
-    drift_registry *reg = drift_registry_new();
-    if (!reg) {
-        fprintf(stderr, "drift log-prob: out of memory\n");
-        return EXIT_RUN_FAILED;
-    }
-    drift_problem prob;
-    if (open_model(&a, reg, &prob, &e)) {
-        fprintf(stderr, "drift log-prob: %s\n", e.msg);
-        drift_problem_close(&prob);
-        drift_registry_free(reg);
-        return EXIT_USAGE;
-    }
-    FILE *out = stdout;
-    drift_writer *w = NULL;
-    if (a.out && !(out = cli_out_open("log-prob", a.out, &w))) {
-        rc = EXIT_RUN_FAILED;
-    } else {
-        rc = run(&a, &prob.model, out);
-        if (w && rc)
-            drift_writer_abort(w);
-        else if (w)
-            rc = cli_out_commit("log-prob", w);
-        else if (fflush(out) && !rc) {
-            fprintf(stderr, "drift log-prob: stdout: write failed\n");
-            rc = EXIT_RUN_FAILED;
-        }
-    }
-    drift_problem_close(&prob);
-    drift_registry_free(reg);
-    return rc;
+    return cli_with_problem("log-prob", &a.pb, work, &a);
 }

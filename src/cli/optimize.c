@@ -17,22 +17,17 @@
 #include "base/util.h"
 #include "base/writer.h"
 #include "cli.h"
-#include "engine/lang/lang_model.h"
+#include "methods.h"
 #include "engine/run/logdensity.h"
 #include "engine/run/optimize.h"
-#include "engine/run/plugin.h"
-#include "engine/run/problem.h"
 
-enum { P_MODEL, P_MODEL_SET, P_DATA, P_DATA_SET, P_INIT, P_SEED, P_JAC,
+enum { P_MODEL = CLI_PB_MODEL, P_MODEL_SET, P_DATA, P_DATA_SET,
+       P_INIT = CLI_PB_N, P_SEED, P_JAC,
        P_ITER, P_TOL_OBJ, P_TOL_REL_OBJ, P_TOL_GRAD, P_TOL_REL_GRAD,
        P_TOL_PARAM, P_HISTORY, P_ALPHA, P_OUT, P_HELP };
 
 static const cli_opt opt_opts[] = {
-    [P_MODEL] = {"--model", 1, "NAME|PATH  a C model plugin"},
-    [P_MODEL_SET] = {"--model-set", 1, "K=V  set a model option (repeatable)"},
-    [P_DATA] = {"--data", 1, "FILE  data: CSV rows or CmdStan JSON "
-                             "(repeatable)"},
-    [P_DATA_SET] = {"--data-set", 1, "NAME=V  set a data scalar (repeatable)"},
+    CLI_PROBLEM_OPTS,
     [P_INIT] = {"--init", 1,
                 "FILE  initial values (JSON or CSV; default: uniform(-2, "
                 "2) on the unconstrained scale)"},
@@ -63,11 +58,7 @@ static const cli_opt opt_opts[] = {
 #define N_OPT_OPTS (sizeof opt_opts / sizeof opt_opts[0])
 
 typedef struct opt_args {
-    const char *model;
-    const char *data[16];
-    size_t n_data;
-    char *model_set[64], *data_set[64];
-    size_t n_model_set, n_data_set;
+    cli_problem_args pb;
     const char *init, *out;
     uint64_t seed;
     int have_seed, jacobian, help;
@@ -99,34 +90,12 @@ static int count(const char *opt, const char *v, unsigned *out)
 static int on_opt(void *user, int idx, const char *v)
 {
     opt_args *a = user;
+    int taken = cli_problem_opt(&a->pb, "optimize", idx, v);
+    if (taken != 1)
+        return taken;
     switch (idx) {
     case -2:
     case P_HELP: a->help = 1; return 0;
-    case -1:
-        if (a->model || !drift_lang_is_model_file(v)) {
-            fprintf(stderr,
-                    "drift optimize: unexpected argument '%s' (a model is "
-                    "a .drift or .stan file or --model NAME)\n",
-                    v);
-            return EXIT_USAGE;
-        }
-        a->model = v;
-        return 0;
-    case P_MODEL: a->model = v; return 0;
-    case P_MODEL_SET:
-    case P_DATA_SET: {
-        char **arr = idx == P_MODEL_SET ? a->model_set : a->data_set;
-        size_t *n = idx == P_MODEL_SET ? &a->n_model_set : &a->n_data_set;
-        if (*n >= 64)
-            return bad(opt_opts[idx].name, v, "given too many times");
-        arr[(*n)++] = (char *)v;
-        return 0;
-    }
-    case P_DATA:
-        if (a->n_data + 1 >= sizeof a->data / sizeof a->data[0])
-            return bad("--data", v, "too many data files");
-        a->data[a->n_data++] = v;
-        return 0;
     case P_INIT: a->init = v; return 0;
     case P_SEED:
         if (drift_parse_u64(v, &a->seed))
@@ -150,30 +119,15 @@ static int on_opt(void *user, int idx, const char *v)
     return 0;
 }
 
-/* The model over its data: what the run-plan API will give. */
-static int open_model(const opt_args *a, drift_registry *reg,
-                      drift_problem *prob, drift_err *e)
-{
-    drift_problem_spec spec = {.model = a->model,
-                               .data = a->data,
-                               .model_set = (char *const *)a->model_set,
-                               .n_model_set = a->n_model_set,
-                               .data_set = (char *const *)a->data_set,
-                               .n_data_set = a->n_data_set,
-                               .diag = stderr,
-                               .share = NULL};
-    return drift_problem_open(prob, reg, &spec, e);
-}
-
 static void write_header(FILE *f, const opt_args *a, const drift_model *m,
                          const drift_optimize_result *r)
 {
     const drift_optimize_opts *o = &a->o;
-    const char *name = strrchr(a->model, '/');
-    name = name ? name + 1 : a->model;
+    const char *name = strrchr(a->pb.model, '/');
+    name = name ? name + 1 : a->pb.model;
     size_t len = strcspn(name, ".");
     fprintf(f, "# drift_version = %s\n# model = %.*s\n# model_file = %s\n",
-            PACKAGE_VERSION, (int)len, name, a->model);
+            PACKAGE_VERSION, (int)len, name, a->pb.model);
     fprintf(f, "# method = optimize\n#   optimize\n"
                "#     algorithm = lbfgs\n#       lbfgs\n"
                "#         init_alpha = %g\n#         tol_obj = %g\n"
@@ -185,8 +139,8 @@ static void write_header(FILE *f, const opt_args *a, const drift_model *m,
             o->tol_rel_grad, o->tol_param, o->history_size, a->jacobian,
             o->iter);
     fprintf(f, "# id = 1\n# data\n");
-    for (size_t k = 0; k < a->n_data; k++)
-        fprintf(f, "#   file = %s\n", a->data[k]);
+    for (size_t k = 0; k < a->pb.n_data; k++)
+        fprintf(f, "#   file = %s\n", a->pb.data[k]);
     fprintf(f, "# init = %s\n# random\n#   seed = %llu\n# output\n"
                "#   file = %s\n",
             a->init ? a->init : "2", (unsigned long long)a->seed, a->out);
@@ -269,6 +223,11 @@ done:
     return status;
 }
 
+static int work(void *user, const drift_model *m)
+{
+    return run(user, m);
+}
+
 int cmd_optimize(int argc, char **argv)
 {
     opt_args a;
@@ -291,36 +250,13 @@ int cmd_optimize(int argc, char **argv)
                   opt_opts, N_OPT_OPTS);
         return 0;
     }
-    if (!a.model) {
-        fprintf(stderr, "drift optimize: no model given: give a model file "
-                        "(model.drift) or use --model NAME\n");
-        return EXIT_USAGE;
-    }
     if (!a.out)
         a.out = "optimize.csv";
     if (!a.have_seed)
         a.seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    a.data[a.n_data] = NULL;
-    const char *inputs[20] = {a.model, a.init};
-    for (size_t k = 0; k < a.n_data; k++)
-        inputs[2 + k] = a.data[k];
-    if ((rc = cli_out_check("optimize", a.out, inputs, 2 + a.n_data)))
+    const char *inputs[20] = {a.init};
+    size_t n_in = 1 + cli_problem_inputs(&a.pb, inputs + 1);
+    if ((rc = cli_out_check("optimize", a.out, inputs, n_in)))
         return rc;
-    drift_err e = {{0}};
-    drift_registry *reg = drift_registry_new();
-    if (!reg) {
-        fprintf(stderr, "drift optimize: out of memory\n");
-        return EXIT_RUN_FAILED;
-    }
-    drift_problem prob;
-    if (open_model(&a, reg, &prob, &e)) {
-        fprintf(stderr, "drift optimize: %s\n", e.msg);
-        drift_problem_close(&prob);
-        drift_registry_free(reg);
-        return EXIT_USAGE;
-    }
-    rc = run(&a, &prob.model);
-    drift_problem_close(&prob);
-    drift_registry_free(reg);
-    return rc;
+    return cli_with_problem("optimize", &a.pb, work, &a);
 }
