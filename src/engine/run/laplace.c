@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "base/util.h"
 #include "adapt.h"
 #include "laplace.h"
@@ -12,7 +14,6 @@ struct drift_laplace {
     size_t d;
     double *mode;   /* d */
     double *L;      /* d x d row-major: the precision's lower factor */
-    double *z;      /* d: scratch of a draw */
 };
 
 void drift_laplace_free(drift_laplace *la)
@@ -21,7 +22,6 @@ void drift_laplace_free(drift_laplace *la)
         return;
     drift_free(la->mode);
     drift_free(la->L);
-    drift_free(la->z);
     drift_free(la);
 }
 
@@ -68,9 +68,8 @@ int drift_laplace_new(drift_laplace **out, drift_logdensity *ld, size_t d,
         la->d = d;
         la->mode = drift_malloc_array(d + 1, sizeof *la->mode);
         la->L = drift_malloc_array(d * d + 1, sizeof *la->L);
-        la->z = drift_malloc_array(d + 1, sizeof *la->z);
     }
-    if (!la || !work || !la->mode || !la->L || !la->z) {
+    if (!la || !work || !la->mode || !la->L) {
         drift_free(work);
         drift_laplace_free(la);
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
@@ -101,16 +100,13 @@ void drift_laplace_draw(const drift_laplace *la, drift_rng *rng,
     size_t d = la->d;
     double q = 0;
     for (size_t k = 0; k < d; k++) {
-        la->z[k] = drift_rng_normal(rng);
-        q += la->z[k] * la->z[k];
+        theta[k] = drift_rng_normal(rng);
+        q += theta[k] * theta[k];
     }
-    /* Solve L' x = z by back substitution (L lower, row-major). */
-    for (size_t ii = d; ii-- > 0;) {
-        double s = la->z[ii];
-        for (size_t k = ii + 1; k < d; k++)
-            s -= la->L[k * d + ii] * theta[k];
-        theta[ii] = s / la->L[ii * d + ii];
-    }
+    /* x = L^-T z in place (L lower, row-major), then theta = mode + x. */
+    if (d)
+        cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit,
+                    (blasint)d, la->L, (blasint)d, theta, 1);
     for (size_t k = 0; k < d; k++)
         theta[k] += la->mode[k];
     *log_g = -0.5 * q;
