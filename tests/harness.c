@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "engine/stats/stancsv.h"
 #include "harness.h"
 
 #include "engine/run/rng.h"
@@ -418,4 +419,21 @@ char *th_gauss_data(th_gauss *t)
     }
     const char *names[D] = {"y.1", "y.2"};
     return th_write_csv(names, D, v, N);
+}
+
+drift_stancsv *th_csv_read(const char *path)
+{
+    drift_stancsv *f;
+    drift_err e = {{0}};
+    if (drift_stancsv_read(path, &f, &e))
+        fail_msg("%s", e.msg);
+    return f;
+}
+
+double th_csv_value(const drift_stancsv *f, const char *name, size_t r)
+{
+    long c = drift_stancsv_column(f, name);
+    if (c < 0)
+        fail_msg("%s: no column %s", f->path ? f->path : "file", name);
+    return f->values[r * f->n_cols + (size_t)c];
 }

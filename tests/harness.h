@@ -142,6 +142,14 @@ void th_cli_free(th_cli *r);
 /* A whole file as a string (NULL when it cannot be read); caller frees. */
 char *th_slurp(const char *path);
 
+/* A Stan CSV file read whole (the test fails with the reader's message
+ * when it cannot be); free with drift_stancsv_free.  th_csv_value: row
+ * r's value of the column name (the test fails when there is none). */
+struct drift_stancsv;
+struct drift_stancsv *th_csv_read(const char *path);
+double th_csv_value(const struct drift_stancsv *f, const char *name,
+                    size_t r);
+
 /* Standard normal CDF. */
 double th_pnorm(double x);
 

@@ -39,19 +39,7 @@ static drift_stancsv *run(const char *m, const char *init, const char *seed,
     if (strstr(r.err, "warning:") || !strstr(r.err, "chain 1: 4000 iterations,"))
         fail_msg("a warning, or warmup iterations:\n%s", r.err);
     th_cli_free(&r);
-    drift_stancsv *f;
-    drift_err e = {{0}};
-    if (drift_stancsv_read(out, &f, &e))
-        fail_msg("%s", e.msg);
-    return f;
-}
-
-static double col(const drift_stancsv *f, const char *name, size_t r)
-{
-    long c = drift_stancsv_column(f, name);
-    if (c < 0)
-        fail_msg("no column %s", name);
-    return f->values[r * f->n_cols + (size_t)c];
+    return th_csv_read(out);
 }
 
 static void test_given_init(void **state)
@@ -67,10 +55,10 @@ static void test_given_init(void **state)
     double s = 0, ss = 0;
     size_t n = f->n_rows;
     for (size_t r = f->n_warmup; r < n; r++) {
-        assert_true(col(f, "mu", r) == 2 && col(f, "sigma", r) == 3);
-        assert_true(col(f, "lp__", r) == 0 && col(f, "accept_stat__", r) == 0);
-        assert_true(col(f, "grads__", r) == 0);
-        double y = col(f, "y", r);
+        assert_true(th_csv_value(f, "mu", r) == 2 && th_csv_value(f, "sigma", r) == 3);
+        assert_true(th_csv_value(f, "lp__", r) == 0 && th_csv_value(f, "accept_stat__", r) == 0);
+        assert_true(th_csv_value(f, "grads__", r) == 0);
+        double y = th_csv_value(f, "y", r);
         s += y;
         ss += y * y;
     }
@@ -95,10 +83,10 @@ static void test_random_init(void **state)
     char out[] = "/tmp/drift-fp-XXXXXX";
     close(mkstemp(out));
     drift_stancsv *f = run(m, NULL, "11", out);
-    double mu = col(f, "mu", f->n_warmup), sg = col(f, "sigma", f->n_warmup);
+    double mu = th_csv_value(f, "mu", f->n_warmup), sg = th_csv_value(f, "sigma", f->n_warmup);
     assert_true(mu > -2 && mu < 2 && sg > exp(-2) && sg < exp(2));
     for (size_t r = f->n_warmup; r < f->n_rows; r++)
-        assert_true(col(f, "mu", r) == mu && col(f, "sigma", r) == sg);
+        assert_true(th_csv_value(f, "mu", r) == mu && th_csv_value(f, "sigma", r) == sg);
     drift_stancsv_free(f);
     unlink(out);
     unlink(m);

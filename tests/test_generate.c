@@ -43,23 +43,6 @@ static char *fit_file(double shift)
     return p;
 }
 
-static drift_stancsv *read_csv(const char *path)
-{
-    drift_stancsv *f;
-    drift_err e = {{0}};
-    if (drift_stancsv_read(path, &f, &e))
-        fail_msg("%s", e.msg);
-    return f;
-}
-
-static double col(const drift_stancsv *f, const char *name, size_t r)
-{
-    long c = drift_stancsv_column(f, name);
-    if (c < 0)
-        fail_msg("no column %s", name);
-    return f->values[r * f->n_cols + (size_t)c];
-}
-
 static void test_generate(void **state)
 {
     (void)state;
@@ -79,19 +62,19 @@ static void test_generate(void **state)
         fail_msg("exit %d\n%s", r.status, r.err);
     th_cli_free(&r);
     for (int k = 0; k < 2; k++) {
-        drift_stancsv *f = read_csv(k ? o2 : o1);
+        drift_stancsv *f = th_csv_read(k ? o2 : o1);
         assert_int_equal(f->n_rows, NDRAWS);
         assert_int_equal(f->n_cols, 6); /* lp__ accept_stat__ mu mu2 yrep d */
         assert_string_equal(f->names[3], "mu2");
         assert_string_equal(drift_stancsv_meta(f, "model"), "r");
-        assert_true(col(f, "lp__", 0) == -1);
+        assert_true(th_csv_value(f, "lp__", 0) == -1);
         double s = 0, ss = 0;
         for (size_t i = 0; i < NDRAWS; i++) {
-            double mu = col(f, "mu", i);
+            double mu = th_csv_value(f, "mu", i);
             assert_true(fabs(mu - (k - 3 + 6.0 * (double)i / NDRAWS)) < 1e-6);
-            assert_true(fabs(col(f, "mu2", i) - 2 * mu) < 1e-9);
-            double dd = col(f, "d", i);
-            assert_true(fabs(dd - (col(f, "yrep", i) - mu)) < 1e-8);
+            assert_true(fabs(th_csv_value(f, "mu2", i) - 2 * mu) < 1e-9);
+            double dd = th_csv_value(f, "d", i);
+            assert_true(fabs(dd - (th_csv_value(f, "yrep", i) - mu)) < 1e-8);
             s += dd;
             ss += dd * dd;
         }

@@ -50,15 +50,6 @@ static char *data_file(double *ybar, double *S)
     return path;
 }
 
-static drift_stancsv *read_csv(const char *path)
-{
-    drift_stancsv *f;
-    drift_err e = {{0}};
-    if (drift_stancsv_read(path, &f, &e))
-        fail_msg("%s", e.msg);
-    return f;
-}
-
 /* Mean and sd of column name (log of it when take_log) over f's rows. */
 static void moments(const drift_stancsv *f, const char *name, int take_log,
                     double *mean, double *sd)
@@ -111,7 +102,7 @@ static void test_normal(void **state)
         if (r.status)
             fail_msg("exit %d\n%s", r.status, r.err);
         th_cli_free(&r);
-        drift_stancsv *f = read_csv(out);
+        drift_stancsv *f = th_csv_read(out);
         assert_int_equal(f->n_rows, DRAWS);
         double s2 = S / (jac ? N - 1 : N);
         judge(f, "mu", 0, ybar, sqrt(s2 / N));
@@ -161,7 +152,7 @@ static void test_mode_file(void **state)
     if (r.status)
         fail_msg("laplace --mode: exit %d\n%s", r.status, r.err);
     th_cli_free(&r);
-    drift_stancsv *f = read_csv(a);
+    drift_stancsv *f = th_csv_read(a);
     double s2 = S / (N - 1);
     judge(f, "mu", 0, ybar, sqrt(s2 / N));
     judge(f, "sigma", 1, 0.5 * log(s2), 1.0 / sqrt(2.0 * (N - 1)));
@@ -214,7 +205,7 @@ static void test_correlated(void **state)
     if (r.status)
         fail_msg("exit %d\n%s", r.status, r.err);
     th_cli_free(&r);
-    drift_stancsv *f = read_csv(out);
+    drift_stancsv *f = th_csv_read(out);
     long ca = drift_stancsv_column(f, "a"), cb = drift_stancsv_column(f, "b");
     assert_true(ca >= 0 && cb >= 0);
     double sa = 0, sb = 0, saa = 0, sbb = 0, sab = 0, n = (double)f->n_rows;

@@ -27,20 +27,9 @@ static drift_stancsv *optimize(const char *const *args, char *out)
     if (r.status)
         fail_msg("exit %d\n%s", r.status, r.err);
     th_cli_free(&r);
-    drift_stancsv *f;
-    drift_err e = {{0}};
-    if (drift_stancsv_read(out, &f, &e))
-        fail_msg("%s", e.msg);
+    drift_stancsv *f = th_csv_read(out);
     assert_int_equal(f->n_rows, 1);
     return f;
-}
-
-static double col(const drift_stancsv *f, const char *name)
-{
-    long c = drift_stancsv_column(f, name);
-    if (c < 0)
-        fail_msg("no column %s", name);
-    return f->values[(size_t)c];
 }
 
 static void rel(double got, double want, double tol, const char *what)
@@ -70,15 +59,15 @@ static void test_flat_normal(void **state)
         (const char *[]){"optimize", m, "--data", d, "--seed", "3", "--out",
                          out, TIGHT, NULL},
         out);
-    rel(col(f, "mu"), mean, 1e-7, "mu");
+    rel(th_csv_value(f, "mu", 0), mean, 1e-7, "mu");
     double s0 = sqrt(S / 5);
-    rel(col(f, "sigma"), s0, 1e-7, "sigma (no Jacobian)");
-    rel(col(f, "m2"), 2 * mean, 1e-7, "m2");
+    rel(th_csv_value(f, "sigma", 0), s0, 1e-7, "sigma (no Jacobian)");
+    rel(th_csv_value(f, "m2", 0), 2 * mean, 1e-7, "m2");
     double lp = 0;
     for (int i = 0; i < 5; i++)
         lp += -0.5 * log(2 * M_PI) - log(s0) -
               0.5 * (ys[i] - mean) * (ys[i] - mean) / (s0 * s0);
-    rel(col(f, "lp__"), lp, 1e-9, "lp__");
+    rel(th_csv_value(f, "lp__", 0), lp, 1e-9, "lp__");
     assert_string_equal(drift_stancsv_meta(f, "method"), "optimize");
     assert_string_equal(drift_stancsv_meta(f, "algorithm"), "lbfgs");
     assert_string_equal(drift_stancsv_meta(f, "jacobian"), "0");
@@ -88,16 +77,16 @@ static void test_flat_normal(void **state)
     f = optimize((const char *[]){"optimize", m, "--data", d, "--seed", "3",
                                   "--jacobian", "--out", out, TIGHT, NULL},
                  out);
-    rel(col(f, "mu"), mean, 1e-7, "mu (Jacobian)");
-    rel(col(f, "sigma"), sqrt(S / 4), 1e-7, "sigma (Jacobian)");
+    rel(th_csv_value(f, "mu", 0), mean, 1e-7, "mu (Jacobian)");
+    rel(th_csv_value(f, "sigma", 0), sqrt(S / 4), 1e-7, "sigma (Jacobian)");
     assert_string_equal(drift_stancsv_meta(f, "jacobian"), "1");
     drift_stancsv_free(f);
     /* CmdStan's default tolerances */
     f = optimize((const char *[]){"optimize", m, "--data", d, "--seed", "5",
                                   "--out", out, NULL},
                  out);
-    rel(col(f, "mu"), mean, 1e-4, "mu (default tolerances)");
-    rel(col(f, "sigma"), s0, 1e-4, "sigma (default tolerances)");
+    rel(th_csv_value(f, "mu", 0), mean, 1e-4, "mu (default tolerances)");
+    rel(th_csv_value(f, "sigma", 0), s0, 1e-4, "sigma (default tolerances)");
     drift_stancsv_free(f);
     unlink(out), unlink(m), unlink(d);
     free(m), free(d);
@@ -122,7 +111,7 @@ static void test_conjugate(void **state)
         (const char *[]){"optimize", m, "--data", d, "--init", i, "--out",
                          out, TIGHT, NULL},
         out);
-    rel(col(f, "mu"), (0.25 + sy) / (0.25 + 5), 1e-8, "conjugate mode");
+    rel(th_csv_value(f, "mu", 0), (0.25 + sy) / (0.25 + 5), 1e-8, "conjugate mode");
     drift_stancsv_free(f);
     unlink(out), unlink(m), unlink(d), unlink(i);
     free(m), free(d), free(i);
@@ -153,9 +142,9 @@ static void test_simplex(void **state)
                                             "--seed", "2", "--out", out,
                                             TIGHT, NULL},
                            out);
-        rel(col(f, "s.1"), want[jac][0], 1e-7, "s.1");
-        rel(col(f, "s.2"), want[jac][1], 1e-7, "s.2");
-        rel(col(f, "s.3"), want[jac][2], 1e-7, "s.3");
+        rel(th_csv_value(f, "s.1", 0), want[jac][0], 1e-7, "s.1");
+        rel(th_csv_value(f, "s.2", 0), want[jac][1], 1e-7, "s.2");
+        rel(th_csv_value(f, "s.3", 0), want[jac][2], 1e-7, "s.3");
         drift_stancsv_free(f);
     }
     unlink(out), unlink(m), unlink(d);
