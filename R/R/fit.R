@@ -49,7 +49,8 @@ read_stan_csv_file <- function(file) {
                                                          "", m[3])),
                               vapply(kv, function(m) m[2], character(1)))
   notes <- grep("^# drift:", lines, value = TRUE)
-  list(warmup = warm, draws = draws, metadata = metadata, notes = notes)
+  list(warmup = warm, draws = draws, metadata = metadata, notes = notes,
+       columns = cols)
 }
 
 # Chains' matrices as a posterior::draws_array (iterations x chains x

@@ -100,19 +100,6 @@ drift_translate <- function(stan_file, data = NULL, out = NULL,
   text
 }
 
-# The values of a CSV text drift wrote (comment lines skipped): a numeric
-# matrix with the column row's names.
-drift_csv_matrix <- function(lines) {
-  lines <- lines[nzchar(trimws(lines)) & !startsWith(lines, "#")]
-  if (!length(lines)) stop("drift wrote no column row", call. = FALSE)
-  names <- strsplit(lines[1], ",", fixed = TRUE)[[1]]
-  vals <- do.call(rbind, lapply(strsplit(lines[-1], ",", fixed = TRUE),
-                                as.numeric))
-  vals <- matrix(vals, ncol = length(names))
-  colnames(vals) <- names
-  vals
-}
-
 #' The posterior mode
 #'
 #' Runs `drift optimize`: L-BFGS on the unconstrained scale, as CmdStan's
@@ -148,8 +135,8 @@ drift_optimize <- function(model, data = NULL, seed = NULL, jacobian = FALSE,
   if (!identical(r$status, 0L))
     stop("drift optimize failed:\n", paste(r$stderr, collapse = "\n"),
          call. = FALSE)
-  m <- drift_csv_matrix(readLines(out))
-  stats::setNames(as.numeric(m[1, ]), colnames(m))
+  f <- read_stan_csv_file(out)
+  stats::setNames(as.numeric(f$draws[1, ]), f$columns)
 }
 
 #' The log density and its gradient at a point
@@ -175,12 +162,14 @@ drift_log_prob <- function(model, point, data = NULL, jacobian = TRUE,
   drift_write_json(point, pfile)
   args <- c("log-prob", model_file, data_args(data_files), "--point", pfile)
   if (!isTRUE(jacobian)) args <- c(args, "--no-jacobian")
-  r <- drift_transport_run(args, path = drift_bin, quiet = TRUE)
+  out <- file.path(dir, "log_prob.csv")
+  r <- drift_transport_run(c(args, "--out", out), path = drift_bin,
+                           quiet = TRUE)
   if (!identical(r$status, 0L))
     stop("drift log-prob failed:\n", paste(r$stderr, collapse = "\n"),
          call. = FALSE)
-  m <- drift_csv_matrix(r$stdout)
-  g <- m[1, -1]
-  names(g) <- sub("^g_", "", colnames(m)[-1])
-  list(lp = unname(m[1, 1]), gradient = g)
+  f <- read_stan_csv_file(out)
+  g <- stats::setNames(as.numeric(f$draws[1, -1]),
+                       sub("^g_", "", f$columns[-1]))
+  list(lp = f$draws[1, 1][[1]], gradient = g)
 }

@@ -19,7 +19,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from . import _cli
+from . import _cli, stancsv
 from ._cli import DriftError
 from .fit import Fit
 
@@ -327,19 +327,6 @@ def translate(stan_file, data=None, out: str | None = None,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _csv_rows(text: str) -> tuple[list[str], np.ndarray]:
-    """The column row and the values of a CSV text (comment lines
-    skipped): (names, values as a 2-D float array)."""
-    lines = [ln for ln in text.splitlines()
-             if ln.strip() and not ln.startswith("#")]
-    if not lines:
-        raise DriftError("drift wrote no column row")
-    names = lines[0].strip().split(",")
-    values = np.array([[float(v) for v in ln.split(",")] for ln in lines[1:]],
-                      dtype=float).reshape(-1, len(names))
-    return names, values
-
-
 def _model_and_data(model, data, out_dir, drift_bin) -> list[str]:
     path, kind = _model_file(model, out_dir)
     files, _ = _data_files(data, path, kind, out_dir, drift_bin)
@@ -378,11 +365,10 @@ def optimize(model, data=None, seed: int | None = None,
         out = os.path.join(tmp, "optimize.csv")
         args += ["--out", out]
         _cli.run(args, drift_bin)
-        with open(out) as f:
-            names, values = _csv_rows(f.read())
-        if values.shape[0] != 1:
-            raise DriftError(f"drift optimize wrote {values.shape[0]} rows")
-        return dict(zip(names, values[0].tolist()))
+        table = stancsv.read(out)
+        if table.draws.shape[0] != 1:
+            raise DriftError(f"drift optimize wrote {table.draws.shape[0]} rows")
+        return dict(zip(table.columns, table.draws[0].tolist()))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -404,11 +390,13 @@ def log_prob(model, point: Mapping[str, object], data=None,
         args += ["--point", ppath]
         if not jacobian:
             args.append("--no-jacobian")
-        names, values = _csv_rows(_cli.run(args, drift_bin).stdout)
-        if values.shape[0] != 1 or names[0] != "lp__":
+        out = os.path.join(tmp, "log_prob.csv")
+        _cli.run(args + ["--out", out], drift_bin)
+        table = stancsv.read(out)
+        if table.draws.shape[0] != 1 or table.columns[0] != "lp__":
             raise DriftError("drift log-prob wrote an unexpected table")
         grad = {n[2:] if n.startswith("g_") else n: float(v)
-                for n, v in zip(names[1:], values[0, 1:])}
-        return float(values[0, 0]), grad
+                for n, v in zip(table.columns[1:], table.draws[0, 1:])}
+        return float(table.draws[0, 0]), grad
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
