@@ -262,8 +262,10 @@ done:
     return status;
 }
 
-static int run(const gen_args *a, const drift_model *m)
+/* The command's work on its opened model (cli_with_problem). */
+static int run(void *user, const drift_model *m)
 {
+    const gen_args *a = user;
     if (!m->n_gen) {
         fprintf(stderr, "drift generate: %s has no derived or generated "
                         "quantities: nothing to compute\n",
@@ -286,11 +288,6 @@ static int run(const gen_args *a, const drift_model *m)
     m->workspace_free(m->self, ws);
     drift_free(theta);
     return status;
-}
-
-static int work(void *user, const drift_model *m)
-{
-    return run(user, m);
 }
 
 int cmd_generate(int argc, char **argv)
@@ -333,5 +330,5 @@ int cmd_generate(int argc, char **argv)
         if ((rc = cli_out_check("generate", path, inputs, n_in)))
             return rc;
     }
-    return cli_with_problem("generate", &a.pb, work, &a);
+    return cli_with_problem("generate", &a.pb, run, &a);
 }

@@ -158,8 +158,10 @@ static void write_header(FILE *f, const lap_args *a, const drift_model *m)
     fputc('\n', f);
 }
 
-static int run(const lap_args *a, const drift_model *m)
+/* The command's work on its opened model (cli_with_problem). */
+static int run(void *user, const drift_model *m)
 {
+    const lap_args *a = user;
     drift_err e = {{0}};
     drift_logdensity *ld;
     if (drift_logdensity_new(&ld, m, a->jacobian, "drift laplace", &e)) {
@@ -230,11 +232,6 @@ done:
     return status;
 }
 
-static int work(void *user, const drift_model *m)
-{
-    return run(user, m);
-}
-
 int cmd_laplace(int argc, char **argv)
 {
     lap_args a;
@@ -269,5 +266,5 @@ int cmd_laplace(int argc, char **argv)
     size_t n_in = 2 + cli_problem_inputs(&a.pb, inputs + 2);
     if ((rc = cli_out_check("laplace", a.out, inputs, n_in)))
         return rc;
-    return cli_with_problem("laplace", &a.pb, work, &a);
+    return cli_with_problem("laplace", &a.pb, run, &a);
 }

@@ -154,8 +154,10 @@ static void write_header(FILE *f, const opt_args *a, const drift_model *m,
     fputc('\n', f);
 }
 
-static int run(const opt_args *a, const drift_model *m)
+/* The command's work on its opened model (cli_with_problem). */
+static int run(void *user, const drift_model *m)
 {
+    const opt_args *a = user;
     drift_err e = {{0}};
     drift_logdensity *ld;
     if (drift_logdensity_new(&ld, m, a->jacobian, "drift optimize", &e)) {
@@ -223,11 +225,6 @@ done:
     return status;
 }
 
-static int work(void *user, const drift_model *m)
-{
-    return run(user, m);
-}
-
 int cmd_optimize(int argc, char **argv)
 {
     opt_args a;
@@ -258,5 +255,5 @@ int cmd_optimize(int argc, char **argv)
     size_t n_in = 1 + cli_problem_inputs(&a.pb, inputs + 1);
     if ((rc = cli_out_check("optimize", a.out, inputs, n_in)))
         return rc;
-    return cli_with_problem("optimize", &a.pb, work, &a);
+    return cli_with_problem("optimize", &a.pb, run, &a);
 }
