@@ -175,6 +175,32 @@ else
     cat "$dir/optimize.log"
     fail=1
 fi
+# drift laplace, the mode found here: the draws and the mode's file
+# beside them, which CmdStanPy reads as a CmdStanLaplace (its mode a
+# CmdStanMLE read from that file); and given the optimize file above.
+if "$bin" laplace "$dir/gq.drift" --data "$dir/gq.csv" --seed 3 \
+    --draws 200 --out "$dir/laplace.csv" >"$dir/laplace.log" 2>&1 &&
+    "$bin" laplace "$dir/gq.drift" --data "$dir/gq.csv" --seed 3 \
+        --draws 200 --mode "$dir/optimize.csv" \
+        --out "$dir/laplace2.csv" >>"$dir/laplace.log" 2>&1 &&
+    /usr/bin/python3 -c '
+import sys, cmdstanpy
+for path, mode in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
+    f = cmdstanpy.from_csv(path)
+    assert type(f).__name__ == "CmdStanLaplace", type(f).__name__
+    d = f.draws()
+    assert d.shape[0] == 200, d.shape
+    m = cmdstanpy.from_csv(mode, method="optimize")
+    assert abs(f.mode.optimized_params_dict["a"] -
+               m.optimized_params_dict["a"]) < 1e-12
+' "$dir/laplace.csv" "$dir/laplace_mode.csv" "$dir/laplace2.csv" \
+        "$dir/optimize.csv" >>"$dir/laplace.log" 2>&1; then
+    echo "ok laplace: cmdstanpy.from_csv reads a CmdStanLaplace and its mode"
+else
+    echo "FAIL: drift laplace's files, read by cmdstanpy.from_csv:"
+    cat "$dir/laplace.log"
+    fail=1
+fi
 unset run_model run_data
 # Budgets in data passes and in seconds.
 run sgld-passes 2 0 --sampler sgld --passes 30

@@ -368,8 +368,31 @@ static void test_bad_specs(void **state)
     spec.model = "/nonexistent/model.drift";
     expect_refusal(&spec, "/nonexistent/model.drift");
     spec.model = model_path;
+    spec.method = "vb";
+    expect_refusal(&spec, "method 'vb': unknown");
     spec.method = "optimize";
-    expect_refusal(&spec, "method 'optimize'");
+    spec.sampler = "nuts";
+    expect_refusal(&spec, "method optimize takes no sampler");
+    spec.sampler = NULL;
+    drift_option chains[] = {{"chains", "2"}};
+    spec.options = chains;
+    spec.n_options = 1;
+    expect_refusal(&spec, "unknown option --chains (drift optimize --help");
+    drift_option iter0[] = {{"iter", "0"}};
+    spec.options = iter0;
+    expect_refusal(&spec, "--iter 0: expected a positive integer");
+    spec.method = "laplace";
+    drift_option nomode[] = {{"mode", "/nonexistent/mode.csv"}};
+    spec.options = nomode;
+    drift_plan *lp = NULL;
+    drift_err le = {{0}};
+    assert_int_equal(drift_plan_new(&spec, &lp, &le), DRIFT_OK);
+    assert_int_not_equal(drift_plan_run(lp, DRIFT_LAUNCH_IN_PROCESS, &le),
+                         DRIFT_OK);
+    assert_non_null(strstr(le.msg, "/nonexistent/mode.csv"));
+    drift_plan_free(lp);
+    spec.options = NULL;
+    spec.n_options = 0;
     spec.method = NULL;
     drift_column dup[] = {{"y", DRIFT_COLUMN_INT, y},
                           {"y", DRIFT_COLUMN_DOUBLE, x1}};
@@ -383,6 +406,96 @@ static void test_bad_specs(void **state)
     assert_non_null(strstr(e.msg, "--quiet takes no value"));
 }
 
+/* The rows of a method's plan: the callback's last row and count. */
+typedef struct rows {
+    double last[16];
+    size_t n, width;
+    double s[D], ss[D];
+    long col[D];
+} rows;
+
+static void on_row(void *user, unsigned chain_id, const double *v, size_t n)
+{
+    rows *r = user;
+    assert_int_equal(chain_id, 1);
+    r->width = n;
+    memcpy(r->last, v, (n < 16 ? n : 16) * sizeof *v);
+    for (int a = 0; a < D; a++) {
+        r->s[a] += v[r->col[a]];
+        r->ss[a] += v[r->col[a]] * v[r->col[a]];
+    }
+    r->n++;
+}
+
+/* Runs method on the columns, options opts, rows to r. */
+static void run_method(const char *method, const drift_option *opts,
+                       size_t n_opts, const char *first_column, rows *r)
+{
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_spec spec = {.method = method, .model = model_path,
+                       .columns = cols, .n_columns = 4, .n_rows = N,
+                       .options = opts, .n_options = n_opts,
+                       .on_draw = on_row, .on_draw_user = r};
+    drift_plan *p = NULL;
+    drift_err e = {{0}};
+    if (drift_plan_new(&spec, &p, &e))
+        fail_msg("drift_plan_new(%s): %s", method, e.msg);
+    assert_int_equal(drift_plan_chains(p), 1);
+    assert_string_equal(drift_plan_column_name(p, 0), first_column);
+    memset(r, 0, sizeof *r);
+    for (int a = 0; a < D; a++) {
+        char name[16];
+        snprintf(name, sizeof name, "w.%d", a + 1);
+        r->col[a] = -1;
+        for (size_t k = 0; k < drift_plan_n_columns(p); k++)
+            if (!strcmp(drift_plan_column_name(p, k), name))
+                r->col[a] = (long)k;
+        assert_true(r->col[a] >= 0);
+    }
+    if (drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e))
+        fail_msg("drift_plan_run(%s): %s", method, e.msg);
+    assert_int_equal(drift_plan_chain_draws(p, 0), r->n);
+    assert_int_equal(r->width, drift_plan_n_columns(p));
+    drift_plan_free(p);
+}
+
+/* optimize and laplace as plans over rows in memory: the mode against
+ * Newton's (L-BFGS's tolerances leave it within 1e-3 sd), the Laplace
+ * draws' means and sds against the mode and the inverse Hessian's (4000
+ * draws: the mean's Monte Carlo sd is 0.016 sd, the sd's 1.1 %). */
+static void test_methods(void **state)
+{
+    (void)state;
+    make_data();
+    const double *xs[D] = {x1, x2, x3};
+    double mode[D], sd[D];
+    newton(xs, mode, sd);
+    rows r;
+    drift_option o_opts[] = {{"seed", "3"}};
+    run_method("optimize", o_opts, 1, "lp__", &r);
+    assert_int_equal(r.n, 1);
+    for (int a = 0; a < D; a++)
+        if (fabs(r.last[r.col[a]] - mode[a]) > 1e-3 * sd[a])
+            fail_msg("optimize w.%d: %.8g, Newton's mode %.8g", a + 1,
+                     r.last[r.col[a]], mode[a]);
+    drift_option l_opts[] = {{"seed", "3"}, {"draws", "4000"}};
+    run_method("laplace", l_opts, 2, "log_p__", &r);
+    assert_int_equal(r.n, 4000);
+    for (int a = 0; a < D; a++) {
+        double m = r.s[a] / (double)r.n;
+        double v = r.ss[a] / (double)r.n - m * m;
+        if (fabs(m - mode[a]) > 4 * 0.016 * sd[a])
+            fail_msg("laplace w.%d: mean %g, the mode %g (sd %g)", a + 1, m,
+                     mode[a], sd[a]);
+        if (fabs(sqrt(v) / sd[a] - 1) > 0.05)
+            fail_msg("laplace w.%d: sd %g, Newton's %g", a + 1, sqrt(v),
+                     sd[a]);
+    }
+}
+
 int main(void)
 {
     const char *srcdir = getenv("srcdir");
@@ -394,6 +507,7 @@ int main(void)
         cmocka_unit_test(test_csv_and_callback),
         cmocka_unit_test(test_guarded),
         cmocka_unit_test(test_bad_specs),
+        cmocka_unit_test(test_methods),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,7 +62,11 @@ typedef void (*drift_draw_fn)(void *user, unsigned chain_id,
 /* A run asked for.  Every pointer is borrowed: what it points to must
  * outlive the plan made from it.  Zero is the default of every field. */
 typedef struct drift_spec {
-    const char *method;             /* "sample" (NULL: "sample") */
+    const char *method;             /* "sample" (NULL: "sample"),
+                                       "optimize", "laplace" or "log_prob":
+                                       options by the command's long
+                                       names (drift optimize --help), rows
+                                       to out and the callback (chain 1) */
     const char *model;              /* a model file (.drift, .stan), or a C
                                        model plugin's name or path */
     const char *const *data;        /* data files */

@@ -67,10 +67,13 @@ typedef struct cli_ksd_out {
 int cli_ksd(struct drift_stancsv *const *draws, size_t C, size_t n,
             const cli_ksd_opts *o, cli_ksd_out *out);
 int cmd_diagnose(int argc, char **argv);  /* diagnose.c */
-int cmd_log_prob(int argc, char **argv);  /* logprob.c */
 int cmd_generate(int argc, char **argv);  /* generate.c */
-int cmd_optimize(int argc, char **argv);  /* optimize.c */
-int cmd_laplace(int argc, char **argv);   /* laplace.c */
+/* The methods that are kinds of run plan (method.c): optimize, laplace,
+ * log-prob. */
+int cli_method(const char *name, int argc, char **argv);
+int cmd_log_prob(int argc, char **argv);
+int cmd_optimize(int argc, char **argv);
+int cmd_laplace(int argc, char **argv);
 
 /* The one file a method command writes (output.c): cli_out_check before
  * any work (EXIT_USAGE with the message when path is one of the n

@@ -47,12 +47,12 @@ int drift_logdensity_new(drift_logdensity **out, const drift_model *m,
     *out = NULL;
     if (!jacobian && !m->log_jacobian && !drift_logdensity_unconstrained(m))
         return drift_err_set(e, DRIFT_EINVAL,
-                             "%s: the model has constrained parameters but "
+                             "%s%sthe model has constrained parameters but "
                              "does not report its constraints' "
                              "log-Jacobian (log_jacobian in drift/model.h), "
                              "so the density without it cannot be "
                              "computed: give --jacobian",
-                             who);
+                             who ? who : "", who ? ": " : "");
     drift_logdensity *ld = drift_calloc(1, sizeof *ld);
     if (!ld)
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");

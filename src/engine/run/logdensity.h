@@ -15,7 +15,8 @@ typedef struct drift_logdensity drift_logdensity;
  * jacobian 0 the density is that of the constrained values, log_prior
  * less the model's log_jacobian; a model without log_jacobian whose
  * parameters are not all unconstrained is then refused, with a message
- * saying so (what `who` names: the command) and what to give instead. */
+ * saying so (after `who` and a colon, when who is not NULL) and what to
+ * give instead. */
 int drift_logdensity_new(drift_logdensity **out, const drift_model *m,
                          int jacobian, const char *who, drift_err *e);
 void drift_logdensity_free(drift_logdensity *ld);

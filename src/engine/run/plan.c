@@ -25,6 +25,7 @@
 #include "guard.h"
 #include "hparam.h"
 #include "inits.h"
+#include "method.h"
 #include "plan.h"
 #include "progress.h"
 #include "run.h"
@@ -413,6 +414,17 @@ static int copy_columns(drift_plan *p, const drift_spec *s, drift_err *e)
 
 /* ---- parse -------------------------------------------------------------- */
 
+/* The options every method takes, read as drift sample reads them. */
+static int method_common(const char *name)
+{
+    static const char *const common[] = {"out", "seed", "model-set",
+                                         "data-set"};
+    for (size_t k = 0; name && k < sizeof common / sizeof common[0]; k++)
+        if (!strcmp(name, common[k]))
+            return 1;
+    return 0;
+}
+
 int drift_plan_parse(const drift_spec *s, drift_plan **out, drift_err *e)
 {
     *out = NULL;
@@ -428,11 +440,21 @@ int drift_plan_parse(const drift_spec *s, drift_plan **out, drift_err *e)
     p->on_draw = s->on_draw;
     p->on_draw_user = s->on_draw_user;
     *out = p;
-    if (strcmp(p->method, "sample"))
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "method '%s': a plan runs 'sample' (drift's "
-                             "other methods are commands of their own)",
-                             p->method);
+    if (strcmp(p->method, "sample")) {
+        if (!(p->mt = drift_method_find(p->method)))
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "method '%s': unknown (the methods: sample, "
+                                 "optimize, laplace, log_prob)",
+                                 p->method);
+        if (s->sampler)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "sampler %s: method %s takes no sampler",
+                                 s->sampler, p->mt->name);
+        if (!(p->margs = drift_calloc(1, p->mt->args_size)))
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        if (p->mt->defaults)
+            p->mt->defaults(p->margs);
+    }
     if (s->n_data && !s->data)
         return drift_err_set(e, DRIFT_EINVAL,
                              "data: %zu files given without their array",
@@ -447,6 +469,13 @@ int drift_plan_parse(const drift_spec *s, drift_plan **out, drift_err *e)
                              "options: %zu given without their array",
                              s->n_options);
     for (size_t k = 0; k < s->n_options; k++) {
+        if (p->mt && !method_common(s->options[k].name)) {
+            int rc = drift_method_set(p->mt, p->margs, s->options[k].name,
+                                      s->options[k].value, e);
+            if (rc)
+                return rc;
+            continue;
+        }
         int idx = find_option(s->options[k].name, s->options[k].value, e);
         int rc = idx < 0 ? DRIFT_EINVAL
                          : parse_option(&p->a, idx, s->options[k].value, e);
@@ -658,6 +687,120 @@ static int hook_failed(int rc)
     return rc ? rc : DRIFT_EINVAL;
 }
 
+/* Opens a method's plan: its checks, its output checked and locked, the
+ * model over its data, its rows' names. */
+static int method_open(drift_plan *p, drift_err *e)
+{
+    drift_plan_args *a = &p->a;
+    const drift_method *mt = p->mt;
+    int rc;
+    if (mt->check && (rc = mt->check(p->margs, e)))
+        return rc;
+    if (!a->model)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "no model given: give a model file "
+                             "(model.drift) or --model NAME");
+    if (a->out) {
+        const char *inputs[DRIFT_PLAN_MAX_DATA + 20];
+        size_t n = 0;
+        for (size_t k = 0; k < a->n_data; k++)
+            inputs[n++] = a->data[k];
+        inputs[n++] = a->model;
+        n += drift_method_inputs(mt, p->margs, inputs + n, 16);
+        if (drift_writer_check(a->out, inputs, n, e)) {
+            drift_err_prefix(e, "--out");
+            return DRIFT_EINVAL;
+        }
+        /* One run at a time writes an output. */
+        if (drift_writer_lock_set(a->out, &p->out_lock, e)) {
+            drift_err_prefix(e, "--out");
+            return DRIFT_EINVAL;
+        }
+    }
+    if (!(p->reg = drift_registry_new())) {
+        p->failed_run = 1;
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    a->data[a->n_data] = NULL;
+    if (!a->have_seed)
+        a->seed = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
+    drift_problem_spec spec = {
+        .model = a->model, .data = a->data, .model_set = a->model_set,
+        .n_model_set = a->n_model_set, .data_set = a->data_set,
+        .n_data_set = a->n_data_set, .diag = p->diag, .share = NULL,
+        .tables = p->n_mem ? p->mem_tables : NULL,
+        .n_tables = p->n_mem ? 1 : 0};
+    size_t shown = 0;
+    rc = drift_problem_open(&p->prob, p->reg, &spec, e);
+    print_problems_from(p, &shown);
+    if (rc) {
+        p->failed_run = drift_mapguard_any();
+        return rc;
+    }
+    return mt->columns(p->margs, &p->prob.model, &p->columns, &p->n_columns,
+                       e);
+}
+
+int drift_plan_run_method(drift_plan *p, drift_err *e)
+{
+    if (!p->mt || !p->opened || p->ran)
+        return drift_err_set(e, DRIFT_EINVAL, p->ran ? "the plan has run "
+                                                       "already"
+                                                     : "the plan is not "
+                                                       "open");
+    p->ran = 1;
+    char who[64];
+    snprintf(who, sizeof who, "drift %s",
+             strcmp(p->mt->name, "log_prob") ? p->mt->name : "log-prob");
+    drift_method_run r = {.m = &p->prob.model,
+                          .model = p->a.model,
+                          .data = p->a.data,
+                          .n_data = p->a.n_data,
+                          .seed = p->a.seed,
+                          .seed_given = p->a.have_seed,
+                          .out = p->a.out,
+                          .diag = p->diag,
+                          .who = who,
+                          .columns = p->columns,
+                          .n_columns = p->n_columns,
+                          .on_draw = p->on_draw,
+                          .on_draw_user = p->on_draw_user};
+    drift_writer *w = NULL;
+    int rc;
+    if (p->a.out) {
+        if ((rc = drift_writer_open(p->a.out, &w, e))) {
+            p->failed_run = 1;
+            return rc;
+        }
+        r.f = drift_writer_file(w);
+    } else if (p->to_stdout) {
+        r.f = stdout;
+    }
+    rc = p->mt->run(p->margs, &r, e);
+    if (rc && !r.keep) {
+        if (w)
+            drift_writer_abort(w);
+    } else if (w) {
+        drift_err we = {{0}};
+        int wrc = drift_writer_failed(w, &we);
+        if (wrc) {
+            drift_writer_abort(w);
+        } else {
+            wrc = drift_writer_commit(w, &we);
+        }
+        if (wrc && !rc) {
+            *e = we;
+            rc = wrc;
+        }
+    } else if (r.f && fflush(r.f) && !rc) {
+        rc = drift_err_set(e, DRIFT_EIO, "stdout: write failed");
+    }
+    p->failed_run = rc && rc != DRIFT_EINVAL && rc != DRIFT_EDATA;
+    p->run_rc = rc;
+    p->method_rows = r.rows;
+    return rc;
+}
+
 int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
 {
     static const drift_plan_hooks none = {0};
@@ -668,6 +811,8 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
     if (p->opened)
         return drift_err_set(e, DRIFT_EINVAL, "the plan is opened already");
     p->opened = 1;
+    if (p->mt)
+        return method_open(p, e);
     if ((rc = drift_plan_check_args(p, e)))
         return rc;
     if (a->ranks_per_chain && !p->ranks_on)
@@ -1056,7 +1201,7 @@ DRIFT_API const char *drift_plan_column_name(const drift_plan *p, size_t k)
 
 DRIFT_API unsigned drift_plan_chains(const drift_plan *p)
 {
-    return p->a.chains;
+    return p->mt ? 1 : p->a.chains;
 }
 
 DRIFT_API unsigned drift_plan_first_chain_id(const drift_plan *p)
@@ -1066,6 +1211,8 @@ DRIFT_API unsigned drift_plan_first_chain_id(const drift_plan *p)
 
 DRIFT_API int drift_plan_run(drift_plan *p, int launcher, drift_err *e)
 {
+    if (p->mt)
+        return drift_plan_run_method(p, e);
     if (launcher != DRIFT_LAUNCH_IN_PROCESS &&
         launcher != DRIFT_LAUNCH_GUARDED)
         return drift_err_set(e, DRIFT_EINVAL,
@@ -1089,6 +1236,8 @@ DRIFT_API int drift_plan_run(drift_plan *p, int launcher, drift_err *e)
 
 DRIFT_API uint64_t drift_plan_chain_draws(const drift_plan *p, unsigned k)
 {
+    if (p->mt)
+        return k == 0 ? p->method_rows : 0;
     return p->results && k < p->n_results ? p->results[k].draws : 0;
 }
 
@@ -1118,6 +1267,7 @@ DRIFT_API void drift_plan_free(drift_plan *p)
     drift_free(p->mem_values);
     if (p->a.out && p->out_lock >= 0)
         drift_writer_unlock_set(p->a.out, p->out_lock);
+    drift_free(p->margs);
     args_free(&p->a);
     drift_free(p);
 }

@@ -70,6 +70,14 @@ typedef struct drift_plan_hooks {
 struct drift_plan {
     drift_plan_args a;
     const char *method;
+    /* A method other than sample (method.h): its table and its options
+     * parsed (the common ones, out, seed, model-set and data-set, in a);
+     * NULL for sample. */
+    const struct drift_method *mt;
+    void *margs;
+    int to_stdout;          /* the method's rows to stdout when no out is
+                               given (drift log-prob's) */
+    uint64_t method_rows;   /* the rows the method delivered */
     int checked;            /* drift_plan_check_args done */
     int opened;
     int ran;
@@ -136,6 +144,10 @@ enum {
      * front end joined the job): in process, signals caught */
     DRIFT_LAUNCH_RANK = 2
 };
+
+/* Runs an opened plan of a method other than sample, in process: its
+ * rows to out (put in place whole, or not at all) and the callback. */
+int drift_plan_run_method(drift_plan *p, drift_err *e);
 
 /* Runs an opened plan.  Under DRIFT_LAUNCH_GUARDED returns in both
  * processes: in the watching parent with *watched 1 and *exit_status the

@@ -1,0 +1,197 @@
+/* method.c: the methods' table, their options read by type, and the rows
+ * and header lines every method writes (method.h). */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/util.h"
+#include "method.h"
+
+extern const drift_method drift_method_optimize;
+extern const drift_method drift_method_laplace;
+extern const drift_method drift_method_log_prob;
+
+static const drift_method *const methods[] = {
+    &drift_method_optimize, &drift_method_laplace, &drift_method_log_prob,
+    NULL};
+
+const drift_method *const *drift_method_all(void)
+{
+    return methods;
+}
+
+const drift_method *drift_method_find(const char *name)
+{
+    if (!name)
+        return NULL;
+    for (size_t k = 0; methods[k]; k++) {
+        if (!strcmp(methods[k]->name, name))
+            return methods[k];
+        /* The command's spelling of CmdStan's log_prob. */
+        if (!strcmp(name, "log-prob") &&
+            !strcmp(methods[k]->name, "log_prob"))
+            return methods[k];
+    }
+    return NULL;
+}
+
+const drift_mopt *drift_method_opt(const drift_method *mt, const char *name)
+{
+    for (size_t k = 0; name && k < mt->n_opts; k++)
+        if (!strcmp(mt->opts[k].name, name))
+            return &mt->opts[k];
+    return NULL;
+}
+
+static int takes_value(const drift_mopt *o)
+{
+    return o->type != DRIFT_MOPT_SET && o->type != DRIFT_MOPT_CLEAR;
+}
+
+int drift_method_set(const drift_method *mt, void *args, const char *name,
+                     const char *v, drift_err *e)
+{
+    const drift_mopt *o = drift_method_opt(mt, name);
+    if (!o)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "unknown option --%s (drift %s --help lists "
+                             "them)",
+                             name ? name : "(none)", mt->name);
+    if (takes_value(o) && !v)
+        return drift_err_set(e, DRIFT_EINVAL, "option --%s needs a value",
+                             o->name);
+    if (!takes_value(o) && v && *v)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "option --%s takes no value (given '%s')",
+                             o->name, v);
+    char *field = (char *)args + o->offset;
+    switch (o->type) {
+    case DRIFT_MOPT_SET: *(int *)field = 1; return DRIFT_OK;
+    case DRIFT_MOPT_CLEAR: *(int *)field = 0; return DRIFT_OK;
+    case DRIFT_MOPT_COUNT: {
+        uint64_t u, max = o->max ? o->max : 1000000000u;
+        if (drift_parse_u64(v, &u) || u == 0 || u > max)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--%s %s: expected a positive integer (at "
+                                 "most %llu)",
+                                 o->name, v, (unsigned long long)max);
+        *(uint64_t *)field = u;
+        return DRIFT_OK;
+    }
+    case DRIFT_MOPT_POSITIVE: {
+        double x;
+        if (drift_parse_double(v, &x) || !(x > 0) || !isfinite(x))
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--%s %s: expected a positive number",
+                                 o->name, v);
+        *(double *)field = x;
+        return DRIFT_OK;
+    }
+    case DRIFT_MOPT_FILE:
+        if (!*v)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--%s: an empty file name", o->name);
+        *(const char **)field = v;
+        return DRIFT_OK;
+    case DRIFT_MOPT_CHOICE:
+        for (size_t k = 0; o->choices[k]; k++)
+            if (!strcmp(o->choices[k], v)) {
+                *(const char **)field = o->choices[k];
+                return DRIFT_OK;
+            }
+        {
+            char list[256] = "";
+            size_t used = 0;
+            for (size_t k = 0; o->choices[k] && used < sizeof list; k++)
+                used += (size_t)snprintf(list + used, sizeof list - used,
+                                         "%s%s", k ? ", " : "",
+                                         o->choices[k]);
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--%s %s: expected one of %s", o->name, v,
+                                 list);
+        }
+    }
+    return drift_err_set(e, DRIFT_EINTERNAL, "option --%s: type %d", o->name,
+                         (int)o->type);
+}
+
+size_t drift_method_inputs(const drift_method *mt, const void *args,
+                           const char **in, size_t max)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < mt->n_opts && n < max; k++)
+        if (mt->opts[k].type == DRIFT_MOPT_FILE)
+            in[n++] = *(const char *const *)((const char *)args +
+                                             mt->opts[k].offset);
+    return n;
+}
+
+int drift_method_column(char ***names, size_t *n, const char *name,
+                        drift_err *e)
+{
+    char **grown = realloc(*names, (*n + 1) * sizeof *grown);
+    if (!grown)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    *names = grown;
+    if (!(grown[*n] = drift_strdup(name)))
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    ++*n;
+    return DRIFT_OK;
+}
+
+int drift_method_model_columns(const char *const *first, size_t n_first,
+                               const drift_model *m, char ***names,
+                               size_t *n, drift_err *e)
+{
+    int rc = DRIFT_OK;
+    for (size_t j = 0; !rc && j < n_first; j++)
+        rc = drift_method_column(names, n, first[j], e);
+    for (size_t j = 0; !rc && j < m->n_out; j++)
+        rc = drift_method_column(names, n, m->out_names[j], e);
+    for (size_t j = 0; !rc && j < m->n_gen; j++)
+        rc = drift_method_column(names, n, m->gen_names[j], e);
+    return rc;
+}
+
+void drift_method_header(drift_method_run *r)
+{
+    if (!r->f)
+        return;
+    const char *name = strrchr(r->model, '/');
+    name = name ? name + 1 : r->model;
+    size_t len = strcspn(name, ".");
+    fprintf(r->f, "# drift_version = %s\n# model = %.*s\n# model_file = %s\n",
+            PACKAGE_VERSION, (int)len, name, r->model);
+}
+
+void drift_method_header_io(drift_method_run *r)
+{
+    if (!r->f)
+        return;
+    fprintf(r->f, "# id = 1\n# data\n");
+    for (size_t k = 0; k < r->n_data; k++)
+        fprintf(r->f, "#   file = %s\n", r->data[k]);
+}
+
+void drift_method_header_names(drift_method_run *r)
+{
+    if (!r->f)
+        return;
+    for (size_t j = 0; j < r->n_columns; j++)
+        fprintf(r->f, "%s%s", j ? "," : "", r->columns[j]);
+    fputc('\n', r->f);
+}
+
+void drift_method_row(drift_method_run *r, const double *row)
+{
+    if (r->f) {
+        for (size_t j = 0; j < r->n_columns; j++)
+            fprintf(r->f, j ? ",%.17g" : "%.17g", row[j]);
+        fputc('\n', r->f);
+    }
+    if (r->on_draw)
+        r->on_draw(r->on_draw_user, 1, row, r->n_columns);
+    r->rows++;
+}

@@ -1,0 +1,124 @@
+/* method.h: drift's methods other than sampling (optimize, laplace,
+ * log_prob, ...) as kinds of run plan.  A method declares its options by
+ * long name with the type and bounds of their values, the columns of its
+ * rows, and a run over an opened model whose rows go to the plan's CSV
+ * file and draws callback.  The plan (plan.h) parses a spec's options
+ * with these tables, opens the model and data, checks and locks the
+ * output and runs the method; the CLI's method commands are argv -> spec
+ * -> plan, as drift sample is.  Not for sampling (run.h). */
+#ifndef DRIFT_METHOD_H
+#define DRIFT_METHOD_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <drift/drift.h>
+#include <drift/model.h>
+
+/* How an option's value is read into the method's argument struct. */
+typedef enum drift_mopt_type {
+    DRIFT_MOPT_SET,         /* flag: the int is set to 1 */
+    DRIFT_MOPT_CLEAR,       /* flag: the int is set to 0 */
+    DRIFT_MOPT_COUNT,       /* uint64_t in [1, max] */
+    DRIFT_MOPT_POSITIVE,    /* double, finite and > 0 */
+    DRIFT_MOPT_FILE,        /* const char *: a file the method reads (the
+                               output may not be it) */
+    DRIFT_MOPT_CHOICE       /* const char *: one of choices */
+} drift_mopt_type;
+
+typedef struct drift_mopt {
+    const char *name;       /* long name without dashes: "tol-obj" */
+    drift_mopt_type type;
+    size_t offset;          /* of the field in the argument struct */
+    const char *help;       /* "T  absolute change ... (default 1e-12)" */
+    uint64_t max;           /* COUNT: at most this (0: 10^9) */
+    const char *const *choices;     /* CHOICE: NULL-terminated */
+} drift_mopt;
+
+/* A method's run: what the plan opened and where its rows go. */
+typedef struct drift_method_run {
+    const drift_model *m;
+    const char *model;              /* as given (header lines) */
+    const char *const *data;        /* files, n_data of them */
+    size_t n_data;
+    uint64_t seed;                  /* given, or drawn by the plan */
+    int seed_given;
+    const char *out;                /* the output's name (NULL: stdout or
+                                       none) */
+    FILE *f;                        /* the CSV being written, or NULL */
+    FILE *diag;                     /* notes and warnings: stderr */
+    const char *who;                /* "drift optimize": messages' prefix */
+    char *const *columns;           /* the rows' names (the method's
+                                       columns callback) */
+    size_t n_columns;
+    drift_draw_fn on_draw;          /* NULL: none */
+    void *on_draw_user;
+    uint64_t rows;                  /* rows delivered so far */
+    int keep;                       /* set by a run that failed after
+                                       writing what the user should see
+                                       (optimize's iteration limit): its
+                                       file is put in place */
+} drift_method_run;
+
+typedef struct drift_method {
+    const char *name;               /* "optimize" */
+    const char *summary;            /* a line for drift --help */
+    const char *synopsis, *about;   /* --help */
+    const drift_mopt *opts;
+    size_t n_opts;
+    size_t args_size;
+    const char *default_out;        /* NULL: stdout (the CLI) or none */
+    const char *seed_help;          /* what the seed draws, for --help
+                                       (NULL: the method draws nothing) */
+    const char *out_help;           /* --help's line for out (NULL: the
+                                       default name) */
+    void (*defaults)(void *args);
+    /* The checks across options (NULL: none). */
+    int (*check)(void *args, drift_err *e);
+    /* The rows' column names for model m, appended with
+     * drift_method_column (each run's first rows' names). */
+    int (*columns)(const void *args, const drift_model *m,
+                   char ***names, size_t *n, drift_err *e);
+    /* The work: rows through drift_method_row.  Errors of the user's
+     * input are DRIFT_EINVAL or DRIFT_EDATA; any other code is a run that
+     * failed. */
+    int (*run)(const void *args, drift_method_run *r, drift_err *e);
+} drift_method;
+
+/* The method named name, or NULL. */
+const drift_method *drift_method_find(const char *name);
+/* Every method, NULL-terminated. */
+const drift_method *const *drift_method_all(void);
+
+/* Reads value into args for option name of mt (its message names the
+ * option as --NAME).  Options every method takes (out, seed, model-set,
+ * data-set) are the plan's; this is for the method's own. */
+int drift_method_set(const drift_method *mt, void *args, const char *name,
+                     const char *value, drift_err *e);
+/* The option of mt named name, or NULL. */
+const drift_mopt *drift_method_opt(const drift_method *mt,
+                                   const char *name);
+/* The files mt's options given in args name (its FILE options), into
+ * in (max entries, NULL entries skipped by the caller): their count. */
+size_t drift_method_inputs(const drift_method *mt, const void *args,
+                           const char **in, size_t max);
+
+/* Appends a copy of name to *names. */
+int drift_method_column(char ***names, size_t *n, const char *name,
+                        drift_err *e);
+/* The model's constrained outputs and generated quantities' names after
+ * first (n_first fixed columns such as lp__). */
+int drift_method_model_columns(const char *const *first, size_t n_first,
+                               const drift_model *m, char ***names,
+                               size_t *n, drift_err *e);
+
+/* The header's first lines (drift_version, model, model_file). */
+void drift_method_header(drift_method_run *r);
+/* The data files' and output's lines ("# data", "#   file = ..."). */
+void drift_method_header_io(drift_method_run *r);
+/* The column names' line, ending the header. */
+void drift_method_header_names(drift_method_run *r);
+/* One row of n_columns values: to the CSV (%.17g) and the callback. */
+void drift_method_row(drift_method_run *r, const double *row);
+
+#endif
