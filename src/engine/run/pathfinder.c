@@ -794,3 +794,37 @@ int drift_pathfinder_run(drift_logdensity *ld, size_t d,
     *out = r;
     return DRIFT_OK;
 }
+
+int drift_pathfinder_inits(const drift_model *m, uint64_t seed, size_t n,
+                           double **points, drift_err *e)
+{
+    *points = NULL;
+    size_t d = m->dim;
+    drift_logdensity *ld;
+    int rc = drift_logdensity_new(&ld, m, 1, "--init pathfinder", e);
+    if (rc)
+        return rc;
+    drift_pathfinder_opts o;
+    drift_pathfinder_defaults(&o);
+    /* Resampling draws its rows one uniform at a time, so the first 1000
+     * are the same however many more are asked for. */
+    if (n > o.num_psis_draws)
+        o.num_psis_draws = (unsigned)n;
+    drift_rng rng;
+    drift_rng_seed(&rng, seed, DRIFT_PATHFINDER_STREAM);
+    drift_pathfinder_result *r = NULL;
+    rc = drift_pathfinder_run(ld, d, &o, NULL, &rng, &r, e);
+    drift_logdensity_free(ld);
+    if (rc)
+        return rc;
+    double *p = drift_malloc_array(n * d + 1, sizeof *p);
+    if (!p) {
+        drift_pathfinder_result_free(r);
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    for (size_t k = 0; k < n; k++)
+        memcpy(p + k * d, r->theta + r->idx[k] * d, d * sizeof *p);
+    drift_pathfinder_result_free(r);
+    *points = p;
+    return DRIFT_OK;
+}

@@ -83,6 +83,20 @@ int drift_pathfinder_run(drift_logdensity *ld, size_t d,
                          drift_rng *rng, drift_pathfinder_result **out,
                          drift_err *e);
 
+/* The stream of a seed that --init pathfinder's run draws from (chains
+ * draw from streams 1, 2, ... by id, the mode search from 0). */
+#define DRIFT_PATHFINDER_STREAM 0x7066u
+
+/* Chains' initial points, as --init pathfinder gives them: draws 0..n-1
+ * (n x d, unconstrained, into *points, which the caller frees) of a
+ * multi-path Pathfinder at CmdStan's defaults over m's density with its
+ * Jacobians, from seed's stream DRIFT_PATHFINDER_STREAM.  Draw k depends
+ * on seed and k alone (not on n), so a chain started at draw id - 1
+ * depends on the seed and its id alone.  Errors as drift_pathfinder_run,
+ * or a model that drift_logdensity_new refuses. */
+int drift_pathfinder_inits(const drift_model *m, uint64_t seed, size_t n,
+                           double **points, drift_err *e);
+
 /* Pareto smoothing of n log importance ratios in place (Vehtari, Simpson,
  * Gelman, Yao & Gabry 2024): the largest min(n/5, 3 sqrt(n)) replaced by
  * the expected order statistics of a generalised Pareto fitted to them
