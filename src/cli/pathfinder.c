@@ -401,8 +401,12 @@ static int run(void *user, const drift_model *m)
     }
     if (!isnan(r->pareto_k)) {
         fprintf(stderr, "drift pathfinder: PSIS over %zu draws of %u paths: "
-                        "Pareto k = %.3g\n",
-                r->pool_n, r->paths_ok, r->pareto_k);
+                        "Pareto k = %.3g%s\n",
+                r->pool_n, r->paths_ok, r->pareto_k,
+                r->pareto_k == -INFINITY ? " (equal weights: the "
+                                           "approximations match the "
+                                           "density)"
+                                         : "");
         if (!(r->pareto_k <= DRIFT_PSIS_K_WARN))
             fprintf(stderr, "drift pathfinder: warning: Pareto k %.3g > %g: "
                             "the approximation is too far from the posterior "

@@ -553,18 +553,16 @@ static int by_value(const void *a, const void *b)
  * posterior mean of theta = -k / sigma over a grid, the profile
  * likelihood's weights; k shrunk towards 0.5 by the weakly informative
  * prior (n k + 5) / (n + 10). */
-static void gpd_fit(const double *x, size_t n, double *k, double *sigma)
+/* The grid's size for n exceedances. */
+static size_t gpd_grid(size_t n) { return 30 + (size_t)floor(sqrt((double)n)); }
+
+static void gpd_fit(const double *x, size_t n, double *k, double *sigma,
+                    double *work)
 {
     const double prior = 3;
-    size_t M = 30 + (size_t)floor(sqrt((double)n));
+    size_t M = gpd_grid(n);
     double xstar = x[(size_t)floor(n / 4.0 + 0.5) - 1];
-    double lmax = -INFINITY, *theta = malloc(2 * M * sizeof *theta);
-    if (!theta) {
-        *k = INFINITY;
-        *sigma = NAN;
-        return;
-    }
-    double *lt = theta + M;
+    double lmax = -INFINITY, *theta = work, *lt = work + M;
     for (size_t j = 0; j < M; j++) {
         theta[j] = 1 / x[n - 1] +
                    (1 - sqrt((double)M / ((double)j + 0.5))) / prior / xstar;
@@ -589,7 +587,6 @@ static void gpd_fit(const double *x, size_t n, double *k, double *sigma)
     kk /= (double)n;
     *sigma = -kk / th;
     *k = (kk * (double)n + 0.5 * 10) / ((double)n + 10);
-    free(theta);
 }
 
 /* The generalised Pareto's quantile at p. */
@@ -614,7 +611,7 @@ int drift_psis_smooth(double *lw, size_t n, double *khat)
     size_t tail = (size_t)ceil(fmin(0.2 * (double)n, 3 * sqrt((double)n)));
     if (tail >= 5 && tail < n) {
         ranked *r = drift_malloc_array(n, sizeof *r);
-        double *x = drift_malloc_array(tail, sizeof *x);
+        double *x = drift_malloc_array(tail + 2 * gpd_grid(tail), sizeof *x);
         if (!r || !x) {
             drift_free(r);
             drift_free(x);
@@ -624,7 +621,12 @@ int drift_psis_smooth(double *lw, size_t n, double *khat)
             r[i] = (ranked){lw[i], i};
         qsort(r, n, sizeof *r, by_value);
         double cut = r[n - tail - 1].v, ecut = exp(cut);
-        int ok = 1;
+        /* Ratios equal to rounding at the top (an approximation exact up
+         * to its constant, as a Gaussian target's can be): bounded, equal
+         * weights there, nothing to fit or smooth. */
+        int ok = -cut >= 1e-6;
+        if (!ok)
+            *khat = -INFINITY;
         for (size_t j = 0; j < tail; j++) {
             x[j] = exp(r[n - tail + j].v) - ecut;
             if (!(x[j] >= 0) || !isfinite(x[j]))
@@ -634,7 +636,7 @@ int drift_psis_smooth(double *lw, size_t n, double *khat)
          * take: no smoothing then (loo's too few distinct values). */
         if (ok && x[0] > 0) {
             double k, sigma;
-            gpd_fit(x, tail, &k, &sigma);
+            gpd_fit(x, tail, &k, &sigma, x + tail);
             if (isfinite(k) && isfinite(sigma) && sigma > 0) {
                 for (size_t j = 0; j < tail; j++) {
                     double q = gpd_quantile(((double)j + 0.5) / tail, k,

@@ -103,7 +103,8 @@ int drift_pathfinder_inits(const drift_model *m, uint64_t seed, size_t n,
  * (Zhang & Stephens 2009, with the weakly informative prior of the
  * paper), truncated at the largest raw ratio, then normalised (log-sum-
  * exp 0).  *khat gets the fitted shape (INFINITY when the tail is shorter
- * than 5 or not finite: no smoothing).  -inf ratios are zero weights.
+ * than 5 or not finite; -INFINITY when the tail's ratios are equal to
+ * within 1e-6: no smoothing either way).  -inf ratios are zero weights.
  * Returns DRIFT_OK, DRIFT_ENOMEM, or DRIFT_ENUMERIC when no ratio is
  * finite. */
 int drift_psis_smooth(double *lw, size_t n, double *khat);
