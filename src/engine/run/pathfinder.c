@@ -506,6 +506,13 @@ static int run_path(drift_logdensity *ld, size_t d,
         goto done;
     info->converged = r.converged;
     info->why = r.why;
+    if (!p.have_best && !info->iterations) {
+        rc = drift_err_set(e, DRIFT_ENUMERIC,
+                           "L-BFGS took no step from the initial point (%s): "
+                           "no path to approximate along; start elsewhere",
+                           r.why);
+        goto done;
+    }
     if (!p.have_best) {
         rc = drift_err_set(e, DRIFT_ENUMERIC,
                            "no approximation along the L-BFGS path (%u "
