@@ -3,7 +3,6 @@
  * optimize.c's; this file watches its iterates. */
 #include "config.h"
 
-#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
