@@ -9,8 +9,9 @@
 # in iterations, passes and seconds, an interrupted run, a run whose chain
 # failed, a run whose sampler crashed or hung, a resumed run, a run
 # continued from its checkpoint after a SIGINT (--resume), continuous
-# samplers' draws and segments, fixed_param, drift generate's outputs and
-# drift optimize's file (CmdStanPy).  The user guide's "Reading the output"
+# samplers' draws and segments, fixed_param, drift generate's outputs,
+# drift optimize's file (CmdStanPy) and drift pathfinder's (CmdStanPy,
+# ArviZ, cmdstanr).  The user guide's "Reading the output"
 # lines are run on one of them.
 #
 # Skipped (status 77, with the reason) where /usr/bin/python3, Rscript,
@@ -201,6 +202,42 @@ else
     cat "$dir/laplace.log"
     fail=1
 fi
+# drift pathfinder: CmdStan's pathfinder CSV, which CmdStanPy reads as a
+# CmdStanPathfinder (resampled, its draws and variables the file's, its
+# inits for sample) and ArviZ as draws (lp__ among the sample stats);
+# cmdstanr's reading is checked below, once read-all has installed it.
+if "$bin" pathfinder "$dir/gq.drift" --data "$dir/gq.csv" --seed 3 \
+    --out "$dir/pathfinder.csv" >"$dir/pathfinder.log" 2>&1 &&
+    /usr/bin/python3 -c '
+import sys, warnings, logging
+import numpy as np
+import cmdstanpy, arviz
+logging.getLogger("cmdstanpy").setLevel(logging.ERROR)
+path = sys.argv[1]
+lines = [l for l in open(path) if not l.startswith("#")]
+head = lines[0].strip().split(",")
+rows = np.array([[float(v) for v in l.split(",")] for l in lines[1:]])
+f = cmdstanpy.from_csv(path)
+assert type(f).__name__ == "CmdStanPathfinder", type(f).__name__
+assert f.is_resampled
+assert f.draws().shape == (1000, len(head)), f.draws().shape
+assert np.array_equal(f.stan_variable("a"), rows[:, head.index("a")])
+assert f.stan_variable("y_rep").shape == (1000, 4)
+assert np.array_equal(f.method_variables()["lp_approx__"], rows[:, 0])
+inits = f.create_inits(seed=1, chains=2)
+assert len(inits) == 2 and set(inits[0]) >= {"a", "b"}
+with warnings.catch_warnings():
+    warnings.simplefilter("error")
+    idata = arviz.from_cmdstan(posterior=path)
+assert np.array_equal(idata.posterior["a"].values[0], rows[:, head.index("a")])
+assert np.array_equal(idata.sample_stats["lp"].values[0], rows[:, 1])
+' "$dir/pathfinder.csv" >>"$dir/pathfinder.log" 2>&1; then
+    echo "ok pathfinder: cmdstanpy.from_csv reads a CmdStanPathfinder, ArviZ its draws"
+else
+    echo "FAIL: drift pathfinder's file, read by cmdstanpy.from_csv and arviz:"
+    cat "$dir/pathfinder.log"
+    fail=1
+fi
 unset run_model run_data
 # Budgets in data passes and in seconds.
 run sgld-passes 2 0 --sampler sgld --passes 30
@@ -333,6 +370,23 @@ shift
 "$readall" "$@" >"$dir/ra-$l.out" 2>&1 </dev/null
 echo $? >"$dir/ra-$l.rc"
 [ -d "$lib/cmdstanr" ] || skip "read-all could not install cmdstanr into $lib (see $lib/install.log)"
+# cmdstanr 0.5.3 predates CmdStan's pathfinder method: its
+# read_cmdstan_csv takes the file without an error or a warning and
+# returns no draws (NULL, as for any method it does not know); its
+# metadata reader finds the method and the variables.
+if [ -f "$dir/pathfinder.csv" ] && ! Rscript -e '
+args <- commandArgs(trailingOnly = TRUE); .libPaths(c(args[1], .libPaths()))
+no_warning <- function(e) withCallingHandlers(e,
+    warning = function(w) stop(conditionMessage(w)))
+no_warning(cmdstanr::read_cmdstan_csv(args[2]))
+m <- no_warning(cmdstanr:::read_csv_metadata(args[2]))
+stopifnot(m$method == "pathfinder", m$num_paths == 4,
+          identical(m$variables[1:3], c("lp__", "a", "b")))
+' "$lib" "$dir/pathfinder.csv" >"$dir/pathfinder-r.log" 2>&1; then
+    echo "FAIL: drift pathfinder's file, read by cmdstanr::read_cmdstan_csv:"
+    cat "$dir/pathfinder-r.log"
+    fail=1
+fi
 /usr/bin/python3 "$src/tests/interop_check.py" "$sets" >"$dir/check-py.out" 2>&1 &
 py=$!
 Rscript "$src/tests/interop_check.R" "$lib" "$sets" >"$dir/check-r.out" 2>&1 &

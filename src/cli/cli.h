@@ -74,6 +74,7 @@ int cli_method(const char *name, int argc, char **argv);
 int cmd_log_prob(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_laplace(int argc, char **argv);
+int cmd_pathfinder(int argc, char **argv); /* pathfinder.c */
 
 /* The one file a method command writes (output.c): cli_out_check before
  * any work (EXIT_USAGE with the message when path is one of the n

@@ -57,6 +57,8 @@ static const command commands[] = {
      "the posterior mode by L-BFGS (CmdStan's optimize)"},
     {"laplace", cmd_laplace,
      "draws from the Gaussian approximation at the mode (CmdStan's laplace)"},
+    {"pathfinder", cmd_pathfinder,
+     "variational draws by Pathfinder (CmdStan's pathfinder)"},
     {"generate", cmd_generate,
      "the generated quantities at every draw of existing draws files"},
     {"log-prob", cmd_log_prob,

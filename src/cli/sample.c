@@ -87,13 +87,14 @@ static const cli_opt sample_opts[] = {
     [O_MAX_MEMORY] = {"--max-memory", 1,
                       "BYTES  bound on sampler memory (suffixes K, M, G)"},
     [O_INIT] = {"--init", 1,
-                "random|R|0|mode|FILE  initial point on the unconstrained "
-                "scale: random = U(-2,2) (default, redrawn up to 100 times "
-                "where the density is not finite), U(-R,R), 0 (or zero) "
-                "for zeros, mode (the default with --gradient cv) for a "
-                "draw of the Laplace approximation at cv's mode, or a "
-                "JSON/CSV file of values (names it lacks drawn as "
-                "random)"},
+                "random|R|0|mode|pathfinder|FILE  initial point on the "
+                "unconstrained scale: random = U(-2,2) (default, redrawn up "
+                "to 100 times where the density is not finite), U(-R,R), 0 "
+                "(or zero) for zeros, mode (the default with --gradient cv) "
+                "for a draw of the Laplace approximation at cv's mode, "
+                "pathfinder for draw k of one multi-path Pathfinder run "
+                "(drift pathfinder's defaults) for chain k, or a JSON/CSV "
+                "file of values (names it lacks drawn as random)"},
     [O_QUIET] = {"--quiet", 0, "no progress or summary lines"},
     [O_CHAIN_ID] = {"--chain-id", 1,
                     "ID  id of the first chain (1), as CmdStan's id"},

@@ -71,6 +71,9 @@ typedef struct drift_run_config {
                                        (0: none) */
     int init_mode;                  /* DRIFT_INIT_* */
     const double *init_values;      /* DRIFT_INIT_VALUES: n_out values */
+    const double *init_points;      /* DRIFT_INIT_POINTS: chain id k starts
+                                       at row k - 1 (d values each, on the
+                                       unconstrained scale) */
     const char *out_path;           /* NULL: no draws file */
     const char *const *header;      /* "key = value" lines for the CSV
                                        header, NULL-terminated */
@@ -171,9 +174,11 @@ typedef struct drift_run_config {
 
 /* DRIFT_INIT_MODE (--gradient cv only): each chain starts at a draw of
  * the diagonal Laplace approximation at the mode, theta-hat + z / sqrt(H)
- * with z ~ N(0, I) from the chain's stream and H the curvature there. */
+ * with z ~ N(0, I) from the chain's stream and H the curvature there.
+ * DRIFT_INIT_POINTS (--init pathfinder): each chain at its own row of
+ * init_points, drawn before the run (pathfinder.h). */
 enum { DRIFT_INIT_ZERO = 0, DRIFT_INIT_RANDOM = 1, DRIFT_INIT_VALUES = 2,
-       DRIFT_INIT_MODE = 3 };
+       DRIFT_INIT_MODE = 3, DRIFT_INIT_POINTS = 4 };
 
 /* Per-chain outcome, for the caller's report. */
 typedef struct drift_chain_result {

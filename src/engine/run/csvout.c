@@ -204,6 +204,9 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
     case DRIFT_INIT_MODE:
         fputs("# init = mode\n", f);
         break;
+    case DRIFT_INIT_POINTS:
+        fputs("# init = pathfinder\n", f);
+        break;
     default:
         fputs("# init = 0\n", f);
     }

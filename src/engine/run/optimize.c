@@ -27,6 +27,8 @@ void drift_optimize_defaults(drift_optimize_opts *o)
     o->tol_param = 1e-8;
     o->history_size = 5;
     o->init_alpha = 1e-3;
+    o->on_iter = NULL;
+    o->on_iter_user = NULL;
 }
 
 static double dot(const double *a, const double *b, size_t d)
@@ -97,6 +99,8 @@ int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
     memset(r, 0, sizeof *r);
     double f;
     int rc = eval(ld, d, x, &f, g, e);
+    if (!rc && o->on_iter)
+        rc = o->on_iter(o->on_iter_user, x, f, g);
     if (rc) {
         drift_free(buf);
         return rc;
@@ -181,6 +185,10 @@ int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
                                  "(%g after %u iterations, |theta| %g): "
                                  "it has no mode (an improper posterior?)",
                                  -f, it + 1, sqrt(dot(x, x, d)));
+        }
+        if (o->on_iter && (rc = o->on_iter(o->on_iter_user, x, f, g))) {
+            drift_free(buf);
+            return rc;
         }
         /* CmdStan's tests, in its order. */
         if (fabs(df) < o->tol_obj) {

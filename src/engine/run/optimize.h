@@ -18,9 +18,16 @@ typedef struct drift_optimize_opts {
     double tol_param;       /* |x_k - x_k-1| below it (1e-8) */
     unsigned history_size;  /* pairs kept (5) */
     double init_alpha;      /* the first line search's first step (1e-3) */
+    /* Called (when not NULL) at the start point and at every accepted
+     * iterate with the point x, f = -log density there and its gradient
+     * g (d values each, valid during the call): what a method built on
+     * the optimiser's path (Pathfinder) sees of it.  A non-zero return
+     * stops the search, which returns it (the callee sets the message). */
+    int (*on_iter)(void *user, const double *x, double f, const double *g);
+    void *on_iter_user;
 } drift_optimize_opts;
 
-/* CmdStan's defaults. */
+/* CmdStan's defaults (no on_iter). */
 void drift_optimize_defaults(drift_optimize_opts *o);
 
 typedef struct drift_optimize_result {

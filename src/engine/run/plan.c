@@ -26,6 +26,7 @@
 #include "hparam.h"
 #include "inits.h"
 #include "method.h"
+#include "pathfinder.h"
 #include "plan.h"
 #include "progress.h"
 #include "run.h"
@@ -226,10 +227,12 @@ static int parse_option(drift_plan_args *a, int idx, const char *v,
                                  "a file");
             a->init_radius = r;
         } else if (strcmp(v, "zero") && strcmp(v, "random") &&
-                   strcmp(v, "mode") && access(v, F_OK) != 0) {
+                   strcmp(v, "mode") && strcmp(v, "pathfinder") &&
+                   access(v, F_OK) != 0) {
             return bad_value(e, opt, v,
-                             "no such file; expected zero, random, mode, a "
-                             "radius or a JSON/CSV file of initial values");
+                             "no such file; expected zero, random, mode, "
+                             "pathfinder, a radius or a JSON/CSV file of "
+                             "initial values");
         }
         return DRIFT_OK;
     }
@@ -974,6 +977,18 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
                                  "--init mode: needs --gradient cv (the "
                                  "mode it starts from is cv's)");
         p->init_mode = DRIFT_INIT_MODE;
+    } else if (a->init && !strcmp(a->init, "pathfinder")) {
+        /* chain id k starts at draw k - 1 of one Pathfinder run */
+        p->init_mode = DRIFT_INIT_POINTS;
+        size_t ids = (size_t)(a->chain_id ? a->chain_id : 1) + a->chains - 1;
+        if ((rc = drift_pathfinder_inits(&prob->model, a->seed, ids,
+                                         &p->init_points, e))) {
+            char why[sizeof e->msg];
+            snprintf(why, sizeof why, "%s", e->msg);
+            return drift_err_set(e, rc, "--init pathfinder: %s (give --init "
+                                        "random or a file)",
+                                 why);
+        }
     } else if (a->init && (!strcmp(a->init, "zero") ||
                            (a->init_radius == 0 &&
                             !drift_parse_double(a->init, &(double){0})))) {
@@ -1052,6 +1067,7 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         .first_chain_id = a->chain_id ? a->chain_id : 1,
         .init_mode = p->init_mode,
         .init_values = p->init_values,
+        .init_points = p->init_points,
         .init_given = p->init_given,
         .init_radius = a->init_radius,
         .init_path = p->init_mode == DRIFT_INIT_VALUES ? a->init : NULL,
@@ -1255,6 +1271,7 @@ DRIFT_API void drift_plan_free(drift_plan *p)
     drift_free(p->hp_set);
     drift_free(p->init_values);
     drift_free(p->init_given);
+    drift_free(p->init_points);
     drift_heldout_set_close(&p->test);
     drift_problem_close(&p->prob);
     drift_registry_free(p->reg);

@@ -103,6 +103,7 @@ struct drift_plan {
     unsigned char *hp_set;
     double *init_values;
     unsigned char *init_given;
+    double *init_points;    /* --init pathfinder: a start per chain id */
     int init_mode;
     int out_lock;
     char ckpt_dir[4096];    /* "" : no checkpoint */

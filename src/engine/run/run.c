@@ -113,6 +113,10 @@ int drift_run_chain_setup_init(drift_chain *c, double *theta)
             return drift_chain_fail(c, DRIFT_EINVAL, "--init: %s", me.msg);
         break;
     }
+    case DRIFT_INIT_POINTS:
+        memcpy(theta, cfg->init_points + (size_t)(c->id - 1) * c->d,
+               c->d * sizeof *theta);
+        break;
     case DRIFT_INIT_MODE:
         /* Zeros until the run's mode is known (chain 1 searches from
          * there), then a draw of the Laplace approximation at it. */
@@ -340,9 +344,9 @@ static int check_given_step(drift_chain *c, long param);
 
 /* Run-level setup, on chain 1 (c) while the other chains wait for it in
  * wait_setup: --gradient cv's mode search from chain 1's initial point
- * theta (given values, else zeros), then the step size the user left to
- * the engine (tune.h; its pilots use cv's estimates when cv is on), then
- * the sampler's own setup with the hyperparameters as chosen.  Their cost
+ * theta (given values or a Pathfinder draw, else zeros), then the step
+ * size the user left to the engine (tune.h; its pilots use cv's estimates
+ * when cv is on), then the sampler's own setup with the hyperparameters as chosen.  Their cost
  * stays in chain 1's count. */
 static void run_setup(drift_chain *c, const double *theta)
 {
@@ -355,7 +359,8 @@ static void run_setup(drift_chain *c, const double *theta)
             drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
             ok = 0;
         } else {
-            if (c->cfg->init_mode == DRIFT_INIT_VALUES)
+            if (c->cfg->init_mode == DRIFT_INIT_VALUES ||
+                c->cfg->init_mode == DRIFT_INIT_POINTS)
                 memcpy(start, theta, c->d * sizeof *start);
             c->phase = DRIFT_CHAIN_SETUP;
             ok = drift_mode_setup(c, start) == DRIFT_OK;
