@@ -462,7 +462,7 @@ static void run_method(const char *method, const drift_option *opts,
     drift_plan_free(p);
 }
 
-/* optimize and laplace as plans over rows in memory: the mode against
+/* optimize, laplace and pathfinder as plans over rows in memory: the mode against
  * Newton's (L-BFGS's tolerances leave it within 1e-3 sd), the Laplace
  * draws' means and sds against the mode and the inverse Hessian's (4000
  * draws: the mean's Monte Carlo sd is 0.016 sd, the sd's 1.1 %). */
@@ -493,6 +493,18 @@ static void test_methods(void **state)
         if (fabs(sqrt(v) / sd[a] - 1) > 0.05)
             fail_msg("laplace w.%d: sd %g, Newton's %g", a + 1, sqrt(v),
                      sd[a]);
+    }
+    /* Pathfinder's 1000 resampled draws: its approximation's mean is near
+     * the mode at N = 1000 (a posterior close to Gaussian), so within a
+     * quarter sd (the Monte Carlo part alone is about 0.05 sd) */
+    drift_option p_opts[] = {{"seed", "3"}};
+    run_method("pathfinder", p_opts, 1, "lp_approx__", &r);
+    assert_int_equal(r.n, 1000);
+    for (int a = 0; a < D; a++) {
+        double m = r.s[a] / (double)r.n;
+        if (fabs(m - mode[a]) > 0.25 * sd[a])
+            fail_msg("pathfinder w.%d: mean %g, the mode %g (sd %g)", a + 1,
+                     m, mode[a], sd[a]);
     }
 }
 

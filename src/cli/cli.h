@@ -69,12 +69,12 @@ int cli_ksd(struct drift_stancsv *const *draws, size_t C, size_t n,
 int cmd_diagnose(int argc, char **argv);  /* diagnose.c */
 int cmd_generate(int argc, char **argv);  /* generate.c */
 /* The methods that are kinds of run plan (method.c): optimize, laplace,
- * log-prob. */
+ * log-prob, pathfinder. */
 int cli_method(const char *name, int argc, char **argv);
 int cmd_log_prob(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_laplace(int argc, char **argv);
-int cmd_pathfinder(int argc, char **argv); /* pathfinder.c */
+int cmd_pathfinder(int argc, char **argv);
 
 /* The one file a method command writes (output.c): cli_out_check before
  * any work (EXIT_USAGE with the message when path is one of the n

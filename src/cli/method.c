@@ -205,3 +205,8 @@ int cmd_log_prob(int argc, char **argv)
 {
     return cli_method("log-prob", argc, argv);
 }
+
+int cmd_pathfinder(int argc, char **argv)
+{
+    return cli_method("pathfinder", argc, argv);
+}

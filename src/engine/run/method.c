@@ -12,10 +12,11 @@
 extern const drift_method drift_method_optimize;
 extern const drift_method drift_method_laplace;
 extern const drift_method drift_method_log_prob;
+extern const drift_method drift_method_pathfinder;
 
 static const drift_method *const methods[] = {
     &drift_method_optimize, &drift_method_laplace, &drift_method_log_prob,
-    NULL};
+    &drift_method_pathfinder, NULL};
 
 const drift_method *const *drift_method_all(void)
 {
@@ -80,6 +81,27 @@ int drift_method_set(const drift_method *mt, void *args, const char *name,
         *(uint64_t *)field = u;
         return DRIFT_OK;
     }
+    case DRIFT_MOPT_UCOUNT: {
+        uint64_t u, max = o->max ? o->max : 1000000000u;
+        if (drift_parse_u64(v, &u) || u == 0 || u > max)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--%s %s: expected an integer from 1 to "
+                                 "%llu",
+                                 o->name, v, (unsigned long long)max);
+        *(unsigned *)field = (unsigned)u;
+        return DRIFT_OK;
+    }
+    case DRIFT_MOPT_BOOL:
+        if (!strcmp(v, "1") || !strcmp(v, "true"))
+            *(int *)field = 1;
+        else if (!strcmp(v, "0") || !strcmp(v, "false"))
+            *(int *)field = 0;
+        else
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--%s %s: expected 0 or 1 (false or true)",
+                                 o->name, v);
+        return DRIFT_OK;
+    case DRIFT_MOPT_CUSTOM: return o->set(args, v, e);
     case DRIFT_MOPT_POSITIVE: {
         double x;
         if (drift_parse_double(v, &x) || !(x > 0) || !isfinite(x))
@@ -125,6 +147,8 @@ size_t drift_method_inputs(const drift_method *mt, const void *args,
         if (mt->opts[k].type == DRIFT_MOPT_FILE)
             in[n++] = *(const char *const *)((const char *)args +
                                              mt->opts[k].offset);
+    if (mt->inputs && n < max)
+        n += mt->inputs(args, in + n, max - n);
     return n;
 }
 
@@ -187,8 +211,14 @@ void drift_method_header_names(drift_method_run *r)
 void drift_method_row(drift_method_run *r, const double *row)
 {
     if (r->f) {
-        for (size_t j = 0; j < r->n_columns; j++)
-            fprintf(r->f, j ? ",%.17g" : "%.17g", row[j]);
+        for (size_t j = 0; j < r->n_columns; j++) {
+            if (j)
+                fputc(',', r->f);
+            if (isnan(row[j]))
+                fputs("nan", r->f);
+            else
+                fprintf(r->f, "%.17g", row[j]);
+        }
         fputc('\n', r->f);
     }
     if (r->on_draw)

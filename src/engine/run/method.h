@@ -20,6 +20,9 @@ typedef enum drift_mopt_type {
     DRIFT_MOPT_SET,         /* flag: the int is set to 1 */
     DRIFT_MOPT_CLEAR,       /* flag: the int is set to 0 */
     DRIFT_MOPT_COUNT,       /* uint64_t in [1, max] */
+    DRIFT_MOPT_UCOUNT,      /* unsigned in [1, max] (max 0: 10^9) */
+    DRIFT_MOPT_BOOL,        /* int: 0 or 1 from 0, 1, false, true */
+    DRIFT_MOPT_CUSTOM,      /* read by the option's set */
     DRIFT_MOPT_POSITIVE,    /* double, finite and > 0 */
     DRIFT_MOPT_FILE,        /* const char *: a file the method reads (the
                                output may not be it) */
@@ -33,6 +36,7 @@ typedef struct drift_mopt {
     const char *help;       /* "T  absolute change ... (default 1e-12)" */
     uint64_t max;           /* COUNT: at most this (0: 10^9) */
     const char *const *choices;     /* CHOICE: NULL-terminated */
+    int (*set)(void *args, const char *value, drift_err *e);  /* CUSTOM */
 } drift_mopt;
 
 /* A method's run: what the plan opened and where its rows go. */
@@ -73,6 +77,9 @@ typedef struct drift_method {
     const char *out_help;           /* --help's line for out (NULL: the
                                        default name) */
     void (*defaults)(void *args);
+    /* Files read that no option of type FILE names (NULL: none), into in
+     * (max): their count. */
+    size_t (*inputs)(const void *args, const char **in, size_t max);
     /* The checks across options (NULL: none). */
     int (*check)(void *args, drift_err *e);
     /* The rows' column names for model m, appended with
@@ -118,7 +125,8 @@ void drift_method_header(drift_method_run *r);
 void drift_method_header_io(drift_method_run *r);
 /* The column names' line, ending the header. */
 void drift_method_header_names(drift_method_run *r);
-/* One row of n_columns values: to the CSV (%.17g) and the callback. */
+/* One row of n_columns values: to the CSV (%.17g, NaN as nan) and the
+ * callback. */
 void drift_method_row(drift_method_run *r, const double *row);
 
 #endif

@@ -32,17 +32,17 @@ typedef struct lap_args {
 static const drift_mopt opts[] = {
     {"mode", DRIFT_MOPT_FILE, OFF(mode),
      "FILE  the mode: a CSV file of drift optimize or CmdStan's optimize "
-     "(default: found here by L-BFGS)", 0, NULL},
+     "(default: found here by L-BFGS)", 0, NULL, NULL},
     {"init", DRIFT_MOPT_FILE, OFF(init),
-     "FILE  the mode search's initial values (JSON or CSV)", 0, NULL},
+     "FILE  the mode search's initial values (JSON or CSV)", 0, NULL, NULL},
     {"jacobian", DRIFT_MOPT_SET, OFF(jacobian),
      "include the constraint transforms' log-Jacobians (the default, as "
-     "CmdStan's jacobian=1)", 0, NULL},
+     "CmdStan's jacobian=1)", 0, NULL, NULL},
     {"no-jacobian", DRIFT_MOPT_CLEAR, OFF(jacobian),
      "the approximation of the constrained values' density (its mode: "
-     "drift optimize's default)", 0, NULL},
+     "drift optimize's default)", 0, NULL, NULL},
     {"draws", DRIFT_MOPT_COUNT, OFF(draws), "N  draws (default 1000)",
-     100000000u, NULL},
+     100000000u, NULL, NULL},
 };
 
 static void defaults(void *args)

@@ -26,15 +26,15 @@ typedef struct lp_args {
 static const drift_mopt opts[] = {
     {"draws", DRIFT_MOPT_FILE, OFF(draws),
      "FILE  a Stan CSV file: every kept draw, parameters read by column "
-     "name", 0, NULL},
+     "name", 0, NULL, NULL},
     {"point", DRIFT_MOPT_FILE, OFF(point),
      "FILE  one point: CmdStan JSON of the parameters' constrained values",
-     0, NULL},
+     0, NULL, NULL},
     {"jacobian", DRIFT_MOPT_SET, OFF(jacobian),
      "include the constraint transforms' log-Jacobians (the default)", 0,
-     NULL},
+     NULL, NULL},
     {"no-jacobian", DRIFT_MOPT_CLEAR, OFF(jacobian),
-     "the density of the constrained values, without them", 0, NULL},
+     "the density of the constrained values, without them", 0, NULL, NULL},
 };
 
 static void defaults(void *args)

@@ -27,27 +27,27 @@ typedef struct opt_args {
 static const drift_mopt opts[] = {
     {"init", DRIFT_MOPT_FILE, OFF(init),
      "FILE  initial values (JSON or CSV; default: uniform(-2, 2) on the "
-     "unconstrained scale)", 0, NULL},
+     "unconstrained scale)", 0, NULL, NULL},
     {"jacobian", DRIFT_MOPT_SET, OFF(jacobian),
      "include the constraint transforms' log-Jacobians (default: not, as "
-     "CmdStan's jacobian=0)", 0, NULL},
+     "CmdStan's jacobian=0)", 0, NULL, NULL},
     {"iter", DRIFT_MOPT_COUNT, OFF(iter),
-     "N  iterations at most (default 2000)", 0, NULL},
+     "N  iterations at most (default 2000)", 0, NULL, NULL},
     {"tol-obj", DRIFT_MOPT_POSITIVE, OFF(o.tol_obj),
-     "T  absolute change of the objective (default 1e-12)", 0, NULL},
+     "T  absolute change of the objective (default 1e-12)", 0, NULL, NULL},
     {"tol-rel-obj", DRIFT_MOPT_POSITIVE, OFF(o.tol_rel_obj),
      "T  relative change of the objective, in epsilons (default 1e4)", 0,
-     NULL},
+     NULL, NULL},
     {"tol-grad", DRIFT_MOPT_POSITIVE, OFF(o.tol_grad),
-     "T  gradient norm (default 1e-8)", 0, NULL},
+     "T  gradient norm (default 1e-8)", 0, NULL, NULL},
     {"tol-rel-grad", DRIFT_MOPT_POSITIVE, OFF(o.tol_rel_grad),
-     "T  relative gradient magnitude, in epsilons (default 1e7)", 0, NULL},
+     "T  relative gradient magnitude, in epsilons (default 1e7)", 0, NULL, NULL},
     {"tol-param", DRIFT_MOPT_POSITIVE, OFF(o.tol_param),
-     "T  change of the parameters (default 1e-8)", 0, NULL},
+     "T  change of the parameters (default 1e-8)", 0, NULL, NULL},
     {"history-size", DRIFT_MOPT_COUNT, OFF(history),
-     "N  L-BFGS pairs kept (default 5)", 1000, NULL},
+     "N  L-BFGS pairs kept (default 5)", 1000, NULL, NULL},
     {"init-alpha", DRIFT_MOPT_POSITIVE, OFF(o.init_alpha),
-     "A  first line search's step (default 0.001)", 0, NULL},
+     "A  first line search's step (default 0.001)", 0, NULL, NULL},
 };
 
 static void defaults(void *args)

@@ -447,7 +447,7 @@ int drift_plan_parse(const drift_spec *s, drift_plan **out, drift_err *e)
         if (!(p->mt = drift_method_find(p->method)))
             return drift_err_set(e, DRIFT_EINVAL,
                                  "method '%s': unknown (the methods: sample, "
-                                 "optimize, laplace, log_prob)",
+                                 "optimize, laplace, log_prob, pathfinder)",
                                  p->method);
         if (s->sampler)
             return drift_err_set(e, DRIFT_EINVAL,
