@@ -25,9 +25,22 @@ DRIFT_PLUGIN_LICENSE("MIT");
  * halvings from a move of length one. */
 #define NUTS_DESCENT_STEPS 200
 #define NUTS_DESCENT_HALVINGS 60
-/* The metric hyperparameter's fourth value (the first three are
+/* The metric hyperparameter's values beyond the first three (which are
  * drift_metric_kind's). */
 #define NUTS_METRIC_GRAD 3
+#define NUTS_METRIC_NUTPIE 4
+/* metric=nutpie's schedule (nutpie's defaults): the share of warmup in
+ * its early phase, the share at its end where only the step size adapts,
+ * the windows of the early phase, the first window after it and the
+ * factor each later window grows by. */
+#define NUTS_NP_EARLY_SHARE 0.3
+#define NUTS_NP_FINAL_SHARE 0.15
+#define NUTS_NP_EARLY_WINDOW 10
+#define NUTS_NP_WINDOW 80
+#define NUTS_NP_GROWTH 1.5
+/* The bounds of metric=nutpie's start, 1/|grad U| (the engine's). */
+#define NUTS_NP_START_MIN 1e-10
+#define NUTS_NP_START_MAX 1e10
 
 /* A point the trajectory may return: position, gradient of U and U there,
  * and the Hamiltonian with the momentum it had (for energy__). */
@@ -58,7 +71,20 @@ typedef struct nuts {
     int max_depth, metric;
     int grad_metric;        /* metric=grad: a diagonal metric estimated
                                from draws and gradients */
-    const drift_metric_services *mx; /* its observe_grad (metric=grad) */
+    const drift_metric_services *mx; /* its observe_grad (metric=grad
+                                        and nutpie), set_diag (nutpie) */
+    /* metric=nutpie: two overlapping estimators, the foreground (the
+     * metric is set from it after every warmup iteration) and the
+     * background (started afresh at each switch, when it becomes the
+     * foreground); each of four d-vectors: the mean and the sum of
+     * squared deviations of the draws, the same of the gradients of U
+     * there.  np_n the points each holds, np_window the length of the
+     * current window after the early phase, np_set whether the metric
+     * has been set from draws since warmup (re)started. */
+    int nutpie;
+    double *np_fg, *np_bg, *np_inv;
+    uint64_t np_n[2], np_window;
+    int np_set;
     /* step size: nominal (adapted) and the one the transition used */
     double eps, eps_used;
     drift_dual_avg da;
@@ -656,6 +682,120 @@ static int restart_warmup(nuts *s, const drift_services *svc, drift_chain *c,
     return rc;
 }
 
+/* ---- metric=nutpie ------------------------------------------------------ */
+
+/* metric=nutpie adapts a diagonal metric the way nutpie (Seyboldt's
+ * nuts-rs) does: M^-1 starts at 1/|grad U| at the point warmup starts
+ * from and is then set, after every warmup iteration, to
+ * sqrt(var(theta) / var(grad U)) per coordinate over the draws of the
+ * foreground window; for a Gaussian target with diagonal covariance that
+ * is the variance exactly, from any points, however little they have
+ * spread (it minimises the Fisher divergence between the target and a
+ * Gaussian of diagonal covariance).  The windows overlap: every draw that
+ * moved goes to the foreground and to the background estimator; when the
+ * background holds a window's worth, it becomes the foreground and a new
+ * background starts.  Windows are 10 draws in the early phase (the first
+ * 30% of warmup), then 80 growing by half at each switch; no switch is
+ * made that the next window could not complete before the last 15% of
+ * warmup, where the metric is fixed and the step size alone adapts.
+ * The step size is found afresh and its dual averaging restarted when the
+ * metric is first set from draws, as nutpie does; otherwise it adapts
+ * throughout. */
+
+/* Adds one point and its gradient to the estimator w (4 d-vectors) that
+ * holds n points before the call (Welford's updates). */
+static void np_add(double *w, uint64_t n, const double *x, const double *g,
+                   size_t d)
+{
+    double inv_n = 1.0 / (double)(n + 1);
+    const double *v[2] = {x, g};
+    for (int j = 0; j < 2; j++) {
+        double *mean = w + 2 * j * d, *m2 = mean + d;
+        for (size_t k = 0; k < d; k++) {
+            double delta = v[j][k] - mean[k];
+            mean[k] += delta * inv_n;
+            m2[k] += delta * (v[j][k] - mean[k]);
+        }
+    }
+}
+
+/* Empties both estimators and puts the chain's point in them: the start
+ * of metric=nutpie's adaptation, at init and when warmup restarts. */
+static void np_begin(nuts *s)
+{
+    memset(s->np_fg, 0, 8 * s->d * sizeof *s->np_fg);
+    s->np_n[0] = s->np_n[1] = 0;
+    np_add(s->np_fg, 0, s->q, s->g, s->d);
+    np_add(s->np_bg, 0, s->q, s->g, s->d);
+    s->np_n[0] = s->np_n[1] = 1;
+    s->np_window = NUTS_NP_WINDOW;
+    s->np_set = 0;
+}
+
+/* Starts the metric again at 1/|grad U| at the chain's point (bounded;
+ * a zero or non-finite gradient keeps the coordinate's value). */
+static int np_restart_metric(nuts *s, drift_chain *c)
+{
+    for (size_t k = 0; k < s->d; k++) {
+        double a = fabs(s->g[k]);
+        s->np_inv[k] = a > 0 && isfinite(a)
+                           ? fmin(fmax(1.0 / a, NUTS_NP_START_MIN),
+                                  NUTS_NP_START_MAX)
+                           : NAN;
+    }
+    return s->mx->set_diag(c, s->np_inv);
+}
+
+/* One warmup iteration of metric=nutpie, after the transition: the new
+ * draw (when it moved) into both estimators, a switch when one is due,
+ * and the metric from the foreground. */
+static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
+                    int moved)
+{
+    size_t d = s->d;
+    uint64_t it = svc->iteration(c), w = svc->run_info(c)->warmup;
+    uint64_t early_end = (uint64_t)(NUTS_NP_EARLY_SHARE * (double)w);
+    uint64_t final = w - (uint64_t)(NUTS_NP_FINAL_SHARE * (double)w);
+    if (it >= final)
+        return DRIFT_OK;
+    int early = it < early_end;
+    /* The first later window is at least what the background holds. */
+    if (!early && it == early_end && s->np_n[1] > s->np_window)
+        s->np_window = s->np_n[1];
+    if (moved) {
+        np_add(s->np_fg, s->np_n[0]++, s->q, s->g, d);
+        np_add(s->np_bg, s->np_n[1]++, s->q, s->g, d);
+    }
+    uint64_t len = early ? NUTS_NP_EARLY_WINDOW : s->np_window;
+    uint64_t next = NUTS_NP_EARLY_WINDOW;
+    if (!early) {
+        next = (uint64_t)llround((double)s->np_window * NUTS_NP_GROWTH);
+        if (next <= s->np_window)
+            next = s->np_window + 1;
+    }
+    if (s->np_n[1] >= len && it + next <= final) {
+        copy(s->np_fg, s->np_bg, 4 * d);
+        memset(s->np_bg, 0, 4 * d * sizeof *s->np_bg);
+        s->np_n[0] = s->np_n[1];
+        s->np_n[1] = 0;
+        if (!early)
+            s->np_window = next;
+    }
+    if (s->np_n[0] < 3)
+        return DRIFT_OK;
+    /* sqrt(var theta / var grad): the two variances share n - 1. */
+    for (size_t k = 0; k < d; k++)
+        s->np_inv[k] = sqrt(s->np_fg[d + k] / s->np_fg[3 * d + k]);
+    int rc = s->mx->set_diag(c, s->np_inv);
+    if (rc || s->np_set)
+        return rc;
+    s->np_set = 1;
+    if ((rc = init_stepsize(s, svc, c)))
+        return rc;
+    da_restart(s, svc, c, s->eps);
+    return DRIFT_OK;
+}
+
 /* ---- the plugin's entry points ------------------------------------------- */
 
 static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
@@ -671,6 +811,13 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         s->metric = DRIFT_METRIC_DIAG;
         DRIFT_NEED_TABLE(s->mx, drift_metric_services, svc, c,
                          DRIFT_TABLE_METRIC, 1, "nuts metric=grad");
+    }
+    /* nutpie's is a diagonal metric that nuts sets itself. */
+    s->nutpie = s->metric == NUTS_METRIC_NUTPIE;
+    if (s->nutpie) {
+        s->metric = DRIFT_METRIC_DIAG;
+        DRIFT_NEED_TABLE(s->mx, drift_metric_services, svc, c,
+                         DRIFT_TABLE_METRIC, 2, "nuts metric=nutpie");
     }
     s->eps0 = hp[3];
     s->jitter = hp[4];
@@ -695,6 +842,13 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         *v[k] = m + k * d;
     s->sample = &s->sample_slot;
     s->propose = &s->propose_slot;
+    if (s->nutpie) {
+        s->np_fg = svc->alloc(c, 9 * (d ? d : 1) * sizeof(double));
+        if (!s->np_fg)
+            return DRIFT_ENOMEM;
+        s->np_bg = s->np_fg + 4 * d;
+        s->np_inv = s->np_fg + 8 * d;
+    }
 
     copy(s->q, theta, d);
     int rc = svc->grad_full(c, s->q, s->g, &s->U);
@@ -721,9 +875,12 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         if ((rc = approach(s, svc, c, "at the initial point")))
             return rc;
         copy(theta, s->q, d);
-        /* metric=grad starts from the gradient where warmup starts. */
-        if (s->grad_metric)
+        /* metric=grad and nutpie start from the gradient where warmup
+         * starts. */
+        if (s->grad_metric || s->nutpie)
             s->mx->observe_grad(c, s->q, s->g);
+        if (s->nutpie)
+            np_begin(s);
     }
     s->eps = s->eps0;
     if ((rc = init_stepsize(s, svc, c)))
@@ -747,10 +904,12 @@ static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
     double diag[6] = {0};
     double accept = 1, energy = -s->U;
     int depth = 0;
+    int moved = 0;
     if (s->d > 0) {
         int rc = transition(s, svc, c, &accept, &energy, &depth);
         if (rc)
             return rc;
+        moved = memcmp(theta, s->q, s->d * sizeof *theta) != 0;
         copy(theta, s->q, s->d);
     } else {
         energy = s->U;
@@ -764,10 +923,15 @@ static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
     if (s->adapting && s->d > 0) {
         window_record(s, energy, depth);
         s->eps = svc->da_update(c, &s->da, accept);
-        if (s->grad_metric)
+        if (s->nutpie) {
+            int rc = np_adapt(s, svc, c, moved);
+            if (rc)
+                return rc;
+        } else if (s->grad_metric) {
             s->mx->observe_grad(c, theta, s->g);
-        else
+        } else {
             svc->metric_observe(c, theta);
+        }
     }
     return svc->emit_draw(c, theta, -s->U, diag);
 }
@@ -794,6 +958,8 @@ static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
         const drift_run_info *ri = svc->run_info(c);
         int last = svc->iteration(c) + ri->term_buffer >= ri->warmup;
         char why[200];
+        int restarts = s->restarts;
+        double U = s->U;
         if (!s->pending && !last && s->restarts < NUTS_MAX_RESTARTS &&
             window_lost(s, why, sizeof why))
             s->pending = restart_warmup(s, svc, c, why);
@@ -807,6 +973,16 @@ static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
                      (unsigned long long)svc->iteration(c));
             s->pending = approach(s, svc, c, when);
         }
+        /* metric=nutpie starts its adaptation again where a restarted
+         * chain now is. */
+        if (!s->pending && s->nutpie && s->restarts != restarts) {
+            np_begin(s);
+            s->pending = np_restart_metric(s, c);
+        }
+        /* metric=nutpie keeps adapting its step size across Stan's
+         * window ends, unless the chain was moved. */
+        if (s->nutpie && s->restarts == restarts && s->U == U)
+            break;
         if (!s->pending)
             s->pending = init_stepsize(s, svc, c);
         da_restart(s, svc, c, s->eps);
@@ -857,6 +1033,16 @@ static int nuts_checkpoint(void *state, const drift_services *svc,
     s->win_full = counts[2];
     if (!rc && s->win_n)
         rc = svc->ckpt_bytes(c, s->win_E, s->win_n * sizeof *s->win_E);
+    /* metric=nutpie's estimators and schedule (the metric itself is the
+     * engine's, in the engine's part of the checkpoint). */
+    if (!rc && s->nutpie)
+        rc = svc->ckpt_bytes(c, s->np_fg, 8 * s->d * sizeof *s->np_fg);
+    if (!rc && s->nutpie)
+        rc = svc->ckpt_bytes(c, s->np_n, sizeof s->np_n);
+    if (!rc && s->nutpie)
+        rc = svc->ckpt_bytes(c, &s->np_window, sizeof s->np_window);
+    if (!rc && s->nutpie)
+        rc = svc->ckpt_bytes(c, &s->np_set, sizeof s->np_set);
     return rc;
 }
 
@@ -867,12 +1053,14 @@ static const drift_hparam nuts_hparams[] = {
     {"max_depth", DRIFT_HP_INT, 10, 1, 30, 0, NULL,
      "maximum tree depth: at most 2^max_depth - 1 leapfrog steps per "
      "iteration"},
-    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense|grad",
+    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense|grad|nutpie",
      "metric (inverse mass matrix) adapted in warmup: unit, diag (Stan's: "
-     "the draws' variance), dense (their covariance) or grad (diagonal, "
+     "the draws' variance), dense (their covariance), grad (diagonal, "
      "after nutpie: started at 1/|gradient|, then sqrt(var(draws) / "
      "var(gradients)) from each slow window but the last, which takes the "
-     "draws' variance)"},
+     "draws' variance) or nutpie (nutpie's: that estimate on nutpie's "
+     "schedule, set after every iteration from overlapping windows of 10 "
+     "draws, then 80 growing by half, fixed over the last 15% of warmup)"},
     {"stepsize", DRIFT_HP_REAL, 1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "initial step size, refined by Stan's doubling/halving heuristic"},
     {"jitter", DRIFT_HP_REAL, 0, 0, 1, DRIFT_HP_OPEN_HI, NULL,

@@ -1999,6 +1999,21 @@ static void svc_metric_observe_grad(drift_chain *c, const double *theta,
         drift_adapt_metric_observe(&c->metric, theta, grad);
 }
 
+static int svc_metric_set_diag(drift_chain *c, const double *inv)
+{
+    if (c->metric.kind != DRIFT_METRIC_DIAG)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "metric set_diag: the chain's metric is not "
+                                "diagonal (call metric_use with "
+                                "DRIFT_METRIC_DIAG from init)");
+    if (c->phase != DRIFT_CHAIN_INIT && c->iter > c->cfg->warmup)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "metric set_diag: only allowed in init and "
+                                "warmup");
+    drift_adapt_metric_set_diag(&c->metric, inv);
+    return DRIFT_OK;
+}
+
 static void svc_metric_observe(drift_chain *c, const double *theta)
 {
     svc_metric_observe_grad(c, theta, NULL);
@@ -2100,9 +2115,10 @@ int drift_oracle_glm_at(drift_chain *c, const double *theta,
 
 /* The metric's further services (DRIFT_TABLE_METRIC). */
 static const drift_metric_services metric_table = {
-    .header = {DRIFT_TABLE_METRIC, 1u,
+    .header = {DRIFT_TABLE_METRIC, 2u,
                (uint32_t)sizeof(drift_metric_services)},
     .observe_grad = svc_metric_observe_grad,
+    .set_diag = svc_metric_set_diag,
 };
 
 /* The sub-tables by id (drift/sampler.h's drift_table_header). */
