@@ -268,6 +268,10 @@ typedef struct drift_metric_services {
      * the chain (DRIFT_EINVAL) when the metric is not DIAG or warmup is
      * over. */
     int (*set_diag)(drift_chain *c, const double *inv);
+    /* The same for a DENSE metric: M^-1 = inv (d x d, row-major,
+     * symmetric).  Returns DRIFT_OK, or 1 when inv is not positive
+     * definite (the metric is kept); fails the chain as set_diag does. */
+    int (*set_dense)(drift_chain *c, const double *inv);
 } drift_metric_services;
 
 /* The gradient estimator behind grad_batch (DRIFT_TABLE_ESTIMATOR), for

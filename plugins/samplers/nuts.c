@@ -12,7 +12,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include <drift/sampler.h>
+
+/* LAPACK's symmetric eigensolver, as OpenBLAS exports it (no hidden
+ * string lengths), for metric=nutpie_lowrank. */
+void dsyev_(const char *jobz, const char *uplo, const blasint *n, double *a,
+            const blasint *lda, double *w, double *work, const blasint *lwork,
+            blasint *info);
 
 DRIFT_PLUGIN_LICENSE("MIT");
 
@@ -29,6 +37,7 @@ DRIFT_PLUGIN_LICENSE("MIT");
  * drift_metric_kind's). */
 #define NUTS_METRIC_GRAD 3
 #define NUTS_METRIC_NUTPIE 4
+#define NUTS_METRIC_NUTPIE_LOWRANK 5
 /* metric=nutpie's schedule (nutpie's defaults): the share of warmup in
  * its early phase, the share at its end where only the step size adapts,
  * the windows of the early phase, the first window after it and the
@@ -41,6 +50,11 @@ DRIFT_PLUGIN_LICENSE("MIT");
 /* The bounds of metric=nutpie's start, 1/|grad U| (the engine's). */
 #define NUTS_NP_START_MIN 1e-10
 #define NUTS_NP_START_MAX 1e10
+/* metric=nutpie_lowrank (nutpie's defaults): the regularisation of the
+ * two scatter matrices (S / gamma + I) and the eigenvalues kept, those
+ * above this cutoff or below its inverse. */
+#define NUTS_NP_GAMMA 1e-5
+#define NUTS_NP_CUTOFF 2.0
 
 /* A point the trajectory may return: position, gradient of U and U there,
  * and the Hamiltonian with the momentum it had (for energy__). */
@@ -81,8 +95,14 @@ typedef struct nuts {
      * there.  np_n the points each holds, np_window the length of the
      * current window after the early phase, np_set whether the metric
      * has been set from draws since warmup (re)started. */
-    int nutpie;
-    double *np_fg, *np_bg, *np_inv;
+    int nutpie, np_lowrank;  /* metric=nutpie or nutpie_lowrank; the
+                                latter's estimators hold the scatter
+                                matrices (d x d) instead of their
+                                diagonals */
+    size_t np_size;         /* doubles of one estimator */
+    double *np_fg, *np_bg;
+    double *np_tmp;         /* scratch: M^-1 and what computes it */
+    int np_lwork;           /* dsyev's workspace (nutpie_lowrank) */
     uint64_t np_n[2], np_window;
     int np_set;
     /* step size: nominal (adapted) and the one the transition used */
@@ -702,20 +722,49 @@ static int restart_warmup(nuts *s, const drift_services *svc, drift_chain *c,
  * metric is first set from draws, as nutpie does; otherwise it adapts
  * throughout. */
 
-/* Adds one point and its gradient to the estimator w (4 d-vectors) that
- * holds n points before the call (Welford's updates). */
-static void np_add(double *w, uint64_t n, const double *x, const double *g,
-                   size_t d)
+/* metric=nutpie_lowrank is nutpie's low-rank modified mass matrix on the
+ * same schedule: the estimators keep the scatter matrices of the draws
+ * and of the gradients; with D = diag(sqrt(sigma_k^2)) from the diagonal
+ * estimate above, the draws scaled by D^-1 and the gradients by D have
+ * scatter matrices Sx and Sg, and the covariance C solving
+ * C (Sg/gamma + I) C = Sx/gamma + I (their geometric mean, for a Gaussian
+ * target its covariance exactly in the span of the draws) is taken
+ * along its eigenvectors whose eigenvalues lie beyond [1/2, 2], as the
+ * identity elsewhere: M^-1 = D (I + sum_k (lambda_k - 1) u_k u_k') D,
+ * kept as a dense metric.  Each update costs O(d^3): a model of a few
+ * hundred parameters at most. */
+
+/* Where the parts of an estimator w lie: the draws' mean and scatter
+ * (d, and d or d x d), then the gradients'. */
+static double *np_part(const nuts *s, double *w, int grad, int scatter)
 {
-    double inv_n = 1.0 / (double)(n + 1);
-    const double *v[2] = {x, g};
+    size_t m = s->np_lowrank ? s->d * s->d : s->d;
+    return w + (size_t)grad * (s->d + m) + (size_t)scatter * s->d;
+}
+
+/* Adds one point and its gradient to the estimator w that holds n points
+ * before the call (Welford's updates; a scatter matrix gains
+ * n/(n+1) delta delta'). */
+static void np_add(nuts *s, double *w, uint64_t n)
+{
+    size_t d = s->d;
+    double inv_n = 1.0 / (double)(n + 1), f = (double)n * inv_n;
+    const double *v[2] = {s->q, s->g};
     for (int j = 0; j < 2; j++) {
-        double *mean = w + 2 * j * d, *m2 = mean + d;
+        double *mean = np_part(s, w, j, 0), *m2 = np_part(s, w, j, 1);
+        double *delta = s->np_tmp;
         for (size_t k = 0; k < d; k++) {
-            double delta = v[j][k] - mean[k];
-            mean[k] += delta * inv_n;
-            m2[k] += delta * (v[j][k] - mean[k]);
+            delta[k] = v[j][k] - mean[k];
+            mean[k] += delta[k] * inv_n;
         }
+        if (!s->np_lowrank) {
+            for (size_t k = 0; k < d; k++)
+                m2[k] += f * delta[k] * delta[k];
+            continue;
+        }
+        for (size_t i = 0; i < d; i++)
+            for (size_t k = 0; k < d; k++)
+                m2[i * d + k] += f * delta[i] * delta[k];
     }
 }
 
@@ -723,27 +772,136 @@ static void np_add(double *w, uint64_t n, const double *x, const double *g,
  * of metric=nutpie's adaptation, at init and when warmup restarts. */
 static void np_begin(nuts *s)
 {
-    memset(s->np_fg, 0, 8 * s->d * sizeof *s->np_fg);
-    s->np_n[0] = s->np_n[1] = 0;
-    np_add(s->np_fg, 0, s->q, s->g, s->d);
-    np_add(s->np_bg, 0, s->q, s->g, s->d);
+    memset(s->np_fg, 0, 2 * s->np_size * sizeof *s->np_fg);
+    np_add(s, s->np_fg, 0);
+    np_add(s, s->np_bg, 0);
     s->np_n[0] = s->np_n[1] = 1;
     s->np_window = NUTS_NP_WINDOW;
     s->np_set = 0;
 }
 
+/* Sets the engine's metric to out (d values, or d x d). */
+static int np_set_metric(nuts *s, drift_chain *c, const double *out)
+{
+    if (!s->np_lowrank)
+        return s->mx->set_diag(c, out);
+    int rc = s->mx->set_dense(c, out);
+    return rc == 1 ? DRIFT_OK : rc; /* not positive definite: kept */
+}
+
 /* Starts the metric again at 1/|grad U| at the chain's point (bounded;
- * a zero or non-finite gradient keeps the coordinate's value). */
+ * a zero or non-finite gradient keeps the coordinate's value, or under
+ * nutpie_lowrank takes 1). */
 static int np_restart_metric(nuts *s, drift_chain *c)
 {
-    for (size_t k = 0; k < s->d; k++) {
+    size_t d = s->d;
+    double *out = s->np_tmp;
+    if (s->np_lowrank)
+        memset(out, 0, d * d * sizeof *out);
+    for (size_t k = 0; k < d; k++) {
         double a = fabs(s->g[k]);
-        s->np_inv[k] = a > 0 && isfinite(a)
-                           ? fmin(fmax(1.0 / a, NUTS_NP_START_MIN),
-                                  NUTS_NP_START_MAX)
-                           : NAN;
+        double v = a > 0 && isfinite(a)
+                       ? fmin(fmax(1.0 / a, NUTS_NP_START_MIN),
+                              NUTS_NP_START_MAX)
+                       : s->np_lowrank ? 1.0 : NAN;
+        out[s->np_lowrank ? k * d + k : k] = v;
     }
-    return s->mx->set_diag(c, s->np_inv);
+    return np_set_metric(s, c, out);
+}
+
+/* The eigendecomposition of the symmetric d x d a, in place: row k of a
+ * becomes the unit eigenvector of w[k].  -1 when LAPACK fails. */
+static int sym_eig(nuts *s, double *a, double *w)
+{
+    blasint n = (blasint)s->d, lwork = s->np_lwork, info = 0;
+    dsyev_("V", "U", &n, a, &n, w, s->np_tmp + 6 * s->d * s->d + 2 * s->d,
+           &lwork, &info);
+    return info ? -1 : 0;
+}
+
+/* out = V' diag(f) V for the eigenvectors V (rows) of sym_eig; tmp d x d. */
+static void sym_fn(size_t d, const double *v, const double *f, double *tmp,
+                   double *out)
+{
+    for (size_t k = 0; k < d; k++)
+        for (size_t j = 0; j < d; j++)
+            tmp[k * d + j] = f[k] * v[k * d + j];
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d, (int)d,
+                (int)d, 1.0, v, (int)d, tmp, (int)d, 0.0, out, (int)d);
+}
+
+/* out = a b a (d x d each, row-major); tmp d x d. */
+static void sandwich(size_t d, const double *a, const double *b, double *tmp,
+                     double *out)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d, (int)d,
+                (int)d, 1.0, a, (int)d, b, (int)d, 0.0, tmp, (int)d);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d, (int)d,
+                (int)d, 1.0, tmp, (int)d, a, (int)d, 0.0, out, (int)d);
+}
+
+/* metric=nutpie_lowrank's M^-1 from the foreground into out (the first
+ * d x d of np_tmp); -1 when the window gives none (no spread in some
+ * coordinate, or LAPACK failed): the metric is then kept. */
+static int np_lowrank_estimate(nuts *s)
+{
+    size_t d = s->d, dd = d * d;
+    double *out = s->np_tmp, *cx = out + dd, *cg = cx + dd, *v = cg + dd;
+    double *ga = v + dd, *gb = ga + dd, *sd = gb + dd, *e = sd + d;
+    const double *sx = np_part(s, s->np_fg, 0, 1);
+    const double *sg = np_part(s, s->np_fg, 1, 1);
+    for (size_t k = 0; k < d; k++) {
+        double v2 = sqrt(sx[k * d + k] / sg[k * d + k]);
+        if (!(v2 > 0 && isfinite(v2)))
+            return -1;
+        sd[k] = sqrt(fmin(fmax(v2, 1e-20), 1e20));
+    }
+    for (size_t i = 0; i < d; i++)
+        for (size_t k = 0; k < d; k++) {
+            double id = i == k ? 1.0 : 0.0;
+            cx[i * d + k] = sx[i * d + k] / (sd[i] * sd[k]) / NUTS_NP_GAMMA + id;
+            cg[i * d + k] = sg[i * d + k] * sd[i] * sd[k] / NUTS_NP_GAMMA + id;
+        }
+    /* Cg^(1/2) into ga, Cg^(-1/2) into gb. */
+    if (sym_eig(s, cg, e))
+        return -1;
+    for (size_t k = 0; k < d; k++) {
+        if (!(e[k] > 0))
+            return -1;
+        e[k] = sqrt(e[k]);
+    }
+    sym_fn(d, cg, e, v, ga);
+    for (size_t k = 0; k < d; k++)
+        e[k] = 1.0 / e[k];
+    sym_fn(d, cg, e, v, gb);
+    /* (Cg^(1/2) Cx Cg^(1/2))^(1/2) into cx, then C = Cg^(-1/2) (.) Cg^(-1/2)
+     * into cg. */
+    sandwich(d, ga, cx, v, cg);
+    if (sym_eig(s, cg, e))
+        return -1;
+    for (size_t k = 0; k < d; k++)
+        e[k] = sqrt(fmax(e[k], 0.0));
+    sym_fn(d, cg, e, v, cx);
+    sandwich(d, gb, cx, v, cg);
+    /* C's eigenvalues beyond [1/2, 2], the identity elsewhere. */
+    for (size_t i = 0; i < d; i++)
+        for (size_t k = 0; k < i; k++)
+            cg[i * d + k] = cg[k * d + i] =
+                0.5 * (cg[i * d + k] + cg[k * d + i]);
+    if (sym_eig(s, cg, e))
+        return -1;
+    for (size_t k = 0; k < d; k++)
+        e[k] = e[k] > NUTS_NP_CUTOFF || e[k] < 1.0 / NUTS_NP_CUTOFF
+                   ? e[k] - 1.0
+                   : 0.0;
+    sym_fn(d, cg, e, v, out);
+    for (size_t i = 0; i < d; i++)
+        for (size_t k = 0; k <= i; k++) {
+            double a = 0.5 * (out[i * d + k] + out[k * d + i]);
+            a = (a + (i == k ? 1.0 : 0.0)) * sd[i] * sd[k];
+            out[i * d + k] = out[k * d + i] = a;
+        }
+    return 0;
 }
 
 /* One warmup iteration of metric=nutpie, after the transition: the new
@@ -763,8 +921,8 @@ static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
     if (!early && it == early_end && s->np_n[1] > s->np_window)
         s->np_window = s->np_n[1];
     if (moved) {
-        np_add(s->np_fg, s->np_n[0]++, s->q, s->g, d);
-        np_add(s->np_bg, s->np_n[1]++, s->q, s->g, d);
+        np_add(s, s->np_fg, s->np_n[0]++);
+        np_add(s, s->np_bg, s->np_n[1]++);
     }
     uint64_t len = early ? NUTS_NP_EARLY_WINDOW : s->np_window;
     uint64_t next = NUTS_NP_EARLY_WINDOW;
@@ -774,8 +932,8 @@ static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
             next = s->np_window + 1;
     }
     if (s->np_n[1] >= len && it + next <= final) {
-        copy(s->np_fg, s->np_bg, 4 * d);
-        memset(s->np_bg, 0, 4 * d * sizeof *s->np_bg);
+        copy(s->np_fg, s->np_bg, s->np_size);
+        memset(s->np_bg, 0, s->np_size * sizeof *s->np_bg);
         s->np_n[0] = s->np_n[1];
         s->np_n[1] = 0;
         if (!early)
@@ -783,10 +941,17 @@ static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
     }
     if (s->np_n[0] < 3)
         return DRIFT_OK;
-    /* sqrt(var theta / var grad): the two variances share n - 1. */
-    for (size_t k = 0; k < d; k++)
-        s->np_inv[k] = sqrt(s->np_fg[d + k] / s->np_fg[3 * d + k]);
-    int rc = s->mx->set_diag(c, s->np_inv);
+    if (s->np_lowrank) {
+        if (np_lowrank_estimate(s))
+            return DRIFT_OK;
+    } else {
+        /* sqrt(var theta / var grad): the two variances share n - 1. */
+        const double *sx = np_part(s, s->np_fg, 0, 1);
+        const double *sg = np_part(s, s->np_fg, 1, 1);
+        for (size_t k = 0; k < d; k++)
+            s->np_tmp[k] = sqrt(sx[k] / sg[k]);
+    }
+    int rc = np_set_metric(s, c, s->np_tmp);
     if (rc || s->np_set)
         return rc;
     s->np_set = 1;
@@ -812,10 +977,12 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         DRIFT_NEED_TABLE(s->mx, drift_metric_services, svc, c,
                          DRIFT_TABLE_METRIC, 1, "nuts metric=grad");
     }
-    /* nutpie's is a diagonal metric that nuts sets itself. */
-    s->nutpie = s->metric == NUTS_METRIC_NUTPIE;
+    /* nutpie's are a diagonal or a dense metric that nuts sets
+     * itself. */
+    s->np_lowrank = s->metric == NUTS_METRIC_NUTPIE_LOWRANK;
+    s->nutpie = s->metric == NUTS_METRIC_NUTPIE || s->np_lowrank;
     if (s->nutpie) {
-        s->metric = DRIFT_METRIC_DIAG;
+        s->metric = s->np_lowrank ? DRIFT_METRIC_DENSE : DRIFT_METRIC_DIAG;
         DRIFT_NEED_TABLE(s->mx, drift_metric_services, svc, c,
                          DRIFT_TABLE_METRIC, 2, "nuts metric=nutpie");
     }
@@ -842,12 +1009,24 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         *v[k] = m + k * d;
     s->sample = &s->sample_slot;
     s->propose = &s->propose_slot;
-    if (s->nutpie) {
-        s->np_fg = svc->alloc(c, 9 * (d ? d : 1) * sizeof(double));
+    if (s->nutpie && d > 0) {
+        size_t m = s->np_lowrank ? d * d : d, tmp = d;
+        s->np_size = 2 * d + 2 * m;
+        if (s->np_lowrank) {
+            /* dsyev's optimal workspace for d x d */
+            blasint n = (blasint)d, q = -1, info = 0;
+            double opt = 0, e = 0, a = 0;
+            dsyev_("V", "U", &n, &a, &n, &e, &opt, &q, &info);
+            s->np_lwork = info == 0 && opt >= 3.0 * (double)d
+                              ? (int)opt
+                              : (int)(3 * d);
+            tmp = 6 * d * d + 2 * d + (size_t)s->np_lwork;
+        }
+        s->np_fg = svc->alloc(c, (2 * s->np_size + tmp) * sizeof(double));
         if (!s->np_fg)
             return DRIFT_ENOMEM;
-        s->np_bg = s->np_fg + 4 * d;
-        s->np_inv = s->np_fg + 8 * d;
+        s->np_bg = s->np_fg + s->np_size;
+        s->np_tmp = s->np_bg + s->np_size;
     }
 
     copy(s->q, theta, d);
@@ -877,10 +1056,13 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         copy(theta, s->q, d);
         /* metric=grad and nutpie start from the gradient where warmup
          * starts. */
-        if (s->grad_metric || s->nutpie)
+        if (s->grad_metric || (s->nutpie && !s->np_lowrank))
             s->mx->observe_grad(c, s->q, s->g);
-        if (s->nutpie)
+        if (s->nutpie && d > 0) {
             np_begin(s);
+            if (s->np_lowrank && (rc = np_restart_metric(s, c)))
+                return rc;
+        }
     }
     s->eps = s->eps0;
     if ((rc = init_stepsize(s, svc, c)))
@@ -1036,7 +1218,7 @@ static int nuts_checkpoint(void *state, const drift_services *svc,
     /* metric=nutpie's estimators and schedule (the metric itself is the
      * engine's, in the engine's part of the checkpoint). */
     if (!rc && s->nutpie)
-        rc = svc->ckpt_bytes(c, s->np_fg, 8 * s->d * sizeof *s->np_fg);
+        rc = svc->ckpt_bytes(c, s->np_fg, 2 * s->np_size * sizeof *s->np_fg);
     if (!rc && s->nutpie)
         rc = svc->ckpt_bytes(c, s->np_n, sizeof s->np_n);
     if (!rc && s->nutpie)
@@ -1053,14 +1235,18 @@ static const drift_hparam nuts_hparams[] = {
     {"max_depth", DRIFT_HP_INT, 10, 1, 30, 0, NULL,
      "maximum tree depth: at most 2^max_depth - 1 leapfrog steps per "
      "iteration"},
-    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense|grad|nutpie",
+    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0,
+     "unit|diag|dense|grad|nutpie|nutpie_lowrank",
      "metric (inverse mass matrix) adapted in warmup: unit, diag (Stan's: "
      "the draws' variance), dense (their covariance), grad (diagonal, "
      "after nutpie: started at 1/|gradient|, then sqrt(var(draws) / "
      "var(gradients)) from each slow window but the last, which takes the "
      "draws' variance) or nutpie (nutpie's: that estimate on nutpie's "
      "schedule, set after every iteration from overlapping windows of 10 "
-     "draws, then 80 growing by half, fixed over the last 15% of warmup)"},
+     "draws, then 80 growing by half, fixed over the last 15% of warmup) "
+     "or nutpie_lowrank (the same corrected along the eigenvectors of the "
+     "draws' and gradients' covariances: nutpie's low-rank modified mass "
+     "matrix, dense, O(d^3) an update)"},
     {"stepsize", DRIFT_HP_REAL, 1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "initial step size, refined by Stan's doubling/halving heuristic"},
     {"jitter", DRIFT_HP_REAL, 0, 0, 1, DRIFT_HP_OPEN_HI, NULL,

@@ -2014,6 +2014,20 @@ static int svc_metric_set_diag(drift_chain *c, const double *inv)
     return DRIFT_OK;
 }
 
+static int svc_metric_set_dense(drift_chain *c, const double *inv)
+{
+    if (c->metric.kind != DRIFT_METRIC_DENSE)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "metric set_dense: the chain's metric is not "
+                                "dense (call metric_use with "
+                                "DRIFT_METRIC_DENSE from init)");
+    if (c->phase != DRIFT_CHAIN_INIT && c->iter > c->cfg->warmup)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "metric set_dense: only allowed in init and "
+                                "warmup");
+    return drift_adapt_metric_set_dense(&c->metric, inv) ? 1 : DRIFT_OK;
+}
+
 static void svc_metric_observe(drift_chain *c, const double *theta)
 {
     svc_metric_observe_grad(c, theta, NULL);
@@ -2119,6 +2133,7 @@ static const drift_metric_services metric_table = {
                (uint32_t)sizeof(drift_metric_services)},
     .observe_grad = svc_metric_observe_grad,
     .set_diag = svc_metric_set_diag,
+    .set_dense = svc_metric_set_dense,
 };
 
 /* The sub-tables by id (drift/sampler.h's drift_table_header). */
