@@ -1,6 +1,6 @@
 #!/bin/sh
 # test_nuts_nutpie.sh: nuts under --set metric=nutpie (nutpie's diagonal
-# metric from draws and gradients) on a Gaussian with independent
+# metric from draws and gradients; nutpie_lowrank below) on a Gaussian with independent
 # coordinates whose sds span 1e-3 to 1e3, after a short warmup (200
 # iterations), 4 chains of 1000 draws, seed 1.
 #
@@ -66,8 +66,10 @@ for k in 1 2 3 4; do
               exit bad }' "$tmp/g_$k.csv" || fails=$((fails + 1))
 done
 
-# Every chain's draws pooled: means and variances against the closed form.
-awk -F, -v ref="$ref" '
+# judge_means STEM REF: the draws of STEM_1.csv ... STEM_4.csv pooled, means
+# and variances against the closed form REF ("name mean sd ...").
+judge_means() {
+awk -F, -v ref="$2" '
     BEGIN { n = split(ref, r, " ");
             for (i = 1; i <= n; i += 3) { mu[r[i]] = r[i + 1]; sd[r[i]] = r[i + 2] } }
     FNR == 1 { h = 0; file++ }
@@ -105,8 +107,54 @@ awk -F, -v ref="$ref" '
             }
         }
         exit bad
-    }' "$tmp"/g_1.csv "$tmp"/g_2.csv "$tmp"/g_3.csv "$tmp"/g_4.csv ||
+    }' "$1_1.csv" "$1_2.csv" "$1_3.csv" "$1_4.csv" ||
     fails=$((fails + 1))
+}
+judge_means "$tmp/g" "$ref"
 
-[ $fails -eq 0 ] && echo "ok: metric=nutpie adapts the exact variances (1e-6 to 1e6) in 200 warmup iterations; means and variances right"
+# metric=nutpie_lowrank on a 2-D Gaussian with sds 1000 and 1 and
+# correlation 0.99: in the diagonally scaled space the covariance's
+# eigenvalues are 14.1 and 0.071, both beyond [1/2, 2], so the estimate
+# is the covariance exactly but for the regularisation of the scatter
+# matrices (S / 1e-5 + I): a relative 1e-5 / (n lambda_min), below 1e-5
+# for the n >= 10 draws of the last window (lambda_min >= 0.07 draws'
+# scatter per draw, in scaled units).  So every chain's dense inverse
+# metric must equal the covariance (1e6, 990; 990, 1) to a relative 1e-4
+# of each entry's scale (sd_i sd_j), which the diagonal estimate (no
+# correlation) and an estimate from the draws' covariance (a relative
+# error of 0.14 from 100 draws) both miss.  The draws as above.
+cat >"$tmp/c.drift" <<'EOF'
+param { a : real  b : real }
+prior { target += -0.5 * ((a / 1000) * (a / 1000) - 2 * 0.99 * (a / 1000) * b + b * b) / (1 - 0.99 * 0.99) }
+EOF
+"$bin" sample "$tmp/c.drift" --set metric=nutpie_lowrank --warmup 200 \
+    --seed 1 --out "$tmp/c.csv" --quiet 2>"$tmp/c.err" || {
+    echo "FAIL: nutpie_lowrank: drift exit status $?: $(cat "$tmp/c.err")"
+    exit 1
+}
+if grep -q "R-hat above" "$tmp/c.err"; then
+    echo "FAIL: nutpie_lowrank: $(grep 'R-hat above' "$tmp/c.err")"
+    fails=$((fails + 1))
+fi
+for k in 1 2 3 4; do
+    awk -v tag="nutpie_lowrank chain $k" '
+        BEGIN { v[1] = 1e6; v[2] = 990; v[3] = 990; v[4] = 1
+                s[1] = 1e6; s[2] = 1000; s[3] = 1000; s[4] = 1 }
+        take > 0 { sub(/^# */, ""); split($0, x, /, */)
+                   r++; got[r * 2 - 1] = x[1]; got[r * 2] = x[2]
+                   if (r == 2) take = 0; next }
+        /Elements of inverse mass matrix/ { take = 1 }
+        END { if (r != 2) { printf "FAIL: %s: no dense 2 x 2 metric in the adaptation block\n", tag; exit 1 }
+              for (i = 1; i <= 4; i++) {
+                  rel = (got[i] - v[i]) / s[i]; if (rel < 0) rel = -rel
+                  if (!(rel <= 1e-4)) {
+                      printf "FAIL: %s: inverse metric entry %d is %s, the covariance %g (error %.3g of its scale)\n", tag, i, got[i], v[i], rel
+                      bad = 1
+                  }
+              }
+              exit bad }' "$tmp/c_$k.csv" || fails=$((fails + 1))
+done
+judge_means "$tmp/c" "a 0 1000 b 0 1"
+
+[ $fails -eq 0 ] && echo "ok: metric=nutpie adapts the exact variances (1e-6 to 1e6) and nutpie_lowrank a correlated covariance in 200 warmup iterations; means and variances right"
 exit $((fails > 0))
