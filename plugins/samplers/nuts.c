@@ -759,7 +759,7 @@ static void np_add(nuts *s, double *w, uint64_t n)
         }
         if (!s->np_lowrank) {
             for (size_t k = 0; k < d; k++)
-                m2[k] += f * delta[k] * delta[k];
+                m2[k] += delta[k] * (v[j][k] - mean[k]);
             continue;
         }
         for (size_t i = 0; i < d; i++)
