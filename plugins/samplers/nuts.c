@@ -86,15 +86,18 @@ typedef struct nuts {
     int grad_metric;        /* metric=grad: a diagonal metric estimated
                                from draws and gradients */
     const drift_metric_services *mx; /* its observe_grad (metric=grad
-                                        and nutpie), set_diag (nutpie) */
+                                        and nutpie), set_diag and
+                                        set_dense (nutpie and
+                                        nutpie_lowrank) */
     /* metric=nutpie: two overlapping estimators, the foreground (the
      * metric is set from it after every warmup iteration) and the
      * background (started afresh at each switch, when it becomes the
-     * foreground); each of four d-vectors: the mean and the sum of
-     * squared deviations of the draws, the same of the gradients of U
-     * there.  np_n the points each holds, np_window the length of the
-     * current window after the early phase, np_set whether the metric
-     * has been set from draws since warmup (re)started. */
+     * foreground); each holds the mean and the sums of squared
+     * deviations of the draws, then the same of the gradients of U
+     * there (see np_part).  np_n the points each holds, np_window the
+     * length of the current window after the early phase, np_set
+     * whether the metric has been set from draws since warmup
+     * (re)started. */
     int nutpie, np_lowrank;  /* metric=nutpie or nutpie_lowrank; the
                                 latter's estimators hold the scatter
                                 matrices (d x d) instead of their
@@ -724,7 +727,7 @@ static int restart_warmup(nuts *s, const drift_services *svc, drift_chain *c,
 
 /* metric=nutpie_lowrank is nutpie's low-rank modified mass matrix on the
  * same schedule: the estimators keep the scatter matrices of the draws
- * and of the gradients; with D = diag(sqrt(sigma_k^2)) from the diagonal
+ * and of the gradients; with D = diag(sigma_k), sigma_k^2 the diagonal
  * estimate above, the draws scaled by D^-1 and the gradients by D have
  * scatter matrices Sx and Sg, and the covariance C solving
  * C (Sg/gamma + I) C = Sx/gamma + I (their geometric mean, for a Gaussian
