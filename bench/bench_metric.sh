@@ -17,7 +17,8 @@
 # sample.  Environment: BENCH_CASES (default: logistic and nine
 # posteriors, below), BENCH_N, BENCH_D (10000, 20), and BENCH_SETTINGS:
 # the settings, each LABEL=FLAGS with the flags' spaces written as commas
-# (default "diag=--set,metric=diag grad=--set,metric=grad").  Needs
+# (default "diag=--set,metric=diag grad=--set,metric=grad
+# nutpie=--set,metric=nutpie lowrank=--set,metric=nutpie_lowrank").  Needs
 # Rscript with the posterior package.
 set -u
 NSEEDS=${1:-1}
@@ -33,7 +34,7 @@ fi
 work=$(mktemp -d "${TMPDIR:-/tmp}/drift-bench-metric.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 CASES=${BENCH_CASES:-"logistic arK-arK kidiq-kidscore_momhsiq earnings-logearn_interaction mesquite-logmesquite kilpisjarvi_mod-kilpisjarvi eight_schools-eight_schools_noncentered eight_schools-eight_schools_centered gp_pois_regr-gp_pois_regr low_dim_gauss_mix-low_dim_gauss_mix"}
-SETTINGS=${BENCH_SETTINGS:-"diag=--set,metric=diag grad=--set,metric=grad"}
+SETTINGS=${BENCH_SETTINGS:-"diag=--set,metric=diag grad=--set,metric=grad nutpie=--set,metric=nutpie lowrank=--set,metric=nutpie_lowrank"}
 echo "bench_metric: load average $(cut -d' ' -f1-3 /proc/loadavg) on $(nproc) cores"
 Rscript - "$work" "$top" "$DRIFT" "$NSEEDS" "${BENCH_N:-10000}" "${BENCH_D:-20}" "$SETTINGS" $CASES <<'REOF'
 a <- commandArgs(TRUE)

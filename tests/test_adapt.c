@@ -333,6 +333,41 @@ static void test_metric_grad(void **state)
     free(mem);
 }
 
+/* A diagonal metric set as a whole (the set_diag service's arithmetic):
+ * each entry bounded to [1e-20, 1e20] with its factor the square root; an
+ * entry that is not a positive number keeps the value it had; a metric
+ * of another kind is left alone. */
+static void test_metric_set_diag(void **state)
+{
+    (void)state;
+    enum { D = 5 };
+    double mem[64] = {0};
+    drift_adapt_metric m;
+    assert_true(drift_adapt_metric_doubles(DRIFT_METRIC_DIAG, D) <= 64);
+    drift_adapt_metric_init(&m, DRIFT_METRIC_DIAG, D, mem);
+    double inv[D] = {4.0, 1e-30, 1e30, -2.0, NAN};
+    drift_adapt_metric_set_diag(&m, inv);
+    double want[D] = {4.0, 1e-20, 1e20, 1.0, 1.0};
+    for (size_t k = 0; k < D; k++) {
+        assert_true(m.inv[k] == want[k]);
+        assert_true(fabs(m.factor[k] - sqrt(want[k])) <=
+                    1e-15 * sqrt(want[k]));
+    }
+    double inv2[D] = {INFINITY, 0.0, 9.0, 0.25, 1.0};
+    drift_adapt_metric_set_diag(&m, inv2);
+    double want2[D] = {4.0, 1e-20, 9.0, 0.25, 1.0};
+    for (size_t k = 0; k < D; k++)
+        assert_true(m.inv[k] == want2[k]);
+    /* A dense metric is not touched. */
+    double mem2[128] = {0};
+    drift_adapt_metric md;
+    assert_true(drift_adapt_metric_doubles(DRIFT_METRIC_DENSE, 2) <= 128);
+    drift_adapt_metric_init(&md, DRIFT_METRIC_DENSE, 2, mem2);
+    double two[2] = {5.0, 7.0};
+    drift_adapt_metric_set_diag(&md, two);
+    assert_true(md.inv[0] == 1.0 && md.inv[1] == 0.0 && md.inv[3] == 1.0);
+}
+
 /* The metric service draws p ~ N(0, M): over many draws, the covariance of
  * M^-1 p is M^-1 M M^-1 = M^-1 (4.5 standard errors of a normal sample
  * covariance, sqrt((S_ii S_jj + S_ij^2) / n)). */
@@ -381,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_metric),
         cmocka_unit_test(test_metric_draws),
         cmocka_unit_test(test_metric_grad),
+        cmocka_unit_test(test_metric_set_diag),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,11 @@
 #!/bin/sh
 # test_resume.sh: checkpoints and --resume.  A run of
 # sgld, sghmc (under --gradient saga: the engine's table of row gradients
-# is checkpointed), agld (tmu-rr), sbps, mala and sgnht (its preconditioner
-# learned in warmup, checkpointed inside warmup) with --checkpoint-every is
+# is checkpointed), agld (tmu-rr), sbps, mala, sgnht (its preconditioner
+# learned in warmup, checkpointed inside warmup) and nuts under
+# metric=nutpie and nutpie_lowrank (its own metric estimators,
+# checkpointed inside warmup)
+# with --checkpoint-every is
 # killed with SIGKILL (its whole process group, as a power loss would stop
 # it) at a random moment after its first checkpoint, four times each, and
 # resumed: every chain's file must be byte for byte the file of the same
@@ -40,7 +43,7 @@ norm() {
 # machine finish most runs before their kill, and a run that ended before
 # its kill proves nothing): random moments from a fixed seed, the same
 # fractions on every run of the test.
-fracs=$(awk 'BEGIN { srand(20261125); for (i = 0; i < 24; i++)
+fracs=$(awk 'BEGIN { srand(20261125); for (i = 0; i < 32; i++)
                      printf "%.3f ", 0.05 + rand() * 0.6 }')
 set -- $fracs
 now() { date +%s.%N; }
@@ -54,7 +57,9 @@ for spec in "sgld --iter 60000 --warmup 100" \
             "tmu-rr --iter 60000 --warmup 100" \
             "sbps --passes 60000" \
             "mala --iter 40000 --warmup 1000" \
-            "sgnht --set precond=warmup --set h=0.01 --gradient cv --warmup 40000 --iter 20000"; do
+            "sgnht --set precond=warmup --set h=0.01 --gradient cv --warmup 40000 --iter 20000" \
+            "nuts --set metric=nutpie --warmup 40000 --iter 2000" \
+            "nuts --set metric=nutpie_lowrank --warmup 40000 --iter 2000"; do
     s=${spec%% *}
     opts=${spec#* }
     # shellcheck disable=SC2086
@@ -132,9 +137,9 @@ for spec in "sgld --iter 60000 --warmup 100" \
         done
     done
 done
-echo "killed $killed of 24 runs, resumed $resumed"
+echo "killed $killed of 32 runs, resumed $resumed"
 # A run that ended before its kill proves nothing: most must be cut.
-[ "$resumed" -ge 18 ] || fail "only $resumed of 24 runs were resumed"
+[ "$resumed" -ge 24 ] || fail "only $resumed of 32 runs were resumed"
 
 # SIGINT: the run stops, keeps its checkpoint, says how to go on.
 env --default-signal=INT,HUP "$bin" sample "$model" --data data.csv --sampler mala --chains 2 --seed 11 \

@@ -152,6 +152,9 @@ static void phases_at(uint64_t warmup, uint64_t init, uint64_t term,
      * over the initial gradient, 2) and sqrt(var t / var(t/4)) = 4 from
      * every window but the last, which takes the variance. */
     int grad = !strcmp(metric, "grad");
+    /* metric=set: the probe's set_diag at each odd warmup iteration t
+     * (M^-1[0] = t + 1) holds until its next, window ends or not. */
+    int set_diag = !strcmp(metric, "set");
     size_t w = 0;
     double minv = grad && warmup ? 0.5 : 1;
     for (uint64_t i = 0; i < d.n; i++) {
@@ -162,6 +165,10 @@ static void phases_at(uint64_t warmup, uint64_t init, uint64_t term,
                    : diag                  ? window_var(from, ends[w])
                                            : 1;
             w++;
+        }
+        if (set_diag) {
+            uint64_t t = i < warmup ? i : warmup - 1;
+            minv = t % 2 == 1 ? (double)t + 1 : t > 0 ? (double)t : 1;
         }
         assert_true(row[2] == (double)w);
         assert_true(row[3] == (warmup == 0 ? 0 : i < warmup ? 1 : 2));
@@ -184,6 +191,14 @@ static void phases_at(uint64_t warmup, uint64_t init, uint64_t term,
         if (!strcmp(metric, "diag") || grad)
             assert_non_null(strstr(blk, "\n# Diagonal elements of inverse "
                                         "mass matrix:\n# "));
+        /* The adaptation block records the metric set last. */
+        if (set_diag) {
+            char want[96];
+            snprintf(want, sizeof want, "\n# Diagonal elements of inverse "
+                                        "mass matrix:\n# %.10g, 1",
+                     minv);
+            assert_non_null(strstr(blk, want));
+        }
         /* CmdStan's kind, which CmdStanPy reads, then the estimate. */
         if (grad)
             assert_non_null(strstr(csv, "#       metric = diag_e\n"
@@ -296,6 +311,7 @@ static void test_phases_1000(void **state)
     const uint64_t ends[] = {100, 150, 250, 450, 950};
     phases_at(1000, 75, 50, 25, ends, 5, "diag");
     phases_at(1000, 75, 50, 25, ends, 5, "grad");
+    phases_at(1000, 75, 50, 25, ends, 5, "set");
 }
 
 static void test_phases_150(void **state)

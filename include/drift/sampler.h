@@ -235,9 +235,9 @@ typedef struct drift_precond_services {
     void (*observe)(drift_chain *c, const double *theta, const double *grad);
 } drift_precond_services;
 
-/* More of the metric's services (DRIFT_TABLE_METRIC, version 1). */
+/* More of the metric's services (DRIFT_TABLE_METRIC, version 2). */
 typedef struct drift_metric_services {
-    drift_table_header header;  /* DRIFT_TABLE_METRIC, version 1 */
+    drift_table_header header;  /* DRIFT_TABLE_METRIC, version 2 */
     /* metric_observe with grad = grad U(theta) beside the point (d
      * values, unconstrained), under the same rules.  For a DIAG metric a
      * window whose points came with gradients sets M^-1 to sqrt(var(theta)
@@ -256,6 +256,22 @@ typedef struct drift_metric_services {
      * metric_use). */
     void (*observe_grad)(drift_chain *c, const double *theta,
                          const double *grad);
+    /* ---- version 2 ---- */
+    /* Sets a DIAG metric's M^-1 to inv (d values), for a sampler that
+     * adapts the metric on a schedule of its own instead of the engine's
+     * windows (it then passes no points to metric_observe, so the
+     * engine's window ends leave the metric as it is).  Each entry is
+     * bounded to [1e-20, 1e20]; one that is not a positive number keeps
+     * its old value.  The metric set is the one the output's adaptation
+     * block records and the checkpoint keeps.  Allowed from init and in
+     * warmup (its steps and phase callbacks); returns DRIFT_OK, or fails
+     * the chain (DRIFT_EINVAL) when the metric is not DIAG or warmup is
+     * over. */
+    int (*set_diag)(drift_chain *c, const double *inv);
+    /* The same for a DENSE metric: M^-1 = inv (d x d, row-major,
+     * symmetric).  Returns DRIFT_OK, or 1 when inv is not positive
+     * definite (the metric is kept); fails the chain as set_diag does. */
+    int (*set_dense)(drift_chain *c, const double *inv);
 } drift_metric_services;
 
 /* The gradient estimator behind grad_batch (DRIFT_TABLE_ESTIMATOR), for

@@ -12,7 +12,15 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include <drift/sampler.h>
+
+/* LAPACK's symmetric eigensolver, as OpenBLAS exports it (no hidden
+ * string lengths), for metric=nutpie_lowrank. */
+void dsyev_(const char *jobz, const char *uplo, const blasint *n, double *a,
+            const blasint *lda, double *w, double *work, const blasint *lwork,
+            blasint *info);
 
 DRIFT_PLUGIN_LICENSE("MIT");
 
@@ -25,9 +33,28 @@ DRIFT_PLUGIN_LICENSE("MIT");
  * halvings from a move of length one. */
 #define NUTS_DESCENT_STEPS 200
 #define NUTS_DESCENT_HALVINGS 60
-/* The metric hyperparameter's fourth value (the first three are
+/* The metric hyperparameter's values beyond the first three (which are
  * drift_metric_kind's). */
 #define NUTS_METRIC_GRAD 3
+#define NUTS_METRIC_NUTPIE 4
+#define NUTS_METRIC_NUTPIE_LOWRANK 5
+/* metric=nutpie's schedule (nutpie's defaults): the share of warmup in
+ * its early phase, the share at its end where only the step size adapts,
+ * the windows of the early phase, the first window after it and the
+ * factor each later window grows by. */
+#define NUTS_NP_EARLY_SHARE 0.3
+#define NUTS_NP_FINAL_SHARE 0.15
+#define NUTS_NP_EARLY_WINDOW 10
+#define NUTS_NP_WINDOW 80
+#define NUTS_NP_GROWTH 1.5
+/* The bounds of metric=nutpie's start, 1/|grad U| (the engine's). */
+#define NUTS_NP_START_MIN 1e-10
+#define NUTS_NP_START_MAX 1e10
+/* metric=nutpie_lowrank (nutpie's defaults): the regularisation of the
+ * two scatter matrices (S / gamma + I) and the eigenvalues kept, those
+ * above this cutoff or below its inverse. */
+#define NUTS_NP_GAMMA 1e-5
+#define NUTS_NP_CUTOFF 2.0
 
 /* A point the trajectory may return: position, gradient of U and U there,
  * and the Hamiltonian with the momentum it had (for energy__). */
@@ -58,7 +85,29 @@ typedef struct nuts {
     int max_depth, metric;
     int grad_metric;        /* metric=grad: a diagonal metric estimated
                                from draws and gradients */
-    const drift_metric_services *mx; /* its observe_grad (metric=grad) */
+    const drift_metric_services *mx; /* its observe_grad (metric=grad
+                                        and nutpie), set_diag and
+                                        set_dense (nutpie and
+                                        nutpie_lowrank) */
+    /* metric=nutpie: two overlapping estimators, the foreground (the
+     * metric is set from it after every warmup iteration) and the
+     * background (started afresh at each switch, when it becomes the
+     * foreground); each holds the mean and the sums of squared
+     * deviations of the draws, then the same of the gradients of U
+     * there (see np_part).  np_n the points each holds, np_window the
+     * length of the current window after the early phase, np_set
+     * whether the metric has been set from draws since warmup
+     * (re)started. */
+    int nutpie, np_lowrank;  /* metric=nutpie or nutpie_lowrank; the
+                                latter's estimators hold the scatter
+                                matrices (d x d) instead of their
+                                diagonals */
+    size_t np_size;         /* doubles of one estimator */
+    double *np_fg, *np_bg;
+    double *np_tmp;         /* scratch: M^-1 and what computes it */
+    int np_lwork;           /* dsyev's workspace (nutpie_lowrank) */
+    uint64_t np_n[2], np_window;
+    int np_set;
     /* step size: nominal (adapted) and the one the transition used */
     double eps, eps_used;
     drift_dual_avg da;
@@ -656,6 +705,265 @@ static int restart_warmup(nuts *s, const drift_services *svc, drift_chain *c,
     return rc;
 }
 
+/* ---- metric=nutpie ------------------------------------------------------ */
+
+/* metric=nutpie adapts a diagonal metric the way nutpie (Seyboldt's
+ * nuts-rs) does: M^-1 starts at 1/|grad U| at the point warmup starts
+ * from and is then set, after every warmup iteration, to
+ * sqrt(var(theta) / var(grad U)) per coordinate over the draws of the
+ * foreground window; for a Gaussian target with diagonal covariance that
+ * is the variance exactly, from any points, however little they have
+ * spread (it minimises the Fisher divergence between the target and a
+ * Gaussian of diagonal covariance).  The windows overlap: every draw that
+ * moved goes to the foreground and to the background estimator; when the
+ * background holds a window's worth, it becomes the foreground and a new
+ * background starts.  Windows are 10 draws in the early phase (the first
+ * 30% of warmup), then 80 growing by half at each switch; no switch is
+ * made that the next window could not complete before the last 15% of
+ * warmup, where the metric is fixed and the step size alone adapts.
+ * The step size is found afresh and its dual averaging restarted when the
+ * metric is first set from draws, as nutpie does; otherwise it adapts
+ * throughout. */
+
+/* metric=nutpie_lowrank is nutpie's low-rank modified mass matrix on the
+ * same schedule: the estimators keep the scatter matrices of the draws
+ * and of the gradients; with D = diag(sigma_k), sigma_k^2 the diagonal
+ * estimate above, the draws scaled by D^-1 and the gradients by D have
+ * scatter matrices Sx and Sg, and the covariance C solving
+ * C (Sg/gamma + I) C = Sx/gamma + I (their geometric mean, for a Gaussian
+ * target its covariance exactly in the span of the draws) is taken
+ * along its eigenvectors whose eigenvalues lie beyond [1/2, 2], as the
+ * identity elsewhere: M^-1 = D (I + sum_k (lambda_k - 1) u_k u_k') D,
+ * kept as a dense metric.  Each update costs O(d^3): a model of a few
+ * hundred parameters at most. */
+
+/* Where the parts of an estimator w lie: the draws' mean and scatter
+ * (d, and d or d x d), then the gradients'. */
+static double *np_part(const nuts *s, double *w, int grad, int scatter)
+{
+    size_t m = s->np_lowrank ? s->d * s->d : s->d;
+    return w + (size_t)grad * (s->d + m) + (size_t)scatter * s->d;
+}
+
+/* Adds one point and its gradient to the estimator w that holds n points
+ * before the call (Welford's updates; a scatter matrix gains
+ * n/(n+1) delta delta'). */
+static void np_add(nuts *s, double *w, uint64_t n)
+{
+    size_t d = s->d;
+    double inv_n = 1.0 / (double)(n + 1), f = (double)n * inv_n;
+    const double *v[2] = {s->q, s->g};
+    for (int j = 0; j < 2; j++) {
+        double *mean = np_part(s, w, j, 0), *m2 = np_part(s, w, j, 1);
+        double *delta = s->np_tmp;
+        for (size_t k = 0; k < d; k++) {
+            delta[k] = v[j][k] - mean[k];
+            mean[k] += delta[k] * inv_n;
+        }
+        if (!s->np_lowrank) {
+            for (size_t k = 0; k < d; k++)
+                m2[k] += delta[k] * (v[j][k] - mean[k]);
+            continue;
+        }
+        for (size_t i = 0; i < d; i++)
+            for (size_t k = 0; k < d; k++)
+                m2[i * d + k] += f * delta[i] * delta[k];
+    }
+}
+
+/* Empties both estimators and puts the chain's point in them: the start
+ * of metric=nutpie's adaptation, at init and when warmup restarts. */
+static void np_begin(nuts *s)
+{
+    memset(s->np_fg, 0, 2 * s->np_size * sizeof *s->np_fg);
+    np_add(s, s->np_fg, 0);
+    np_add(s, s->np_bg, 0);
+    s->np_n[0] = s->np_n[1] = 1;
+    s->np_window = NUTS_NP_WINDOW;
+    s->np_set = 0;
+}
+
+/* Sets the engine's metric to out (d values, or d x d). */
+static int np_set_metric(nuts *s, drift_chain *c, const double *out)
+{
+    if (!s->np_lowrank)
+        return s->mx->set_diag(c, out);
+    int rc = s->mx->set_dense(c, out);
+    return rc == 1 ? DRIFT_OK : rc; /* not positive definite: kept */
+}
+
+/* Starts the metric again at 1/|grad U| at the chain's point (bounded;
+ * a zero or non-finite gradient keeps the coordinate's value, or under
+ * nutpie_lowrank takes 1). */
+static int np_restart_metric(nuts *s, drift_chain *c)
+{
+    size_t d = s->d;
+    double *out = s->np_tmp;
+    if (s->np_lowrank)
+        memset(out, 0, d * d * sizeof *out);
+    for (size_t k = 0; k < d; k++) {
+        double a = fabs(s->g[k]);
+        double v = a > 0 && isfinite(a)
+                       ? fmin(fmax(1.0 / a, NUTS_NP_START_MIN),
+                              NUTS_NP_START_MAX)
+                       : s->np_lowrank ? 1.0 : NAN;
+        out[s->np_lowrank ? k * d + k : k] = v;
+    }
+    return np_set_metric(s, c, out);
+}
+
+/* The eigendecomposition of the symmetric d x d a, in place: row k of a
+ * becomes the unit eigenvector of w[k].  -1 when LAPACK fails. */
+static int sym_eig(nuts *s, double *a, double *w)
+{
+    blasint n = (blasint)s->d, lwork = s->np_lwork, info = 0;
+    dsyev_("V", "U", &n, a, &n, w, s->np_tmp + 6 * s->d * s->d + 2 * s->d,
+           &lwork, &info);
+    return info ? -1 : 0;
+}
+
+/* out = V' diag(f) V for the eigenvectors V (rows) of sym_eig; tmp d x d. */
+static void sym_fn(size_t d, const double *v, const double *f, double *tmp,
+                   double *out)
+{
+    for (size_t k = 0; k < d; k++)
+        for (size_t j = 0; j < d; j++)
+            tmp[k * d + j] = f[k] * v[k * d + j];
+    cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)d, (int)d,
+                (int)d, 1.0, v, (int)d, tmp, (int)d, 0.0, out, (int)d);
+}
+
+/* out = a b a (d x d each, row-major); tmp d x d. */
+static void sandwich(size_t d, const double *a, const double *b, double *tmp,
+                     double *out)
+{
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d, (int)d,
+                (int)d, 1.0, a, (int)d, b, (int)d, 0.0, tmp, (int)d);
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)d, (int)d,
+                (int)d, 1.0, tmp, (int)d, a, (int)d, 0.0, out, (int)d);
+}
+
+/* metric=nutpie_lowrank's M^-1 from the foreground into out (the first
+ * d x d of np_tmp); -1 when the window gives none (no spread in some
+ * coordinate, or LAPACK failed): the metric is then kept. */
+static int np_lowrank_estimate(nuts *s)
+{
+    size_t d = s->d, dd = d * d;
+    double *out = s->np_tmp, *cx = out + dd, *cg = cx + dd, *v = cg + dd;
+    double *ga = v + dd, *gb = ga + dd, *sd = gb + dd, *e = sd + d;
+    const double *sx = np_part(s, s->np_fg, 0, 1);
+    const double *sg = np_part(s, s->np_fg, 1, 1);
+    for (size_t k = 0; k < d; k++) {
+        double v2 = sqrt(sx[k * d + k] / sg[k * d + k]);
+        if (!(v2 > 0 && isfinite(v2)))
+            return -1;
+        sd[k] = sqrt(fmin(fmax(v2, 1e-20), 1e20));
+    }
+    for (size_t i = 0; i < d; i++)
+        for (size_t k = 0; k < d; k++) {
+            double id = i == k ? 1.0 : 0.0;
+            cx[i * d + k] = sx[i * d + k] / (sd[i] * sd[k]) / NUTS_NP_GAMMA + id;
+            cg[i * d + k] = sg[i * d + k] * sd[i] * sd[k] / NUTS_NP_GAMMA + id;
+        }
+    /* Cg^(1/2) into ga, Cg^(-1/2) into gb. */
+    if (sym_eig(s, cg, e))
+        return -1;
+    for (size_t k = 0; k < d; k++) {
+        if (!(e[k] > 0))
+            return -1;
+        e[k] = sqrt(e[k]);
+    }
+    sym_fn(d, cg, e, v, ga);
+    for (size_t k = 0; k < d; k++)
+        e[k] = 1.0 / e[k];
+    sym_fn(d, cg, e, v, gb);
+    /* (Cg^(1/2) Cx Cg^(1/2))^(1/2) into cx, then C = Cg^(-1/2) (.) Cg^(-1/2)
+     * into cg. */
+    sandwich(d, ga, cx, v, cg);
+    if (sym_eig(s, cg, e))
+        return -1;
+    for (size_t k = 0; k < d; k++)
+        e[k] = sqrt(fmax(e[k], 0.0));
+    sym_fn(d, cg, e, v, cx);
+    sandwich(d, gb, cx, v, cg);
+    /* C's eigenvalues beyond [1/2, 2], the identity elsewhere. */
+    for (size_t i = 0; i < d; i++)
+        for (size_t k = 0; k < i; k++)
+            cg[i * d + k] = cg[k * d + i] =
+                0.5 * (cg[i * d + k] + cg[k * d + i]);
+    if (sym_eig(s, cg, e))
+        return -1;
+    for (size_t k = 0; k < d; k++)
+        e[k] = e[k] > NUTS_NP_CUTOFF || e[k] < 1.0 / NUTS_NP_CUTOFF
+                   ? e[k] - 1.0
+                   : 0.0;
+    sym_fn(d, cg, e, v, out);
+    for (size_t i = 0; i < d; i++)
+        for (size_t k = 0; k <= i; k++) {
+            double a = 0.5 * (out[i * d + k] + out[k * d + i]);
+            a = (a + (i == k ? 1.0 : 0.0)) * sd[i] * sd[k];
+            out[i * d + k] = out[k * d + i] = a;
+        }
+    return 0;
+}
+
+/* One warmup iteration of metric=nutpie, after the transition: the new
+ * draw (when it moved) into both estimators, a switch when one is due,
+ * and the metric from the foreground. */
+static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
+                    int moved)
+{
+    size_t d = s->d;
+    uint64_t it = svc->iteration(c), w = svc->run_info(c)->warmup;
+    uint64_t early_end = (uint64_t)(NUTS_NP_EARLY_SHARE * (double)w);
+    uint64_t final = w - (uint64_t)(NUTS_NP_FINAL_SHARE * (double)w);
+    if (it >= final)
+        return DRIFT_OK;
+    int early = it < early_end;
+    /* The first later window is at least what the background holds. */
+    if (!early && it == early_end && s->np_n[1] > s->np_window)
+        s->np_window = s->np_n[1];
+    if (moved) {
+        np_add(s, s->np_fg, s->np_n[0]++);
+        np_add(s, s->np_bg, s->np_n[1]++);
+    }
+    uint64_t len = early ? NUTS_NP_EARLY_WINDOW : s->np_window;
+    uint64_t next = NUTS_NP_EARLY_WINDOW;
+    if (!early) {
+        next = (uint64_t)llround((double)s->np_window * NUTS_NP_GROWTH);
+        if (next <= s->np_window)
+            next = s->np_window + 1;
+    }
+    if (s->np_n[1] >= len && it + next <= final) {
+        copy(s->np_fg, s->np_bg, s->np_size);
+        memset(s->np_bg, 0, s->np_size * sizeof *s->np_bg);
+        s->np_n[0] = s->np_n[1];
+        s->np_n[1] = 0;
+        if (!early)
+            s->np_window = next;
+    }
+    if (s->np_n[0] < 3)
+        return DRIFT_OK;
+    if (s->np_lowrank) {
+        if (np_lowrank_estimate(s))
+            return DRIFT_OK;
+    } else {
+        /* sqrt(var theta / var grad): the two variances share n - 1. */
+        const double *sx = np_part(s, s->np_fg, 0, 1);
+        const double *sg = np_part(s, s->np_fg, 1, 1);
+        for (size_t k = 0; k < d; k++)
+            s->np_tmp[k] = sqrt(sx[k] / sg[k]);
+    }
+    int rc = np_set_metric(s, c, s->np_tmp);
+    if (rc || s->np_set)
+        return rc;
+    s->np_set = 1;
+    if ((rc = init_stepsize(s, svc, c)))
+        return rc;
+    da_restart(s, svc, c, s->eps);
+    return DRIFT_OK;
+}
+
 /* ---- the plugin's entry points ------------------------------------------- */
 
 static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
@@ -671,6 +979,15 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         s->metric = DRIFT_METRIC_DIAG;
         DRIFT_NEED_TABLE(s->mx, drift_metric_services, svc, c,
                          DRIFT_TABLE_METRIC, 1, "nuts metric=grad");
+    }
+    /* nutpie's are a diagonal or a dense metric that nuts sets
+     * itself. */
+    s->np_lowrank = s->metric == NUTS_METRIC_NUTPIE_LOWRANK;
+    s->nutpie = s->metric == NUTS_METRIC_NUTPIE || s->np_lowrank;
+    if (s->nutpie) {
+        s->metric = s->np_lowrank ? DRIFT_METRIC_DENSE : DRIFT_METRIC_DIAG;
+        DRIFT_NEED_TABLE(s->mx, drift_metric_services, svc, c,
+                         DRIFT_TABLE_METRIC, 2, "nuts metric=nutpie");
     }
     s->eps0 = hp[3];
     s->jitter = hp[4];
@@ -695,6 +1012,25 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         *v[k] = m + k * d;
     s->sample = &s->sample_slot;
     s->propose = &s->propose_slot;
+    if (s->nutpie && d > 0) {
+        size_t m = s->np_lowrank ? d * d : d, tmp = d;
+        s->np_size = 2 * d + 2 * m;
+        if (s->np_lowrank) {
+            /* dsyev's optimal workspace for d x d */
+            blasint n = (blasint)d, q = -1, info = 0;
+            double opt = 0, e = 0, a = 0;
+            dsyev_("V", "U", &n, &a, &n, &e, &opt, &q, &info);
+            s->np_lwork = info == 0 && opt >= 3.0 * (double)d
+                              ? (int)opt
+                              : (int)(3 * d);
+            tmp = 6 * d * d + 2 * d + (size_t)s->np_lwork;
+        }
+        s->np_fg = svc->alloc(c, (2 * s->np_size + tmp) * sizeof(double));
+        if (!s->np_fg)
+            return DRIFT_ENOMEM;
+        s->np_bg = s->np_fg + s->np_size;
+        s->np_tmp = s->np_bg + s->np_size;
+    }
 
     copy(s->q, theta, d);
     int rc = svc->grad_full(c, s->q, s->g, &s->U);
@@ -721,9 +1057,15 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         if ((rc = approach(s, svc, c, "at the initial point")))
             return rc;
         copy(theta, s->q, d);
-        /* metric=grad starts from the gradient where warmup starts. */
-        if (s->grad_metric)
+        /* metric=grad and nutpie start from the gradient where warmup
+         * starts. */
+        if (s->grad_metric || (s->nutpie && !s->np_lowrank))
             s->mx->observe_grad(c, s->q, s->g);
+        if (s->nutpie && d > 0) {
+            np_begin(s);
+            if (s->np_lowrank && (rc = np_restart_metric(s, c)))
+                return rc;
+        }
     }
     s->eps = s->eps0;
     if ((rc = init_stepsize(s, svc, c)))
@@ -747,10 +1089,12 @@ static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
     double diag[6] = {0};
     double accept = 1, energy = -s->U;
     int depth = 0;
+    int moved = 0;
     if (s->d > 0) {
         int rc = transition(s, svc, c, &accept, &energy, &depth);
         if (rc)
             return rc;
+        moved = memcmp(theta, s->q, s->d * sizeof *theta) != 0;
         copy(theta, s->q, s->d);
     } else {
         energy = s->U;
@@ -764,10 +1108,15 @@ static int nuts_step(void *state, const drift_services *svc, drift_chain *c,
     if (s->adapting && s->d > 0) {
         window_record(s, energy, depth);
         s->eps = svc->da_update(c, &s->da, accept);
-        if (s->grad_metric)
+        if (s->nutpie) {
+            int rc = np_adapt(s, svc, c, moved);
+            if (rc)
+                return rc;
+        } else if (s->grad_metric) {
             s->mx->observe_grad(c, theta, s->g);
-        else
+        } else {
             svc->metric_observe(c, theta);
+        }
     }
     return svc->emit_draw(c, theta, -s->U, diag);
 }
@@ -794,6 +1143,8 @@ static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
         const drift_run_info *ri = svc->run_info(c);
         int last = svc->iteration(c) + ri->term_buffer >= ri->warmup;
         char why[200];
+        int restarts = s->restarts;
+        double U = s->U;
         if (!s->pending && !last && s->restarts < NUTS_MAX_RESTARTS &&
             window_lost(s, why, sizeof why))
             s->pending = restart_warmup(s, svc, c, why);
@@ -807,6 +1158,16 @@ static void nuts_phase(void *state, const drift_services *svc, drift_chain *c,
                      (unsigned long long)svc->iteration(c));
             s->pending = approach(s, svc, c, when);
         }
+        /* metric=nutpie starts its adaptation again where a restarted
+         * chain now is. */
+        if (!s->pending && s->nutpie && s->restarts != restarts) {
+            np_begin(s);
+            s->pending = np_restart_metric(s, c);
+        }
+        /* metric=nutpie keeps adapting its step size across Stan's
+         * window ends, unless the chain was moved. */
+        if (s->nutpie && s->restarts == restarts && s->U == U)
+            break;
         if (!s->pending)
             s->pending = init_stepsize(s, svc, c);
         da_restart(s, svc, c, s->eps);
@@ -857,6 +1218,16 @@ static int nuts_checkpoint(void *state, const drift_services *svc,
     s->win_full = counts[2];
     if (!rc && s->win_n)
         rc = svc->ckpt_bytes(c, s->win_E, s->win_n * sizeof *s->win_E);
+    /* metric=nutpie's estimators and schedule (the metric itself is the
+     * engine's, in the engine's part of the checkpoint). */
+    if (!rc && s->nutpie)
+        rc = svc->ckpt_bytes(c, s->np_fg, 2 * s->np_size * sizeof *s->np_fg);
+    if (!rc && s->nutpie)
+        rc = svc->ckpt_bytes(c, s->np_n, sizeof s->np_n);
+    if (!rc && s->nutpie)
+        rc = svc->ckpt_bytes(c, &s->np_window, sizeof s->np_window);
+    if (!rc && s->nutpie)
+        rc = svc->ckpt_bytes(c, &s->np_set, sizeof s->np_set);
     return rc;
 }
 
@@ -867,12 +1238,18 @@ static const drift_hparam nuts_hparams[] = {
     {"max_depth", DRIFT_HP_INT, 10, 1, 30, 0, NULL,
      "maximum tree depth: at most 2^max_depth - 1 leapfrog steps per "
      "iteration"},
-    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense|grad",
+    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0,
+     "unit|diag|dense|grad|nutpie|nutpie_lowrank",
      "metric (inverse mass matrix) adapted in warmup: unit, diag (Stan's: "
-     "the draws' variance), dense (their covariance) or grad (diagonal, "
+     "the draws' variance), dense (their covariance), grad (diagonal, "
      "after nutpie: started at 1/|gradient|, then sqrt(var(draws) / "
      "var(gradients)) from each slow window but the last, which takes the "
-     "draws' variance)"},
+     "draws' variance) or nutpie (nutpie's: that estimate on nutpie's "
+     "schedule, set after every iteration from overlapping windows of 10 "
+     "draws, then 80 growing by half, fixed over the last 15% of warmup) "
+     "or nutpie_lowrank (the same corrected along the eigenvectors of the "
+     "draws' and gradients' covariances: nutpie's low-rank modified mass "
+     "matrix, dense, O(d^3) an update)"},
     {"stepsize", DRIFT_HP_REAL, 1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "initial step size, refined by Stan's doubling/halving heuristic"},
     {"jitter", DRIFT_HP_REAL, 0, 0, 1, DRIFT_HP_OPEN_HI, NULL,

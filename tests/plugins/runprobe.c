@@ -19,6 +19,10 @@
  *             the gradient (t/4, 0, ...) at iteration t: the closed forms
  *             are then M^-1[0] = 1/2 before the first window, 4 after
  *             each but the last, and the variance after the last.
+ *             With metric=set it asks for a diagonal metric, observes
+ *             nothing, and at each odd warmup iteration t sets M^-1[0]
+ *             to t + 1 through the metric sub-table's set_diag: the
+ *             engine's window ends must leave what was set.
  *   setup     a run-level setup spending `passes` full passes at 0 and
  *             leaving U(0) in a shared block; every chain reports it
  *             (shared__).
@@ -122,7 +126,8 @@ typedef struct ph {
     unsigned id;
     size_t d;
     int grad;               /* metric=grad: observe gradients too */
-    const drift_metric_services *mx; /* (metric=grad) */
+    int set;                /* metric=set: set M^-1 through set_diag */
+    const drift_metric_services *mx; /* (metric=grad and set) */
     double windows, stage;
     double *point, *minv, *diag;
 } ph;
@@ -141,15 +146,19 @@ static int ph_init(void *state, const drift_services *svc, drift_chain *c,
     s->diag = svc->alloc(c, 7 * sizeof(double));
     if (!s->point || !s->minv || !s->diag)
         return DRIFT_ENOMEM;
-    /* The fourth choice, grad, is a diagonal metric. */
+    /* The fourth and fifth choices, grad and set, are diagonal metrics. */
     s->grad = (int)hp[0] == 3;
-    int rc = svc->metric_use(c, s->grad ? DRIFT_METRIC_DIAG
-                                        : (drift_metric_kind)(int)hp[0]);
-    if (rc || !s->grad || s->d == 0)
+    s->set = (int)hp[0] == 4;
+    int rc = svc->metric_use(c, s->grad || s->set
+                                    ? DRIFT_METRIC_DIAG
+                                    : (drift_metric_kind)(int)hp[0]);
+    if (rc || !(s->grad || s->set) || s->d == 0)
         return rc;
-    s->mx = svc->table(c, DRIFT_TABLE_METRIC, 1);
+    s->mx = svc->table(c, DRIFT_TABLE_METRIC, s->set ? 2 : 1);
     if (!s->mx)
         return svc->fail(c, "phases probe: no metric sub-table");
+    if (s->set)
+        return DRIFT_OK;
     double *g = s->point + s->d;
     memset(g, 0, s->d * sizeof(double));
     g[0] = 2;
@@ -182,7 +191,18 @@ static int ph_step(void *state, const drift_services *svc, drift_chain *c,
     ph *s = state;
     memset(s->point, 0, 2 * s->d * sizeof(double));
     s->point[0] = (double)svc->iteration(c);
-    if (s->grad) {
+    if (s->set) {
+        uint64_t t = svc->iteration(c);
+        if (s->d > 0 && svc->in_warmup(c) && t % 2 == 1) {
+            double *inv = s->point + s->d;
+            for (size_t k = 0; k < s->d; k++)
+                inv[k] = 1;
+            inv[0] = (double)t + 1;
+            int rc = s->mx->set_diag(c, inv);
+            if (rc)
+                return rc;
+        }
+    } else if (s->grad) {
         s->point[s->d] = s->point[0] / 4;
         s->mx->observe_grad(c, s->point, s->point + s->d);
     } else {
@@ -207,7 +227,7 @@ static const char *const ph_columns[] = {"windows__", "stage__", "minv__",
                                          "base_window__", "metric__"};
 
 static const drift_hparam ph_hparams[] = {
-    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense|grad",
+    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0, "unit|diag|dense|grad|set",
      "the metric to ask for"},
 };
 

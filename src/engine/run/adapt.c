@@ -352,6 +352,17 @@ static void diag_from_grads(drift_adapt_metric *m)
     }
 }
 
+void drift_adapt_metric_set_diag(drift_adapt_metric *m, const double *inv)
+{
+    if (m->kind != DRIFT_METRIC_DIAG)
+        return;
+    for (size_t k = 0; k < m->d; k++)
+        if (inv[k] > 0 && isfinite(inv[k])) {
+            m->inv[k] = fmin(fmax(inv[k], GRAD_VAR_MIN), GRAD_VAR_MAX);
+            m->factor[k] = sqrt(m->inv[k]);
+        }
+}
+
 int drift_adapt_metric_update(drift_adapt_metric *m, int last)
 {
     if (m->kind == DRIFT_METRIC_UNIT)

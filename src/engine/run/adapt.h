@@ -108,6 +108,10 @@ void drift_adapt_metric_start_grad(drift_adapt_metric *m, const double *grad);
  * points (the metric is kept), or -1 when the dense estimate is not
  * positive definite (the metric is kept). */
 int drift_adapt_metric_update(drift_adapt_metric *m, int last);
+/* Sets a DIAG metric's M^-1 to inv (d values) and its factor: each
+ * entry bounded to [1e-20, 1e20], one that is not a positive number
+ * keeping its old value.  Other kinds are left alone. */
+void drift_adapt_metric_set_diag(drift_adapt_metric *m, const double *inv);
 /* Sets a DENSE metric's M^-1 to inv (d x d, symmetric) and its factor to
  * inv's Cholesky factor.  Returns 0, or -1 (the metric untouched) when inv
  * is not positive definite. */

@@ -1999,6 +1999,35 @@ static void svc_metric_observe_grad(drift_chain *c, const double *theta,
         drift_adapt_metric_observe(&c->metric, theta, grad);
 }
 
+static int svc_metric_set_diag(drift_chain *c, const double *inv)
+{
+    if (c->metric.kind != DRIFT_METRIC_DIAG)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "metric set_diag: the chain's metric is not "
+                                "diagonal (call metric_use with "
+                                "DRIFT_METRIC_DIAG from init)");
+    if (c->phase != DRIFT_CHAIN_INIT && c->iter > c->cfg->warmup)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "metric set_diag: only allowed in init and "
+                                "warmup");
+    drift_adapt_metric_set_diag(&c->metric, inv);
+    return DRIFT_OK;
+}
+
+static int svc_metric_set_dense(drift_chain *c, const double *inv)
+{
+    if (c->metric.kind != DRIFT_METRIC_DENSE)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "metric set_dense: the chain's metric is not "
+                                "dense (call metric_use with "
+                                "DRIFT_METRIC_DENSE from init)");
+    if (c->phase != DRIFT_CHAIN_INIT && c->iter > c->cfg->warmup)
+        return drift_chain_fail(c, DRIFT_EINVAL,
+                                "metric set_dense: only allowed in init and "
+                                "warmup");
+    return drift_adapt_metric_set_dense(&c->metric, inv) ? 1 : DRIFT_OK;
+}
+
 static void svc_metric_observe(drift_chain *c, const double *theta)
 {
     svc_metric_observe_grad(c, theta, NULL);
@@ -2100,9 +2129,11 @@ int drift_oracle_glm_at(drift_chain *c, const double *theta,
 
 /* The metric's further services (DRIFT_TABLE_METRIC). */
 static const drift_metric_services metric_table = {
-    .header = {DRIFT_TABLE_METRIC, 1u,
+    .header = {DRIFT_TABLE_METRIC, 2u,
                (uint32_t)sizeof(drift_metric_services)},
     .observe_grad = svc_metric_observe_grad,
+    .set_diag = svc_metric_set_diag,
+    .set_dense = svc_metric_set_dense,
 };
 
 /* The sub-tables by id (drift/sampler.h's drift_table_header). */
