@@ -173,3 +173,79 @@ drift_log_prob <- function(model, point, data = NULL, jacobian = TRUE,
                        sub("^g_", "", f$columns[-1]))
   list(lp = f$draws[1, 1][[1]], gradient = g)
 }
+
+#' Draws from the Laplace approximation at the mode
+#'
+#' Runs `drift laplace`, as CmdStan's laplace method: draws from the
+#' Gaussian on the unconstrained scale whose mean is the posterior mode and
+#' whose covariance is the inverse of the negative Hessian there, with the
+#' constraint transforms' log-Jacobians unless `jacobian = FALSE`.
+#'
+#' @inheritParams drift_sample
+#' @param mode the mode: a named numeric vector as [drift_optimize()]
+#'   returns, an optimize CSV file's path, or `NULL` (found by L-BFGS).
+#' @param draws the number of draws.
+#' @param jacobian include the constraint transforms' log-Jacobians.
+#' @return a posterior::draws_array of one chain: `log_p__` (the log
+#'   density at the draw), `log_g__` (the approximation's, up to its
+#'   constant), the parameters and the generated quantities.
+#' @export
+drift_laplace <- function(model, data = NULL, mode = NULL, draws = 1000,
+                          seed = NULL, jacobian = TRUE, drift_bin = NULL) {
+  dir <- tempfile("drift-laplace-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  model_file <- drift_transport_model_file(model, dir)
+  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
+  out <- file.path(dir, "laplace.csv")
+  args <- c("laplace", model_file, data_args(data_files),
+            "--draws", format(as.integer(draws)))
+  if (!is.null(seed)) args <- c(args, "--seed", as.character(seed))
+  if (!isTRUE(jacobian)) args <- c(args, "--no-jacobian")
+  if (is.numeric(mode)) {
+    mfile <- file.path(dir, "mode.csv")
+    writeLines(c("# method = optimize", paste(names(mode), collapse = ","),
+                 paste(format(unname(mode), digits = 17), collapse = ",")),
+               mfile)
+    args <- c(args, "--mode", mfile)
+  } else if (!is.null(mode)) {
+    args <- c(args, "--mode", mode)
+  }
+  r <- drift_transport_run(c(args, "--out", out), path = drift_bin,
+                           quiet = TRUE)
+  if (!identical(r$status, 0L))
+    stop("drift laplace failed:\n", paste(r$stderr, collapse = "\n"),
+         call. = FALSE)
+  as_draws_array_chains(list(read_stan_csv_file(out)$draws))
+}
+
+#' Generated quantities over an existing fit
+#'
+#' Runs `drift generate`, as CmdStan's standalone generated quantities: the
+#' model's derived and generated blocks at every draw of a fit's files.
+#'
+#' @inheritParams drift_sample
+#' @param fit a fit from [drift_sample()] or its Stan CSV files.
+#' @return a posterior::draws_array, a chain per input file, of every
+#'   column of the inputs with the generated ones recomputed.
+#' @export
+drift_generate <- function(model, fit, data = NULL, seed = NULL,
+                           drift_bin = NULL) {
+  files <- if (inherits(fit, "drift_fit")) fit$csv_files else fit
+  dir <- tempfile("drift-generate-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  model_file <- drift_transport_model_file(model, dir)
+  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
+  out <- file.path(dir, "generated.csv")
+  args <- c("generate", model_file, data_args(data_files))
+  if (!is.null(seed)) args <- c(args, "--seed", as.character(seed))
+  args <- c(args, "--out", out, "--draws", files)
+  r <- drift_transport_run(args, path = drift_bin, quiet = TRUE)
+  if (!identical(r$status, 0L))
+    stop("drift generate failed:\n", paste(r$stderr, collapse = "\n"),
+         call. = FALSE)
+  outs <- if (length(files) == 1) out else
+    file.path(dir, sprintf("generated_%d.csv", seq_along(files)))
+  as_draws_array_chains(lapply(outs, function(f) read_stan_csv_file(f)$draws))
+}

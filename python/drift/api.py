@@ -400,3 +400,87 @@ def log_prob(model, point: Mapping[str, object], data=None,
         return float(table.draws[0, 0]), grad
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def laplace(model, data=None, mode=None, draws: int = 1000,
+            seed: int | None = None, jacobian: bool = True, init=None, *,
+            output_dir: str | None = None, drift_bin: str | None = None
+            ) -> Fit:
+    """`drift laplace`: draws from the Gaussian approximation at the
+    posterior mode on the unconstrained scale, as CmdStan's laplace method
+    (with the constraints' log-Jacobians unless jacobian=False).  mode: a
+    dict from drift.optimize, an optimize CSV file's path, or None (found
+    here by L-BFGS from init).  Returns a Fit of one chain whose columns
+    are log_p__ (the log density at the draw), log_g__ (the
+    approximation's, up to its constant), the parameters and the generated
+    quantities."""
+    if not isinstance(draws, (int, np.integer)) or draws < 1:
+        raise ValueError(f"draws must be a positive integer, got {draws!r}")
+    if output_dir is None:
+        out_dir = _cli.new_output_dir()
+        _temp_dirs.append(out_dir)
+    else:
+        os.makedirs(output_dir, exist_ok=True)
+        out_dir = output_dir
+    model_arg, kind = _model_file(model, out_dir)
+    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
+    args = ["laplace"] + (["--model", model_arg] if kind == "plugin"
+                          else [model_arg])
+    for f in files:
+        args += ["--data", f]
+    args += ["--draws", str(int(draws))]
+    if seed is not None:
+        args += ["--seed", str(int(seed))]
+    if not jacobian:
+        args.append("--no-jacobian")
+    if isinstance(mode, Mapping):
+        mpath = os.path.join(out_dir, "mode.csv")
+        cols = list(mode)
+        with open(mpath, "w", encoding="utf-8") as f:
+            f.write("# method = optimize\n")
+            f.write(",".join(cols) + "\n")
+            f.write(",".join(repr(float(mode[c])) for c in cols) + "\n")
+        args += ["--mode", mpath]
+    elif mode is not None:
+        args += ["--mode", os.fspath(mode)]
+    if isinstance(init, Mapping):
+        ipath = os.path.join(out_dir, "init.json")
+        _cli.write_json(ipath, init)
+        args += ["--init", ipath]
+    elif init is not None:
+        args += ["--init", os.fspath(init)]
+    out = os.path.join(out_dir, "laplace.csv")
+    r = _cli.run(args + ["--out", out], drift_bin)
+    return Fit([out], given, False, r.stderr, drift_bin)
+
+
+def generate(model, fit, data=None, seed: int | None = None, *,
+             output_dir: str | None = None, drift_bin: str | None = None
+             ) -> Fit:
+    """`drift generate`: the model's derived and generated blocks at every
+    draw of an existing fit (a Fit, or a list of its Stan CSV files), as
+    CmdStan's standalone generated quantities.  Returns a Fit of the new
+    files: one per input chain, each the input with those columns
+    recomputed."""
+    files_in = _files_of(fit)
+    if output_dir is None:
+        out_dir = _cli.new_output_dir()
+        _temp_dirs.append(out_dir)
+    else:
+        os.makedirs(output_dir, exist_ok=True)
+        out_dir = output_dir
+    model_arg, kind = _model_file(model, out_dir)
+    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
+    args = ["generate"] + (["--model", model_arg] if kind == "plugin"
+                           else [model_arg])
+    for f in files:
+        args += ["--data", f]
+    if seed is not None:
+        args += ["--seed", str(int(seed))]
+    out = os.path.join(out_dir, "generated.csv")
+    args += ["--out", out, "--draws"] + files_in
+    r = _cli.run(args, drift_bin)
+    outs = ([out] if len(files_in) == 1 else
+            [os.path.join(out_dir, f"generated_{k + 1}.csv")
+             for k in range(len(files_in))])
+    return Fit(outs, given, False, r.stderr, drift_bin)
