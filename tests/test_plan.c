@@ -508,6 +508,101 @@ static void test_methods(void **state)
     }
 }
 
+/* generate's rows: the recomputed s against the draw's w (the file's
+ * values are printed to 9 digits or more). */
+typedef struct gen_rows {
+    long s, w[D];
+    size_t n;
+    double worst;
+} gen_rows;
+
+static void on_gen_row(void *user, unsigned chain_id, const double *v,
+                       size_t n)
+{
+    gen_rows *g = user;
+    (void)n;
+    assert_int_equal(chain_id, 1);
+    double sum = v[g->w[0]] + v[g->w[1]] + v[g->w[2]] + 100;
+    double err = fabs(v[g->s] - sum) / (1 + fabs(sum));
+    if (err > g->worst)
+        g->worst = err;
+    g->n++;
+}
+
+/* generate as a plan: a fit's file in, the model's generated block (one
+ * the fit's model did not have) recomputed at every draw to the callback
+ * and to the output file. */
+static void test_generate_plan(void **state)
+{
+    (void)state;
+    make_data();
+    char dir[] = "/tmp/drift-plan-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char fit[64], gen[64], gq_model[64], gen_out[64];
+    snprintf(fit, sizeof fit, "%s/fit.csv", dir);
+    snprintf(gen, sizeof gen, "%s/gen.csv", dir);
+    snprintf(gq_model, sizeof gq_model, "%s/gq.drift", dir);
+    snprintf(gen_out, sizeof gen_out, "%s/gen.csv", dir);
+    FILE *mf = fopen(gq_model, "w");
+    assert_non_null(mf);
+    fprintf(mf, "rows  { x : vector[D]  y : int }\n"
+                "param { w : vector[D] }\n"
+                "prior { w ~ normal(0, sqrt(10)) }\n"
+                "datum { y ~ bernoulli_logit(dot(x, w)) }\n"
+                "generated { s = sum(w) + 100 }\n");
+    fclose(mf);
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
+                           {"warmup", "100"}, {"iter", "50"},
+                           {"out", fit}};
+    drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
+                       .n_rows = N, .options = opts, .n_options = 6};
+    drift_plan *p;
+    drift_err e = {{0}};
+    if (drift_plan_new(&spec, &p, &e) ||
+        drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e))
+        fail_msg("the fit: %s", e.msg);
+    drift_plan_free(p);
+    gen_rows g = {0};
+    drift_option gopts[] = {{"draws", fit}, {"seed", "1"}, {"out", gen}};
+    drift_spec gspec = {.method = "generate", .model = gq_model,
+                        .columns = cols, .n_columns = 4, .n_rows = N,
+                        .options = gopts, .n_options = 3,
+                        .on_draw = on_gen_row, .on_draw_user = &g};
+    if (drift_plan_new(&gspec, &p, &e))
+        fail_msg("drift_plan_new(generate): %s", e.msg);
+    g.s = -1;
+    for (int a = 0; a < D; a++)
+        g.w[a] = -1;
+    for (size_t k = 0; k < drift_plan_n_columns(p); k++) {
+        const char *name = drift_plan_column_name(p, k);
+        if (!strcmp(name, "s"))
+            g.s = (long)k;
+        for (int a = 0; a < D; a++) {
+            char w[8];
+            snprintf(w, sizeof w, "w.%d", a + 1);
+            if (!strcmp(name, w))
+                g.w[a] = (long)k;
+        }
+    }
+    assert_true(g.s >= 0 && g.w[0] >= 0 && g.w[1] >= 0 && g.w[2] >= 0);
+    if (drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e))
+        fail_msg("drift_plan_run(generate): %s", e.msg);
+    assert_int_equal(drift_plan_chain_draws(p, 0), 50);
+    drift_plan_free(p);
+    assert_int_equal(g.n, 50);
+    if (g.worst > 1e-8)
+        fail_msg("generate: s differs from sum(w) + 100 by %g", g.worst);
+    assert_int_equal(access(gen_out, R_OK), 0);
+    unlink(gen_out);
+    unlink(fit);
+    unlink(gq_model);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const char *srcdir = getenv("srcdir");
@@ -520,6 +615,7 @@ int main(void)
         cmocka_unit_test(test_guarded),
         cmocka_unit_test(test_bad_specs),
         cmocka_unit_test(test_methods),
+        cmocka_unit_test(test_generate_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -67,27 +67,14 @@ typedef struct cli_ksd_out {
 int cli_ksd(struct drift_stancsv *const *draws, size_t C, size_t n,
             const cli_ksd_opts *o, cli_ksd_out *out);
 int cmd_diagnose(int argc, char **argv);  /* diagnose.c */
-int cmd_generate(int argc, char **argv);  /* generate.c */
 /* The methods that are kinds of run plan (method.c): optimize, laplace,
- * log-prob, pathfinder. */
+ * log-prob, pathfinder, generate. */
 int cli_method(const char *name, int argc, char **argv);
 int cmd_log_prob(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_laplace(int argc, char **argv);
 int cmd_pathfinder(int argc, char **argv);
+int cmd_generate(int argc, char **argv);
 
-/* The one file a method command writes (output.c): cli_out_check before
- * any work (EXIT_USAGE with the message when path is one of the n
- * inputs, or names a directory, device, FIFO or unwritable place; else
- * 0), cli_out_open under a temporary name (NULL, said, on failure),
- * cli_out_commit in place whole (0, or EXIT_RUN_FAILED, said, when a
- * write failed: then nothing is put in place).  A run that fails after
- * opening calls drift_writer_abort. */
-struct drift_writer;
-int cli_out_check(const char *cmd, const char *path,
-                  const char *const *inputs, size_t n);
-FILE *cli_out_open(const char *cmd, const char *path,
-                   struct drift_writer **w);
-int cli_out_commit(const char *cmd, struct drift_writer *w);
 
 #endif

@@ -1,7 +1,7 @@
 /* method.c: the method commands that are kinds of run plan (optimize,
- * laplace, log-prob; engine/run/method.h): argv -> spec -> plan -> run,
- * as drift sample is, with each method's options and help from its
- * table. */
+ * laplace, log-prob, pathfinder, generate; engine/run/method.h):
+ * argv -> spec -> plan -> run, as drift sample is, with each method's
+ * options and help from its table. */
 #include "config.h"
 
 #include <stdio.h>
@@ -31,6 +31,8 @@ typedef struct method_cli {
     size_t n_spec;
     int help, out_given;
     int i_seed, i_out, i_help;  /* their places (i_seed -1: none) */
+    const char *files;          /* the FILES option just given: the
+                                   arguments after it are its values */
 } method_cli;
 
 static int push_opt(method_cli *c, const char *name, const char *v)
@@ -48,6 +50,13 @@ static int push_opt(method_cli *c, const char *name, const char *v)
 static int on_opt(void *user, int idx, const char *v)
 {
     method_cli *c = user;
+    if (idx == -1 && c->files)
+        return push_opt(c, c->files, v);
+    if (idx != -1)
+        c->files = idx >= M_N && idx < (int)(M_N + c->mt->n_opts) &&
+                           c->mt->opts[idx - M_N].type == DRIFT_MOPT_FILES
+                       ? c->names[idx - M_N] + 2
+                       : NULL;
     if (c->i_seed >= 0 && idx == c->i_seed)
         return push_opt(c, "seed", v);
     if (idx == c->i_out) {
@@ -209,4 +218,9 @@ int cmd_log_prob(int argc, char **argv)
 int cmd_pathfinder(int argc, char **argv)
 {
     return cli_method("pathfinder", argc, argv);
+}
+
+int cmd_generate(int argc, char **argv)
+{
+    return cli_method("generate", argc, argv);
 }

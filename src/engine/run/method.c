@@ -13,10 +13,11 @@ extern const drift_method drift_method_optimize;
 extern const drift_method drift_method_laplace;
 extern const drift_method drift_method_log_prob;
 extern const drift_method drift_method_pathfinder;
+extern const drift_method drift_method_generate;
 
 static const drift_method *const methods[] = {
     &drift_method_optimize, &drift_method_laplace, &drift_method_log_prob,
-    &drift_method_pathfinder, NULL};
+    &drift_method_pathfinder, &drift_method_generate, NULL};
 
 const drift_method *const *drift_method_all(void)
 {
@@ -102,6 +103,20 @@ int drift_method_set(const drift_method *mt, void *args, const char *name,
                                  o->name, v);
         return DRIFT_OK;
     case DRIFT_MOPT_CUSTOM: return o->set(args, v, e);
+    case DRIFT_MOPT_FILES: {
+        drift_mfiles *fs = (drift_mfiles *)field;
+        size_t max = o->max && o->max < DRIFT_MFILES_MAX ? o->max
+                                                         : DRIFT_MFILES_MAX;
+        if (!*v)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--%s: an empty file name", o->name);
+        if (fs->n >= max)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--%s %s: too many files (at most %zu)",
+                                 o->name, v, max);
+        fs->v[fs->n++] = v;
+        return DRIFT_OK;
+    }
     case DRIFT_MOPT_POSITIVE: {
         double x;
         if (drift_parse_double(v, &x) || !(x > 0) || !isfinite(x))
@@ -143,10 +158,16 @@ size_t drift_method_inputs(const drift_method *mt, const void *args,
                            const char **in, size_t max)
 {
     size_t n = 0;
-    for (size_t k = 0; k < mt->n_opts && n < max; k++)
+    for (size_t k = 0; k < mt->n_opts && n < max; k++) {
+        const char *field = (const char *)args + mt->opts[k].offset;
         if (mt->opts[k].type == DRIFT_MOPT_FILE)
-            in[n++] = *(const char *const *)((const char *)args +
-                                             mt->opts[k].offset);
+            in[n++] = *(const char *const *)field;
+        if (mt->opts[k].type == DRIFT_MOPT_FILES)
+            for (size_t j = 0; j < ((const drift_mfiles *)field)->n &&
+                               n < max;
+                 j++)
+                in[n++] = ((const drift_mfiles *)field)->v[j];
+    }
     if (mt->inputs && n < max)
         n += mt->inputs(args, in + n, max - n);
     return n;

@@ -23,11 +23,21 @@ typedef enum drift_mopt_type {
     DRIFT_MOPT_UCOUNT,      /* unsigned in [1, max] (max 0: 10^9) */
     DRIFT_MOPT_BOOL,        /* int: 0 or 1 from 0, 1, false, true */
     DRIFT_MOPT_CUSTOM,      /* read by the option's set */
+    DRIFT_MOPT_FILES,       /* drift_mfiles: files the method reads, the
+                               option repeated (at most max) */
     DRIFT_MOPT_POSITIVE,    /* double, finite and > 0 */
     DRIFT_MOPT_FILE,        /* const char *: a file the method reads (the
                                output may not be it) */
     DRIFT_MOPT_CHOICE       /* const char *: one of choices */
 } drift_mopt_type;
+
+/* Most files an option of type FILES takes. */
+#define DRIFT_MFILES_MAX 256
+
+typedef struct drift_mfiles {
+    const char *v[DRIFT_MFILES_MAX];
+    size_t n;
+} drift_mfiles;
 
 typedef struct drift_mopt {
     const char *name;       /* long name without dashes: "tol-obj" */
@@ -76,6 +86,12 @@ typedef struct drift_method {
                                        (NULL: the method draws nothing) */
     const char *out_help;           /* --help's line for out (NULL: the
                                        default name) */
+    /* The method writes its own files, named from out (NULL: not given),
+     * each checked by check_outputs (with the run's other inputs, n_in)
+     * before anything is opened; the plan opens no file for it. */
+    int own_outputs;
+    int (*check_outputs)(const void *args, const char *out,
+                         const char *const *in, size_t n_in, drift_err *e);
     void (*defaults)(void *args);
     /* Files read that no option of type FILE names (NULL: none), into in
      * (max): their count. */

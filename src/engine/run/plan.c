@@ -447,7 +447,8 @@ int drift_plan_parse(const drift_spec *s, drift_plan **out, drift_err *e)
         if (!(p->mt = drift_method_find(p->method)))
             return drift_err_set(e, DRIFT_EINVAL,
                                  "method '%s': unknown (the methods: sample, "
-                                 "optimize, laplace, log_prob, pathfinder)",
+                                 "optimize, laplace, log_prob, pathfinder, "
+                                 "generate)",
                                  p->method);
         if (s->sampler)
             return drift_err_set(e, DRIFT_EINVAL,
@@ -703,14 +704,24 @@ static int method_open(drift_plan *p, drift_err *e)
         return drift_err_set(e, DRIFT_EINVAL,
                              "no model given: give a model file "
                              "(model.drift) or --model NAME");
-    if (a->out) {
-        const char *inputs[DRIFT_PLAN_MAX_DATA + 20];
+    if (mt->own_outputs) {
+        const char *inputs[DRIFT_PLAN_MAX_DATA + 2];
         size_t n = 0;
         for (size_t k = 0; k < a->n_data; k++)
             inputs[n++] = a->data[k];
         inputs[n++] = a->model;
-        n += drift_method_inputs(mt, p->margs, inputs + n, 16);
-        if (drift_writer_check(a->out, inputs, n, e)) {
+        if ((rc = mt->check_outputs(p->margs, a->out, inputs, n, e)))
+            return rc;
+    }
+    if (a->out) {
+        const char *inputs[DRIFT_PLAN_MAX_DATA + DRIFT_MFILES_MAX + 20];
+        size_t n = 0;
+        for (size_t k = 0; k < a->n_data; k++)
+            inputs[n++] = a->data[k];
+        inputs[n++] = a->model;
+        n += drift_method_inputs(mt, p->margs, inputs + n,
+                                 DRIFT_MFILES_MAX + 16);
+        if (!mt->own_outputs && drift_writer_check(a->out, inputs, n, e)) {
             drift_err_prefix(e, "--out");
             return DRIFT_EINVAL;
         }
@@ -770,7 +781,9 @@ int drift_plan_run_method(drift_plan *p, drift_err *e)
                           .on_draw_user = p->on_draw_user};
     drift_writer *w = NULL;
     int rc;
-    if (p->a.out) {
+    if (p->mt->own_outputs) {
+        /* its files its own */
+    } else if (p->a.out) {
         if ((rc = drift_writer_open(p->a.out, &w, e))) {
             p->failed_run = 1;
             return rc;
