@@ -391,7 +391,8 @@ static void test_type_errors(void **state)
            "      |                    ^~~\n");
     golden("data { x : real }\n",
            "m.drift:1:1: error: the model has no parameters: declare them in "
-           "a param block, e.g. param { w : vector[D] }\n"
+           "a param block, e.g. param { w : vector[D] } (a model that only "
+           "simulates needs a generated block)\n"
            "    1 | data { x : real }\n"
            "      | ^\n");
 }

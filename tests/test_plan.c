@@ -603,6 +603,57 @@ static void test_generate_plan(void **state)
     rmdir(dir);
 }
 
+static double sim_s, sim_ss;
+static size_t sim_n;
+
+static void on_sim_row(void *user, unsigned chain_id, const double *v,
+                       size_t n)
+{
+    (void)user;
+    (void)chain_id;
+    sim_s += v[n - 1];
+    sim_ss += v[n - 1] * v[n - 1];
+    sim_n++;
+}
+
+/* A model without parameters simulates: fixed_param by default (as
+ * CmdStan), its generated block drawn at every iteration (y ~ N(3, 2):
+ * 4000 draws, the mean's sd 0.032, the variance's about 0.09); another
+ * sampler is refused, and so is a method with nothing to do. */
+static void test_no_parameters(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/drift-plan-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char sim[64];
+    snprintf(sim, sizeof sim, "%s/sim.drift", dir);
+    FILE *mf = fopen(sim, "w");
+    assert_non_null(mf);
+    fprintf(mf, "generated { y = normal_rng(3, 2) }\n");
+    fclose(mf);
+    drift_option opts[] = {{"seed", "5"}, {"quiet", NULL}};
+    drift_spec spec = {.model = sim, .options = opts, .n_options = 2,
+                       .on_draw = on_sim_row};
+    drift_plan *p;
+    drift_err e = {{0}};
+    if (drift_plan_new(&spec, &p, &e) ||
+        drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e))
+        fail_msg("a model without parameters: %s", e.msg);
+    drift_plan_free(p);
+    assert_int_equal(sim_n, 4000);
+    double m = sim_s / (double)sim_n, v = sim_ss / (double)sim_n - m * m;
+    if (fabs(m - 3) > 4 * 0.032 || fabs(v - 4) > 4 * 0.09)
+        fail_msg("fixed_param's y: mean %g (3), variance %g (4)", m, v);
+    spec.sampler = "sgld";
+    expect_refusal(&spec, "use --sampler fixed_param");
+    spec.sampler = NULL;
+    spec.method = "optimize";
+    spec.n_options = 0;
+    expect_refusal(&spec, "the model has no parameters");
+    unlink(sim);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const char *srcdir = getenv("srcdir");
@@ -616,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_bad_specs),
         cmocka_unit_test(test_methods),
         cmocka_unit_test(test_generate_plan),
+        cmocka_unit_test(test_no_parameters),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1694,12 +1694,15 @@ size_t drift_typecheck(drift_program *p, drift_diag *d)
     size_t n_params = 0;
     for (size_t k = 0; k < p->n_syms; k++)
         n_params += p->syms[k]->kind == DRIFT_SYM_PARAM;
-    if (n_params == 0) {
+    /* A model with no parameters simulates: its generated block is drawn
+     * at every iteration of fixed_param (CmdStan's rule). */
+    if (n_params == 0 && !p->block[DRIFT_BLOCK_GENERATED]) {
         drift_loc top = {1, 1, 1, 1};
         error(&c, p->block[DRIFT_BLOCK_PARAM] ? p->block[DRIFT_BLOCK_PARAM]->loc
                                               : top,
               "the model has no parameters: declare them in a param block, "
-              "e.g. param { w : vector[D] }");
+              "e.g. param { w : vector[D] } (a model that only simulates "
+              "needs a generated block)");
     }
     static const drift_block_kind order[] = {
         DRIFT_BLOCK_TRANSFORMED, DRIFT_BLOCK_DERIVED, DRIFT_BLOCK_PRIOR,

@@ -90,6 +90,7 @@ typedef struct drift_method {
      * each checked by check_outputs (with the run's other inputs, n_in)
      * before anything is opened; the plan opens no file for it. */
     int own_outputs;
+    int no_params_ok;               /* runs a model without parameters */
     int (*check_outputs)(const void *args, const char *out,
                          const char *const *in, size_t n_in, drift_err *e);
     void (*defaults)(void *args);

@@ -332,6 +332,7 @@ const drift_method drift_method_generate = {
     .out_help = "FILE  output: FILE for one input, FILE_1.csv ... for "
                 "several (default: each input's name with _gq)",
     .own_outputs = 1,
+    .no_params_ok = 1,
     .check = check,
     .check_outputs = check_outputs,
     .columns = columns,

@@ -496,6 +496,7 @@ int drift_plan_check_args(drift_plan *p, drift_err *e)
     if (p->checked)
         return DRIFT_OK;
     p->checked = 1;
+    p->sampler_given = a->sampler != NULL;
     if (!a->sampler)
         a->sampler = "nuts";
     for (size_t k = 0; k < a->n_set; k++)
@@ -751,6 +752,12 @@ static int method_open(drift_plan *p, drift_err *e)
         p->failed_run = drift_mapguard_any();
         return rc;
     }
+    if (p->prob.model.dim == 0 && !mt->no_params_ok)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "the model has no parameters: nothing for %s "
+                             "to do; drift sample draws its generated "
+                             "quantities (with fixed_param)",
+                             mt->name);
     return mt->columns(p->margs, &p->prob.model, &p->columns, &p->n_columns,
                        e);
 }
@@ -915,6 +922,38 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         return rc;
     }
     drift_problem *prob = &p->prob;
+    /* A model without parameters only simulates: fixed_param draws its
+     * generated block at every iteration.  It is the default there, as in
+     * CmdStan; another sampler named is refused. */
+    if (prob->model.dim == 0 && !(sampler->flags & DRIFT_SAMPLER_FIXED)) {
+        if (p->sampler_given)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "sampler %s: the model has no parameters, "
+                                 "so there is nothing to sample: use "
+                                 "--sampler fixed_param, which draws its "
+                                 "generated quantities at every iteration",
+                                 sampler->name);
+        if ((rc = drift_registry_sampler(p->reg, "fixed_param", &se, e)))
+            return rc;
+        p->sampler = se->s;
+        snprintf(p->sampler_path, sizeof p->sampler_path, "%s", se->path);
+        a->sampler = "fixed_param";
+        drift_free(p->hp);
+        drift_free(p->hp_set);
+        p->hp = drift_calloc(sampler->n_hparams + 1, sizeof *p->hp);
+        p->hp_set = drift_calloc(sampler->n_hparams + 1, 1);
+        if (!p->hp || !p->hp_set)
+            return oom(p, e);
+        snprintf(who, sizeof who, "sampler %s", sampler->name);
+        if ((rc = drift_hparams_apply(sampler->hparams, sampler->n_hparams,
+                                      "--set", who, a->set, a->n_set, p->hp,
+                                      p->hp_set, e)))
+            return rc;
+        if (!a->quiet)
+            fprintf(p->diag, "drift: the model has no parameters: sampling "
+                             "with fixed_param (its generated quantities "
+                             "at every iteration), as CmdStan does\n");
+    }
     if (a->have_thin) {
         if (sampler->flags & DRIFT_SAMPLER_CONTINUOUS)
             a->thin = 1;

@@ -93,6 +93,9 @@ struct drift_plan {
     drift_draw_fn on_draw;
     void *on_draw_user;
     int out_given;          /* the out option was given */
+    int sampler_given;      /* the spec named a sampler (else nuts, or
+                               fixed_param for a model without
+                               parameters) */
     /* ---- opened ---- */
     drift_registry *reg;
     drift_problem prob;

@@ -28,8 +28,10 @@ int drift_model_check(drift_model *m, const char *who, drift_err *e)
     if (m->struct_size < sizeof(drift_model))
         memset((char *)m + m->struct_size, 0,
                sizeof(drift_model) - m->struct_size);
-    if (m->dim == 0)
-        return drift_err_set(e, DRIFT_EPLUGIN, "%s: the model has no parameters",
+    if (m->dim == 0 && !m->n_gen)
+        return drift_err_set(e, DRIFT_EPLUGIN,
+                             "%s: the model has no parameters and nothing "
+                             "to generate",
                              who);
     if (!m->workspace_new || !m->workspace_free || !m->log_prior ||
         !m->log_lik || !m->constrain || !m->unconstrain)
