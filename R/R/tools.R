@@ -249,3 +249,41 @@ drift_generate <- function(model, fit, data = NULL, seed = NULL,
     file.path(dir, sprintf("generated_%d.csv", seq_along(files)))
   as_draws_array_chains(lapply(outs, function(f) read_stan_csv_file(f)$draws))
 }
+
+#' Approximate draws by Pathfinder
+#'
+#' Runs `drift pathfinder`, as CmdStan's pathfinder method: L-BFGS paths,
+#' the best Gaussian approximation of each by its ELBO, and several paths
+#' pooled by Pareto-smoothed importance resampling.
+#'
+#' @inheritParams drift_sample
+#' @param ... drift pathfinder's options by name, underscores for dashes
+#'   (`num_paths = 4`, `num_draws = 1000`, `psis_resample = TRUE`, ...).
+#' @return a posterior::draws_array of one chain: `lp_approx__`, `lp__`,
+#'   the parameters and the generated quantities.
+#' @export
+drift_pathfinder <- function(model, data = NULL, seed = NULL,
+                             drift_bin = NULL, ...) {
+  dir <- tempfile("drift-pathfinder-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  model_file <- drift_transport_model_file(model, dir)
+  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
+  out <- file.path(dir, "pathfinder.csv")
+  args <- c("pathfinder", model_file, data_args(data_files))
+  if (!is.null(seed)) args <- c(args, "--seed", as.character(seed))
+  opts <- list(...)
+  for (nm in names(opts)) {
+    v <- opts[[nm]]
+    if (is.logical(v)) v <- as.integer(v)
+    args <- c(args, paste0("--", gsub("_", "-", nm)), drift_num_or_text(v))
+  }
+  r <- drift_transport_run(c(args, "--out", out), path = drift_bin,
+                           quiet = TRUE)
+  if (!identical(r$status, 0L))
+    stop("drift pathfinder failed:\n", paste(r$stderr, collapse = "\n"),
+         call. = FALSE)
+  for (w in grep("warning:", r$stderr, value = TRUE))
+    warning(sub(".*warning: *", "", w), call. = FALSE)
+  as_draws_array_chains(list(read_stan_csv_file(out)$draws))
+}

@@ -108,3 +108,23 @@ def test_generate_recomputes(drift_bin, ys, tmp_path):
     np.testing.assert_allclose(d["shifted"], d["mu"] + 200, rtol=0,
                                atol=1e-6)
     np.testing.assert_array_equal(d["mu"], fit.draws()["mu"])
+
+
+def test_pathfinder_normal(drift_bin, ys):
+    """Pathfinder on the normal model: 1000 resampled draws whose mu has
+    the posterior's mean (mean(y); a quarter of its sd allows the Monte
+    Carlo error, about 0.05 sd, and the approximation's) and sd
+    (sigma / sqrt(n) within 15 %)."""
+    m = ys.mean()
+    n = len(ys)
+    sd = math.sqrt(float(((ys - m) ** 2).sum()) / (n - 1)) / math.sqrt(n)
+    fit = drift.pathfinder(MODEL, data={"y": ys}, seed=3,
+                           drift_bin=drift_bin)
+    mu = fit.draws()["mu"].ravel()
+    assert len(mu) == 1000
+    assert abs(mu.mean() - m) < 0.25 * sd
+    assert mu.std() == pytest.approx(sd, rel=0.15)
+    assert fit.column_names[:2] == ["lp_approx__", "lp__"]
+    one = drift.pathfinder(MODEL, data={"y": ys}, seed=3, num_paths=1,
+                           num_draws=200, drift_bin=drift_bin)
+    assert one.num_draws == 200

@@ -92,3 +92,22 @@ generated { shifted = mu + 100 }
   expect_equal(as.vector(g[, , "shifted"]), as.vector(g[, , "mu"]) + 200,
                tolerance = 1e-8)
 })
+
+test_that("drift_pathfinder draws around the posterior of mu", {
+  # 1000 resampled draws: mu's mean within a quarter of its sd of mean(y)
+  # (Monte Carlo error about 0.05 sd, plus the approximation's), its sd
+  # within 15 % of sigma / sqrt(n).
+  skip_if_no_drift()
+  set.seed(3)
+  y <- rnorm(200, 1.5, 2)
+  n <- length(y)
+  sd_mu <- sqrt(sum((y - mean(y))^2) / (n - 1)) / sqrt(n)
+  d <- drift_pathfinder(model, data = list(y = y), seed = 3)
+  mu <- as.vector(d[, , "mu"])
+  expect_length(mu, 1000)
+  expect_lt(abs(mean(mu) - mean(y)), 0.25 * sd_mu)
+  expect_equal(sd(mu), sd_mu, tolerance = 0.15)
+  one <- drift_pathfinder(model, data = list(y = y), seed = 3,
+                          num_paths = 1, num_draws = 200)
+  expect_equal(dim(one)[1], 200L)
+})
