@@ -387,6 +387,48 @@ stopifnot(m$method == "pathfinder", m$num_paths == 4,
     cat "$dir/pathfinder-r.log"
     fail=1
 fi
+# cmdstanr 0.5.3 reads drift optimize's file as CmdStan's (its point
+# estimates the file's row); it predates CmdStan's laplace method, so a
+# laplace file gives no draws (NULL, no error or warning) and its metadata
+# the method.
+if [ -f "$dir/optimize.csv" ] && [ -f "$dir/laplace.csv" ] && ! Rscript -e '
+args <- commandArgs(trailingOnly = TRUE); .libPaths(c(args[1], .libPaths()))
+no_warning <- function(e) withCallingHandlers(e,
+    warning = function(w) stop(conditionMessage(w)))
+o <- no_warning(cmdstanr::read_cmdstan_csv(args[2]))
+row <- read.csv(args[2], comment.char = "#")
+stopifnot(abs(as.numeric(o$point_estimates[1, "a"]) - row$a) < 1e-12)
+no_warning(cmdstanr::read_cmdstan_csv(args[3]))
+m <- no_warning(cmdstanr:::read_csv_metadata(args[3]))
+stopifnot(m$method == "laplace", m$draws == 200)
+' "$lib" "$dir/optimize.csv" "$dir/laplace.csv" >"$dir/methods-r.log" 2>&1; then
+    echo "FAIL: drift optimize's and laplace's files, read by cmdstanr:"
+    cat "$dir/methods-r.log"
+    fail=1
+fi
+# ArviZ reads the optimize and laplace files as one chain's draws, their
+# method columns as sample stats, without a warning.
+if ! /usr/bin/python3 -c '
+import sys, warnings
+import numpy as np
+import arviz
+for path, n, stats in ((sys.argv[1], 1, ["lp"]),
+                       (sys.argv[2], 200, ["log_p", "log_g"])):
+    lines = [l for l in open(path) if not l.startswith("#")]
+    head = lines[0].strip().split(",")
+    rows = np.array([[float(v) for v in l.split(",")] for l in lines[1:]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        idata = arviz.from_cmdstan(posterior=path)
+    assert idata.posterior["a"].shape == (1, n), idata.posterior["a"].shape
+    assert np.array_equal(idata.posterior["a"].values[0],
+                          rows[:, head.index("a")])
+    assert sorted(idata.sample_stats.data_vars) == sorted(stats)
+' "$dir/optimize.csv" "$dir/laplace.csv" >"$dir/methods-py.log" 2>&1; then
+    echo "FAIL: drift optimize's and laplace's files, read by arviz:"
+    cat "$dir/methods-py.log"
+    fail=1
+fi
 /usr/bin/python3 "$src/tests/interop_check.py" "$sets" >"$dir/check-py.out" 2>&1 &
 py=$!
 Rscript "$src/tests/interop_check.R" "$lib" "$sets" >"$dir/check-r.out" 2>&1 &
