@@ -71,6 +71,7 @@ int cmd_log_prob(int argc, char **argv);  /* logprob.c */
 int cmd_generate(int argc, char **argv);  /* generate.c */
 int cmd_optimize(int argc, char **argv);  /* optimize.c */
 int cmd_laplace(int argc, char **argv);   /* laplace.c */
+int cmd_variational(int argc, char **argv); /* variational.c */
 
 /* The one file a method command writes (output.c): cli_out_check before
  * any work (EXIT_USAGE with the message when path is one of the n

@@ -57,6 +57,8 @@ static const command commands[] = {
      "the posterior mode by L-BFGS (CmdStan's optimize)"},
     {"laplace", cmd_laplace,
      "draws from the Gaussian approximation at the mode (CmdStan's laplace)"},
+    {"variational", cmd_variational,
+     "ADVI over minibatches (CmdStan's variational)"},
     {"generate", cmd_generate,
      "the generated quantities at every draw of existing draws files"},
     {"log-prob", cmd_log_prob,
