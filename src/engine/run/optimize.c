@@ -258,7 +258,7 @@ void drift_optimize_sg_defaults(drift_optimize_sg_opts *o)
     o->a = 1.0;
     o->b = 10.0;
     o->gamma = 0.6;
-    o->tol_grad_sds = 0.1;
+    o->tol_grad_sds = 0.5;
 }
 
 static int cmp_size(const void *a, const void *b)
@@ -351,7 +351,7 @@ int drift_optimize_sg(drift_logdensity *ld, const drift_model *m,
                              "tol_grad_sds must be a positive number");
     unsigned iter = o->iter;
     if (!iter) {
-        double passes = b ? 20.0 * (double)N / (double)b : 0;
+        double passes = b ? 50.0 * (double)N / (double)b : 0;
         iter = passes > 2000 ? (passes < 4e9 ? (unsigned)passes : 4000000000u)
                              : 2000;
     }

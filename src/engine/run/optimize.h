@@ -62,14 +62,17 @@ int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
  * computes the gradient at the point returned and compares each
  * coordinate with the sd of a sum of N per-row gradients (from up to
  * 1000 rows' spread): converged when the largest ratio, about the
- * distance to the mode in posterior sds, is below tol_grad_sds. */
+ * distance to the mode in posterior sds, is below tol_grad_sds.  The
+ * averaged point's own noise has sd about sqrt(N / (b T)) posterior sds
+ * after T averaged steps of b rows, 1/sqrt(P) after P passes: 50 passes
+ * (25 averaged) leave about 0.2, a hundred times that many 0.02. */
 typedef struct drift_optimize_sg_opts {
     int adam;               /* 1: adam (the default), 0: sgd */
     size_t batch;           /* rows per step (0: drift_logdensity_batch) */
-    unsigned iter;          /* steps (0: max(2000, 20 passes)) */
+    unsigned iter;          /* steps (0: max(2000, 50 passes)) */
     double alpha;           /* adam's learning rate (0.01) */
     double a, b, gamma;     /* sgd's step a (b + t)^-gamma (1, 10, 0.6) */
-    double tol_grad_sds;    /* the final check (0.1) */
+    double tol_grad_sds;    /* the final check (0.5) */
     uint64_t seed;          /* the rows' draws */
 } drift_optimize_sg_opts;
 
