@@ -27,7 +27,7 @@
 enum { V_MODEL = CLI_PB_MODEL, V_MODEL_SET, V_DATA, V_DATA_SET,
        V_ALGO = CLI_PB_N, V_INIT, V_SEED, V_ITER, V_GRAD_SAMPLES,
        V_ELBO_SAMPLES, V_ETA, V_ADAPT_ENGAGED, V_ADAPT_ITER, V_TOL_REL_OBJ,
-       V_EVAL_ELBO, V_OUTPUT_SAMPLES, V_BATCH, V_ELBO_ROWS, V_QUIET, V_OUT,
+       V_EVAL_ELBO, V_OUTPUT_SAMPLES, V_BATCH, V_ELBO_ROWS, V_WARM, V_QUIET, V_OUT,
        V_HELP };
 
 static const cli_opt vi_opts[] = {
@@ -64,6 +64,11 @@ static const cli_opt vi_opts[] = {
     [V_ELBO_ROWS] = {"--elbo-rows", 1,
                      "R  rows of each ELBO estimate, drawn once (default: "
                      "all when N <= 10^4, else 10^4)"},
+    [V_WARM] = {"--warm-start", 1,
+                "0|1  start from the minibatch mode (adam) with scales from "
+                "the rows' gradient spread, and take the mean's steps in the "
+                "approximation's scale (default: 1 when gradients are from "
+                "minibatches; 0: Stan's start and steps exactly)"},
     [V_QUIET] = {"--quiet", 0, "no progress lines"},
     [V_OUT] = {"--out", 1, "FILE  output (default variational.csv)"},
     [V_HELP] = {"--help", 0, "show this help"},
@@ -75,6 +80,7 @@ typedef struct vi_args {
     const char *init, *out;
     uint64_t seed, output_samples;
     int have_seed, have_eta, have_adapt, quiet, help;
+    int warm;                   /* -1: by the batch, 0, 1 */
     drift_vi_opts o;
 } vi_args;
 
@@ -159,6 +165,11 @@ static int on_opt(void *user, int idx, const char *v)
             return EXIT_USAGE;
         a->o.elbo_rows = u;
         return 0;
+    case V_WARM:
+        if (strcmp(v, "0") && strcmp(v, "1"))
+            return bad("--warm-start", v, "expected 0 or 1");
+        a->warm = v[0] == '1';
+        return 0;
     case V_QUIET: a->quiet = 1; return 0;
     case V_OUT: a->out = v; return 0;
     }
@@ -235,10 +246,11 @@ static int run(void *user, const drift_model *m)
     double *theta = drift_malloc_array(d + m->n_out + m->n_gen + 1,
                                        sizeof *theta);
     double *lr = drift_malloc_array(S, sizeof *lr);
+    double *sd = drift_malloc_array(d ? d : 1, sizeof *sd);
     drift_vi *q = NULL;
     drift_writer *w = NULL;
     int status = 0, rc;
-    if (!theta || !lr) {
+    if (!theta || !lr || !sd) {
         fprintf(stderr, "drift variational: out of memory\n");
         status = EXIT_RUN_FAILED;
         goto done;
@@ -251,8 +263,34 @@ static int run(void *user, const drift_model *m)
     }
     drift_vi_opts o = a->o;
     o.log = a->quiet ? NULL : stderr;
+    size_t b = o.batch ? o.batch : drift_logdensity_batch(m->n_rows);
+    int warm = a->warm >= 0 ? a->warm : b < m->n_rows;
+    o.stan_steps = !warm;
+    o.control_variates = warm;
+    if (warm) {
+        drift_optimize_sg_opts sg;
+        drift_optimize_result mr;
+        drift_optimize_sg_defaults(&sg);
+        sg.batch = b;
+        sg.seed = a->seed;
+        sg.iter = (unsigned)fmin(4e9, fmax(1000, ceil(10.0 * (double)m->n_rows
+                                                      / (double)b)));
+        if ((rc = drift_optimize_sg(ld, m, &sg, theta, &mr, &e)) ||
+            (rc = drift_optimize_post_sds(m, theta, a->seed, sd, &e))) {
+            fprintf(stderr, "drift variational: the warm start: %s\n",
+                    e.msg);
+            status = rc == DRIFT_EINVAL ? EXIT_USAGE : EXIT_RUN_FAILED;
+            goto done;
+        }
+        if (!a->quiet)
+            fprintf(stderr, "drift variational: warm start: the minibatch "
+                            "mode after %u adam steps (its gradient %.2g of "
+                            "its sampling sd)\n",
+                    mr.iterations, mr.grad_sds);
+    }
     drift_vi_result r;
-    if ((rc = drift_vi_fit(&q, ld, m, &o, theta, a->seed, &r, &e))) {
+    if ((rc = drift_vi_fit(&q, ld, m, &o, theta, warm ? sd : NULL, a->seed,
+                           &r, &e))) {
         fprintf(stderr, "drift variational: %s\n", e.msg);
         status = rc == DRIFT_EINVAL ? EXIT_USAGE : EXIT_RUN_FAILED;
         goto done;
@@ -327,6 +365,7 @@ done:
     drift_vi_free(q);
     drift_free(theta);
     drift_free(lr);
+    drift_free(sd);
     drift_logdensity_free(ld);
     return status;
 }
@@ -337,6 +376,7 @@ int cmd_variational(int argc, char **argv)
     memset(&a, 0, sizeof a);
     drift_vi_defaults(&a.o);
     a.output_samples = 1000;
+    a.warm = -1;
     int rc = cli_parse("variational", vi_opts, N_VI_OPTS, argc, argv,
                        on_opt, &a);
     if (rc)

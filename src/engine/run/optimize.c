@@ -267,60 +267,91 @@ static int cmp_size(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The full-data gradient at theta (into g, lp) and its largest
- * coordinate over the sd of a sum of N per-row gradients, that sd from
- * the spread of up to 1000 rows' gradients drawn from rng (a coordinate
- * the rows do not move is judged by its gradient alone). */
-static int grad_sds(drift_logdensity *ld, const drift_model *m,
-                    const double *theta, drift_rng *rng, double *g,
-                    double *lp, double *out, drift_err *e)
+/* Per-row gradients of up to 1000 rows drawn from rng at theta: each
+ * coordinate's sd of a sum of N of them into sd (0 where the rows do not
+ * move it). */
+static int row_sds(const drift_model *m, const double *theta,
+                   drift_rng *rng, double *sd, drift_err *e)
 {
     size_t d = m->dim, N = m->n_rows;
-    int rc = drift_logdensity_eval(ld, theta, lp, g, e);
-    if (rc)
-        return rc;
     size_t n = N < 1000 ? N : 1000;
     if (n && d && n > 10000000 / d)
         n = 10000000 / d;
-    double *G = NULL;
-    size_t *rows = NULL;
-    void *ws = NULL;
-    if (n >= 2) {
-        G = drift_malloc_array(n * d, sizeof *G);
-        rows = drift_malloc_array(n, sizeof *rows);
-        ws = m->workspace_new(m->self, n);
-        if (!G || !rows || !ws) {
-            rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
-            goto done;
-        }
-        for (size_t k = 0; k < n; k++)
-            rows[k] = n == N ? k : (size_t)drift_rng_below(rng, N);
-        qsort(rows, n, sizeof *rows, cmp_size);
-        drift_rows b = {rows, 0, n};
-        double ll;
-        if ((rc = m->log_lik(m->self, ws, theta, &b, NULL, &ll, NULL, G, e)))
-            goto done;
+    memset(sd, 0, d * sizeof *sd);
+    if (n < 2)
+        return DRIFT_OK;
+    int rc = DRIFT_OK;
+    double *G = drift_malloc_array(n * d, sizeof *G);
+    size_t *rows = drift_malloc_array(n, sizeof *rows);
+    void *ws = m->workspace_new(m->self, n);
+    if (!G || !rows || !ws) {
+        rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        goto done;
     }
-    double worst = 0;
+    for (size_t k = 0; k < n; k++)
+        rows[k] = n == N ? k : (size_t)drift_rng_below(rng, N);
+    qsort(rows, n, sizeof *rows, cmp_size);
+    drift_rows b = {rows, 0, n};
+    double ll;
+    if ((rc = m->log_lik(m->self, ws, theta, &b, NULL, &ll, NULL, G, e)))
+        goto done;
     for (size_t j = 0; j < d; j++) {
         double s = 0, ss = 0;
-        for (size_t k = 0; k < (n >= 2 ? n : 0); k++) {
+        for (size_t k = 0; k < n; k++) {
             s += G[k * d + j];
             ss += G[k * d + j] * G[k * d + j];
         }
-        double var = n >= 2 ? (ss - s * s / n) / (double)(n - 1) : 0;
-        double sd = sqrt((double)N * (var > 0 ? var : 0));
-        double z = fabs(g[j]) / (sd > 0 ? sd : 1.0);
-        if (!(z <= worst))
-            worst = z;
+        double var = (ss - s * s / (double)n) / (double)(n - 1);
+        sd[j] = sqrt((double)N * (var > 0 ? var : 0));
     }
-    *out = worst;
 done:
     if (ws)
         m->workspace_free(m->self, ws);
     drift_free(G);
     drift_free(rows);
     return rc;
+}
+
+/* The full-data gradient at theta (into g, lp) and its largest
+ * coordinate over the sd of a sum of N per-row gradients (a coordinate
+ * the rows do not move is judged by its gradient alone). */
+static int grad_sds(drift_logdensity *ld, const drift_model *m,
+                    const double *theta, drift_rng *rng, double *g,
+                    double *lp, double *out, drift_err *e)
+{
+    size_t d = m->dim;
+    int rc = drift_logdensity_eval(ld, theta, lp, g, e);
+    if (rc)
+        return rc;
+    double *sd = drift_malloc_array(d ? d : 1, sizeof *sd);
+    if (!sd)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    if ((rc = row_sds(m, theta, rng, sd, e))) {
+        drift_free(sd);
+        return rc;
+    }
+    double worst = 0;
+    for (size_t j = 0; j < d; j++) {
+        double z = fabs(g[j]) / (sd[j] > 0 ? sd[j] : 1.0);
+        if (!(z <= worst))
+            worst = z;
+    }
+    *out = worst;
+    drift_free(sd);
+    return DRIFT_OK;
+}
+
+int drift_optimize_post_sds(const drift_model *m, const double *theta,
+                            uint64_t seed, double *sd, drift_err *e)
+{
+    drift_rng rng;
+    drift_rng_seed(&rng, seed, 2);
+    int rc = row_sds(m, theta, &rng, sd, e);
+    if (rc)
+        return rc;
+    for (size_t j = 0; j < m->dim; j++)
+        sd[j] = sd[j] > 0 ? 1.0 / sd[j] : 1.0;
+    return DRIFT_OK;
 }
 
 int drift_optimize_sg(drift_logdensity *ld, const drift_model *m,

@@ -87,6 +87,14 @@ int drift_optimize_sg(drift_logdensity *ld, const drift_model *m,
                       const drift_optimize_sg_opts *o, double *theta,
                       drift_optimize_result *r, drift_err *e);
 
+/* Rough posterior sds at a mode theta (d, into sd): 1 / the sd of a sum
+ * of N per-row gradients, from up to 1000 rows drawn from seed (the
+ * information identity of a well-specified model; the prior's curvature
+ * left out); 1 for a coordinate the rows do not move.  What a warm start
+ * of variational inference takes as its first scales. */
+int drift_optimize_post_sds(const drift_model *m, const double *theta,
+                            uint64_t seed, double *sd, drift_err *e);
+
 /* A starting point with a finite density into theta (d): the constrained
  * values of the file init (JSON or CSV, as --init reads them), or, with
  * init NULL, up to 100 uniform(-2, 2) draws on the unconstrained scale

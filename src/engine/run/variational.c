@@ -56,6 +56,10 @@ typedef struct fit {
     size_t batch, n_elbo;
     size_t *rows;           /* batch: this step's rows */
     size_t *elbo_rows;      /* n_elbo fixed rows (NULL: all) */
+    const double *init_sd;  /* d initial scales (NULL: 1) */
+    /* Control variates: the snapshot point and the full-data gradient
+     * there (NULL: plain minibatch estimates). */
+    double *cv_at, *cv_grad, *cv_tmp;
     drift_rng rng;
 } fit;
 
@@ -168,6 +172,13 @@ static int calc_grad(fit *f, drift_err *e)
         }
         double lp;
         int rc = logp(f, f->zeta, rows, f->batch, &lp, f->g, e);
+        if (!rc && rows && f->cv_at) {
+            /* g_full(at) + the batch's g(zeta) - g(at): the same rows at
+             * both points, so their noise cancels as zeta nears at. */
+            rc = logp(f, f->cv_at, rows, f->batch, &lp, f->cv_tmp, e);
+            for (size_t i = 0; i < d && !rc; i++)
+                f->g[i] += f->cv_grad[i] - f->cv_tmp[i];
+        }
         int ok = !rc;
         for (size_t i = 0; i < d && ok; i++)
             ok = isfinite(f->g[i]);
@@ -214,26 +225,77 @@ static int calc_grad(fit *f, drift_err *e)
 
 /* Stan's step: the squared gradient's running average (0.9 old, 0.1
  * new; the first step's alone), then par += eta / sqrt(t) * g / (1 +
- * sqrt(hist)). */
+ * sqrt(hist)).  Unless stan_steps, the mean's step is taken in the
+ * approximation's own scale: on g~ = S' g_mu (S = diag(exp(omega)) or L),
+ * mu += S (eta / sqrt(t) * g~ / (1 + sqrt(hist))).  Stan's step is in the
+ * parameters' units, eta / sqrt(t) at most whatever the posterior's sd, so
+ * when that sd is small (many rows) the mean wanders many sds; in the
+ * approximation's scale it wanders a fraction of its sd. */
 static void step(fit *f, double eta, unsigned t)
 {
     double scaled = eta / sqrt((double)t);
-    for (size_t k = 0; k < f->np; k++) {
+    size_t d = f->d, k0 = 0;
+    if (!f->o->stan_steps) {
+        double *gt = f->zeta, *dt = f->g; /* free between gradients */
+        for (size_t i = 0; i < d; i++) {
+            double s = 0;
+            if (f->q.fullrank) /* (L' g)_i = sum_{j >= i} L_ji g_j */
+                for (size_t j = i; j < d; j++)
+                    s += f->q.L[j * d + i] * f->grad[j];
+            else
+                s = exp(f->q.omega[i]) * f->grad[i];
+            gt[i] = s;
+            f->hist[i] = t == 1 ? s * s : 0.9 * f->hist[i] + 0.1 * s * s;
+            dt[i] = scaled * s / (1.0 + sqrt(f->hist[i]));
+        }
+        for (size_t i = 0; i < d; i++) {
+            double s = 0;
+            if (f->q.fullrank)
+                for (size_t j = 0; j <= i; j++)
+                    s += f->q.L[i * d + j] * dt[j];
+            else
+                s = exp(f->q.omega[i]) * dt[i];
+            f->q.mu[i] += s;
+        }
+        k0 = d;
+        if (f->q.fullrank) {
+            /* L's row i in units of coordinate i's sd, as the mean's */
+            for (size_t i = 0; i < d; i++) {
+                double sd = drift_vi_sd(&f->q, i);
+                for (size_t j = 0; j <= i; j++) {
+                    size_t k = d + i * d + j;
+                    double g = sd * f->grad[k];
+                    f->hist[k] = t == 1 ? g * g
+                                        : 0.9 * f->hist[k] + 0.1 * g * g;
+                    dt[j] = sd * scaled * g / (1.0 + sqrt(f->hist[k]));
+                }
+                for (size_t j = 0; j <= i; j++)
+                    f->par[d + i * d + j] += dt[j];
+            }
+            return;
+        }
+    }
+    for (size_t k = k0; k < f->np; k++) {
         double g = f->grad[k];
         f->hist[k] = t == 1 ? g * g : 0.9 * f->hist[k] + 0.1 * g * g;
         f->par[k] += scaled * g / (1.0 + sqrt(f->hist[k]));
     }
 }
 
-/* Back to Stan's start: mean init, unit scales, no gradient history. */
+/* Back to the start: mean init, the initial scales (Stan's: 1), no
+ * gradient history. */
 static void reset(fit *f, const double *init)
 {
     size_t d = f->d;
     memset(f->par, 0, f->np * sizeof *f->par);
     memcpy(f->q.mu, init, d * sizeof *init);
-    if (f->q.fullrank)
-        for (size_t i = 0; i < d; i++)
-            f->q.L[i * d + i] = 1.0;
+    for (size_t i = 0; i < d; i++) {
+        double s = f->init_sd ? f->init_sd[i] : 1.0;
+        if (f->q.fullrank)
+            f->q.L[i * d + i] = s;
+        else
+            f->q.omega[i] = log(s);
+    }
     memset(f->hist, 0, f->np * sizeof *f->hist);
 }
 
@@ -320,8 +382,31 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* The parameters' average over the last n of the complete windows of
+ * eval_elbo steps whose sums are in wsum (cb slots, window k in slot
+ * k % cb), into f->par. */
+static void average(fit *f, const double *wsum, size_t cb, size_t k_done,
+                    size_t n)
+{
+    memset(f->par, 0, f->np * sizeof *f->par);
+    for (size_t w = k_done - n; w < k_done; w++) {
+        const double *s = wsum + (w % cb) * f->np;
+        for (size_t j = 0; j < f->np; j++)
+            f->par[j] += s[j];
+    }
+    double c = 1.0 / ((double)n * f->o->eval_elbo);
+    for (size_t j = 0; j < f->np; j++)
+        f->par[j] *= c;
+}
+
 /* Stan's stochastic_gradient_ascent: steps until the mean or median of the
- * recent relative ELBO changes falls below tol_rel_obj, or iter steps. */
+ * recent relative ELBO changes falls below tol_rel_obj, or iter steps.
+ * What it returns is not the last iterate but the average over the last
+ * half of the windows of eval_elbo steps, at most the cb windows the
+ * test looks back on (Polyak-Ruppert): with minibatch gradients and
+ * Stan's steps, whose size is in the parameters' units, the last iterate
+ * of a posterior whose sds are small beside those steps (large N) is
+ * many sds from the optimum, while the average is not. */
 static int ascend(fit *f, double eta, drift_vi_result *r, drift_err *e)
 {
     const drift_vi_opts *o = f->o;
@@ -331,18 +416,23 @@ static int ascend(fit *f, double eta, drift_vi_result *r, drift_err *e)
     double buf[2 * 1000 + 2], sorted[2 * 1000 + 2];
     if (cb > 1000)
         cb = 1000;
+    double *wsum = drift_calloc(cb * f->np, sizeof *wsum);
+    if (!wsum)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     if (o->log)
         fprintf(o->log, "Begin stochastic gradient ascent.\n"
                         "  iter             ELBO   delta_ELBO_mean   "
                         "delta_ELBO_med   notes \n");
     r->converged = 0;
     r->why = "the maximum number of iterations was reached";
+    int rc = DRIFT_OK;
+    size_t k_done = 0;
     for (unsigned t = 1; t <= o->iter; t++) {
-        int rc = calc_grad(f, e);
+        rc = calc_grad(f, e);
         if (rc && dropped(rc)) {
             char why[300];
             snprintf(why, sizeof why, "%.190s", e->msg);
-            return drift_err_set(
+            rc = drift_err_set(
                 e, DRIFT_ENUMERIC,
                 "the ELBO diverged at iteration %u (eta = %g): %s; try a "
                 "smaller --eta (with --adapt-engaged 0), other --init "
@@ -350,30 +440,39 @@ static int ascend(fit *f, double eta, drift_vi_result *r, drift_err *e)
                 t, eta, why);
         }
         if (rc)
-            return rc;
+            goto done;
         step(f, eta, t);
         r->iterations = t;
-        if (runaway(f))
-            return drift_err_set(
+        if (runaway(f)) {
+            rc = drift_err_set(
                 e, DRIFT_ENUMERIC,
                 "the approximation ran away at iteration %u (a mean or "
                 "scale beyond 1e100): the posterior has no finite mode or "
                 "is improper; give the parameters proper priors",
                 t);
+            goto done;
+        }
+        double *ws = wsum + (k_done % cb) * f->np;
+        if ((t - 1) % o->eval_elbo == 0)
+            memset(ws, 0, f->np * sizeof *ws);
+        for (size_t j = 0; j < f->np; j++)
+            ws[j] += f->par[j];
         if (t % o->eval_elbo)
             continue;
+        k_done++;
         elbo_prev = elbo;
         rc = calc_elbo(f, &elbo, e);
-        if (rc || !isfinite(elbo))
-            return rc && !dropped(rc)
-                       ? rc
-                       : drift_err_set(
-                             e, DRIFT_ENUMERIC,
-                             "the ELBO is not finite at iteration %u (eta "
-                             "= %g): the approximation diverged; try a "
-                             "smaller --eta (with --adapt-engaged 0), "
-                             "other --init values, or a larger --batch",
-                             t, eta);
+        if (rc || !isfinite(elbo)) {
+            if (!rc || dropped(rc))
+                rc = drift_err_set(
+                    e, DRIFT_ENUMERIC,
+                    "the ELBO is not finite at iteration %u (eta = %g): the "
+                    "approximation diverged; try a smaller --eta (with "
+                    "--adapt-engaged 0), other --init values, or a larger "
+                    "--batch",
+                    t, eta);
+            goto done;
+        }
         double rel = fabs((elbo - elbo_prev) / elbo_prev);
         buf[head] = rel;
         head = (head + 1) % cb;
@@ -411,7 +510,21 @@ static int ascend(fit *f, double eta, drift_vi_result *r, drift_err *e)
         if (r->converged)
             break;
     }
-    return DRIFT_OK;
+    if (k_done) {
+        size_t n = k_done / 2 ? k_done / 2 : 1;
+        average(f, wsum, cb, k_done, n < cb ? n : cb);
+        /* the ELBO reported is the average's */
+        if ((rc = calc_elbo(f, &elbo, e)) == DRIFT_OK)
+            r->elbo = elbo;
+        else if (dropped(rc))
+            rc = drift_err_set(e, DRIFT_ENUMERIC,
+                               "the ELBO is not finite at the averaged "
+                               "approximation: try a smaller --eta (with "
+                               "--adapt-engaged 0)");
+    }
+done:
+    drift_free(wsum);
+    return rc;
 }
 
 static int check_opts(const drift_vi_opts *o, size_t N, drift_err *e)
@@ -456,11 +569,13 @@ static void fit_free(fit *f)
     drift_free(f->z);
     drift_free(f->rows);
     drift_free(f->elbo_rows);
+    drift_free(f->cv_at);
 }
 
 int drift_vi_fit(drift_vi **out, drift_logdensity *ld, const drift_model *m,
-                 const drift_vi_opts *o, const double *init, uint64_t seed,
-                 drift_vi_result *r, drift_err *e)
+                 const drift_vi_opts *o, const double *init,
+                 const double *init_sd, uint64_t seed, drift_vi_result *r,
+                 drift_err *e)
 {
     *out = NULL;
     memset(r, 0, sizeof *r);
@@ -477,6 +592,7 @@ int drift_vi_fit(drift_vi **out, drift_logdensity *ld, const drift_model *m,
     f.m = m;
     f.o = o;
     f.d = d;
+    f.init_sd = init_sd;
     f.np = d + (o->fullrank ? d * d : d);
     f.batch = o->batch ? o->batch : drift_logdensity_batch(N);
     f.n_elbo = o->elbo_rows ? o->elbo_rows : drift_vi_elbo_rows(N);
@@ -504,6 +620,23 @@ int drift_vi_fit(drift_vi **out, drift_logdensity *ld, const drift_model *m,
     f.q.mu = f.par;
     f.q.omega = o->fullrank ? NULL : f.par + d;
     f.q.L = o->fullrank ? f.par + d : NULL;
+    if (o->control_variates && f.batch < N) {
+        double lp;
+        f.cv_at = drift_malloc_array(3 * d, sizeof *f.cv_at);
+        if (!f.cv_at) {
+            rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        } else {
+            f.cv_grad = f.cv_at + d;
+            f.cv_tmp = f.cv_at + 2 * d;
+            memcpy(f.cv_at, init, d * sizeof *init);
+            rc = drift_logdensity_eval(ld, init, &lp, f.cv_grad, e);
+        }
+        if (rc) {
+            fit_free(&f);
+            drift_free(q);
+            return rc;
+        }
+    }
     drift_rng_seed(&f.rng, seed, 0);
     if (f.elbo_rows)
         draw_rows(&f.rng, N, f.elbo_rows, f.n_elbo);

@@ -35,6 +35,15 @@ typedef struct drift_vi_opts {
                                drift_logdensity_batch's) */
     size_t elbo_rows;       /* rows of each ELBO estimate (0:
                                drift_vi_elbo_rows's) */
+    int stan_steps;         /* 1: the mean's steps in the parameters'
+                               units, exactly Stan's; 0 (the default): in
+                               the approximation's own scale (see
+                               variational.c's step) */
+    int control_variates;   /* minibatch gradients as g_full(init) plus the
+                               batch's g(zeta) - g(init) (one full pass at
+                               the start): for a start at the mode, where
+                               this takes out most of the subsampling
+                               noise */
     FILE *log;              /* progress lines as Stan prints them (NULL:
                                none) */
 } drift_vi_opts;
@@ -59,16 +68,17 @@ typedef struct drift_vi_result {
 } drift_vi_result;
 
 /* Fits the approximation of ld's density (which must include the
- * constraint Jacobians) over m's d coordinates, started as Stan starts
- * it: mean init (d), unit scales.  Random numbers from seed.  Returns
+ * constraint Jacobians) over m's d coordinates, started at mean init (d)
+ * with scales init_sd (d; NULL: 1, Stan's start; each positive).  Random numbers from seed.  Returns
  * DRIFT_OK (r says how it ended; *out the fit) or, with a message naming
  * what to try: DRIFT_ENUMERIC when the ELBO or its gradient cannot be
  * estimated (no finite density at the draws), when every eta fails, or
  * when the approximation runs away (no proper posterior); DRIFT_EINVAL
  * for an option out of its bounds (naming it), or a model error. */
 int drift_vi_fit(drift_vi **out, drift_logdensity *ld, const drift_model *m,
-                 const drift_vi_opts *o, const double *init, uint64_t seed,
-                 drift_vi_result *r, drift_err *e);
+                 const drift_vi_opts *o, const double *init,
+                 const double *init_sd, uint64_t seed, drift_vi_result *r,
+                 drift_err *e);
 void drift_vi_free(drift_vi *q);
 
 /* The approximation's mean (d). */
