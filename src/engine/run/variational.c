@@ -447,9 +447,10 @@ static int ascend(fit *f, double eta, drift_vi_result *r, drift_err *e)
             rc = drift_err_set(
                 e, DRIFT_ENUMERIC,
                 "the approximation ran away at iteration %u (a mean or "
-                "scale beyond 1e100): the posterior has no finite mode or "
-                "is improper; give the parameters proper priors",
-                t);
+                "scale beyond 1e100, eta = %g): the posterior is improper "
+                "(give the parameters proper priors), or the steps are too "
+                "large (give a smaller --eta with --adapt-engaged 0)",
+                t, eta);
             goto done;
         }
         double *ws = wsum + (k_done % cb) * f->np;
