@@ -273,8 +273,6 @@ static int run(void *user, const drift_model *m)
         drift_optimize_sg_defaults(&sg);
         sg.batch = b;
         sg.seed = a->seed;
-        sg.iter = (unsigned)fmin(4e9, fmax(1000, ceil(10.0 * (double)m->n_rows
-                                                      / (double)b)));
         if ((rc = drift_optimize_sg(ld, m, &sg, theta, &mr, &e)) ||
             (rc = drift_optimize_post_sds(m, theta, a->seed, sd, &e))) {
             fprintf(stderr, "drift variational: the warm start: %s\n",
