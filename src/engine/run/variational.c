@@ -319,6 +319,7 @@ static int adapt_eta(fit *f, const double *init, double *eta_out,
 {
     static const double seq[5] = {100, 10, 1, 0.1, 0.01};
     double elbo_init, elbo = -DBL_MAX, elbo_best = -DBL_MAX, eta_best = 0;
+    double elbo_max = -DBL_MAX, eta_max = 0;
     int rc = calc_elbo(f, &elbo_init, e);
     if (rc && dropped(rc)) {
         char why[300];
@@ -351,6 +352,10 @@ static int adapt_eta(fit *f, const double *init, double *eta_out,
             elbo = -DBL_MAX;
         if (f->o->log)
             fprintf(f->o->log, "  eta = %g: ELBO %g\n", eta, elbo);
+        if (elbo > elbo_max) {
+            elbo_max = elbo;
+            eta_max = eta;
+        }
         if (elbo < elbo_best && elbo_best > elbo_init) {
             break;
         } else if (s < 4) {
@@ -358,6 +363,11 @@ static int adapt_eta(fit *f, const double *init, double *eta_out,
             eta_best = eta;
         } else if (elbo > elbo_init) {
             eta_best = eta;
+        } else if (f->init_sd && elbo_max > -DBL_MAX) {
+            /* A warm start begins at the optimum's neighbourhood, where
+             * the ELBO estimates of every eta may all lie within their
+             * noise below the start's: the best of them, not a failure. */
+            eta_best = eta_max;
         } else {
             return drift_err_set(e, DRIFT_ENUMERIC,
                                  "every step size of the adaptation (eta = "
