@@ -338,11 +338,11 @@ static void test_open_file_limit(void **state)
     free(dir);
 }
 
-/* The method commands (optimize, laplace, pathfinder, log-prob, generate)
- * write their files as sample does: an output naming one of the run's
- * inputs (the data, the draws read, the mode, the inits), or a directory,
- * is refused before any work with exit 2, and the input is left as it
- * was. */
+/* The method commands (optimize, laplace, pathfinder, variational,
+ * log-prob, generate) write their files as sample does: an output naming
+ * one of the run's inputs (the data, the draws read, the mode, the
+ * inits), or a directory, is refused before any work with exit 2, and the
+ * input is left as it was. */
 static void test_method_outputs_spare_inputs(void **state)
 {
     (void)state;
@@ -367,6 +367,9 @@ static void test_method_outputs_spare_inputs(void **state)
         {"pathfinder", m, "--data", d, "--init", pt, "--out", pt, NULL},
         {"optimize", m, "--data", d, "--out", "/tmp", NULL},
         {"pathfinder", m, "--data", d, "--out", "/tmp", NULL},
+        {"variational", m, "--data", d, "--out", d, NULL},
+        {"variational", m, "--data", d, "--init", pt, "--out", pt, NULL},
+        {"variational", m, "--data", d, "--out", "/tmp", NULL},
     };
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         th_cli r = th_cli_run(cases[k]);

@@ -10,9 +10,9 @@
 # failed, a run whose sampler crashed or hung, a resumed run, a run
 # continued from its checkpoint after a SIGINT (--resume), continuous
 # samplers' draws and segments, fixed_param, drift generate's outputs,
-# drift optimize's file (CmdStanPy) and drift pathfinder's (CmdStanPy,
-# ArviZ, cmdstanr).  The user guide's "Reading the output"
-# lines are run on one of them.
+# drift optimize's, laplace's and variational's files (CmdStanPy) and
+# drift pathfinder's (CmdStanPy, ArviZ, cmdstanr).  The user guide's
+# "Reading the output" lines are run on one of them.
 #
 # Skipped (status 77, with the reason) where /usr/bin/python3, Rscript,
 # read-all or the readers' Debian packages are missing (.ci/run installs
@@ -236,6 +236,33 @@ assert np.array_equal(idata.sample_stats["lp"].values[0], rows[:, 1])
 else
     echo "FAIL: drift pathfinder's file, read by cmdstanpy.from_csv and arviz:"
     cat "$dir/pathfinder.log"
+    fail=1
+fi
+# drift variational: CmdStan's variational CSV, which CmdStanPy reads as
+# a CmdStanVB: eta from the adaptation lines, the mean from the first
+# row, the draws from the rest.
+if "$bin" variational "$dir/gq.drift" --data "$dir/gq.csv" --seed 3 \
+    --quiet --output-samples 200 --out "$dir/variational.csv" \
+    >"$dir/variational.log" 2>&1 &&
+    /usr/bin/python3 -c '
+import sys, cmdstanpy
+f = cmdstanpy.from_csv(sys.argv[1])
+assert type(f).__name__ == "CmdStanVB", type(f).__name__
+rows = [l.rstrip("\n").split(",") for l in open(sys.argv[1]) if not l.startswith("#")]
+names, mean, draws = rows[0], rows[1], rows[2:]
+assert names[:3] == ["lp__", "log_p__", "log_g__"], names
+eta = [l for l in open(sys.argv[1]) if l.startswith("# eta = ")]
+assert abs(f.eta - float(eta[0].split("=")[1])) < 1e-12, f.eta
+a = names.index("a")
+assert abs(f.variational_params_dict["a"] - float(mean[a])) < 1e-12
+got = f.stan_variable("a", mean=False)
+assert len(got) == len(draws) == 200, (len(got), len(draws))
+assert max(abs(g - float(r[a])) for g, r in zip(got, draws)) < 1e-12
+' "$dir/variational.csv" >>"$dir/variational.log" 2>&1; then
+    echo "ok variational: cmdstanpy.from_csv reads a CmdStanVB"
+else
+    echo "FAIL: drift variational's file, read by cmdstanpy.from_csv:"
+    cat "$dir/variational.log"
     fail=1
 fi
 unset run_model run_data

@@ -68,13 +68,14 @@ int cli_ksd(struct drift_stancsv *const *draws, size_t C, size_t n,
             const cli_ksd_opts *o, cli_ksd_out *out);
 int cmd_diagnose(int argc, char **argv);  /* diagnose.c */
 /* The methods that are kinds of run plan (method.c): optimize, laplace,
- * log-prob, pathfinder, generate. */
+ * log-prob, pathfinder, generate, variational. */
 int cli_method(const char *name, int argc, char **argv);
 int cmd_log_prob(int argc, char **argv);
 int cmd_optimize(int argc, char **argv);
 int cmd_laplace(int argc, char **argv);
 int cmd_pathfinder(int argc, char **argv);
 int cmd_generate(int argc, char **argv);
+int cmd_variational(int argc, char **argv);
 
 
 #endif

@@ -59,6 +59,8 @@ static const command commands[] = {
      "draws from the Gaussian approximation at the mode (CmdStan's laplace)"},
     {"pathfinder", cmd_pathfinder,
      "variational draws by Pathfinder (CmdStan's pathfinder)"},
+    {"variational", cmd_variational,
+     "ADVI over minibatches (CmdStan's variational)"},
     {"generate", cmd_generate,
      "the generated quantities at every draw of existing draws files"},
     {"log-prob", cmd_log_prob,

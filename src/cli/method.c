@@ -1,5 +1,6 @@
 /* method.c: the method commands that are kinds of run plan (optimize,
- * laplace, log-prob, pathfinder, generate; engine/run/method.h):
+ * laplace, log-prob, pathfinder, generate, variational;
+ * engine/run/method.h):
  * argv -> spec -> plan -> run, as drift sample is, with each method's
  * options and help from its table. */
 #include "config.h"
@@ -223,4 +224,9 @@ int cmd_pathfinder(int argc, char **argv)
 int cmd_generate(int argc, char **argv)
 {
     return cli_method("generate", argc, argv);
+}
+
+int cmd_variational(int argc, char **argv)
+{
+    return cli_method("variational", argc, argv);
 }

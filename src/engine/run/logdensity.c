@@ -84,6 +84,62 @@ void *drift_logdensity_ws(const drift_logdensity *ld)
     return ld->ws;
 }
 
+size_t drift_logdensity_batch(size_t n_rows)
+{
+    if (n_rows <= 10000)
+        return n_rows;
+    size_t b = n_rows / 1000;
+    return b < 1000 ? 1000 : b;
+}
+
+/* Subtracts the constraint Jacobian when the evaluator leaves it out, and
+ * refuses a non-finite result. */
+static int finish(drift_logdensity *ld, const double *theta, double *lp,
+                  double *grad, drift_err *e)
+{
+    const drift_model *m = ld->m;
+    if (!ld->jacobian) {
+        double lj;
+        double *gt = grad ? ld->gtmp : NULL;
+        int rc = m->log_jacobian(m->self, ld->ws, theta, &lj, gt, e);
+        if (rc)
+            return rc;
+        *lp -= lj;
+        if (grad)
+            for (size_t j = 0; j < m->dim; j++)
+                grad[j] -= gt[j];
+    }
+    if (!isfinite(*lp))
+        return drift_err_set(e, DRIFT_ENUMERIC,
+                             "the log density is %g at this point", *lp);
+    return DRIFT_OK;
+}
+
+int drift_logdensity_eval_rows(drift_logdensity *ld, const double *theta,
+                               const size_t *rows, size_t n, double scale,
+                               double *lp, double *grad, drift_err *e)
+{
+    const drift_model *m = ld->m;
+    size_t d = m->dim;
+    double *gt = grad ? ld->gtmp : NULL;
+    int rc = m->log_prior(m->self, ld->ws, theta, lp, grad, e);
+    if (rc)
+        return rc;
+    for (size_t first = 0; first < n; first += ld->cap) {
+        size_t k = n - first < ld->cap ? n - first : ld->cap;
+        drift_rows b = {rows + first, 0, k};
+        double ll = 0;
+        if ((rc = m->log_lik(m->self, ld->ws, theta, &b, NULL, &ll, gt, NULL,
+                             e)))
+            return rc;
+        *lp += scale * ll;
+        if (grad)
+            for (size_t j = 0; j < d; j++)
+                grad[j] += scale * gt[j];
+    }
+    return finish(ld, theta, lp, grad, e);
+}
+
 int drift_logdensity_eval(drift_logdensity *ld, const double *theta,
                           double *lp, double *grad, drift_err *e)
 {
@@ -105,17 +161,5 @@ int drift_logdensity_eval(drift_logdensity *ld, const double *theta,
             for (size_t j = 0; j < d; j++)
                 grad[j] += gt[j];
     }
-    if (!ld->jacobian) {
-        double lj;
-        if ((rc = m->log_jacobian(m->self, ld->ws, theta, &lj, gt, e)))
-            return rc;
-        *lp -= lj;
-        if (grad)
-            for (size_t j = 0; j < d; j++)
-                grad[j] -= gt[j];
-    }
-    if (!isfinite(*lp))
-        return drift_err_set(e, DRIFT_ENUMERIC,
-                             "the log density is %g at this point", *lp);
-    return DRIFT_OK;
+    return finish(ld, theta, lp, grad, e);
 }

@@ -27,6 +27,23 @@ void drift_logdensity_free(drift_logdensity *ld);
 int drift_logdensity_eval(drift_logdensity *ld, const double *theta,
                           double *lp, double *grad, drift_err *e);
 
+/* An estimate over some rows: log p(theta) plus scale times the sum of
+ * the terms of rows[0..n) (indices into the model's rows, repeats
+ * allowed) into *lp and, when grad != NULL, its gradient.  With scale
+ * N/n and rows drawn uniformly, an unbiased estimate of
+ * drift_logdensity_eval's value and gradient: what the minibatch methods
+ * (stochastic optimisation, variational inference) use.  Only the rows
+ * named are read, so a memory-mapped row store is touched no further. */
+int drift_logdensity_eval_rows(drift_logdensity *ld, const double *theta,
+                               const size_t *rows, size_t n, double scale,
+                               double *lp, double *grad, drift_err *e);
+
+/* The rows per minibatch step when the user names none: all N when N <=
+ * 10^4, else max(1000, N / 1000) (a thousandth of the data per step, so
+ * that 10,000 steps make about ten passes, but never fewer than 1000
+ * rows, whose sum's noise is then small beside a step's own). */
+size_t drift_logdensity_batch(size_t n_rows);
+
 /* The workspace the evaluator holds (one of m's), for other calls of the
  * model at the same points (generate). */
 void *drift_logdensity_ws(const drift_logdensity *ld);

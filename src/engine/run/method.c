@@ -14,10 +14,12 @@ extern const drift_method drift_method_laplace;
 extern const drift_method drift_method_log_prob;
 extern const drift_method drift_method_pathfinder;
 extern const drift_method drift_method_generate;
+extern const drift_method drift_method_variational;
 
 static const drift_method *const methods[] = {
     &drift_method_optimize, &drift_method_laplace, &drift_method_log_prob,
-    &drift_method_pathfinder, &drift_method_generate, NULL};
+    &drift_method_pathfinder, &drift_method_generate,
+    &drift_method_variational, NULL};
 
 const drift_method *const *drift_method_all(void)
 {

@@ -7,8 +7,10 @@
  * the mode search of control variates (mode.c). */
 #include "config.h"
 
+#include <math.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "base/util.h"
 #include "logdensity.h"
@@ -17,12 +19,89 @@
 
 typedef struct opt_args {
     const char *init;
-    int jacobian;
+    int jacobian, have_iter;
     uint64_t iter, history;
     drift_optimize_opts o;
+    const char *algo;           /* "lbfgs", "adam", "sgd" */
+    drift_optimize_sg_opts sg;
+    double passes;              /* 0: none given */
 } opt_args;
 
 #define OFF(f) offsetof(opt_args, f)
+
+static int set_iter(void *args, const char *v, drift_err *e)
+{
+    opt_args *a = args;
+    uint64_t u;
+    if (drift_parse_u64(v, &u) || u == 0 || u > 1000000000u)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--iter %s: expected a positive integer (at "
+                             "most 1000000000)",
+                             v);
+    a->iter = u;
+    a->have_iter = 1;
+    return DRIFT_OK;
+}
+
+static int set_algorithm(void *args, const char *v, drift_err *e)
+{
+    opt_args *a = args;
+    if (strcmp(v, "lbfgs") && strcmp(v, "adam") && strcmp(v, "sgd"))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--algorithm %s: expected lbfgs, adam or sgd",
+                             v);
+    a->algo = !strcmp(v, "lbfgs") ? "lbfgs" : !strcmp(v, "adam") ? "adam"
+                                                                 : "sgd";
+    a->sg.adam = !strcmp(v, "adam");
+    return DRIFT_OK;
+}
+
+static int set_batch(void *args, const char *v, drift_err *e)
+{
+    uint64_t u;
+    if (drift_parse_u64(v, &u) || u == 0 || u > 1000000000u)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--batch %s: expected a positive integer (at "
+                             "most 1000000000)",
+                             v);
+    ((opt_args *)args)->sg.batch = (size_t)u;
+    return DRIFT_OK;
+}
+
+static int set_passes(void *args, const char *v, drift_err *e)
+{
+    double x;
+    if (drift_parse_double(v, &x) || !(x > 0) || !(x <= 1e6))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--passes %s: expected a positive number (at "
+                             "most 10^6)",
+                             v);
+    ((opt_args *)args)->passes = x;
+    return DRIFT_OK;
+}
+
+static int set_step_b(void *args, const char *v, drift_err *e)
+{
+    double x;
+    if (drift_parse_double(v, &x) || !(x >= 0) || !isfinite(x))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--step-b %s: expected a non-negative number",
+                             v);
+    ((opt_args *)args)->sg.b = x;
+    return DRIFT_OK;
+}
+
+static int set_step_gamma(void *args, const char *v, drift_err *e)
+{
+    double x;
+    if (drift_parse_double(v, &x) || !(x > 0.5) || !(x <= 1))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "--step-gamma %s: expected a number in (0.5, "
+                             "1] (Robbins-Monro)",
+                             v);
+    ((opt_args *)args)->sg.gamma = x;
+    return DRIFT_OK;
+}
 
 static const drift_mopt opts[] = {
     {"init", DRIFT_MOPT_FILE, OFF(init),
@@ -31,8 +110,8 @@ static const drift_mopt opts[] = {
     {"jacobian", DRIFT_MOPT_SET, OFF(jacobian),
      "include the constraint transforms' log-Jacobians (default: not, as "
      "CmdStan's jacobian=0)", 0, NULL, NULL},
-    {"iter", DRIFT_MOPT_COUNT, OFF(iter),
-     "N  iterations at most (default 2000)", 0, NULL, NULL},
+    {"iter", DRIFT_MOPT_CUSTOM, 0, "N  iterations at most (default 2000)",
+     0, NULL, set_iter},
     {"tol-obj", DRIFT_MOPT_POSITIVE, OFF(o.tol_obj),
      "T  absolute change of the objective (default 1e-12)", 0, NULL, NULL},
     {"tol-rel-obj", DRIFT_MOPT_POSITIVE, OFF(o.tol_rel_obj),
@@ -48,12 +127,36 @@ static const drift_mopt opts[] = {
      "N  L-BFGS pairs kept (default 5)", 1000, NULL, NULL},
     {"init-alpha", DRIFT_MOPT_POSITIVE, OFF(o.init_alpha),
      "A  first line search's step (default 0.001)", 0, NULL, NULL},
+    {"algorithm", DRIFT_MOPT_CUSTOM, 0,
+     "A  lbfgs (default: full-data L-BFGS), or the minibatch optimisers "
+     "adam or sgd", 0, NULL, set_algorithm},
+    {"batch", DRIFT_MOPT_CUSTOM, 0,
+     "B  adam, sgd: rows per step (default: all when N <= 10^4, else "
+     "max(1000, N/1000))", 0, NULL, set_batch},
+    {"passes", DRIFT_MOPT_CUSTOM, 0,
+     "P  adam, sgd: steps enough for P passes over the data (default: "
+     "max(2000 steps, 50 passes); --iter counts steps)", 0, NULL,
+     set_passes},
+    {"learning-rate", DRIFT_MOPT_POSITIVE, OFF(sg.alpha),
+     "A  adam: alpha, decayed as alpha / sqrt(1 + t/100) (default 0.01)", 0,
+     NULL, NULL},
+    {"step-a", DRIFT_MOPT_POSITIVE, OFF(sg.a),
+     "A  sgd: the step a (b + t)^-gamma on the per-row mean gradient "
+     "(default 1)", 0, NULL, NULL},
+    {"step-b", DRIFT_MOPT_CUSTOM, 0, "B  sgd: b (default 10)", 0, NULL,
+     set_step_b},
+    {"step-gamma", DRIFT_MOPT_CUSTOM, 0,
+     "G  sgd: gamma, in (0.5, 1] (default 0.6)", 0, NULL, set_step_gamma},
+    {"tol-grad-sds", DRIFT_MOPT_POSITIVE, OFF(sg.tol_grad_sds),
+     "T  adam, sgd: the final full-data gradient within T of its sampling "
+     "sd (default 0.5)", 0, NULL, NULL},
 };
 
 static void defaults(void *args)
 {
     opt_args *a = args;
     drift_optimize_defaults(&a->o);
+    drift_optimize_sg_defaults(&a->sg);
     a->iter = a->o.iter;
     a->history = a->o.history_size;
 }
@@ -73,16 +176,36 @@ static void write_header(drift_method_run *r, const opt_args *a,
     drift_method_header(r);
     if (!r->f)
         return;
-    fprintf(r->f, "# method = optimize\n#   optimize\n"
-                  "#     algorithm = lbfgs\n#       lbfgs\n"
-                  "#         init_alpha = %g\n#         tol_obj = %g\n"
-                  "#         tol_rel_obj = %g\n#         tol_grad = %g\n"
-                  "#         tol_rel_grad = %g\n#         tol_param = %g\n"
-                  "#         history_size = %u\n#     jacobian = %d\n"
-                  "#     iter = %u\n#     save_iterations = 0\n",
-            o->init_alpha, o->tol_obj, o->tol_rel_obj, o->tol_grad,
-            o->tol_rel_grad, o->tol_param, o->history_size, a->jacobian,
-            o->iter);
+    if (!a->algo || !strcmp(a->algo, "lbfgs")) {
+        fprintf(r->f, "# method = optimize\n#   optimize\n"
+                      "#     algorithm = lbfgs\n#       lbfgs\n"
+                      "#         init_alpha = %g\n#         tol_obj = %g\n"
+                      "#         tol_rel_obj = %g\n#         tol_grad = %g\n"
+                      "#         tol_rel_grad = %g\n"
+                      "#         tol_param = %g\n"
+                      "#         history_size = %u\n#     jacobian = %d\n"
+                      "#     iter = %u\n#     save_iterations = 0\n",
+                o->init_alpha, o->tol_obj, o->tol_rel_obj, o->tol_grad,
+                o->tol_rel_grad, o->tol_param, o->history_size,
+                a->jacobian, o->iter);
+    } else {
+        const drift_optimize_sg_opts *sg = &a->sg;
+        fprintf(r->f, "# method = optimize\n#   optimize\n"
+                      "#     algorithm = %s\n#       %s\n",
+                a->algo, a->algo);
+        if (sg->adam)
+            fprintf(r->f, "#         learning_rate = %g\n", sg->alpha);
+        else
+            fprintf(r->f, "#         step_a = %g\n#         step_b = %g\n"
+                          "#         step_gamma = %g\n",
+                    sg->a, sg->b, sg->gamma);
+        fprintf(r->f, "#         batch = %zu\n#         tol_grad_sds = %g\n"
+                      "#     jacobian = %d\n#     iter = %u\n"
+                      "#     save_iterations = 0\n",
+                sg->batch ? sg->batch
+                          : drift_logdensity_batch(r->m->n_rows),
+                sg->tol_grad_sds, a->jacobian, res->iterations);
+    }
     drift_method_header_io(r);
     fprintf(r->f, "# init = %s\n# random\n#   seed = %llu\n# output\n"
                   "#   file = %s\n",
@@ -90,6 +213,8 @@ static void write_header(drift_method_run *r, const opt_args *a,
             r->out ? r->out : "(none)");
     fprintf(r->f, "# iterations = %u\n# converged = %d (%s)\n",
             res->iterations, res->converged, res->why);
+    if (a->algo && strcmp(a->algo, "lbfgs"))
+        fprintf(r->f, "# grad_sds = %g\n", res->grad_sds);
     drift_method_header_names(r);
 }
 
@@ -114,11 +239,23 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
     drift_optimize_result res;
     if ((rc = drift_optimize_start(ld, m, a->init, r->seed, theta, e)))
         goto done;
-    if ((rc = drift_optimize_lbfgs(ld, d, &o, theta, &res, e))) {
-        if (rc == DRIFT_EINVAL) /* not the user's input: the run failed */
-            rc = DRIFT_ENUMERIC;
-        goto done;
+    int sgd = a->algo && strcmp(a->algo, "lbfgs");
+    if (sgd) {
+        drift_optimize_sg_opts sg = a->sg;
+        size_t b = sg.batch ? sg.batch : drift_logdensity_batch(m->n_rows);
+        if (a->have_iter)
+            sg.iter = (unsigned)a->iter;
+        else if (a->passes > 0 && b)
+            sg.iter = (unsigned)fmin(4e9, ceil(a->passes * (double)m->n_rows /
+                                               (double)b));
+        sg.seed = r->seed;
+        rc = drift_optimize_sg(ld, m, &sg, theta, &res, e);
+    } else if ((rc = drift_optimize_lbfgs(ld, d, &o, theta, &res, e)) &&
+               rc == DRIFT_EINVAL) {
+        rc = DRIFT_ENUMERIC; /* not the user's input: the run failed */
     }
+    if (rc)
+        goto done;
     m->constrain(m->self, theta, out);
     if (m->n_gen &&
         (rc = m->generate(m->self, drift_logdensity_ws(ld), theta, r->seed, 1,
@@ -136,12 +273,22 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
                 r->out ? r->out : "");
     } else {
         r->keep = 1;
-        rc = drift_err_set(e, DRIFT_ENUMERIC,
-                           "warning: %s (%u iterations; the last point is in "
-                           "%s): the density may have no mode, or raise "
-                           "--iter",
-                           res.why, res.iterations,
-                           r->out ? r->out : "the output");
+        if (sgd)
+            rc = drift_err_set(e, DRIFT_ENUMERIC,
+                               "warning: %s (%u steps; the full-data "
+                               "gradient is %.3g of its sampling sd; the "
+                               "point is in %s): the density may have no "
+                               "mode, or raise --iter or --passes, or lower "
+                               "the step",
+                               res.why, res.iterations, res.grad_sds,
+                               r->out ? r->out : "the output");
+        else
+            rc = drift_err_set(e, DRIFT_ENUMERIC,
+                               "warning: %s (%u iterations; the last point "
+                               "is in %s): the density may have no mode, or "
+                               "raise --iter",
+                               res.why, res.iterations,
+                               r->out ? r->out : "the output");
     }
 done:
     drift_free(theta);
@@ -160,7 +307,14 @@ const drift_method drift_method_optimize = {
              "mode of the constrained values' density), with them "
              "given --jacobian.\nWrites CmdStan's optimize CSV: lp__, "
              "the parameters and the generated\nquantities at the "
-             "mode.  Exit status 1 when the iteration limit is hit.",
+             "mode.  Exit status 1 when the iteration limit is hit.\n"
+             "--algorithm adam or sgd: minibatch stochastic gradients "
+             "(--batch rows a step,\nthe prior plus N/b times their "
+             "sum) with a decaying step, for data too\nlarge for a "
+             "pass per step; the point returned is the average of "
+             "the last\nhalf of the steps, and one full pass then "
+             "checks its gradient against the\ngradient's sampling "
+             "sd (--tol-grad-sds; exit status 1 when it fails).",
     .opts = opts,
     .n_opts = sizeof opts / sizeof opts[0],
     .args_size = sizeof(opt_args),

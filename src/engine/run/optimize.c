@@ -1,10 +1,13 @@
 /* optimize.c: L-BFGS for the posterior mode (see optimize.h), with a
  * backtracking line search (Armijo's condition, quadratic interpolation)
- * and CmdStan's convergence tests.  Not for chains (mode.c). */
+ * and CmdStan's convergence tests; and the minibatch optimisers (sgd,
+ * adam) for data too large for a full pass per step.  Not for chains (mode.c). */
 #include "config.h"
 
 #include <float.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "base/util.h"
@@ -253,4 +256,229 @@ int drift_optimize_start(drift_logdensity *ld, const drift_model *m,
                          "no finite log density at 100 random initial "
                          "points (the last: %s): give --init",
                          e->msg);
+}
+
+void drift_optimize_sg_defaults(drift_optimize_sg_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->adam = 1;
+    o->alpha = 0.01;
+    o->a = 1.0;
+    o->b = 10.0;
+    o->gamma = 0.6;
+    o->tol_grad_sds = 0.5;
+}
+
+static int cmp_size(const void *a, const void *b)
+{
+    size_t x = *(const size_t *)a, y = *(const size_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Per-row gradients of up to 1000 rows drawn from rng at theta: each
+ * coordinate's sd of a sum of N of them into sd (0 where the rows do not
+ * move it). */
+static int row_sds(const drift_model *m, const double *theta,
+                   drift_rng *rng, double *sd, drift_err *e)
+{
+    size_t d = m->dim, N = m->n_rows;
+    size_t n = N < 1000 ? N : 1000;
+    if (n && d && n > 10000000 / d)
+        n = 10000000 / d;
+    memset(sd, 0, d * sizeof *sd);
+    if (n < 2)
+        return DRIFT_OK;
+    int rc = DRIFT_OK;
+    double *G = drift_malloc_array(n * d, sizeof *G);
+    size_t *rows = drift_malloc_array(n, sizeof *rows);
+    void *ws = m->workspace_new(m->self, n);
+    if (!G || !rows || !ws) {
+        rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++)
+        rows[k] = n == N ? k : (size_t)drift_rng_below(rng, N);
+    qsort(rows, n, sizeof *rows, cmp_size);
+    drift_rows b = {rows, 0, n};
+    double ll;
+    if ((rc = m->log_lik(m->self, ws, theta, &b, NULL, &ll, NULL, G, e)))
+        goto done;
+    for (size_t j = 0; j < d; j++) {
+        double s = 0, ss = 0;
+        for (size_t k = 0; k < n; k++) {
+            s += G[k * d + j];
+            ss += G[k * d + j] * G[k * d + j];
+        }
+        double var = (ss - s * s / (double)n) / (double)(n - 1);
+        sd[j] = sqrt((double)N * (var > 0 ? var : 0));
+    }
+done:
+    if (ws)
+        m->workspace_free(m->self, ws);
+    drift_free(G);
+    drift_free(rows);
+    return rc;
+}
+
+/* The full-data gradient at theta (into g, lp) and its largest
+ * coordinate over the sd of a sum of N per-row gradients (a coordinate
+ * the rows do not move is judged by its gradient alone). */
+static int grad_sds(drift_logdensity *ld, const drift_model *m,
+                    const double *theta, drift_rng *rng, double *g,
+                    double *lp, double *out, drift_err *e)
+{
+    size_t d = m->dim;
+    int rc = drift_logdensity_eval(ld, theta, lp, g, e);
+    if (rc)
+        return rc;
+    double *sd = drift_malloc_array(d ? d : 1, sizeof *sd);
+    if (!sd)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    if ((rc = row_sds(m, theta, rng, sd, e))) {
+        drift_free(sd);
+        return rc;
+    }
+    double worst = 0;
+    for (size_t j = 0; j < d; j++) {
+        double z = fabs(g[j]) / (sd[j] > 0 ? sd[j] : 1.0);
+        if (!(z <= worst))
+            worst = z;
+    }
+    *out = worst;
+    drift_free(sd);
+    return DRIFT_OK;
+}
+
+int drift_optimize_post_sds(const drift_model *m, const double *theta,
+                            uint64_t seed, double *sd, drift_err *e)
+{
+    drift_rng rng;
+    drift_rng_seed(&rng, seed, 2);
+    int rc = row_sds(m, theta, &rng, sd, e);
+    if (rc)
+        return rc;
+    for (size_t j = 0; j < m->dim; j++)
+        sd[j] = sd[j] > 0 ? 1.0 / sd[j] : 1.0;
+    return DRIFT_OK;
+}
+
+int drift_optimize_sg(drift_logdensity *ld, const drift_model *m,
+                      const drift_optimize_sg_opts *o, double *theta,
+                      drift_optimize_result *r, drift_err *e)
+{
+    size_t d = m->dim, N = m->n_rows;
+    memset(r, 0, sizeof *r);
+    size_t b = o->batch ? o->batch : drift_logdensity_batch(N);
+    if (N && b > N)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "batch %zu is more than the data's %zu rows", b,
+                             N);
+    if (o->adam ? !(o->alpha > 0) || !isfinite(o->alpha)
+                : !(o->a > 0) || !isfinite(o->a) || !(o->b >= 0) ||
+                      !isfinite(o->b))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             o->adam ? "alpha must be a positive number"
+                                     : "the step a (b + t)^-gamma needs a > "
+                                       "0 and b >= 0");
+    if (!o->adam && !(o->gamma > 0.5 && o->gamma <= 1))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "gamma must lie in (0.5, 1] (Robbins-Monro), "
+                             "not %g",
+                             o->gamma);
+    if (!(o->tol_grad_sds > 0))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "tol_grad_sds must be a positive number");
+    unsigned iter = o->iter;
+    if (!iter) {
+        double passes = b ? 50.0 * (double)N / (double)b : 0;
+        iter = passes > 2000 ? (passes < 4e9 ? (unsigned)passes : 4000000000u)
+                             : 2000;
+    }
+    double *buf = drift_malloc_array(4 * d, sizeof *buf);
+    size_t *rows = drift_malloc_array(b ? b : 1, sizeof *rows);
+    if (!buf || !rows) {
+        drift_free(buf);
+        drift_free(rows);
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    double *g = buf, *mom = g + d, *v = mom + d, *avg = v + d;
+    memset(mom, 0, 3 * d * sizeof *buf);
+    drift_rng rng;
+    drift_rng_seed(&rng, o->seed, 0);
+    const double b1 = 0.9, b2 = 0.999, eps = 1e-8, t0 = 100;
+    double p1 = 1, p2 = 1;
+    unsigned first_avg = iter / 2 + 1, n_avg = 0;
+    int rc = DRIFT_OK;
+    for (unsigned t = 1; t <= iter; t++) {
+        double lp;
+        if (b < N) {
+            for (size_t k = 0; k < b; k++)
+                rows[k] = (size_t)drift_rng_below(&rng, N);
+            qsort(rows, b, sizeof *rows, cmp_size);
+            rc = drift_logdensity_eval_rows(ld, theta, rows, b,
+                                            (double)N / (double)b, &lp, g, e);
+        } else {
+            rc = drift_logdensity_eval(ld, theta, &lp, g, e);
+        }
+        int finite = !rc;
+        for (size_t j = 0; j < d && finite; j++)
+            finite = isfinite(g[j]);
+        if (!finite) {
+            char why[300];
+            snprintf(why, sizeof why, "%.190s",
+                     rc ? e->msg : "the gradient is not finite");
+            rc = drift_err_set(
+                e, rc && rc != DRIFT_ENUMERIC ? rc : DRIFT_ENUMERIC,
+                "step %u left the finite density (%s): the step is too "
+                "large; give a smaller %s, or a larger --batch",
+                t, why, o->adam ? "--alpha" : "--step-a");
+            goto done;
+        }
+        if (o->adam) {
+            double lr = o->alpha / sqrt(1.0 + t / t0);
+            p1 *= b1;
+            p2 *= b2;
+            for (size_t j = 0; j < d; j++) {
+                mom[j] = b1 * mom[j] + (1 - b1) * g[j];
+                v[j] = b2 * v[j] + (1 - b2) * g[j] * g[j];
+                double mh = mom[j] / (1 - p1), vh = v[j] / (1 - p2);
+                theta[j] += lr * mh / (sqrt(vh) + eps);
+            }
+        } else {
+            double step = o->a * pow(o->b + t, -o->gamma) /
+                          (double)(N ? N : 1);
+            for (size_t j = 0; j < d; j++)
+                theta[j] += step * g[j];
+        }
+        for (size_t j = 0; j < d; j++)
+            if (!isfinite(theta[j]) || fabs(theta[j]) > RUNAWAY) {
+                rc = drift_err_set(
+                    e, DRIFT_ENUMERIC,
+                    "the point ran away at step %u (a coordinate beyond "
+                    "1e100): the density has no mode (an improper "
+                    "posterior), or the step is too large",
+                    t);
+                goto done;
+            }
+        if (t >= first_avg) {
+            n_avg++;
+            for (size_t j = 0; j < d; j++)
+                avg[j] += (theta[j] - avg[j]) / n_avg;
+        }
+    }
+    memcpy(theta, avg, d * sizeof *theta);
+    r->iterations = iter;
+    if ((rc = grad_sds(ld, m, theta, &rng, g, &r->lp, &r->grad_sds, e)))
+        goto done;
+    r->converged = r->grad_sds < o->tol_grad_sds;
+    r->why = r->converged
+                 ? "the full-data gradient at the averaged point is within "
+                   "tol_grad_sds of its sampling sd"
+                 : "the full-data gradient at the averaged point is beyond "
+                   "tol_grad_sds of its sampling sd: may not be at an "
+                   "optimum";
+done:
+    drift_free(buf);
+    drift_free(rows);
+    return rc;
 }

@@ -1,7 +1,9 @@
 /* optimize.h: the posterior mode on the unconstrained scale by L-BFGS, as
  * CmdStan's optimize method finds it: its options by CmdStan's names and
  * defaults, its convergence tests, the density with or without the
- * constraint Jacobians (drift_logdensity's choice).  Standalone: not the
+ * constraint Jacobians (drift_logdensity's choice); or by minibatch
+ * stochastic gradients (sgd, adam) when a full pass per step is too
+ * dear.  Standalone: not the
  * mode search of control variates (mode.c), which works through a
  * chain's counted oracles and budget. */
 #ifndef DRIFT_OPTIMIZE_H
@@ -37,6 +39,9 @@ typedef struct drift_optimize_result {
                                could make no more progress; 0: the
                                iteration limit was reached */
     const char *why;        /* which test ended it, in CmdStan's words */
+    double grad_sds;        /* minibatch methods: the final full-data
+                               gradient's largest coordinate in units of
+                               its sampling sd (drift_optimize_sg) */
 } drift_optimize_result;
 
 /* Maximises ld's density over its model's d coordinates from theta (its
@@ -47,6 +52,55 @@ typedef struct drift_optimize_result {
 int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
                          const drift_optimize_opts *o, double *theta,
                          drift_optimize_result *r, drift_err *e);
+
+/* The minibatch optimisers: stochastic gradient ascent on the log
+ * density, each step's gradient the prior's plus N/b times b rows' drawn
+ * uniformly with replacement (drift_logdensity_eval_rows: only those
+ * rows are read, so a memory-mapped row store is never read whole).
+ *   sgd:  theta += a (b + t)^-gamma g / N: a Robbins-Monro step on the
+ *         per-row average, which sums to infinity while its squares do
+ *         not (1/2 < gamma <= 1);
+ *   adam: Kingma and Ba's Adam (beta1 0.9, beta2 0.999, epsilon 1e-8)
+ *         with the learning rate alpha / sqrt(1 + t / t0) (t0 = 100), which
+ *         Adam's fixed rate lacks for a noisy gradient to settle.
+ * Both return the average of the iterates of the last half of the
+ * steps (Polyak-Ruppert), which takes most of the noise out of the
+ * final point.  The stopping rule is the step count; then one full pass
+ * computes the gradient at the point returned and compares each
+ * coordinate with the sd of a sum of N per-row gradients (from up to
+ * 1000 rows' spread): converged when the largest ratio, about the
+ * distance to the mode in posterior sds, is below tol_grad_sds.  The
+ * averaged point's own noise has sd about sqrt(N / (b T)) posterior sds
+ * after T averaged steps of b rows, 1/sqrt(P) after P passes: 50 passes
+ * (25 averaged) leave about 0.2, a hundred times that many 0.02. */
+typedef struct drift_optimize_sg_opts {
+    int adam;               /* 1: adam (the default), 0: sgd */
+    size_t batch;           /* rows per step (0: drift_logdensity_batch) */
+    unsigned iter;          /* steps (0: max(2000, 50 passes)) */
+    double alpha;           /* adam's learning rate (0.01) */
+    double a, b, gamma;     /* sgd's step a (b + t)^-gamma (1, 10, 0.6) */
+    double tol_grad_sds;    /* the final check (0.5) */
+    uint64_t seed;          /* the rows' draws */
+} drift_optimize_sg_opts;
+
+void drift_optimize_sg_defaults(drift_optimize_sg_opts *o);
+
+/* The minibatch optimiser of o from theta (finite density), the point
+ * returned in theta.  DRIFT_OK with r (converged: the final check
+ * passed; lp the full-data log density there), DRIFT_EINVAL for an
+ * option out of its bounds (naming it), DRIFT_ENUMERIC when a step leaves
+ * the finite density (the step is too large: said). */
+int drift_optimize_sg(drift_logdensity *ld, const drift_model *m,
+                      const drift_optimize_sg_opts *o, double *theta,
+                      drift_optimize_result *r, drift_err *e);
+
+/* Rough posterior sds at a mode theta (d, into sd): 1 / the sd of a sum
+ * of N per-row gradients, from up to 1000 rows drawn from seed (the
+ * information identity of a well-specified model; the prior's curvature
+ * left out); 1 for a coordinate the rows do not move.  What a warm start
+ * of variational inference takes as its first scales. */
+int drift_optimize_post_sds(const drift_model *m, const double *theta,
+                            uint64_t seed, double *sd, drift_err *e);
 
 /* A starting point with a finite density into theta (d): the constrained
  * values of the file init (JSON or CSV, as --init reads them), or, with

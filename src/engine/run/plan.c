@@ -448,7 +448,7 @@ int drift_plan_parse(const drift_spec *s, drift_plan **out, drift_err *e)
             return drift_err_set(e, DRIFT_EINVAL,
                                  "method '%s': unknown (the methods: sample, "
                                  "optimize, laplace, log_prob, pathfinder, "
-                                 "generate)",
+                                 "generate, variational)",
                                  p->method);
         if (s->sampler)
             return drift_err_set(e, DRIFT_EINVAL,

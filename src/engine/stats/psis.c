@@ -1,0 +1,93 @@
+/* psis.c: Pareto k-hat of importance ratios (see psis.h), following the
+ * loo package's psis() and gpdfit() step for step. */
+#include "config.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+#include "psis.h"
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+void drift_psis_gpdfit(const double *x, size_t n, double *k_out,
+                       double *sigma_out)
+{
+    const double prior = 3.0;
+    size_t M = 30 + (size_t)floor(sqrt((double)n));
+    double xstar = x[(size_t)floor((double)n / 4.0 + 0.5) - 1];
+    double lmax = -INFINITY;
+    double theta[M], l[M];
+    for (size_t j = 0; j < M; j++) {
+        theta[j] = 1.0 / x[n - 1] +
+                   (1.0 - sqrt((double)M / ((double)j + 0.5))) / prior /
+                       xstar;
+        double k = 0;
+        for (size_t i = 0; i < n; i++)
+            k += log1p(-theta[j] * x[i]);
+        k /= (double)n;
+        l[j] = (double)n * (log(-theta[j] / k) - k - 1.0);
+        if (l[j] > lmax)
+            lmax = l[j];
+    }
+    double wsum = 0, th = 0;
+    for (size_t j = 0; j < M; j++) {
+        double w = exp(l[j] - lmax);
+        if (isnan(w))
+            w = 0;
+        wsum += w;
+        th += theta[j] * w;
+    }
+    th /= wsum;
+    double k = 0;
+    for (size_t i = 0; i < n; i++)
+        k += log1p(-th * x[i]);
+    k /= (double)n;
+    *sigma_out = -k / th;
+    /* loo's weakly informative prior: k shrunk towards 0.5 as if by ten
+     * more observations. */
+    k = (k * (double)n + 0.5 * 10) / ((double)n + 10);
+    *k_out = isnan(k) ? INFINITY : k;
+}
+
+int drift_psis_khat(const double *log_ratio, size_t n, double *k,
+                    drift_err *e)
+{
+    if (n < 10)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "Pareto k needs at least 10 draws, not %zu", n);
+    double *s = malloc(n * sizeof *s);
+    if (!s)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        /* -inf: a draw of weight 0, which the tail never holds */
+        if (isnan(log_ratio[i]) || log_ratio[i] == INFINITY) {
+            free(s);
+            *k = INFINITY;
+            return DRIFT_OK;
+        }
+        s[i] = log_ratio[i];
+    }
+    qsort(s, n, sizeof *s, cmp_double);
+    double tail = ceil(fmin(0.2 * (double)n, 3.0 * sqrt((double)n)));
+    size_t M = (size_t)tail;
+    if (M >= n)
+        M = n - 1;
+    double cutoff = s[n - M - 1], top = s[n - 1];
+    if (top - s[n - M] <= 0) {
+        free(s);
+        *k = INFINITY;
+        return DRIFT_OK;
+    }
+    /* exceedances exp(lw) - exp(cutoff), scaled by exp(-top) */
+    double *x = s + (n - M);
+    for (size_t i = 0; i < M; i++)
+        x[i] = exp(x[i] - top) - exp(cutoff - top);
+    double sigma;
+    drift_psis_gpdfit(x, M, k, &sigma);
+    free(s);
+    return DRIFT_OK;
+}
