@@ -415,10 +415,11 @@ stopifnot(m$method == "pathfinder", m$num_paths == 4,
     fail=1
 fi
 # cmdstanr 0.5.3 reads drift optimize's file as CmdStan's (its point
-# estimates the file's row); it predates CmdStan's laplace method, so a
-# laplace file gives no draws (NULL, no error or warning) and its metadata
-# the method.
-if [ -f "$dir/optimize.csv" ] && [ -f "$dir/laplace.csv" ] && ! Rscript -e '
+# estimates the file's row) and variational's (its draws the rows after
+# the mean's); it predates CmdStan's laplace method, so a laplace file
+# gives no draws (NULL, no error or warning) and its metadata the method.
+if [ -f "$dir/optimize.csv" ] && [ -f "$dir/laplace.csv" ] &&
+    [ -f "$dir/variational.csv" ] && ! Rscript -e '
 args <- commandArgs(trailingOnly = TRUE); .libPaths(c(args[1], .libPaths()))
 no_warning <- function(e) withCallingHandlers(e,
     warning = function(w) stop(conditionMessage(w)))
@@ -428,8 +429,13 @@ stopifnot(abs(as.numeric(o$point_estimates[1, "a"]) - row$a) < 1e-12)
 no_warning(cmdstanr::read_cmdstan_csv(args[3]))
 m <- no_warning(cmdstanr:::read_csv_metadata(args[3]))
 stopifnot(m$method == "laplace", m$draws == 200)
-' "$lib" "$dir/optimize.csv" "$dir/laplace.csv" >"$dir/methods-r.log" 2>&1; then
-    echo "FAIL: drift optimize's and laplace's files, read by cmdstanr:"
+v <- no_warning(cmdstanr::read_cmdstan_csv(args[4]))
+rows <- read.csv(args[4], comment.char = "#")
+stopifnot(dim(v$draws)[1] == 200,
+          max(abs(as.vector(v$draws[, "a"]) - rows$a[-1])) < 1e-12)
+' "$lib" "$dir/optimize.csv" "$dir/laplace.csv" "$dir/variational.csv" \
+    >"$dir/methods-r.log" 2>&1; then
+    echo "FAIL: drift optimize's, laplace's and variational's files, read by cmdstanr:"
     cat "$dir/methods-r.log"
     fail=1
 fi
