@@ -287,3 +287,50 @@ drift_pathfinder <- function(model, data = NULL, seed = NULL,
     warning(sub(".*warning: *", "", w), call. = FALSE)
   as_draws_array_chains(list(read_stan_csv_file(out)$draws))
 }
+
+#' Variational inference by ADVI
+#'
+#' Runs `drift variational`, as CmdStan's variational method: a meanfield
+#' or fullrank Gaussian fitted to the posterior on the unconstrained scale,
+#' with gradients from minibatches on large data.
+#'
+#' @inheritParams drift_sample
+#' @param algorithm `"meanfield"` or `"fullrank"`.
+#' @param ... drift variational's options by name, underscores for dashes
+#'   (`output_samples = 1000`, `tol_rel_obj = 0.01`, `batch = ...`).
+#' @return a posterior::draws_array of one chain of the approximation's
+#'   draws (`lp__` = 0, `log_p__`, `log_g__`, the parameters and the
+#'   generated quantities), with the approximation's mean (the file's first
+#'   row) as its attribute `"mean"`.
+#' @export
+drift_variational <- function(model, data = NULL, algorithm = "meanfield",
+                              seed = NULL, drift_bin = NULL, ...) {
+  if (!algorithm %in% c("meanfield", "fullrank"))
+    stop("algorithm must be \"meanfield\" or \"fullrank\"", call. = FALSE)
+  dir <- tempfile("drift-variational-")
+  dir.create(dir)
+  on.exit(unlink(dir, recursive = TRUE))
+  model_file <- drift_transport_model_file(model, dir)
+  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
+  out <- file.path(dir, "variational.csv")
+  args <- c("variational", model_file, data_args(data_files),
+            "--algorithm", algorithm, "--quiet")
+  if (!is.null(seed)) args <- c(args, "--seed", as.character(seed))
+  opts <- list(...)
+  for (nm in names(opts)) {
+    v <- opts[[nm]]
+    if (is.logical(v)) v <- as.integer(v)
+    args <- c(args, paste0("--", gsub("_", "-", nm)), drift_num_or_text(v))
+  }
+  r <- drift_transport_run(c(args, "--out", out), path = drift_bin,
+                           quiet = TRUE)
+  if (!identical(r$status, 0L))
+    stop("drift variational failed:\n", paste(r$stderr, collapse = "\n"),
+         call. = FALSE)
+  for (w in grep("warning:", r$stderr, value = TRUE))
+    warning(sub(".*warning: *", "", w), call. = FALSE)
+  d <- read_stan_csv_file(out)$draws
+  a <- as_draws_array_chains(list(d[-1, , drop = FALSE]))
+  attr(a, "mean") <- d[1, ]
+  a
+}

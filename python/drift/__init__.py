@@ -13,14 +13,14 @@ PATH); see python/README.md.
 from ._cli import (DriftError, DriftNotFoundError, DriftWarning, find_drift,
                    set_drift_path)
 from .api import (check, diagnose, generate, laplace, log_prob, optimize,
-                  pathfinder, sample, summary, translate)
+                  pathfinder, sample, summary, translate, variational)
 from .fit import Fit, from_csv
 from . import rowstore
 
 __version__ = "0.1.0"
 
-__all__ = ["sample", "optimize", "laplace", "pathfinder", "generate",
-           "log_prob", "summary", "check", "diagnose",
+__all__ = ["sample", "optimize", "laplace", "pathfinder", "variational",
+           "generate", "log_prob", "summary", "check", "diagnose",
            "translate", "Fit",
            "from_csv", "rowstore", "find_drift", "set_drift_path",
            "DriftError", "DriftNotFoundError", "DriftWarning"]

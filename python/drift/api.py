@@ -529,3 +529,71 @@ def pathfinder(model, data=None, seed: int | None = None, init=None, *,
             warnings.warn(line.split("warning:", 1)[1].strip(),
                           _cli.DriftWarning, stacklevel=2)
     return Fit([out], given, False, r.stderr, drift_bin)
+
+
+def variational(model, data=None, algorithm: str = "meanfield",
+                seed: int | None = None, init=None, *,
+                output_dir: str | None = None, drift_bin: str | None = None,
+                **options) -> Fit:
+    """`drift variational`: ADVI (meanfield or fullrank) with gradients from
+    minibatches on large data, as CmdStan's variational method.  options:
+    drift variational's options by name, underscores for dashes
+    (output_samples=1000, tol_rel_obj=0.01, batch=..., eta=...).  Returns a
+    Fit of one chain of the approximation's draws (columns lp__ = 0,
+    log_p__, log_g__, the parameters and the generated quantities);
+    fit.variational_mean maps each column to the approximation's mean (the
+    file's first row, apart from the draws, as CmdStanPy's CmdStanVB keeps
+    it).  drift's warnings (a Pareto k above 0.7) become DriftWarning."""
+    if algorithm not in ("meanfield", "fullrank"):
+        raise ValueError("algorithm must be 'meanfield' or 'fullrank', got "
+                         f"{algorithm!r}")
+    if output_dir is None:
+        out_dir = _cli.new_output_dir()
+        _temp_dirs.append(out_dir)
+    else:
+        os.makedirs(output_dir, exist_ok=True)
+        out_dir = output_dir
+    model_arg, kind = _model_file(model, out_dir)
+    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
+    args = ["variational"] + (["--model", model_arg] if kind == "plugin"
+                              else [model_arg])
+    for f in files:
+        args += ["--data", f]
+    args += ["--algorithm", algorithm, "--quiet"]
+    if seed is not None:
+        args += ["--seed", str(int(seed))]
+    if isinstance(init, Mapping):
+        ipath = os.path.join(out_dir, "init.json")
+        _cli.write_json(ipath, init)
+        args += ["--init", ipath]
+    elif init is not None:
+        args += ["--init", os.fspath(init)]
+    for k, v in options.items():
+        if isinstance(v, bool):
+            v = int(v)
+        args += _cli._option(k, v)
+    out = os.path.join(out_dir, "variational.csv")
+    r = _cli.run(args + ["--out", out], drift_bin)
+    for line in r.stderr.splitlines():
+        if "warning:" in line:
+            warnings.warn(line.split("warning:", 1)[1].strip(),
+                          _cli.DriftWarning, stacklevel=2)
+    # the draws apart from the mean's row (the first after the header)
+    draws = os.path.join(out_dir, "variational-draws.csv")
+    mean_row = None
+    with open(out, encoding="utf-8") as fin, \
+            open(draws, "w", encoding="utf-8") as fout:
+        header = None
+        for line in fin:
+            if line.startswith("#") or not line.strip():
+                fout.write(line)
+            elif header is None:
+                header = line.strip().split(",")
+                fout.write(line)
+            elif mean_row is None:
+                mean_row = [float(v) for v in line.strip().split(",")]
+            else:
+                fout.write(line)
+    fit = Fit([draws], given, False, r.stderr, drift_bin)
+    fit.variational_mean = dict(zip(header or [], mean_row or []))
+    return fit

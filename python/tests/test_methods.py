@@ -128,3 +128,21 @@ def test_pathfinder_normal(drift_bin, ys):
     one = drift.pathfinder(MODEL, data={"y": ys}, seed=3, num_paths=1,
                            num_draws=200, drift_bin=drift_bin)
     assert one.num_draws == 200
+
+
+def test_variational_normal(drift_bin, ys):
+    """ADVI (meanfield) on the normal model: the approximation's mean of mu
+    within a quarter of the posterior sd of mean(y) (Stan's stopping rule
+    leaves the optimum's noise), its 1000 draws' sd within 25 % of
+    sigma / sqrt(n) (meanfield is exact in mu up to the stopping noise);
+    the mean's row kept apart from the draws."""
+    m = ys.mean()
+    n = len(ys)
+    sd = math.sqrt(float(((ys - m) ** 2).sum()) / (n - 1)) / math.sqrt(n)
+    fit = drift.variational(MODEL, data={"y": ys}, seed=3,
+                            drift_bin=drift_bin)
+    assert fit.num_draws == 1000
+    assert abs(fit.variational_mean["mu"] - m) < 0.25 * sd
+    mu = fit.draws()["mu"].ravel()
+    assert mu.std() == pytest.approx(sd, rel=0.25)
+    assert fit.column_names[:3] == ["lp__", "log_p__", "log_g__"]

@@ -111,3 +111,17 @@ test_that("drift_pathfinder draws around the posterior of mu", {
                           num_paths = 1, num_draws = 200)
   expect_equal(dim(one)[1], 200L)
 })
+
+test_that("drift_variational fits the posterior of mu", {
+  # meanfield ADVI: the approximation's mean of mu within a quarter of the
+  # posterior sd of mean(y), its draws' sd within 25 % of sigma / sqrt(n)
+  skip_if_no_drift()
+  set.seed(3)
+  y <- rnorm(200, 1.5, 2)
+  n <- length(y)
+  sd_mu <- sqrt(sum((y - mean(y))^2) / (n - 1)) / sqrt(n)
+  d <- drift_variational(model, data = list(y = y), seed = 3)
+  expect_equal(dim(d)[1], 1000L)
+  expect_lt(abs(attr(d, "mean")[["mu"]] - mean(y)), 0.25 * sd_mu)
+  expect_equal(sd(as.vector(d[, , "mu"])), sd_mu, tolerance = 0.25)
+})

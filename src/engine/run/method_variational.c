@@ -269,6 +269,10 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
     if ((rc = drift_vi_fit(&q, ld, m, &o, theta, warm ? sd : NULL, r->seed,
                            &res, e)))
         goto done;
+    if (res.n_retries)
+        fprintf(r->diag, "%s: note: the adapted eta diverged (%s); the "
+                         "ascent ran again from the start with eta %g\n",
+                r->who, res.retried, res.eta);
     write_header(r, a, &res);
     drift_vi_mean(q, theta);
     if ((rc = put_row(r, ld, theta, 0, 0, row, 0, e)))

@@ -61,6 +61,7 @@ typedef struct fit {
      * there (NULL: plain minibatch estimates). */
     double *cv_at, *cv_grad, *cv_tmp;
     drift_rng rng;
+    int ran_away;           /* the ascent left every finite scale */
 } fit;
 
 static int cmp_size(const void *a, const void *b)
@@ -454,6 +455,7 @@ static int ascend(fit *f, double eta, drift_vi_result *r, drift_err *e)
         step(f, eta, t);
         r->iterations = t;
         if (runaway(f)) {
+            f->ran_away = 1;
             rc = drift_err_set(
                 e, DRIFT_ENUMERIC,
                 "the approximation ran away at iteration %u (a mean or "
@@ -591,6 +593,7 @@ int drift_vi_fit(drift_vi **out, drift_logdensity *ld, const drift_model *m,
     *out = NULL;
     memset(r, 0, sizeof *r);
     size_t N = m->n_rows, d = m->dim;
+    r->retried[0] = '\0';
     int rc = check_opts(o, N, e);
     if (rc)
         return rc;
@@ -656,6 +659,18 @@ int drift_vi_fit(drift_vi **out, drift_logdensity *ld, const drift_model *m,
     rc = o->adapt_engaged ? adapt_eta(&f, init, &eta, e) : DRIFT_OK;
     if (!rc)
         rc = ascend(&f, eta, r, e);
+    /* An eta the adaptation chose that diverges later in the ascent (the
+     * adaptation's few iterations did not show it): the ascent again from
+     * the start with eta ten times smaller, down to 1e-3 (Stan stops with
+     * the error).  An eta the user gave is used as given. */
+    while (rc == DRIFT_ENUMERIC && !f.ran_away && o->adapt_engaged &&
+           eta > 2e-3 && r->n_retries < 8) {
+        snprintf(r->retried, sizeof r->retried, "%.300s", e->msg);
+        r->n_retries++;
+        eta /= 10;
+        reset(&f, init);
+        rc = ascend(&f, eta, r, e);
+    }
     if (rc) {
         fit_free(&f);
         drift_free(q);

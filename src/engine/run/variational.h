@@ -65,6 +65,9 @@ typedef struct drift_vi_result {
     int converged;          /* 1: the relative-change test was met */
     const char *why;        /* how it ended, in Stan's words */
     size_t batch, elbo_rows;/* rows per gradient and per ELBO estimate */
+    unsigned n_retries;     /* ascents run again with eta / 10 after an
+                               adapted eta diverged */
+    char retried[320];      /* the first divergence that made it retry */
 } drift_vi_result;
 
 /* Fits the approximation of ld's density (which must include the
