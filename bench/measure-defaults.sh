@@ -3,7 +3,7 @@
 # and writes them in place, between the lines "<!-- measured: NAME -->"
 # and "<!-- /measured -->" (doc/measure.sh's markers; doc/write-block.sh
 # writes them), printing what changed.  Each block ends with a line saying
-# what produced it, when and on which machine (tests/test_docs.sh
+# what produced it, when and on which machine (tests/docs/test_docs.sh
 # requires it).  Too heavy for make check: make measure-defaults runs it
 # with the build's drift.
 #

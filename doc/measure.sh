@@ -13,7 +13,7 @@
 # compared with a fresh measurement, times within a factor of 5 (the
 # machine's load varies, a stale figure is off by more; not in a sanitizer
 # build, DRIFT_SANITIZED=yes), the rest in form;
-# exit status 1 when one differs (tests/test_docs.sh runs this).
+# exit status 1 when one differs (tests/docs/test_docs.sh runs this).
 #
 # The blocks:
 #   pima-run    the account lines of the README's first command (the
@@ -26,7 +26,7 @@
 #   help        every command's --help (doc/reference.md), compared exactly
 # Blocks named scaling-* and defaults-* hold figures too heavy to measure
 # here (bench/measure-scaling.sh, bench/measure-defaults.sh write them);
-# they are skipped, and tests/test_docs.sh checks that each says what
+# they are skipped, and tests/docs/test_docs.sh checks that each says what
 # produced it, when and where.
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)

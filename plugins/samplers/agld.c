@@ -37,7 +37,7 @@
  * correction); under ra the draws are independent, so skipping one
  * changes no law.  The stream therefore advances on ordinary iterations
  * only, and under rr and ca every row is drawn by an ordinary iteration
- * once per pass (tests/test_agld.c checks the rows drawn).  Every
+ * once per pass (tests/samplers/test_agld.c checks the rows drawn).  Every
  * per-datum evaluation, renewals included, goes through the engine's
  * counted oracles.  Not an exact sampler: its bias grows with eta.
  *

@@ -1,5 +1,5 @@
-# centres2.R: the data of the Zig-Zag tests (tests/test_zigzag.c and the
-# installcheck): N = 1000 two-dimensional centres c_i ~ N((1, -2), S),
+# centres2.R: the data of the Zig-Zag tests (tests/examples/test_zigzag.c
+# and the installcheck): N = 1000 two-dimensional centres c_i ~ N((1, -2), S),
 # S = [[4, 1.2], [1.2, 1]].  Under the gaussian model (sigma = 1, flat
 # prior) the posterior is N(mean of the c_i, I / N) exactly; this prints
 # that mean, which the tests recompute from the file.

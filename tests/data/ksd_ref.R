@@ -1,6 +1,6 @@
 # ksd_ref.R: reference values of the IMQ kernel Stein discrepancy for
-# tests/test_ksd.c, computed independently of drift: the Stein kernel is
-# built here by R's symbolic differentiation (D) of the IMQ kernel
+# tests/engine/stats/test_ksd.c, computed independently of drift: the
+# Stein kernel is built here by R's symbolic differentiation (D) of the IMQ kernel
 #     k(x, y) = (c^2 + |x - y|^2)^beta
 # as k0(x, y) = sum_k [ s_k(x) s_k(y) k + s_k(x) dk/dy_k + s_k(y) dk/dx_k
 #                       + d2k/dx_k dy_k ],

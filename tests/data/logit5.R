@@ -1,4 +1,4 @@
-# logit5.R: the data and the reference posterior of tests/test_sbps.c.
+# logit5.R: the data and the reference posterior of tests/samplers/test_sbps.c.
 # Bayesian logistic regression, d = 5, N = 500: x ~ N(0, I), true w ~
 # U[-1.5, 1.5], y ~ Bernoulli(logistic(x . w)); prior w ~ N(0, 10 I) (the
 # logistic plugin's default s = sqrt(10)).  Writes logit5.csv and prints

@@ -1,4 +1,4 @@
-# nuts_accept.R: the reference of tests/test_nuts.c's adaptation test:
+# nuts_accept.R: the reference of tests/samplers/test_nuts.c's adaptation test:
 # the mean accept_stat__ of Stan's NUTS in sampling, per chain, on a 100-D
 # standard normal at CmdStan's defaults (1000 warmup + 1000 draws, diagonal
 # metric) for adapt_delta 0.6, 0.8 and 0.95: 40 chains each (seeds

@@ -1,7 +1,7 @@
 /* rowprobe.c: a sampler that reports, in its columns, which rows each
  * step visited and what every row service said of them, for
- * tests/test_mpi.sh: a run across MPI ranks must visit the same rows in
- * the same order as one process and get the same values.  Each step
+ * tests/engine/run/test_mpi.sh: a run across MPI ranks must visit the
+ * same rows in the same order as one process and get the same values.  Each step
  * takes a minibatch through grad_batch (rows__: a hash of its row
  * indices, in order, below 10^9 so that the file holds it exactly), asks
  * grad_rows, grad_sum, jvp_rows and, for a model in GLM form,

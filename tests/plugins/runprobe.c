@@ -1,5 +1,5 @@
 /* runprobe.c: samplers that probe what ABI 2 promises a sampler, for
- * tests/test_run.c.  For tests only: not installed.
+ * tests/engine/run/test_run.c.  For tests only: not installed.
  *
  *   overflow  random-walk Metropolis that, every other iteration, also
  *             asks an oracle (U_full, grad_full, grad_batch in turn) about

@@ -1,5 +1,5 @@
 /* wobble.c: a minibatch sampler with a fault on order, for the engine's
- * watch over running chains (tests/test_watch.c).  Each
+ * watch over running chains (tests/engine/run/test_watch.c).  Each
  * step emits theta = centre + z, z ~ N(0, I) fresh (independent draws:
  * exact on a standard normal target such as tests/plugins/mvn.c), with
  * lp__ the minibatch estimate of -U there from grad_batch, until

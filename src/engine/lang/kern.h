@@ -15,9 +15,9 @@
  * one row at a time, and the pairs do not depend on the unit).  Every
  * product and sum is one IEEE operation, none contracted into an FMA.  So
  * the results are bitwise the same on every x86-64 CPU (and in the C
- * reference of each unit, which tests/test_kern.c checks), and depend on
- * the values alone: not on alignment, on where a row lies or on the
- * thread. */
+ * reference of each unit, which tests/engine/lang/test_kern.c checks),
+ * and depend on the values alone: not on alignment, on where a row lies
+ * or on the thread. */
 #ifndef DRIFT_KERN_H
 #define DRIFT_KERN_H
 

@@ -1,5 +1,5 @@
 #!/bin/sh
-# tsan-smoke.sh: runs tests/tsan_smoke.c built with ThreadSanitizer (make
+# tsan-smoke.sh: runs tests/tsan/tsan_smoke.c built with ThreadSanitizer (make
 # check builds it when configure found $CC able to build and run
 # -fsanitize=thread programs; otherwise this test is skipped, exit 77).
 # Any data race reported fails it.

@@ -1,6 +1,6 @@
 # interop_check.R: the draws rstan, cmdstanr and posterior return from
 # drift's files equal the rows of the files themselves, and bayesplot plots
-# them (tests/test_interop.sh runs it).
+# them (tests/interop/test_interop.sh runs it).
 #
 #   Rscript interop_check.R RLIB SETS
 #

@@ -71,7 +71,7 @@ step "the staged drift searches $real_plugindir"
 for c in $("$drift" --help | awk '/^commands:/ {f = 1; next} f && /^  [a-z]/ {print $1}'); do
     "$drift" $c --help >/dev/null || fail "drift $c --help failed"
 done
-DRIFT_BIN="$drift" MANPAGE="$T$mandir/man1/drift.1" sh "$srcdir/tests/test_manpage.sh" ||
+DRIFT_BIN="$drift" MANPAGE="$T$mandir/man1/drift.1" sh "$srcdir/tests/docs/test_manpage.sh" ||
     fail "the installed manual page misses commands or options"
 
 # ---- pkg-config, pointed at the temporary install ----

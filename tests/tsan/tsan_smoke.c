@@ -1,6 +1,6 @@
 /* tsan_smoke.c: the multi-chain smoke test that make check runs under
- * ThreadSanitizer (tests/tsan-smoke.sh builds this file and the engine's
- * sources with -fsanitize=thread when the compiler can).  It exercises
+ * ThreadSanitizer (tests/tsan/tsan-smoke.sh builds this file and the
+ * engine's sources with -fsanitize=thread when the compiler can).  It exercises
  * what threads share: chains in parallel threads (the allocator's fault
  * injection counters, the stop request), --threads full-data passes,
  * read-ahead over a mapped row store with the input-map guard polled from

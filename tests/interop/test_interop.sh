@@ -3,7 +3,7 @@
 # and no warning, by the readers users of Stan CSV have: ArviZ, CmdStanPy,
 # rstan, cmdstanr, posterior (the pinned copies in ../shared/interop, run
 # by its read-all script) and bayesplot; and the draws each returns are
-# the file's own (tests/interop_check.py and .R).  The kinds: every
+# the file's own (tests/interop/interop_check.py and .R).  The kinds: every
 # sampler (the zigzag example too), 1 and 4 chains, saved warmup, scores
 # (--save-gradients) and step sizes chosen by pilots, budgets
 # in iterations, passes and seconds, an interrupted run, a run whose chain
@@ -462,9 +462,9 @@ for path, n, stats in ((sys.argv[1], 1, ["lp"]),
     cat "$dir/methods-py.log"
     fail=1
 fi
-/usr/bin/python3 "$src/tests/interop_check.py" "$sets" >"$dir/check-py.out" 2>&1 &
+/usr/bin/python3 "$src/tests/interop/interop_check.py" "$sets" >"$dir/check-py.out" 2>&1 &
 py=$!
-Rscript "$src/tests/interop_check.R" "$lib" "$sets" >"$dir/check-r.out" 2>&1 &
+Rscript "$src/tests/interop/interop_check.R" "$lib" "$sets" >"$dir/check-r.out" 2>&1 &
 rs=$!
 jobs=$(nproc 2>/dev/null || echo 2)
 [ "$jobs" -gt 4 ] && jobs=4

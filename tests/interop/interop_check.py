@@ -1,5 +1,5 @@
 # interop_check.py: the draws ArviZ and CmdStanPy return from drift's files
-# equal the rows of the files themselves (tests/test_interop.sh runs it).
+# equal the rows of the files themselves (tests/interop/test_interop.sh runs it).
 #
 #   /usr/bin/python3 interop_check.py SETS
 #

@@ -4,7 +4,7 @@
  * row in exactly one share, in order, whatever the number of shares and
  * the file's kind; a bad row's message naming its line in the whole
  * file), and the placing of per-row values before they are summed
- * across ranks.  The runs themselves are tests/test_mpi.sh's. */
+ * across ranks.  The runs themselves are tests/engine/run/test_mpi.sh's. */
 #include "config.h"
 
 #include <math.h>
