@@ -174,6 +174,31 @@ drift_log_prob <- function(model, point, data = NULL, jacobian = TRUE,
   list(lp = f$draws[1, 1][[1]], gradient = g)
 }
 
+# Runs `drift COMMAND` on model and data (written into dir) with args and
+# options opts by name (underscores for dashes, logicals as 0 or 1), its
+# output in dir as COMMAND.csv (that path returned); a failure stops with
+# drift's message, drift's warnings become R warnings.
+drift_method_run <- function(command, model, data, dir, seed, args, opts,
+                             drift_bin) {
+  model_file <- drift_transport_model_file(model, dir)
+  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
+  out <- file.path(dir, paste0(command, ".csv"))
+  a <- c(command, model_file, data_args(data_files), args)
+  if (!is.null(seed)) a <- c(a, "--seed", as.character(seed))
+  for (nm in names(opts)) {
+    v <- opts[[nm]]
+    if (is.logical(v)) v <- as.integer(v)
+    a <- c(a, paste0("--", gsub("_", "-", nm)), drift_num_or_text(v))
+  }
+  r <- drift_transport_run(c(a, "--out", out), path = drift_bin, quiet = TRUE)
+  if (!identical(r$status, 0L))
+    stop("drift ", command, " failed:\n", paste(r$stderr, collapse = "\n"),
+         call. = FALSE)
+  for (w in grep("warning:", r$stderr, value = TRUE))
+    warning(sub(".*warning: *", "", w), call. = FALSE)
+  out
+}
+
 #' Draws from the Laplace approximation at the mode
 #'
 #' Runs `drift laplace`, as CmdStan's laplace method: draws from the
@@ -195,12 +220,7 @@ drift_laplace <- function(model, data = NULL, mode = NULL, draws = 1000,
   dir <- tempfile("drift-laplace-")
   dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE))
-  model_file <- drift_transport_model_file(model, dir)
-  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
-  out <- file.path(dir, "laplace.csv")
-  args <- c("laplace", model_file, data_args(data_files),
-            "--draws", format(as.integer(draws)))
-  if (!is.null(seed)) args <- c(args, "--seed", as.character(seed))
+  args <- c("--draws", format(as.integer(draws)))
   if (!isTRUE(jacobian)) args <- c(args, "--no-jacobian")
   if (is.numeric(mode)) {
     mfile <- file.path(dir, "mode.csv")
@@ -211,11 +231,8 @@ drift_laplace <- function(model, data = NULL, mode = NULL, draws = 1000,
   } else if (!is.null(mode)) {
     args <- c(args, "--mode", mode)
   }
-  r <- drift_transport_run(c(args, "--out", out), path = drift_bin,
-                           quiet = TRUE)
-  if (!identical(r$status, 0L))
-    stop("drift laplace failed:\n", paste(r$stderr, collapse = "\n"),
-         call. = FALSE)
+  out <- drift_method_run("laplace", model, data, dir, seed, args, list(),
+                          drift_bin)
   as_draws_array_chains(list(read_stan_csv_file(out)$draws))
 }
 
@@ -235,18 +252,10 @@ drift_generate <- function(model, fit, data = NULL, seed = NULL,
   dir <- tempfile("drift-generate-")
   dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE))
-  model_file <- drift_transport_model_file(model, dir)
-  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
-  out <- file.path(dir, "generated.csv")
-  args <- c("generate", model_file, data_args(data_files))
-  if (!is.null(seed)) args <- c(args, "--seed", as.character(seed))
-  args <- c(args, "--out", out, "--draws", files)
-  r <- drift_transport_run(args, path = drift_bin, quiet = TRUE)
-  if (!identical(r$status, 0L))
-    stop("drift generate failed:\n", paste(r$stderr, collapse = "\n"),
-         call. = FALSE)
+  out <- drift_method_run("generate", model, data, dir, seed,
+                          c("--draws", files), list(), drift_bin)
   outs <- if (length(files) == 1) out else
-    file.path(dir, sprintf("generated_%d.csv", seq_along(files)))
+    file.path(dir, sprintf("generate_%d.csv", seq_along(files)))
   as_draws_array_chains(lapply(outs, function(f) read_stan_csv_file(f)$draws))
 }
 
@@ -267,24 +276,8 @@ drift_pathfinder <- function(model, data = NULL, seed = NULL,
   dir <- tempfile("drift-pathfinder-")
   dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE))
-  model_file <- drift_transport_model_file(model, dir)
-  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
-  out <- file.path(dir, "pathfinder.csv")
-  args <- c("pathfinder", model_file, data_args(data_files))
-  if (!is.null(seed)) args <- c(args, "--seed", as.character(seed))
-  opts <- list(...)
-  for (nm in names(opts)) {
-    v <- opts[[nm]]
-    if (is.logical(v)) v <- as.integer(v)
-    args <- c(args, paste0("--", gsub("_", "-", nm)), drift_num_or_text(v))
-  }
-  r <- drift_transport_run(c(args, "--out", out), path = drift_bin,
-                           quiet = TRUE)
-  if (!identical(r$status, 0L))
-    stop("drift pathfinder failed:\n", paste(r$stderr, collapse = "\n"),
-         call. = FALSE)
-  for (w in grep("warning:", r$stderr, value = TRUE))
-    warning(sub(".*warning: *", "", w), call. = FALSE)
+  out <- drift_method_run("pathfinder", model, data, dir, seed, character(),
+                          list(...), drift_bin)
   as_draws_array_chains(list(read_stan_csv_file(out)$draws))
 }
 
@@ -310,25 +303,9 @@ drift_variational <- function(model, data = NULL, algorithm = "meanfield",
   dir <- tempfile("drift-variational-")
   dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE))
-  model_file <- drift_transport_model_file(model, dir)
-  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
-  out <- file.path(dir, "variational.csv")
-  args <- c("variational", model_file, data_args(data_files),
-            "--algorithm", algorithm, "--quiet")
-  if (!is.null(seed)) args <- c(args, "--seed", as.character(seed))
-  opts <- list(...)
-  for (nm in names(opts)) {
-    v <- opts[[nm]]
-    if (is.logical(v)) v <- as.integer(v)
-    args <- c(args, paste0("--", gsub("_", "-", nm)), drift_num_or_text(v))
-  }
-  r <- drift_transport_run(c(args, "--out", out), path = drift_bin,
-                           quiet = TRUE)
-  if (!identical(r$status, 0L))
-    stop("drift variational failed:\n", paste(r$stderr, collapse = "\n"),
-         call. = FALSE)
-  for (w in grep("warning:", r$stderr, value = TRUE))
-    warning(sub(".*warning: *", "", w), call. = FALSE)
+  out <- drift_method_run("variational", model, data, dir, seed,
+                          c("--algorithm", algorithm, "--quiet"), list(...),
+                          drift_bin)
   d <- read_stan_csv_file(out)$draws
   a <- as_draws_array_chains(list(d[-1, , drop = FALSE]))
   attr(a, "mean") <- d[1, ]

@@ -402,6 +402,62 @@ def log_prob(model, point: Mapping[str, object], data=None,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def _method_setup(command: str, model, data, output_dir, drift_bin,
+                  seed=None):
+    """A method command's output directory (kept while Python runs, unless
+    given), its first arguments (the model and the data files written
+    there, the seed) and the data as given (for the Fit)."""
+    if output_dir is None:
+        out_dir = _cli.new_output_dir()
+        _temp_dirs.append(out_dir)
+    else:
+        os.makedirs(output_dir, exist_ok=True)
+        out_dir = output_dir
+    model_arg, kind = _model_file(model, out_dir)
+    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
+    args = [command] + (["--model", model_arg] if kind == "plugin"
+                        else [model_arg])
+    for f in files:
+        args += ["--data", f]
+    if seed is not None:
+        args += ["--seed", str(int(seed))]
+    return out_dir, args, given
+
+
+def _init_args(init, out_dir) -> list[str]:
+    """--init from a dict of initial values (written as JSON), a file's
+    path or a number (a radius)."""
+    if init is None:
+        return []
+    if isinstance(init, Mapping):
+        ipath = os.path.join(out_dir, "init.json")
+        _cli.write_json(ipath, init)
+        return ["--init", ipath]
+    if isinstance(init, (int, float)) and not isinstance(init, bool):
+        return ["--init", repr(float(init))]
+    return ["--init", os.fspath(init)]
+
+
+def _options_args(options: Mapping[str, object]) -> list[str]:
+    """A method's options by name, underscores for dashes (booleans as 0 or
+    1, as the methods' 0|1 options take them)."""
+    args: list[str] = []
+    for k, v in options.items():
+        args += _cli._option(k, int(v) if isinstance(v, bool) else v)
+    return args
+
+
+def _run_method(args: list[str], out: str, drift_bin) -> str:
+    """Runs the method writing out; drift's warnings become DriftWarning.
+    Its messages."""
+    r = _cli.run(args + ["--out", out], drift_bin)
+    for line in r.stderr.splitlines():
+        if "warning:" in line:
+            warnings.warn(line.split("warning:", 1)[1].strip(),
+                          _cli.DriftWarning, stacklevel=3)
+    return r.stderr
+
+
 def laplace(model, data=None, mode=None, draws: int = 1000,
             seed: int | None = None, jacobian: bool = True, init=None, *,
             output_dir: str | None = None, drift_bin: str | None = None
@@ -416,21 +472,9 @@ def laplace(model, data=None, mode=None, draws: int = 1000,
     quantities."""
     if not isinstance(draws, (int, np.integer)) or draws < 1:
         raise ValueError(f"draws must be a positive integer, got {draws!r}")
-    if output_dir is None:
-        out_dir = _cli.new_output_dir()
-        _temp_dirs.append(out_dir)
-    else:
-        os.makedirs(output_dir, exist_ok=True)
-        out_dir = output_dir
-    model_arg, kind = _model_file(model, out_dir)
-    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
-    args = ["laplace"] + (["--model", model_arg] if kind == "plugin"
-                          else [model_arg])
-    for f in files:
-        args += ["--data", f]
+    out_dir, args, given = _method_setup("laplace", model, data, output_dir,
+                                         drift_bin, seed)
     args += ["--draws", str(int(draws))]
-    if seed is not None:
-        args += ["--seed", str(int(seed))]
     if not jacobian:
         args.append("--no-jacobian")
     if isinstance(mode, Mapping):
@@ -443,15 +487,10 @@ def laplace(model, data=None, mode=None, draws: int = 1000,
         args += ["--mode", mpath]
     elif mode is not None:
         args += ["--mode", os.fspath(mode)]
-    if isinstance(init, Mapping):
-        ipath = os.path.join(out_dir, "init.json")
-        _cli.write_json(ipath, init)
-        args += ["--init", ipath]
-    elif init is not None:
-        args += ["--init", os.fspath(init)]
+    args += _init_args(init, out_dir)
     out = os.path.join(out_dir, "laplace.csv")
-    r = _cli.run(args + ["--out", out], drift_bin)
-    return Fit([out], given, False, r.stderr, drift_bin)
+    msgs = _run_method(args, out, drift_bin)
+    return Fit([out], given, False, msgs, drift_bin)
 
 
 def generate(model, fit, data=None, seed: int | None = None, *,
@@ -463,27 +502,14 @@ def generate(model, fit, data=None, seed: int | None = None, *,
     files: one per input chain, each the input with those columns
     recomputed."""
     files_in = _files_of(fit)
-    if output_dir is None:
-        out_dir = _cli.new_output_dir()
-        _temp_dirs.append(out_dir)
-    else:
-        os.makedirs(output_dir, exist_ok=True)
-        out_dir = output_dir
-    model_arg, kind = _model_file(model, out_dir)
-    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
-    args = ["generate"] + (["--model", model_arg] if kind == "plugin"
-                           else [model_arg])
-    for f in files:
-        args += ["--data", f]
-    if seed is not None:
-        args += ["--seed", str(int(seed))]
+    out_dir, args, given = _method_setup("generate", model, data,
+                                         output_dir, drift_bin, seed)
     out = os.path.join(out_dir, "generated.csv")
-    args += ["--out", out, "--draws"] + files_in
-    r = _cli.run(args, drift_bin)
+    msgs = _run_method(args + ["--draws"] + files_in, out, drift_bin)
     outs = ([out] if len(files_in) == 1 else
             [os.path.join(out_dir, f"generated_{k + 1}.csv")
              for k in range(len(files_in))])
-    return Fit(outs, given, False, r.stderr, drift_bin)
+    return Fit(outs, given, False, msgs, drift_bin)
 
 
 def pathfinder(model, data=None, seed: int | None = None, init=None, *,
@@ -497,38 +523,12 @@ def pathfinder(model, data=None, seed: int | None = None, init=None, *,
     path or a radius.  Returns a Fit of one chain whose columns are
     lp_approx__, lp__, the parameters and the generated quantities;
     drift's Pareto k warning, when it gives one, becomes a DriftWarning."""
-    if output_dir is None:
-        out_dir = _cli.new_output_dir()
-        _temp_dirs.append(out_dir)
-    else:
-        os.makedirs(output_dir, exist_ok=True)
-        out_dir = output_dir
-    model_arg, kind = _model_file(model, out_dir)
-    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
-    args = ["pathfinder"] + (["--model", model_arg] if kind == "plugin"
-                             else [model_arg])
-    for f in files:
-        args += ["--data", f]
-    if seed is not None:
-        args += ["--seed", str(int(seed))]
-    if isinstance(init, Mapping):
-        ipath = os.path.join(out_dir, "init.json")
-        _cli.write_json(ipath, init)
-        args += ["--init", ipath]
-    elif init is not None:
-        args += ["--init", os.fspath(init) if not isinstance(
-            init, (int, float)) else repr(float(init))]
-    for k, v in options.items():
-        if isinstance(v, bool):
-            v = int(v)
-        args += _cli._option(k, v)
+    out_dir, args, given = _method_setup("pathfinder", model, data,
+                                         output_dir, drift_bin, seed)
+    args += _init_args(init, out_dir) + _options_args(options)
     out = os.path.join(out_dir, "pathfinder.csv")
-    r = _cli.run(args + ["--out", out], drift_bin)
-    for line in r.stderr.splitlines():
-        if "warning:" in line:
-            warnings.warn(line.split("warning:", 1)[1].strip(),
-                          _cli.DriftWarning, stacklevel=2)
-    return Fit([out], given, False, r.stderr, drift_bin)
+    msgs = _run_method(args, out, drift_bin)
+    return Fit([out], given, False, msgs, drift_bin)
 
 
 def variational(model, data=None, algorithm: str = "meanfield",
@@ -547,43 +547,17 @@ def variational(model, data=None, algorithm: str = "meanfield",
     if algorithm not in ("meanfield", "fullrank"):
         raise ValueError("algorithm must be 'meanfield' or 'fullrank', got "
                          f"{algorithm!r}")
-    if output_dir is None:
-        out_dir = _cli.new_output_dir()
-        _temp_dirs.append(out_dir)
-    else:
-        os.makedirs(output_dir, exist_ok=True)
-        out_dir = output_dir
-    model_arg, kind = _model_file(model, out_dir)
-    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
-    args = ["variational"] + (["--model", model_arg] if kind == "plugin"
-                              else [model_arg])
-    for f in files:
-        args += ["--data", f]
+    out_dir, args, given = _method_setup("variational", model, data,
+                                         output_dir, drift_bin, seed)
     args += ["--algorithm", algorithm, "--quiet"]
-    if seed is not None:
-        args += ["--seed", str(int(seed))]
-    if isinstance(init, Mapping):
-        ipath = os.path.join(out_dir, "init.json")
-        _cli.write_json(ipath, init)
-        args += ["--init", ipath]
-    elif init is not None:
-        args += ["--init", os.fspath(init)]
-    for k, v in options.items():
-        if isinstance(v, bool):
-            v = int(v)
-        args += _cli._option(k, v)
+    args += _init_args(init, out_dir) + _options_args(options)
     out = os.path.join(out_dir, "variational.csv")
-    r = _cli.run(args + ["--out", out], drift_bin)
-    for line in r.stderr.splitlines():
-        if "warning:" in line:
-            warnings.warn(line.split("warning:", 1)[1].strip(),
-                          _cli.DriftWarning, stacklevel=2)
+    msgs = _run_method(args, out, drift_bin)
     # the draws apart from the mean's row (the first after the header)
     draws = os.path.join(out_dir, "variational-draws.csv")
-    mean_row = None
+    header, mean_row = None, None
     with open(out, encoding="utf-8") as fin, \
             open(draws, "w", encoding="utf-8") as fout:
-        header = None
         for line in fin:
             if line.startswith("#") or not line.strip():
                 fout.write(line)
@@ -594,6 +568,6 @@ def variational(model, data=None, algorithm: str = "meanfield",
                 mean_row = [float(v) for v in line.strip().split(",")]
             else:
                 fout.write(line)
-    fit = Fit([draws], given, False, r.stderr, drift_bin)
+    fit = Fit([draws], given, False, msgs, drift_bin)
     fit.variational_mean = dict(zip(header or [], mean_row or []))
     return fit
