@@ -43,10 +43,11 @@ static int precision(drift_logdensity *ld, size_t d, const double *mode,
             rc = drift_logdensity_eval(ld, x, &lp, gm, e);
         }
         x[j] = mode[j];
-        if (rc)
-            return drift_err_set(e, rc, "the Hessian at the mode: the "
-                                        "density next to it: %s",
-                                 e->msg);
+        if (rc) {
+            drift_err_prefix(e, "the Hessian at the mode: the density next "
+                                "to it");
+            return rc;
+        }
         for (size_t i = 0; i < d; i++)
             P[i * d + j] = -(gp[i] - gm[i]) / (2 * h);
     }

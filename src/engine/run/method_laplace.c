@@ -70,8 +70,7 @@ static int find_mode(const lap_args *a, drift_method_run *r,
         size_t n = 0;
         int rc = drift_points_from_draws(a->mode, m, 0, &vals, &n, NULL, e);
         if (rc) /* a file the user gave: bad input */
-            return drift_err_set(e, DRIFT_EINVAL, "--mode %s: %s", a->mode,
-                                 e->msg);
+            return drift_err_prefix(e, "--mode %s", a->mode), DRIFT_EINVAL;
         if (n != 1) {
             free(vals);
             return drift_err_set(e, DRIFT_EINVAL,
@@ -82,8 +81,7 @@ static int find_mode(const lap_args *a, drift_method_run *r,
         rc = m->unconstrain(m->self, vals, theta, e);
         free(vals);
         if (rc)
-            return drift_err_set(e, DRIFT_EINVAL, "--mode %s: %s", a->mode,
-                                 e->msg);
+            return drift_err_prefix(e, "--mode %s", a->mode), DRIFT_EINVAL;
         return DRIFT_OK;
     }
     int rc = drift_optimize_start(ld, m, a->init, r->seed, theta, e);

@@ -240,8 +240,8 @@ int drift_optimize_start(drift_logdensity *ld, const drift_model *m,
         if (rc)
             return rc;
         if ((rc = drift_logdensity_eval(ld, theta, &lp, NULL, e)))
-            return drift_err_set(e, rc, "at the initial values of %s: %s",
-                                 init, e->msg);
+            return drift_err_prefix(e, "at the initial values of %s", init),
+                   rc;
         return DRIFT_OK;
     }
     drift_rng rng;
@@ -252,10 +252,12 @@ int drift_optimize_start(drift_logdensity *ld, const drift_model *m,
         if (drift_logdensity_eval(ld, theta, &lp, NULL, e) == DRIFT_OK)
             return DRIFT_OK;
     }
+    char last[sizeof e->msg];
+    snprintf(last, sizeof last, "%s", e->msg);
     return drift_err_set(e, DRIFT_ENUMERIC,
                          "no finite log density at 100 random initial "
                          "points (the last: %s): give --init",
-                         e->msg);
+                         last);
 }
 
 void drift_optimize_sg_defaults(drift_optimize_sg_opts *o)

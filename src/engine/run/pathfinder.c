@@ -459,10 +459,12 @@ static int random_start(drift_logdensity *ld, size_t d, double r,
         if (!rc && isfinite(lp))
             return DRIFT_OK;
     }
+    char last[sizeof e->msg];
+    snprintf(last, sizeof last, "%s", e->msg);
     return drift_err_set(e, DRIFT_ENUMERIC,
                          "no finite log density at 100 random initial "
                          "points (the last: %s): give --init",
-                         e->msg);
+                         last);
 }
 
 /* Path number `which`: its L-BFGS from x0, then num_draws draws of the
