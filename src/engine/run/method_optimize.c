@@ -127,6 +127,10 @@ static const drift_mopt opts[] = {
      "N  L-BFGS pairs kept (default 5)", 1000, NULL, NULL},
     {"init-alpha", DRIFT_MOPT_POSITIVE, OFF(o.init_alpha),
      "A  first line search's step (default 0.001)", 0, NULL, NULL},
+    {"polish", DRIFT_MOPT_BOOL, OFF(o.polish),
+     "0|1  lbfgs: Newton's steps (finite-difference Hessian) once a "
+     "tolerance is met, to the mode within 1e-5 posterior sd (default 1; 0: "
+     "CmdStan's L-BFGS alone)", 0, NULL, NULL},
     {"algorithm", DRIFT_MOPT_CUSTOM, 0,
      "A  lbfgs (default: full-data L-BFGS), or the minibatch optimisers "
      "adam or sgd", 0, NULL, set_algorithm},
@@ -215,6 +219,9 @@ static void write_header(drift_method_run *r, const opt_args *a,
             res->iterations, res->converged, res->why);
     if (a->algo && strcmp(a->algo, "lbfgs"))
         fprintf(r->f, "# grad_sds = %g\n", res->grad_sds);
+    else if (o->polish)
+        fprintf(r->f, "# newton_steps = %u (Newton decrement %.3g)\n",
+                res->newton_steps, res->newton_decrement);
     drift_method_header_names(r);
 }
 
@@ -268,9 +275,13 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
     write_header(r, a, &o, &res);
     drift_method_row(r, row);
     if (res.converged) {
-        fprintf(r->diag, "%s: %s after %u iterations; lp__ = %.10g%s%s\n",
-                r->who, res.why, res.iterations, res.lp, r->out ? " -> " : "",
-                r->out ? r->out : "");
+        char newton[64] = "";
+        if (res.newton_steps)
+            snprintf(newton, sizeof newton, " and %u Newton step%s",
+                     res.newton_steps, res.newton_steps > 1 ? "s" : "");
+        fprintf(r->diag, "%s: %s after %u iterations%s; lp__ = %.10g%s%s\n",
+                r->who, res.why, res.iterations, newton, res.lp,
+                r->out ? " -> " : "", r->out ? r->out : "");
     } else {
         r->keep = 1;
         if (sgd)

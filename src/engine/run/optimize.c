@@ -32,6 +32,7 @@ void drift_optimize_defaults(drift_optimize_opts *o)
     o->init_alpha = 1e-3;
     o->on_iter = NULL;
     o->on_iter_user = NULL;
+    o->polish = 1;
 }
 
 static double dot(const double *a, const double *b, size_t d)
@@ -87,6 +88,118 @@ static void direction(size_t d, size_t m, size_t stored, size_t head,
     }
     for (size_t k = 0; k < d; k++)
         p[k] = -p[k];
+}
+
+/* The Hessian of f at x (d x d, row-major, into H) by central differences
+ * of its gradient, symmetrised; gp, gm scratch (d each). */
+static int hessian(drift_logdensity *ld, size_t d, double *x, double *H,
+                   double *gp, double *gm, drift_err *e)
+{
+    double fp, fm;
+    for (size_t j = 0; j < d; j++) {
+        double xj = x[j], h = 1e-5 * fmax(1, fabs(xj));
+        x[j] = xj + h;
+        int rc = eval(ld, d, x, &fp, gp, e);
+        x[j] = xj - h;
+        if (!rc)
+            rc = eval(ld, d, x, &fm, gm, e);
+        x[j] = xj;
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < d; i++)
+            H[i * d + j] = (gp[i] - gm[i]) / (2 * h);
+    }
+    for (size_t i = 0; i < d; i++)
+        for (size_t j = 0; j < i; j++)
+            H[i * d + j] = H[j * d + i] =
+                0.5 * (H[i * d + j] + H[j * d + i]);
+    return DRIFT_OK;
+}
+
+/* Solves H s = -g by Cholesky (H overwritten by its factor): 0, or -1
+ * when H is not positive definite. */
+static int newton_step(size_t d, double *H, const double *g, double *s)
+{
+    for (size_t j = 0; j < d; j++) {
+        double v = H[j * d + j];
+        for (size_t k = 0; k < j; k++)
+            v -= H[j * d + k] * H[j * d + k];
+        if (!(v > 0) || !isfinite(v))
+            return -1;
+        H[j * d + j] = sqrt(v);
+        for (size_t i = j + 1; i < d; i++) {
+            double w = H[i * d + j];
+            for (size_t k = 0; k < j; k++)
+                w -= H[i * d + k] * H[j * d + k];
+            H[i * d + j] = w / H[j * d + j];
+        }
+    }
+    for (size_t i = 0; i < d; i++) {
+        double v = -g[i];
+        for (size_t k = 0; k < i; k++)
+            v -= H[i * d + k] * s[k];
+        s[i] = v / H[i * d + i];
+    }
+    for (size_t i = d; i-- > 0;) {
+        double v = s[i];
+        for (size_t k = i + 1; k < d; k++)
+            v -= H[k * d + i] * s[k];
+        s[i] = v / H[i * d + i];
+    }
+    return 0;
+}
+
+/* Newton's steps from the point L-BFGS stopped at, with the Hessian from
+ * the gradient by central differences, while the Newton decrement g'H^-1 g
+ * (about the squared distance to the mode in posterior sds) is above
+ * 1e-10: L-BFGS's relative tests take its curvature from a few pairs,
+ * which on a badly scaled posterior can stop it sds from the mode.  Where
+ * the Hessian is not positive definite (no interior mode) or a step makes
+ * no progress, the point stays as it is. */
+static int polish(drift_logdensity *ld, size_t d, double *x, double *f,
+                  double *g, drift_optimize_result *r, drift_err *e)
+{
+    if (d > DRIFT_OPTIMIZE_POLISH_MAX_DIM)
+        return DRIFT_OK;
+    double *buf = drift_malloc_array(d * d + 5 * d, sizeof *buf);
+    if (!buf)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    double *H = buf, *gp = H + d * d, *gm = gp + d, *s = gm + d,
+           *xn = s + d, *gn = xn + d;
+    int rc = DRIFT_OK;
+    r->newton_decrement = NAN;
+    for (int k = 0; k < 20; k++) {
+        if ((rc = hessian(ld, d, x, H, gp, gm, e)))
+            break;
+        if (newton_step(d, H, g, s))
+            break;
+        double dec = -dot(g, s, d);
+        r->newton_decrement = dec;
+        if (!(dec > 1e-10))
+            break;
+        double t = 1, fn = INFINITY;
+        int accepted = 0;
+        for (int tries = 0; tries < 30 && !accepted; tries++, t *= 0.5) {
+            for (size_t i = 0; i < d; i++)
+                xn[i] = x[i] + t * s[i];
+            int erc = eval(ld, d, xn, &fn, gn, e);
+            if (erc && erc != DRIFT_ENUMERIC && erc != DRIFT_ENONFINITE) {
+                rc = erc;
+                break;
+            }
+            accepted = !erc && fn <= *f - 1e-4 * t * dec;
+        }
+        if (rc || !accepted)
+            break;
+        memcpy(x, xn, d * sizeof *x);
+        memcpy(g, gn, d * sizeof *g);
+        *f = fn;
+        r->newton_steps++;
+    }
+    if (rc == DRIFT_ENUMERIC || rc == DRIFT_ENONFINITE)
+        rc = DRIFT_OK; /* the L-BFGS point stands */
+    drift_free(buf);
+    return rc;
 }
 
 int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
@@ -218,6 +331,11 @@ int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
         }
         r->converged = 1;
         break;
+    }
+    r->newton_decrement = NAN;
+    if (r->converged && o->polish && (rc = polish(ld, d, x, &f, g, r, e))) {
+        drift_free(buf);
+        return rc;
     }
     r->lp = -f;
     drift_free(buf);

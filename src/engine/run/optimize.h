@@ -11,6 +11,10 @@
 
 #include "logdensity.h"
 
+/* The most coordinates Newton's polish of a mode is tried on (it takes d
+ * gradients and d^2 doubles a step). */
+#define DRIFT_OPTIMIZE_POLISH_MAX_DIM 1000
+
 typedef struct drift_optimize_opts {
     unsigned iter;          /* iterations at most (2000) */
     double tol_obj;         /* |f_k - f_k-1| below it: converged (1e-12) */
@@ -20,6 +24,12 @@ typedef struct drift_optimize_opts {
     double tol_param;       /* |x_k - x_k-1| below it (1e-8) */
     unsigned history_size;  /* pairs kept (5) */
     double init_alpha;      /* the first line search's first step (1e-3) */
+    int polish;             /* 1 (the default): once a tolerance is met,
+                               Newton's steps with a finite-difference
+                               Hessian until the Newton decrement is below
+                               1e-10 (models of at most
+                               DRIFT_OPTIMIZE_POLISH_MAX_DIM coordinates);
+                               0: CmdStan's L-BFGS alone */
     /* Called (when not NULL) at the start point and at every accepted
      * iterate with the point x, f = -log density there and its gradient
      * g (d values each, valid during the call): what a method built on
@@ -39,6 +49,9 @@ typedef struct drift_optimize_result {
                                could make no more progress; 0: the
                                iteration limit was reached */
     const char *why;        /* which test ended it, in CmdStan's words */
+    unsigned newton_steps;  /* Newton's steps after L-BFGS (polish) */
+    double newton_decrement;/* g'H^-1 g where it ended (NaN: not
+                               computed) */
     double grad_sds;        /* minibatch methods: the final full-data
                                gradient's largest coordinate in units of
                                its sampling sd (drift_optimize_sg) */
