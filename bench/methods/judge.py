@@ -15,7 +15,7 @@ import numpy as np
 def read(path):
     with open(path) as f:
         lines = [l for l in f if not l.startswith("#") and l.strip()]
-    head = lines[0].strip().split(",")
+    head = [h.strip('"') for h in lines[0].strip().split(",")]
     x = np.array([[float(v) for v in l.strip().split(",")] for l in lines[1:]])
     if "log_g__" in head and "lp__" in head and np.all(x[:, head.index("lp__")] == 0):
         x = x[1:]  # variational: row 1 is the mean

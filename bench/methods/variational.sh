@@ -4,6 +4,7 @@
 # one after another: (a) logistic regression, N = 10^5 rows, D = 8 (numpy,
 # seed 1), judged against drift nuts's pooled draws; (b) posteriordb's
 # eight_schools_noncentered, judged against reference.csv (Stan NUTS).
+# Stan's ADVI (rstan vb, vb.R) runs beside them on (a) unless NO_STAN is set.
 # Prints each exact command, its wall seconds and exit status, and one
 # judge.py line.  Not a test.
 set -u
@@ -12,7 +13,7 @@ DRIFT=${DRIFT:-$top/drift}
 SEED=${SEED:-1}
 export DRIFT_PLUGIN_PATH="${DRIFT_PLUGIN_PATH:-$top/plugins/samplers/.libs:$top/plugins/models/.libs}"
 export DRIFT_PLUGIN_DIR="${DRIFT_PLUGIN_DIR:-$DRIFT_PLUGIN_PATH}"
-SAMPLERS=${SAMPLERS:-"sgld sghmc psgld"}
+SAMPLERS=${SAMPLERS:-"sgld sghmc sgnht"}
 J="/usr/bin/python3 $top/bench/methods/judge.py"
 w=$(mktemp -d "${TMPDIR:-/tmp}/drift-methods.XXXXXX") || exit 1
 trap 'rm -rf "$w"' EXIT
@@ -67,9 +68,16 @@ for case in logistic eight_schools; do
     for s in $SAMPLERS; do
         run $s "$c/$s" $DRIFT sample $M --sampler $s --seed $SEED --out "$c/$s.csv" --quiet
     done
+    stan=
+    if [ $case = logistic ] && [ -z "${NO_STAN:-}" ] && command -v Rscript >/dev/null 2>&1; then
+        mkdir -p "$w/boost" && ln -sf /usr/include/boost "$w/boost/boost"
+        echo "\$ Rscript bench/methods/vb.R $w $w/lr.csv $c $SEED"
+        Rscript "$top/bench/methods/vb.R" "$w" "$w/lr.csv" "$c" $SEED 2>&1 | grep -v '^Chain\|^$' | tail -8
+        stan="stan_mf stan_fr"
+    fi
     echo "-- against $( [ $case = logistic ] && echo 'drift nuts (pooled 4 chains)' || echo 'reference.csv (Stan NUTS)')"
     judge "$ref" nuts "$c/nuts"
     judge "$ref" meanfield "$c/mf"
     judge "$ref" fullrank "$c/fr"
-    for s in $SAMPLERS; do judge "$ref" $s "$c/$s"; done
+    for s in $SAMPLERS $stan; do [ -f "$c/$s.csv" ] || [ -f "$c/${s}_1.csv" ] && judge "$ref" $s "$c/$s"; done
 done
