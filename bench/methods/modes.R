@@ -149,7 +149,7 @@ for (name in cases) {
   jr <- if (rl$status == 0) judge(read_draws(f_lap), rref) else NULL
   jr0 <- judge(setNames(as.data.frame(rd[, svars]), vars), sc$ref)
   jp <- if (rp$status == 0) judge(read_draws(f_pf), sc$ref) else NULL
-  pk <- grep("Pareto", readLines(f_pf), value = TRUE)
+  pk <- grep("Pareto", c(readLines(f_pf), readLines(file.path(work, "drift.err"))), value = TRUE)
   if (length(pk)) cat("pathfinder:", pk, "\n")
   out[[name]] <- data.frame(
     posterior = name, d = length(vars),
