@@ -306,7 +306,7 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
             fprintf(r->f, "# draws with no finite log density: %zu\n",
                     n_bad);
     }
-    if (have_k && khat > 0.7)
+    if (have_k && khat > DRIFT_PSIS_K_WARN)
         fprintf(r->diag, "%s: warning: Pareto k = %.2f > 0.7: the "
                          "approximation is far from the posterior and its "
                          "draws and means may be badly off; try --algorithm "

@@ -11,6 +11,7 @@
 #ifndef DRIFT_PATHFINDER_H
 #define DRIFT_PATHFINDER_H
 
+#include "engine/stats/psis.h"
 #include "logdensity.h"
 #include "optimize.h"
 #include "rng.h"
@@ -97,20 +98,5 @@ int drift_pathfinder_run(drift_logdensity *ld, size_t d,
 int drift_pathfinder_inits(const drift_model *m, uint64_t seed, size_t n,
                            double **points, drift_err *e);
 
-/* Pareto smoothing of n log importance ratios in place (Vehtari, Simpson,
- * Gelman, Yao & Gabry 2024): the largest min(n/5, 3 sqrt(n)) replaced by
- * the expected order statistics of a generalised Pareto fitted to them
- * (Zhang & Stephens 2009, with the weakly informative prior of the
- * paper), truncated at the largest raw ratio, then normalised (log-sum-
- * exp 0).  *khat gets the fitted shape (INFINITY when the tail is shorter
- * than 5 or not finite; -INFINITY when the tail's ratios are equal to
- * within 1e-6: no smoothing either way).  -inf ratios are zero weights.
- * Returns DRIFT_OK, DRIFT_ENOMEM, or DRIFT_ENUMERIC when no ratio is
- * finite. */
-int drift_psis_smooth(double *lw, size_t n, double *khat);
-
-/* Pareto k above which importance resampling is unreliable (the paper's
- * 0.7). */
-#define DRIFT_PSIS_K_WARN 0.7
 
 #endif

@@ -1,5 +1,6 @@
-/* psis.c: Pareto k-hat of importance ratios (see psis.h), following the
- * loo package's psis() and gpdfit() step for step. */
+/* psis.c: Pareto k-hat of importance ratios and their Pareto smoothing
+ * (see psis.h), following the loo package's psis() and gpdfit() step for
+ * step. */
 #include "config.h"
 
 #include <math.h>
@@ -89,5 +90,91 @@ int drift_psis_khat(const double *log_ratio, size_t n, double *k,
     double sigma;
     drift_psis_gpdfit(x, M, k, &sigma);
     free(s);
+    return DRIFT_OK;
+}
+
+typedef struct ranked {
+    double v;
+    size_t i;
+} ranked;
+
+static int by_value(const void *a, const void *b)
+{
+    double x = ((const ranked *)a)->v, y = ((const ranked *)b)->v;
+    return x < y ? -1 : x > y ? 1 : 0;
+}
+
+/* The generalised Pareto's quantile at p. */
+static double gpd_quantile(double p, double k, double sigma)
+{
+    if (k == 0)
+        return -sigma * log1p(-p);
+    return sigma * expm1(-k * log1p(-p)) / k;
+}
+
+int drift_psis_smooth(double *lw, size_t n, double *khat)
+{
+    *khat = INFINITY;
+    double mx = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (lw[i] > mx)
+            mx = lw[i];
+    if (!isfinite(mx))
+        return DRIFT_ENUMERIC;
+    for (size_t i = 0; i < n; i++)
+        lw[i] = isnan(lw[i]) ? -INFINITY : lw[i] - mx;
+    size_t tail = (size_t)ceil(fmin(0.2 * (double)n, 3 * sqrt((double)n)));
+    if (tail >= 5 && tail < n) {
+        ranked *r = drift_malloc_array(n, sizeof *r);
+        double *x = drift_malloc_array(tail, sizeof *x);
+        if (!r || !x) {
+            drift_free(r);
+            drift_free(x);
+            return DRIFT_ENOMEM;
+        }
+        for (size_t i = 0; i < n; i++)
+            r[i] = (ranked){lw[i], i};
+        qsort(r, n, sizeof *r, by_value);
+        double cut = r[n - tail - 1].v, ecut = exp(cut);
+        /* Ratios equal to rounding at the top (an approximation exact up
+         * to its constant, as a Gaussian target's can be): bounded, equal
+         * weights there, nothing to fit or smooth. */
+        int ok = -cut >= 1e-6;
+        if (!ok)
+            *khat = -INFINITY;
+        for (size_t j = 0; j < tail; j++) {
+            x[j] = exp(r[n - tail + j].v) - ecut;
+            if (!(x[j] >= 0) || !isfinite(x[j]))
+                ok = 0;
+        }
+        /* Ties at the cut leave zero exceedances, which the fit cannot
+         * take: no smoothing then (loo's too few distinct values). */
+        if (ok && x[0] > 0) {
+            double k, sigma;
+            drift_psis_gpdfit(x, tail, &k, &sigma);
+            if (isfinite(k) && isfinite(sigma) && sigma > 0) {
+                for (size_t j = 0; j < tail; j++) {
+                    double q = gpd_quantile(((double)j + 0.5) / tail, k,
+                                            sigma) + ecut;
+                    double v = log(q);
+                    lw[r[n - tail + j].i] = v > 0 ? 0 : v;
+                }
+            }
+            *khat = k;
+        }
+        drift_free(r);
+        drift_free(x);
+    }
+    /* normalise */
+    mx = -INFINITY;
+    for (size_t i = 0; i < n; i++)
+        if (lw[i] > mx)
+            mx = lw[i];
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += exp(lw[i] - mx);
+    double lse = mx + log(s);
+    for (size_t i = 0; i < n; i++)
+        lw[i] -= lse;
     return DRIFT_OK;
 }

@@ -1,8 +1,8 @@
-/* psis.h: the Pareto k diagnostic of importance ratios (Vehtari, Simpson,
- * Gelman, Yao and Gabry, "Pareto smoothed importance sampling"): the
- * shape of a generalised Pareto distribution fitted to the largest
- * ratios, as the loo package and Stan's variational method compute it.
- * Not for smoothing the weights themselves. */
+/* psis.h: Pareto smoothed importance sampling (Vehtari, Simpson, Gelman,
+ * Yao and Gabry): the Pareto k diagnostic of importance ratios, the shape
+ * of a generalised Pareto distribution fitted to the largest ratios, as
+ * the loo package and Stan's variational method compute it, and the
+ * ratios smoothed by that fit (Pathfinder's resampling). */
 #ifndef DRIFT_PSIS_H
 #define DRIFT_PSIS_H
 
@@ -24,5 +24,21 @@ int drift_psis_khat(const double *log_ratio, size_t n, double *k,
  * (positive, sorted ascending): the shape k (with the prior) and the
  * scale sigma. */
 void drift_psis_gpdfit(const double *x, size_t n, double *k, double *sigma);
+
+/* Pareto smoothing of n log importance ratios in place (Vehtari, Simpson,
+ * Gelman, Yao & Gabry 2024): the largest min(n/5, 3 sqrt(n)) replaced by
+ * the expected order statistics of a generalised Pareto fitted to them
+ * (Zhang & Stephens 2009, with the weakly informative prior of the
+ * paper), truncated at the largest raw ratio, then normalised (log-sum-
+ * exp 0).  *khat gets the fitted shape (INFINITY when the tail is shorter
+ * than 5 or not finite; -INFINITY when the tail's ratios are equal to
+ * within 1e-6: no smoothing either way).  -inf ratios are zero weights.
+ * Returns DRIFT_OK, DRIFT_ENOMEM, or DRIFT_ENUMERIC when no ratio is
+ * finite. */
+int drift_psis_smooth(double *lw, size_t n, double *khat);
+
+/* Pareto k above which importance resampling is unreliable (the paper's
+ * 0.7). */
+#define DRIFT_PSIS_K_WARN 0.7
 
 #endif
