@@ -25,40 +25,6 @@ void drift_laplace_free(drift_laplace *la)
     drift_free(la);
 }
 
-/* The precision -H into P (d x d): column j from the gradients at
- * mode +- h_j e_j, h_j = 1e-5 max(1, |mode_j|) (central differences:
- * error of order h^2 in the curvature), then symmetrised. */
-static int precision(drift_logdensity *ld, size_t d, const double *mode,
-                     double *P, double *x, double *gp, double *gm,
-                     drift_err *e)
-{
-    double lp;
-    memcpy(x, mode, d * sizeof *x);
-    for (size_t j = 0; j < d; j++) {
-        double h = 1e-5 * fmax(1.0, fabs(mode[j]));
-        x[j] = mode[j] + h;
-        int rc = drift_logdensity_eval(ld, x, &lp, gp, e);
-        if (!rc) {
-            x[j] = mode[j] - h;
-            rc = drift_logdensity_eval(ld, x, &lp, gm, e);
-        }
-        x[j] = mode[j];
-        if (rc) {
-            drift_err_prefix(e, "the Hessian at the mode: the density next "
-                                "to it");
-            return rc;
-        }
-        for (size_t i = 0; i < d; i++)
-            P[i * d + j] = -(gp[i] - gm[i]) / (2 * h);
-    }
-    for (size_t i = 0; i < d; i++)
-        for (size_t j = 0; j < i; j++) {
-            double s = 0.5 * (P[i * d + j] + P[j * d + i]);
-            P[i * d + j] = P[j * d + i] = s;
-        }
-    return DRIFT_OK;
-}
-
 int drift_laplace_new(drift_laplace **out, drift_logdensity *ld, size_t d,
                       const double *mode, drift_err *e)
 {
@@ -76,9 +42,11 @@ int drift_laplace_new(drift_laplace **out, drift_logdensity *ld, size_t d,
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     }
     memcpy(la->mode, mode, d * sizeof *mode);
-    int rc = precision(ld, d, mode, la->L, work, work + d, work + 2 * d, e);
+    int rc = drift_logdensity_precision(ld, d, mode, la->L, work, e);
     drift_free(work);
     if (rc) {
+        drift_err_prefix(e, "the Hessian at the mode: the density next to "
+                            "it");
         drift_laplace_free(la);
         return rc;
     }

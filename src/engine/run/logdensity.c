@@ -163,3 +163,31 @@ int drift_logdensity_eval(drift_logdensity *ld, const double *theta,
     }
     return finish(ld, theta, lp, grad, e);
 }
+
+int drift_logdensity_precision(drift_logdensity *ld, size_t d,
+                               const double *x0, double *P, double *work,
+                               drift_err *e)
+{
+    double lp, *x = work, *gp = work + d, *gm = work + 2 * d;
+    memcpy(x, x0, d * sizeof *x);
+    for (size_t j = 0; j < d; j++) {
+        double h = 1e-5 * fmax(1.0, fabs(x0[j]));
+        x[j] = x0[j] + h;
+        int rc = drift_logdensity_eval(ld, x, &lp, gp, e);
+        if (!rc) {
+            x[j] = x0[j] - h;
+            rc = drift_logdensity_eval(ld, x, &lp, gm, e);
+        }
+        x[j] = x0[j];
+        if (rc)
+            return rc;
+        for (size_t i = 0; i < d; i++)
+            P[i * d + j] = -(gp[i] - gm[i]) / (2 * h);
+    }
+    for (size_t i = 0; i < d; i++)
+        for (size_t j = 0; j < i; j++) {
+            double s = 0.5 * (P[i * d + j] + P[j * d + i]);
+            P[i * d + j] = P[j * d + i] = s;
+        }
+    return DRIFT_OK;
+}

@@ -52,4 +52,13 @@ void *drift_logdensity_ws(const drift_logdensity *ld);
  * needed (n_out == dim and constrain() copies at probe points). */
 int drift_logdensity_unconstrained(const drift_model *m);
 
+/* The precision at x: minus the Hessian of the log density (d x d,
+ * row-major, into P), column j from the gradients at x +- h_j e_j,
+ * h_j = 1e-5 max(1, |x_j|) (central differences: error of order h^2 in
+ * the curvature), then symmetrised.  work: 3 d doubles.  The model's
+ * error where the density is not finite next to x. */
+int drift_logdensity_precision(drift_logdensity *ld, size_t d,
+                               const double *x, double *P, double *work,
+                               drift_err *e);
+
 #endif

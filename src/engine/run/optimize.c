@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <cblas.h>
+
 #include "base/util.h"
+#include "adapt.h"
 #include "inits.h"
 #include "optimize.h"
 #include "rng.h"
@@ -90,65 +93,6 @@ static void direction(size_t d, size_t m, size_t stored, size_t head,
         p[k] = -p[k];
 }
 
-/* The Hessian of f at x (d x d, row-major, into H) by central differences
- * of its gradient, symmetrised; gp, gm scratch (d each). */
-static int hessian(drift_logdensity *ld, size_t d, double *x, double *H,
-                   double *gp, double *gm, drift_err *e)
-{
-    double fp, fm;
-    for (size_t j = 0; j < d; j++) {
-        double xj = x[j], h = 1e-5 * fmax(1, fabs(xj));
-        x[j] = xj + h;
-        int rc = eval(ld, d, x, &fp, gp, e);
-        x[j] = xj - h;
-        if (!rc)
-            rc = eval(ld, d, x, &fm, gm, e);
-        x[j] = xj;
-        if (rc)
-            return rc;
-        for (size_t i = 0; i < d; i++)
-            H[i * d + j] = (gp[i] - gm[i]) / (2 * h);
-    }
-    for (size_t i = 0; i < d; i++)
-        for (size_t j = 0; j < i; j++)
-            H[i * d + j] = H[j * d + i] =
-                0.5 * (H[i * d + j] + H[j * d + i]);
-    return DRIFT_OK;
-}
-
-/* Solves H s = -g by Cholesky (H overwritten by its factor): 0, or -1
- * when H is not positive definite. */
-static int newton_step(size_t d, double *H, const double *g, double *s)
-{
-    for (size_t j = 0; j < d; j++) {
-        double v = H[j * d + j];
-        for (size_t k = 0; k < j; k++)
-            v -= H[j * d + k] * H[j * d + k];
-        if (!(v > 0) || !isfinite(v))
-            return -1;
-        H[j * d + j] = sqrt(v);
-        for (size_t i = j + 1; i < d; i++) {
-            double w = H[i * d + j];
-            for (size_t k = 0; k < j; k++)
-                w -= H[i * d + k] * H[j * d + k];
-            H[i * d + j] = w / H[j * d + j];
-        }
-    }
-    for (size_t i = 0; i < d; i++) {
-        double v = -g[i];
-        for (size_t k = 0; k < i; k++)
-            v -= H[i * d + k] * s[k];
-        s[i] = v / H[i * d + i];
-    }
-    for (size_t i = d; i-- > 0;) {
-        double v = s[i];
-        for (size_t k = i + 1; k < d; k++)
-            v -= H[k * d + i] * s[k];
-        s[i] = v / H[i * d + i];
-    }
-    return 0;
-}
-
 /* Newton's steps from the point L-BFGS stopped at, with the Hessian from
  * the gradient by central differences, while the Newton decrement g'H^-1 g
  * (about the squared distance to the mode in posterior sds) is above
@@ -161,18 +105,25 @@ static int polish(drift_logdensity *ld, size_t d, double *x, double *f,
 {
     if (d > DRIFT_OPTIMIZE_POLISH_MAX_DIM)
         return DRIFT_OK;
-    double *buf = drift_malloc_array(d * d + 5 * d, sizeof *buf);
+    double *buf = drift_malloc_array(d * d + 6 * d, sizeof *buf);
     if (!buf)
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
-    double *H = buf, *gp = H + d * d, *gm = gp + d, *s = gm + d,
-           *xn = s + d, *gn = xn + d;
+    double *H = buf, *work = H + d * d, *s = work + 3 * d, *xn = s + d,
+           *gn = xn + d;
     int rc = DRIFT_OK;
     r->newton_decrement = NAN;
     for (int k = 0; k < 20; k++) {
-        if ((rc = hessian(ld, d, x, H, gp, gm, e)))
+        /* f is minus the log density: its Hessian is the precision */
+        if ((rc = drift_logdensity_precision(ld, d, x, H, work, e)) ||
+            drift_adapt_cholesky(H, d, H))
             break;
-        if (newton_step(d, H, g, s))
-            break;
+        /* s = -H^-1 g by the factor's two triangular solves */
+        for (size_t i = 0; i < d; i++)
+            s[i] = -g[i];
+        cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+                    (blasint)d, H, (blasint)d, s, 1);
+        cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit,
+                    (blasint)d, H, (blasint)d, s, 1);
         double dec = -dot(g, s, d);
         r->newton_decrement = dec;
         if (!(dec > 1e-10))
@@ -364,10 +315,20 @@ int drift_optimize_start(drift_logdensity *ld, const drift_model *m,
     }
     drift_rng rng;
     drift_rng_seed(&rng, seed, 0);
+    return drift_optimize_random_start(ld, m->dim, 2, &rng, theta, e);
+}
+
+int drift_optimize_random_start(drift_logdensity *ld, size_t d, double r,
+                                drift_rng *rng, double *x, drift_err *e)
+{
+    double lp;
     for (int k = 0; k < 100; k++) {
-        for (size_t j = 0; j < m->dim; j++)
-            theta[j] = 4 * drift_rng_uniform(&rng) - 2;
-        if (drift_logdensity_eval(ld, theta, &lp, NULL, e) == DRIFT_OK)
+        for (size_t j = 0; j < d; j++)
+            x[j] = r * (2 * drift_rng_uniform(rng) - 1);
+        int rc = drift_logdensity_eval(ld, x, &lp, NULL, e);
+        if (rc == DRIFT_ENOMEM)
+            return rc;
+        if (!rc && isfinite(lp))
             return DRIFT_OK;
     }
     char last[sizeof e->msg];

@@ -10,6 +10,7 @@
 #define DRIFT_OPTIMIZE_H
 
 #include "logdensity.h"
+#include "rng.h"
 
 /* The most coordinates Newton's polish of a mode is tried on (it takes d
  * gradients and d^2 doubles a step). */
@@ -122,5 +123,12 @@ int drift_optimize_post_sds(const drift_model *m, const double *theta,
 int drift_optimize_start(drift_logdensity *ld, const drift_model *m,
                          const char *init, uint64_t seed, double *theta,
                          drift_err *e);
+
+/* A random starting point into x (d): up to 100 draws uniform(-r, r) on
+ * the unconstrained scale from rng until the density is finite (Stan's
+ * random inits with r = 2).  DRIFT_ENUMERIC with the last point's message
+ * when none is, DRIFT_ENOMEM. */
+int drift_optimize_random_start(drift_logdensity *ld, size_t d, double r,
+                                drift_rng *rng, double *x, drift_err *e);
 
 #endif

@@ -446,28 +446,6 @@ static int on_iter(void *user, const double *x, double f, const double *g)
     return DRIFT_OK;
 }
 
-/* A random start (uniform(-r, r), up to 100 tries) into x. */
-static int random_start(drift_logdensity *ld, size_t d, double r,
-                        drift_rng *rng, double *x, drift_err *e)
-{
-    double lp;
-    for (int k = 0; k < 100; k++) {
-        for (size_t j = 0; j < d; j++)
-            x[j] = r * (2 * drift_rng_uniform(rng) - 1);
-        int rc = drift_logdensity_eval(ld, x, &lp, NULL, e);
-        if (rc == DRIFT_ENOMEM)
-            return rc;
-        if (!rc && isfinite(lp))
-            return DRIFT_OK;
-    }
-    char last[sizeof e->msg];
-    snprintf(last, sizeof last, "%s", e->msg);
-    return drift_err_set(e, DRIFT_ENUMERIC,
-                         "no finite log density at 100 random initial "
-                         "points (the last: %s): give --init",
-                         last);
-}
-
 /* Path number `which`: its L-BFGS from x0, then num_draws draws of the
  * best approximation into theta (num_draws x d), lp, lq.  DRIFT_OK, or
  * the path's error (in e). */
@@ -495,7 +473,8 @@ static int run_path(drift_logdensity *ld, size_t d,
         p.alpha[j] = 1;
     if (init)
         memcpy(x, init, d * sizeof *x);
-    else if ((rc = random_start(ld, d, o->init_radius, rng, x, e)))
+    else if ((rc = drift_optimize_random_start(ld, d, o->init_radius, rng,
+                                               x, e)))
         goto done;
     drift_optimize_opts lo = o->lbfgs;
     lo.on_iter = on_iter;
