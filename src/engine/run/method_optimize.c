@@ -19,8 +19,10 @@
 
 typedef struct opt_args {
     const char *init;
-    int jacobian, have_iter;
-    uint64_t iter, history;
+    int jacobian;
+    uint64_t iter;              /* 0: not given (L-BFGS: 2000; adam, sgd:
+                                   by the passes) */
+    uint64_t history, batch;    /* batch 0: drift_logdensity_batch's */
     drift_optimize_opts o;
     const char *algo;           /* "lbfgs", "adam", "sgd" */
     drift_optimize_sg_opts sg;
@@ -28,20 +30,6 @@ typedef struct opt_args {
 } opt_args;
 
 #define OFF(f) offsetof(opt_args, f)
-
-static int set_iter(void *args, const char *v, drift_err *e)
-{
-    opt_args *a = args;
-    uint64_t u;
-    if (drift_parse_u64(v, &u) || u == 0 || u > 1000000000u)
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "--iter %s: expected a positive integer (at "
-                             "most 1000000000)",
-                             v);
-    a->iter = u;
-    a->have_iter = 1;
-    return DRIFT_OK;
-}
 
 static int set_algorithm(void *args, const char *v, drift_err *e)
 {
@@ -53,18 +41,6 @@ static int set_algorithm(void *args, const char *v, drift_err *e)
     a->algo = !strcmp(v, "lbfgs") ? "lbfgs" : !strcmp(v, "adam") ? "adam"
                                                                  : "sgd";
     a->sg.adam = !strcmp(v, "adam");
-    return DRIFT_OK;
-}
-
-static int set_batch(void *args, const char *v, drift_err *e)
-{
-    uint64_t u;
-    if (drift_parse_u64(v, &u) || u == 0 || u > 1000000000u)
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "--batch %s: expected a positive integer (at "
-                             "most 1000000000)",
-                             v);
-    ((opt_args *)args)->sg.batch = (size_t)u;
     return DRIFT_OK;
 }
 
@@ -110,8 +86,8 @@ static const drift_mopt opts[] = {
     {"jacobian", DRIFT_MOPT_SET, OFF(jacobian),
      "include the constraint transforms' log-Jacobians (default: not, as "
      "CmdStan's jacobian=0)", 0, NULL, NULL},
-    {"iter", DRIFT_MOPT_CUSTOM, 0, "N  iterations at most (default 2000)",
-     0, NULL, set_iter},
+    {"iter", DRIFT_MOPT_COUNT, OFF(iter),
+     "N  iterations at most (default 2000)", 0, NULL, NULL},
     {"tol-obj", DRIFT_MOPT_POSITIVE, OFF(o.tol_obj),
      "T  absolute change of the objective (default 1e-12)", 0, NULL, NULL},
     {"tol-rel-obj", DRIFT_MOPT_POSITIVE, OFF(o.tol_rel_obj),
@@ -134,9 +110,9 @@ static const drift_mopt opts[] = {
     {"algorithm", DRIFT_MOPT_CUSTOM, 0,
      "A  lbfgs (default: full-data L-BFGS), or the minibatch optimisers "
      "adam or sgd", 0, NULL, set_algorithm},
-    {"batch", DRIFT_MOPT_CUSTOM, 0,
+    {"batch", DRIFT_MOPT_COUNT, OFF(batch),
      "B  adam, sgd: rows per step (default: all when N <= 10^4, else "
-     "max(1000, N/1000))", 0, NULL, set_batch},
+     "max(1000, N/1000))", 0, NULL, NULL},
     {"passes", DRIFT_MOPT_CUSTOM, 0,
      "P  adam, sgd: steps enough for P passes over the data (default: "
      "max(2000 steps, 50 passes); --iter counts steps)", 0, NULL,
@@ -161,7 +137,6 @@ static void defaults(void *args)
     opt_args *a = args;
     drift_optimize_defaults(&a->o);
     drift_optimize_sg_defaults(&a->sg);
-    a->iter = a->o.iter;
     a->history = a->o.history_size;
 }
 
@@ -206,8 +181,8 @@ static void write_header(drift_method_run *r, const opt_args *a,
         fprintf(r->f, "#         batch = %zu\n#         tol_grad_sds = %g\n"
                       "#     jacobian = %d\n#     iter = %u\n"
                       "#     save_iterations = 0\n",
-                sg->batch ? sg->batch
-                          : drift_logdensity_batch(r->m->n_rows),
+                a->batch ? (size_t)a->batch
+                         : drift_logdensity_batch(r->m->n_rows),
                 sg->tol_grad_sds, a->jacobian, res->iterations);
     }
     drift_method_header_io(r);
@@ -230,7 +205,8 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
     const opt_args *a = args;
     const drift_model *m = r->m;
     drift_optimize_opts o = a->o;
-    o.iter = (unsigned)a->iter;
+    if (a->iter)
+        o.iter = (unsigned)a->iter;
     o.history_size = (unsigned)a->history;
     drift_logdensity *ld;
     int rc = drift_logdensity_new(&ld, m, a->jacobian, NULL, e);
@@ -249,8 +225,9 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
     int sgd = a->algo && strcmp(a->algo, "lbfgs");
     if (sgd) {
         drift_optimize_sg_opts sg = a->sg;
+        sg.batch = (size_t)a->batch;
         size_t b = sg.batch ? sg.batch : drift_logdensity_batch(m->n_rows);
-        if (a->have_iter)
+        if (a->iter)
             sg.iter = (unsigned)a->iter;
         else if (a->passes > 0 && b)
             sg.iter = (unsigned)fmin(4e9, ceil(a->passes * (double)m->n_rows /
