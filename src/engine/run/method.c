@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "base/util.h"
+#include "base/writer.h"
 #include "method.h"
 
 extern const drift_method drift_method_optimize;
@@ -200,6 +201,31 @@ int drift_method_model_columns(const char *const *first, size_t n_first,
     for (size_t j = 0; !rc && j < m->n_gen; j++)
         rc = drift_method_column(names, n, m->gen_names[j], e);
     return rc;
+}
+
+int drift_method_check_file(const drift_method_run *r, const char *path,
+                            const char *what, drift_err *e)
+{
+    const char *in[DRIFT_MFILES_MAX + 64];
+    size_t n = 0;
+    for (size_t k = 0; k < r->n_inputs && n < DRIFT_MFILES_MAX + 63; k++)
+        in[n++] = r->inputs[k];
+    in[n++] = r->out;
+    if (drift_writer_check(path, in, n, e)) {
+        drift_err_prefix(e, "%s", what);
+        return DRIFT_EINVAL;
+    }
+    return DRIFT_OK;
+}
+
+int drift_method_file_end(drift_writer *w, int failed, drift_err *e)
+{
+    int rc = failed ? DRIFT_EIO : drift_writer_failed(w, e);
+    if (rc) {
+        drift_writer_abort(w);
+        return failed ? DRIFT_OK : rc;
+    }
+    return drift_writer_commit(w, e);
 }
 
 void drift_method_header(drift_method_run *r)

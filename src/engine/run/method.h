@@ -59,6 +59,9 @@ typedef struct drift_method_run {
     int seed_given;
     const char *out;                /* the output's name (NULL: stdout or
                                        none) */
+    const char *const *inputs;      /* every file the run reads (data,
+                                       model, the method's files) */
+    size_t n_inputs;
     FILE *f;                        /* the CSV being written, or NULL */
     FILE *diag;                     /* notes and warnings: stderr */
     const char *who;                /* "drift optimize": messages' prefix */
@@ -87,8 +90,9 @@ typedef struct drift_method {
     const char *out_help;           /* --help's line for out (NULL: the
                                        default name) */
     /* The method writes its own files, named from out (NULL: not given),
-     * each checked by check_outputs (with the run's other inputs, n_in)
-     * before anything is opened; the plan opens no file for it. */
+     * each checked by check_outputs against the run's inputs (in, n_in:
+     * data, model and the method's files) before anything is opened; the
+     * plan opens no file for it. */
     int own_outputs;
     int no_params_ok;               /* runs a model without parameters */
     int (*check_outputs)(const void *args, const char *out,
@@ -135,6 +139,17 @@ int drift_method_column(char ***names, size_t *n, const char *name,
 int drift_method_model_columns(const char *const *first, size_t n_first,
                                const drift_model *m, char ***names,
                                size_t *n, drift_err *e);
+
+/* Checks path, a file the run writes beside out, as out was checked
+ * (none of the run's inputs nor out itself, nothing but a regular file
+ * at it): DRIFT_OK, or DRIFT_EINVAL with the message after what. */
+int drift_method_check_file(const drift_method_run *r, const char *path,
+                            const char *what, drift_err *e);
+/* Ends a file the run wrote: removed when failed is set (DRIFT_OK: the
+ * run's own error stands) or a write failed (that error, in e), else put
+ * in place whole (DRIFT_OK or the error of doing so). */
+struct drift_writer;
+int drift_method_file_end(struct drift_writer *w, int failed, drift_err *e);
 
 /* The header's first lines (drift_version, model, model_file). */
 void drift_method_header(drift_method_run *r);

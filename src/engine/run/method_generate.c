@@ -62,18 +62,13 @@ static void out_path(const gen_args *a, const char *out, size_t k,
     snprintf(buf, cap, "%.*s_%zu.csv", (int)len, out, k + 1);
 }
 
-/* Every output checked before any work: none may be an input (a draws
- * file read while its output is written would be lost). */
+/* Every output checked before any work: none may be an input (in: the
+ * draws files among them; a draws file read while its output is written
+ * would be lost). */
 static int check_outputs(const void *args, const char *out,
                          const char *const *in, size_t n_in, drift_err *e)
 {
     const gen_args *a = args;
-    const char *inputs[DRIFT_MFILES_MAX + 32];
-    size_t n = 0;
-    for (size_t k = 0; k < n_in && n < 32; k++)
-        inputs[n++] = in[k];
-    for (size_t k = 0; k < a->draws.n; k++)
-        inputs[n++] = a->draws.v[k];
     if (out && a->draws.n > 1 && drift_writer_check_kind(out, NULL, 0, e)) {
         drift_err_prefix(e, "--out");
         return DRIFT_EINVAL;
@@ -81,7 +76,7 @@ static int check_outputs(const void *args, const char *out,
     for (size_t k = 0; k < a->draws.n; k++) {
         char path[4096];
         out_path(a, out, k, path, sizeof path);
-        if (drift_writer_check(path, inputs, n, e)) {
+        if (drift_writer_check(path, in, n_in, e)) {
             drift_err_prefix(e, "--out");
             return DRIFT_EINVAL;
         }
@@ -274,12 +269,10 @@ done:
     free(line);
     if (f)
         fclose(f);
-    if (w && !rc)
-        rc = drift_writer_failed(w, e);
-    if (w && rc) /* nothing of a failed file is put in place */
-        drift_writer_abort(w);
-    else if (w)
-        rc = drift_writer_commit(w, e);
+    if (w) { /* nothing of a failed file is put in place */
+        int wrc = drift_method_file_end(w, rc, e);
+        rc = rc ? rc : wrc;
+    }
     if (!rc)
         fprintf(r->diag, "%s: %zu draws of %s -> %s\n", r->who, n, in, path);
     drift_free(keep);

@@ -178,11 +178,7 @@ static int write_mode(drift_method_run *r, const lap_args *a,
     fprintf(mr.f, "# output\n#   file = %s\n", path);
     drift_method_header_names(&mr);
     drift_method_row(&mr, row);
-    if ((rc = drift_writer_failed(wr, e))) {
-        drift_writer_abort(wr);
-    } else {
-        rc = drift_writer_commit(wr, e);
-    }
+    rc = drift_method_file_end(wr, 0, e);
 done:
     drift_free(names);
     drift_free(row);
@@ -211,14 +207,10 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
     const char *mode = a->mode;
     if (!mode && r->out) {
         mode_path(r->out, mpath, sizeof mpath);
-        const char *inputs[20] = {r->model, a->init, r->out};
-        size_t n_in = 3;
-        for (size_t k = 0; k < r->n_data && n_in < 20; k++)
-            inputs[n_in++] = r->data[k];
-        if ((rc = drift_writer_check(mpath, inputs, n_in, e))) {
-            drift_err_prefix(e, "the mode's file (from --out)");
+        if ((rc = drift_method_check_file(r, mpath,
+                                          "the mode's file (from --out)",
+                                          e)))
             goto done;
-        }
     }
     if ((rc = find_mode(a, r, ld, theta, e)))
         goto done;

@@ -250,13 +250,8 @@ static int write_single(drift_method_run *r, const pf_args *a,
     while (first < res->pool_n && res->path[first] != q - 1)
         first++;
     rc = put_rows(&sr, ld, res, NULL, first, a->o.num_draws, row, e);
-    if (!rc)
-        rc = drift_writer_failed(w, e);
-    if (rc) {
-        drift_writer_abort(w);
-        return rc;
-    }
-    return drift_writer_commit(w, e);
+    int wrc = drift_method_file_end(w, rc, e);
+    return rc ? rc : wrc;
 }
 
 static int run(const void *args, drift_method_run *r, drift_err *e)
@@ -265,17 +260,12 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
     const drift_model *m = r->m;
     /* The single paths' files are checked before any work. */
     if (a->save_single && r->out) {
-        const char *in[20] = {r->model, a->init, r->out};
-        size_t n_in = 3;
-        for (size_t k = 0; k < r->n_data && n_in < 20; k++)
-            in[n_in++] = r->data[k];
         char name[4200];
         for (unsigned q = 1; q <= a->o.num_paths; q++) {
             single_name(r->out, q, name, sizeof name);
-            if (drift_writer_check(name, in, n_in, e)) {
-                drift_err_prefix(e, "--out");
-                return DRIFT_EINVAL;
-            }
+            int rc = drift_method_check_file(r, name, "--out", e);
+            if (rc)
+                return rc;
         }
     }
     drift_logdensity *ld;

@@ -705,24 +705,19 @@ static int method_open(drift_plan *p, drift_err *e)
         return drift_err_set(e, DRIFT_EINVAL,
                              "no model given: give a model file "
                              "(model.drift) or --model NAME");
-    if (mt->own_outputs) {
-        const char *inputs[DRIFT_PLAN_MAX_DATA + 2];
-        size_t n = 0;
-        for (size_t k = 0; k < a->n_data; k++)
-            inputs[n++] = a->data[k];
-        inputs[n++] = a->model;
-        if ((rc = mt->check_outputs(p->margs, a->out, inputs, n, e)))
-            return rc;
-    }
+    size_t n = 0;
+    for (size_t k = 0; k < a->n_data; k++)
+        p->method_inputs[n++] = a->data[k];
+    p->method_inputs[n++] = a->model;
+    n += drift_method_inputs(mt, p->margs, p->method_inputs + n,
+                             DRIFT_MFILES_MAX + 16);
+    p->n_method_inputs = n;
+    if (mt->own_outputs &&
+        (rc = mt->check_outputs(p->margs, a->out, p->method_inputs, n, e)))
+        return rc;
     if (a->out) {
-        const char *inputs[DRIFT_PLAN_MAX_DATA + DRIFT_MFILES_MAX + 20];
-        size_t n = 0;
-        for (size_t k = 0; k < a->n_data; k++)
-            inputs[n++] = a->data[k];
-        inputs[n++] = a->model;
-        n += drift_method_inputs(mt, p->margs, inputs + n,
-                                 DRIFT_MFILES_MAX + 16);
-        if (!mt->own_outputs && drift_writer_check(a->out, inputs, n, e)) {
+        if (!mt->own_outputs &&
+            drift_writer_check(a->out, p->method_inputs, n, e)) {
             drift_err_prefix(e, "--out");
             return DRIFT_EINVAL;
         }
@@ -780,6 +775,8 @@ int drift_plan_run_method(drift_plan *p, drift_err *e)
                           .seed = p->a.seed,
                           .seed_given = p->a.have_seed,
                           .out = p->a.out,
+                          .inputs = p->method_inputs,
+                          .n_inputs = p->n_method_inputs,
                           .diag = p->diag,
                           .who = who,
                           .columns = p->columns,
@@ -800,17 +797,11 @@ int drift_plan_run_method(drift_plan *p, drift_err *e)
         r.f = stdout;
     }
     rc = p->mt->run(p->margs, &r, e);
-    if (rc && !r.keep) {
-        if (w)
-            drift_writer_abort(w);
-    } else if (w) {
+    if (w) {
+        /* a run that failed has its file put in place only when it kept
+         * it; the run's error is told before the file's */
         drift_err we = {{0}};
-        int wrc = drift_writer_failed(w, &we);
-        if (wrc) {
-            drift_writer_abort(w);
-        } else {
-            wrc = drift_writer_commit(w, &we);
-        }
+        int wrc = drift_method_file_end(w, rc && !r.keep, &we);
         if (wrc && !rc) {
             *e = we;
             rc = wrc;

@@ -14,6 +14,7 @@
 
 #include "chain.h"
 #include "heldout.h"
+#include "method.h"
 #include "plugin.h"
 #include "problem.h"
 
@@ -78,6 +79,11 @@ struct drift_plan {
     int to_stdout;          /* the method's rows to stdout when no out is
                                given (drift log-prob's) */
     uint64_t method_rows;   /* the rows the method delivered */
+    /* every file the method reads (data, model, its own files), which no
+     * output may be */
+    const char *method_inputs[DRIFT_PLAN_MAX_DATA + 1 + DRIFT_MFILES_MAX +
+                              16];
+    size_t n_method_inputs;
     int checked;            /* drift_plan_check_args done */
     int opened;
     int ran;
