@@ -815,6 +815,27 @@ int drift_plan_run_method(drift_plan *p, drift_err *e)
     return rc;
 }
 
+/* The sampler p->sampler (copied from se) made the run's: its path, and
+ * its hyperparameters from the set options (those of a sampler used
+ * before are dropped). */
+static int use_sampler(drift_plan *p, const drift_sampler_entry *se,
+                       drift_err *e)
+{
+    const drift_sampler *sampler = &p->sampler;
+    snprintf(p->sampler_path, sizeof p->sampler_path, "%s", se->path);
+    drift_free(p->hp);
+    drift_free(p->hp_set);
+    p->hp = drift_calloc(sampler->n_hparams + 1, sizeof *p->hp);
+    p->hp_set = drift_calloc(sampler->n_hparams + 1, 1);
+    if (!p->hp || !p->hp_set)
+        return oom(p, e);
+    char who[96];
+    snprintf(who, sizeof who, "sampler %s", sampler->name);
+    return drift_hparams_apply(sampler->hparams, sampler->n_hparams, "--set",
+                               who, p->a.set, p->a.n_set, p->hp, p->hp_set,
+                               e);
+}
+
 int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
 {
     static const drift_plan_hooks none = {0};
@@ -882,16 +903,7 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
             "--emit segments for the trajectory itself",
             a->thin_time, sampler->name, DRIFT_EMIT_MIN_TIME_STEP,
             1 / DRIFT_EMIT_MIN_TIME_STEP);
-    snprintf(p->sampler_path, sizeof p->sampler_path, "%s", se->path);
-    p->hp = drift_calloc(sampler->n_hparams + 1, sizeof *p->hp);
-    p->hp_set = drift_calloc(sampler->n_hparams + 1, 1);
-    if (!p->hp || !p->hp_set)
-        return oom(p, e);
-    char who[96];
-    snprintf(who, sizeof who, "sampler %s", sampler->name);
-    if ((rc = drift_hparams_apply(sampler->hparams, sampler->n_hparams,
-                                  "--set", who, a->set, a->n_set, p->hp,
-                                  p->hp_set, e)))
+    if ((rc = use_sampler(p, se, e)))
         return rc;
     a->data[a->n_data] = NULL;
     if (!a->have_seed)
@@ -927,18 +939,8 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         if ((rc = drift_registry_sampler(p->reg, "fixed_param", &se, e)))
             return rc;
         p->sampler = se->s;
-        snprintf(p->sampler_path, sizeof p->sampler_path, "%s", se->path);
         a->sampler = "fixed_param";
-        drift_free(p->hp);
-        drift_free(p->hp_set);
-        p->hp = drift_calloc(sampler->n_hparams + 1, sizeof *p->hp);
-        p->hp_set = drift_calloc(sampler->n_hparams + 1, 1);
-        if (!p->hp || !p->hp_set)
-            return oom(p, e);
-        snprintf(who, sizeof who, "sampler %s", sampler->name);
-        if ((rc = drift_hparams_apply(sampler->hparams, sampler->n_hparams,
-                                      "--set", who, a->set, a->n_set, p->hp,
-                                      p->hp_set, e)))
+        if ((rc = use_sampler(p, se, e)))
             return rc;
         if (!a->quiet)
             fprintf(p->diag, "drift: the model has no parameters: sampling "
