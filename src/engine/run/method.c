@@ -8,6 +8,7 @@
 
 #include "base/util.h"
 #include "base/writer.h"
+#include "logdensity.h"
 #include "method.h"
 
 extern const drift_method drift_method_optimize;
@@ -226,6 +227,29 @@ int drift_method_file_end(drift_writer *w, int failed, drift_err *e)
         return failed ? DRIFT_OK : rc;
     }
     return drift_writer_commit(w, e);
+}
+
+int drift_method_values(const drift_method_run *r, drift_logdensity *ld,
+                        const double *theta, uint64_t seed, long long draw,
+                        double *out, drift_err *e)
+{
+    const drift_model *m = r->m;
+    m->constrain(m->self, theta, out);
+    if (!m->n_gen || !m->generate(m->self, drift_logdensity_ws(ld), theta,
+                                  seed, 1, out + m->n_out, e))
+        return DRIFT_OK;
+    if (draw > 0)
+        drift_err_prefix(e, "generated quantities at draw %lld", draw);
+    else if (draw == 0)
+        drift_err_prefix(e, "generated quantities at the mode");
+    else
+        drift_err_prefix(e, "generated quantities");
+    return DRIFT_ENUMERIC;
+}
+
+uint64_t drift_method_seed(uint64_t seed, uint64_t n)
+{
+    return seed ^ (0x9e3779b97f4a7c15ULL * n);
 }
 
 void drift_method_header(drift_method_run *r)

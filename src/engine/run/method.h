@@ -151,6 +151,20 @@ int drift_method_check_file(const drift_method_run *r, const char *path,
 struct drift_writer;
 int drift_method_file_end(struct drift_writer *w, int failed, drift_err *e);
 
+struct drift_logdensity;
+/* theta's constrained values and generated quantities into out (the
+ * model's n_out values, then its n_gen), the generated ones drawn from
+ * seed: DRIFT_OK, or DRIFT_ENUMERIC with the model's message after
+ * "generated quantities at draw K" (draw > 0), "... at the mode" (draw
+ * 0) or "generated quantities" (draw < 0). */
+int drift_method_values(const drift_method_run *r,
+                        struct drift_logdensity *ld, const double *theta,
+                        uint64_t seed, long long draw, double *out,
+                        drift_err *e);
+/* The seed of the generated quantities of a method's n-th value (n from
+ * 1): the run's seed and n mixed, so that draws get unrelated streams. */
+uint64_t drift_method_seed(uint64_t seed, uint64_t n);
+
 /* The header's first lines (drift_version, model, model_file). */
 void drift_method_header(drift_method_run *r);
 /* The data files' and output's lines ("# data", "#   file = ..."). */

@@ -138,7 +138,6 @@ static int write_mode(drift_method_run *r, const lap_args *a,
                       const char *path, drift_logdensity *ld,
                       const double *theta, drift_err *e)
 {
-    const drift_model *m = r->m;
     size_t w = r->n_columns - 1;
     double *row = drift_malloc_array(w + 1, sizeof *row);
     char **names = drift_calloc(w, sizeof *names);
@@ -153,14 +152,8 @@ static int write_mode(drift_method_run *r, const lap_args *a,
         names[j] = r->columns[j + 1];
     if ((rc = drift_logdensity_eval(ld, theta, &row[0], NULL, e)))
         goto done;
-    m->constrain(m->self, theta, row + 1);
-    if (m->n_gen &&
-        (rc = m->generate(m->self, drift_logdensity_ws(ld), theta, r->seed,
-                          1, row + 1 + m->n_out, e))) {
-        drift_err_prefix(e, "generated quantities at the mode");
-        rc = DRIFT_ENUMERIC;
+    if ((rc = drift_method_values(r, ld, theta, r->seed, 0, row + 1, e)))
         goto done;
-    }
     if ((rc = drift_writer_open(path, &wr, e)))
         goto done;
     drift_method_run mr = *r;
@@ -232,16 +225,10 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
         drift_laplace_draw(la, &rng, theta, &log_g);
         if (drift_logdensity_eval(ld, theta, &log_p, NULL, e))
             log_p = -INFINITY;
-        m->constrain(m->self, theta, out);
-        if (m->n_gen &&
-            (rc = m->generate(m->self, drift_logdensity_ws(ld), theta,
-                              r->seed ^ (0x9e3779b97f4a7c15ULL * (k + 1)), 1,
-                              out + m->n_out, e))) {
-            drift_err_prefix(e, "generated quantities at draw %llu",
-                             (unsigned long long)k + 1);
-            rc = DRIFT_ENUMERIC;
+        if ((rc = drift_method_values(r, ld, theta,
+                                      drift_method_seed(r->seed, k + 1),
+                                      (long long)k + 1, out, e)))
             goto done;
-        }
         row[0] = log_p;
         row[1] = log_g;
         drift_method_row(r, row);

@@ -240,14 +240,8 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
     }
     if (rc)
         goto done;
-    m->constrain(m->self, theta, out);
-    if (m->n_gen &&
-        (rc = m->generate(m->self, drift_logdensity_ws(ld), theta, r->seed, 1,
-                          out + m->n_out, e))) {
-        drift_err_prefix(e, "generated quantities at the mode");
-        rc = DRIFT_ENUMERIC;
+    if ((rc = drift_method_values(r, ld, theta, r->seed, 0, out, e)))
         goto done;
-    }
     row[0] = res.lp;
     write_header(r, a, &o, &res);
     drift_method_row(r, row);

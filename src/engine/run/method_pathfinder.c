@@ -210,22 +210,18 @@ static int put_rows(drift_method_run *r, drift_logdensity *ld,
                     const drift_pathfinder_result *res, const size_t *rows,
                     size_t first, size_t n, double *row, drift_err *e)
 {
-    const drift_model *m = r->m;
     for (size_t k = 0; k < n; k++) {
         size_t i = rows ? rows[k] : first + k;
         const double *theta = res->theta + i * res->d;
         row[0] = res->lp_approx[i];
         row[1] = res->lp[i];
-        m->constrain(m->self, theta, row + 2);
         /* the generated quantities' stream: the pool row's, so a draw
          * resampled twice repeats its values, as its parameters */
-        if (m->n_gen &&
-            m->generate(m->self, drift_logdensity_ws(ld), theta,
-                        r->seed ^ (0x9e3779b97f4a7c15ULL * (i + 1)), 1,
-                        row + 2 + m->n_out, e)) {
-            drift_err_prefix(e, "generated quantities at draw %zu", k + 1);
-            return DRIFT_ENUMERIC;
-        }
+        int rc = drift_method_values(r, ld, theta,
+                                     drift_method_seed(r->seed, i + 1),
+                                     (long long)k + 1, row + 2, e);
+        if (rc)
+            return rc;
         drift_method_row(r, row);
     }
     return DRIFT_OK;

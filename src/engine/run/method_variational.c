@@ -203,18 +203,14 @@ static int put_row(drift_method_run *r, drift_logdensity *ld,
                    const double *theta, double log_p, double log_g,
                    double *row, uint64_t k, drift_err *e)
 {
-    const drift_model *m = r->m;
     row[0] = 0;
     row[1] = log_p;
     row[2] = log_g;
-    m->constrain(m->self, theta, row + 3);
-    if (m->n_gen &&
-        m->generate(m->self, drift_logdensity_ws(ld), theta,
-                    r->seed ^ (0x9e3779b97f4a7c15ULL * (k + 1)), 1,
-                    row + 3 + m->n_out, e)) {
-        drift_err_prefix(e, "generated quantities");
-        return DRIFT_ENUMERIC;
-    }
+    int rc = drift_method_values(r, ld, theta,
+                                 drift_method_seed(r->seed, k + 1), -1,
+                                 row + 3, e);
+    if (rc)
+        return rc;
     drift_method_row(r, row);
     return DRIFT_OK;
 }
