@@ -120,21 +120,9 @@ drift_optimize <- function(model, data = NULL, seed = NULL, jacobian = FALSE,
   dir <- tempfile("drift-optimize-")
   dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE))
-  model_file <- drift_transport_model_file(model, dir)
-  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
-  out <- file.path(dir, "optimize.csv")
-  opts <- list(...)
-  args <- c("optimize", model_file, data_args(data_files))
-  if (!is.null(seed)) args <- c(args, "--seed", as.character(seed))
-  if (isTRUE(jacobian)) args <- c(args, "--jacobian")
-  for (nm in names(opts))
-    args <- c(args, paste0("--", gsub("_", "-", nm)),
-              drift_num_or_text(opts[[nm]]))
-  r <- drift_transport_run(c(args, "--out", out), path = drift_bin,
-                           quiet = TRUE)
-  if (!identical(r$status, 0L))
-    stop("drift optimize failed:\n", paste(r$stderr, collapse = "\n"),
-         call. = FALSE)
+  out <- drift_method_run("optimize", model, data, dir, seed,
+                          if (isTRUE(jacobian)) "--jacobian" else character(),
+                          list(...), drift_bin)
   f <- read_stan_csv_file(out)
   stats::setNames(as.numeric(f$draws[1, ]), f$columns)
 }
@@ -156,18 +144,12 @@ drift_log_prob <- function(model, point, data = NULL, jacobian = TRUE,
   dir <- tempfile("drift-log-prob-")
   dir.create(dir)
   on.exit(unlink(dir, recursive = TRUE))
-  model_file <- drift_transport_model_file(model, dir)
-  data_files <- drift_transport_data_files(data, model_file, dir, drift_bin)
   pfile <- file.path(dir, "point.json")
   drift_write_json(point, pfile)
-  args <- c("log-prob", model_file, data_args(data_files), "--point", pfile)
-  if (!isTRUE(jacobian)) args <- c(args, "--no-jacobian")
-  out <- file.path(dir, "log_prob.csv")
-  r <- drift_transport_run(c(args, "--out", out), path = drift_bin,
-                           quiet = TRUE)
-  if (!identical(r$status, 0L))
-    stop("drift log-prob failed:\n", paste(r$stderr, collapse = "\n"),
-         call. = FALSE)
+  out <- drift_method_run("log-prob", model, data, dir, NULL,
+                          c("--point", pfile,
+                            if (!isTRUE(jacobian)) "--no-jacobian"),
+                          list(), drift_bin)
   f <- read_stan_csv_file(out)
   g <- stats::setNames(as.numeric(f$draws[1, -1]),
                        sub("^g_", "", f$columns[-1]))

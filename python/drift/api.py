@@ -176,12 +176,7 @@ def sample(model, data=None, sampler: str = "nuts", chains: int = 4,
                              or seed < 0):
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
     _check_options(options, drift_bin)
-    if output_dir is None:
-        out_dir = _cli.new_output_dir()
-        _temp_dirs.append(out_dir)
-    else:
-        os.makedirs(output_dir, exist_ok=True)
-        out_dir = output_dir
+    out_dir = _output_dir(output_dir)
     model_arg, kind = _model_file(model, out_dir)
     files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
     out = os.path.join(out_dir, "draws.csv")
@@ -327,13 +322,26 @@ def translate(stan_file, data=None, out: str | None = None,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _model_and_data(model, data, out_dir, drift_bin) -> list[str]:
+def _output_dir(output_dir: str | None) -> str:
+    """output_dir, made; or a temporary one removed when Python exits."""
+    if output_dir is None:
+        out_dir = _cli.new_output_dir()
+        _temp_dirs.append(out_dir)
+        return out_dir
+    os.makedirs(output_dir, exist_ok=True)
+    return output_dir
+
+
+def _model_and_data(model, data, out_dir, drift_bin
+                    ) -> tuple[list[str], dict]:
+    """The model and data arguments of a command (files written into
+    out_dir where needed), and the data as given."""
     path, kind = _model_file(model, out_dir)
-    files, _ = _data_files(data, path, kind, out_dir, drift_bin)
+    files, given = _data_files(data, path, kind, out_dir, drift_bin)
     args = ["--model", path] if kind == "plugin" else [path]
     for f in files:
         args += ["--data", f]
-    return args
+    return args, given
 
 
 def optimize(model, data=None, seed: int | None = None,
@@ -349,19 +357,12 @@ def optimize(model, data=None, seed: int | None = None,
     when drift refuses or the search fails (no mode, iteration limit)."""
     tmp = _cli.new_output_dir()
     try:
-        args = ["optimize"] + _model_and_data(model, data, tmp, drift_bin)
+        args = ["optimize"] + _model_and_data(model, data, tmp, drift_bin)[0]
         if seed is not None:
             args += ["--seed", str(int(seed))]
         if jacobian:
             args.append("--jacobian")
-        if isinstance(init, Mapping):
-            ipath = os.path.join(tmp, "init.json")
-            _cli.write_json(ipath, init)
-            args += ["--init", ipath]
-        elif init is not None:
-            args += ["--init", os.fspath(init)]
-        for k, v in options.items():
-            args += _cli._option(k, v)
+        args += _init_args(init, tmp) + _options_args(options)
         out = os.path.join(tmp, "optimize.csv")
         args += ["--out", out]
         _cli.run(args, drift_bin)
@@ -384,7 +385,7 @@ def log_prob(model, point: Mapping[str, object], data=None,
     method gives them."""
     tmp = _cli.new_output_dir()
     try:
-        args = ["log-prob"] + _model_and_data(model, data, tmp, drift_bin)
+        args = ["log-prob"] + _model_and_data(model, data, tmp, drift_bin)[0]
         ppath = os.path.join(tmp, "point.json")
         _cli.write_json(ppath, dict(point))
         args += ["--point", ppath]
@@ -407,18 +408,9 @@ def _method_setup(command: str, model, data, output_dir, drift_bin,
     """A method command's output directory (kept while Python runs, unless
     given), its first arguments (the model and the data files written
     there, the seed) and the data as given (for the Fit)."""
-    if output_dir is None:
-        out_dir = _cli.new_output_dir()
-        _temp_dirs.append(out_dir)
-    else:
-        os.makedirs(output_dir, exist_ok=True)
-        out_dir = output_dir
-    model_arg, kind = _model_file(model, out_dir)
-    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
-    args = [command] + (["--model", model_arg] if kind == "plugin"
-                        else [model_arg])
-    for f in files:
-        args += ["--data", f]
+    out_dir = _output_dir(output_dir)
+    margs, given = _model_and_data(model, data, out_dir, drift_bin)
+    args = [command] + margs
     if seed is not None:
         args += ["--seed", str(int(seed))]
     return out_dir, args, given
