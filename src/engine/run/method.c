@@ -252,6 +252,81 @@ uint64_t drift_method_seed(uint64_t seed, uint64_t n)
     return seed ^ (0x9e3779b97f4a7c15ULL * n);
 }
 
+int drift_method_approx_init(drift_method_approx *c, size_t draws,
+                             size_t n_out, drift_err *e)
+{
+    memset(c, 0, sizeof *c);
+    c->cap = draws;
+    c->lr = drift_malloc_array(draws ? draws : 1, sizeof *c->lr);
+    if (!c->lr)
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    int rc = drift_is_means_init(&c->means, n_out, e);
+    if (rc) {
+        drift_free(c->lr);
+        c->lr = NULL;
+    }
+    return rc;
+}
+
+void drift_method_approx_add(drift_method_approx *c, double log_p,
+                             double log_g, const double *values)
+{
+    double lr = log_p - log_g;
+    if (c->n < c->cap)
+        c->lr[c->n++] = lr;
+    drift_is_means_add(&c->means, lr, values);
+}
+
+int drift_method_approx_report(drift_method_run *r, drift_method_approx *c,
+                               const char *advice, double *khat)
+{
+    drift_err e = {{0}};
+    *khat = INFINITY;
+    int have_k = c->n >= 10 && !drift_psis_khat(c->lr, c->n, khat, &e);
+    size_t j = 0;
+    double shift = 0, noise = 0;
+    int have_shift = drift_is_means_shift(&c->means, &j, &shift, &noise);
+    const char *name = have_shift ? r->m->out_names[j] : "";
+    if (r->f) {
+        if (have_k)
+            fprintf(r->f, "# Pareto k = %.4g (PSIS on log_p__ - log_g__ of "
+                          "the %zu draws; above %.1f the approximation is "
+                          "unreliable)\n",
+                    *khat, c->n, DRIFT_PSIS_K_WARN);
+        if (have_shift)
+            fprintf(r->f, "# importance-weighted mean shift = %.4g sd (%s; "
+                          "weighted minus plain mean in weighted sds; its "
+                          "noise %.2g; above %.1f the draws are off the "
+                          "posterior's centre)\n",
+                    shift, name, noise, DRIFT_IS_SHIFT_WARN);
+    }
+    int warned = 0;
+    if (have_k && *khat > DRIFT_PSIS_K_WARN) {
+        fprintf(r->diag, "%s: warning: Pareto k = %.2f > %.1f: the "
+                         "approximation is far from the posterior and its "
+                         "draws and means may be badly off; %s\n",
+                r->who, *khat, DRIFT_PSIS_K_WARN, advice);
+        warned = 1;
+    } else if (have_shift && fabs(shift) > DRIFT_IS_SHIFT_WARN &&
+               fabs(shift) > DRIFT_IS_SHIFT_NOISE * noise) {
+        fprintf(r->diag, "%s: warning: weighting the draws by posterior / "
+                         "approximation moves the mean of %s by %.2f "
+                         "posterior sds (Pareto k %.2f): the approximation sits off "
+                         "the posterior's centre, and its draws and means "
+                         "are biased; %s\n",
+                r->who, name, shift, have_k ? *khat : NAN, advice);
+        warned = 1;
+    }
+    return warned;
+}
+
+void drift_method_approx_free(drift_method_approx *c)
+{
+    drift_free(c->lr);
+    drift_is_means_free(&c->means);
+    c->lr = NULL;
+}
+
 void drift_method_header(drift_method_run *r)
 {
     if (!r->f)

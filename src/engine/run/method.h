@@ -15,6 +15,8 @@
 #include <drift/drift.h>
 #include <drift/model.h>
 
+#include "engine/stats/psis.h"
+
 /* How an option's value is read into the method's argument struct. */
 typedef enum drift_mopt_type {
     DRIFT_MOPT_SET,         /* flag: the int is set to 1 */
@@ -164,6 +166,31 @@ int drift_method_values(const drift_method_run *r,
 /* The seed of the generated quantities of a method's n-th value (n from
  * 1): the run's seed and n mixed, so that draws get unrelated streams. */
 uint64_t drift_method_seed(uint64_t seed, uint64_t n);
+
+/* The checks of draws from an approximation of the posterior (variational,
+ * laplace): the Pareto k of their ratios log_p - log_g (psis.h), and how
+ * far weighting by those ratios moves the parameters' means (k can be
+ * small while the approximation sits off the posterior's centre). */
+typedef struct drift_method_approx {
+    double *lr;                 /* the draws' log ratios */
+    size_t n, cap;
+    drift_is_means means;       /* of the parameters' constrained values */
+} drift_method_approx;
+
+/* For draws draws of the model's n_out parameter values: DRIFT_OK or
+ * DRIFT_ENOMEM. */
+int drift_method_approx_init(drift_method_approx *c, size_t draws,
+                             size_t n_out, drift_err *e);
+/* A draw: its log density, its approximation's, its n_out values. */
+void drift_method_approx_add(drift_method_approx *c, double log_p,
+                             double log_g, const double *values);
+/* The file's closing comments (Pareto k, the largest weighted shift of a
+ * mean) and, on r->diag, a warning for each that says the draws are
+ * unreliable, ending with what to do (advice).  *khat gets k (INFINITY
+ * when under 10 draws); 1 when a warning was given, else 0. */
+int drift_method_approx_report(drift_method_run *r, drift_method_approx *c,
+                               const char *advice, double *khat);
+void drift_method_approx_free(drift_method_approx *c);
 
 /* The header's first lines (drift_version, model, model_file). */
 void drift_method_header(drift_method_run *r);

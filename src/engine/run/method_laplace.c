@@ -4,7 +4,9 @@
  * here by L-BFGS; with the constraint Jacobians by default (CmdStan's
  * jacobian=1).  Its rows: log_p__ (the log density at the draw), log_g__
  * (the approximation's, up to its constant), the parameters and the
- * generated quantities of each draw. */
+ * generated quantities of each draw; with the Jacobians, the checks of
+ * the draws (Pareto k, the importance-weighted shift of the means:
+ * drift_method_approx) close the file, with a warning when they fail. */
 #include "config.h"
 
 #include <math.h>
@@ -189,6 +191,7 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
     size_t d = m->dim;
     double *theta = drift_malloc_array(d + r->n_columns + 1, sizeof *theta);
     drift_laplace *la = NULL;
+    drift_method_approx chk = {0};
     if (!theta) {
         rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         goto done;
@@ -217,6 +220,10 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
             rc = DRIFT_ENUMERIC;
         goto done;
     }
+    /* The draws' ratios target the posterior only with the Jacobians. */
+    if (a->jacobian &&
+        (rc = drift_method_approx_init(&chk, a->draws, m->n_out, e)))
+        goto done;
     write_header(r, a, mode ? mode : "(found by drift laplace)");
     drift_rng rng;
     drift_rng_seed(&rng, r->seed, 0);
@@ -232,11 +239,29 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
         row[0] = log_p;
         row[1] = log_g;
         drift_method_row(r, row);
+        if (a->jacobian)
+            drift_method_approx_add(&chk, log_p, log_g, out);
     }
-    fprintf(r->diag, "%s: %llu draws%s%s\n", r->who,
-            (unsigned long long)a->draws, r->out ? " -> " : "",
-            r->out ? r->out : "");
+    double khat = INFINITY;
+    if (a->jacobian) {
+        if (r->f)
+            fprintf(r->f, "# \n");
+        drift_method_approx_report(r, &chk,
+                                   "the posterior is far from a Gaussian "
+                                   "at the mode used, or that is not its "
+                                   "mode; use drift sample for exact draws",
+                                   &khat);
+    }
+    if (isfinite(khat))
+        fprintf(r->diag, "%s: %llu draws, Pareto k %.2f%s%s\n", r->who,
+                (unsigned long long)a->draws, khat, r->out ? " -> " : "",
+                r->out ? r->out : "");
+    else
+        fprintf(r->diag, "%s: %llu draws%s%s\n", r->who,
+                (unsigned long long)a->draws, r->out ? " -> " : "",
+                r->out ? r->out : "");
 done:
+    drift_method_approx_free(&chk);
     drift_laplace_free(la);
     drift_free(theta);
     drift_logdensity_free(ld);
@@ -258,7 +283,11 @@ const drift_method drift_method_laplace = {
              "(--mode) or found here by L-BFGS.  Columns: log_p__ (the\n"
              "log density at the draw), log_g__ (the approximation's, "
              "up to its constant),\nthe parameters and the generated "
-             "quantities.",
+             "quantities.  With the Jacobians, the Pareto k of the\n"
+             "draws (PSIS) and the largest shift of a parameter's mean "
+             "when the draws are\nweighted by posterior / approximation "
+             "close the file; a warning says when\nk is above 0.7 or a "
+             "mean moves by more than half its sd.",
     .opts = opts,
     .n_opts = sizeof opts / sizeof opts[0],
     .args_size = sizeof(lap_args),

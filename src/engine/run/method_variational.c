@@ -3,8 +3,9 @@
  * gradients from minibatches when the data is large; its rows CmdStan's
  * variational CSV's (lp__ = 0, log_p__, log_g__, the parameters and
  * generated quantities; the first row the approximation's mean), with the
- * Pareto k diagnostic of its draws (engine/stats/psis.h) in the file's
- * closing comments and a warning above 0.7. */
+ * checks of its draws (the Pareto k and the importance-weighted shift of
+ * the means, drift_method_approx) in the file's closing comments and
+ * warnings. */
 #include "config.h"
 
 #include <math.h>
@@ -225,13 +226,15 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
         return rc;
     size_t d = m->dim, S = (size_t)a->output_samples;
     double *theta = drift_malloc_array(d + r->n_columns + 1, sizeof *theta);
-    double *lr = drift_malloc_array(S, sizeof *lr);
     double *sd = drift_malloc_array(d ? d : 1, sizeof *sd);
     drift_vi *q = NULL;
-    if (!theta || !lr || !sd) {
+    drift_method_approx chk = {0};
+    if (!theta || !sd) {
         rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
         goto done;
     }
+    if ((rc = drift_method_approx_init(&chk, S, m->n_out, e)))
+        goto done;
     double *row = theta + d;
     if ((rc = drift_optimize_start(ld, m, a->init, r->seed, theta, e))) {
         if (rc != DRIFT_ENUMERIC)
@@ -283,32 +286,29 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
             log_p = -INFINITY;
             n_bad++;
         }
-        lr[k] = log_p - log_g;
         if ((rc = put_row(r, ld, theta, log_p, log_g, row, k + 1, e)))
             goto done;
+        drift_method_approx_add(&chk, log_p, log_g, row + 3);
     }
-    double khat = INFINITY;
-    int have_k = S >= 10 && !drift_psis_khat(lr, S, &khat, e);
     if (r->f) {
         fprintf(r->f, "# \n# iterations = %u\n# converged = %d (%s)\n"
                       "# ELBO = %.10g\n",
                 res.iterations, res.converged, res.why, res.elbo);
-        if (have_k)
-            fprintf(r->f, "# Pareto k = %.4g (PSIS on log_p__ - log_g__ of "
-                          "the %zu draws; above 0.7 the approximation is "
-                          "unreliable)\n",
-                    khat, S);
         if (n_bad)
             fprintf(r->f, "# draws with no finite log density: %zu\n",
                     n_bad);
     }
-    if (have_k && khat > DRIFT_PSIS_K_WARN)
-        fprintf(r->diag, "%s: warning: Pareto k = %.2f > 0.7: the "
-                         "approximation is far from the posterior and its "
-                         "draws and means may be badly off; try --algorithm "
-                         "fullrank, a smaller --tol-rel-obj, or drift sample "
-                         "for exact draws\n",
-                r->who, khat);
+    double khat;
+    drift_method_approx_report(r, &chk,
+                               a->o.fullrank
+                                   ? "try a smaller --tol-rel-obj (0.001) "
+                                     "or more --iter, or drift sample for "
+                                     "exact draws"
+                                   : "try --algorithm fullrank, a smaller "
+                                     "--tol-rel-obj (0.001), or drift "
+                                     "sample for exact draws",
+                               &khat);
+    int have_k = S >= 10;
     if (res.converged) {
         fprintf(r->diag, "%s: %s after %u iterations (eta = %g, %zu rows "
                          "per gradient); ELBO %.6g%s%.2f%s%s\n",
@@ -327,8 +327,8 @@ static int run(const void *args, drift_method_run *r, drift_err *e)
     }
 done:
     drift_vi_free(q);
+    drift_method_approx_free(&chk);
     drift_free(theta);
-    drift_free(lr);
     drift_free(sd);
     drift_logdensity_free(ld);
     return rc;
@@ -351,8 +351,10 @@ const drift_method drift_method_variational = {
              "lp__ (0), log_p__, log_g__, the parameters\nand "
              "generated quantities; the first row the approximation's "
              "mean, then\n--output-samples draws.  The Pareto k of the "
-             "draws (PSIS) closes the file;\nabove 0.7 a warning says "
-             "the approximation is unreliable.  Exit status 1\nwhen "
+             "draws (PSIS) and the largest\nshift of a parameter's mean "
+             "when the draws are weighted by posterior /\napproximation "
+             "close the file; a warning says when k is above 0.7 or a "
+             "mean\nmoves by more than half its sd.  Exit status 1 when "
              "the iteration limit is hit.",
     .opts = opts,
     .n_opts = sizeof opts / sizeof opts[0],

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "psis.h"
 
@@ -78,6 +79,13 @@ int drift_psis_khat(const double *log_ratio, size_t n, double *k,
     if (M >= n)
         M = n - 1;
     double cutoff = s[n - M - 1], top = s[n - 1];
+    /* The largest ratios equal to rounding (an approximation exact up to
+     * its constant, as drift_psis_smooth takes it): no tail to fit. */
+    if (top - cutoff < 1e-6) {
+        free(s);
+        *k = -INFINITY;
+        return DRIFT_OK;
+    }
     if (top - s[n - M] <= 0) {
         free(s);
         *k = INFINITY;
@@ -177,4 +185,95 @@ int drift_psis_smooth(double *lw, size_t n, double *khat)
     for (size_t i = 0; i < n; i++)
         lw[i] -= lse;
     return DRIFT_OK;
+}
+
+int drift_is_means_init(drift_is_means *a, size_t p, drift_err *e)
+{
+    memset(a, 0, sizeof *a);
+    a->p = p;
+    a->top = -INFINITY;
+    size_t cap = p ? p : 1;
+    a->mean = calloc(cap, sizeof *a->mean);
+    a->m2 = calloc(cap, sizeof *a->m2);
+    a->swx = calloc(cap, sizeof *a->swx);
+    a->swxx = calloc(cap, sizeof *a->swxx);
+    a->x0 = calloc(cap, sizeof *a->x0);
+    if (!a->mean || !a->m2 || !a->swx || !a->swxx || !a->x0) {
+        drift_is_means_free(a);
+        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    return DRIFT_OK;
+}
+
+void drift_is_means_add(drift_is_means *a, double log_ratio,
+                        const double *x)
+{
+    if (!a->n)
+        for (size_t j = 0; j < a->p; j++)
+            a->x0[j] = x[j];
+    a->n++;
+    double inv = 1.0 / (double)a->n;
+    for (size_t j = 0; j < a->p; j++) {
+        double dx = x[j] - a->mean[j];
+        a->mean[j] += dx * inv;
+        a->m2[j] += dx * (x[j] - a->mean[j]);
+    }
+    if (!isfinite(log_ratio))
+        return;
+    if (log_ratio > a->top) {
+        /* rescale the sums to the new largest ratio */
+        double f = isfinite(a->top) ? exp(a->top - log_ratio) : 0.0;
+        a->sw *= f;
+        a->sw2 *= f * f;
+        for (size_t j = 0; j < a->p; j++) {
+            a->swx[j] *= f;
+            a->swxx[j] *= f;
+        }
+        a->top = log_ratio;
+    }
+    double w = exp(log_ratio - a->top);
+    a->sw += w;
+    a->sw2 += w * w;
+    for (size_t j = 0; j < a->p; j++) {
+        double dx = x[j] - a->x0[j];
+        a->swx[j] += w * dx;
+        a->swxx[j] += w * dx * dx;
+    }
+}
+
+int drift_is_means_shift(const drift_is_means *a, size_t *j, double *shift,
+                         double *noise)
+{
+    if (!(a->sw > 0) || a->n < 2)
+        return 0;
+    /* the shift's sd, in sds of the draws, when q has p's centre */
+    double v = a->sw2 / (a->sw * a->sw) - 1.0 / (double)a->n;
+    double base = sqrt(v > 0 ? v : 0);
+    int found = 0;
+    for (size_t k = 0; k < a->p; k++) {
+        double sd = sqrt(a->m2[k] / (double)(a->n - 1));
+        double wm = a->swx[k] / a->sw;  /* about x0 */
+        double wv = a->swxx[k] / a->sw - wm * wm;
+        double wsd = sqrt(wv > 0 ? wv : 0);
+        double s = (wm + a->x0[k] - a->mean[k]) / wsd;
+        if (!(sd > 0) || !(wsd > 0) || !isfinite(s))
+            continue;
+        if (!found || fabs(s) > fabs(*shift)) {
+            *shift = s;
+            *noise = base * sd / wsd;
+            *j = k;
+        }
+        found = 1;
+    }
+    return found;
+}
+
+void drift_is_means_free(drift_is_means *a)
+{
+    free(a->mean);
+    free(a->m2);
+    free(a->swx);
+    free(a->swxx);
+    free(a->x0);
+    a->mean = a->m2 = a->swx = a->swxx = a->x0 = NULL;
 }

@@ -257,6 +257,69 @@ static void test_no_mode(void **state)
     free(d);
 }
 
+/* drift laplace at --mode m of x ~ normal(0, 1): its stderr and the
+ * shift in the file's closing comments. */
+static th_cli laplace_at(double mode, double *shift, double *k)
+{
+    char *m = th_write_text("param { x : real }\n"
+                            "prior { x ~ normal(0, 1) }\n",
+                            ".drift");
+    char text[64];
+    snprintf(text, sizeof text, "lp__,x\n0,%.17g\n", mode);
+    char *mf = th_write_text(text, ".csv");
+    char out[] = "/tmp/drift-laplace-XXXXXX";
+    close(mkstemp(out));
+    const char *args[] = {"laplace", m, "--mode", mf, "--seed", "5",
+                          "--draws", "4000", "--out", out, NULL};
+    th_cli r = th_cli_run(args);
+    if (r.status)
+        fail_msg("laplace at %g: exit %d\n%s", mode, r.status, r.err);
+    *shift = NAN;
+    *k = NAN;
+    FILE *f = fopen(out, "r");
+    assert_non_null(f);
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        sscanf(line, "# importance-weighted mean shift = %lf", shift);
+        sscanf(line, "# Pareto k = %lf", k);
+    }
+    fclose(f);
+    unlink(out);
+    unlink(mf);
+    unlink(m);
+    free(mf);
+    free(m);
+    return r;
+}
+
+static void test_checks(void **state)
+{
+    (void)state;
+    double shift, k;
+    th_cli r = laplace_at(0, &shift, &k);
+    if (strstr(r.err, "warning") || !(fabs(shift) < 1e-9) || !(k <= 0.5))
+        fail_msg("exact approximation: shift %g, k %g\n%s", shift, k,
+                 r.err);
+    th_cli_free(&r);
+    r = laplace_at(0.3, &shift, &k);
+    if (strstr(r.err, "warning") || !(k < 0.7))
+        fail_msg("mode 0.3: shift %g, k %g\n%s", shift, k, r.err);
+    th_cli_free(&r);
+    /* MC error of the shift: the plain mean's 1/sqrt(4000) and the
+     * weighted one's about 1/sqrt(ESS), ESS = 4000 exp(-0.64). */
+    r = laplace_at(0.8, &shift, &k);
+    double se = sqrt(1.0 / 4000 + exp(0.64) / 4000);
+    if (!strstr(r.err, "moves the mean of x") || !(k < 0.7) ||
+        !(fabs(shift + 0.8) < 5 * se))
+        fail_msg("mode 0.8: shift %g (closed form -0.8, se %.2g), k %g\n%s",
+                 shift, se, k, r.err);
+    th_cli_free(&r);
+    r = laplace_at(4, &shift, &k);
+    if (!strstr(r.err, "Pareto k") || !strstr(r.err, "> 0.7") || !(k > 0.7))
+        fail_msg("mode 4: k %g\n%s", k, r.err);
+    th_cli_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -264,6 +327,7 @@ int main(void)
         cmocka_unit_test(test_mode_file),
         cmocka_unit_test(test_correlated),
         cmocka_unit_test(test_no_mode),
+        cmocka_unit_test(test_checks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
