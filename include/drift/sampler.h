@@ -174,6 +174,7 @@ typedef struct drift_table_header {
 #define DRIFT_TABLE_PRECOND 1u  /* drift_precond_services */
 #define DRIFT_TABLE_METRIC 2u   /* drift_metric_services */
 #define DRIFT_TABLE_ESTIMATOR 3u /* drift_estimator_services */
+#define DRIFT_TABLE_REPORT 4u   /* drift_report_services */
 
 /* The preconditioner P of a minibatch integrator (DRIFT_TABLE_PRECOND),
  * owned by the engine: its choice, its warmup windows, clamps and
@@ -316,6 +317,18 @@ typedef struct drift_estimator_services {
      * without track_age) or before the first estimate. */
     double (*age)(drift_chain *c);
 } drift_estimator_services;
+
+/* What a sampler tells the user beside warnings (DRIFT_TABLE_REPORT,
+ * version 1). */
+typedef struct drift_report_services {
+    drift_table_header header;  /* DRIFT_TABLE_REPORT, version 1 */
+    /* A note: something the sampler did that needs no action and leaves
+     * the draws right (a start far outside the posterior moved into its
+     * bulk before adaptation), printed once per distinct text on standard
+     * error as "drift: chain K: MSG", not with --quiet.  The services'
+     * warn is for what may leave the draws wrong. */
+    void (*note)(drift_chain *c, const char *msg);
+} drift_report_services;
 
 /* In a sampler's init: svc->table(c, ID, VERSION) as a (const TYPE *), or
  * a return from init with a message saying the engine is too old. */

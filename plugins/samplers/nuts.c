@@ -575,7 +575,14 @@ static int approach(nuts *s, const drift_services *svc, drift_chain *c,
              "gradient step lowered -log p by %.3g): moved it down by %d "
              "line search%s before adapting there",
              when, gain, steps, steps == 1 ? "" : "es");
-    svc->warn(c, msg);
+    /* A note, not a warning: the chain is in the bulk before adaptation,
+     * and the draws are as right as any other start's. */
+    const drift_report_services *rep =
+        svc->table(c, DRIFT_TABLE_REPORT, 1u);
+    if (rep)
+        rep->note(c, msg);
+    else
+        svc->warn(c, msg);
     return DRIFT_OK;
 }
 

@@ -697,6 +697,39 @@ static void test_queued_chains(void **state)
     close_text(&tp, &f);
 }
 
+/* A start far outside the posterior (x ~ normal(0, 1e-4), a random
+ * start in (-2, 2): 1e7 and more nats above the bulk) is moved into the
+ * bulk before adaptation; the run says so in a note, not a warning (the
+ * draws are as right as any start's), and not at all with --quiet. */
+static void test_far_start_note(void **state)
+{
+    (void)state;
+    char *m = th_write_text("param { x : real }\n"
+                            "prior { x ~ normal(0, 1e-4) }\n",
+                            ".drift");
+    char out[] = "/tmp/drift-nuts-far-XXXXXX";
+    close(mkstemp(out));
+    for (int quiet = 0; quiet <= 1; quiet++) {
+        const char *args[] = {"sample", m, "--chains", "1", "--seed", "3",
+                              "--out", out, quiet ? "--quiet" : NULL, NULL};
+        th_cli r = th_cli_run(args);
+        if (r.status)
+            fail_msg("exit %d\n%s", r.status, r.err);
+        const char *note = strstr(r.err, "far outside the posterior");
+        if (quiet ? note != NULL : note == NULL)
+            fail_msg("%s: the far start's note %s:\n%s",
+                     quiet ? "--quiet" : "default",
+                     quiet ? "printed" : "missing", r.err);
+        if (strstr(r.err, "warning: chain"))
+            fail_msg("a warning for a start the chain recovered from:\n%s",
+                     r.err);
+        th_cli_free(&r);
+    }
+    unlink(out);
+    unlink(m);
+    free(m);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -714,6 +747,7 @@ int main(void)
         cmocka_unit_test(test_improper_terminates),
         cmocka_unit_test(test_queued_chains),
         cmocka_unit_test(test_steep_start),
+        cmocka_unit_test(test_far_start_note),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

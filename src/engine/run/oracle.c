@@ -1884,7 +1884,9 @@ static int svc_fail(drift_chain *c, const char *msg)
     return drift_chain_fail(c, DRIFT_EINVAL, "%s", msg ? msg : "failed");
 }
 
-static void svc_warn(drift_chain *c, const char *msg)
+/* A sampler's message, once per distinct text: kind "warning: " or "" (a
+ * note). */
+static void say(drift_chain *c, const char *kind, const char *msg)
 {
     if (c->ext.shard && !c->ext.shard->writer)
         return; /* the group's writer says it once for all its ranks */
@@ -1895,7 +1897,12 @@ static void svc_warn(drift_chain *c, const char *msg)
             return;
     if (c->n_warned < sizeof c->warned / sizeof c->warned[0])
         snprintf(c->warned[c->n_warned++], sizeof c->warned[0], "%s", msg);
-    fprintf(stderr, "drift: warning: chain %u: %s\n", c->id, msg);
+    fprintf(stderr, "drift: %schain %u: %s\n", kind, c->id, msg);
+}
+
+static void svc_warn(drift_chain *c, const char *msg)
+{
+    say(c, "warning: ", msg);
 }
 
 static int svc_set_access(drift_chain *c, drift_access a)
@@ -2191,6 +2198,19 @@ static const drift_estimator_services estimator_table = {
     .age = est_age,
 };
 
+/* The report's services (DRIFT_TABLE_REPORT). */
+static void report_note(drift_chain *c, const char *msg)
+{
+    if (!c->cfg->quiet)
+        say(c, "", msg);
+}
+
+static const drift_report_services report_table = {
+    .header = {DRIFT_TABLE_REPORT, 1u,
+               (uint32_t)sizeof(drift_report_services)},
+    .note = report_note,
+};
+
 static const void *svc_table(drift_chain *c, uint32_t id, uint32_t version)
 {
     (void)c;
@@ -2198,6 +2218,7 @@ static const void *svc_table(drift_chain *c, uint32_t id, uint32_t version)
         &drift_precond_table.header,
         &metric_table.header,
         &estimator_table.header,
+        &report_table.header,
     };
     for (size_t k = 0; k < sizeof tables / sizeof tables[0]; k++)
         if (tables[k]->id == id)
