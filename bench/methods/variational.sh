@@ -2,7 +2,8 @@
 # variational.sh: part 3 of compare.sh.  ADVI (meanfield, fullrank) beside
 # drift's nuts and minibatch samplers, all at their defaults (--seed only),
 # one after another: (a) logistic regression, N = 10^5 rows, D = 8 (numpy,
-# seed 1), judged against drift nuts's pooled draws; (b) posteriordb's
+# seed 1), judged against rstan NUTS's pooled draws (nuts.R; drift nuts's
+# when NO_STAN is set or R is absent); (b) posteriordb's
 # eight_schools_noncentered, judged against reference.csv (Stan NUTS).
 # Stan's ADVI (rstan vb, vb.R) runs beside them on (a) unless NO_STAN is set.
 # Prints each exact command, its wall seconds and exit status, and one
@@ -58,7 +59,13 @@ for case in logistic eight_schools; do
     echo "== $case"
     c=$w/$case; mkdir -p "$c"
     run nuts "$c/nuts" $DRIFT sample $M --seed $SEED --out "$c/nuts.csv" --quiet
-    if [ $case = logistic ]; then
+    if [ $case = logistic ] && [ -z "${NO_STAN:-}" ] && command -v Rscript >/dev/null 2>&1; then
+        # the reference: Stan's NUTS (rstan, 4 x 1000 draws)
+        mkdir -p "$w/boost" && ln -sf /usr/include/boost "$w/boost/boost"
+        echo "\$ Rscript bench/methods/nuts.R $w $w/lr.csv $c $SEED"
+        Rscript "$top/bench/methods/nuts.R" "$w" "$w/lr.csv" "$c" $SEED 2>&1 | grep -v '^Chain\|^$' | tail -3
+        $J --ref "$w/ref.csv" "$c/stan_nuts.csv"; ref=$w/ref.csv
+    elif [ $case = logistic ]; then
         $J --ref "$w/ref.csv" "$c"/nuts_[0-9]*.csv; ref=$w/ref.csv
     else
         ref=$d/reference.csv
@@ -75,7 +82,7 @@ for case in logistic eight_schools; do
         Rscript "$top/bench/methods/vb.R" "$w" "$w/lr.csv" "$c" $SEED 2>&1 | grep -v '^Chain\|^$' | tail -8
         stan="stan_mf stan_fr"
     fi
-    echo "-- against $( [ $case = logistic ] && echo 'drift nuts (pooled 4 chains)' || echo 'reference.csv (Stan NUTS)')"
+    echo "-- against $( [ $case = logistic ] && [ -f "$c/stan_nuts.csv" ] && echo 'rstan NUTS (pooled 4 chains)' || { [ $case = logistic ] && echo 'drift nuts (pooled 4 chains)'; } || echo 'reference.csv (Stan NUTS)')"
     judge "$ref" nuts "$c/nuts"
     judge "$ref" meanfield "$c/mf"
     judge "$ref" fullrank "$c/fr"

@@ -100,6 +100,30 @@ static void direction(size_t d, size_t m, size_t stored, size_t head,
  * which on a badly scaled posterior can stop it sds from the mode.  Where
  * the Hessian is not positive definite (no interior mode) or a step makes
  * no progress, the point stays as it is. */
+/* Newton's step s = -H^-1 g at x, H the finite-difference Hessian of f
+ * (the precision), and the decrement g'H^-1 g into *dec: DRIFT_OK, a
+ * numeric error of the density, or DRIFT_ENUMERIC where H is not positive
+ * definite (no mode near).  H: d x d, work: 3d. */
+static int newton_step(drift_logdensity *ld, size_t d, const double *x,
+                       const double *g, double *H, double *work, double *s,
+                       double *dec, drift_err *e)
+{
+    int rc = drift_logdensity_precision(ld, d, x, H, work, e);
+    if (rc)
+        return rc;
+    if (drift_adapt_cholesky(H, d, H))
+        return DRIFT_ENUMERIC;
+    /* s = -H^-1 g by the factor's two triangular solves */
+    for (size_t i = 0; i < d; i++)
+        s[i] = -g[i];
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit,
+                (blasint)d, H, (blasint)d, s, 1);
+    cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit,
+                (blasint)d, H, (blasint)d, s, 1);
+    *dec = -dot(g, s, d);
+    return DRIFT_OK;
+}
+
 static int polish(drift_logdensity *ld, size_t d, double *x, double *f,
                   double *g, drift_optimize_result *r, drift_err *e)
 {
@@ -114,17 +138,9 @@ static int polish(drift_logdensity *ld, size_t d, double *x, double *f,
     r->newton_decrement = NAN;
     for (int k = 0; k < 20; k++) {
         /* f is minus the log density: its Hessian is the precision */
-        if ((rc = drift_logdensity_precision(ld, d, x, H, work, e)) ||
-            drift_adapt_cholesky(H, d, H))
+        double dec;
+        if ((rc = newton_step(ld, d, x, g, H, work, s, &dec, e)))
             break;
-        /* s = -H^-1 g by the factor's two triangular solves */
-        for (size_t i = 0; i < d; i++)
-            s[i] = -g[i];
-        cblas_dtrsv(CblasRowMajor, CblasLower, CblasNoTrans, CblasNonUnit,
-                    (blasint)d, H, (blasint)d, s, 1);
-        cblas_dtrsv(CblasRowMajor, CblasLower, CblasTrans, CblasNonUnit,
-                    (blasint)d, H, (blasint)d, s, 1);
-        double dec = -dot(g, s, d);
         r->newton_decrement = dec;
         if (!(dec > 1e-10))
             break;
@@ -153,6 +169,28 @@ static int polish(drift_logdensity *ld, size_t d, double *x, double *f,
     return rc;
 }
 
+/* Whether x is within a tenth of a posterior sd of a mode, by the Newton
+ * decrement with the finite-difference Hessian (confirm): 1, 0, or a
+ * negative error code of the density other than a numeric one. */
+static int at_mode(drift_logdensity *ld, size_t d, const double *x,
+                   const double *g, drift_err *e)
+{
+    if (d > DRIFT_OPTIMIZE_POLISH_MAX_DIM)
+        return 1;   /* too costly to check: CmdStan's tests stand */
+    double *buf = drift_malloc_array(d * d + 4 * d, sizeof *buf);
+    if (!buf)
+        return -drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    double dec;
+    int rc = newton_step(ld, d, x, g, buf, buf + d * d, buf + d * d + 3 * d,
+                         &dec, e);
+    drift_free(buf);
+    if (rc == DRIFT_ENUMERIC || rc == DRIFT_ENONFINITE)
+        return 0;   /* no positive definite curvature: not at a mode */
+    if (rc)
+        return -rc;
+    return dec <= 1e-2;
+}
+
 int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
                          const drift_optimize_opts *o, double *x,
                          drift_optimize_result *r, drift_err *e)
@@ -174,6 +212,8 @@ int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
     }
     size_t stored = 0, head = 0;
     const double eps = DBL_EPSILON;
+    int relative = 1;   /* the relative tests count (confirm turns them
+                           off where they fire away from the mode) */
     r->why = "maximum number of iterations hit, may not be at an optimum";
     for (unsigned it = 0; it < o->iter; it++) {
         direction(d, m, stored, head, S, Y, rho, alpha, g, p);
@@ -258,27 +298,48 @@ int drift_optimize_lbfgs(drift_logdensity *ld, size_t d,
             return rc;
         }
         /* CmdStan's tests, in its order. */
+        int rel = 0;
         if (fabs(df) < o->tol_obj) {
             r->why = "convergence detected: absolute change in objective "
                      "function was below tolerance";
-        } else if (fabs(df) / fmax(fmax(fabs(f), fabs(f + df)), 1) <
-                   o->tol_rel_obj * eps) {
+        } else if (relative &&
+                   fabs(df) / fmax(fmax(fabs(f), fabs(f + df)), 1) <
+                       o->tol_rel_obj * eps) {
             r->why = "convergence detected: relative change in objective "
                      "function was below tolerance";
+            rel = 1;
         } else if (sqrt(dot(g, g, d)) < o->tol_grad) {
             r->why = "convergence detected: gradient norm is below "
                      "tolerance";
         } else {
             /* g' H g with the updated pairs */
             direction(d, m, stored, head, S, Y, rho, alpha, g, p);
-            if (-dot(g, p, d) / fmax(fabs(f), 1) < o->tol_rel_grad * eps)
+            if (relative &&
+                -dot(g, p, d) / fmax(fabs(f), 1) < o->tol_rel_grad * eps) {
                 r->why = "convergence detected: relative gradient magnitude "
                          "is below tolerance";
-            else if (step < o->tol_param)
+                rel = 1;
+            } else if (step < o->tol_param)
                 r->why = "convergence detected: absolute parameter change "
                          "was below tolerance";
             else
                 continue;
+        }
+        /* A relative test measured against a huge |f| far from the mode
+         * (raw-scale data, a start far out) can fire after one step. */
+        if (rel && o->confirm) {
+            int at = at_mode(ld, d, x, g, e);
+            if (at < 0) {
+                drift_free(buf);
+                return -at;
+            }
+            if (!at) {
+                relative = 0;
+                r->unconfirmed++;
+                r->why = "maximum number of iterations hit, may not be at "
+                         "an optimum";
+                continue;
+            }
         }
         r->converged = 1;
         break;

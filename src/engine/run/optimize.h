@@ -31,6 +31,14 @@ typedef struct drift_optimize_opts {
                                1e-10 (models of at most
                                DRIFT_OPTIMIZE_POLISH_MAX_DIM coordinates);
                                0: CmdStan's L-BFGS alone */
+    int confirm;            /* 1: a relative test (objective or gradient)
+                               ends the search only where the Newton
+                               decrement with a finite-difference Hessian
+                               is at most 1e-2 (a tenth of a posterior sd
+                               from the mode); else the search goes on
+                               with the relative tests off.  For paths
+                               (Pathfinder) that polishing cannot mend.
+                               0 (the default): CmdStan's tests */
     /* Called (when not NULL) at the start point and at every accepted
      * iterate with the point x, f = -log density there and its gradient
      * g (d values each, valid during the call): what a method built on
@@ -51,6 +59,8 @@ typedef struct drift_optimize_result {
                                iteration limit was reached */
     const char *why;        /* which test ended it, in CmdStan's words */
     unsigned newton_steps;  /* Newton's steps after L-BFGS (polish) */
+    unsigned unconfirmed;   /* relative tests met away from the mode and
+                               not taken (confirm) */
     double newton_decrement;/* g'H^-1 g where it ended (NaN: not
                                computed) */
     double grad_sds;        /* minibatch methods: the final full-data

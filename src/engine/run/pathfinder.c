@@ -19,6 +19,7 @@ void drift_pathfinder_defaults(drift_pathfinder_opts *o)
     drift_optimize_defaults(&o->lbfgs);
     o->lbfgs.iter = 1000;
     o->lbfgs.polish = 0;    /* the path is L-BFGS's alone */
+    o->lbfgs.confirm = 1;   /* but not cut short far from the mode */
     o->num_paths = 4;
     o->num_draws = 1000;
     o->num_psis_draws = 1000;
