@@ -2,10 +2,10 @@
 # variational.sh: part 3 of compare.sh.  ADVI (meanfield, fullrank) beside
 # drift's nuts and minibatch samplers, all at their defaults (--seed only),
 # one after another: (a) logistic regression, N = 10^5 rows, D = 8 (numpy,
-# seed 1), judged against rstan NUTS's pooled draws (nuts.R; drift nuts's
+# seed 1), judged against rstan NUTS's pooled draws (stan_logistic.R nuts; drift nuts's
 # when NO_STAN is set or R is absent); (b) posteriordb's
 # eight_schools_noncentered, judged against reference.csv (Stan NUTS).
-# Stan's ADVI (rstan vb, vb.R) runs beside them on (a) unless NO_STAN is set.
+# Stan's ADVI (rstan vb, stan_logistic.R vb) runs beside them on (a) unless NO_STAN is set.
 # Prints each exact command, its wall seconds and exit status, and one
 # judge.py line.  Not a test.
 set -u
@@ -62,8 +62,8 @@ for case in logistic eight_schools; do
     if [ $case = logistic ] && [ -z "${NO_STAN:-}" ] && command -v Rscript >/dev/null 2>&1; then
         # the reference: Stan's NUTS (rstan, 4 x 1000 draws)
         mkdir -p "$w/boost" && ln -sf /usr/include/boost "$w/boost/boost"
-        echo "\$ Rscript bench/methods/nuts.R $w $w/lr.csv $c $SEED"
-        Rscript "$top/bench/methods/nuts.R" "$w" "$w/lr.csv" "$c" $SEED 2>&1 | grep -v '^Chain\|^$' | tail -3
+        echo "\$ Rscript bench/methods/stan_logistic.R $w $w/lr.csv $c $SEED nuts"
+        Rscript "$top/bench/methods/stan_logistic.R" "$w" "$w/lr.csv" "$c" $SEED nuts 2>&1 | grep -v '^Chain\|^$' | tail -3
         $J --ref "$w/ref.csv" "$c/stan_nuts.csv"; ref=$w/ref.csv
     elif [ $case = logistic ]; then
         $J --ref "$w/ref.csv" "$c"/nuts_[0-9]*.csv; ref=$w/ref.csv
@@ -78,8 +78,8 @@ for case in logistic eight_schools; do
     stan=
     if [ $case = logistic ] && [ -z "${NO_STAN:-}" ] && command -v Rscript >/dev/null 2>&1; then
         mkdir -p "$w/boost" && ln -sf /usr/include/boost "$w/boost/boost"
-        echo "\$ Rscript bench/methods/vb.R $w $w/lr.csv $c $SEED"
-        Rscript "$top/bench/methods/vb.R" "$w" "$w/lr.csv" "$c" $SEED 2>&1 | grep -v '^Chain\|^$' | tail -8
+        echo "\$ Rscript bench/methods/stan_logistic.R $w $w/lr.csv $c $SEED vb"
+        Rscript "$top/bench/methods/stan_logistic.R" "$w" "$w/lr.csv" "$c" $SEED vb 2>&1 | grep -v '^Chain\|^$' | tail -8
         stan="stan_mf stan_fr"
     fi
     echo "-- against $( [ $case = logistic ] && [ -f "$c/stan_nuts.csv" ] && echo 'rstan NUTS (pooled 4 chains)' || { [ $case = logistic ] && echo 'drift nuts (pooled 4 chains)'; } || echo 'reference.csv (Stan NUTS)')"
