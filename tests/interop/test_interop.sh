@@ -44,6 +44,10 @@ export DRIFT_INTEROP_RLIB="$lib"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/drift-interop-XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT
 fail=0
+# Waits on a running drift are timed for an uninstrumented build; under a
+# sanitizer (DRIFT_SANITIZED=yes) drift runs 5 to 20 times slower.
+slow=1
+[ "${DRIFT_SANITIZED:-no}" = yes ] && slow=15
 sets="$dir/sets"
 : >"$sets"
 model="$src/examples/gaussian/gaussian.drift"
@@ -334,7 +338,7 @@ env --default-signal=INT,HUP "$bin" sample "$model" --data "$data" --seed 7 --qu
     --out "$dir/interrupted.csv" \
     >"$dir/interrupted.log" 2>&1 &
 pid=$!
-sleep 2
+sleep $((2 * slow))
 kill -INT $pid
 wait $pid
 st=$?
