@@ -114,14 +114,25 @@ test_that("drift_pathfinder draws around the posterior of mu", {
 
 test_that("drift_variational fits the posterior of mu", {
   # meanfield ADVI: the approximation's mean of mu within a quarter of the
-  # posterior sd of mean(y), its draws' sd within 25 % of sigma / sqrt(n)
+  # posterior sd of mean(y), its draws' sd within 25 % of sigma / sqrt(n);
+  # sigma's draws (posterior mean about sd(y), sd about sd(y) / sqrt(2 n))
+  # more than half a posterior sd off come with drift's warning naming it
   skip_if_no_drift()
   set.seed(3)
   y <- rnorm(200, 1.5, 2)
   n <- length(y)
   sd_mu <- sqrt(sum((y - mean(y))^2) / (n - 1)) / sqrt(n)
-  d <- drift_variational(model, data = list(y = y), seed = 3)
+  said <- character()
+  d <- withCallingHandlers(
+    drift_variational(model, data = list(y = y), seed = 3),
+    warning = function(w) {
+      said <<- c(said, conditionMessage(w))
+      invokeRestart("muffleWarning")
+    })
   expect_equal(dim(d)[1], 1000L)
   expect_lt(abs(attr(d, "mean")[["mu"]] - mean(y)), 0.25 * sd_mu)
   expect_equal(sd(as.vector(d[, , "mu"])), sd_mu, tolerance = 0.25)
+  sd_sigma <- sd(y) / sqrt(2 * n)
+  if (abs(mean(d[, , "sigma"]) - sd(y)) > 0.5 * sd_sigma)
+    expect_true(any(grepl("mean of sigma", said)))
 })
