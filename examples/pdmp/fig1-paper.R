@@ -7,7 +7,11 @@
 #     sd;
 #   draws read off the trajectory every DT time units: their KS distance to
 #     the reference marginal, ESS (posterior's ess_basic) per 1000 data
-#     passes, ACF against the lag in data passes;
+#     passes, ACF against the lag in data passes; the KS distance of
+#     correlated draws shrinks as 1/sqrt(ESS), so a sampler that mixes
+#     worse has a larger one even when its target is right: KS * sqrt(ESS)
+#     (about 0.87 on average for independent draws from the right
+#     distribution) compares the samplers' targets apart from their mixing;
 #   bounces: the rate per unit time, and the times between bounces.
 # Intervals: mean over seeds +- t(0.975, seeds - 1) sd / sqrt(seeds).
 # Writes results/fig1-paper-runs.csv (one row per run and coordinate),
@@ -74,6 +78,7 @@ for (s in samplers) for (seed in seq_len(SEEDS)) {
       mean_err_refsd = (m - ref$mean[k]) / ref$sd[k],
       sd_ratio = sdv / ref$sd[k],
       ks = ks(D[, k], cdfs[[k]]),
+      ks_sqrt_ess = ks(D[, k], cdfs[[k]]) * sqrt(ess_basic(D[, k])),
       ess_per_1000_passes = 1000 * ess_basic(D[, k]) / passes,
       ess_per_unit_time = ess_basic(D[, k]) / (Ttot - t0),
       time_per_pass = (Ttot - t0) / passes,
@@ -86,7 +91,7 @@ for (s in samplers) for (seed in seq_len(SEEDS)) {
 R <- do.call(rbind, runs); rownames(R) <- NULL
 ci <- function(x) { n <- length(x); h <- qt(0.975, n - 1) * sd(x) / sqrt(n)
   c(mean(x), mean(x) - h, mean(x) + h) }
-vars <- c("mean_err_refsd", "sd_ratio", "ks", "ess_per_1000_passes", "ess_per_unit_time",
+vars <- c("mean_err_refsd", "sd_ratio", "ks", "ks_sqrt_ess", "ess_per_1000_passes", "ess_per_unit_time",
           "bounce_rate", "mean_gap", "time_per_pass", "violation_frac")
 S <- list()
 for (s in samplers) for (k in c("w.1", "w.2")) {
@@ -102,7 +107,8 @@ S <- do.call(rbind, S); rownames(S) <- NULL
 # independent, so the interval is Welch's.
 diffs <- list()
 for (s in c("sbps", "sbps-k10", "bps")) for (k in c("w.1", "w.2"))
-  for (v in c("mean_err_refsd", "sd_ratio", "ks", "ess_per_1000_passes", "ess_per_unit_time")) {
+  for (v in c("mean_err_refsd", "sd_ratio", "ks", "ks_sqrt_ess", "ess_per_1000_passes",
+              "ess_per_unit_time")) {
     a <- R[R$sampler == s & R$coordinate == k, v]
     b <- R[R$sampler == "bps-r1" & R$coordinate == k, v]
     tt <- t.test(a, b)
@@ -124,7 +130,8 @@ write.csv(Dd, "results/fig1-paper-diff.csv", row.names = FALSE, quote = FALSE)
 write.csv(Am[Am$lag_passes <= 200, ], "results/fig1-paper-acf.csv", row.names = FALSE, quote = FALSE)
 options(width = 200)
 print(S[, c("sampler", "coordinate", "mean_err_refsd", "mean_err_refsd_lo", "mean_err_refsd_hi",
-            "sd_ratio", "sd_ratio_lo", "sd_ratio_hi", "ks", "ks_lo", "ks_hi")], digits = 3)
+            "sd_ratio", "sd_ratio_lo", "sd_ratio_hi", "ks", "ks_lo", "ks_hi",
+            "ks_sqrt_ess", "ks_sqrt_ess_lo", "ks_sqrt_ess_hi")], digits = 3)
 print(S[, c("sampler", "coordinate", "ess_per_1000_passes", "ess_per_1000_passes_lo",
             "ess_per_1000_passes_hi", "ess_per_unit_time", "bounce_rate", "mean_gap", "time_per_pass",
             "violation_frac")], digits = 3)
