@@ -51,6 +51,7 @@ step sgnht-normal-gamma env HS="0.005 0.02" AS=1 RUNS=2 ITER=5000 OUT="$scratch/
 step pdmp-fig71         sh "$P/fig71.sh" 300
 step pdmp-psbps         sh "$P/psbps.sh" 400 1
 step pdmp-fig72         sh "$P/fig72.sh" 3 1000 2000 1
+step pdmp-fig1-paper    sh "$P/fig1-paper.sh" 2000 2
 step pdmp-fig1          sh "$P/fig1.sh" 30
 step agld-sec61         env PASSES=400 sh "$A/sec61.sh" 0.1 5
 step agld-sec61-seeds   env PASSES=400 OUT="$scratch/agld-seeds" sh "$A/sec61-seeds.sh" 0.1 5 2
