@@ -125,18 +125,18 @@ static void test_endless_inputs(void **state)
     free(dir);
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-#define UNDER_ASAN 1
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UNDER_ASAN 1
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
 #endif
 #endif
 
 static void test_low_address_space(void **state)
 {
     (void)state;
-#ifdef UNDER_ASAN
+#ifdef UNDER_SANITIZER
     skip(); /* the sanitizer's shadow memory needs terabytes of it */
 #endif
     char *dir = hx_tmpdir();
