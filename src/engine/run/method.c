@@ -307,14 +307,14 @@ int drift_method_approx_report(drift_method_run *r, drift_method_approx *c,
                          "draws and means may be badly off; %s\n",
                 r->who, *khat, DRIFT_PSIS_K_WARN, advice);
         warned = 1;
-    } else if (have_shift && fabs(shift) > DRIFT_IS_SHIFT_WARN &&
+    } else if (have_k && have_shift && fabs(shift) > DRIFT_IS_SHIFT_WARN &&
                fabs(shift) > DRIFT_IS_SHIFT_NOISE * noise) {
         fprintf(r->diag, "%s: warning: weighting the draws by posterior / "
                          "approximation moves the mean of %s by %.2f "
-                         "posterior sds (Pareto k %.2f): the approximation sits off "
-                         "the posterior's centre, and its draws and means "
-                         "are biased; %s\n",
-                r->who, name, shift, have_k ? *khat : NAN, advice);
+                         "posterior sds (Pareto k %.2f): the approximation "
+                         "sits off the posterior's centre, and its draws and "
+                         "means are biased; %s\n",
+                r->who, name, shift, *khat, advice);
         warned = 1;
     }
     return warned;
