@@ -194,6 +194,16 @@ static void *reader(void *arg)
             int all = fetch_chunk(a, k, buf, vec);
             pthread_mutex_lock(&a->mu);
             note_resident(a, all);
+            /* The chain passed stretch k while it was read (a reader that
+             * lags, as under a sanitizer): what the chain released, the
+             * read brought back; release it again. */
+            if (a->drop && k < a->chunk) {
+                pthread_mutex_unlock(&a->mu);
+                release_rows(a, r0, r0 + a->rows_per_chunk < a->data->n_rows
+                                        ? r0 + a->rows_per_chunk
+                                        : a->data->n_rows);
+                pthread_mutex_lock(&a->mu);
+            }
         } else {
             pthread_cond_wait(&a->cv, &a->mu);
         }
