@@ -256,8 +256,10 @@ int drift_method_approx_init(drift_method_approx *c, size_t draws,
                              size_t n_out, drift_err *e)
 {
     memset(c, 0, sizeof *c);
-    c->cap = draws;
-    c->lr = drift_malloc_array(draws ? draws : 1, sizeof *c->lr);
+    /* k from the first 10^6 draws at most: enough for its estimate, and
+     * 8 MB whatever --draws asks */
+    c->cap = draws < 1000000 ? draws : 1000000;
+    c->lr = drift_malloc_array(c->cap ? c->cap : 1, sizeof *c->lr);
     if (!c->lr)
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     int rc = drift_is_means_init(&c->means, n_out, e);
@@ -290,7 +292,7 @@ int drift_method_approx_report(drift_method_run *r, drift_method_approx *c,
     if (r->f) {
         if (have_k)
             fprintf(r->f, "# Pareto k = %.4g (PSIS on log_p__ - log_g__ of "
-                          "the %zu draws; above %.1f the approximation is "
+                          "%zu draws; above %.1f the approximation is "
                           "unreliable)\n",
                     *khat, c->n, DRIFT_PSIS_K_WARN);
         if (have_shift)

@@ -177,8 +177,8 @@ typedef struct drift_method_approx {
     drift_is_means means;       /* of the parameters' constrained values */
 } drift_method_approx;
 
-/* For draws draws of the model's n_out parameter values: DRIFT_OK or
- * DRIFT_ENOMEM. */
+/* For draws draws of the model's n_out parameter values (k from the first
+ * 10^6 of them): DRIFT_OK or DRIFT_ENOMEM. */
 int drift_method_approx_init(drift_method_approx *c, size_t draws,
                              size_t n_out, drift_err *e);
 /* A draw: its log density, its approximation's, its n_out values. */
