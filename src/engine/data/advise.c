@@ -183,8 +183,9 @@ static void *reader(void *arg)
         malloc(READ_BYTES / (size_t)sysconf(_SC_PAGESIZE) + 2);
     pthread_mutex_lock(&a->mu);
     while (!a->stop) {
-        size_t k = a->next_read, r0;
-        if (buf && k <= a->chunk + AHEAD_CHUNKS && chunk_rows(a, k, &r0)) {
+        size_t k = a->next_read, r0, nr = 0;
+        if (buf && k <= a->chunk + AHEAD_CHUNKS &&
+            (nr = chunk_rows(a, k, &r0))) {
             a->next_read++;
             if (stays_quiet(a))
                 continue;
@@ -199,9 +200,7 @@ static void *reader(void *arg)
              * read brought back; release it again. */
             if (a->drop && k < a->chunk) {
                 pthread_mutex_unlock(&a->mu);
-                release_rows(a, r0, r0 + a->rows_per_chunk < a->data->n_rows
-                                        ? r0 + a->rows_per_chunk
-                                        : a->data->n_rows);
+                release_rows(a, r0, r0 + nr);
                 pthread_mutex_lock(&a->mu);
             }
         } else {
