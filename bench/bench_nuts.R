@@ -25,18 +25,7 @@ seed <- as.integer(a[5]); cases <- a[-(1:5)]
 suppressMessages({library(rstan); library(posterior)})
 rstan_options(boost_lib = file.path(work, "boost"))
 
-# Stan 2.21 (rstan in Debian) predates `array[N] T x`: rewrite it as the old
-# `T x[N]` (enough for the programs used here).
-old_arrays <- function(code) {
-  gsub("array\\[([^]]+)\\]\\s+([A-Za-z_]+(<[^>]*>)?(\\[[^]]*\\])?)\\s+([A-Za-z_][A-Za-z0-9_]*)",
-       "\\2 \\5[\\1]", code, perl = TRUE)
-}
-
-pdb_show <- function(path, out) {
-  st <- system2("git", c(paste0("--git-dir=", pdb), "show", paste0("HEAD:", path)),
-                stdout = out)
-  if (st != 0) stop("no ", path, " in ", pdb)
-}
+source(file.path(top, "bench/posteriordb.R"))
 
 stan_case <- function(name) {
   if (name == "logistic") {
@@ -49,29 +38,7 @@ model { w ~ normal(0, sqrt(10)); y ~ bernoulli_logit_glm(X, 0, w); }"
                 drift = c(file.path(top, "examples/logistic/logistic.drift"),
                           "--data", file.path(work, "lr.csv"))))
   }
-  meta_file <- file.path(work, paste0(name, ".meta.json"))
-  pdb_show(paste0("posterior_database/posteriors/", name, ".json"), meta_file)
-  meta <- jsonlite::fromJSON(meta_file)
-  sfile <- file.path(work, paste0(name, ".stan"))
-  pdb_show(paste0("posterior_database/models/stan/", meta$model_name, ".stan"), sfile)
-  zfile <- file.path(work, paste0(name, ".json.zip"))
-  pdb_show(paste0("posterior_database/data/data/", meta$data_name, ".json.zip"), zfile)
-  data <- jsonlite::fromJSON(paste(system2("unzip", c("-p", zfile), stdout = TRUE),
-                                   collapse = "\n"))
-  dir <- file.path(top, "tests/posteriordb", name)
-  dargs <- c(file.path(dir, "model.drift"), "--data", file.path(dir, "rows.csv"))
-  if (file.exists(file.path(dir, "data.json")))
-    dargs <- c(dargs, "--data", file.path(dir, "data.json"))
-  list(code = old_arrays(paste(readLines(sfile), collapse = "\n")), data = data,
-       drift = dargs)
-}
-
-# drift's column names (beta.1, a.2.3) as Stan's (beta[1], a[2,3]).
-stan_name <- function(v) {
-  m <- regmatches(v, regexec("^(.*?)((\\.[0-9]+)+)$", v))[[1]]
-  if (!length(m)) return(v)
-  idx <- strsplit(substring(m[3], 2), ".", fixed = TRUE)[[1]]
-  paste0(m[2], "[", paste(idx, collapse = ","), "]")
+  pdb_case(name)
 }
 
 load_now <- function() scan("/proc/loadavg", what = "", n = 1, quiet = TRUE)

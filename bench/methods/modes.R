@@ -23,34 +23,10 @@ drift_tol <- c("--iter", TOL$iter, "--tol-obj", TOL$tol_obj, "--tol-rel-obj", TO
                "--tol-grad", TOL$tol_grad, "--tol-rel-grad", TOL$tol_rel_grad,
                "--tol-param", TOL$tol_param)
 
-old_arrays <- function(code)
-  gsub("array\\[([^]]+)\\]\\s+([A-Za-z_]+(<[^>]*>)?(\\[[^]]*\\])?)\\s+([A-Za-z_][A-Za-z0-9_]*)",
-       "\\2 \\5[\\1]", code, perl = TRUE)
-pdb_show <- function(path, out) {
-  st <- system2("git", c(paste0("--git-dir=", pdb), "show", paste0("HEAD:", path)), stdout = out)
-  if (st != 0) stop("no ", path, " in ", pdb)
-}
+source(file.path(top, "bench/posteriordb.R"))
 stan_case <- function(name) {
-  meta_file <- file.path(work, paste0(name, ".meta.json"))
-  pdb_show(paste0("posterior_database/posteriors/", name, ".json"), meta_file)
-  meta <- jsonlite::fromJSON(meta_file)
-  sfile <- file.path(work, paste0(name, ".stan"))
-  pdb_show(paste0("posterior_database/models/stan/", meta$model_name, ".stan"), sfile)
-  zfile <- file.path(work, paste0(name, ".json.zip"))
-  pdb_show(paste0("posterior_database/data/data/", meta$data_name, ".json.zip"), zfile)
-  data <- jsonlite::fromJSON(paste(system2("unzip", c("-p", zfile), stdout = TRUE), collapse = "\n"))
-  dir <- file.path(top, "tests/posteriordb", name)
-  dargs <- file.path(dir, "model.drift")
-  for (f in c("rows.csv", "data.json"))
-    if (file.exists(file.path(dir, f))) dargs <- c(dargs, "--data", file.path(dir, f))
-  list(code = old_arrays(paste(readLines(sfile), collapse = "\n")), data = data, drift = dargs,
-       ref = read.csv(file.path(dir, "reference.csv")))
-}
-stan_name <- function(v) {
-  m <- regmatches(v, regexec("^(.*?)((\\.[0-9]+)+)$", v))[[1]]
-  if (!length(m)) return(v)
-  idx <- strsplit(substring(m[3], 2), ".", fixed = TRUE)[[1]]
-  paste0(m[2], "[", paste(idx, collapse = ","), "]")
+  sc <- pdb_case(name)
+  c(sc, list(ref = read.csv(file.path(sc$dir, "reference.csv"))))
 }
 read_draws <- function(p) read.csv(p, comment.char = "#", check.names = FALSE)
 run_drift <- function(args) {
