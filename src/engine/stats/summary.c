@@ -242,8 +242,27 @@ static double *split_chains(const double *x, size_t n, size_t C,
 
 /* ---- autocovariance by FFT ---------------------------------------------- */
 
-/* In-place radix-2 forward DFT of (re, im)[m], m a power of two. */
-static void fft(double *re, double *im, size_t m)
+/* The twiddle factors of a radix-2 DFT of size m: for each stage's
+ * length len = 2, 4, ..., m, the half = len / 2 factors
+ * (cos, sin)(-2 pi k / len), k < half, one stage after another (m - 1
+ * pairs in all, from tw[0]).  Each is the expression the butterflies
+ * used to evaluate in place, so the transforms are unchanged to the bit;
+ * a table serves every transform of an ESS (two per chain). */
+static void fft_twiddles(double *tw, size_t m)
+{
+    for (size_t len = 2; len <= m; len <<= 1) {
+        size_t half = len / 2;
+        double ang = -2.0 * M_PI / (double)len;
+        for (size_t k = 0; k < half; k++, tw += 2) {
+            tw[0] = cos(ang * (double)k);
+            tw[1] = sin(ang * (double)k);
+        }
+    }
+}
+
+/* In-place radix-2 forward DFT of (re, im)[m], m a power of two, with
+ * fft_twiddles' table tw for m. */
+static void fft(double *re, double *im, size_t m, const double *tw)
 {
     for (size_t i = 1, j = 0; i < m; i++) {
         size_t bit = m >> 1;
@@ -259,43 +278,45 @@ static void fft(double *re, double *im, size_t m)
             im[j] = t;
         }
     }
+    /* each stage's butterflies block by block, in order through memory
+     * (each butterfly is the same arithmetic whatever the order) */
     for (size_t len = 2; len <= m; len <<= 1) {
         size_t half = len / 2;
-        double ang = -2.0 * M_PI / (double)len;
-        for (size_t k = 0; k < half; k++) {
-            double wr = cos(ang * (double)k), wi = sin(ang * (double)k);
-            for (size_t i = k; i < m; i += len) {
-                size_t j = i + half;
-                double vr = re[j] * wr - im[j] * wi;
-                double vi = re[j] * wi + im[j] * wr;
-                re[j] = re[i] - vr;
-                im[j] = im[i] - vi;
-                re[i] += vr;
-                im[i] += vi;
+        for (size_t b = 0; b < m; b += len) {
+            double *ar = re + b, *ai = im + b, *br = ar + half, *bi = ai + half;
+            for (size_t k = 0; k < half; k++) {
+                double wr = tw[2 * k], wi = tw[2 * k + 1];
+                double vr = br[k] * wr - bi[k] * wi;
+                double vi = br[k] * wi + bi[k] * wr;
+                br[k] = ar[k] - vr;
+                bi[k] = ai[k] - vi;
+                ar[k] += vr;
+                ai[k] += vi;
             }
         }
+        tw += 2 * half;
     }
 }
 
 /* Adds w * acov_t(x) for t < n to acc, acov_t = (1/n) sum_i yc_i yc_{i+t}
  * the biased autocovariance (posterior's autocovariance).  re, im have
- * room for m >= 2n, a power of two. */
+ * room for m >= 2n, a power of two; tw is fft_twiddles' table for m. */
 static void add_autocov(const double *x, size_t n, double w, double *acc,
-                        double *re, double *im, size_t m)
+                        double *re, double *im, size_t m, const double *tw)
 {
     double mu = mean_of(x, n);
     for (size_t i = 0; i < m; i++) {
         re[i] = i < n ? x[i] - mu : 0.0;
         im[i] = 0.0;
     }
-    fft(re, im, m);
+    fft(re, im, m, tw);
     for (size_t i = 0; i < m; i++) {
         re[i] = re[i] * re[i] + im[i] * im[i];
         im[i] = 0.0;
     }
     /* The power spectrum is real and even: a forward transform is m times
      * the inverse one. */
-    fft(re, im, m);
+    fft(re, im, m, tw);
     for (size_t t = 0; t < n; t++)
         acc[t] += w * re[t] / ((double)m * (double)n);
 }
@@ -315,11 +336,13 @@ static double ess_core(const double *x, size_t n, size_t M)
     double *re = s_malloc(m, sizeof *re);
     double *im = s_malloc(m, sizeof *im);
     double *means = s_malloc(M, sizeof *means);
+    double *tw = s_malloc(2 * (m - 1), sizeof *tw);
     double ess = NAN;
-    if (!acm || !rho || !re || !im || !means)
+    if (!acm || !rho || !re || !im || !means || !tw)
         goto out;
+    fft_twiddles(tw, m);
     for (size_t c = 0; c < M; c++) {
-        add_autocov(x + c * n, n, 1.0 / (double)M, acm, re, im, m);
+        add_autocov(x + c * n, n, 1.0 / (double)M, acm, re, im, m, tw);
         means[c] = mean_of(x + c * n, n);
     }
     double dn = (double)n;
@@ -368,6 +391,7 @@ out:
     drift_free(re);
     drift_free(im);
     drift_free(means);
+    drift_free(tw);
     return ess;
 }
 
@@ -432,15 +456,18 @@ double drift_summary_ess_bulk(const double *x, size_t n, size_t C)
     return on_split(x, n, C, 1, ess_core);
 }
 
-double drift_summary_ess_quantile(const double *x, size_t n, size_t C,
-                                  double p)
+/* drift_summary_ess_quantile, with sorted the values of x in order (NULL:
+ * sorted here). */
+static double ess_quantile(const double *x, size_t n, size_t C, double p,
+                           const double *sorted)
 {
     size_t m = n * C;
     if (m == 0 || should_na(x, m))
         return NAN;
     if (p == 1)
         p = ((double)m - 0.5) / (double)m;
-    double q = drift_summary_quantile(x, m, p);
+    double q = sorted ? quantile_sorted(sorted, m, p)
+                      : drift_summary_quantile(x, m, p);
     double *ind = s_malloc(m, sizeof *ind);
     if (!ind)
         return NAN;
@@ -451,29 +478,45 @@ double drift_summary_ess_quantile(const double *x, size_t n, size_t C,
     return r;
 }
 
-double drift_summary_ess_tail(const double *x, size_t n, size_t C)
+double drift_summary_ess_quantile(const double *x, size_t n, size_t C,
+                                  double p)
 {
-    double a = drift_summary_ess_quantile(x, n, C, 0.05);
-    double b = drift_summary_ess_quantile(x, n, C, 0.95);
+    return ess_quantile(x, n, C, p, NULL);
+}
+
+static double ess_tail(const double *x, size_t n, size_t C,
+                       const double *sorted)
+{
+    double a = ess_quantile(x, n, C, 0.05, sorted);
+    double b = ess_quantile(x, n, C, 0.95, sorted);
     if (isnan(a) || isnan(b))
         return NAN;
     return a < b ? a : b;
 }
 
-double drift_summary_rhat(const double *x, size_t n, size_t C)
+double drift_summary_ess_tail(const double *x, size_t n, size_t C)
+{
+    return ess_tail(x, n, C, NULL);
+}
+
+/* drift_summary_rhat given its bulk part (split, rank-normalised) and the
+ * values of x in order (NULL: sorted here). */
+static double rhat_given_bulk(const double *x, size_t n, size_t C,
+                              double bulk, const double *sorted)
 {
     size_t m = n * C;
-    if (m == 0)
-        return NAN;
-    double bulk = on_split(x, n, C, 1, rhat_core);
     if (isnan(bulk))
         return NAN;
     /* Folded draws |x - median| catch chains that differ in scale. */
     double *f = s_malloc(m, sizeof *f);
     if (!f)
         return NAN;
-    memcpy(f, x, m * sizeof *f);
-    qsort(f, m, sizeof *f, cmp_double);
+    if (sorted) {
+        memcpy(f, sorted, m * sizeof *f);
+    } else {
+        memcpy(f, x, m * sizeof *f);
+        qsort(f, m, sizeof *f, cmp_double);
+    }
     double med = m % 2 ? f[m / 2]
                        : (double)(((long double)f[m / 2 - 1] +
                                    (long double)f[m / 2]) /
@@ -485,6 +528,13 @@ double drift_summary_rhat(const double *x, size_t n, size_t C)
     if (isnan(tail))
         return NAN;
     return bulk > tail ? bulk : tail;
+}
+
+double drift_summary_rhat(const double *x, size_t n, size_t C)
+{
+    if (n * C == 0)
+        return NAN;
+    return rhat_given_bulk(x, n, C, on_split(x, n, C, 1, rhat_core), NULL);
 }
 
 double drift_summary_mcse_mean(const double *x, size_t n, size_t C)
@@ -516,10 +566,15 @@ int drift_summary_compute(const double *x, size_t n, size_t C,
     int has_nan = 0;
     for (size_t i = 0; i < m; i++)
         has_nan |= isnan(x[i]);
+    /* One sorted copy serves the quantiles, the tail ESS's quantiles and
+     * the folded R-hat's median; one split, rank-normalised copy serves
+     * the bulk ESS and the bulk R-hat (the values are those of the
+     * functions above, each of which sorts and ranks for itself). */
+    double *s = NULL;
     if (has_nan) {
         out->q5 = out->q50 = out->q95 = NAN;
     } else {
-        double *s = s_malloc(m, sizeof *s);
+        s = s_malloc(m, sizeof *s);
         if (!s)
             return drift_err_set(e, DRIFT_ENOMEM,
                                  "out of memory summarising %zu draws", m);
@@ -528,12 +583,20 @@ int drift_summary_compute(const double *x, size_t n, size_t C,
         out->q5 = quantile_sorted(s, m, 0.05);
         out->q50 = quantile_sorted(s, m, 0.5);
         out->q95 = quantile_sorted(s, m, 0.95);
-        drift_free(s);
     }
     out->mcse = drift_summary_mcse_mean(x, n, C);
-    out->ess_bulk = drift_summary_ess_bulk(x, n, C);
-    out->ess_tail = drift_summary_ess_tail(x, n, C);
-    out->rhat = drift_summary_rhat(x, n, C);
+    double rhat_bulk = NAN;
+    out->ess_bulk = NAN;
+    size_t hn, M;
+    double *y = split_chains(x, n, C, &hn, &M);
+    if (y && !should_na(y, hn * M) && z_scale(y, hn * M) == 0) {
+        out->ess_bulk = ess_core(y, hn, M);
+        rhat_bulk = rhat_core(y, hn, M);
+    }
+    drift_free(y);
+    out->ess_tail = ess_tail(x, n, C, s);
+    out->rhat = rhat_given_bulk(x, n, C, rhat_bulk, s);
+    drift_free(s);
     if (out_of_memory)
         return drift_err_set(e, DRIFT_ENOMEM,
                              "out of memory summarising %zu draws", m);
