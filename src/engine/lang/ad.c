@@ -281,6 +281,77 @@ static inline double binary_f(int op, double a, double b)
     }
 }
 
+/* The functions with a loop of their own in unary1_rows and unary1_adj
+ * (the others share one loop through unary_f's and unary_d's switch). */
+#define UNARY1_CASES(M)                                                      \
+    case DRIFT_FN_LOG: M(DRIFT_FN_LOG);                                       \
+    case DRIFT_FN_SQUARE: M(DRIFT_FN_SQUARE);                                 \
+    case DRIFT_FN_SQRT: M(DRIFT_FN_SQRT);                                     \
+    case DRIFT_FN_LOG1M: M(DRIFT_FN_LOG1M);                                   \
+    case DRIFT_FN_INV: M(DRIFT_FN_INV);                                       \
+    case DRIFT_FN_FABS: M(DRIFT_FN_FABS);                                     \
+    case DRIFT_FN_LOG1P_EXP: M(DRIFT_FN_LOG1P_EXP);                           \
+    case DRIFT_FN_LOG_INV_LOGIT: M(DRIFT_FN_LOG_INV_LOGIT);                   \
+    case DRIFT_FN_LOG1M_INV_LOGIT: M(DRIFT_FN_LOG1M_INV_LOGIT);               \
+    case DRIFT_FN_EXP: M(DRIFT_FN_EXP);                                       \
+    case DRIFT_FN_LOGISTIC: M(DRIFT_FN_LOGISTIC);                             \
+    case DRIFT_FN_LGAMMA: M(DRIFT_FN_LGAMMA)
+
+/* o[r * ol] = f(X[r * xl]) for R rows of one value, f = unary_f(fn): a
+ * loop per common function, unary_f's switch folded in it. */
+static void unary1_rows(int fn, size_t R, const double *X, size_t xl,
+                        double *o, size_t ol)
+{
+#define UNARY1_ROWS(FN)                                                      \
+    for (size_t r = 0; r < R; r++)                                            \
+        o[r * ol] = unary_f(FN, X[r * xl]);                                   \
+    return
+    switch (fn) {
+        UNARY1_CASES(UNARY1_ROWS);
+    default: UNARY1_ROWS(fn);
+    }
+#undef UNARY1_ROWS
+}
+
+/* GA[r * gal] += G[r * gl] f'(X[r * xl]) for R rows of one value (O the
+ * values f(X)), rows in order, so that rows sharing one adjoint (gal 0)
+ * add up as the general loop adds them. */
+static void unary1_adj(int fn, size_t R, const double *X, size_t xl,
+                       const double *O, size_t ol, const double *G,
+                       size_t gl, double *GA, size_t gal)
+{
+#define UNARY1_ADJ(FN)                                                       \
+    for (size_t r = 0; r < R; r++)                                            \
+        GA[r * gal] += G[r * gl] * unary_d(FN, X[r * xl], O[r * ol]);         \
+    return
+    switch (fn) {
+        UNARY1_CASES(UNARY1_ADJ);
+    default: UNARY1_ADJ(fn);
+    }
+#undef UNARY1_ADJ
+}
+
+/* o[r * ol] = X[r * xl] op Y[r * yl] for R rows of one value: a loop per
+ * operator, in which binary_f's switch folds to the operator's
+ * arithmetic (the same, element by element, as binary_f's). */
+static void binary1_rows(int op, size_t R, const double *X, size_t xl,
+                         const double *Y, size_t yl, double *o, size_t ol)
+{
+#define BINARY1_ROWS(OP)                                                     \
+    for (size_t r = 0; r < R; r++)                                            \
+        o[r * ol] = binary_f(OP, X[r * xl], Y[r * yl]);                       \
+    return
+    switch (op) {
+    case DRIFT_G_ADD: BINARY1_ROWS(DRIFT_G_ADD);
+    case DRIFT_G_SUB: BINARY1_ROWS(DRIFT_G_SUB);
+    case DRIFT_G_MUL: BINARY1_ROWS(DRIFT_G_MUL);
+    case DRIFT_G_DIV: BINARY1_ROWS(DRIFT_G_DIV);
+    case DRIFT_G_LSE2: BINARY1_ROWS(DRIFT_G_LSE2);
+    default: BINARY1_ROWS(op);
+    }
+#undef BINARY1_ROWS
+}
+
 /* out = x op y over sz elements for the four arithmetic operators when
  * one side is a scalar broadcast (its stride sx or sy 0): loops the
  * compiler vectorises, where binary_f goes through a switch an element.
@@ -1296,15 +1367,7 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
             /* One value a row: the loop below without its inner loop. */
             const double *X = c->val[a], *Y = c->val[b];
             size_t xl = c->vld[a], yl = c->vld[b];
-            if (n->op == DRIFT_G_ADD)
-                for (size_t r = 0; r < R; r++)
-                    o[r * ol] = X[r * xl] + Y[r * yl];
-            else if (n->op == DRIFT_G_MUL)
-                for (size_t r = 0; r < R; r++)
-                    o[r * ol] = X[r * xl] * Y[r * yl];
-            else
-                for (size_t r = 0; r < R; r++)
-                    o[r * ol] = binary_f(n->op, X[r * xl], Y[r * yl]);
+            binary1_rows(n->op, R, X, xl, Y, yl, o, ol);
             return DRIFT_OK;
         }
         for (size_t r = 0; r < R; r++) {
@@ -1334,6 +1397,10 @@ int drift_ad_forward_node(drift_ad_ctx *c, int id)
          * back to back, else row by row. */
         if (vf && R > 1 && c->vld[a] == sz && ol == sz) {
             vf(R * sz, c->val[a], o);
+            return DRIFT_OK;
+        }
+        if (!vf && sz == 1) {
+            unary1_rows(n->fn, R, c->val[a], c->vld[a], o, ol);
             return DRIFT_OK;
         }
         for (size_t r = 0; r < R; r++) {
@@ -1571,17 +1638,28 @@ static void backward_binary1(drift_ad_ctx *c, int id, size_t RA,
                 tb[k] = g * X[r * xl];
             }
         } else {
-            for (size_t k = 0; k < m; k++) {
-                size_t r = r0 + k;
-                double g = G[r * gl], da, db;
-                if (n->guard && g == 0) {
-                    ta[k] = tb[k] = 0;
-                    continue;
-                }
-                binary_d(n->op, X[r * xl], Y[r * yl], O[r * ol], &da, &db);
-                ta[k] = g * da;
-                tb[k] = g * db;
+            /* a loop per operator, binary_d's switch folded in each */
+#define BINARY1_ADJ(OP)                                                      \
+    for (size_t k = 0; k < m; k++) {                                          \
+        size_t r = r0 + k;                                                    \
+        double g = G[r * gl], da, db;                                         \
+        if (n->guard && g == 0) {                                             \
+            ta[k] = tb[k] = 0;                                                \
+            continue;                                                         \
+        }                                                                     \
+        binary_d(OP, X[r * xl], Y[r * yl], O[r * ol], &da, &db);              \
+        ta[k] = g * da;                                                       \
+        tb[k] = g * db;                                                       \
+    }                                                                         \
+    break
+            switch (n->op) {
+            case DRIFT_G_SUB: BINARY1_ADJ(DRIFT_G_SUB);
+            case DRIFT_G_MUL: BINARY1_ADJ(DRIFT_G_MUL);
+            case DRIFT_G_DIV: BINARY1_ADJ(DRIFT_G_DIV);
+            case DRIFT_G_LSE2: BINARY1_ADJ(DRIFT_G_LSE2);
+            default: BINARY1_ADJ(n->op);
             }
+#undef BINARY1_ADJ
         }
         if (ga)
             add_terms(ga, c->ald[a], r0, ta, m);
@@ -1715,6 +1793,11 @@ static void backward_node(drift_ad_ctx *c, int id)
     case DRIFT_G_UNARY:
         if (!na->param)
             return;
+        if (sz == 1 && !n->guard) {
+            unary1_adj(n->fn, RA, c->val[a], c->vld[a], c->val[id],
+                       c->vld[id], G, gl, c->adj[a], c->ald[a]);
+            return;
+        }
         for (size_t r = 0; r < RA; r++) {
             const double *x = c->val[a] + r * c->vld[a];
             const double *o = c->val[id] + r * c->vld[id];
