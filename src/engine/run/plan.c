@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/mapguard.h"
+#include "base/msg.h"
 #include "base/stop.h"
 #include "base/util.h"
 #include "base/writer.h"
@@ -350,7 +351,30 @@ DRIFT_API int drift_spec_check_option(const char *name, const char *value,
 
 /* ---- in-memory rows ----------------------------------------------------- */
 
-/* The spec's columns as a row-major table, read like a CSV file's. */
+/* Whether the columns are those of one row-major array of doubles, in
+ * order (column c at column 0's values + c, one stride S >= C): that
+ * array is then the table, borrowed; *stride is S. */
+static int columns_are_rows(const drift_spec *s, size_t *stride)
+{
+    size_t C = s->n_columns;
+    const double *base = s->columns[0].values;
+    size_t S = s->columns[0].stride ? s->columns[0].stride : 1;
+    if (S < C)
+        return 0;
+    for (size_t c = 0; c < C; c++) {
+        const drift_column *col = &s->columns[c];
+        if (col->type != DRIFT_COLUMN_DOUBLE || !col->values ||
+            (col->stride ? col->stride : 1) != S ||
+            (const double *)col->values != base + c)
+            return 0;
+    }
+    *stride = S;
+    return 1;
+}
+
+/* The spec's columns as a row-major table, read like a CSV file's: the
+ * caller's array itself when it is one (columns_are_rows), else a copy
+ * read through each column's stride. */
 static int copy_columns(drift_plan *p, const drift_spec *s, drift_err *e)
 {
     size_t C = s->n_columns, N = s->n_rows;
@@ -359,12 +383,8 @@ static int copy_columns(drift_plan *p, const drift_spec *s, drift_err *e)
     if (!s->columns)
         return drift_err_set(e, DRIFT_EINVAL, "columns: %zu columns given "
                                               "without their array", C);
-    if (N && C > SIZE_MAX / sizeof(double) / N)
-        return drift_err_set(e, DRIFT_ENOMEM, "columns: %zu x %zu values "
-                                              "do not fit in memory", N, C);
-    p->mem_values = drift_malloc((N ? N : 1) * C * sizeof(double));
     p->mem_names = drift_calloc(C, sizeof *p->mem_names);
-    if (!p->mem_values || !p->mem_names)
+    if (!p->mem_names)
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     p->n_mem = C;
     for (size_t c = 0; c < C; c++) {
@@ -382,34 +402,61 @@ static int copy_columns(drift_plan *p, const drift_spec *s, drift_err *e)
             return drift_err_set(e, DRIFT_EINVAL,
                                  "columns: column '%s' has no values",
                                  col->name);
+        if (col->type != DRIFT_COLUMN_DOUBLE &&
+            col->type != DRIFT_COLUMN_INT && col->type != DRIFT_COLUMN_INT64)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "columns: column '%s' has type %d; "
+                                 "expected DRIFT_COLUMN_DOUBLE, _INT or "
+                                 "_INT64",
+                                 col->name, col->type);
         if (!(p->mem_names[c] = drift_strdup(col->name)))
             return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
-        for (size_t r = 0; r < N; r++) {
-            double v;
-            switch (col->type) {
-            case DRIFT_COLUMN_DOUBLE: v = ((const double *)col->values)[r];
-                break;
-            case DRIFT_COLUMN_INT: v = ((const int *)col->values)[r]; break;
-            case DRIFT_COLUMN_INT64:
-                v = (double)((const int64_t *)col->values)[r];
-                break;
-            default:
-                return drift_err_set(e, DRIFT_EINVAL,
-                                     "columns: column '%s' has type %d; "
-                                     "expected DRIFT_COLUMN_DOUBLE, _INT or "
-                                     "_INT64",
-                                     col->name, col->type);
-            }
-            p->mem_values[r * C + c] = v;
-        }
     }
     drift_data *d = &p->mem_view;
+    size_t stride;
+    if (N && columns_are_rows(s, &stride)) {
+        d->values = s->columns[0].values;
+        d->row_stride = stride;
+    } else {
+        if (N && C > SIZE_MAX / sizeof(double) / N)
+            return drift_err_set(e, DRIFT_ENOMEM, "columns: %zu x %zu values "
+                                                  "do not fit in memory",
+                                 N, C);
+        p->mem_values = drift_malloc((N ? N : 1) * C * sizeof(double));
+        if (!p->mem_values)
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        for (size_t c = 0; c < C; c++) {
+            const drift_column *col = &s->columns[c];
+            size_t S = col->stride ? col->stride : 1;
+            double *to = p->mem_values + c;
+            switch (col->type) {
+            case DRIFT_COLUMN_DOUBLE: {
+                const double *v = col->values;
+                for (size_t r = 0; r < N; r++)
+                    to[r * C] = v[r * S];
+                break;
+            }
+            case DRIFT_COLUMN_INT: {
+                const int *v = col->values;
+                for (size_t r = 0; r < N; r++)
+                    to[r * C] = v[r * S];
+                break;
+            }
+            default: {
+                const int64_t *v = col->values;
+                for (size_t r = 0; r < N; r++)
+                    to[r * C] = (double)v[r * S];
+                break;
+            }
+            }
+        }
+        d->values = p->mem_values;
+        d->row_stride = C;
+    }
     d->struct_size = (uint32_t)sizeof *d;
     d->n_rows = N;
     d->n_cols = C;
     d->col_names = (const char *const *)p->mem_names;
-    d->values = p->mem_values;
-    d->row_stride = C;
     d->source = "(memory)";
     p->mem_tables[0] = d;
     return DRIFT_OK;
@@ -443,6 +490,13 @@ int drift_plan_parse(const drift_spec *s, drift_plan **out, drift_err *e)
     p->on_draw = s->on_draw;
     p->on_draw_user = s->on_draw_user;
     *out = p;
+    if (s->on_message) {
+        p->on_message = s->on_message;
+        p->on_message_user = s->on_message_user;
+        if (!(p->msg = drift_msg_open(s->on_message, s->on_message_user)))
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        p->diag = p->msg;
+    }
     if (strcmp(p->method, "sample")) {
         if (!(p->mt = drift_method_find(p->method)))
             return drift_err_set(e, DRIFT_EINVAL,
@@ -672,8 +726,9 @@ static void deliver_row(void *user, unsigned chain_id, const double *row,
                         size_t n)
 {
     drift_plan *p = user;
+    unsigned flags = drift_emit_row_is_warmup() ? DRIFT_DRAW_WARMUP : 0;
     pthread_mutex_lock(&draw_lock);
-    p->on_draw(p->on_draw_user, chain_id, row, n);
+    p->on_draw(p->on_draw_user, chain_id, flags, row, n);
     pthread_mutex_unlock(&draw_lock);
 }
 
@@ -1119,9 +1174,9 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         .out_path = a->out,
         .header = p->header,
         .quiet = a->quiet,
-        .progress = a->quiet                  ? 0
-                    : isatty(STDERR_FILENO) ? DRIFT_PROGRESS_LINE
-                                            : DRIFT_PROGRESS_LOG,
+        .progress = a->quiet ? 0
+                    : !p->msg && isatty(STDERR_FILENO) ? DRIFT_PROGRESS_LINE
+                                                       : DRIFT_PROGRESS_LOG,
         .on_row = p->on_draw ? deliver_row : NULL,
         .on_row_user = p,
         .test_model = a->test && writer ? &p->test.model : NULL,
@@ -1176,11 +1231,12 @@ int drift_plan_launch(drift_plan *p, int launcher, int *watched,
     if (p->ran)
         return drift_err_set(e, DRIFT_EINVAL, "the plan has run already");
     p->ran = 1;
-    if (launcher == DRIFT_LAUNCH_GUARDED && p->on_draw)
+    if (launcher == DRIFT_LAUNCH_GUARDED && (p->on_draw || p->msg))
         return drift_err_set(e, DRIFT_EINVAL,
                              "a guarded run delivers its draws to files "
-                             "alone: its chains run in a child process; "
-                             "run in process for a callback");
+                             "and its messages to stderr alone: its chains "
+                             "run in a child process; run in process for a "
+                             "callback");
     if (launcher != DRIFT_LAUNCH_IN_PROCESS) {
         /* SIGINT, SIGTERM, SIGHUP: the chains stop after their step and
          * the draws so far are committed; a second signal ends the
@@ -1238,8 +1294,14 @@ DRIFT_API int drift_plan_new(const drift_spec *spec, drift_plan **out,
         return drift_err_set(e, DRIFT_EINVAL, "no spec given");
     drift_plan *p;
     int rc = drift_plan_parse(spec, &p, e);
-    if (!rc)
+    if (!rc) {
+        FILE *was = p->msg ? drift_msg_set(p->msg) : NULL;
         rc = drift_plan_open(p, NULL, e);
+        if (p->msg) {
+            fflush(p->msg);
+            drift_msg_set(was);
+        }
+    }
     if (rc) {
         if (!e->msg[0])
             drift_err_set(e, rc, "out of memory");
@@ -1270,7 +1332,22 @@ DRIFT_API unsigned drift_plan_first_chain_id(const drift_plan *p)
     return p->a.chain_id ? p->a.chain_id : 1;
 }
 
+static int plan_run(drift_plan *p, int launcher, drift_err *e);
+
 DRIFT_API int drift_plan_run(drift_plan *p, int launcher, drift_err *e)
+{
+    /* A stop asked for an earlier run does not end this one. */
+    drift_stop_clear();
+    if (!p->msg)
+        return plan_run(p, launcher, e);
+    FILE *was = drift_msg_set(p->msg);
+    int rc = plan_run(p, launcher, e);
+    fflush(p->msg);
+    drift_msg_set(was);
+    return rc;
+}
+
+static int plan_run(drift_plan *p, int launcher, drift_err *e)
 {
     if (p->mt)
         return drift_plan_run_method(p, e);
@@ -1327,6 +1404,8 @@ DRIFT_API void drift_plan_free(drift_plan *p)
         drift_free(p->mem_names[k]);
     drift_free(p->mem_names);
     drift_free(p->mem_values);
+    if (p->msg)
+        fclose(p->msg);
     if (p->a.out && p->out_lock >= 0)
         drift_writer_unlock_set(p->a.out, p->out_lock);
     drift_free(p->margs);

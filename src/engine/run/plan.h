@@ -89,7 +89,8 @@ struct drift_plan {
     int ran;
     int failed_run;         /* the error is a failed run, not a refusal
                                (out of memory, data changed as read) */
-    /* in-memory rows: a row-major copy of the spec's columns */
+    /* in-memory rows: the spec's columns as a row-major table, a copy
+     * (mem_values) or the caller's own array borrowed */
     double *mem_values;
     char **mem_names;
     drift_data mem_view;
@@ -98,6 +99,11 @@ struct drift_plan {
     /* the user's callback, called one row at a time */
     drift_draw_fn on_draw;
     void *on_draw_user;
+    /* the user's message callback: msg, a stream handing it lines, is
+     * the process's message sink while the plan is made and run */
+    drift_message_fn on_message;
+    void *on_message_user;
+    FILE *msg;
     int out_given;          /* the out option was given */
     int sampler_given;      /* the spec named a sampler (else nuts, or
                                fixed_param for a model without
@@ -133,7 +139,8 @@ struct drift_plan {
     unsigned n_results;
     int run_rc;
     char run_msg[512];
-    FILE *diag;             /* warnings (registry problems): stderr */
+    FILE *diag;             /* warnings (registry problems): stderr, or
+                               msg */
 };
 
 /* The spec's options parsed into a new plan (values checked one by one,
