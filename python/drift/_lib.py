@@ -301,17 +301,22 @@ def sample(model: str, data_files: Sequence[str], cols: Columns,
     spec.on_message = msg_fn
     result = {}
 
+    done = threading.Event()
+
     def work():
-        err = _Err()
-        plan = ctypes.c_void_p()
-        rc = lib.drift_plan_new(ctypes.byref(spec), ctypes.byref(plan),
-                                ctypes.byref(err))
-        if rc == OK:
-            rc = lib.drift_plan_run(plan, LAUNCH_IN_PROCESS,
+        try:
+            err = _Err()
+            plan = ctypes.c_void_p()
+            rc = lib.drift_plan_new(ctypes.byref(spec), ctypes.byref(plan),
                                     ctypes.byref(err))
-            lib.drift_plan_free(plan)
-        result["rc"] = rc
-        result["msg"] = err.msg.decode("utf-8", "replace")
+            if rc == OK:
+                rc = lib.drift_plan_run(plan, LAUNCH_IN_PROCESS,
+                                        ctypes.byref(err))
+                lib.drift_plan_free(plan)
+            result["rc"] = rc
+            result["msg"] = err.msg.decode("utf-8", "replace")
+        finally:
+            done.set()
 
     kept: list = []
     warns: list = []
@@ -333,9 +338,12 @@ def sample(model: str, data_files: Sequence[str], cols: Columns,
     worker = threading.Thread(target=work, name="drift-run", daemon=True)
     interrupted = False
     worker.start()
-    while worker.is_alive():
+    # Waited on in slices (an Event's wait, which a KeyboardInterrupt
+    # leaves consistent, unlike Thread.join's), so that Ctrl-C reaches
+    # this thread while the chains run.
+    while not done.is_set():
         try:
-            worker.join(0.1)
+            done.wait(0.1)
             drain()
         except KeyboardInterrupt:
             interrupted = True
@@ -343,6 +351,7 @@ def sample(model: str, data_files: Sequence[str], cols: Columns,
             # asked again until the run ends: a stop asked before the
             # plan began to run would not reach it
             lib.drift_request_stop()
+    worker.join()
     drain()
     # msg_fn, spec and the arrays it points to lived until here (ctypes
     # keeps no reference for the library)
