@@ -44,13 +44,19 @@ typedef struct drift_option {
  * X + j, stride = D}.  A column named "x.1" is element 1 of a row vector
  * x, as in a CSV file's header.
  *
- * drift reads rows as one row-major table of doubles.  The plan borrows
- * the caller's array as that table, copying nothing, when every column is
- * DRIFT_COLUMN_DOUBLE with one stride S >= n_columns and column c's
- * values are column 0's plus c (the columns of one C-ordered array with
- * S columns, or its first n_columns ones, in order).  Otherwise it copies
- * the columns, read in place through their strides, into a table of its
- * own (n_rows x n_columns doubles), once, when the plan is made. */
+ * drift reads rows from row-major tables of doubles.  The plan borrows a
+ * caller's array as such a table, copying nothing, when columns are
+ * DRIFT_COLUMN_DOUBLE columns of one array in order: column k of them at
+ * the first's values + k, all with one stride S >= their number (the
+ * columns of a C-ordered array with S columns, or its first ones).  For
+ * a .drift or .stan model that is judged a variable at a time: the
+ * consecutive columns of one name before the dot (y; x.1 ... x.D); a
+ * variable whose columns are not all consecutive is copied.  A C model
+ * reads one table: borrowed when all the columns are one such array.
+ * The columns not borrowed are copied, read in place through their
+ * strides, into one table of the plan's own (n_rows doubles each), once,
+ * when the plan is made.  A borrowed array is read as the run reads it:
+ * it must not change until the plan is freed. */
 enum {
     DRIFT_COLUMN_DOUBLE = 0,    /* const double * */
     DRIFT_COLUMN_INT = 1,       /* const int * */

@@ -89,13 +89,14 @@ struct drift_plan {
     int ran;
     int failed_run;         /* the error is a failed run, not a refusal
                                (out of memory, data changed as read) */
-    /* in-memory rows: the spec's columns as a row-major table, a copy
-     * (mem_values) or the caller's own array borrowed */
+    /* in-memory rows: the spec's columns as row-major tables, each the
+     * caller's own array borrowed or the copy mem_values (at most one) */
     double *mem_values;
-    char **mem_names;
-    drift_data mem_view;
-    const drift_data *mem_tables[1];
-    size_t n_mem;
+    char **mem_names;       /* n_mem, as the spec gives them */
+    const char **mem_order; /* n_mem, table by table */
+    drift_data *mem_views;
+    const drift_data **mem_tables;  /* n_mem_tables */
+    size_t n_mem, n_mem_tables;
     /* the user's callback, called one row at a time */
     drift_draw_fn on_draw;
     void *on_draw_user;

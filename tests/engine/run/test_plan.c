@@ -713,10 +713,20 @@ static void run_recorded(const drift_column *cols, record *r,
 
 /* The data inside wider C-ordered arrays: x.1..x.3 in columns 1-3 of an
  * N x 5 array, y in column 1 of an N x 2 array of ints (read through
- * their strides, copied); and y, x.1..x.3 as columns 0-3 of an N x 6
- * array of doubles, which the plan borrows as its table. */
-static double wide[N][5], rw[N][6];
+ * their strides, copied); y, x.1..x.3 as columns 0-3 of an N x 6 array
+ * of doubles, which the plan borrows as its table; and x.1..x.3 as an
+ * N x 3 array, borrowed as x's table beside y's ints, copied. */
+static double wide[N][5], rw[N][6], xs3[N][3];
 static int ywide[N][2];
+
+static void fill_xs3(void)
+{
+    for (size_t i = 0; i < N; i++) {
+        xs3[i][0] = x1[i];
+        xs3[i][1] = x2[i];
+        xs3[i][2] = x3[i];
+    }
+}
 
 static void fill_rows(void)
 {
@@ -730,8 +740,9 @@ static void fill_rows(void)
 }
 
 /* Strided columns give the very draws of contiguous ones (same seed,
- * same bytes).  The borrowed array is filled only after drift_plan_new:
- * had the plan copied it then, the run would see zeros. */
+ * same bytes).  The borrowed arrays are filled only after drift_plan_new:
+ * had the plan copied them then, the run would see zeros.  A variable
+ * given in pieces (x.1 apart from x.2 and x.3) is copied whole. */
 static void test_strided_columns(void **state)
 {
     (void)state;
@@ -756,21 +767,41 @@ static void test_strided_columns(void **state)
                                {"x.1", DRIFT_COLUMN_DOUBLE, &rw[0][1], 6},
                                {"x.2", DRIFT_COLUMN_DOUBLE, &rw[0][2], 6},
                                {"x.3", DRIFT_COLUMN_DOUBLE, &rw[0][3], 6}};
-    record a, b, c;
+    drift_column mixed[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                            {"x.1", DRIFT_COLUMN_DOUBLE, &xs3[0][0], 3},
+                            {"x.2", DRIFT_COLUMN_DOUBLE, &xs3[0][1], 3},
+                            {"x.3", DRIFT_COLUMN_DOUBLE, &xs3[0][2], 3}};
+    drift_column pieces[] = {{"x.1", DRIFT_COLUMN_DOUBLE, &xs3[0][0], 3},
+                             {"y", DRIFT_COLUMN_INT, y, 0},
+                             {"x.2", DRIFT_COLUMN_DOUBLE, &xs3[0][1], 3},
+                             {"x.3", DRIFT_COLUMN_DOUBLE, &xs3[0][2], 3}};
+    record a, b, c, m, q;
     run_recorded(flat, &a, NULL);
     run_recorded(strided, &b, NULL);
     memset(rw, 0, sizeof rw);
     run_recorded(borrowed, &c, fill_rows);
+    memset(xs3, 0, sizeof xs3);
+    run_recorded(mixed, &m, fill_xs3);
+    run_recorded(pieces, &q, NULL);
     assert_int_equal(b.n, a.n);
     assert_int_equal(c.n, a.n);
+    assert_int_equal(m.n, a.n);
+    assert_int_equal(q.n, a.n);
     if (memcmp(a.v, b.v, a.n * sizeof *a.v))
         fail_msg("strided columns gave other draws than contiguous ones");
     if (memcmp(a.v, c.v, a.n * sizeof *a.v))
         fail_msg("the borrowed array gave other draws than contiguous "
                  "columns (was it copied when the plan was made?)");
+    if (memcmp(a.v, m.v, a.n * sizeof *a.v))
+        fail_msg("x's borrowed array beside y's ints gave other draws "
+                 "than contiguous columns (was it copied?)");
+    if (memcmp(a.v, q.v, a.n * sizeof *a.v))
+        fail_msg("a variable given in pieces gave other draws");
     free(a.v);
     free(b.v);
     free(c.v);
+    free(m.v);
+    free(q.v);
 }
 
 /* The lines the message callback received, by kind. */
