@@ -164,11 +164,13 @@ def _check_finite(name: str, a: np.ndarray) -> None:
 def columns(rows: Mapping[str, object]) -> Columns:
     """rows (name -> array whose first axis is the row) as drift_columns
     named as the row store names them (y; x.1 ... x.D; M.r.c).  float64,
-    int64 and int32 arrays are read in place, whatever their strides (a
-    column of a C-ordered 2-D array is read with the row's stride);
-    other dtypes (bool, float32, int8/16, unsigned) are converted to
-    int64 or float64 first, which copies them.  Raises TypeError for what
-    a drift_column cannot hold (a sparse matrix)."""
+    int64 and int32 arrays are handed over in place, whatever their
+    strides (a column of a C-ordered 2-D array with the row's stride; a
+    C-ordered float64 array is then the very table libdrift reads, see
+    drift.h); other dtypes (bool, float32, int8/16, unsigned) are
+    converted to int64 or float64 first, which copies them, as does a
+    negative or odd stride.  Raises TypeError for what a drift_column
+    cannot hold (a sparse matrix)."""
     out = Columns()
     cols = []
     n_rows = None

@@ -152,3 +152,52 @@ def test_engine_warning_in_process(drift_bin, libdrift, monkeypatch,
     msgs = [str(w.message) for w in got if w.category is drift.DriftWarning]
     assert any("nuts.so: cannot load plugin" in m for m in msgs), msgs
     assert "nuts.so" not in capfd.readouterr().err
+
+
+PEAK_SCRIPT = r"""
+import sys, warnings
+import numpy as np
+import drift
+
+def status(key):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(key + ":"):
+                return int(line.split()[1]) * 1024
+
+rng = np.random.default_rng(5)
+n, d = 10 ** 6, 10
+X = np.empty((n, d))
+X[:, 0] = 1
+X[:, 1:] = rng.standard_normal((n, d - 1))
+y = (rng.random(n) < 0.5).astype(np.int64)
+with open("/proc/self/clear_refs", "w") as f:
+    f.write("5")
+rss = status("VmRSS")
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    drift.sample(sys.argv[1], data={"x": X, "y": y}, sampler="sgld", seed=1,
+                 chains=1, iter=50, warmup=0, batch=100, set={"h": 1e-5},
+                 show_progress=False, transport=sys.argv[2])
+print(status("VmHWM") - rss, X.nbytes)
+"""
+
+
+def test_process_peak_below_x(drift_bin, libdrift):
+    """A whole process's peak resident memory during drift.sample in
+    process (the kernel's high-water mark, reset after the data are built)
+    grows by far less than X (10^6 x 10 doubles, 76 MiB): libdrift reads X
+    where it is and copies only y; through the executable, the row store
+    written here alone is larger than X."""
+    import subprocess
+    import sys
+    if not os.path.exists("/proc/self/clear_refs"):
+        pytest.skip("no /proc/self/clear_refs to reset the peak")
+    grown = {}
+    for how in ("libdrift", "cli"):
+        p = subprocess.run([sys.executable, "-c", PEAK_SCRIPT, MODEL, how],
+                           capture_output=True, text=True, env=os.environ)
+        assert p.returncode == 0, p.stderr
+        grown[how], xbytes = map(int, p.stdout.split())
+    assert grown["libdrift"] < xbytes / 2, (grown, xbytes)
+    assert grown["cli"] > xbytes, (grown, xbytes)
