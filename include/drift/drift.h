@@ -23,7 +23,7 @@ extern "C" {
 
 /* The version of this API: raised when a declaration here changes in a
  * way a compiled program could notice. */
-#define DRIFT_API_VERSION 1
+#define DRIFT_API_VERSION 2
 
 /* The loaded library's DRIFT_API_VERSION, and its release ("0.1.0"). */
 unsigned drift_api_version(void);
@@ -38,9 +38,25 @@ typedef struct drift_option {
     const char *value;
 } drift_option;
 
-/* A column of in-memory rows: values[r] for row r of the spec's n_rows,
- * typed by type.  A column named "x.1" is element 1 of a row vector x, as
- * in a CSV file's header. */
+/* A column of in-memory rows: row r's value at values[r * stride] (stride
+ * in elements; 0: 1, the column contiguous) for r below the spec's n_rows,
+ * typed by type.  Column j of a C-ordered N x D array X is {values =
+ * X + j, stride = D}.  A column named "x.1" is element 1 of a row vector
+ * x, as in a CSV file's header.
+ *
+ * drift reads rows from row-major tables of doubles.  The plan borrows a
+ * caller's array as such a table, copying nothing, when columns are
+ * DRIFT_COLUMN_DOUBLE columns of one array in order: column k of them at
+ * the first's values + k, all with one stride S >= their number (the
+ * columns of a C-ordered array with S columns, or its first ones).  For
+ * a .drift or .stan model that is judged a variable at a time: the
+ * consecutive columns of one name before the dot (y; x.1 ... x.D); a
+ * variable whose columns are not all consecutive is copied.  A C model
+ * reads one table: borrowed when all the columns are one such array.
+ * The columns not borrowed are copied, read in place through their
+ * strides, into one table of the plan's own (n_rows doubles each), once,
+ * when the plan is made.  A borrowed array is read as the run reads it:
+ * it must not change until the plan is freed. */
 enum {
     DRIFT_COLUMN_DOUBLE = 0,    /* const double * */
     DRIFT_COLUMN_INT = 1,       /* const int * */
@@ -50,14 +66,32 @@ typedef struct drift_column {
     const char *name;
     int type;                   /* DRIFT_COLUMN_* */
     const void *values;
+    size_t stride;              /* elements between rows (0: 1) */
 } drift_column;
 
 /* A row of draws: chain chain_id's row of n values, in the order of
  * drift_plan_column_name (lp__, grads__, the sampler's columns, the
- * model's values).  Called from the chains' threads, one call at a time;
- * warmup rows come too when the option save-warmup is given. */
-typedef void (*drift_draw_fn)(void *user, unsigned chain_id,
+ * model's values), flags DRIFT_DRAW_*.  Called from the chains' threads,
+ * one call at a time; warmup rows come too when the option save-warmup is
+ * given, flagged DRIFT_DRAW_WARMUP. */
+#define DRIFT_DRAW_WARMUP 1u    /* a row drawn during warmup */
+typedef void (*drift_draw_fn)(void *user, unsigned chain_id, unsigned flags,
                               const double *values, size_t n);
+
+/* A line the run would print on standard error, without its newline:
+ * progress ("Chain 1 Iteration:  200 / 2000 [ 10%]  (Warmup)", a line
+ * per tenth of each chain's run, as drift sample prints when stderr is
+ * not a terminal), a note ("drift: ...") or a warning ("drift: warning:
+ * ..."), by kind.  Called one line at a time, from whichever thread wrote
+ * it; nothing of the run is printed then.  The engine's messages are the
+ * process's: while a plan with a message callback is made or run, those
+ * of every run in the process go to it. */
+enum {
+    DRIFT_MESSAGE_PROGRESS = 0,
+    DRIFT_MESSAGE_NOTE = 1,
+    DRIFT_MESSAGE_WARNING = 2
+};
+typedef void (*drift_message_fn)(void *user, int kind, const char *line);
 
 /* A run asked for.  Every pointer is borrowed: what it points to must
  * outlive the plan made from it.  Zero is the default of every field. */
@@ -81,6 +115,8 @@ typedef struct drift_spec {
     size_t n_options;
     drift_draw_fn on_draw;          /* NULL: none */
     void *on_draw_user;
+    drift_message_fn on_message;    /* NULL: lines to stderr */
+    void *on_message_user;
 } drift_spec;
 
 /* Whether drift sample takes option name with value (as the spec would
@@ -117,7 +153,8 @@ enum {
     DRIFT_LAUNCH_IN_PROCESS = 0,
     /* the chains run in a child process watched from this one, so that a
      * sampler that crashes or hangs loses no draws written to files; the
-     * callback is not called in this process (refused with on_draw) */
+     * callbacks are not called in this process (refused with
+     * on_draw or on_message) */
     DRIFT_LAUNCH_GUARDED = 1
 };
 
@@ -132,7 +169,8 @@ uint64_t drift_plan_chain_draws(const drift_plan *p, unsigned k);
 void drift_plan_free(drift_plan *p);
 
 /* Asks every running chain to stop after its current step
- * (async-signal-safe: a signal handler may call it). */
+ * (async-signal-safe: a signal handler may call it).  A stop asked before
+ * drift_plan_run begins does not carry into that run. */
 void drift_request_stop(void);
 
 #ifdef __cplusplus

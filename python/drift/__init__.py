@@ -6,14 +6,17 @@ the draws back as numpy arrays or ArviZ InferenceData.
     fit.summary()
     idata = fit.to_inference_data()
 
-The drift program does the work (found from drift_bin=, DRIFT_BIN or
-PATH); see python/README.md.
+drift.sample runs in this process through libdrift when it is found
+(drift.transport() says "libdrift"), else through the drift program (found
+from drift_bin=, DRIFT_BIN or PATH), which the other commands use; see
+python/README.md.
 """
 
 from ._cli import (DriftError, DriftNotFoundError, DriftWarning, find_drift,
                    set_drift_path)
 from .api import (check, diagnose, generate, laplace, log_prob, optimize,
-                  pathfinder, sample, summary, translate, variational)
+                  pathfinder, sample, summary, translate, transport,
+                  variational)
 from .fit import Fit, from_csv
 from . import rowstore
 
@@ -21,6 +24,6 @@ __version__ = "0.1.0"
 
 __all__ = ["sample", "optimize", "laplace", "pathfinder", "variational",
            "generate", "log_prob", "summary", "check", "diagnose",
-           "translate", "Fit",
+           "translate", "transport", "Fit",
            "from_csv", "rowstore", "find_drift", "set_drift_path",
            "DriftError", "DriftNotFoundError", "DriftWarning"]

@@ -2,7 +2,9 @@
 
 Turns Python values (a model path or text, data as a dict of numpy arrays,
 a pandas DataFrame or a path, options by name) into a run and its result.
-How a run reaches drift is the transport's business (_cli).
+How a run reaches drift is the transport's business: sample() runs in
+process through libdrift (_lib) when it is found, else, and for every other
+command, through the drift executable (_cli); transport() says which.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from . import _cli, stancsv
+from . import _cli, _lib, stancsv
 from ._cli import DriftError
 from .fit import Fit
 
@@ -79,12 +81,12 @@ def _data_dict(data) -> dict[str, object]:
                     f"path, not {type(data).__name__}")
 
 
-def _data_files(data, model: str, kind: str, out_dir: str,
-                drift_bin: str | None) -> tuple[list[str], dict]:
-    """The --data files for data, and the data as a dict (for
-    observed_data; empty for files)."""
+def _split_data(data, model: str, kind: str, drift_bin: str | None
+                ) -> tuple[list[str], dict, list[str]]:
+    """(data files given by path, the data as a dict, the names of its
+    rows variables)."""
     if data is None:
-        return [], {}
+        return [], {}, []
     if isinstance(data, (str, os.PathLike)):
         data = [data]
     if isinstance(data, (list, tuple)) and all(
@@ -93,14 +95,11 @@ def _data_files(data, model: str, kind: str, out_dir: str,
         for f in files:
             if not os.path.isfile(f):
                 raise FileNotFoundError(f"{f}: no such data file")
-        return files, {}
+        return files, {}, []
     d = _data_dict(data)
     if _is_dataframe(data):
         # A table: every column is a row column, as a CSV file's.
-        if kind == "stan":
-            return _cli.write_data(d, [], out_dir), d
-        frame = {k: np.asarray(v) for k, v in d.items()}
-        return _cli.write_data(frame, list(frame), out_dir), d
+        return [], d, [] if kind == "stan" else list(d)
     if kind == "drift":
         rows = list(_cli.rows_variables(model, drift_bin))
     elif kind == "plugin":
@@ -108,7 +107,43 @@ def _data_files(data, model: str, kind: str, out_dir: str,
                 if hasattr(v, "tocsr") or np.ndim(v) >= 1]
     else:
         rows = []
+    return [], d, [k for k in rows if k in d]
+
+
+def _data_files(data, model: str, kind: str, out_dir: str,
+                drift_bin: str | None) -> tuple[list[str], dict]:
+    """The --data files for data, and the data as a dict (for
+    observed_data; empty for files)."""
+    files, d, rows = _split_data(data, model, kind, drift_bin)
+    if files or not d:
+        return files, d
+    if _is_dataframe(data) and rows:
+        d = {k: np.asarray(v) for k, v in d.items()}
     return _cli.write_data(d, rows, out_dir), d
+
+
+def transport(choice: str | None = None) -> str:
+    """How drift.sample reaches drift: "libdrift" (in this process, through
+    the shared library: $DRIFT_LIB, else .libs/libdrift.so beside
+    $DRIFT_BIN, else the system's libdrift) or "cli" (the drift
+    executable, as CmdStanPy runs CmdStan).  choice (or, when None,
+    the environment variable DRIFT_TRANSPORT) "cli" forces the
+    executable, "libdrift" requires the library; by default the library
+    when it is found with API version 2.  The other commands (summary,
+    check, optimize, ...) always run the executable."""
+    want = choice or os.environ.get("DRIFT_TRANSPORT") or "auto"
+    if want not in ("auto", "cli", "libdrift"):
+        raise ValueError(f"transport must be 'libdrift', 'cli' or None, got "
+                         f"{want!r}")
+    if want == "cli":
+        return "cli"
+    if _lib.library() is not None:
+        return "libdrift"
+    if want == "libdrift":
+        raise _cli.DriftNotFoundError(
+            "libdrift (API version 2) was not found: set DRIFT_LIB to "
+            "libdrift.so's path, or install drift (make install)")
+    return "cli"
 
 
 _sample_options: list[str] | None = None
@@ -126,7 +161,8 @@ def _known_options(drift_bin: str | None) -> list[str]:
     return _sample_options
 
 
-_RESERVED = {"data", "sampler", "chains", "seed", "out", "model", "help"}
+_RESERVED = {"data", "sampler", "chains", "seed", "out", "model", "help",
+             "transport"}
 
 
 def _check_options(options: Mapping[str, object], drift_bin: str | None):
@@ -146,7 +182,7 @@ def _check_options(options: Mapping[str, object], drift_bin: str | None):
 def sample(model, data=None, sampler: str = "nuts", chains: int = 4,
            seed: int | None = None, *, output_dir: str | None = None,
            show_progress: bool = True, drift_bin: str | None = None,
-           **options) -> Fit:
+           transport: str | None = None, **options) -> Fit:
     """Runs drift's sampler on a model and returns a Fit.
 
     model: a .drift or .stan file, model text (drift's language or
@@ -166,7 +202,16 @@ def sample(model, data=None, sampler: str = "nuts", chains: int = 4,
     KeyboardInterrupt (Ctrl-C) stops drift, which keeps the draws so far;
     the Fit returned holds them, with fit.interrupted set and a warning (a
     second Ctrl-C kills drift and raises).  A refusal or failure of drift
-    raises DriftError with drift's message."""
+    raises DriftError with drift's message.
+
+    transport: how the run reaches drift (see drift.transport()).  In
+    process (libdrift), a dict's or DataFrame's rows variables are handed
+    to drift by pointer and read in place: float64, int64 and int32
+    arrays as they are, a 2-D C-ordered array's columns through its row
+    stride; bool, float32 and other integer dtypes are converted (copied)
+    first.  The run's files are those the executable writes; a second
+    Ctrl-C there cannot kill the chains (they are threads of this
+    process): it waits for them to end their step, then raises."""
     if not isinstance(sampler, str) or not sampler:
         raise TypeError("sampler must be a sampler plugin's name, such as "
                         "'nuts' or 'sgld' (see `drift samplers`)")
@@ -175,11 +220,24 @@ def sample(model, data=None, sampler: str = "nuts", chains: int = 4,
     if seed is not None and (not isinstance(seed, (int, np.integer))
                              or seed < 0):
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    _check_options(options, drift_bin)
+    how = _transport_of(transport)
+    if how == "libdrift":
+        try:
+            _check_options(options, drift_bin)
+        except _cli.DriftNotFoundError:
+            pass  # the library checks the options it is given
+    else:
+        _check_options(options, drift_bin)
     out_dir = _output_dir(output_dir)
     model_arg, kind = _model_file(model, out_dir)
-    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
     out = os.path.join(out_dir, "draws.csv")
+    if how == "libdrift":
+        fit = _sample_libdrift(model_arg, kind, data, sampler, int(chains),
+                               None if seed is None else int(seed), out,
+                               out_dir, options, show_progress, drift_bin)
+        if fit is not None:
+            return fit
+    files, given = _data_files(data, model_arg, kind, out_dir, drift_bin)
     args = _cli.sample_args(model_arg, kind == "plugin", files, sampler,
                             int(chains),
                             None if seed is None else int(seed), out, options)
@@ -200,6 +258,92 @@ def sample(model, data=None, sampler: str = "nuts", chains: int = 4,
         warnings.warn(f"drift was interrupted ({why}): {what}",
                       _cli.DriftWarning, stacklevel=2)
     return fit
+
+
+def _rows_of(data, model_arg: str, kind: str, drift_bin: str | None):
+    """(data files, the data as a dict, its rows variables, the rest) for
+    an in-process run: a .drift model's rows variables from `drift check`
+    when the executable is there, else every array of at least one
+    dimension whose length is the longest's."""
+    try:
+        return _split_data(data, model_arg, kind, drift_bin)
+    except _cli.DriftNotFoundError:
+        files, d, _ = _split_data(data, model_arg, "stan", drift_bin)
+        lengths = {k: len(v) for k, v in d.items()
+                   if hasattr(v, "tocsr") or np.ndim(v) >= 1}
+        n = max(lengths.values(), default=0)
+        return files, d, [k for k, m in lengths.items() if m == n]
+
+
+_transport_of = transport
+
+
+def _sample_libdrift(model_arg, kind, data, sampler, chains, seed, out,
+                     out_dir, options, show_progress, drift_bin):
+    """drift.sample in this process; None when the data need the
+    executable (a sparse rows variable: its row store)."""
+    files, given, rows = _rows_of(data, model_arg, kind, drift_bin)
+    if any(hasattr(given[k], "tocsr") for k in rows):
+        return None
+    rest = {k: v for k, v in given.items() if k not in rows}
+    if rest:
+        files = files + _cli.write_data(rest, [], out_dir)
+    cols = _lib.columns({k: given[k] for k in rows})
+    progress = _cli._Progress(show_progress)
+
+    def on_progress(line: str) -> None:
+        m = _cli._PROGRESS.match(line)
+        if m:
+            progress.update(m)
+
+    try:
+        r = _lib.sample(model_arg, files, cols, sampler, chains, seed, out,
+                        _lib.spec_options(options), on_progress)
+    finally:
+        progress.close()
+        del cols  # the arrays handed to drift, held until here
+    stopped = r.interrupted or r.rc == _lib.ESTOP
+    if r.rc not in (_lib.OK, _lib.ESTOP):
+        lines = "\n".join(r.lines + [r.message])
+        err = DriftError(lines.strip() or
+                         f"drift sample failed (status {r.rc})")
+        err.csv_files = [f for f in _cli.output_files(out, chains)
+                         if os.path.isfile(f)]  # type: ignore[attr-defined]
+        raise err
+    for line in r.warnings:
+        warnings.warn(line.split("warning:", 1)[1].strip(),
+                      _cli.DriftWarning, stacklevel=3)
+    csv_files = [f for f in _cli.output_files(out, chains)
+                 if os.path.isfile(f)]
+    messages = list(r.lines)
+    if not stopped and csv_files:
+        messages += _post_run_checks(csv_files, drift_bin)
+    fit = Fit(csv_files, given, stopped, "\n".join(messages), drift_bin)
+    if stopped:
+        what = (f"the fit holds the {fit.num_draws} draws per chain made "
+                "up to then" if fit.num_draws else
+                "it stopped in warmup, before a first draw (save_warmup=True "
+                "keeps warmup draws)")
+        warnings.warn(f"drift was interrupted (KeyboardInterrupt): {what}",
+                      _cli.DriftWarning, stacklevel=3)
+    return fit
+
+
+def _post_run_checks(csv_files: list[str], drift_bin) -> list[str]:
+    """The checks drift sample makes of its files after a run (R-hat, ESS,
+    divergences ...) as DriftWarning, from `drift summary` when the
+    executable is there; their lines."""
+    try:
+        p = _cli.run(["summary", *csv_files], drift_bin, check=False)
+    except _cli.DriftNotFoundError:
+        return []
+    out = []
+    for line in p.stdout.splitlines():
+        if line.startswith("warning:"):
+            out.append("drift: " + line)
+            warnings.warn(line.split("warning:", 1)[1].strip(),
+                          _cli.DriftWarning, stacklevel=4)
+    return out
 
 
 def _files_of(files_or_fit) -> list[str]:

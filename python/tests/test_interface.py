@@ -86,7 +86,7 @@ def test_rowstore_refuses_bad_columns(tmp_path):
                              {"y": np.zeros(3), "x": np.zeros((4, 2))})
 
 
-def test_interrupt_returns_draws_so_far(drift_bin):
+def test_interrupt_returns_draws_so_far(drift_bin, transport):
     """A KeyboardInterrupt (here SIGINT to this process, as Ctrl-C sends)
     stops drift, and the fit holds the draws up to then."""
     # Python raises KeyboardInterrupt on SIGINT only where SIGINT was not
@@ -118,6 +118,7 @@ def test_interrupt_returns_draws_so_far(drift_bin):
 def test_signal_from_elsewhere_keeps_draws(drift_bin, monkeypatch):
     """SIGTERM to drift itself (a batch system's stop) ends the run as
     Ctrl-C does: the fit holds the draws so far."""
+    monkeypatch.setenv("DRIFT_TRANSPORT", "cli")  # a drift process
     import subprocess as sp
     started = []
 
@@ -142,8 +143,9 @@ def test_signal_from_elsewhere_keeps_draws(drift_bin, monkeypatch):
     assert fit.interrupted and fit.chains == 2 and fit.num_draws > 0
 
 
-def test_progress_and_warnings(drift_bin, capsys):
-    """drift's warnings become DriftWarning; progress goes to tqdm."""
+def test_progress_and_warnings(drift_bin, capfd, transport):
+    """drift's warnings become DriftWarning; progress goes to tqdm, and
+    nothing of drift's reaches standard error."""
     pytest.importorskip("tqdm")
     with warnings.catch_warnings(record=True) as got:
         warnings.simplefilter("always")
@@ -153,7 +155,7 @@ def test_progress_and_warnings(drift_bin, capsys):
     assert fit.num_draws == 30
     msgs = [str(w.message) for w in got if w.category is drift.DriftWarning]
     assert any("ESS" in m or "R-hat" in m for m in msgs), msgs
-    err = capsys.readouterr().err
+    err = capfd.readouterr().err
     assert "chain 1" in err and "chain 2" in err
     assert "Iteration:" not in err     # parsed, not echoed
 
@@ -244,7 +246,7 @@ def test_translate_check_diagnose(drift_bin):
     assert out
 
 
-def test_bad_input(drift_bin, pima):
+def test_bad_input(drift_bin, pima, transport):
     X, y = pima
     data = {"x": X, "y": y}
     with pytest.raises(drift.DriftError, match="unknown sampler 'nutz'.*nuts"):
@@ -253,7 +255,9 @@ def test_bad_input(drift_bin, pima):
         drift.sample(MODEL, data=data, iters=10, show_progress=False)
     with pytest.raises(drift.DriftError, match="'y'"):
         drift.sample(MODEL, data={"x": X}, show_progress=False)
-    with pytest.raises(drift.DriftError, match="not integers"):
+    # the executable reads a row store, libdrift the columns themselves
+    with pytest.raises(drift.DriftError,
+                       match="not integers|declared int, but the value is 0.5"):
         drift.sample(MODEL, data={"x": X, "y": y + 0.5}, show_progress=False)
     with pytest.raises(ValueError, match="not finite"):
         drift.sample(MODEL, data={"x": X * np.nan, "y": y},

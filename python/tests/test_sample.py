@@ -17,7 +17,7 @@ MODEL = example("logistic", "logistic.drift")
 pytestmark = pytest.mark.filterwarnings("ignore::drift.DriftWarning")
 
 
-def test_pima_nuts_means(drift_bin, pima):
+def test_pima_nuts_means(drift_bin, pima, transport):
     X, y = pima
     fit = drift.sample(MODEL, data={"x": X, "y": y}, seed=1,
                        show_progress=False)
@@ -58,7 +58,7 @@ def test_pima_from_csv_path_and_dataframe(drift_bin, pima):
     np.testing.assert_array_equal(a["w"], c["w"])
 
 
-def test_sgld_million_rows_defaults(drift_bin):
+def test_sgld_million_rows_defaults(drift_bin, transport):
     """10^6 rows of logistic regression (d = 5) from an in-memory array,
     sgld with nothing set: the means agree with Newton's mode (at this N
     the mean and the mode differ by far less than the posterior sd)."""

@@ -93,8 +93,8 @@ cat >"$T/uselib.c" <<'EOF_C'
 #include <string.h>
 #include <drift/drift.h>
 static double s[2]; static size_t n;
-static void take(void *u, unsigned id, const double *v, size_t k)
-{ (void)u; (void)id; (void)k; s[0] += v[*(size_t *)u]; s[1] += v[*(size_t *)u + 1]; n++; }
+static void take(void *u, unsigned id, unsigned flags, const double *v, size_t k)
+{ (void)u; (void)id; (void)flags; (void)k; s[0] += v[*(size_t *)u]; s[1] += v[*(size_t *)u + 1]; n++; }
 int main(int argc, char **argv)
 {
     static double c1[400], c2[400];
@@ -104,7 +104,7 @@ int main(int argc, char **argv)
         m1 += c1[i] / 400; m2 += c2[i] / 400;
     }
     if (argc < 2 || drift_api_version() != DRIFT_API_VERSION) return 3;
-    drift_column cols[] = {{"c.1", DRIFT_COLUMN_DOUBLE, c1}, {"c.2", DRIFT_COLUMN_DOUBLE, c2}};
+    drift_column cols[] = {{"c.1", DRIFT_COLUMN_DOUBLE, c1, 0}, {"c.2", DRIFT_COLUMN_DOUBLE, c2, 0}};
     drift_option opts[] = {{"chains", "1"}, {"seed", "1"}, {"quiet", NULL}};
     size_t at = 0;
     drift_spec spec = {.model = argv[1], .columns = cols, .n_columns = 2, .n_rows = 400,

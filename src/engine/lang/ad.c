@@ -16,6 +16,7 @@
 
 #include "ad.h"
 #include "base/lapack.h"
+#include "base/msg.h"
 #include "base/util.h"
 #include "cdf.h"
 #include "dist.h"
@@ -2711,7 +2712,7 @@ static int rejected(drift_ad_ctx *c, const drift_graph *g, int datum,
                 continue;
             const drift_gnode *nd = NODE(c, r->node);
             if (!__atomic_exchange_n(&r->shown, 1, __ATOMIC_RELAXED))
-                fprintf(stderr,
+                fprintf(drift_msg_stream(),
                         "%s:%d:%d: reject: %s (the draw is rejected; "
                         "further rejections here are not shown)\n",
                         g->src ? g->src->name : "model", nd->loc.first_line,

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "ad.h"
+#include "base/msg.h"
 #include "base/util.h"
 #include "graph.h"
 #include "lower.h"
@@ -377,7 +378,7 @@ static void print_values(const drift_graph *g, drift_ad_ws *ws, int all)
         if (used >= sizeof line)
             used = sizeof line - 1;
         line[used] = '\n';
-        fwrite(line, 1, used + 1, stderr);
+        fwrite(line, 1, used + 1, drift_msg_stream());
     }
 }
 
@@ -511,7 +512,7 @@ int drift_lang_open(const drift_lang_spec *spec, drift_model *out,
 {
     memset(out, 0, sizeof *out);
     drift_diag diag;
-    drift_diag_init(&diag, spec->diag ? spec->diag : stderr);
+    drift_diag_init(&diag, spec->diag ? spec->diag : drift_msg_stream());
     lang_model *m = drift_calloc(1, sizeof *m);
     if (!m)
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");

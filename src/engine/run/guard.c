@@ -27,6 +27,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "base/msg.h"
 #include "base/stop.h"
 #include "base/util.h"
 #include "base/writer.h"
@@ -663,7 +664,7 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
                      WEXITSTATUS(wstatus));
         }
         fflush(stdout);
-        fprintf(stderr,
+        fprintf(drift_msg_stream(),
                 "drift: warning: %s%sthe sampling process %s after the run "
                 "had ended and been reported (its files were in place): "
                 "likely a thread a sampler plugin left running, or the "
@@ -688,7 +689,7 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
     double t_end = drift_now();
     if (en.rescue) {
         fflush(stdout);
-        fprintf(stderr, "drift sample: %s%s%s; the run stops\n",
+        fprintf(drift_msg_stream(), "drift sample: %s%s%s; the run stops\n",
                 g->who ? g->who : "", g->who ? ": " : "", en.why);
         for (unsigned k = 0; k < K; k++) {
             drift_guard_slot *sl = &page->slot[k];
@@ -704,10 +705,10 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
             int64_t rows = rescue_file(sl, fds[k], note, t_end, &e);
             fds[k] = -1; /* rescue_file closed it */
             if (rows < 0)
-                fprintf(stderr, "drift: chain %u: %s\n", g->first_id + k,
-                        e.msg);
+                fprintf(drift_msg_stream(), "drift: chain %u: %s\n",
+                        g->first_id + k, e.msg);
             else
-                fprintf(stderr,
+                fprintf(drift_msg_stream(),
                         "drift: chain %u: %lld draws kept in %s, marked "
                         "incomplete\n",
                         g->first_id + k, (long long)rows, sl->path);
@@ -728,13 +729,13 @@ static int supervise(const drift_guard_config *g, pid_t pid, int s)
                    atomic_load(&page->slot[j + 1].file) == FILE_NONE)
                 j++;
             if (j > k)
-                fprintf(stderr,
+                fprintf(drift_msg_stream(),
                         "drift: chains %u-%u: no file (they had not begun "
                         "sampling: queued behind the running chains, or "
                         "still in setup)\n",
                         g->first_id + k, g->first_id + j);
             else
-                fprintf(stderr,
+                fprintf(drift_msg_stream(),
                         "drift: chain %u: no file (it had not begun "
                         "sampling: queued behind the running chains, or "
                         "still in setup)\n",

@@ -372,6 +372,6 @@ void drift_method_row(drift_method_run *r, const double *row)
         fputc('\n', r->f);
     }
     if (r->on_draw)
-        r->on_draw(r->on_draw_user, 1, row, r->n_columns);
+        r->on_draw(r->on_draw_user, 1, 0, row, r->n_columns);
     r->rows++;
 }

@@ -260,7 +260,8 @@ static int gen_file(const gen_args *a, size_t k, drift_method_run *r,
                 if (keep[c])
                     row[o++] = csv->values[rr * nc + c];
             memcpy(row + o, gen, m->n_gen * sizeof *gen);
-            r->on_draw(r->on_draw_user, (unsigned)k + 1, row, r->n_columns);
+            r->on_draw(r->on_draw_user, (unsigned)k + 1, 0, row,
+                       r->n_columns);
         }
         r->rows++;
         rr++;

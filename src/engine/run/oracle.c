@@ -14,6 +14,7 @@
 
 #include <cblas.h>
 
+#include "base/msg.h"
 #include "base/stop.h"
 #include "base/util.h"
 #include "chain.h"
@@ -1897,7 +1898,7 @@ static void say(drift_chain *c, const char *kind, const char *msg)
             return;
     if (c->n_warned < sizeof c->warned / sizeof c->warned[0])
         snprintf(c->warned[c->n_warned++], sizeof c->warned[0], "%s", msg);
-    fprintf(stderr, "drift: %schain %u: %s\n", kind, c->id, msg);
+    fprintf(drift_msg_stream(), "drift: %schain %u: %s\n", kind, c->id, msg);
 }
 
 static void svc_warn(drift_chain *c, const char *msg)

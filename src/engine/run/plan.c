@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "base/mapguard.h"
+#include "base/msg.h"
 #include "base/stop.h"
 #include "base/util.h"
 #include "base/writer.h"
@@ -350,7 +351,133 @@ DRIFT_API int drift_spec_check_option(const char *name, const char *value,
 
 /* ---- in-memory rows ----------------------------------------------------- */
 
-/* The spec's columns as a row-major table, read like a CSV file's. */
+/* The length of a column's variable name: "x" of "x.2", "y" of "y". */
+static size_t var_len(const char *name)
+{
+    const char *dot = strchr(name, '.');
+    return dot ? (size_t)(dot - name) : strlen(name);
+}
+
+static int same_var(const char *a, const char *b)
+{
+    size_t n = var_len(a);
+    return n == var_len(b) && !strncmp(a, b, n);
+}
+
+/* A run of columns of one variable, and whether the variable has columns
+ * elsewhere too (given in pieces). */
+typedef struct var_run {
+    const char *name;
+    size_t first, n;
+    int pieces;
+} var_run;
+
+static int by_var(const void *a, const void *b)
+{
+    const var_run *x = *(const var_run *const *)a;
+    const var_run *y = *(const var_run *const *)b;
+    size_t nx = var_len(x->name), ny = var_len(y->name);
+    int c = strncmp(x->name, y->name, nx < ny ? nx : ny);
+    return c ? c : (nx > ny) - (nx < ny);
+}
+
+/* Marks the runs whose variable has another run too. */
+static void mark_pieces(var_run *runs, size_t n)
+{
+    var_run **sorted = drift_calloc(n ? n : 1, sizeof *sorted);
+    if (!sorted) { /* out of memory: every run copied */
+        for (size_t k = 0; k < n; k++)
+            runs[k].pieces = 1;
+        return;
+    }
+    for (size_t k = 0; k < n; k++)
+        sorted[k] = &runs[k];
+    qsort(sorted, n, sizeof *sorted, by_var);
+    for (size_t k = 1; k < n; k++)
+        if (!by_var(&sorted[k - 1], &sorted[k]))
+            sorted[k - 1]->pieces = sorted[k]->pieces = 1;
+    drift_free(sorted);
+}
+
+/* Whether columns idx[0..n) are one row-major array of doubles, in order
+ * (column k at the first's values + k, one stride S >= n): that array is
+ * then their table, borrowed; *stride is S. */
+static int columns_are_rows(const drift_spec *s, const size_t *idx, size_t n,
+                            size_t *stride)
+{
+    const drift_column *first = &s->columns[idx[0]];
+    const double *base = first->values;
+    size_t S = first->stride ? first->stride : 1;
+    if (S < n)
+        return 0;
+    for (size_t k = 0; k < n; k++) {
+        const drift_column *col = &s->columns[idx[k]];
+        if (col->type != DRIFT_COLUMN_DOUBLE || !col->values ||
+            (col->stride ? col->stride : 1) != S ||
+            (const double *)col->values != base + k)
+            return 0;
+    }
+    *stride = S;
+    return 1;
+}
+
+/* Copies columns idx[0..n) into a row-major table of n columns, each read
+ * through its stride. */
+static void copy_table(const drift_spec *s, const size_t *idx, size_t n,
+                       double *to)
+{
+    size_t N = s->n_rows;
+    for (size_t k = 0; k < n; k++) {
+        const drift_column *col = &s->columns[idx[k]];
+        size_t S = col->stride ? col->stride : 1;
+        double *t = to + k;
+        switch (col->type) {
+        case DRIFT_COLUMN_DOUBLE: {
+            const double *v = col->values;
+            for (size_t r = 0; r < N; r++)
+                t[r * n] = v[r * S];
+            break;
+        }
+        case DRIFT_COLUMN_INT: {
+            const int *v = col->values;
+            for (size_t r = 0; r < N; r++)
+                t[r * n] = v[r * S];
+            break;
+        }
+        default: {
+            const int64_t *v = col->values;
+            for (size_t r = 0; r < N; r++)
+                t[r * n] = (double)v[r * S];
+            break;
+        }
+        }
+    }
+}
+
+/* Table t over columns idx[0..n) (their names at mem_order + at). */
+static void add_table(drift_plan *p, const drift_spec *s, const size_t *idx,
+                      size_t n, size_t at, const double *values,
+                      size_t stride)
+{
+    for (size_t k = 0; k < n; k++)
+        p->mem_order[at + k] = p->mem_names[idx[k]];
+    drift_data *d = &p->mem_views[p->n_mem_tables];
+    d->struct_size = (uint32_t)sizeof *d;
+    d->n_rows = s->n_rows;
+    d->n_cols = n;
+    d->col_names = p->mem_order + at;
+    d->values = values;
+    d->row_stride = stride;
+    d->source = "(memory)";
+    p->mem_tables[p->n_mem_tables++] = d;
+}
+
+/* The spec's columns as row-major tables, read like CSV files' rows.  A
+ * .drift or .stan model reads each variable's columns (x.1 ... x.D) from
+ * the caller's array itself when they are one (columns_are_rows); a C
+ * model reads one table, the caller's when all the columns are one array.
+ * The other columns are copied into one table, read through their
+ * strides. */
 static int copy_columns(drift_plan *p, const drift_spec *s, drift_err *e)
 {
     size_t C = s->n_columns, N = s->n_rows;
@@ -359,60 +486,108 @@ static int copy_columns(drift_plan *p, const drift_spec *s, drift_err *e)
     if (!s->columns)
         return drift_err_set(e, DRIFT_EINVAL, "columns: %zu columns given "
                                               "without their array", C);
-    if (N && C > SIZE_MAX / sizeof(double) / N)
-        return drift_err_set(e, DRIFT_ENOMEM, "columns: %zu x %zu values "
-                                              "do not fit in memory", N, C);
-    p->mem_values = drift_malloc((N ? N : 1) * C * sizeof(double));
     p->mem_names = drift_calloc(C, sizeof *p->mem_names);
-    if (!p->mem_values || !p->mem_names)
+    p->mem_order = drift_calloc(C, sizeof *p->mem_order);
+    p->mem_views = drift_calloc(C + 1, sizeof *p->mem_views);
+    p->mem_tables = drift_calloc(C + 1, sizeof *p->mem_tables);
+    size_t *idx = drift_calloc(2 * C, sizeof *idx);
+    if (!p->mem_names || !p->mem_order || !p->mem_views || !p->mem_tables ||
+        !idx) {
+        drift_free(idx);
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    size_t *rest = idx + C; /* the columns copied */
     p->n_mem = C;
-    for (size_t c = 0; c < C; c++) {
+    int rc = DRIFT_OK;
+    for (size_t c = 0; c < C && !rc; c++) {
         const drift_column *col = &s->columns[c];
-        if (!col->name || !*col->name)
-            return drift_err_set(e, DRIFT_EINVAL,
-                                 "columns: column %zu has no name", c + 1);
-        for (size_t k = 0; k < c; k++)
+        if (!col->name || !*col->name) {
+            rc = drift_err_set(e, DRIFT_EINVAL,
+                               "columns: column %zu has no name", c + 1);
+            break;
+        }
+        for (size_t k = 0; k < c && !rc; k++)
             if (!strcmp(s->columns[k].name, col->name))
-                return drift_err_set(e, DRIFT_EINVAL,
-                                     "columns: '%s' is given twice (columns "
-                                     "%zu and %zu)",
-                                     col->name, k + 1, c + 1);
+                rc = drift_err_set(e, DRIFT_EINVAL,
+                                   "columns: '%s' is given twice (columns "
+                                   "%zu and %zu)",
+                                   col->name, k + 1, c + 1);
+        if (rc)
+            break;
         if (!col->values && N)
-            return drift_err_set(e, DRIFT_EINVAL,
-                                 "columns: column '%s' has no values",
-                                 col->name);
-        if (!(p->mem_names[c] = drift_strdup(col->name)))
-            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
-        for (size_t r = 0; r < N; r++) {
-            double v;
-            switch (col->type) {
-            case DRIFT_COLUMN_DOUBLE: v = ((const double *)col->values)[r];
-                break;
-            case DRIFT_COLUMN_INT: v = ((const int *)col->values)[r]; break;
-            case DRIFT_COLUMN_INT64:
-                v = (double)((const int64_t *)col->values)[r];
-                break;
-            default:
-                return drift_err_set(e, DRIFT_EINVAL,
-                                     "columns: column '%s' has type %d; "
-                                     "expected DRIFT_COLUMN_DOUBLE, _INT or "
-                                     "_INT64",
-                                     col->name, col->type);
+            rc = drift_err_set(e, DRIFT_EINVAL,
+                               "columns: column '%s' has no values",
+                               col->name);
+        else if (col->type != DRIFT_COLUMN_DOUBLE &&
+                 col->type != DRIFT_COLUMN_INT &&
+                 col->type != DRIFT_COLUMN_INT64)
+            rc = drift_err_set(e, DRIFT_EINVAL,
+                               "columns: column '%s' has type %d; "
+                               "expected DRIFT_COLUMN_DOUBLE, _INT or "
+                               "_INT64",
+                               col->name, col->type);
+        else if (!(p->mem_names[c] = drift_strdup(col->name)))
+            rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+    }
+    size_t at = 0, n_rest = 0, stride;
+    if (!rc && N && !drift_lang_is_model_file(s->model)) {
+        /* a C model: one table */
+        for (size_t c = 0; c < C; c++)
+            idx[c] = c;
+        if (columns_are_rows(s, idx, C, &stride)) {
+            add_table(p, s, idx, C, 0, s->columns[0].values, stride);
+        } else {
+            memcpy(rest, idx, C * sizeof *idx);
+            n_rest = C;
+        }
+    } else if (!rc && N) {
+        /* a variable's columns (a run of columns of one name before the
+         * dot) at a time; a variable given in pieces is copied whole */
+        var_run *runs = drift_calloc(C, sizeof *runs);
+        size_t n_runs = 0;
+        if (!runs)
+            rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        for (size_t c = 0, n; !rc && c < C; c += n) {
+            for (n = 1; c + n < C && same_var(s->columns[c + n].name,
+                                              s->columns[c].name);)
+                n++;
+            runs[n_runs++] = (var_run){s->columns[c].name, c, n, 0};
+        }
+        if (!rc)
+            mark_pieces(runs, n_runs);
+        for (size_t r = 0; !rc && r < n_runs; r++) {
+            size_t c = runs[r].first, n = runs[r].n;
+            for (size_t k = 0; k < n; k++)
+                idx[k] = c + k;
+            if (!runs[r].pieces && columns_are_rows(s, idx, n, &stride)) {
+                add_table(p, s, idx, n, at, s->columns[c].values, stride);
+                at += n;
+            } else {
+                memcpy(rest + n_rest, idx, n * sizeof *idx);
+                n_rest += n;
             }
-            p->mem_values[r * C + c] = v;
+        }
+        drift_free(runs);
+    } else if (!rc) {
+        for (size_t c = 0; c < C; c++)
+            rest[c] = c;
+        n_rest = C;
+    }
+    if (!rc && n_rest) {
+        if (N && n_rest > SIZE_MAX / sizeof(double) / N)
+            rc = drift_err_set(e, DRIFT_ENOMEM, "columns: %zu x %zu values "
+                                                "do not fit in memory",
+                               N, n_rest);
+        else if (!(p->mem_values =
+                       drift_malloc((N ? N : 1) * n_rest * sizeof(double))))
+            rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        else {
+            copy_table(s, rest, n_rest, p->mem_values);
+            add_table(p, s, rest, n_rest, at, p->mem_values, n_rest);
         }
     }
-    drift_data *d = &p->mem_view;
-    d->struct_size = (uint32_t)sizeof *d;
-    d->n_rows = N;
-    d->n_cols = C;
-    d->col_names = (const char *const *)p->mem_names;
-    d->values = p->mem_values;
-    d->row_stride = C;
-    d->source = "(memory)";
-    p->mem_tables[0] = d;
-    return DRIFT_OK;
+    drift_free(idx);
+    return rc;
 }
 
 /* ---- parse -------------------------------------------------------------- */
@@ -443,6 +618,13 @@ int drift_plan_parse(const drift_spec *s, drift_plan **out, drift_err *e)
     p->on_draw = s->on_draw;
     p->on_draw_user = s->on_draw_user;
     *out = p;
+    if (s->on_message) {
+        p->on_message = s->on_message;
+        p->on_message_user = s->on_message_user;
+        if (!(p->msg = drift_msg_open(s->on_message, s->on_message_user)))
+            return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
+        p->diag = p->msg;
+    }
     if (strcmp(p->method, "sample")) {
         if (!(p->mt = drift_method_find(p->method)))
             return drift_err_set(e, DRIFT_EINVAL,
@@ -672,8 +854,9 @@ static void deliver_row(void *user, unsigned chain_id, const double *row,
                         size_t n)
 {
     drift_plan *p = user;
+    unsigned flags = drift_emit_row_is_warmup() ? DRIFT_DRAW_WARMUP : 0;
     pthread_mutex_lock(&draw_lock);
-    p->on_draw(p->on_draw_user, chain_id, row, n);
+    p->on_draw(p->on_draw_user, chain_id, flags, row, n);
     pthread_mutex_unlock(&draw_lock);
 }
 
@@ -738,8 +921,8 @@ static int method_open(drift_plan *p, drift_err *e)
         .model = a->model, .data = a->data, .model_set = a->model_set,
         .n_model_set = a->n_model_set, .data_set = a->data_set,
         .n_data_set = a->n_data_set, .diag = p->diag, .share = NULL,
-        .tables = p->n_mem ? p->mem_tables : NULL,
-        .n_tables = p->n_mem ? 1 : 0};
+        .tables = p->n_mem_tables ? p->mem_tables : NULL,
+        .n_tables = p->n_mem_tables};
     size_t shown = 0;
     rc = drift_problem_open(&p->prob, p->reg, &spec, e);
     print_problems_from(p, &shown);
@@ -914,8 +1097,8 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         .model = a->model, .data = a->data, .model_set = a->model_set,
         .n_model_set = a->n_model_set, .data_set = a->data_set,
         .n_data_set = a->n_data_set, .diag = p->diag, .share = p->share,
-        .tables = p->n_mem ? p->mem_tables : NULL,
-        .n_tables = p->n_mem ? 1 : 0};
+        .tables = p->n_mem_tables ? p->mem_tables : NULL,
+        .n_tables = p->n_mem_tables};
     rc = drift_problem_open(&p->prob, p->reg, &spec, e);
     print_problems_from(p, &shown);
     if (rc) {
@@ -1119,9 +1302,9 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         .out_path = a->out,
         .header = p->header,
         .quiet = a->quiet,
-        .progress = a->quiet                  ? 0
-                    : isatty(STDERR_FILENO) ? DRIFT_PROGRESS_LINE
-                                            : DRIFT_PROGRESS_LOG,
+        .progress = a->quiet ? 0
+                    : !p->msg && isatty(STDERR_FILENO) ? DRIFT_PROGRESS_LINE
+                                                       : DRIFT_PROGRESS_LOG,
         .on_row = p->on_draw ? deliver_row : NULL,
         .on_row_user = p,
         .test_model = a->test && writer ? &p->test.model : NULL,
@@ -1176,11 +1359,12 @@ int drift_plan_launch(drift_plan *p, int launcher, int *watched,
     if (p->ran)
         return drift_err_set(e, DRIFT_EINVAL, "the plan has run already");
     p->ran = 1;
-    if (launcher == DRIFT_LAUNCH_GUARDED && p->on_draw)
+    if (launcher == DRIFT_LAUNCH_GUARDED && (p->on_draw || p->msg))
         return drift_err_set(e, DRIFT_EINVAL,
                              "a guarded run delivers its draws to files "
-                             "alone: its chains run in a child process; "
-                             "run in process for a callback");
+                             "and its messages to stderr alone: its chains "
+                             "run in a child process; run in process for a "
+                             "callback");
     if (launcher != DRIFT_LAUNCH_IN_PROCESS) {
         /* SIGINT, SIGTERM, SIGHUP: the chains stop after their step and
          * the draws so far are committed; a second signal ends the
@@ -1238,8 +1422,14 @@ DRIFT_API int drift_plan_new(const drift_spec *spec, drift_plan **out,
         return drift_err_set(e, DRIFT_EINVAL, "no spec given");
     drift_plan *p;
     int rc = drift_plan_parse(spec, &p, e);
-    if (!rc)
+    if (!rc) {
+        FILE *was = p->msg ? drift_msg_set(p->msg) : NULL;
         rc = drift_plan_open(p, NULL, e);
+        if (p->msg) {
+            fflush(p->msg);
+            drift_msg_set(was);
+        }
+    }
     if (rc) {
         if (!e->msg[0])
             drift_err_set(e, rc, "out of memory");
@@ -1270,7 +1460,22 @@ DRIFT_API unsigned drift_plan_first_chain_id(const drift_plan *p)
     return p->a.chain_id ? p->a.chain_id : 1;
 }
 
+static int plan_run(drift_plan *p, int launcher, drift_err *e);
+
 DRIFT_API int drift_plan_run(drift_plan *p, int launcher, drift_err *e)
+{
+    /* A stop asked for an earlier run does not end this one. */
+    drift_stop_clear();
+    if (!p->msg)
+        return plan_run(p, launcher, e);
+    FILE *was = drift_msg_set(p->msg);
+    int rc = plan_run(p, launcher, e);
+    fflush(p->msg);
+    drift_msg_set(was);
+    return rc;
+}
+
+static int plan_run(drift_plan *p, int launcher, drift_err *e)
 {
     if (p->mt)
         return drift_plan_run_method(p, e);
@@ -1326,7 +1531,12 @@ DRIFT_API void drift_plan_free(drift_plan *p)
     for (size_t k = 0; k < p->n_mem; k++)
         drift_free(p->mem_names[k]);
     drift_free(p->mem_names);
+    drift_free(p->mem_order);
+    drift_free(p->mem_views);
+    drift_free(p->mem_tables);
     drift_free(p->mem_values);
+    if (p->msg)
+        fclose(p->msg);
     if (p->a.out && p->out_lock >= 0)
         drift_writer_unlock_set(p->a.out, p->out_lock);
     drift_free(p->margs);

@@ -89,15 +89,22 @@ struct drift_plan {
     int ran;
     int failed_run;         /* the error is a failed run, not a refusal
                                (out of memory, data changed as read) */
-    /* in-memory rows: a row-major copy of the spec's columns */
+    /* in-memory rows: the spec's columns as row-major tables, each the
+     * caller's own array borrowed or the copy mem_values (at most one) */
     double *mem_values;
-    char **mem_names;
-    drift_data mem_view;
-    const drift_data *mem_tables[1];
-    size_t n_mem;
+    char **mem_names;       /* n_mem, as the spec gives them */
+    const char **mem_order; /* n_mem, table by table */
+    drift_data *mem_views;
+    const drift_data **mem_tables;  /* n_mem_tables */
+    size_t n_mem, n_mem_tables;
     /* the user's callback, called one row at a time */
     drift_draw_fn on_draw;
     void *on_draw_user;
+    /* the user's message callback: msg, a stream handing it lines, is
+     * the process's message sink while the plan is made and run */
+    drift_message_fn on_message;
+    void *on_message_user;
+    FILE *msg;
     int out_given;          /* the out option was given */
     int sampler_given;      /* the spec named a sampler (else nuts, or
                                fixed_param for a model without
@@ -133,7 +140,8 @@ struct drift_plan {
     unsigned n_results;
     int run_rc;
     char run_msg[512];
-    FILE *diag;             /* warnings (registry problems): stderr */
+    FILE *diag;             /* warnings (registry problems): stderr, or
+                               msg */
 };
 
 /* The spec's options parsed into a new plan (values checked one by one,

@@ -20,6 +20,7 @@
 
 #include <cblas.h>
 
+#include "base/msg.h"
 #include "base/stop.h"
 #include "base/util.h"
 #include "base/writer.h"
@@ -771,7 +772,8 @@ static int tune_step_size(drift_chain *c, long param)
                  "# drift: %s\n",
                  hp->name, run->tune_note);
         if (!cfg->quiet)
-            fprintf(stderr, "drift: warning: %s\n", run->tune_note);
+            fprintf(drift_msg_stream(), "drift: warning: %s\n",
+                    run->tune_note);
         goto out;
     }
     pilot_ctx_init(p, c, pilot_hp, theta, (size_t)param, steps);
@@ -871,7 +873,7 @@ static int tune_step_size(drift_chain *c, long param)
                               : "control-variate minibatch",
              hp->name, drift_tune_ratio_bound(TUNE_DRAWS, c->d));
     if (!cfg->quiet)
-        fprintf(stderr, "drift: %s\n", run->tune_note);
+        fprintf(drift_msg_stream(), "drift: %s\n", run->tune_note);
     /* Read against what exact draws would give: all the pilots may be
      * far from the target (too short, or a sampler that cannot get
      * there), and the ranking then says little. */
@@ -900,7 +902,7 @@ static int tune_step_size(drift_chain *c, long param)
                             "larger budget (the pilots grow with it)"
                           : "give a larger budget (the pilots grow with "
                             "it), or change the sampler's other settings");
-        fprintf(stderr, "drift: warning: %s\n", warn);
+        fprintf(drift_msg_stream(), "drift: warning: %s\n", warn);
         size_t used = strlen(run->tune_header);
         snprintf(run->tune_header + used, sizeof run->tune_header - used,
                  "# drift: warning: %s\n", warn);
@@ -1084,7 +1086,7 @@ static void cap_warning(char *warn, size_t size, const char *name,
 /* A warning of the plan's on standard error and in the header's note. */
 static void plan_warn(drift_run_shared *run, const char *warn)
 {
-    fprintf(stderr, "drift: warning: %s\n", warn);
+    fprintf(drift_msg_stream(), "drift: warning: %s\n", warn);
     size_t used = strlen(run->tune_header);
     snprintf(run->tune_header + used, sizeof run->tune_header - used,
              "# drift: warning: %s\n", warn);
@@ -1286,7 +1288,7 @@ static int plan_run(drift_chain *c, long param)
              (unsigned long long)p->grads, r.recentred, r.centred,
              run->tune_note);
     if (!cfg->quiet)
-        fprintf(stderr, "drift: %s\n", run->tune_note);
+        fprintf(drift_msg_stream(), "drift: %s\n", run->tune_note);
     char warn[1200] = "", slow[800];
     snprintf(slow, sizeof slow,
              "its pilots mix too slowly for the check within its allowance "
@@ -1443,7 +1445,7 @@ static int plan_continuous(drift_chain *c)
              (unsigned long long)pl.steps, r.stein, tau, pc->thin_time,
              (unsigned long long)p->grads, run->tune_note);
     if (!cfg->quiet)
-        fprintf(stderr, "drift: %s\n", run->tune_note);
+        fprintf(drift_msg_stream(), "drift: %s\n", run->tune_note);
     char warn[700] = "";
     if (pl.unstable || !isfinite(tau))
         snprintf(warn, sizeof warn,
@@ -1603,7 +1605,7 @@ static int check_given_step(drift_chain *c, long param)
      * that could not be checked while the run's own diagnostics will
      * judge it, says nothing. */
     if (warn)
-        fprintf(stderr, "drift: warning: %s\n", msg);
+        fprintf(drift_msg_stream(), "drift: warning: %s\n", msg);
 out:
     plan_scratch_free(&ps);
     return rc || c->failed ? -1 : 0;
@@ -2299,7 +2301,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         drift_progress_budget b = {
             cfg->iters ? cfg->warmup + cfg->iters : 0, cfg->warmup,
             cfg->passes, cfg->seconds, cfg->model->n_rows};
-        prog = drift_progress_new(K, first, &b, stderr);
+        prog = drift_progress_new(K, first, &b, drift_msg_stream());
         if (cfg->progress == DRIFT_PROGRESS_LOG)
             drift_progress_log_lines(prog);
     }
@@ -2366,7 +2368,7 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
         char warn[1400];
         drift_plancheck_report(&run, cfg, K, warn, sizeof warn);
         if (warn[0])
-            fprintf(stderr, "drift: warning: %s\n", warn);
+            fprintf(drift_msg_stream(), "drift: warning: %s\n", warn);
     }
     drift_free(files);
     drift_progress_free(prog);

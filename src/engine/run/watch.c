@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/msg.h"
 #include "base/util.h"
 #include "ckptio.h"
 #include "ext.h"
@@ -39,7 +40,7 @@ static void warn(const drift_chain *c, const char *msg)
      * the group's writer speaks for its ranks */
     if (c->mute || (c->ext.shard && !c->ext.shard->writer))
         return;
-    fprintf(stderr, "drift: warning: chain %u: %s\n", c->id, msg);
+    fprintf(drift_msg_stream(), "drift: warning: chain %u: %s\n", c->id, msg);
 }
 
 /* What a checkpoint holds of a watch. */

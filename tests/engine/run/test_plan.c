@@ -131,9 +131,10 @@ typedef struct sums {
     size_t width;
 } sums;
 
-static void on_draw(void *user, unsigned chain_id, const double *v,
-                    size_t n)
+static void on_draw(void *user, unsigned chain_id, unsigned flags,
+                    const double *v, size_t n)
 {
+    (void)flags;
     sums *s = user;
     s->width = n;
     s->chains_seen |= 1u << chain_id;
@@ -201,10 +202,10 @@ static void test_columns_in_memory(void **state)
 {
     (void)state;
     make_data();
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
     const double *xs[D] = {x1, x2, x3};
     double mode[D], sd[D];
     newton(xs, mode, sd);
@@ -233,9 +234,10 @@ static void test_columns_in_memory(void **state)
  * header's model columns. */
 static size_t n_rows_seen;
 
-static void count_row(void *user, unsigned chain_id, const double *v,
-                      size_t n)
+static void count_row(void *user, unsigned chain_id, unsigned flags,
+                      const double *v, size_t n)
 {
+    (void)flags;
     (void)user;
     (void)chain_id;
     (void)v;
@@ -251,10 +253,10 @@ static void test_csv_and_callback(void **state)
     assert_non_null(mkdtemp(dir));
     char out[64];
     snprintf(out, sizeof out, "%s/fit.csv", dir);
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
     drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
                            {"warmup", "100"}, {"iter", "150"},
                            {"out", out}};
@@ -302,10 +304,10 @@ static void test_guarded(void **state)
     assert_non_null(mkdtemp(dir));
     char out[64];
     snprintf(out, sizeof out, "%s/fit.csv", dir);
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
     drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
                            {"warmup", "100"}, {"iter", "100"},
                            {"out", out}};
@@ -348,10 +350,10 @@ static void test_bad_specs(void **state)
 {
     (void)state;
     make_data();
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
     drift_option bogus[] = {{"chians", "2"}};
     drift_option badval[] = {{"chains", "many"}};
     drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
@@ -394,8 +396,8 @@ static void test_bad_specs(void **state)
     spec.options = NULL;
     spec.n_options = 0;
     spec.method = NULL;
-    drift_column dup[] = {{"y", DRIFT_COLUMN_INT, y},
-                          {"y", DRIFT_COLUMN_DOUBLE, x1}};
+    drift_column dup[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                          {"y", DRIFT_COLUMN_DOUBLE, x1, 0}};
     spec.columns = dup;
     spec.n_columns = 2;
     expect_refusal(&spec, "'y' is given twice");
@@ -414,8 +416,10 @@ typedef struct rows {
     long col[D];
 } rows;
 
-static void on_row(void *user, unsigned chain_id, const double *v, size_t n)
+static void on_row(void *user, unsigned chain_id, unsigned flags,
+                   const double *v, size_t n)
 {
+    (void)flags;
     rows *r = user;
     assert_int_equal(chain_id, 1);
     r->width = n;
@@ -431,10 +435,10 @@ static void on_row(void *user, unsigned chain_id, const double *v, size_t n)
 static void run_method(const char *method, const drift_option *opts,
                        size_t n_opts, const char *first_column, rows *r)
 {
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
     drift_spec spec = {.method = method, .model = model_path,
                        .columns = cols, .n_columns = 4, .n_rows = N,
                        .options = opts, .n_options = n_opts,
@@ -516,9 +520,10 @@ typedef struct gen_rows {
     double worst;
 } gen_rows;
 
-static void on_gen_row(void *user, unsigned chain_id, const double *v,
-                       size_t n)
+static void on_gen_row(void *user, unsigned chain_id, unsigned flags,
+                       const double *v, size_t n)
 {
+    (void)flags;
     gen_rows *g = user;
     (void)n;
     assert_int_equal(chain_id, 1);
@@ -551,10 +556,10 @@ static void test_generate_plan(void **state)
                 "datum { y ~ bernoulli_logit(dot(x, w)) }\n"
                 "generated { s = sum(w) + 100 }\n");
     fclose(mf);
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3}};
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
     drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
                            {"warmup", "100"}, {"iter", "50"},
                            {"out", fit}};
@@ -606,9 +611,10 @@ static void test_generate_plan(void **state)
 static double sim_s, sim_ss;
 static size_t sim_n;
 
-static void on_sim_row(void *user, unsigned chain_id, const double *v,
-                       size_t n)
+static void on_sim_row(void *user, unsigned chain_id, unsigned flags,
+                       const double *v, size_t n)
 {
+    (void)flags;
     (void)user;
     (void)chain_id;
     sim_s += v[n - 1];
@@ -654,6 +660,298 @@ static void test_no_parameters(void **state)
     rmdir(dir);
 }
 
+/* ---- strided columns, messages, warmup rows ---------------------------- */
+
+/* Every row a run delivers, in order (one chain), and their flags. */
+typedef struct record {
+    double *v;
+    size_t n, cap, width, warmup;
+    int warmup_after_draw;  /* a warmup row came after a draw's */
+} record;
+
+static void record_row(void *user, unsigned chain_id, unsigned flags,
+                       const double *v, size_t n)
+{
+    record *r = user;
+    (void)chain_id;
+    if (r->n + n > r->cap) {
+        r->cap = 2 * (r->n + n);
+        r->v = realloc(r->v, r->cap * sizeof *r->v);
+        assert_non_null(r->v);
+    }
+    memcpy(r->v + r->n, v, n * sizeof *v);
+    r->n += n;
+    r->width = n;
+    if (flags & DRIFT_DRAW_WARMUP) {
+        r->warmup++;
+        r->warmup_after_draw |= r->n > n * r->warmup;
+    }
+}
+
+/* Runs one chain of the model on cols (seed 11), its rows to r; fill,
+ * when given, is called between drift_plan_new and drift_plan_run. */
+static void run_recorded(const drift_column *cols, record *r,
+                         void (*fill)(void))
+{
+    drift_option opts[] = {{"chains", "1"}, {"seed", "11"}, {"quiet", NULL},
+                           {"warmup", "100"}, {"iter", "100"}};
+    drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
+                       .n_rows = N, .options = opts, .n_options = 5,
+                       .on_draw = record_row, .on_draw_user = r};
+    drift_plan *p;
+    drift_err e = {{0}};
+    memset(r, 0, sizeof *r);
+    if (drift_plan_new(&spec, &p, &e))
+        fail_msg("drift_plan_new: %s", e.msg);
+    if (fill)
+        fill();
+    if (drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e))
+        fail_msg("drift_plan_run: %s", e.msg);
+    drift_plan_free(p);
+    assert_int_equal(r->n, 100 * r->width);
+}
+
+/* The data inside wider C-ordered arrays: x.1..x.3 in columns 1-3 of an
+ * N x 5 array, y in column 1 of an N x 2 array of ints (read through
+ * their strides, copied); y, x.1..x.3 as columns 0-3 of an N x 6 array
+ * of doubles, which the plan borrows as its table; and x.1..x.3 as an
+ * N x 3 array, borrowed as x's table beside y's ints, copied. */
+static double wide[N][5], rw[N][6], xs3[N][3];
+static int ywide[N][2];
+
+static void fill_xs3(void)
+{
+    for (size_t i = 0; i < N; i++) {
+        xs3[i][0] = x1[i];
+        xs3[i][1] = x2[i];
+        xs3[i][2] = x3[i];
+    }
+}
+
+static void fill_rows(void)
+{
+    for (size_t i = 0; i < N; i++) {
+        rw[i][0] = y[i];
+        rw[i][1] = x1[i];
+        rw[i][2] = x2[i];
+        rw[i][3] = x3[i];
+        rw[i][4] = rw[i][5] = -1e300;
+    }
+}
+
+/* Strided columns give the very draws of contiguous ones (same seed,
+ * same bytes).  The borrowed arrays are filled only after drift_plan_new:
+ * had the plan copied them then, the run would see zeros.  A variable
+ * given in pieces (x.1 apart from x.2 and x.3) is copied whole. */
+static void test_strided_columns(void **state)
+{
+    (void)state;
+    make_data();
+    for (size_t i = 0; i < N; i++) {
+        wide[i][0] = wide[i][4] = NAN;
+        wide[i][1] = x1[i];
+        wide[i][2] = x2[i];
+        wide[i][3] = x3[i];
+        ywide[i][0] = -7;
+        ywide[i][1] = y[i];
+    }
+    drift_column flat[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    drift_column strided[] = {{"y", DRIFT_COLUMN_INT, &ywide[0][1], 2},
+                              {"x.1", DRIFT_COLUMN_DOUBLE, &wide[0][1], 5},
+                              {"x.2", DRIFT_COLUMN_DOUBLE, &wide[0][2], 5},
+                              {"x.3", DRIFT_COLUMN_DOUBLE, &wide[0][3], 5}};
+    drift_column borrowed[] = {{"y", DRIFT_COLUMN_DOUBLE, &rw[0][0], 6},
+                               {"x.1", DRIFT_COLUMN_DOUBLE, &rw[0][1], 6},
+                               {"x.2", DRIFT_COLUMN_DOUBLE, &rw[0][2], 6},
+                               {"x.3", DRIFT_COLUMN_DOUBLE, &rw[0][3], 6}};
+    drift_column mixed[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                            {"x.1", DRIFT_COLUMN_DOUBLE, &xs3[0][0], 3},
+                            {"x.2", DRIFT_COLUMN_DOUBLE, &xs3[0][1], 3},
+                            {"x.3", DRIFT_COLUMN_DOUBLE, &xs3[0][2], 3}};
+    drift_column pieces[] = {{"x.1", DRIFT_COLUMN_DOUBLE, &xs3[0][0], 3},
+                             {"y", DRIFT_COLUMN_INT, y, 0},
+                             {"x.2", DRIFT_COLUMN_DOUBLE, &xs3[0][1], 3},
+                             {"x.3", DRIFT_COLUMN_DOUBLE, &xs3[0][2], 3}};
+    record a, b, c, m, q;
+    run_recorded(flat, &a, NULL);
+    run_recorded(strided, &b, NULL);
+    memset(rw, 0, sizeof rw);
+    run_recorded(borrowed, &c, fill_rows);
+    memset(xs3, 0, sizeof xs3);
+    run_recorded(mixed, &m, fill_xs3);
+    run_recorded(pieces, &q, NULL);
+    assert_int_equal(b.n, a.n);
+    assert_int_equal(c.n, a.n);
+    assert_int_equal(m.n, a.n);
+    assert_int_equal(q.n, a.n);
+    if (memcmp(a.v, b.v, a.n * sizeof *a.v))
+        fail_msg("strided columns gave other draws than contiguous ones");
+    if (memcmp(a.v, c.v, a.n * sizeof *a.v))
+        fail_msg("the borrowed array gave other draws than contiguous "
+                 "columns (was it copied when the plan was made?)");
+    if (memcmp(a.v, m.v, a.n * sizeof *a.v))
+        fail_msg("x's borrowed array beside y's ints gave other draws "
+                 "than contiguous columns (was it copied?)");
+    if (memcmp(a.v, q.v, a.n * sizeof *a.v))
+        fail_msg("a variable given in pieces gave other draws");
+    free(a.v);
+    free(b.v);
+    free(c.v);
+    free(m.v);
+    free(q.v);
+}
+
+/* The lines the message callback received, by kind. */
+typedef struct lines {
+    char text[64][512];
+    int kind[64];
+    size_t n;
+} lines;
+
+static void on_message(void *user, int kind, const char *line)
+{
+    lines *l = user;
+    assert_null(strchr(line, '\n'));
+    if (l->n < 64) {
+        snprintf(l->text[l->n], sizeof l->text[l->n], "%s", line);
+        l->kind[l->n++] = kind;
+    }
+}
+
+static long find_line(const lines *l, int kind, const char *needle)
+{
+    for (size_t k = 0; k < l->n; k++)
+        if (l->kind[k] == kind && strstr(l->text[k], needle))
+            return (long)k;
+    return -1;
+}
+
+/* Runs the model with stderr sent to a file (read back into err), with
+ * a plugin directory first on the path whose nuts.so is not a plugin (a
+ * warning as the plan is made), and messages to l when l is given. */
+static void run_messages(lines *l, char *err, size_t cap)
+{
+    char dir[] = "/tmp/drift-plan-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char bogus[64], errpath[64], path[8192];
+    snprintf(bogus, sizeof bogus, "%s/nuts.so", dir);
+    snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+    FILE *f = fopen(bogus, "w");
+    assert_non_null(f);
+    fputs("not a plugin\n", f);
+    fclose(f);
+    /* the directories searched first: DRIFT_PLUGIN_DIR's under test */
+    const char *var = getenv("DRIFT_PLUGIN_DIR") ? "DRIFT_PLUGIN_DIR"
+                                                 : "DRIFT_PLUGIN_PATH";
+    const char *was = getenv(var);
+    char *saved = was ? strdup(was) : NULL;
+    snprintf(path, sizeof path, "%s%s%s", dir, was ? ":" : "",
+             was ? was : "");
+    setenv(var, path, 1);
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    drift_option opts[] = {{"chains", "2"}, {"seed", "5"},
+                           {"warmup", "100"}, {"iter", "100"}};
+    drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
+                       .n_rows = N, .options = opts, .n_options = 4,
+                       .on_draw = count_row,
+                       .on_message = l ? on_message : NULL,
+                       .on_message_user = l};
+    fflush(stderr);
+    int saved_fd = dup(STDERR_FILENO);
+    FILE *ef = fopen(errpath, "w+");
+    assert_non_null(ef);
+    dup2(fileno(ef), STDERR_FILENO);
+    drift_plan *p;
+    drift_err e = {{0}};
+    int rc = drift_plan_new(&spec, &p, &e);
+    if (!rc) {
+        rc = drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e);
+        drift_plan_free(p);
+    }
+    fflush(stderr);
+    dup2(saved_fd, STDERR_FILENO);
+    close(saved_fd);
+    if (rc)
+        fail_msg("the run: %s", e.msg);
+    rewind(ef);
+    size_t got = fread(err, 1, cap - 1, ef);
+    err[got] = '\0';
+    fclose(ef);
+    if (saved)
+        setenv(var, saved, 1);
+    else
+        unsetenv(var);
+    free(saved);
+    unlink(bogus);
+    unlink(errpath);
+    rmdir(dir);
+}
+
+/* Without a message callback the warning and the progress lines go to
+ * stderr; with one, each reaches it as a line of its kind, and stderr
+ * stays empty. */
+static void test_messages(void **state)
+{
+    (void)state;
+    make_data();
+    static char err[1 << 16];
+    run_messages(NULL, err, sizeof err);
+    assert_non_null(strstr(err, "drift: warning: "));
+    assert_non_null(strstr(err, "nuts.so: cannot load plugin"));
+    assert_non_null(strstr(err, "Chain 2 Iteration: 200 / 200 [100%]"));
+    static lines l;
+    memset(&l, 0, sizeof l);
+    run_messages(&l, err, sizeof err);
+    if (err[0])
+        fail_msg("stderr with a message callback: '%s'", err);
+    assert_true(find_line(&l, DRIFT_MESSAGE_WARNING,
+                          "nuts.so: cannot load plugin") >= 0);
+    long w = find_line(&l, DRIFT_MESSAGE_WARNING, "nuts.so");
+    assert_int_equal(strncmp(l.text[w], "drift: warning: ", 16), 0);
+    assert_true(find_line(&l, DRIFT_MESSAGE_PROGRESS,
+                          "Chain 1 Iteration: 200 / 200 [100%]") >= 0);
+    assert_true(find_line(&l, DRIFT_MESSAGE_PROGRESS,
+                          "Chain 2 Iteration: 200 / 200 [100%]") >= 0);
+}
+
+/* With save-warmup the warmup rows come first, flagged DRIFT_DRAW_WARMUP,
+ * and the draws after them unflagged.  A stop asked before the run (as
+ * for an earlier one) does not end it. */
+static void test_warmup_flags(void **state)
+{
+    (void)state;
+    make_data();
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    drift_option opts[] = {{"chains", "1"}, {"seed", "2"}, {"quiet", NULL},
+                           {"warmup", "60"}, {"iter", "40"},
+                           {"save-warmup", NULL}};
+    record r;
+    memset(&r, 0, sizeof r);
+    drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
+                       .n_rows = N, .options = opts, .n_options = 6,
+                       .on_draw = record_row, .on_draw_user = &r};
+    drift_plan *p;
+    drift_err e = {{0}};
+    drift_request_stop();
+    if (drift_plan_new(&spec, &p, &e) ||
+        drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e))
+        fail_msg("the run: %s", e.msg);
+    drift_plan_free(p);
+    assert_int_equal(r.n, 100 * r.width);
+    assert_int_equal(r.warmup, 60);
+    assert_false(r.warmup_after_draw);
+    free(r.v);
+}
+
 int main(void)
 {
     const char *srcdir = getenv("srcdir");
@@ -668,6 +966,9 @@ int main(void)
         cmocka_unit_test(test_methods),
         cmocka_unit_test(test_generate_plan),
         cmocka_unit_test(test_no_parameters),
+        cmocka_unit_test(test_strided_columns),
+        cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_warmup_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
