@@ -315,10 +315,9 @@ def _sample_libdrift(model_arg, kind, data, sampler, chains, seed, out,
                       _cli.DriftWarning, stacklevel=3)
     csv_files = [f for f in _cli.output_files(out, chains)
                  if os.path.isfile(f)]
-    messages = list(r.lines)
-    if not stopped and csv_files:
-        messages += _post_run_checks(csv_files, drift_bin)
-    fit = Fit(csv_files, given, stopped, "\n".join(messages), drift_bin)
+    # libdrift checks the files after the run (R-hat, ESS, divergences
+    # ...) as drift sample does: those warnings came with the others.
+    fit = Fit(csv_files, given, stopped, "\n".join(r.lines), drift_bin)
     if stopped:
         what = (f"the fit holds the {fit.num_draws} draws per chain made "
                 "up to then" if fit.num_draws else
@@ -327,23 +326,6 @@ def _sample_libdrift(model_arg, kind, data, sampler, chains, seed, out,
         warnings.warn(f"drift was interrupted (KeyboardInterrupt): {what}",
                       _cli.DriftWarning, stacklevel=3)
     return fit
-
-
-def _post_run_checks(csv_files: list[str], drift_bin) -> list[str]:
-    """The checks drift sample makes of its files after a run (R-hat, ESS,
-    divergences ...) as DriftWarning, from `drift summary` when the
-    executable is there; their lines."""
-    try:
-        p = _cli.run(["summary", *csv_files], drift_bin, check=False)
-    except _cli.DriftNotFoundError:
-        return []
-    out = []
-    for line in p.stdout.splitlines():
-        if line.startswith("warning:"):
-            out.append("drift: " + line)
-            warnings.warn(line.split("warning:", 1)[1].strip(),
-                          _cli.DriftWarning, stacklevel=4)
-    return out
 
 
 def _files_of(files_or_fit) -> list[str]:

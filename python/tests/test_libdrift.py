@@ -154,6 +154,23 @@ def test_engine_warning_in_process(drift_bin, libdrift, monkeypatch,
     assert "nuts.so" not in capfd.readouterr().err
 
 
+def test_post_run_checks_in_process(libdrift, monkeypatch, capfd):
+    """drift sample's checks of the files after a run (here: 2 chains of
+    30 draws, far below 100 effective draws a chain) come from libdrift
+    itself, with no drift executable to ask: as DriftWarning, not on
+    standard error."""
+    monkeypatch.setenv("DRIFT_BIN", "/nonexistent/drift")
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        fit = drift.sample(MODEL, data=example("logistic", "pima-train.csv"),
+                           seed=3, chains=2, iter=30, warmup=30,
+                           show_progress=False, transport="libdrift")
+    assert fit.num_draws == 30
+    msgs = [str(w.message) for w in got if w.category is drift.DriftWarning]
+    assert any("ESS below 100 per chain" in m for m in msgs), msgs
+    assert "ESS below" not in capfd.readouterr().err
+
+
 PEAK_SCRIPT = r"""
 import sys, warnings
 import numpy as np

@@ -303,45 +303,21 @@ static void signal_account(const drift_chain_result *res, unsigned K,
     fputc('\n', stderr);
 }
 
-/* After a run: the files read back and checked as CmdStan's diagnose
- * checks them; one "warning:" line per problem on standard error.  The
- * draws are valid all the same (the exit status stays 0). */
+/* After a run: the files of the chains that kept draws, read back and
+ * checked as CmdStan's diagnose checks them; one "warning:" line per
+ * problem on standard error.  The draws are valid all the same (the exit
+ * status stays 0). */
 static void print_checks(const drift_chain_result *res, unsigned K)
 {
-    drift_stancsv **f = calloc(K, sizeof *f);
-    size_t C = 0, n = SIZE_MAX;
-    if (!f)
+    const char **paths = calloc(K ? K : 1, sizeof *paths);
+    size_t C = 0;
+    if (!paths)
         return;
-    for (unsigned k = 0; k < K; k++) {
-        drift_err e = {{0}};
-        if (res[k].status || !res[k].path[0] || !res[k].draws)
-            continue;
-        if (drift_stancsv_read(res[k].path, &f[C], &e)) {
-            fprintf(stderr, "drift: warning: cannot check %s: %s\n",
-                    res[k].path, e.msg);
-            continue;
-        }
-        if (C && f[C]->n_cols != f[0]->n_cols) {
-            drift_stancsv_free(f[C]);
-            continue;
-        }
-        size_t kept = f[C]->n_rows - f[C]->n_warmup;
-        if (kept < n)
-            n = kept;
-        C++;
-    }
-    drift_checks chk = {0};
-    drift_err e = {{0}};
-    if (C && n && n != SIZE_MAX &&
-        !drift_checks_run((const drift_stancsv *const *)f, C, n, NULL, &chk,
-                          &e)) {
-        for (size_t k = 0; k < chk.n; k++)
-            fprintf(stderr, "drift: warning: %s\n", chk.lines[k]);
-        drift_checks_free(&chk);
-    }
-    for (size_t k = 0; k < C; k++)
-        drift_stancsv_free(f[k]);
-    free(f);
+    for (unsigned k = 0; k < K; k++)
+        if (!res[k].status && res[k].path[0] && res[k].draws)
+            paths[C++] = res[k].path;
+    drift_checks_files(paths, C, stderr);
+    free(paths);
 }
 
 /* What a run's account needs besides its chains' results. */

@@ -22,6 +22,7 @@
 #include "base/writer.h"
 #include "engine/data/table.h"
 #include "engine/lang/lang_model.h"
+#include "engine/stats/checks.h"
 #include "emit.h"
 #include "guard.h"
 #include "hparam.h"
@@ -1462,6 +1463,29 @@ DRIFT_API unsigned drift_plan_first_chain_id(const drift_plan *p)
 
 static int plan_run(drift_plan *p, int launcher, drift_err *e);
 
+/* After a run in process that ran to its end: the files of the chains
+ * that kept draws checked as drift sample checks them (R-hat, ESS,
+ * divergences ...), a warning line each to the messages.  Not for a
+ * sampler that keeps its initial point (no convergence to check). */
+static void check_files(const drift_plan *p)
+{
+    if (p->sampler.flags & DRIFT_SAMPLER_FIXED)
+        return;
+    const char **paths = drift_calloc(p->n_results ? p->n_results : 1,
+                                      sizeof *paths);
+    size_t C = 0;
+    if (!paths)
+        return;
+    for (size_t k = 0; k < p->n_results; k++) {
+        const drift_chain_result *r = &p->results[k];
+        if (!r->status && r->path[0] && r->draws && !r->interrupted)
+            paths[C++] = r->path;
+    }
+    if (C)
+        drift_checks_files(paths, C, drift_msg_stream());
+    drift_free(paths);
+}
+
 DRIFT_API int drift_plan_run(drift_plan *p, int launcher, drift_err *e)
 {
     /* A stop asked for an earlier run does not end this one. */
@@ -1487,6 +1511,8 @@ static int plan_run(drift_plan *p, int launcher, drift_err *e)
                              launcher);
     int watched, status;
     int rc = drift_plan_launch(p, launcher, &watched, &status, e);
+    if (launcher == DRIFT_LAUNCH_IN_PROCESS && rc == DRIFT_OK)
+        check_files(p);
     if (launcher != DRIFT_LAUNCH_GUARDED || rc == DRIFT_EINVAL)
         return rc;
     if (!watched) {

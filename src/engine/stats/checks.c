@@ -7,6 +7,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -372,4 +373,40 @@ int drift_checks_run_selected(const drift_stancsv *const *chains, size_t C,
     if (rc)
         return drift_err_set(e, rc, "out of memory");
     return check_mixing(chains, C, n, stats, keep, out, e);
+}
+
+void drift_checks_files(const char *const *paths, size_t K, FILE *out)
+{
+    drift_stancsv **f = drift_calloc(K ? K : 1, sizeof *f);
+    size_t C = 0, n = SIZE_MAX;
+    if (!f)
+        return;
+    for (size_t k = 0; k < K; k++) {
+        drift_err e = {{0}};
+        if (drift_stancsv_read(paths[k], &f[C], &e)) {
+            fprintf(out, "drift: warning: cannot check %s: %s\n", paths[k],
+                    e.msg);
+            continue;
+        }
+        if (C && f[C]->n_cols != f[0]->n_cols) {
+            drift_stancsv_free(f[C]);
+            continue;
+        }
+        size_t kept = f[C]->n_rows - f[C]->n_warmup;
+        if (kept < n)
+            n = kept;
+        C++;
+    }
+    drift_checks chk = {0};
+    drift_err e = {{0}};
+    if (C && n && n != SIZE_MAX &&
+        !drift_checks_run((const drift_stancsv *const *)f, C, n, NULL, &chk,
+                          &e)) {
+        for (size_t k = 0; k < chk.n; k++)
+            fprintf(out, "drift: warning: %s\n", chk.lines[k]);
+        drift_checks_free(&chk);
+    }
+    for (size_t k = 0; k < C; k++)
+        drift_stancsv_free(f[k]);
+    drift_free(f);
 }

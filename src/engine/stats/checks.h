@@ -10,6 +10,7 @@
 #define DRIFT_CHECKS_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include <drift/common.h>
 
@@ -49,6 +50,13 @@ int drift_checks_run_selected(const drift_stancsv *const *chains, size_t C,
                               const unsigned char *keep, drift_checks *out,
                               drift_err *e);
 void drift_checks_free(drift_checks *c);
+
+/* Reads the draws files paths[0..K) (Stan CSV) and writes to out one
+ * "drift: warning: ..." line per problem drift_checks_run finds in them,
+ * as drift sample does after a run; a file that cannot be read gets a
+ * warning of its own and is left out, as is one with other columns than
+ * the first file's.  The draws are valid all the same. */
+void drift_checks_files(const char *const *paths, size_t K, FILE *out);
 
 /* E-BFMI of a chain's energies x[0..n): the mean squared change between
  * successive draws over the variance (NaN when n < 2 or constant). */

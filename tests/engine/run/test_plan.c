@@ -920,6 +920,46 @@ static void test_messages(void **state)
                           "Chain 2 Iteration: 200 / 200 [100%]") >= 0);
 }
 
+/* A run in process that writes files gets drift sample's checks of them
+ * after it, as warning lines to the message callback: 2 chains of 30
+ * draws cannot reach 100 effective draws a chain, so the ESS warning must
+ * come, after the last progress line. */
+static void test_checks_after_run(void **state)
+{
+    (void)state;
+    make_data();
+    char dir[] = "/tmp/drift-plan-XXXXXX", out[64], f1[80], f2[80];
+    assert_non_null(mkdtemp(dir));
+    snprintf(out, sizeof out, "%s/d.csv", dir);
+    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
+                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    drift_option opts[] = {{"chains", "2"}, {"seed", "4"}, {"warmup", "30"},
+                           {"iter", "30"}, {"out", out}};
+    static lines l;
+    memset(&l, 0, sizeof l);
+    drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
+                       .n_rows = N, .options = opts, .n_options = 5,
+                       .on_message = on_message, .on_message_user = &l};
+    drift_plan *p;
+    drift_err e = {{0}};
+    if (drift_plan_new(&spec, &p, &e) ||
+        drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e))
+        fail_msg("the run: %s", e.msg);
+    drift_plan_free(p);
+    long w = find_line(&l, DRIFT_MESSAGE_WARNING, "ESS below 100 per chain");
+    if (w < 0)
+        fail_msg("no ESS warning among %zu lines", l.n);
+    assert_true(w > find_line(&l, DRIFT_MESSAGE_PROGRESS,
+                              "Chain 2 Iteration: 60 / 60 [100%]"));
+    snprintf(f1, sizeof f1, "%s/d_1.csv", dir);
+    snprintf(f2, sizeof f2, "%s/d_2.csv", dir);
+    unlink(f1);
+    unlink(f2);
+    rmdir(dir);
+}
+
 /* With save-warmup the warmup rows come first, flagged DRIFT_DRAW_WARMUP,
  * and the draws after them unflagged.  A stop asked before the run (as
  * for an earlier one) does not end it. */
@@ -968,6 +1008,7 @@ int main(void)
         cmocka_unit_test(test_no_parameters),
         cmocka_unit_test(test_strided_columns),
         cmocka_unit_test(test_messages),
+        cmocka_unit_test(test_checks_after_run),
         cmocka_unit_test(test_warmup_flags),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
