@@ -646,18 +646,22 @@ static int chol_small(const double *A, size_t m, double *L)
  * 2 when it is not positive definite (or not finite). */
 static int chol_factor(const double *A, size_t m, double *L)
 {
-    /* In tiles, so that the column read stays in cache at large m. */
+    /* In tiles, so that the column read stays in cache at large m; a
+     * tile's comparisons without a branch (a NaN is asymmetric). */
     for (size_t i0 = 0; i0 < m; i0 += CHOL_TILE)
         for (size_t j0 = 0; j0 <= i0; j0 += CHOL_TILE) {
             size_t i1 = i0 + CHOL_TILE < m ? i0 + CHOL_TILE : m;
+            int bad = 0;
             for (size_t i = i0; i < i1; i++) {
                 size_t j1 = j0 + CHOL_TILE < i ? j0 + CHOL_TILE : i;
                 for (size_t j = j0; j < j1; j++) {
                     double u = A[i * m + j], v = A[j * m + i];
-                    if (!(fabs(u - v) <= 1e-8 * fmax(1.0, fabs(u))))
-                        return 1;
+                    double au = fabs(u), scale = au > 1.0 ? au : 1.0;
+                    bad |= !(fabs(u - v) <= 1e-8 * scale);
                 }
             }
+            if (bad)
+                return 1;
         }
     if (m < CHOL_SMALL) {
         if (chol_small(A, m, L))
