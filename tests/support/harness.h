@@ -61,6 +61,11 @@ typedef struct th_draws {
     double *v;
 } th_draws;
 
+/* A run as drift sample's options say it: th_sample gives each field
+ * that an option says as that option (a zero warmup as --warmup 0, no
+ * thin as --thin 1, init_mode as --init, gradient as --gradient, since
+ * the command's defaults differ), the rest (init_values, traj,
+ * parallel, row_hook, unplanned) as the plan's hooks. */
 typedef struct th_run {
     const char *sampler;
     char *const *set;
@@ -75,8 +80,7 @@ typedef struct th_run {
     double init_radius;
     const double *init_values;
     unsigned first_chain_id;        /* 0: 1 */
-    const drift_model *test_model;  /* held-out rows (NULL: none) */
-    const char *test_path;
+    const char *test_path;          /* --test (NULL: none) */
     double eval_every;
     int save_warmup;
     size_t max_memory;              /* --max-memory (0: none) */
@@ -94,6 +98,11 @@ typedef struct th_run {
      * collected (NULL: none). */
     void (*row_hook)(void *user, unsigned chain_id);
     void *row_hook_user;
+    /* Run as each rank of a run across MPI ranks runs it, without the
+     * engine's plan for minibatch samplers: a step size left to the
+     * engine is chosen by the step-size search (tune.h), one given is not
+     * checked.  For the tests of that search. */
+    int unplanned;
 } th_run;
 
 /* A continuous trajectory's exact time averages after warmup, on the
@@ -104,9 +113,12 @@ typedef struct th_traj {
     double mean[64], var[64];
 } th_traj;
 
-/* Runs r on tp; draws of chain k (0-based) go to out[k] (chains entries;
- * out may be NULL).  Returns drift_run's status; results, when not NULL,
- * get the per-chain outcomes. */
+/* Runs r on tp through the plan users' runs take (drift_plan_new_internal:
+ * drift sample's defaults, checks and minibatch plan, then
+ * drift_plan_run in process); draws of chain k (0-based) go to out[k]
+ * (chains entries; out may be NULL).  Returns the plan's refusal or the
+ * run's status; results, when not NULL, get the per-chain outcomes (on a
+ * refusal, every chain's message is the refusal's). */
 int th_sample(th_problem *tp, const th_run *r, th_draws *out,
               drift_chain_result *results);
 void th_draws_free(th_draws *d);
