@@ -1281,7 +1281,8 @@ int drift_plan_launch(drift_plan *p, int launcher, int *watched,
         }
     }
     p->run_rc = drift_run(&p->cfg, p->results, e);
-    snprintf(p->run_msg, sizeof p->run_msg, "%s", e->msg);
+    /* e is the caller's, read only when the run failed */
+    snprintf(p->run_msg, sizeof p->run_msg, "%s", p->run_rc ? e->msg : "");
     if (launcher != DRIFT_LAUNCH_IN_PROCESS)
         drift_stop_uncatch();
     return p->run_rc;
