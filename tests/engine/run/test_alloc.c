@@ -96,7 +96,7 @@ static void test_each_allocation_fails(void **state)
     char *old = strdup(getenv("DRIFT_PLUGIN_DIR"));
     setenv("DRIFT_PLUGIN_DIR", dir, 1);
     char *csv = th_write_text(CSV, ".csv");
-    drift_err e;
+    drift_err e = {{0}};
     drift_fail_alloc(0);
     assert_int_equal(path(csv, &e), 0);
     uint64_t n = drift_fail_alloc(0);
