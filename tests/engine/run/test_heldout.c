@@ -109,7 +109,8 @@ static void test_normal_closed_form(void **state)
     char *out = tmp_out();
     th_run run = {.sampler = "sgld", .set = set, .n_set = 1, .batch = N,
                   .access = DRIFT_ACCESS_CA, .iters = 20000, .warmup = 200,
-                  .seed = 11, .out_path = out, .test_path = test, .eval_every = 100};
+                  .seed = 11, .out_path = out, .test_path = test,
+                  .eval_every = 100};
     th_draws d;
     assert_int_equal(th_sample(&tp, &run, &d, NULL), DRIFT_OK);
     drift_stancsv *mf = read_metrics(out);

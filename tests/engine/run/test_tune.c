@@ -585,9 +585,10 @@ static void summary_ksd_cli(void **state)
  * pilots' KSD is 10 times the level of exact draws), and says so in the
  * header, with --gradient cv as the remedy (it runs plain).  The search
  * runs where the engine's plan does not (each rank of a run across MPI
- * ranks, as here with th_run's unplanned; a data-free model): at the command line a minibatch sampler on
- * a model with rows runs by the plan, whose line names it, and sgld on
- * the conjugate Gaussian warns of nothing. */
+ * ranks, as here with th_run's unplanned; a data-free model): at the
+ * command line a minibatch sampler on a model with rows runs by the
+ * plan, whose line names it, and sgld on the conjugate Gaussian warns of
+ * nothing. */
 static void auto_warning(void **state)
 {
     (void)state;
