@@ -17,9 +17,10 @@
 /* Opens model (a model plugin's name, or a .drift file, whose path must
  * outlive p) over the rows in memory view (which must outlive p) or the
  * data file path; exits on failure. */
-static void bench_problem_open(drift_registry *reg, const char *model,
-                               const drift_data *view, const char *path,
-                               drift_problem *p)
+static inline void bench_problem_open(drift_registry *reg,
+                                      const char *model,
+                                      const drift_data *view,
+                                      const char *path, drift_problem *p)
 {
     const drift_data *tables[1] = {view};
     const char *files[2] = {path, NULL};
@@ -35,8 +36,8 @@ static void bench_problem_open(drift_registry *reg, const char *model,
     }
 }
 
-static void bench_drop_row(void *user, unsigned chain_id, const double *row,
-                           size_t n)
+static inline void bench_drop_row(void *user, unsigned chain_id,
+                                  const double *row, size_t n)
 {
     (void)user, (void)chain_id, (void)row, (void)n;
 }
@@ -47,9 +48,10 @@ static void bench_drop_row(void *user, unsigned chain_id, const double *row,
  * rank of a run across MPI ranks leaves it (the plan's unplanned): the
  * benches time the step loop and the model's services against plain C
  * loops doing the same arithmetic, of which the pilots are no part. */
-static drift_plan *bench_plan(drift_registry *reg, const drift_problem *p,
-                              const char *sampler, const drift_option *opts,
-                              size_t n)
+static inline drift_plan *bench_plan(drift_registry *reg,
+                                     const drift_problem *p,
+                                     const char *sampler,
+                                     const drift_option *opts, size_t n)
 {
     drift_spec spec = {.sampler = sampler, .options = opts, .n_options = n,
                        .on_draw = bench_drop_row};
@@ -65,9 +67,10 @@ static drift_plan *bench_plan(drift_registry *reg, const drift_problem *p,
 
 /* Seconds that a run of a fresh plan (as bench_plan makes it) takes, the
  * plan's making not counted; exits on failure. */
-static double bench_plan_time(drift_registry *reg, const drift_problem *p,
-                              const char *sampler, const drift_option *opts,
-                              size_t n)
+static inline double bench_plan_time(drift_registry *reg,
+                                     const drift_problem *p,
+                                     const char *sampler,
+                                     const drift_option *opts, size_t n)
 {
     drift_plan *plan = bench_plan(reg, p, sampler, opts, n);
     drift_err e = {{0}};
@@ -85,7 +88,8 @@ static double bench_plan_time(drift_registry *reg, const drift_problem *p,
  * sampler state, the row store's read-ahead), its initial point into
  * theta, for calling the engine's services on; exits on failure.
  * drift_run_chain_release it before freeing the plan. */
-static void bench_chain(drift_plan *plan, drift_chain *c, double *theta)
+static inline void bench_chain(drift_plan *plan, drift_chain *c,
+                               double *theta)
 {
     if (drift_run_chain_setup(c, &plan->cfg, 1, theta)) {
         fprintf(stderr, "bench: chain: %s\n", c->message);
