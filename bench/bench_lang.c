@@ -149,7 +149,7 @@ static void setup(ctx *x, drift_registry *reg, const char *model,
 {
     memset(x, 0, sizeof *x);
     x->reg = reg;
-    bench_problem_open(reg, model, view, NULL, &x->prob);
+    bench_problem_open(reg, model, view, NULL, NULL, &x->prob);
     x->plan = bench_plan(reg, &x->prob, "sgld", sgld_options,
                          N_SGLD_OPTIONS);
     bench_chain(x->plan, &x->c, x->theta);

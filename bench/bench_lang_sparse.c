@@ -192,8 +192,8 @@ int main(int argc, char **argv)
         die("plugins (run with make bench)", e.msg);
     char *lang_path = write_lang();
     drift_problem pp, pl;
-    bench_problem_open(reg, "logistic", &view, NULL, &pp);
-    bench_problem_open(reg, lang_path, &view, NULL, &pl);
+    bench_problem_open(reg, "logistic", &view, NULL, NULL, &pp);
+    bench_problem_open(reg, lang_path, &view, NULL, NULL, &pl);
     unlink(lang_path);
     const drift_model *plugin = &pp.model, *lang = &pl.model;
     if (!(lang->flags & DRIFT_MODEL_GLM) || lang->dim != D)

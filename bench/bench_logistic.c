@@ -195,7 +195,7 @@ int main(void)
         fprintf(stderr, "bench: %s (run with make bench)\n", e.msg);
         return 1;
     }
-    bench_problem_open(reg, "logistic", &view, NULL, &prob);
+    bench_problem_open(reg, "logistic", &view, NULL, NULL, &prob);
     /* chains for grad_full: the SGLD pass's, and at --threads 2 */
     drift_option topts[N_SGLD_OPTIONS + 1];
     memcpy(topts, sgld_options, sizeof sgld_options);

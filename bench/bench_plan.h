@@ -16,16 +16,21 @@
 
 /* Opens model (a model plugin's name, or a .drift file, whose path must
  * outlive p) over the rows in memory view (which must outlive p) or the
- * data file path; exits on failure. */
+ * data file path, with the model option set ("k=v", --model-set; NULL:
+ * none); exits on failure. */
 static inline void bench_problem_open(drift_registry *reg,
                                       const char *model,
                                       const drift_data *view,
-                                      const char *path, drift_problem *p)
+                                      const char *path, const char *set,
+                                      drift_problem *p)
 {
     const drift_data *tables[1] = {view};
     const char *files[2] = {path, NULL};
+    char *sets[1] = {(char *)set};
     drift_problem_spec spec = {.model = model,
                                .data = path ? files : NULL,
+                               .model_set = set ? sets : NULL,
+                               .n_model_set = set ? 1 : 0,
                                .diag = stderr,
                                .tables = view ? tables : NULL,
                                .n_tables = view ? 1 : 0};

@@ -119,7 +119,7 @@ int main(int argc, char **argv)
         return 1;
     }
     drift_problem prob;
-    bench_problem_open(reg, "logistic", &view, NULL, &prob);
+    bench_problem_open(reg, "logistic", &view, NULL, NULL, &prob);
     printf("sparse logistic regression, N = %zu, D = %zu, %d non-zeros per "
            "row (one SGLD pass)\n", N, D, NNZ);
     size_t batches[] = {100, 1000, 10000};
