@@ -165,7 +165,7 @@ static void on_trajectory(void *user, unsigned id, double time,
 }
 
 /* The spec's options, built one by one (values copied). */
-typedef struct th_opts {
+typedef struct th_chain_opts {
     drift_option o[64];
     char v[64][64];
     size_t n;
@@ -229,6 +229,8 @@ static void run_options(const th_run *r, unsigned K, th_opts *o,
     opt(o, "gradient", "%s", gradients[r->gradient]);
     if (r->save_gradients)
         opt(o, "save-gradients", NULL);
+    if (r->threads)
+        opt(o, "threads", "%u", r->threads);
     if (r->emit_segments)
         opt(o, "emit", "segments");
     if (r->out_path) {
@@ -313,6 +315,49 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
     memcpy(res, p->results, K * sizeof *res);
     drift_plan_free(p);
     return rc;
+}
+
+/* Rows of a chain set up alone, dropped. */
+static void chain_row(void *user, unsigned id, const double *row, size_t n)
+{
+    (void)user, (void)id, (void)row, (void)n;
+}
+
+void th_chain_open(th_chain *tc, th_problem *tp, const th_run *r,
+                   drift_draw_fn rows, void *rows_user, double *theta)
+{
+    memset(tc, 0, sizeof *tc);
+    tc->opts = calloc(1, sizeof *tc->opts);
+    assert_non_null(tc->opts);
+    const char *init;
+    run_options(r, 1, tc->opts, &init);
+    drift_spec spec = {.sampler = r->sampler, .options = tc->opts->o,
+                       .n_options = tc->opts->n,
+                       .on_draw = rows ? rows : chain_row,
+                       .on_draw_user = rows_user};
+    drift_plan_internal in = {
+        .reg = tp->reg,
+        .prob = &tp->p,
+        .init_values = r->init_mode == DRIFT_INIT_VALUES ? r->init_values
+                                                         : NULL,
+        .init_given = r->init_given,
+        .unplanned = r->unplanned,
+    };
+    drift_err e = {{0}};
+    if (drift_plan_new_internal(&spec, &in, &tc->plan, &e))
+        fail_msg("sampler %s: %s", r->sampler, e.msg);
+    tc->cfg = &tc->plan->cfg;
+    if (drift_run_chain_setup(&tc->c, tc->cfg, tc->cfg->first_chain_id,
+                              theta))
+        fail_msg("chain: %s", tc->c.message);
+}
+
+void th_chain_close(th_chain *tc)
+{
+    drift_run_chain_release(&tc->c);
+    drift_plan_free(tc->plan);
+    free(tc->opts);
+    memset(tc, 0, sizeof *tc);
 }
 
 void th_draws_free(th_draws *d)

@@ -13,6 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <drift/drift.h>
+
 #include "engine/run/plugin.h"
 #include "engine/run/problem.h"
 #include "engine/run/oracle.h"
@@ -94,6 +96,7 @@ typedef struct th_run {
     int warmup_only;                /* --iter 0 */
     int gradient;                   /* DRIFT_GRADIENT_* (--gradient) */
     int save_gradients;             /* --save-gradients */
+    unsigned threads;               /* --threads (0: not given) */
     /* Called with the chain id of every row written, before it is
      * collected (NULL: none). */
     void (*row_hook)(void *user, unsigned chain_id);
@@ -122,6 +125,22 @@ typedef struct th_traj {
 int th_sample(th_problem *tp, const th_run *r, th_draws *out,
               drift_chain_result *results);
 void th_draws_free(th_draws *d);
+
+/* Chain 1 of the plan th_sample would make of r, set up as drift_run
+ * sets up its chains (streams, workspaces, sampler state, the initial
+ * point into theta), for a test that calls the engine's services or the
+ * sampler's functions on it directly; the rows it writes, if any, to
+ * rows (NULL: none).  Fails the test when the plan refuses r. */
+typedef struct th_chain {
+    struct drift_plan *plan;
+    drift_chain c;
+    const drift_run_config *cfg;    /* the plan's */
+    struct th_chain_opts *opts;     /* the plan's options (borrowed by
+                                       it) */
+} th_chain;
+void th_chain_open(th_chain *tc, th_problem *tp, const th_run *r,
+                   drift_draw_fn rows, void *rows_user, double *theta);
+void th_chain_close(th_chain *tc);
 
 /* Column index of an output name in draws of a run of sampler with
  * n_sampler_cols diagnostic columns: 2 + n_sampler_cols + k. */
