@@ -26,7 +26,8 @@
 #include "engine/run/oracle.h"
 #include "engine/run/plugin.h"
 #include "engine/run/rng.h"
-#include "engine/run/run.h"
+
+#include "bench_plan.h"
 
 enum { N = 581012, D = 54, COLS = D + 1, REPS = 5, BATCH = 50 };
 
@@ -97,11 +98,22 @@ static double *make_logistic(const char **names)
     return data;
 }
 
+/* A model opened as drift sample opens it, a plan over it and its
+ * chain, for grad_full and the SGLD pass. */
 typedef struct ctx {
-    drift_run_config cfg;
+    drift_registry *reg;
+    drift_problem prob;
+    drift_plan *plan;
     drift_chain c;
     double theta[D];
 } ctx;
+
+/* The SGLD pass as drift sample runs it. */
+static const drift_option sgld_options[] = {
+    {"set", "h=1e-6"}, {"batch", "50"},  {"passes", "1"},
+    {"warmup", "0"},   {"thin", "1"},    {"seed", "3"},
+    {"chains", "1"},   {"init", "zero"}, {"quiet", NULL}};
+enum { N_SGLD_OPTIONS = sizeof sgld_options / sizeof *sgld_options };
 
 static double full_pass(ctx *x)
 {
@@ -116,12 +128,8 @@ static double full_pass(ctx *x)
 
 static double sgld_pass(ctx *x)
 {
-    drift_chain_result res;
-    drift_err e;
-    double t = drift_now();
-    if (drift_run(&x->cfg, &res, &e))
-        die("sgld", e.msg);
-    return drift_now() - t;
+    return bench_plan_time(x->reg, &x->prob, "sgld", sgld_options,
+                           N_SGLD_OPTIONS);
 }
 
 static double best(double (*f)(ctx *), ctx *x)
@@ -135,19 +143,26 @@ static double best(double (*f)(ctx *), ctx *x)
     return b;
 }
 
-static void setup(ctx *x, const drift_model *m, const drift_data *view,
-                  const drift_sampler *s, const double *hp)
+/* model (a plugin's name or a .drift file) over view, and its chain. */
+static void setup(ctx *x, drift_registry *reg, const char *model,
+                  const drift_data *view)
 {
     memset(x, 0, sizeof *x);
-    x->cfg = (drift_run_config){.model = m, .data = view, .sampler = s,
-                                .hp = hp, .batch = BATCH, .passes = 1.0,
-                                .thin = 1, .seed = 3, .chains = 1,
-                                .quiet = 1};
-    if (drift_run_chain_setup(&x->c, &x->cfg, 1, x->theta))
-        die("chain", x->c.message);
+    x->reg = reg;
+    bench_problem_open(reg, model, view, NULL, NULL, &x->prob);
+    x->plan = bench_plan(reg, &x->prob, "sgld", sgld_options,
+                         N_SGLD_OPTIONS);
+    bench_chain(x->plan, &x->c, x->theta);
 }
 
-static void bench_logistic(drift_registry *reg, const drift_sampler *sgld)
+static void release(ctx *x)
+{
+    drift_run_chain_release(&x->c);
+    drift_plan_free(x->plan);
+    drift_problem_close(&x->prob);
+}
+
+static void bench_logistic(drift_registry *reg)
 {
     const char *names[COLS];
     double *data = make_logistic(names);
@@ -155,23 +170,16 @@ static void bench_logistic(drift_registry *reg, const drift_sampler *sgld)
                        .n_rows = N, .n_cols = COLS, .col_names = names,
                        .values = data, .row_stride = COLS,
                        .source = "synthetic"};
-    const drift_model_entry *me;
-    drift_err e;
-    if (drift_registry_model(reg, "logistic", &me, &e))
-        die("logistic plugin", e.msg);
-    drift_model plugin, lang;
-    double s = sqrt(10.0);
-    if (me->m->create(&view, &s, &plugin, &e))
-        die("logistic plugin", e.msg);
-    open_lang("rows  { x : vector[D]  y : int }\n"
-              "param { w : vector[D] }\n"
-              "prior { w ~ normal(0, sqrt(10)) }\n"
-              "datum { y ~ bernoulli_logit(dot(x, w)) }\n",
-              &view, NULL, 0, &lang);
-    double hp[2] = {1e-6, 0}; /* h, precond (auto: unit without cv) */
+    char *lang_path = write_model(
+        "rows  { x : vector[D]  y : int }\n"
+        "param { w : vector[D] }\n"
+        "prior { w ~ normal(0, sqrt(10)) }\n"
+        "datum { y ~ bernoulli_logit(dot(x, w)) }\n");
     ctx cp, cl;
-    setup(&cp, &plugin, &view, sgld, hp);
-    setup(&cl, &lang, &view, sgld, hp);
+    setup(&cp, reg, "logistic", &view);
+    setup(&cl, reg, lang_path, &view);
+    unlink(lang_path);
+    const drift_model *lang = &cl.prob.model;
     double ns = 1e9 / N;
     double fp = best(full_pass, &cp), fl = best(full_pass, &cl);
     double sp = best(sgld_pass, &cp), sl = best(sgld_pass, &cl);
@@ -184,12 +192,11 @@ static void bench_logistic(drift_registry *reg, const drift_sampler *sgld)
     printf("  %-46s %8.1f ns/datum   ratio %.2f (target <= 2)\n",
            "SGLD pass (batch 50), .drift model", sl * ns, sl / sp);
     printf("  the .drift model is %s\n",
-           lang.flags & DRIFT_MODEL_GLM ? "in generalised linear form"
-                                        : "NOT in generalised linear form");
-    drift_run_chain_release(&cp.c);
-    drift_run_chain_release(&cl.c);
-    plugin.free(plugin.self);
-    lang.free(lang.self);
+           lang->flags & DRIFT_MODEL_GLM ? "in generalised linear form"
+                                         : "NOT in generalised linear form");
+    release(&cp);
+    release(&cl);
+    free(lang_path);
     free(data);
 }
 
@@ -362,13 +369,10 @@ int main(void)
      * timed on one core, like everything else here). */
     openblas_set_num_threads(1);
     drift_registry *reg = drift_registry_new();
-    drift_err e;
-    const drift_sampler_entry *se;
-    drift_registry_scan(reg, &e);
-    if (drift_registry_sampler(reg, "sgld", &se, &e))
-        die("sgld (run with make bench)", e.msg);
-    drift_sampler sgld = se->s;
-    bench_logistic(reg, &sgld);
+    drift_err e = {{0}};
+    if (!reg || drift_registry_scan(reg, &e))
+        die("plugins (run with make bench)", e.msg);
+    bench_logistic(reg);
     bench_nn();
     drift_registry_free(reg);
     return sink == 12345.678 ? 2 : 0;

@@ -24,7 +24,8 @@
 #include "engine/lang/lang_model.h"
 #include "engine/run/plugin.h"
 #include "engine/run/rng.h"
-#include "engine/run/run.h"
+
+#include "bench_plan.h"
 
 enum { NNZ = 40, REPS = 3 };
 
@@ -84,7 +85,8 @@ static void make_data(void)
     free(w);
 }
 
-static void open_lang(const drift_data *view, drift_model *m)
+/* The .drift model's file (a fresh temporary path, returned). */
+static char *write_lang(void)
 {
     static const char *text =
         "rows  { x : sparse_vector[D]  y : int }\n"
@@ -96,35 +98,31 @@ static void open_lang(const drift_data *view, drift_model *m)
     if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text))
         die("temporary file", "cannot write");
     close(fd);
-    char path[64];
-    snprintf(path, sizeof path, "%s.drift", tmpl);
+    char *path = malloc(sizeof tmpl + 8);
+    if (!path)
+        die("temporary file", "out of memory");
+    snprintf(path, sizeof tmpl + 8, "%s.drift", tmpl);
     if (rename(tmpl, path))
         die(path, "cannot rename");
-    const drift_data *tables[] = {view};
-    drift_lang_spec spec = {.path = path, .diag = stderr, .tables = tables,
-                            .n_tables = 1};
-    drift_err e;
-    if (drift_lang_open(&spec, m, &e))
-        die(path, e.msg);
-    unlink(path);
+    return path;
 }
 
-/* Seconds of SGLD over `passes` data passes (best of REPS). */
-static double sgld_time(const drift_model *m, const drift_data *view,
-                        const drift_sampler *s, size_t batch, double passes)
+/* Seconds of SGLD over `passes` data passes as drift sample runs them
+ * (best of REPS). */
+static double sgld_time(drift_registry *reg, const drift_problem *p,
+                        size_t batch, double passes)
 {
-    double hp[2] = {1e-7, 0}, best = INFINITY; /* h, precond (auto) */
+    char b[32], ps[32];
+    snprintf(b, sizeof b, "%zu", batch);
+    snprintf(ps, sizeof ps, "%.17g", passes);
+    const drift_option options[] = {
+        {"set", "h=1e-7"}, {"batch", b},      {"passes", ps},
+        {"warmup", "0"},   {"thin", "1000000"}, {"seed", "3"},
+        {"chains", "1"},   {"init", "zero"},  {"quiet", NULL}};
+    double best = INFINITY;
     for (int rep = 0; rep < REPS; rep++) {
-        drift_run_config cfg = {.model = m, .data = view, .sampler = s,
-                                .hp = hp, .batch = batch, .passes = passes,
-                                .thin = 1000000, .seed = 3, .chains = 1,
-                                .quiet = 1};
-        drift_chain_result res;
-        drift_err e;
-        double t = drift_now();
-        if (drift_run(&cfg, &res, &e))
-            die("sgld", e.msg);
-        t = drift_now() - t;
+        double t = bench_plan_time(reg, p, "sgld", options,
+                                   sizeof options / sizeof *options);
         if (t < best)
             best = t;
     }
@@ -189,21 +187,17 @@ int main(int argc, char **argv)
     drift_data view = {(uint32_t)sizeof(drift_data), 0, N, 1, names, y, 1,
                        "synthetic", 0, 1, &sp};
     drift_registry *reg = drift_registry_new();
-    drift_err e;
-    const drift_model_entry *me;
-    const drift_sampler_entry *se;
-    drift_registry_scan(reg, &e);
-    if (drift_registry_model(reg, "logistic", &me, &e) ||
-        drift_registry_sampler(reg, "sgld", &se, &e))
-        die("plugins", e.msg);
-    drift_model plugin, lang;
-    double opts[2] = {sqrt(10.0), 0};
-    if (me->m->create(&view, opts, &plugin, &e))
-        die("logistic plugin", e.msg);
-    open_lang(&view, &lang);
-    if (!(lang.flags & DRIFT_MODEL_GLM) || lang.dim != D)
+    drift_err e = {{0}};
+    if (!reg || drift_registry_scan(reg, &e))
+        die("plugins (run with make bench)", e.msg);
+    char *lang_path = write_lang();
+    drift_problem pp, pl;
+    bench_problem_open(reg, "logistic", &view, NULL, NULL, &pp);
+    bench_problem_open(reg, lang_path, &view, NULL, NULL, &pl);
+    unlink(lang_path);
+    const drift_model *plugin = &pp.model, *lang = &pl.model;
+    if (!(lang->flags & DRIFT_MODEL_GLM) || lang->dim != D)
         die(".drift model", "not in generalised linear form, or wrong D");
-    drift_sampler sampler = se->s;
     printf("sparse logistic regression, N = %zu, D = %zu, %d non-zeros per "
            "row: the .drift model (sparse_vector) against the C plugin "
            "(best of %d)\n", N, D, NNZ, REPS);
@@ -212,8 +206,8 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2; k++) {
         double passes = sfrac[k] * 1000000.0 / (double)N;
         passes = passes > 1 ? 1 : passes;
-        double tp = sgld_time(&plugin, &view, &sampler, sb[k], passes);
-        double tl = sgld_time(&lang, &view, &sampler, sb[k], passes);
+        double tp = sgld_time(reg, &pp, sb[k], passes);
+        double tl = sgld_time(reg, &pl, sb[k], passes);
         double rows = passes * (double)N;
         printf("  SGLD, batch %5zu (%.3g of a pass): C plugin %10.1f "
                "ns/datum, .drift %10.1f ns/datum, ratio %.2f\n",
@@ -222,8 +216,8 @@ int main(int argc, char **argv)
     static const size_t kb[] = {100, 1000, 10000};
     for (int k = 0; k < 3; k++) {
         int calls = kb[k] <= 1000 ? 40 : 10;
-        kernels p = kernel_times(&plugin, kb[k], calls);
-        kernels l = kernel_times(&lang, kb[k], calls);
+        kernels p = kernel_times(plugin, kb[k], calls);
+        kernels l = kernel_times(lang, kb[k], calls);
         double per = 1e9 / (double)kb[k];
         printf("  batch %5zu: summed gradient %8.1f vs %8.1f ns/datum "
                "(ratio %.2f); jvp %6.1f vs %6.1f (%.2f); GLM scalars %6.1f "
@@ -235,8 +229,9 @@ int main(int argc, char **argv)
     printf("(C plugin first, .drift second; each SGLD step also costs O(D) "
            "for the prior,\n the dense gradient and the noise, which larger "
            "batches amortise)\n");
-    plugin.free(plugin.self);
-    lang.free(lang.self);
+    drift_problem_close(&pp);
+    drift_problem_close(&pl);
+    free(lang_path);
     drift_registry_free(reg);
     free(row_ptr), free(idx), free(val), free(y);
     return sink == 1234.5 ? 2 : 0;

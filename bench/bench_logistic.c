@@ -17,11 +17,11 @@
 #include <cblas.h>
 
 #include "base/util.h"
-#include "engine/run/hparam.h"
 #include "engine/run/oracle.h"
 #include "engine/run/plugin.h"
 #include "engine/run/rng.h"
-#include "engine/run/run.h"
+
+#include "bench_plan.h"
 
 enum { N = 581012, D = 54, COLS = D + 1, REPS = 5, BATCH = 50 };
 
@@ -145,11 +145,22 @@ static double best(double (*f)(void *), void *arg)
 
 static double plain(void *f) { return ((double (*)(void))f)(); }
 
+/* A chain of a plan, for grad_full. */
 typedef struct ctx {
-    drift_run_config cfg;
+    drift_plan *plan;
     drift_chain c;
     double theta[D];
 } ctx;
+
+/* The SGLD pass as drift sample runs it (--set h=1e-6 --batch 50
+ * --passes 1 --warmup 0 --init zero --seed 3 --chains 1). */
+static drift_registry *reg;
+static drift_problem prob;
+static const drift_option sgld_options[] = {
+    {"set", "h=1e-6"}, {"batch", "50"},  {"passes", "1"},
+    {"warmup", "0"},   {"thin", "1"},    {"seed", "3"},
+    {"chains", "1"},   {"init", "zero"}, {"quiet", NULL}};
+enum { N_SGLD_OPTIONS = sizeof sgld_options / sizeof *sgld_options };
 
 static double drift_full_pass(void *arg)
 {
@@ -165,15 +176,8 @@ static double drift_full_pass(void *arg)
 
 static double drift_sgld_pass(void *arg)
 {
-    ctx *x = arg;
-    drift_chain_result res;
-    drift_err e;
-    double t = drift_now();
-    if (drift_run(&x->cfg, &res, &e)) {
-        fprintf(stderr, "bench: %s\n", e.msg);
-        exit(1);
-    }
-    return drift_now() - t;
+    (void)arg;
+    return bench_plan_time(reg, &prob, "sgld", sgld_options, N_SGLD_OPTIONS);
 }
 
 int main(void)
@@ -185,42 +189,24 @@ int main(void)
                        .n_rows = N, .n_cols = COLS, .col_names = names,
                        .values = data, .row_stride = COLS,
                        .source = "synthetic"};
-    drift_registry *reg = drift_registry_new();
-    drift_err e;
-    const drift_model_entry *me;
-    const drift_sampler_entry *se;
-    drift_registry_scan(reg, &e);
-    if (drift_registry_model(reg, "logistic", &me, &e) ||
-        drift_registry_sampler(reg, "sgld", &se, &e)) {
+    reg = drift_registry_new();
+    drift_err e = {{0}};
+    if (!reg || drift_registry_scan(reg, &e)) {
         fprintf(stderr, "bench: %s (run with make bench)\n", e.msg);
         return 1;
     }
-    drift_model model;
-    double opts[2] = {sqrt(10.0), 0};
-    if (me->m->create(&view, opts, &model, &e)) {
-        fprintf(stderr, "bench: %s\n", e.msg);
-        return 1;
-    }
-    drift_sampler sampler = se->s;
-    double hp[2] = {1e-6, 0}; /* h, precond (auto: unit without cv) */
-    ctx x;
+    bench_problem_open(reg, "logistic", &view, NULL, NULL, &prob);
+    /* chains for grad_full: the SGLD pass's, and at --threads 2 */
+    drift_option topts[N_SGLD_OPTIONS + 1];
+    memcpy(topts, sgld_options, sizeof sgld_options);
+    topts[N_SGLD_OPTIONS] = (drift_option){"threads", "2"};
+    ctx x, x2;
     memset(&x, 0, sizeof x);
-    x.cfg = (drift_run_config){.model = &model, .data = &view,
-                               .sampler = &sampler, .hp = hp, .batch = BATCH,
-                               .passes = 1.0, .thin = 1, .seed = 3,
-                               .chains = 1, .quiet = 1};
-    if (drift_run_chain_setup(&x.c, &x.cfg, 1, x.theta)) {
-        fprintf(stderr, "bench: %s\n", x.c.message);
-        return 1;
-    }
-    ctx x2;
     memset(&x2, 0, sizeof x2);
-    x2.cfg = x.cfg;
-    x2.cfg.full_threads = 2;
-    if (drift_run_chain_setup(&x2.c, &x2.cfg, 1, x2.theta)) {
-        fprintf(stderr, "bench: %s\n", x2.c.message);
-        return 1;
-    }
+    x.plan = bench_plan(reg, &prob, "sgld", sgld_options, N_SGLD_OPTIONS);
+    bench_chain(x.plan, &x.c, x.theta);
+    x2.plan = bench_plan(reg, &prob, "sgld", topts, N_SGLD_OPTIONS + 1);
+    bench_chain(x2.plan, &x2.c, x2.theta);
     double bw = best(plain, (void *)bandwidth_pass);
     double cf = best(plain, (void *)plain_full_pass);
     double df = best(drift_full_pass, &x);
@@ -243,7 +229,9 @@ int main(void)
            "SGLD pass (batch 50), drift sgld plugin", ds * ns, ds / cs);
     drift_run_chain_release(&x.c);
     drift_run_chain_release(&x2.c);
-    model.free(model.self);
+    drift_plan_free(x.plan);
+    drift_plan_free(x2.plan);
+    drift_problem_close(&prob);
     drift_registry_free(reg);
     free(data);
     return sink == 12345.678 ? 2 : 0;

@@ -37,7 +37,8 @@
 #include "engine/run/oracle.h"
 #include "engine/run/plugin.h"
 #include "engine/run/rng.h"
-#include "engine/run/run.h"
+
+#include "bench_plan.h"
 
 enum { N = 581012, D = 54, COLS = D + 1 };
 enum { SN = 500000, SD = 100000, NNZ = 40 };
@@ -381,38 +382,35 @@ static void hand_sparse(void *arg)
 /* ---- drift -------------------------------------------------------------- */
 
 typedef struct ctx {
-    drift_run_config cfg;
+    drift_plan *plan;
     drift_chain c;
     double *theta, *g;
     size_t d;
 } ctx;
 
-static const drift_sampler *sgld;
+static drift_registry *reg;
 
-/* A chain on model m over view; t is the mapped row store, if any, set up
- * as `drift sample` sets it up (advice for random access, read-ahead). */
-static void setup(ctx *x, const drift_model *m, const drift_data *view,
-                  const drift_table *t, unsigned threads)
+/* A chain of an SGLD plan over p at --threads threads, set up as drift
+ * sample sets it up (over a mapped row store: advice for random access,
+ * read-ahead). */
+static void setup(ctx *x, const drift_problem *p, unsigned threads)
 {
-    static const double hp[2] = {1e-6, 0}; /* h, precond (auto) */
+    char t[16];
+    snprintf(t, sizeof t, "%u", threads);
+    const drift_option options[] = {
+        {"set", "h=1e-6"}, {"batch", "50"},  {"warmup", "0"},
+        {"thin", "1"},     {"seed", "3"},    {"chains", "1"},
+        {"init", "zero"},  {"threads", t},   {"quiet", NULL}};
     memset(x, 0, sizeof *x);
-    x->d = m->dim;
+    x->d = p->model.dim;
     x->theta = calloc(x->d, sizeof *x->theta);
     x->g = calloc(x->d, sizeof *x->g);
-    x->cfg = (drift_run_config){.model = m, .data = view, .sampler = sgld,
-                                .hp = hp, .batch = 50, .thin = 1,
-                                .seed = 3, .chains = 1, .quiet = 1,
-                                .full_threads = threads};
-    if (t && t->kind == DRIFT_TABLE_ROWSTORE) {
-        x->cfg.data_mapped = 1;
-        x->cfg.data_fd = t->rs.fd;
-        x->cfg.data_map = t->rs.map;
-        drift_table_advise(t, 0);
-    }
     double *scratch = calloc(x->d, sizeof *scratch);
-    if (!x->theta || !x->g || !scratch ||
-        drift_run_chain_setup(&x->c, &x->cfg, 1, scratch))
-        die("chain", x->c.message);
+    if (!x->theta || !x->g || !scratch)
+        die("chain", "out of memory");
+    x->plan = bench_plan(reg, p, "sgld", options,
+                         sizeof options / sizeof *options);
+    bench_chain(x->plan, &x->c, scratch);
     free(scratch);
     for (size_t j = 0; j < x->d; j++)
         x->theta[j] = 0.01 * (double)(j % 97);
@@ -421,6 +419,7 @@ static void setup(ctx *x, const drift_model *m, const drift_data *view,
 static void release(ctx *x)
 {
     drift_run_chain_release(&x->c);
+    drift_plan_free(x->plan);
     free(x->theta);
     free(x->g);
 }
@@ -443,34 +442,12 @@ static char *write_model(const char *text)
     return path;
 }
 
-/* The .drift model over in-memory rows (view) or a data file (path). */
-static void open_lang(const char *text, const drift_data *view,
-                      const char *path, drift_model *m)
+/* The model (a plugin's name, or a .drift file's path) over in-memory
+ * rows (view) or a row store (path), opened as libdrift opens it. */
+static void open_model(const char *model, const drift_data *view,
+                       const char *path, const char *set, drift_problem *p)
 {
-    char *mp = write_model(text);
-    const drift_data *tables[] = {view};
-    const char *files[] = {path, NULL};
-    drift_lang_spec spec = {.path = mp, .diag = stderr};
-    if (view) {
-        spec.tables = tables;
-        spec.n_tables = 1;
-    } else {
-        spec.data = files;
-    }
-    drift_err e;
-    if (drift_lang_open(&spec, m, &e))
-        die(mp, e.msg);
-    unlink(mp);
-    free(mp);
-}
-
-static void open_plugin(const drift_model_entry *me, const drift_data *view,
-                        double D_opt, drift_model *m)
-{
-    double opts[2] = {sqrt(10.0), D_opt};
-    drift_err e;
-    if (me->m->create(view, opts, m, &e))
-        die("logistic plugin", e.msg);
+    bench_problem_open(reg, model, view, path, set, p);
 }
 
 /* ---- report --------------------------------------------------------------- */
@@ -502,7 +479,7 @@ static void line(const bcase *c, size_t n, const bcase *ref,
 }
 
 typedef struct pair {
-    drift_model mem, store;
+    drift_problem mem, store;
 } pair;
 
 /* One section: streaming reads, the fused loop in memory and over the
@@ -511,14 +488,12 @@ typedef struct pair {
  * rounds; gradients from memory and store compared bit for bit. */
 static void section(size_t n, stream_arg *s1, stream_arg *s2,
                     void (*hand)(void *), hand_rows *hm, hand_rows *hs,
-                    pair *plug, pair *lang, const drift_data *mem_view,
-                    const drift_table *store, const drift_table *lang_store)
+                    pair *plug, pair *lang)
 {
     enum { NC = 12 };
     ctx cx[8];
     const char *names[2] = {"C plugin", ".drift model"};
     pair *models[2] = {plug, lang};
-    const drift_table *tables[2] = {store, lang_store};
     static char what[8][64];
     bcase cs[NC] = {
         {"streaming read, 1 thread", stream_read, s1, 0, 0, 0, 0},
@@ -529,9 +504,8 @@ static void section(size_t n, stream_arg *s1, stream_arg *s2,
     for (int m = 0; m < 2; m++)
         for (unsigned T = 1; T <= 2; T++) {
             int k = 4 * m + 2 * (int)(T - 1);
-            setup(&cx[k], &models[m]->mem, mem_view, NULL, T);
-            setup(&cx[k + 1], &models[m]->store, &tables[m]->view, tables[m],
-                  T);
+            setup(&cx[k], &models[m]->mem, T);
+            setup(&cx[k + 1], &models[m]->store, T);
             snprintf(what[k], sizeof what[k], "%s, in memory, %u thread%s",
                      names[m], T, T > 1 ? "s" : "");
             snprintf(what[k + 1], sizeof what[k + 1],
@@ -574,17 +548,13 @@ static void section(size_t n, stream_arg *s1, stream_arg *s2,
         release(&cx[k]);
 }
 
-static void bench_dense(const drift_model_entry *me)
+static void bench_dense(void)
 {
     char csv[300], drs[300];
     snprintf(csv, sizeof csv, "%s/dense.csv", dir);
     snprintf(drs, sizeof drs, "%s/dense.drs", dir);
     make_dense(csv);
     convert(csv, drs);
-    drift_table *t;
-    drift_err e;
-    if (drift_table_open(drs, &t, &e))
-        die(drs, e.msg);
     drift_data mem = {.struct_size = (uint32_t)sizeof(drift_data),
                       .n_rows = N, .n_cols = COLS, .col_names = dense_names,
                       .values = dense, .row_stride = COLS,
@@ -595,37 +565,36 @@ static void bench_dense(const drift_model_entry *me)
         "prior { w ~ normal(0, sqrt(10)) }\n"
         "datum { y ~ bernoulli_logit(dot(x, w)) }\n";
     pair plug, lang;
-    open_plugin(me, &mem, 0, &plug.mem);
-    open_plugin(me, &t->view, 0, &plug.store);
-    open_lang(text, &mem, NULL, &lang.mem);
-    open_lang(text, NULL, drs, &lang.store);
-    const drift_table *lt = drift_lang_rows_table(&lang.store);
+    char *mp = write_model(text);
+    open_model("logistic", &mem, NULL, NULL, &plug.mem);
+    open_model("logistic", NULL, drs, NULL, &plug.store);
+    open_model(mp, &mem, NULL, NULL, &lang.mem);
+    open_model(mp, NULL, drs, NULL, &lang.store);
+    unlink(mp);
+    /* the hand loop over the plugin's mapping of the store */
+    const drift_table *t = plug.store.table;
     size_t bytes = (size_t)N * COLS * sizeof(double);
     stream_arg s1 = {{dense}, {bytes}, 1, 1}, s2 = {{dense}, {bytes}, 1, 2};
     hand_rows hm = {.dense = dense}, hs = {.dense = t->view.values};
     printf("dense logistic regression, N = %d, d = %d, %.0f MB (best of %d "
            "rounds)\n", N, D, bytes / 1e6, REPS);
-    section(N, &s1, &s2, hand_dense, &hm, &hs, &plug, &lang, &mem, t, lt);
-    plug.mem.free(plug.mem.self);
-    plug.store.free(plug.store.self);
-    lang.mem.free(lang.mem.self);
-    lang.store.free(lang.store.self);
-    drift_table_free(t);
+    section(N, &s1, &s2, hand_dense, &hm, &hs, &plug, &lang);
+    drift_problem_close(&plug.mem);
+    drift_problem_close(&plug.store);
+    drift_problem_close(&lang.mem);
+    drift_problem_close(&lang.store);
+    free(mp);
     unlink(drs);
     free(dense);
 }
 
-static void bench_sparse(const drift_model_entry *me)
+static void bench_sparse(void)
 {
     char svm[300], drs[300];
     snprintf(svm, sizeof svm, "%s/sparse.libsvm", dir);
     snprintf(drs, sizeof drs, "%s/sparse.drs", dir);
     make_sparse(svm);
     convert(svm, drs);
-    drift_table *t;
-    drift_err e;
-    if (drift_table_open(drs, &t, &e))
-        die(drs, e.msg);
     static const char *ynames[1] = {"y"};
     drift_sparse sp = {"x", SD, srow, sidx, sval, (size_t)SN * NNZ};
     drift_data mem = {.struct_size = (uint32_t)sizeof(drift_data),
@@ -638,11 +607,15 @@ static void bench_sparse(const drift_model_entry *me)
         "prior { w ~ normal(0, sqrt(10)) }\n"
         "datum { y ~ bernoulli_logit(dot(x, w)) }\n";
     pair plug, lang;
-    open_plugin(me, &mem, SD, &plug.mem);
-    open_plugin(me, &t->view, SD, &plug.store);
-    open_lang(text, &mem, NULL, &lang.mem);
-    open_lang(text, NULL, drs, &lang.store);
-    const drift_table *lt = drift_lang_rows_table(&lang.store);
+    char *mp = write_model(text), width[32];
+    snprintf(width, sizeof width, "D=%d", SD);
+    open_model("logistic", &mem, NULL, width, &plug.mem);
+    open_model("logistic", NULL, drs, width, &plug.store);
+    open_model(mp, &mem, NULL, NULL, &lang.mem);
+    open_model(mp, NULL, drs, NULL, &lang.store);
+    unlink(mp);
+    /* the hand loop over the plugin's mapping of the store */
+    const drift_table *t = plug.store.table;
     size_t nz = (size_t)SN * NNZ;
     stream_arg s1 = {{sy, srow, sidx, sval},
                      {SN * 8, (SN + 1) * 8, nz * 4, nz * 8}, 4, 1};
@@ -657,12 +630,12 @@ static void bench_sparse(const drift_model_entry *me)
     printf("\nsparse logistic regression, N = %d, D = %d, %d non-zeros a "
            "row, %.0f MB (best of %d rounds)\n", SN, SD, NNZ, bytes / 1e6,
            REPS);
-    section(SN, &s1, &s2, hand_sparse, &hm, &hs, &plug, &lang, &mem, t, lt);
-    plug.mem.free(plug.mem.self);
-    plug.store.free(plug.store.self);
-    lang.mem.free(lang.mem.self);
-    lang.store.free(lang.store.self);
-    drift_table_free(t);
+    section(SN, &s1, &s2, hand_sparse, &hm, &hs, &plug, &lang);
+    drift_problem_close(&plug.mem);
+    drift_problem_close(&plug.store);
+    drift_problem_close(&lang.mem);
+    drift_problem_close(&lang.store);
+    free(mp);
     unlink(drs);
     free(sy), free(sval), free(sidx), free(srow);
 }
@@ -677,15 +650,10 @@ int main(int argc, char **argv)
     snprintf(dir, sizeof dir, "%s/drift-bench-XXXXXX", tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir))
         die(dir, "cannot make a temporary directory");
-    drift_registry *reg = drift_registry_new();
-    drift_err e;
-    const drift_sampler_entry *se;
-    const drift_model_entry *me;
-    drift_registry_scan(reg, &e);
-    if (drift_registry_sampler(reg, "sgld", &se, &e) ||
-        drift_registry_model(reg, "logistic", &me, &e))
+    reg = drift_registry_new();
+    drift_err e = {{0}};
+    if (!reg || drift_registry_scan(reg, &e))
         die("plugins (run with make bench)", e.msg);
-    sgld = &se->s;
     double load[1] = {0};
     getloadavg(load, 1);
     printf("vector math: %s\n%ld processors, load average %.2f at the start "
@@ -697,9 +665,9 @@ int main(int argc, char **argv)
            thp_mode());
     const char *only = argc > 2 ? argv[2] : "";
     if (strcmp(only, "sparse"))
-        bench_dense(me);
+        bench_dense();
     if (strcmp(only, "dense"))
-        bench_sparse(me);
+        bench_sparse();
     drift_registry_free(reg);
     rmdir(dir);
     return sink == 12345.678 ? 2 : 0;

@@ -14,7 +14,8 @@
 #include "base/util.h"
 #include "engine/run/plugin.h"
 #include "engine/run/rng.h"
-#include "engine/run/run.h"
+
+#include "bench_plan.h"
 
 enum { NNZ = 40 };
 
@@ -112,38 +113,26 @@ int main(int argc, char **argv)
                        .values = y, .row_stride = 1, .source = "synthetic",
                        .n_sparse = 1, .sparse = &sp};
     drift_registry *reg = drift_registry_new();
-    drift_err e;
-    const drift_model_entry *me;
-    const drift_sampler_entry *se;
-    drift_registry_scan(reg, &e);
-    if (drift_registry_model(reg, "logistic", &me, &e) ||
-        drift_registry_sampler(reg, "sgld", &se, &e)) {
+    drift_err e = {{0}};
+    if (!reg || drift_registry_scan(reg, &e)) {
         fprintf(stderr, "bench: %s (run with make bench)\n", e.msg);
         return 1;
     }
-    drift_model model;
-    double opts[2] = {sqrt(10.0), 0};
-    if (me->m->create(&view, opts, &model, &e)) {
-        fprintf(stderr, "bench: %s\n", e.msg);
-        return 1;
-    }
-    drift_sampler sampler = se->s;
-    double hp[2] = {1e-7, 0}; /* h, precond (auto: unit without cv) */
+    drift_problem prob;
+    bench_problem_open(reg, "logistic", &view, NULL, NULL, &prob);
     printf("sparse logistic regression, N = %zu, D = %zu, %d non-zeros per "
            "row (one SGLD pass)\n", N, D, NNZ);
     size_t batches[] = {100, 1000, 10000};
     for (int k = 0; k < 3; k++) {
-        drift_run_config cfg = {.model = &model, .data = &view,
-                                .sampler = &sampler, .hp = hp,
-                                .batch = batches[k], .passes = 1.0, .thin = 1,
-                                .seed = 3, .chains = 1, .quiet = 1};
-        drift_chain_result res;
-        double t = drift_now();
-        if (drift_run(&cfg, &res, &e)) {
-            fprintf(stderr, "bench: %s\n", e.msg);
-            return 1;
-        }
-        t = drift_now() - t;
+        /* one pass as drift sample runs it */
+        char batch[32];
+        snprintf(batch, sizeof batch, "%zu", batches[k]);
+        const drift_option options[] = {
+            {"set", "h=1e-7"}, {"batch", batch},  {"passes", "1"},
+            {"warmup", "0"},   {"thin", "1"},     {"seed", "3"},
+            {"chains", "1"},   {"init", "zero"},  {"quiet", NULL}};
+        double t = bench_plan_time(reg, &prob, "sgld", options,
+                                   sizeof options / sizeof *options);
         double c = plain_pass(batches[k]);
         printf("batch %5zu: drift sgld %9.1f ns/datum, plain C %9.1f "
                "ns/datum, ratio %.2f\n",
@@ -151,7 +140,7 @@ int main(int argc, char **argv)
     }
     printf("(besides O(non-zeros), each step costs O(D) for the dense prior "
            "gradient\n and Langevin noise, which larger batches amortise)\n");
-    model.free(model.self);
+    drift_problem_close(&prob);
     drift_registry_free(reg);
     return sink == 1234.5 ? 2 : 0;
 }

@@ -328,8 +328,10 @@ typedef struct collect {
     th_draws d;
 } collect;
 
-static void collect_row(void *user, unsigned id, const double *row, size_t n)
+static void collect_row(void *user, unsigned id, unsigned flags,
+                        const double *row, size_t n)
 {
+    (void)flags;
     (void)id;
     th_draws *d = &((collect *)user)->d;
     if (d->n == d->cap) {
@@ -348,38 +350,29 @@ static void run_by_hand(th_problem *tp, const drift_services *svc,
                         collect *out, th_traj *tr, uint64_t *bounces,
                         uint64_t *violations)
 {
-    const drift_sampler_entry *se;
-    drift_err e = {{0}};
-    assert_int_equal(drift_registry_sampler(tp->reg, "bps", &se, &e), 0);
-    const drift_sampler *s = &se->s;
-    double hp[16];
-    unsigned char hp_set[16];
-    assert_int_equal(drift_hparams_apply(s->hparams, s->n_hparams, "--set",
-                                         "bps", set, n_set, hp, hp_set, &e),
-                     0);
     memset(out, 0, sizeof *out);
-    drift_run_config cfg = {
-        .model = &tp->p.model, .sampler = s, .hp = hp, .hp_set = hp_set,
-        .thin = 1, .thin_time = 0.25, .warmup = 1000, .seed = 21,
-        .chains = 1, .quiet = 1, .on_row = collect_row, .on_row_user = out,
-    };
-    drift_chain c;
+    th_run r = {.sampler = "bps", .set = set, .n_set = n_set,
+                .thin_time = 0.25, .warmup = 1000, .seed = 21};
+    th_chain ch;
     double theta[8];
-    assert_int_equal(drift_run_chain_setup(&c, &cfg, 1, theta), 0);
-    assert_int_equal(s->init(c.state, svc, &c, hp, theta), 0);
-    for (c.iter = 0; c.iter < cfg.warmup + iters; c.iter++) {
-        assert_int_equal(s->step(c.state, svc, &c, theta), 0);
+    th_chain_open(&ch, tp, &r, collect_row, out, theta);
+    drift_chain *c = &ch.c;
+    const drift_sampler *s = ch.cfg->sampler;
+    const double *hp = ch.cfg->hp;
+    assert_int_equal(s->init(c->state, svc, c, hp, theta), 0);
+    for (c->iter = 0; c->iter < ch.cfg->warmup + iters; c->iter++) {
+        assert_int_equal(s->step(c->state, svc, c, theta), 0);
     }
-    tr->time = c.traj.t_mom;
-    tr->d = c.d;
-    for (size_t k = 0; k < c.d; k++) {
-        tr->mean[k] = c.traj.m1[k] / c.traj.t_mom;
-        tr->var[k] = c.traj.m2[k] / c.traj.t_mom - tr->mean[k] * tr->mean[k];
+    tr->time = c->traj.t_mom;
+    tr->d = c->d;
+    for (size_t k = 0; k < c->d; k++) {
+        tr->mean[k] = c->traj.m1[k] / c->traj.t_mom;
+        tr->var[k] = c->traj.m2[k] / c->traj.t_mom - tr->mean[k] * tr->mean[k];
     }
     const double *last = out->d.v + (out->d.n - 1) * out->d.cols;
     *bounces = (uint64_t)last[2];
-    *violations = c.violations;
-    drift_run_chain_release(&c);
+    *violations = c->violations;
+    th_chain_close(&ch);
 }
 
 static void test_noisy_gradient(void **state)

@@ -120,20 +120,14 @@ typedef struct onestep {
 static void one_step(th_problem *tp, char **sets, size_t n_set, double h,
                      const double *theta0, size_t K, onestep *out)
 {
-    const drift_sampler_entry *se;
-    drift_err e;
-    assert_int_equal(drift_registry_sampler(tp->reg, "ewsg", &se, &e), 0);
-    double hp[8];
-    assert_int_equal(drift_hparams_apply(se->s.hparams, se->s.n_hparams,
-                                         "--set", "ewsg", sets, n_set, hp,
-                                         NULL, &e),
-                     0);
-    drift_run_config cfg = {.model = &tp->p.model, .sampler = &se->s,
-                            .hp = hp, .batch = 1, .thin = 1, .seed = 91,
-                            .chains = 1, .quiet = 1};
-    drift_chain c;
+    th_run r = {.sampler = "ewsg", .set = sets, .n_set = n_set, .batch = 1,
+                .seed = 91};
+    th_chain ch;
     double theta[2];
-    assert_int_equal(drift_run_chain_setup(&c, &cfg, 1, theta), 0);
+    th_chain_open(&ch, tp, &r, NULL, NULL, theta);
+    drift_chain *c = &ch.c;
+    const drift_sampler *smp = ch.cfg->sampler;
+    const double *hp = ch.cfg->hp;
     drift_services svc = drift_services_table;
     svc.alloc = arena_alloc;
     svc.emit_draw = capture;
@@ -141,14 +135,14 @@ static void one_step(th_problem *tp, char **sets, size_t n_set, double h,
     double *r1 = malloc(2 * K * sizeof *r1);
     assert_non_null(r1);
     for (size_t k = 0; k < K; k++) {
-        memset(c.state, 0, se->s.state_size);
+        memset(c->state, 0, smp->state_size);
         arena_used = 0;
         theta[0] = theta0[0];
         theta[1] = theta0[1];
-        assert_int_equal(se->s.init(c.state, &svc, &c, hp, theta), 0);
-        assert_int_equal(se->s.step(c.state, &svc, &c, theta), 0);
+        assert_int_equal(smp->init(c->state, &svc, c, hp, theta), 0);
+        assert_int_equal(smp->step(c->state, &svc, c, theta), 0);
         double t1[2] = {emitted[0], emitted[1]};
-        assert_int_equal(se->s.step(c.state, &svc, &c, theta), 0);
+        assert_int_equal(smp->step(c->state, &svc, c, theta), 0);
         for (int j = 0; j < 2; j++) {
             r1[2 * k + j] = (emitted[j] - t1[j]) / h;
             s[j] += r1[2 * k + j];
@@ -167,7 +161,7 @@ static void one_step(th_problem *tp, char **sets, size_t n_set, double h,
                           (double)K);
     }
     free(r1);
-    drift_run_chain_release(&c);
+    th_chain_close(&ch);
 }
 
 /* The EWSG paper's 2-D target (N = 20 centres c_i ~ N(0, I), flat prior)

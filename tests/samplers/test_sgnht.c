@@ -299,21 +299,13 @@ static void test_grad_noise(void **state)
     (void)state;
     th_problem tp;
     th_open(&tp, "doublewell", NULL, NULL, 0);
-    const drift_sampler_entry *se;
-    drift_err e;
-    assert_int_equal(drift_registry_sampler(tp.reg, "sgnht", &se, &e), 0);
-    double hp[3];
     char *sets[] = {"h=0.02"};
-    assert_int_equal(drift_hparams_apply(se->s.hparams, se->s.n_hparams,
-                                         "--set", "sgnht", sets, 1, hp, NULL,
-                                         &e),
-                     0);
-    drift_run_config cfg = {.model = &tp.p.model, .sampler = &se->s,
-                            .hp = hp, .thin = 1, .seed = 5, .chains = 1,
-                            .grad_noise = 1.5, .quiet = 1};
-    drift_chain c;
+    th_run r = {.sampler = "sgnht", .set = sets, .n_set = 1, .seed = 5,
+                .grad_noise = 1.5};
+    th_chain ch;
     double theta[1] = {0.7}, g;
-    assert_int_equal(drift_run_chain_setup(&c, &cfg, 1, theta), 0);
+    th_chain_open(&ch, &tp, &r, NULL, NULL, theta);
+    drift_chain *c = &ch.c;
     const drift_services *svc = &drift_services_table;
     theta[0] = 0.7;
     double exact = ((4 * 0.7 + 3) * 0.7 - 26) * 0.7 - 1; /* 14 U'(0.7) */
@@ -321,7 +313,7 @@ static void test_grad_noise(void **state)
     enum { K = 200000 };
     double s = 0, ss = 0;
     for (int k = 0; k < K; k++) {
-        assert_int_equal(svc->grad_batch(&c, theta, 1, &g, NULL, NULL), 0);
+        assert_int_equal(svc->grad_batch(c, theta, 1, &g, NULL, NULL), 0);
         s += g - exact;
         ss += (g - exact) * (g - exact);
     }
@@ -330,9 +322,9 @@ static void test_grad_noise(void **state)
                   mean, var, want);
     assert_true(fabs(mean) < 4.5 * sqrt(want / K));
     assert_true(fabs(var - want) < 4.5 * want * sqrt(2.0 / K));
-    assert_int_equal(svc->grad_full(&c, theta, &g, NULL), 0); /* also noisy */
+    assert_int_equal(svc->grad_full(c, theta, &g, NULL), 0); /* also noisy */
     assert_true(fabs(g - exact) > 1e-9);
-    drift_run_chain_release(&c);
+    th_chain_close(&ch);
     th_close(&tp);
 }
 

@@ -17,7 +17,8 @@
 #include "engine/run/rng.h"
 
 extern char **environ;
-#include "engine/run/hparam.h"
+#include "engine/run/plan.h"
+#include "engine/run/stream.h"
 
 drift_registry *th_registry(void)
 {
@@ -128,8 +129,10 @@ typedef struct collector {
     const th_run *r;
 } collector;
 
-static void on_row(void *user, unsigned id, const double *row, size_t n)
+static void on_row(void *user, unsigned id, unsigned flags,
+                   const double *row, size_t n)
 {
+    (void)flags;
     collector *col = user;
     if (col->r->row_hook)
         col->r->row_hook(col->r->row_hook_user, id);
@@ -163,20 +166,110 @@ static void on_trajectory(void *user, unsigned id, double time,
     memcpy(t->var, var, d * sizeof *var);
 }
 
+/* The spec's options, built one by one (values copied). */
+typedef struct th_chain_opts {
+    drift_option o[64];
+    char v[64][64];
+    size_t n;
+} th_opts;
+
+static void opt(th_opts *o, const char *name, const char *fmt, ...)
+{
+    assert_true(o->n < 64);
+    o->o[o->n].name = name;
+    o->o[o->n].value = NULL;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(o->v[o->n], sizeof o->v[o->n], fmt, ap);
+        va_end(ap);
+        o->o[o->n].value = o->v[o->n];
+    }
+    o->n++;
+}
+
+/* Every field of r that an option of drift sample says, as that option
+ * (a value the harness means, 0 warmup or thin 1, given explicitly, since
+ * the command's defaults differ); long values (paths) are borrowed. */
+static void run_options(const th_run *r, unsigned K, th_opts *o,
+                        const char **init)
+{
+    static const char *const gradients[] = {
+        [DRIFT_GRADIENT_PLAIN] = "plain", [DRIFT_GRADIENT_CV] = "cv",
+        [DRIFT_GRADIENT_SVRG] = "svrg",   [DRIFT_GRADIENT_SAGA] = "saga",
+        [DRIFT_GRADIENT_TMU] = "tmu"};
+    for (size_t k = 0; k < r->n_set; k++) {
+        opt(o, "set", NULL);
+        o->o[o->n - 1].value = r->set[k];
+    }
+    if (r->batch)
+        opt(o, "batch", "%zu", r->batch);
+    opt(o, "access", "%s", drift_access_name(r->access));
+    if (r->warmup_only)
+        opt(o, "iter", "0");
+    else if (r->iters)
+        opt(o, "iter", "%llu", (unsigned long long)r->iters);
+    if (r->passes > 0)
+        opt(o, "passes", "%.17g", r->passes);
+    opt(o, "warmup", "%llu", (unsigned long long)r->warmup);
+    if (r->save_warmup)
+        opt(o, "save-warmup", NULL);
+    if (r->thin_time > 0)
+        opt(o, "thin", "%.17g", r->thin_time);
+    else
+        opt(o, "thin", "%llu", (unsigned long long)(r->thin ? r->thin : 1));
+    opt(o, "seed", "%llu", (unsigned long long)r->seed);
+    opt(o, "chains", "%u", K);
+    if (r->first_chain_id)
+        opt(o, "chain-id", "%u", r->first_chain_id);
+    if (r->grad_noise > 0)
+        opt(o, "grad-noise", "%.17g", r->grad_noise);
+    if (r->max_memory)
+        opt(o, "max-memory", "%zu", r->max_memory);
+    assert_true(r->gradient >= 0 &&
+                (size_t)r->gradient < sizeof gradients / sizeof *gradients);
+    opt(o, "gradient", "%s", gradients[r->gradient]);
+    if (r->save_gradients)
+        opt(o, "save-gradients", NULL);
+    if (r->threads)
+        opt(o, "threads", "%u", r->threads);
+    if (r->emit_segments)
+        opt(o, "emit", "segments");
+    if (r->out_path) {
+        opt(o, "out", NULL);
+        o->o[o->n - 1].value = r->out_path;
+    }
+    if (r->test_path) {
+        opt(o, "test", NULL);
+        o->o[o->n - 1].value = r->test_path;
+    }
+    if (r->eval_every > 0)
+        opt(o, "eval-every", "%.17g", r->eval_every);
+    opt(o, "quiet", NULL);
+    /* The initial point: values in memory are the plan's hook, the rest
+     * the init option. */
+    *init = NULL;
+    switch (r->init_mode) {
+    case DRIFT_INIT_ZERO: *init = "zero"; break;
+    case DRIFT_INIT_RANDOM:
+        if (r->init_radius > 0)
+            opt(o, "init", "%.17g", r->init_radius);
+        else
+            *init = "random";
+        break;
+    case DRIFT_INIT_MODE: *init = "mode"; break;
+    case DRIFT_INIT_VALUES: assert_non_null(r->init_values); break;
+    default: fail_msg("init_mode %d: no option says it", r->init_mode);
+    }
+    if (*init) {
+        opt(o, "init", NULL);
+        o->o[o->n - 1].value = *init;
+    }
+}
+
 int th_sample(th_problem *tp, const th_run *r, th_draws *out,
               drift_chain_result *results)
 {
-    const drift_sampler_entry *se;
-    drift_err e = {{0}};
-    if (drift_registry_sampler(tp->reg, r->sampler, &se, &e))
-        fail_msg("sampler %s: %s", r->sampler, e.msg);
-    drift_sampler s = se->s;
-    double hp[64];
-    unsigned char hp_set[64];
-    assert_true(s.n_hparams <= 64);
-    if (drift_hparams_apply(s.hparams, s.n_hparams, "--set", s.name, r->set,
-                            r->n_set, hp, hp_set, &e))
-        fail_msg("--set: %s", e.msg);
     unsigned K = r->chains ? r->chains : 1;
     if (out)
         memset(out, 0, K * sizeof *out);
@@ -185,48 +278,89 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
     traj_collector tcol = {r->traj, first};
     if (r->traj)
         memset(r->traj, 0, K * sizeof *r->traj);
-    drift_run_config cfg = {
-        .model = &tp->p.model,
-        .data = drift_problem_data(&tp->p),
-        .sampler = &s,
-        .hp = hp,
-        .hp_set = hp_set,
-        .batch = r->batch,
-        .access = r->access,
-        .iters = r->iters,
-        .passes = r->passes,
-        .thin = r->thin ? r->thin : 1,
-        .thin_time = r->thin_time,
-        .warmup = r->warmup,
-        .seed = r->seed,
-        .chains = K,
-        .grad_noise = r->grad_noise,
-        .max_memory = r->max_memory,
-        .out_path = r->out_path,
-        .first_chain_id = first,
-        .init_mode = r->init_mode,
-        .init_radius = r->init_radius,
-        .init_values = r->init_values,
-        .test_model = r->test_model,
-        .test_path = r->test_path,
-        .eval_every = r->eval_every,
-        .save_warmup = r->save_warmup,
-        .quiet = 1,
-        .on_row = on_row,
-        .on_row_user = &col,
-        .emit_segments = r->emit_segments,
+    th_opts o;
+    const char *init;
+    memset(&o, 0, sizeof o);
+    run_options(r, K, &o, &init);
+    drift_spec spec = {.sampler = r->sampler, .options = o.o,
+                       .n_options = o.n, .on_draw = on_row,
+                       .on_draw_user = &col};
+    drift_plan_internal in = {
+        .reg = tp->reg,
+        .prob = &tp->p,
+        .init_values = r->init_mode == DRIFT_INIT_VALUES ? r->init_values
+                                                         : NULL,
+        .init_given = r->init_given,
         .on_trajectory = r->traj ? on_trajectory : NULL,
         .on_trajectory_user = &tcol,
         .parallel = r->parallel,
-        .init_given = r->init_given,
-        .warmup_only = r->warmup_only,
-        .gradient = r->gradient,
-        .save_gradients = r->save_gradients,
+        .unplanned = r->unplanned,
     };
     drift_chain_result local[16];
     drift_chain_result *res = results ? results : local;
     assert_true(results || K <= 16);
-    return drift_run(&cfg, res, &e);
+    memset(res, 0, K * sizeof *res);
+    drift_err e = {{0}};
+    drift_plan *p;
+    int rc = drift_plan_new_internal(&spec, &in, &p, &e);
+    if (rc) {
+        /* refused before any chain started: every chain says why */
+        for (unsigned k = 0; k < K; k++) {
+            res[k].id = first + k;
+            res[k].status = rc;
+            snprintf(res[k].message, sizeof res[k].message, "%s", e.msg);
+        }
+        return rc;
+    }
+    rc = drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e);
+    assert_true(p->n_results == K);
+    memcpy(res, p->results, K * sizeof *res);
+    drift_plan_free(p);
+    return rc;
+}
+
+/* Rows of a chain set up alone, dropped. */
+static void chain_row(void *user, unsigned id, unsigned flags,
+                      const double *row, size_t n)
+{
+    (void)user, (void)id, (void)flags, (void)row, (void)n;
+}
+
+void th_chain_open(th_chain *tc, th_problem *tp, const th_run *r,
+                   drift_draw_fn rows, void *rows_user, double *theta)
+{
+    memset(tc, 0, sizeof *tc);
+    tc->opts = calloc(1, sizeof *tc->opts);
+    assert_non_null(tc->opts);
+    const char *init;
+    run_options(r, 1, tc->opts, &init);
+    drift_spec spec = {.sampler = r->sampler, .options = tc->opts->o,
+                       .n_options = tc->opts->n,
+                       .on_draw = rows ? rows : chain_row,
+                       .on_draw_user = rows_user};
+    drift_plan_internal in = {
+        .reg = tp->reg,
+        .prob = &tp->p,
+        .init_values = r->init_mode == DRIFT_INIT_VALUES ? r->init_values
+                                                         : NULL,
+        .init_given = r->init_given,
+        .unplanned = r->unplanned,
+    };
+    drift_err e = {{0}};
+    if (drift_plan_new_internal(&spec, &in, &tc->plan, &e))
+        fail_msg("sampler %s: %s", r->sampler, e.msg);
+    tc->cfg = &tc->plan->cfg;
+    if (drift_run_chain_setup(&tc->c, tc->cfg, tc->cfg->first_chain_id,
+                              theta))
+        fail_msg("chain: %s", tc->c.message);
+}
+
+void th_chain_close(th_chain *tc)
+{
+    drift_run_chain_release(&tc->c);
+    drift_plan_free(tc->plan);
+    free(tc->opts);
+    memset(tc, 0, sizeof *tc);
 }
 
 void th_draws_free(th_draws *d)

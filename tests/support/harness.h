@@ -13,6 +13,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <drift/drift.h>
+
 #include "engine/run/plugin.h"
 #include "engine/run/problem.h"
 #include "engine/run/oracle.h"
@@ -61,6 +63,11 @@ typedef struct th_draws {
     double *v;
 } th_draws;
 
+/* A run as drift sample's options say it: th_sample gives each field
+ * that an option says as that option (a zero warmup as --warmup 0, no
+ * thin as --thin 1, init_mode as --init, gradient as --gradient, since
+ * the command's defaults differ), the rest (init_values, traj,
+ * parallel, row_hook, unplanned) as the plan's hooks. */
 typedef struct th_run {
     const char *sampler;
     char *const *set;
@@ -75,8 +82,7 @@ typedef struct th_run {
     double init_radius;
     const double *init_values;
     unsigned first_chain_id;        /* 0: 1 */
-    const drift_model *test_model;  /* held-out rows (NULL: none) */
-    const char *test_path;
+    const char *test_path;          /* --test (NULL: none) */
     double eval_every;
     int save_warmup;
     size_t max_memory;              /* --max-memory (0: none) */
@@ -90,10 +96,16 @@ typedef struct th_run {
     int warmup_only;                /* --iter 0 */
     int gradient;                   /* DRIFT_GRADIENT_* (--gradient) */
     int save_gradients;             /* --save-gradients */
+    unsigned threads;               /* --threads (0: not given) */
     /* Called with the chain id of every row written, before it is
      * collected (NULL: none). */
     void (*row_hook)(void *user, unsigned chain_id);
     void *row_hook_user;
+    /* Run as each rank of a run across MPI ranks runs it, without the
+     * engine's plan for minibatch samplers: a step size left to the
+     * engine is chosen by the step-size search (tune.h), one given is not
+     * checked.  For the tests of that search. */
+    int unplanned;
 } th_run;
 
 /* A continuous trajectory's exact time averages after warmup, on the
@@ -104,12 +116,31 @@ typedef struct th_traj {
     double mean[64], var[64];
 } th_traj;
 
-/* Runs r on tp; draws of chain k (0-based) go to out[k] (chains entries;
- * out may be NULL).  Returns drift_run's status; results, when not NULL,
- * get the per-chain outcomes. */
+/* Runs r on tp through the plan users' runs take (drift_plan_new_internal:
+ * drift sample's defaults, checks and minibatch plan, then
+ * drift_plan_run in process); draws of chain k (0-based) go to out[k]
+ * (chains entries; out may be NULL).  Returns the plan's refusal or the
+ * run's status; results, when not NULL, get the per-chain outcomes (on a
+ * refusal, every chain's message is the refusal's). */
 int th_sample(th_problem *tp, const th_run *r, th_draws *out,
               drift_chain_result *results);
 void th_draws_free(th_draws *d);
+
+/* Chain 1 of the plan th_sample would make of r, set up as drift_run
+ * sets up its chains (streams, workspaces, sampler state, the initial
+ * point into theta), for a test that calls the engine's services or the
+ * sampler's functions on it directly; the rows it writes, if any, to
+ * rows (NULL: none).  Fails the test when the plan refuses r. */
+typedef struct th_chain {
+    struct drift_plan *plan;
+    drift_chain c;
+    const drift_run_config *cfg;    /* the plan's */
+    struct th_chain_opts *opts;     /* the plan's options (borrowed by
+                                       it) */
+} th_chain;
+void th_chain_open(th_chain *tc, th_problem *tp, const th_run *r,
+                   drift_draw_fn rows, void *rows_user, double *theta);
+void th_chain_close(th_chain *tc);
 
 /* Column index of an output name in draws of a run of sampler with
  * n_sampler_cols diagnostic columns: 2 + n_sampler_cols + k. */

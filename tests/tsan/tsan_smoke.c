@@ -5,7 +5,8 @@
  * injection counters, the stop request), --threads full-data passes,
  * read-ahead over a mapped row store with the input-map guard polled from
  * every chain, the progress line's watcher, and a SIGINT arriving while
- * chains run (the handler and the chains share the stop request).  Any
+ * chains run (the handler and the chains share the stop request), each
+ * run made as drift sample makes it (a plan over the opened problem).  Any
  * race makes ThreadSanitizer fail the run; the checks here only make sure
  * each part ran.  Plugins come from DRIFT_PLUGIN_DIR as in make check
  * (they are not instrumented, so races inside them are not seen).  Not a
@@ -23,13 +24,11 @@
 #include "base/stop.h"
 #include "base/util.h"
 #include "engine/data/rowstore.h"
-#include "engine/data/table.h"
-#include "engine/lang/lang_model.h"
-#include "engine/run/hparam.h"
+#include "engine/run/plan.h"
 #include "engine/run/plugin.h"
 #include "engine/run/problem.h"
 #include "engine/run/rng.h"
-#include "engine/run/run.h"
+#include "engine/run/stream.h"
 
 static int failures;
 
@@ -80,60 +79,52 @@ typedef struct run_spec {
     int progress;
 } run_spec;
 
+/* One run as drift sample makes it (the plan: its defaults, checks and
+ * the row store's read-ahead), over the opened problem p, with every
+ * chain in a thread at once. */
 static int run(drift_registry *reg, drift_problem *p, const run_spec *rs,
-               drift_chain_result *res)
+               drift_draw_fn on_draw, drift_chain_result *res)
 {
-    const drift_sampler_entry *se;
-    drift_err e = {{0}};
-    if (drift_registry_sampler(reg, rs->sampler, &se, &e)) {
-        CHECK(0, "%s: sampler %s: %s", rs->name, rs->sampler, e.msg);
-        return -1;
-    }
-    drift_sampler s = se->s;
-    double hp[64];
-    unsigned char hp_set[64];
-    char *set[1] = {(char *)rs->set};
-    if (s.n_hparams > 64 ||
-        drift_hparams_apply(s.hparams, s.n_hparams, "--set", s.name, set,
-                            rs->set ? 1 : 0, hp, hp_set, &e)) {
-        CHECK(0, "%s: --set: %s", rs->name, e.msg);
-        return -1;
-    }
-    char out[256];
+    char out[256], iters[32], chains[16], threads[16], access[8];
     snprintf(out, sizeof out, "%s/%s.csv", dir, rs->name);
-    drift_run_config cfg = {
-        .model = &p->model,
-        .data = drift_problem_data(p),
-        .sampler = &s,
-        .hp = hp,
-        .hp_set = hp_set,
-        .access = rs->access,
-        .iters = rs->iters,
-        .thin = 1,
-        .seed = 42,
-        .chains = rs->chains,
-        .parallel = rs->chains, /* all at once, whatever the cores: the
-                                   point is chains in threads together */
-        .full_threads = rs->threads,
-        .out_path = out,
-        .quiet = 1,
-        .progress = rs->progress,
-    };
-    const drift_table *t =
-        p->table ? p->table : drift_lang_rows_table(&p->model);
-    if (t && t->kind == DRIFT_TABLE_ROWSTORE) {
-        cfg.data_mapped = 1;
-        cfg.data_fd = t->rs.fd;
-        cfg.data_map = t->rs.map;
+    snprintf(iters, sizeof iters, "%llu", (unsigned long long)rs->iters);
+    snprintf(chains, sizeof chains, "%u", rs->chains);
+    snprintf(threads, sizeof threads, "%u", rs->threads);
+    snprintf(access, sizeof access, "%s", drift_access_name(rs->access));
+    drift_option options[16] = {
+        {"set", rs->set},  {"access", access}, {"iter", iters},
+        {"warmup", "0"},   {"thin", "1"},      {"seed", "42"},
+        {"chains", chains}, {"threads", threads}, {"out", out},
+        {"init", "zero"}};
+    size_t n = 10;
+    /* the progress watcher: lines to stderr unless quiet */
+    if (!rs->progress)
+        options[n++] = (drift_option){"quiet", NULL};
+    drift_spec spec = {.sampler = rs->sampler, .options = options,
+                       .n_options = n, .on_draw = on_draw};
+    drift_plan_internal in = {
+        .reg = reg, .prob = p,
+        .parallel = rs->chains /* all at once, whatever the cores: the
+                                  point is chains in threads together */};
+    drift_err e = {{0}};
+    drift_plan *plan;
+    int rc = drift_plan_new_internal(&spec, &in, &plan, &e);
+    if (rc) {
+        CHECK(0, "%s: %s", rs->name, e.msg);
+        return rc;
     }
-    return drift_run(&cfg, res, &e);
+    rc = drift_plan_run(plan, DRIFT_LAUNCH_IN_PROCESS, &e);
+    memcpy(res, plan->results, rs->chains * sizeof *res);
+    drift_plan_free(plan);
+    return rc;
 }
 
 static void open_problem(drift_registry *reg, drift_problem *p,
                          const char *model, const char *data)
 {
     const char *files[2] = {data, NULL};
-    drift_problem_spec spec = {model, files, NULL, 0, NULL, 0, stderr};
+    drift_problem_spec spec = {.model = model, .data = files,
+                               .diag = stderr};
     drift_err e = {{0}};
     if (drift_problem_open(p, reg, &spec, &e)) {
         fprintf(stderr, "tsan-smoke: %s on %s: %s\n", model, data, e.msg);
@@ -141,10 +132,25 @@ static void open_problem(drift_registry *reg, drift_problem *p,
     }
 }
 
+/* The chains that have written a row (bit id - 1). */
+static unsigned drawn;
+
+static void note_draw(void *user, unsigned chain_id, unsigned flags,
+                      const double *row, size_t n)
+{
+    (void)user, (void)flags, (void)row, (void)n;
+    __atomic_fetch_or(&drawn, 1u << (chain_id - 1), __ATOMIC_RELAXED);
+}
+
+/* SIGINT once each of the three chains has written a row (the run's
+ * setup, the step size's check, comes first), or after a minute. */
 static void *send_sigint(void *arg)
 {
     (void)arg;
-    usleep(200000);
+    for (int k = 0; k < 6000 && __atomic_load_n(&drawn, __ATOMIC_RELAXED) != 7;
+         k++)
+        usleep(10000);
+    usleep(50000);
     kill(getpid(), SIGINT);
     return NULL;
 }
@@ -194,14 +200,14 @@ int main(void)
     pthread_create(&counter, NULL, count_allocations, NULL);
     run_spec chains = {"chains", "sgld", "h=0.0005", 4, 1, 3000,
                        DRIFT_ACCESS_RA, 1};
-    CHECK(run(reg, &p, &chains, res) == DRIFT_OK, "four chains failed");
+    CHECK(run(reg, &p, &chains, NULL, res) == DRIFT_OK, "four chains failed");
     pthread_join(counter, NULL);
     drift_fail_alloc(0);
 
     /* 2. Full-data passes in threads (--threads 2), two chains. */
     run_spec threads = {"threads", "lmc", "h=0.0002", 2, 2, 200,
                         DRIFT_ACCESS_RA, 0};
-    CHECK(run(reg, &p, &threads, res) == DRIFT_OK, "--threads 2 failed");
+    CHECK(run(reg, &p, &threads, NULL, res) == DRIFT_OK, "--threads 2 failed");
 
     /* 3. SIGINT while three chains run: the handler and the chains share
      * the stop request; the draws so far are committed. */
@@ -211,7 +217,7 @@ int main(void)
     pthread_create(&sender, NULL, send_sigint, NULL);
     run_spec stop = {"stop", "sgld", "h=0.0005", 3, 1, (uint64_t)1 << 40,
                      DRIFT_ACCESS_RR, 0};
-    int rc = run(reg, &p, &stop, res);
+    int rc = run(reg, &p, &stop, note_draw, res);
     pthread_join(sender, NULL);
     drift_stop_uncatch();
     CHECK(rc == DRIFT_ESTOP, "SIGINT did not stop the run (status %d)", rc);
@@ -226,7 +232,7 @@ int main(void)
     open_problem(reg, &p, model, drs);
     run_spec mapped = {"mapped", "sgld", "h=0.0005", 2, 1, 3000,
                        DRIFT_ACCESS_CA, 0};
-    CHECK(run(reg, &p, &mapped, res) == DRIFT_OK, "mapped run failed");
+    CHECK(run(reg, &p, &mapped, NULL, res) == DRIFT_OK, "mapped run failed");
     drift_problem_close(&p);
 
     drift_registry_free(reg);

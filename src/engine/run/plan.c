@@ -1020,6 +1020,10 @@ static int use_sampler(drift_plan *p, const drift_sampler_entry *se,
                                e);
 }
 
+/* An in-process caller's opened problem and hooks (below). */
+static int internal_problem(drift_plan *p, drift_err *e);
+static int internal_config(drift_plan *p, drift_err *e);
+
 int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
 {
     static const drift_plan_hooks none = {0};
@@ -1050,7 +1054,7 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         drift_err_prefix(e, "--out");
         return DRIFT_EINVAL;
     }
-    p->reg = drift_registry_new();
+    p->reg = p->internal ? p->in.reg : drift_registry_new();
     if (!p->reg) {
         p->failed_run = 1;
         return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
@@ -1100,7 +1104,8 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         .n_data_set = a->n_data_set, .diag = p->diag, .share = p->share,
         .tables = p->n_mem_tables ? p->mem_tables : NULL,
         .n_tables = p->n_mem_tables};
-    rc = drift_problem_open(&p->prob, p->reg, &spec, e);
+    rc = p->internal ? internal_problem(p, e)
+                     : drift_problem_open(&p->prob, p->reg, &spec, e);
     print_problems_from(p, &shown);
     if (rc) {
         /* A data file that changed while it was read is a failed run,
@@ -1165,8 +1170,9 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
      * given, the step size by the bias check, and whatever of the
      * burn-in, iterations and thinning the user did not give sized for
      * the target effective sample size. */
+    int unplanned = p->ranks_on || (p->internal && p->in.unplanned);
     int planned = plan_applies(sampler, p->hp, prob->model.n_rows,
-                               p->ranks_on,
+                               unplanned,
                                a->iters || a->passes > 0 || a->seconds > 0 ||
                                    a->warmup_only,
                                a->have_thin);
@@ -1325,7 +1331,7 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         .plan = {planned, planned, plan_budget, planned && !a->have_warmup,
                  planned && !a->have_thin,
                  check_applies(sampler, p->hp, prob->model.n_rows,
-                               p->ranks_on),
+                               unplanned),
                  (sampler->flags & DRIFT_SAMPLER_CONTINUOUS)
                      ? PLAN_MAX_PASSES_CONTINUOUS
                      : PLAN_MAX_PASSES},
@@ -1342,10 +1348,78 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         p->cfg.data_map = rows_table->rs.map;
         drift_table_advise(rows_table, a->access == DRIFT_ACCESS_CA);
     }
+    if (p->internal && (rc = internal_config(p, e)))
+        return rc;
     /* Every refusal of the run, before anything starts; a rank's are
      * made by drift_run, after the job's gates, so that the ranks stay
      * together. */
     return p->ranks_on ? DRIFT_OK : drift_run_check(&p->cfg, e);
+}
+
+/* ---- in-process callers holding an opened problem ----------------------- */
+
+/* The caller's opened problem made the plan's (a copy of the struct; what
+ * it points to stays the caller's, and drift_plan_free leaves it open). */
+static int internal_problem(drift_plan *p, drift_err *e)
+{
+    if (!p->in.prob || !p->in.prob->have_model)
+        return drift_err_set(e, DRIFT_EINVAL, "no opened problem given");
+    p->prob = *p->in.prob;
+    return DRIFT_OK;
+}
+
+/* The caller's hooks into the filled configuration: what no option
+ * says. */
+static int internal_config(drift_plan *p, drift_err *e)
+{
+    const drift_plan_internal *in = &p->in;
+    drift_run_config *cfg = &p->cfg;
+    if (in->init_values) {
+        if (p->a.init)
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "--init %s: initial values are given in "
+                                 "memory too; give one or the other",
+                                 p->a.init);
+        cfg->init_mode = DRIFT_INIT_VALUES;
+        cfg->init_values = in->init_values;
+        cfg->init_given = in->init_given;
+        cfg->init_path = NULL;
+    }
+    cfg->on_trajectory = in->on_trajectory;
+    cfg->on_trajectory_user = in->on_trajectory_user;
+    cfg->parallel = in->parallel;
+    return DRIFT_OK;
+}
+
+int drift_plan_new_internal(const drift_spec *spec,
+                            const drift_plan_internal *in, drift_plan **out,
+                            drift_err *e)
+{
+    *out = NULL;
+    if (!spec || !in || !in->reg || !in->prob)
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "no spec, registry or opened problem given");
+    if (spec->model || spec->n_data || spec->n_columns ||
+        (spec->method && strcmp(spec->method, "sample")))
+        return drift_err_set(e, DRIFT_EINVAL,
+                             "a plan over an opened problem takes no model, "
+                             "data or method of its own");
+    drift_plan *p;
+    int rc = drift_plan_parse(spec, &p, e);
+    if (p) {
+        p->internal = 1;
+        p->in = *in;
+    }
+    if (!rc)
+        rc = drift_plan_open(p, NULL, e);
+    if (rc) {
+        if (!e->msg[0])
+            drift_err_set(e, rc, "out of memory");
+        drift_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return DRIFT_OK;
 }
 
 /* ---- run ---------------------------------------------------------------- */
@@ -1392,7 +1466,8 @@ int drift_plan_launch(drift_plan *p, int launcher, int *watched,
         }
     }
     p->run_rc = drift_run(&p->cfg, p->results, e);
-    snprintf(p->run_msg, sizeof p->run_msg, "%s", e->msg);
+    /* e is the caller's, read only when the run failed */
+    snprintf(p->run_msg, sizeof p->run_msg, "%s", p->run_rc ? e->msg : "");
     if (launcher != DRIFT_LAUNCH_IN_PROCESS)
         drift_stop_uncatch();
     return p->run_rc;
@@ -1549,8 +1624,10 @@ DRIFT_API void drift_plan_free(drift_plan *p)
     drift_free(p->init_given);
     drift_free(p->init_points);
     drift_heldout_set_close(&p->test);
-    drift_problem_close(&p->prob);
-    drift_registry_free(p->reg);
+    if (!p->internal) {
+        drift_problem_close(&p->prob);
+        drift_registry_free(p->reg);
+    }
     for (size_t k = 0; k < p->n_columns; k++)
         drift_free(p->columns[k]);
     drift_free(p->columns);

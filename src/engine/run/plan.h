@@ -68,6 +68,37 @@ typedef struct drift_plan_hooks {
     int (*after_data)(void *user, drift_plan *p, drift_err *e);
 } drift_plan_hooks;
 
+/* What an in-process caller that already holds an opened problem gives
+ * drift_plan_new_internal besides its spec: only what no option of drift
+ * sample can say.  Everything an option says (sampler, chains, iter,
+ * warmup, thin, seed, batch, access, set, init, test ...) goes in the
+ * spec's options, so that the plan's defaults and checks are the
+ * command's.  Every pointer is borrowed and must outlive the plan. */
+typedef struct drift_plan_internal {
+    /* The model over its data, opened from reg (required); the plan
+     * neither reopens nor closes it. */
+    drift_registry *reg;
+    const drift_problem *prob;
+    /* Initial values held in memory (n_out values, on the constrained
+     * scale; init_given: which of them, NULL: all), where the init option
+     * names a file; NULL: as the init option says. */
+    const double *init_values;
+    const unsigned char *init_given;
+    /* A continuous sampler's exact time averages, once per chain (as
+     * drift_run_config's on_trajectory); NULL: none. */
+    void (*on_trajectory)(void *user, unsigned chain_id, double time,
+                          const double *mean, const double *var, size_t d);
+    void *on_trajectory_user;
+    /* Chains at once (0: the processor cores). */
+    unsigned parallel;
+    /* The run as each rank of a run across MPI ranks runs it: without
+     * the engine's plan for minibatch samplers, so that a step size left
+     * to the engine is chosen by the step-size search (tune.h) and one
+     * given is not checked.  For the tests of that search, which a run
+     * in one process reaches no other way. */
+    int unplanned;
+} drift_plan_internal;
+
 struct drift_plan {
     drift_plan_args a;
     const char *method;
@@ -142,11 +173,24 @@ struct drift_plan {
     char run_msg[512];
     FILE *diag;             /* warnings (registry problems): stderr, or
                                msg */
+    /* ---- an in-process caller's opened problem and hooks ---- */
+    int internal;           /* made by drift_plan_new_internal */
+    drift_plan_internal in;
 };
 
 /* The spec's options parsed into a new plan (values checked one by one,
  * as drift_spec_check_option does), nothing opened. */
 int drift_plan_parse(const drift_spec *spec, drift_plan **out, drift_err *e);
+
+/* A plan for an in-process caller (tests, benchmarks) that holds an
+ * opened problem: spec's options parsed and opened as drift_plan_new
+ * does them (the same defaults, checks and minibatch plan), over
+ * in->prob instead of a model and data the spec names (it names none),
+ * with in's hooks.  Run it with drift_plan_run; free with
+ * drift_plan_free, which leaves in->prob and in->reg open. */
+int drift_plan_new_internal(const drift_spec *spec,
+                            const drift_plan_internal *in, drift_plan **out,
+                            drift_err *e);
 
 /* The checks of the options that need no file (the sampler's minibatch
  * size given as --set batch=, an empty out name); drift_plan_open makes

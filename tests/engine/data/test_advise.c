@@ -162,35 +162,28 @@ static void count_passes(const char *model, const char *store,
         tp.p.table ? tp.p.table : drift_lang_rows_table(&tp.p.model);
     assert_non_null(t);
     assert_int_equal(t->kind, DRIFT_TABLE_ROWSTORE);
-    const drift_sampler_entry *se;
-    drift_err e;
-    assert_int_equal(drift_registry_sampler(tp.reg, "lmc", &se, &e), 0);
-    drift_sampler s = se->s;
-    double hp[8] = {1e-6, 0, 0, 0, 0, 0, 0, 0};
-    drift_run_config cfg = {.model = &tp.p.model, .data = &t->view,
-                            .sampler = &s, .hp = hp, .thin = 1, .seed = 1,
-                            .chains = 1, .quiet = 1, .full_threads = threads,
-                            .data_mapped = 1, .data_fd = t->rs.fd,
-                            .data_map = t->rs.map};
-    drift_table_advise(t, 0);
-    drift_chain c;
+    char *sets[] = {"h=1e-6"};
+    th_run r = {.sampler = "lmc", .set = sets, .n_set = 1, .seed = 1,
+                .threads = threads};
     size_t d = tp.p.model.dim;
     double *theta = calloc(d, sizeof *theta), *g = calloc(d, sizeof *g);
-    assert_int_equal(drift_run_chain_setup(&c, &cfg, 1, theta), 0);
+    th_chain ch;
+    th_chain_open(&ch, &tp, &r, NULL, NULL, theta);
+    drift_chain *c = &ch.c;
     for (size_t j = 0; j < d; j++)
         theta[j] = 0.01 * (double)(j % 7);
-    assert_int_equal(drift_services_table.grad_full(&c, theta, g, NULL), 0);
+    assert_int_equal(drift_services_table.grad_full(c, theta, g, NULL), 0);
     long f0 = faults();
     long long r0 = rchar();
     for (int k = 0; k < passes; k++)
-        assert_int_equal(drift_services_table.grad_full(&c, theta, g, NULL),
+        assert_int_equal(drift_services_table.grad_full(c, theta, g, NULL),
                          0);
     out->faults = (double)(faults() - f0) / passes;
     out->rchar = (double)(rchar() - r0) / passes;
     out->rss = mapped_rss(t->rs.map, t->rs.map_len);
     out->bytes = drift_advise_pass_bytes(&t->view);
     out->map_len = t->rs.map_len;
-    drift_run_chain_release(&c);
+    th_chain_close(&ch);
     free(theta);
     free(g);
     th_close(&tp);

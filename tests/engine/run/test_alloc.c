@@ -1,6 +1,7 @@
 /* test_alloc.c: the engine's allocation paths fail gracefully.  Each
- * allocation of a path (registry scan and lookup, opening a model over a
- * CSV file, a whole run) is made to fail in turn: every failure must be
+ * allocation of a path (a plan made from a spec: the registry's lookups,
+ * the model opened over a CSV file; then the whole run) is made to fail in
+ * turn: every failure must be
  * reported as an error with a message, never a crash or a leak (the
  * sanitizer build checks the leaks). */
 #include "config.h"
@@ -10,43 +11,40 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <drift/drift.h>
+
 #include "base/util.h"
-#include "engine/run/hparam.h"
 #include "harness.h"
 
 static const char *CSV = "y,x.1,x.2\n1,1,0.5\n0,1,-0.3\n1,1,2\n0,1,-1\n";
 
-/* The path under test: returns 0 on success, else an error status with a
+/* Rows of the run, dropped (the run writes no file). */
+static void drop_row(void *user, unsigned chain_id, unsigned flags,
+                     const double *row, size_t n)
+{
+    (void)user, (void)chain_id, (void)flags, (void)row, (void)n;
+}
+
+/* The path under test, as a user of libdrift takes it (a plan made from a
+ * spec, then run): returns 0 on success, else an error status with a
  * message in e. */
 static int path(const char *csv, drift_err *e)
 {
-    drift_registry *reg = drift_registry_new();
-    if (!reg)
-        return drift_err_set(e, DRIFT_ENOMEM, "out of memory");
-    int rc = drift_registry_scan(reg, e);
-    const drift_sampler_entry *se = NULL;
-    if (!rc)
-        rc = drift_registry_sampler(reg, "sgld", &se, e);
-    drift_problem p;
-    memset(&p, 0, sizeof p);
-    const char *data[] = {csv, NULL};
-    drift_problem_spec spec = {.model = "logistic", .data = data,
-                               .model_set = NULL, .n_model_set = 0};
-    if (!rc)
-        rc = drift_problem_open(&p, reg, &spec, e);
-    if (!rc) {
-        drift_sampler s = se->s;
-        double hp[2] = {1e-3, 0}; /* sgld: h, precond (auto) */
-        drift_run_config cfg = {.model = &p.model,
-                                .data = drift_problem_data(&p),
-                                .sampler = &s, .hp = hp, .batch = 2,
-                                .iters = 5, .thin = 1, .seed = 1,
-                                .chains = 1, .quiet = 1};
-        drift_chain_result res;
-        rc = drift_run(&cfg, &res, e);
-    }
-    drift_problem_close(&p);
-    drift_registry_free(reg);
+    const char *data[] = {csv};
+    const drift_option options[] = {
+        {"set", "h=1e-3"}, {"batch", "2"},   {"iter", "5"},
+        {"warmup", "0"},   {"thin", "1"},    {"seed", "1"},
+        {"chains", "1"},   {"init", "zero"}, {"quiet", NULL}};
+    drift_spec spec = {.model = "logistic", .data = data, .n_data = 1,
+                       .sampler = "sgld", .options = options,
+                       .n_options = sizeof options / sizeof *options,
+                       .on_draw = drop_row};
+    drift_plan *p;
+    int rc = drift_plan_new(&spec, &p, e);
+    if (rc)
+        return rc;
+    rc = drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, e);
+    drift_plan_free(p);
     return rc;
 }
 
@@ -98,7 +96,7 @@ static void test_each_allocation_fails(void **state)
     char *old = strdup(getenv("DRIFT_PLUGIN_DIR"));
     setenv("DRIFT_PLUGIN_DIR", dir, 1);
     char *csv = th_write_text(CSV, ".csv");
-    drift_err e;
+    drift_err e = {{0}};
     drift_fail_alloc(0);
     assert_int_equal(path(csv, &e), 0);
     uint64_t n = drift_fail_alloc(0);

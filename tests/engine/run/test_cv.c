@@ -135,12 +135,9 @@ static void ra_variance(const data *t, const double *th,
 typedef struct fixture {
     data t;
     th_problem tp;
-    drift_sampler sampler;
-    drift_run_config cfg;
-    drift_chain c;
+    th_chain ch;
     drift_run_shared run;
     double theta[D];
-    double hp[4];
     int cv;
 } fixture;
 
@@ -153,37 +150,25 @@ static void open_chain(fixture *f, int glm, int cv, size_t batch)
     snprintf(opt, sizeof opt, "glm=%d", glm);
     char *sets[] = {opt};
     th_open(&f->tp, "ridge", f->t.csv, sets, 1);
-    const drift_sampler_entry *se;
-    drift_err e;
-    assert_int_equal(drift_registry_sampler(f->tp.reg, "sgld", &se, &e), 0);
-    f->sampler = se->s;
-    f->hp[0] = 1e-3;
     f->cv = cv;
-    f->cfg = (drift_run_config){
-        .model = &f->tp.p.model,
-        .data = drift_problem_data(&f->tp.p),
-        .sampler = &f->sampler,
-        .hp = f->hp,
-        .batch = batch,
-        .thin = 1,
-        .seed = 5,
-        .chains = 1,
-        .gradient = cv ? DRIFT_GRADIENT_CV : DRIFT_GRADIENT_PLAIN,
-    };
-    assert_int_equal(drift_run_chain_setup(&f->c, &f->cfg, 1, f->theta), 0);
+    char *hs[] = {"h=1e-3"};
+    th_run r = {.sampler = "sgld", .set = hs, .n_set = 1, .batch = batch,
+                .seed = 5,
+                .gradient = cv ? DRIFT_GRADIENT_CV : DRIFT_GRADIENT_PLAIN};
+    th_chain_open(&f->ch, &f->tp, &r, NULL, NULL, f->theta);
     memset(&f->run, 0, sizeof f->run);
-    f->c.run = &f->run;
+    f->ch.c.run = &f->run;
     if (cv) {
         double start[D] = {0, 0};
-        f->c.phase = DRIFT_CHAIN_SETUP;
-        assert_int_equal(drift_mode_setup(&f->c, start), DRIFT_OK);
-        f->c.phase = DRIFT_CHAIN_STEPPING;
+        f->ch.c.phase = DRIFT_CHAIN_SETUP;
+        assert_int_equal(drift_mode_setup(&f->ch.c, start), DRIFT_OK);
+        f->ch.c.phase = DRIFT_CHAIN_STEPPING;
     }
 }
 
 static void close_chain(fixture *f)
 {
-    drift_run_chain_release(&f->c);
+    th_chain_close(&f->ch);
     drift_mode_release(&f->run.cv);
     th_close(&f->tp);
 }
@@ -213,8 +198,8 @@ static void test_mode_and_curvature(void **state)
     open_chain(f, 1, 1, 20);
     const drift_cv *cv = &f->run.cv;
     double mode[D], curv[D];
-    assert_int_equal(S->gradient(&f->c), DRIFT_GRADIENT_CV);
-    assert_int_equal(S->mode(&f->c, mode, curv), DRIFT_OK);
+    assert_int_equal(S->gradient(&f->ch.c), DRIFT_GRADIENT_CV);
+    assert_int_equal(S->mode(&f->ch.c, mode, curv), DRIFT_OK);
     assert_true(cv->converged);
     for (size_t j = 0; j < D; j++) {
         double sd = sqrt(f->t.Ainv[j * D + j]);
@@ -243,7 +228,7 @@ static void test_mode_and_curvature(void **state)
     }
     /* Every evaluation of the search is counted, and it cost at least one
      * pass of its search and the pass of its store. */
-    assert_int_equal(S->grads(&f->c), cv->grads);
+    assert_int_equal(S->grads(&f->ch.c), cv->grads);
     assert_true(cv->grads >= 2 * N);
     /* The generalised linear model keeps its scalars at the mode. */
     assert_non_null(cv->s);
@@ -256,7 +241,7 @@ static void estimates(fixture *f, const double *th, size_t n, int M,
 {
     double s[D] = {0}, ss[D] = {0}, su = 0, ssu = 0, g[D], U;
     for (int k = 0; k < M; k++) {
-        assert_int_equal(S->grad_batch(&f->c, th, n, g, &U, NULL), 0);
+        assert_int_equal(S->grad_batch(&f->ch.c, th, n, g, &U, NULL), 0);
         for (size_t j = 0; j < D; j++) {
             s[j] += g[j];
             ss[j] += g[j] * g[j];
@@ -353,11 +338,11 @@ static void test_glm_equals_general(void **state)
     double th[D] = {f->t.m[0] + 0.01, f->t.m[1] - 0.001};
     for (int k = 0; k < 200; k++) {
         double g1[D], g2[D], U1, U2;
-        uint64_t c1 = S->grads(&f->c), c2 = S->grads(&h->c);
-        assert_int_equal(S->grad_batch(&f->c, th, 20, g1, &U1, NULL), 0);
-        assert_int_equal(S->grad_batch(&h->c, th, 20, g2, &U2, NULL), 0);
-        assert_int_equal(S->grads(&f->c) - c1, 20);
-        assert_int_equal(S->grads(&h->c) - c2, 40);
+        uint64_t c1 = S->grads(&f->ch.c), c2 = S->grads(&h->ch.c);
+        assert_int_equal(S->grad_batch(&f->ch.c, th, 20, g1, &U1, NULL), 0);
+        assert_int_equal(S->grad_batch(&h->ch.c, th, 20, g2, &U2, NULL), 0);
+        assert_int_equal(S->grads(&f->ch.c) - c1, 20);
+        assert_int_equal(S->grads(&h->ch.c) - c2, 40);
         /* Equal but for rounding in sums of terms as large as the
          * likelihood's gradient at the mode. */
         for (size_t j = 0; j < D; j++)
@@ -388,33 +373,27 @@ static void test_gauss_exact(void **state)
     char *csv = th_write_csv(names, DG, v, NG);
     fixture *f = calloc(1, sizeof *f);
     th_open(&f->tp, "gauss", csv, NULL, 0);
-    const drift_sampler_entry *se;
-    drift_err e;
-    assert_int_equal(drift_registry_sampler(f->tp.reg, "sgld", &se, &e), 0);
-    f->sampler = se->s;
-    f->hp[0] = 1e-3;
-    f->cfg = (drift_run_config){
-        .model = &f->tp.p.model, .data = drift_problem_data(&f->tp.p),
-        .sampler = &f->sampler, .hp = f->hp, .batch = 5, .thin = 1,
-        .seed = 3, .chains = 1, .gradient = DRIFT_GRADIENT_CV};
-    assert_int_equal(drift_run_chain_setup(&f->c, &f->cfg, 1, f->theta), 0);
-    f->c.run = &f->run;
+    char *hs[] = {"h=1e-3"};
+    th_run run = {.sampler = "sgld", .set = hs, .n_set = 1, .batch = 5,
+                  .seed = 3, .gradient = DRIFT_GRADIENT_CV};
+    th_chain_open(&f->ch, &f->tp, &run, NULL, NULL, f->theta);
+    f->ch.c.run = &f->run;
     double start[DG] = {0, 0};
-    f->c.phase = DRIFT_CHAIN_SETUP;
-    assert_int_equal(drift_mode_setup(&f->c, start), DRIFT_OK);
-    f->c.phase = DRIFT_CHAIN_STEPPING;
+    f->ch.c.phase = DRIFT_CHAIN_SETUP;
+    assert_int_equal(drift_mode_setup(&f->ch.c, start), DRIFT_OK);
+    f->ch.c.phase = DRIFT_CHAIN_STEPPING;
     /* Posterior precision 1/tau^2 + N (sigma 1, tau 10, mu0 0). */
     double a = 0.01 + NG;
     double th[DG] = {3.0, -1.0};
     for (int k = 0; k < 100; k++) {
         double g[DG];
-        assert_int_equal(S->grad_batch(&f->c, th, 5, g, NULL, NULL), 0);
+        assert_int_equal(S->grad_batch(&f->ch.c, th, 5, g, NULL, NULL), 0);
         for (size_t j = 0; j < DG; j++) {
             double exact = a * th[j] - sum[j];
             assert_true(fabs(g[j] - exact) < 1e-9 * (fabs(exact) + sum[j]));
         }
     }
-    drift_run_chain_release(&f->c);
+    th_chain_close(&f->ch);
     drift_mode_release(&f->run.cv);
     th_close(&f->tp);
     free(f);

@@ -4,7 +4,10 @@
  * and drift_run_check consults every extension's check: a pair of
  * features that one extension refuses reaches the caller with that
  * extension's message (the same bytes its own check writes), while the
- * configuration without the pair passes. */
+ * configuration without the pair passes.  The configurations are filled
+ * here by hand, not by the plan, on purpose: what is tested is
+ * drift_run_check itself, on pairs of features that options in one
+ * process cannot all make (a run across MPI ranks, its checkpoints). */
 #include "config.h"
 
 #include <math.h>

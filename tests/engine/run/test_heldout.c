@@ -101,10 +101,6 @@ static void test_normal_closed_form(void **state)
     char *test = th_write_csv(names, 1, yt, NT);
     th_problem tp;
     th_open(&tp, "normmean", train, NULL, 0);
-    drift_heldout_set ts;
-    drift_err e = {{0}};
-    if (drift_heldout_set_open(&ts, &tp.p, test, &e))
-        fail_msg("%s", e.msg);
 
     /* Full-gradient Langevin (batch = N, cyclic access): its stationary
      * law is exactly N(m, v / (1 - h/(2v))) for this Gaussian target. */
@@ -113,8 +109,8 @@ static void test_normal_closed_form(void **state)
     char *out = tmp_out();
     th_run run = {.sampler = "sgld", .set = set, .n_set = 1, .batch = N,
                   .access = DRIFT_ACCESS_CA, .iters = 20000, .warmup = 200,
-                  .seed = 11, .out_path = out, .test_model = &ts.model,
-                  .test_path = test, .eval_every = 100};
+                  .seed = 11, .out_path = out, .test_path = test,
+                  .eval_every = 100};
     th_draws d;
     assert_int_equal(th_sample(&tp, &run, &d, NULL), DRIFT_OK);
     drift_stancsv *mf = read_metrics(out);
@@ -205,7 +201,6 @@ static void test_normal_closed_form(void **state)
     free(l);
     drift_stancsv_free(mf);
     th_draws_free(&d);
-    drift_heldout_set_close(&ts);
     th_close(&tp);
     unlink(train);
     unlink(test);
@@ -227,22 +222,18 @@ static void test_logistic_exact(void **state)
              src ? src : ".");
     th_problem tp;
     th_open(&tp, "logistic", train, NULL, 0);
-    drift_heldout_set ts;
-    drift_err e = {{0}};
-    if (drift_heldout_set_open(&ts, &tp.p, test, &e))
-        fail_msg("%s", e.msg);
     char *set[] = {"h=0.0005"};
     char *out = tmp_out();
     th_run run = {.sampler = "sgld", .set = set, .n_set = 1, .batch = 20,
                   .iters = 1500, .warmup = 500, .thin = 3, .seed = 5,
-                  .out_path = out, .test_model = &ts.model,
-                  .test_path = test, .eval_every = 50};
+                  .out_path = out, .test_path = test, .eval_every = 50};
     th_draws d;
     assert_int_equal(th_sample(&tp, &run, &d, NULL), DRIFT_OK);
     drift_stancsv *mf = read_metrics(out);
     unlink(out);
     assert_int_equal(d.n, 500); /* 1500 / thin 3 */
     drift_table *t;
+    drift_err e = {{0}};
     assert_int_equal(drift_table_read_csv(test, &t, &e), DRIFT_OK);
     size_t NT = t->view.n_rows, D = 8;
     double *l = malloc(d.n * sizeof *l);
@@ -284,7 +275,6 @@ static void test_logistic_exact(void **state)
     drift_table_free(t);
     drift_stancsv_free(mf);
     th_draws_free(&d);
-    drift_heldout_set_close(&ts);
     th_close(&tp);
     free(out);
 }
@@ -304,15 +294,11 @@ static void test_categorical_exact(void **state)
     char *test = th_write_csv(names, 1, yt, 30);
     th_problem tp;
     th_open(&tp, "catmodel", train, NULL, 0);
-    drift_heldout_set ts;
-    drift_err e = {{0}};
-    if (drift_heldout_set_open(&ts, &tp.p, test, &e))
-        fail_msg("%s", e.msg);
     char *set[] = {"h=0.01"};
     char *out = tmp_out();
     th_run run = {.sampler = "sgld", .set = set, .n_set = 1, .batch = 10,
                   .iters = 600, .warmup = 100, .seed = 3, .out_path = out,
-                  .test_model = &ts.model, .test_path = test};
+                  .test_path = test};
     th_draws d;
     assert_int_equal(th_sample(&tp, &run, &d, NULL), DRIFT_OK);
     drift_stancsv *mf = read_metrics(out);
@@ -347,7 +333,6 @@ static void test_categorical_exact(void **state)
     free(l);
     drift_stancsv_free(mf);
     th_draws_free(&d);
-    drift_heldout_set_close(&ts);
     th_close(&tp);
     unlink(train);
     unlink(test);

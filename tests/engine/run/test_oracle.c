@@ -19,11 +19,8 @@ enum { N = 400, D = 5 };
 typedef struct fixture {
     char *csv;
     th_problem tp;
-    drift_sampler sampler;
-    drift_run_config cfg;
-    drift_chain c;
+    th_chain ch;
     double theta[D];
-    double hp[4];
 } fixture;
 
 static int setup(void **state)
@@ -46,22 +43,10 @@ static int setup(void **state)
     f->csv = th_write_csv(names, D + 1, v, N);
     free(v);
     th_open(&f->tp, "logistic", f->csv, NULL, 0);
-    const drift_sampler_entry *se;
-    drift_err e;
-    assert_int_equal(drift_registry_sampler(f->tp.reg, "sgld", &se, &e), 0);
-    f->sampler = se->s;
-    f->hp[0] = 1e-3;
-    f->cfg = (drift_run_config){
-        .model = &f->tp.p.model,
-        .data = drift_problem_data(&f->tp.p),
-        .sampler = &f->sampler,
-        .hp = f->hp,
-        .batch = 10,
-        .thin = 1,
-        .seed = 5,
-        .chains = 1,
-    };
-    assert_int_equal(drift_run_chain_setup(&f->c, &f->cfg, 1, f->theta), 0);
+    char *sets[] = {"h=1e-3"};
+    th_run run = {.sampler = "sgld", .set = sets, .n_set = 1, .batch = 10,
+                  .seed = 5};
+    th_chain_open(&f->ch, &f->tp, &run, NULL, NULL, f->theta);
     for (size_t j = 0; j < D; j++)
         f->theta[j] = 0.3 * (double)j - 0.5;
     *state = f;
@@ -71,7 +56,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    drift_run_chain_release(&f->c);
+    th_chain_close(&f->ch);
     th_close(&f->tp);
     unlink(f->csv);
     free(f->csv);
@@ -85,10 +70,11 @@ static void test_batch_unbiased(void **state)
 {
     fixture *f = *state;
     double full[D], g[D], sum[D] = {0}, sq[D] = {0};
-    assert_int_equal(S->grad_full(&f->c, f->theta, full, NULL), 0);
+    assert_int_equal(S->grad_full(&f->ch.c, f->theta, full, NULL), 0);
     int M = 20000;
     for (int m = 0; m < M; m++) {
-        assert_int_equal(S->grad_batch(&f->c, f->theta, 10, g, NULL, NULL), 0);
+        assert_int_equal(
+            S->grad_batch(&f->ch.c, f->theta, 10, g, NULL, NULL), 0);
         for (size_t j = 0; j < D; j++) {
             sum[j] += g[j];
             sq[j] += g[j] * g[j];
@@ -108,24 +94,24 @@ static void test_counts_exact(void **state)
     double g[D], U;
     size_t rows[7] = {0, 1, 2, 3, 4, 5, 399};
     double grads[7 * D], out[7], s[7], v[D] = {1, 2, 3, 4, 5};
-    uint64_t c0 = S->grads(&f->c);
-    S->grad_full(&f->c, f->theta, g, &U);
-    assert_int_equal(S->grads(&f->c) - c0, N);
-    S->U_full(&f->c, f->theta, &U);
-    assert_int_equal(S->grads(&f->c) - c0, 2 * N);
-    S->grad_batch(&f->c, f->theta, 10, g, &U, NULL);
-    assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10);
-    S->grad_rows(&f->c, f->theta, rows, 7, grads, NULL);
-    S->jvp_rows(&f->c, f->theta, v, rows, 7, out);
-    S->glm_scalars(&f->c, f->theta, rows, 7, s);
-    S->grad_sum(&f->c, f->theta, rows, 7, g, NULL);
-    assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10 + 28);
-    S->grad_prior(&f->c, f->theta, g, NULL);
-    S->glm_design(&f->c, rows, 7, grads);
-    S->glm_design_sum(&f->c, rows, 7, s, g);
-    assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10 + 28);
-    S->count(&f->c, 5);
-    assert_int_equal(S->grads(&f->c) - c0, 2 * N + 10 + 33);
+    uint64_t c0 = S->grads(&f->ch.c);
+    S->grad_full(&f->ch.c, f->theta, g, &U);
+    assert_int_equal(S->grads(&f->ch.c) - c0, N);
+    S->U_full(&f->ch.c, f->theta, &U);
+    assert_int_equal(S->grads(&f->ch.c) - c0, 2 * N);
+    S->grad_batch(&f->ch.c, f->theta, 10, g, &U, NULL);
+    assert_int_equal(S->grads(&f->ch.c) - c0, 2 * N + 10);
+    S->grad_rows(&f->ch.c, f->theta, rows, 7, grads, NULL);
+    S->jvp_rows(&f->ch.c, f->theta, v, rows, 7, out);
+    S->glm_scalars(&f->ch.c, f->theta, rows, 7, s);
+    S->grad_sum(&f->ch.c, f->theta, rows, 7, g, NULL);
+    assert_int_equal(S->grads(&f->ch.c) - c0, 2 * N + 10 + 28);
+    S->grad_prior(&f->ch.c, f->theta, g, NULL);
+    S->glm_design(&f->ch.c, rows, 7, grads);
+    S->glm_design_sum(&f->ch.c, rows, 7, s, g);
+    assert_int_equal(S->grads(&f->ch.c) - c0, 2 * N + 10 + 28);
+    S->count(&f->ch.c, 5);
+    assert_int_equal(S->grads(&f->ch.c) - c0, 2 * N + 10 + 33);
 }
 
 static void test_rows_consistent(void **state)
@@ -135,11 +121,11 @@ static void test_rows_consistent(void **state)
     for (size_t i = 0; i < N; i++)
         rows[i] = i;
     double *G = malloc(N * D * sizeof *G), Urows[N];
-    assert_int_equal(S->grad_rows(&f->c, f->theta, rows, N, G, Urows), 0);
+    assert_int_equal(S->grad_rows(&f->ch.c, f->theta, rows, N, G, Urows), 0);
     double full[D], prior[D], U, U0, sumU = 0, sumg[D];
-    S->grad_full(&f->c, f->theta, full, &U);
-    S->grad_prior(&f->c, f->theta, prior, &U0);
-    S->grad_sum(&f->c, f->theta, rows, N, sumg, NULL);
+    S->grad_full(&f->ch.c, f->theta, full, &U);
+    S->grad_prior(&f->ch.c, f->theta, prior, &U0);
+    S->grad_sum(&f->ch.c, f->theta, rows, N, sumg, NULL);
     for (size_t i = 0; i < N; i++)
         sumU += Urows[i];
     assert_true(fabs(U - (sumU + U0)) < 1e-9 * fabs(U));
@@ -153,10 +139,10 @@ static void test_rows_consistent(void **state)
     /* jvp and GLM scalars against the per-row gradients. */
     double v[D] = {0.1, -0.2, 0.3, 0.7, -1.1}, out[N], sc[N];
     double *X = malloc(N * D * sizeof *X);
-    S->jvp_rows(&f->c, f->theta, v, rows, N, out);
-    S->glm_scalars(&f->c, f->theta, rows, N, sc);
-    S->glm_design(&f->c, rows, N, X);
-    assert_true(S->is_glm(&f->c));
+    S->jvp_rows(&f->ch.c, f->theta, v, rows, N, out);
+    S->glm_scalars(&f->ch.c, f->theta, rows, N, sc);
+    S->glm_design(&f->ch.c, rows, N, X);
+    assert_true(S->is_glm(&f->ch.c));
     for (size_t i = 0; i < N; i++) {
         double dot = 0;
         for (size_t j = 0; j < D; j++) {
@@ -170,7 +156,7 @@ static void test_rows_consistent(void **state)
     double xs[D];
     for (size_t j = 0; j < D; j++)
         xs[j] = v[j];
-    assert_int_equal(S->glm_design_sum(&f->c, rows, N, sc, xs), 0);
+    assert_int_equal(S->glm_design_sum(&f->ch.c, rows, N, sc, xs), 0);
     for (size_t j = 0; j < D; j++)
         assert_true(fabs(xs[j] - v[j] - sumg[j]) < 1e-9 * (1 + fabs(sumg[j])));
     free(G);
@@ -186,17 +172,17 @@ static void test_lp_estimate_unbiased(void **state)
 {
     fixture *f = *state;
     double U;
-    assert_int_equal(S->U_full(&f->c, f->theta, &U), 0);
+    assert_int_equal(S->U_full(&f->ch.c, f->theta, &U), 0);
     enum { M = 4000 };
     for (int block = 0; block < 2; block++) {
         double sum = 0, sum2 = 0;
         int wrapped = 0;
         for (int r = 0; r < M; r++) {
-            double lp = drift_emit_lp_estimate(&f->c, f->theta, block);
+            double lp = drift_emit_lp_estimate(&f->ch.c, f->theta, block);
             assert_true(isfinite(lp));
             sum += lp, sum2 += lp * lp;
-            const size_t *rows = f->c.rows_buf;
-            for (size_t k = 1; block && k < f->cfg.batch; k++) {
+            const size_t *rows = f->ch.c.rows_buf;
+            for (size_t k = 1; block && k < f->ch.cfg->batch; k++) {
                 assert_int_equal(rows[k], (rows[0] + k) % N);
                 wrapped |= rows[k] == 0;
             }
@@ -215,8 +201,9 @@ static void test_bad_rows_refused(void **state)
     fixture *f = *state;
     size_t rows[2] = {3, N};
     double G[2 * D];
-    assert_int_not_equal(S->grad_rows(&f->c, f->theta, rows, 2, G, NULL), 0);
-    assert_non_null(strstr(f->c.message, "row 400"));
+    assert_int_not_equal(
+        S->grad_rows(&f->ch.c, f->theta, rows, 2, G, NULL), 0);
+    assert_non_null(strstr(f->ch.c.message, "row 400"));
 }
 
 static void test_batch_matches_rows(void **state)
@@ -225,9 +212,9 @@ static void test_batch_matches_rows(void **state)
     /* grad_batch's scaled sum over the rows it reports. */
     size_t rows[10];
     double g[D], prior[D], sum[D];
-    assert_int_equal(S->grad_batch(&f->c, f->theta, 10, g, NULL, rows), 0);
-    S->grad_prior(&f->c, f->theta, prior, NULL);
-    S->grad_sum(&f->c, f->theta, rows, 10, sum, NULL);
+    assert_int_equal(S->grad_batch(&f->ch.c, f->theta, 10, g, NULL, rows), 0);
+    S->grad_prior(&f->ch.c, f->theta, prior, NULL);
+    S->grad_sum(&f->ch.c, f->theta, rows, 10, sum, NULL);
     for (size_t j = 0; j < D; j++)
         assert_true(fabs(g[j] - (N / 10.0 * sum[j] + prior[j])) <
                     1e-9 * (1 + fabs(g[j])));
@@ -252,25 +239,21 @@ static void test_full_pass_threads(void **state)
     free(v);
     th_problem tp;
     th_open(&tp, "logistic", csv, NULL, 0);
-    const drift_sampler_entry *se;
-    drift_err e;
-    assert_int_equal(drift_registry_sampler(tp.reg, "sgld", &se, &e), 0);
-    drift_sampler s = se->s;
-    double hp[2] = {1e-3, 0}, theta[D], g1[D], g3[D], g3b[D], U1, U3, U3b;
-    drift_run_config cfg = {.model = &tp.p.model,
-                            .data = drift_problem_data(&tp.p),
-                            .sampler = &s, .hp = hp, .batch = 10, .thin = 1,
-                            .seed = 5, .chains = 1};
-    drift_chain c1, c3;
-    assert_int_equal(drift_run_chain_setup(&c1, &cfg, 1, theta), 0);
-    drift_run_config cfg3 = cfg;
-    cfg3.full_threads = 3;
-    assert_int_equal(drift_run_chain_setup(&c3, &cfg3, 1, theta), 0);
+    double theta[D], g1[D], g3[D], g3b[D], U1, U3, U3b;
+    char *sets[] = {"h=1e-3"};
+    th_run r1 = {.sampler = "sgld", .set = sets, .n_set = 1, .batch = 10,
+                 .seed = 5};
+    th_run r3 = r1;
+    r3.threads = 3;
+    th_chain t1, t3;
+    th_chain_open(&t1, &tp, &r1, NULL, NULL, theta);
+    th_chain_open(&t3, &tp, &r3, NULL, NULL, theta);
+    drift_chain *c1 = &t1.c, *c3 = &t3.c;
     for (size_t j = 0; j < D; j++)
         theta[j] = 0.2 * (double)j - 0.3;
-    assert_int_equal(S->grad_full(&c1, theta, g1, &U1), 0);
-    assert_int_equal(S->grad_full(&c3, theta, g3, &U3), 0);
-    assert_int_equal(S->grad_full(&c3, theta, g3b, &U3b), 0);
+    assert_int_equal(S->grad_full(c1, theta, g1, &U1), 0);
+    assert_int_equal(S->grad_full(c3, theta, g3, &U3), 0);
+    assert_int_equal(S->grad_full(c3, theta, g3b, &U3b), 0);
     assert_true(fabs(U1 - U3) < 1e-12 * fabs(U1));
     assert_true(U3 == U3b);
     for (size_t j = 0; j < D; j++) {
@@ -278,11 +261,11 @@ static void test_full_pass_threads(void **state)
         assert_true(g3[j] == g3b[j]);
     }
     double U;
-    assert_int_equal(S->U_full(&c3, theta, &U), 0);
+    assert_int_equal(S->U_full(c3, theta, &U), 0);
     assert_true(U == U3);
-    assert_int_equal(S->grads(&c3), 3 * BN);
-    drift_run_chain_release(&c1);
-    drift_run_chain_release(&c3);
+    assert_int_equal(S->grads(c3), 3 * BN);
+    th_chain_close(&t1);
+    th_chain_close(&t3);
     th_close(&tp);
     unlink(csv);
     free(csv);

@@ -1,5 +1,8 @@
 /* test_tune.c: step sizes chosen by the kernel Stein discrepancy
  * (engine/run/tune.c) and the scores behind it (engine/run/score.c).
+ * The runs that leave the step to the engine run as each rank of a run
+ * across MPI ranks does (th_run's unplanned): in one process the
+ * engine's plan (biascheck.h) chooses it instead.
  * - The model's score against the closed form of the conjugate Gaussian.
  * - KSD ranks SGLD step sizes as the distance to the target does: on the
  *   conjugate Gaussian, where SGLD with exact gradients is stationary at
@@ -335,7 +338,8 @@ static void auto_accuracy(void **state)
     char *out = tmp_out();
     enum { BATCH = 10, ITERS = 50000 };
     th_run r = {.sampler = "sgld", .batch = BATCH, .warmup = 1000,
-                .iters = ITERS, .seed = 21, .out_path = out};
+                .iters = ITERS, .seed = 21, .out_path = out,
+                .unplanned = 1};
     th_draws d;
     assert_int_equal(th_sample(&tp, &r, &d, NULL), DRIFT_OK);
     drift_stancsv *f = read_out(out);
@@ -382,7 +386,8 @@ static void auto_accounting(void **state)
     th_open(&tp, "gauss", csv, NULL, 0);
     char *out = tmp_out();
     th_run r = {.sampler = "sghmc", .batch = 10, .warmup = 100, .iters = 500,
-                .seed = 4, .chains = 2, .out_path = out, .parallel = 1};
+                .seed = 4, .chains = 2, .out_path = out, .parallel = 1,
+                .unplanned = 1};
     th_draws d[2];
     assert_int_equal(th_sample(&tp, &r, d, NULL), DRIFT_OK);
     char p1[4200], p2[4200];
@@ -422,7 +427,7 @@ static void auto_accounting(void **state)
      * trials). */
     enum { PASSES = 8000 };
     th_run rp = {.sampler = "sgld", .batch = 10, .passes = PASSES, .seed = 4,
-                 .out_path = out};
+                 .out_path = out, .unplanned = 1};
     th_draws one;
     assert_int_equal(th_sample(&tp, &rp, &one, NULL), DRIFT_OK);
     f1 = read_out(out);
@@ -579,10 +584,11 @@ static void summary_ksd_cli(void **state)
  * and 100-step pilots on logit5 gets nowhere near the posterior (its
  * pilots' KSD is 10 times the level of exact draws), and says so in the
  * header, with --gradient cv as the remedy (it runs plain).  The search
- * runs where the engine's plan does not (a run built in process, as here;
- * a data-free model; mpirun): at the command line a minibatch sampler on
- * a model with rows runs by the plan, whose line names it, and sgld on
- * the conjugate Gaussian warns of nothing. */
+ * runs where the engine's plan does not (each rank of a run across MPI
+ * ranks, as here with th_run's unplanned; a data-free model): at the
+ * command line a minibatch sampler on a model with rows runs by the
+ * plan, whose line names it, and sgld on the conjugate Gaussian warns of
+ * nothing. */
 static void auto_warning(void **state)
 {
     (void)state;
@@ -593,7 +599,7 @@ static void auto_warning(void **state)
     th_problem lp;
     th_open(&lp, "logistic", data_file("logit5.csv"), NULL, 0);
     th_run run = {.sampler = "sghmc", .warmup = 100, .iters = 500,
-                  .chains = 1, .seed = 4, .out_path = out};
+                  .chains = 1, .seed = 4, .out_path = out, .unplanned = 1};
     assert_int_equal(th_sample(&lp, &run, NULL, NULL), DRIFT_OK);
     th_close(&lp);
     char *text = th_slurp(out);
