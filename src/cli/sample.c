@@ -595,7 +595,7 @@ static int run_plan(drift_plan *p, const drift_spec *spec,
             rc = p->failed_run ? EXIT_RUN_FAILED : EXIT_USAGE;
         }
         if (x.ckpt_fresh)
-            ckpt_remove(p->ckpt_dir, p->cfg.first_chain_id, a->chains);
+            ckpt_remove(p->ckpt_dir, p->cfg.launch.first_chain_id, a->chains);
         goto out;
     }
 
@@ -605,10 +605,10 @@ static int run_plan(drift_plan *p, const drift_spec *spec,
                                    &watched, &watched_status, &e);
     if (watched) {
         rc = watched_status;
-        if (rc && p->cfg.ckpt_dir)
+        if (rc && p->cfg.ckpt.dir)
             fprintf(stderr, "drift: the checkpoint %s is kept; continue the "
                             "run with: drift sample --resume %s\n",
-                    p->cfg.ckpt_dir, p->cfg.ckpt_dir);
+                    p->cfg.ckpt.dir, p->cfg.ckpt.dir);
         goto out;
     }
     const drift_chain_result *results = p->results;
@@ -643,10 +643,10 @@ static int run_plan(drift_plan *p, const drift_spec *spec,
     }
     print_run(&rep, results, a->chains);
     if (run_rc && !any_status && run_rc != DRIFT_ESTOP && x.ckpt_fresh)
-        ckpt_remove(p->ckpt_dir, p->cfg.first_chain_id, a->chains);
+        ckpt_remove(p->ckpt_dir, p->cfg.launch.first_chain_id, a->chains);
     /* A completed run has no use for its checkpoint. */
-    if (p->cfg.ckpt_dir && rc == 0)
-        ckpt_remove(p->cfg.ckpt_dir, p->cfg.first_chain_id, a->chains);
+    if (p->cfg.ckpt.dir && rc == 0)
+        ckpt_remove(p->cfg.ckpt.dir, p->cfg.launch.first_chain_id, a->chains);
     /* All said: what follows is teardown, plugins' included. */
     drift_plan_reported(rc);
 out:

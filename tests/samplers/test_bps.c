@@ -357,10 +357,10 @@ static void run_by_hand(th_problem *tp, const drift_services *svc,
     double theta[8];
     th_chain_open(&ch, tp, &r, collect_row, out, theta);
     drift_chain *c = &ch.c;
-    const drift_sampler *s = ch.cfg->sampler;
-    const double *hp = ch.cfg->hp;
+    const drift_sampler *s = ch.cfg->step.sampler;
+    const double *hp = ch.cfg->step.hp;
     assert_int_equal(s->init(c->state, svc, c, hp, theta), 0);
-    for (c->iter = 0; c->iter < ch.cfg->warmup + iters; c->iter++) {
+    for (c->iter = 0; c->iter < ch.cfg->budget.warmup + iters; c->iter++) {
         assert_int_equal(s->step(c->state, svc, c, theta), 0);
     }
     tr->time = c->traj.t_mom;

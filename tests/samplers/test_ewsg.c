@@ -126,8 +126,8 @@ static void one_step(th_problem *tp, char **sets, size_t n_set, double h,
     double theta[2];
     th_chain_open(&ch, tp, &r, NULL, NULL, theta);
     drift_chain *c = &ch.c;
-    const drift_sampler *smp = ch.cfg->sampler;
-    const double *hp = ch.cfg->hp;
+    const drift_sampler *smp = ch.cfg->step.sampler;
+    const double *hp = ch.cfg->step.hp;
     drift_services svc = drift_services_table;
     svc.alloc = arena_alloc;
     svc.emit_draw = capture;

@@ -350,7 +350,7 @@ void th_chain_open(th_chain *tc, th_problem *tp, const th_run *r,
     if (drift_plan_new_internal(&spec, &in, &tc->plan, &e))
         fail_msg("sampler %s: %s", r->sampler, e.msg);
     tc->cfg = &tc->plan->cfg;
-    if (drift_run_chain_setup(&tc->c, tc->cfg, tc->cfg->first_chain_id,
+    if (drift_run_chain_setup(&tc->c, tc->cfg, tc->cfg->launch.first_chain_id,
                               theta))
         fail_msg("chain: %s", tc->c.message);
 }

@@ -38,119 +38,151 @@ typedef struct drift_run_ranks {
 
 /* Everything a run needs, filled by the caller (the CLI or a test). */
 typedef struct drift_run_config {
-    const drift_model *model;
-    const drift_data *data;         /* the rows' storage, for prefetching
+    /* ---- the problem: the model and where its rows live ---- */
+    struct {
+        const drift_model *model;
+        const drift_data *data;     /* the rows' storage, for prefetching
                                        (may be NULL) */
-    int data_mapped;                /* data is a memory-mapped row store:
+        int mapped;                 /* data is a memory-mapped row store:
                                        advise the kernel on sequential
                                        passes */
-    unsigned full_threads;          /* --threads: threads per chain for
-                                       full-data passes (0, 1: one) */
-    int data_fd;                    /* its file (for read-ahead; -1 or 0
-                                       when data_mapped is 0) */
-    const void *data_map;           /* where the file is mapped */
-    const drift_sampler *sampler;
-    const char *sampler_path;       /* for the header (may be NULL) */
-    const double *hp;               /* sampler hyperparameters, validated */
-    const unsigned char *hp_set;    /* which were set by the user */
-    size_t batch;                   /* 0: the sampler's default */
-    drift_access access;
-    uint64_t iters;                 /* budget: steps (0: none) */
-    double passes;                  /* budget: data passes (0: none) */
-    double seconds;                 /* budget: wall time (0: none) */
-    uint64_t thin;                  /* keep every thin-th draw (>= 1) */
-    double thin_time;               /* continuous samplers: output time
-                                       step (0: 1.0) */
-    uint64_t warmup;                /* steps before draws are written */
-    int save_warmup;                /* write warmup draws too */
-    uint64_t seed;
-    unsigned chains;                /* K >= 1 */
-    unsigned first_chain_id;        /* id of chain 1 (default 1) */
-    double grad_noise;              /* --grad-noise B (0: off) */
-    size_t max_memory;              /* bound on sampler allocations
+        int fd;                     /* its file (for read-ahead; -1 or 0
+                                       when mapped is 0) */
+        const void *map;            /* where the file is mapped */
+        /* Stan CSV that every reader accepts: the first data file, for
+         * the header's "data / file" (NULL: none). */
+        const char *path;
+    } problem;
+    /* ---- how a step is taken: the sampler and its gradient ---- */
+    struct {
+        const drift_sampler *sampler;
+        const char *sampler_path;   /* for the header (may be NULL) */
+        const double *hp;           /* sampler hyperparameters, validated */
+        const unsigned char *hp_set;/* which were set by the user */
+        size_t batch;               /* 0: the sampler's default */
+        drift_access access;
+        /* The estimator behind grad_batch: DRIFT_GRADIENT_PLAIN, or
+         * DRIFT_GRADIENT_CV, for which chain 1 finds a mode in the
+         * run-level setup (mode.h).  drift_run refuses cv for samplers
+         * that never call grad_batch (DRIFT_SAMPLER_FULL_DATA,
+         * DRIFT_SAMPLER_OWN_ESTIMATES) and for models without rows. */
+        int gradient;
+        double grad_noise;          /* --grad-noise B (0: off) */
+        size_t max_memory;          /* bound on sampler allocations
                                        (0: none) */
-    int init_mode;                  /* DRIFT_INIT_* */
-    const double *init_values;      /* DRIFT_INIT_VALUES: n_out values */
-    const double *init_points;      /* DRIFT_INIT_POINTS: chain id k starts
+        unsigned full_threads;      /* --threads: threads per chain for
+                                       full-data passes (0, 1: one) */
+    } step;
+    /* ---- how long each chain runs and what it keeps ---- */
+    struct {
+        uint64_t iters;             /* steps (0: none) */
+        double passes;              /* data passes (0: none) */
+        double seconds;             /* wall time (0: none) */
+        uint64_t warmup;            /* steps before draws are written */
+        /* --iter 0: the run ends with its warmup (no draws kept). */
+        int warmup_only;
+        uint64_t thin;              /* keep every thin-th draw (>= 1) */
+        double thin_time;           /* continuous samplers: output time
+                                       step (0: 1.0) */
+    } budget;
+    /* ---- the chains: how many, their ids and seed, how many at once ---- */
+    struct {
+        unsigned chains;            /* K >= 1 */
+        unsigned first_chain_id;    /* id of chain 1 (default 1) */
+        uint64_t seed;
+        /* At most this many at a time, the rest queued (0: the number
+         * of processor cores). */
+        unsigned parallel;
+    } launch;
+    /* ---- where each chain starts ---- */
+    struct {
+        int mode;                   /* DRIFT_INIT_* */
+        const double *values;       /* DRIFT_INIT_VALUES: n_out values */
+        /* DRIFT_INIT_VALUES: which of values the file gave (n_out flags;
+         * NULL: all); the others are drawn as DRIFT_INIT_RANDOM draws
+         * them. */
+        const unsigned char *given;
+        const double *points;       /* DRIFT_INIT_POINTS: chain id k starts
                                        at row k - 1 (d values each, on the
                                        unconstrained scale) */
-    const char *out_path;           /* NULL: no draws file */
-    const char *const *header;      /* "key = value" lines for the CSV
-                                       header, NULL-terminated */
-    int quiet;                      /* no progress line */
-    /* Called with every row written (lp__, grads__, sampler columns,
-     * constrained values), also when out_path is NULL; from the chain's
-     * thread.  May be NULL. */
-    void (*on_row)(void *user, unsigned chain_id, const double *row,
-                   size_t n);
-    void *on_row_user;
-    /* ---- progress, inits and held-out metrics ---- */
-    int progress;                   /* progress on stderr: 0 none,
-                                       DRIFT_PROGRESS_LINE the redrawn line
-                                       (a terminal), DRIFT_PROGRESS_LOG
-                                       CmdStan's periodic lines (logs, CI,
-                                       notebooks): progress.h */
-    double init_radius;             /* DRIFT_INIT_RANDOM: U(-r, r) on the
+        double radius;              /* DRIFT_INIT_RANDOM: U(-r, r) on the
                                        unconstrained scale (0: 2, Stan's) */
-    const char *init_path;          /* DRIFT_INIT_VALUES: for the header */
-    const drift_model *test_model;  /* --test rows (NULL: none) */
-    const char *test_path;          /* for headers */
-    double eval_every;              /* --eval-every P data passes (0: at
-                                       the end only) */
-    /* Continuous samplers: write the trajectory's
-     * skeleton, one row per segment, instead of draws at thin_time steps
-     * (--emit segments; see drift_emit_segment for the columns). */
-    int emit_segments;
-    /* The model's generated quantities (drift_model.generate) on every
-     * generated_every-th kept draw after warmup (0: 1); NaN on the
-     * others.  Derived values are written for every draw.  Not with
-     * emit_segments. */
-    uint64_t generated_every;
-    /* Called once per chain at its end, when a continuous sampler moved
-     * for a positive time after warmup: the trajectory time T and the
-     * exact time averages of theta and the variances (1/T) int theta^2 -
-     * mean^2, on the unconstrained scale (d values each).  May be NULL. */
-    void (*on_trajectory)(void *user, unsigned chain_id, double time,
-                          const double *mean, const double *var, size_t d);
-    void *on_trajectory_user;
-    /* Chains run at most this many at a time, the rest queued (0: the
-     * number of processor cores). */
-    unsigned parallel;
-    /* DRIFT_INIT_VALUES: which of init_values the file gave (n_out flags;
-     * NULL: all); the others are drawn as DRIFT_INIT_RANDOM draws them. */
-    const unsigned char *init_given;
-    /* --iter 0: the run ends with its warmup (no draws kept). */
-    int warmup_only;
-    /* Stan CSV that every reader accepts: the first data file,
-     * for the header's "data / file" (NULL: none). */
-    const char *data_path;
-    /* Checkpoints (checkpoint.h): the directory (NULL:
-     * none), how often each chain saves itself (every ckpt_iters
-     * iterations, every ckpt_seconds seconds; 0: not by that; a chain
-     * also saves when it ends or a signal stops it), and whether chains
-     * start from what the directory holds (--resume). */
-    const char *ckpt_dir;
-    uint64_t ckpt_iters;
-    double ckpt_seconds;
-    int resume;
+        const char *path;           /* DRIFT_INIT_VALUES: for the header */
+    } init;
+    /* ---- what is written, and to whom ---- */
+    struct {
+        const char *path;           /* NULL: no draws file */
+        int quiet;                  /* no progress line */
+        int progress;               /* progress on stderr: 0 none,
+                                       DRIFT_PROGRESS_LINE the redrawn
+                                       line (a terminal),
+                                       DRIFT_PROGRESS_LOG CmdStan's
+                                       periodic lines (logs, CI,
+                                       notebooks): progress.h */
+        const char *const *header;  /* "key = value" lines for the CSV
+                                       header, NULL-terminated */
+        int save_warmup;            /* write warmup draws too */
+        /* Continuous samplers: write the trajectory's skeleton, one row
+         * per segment, instead of draws at thin_time steps (--emit
+         * segments; see drift_emit_segment for the columns). */
+        int emit_segments;
+        /* The model's generated quantities (drift_model.generate) on
+         * every generated_every-th kept draw after warmup (0: 1); NaN on
+         * the others.  Derived values are written for every draw.  Not
+         * with emit_segments. */
+        uint64_t generated_every;
+        /* save_gradients: every row written gets the score
+         * grad log p(theta | data) at its draw, on the unconstrained
+         * scale, over all N rows (one full-data gradient per row, not
+         * counted in grads__ nor against --passes), as columns
+         * grad_lp_1__ ... grad_lp_d__ after the model's; not with
+         * emit_segments.  discard_draws: the draws a sampler emits are
+         * checked (a non-finite point fails the chain) but neither
+         * written nor counted: the pilot chains of the step-size search
+         * (tune.h). */
+        int save_gradients;
+        int discard_draws;
+        /* Called with every row written (lp__, grads__, sampler columns,
+         * constrained values), also when path is NULL; from the chain's
+         * thread.  May be NULL. */
+        void (*on_row)(void *user, unsigned chain_id, const double *row,
+                       size_t n);
+        void *on_row_user;
+        /* Called once per chain at its end, when a continuous sampler
+         * moved for a positive time after warmup: the trajectory time T
+         * and the exact time averages of theta and the variances
+         * (1/T) int theta^2 - mean^2, on the unconstrained scale (d
+         * values each).  May be NULL. */
+        void (*on_trajectory)(void *user, unsigned chain_id, double time,
+                              const double *mean, const double *var,
+                              size_t d);
+        void *on_trajectory_user;
+        /* A pilot of a continuous sampler (discard_draws only): its
+         * trajectory at every thin_time step, unconstrained (NULL:
+         * none). */
+        void (*on_point)(void *user, const double *theta);
+        void *on_point_user;
+    } output;
+    /* ---- held-out metrics (--test) ---- */
+    struct {
+        const drift_model *model;   /* the held-out rows (NULL: none) */
+        const char *path;           /* for headers */
+        double every;               /* every P data passes (0: at the end
+                                       only) */
+    } heldout;
+    /* ---- checkpoints (checkpoint.h) ---- */
+    /* The directory (NULL: none), how often each chain saves itself
+     * (every iters iterations, every seconds seconds; 0: not by that; a
+     * chain also saves when it ends or a signal stops it), and whether
+     * chains start from what the directory holds (--resume). */
+    struct {
+        const char *dir;
+        uint64_t iters;
+        double seconds;
+        int resume;
+    } ckpt;
     /* One run across MPI ranks: NULL in one process. */
     const drift_run_ranks *ranks;
-    /* The estimator behind grad_batch: DRIFT_GRADIENT_PLAIN, or
-     * DRIFT_GRADIENT_CV, for which chain 1 finds a mode in the run-level
-     * setup (mode.h).  drift_run refuses cv for samplers that never call
-     * grad_batch (DRIFT_SAMPLER_FULL_DATA, DRIFT_SAMPLER_OWN_ESTIMATES)
-     * and for models without rows. */
-    int gradient;
-    /* save_gradients: every row written gets the score
-     * grad log p(theta | data) at its draw, on the unconstrained scale,
-     * over all N rows (one full-data gradient per row, not counted in
-     * grads__ nor against --passes), as columns grad_lp_1__ ...
-     * grad_lp_d__ after the model's; not with emit_segments.
-     * discard_draws: the draws a sampler emits are checked (a non-finite
-     * point fails the chain) but neither written nor counted: the pilot
-     * chains of the step-size search (tune.h). */
-    int save_gradients;
-    int discard_draws;
     /* The engine's plan for a minibatch sampler at its defaults
      * (biascheck.h).  step: a step size left to the engine is chosen by
      * the bias check of pilots at h and h/2, not the KSD search.  mode:
@@ -166,10 +198,6 @@ typedef struct drift_run_config {
         int step, mode, budget, warmup, thin, check;
         double max_passes;
     } plan;
-    /* A pilot of a continuous sampler (discard_draws only): its
-     * trajectory at every thin_time step, unconstrained (NULL: none). */
-    void (*on_point)(void *user, const double *theta);
-    void *on_point_user;
 } drift_run_config;
 
 /* DRIFT_INIT_MODE (--gradient cv only): each chain starts at a draw of
@@ -259,7 +287,7 @@ typedef struct drift_run_shared {
     size_t n_allocs, cap_allocs;
     drift_cv cv;            /* --gradient cv's mode */
     /* The hyperparameters every chain's sampler gets, with a
-     * step size left to the engine chosen (NULL: cfg->hp as given), and
+     * step size left to the engine chosen (NULL: cfg->step.hp as given), and
      * how it was chosen (NULL: it was not; tune.h). */
     double *hp;
     struct drift_tune_result *tune;
@@ -403,7 +431,7 @@ struct drift_chain {
      * none yet) */
     drift_estimator_request est;
     struct drift_vr *vr;
-    /* The hyperparameters the sampler was given (cfg->hp, or
+    /* The hyperparameters the sampler was given (cfg->step.hp, or
      * the run's with a chosen step size); mute: warnings are not printed
      * (a pilot chain's). */
     const double *hp;

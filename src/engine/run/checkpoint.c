@@ -75,7 +75,7 @@ static uint64_t fnv1a(const unsigned char *p, size_t n)
 static void chain_file_path(const drift_chain *c, const char *ext, char *buf,
                             size_t cap)
 {
-    snprintf(buf, cap, "%s/chain_%u.%s", c->cfg->ckpt_dir, c->id, ext);
+    snprintf(buf, cap, "%s/chain_%u.%s", c->cfg->ckpt.dir, c->id, ext);
 }
 
 /* The blocks after the core, in both directions: theta, the stream's
@@ -100,7 +100,7 @@ static int blocks(drift_chain *c, double *theta, const core *k)
     if (!rc)
         rc = drift_csvout_ckpt(c);
     if (!rc) {
-        const drift_sampler *s = c->cfg->sampler;
+        const drift_sampler *s = c->cfg->step.sampler;
         if (!s->checkpoint)
             return drift_chain_fail(c, DRIFT_EINVAL,
                                     "sampler %s cannot be checkpointed "
@@ -286,7 +286,7 @@ int drift_ckpt_save(drift_chain *c)
     if (fd >= 0)
         close(fd);
     drift_free(io.buf);
-    if (!ok || rename(tmp, path) != 0 || sync_dir(c->cfg->ckpt_dir) != 0) {
+    if (!ok || rename(tmp, path) != 0 || sync_dir(c->cfg->ckpt.dir) != 0) {
         if (ok)
             err = errno;
         unlink(tmp);
@@ -548,18 +548,18 @@ int drift_ckpt_restore(drift_chain *c, int *found)
 
 static int ckpt_check(const drift_run_config *cfg, drift_err *e)
 {
-    if (cfg->ranks && (cfg->ckpt_dir || cfg->resume))
+    if (cfg->ranks && (cfg->ckpt.dir || cfg->ckpt.resume))
         return drift_err_set(e, DRIFT_EINVAL,
                              "--checkpoint-every and --resume: a run across "
                              "MPI ranks is not checkpointed; run without "
                              "them");
-    if (cfg->ckpt_dir && !cfg->sampler->checkpoint)
+    if (cfg->ckpt.dir && !cfg->step.sampler->checkpoint)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--checkpoint-every: sampler %s cannot be "
                              "checkpointed (its plugin has no checkpoint "
                              "callback; docs/writing-a-sampler.md)",
-                             cfg->sampler->name);
-    if (cfg->ckpt_dir && cfg->test_model)
+                             cfg->step.sampler->name);
+    if (cfg->ckpt.dir && cfg->heldout.model)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--checkpoint-every with --test: held-out "
                              "metrics are not checkpointed; run without "
@@ -570,7 +570,7 @@ static int ckpt_check(const drift_run_config *cfg, drift_err *e)
 static int ckpt_open(drift_chain *c, drift_chain_result *res)
 {
     (void)res;
-    if (!c->cfg->ckpt_dir)
+    if (!c->cfg->ckpt.dir)
         return DRIFT_EXT_IDLE;
     drift_ckpt_chain *ck = drift_calloc(1, sizeof *ck);
     if (!ck) {
@@ -586,7 +586,7 @@ static int ckpt_open(drift_chain *c, drift_chain_result *res)
 
 static int ckpt_restore(drift_chain *c, int *restored)
 {
-    if (!c->ext.ckpt || !c->cfg->resume)
+    if (!c->ext.ckpt || !c->cfg->ckpt.resume)
         return DRIFT_OK;
     return drift_ckpt_restore(c, restored);
 }
@@ -595,9 +595,9 @@ static int ckpt_restore(drift_chain *c, int *restored)
 static int ckpt_after_step(drift_chain *c)
 {
     const drift_run_config *cfg = c->cfg;
-    int due = (cfg->ckpt_iters && c->iter % cfg->ckpt_iters == 0) ||
-              (cfg->ckpt_seconds > 0 &&
-               drift_now() - c->ext.ckpt->at >= cfg->ckpt_seconds);
+    int due = (cfg->ckpt.iters && c->iter % cfg->ckpt.iters == 0) ||
+              (cfg->ckpt.seconds > 0 &&
+               drift_now() - c->ext.ckpt->at >= cfg->ckpt.seconds);
     return due ? drift_ckpt_save(c) : 0;
 }
 

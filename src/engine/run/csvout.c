@@ -54,7 +54,7 @@ static int has_column(const drift_sampler *s, const char *name)
 
 static int is_continuous(const drift_chain *c)
 {
-    return (c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+    return (c->cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
 }
 
 /* Where the stream stands in the file (its buffer flushed); -1 after a
@@ -142,14 +142,14 @@ static const char *metric_name(drift_metric_kind kind)
 static void write_cmdstan_config(drift_chain *c, FILE *f)
 {
     const drift_run_config *cfg = c->cfg;
-    const drift_sampler *s = cfg->sampler;
+    const drift_sampler *s = cfg->step.sampler;
     struct drift_csvout *o = c->out;
     fputs("# method = sample (Default)\n#   sample\n", f);
     reserve(c->w, "#     num_samples = ", 0, DRIFT_CSVOUT_COUNT_WIDTH,
             &o->at_num_samples);
-    reserve(c->w, "#     num_warmup = ", cfg->warmup ? cfg->warmup : 1,
+    reserve(c->w, "#     num_warmup = ", cfg->budget.warmup ? cfg->budget.warmup : 1,
             DRIFT_CSVOUT_COUNT_WIDTH, &o->at_num_warmup);
-    reserve(c->w, "#     save_warmup = ", (uint64_t)cfg->save_warmup, 1,
+    reserve(c->w, "#     save_warmup = ", (uint64_t)cfg->output.save_warmup, 1,
             &o->at_save_warmup);
     fprintf(f, "#     thin = %llu\n", (unsigned long long)o->thin);
     fputs("#     adapt\n", f);
@@ -164,13 +164,13 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
         char v[64];
         drift_hparam_format(&s->hparams[k], c->hp[k], v, sizeof v);
         /* A step size the run chose is not the default: no suffix. */
-        int chosen = c->hp != cfg->hp && isnan(cfg->hp[k]);
+        int chosen = c->hp != cfg->step.hp && isnan(cfg->step.hp[k]);
         /* A sampler's metric (unit, diag, dense) in CmdStan's spelling,
          * which CmdStanPy needs to read the adaptation block. */
         int is_metric = !strcmp(s->hparams[k].name, "metric");
         int metric = is_metric && (!strcmp(v, "unit") ||
                                    !strcmp(v, "diag") || !strcmp(v, "dense"));
-        const char *dflt = (cfg->hp_set && cfg->hp_set[k]) || chosen
+        const char *dflt = (cfg->step.hp_set && cfg->step.hp_set[k]) || chosen
                                ? ""
                                : " (Default)";
         if (is_metric && !metric) {
@@ -189,17 +189,17 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
         fprintf(f, "#     metric = %s\n", metric_name(c->metric.kind));
     if (drift_hparams_find(s->hparams, s->n_hparams, "max_depth") < 0)
         fputs("#     max_depth = 10\n", f);
-    fprintf(f, "#     num_chains = %u\n", cfg->chains ? cfg->chains : 1);
+    fprintf(f, "#     num_chains = %u\n", cfg->launch.chains ? cfg->launch.chains : 1);
     fprintf(f, "# id = %u\n", c->id);
     fprintf(f, "# data\n#   file = %s\n",
-            cfg->data_path ? cfg->data_path : "");
-    switch (cfg->init_mode) {
+            cfg->problem.path ? cfg->problem.path : "");
+    switch (cfg->init.mode) {
     case DRIFT_INIT_RANDOM:
         fprintf(f, "# init = %.10g\n",
-                cfg->init_radius > 0 ? cfg->init_radius : 2.0);
+                cfg->init.radius > 0 ? cfg->init.radius : 2.0);
         break;
     case DRIFT_INIT_VALUES:
-        fprintf(f, "# init = %s\n", cfg->init_path ? cfg->init_path : "");
+        fprintf(f, "# init = %s\n", cfg->init.path ? cfg->init.path : "");
         break;
     case DRIFT_INIT_MODE:
         fputs("# init = mode\n", f);
@@ -210,9 +210,9 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
     default:
         fputs("# init = 0\n", f);
     }
-    fprintf(f, "# random\n#   seed = %llu\n", (unsigned long long)cfg->seed);
+    fprintf(f, "# random\n#   seed = %llu\n", (unsigned long long)cfg->launch.seed);
     char path[4096];
-    drift_chain_path(cfg->out_path ? cfg->out_path : "", cfg->chains, c->id,
+    drift_chain_path(cfg->output.path ? cfg->output.path : "", cfg->launch.chains, c->id,
                      path, sizeof path);
     fprintf(f, "# output\n#   file = %s\n", path);
 }
@@ -221,21 +221,21 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
 static void write_drift_config(drift_chain *c, FILE *f)
 {
     const drift_run_config *cfg = c->cfg;
-    const drift_sampler *s = cfg->sampler;
+    const drift_sampler *s = cfg->step.sampler;
     fprintf(f, "# sampler = %s\n", s->name);
-    if (cfg->sampler_path)
-        fprintf(f, "# sampler_file = %s\n", cfg->sampler_path);
+    if (cfg->step.sampler_path)
+        fprintf(f, "# sampler_file = %s\n", cfg->step.sampler_path);
     fprintf(f, "# batch = %zu\n", c->batch);
     fprintf(f, "# access = %s\n", drift_access_name(c->stream.mode));
-    if (cfg->iters)
-        fprintf(f, "# iterations = %llu\n", (unsigned long long)cfg->iters);
-    if (cfg->passes > 0)
-        fprintf(f, "# passes = %.10g\n", cfg->passes);
-    if (cfg->seconds > 0)
-        fprintf(f, "# seconds = %.10g\n", cfg->seconds);
+    if (cfg->budget.iters)
+        fprintf(f, "# iterations = %llu\n", (unsigned long long)cfg->budget.iters);
+    if (cfg->budget.passes > 0)
+        fprintf(f, "# passes = %.10g\n", cfg->budget.passes);
+    if (cfg->budget.seconds > 0)
+        fprintf(f, "# seconds = %.10g\n", cfg->budget.seconds);
     fprintf(f, "# warmup_iterations = %llu\n",
-            (unsigned long long)cfg->warmup);
-    if (cfg->emit_segments)
+            (unsigned long long)cfg->budget.warmup);
+    if (cfg->output.emit_segments)
         fputs("# emit = segments\n"
               "#   one row per linear segment x0 + v s of the trajectory, "
               "s from 0 to\n"
@@ -249,19 +249,19 @@ static void write_drift_config(drift_chain *c, FILE *f)
               f);
     else if (is_continuous(c))
         fprintf(f, "# thin_time = %.10g\n",
-                cfg->thin_time > 0 ? cfg->thin_time : 1.0);
-    if (cfg->grad_noise > 0)
-        fprintf(f, "# grad_noise = %.10g\n", cfg->grad_noise);
-    if (cfg->full_threads > 1)
-        fprintf(f, "# threads = %u\n", cfg->full_threads);
-    if (cfg->test_model) {
+                cfg->budget.thin_time > 0 ? cfg->budget.thin_time : 1.0);
+    if (cfg->step.grad_noise > 0)
+        fprintf(f, "# grad_noise = %.10g\n", cfg->step.grad_noise);
+    if (cfg->step.full_threads > 1)
+        fprintf(f, "# threads = %u\n", cfg->step.full_threads);
+    if (cfg->heldout.model) {
         /* Where the held-out metrics go: beside this file. */
         char path[4096], mpath[4200];
-        drift_chain_path(cfg->out_path, cfg->chains, c->id, path, sizeof path);
+        drift_chain_path(cfg->output.path, cfg->launch.chains, c->id, path, sizeof path);
         drift_heldout_path(path, mpath, sizeof mpath);
         const char *base = strrchr(mpath, '/');
-        fprintf(f, "# test = %s\n", cfg->test_path ? cfg->test_path : "");
-        fprintf(f, "# eval_every = %.10g\n", cfg->eval_every);
+        fprintf(f, "# test = %s\n", cfg->heldout.path ? cfg->heldout.path : "");
+        fprintf(f, "# eval_every = %.10g\n", cfg->heldout.every);
         fprintf(f, "# metrics_file = %s\n", base ? base + 1 : mpath);
     }
     fprintf(f, "# N = %zu\n", c->N);
@@ -282,7 +282,7 @@ static void write_drift_config(drift_chain *c, FILE *f)
             fprintf(f, "# gradient_snapshot_rows = %llu\n",
                     (unsigned long long)c->est.snapshot_rows);
     }
-    if (cfg->gradient == DRIFT_GRADIENT_CV && c->run && c->run->cv.ready) {
+    if (cfg->step.gradient == DRIFT_GRADIENT_CV && c->run && c->run->cv.ready) {
         const drift_cv *cv = &c->run->cv;
         fprintf(f, "# mode_method = %s\n", cv->method);
         fprintf(f, "# mode_grads = %llu\n", (unsigned long long)cv->grads);
@@ -312,7 +312,7 @@ static void write_drift_config(drift_chain *c, FILE *f)
      * lines). */
     if (c->run && c->run->tune_header[0])
         fputs(c->run->tune_header, f);
-    if (cfg->save_gradients)
+    if (cfg->output.save_gradients)
         fprintf(f,
                 "# save_gradients = 1\n"
                 "# grad_lp_coordinates = %s\n"
@@ -352,7 +352,7 @@ static void write_drift_config(drift_chain *c, FILE *f)
 static void write_columns(drift_chain *c, FILE *f)
 {
     const drift_run_config *cfg = c->cfg;
-    const drift_sampler *s = cfg->sampler;
+    const drift_sampler *s = cfg->step.sampler;
     fputs("lp__,grads__", f);
     for (size_t k = 0; k < s->n_columns; k++) {
         const char *name = s->columns[k];
@@ -371,20 +371,20 @@ static void write_columns(drift_chain *c, FILE *f)
         fputs(",treedepth__", f);
     if (c->out->add_divergent)
         fputs(",divergent__", f);
-    if (cfg->emit_segments)
+    if (cfg->output.emit_segments)
         fputs(",time__,duration__", f);
     for (size_t k = 0; k < c->model->n_out; k++)
         fprintf(f, ",%s", c->model->out_names[k]);
-    if (!cfg->emit_segments)
+    if (!cfg->output.emit_segments)
         for (size_t k = 0; k < c->model->n_gen; k++)
             fprintf(f, ",%s", c->model->gen_names[k]);
     /* No dot here either (rstan). */
-    if (cfg->save_gradients && !cfg->emit_segments)
+    if (cfg->output.save_gradients && !cfg->output.emit_segments)
         for (size_t k = 0; k < c->d; k++)
             fprintf(f, ",grad_lp_%zu__", k + 1);
     /* No dot in these names: rstan would read x0.1__ as element 1 of a
      * parameter x0. */
-    if (cfg->emit_segments) {
+    if (cfg->output.emit_segments) {
         for (size_t k = 0; k < c->d; k++)
             fprintf(f, ",x0_%zu__", k + 1);
         for (size_t k = 0; k < c->d; k++)
@@ -411,7 +411,7 @@ static void publish_layout(drift_chain *c)
     g->metric_kind = c->metric.kind;
     g->d = c->d;
     g->step = block_stepsize(c, NULL);
-    g->warmup = c->cfg->warmup;
+    g->warmup = c->cfg->budget.warmup;
     g->off_rows = o->off_rows;
     if (o->off_warm_end >= 0) {
         g->off_warm_end = o->off_warm_end;
@@ -423,11 +423,11 @@ static void publish_layout(drift_chain *c)
 /* The layout's fields that follow from the run's sampler and options. */
 static void derived_fields(const drift_chain *c, struct drift_csvout *o)
 {
-    const drift_sampler *s = c->cfg->sampler;
+    const drift_sampler *s = c->cfg->step.sampler;
     o->add_treedepth = !has_column(s, "treedepth__");
     o->add_divergent = !has_column(s, "divergent__");
-    o->thin = is_continuous(c) ? 1 : c->cfg->thin;
-    o->save_warmup = c->cfg->save_warmup;
+    o->thin = is_continuous(c) ? 1 : c->cfg->budget.thin;
+    o->save_warmup = c->cfg->output.save_warmup;
     o->stepsize_col = -1;
     /* stepsize__ among the diagnostic values, vector columns counting d */
     size_t at = 0;
@@ -455,7 +455,7 @@ int drift_csvout_begin(drift_chain *c)
     fprintf(f, "# drift_version = %s\n", PACKAGE_VERSION);
     /* First, where anyone opening the file sees it: readers of Stan CSV
      * take these rows for equally weighted draws, which they are not. */
-    if (cfg->emit_segments)
+    if (cfg->output.emit_segments)
         fputs("# drift: SEGMENTS, NOT DRAWS (--emit segments).  Each row is "
               "a straight piece\n"
               "#   of a continuous trajectory, lasting duration__: weight "
@@ -467,7 +467,7 @@ int drift_csvout_begin(drift_chain *c)
               "#   and R-hat of these rows are wrong.  drift summary reads "
               "them right.\n",
               f);
-    for (const char *const *h = cfg->header; h && *h; h++)
+    for (const char *const *h = cfg->output.header; h && *h; h++)
         fprintf(f, "# %s\n", *h);
     write_cmdstan_config(c, f);
     write_drift_config(c, f);
@@ -540,7 +540,7 @@ static double block_stepsize(const drift_chain *c, const double *diag)
     if (diag && c->out && c->out->stepsize_col >= 0 &&
         isfinite(diag[c->out->stepsize_col]))
         return diag[c->out->stepsize_col];
-    const drift_sampler *s = c->cfg->sampler;
+    const drift_sampler *s = c->cfg->step.sampler;
     long k = drift_hparams_find(s->hparams, s->n_hparams, "h");
     if (k < 0)
         k = drift_hparams_find(s->hparams, s->n_hparams, "eta");
@@ -635,7 +635,7 @@ void drift_csvout_finish(drift_chain *c, const drift_csvout_end *end)
         return;
     o->warm_offered = c->warm_offered;
     o->samp_offered = c->samp_offered;
-    o->warm_iters = c->iter < c->cfg->warmup ? c->iter : c->cfg->warmup;
+    o->warm_iters = c->iter < c->cfg->budget.warmup ? c->iter : c->cfg->budget.warmup;
     o->engaged = isfinite(c->adapted_step);
     if (!c->w)
         return;

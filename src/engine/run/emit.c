@@ -25,7 +25,7 @@
 /* Whether the step being taken is one of warmup's. */
 static int in_warmup(const drift_chain *c)
 {
-    return c->iter < c->cfg->warmup;
+    return c->iter < c->cfg->budget.warmup;
 }
 
 /* Whether the row handed to on_row on this thread is warmup's. */
@@ -163,7 +163,7 @@ static void before_row(drift_chain *c, const double *diag)
 static int offer(drift_chain *c, uint64_t *k)
 {
     if (in_warmup(c)) {
-        if (!c->cfg->save_warmup)
+        if (!c->cfg->output.save_warmup)
             return 0;
         *k = c->warm_offered++;
         return 1;
@@ -177,7 +177,7 @@ static int offer(drift_chain *c, uint64_t *k)
  * depend on the sampler's own stream. */
 static uint64_t generated_seed(const drift_chain *c)
 {
-    uint64_t z = c->cfg->seed ^ ((uint64_t)c->id << 40) ^
+    uint64_t z = c->cfg->launch.seed ^ ((uint64_t)c->id << 40) ^
                  (c->iter * 0x9e3779b97f4a7c15ULL);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
@@ -196,11 +196,11 @@ static void write_generated(drift_chain *c, const double *theta, double *out)
     const drift_model *m = c->model;
     if (!m->n_gen)
         return;
-    uint64_t every = c->cfg->generated_every ? c->cfg->generated_every : 1;
+    uint64_t every = c->cfg->output.generated_every ? c->cfg->output.generated_every : 1;
     uint64_t row;
     if (in_warmup(c)) { /* this row's index among the phase's rows */
-        int grid = (c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
-        row = (c->warm_offered - 1) / (grid ? 1 : c->cfg->thin);
+        int grid = (c->cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+        row = (c->warm_offered - 1) / (grid ? 1 : c->cfg->budget.thin);
     } else {
         row = c->gen_seen++;
     }
@@ -274,7 +274,7 @@ static int write_row(drift_chain *c, const double *theta, double lp,
         row[2 + k] = diag ? diag[k] : NAN;
     c->model->constrain(c->model->self, theta, row + 2 + nc);
     write_generated(c, theta, row + 2 + nc + n_out);
-    size_t n_score = c->cfg->save_gradients ? c->d : 0;
+    size_t n_score = c->cfg->output.save_gradients ? c->d : 0;
     if (n_score) {
         /* --save-gradients: the score over all rows, exact (no
          * --grad-noise), not counted; NaN where it is not finite. */
@@ -286,9 +286,9 @@ static int write_row(drift_chain *c, const double *theta, double lp,
                 if (!isfinite(score[k]))
                     score[k] = NAN;
     }
-    if (c->cfg->on_row) {
+    if (c->cfg->output.on_row) {
         row_warm = in_warmup(c);
-        c->cfg->on_row(c->cfg->on_row_user, c->id, row, c->row_len);
+        c->cfg->output.on_row(c->cfg->output.on_row_user, c->id, row, c->row_len);
     }
     if (c->w) {
         int was = c->failed;
@@ -376,9 +376,9 @@ int drift_emit_draw(drift_chain *c, const double *theta, double lp,
         return rc;
     drift_watch_draw(c, theta, lp);
     uint64_t k;
-    if (c->cfg->discard_draws)
+    if (c->cfg->output.discard_draws)
         return DRIFT_OK;
-    if (offer(c, &k) && k % c->cfg->thin == 0)
+    if (offer(c, &k) && k % c->cfg->budget.thin == 0)
         return write_row(c, theta, lp, diag);
     return DRIFT_OK;
 }
@@ -410,9 +410,9 @@ static int write_segment_row(drift_chain *c, const double *x0,
     k += c->d;
     memcpy(row + k, v, c->d * sizeof *row);
     k += c->d;
-    if (c->cfg->on_row) {
+    if (c->cfg->output.on_row) {
         row_warm = in_warmup(c);
-        c->cfg->on_row(c->cfg->on_row_user, c->id, row, k);
+        c->cfg->output.on_row(c->cfg->output.on_row_user, c->id, row, k);
     }
     if (c->w) {
         int was = c->failed;
@@ -448,7 +448,7 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                                 "sampler %s emitted a segment but does not "
                                 "declare DRIFT_SAMPLER_CONTINUOUS in its "
                                 "flags",
-                                c->cfg->sampler->name);
+                                c->cfg->step.sampler->name);
     int rc = check_state(c, x0);
     if (!rc)
         rc = check_lp(c, x0, lp);
@@ -467,32 +467,32 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                                 "chain %u: emit_segment given duration %g",
                                 c->id, duration);
     int warm = in_warmup(c);
-    if (c->cfg->discard_draws) {
+    if (c->cfg->output.discard_draws) {
         /* a pilot: its clock, and its points on the time grid for the
          * plan's measures */
-        double dt = c->cfg->thin_time, t0 = c->traj.t;
+        double dt = c->cfg->budget.thin_time, t0 = c->traj.t;
         c->traj.t += duration;
-        if (c->cfg->on_point && dt > 0)
+        if (c->cfg->output.on_point && dt > 0)
             while (c->traj.t_next_out < c->traj.t) {
                 double s = c->traj.t_next_out - t0;
                 for (size_t k = 0; k < c->d; k++)
                     c->traj.seg[k] = x0[k] + v[k] * s;
-                c->cfg->on_point(c->cfg->on_point_user, c->traj.seg);
+                c->cfg->output.on_point(c->cfg->output.on_point_user, c->traj.seg);
                 c->traj.grid_k++;
                 c->traj.t_next_out = dt * (double)c->traj.grid_k;
             }
         return DRIFT_OK;
     }
-    if (warm && !c->cfg->save_warmup)
+    if (warm && !c->cfg->output.save_warmup)
         return DRIFT_OK;
     double t0 = c->traj.t, t1 = c->traj.t + duration;
     uint64_t k_offer;
-    if (c->cfg->emit_segments) {
+    if (c->cfg->output.emit_segments) {
         if (duration > 0 && offer(c, &k_offer) &&
             (rc = write_segment_row(c, x0, v, duration, lp, diag)))
             return rc;
     } else {
-        double dt = c->cfg->thin_time > 0 ? c->cfg->thin_time : 1.0;
+        double dt = c->cfg->budget.thin_time > 0 ? c->cfg->budget.thin_time : 1.0;
         /* The draws of one segment are bounded by what a reader can use:
          * a step so small that they would not advance the grid (1e-300),
          * or would flood the disk (1e-9 on segments of length 1), fails

@@ -97,7 +97,7 @@ int drift_run_ext_ckpt(drift_chain *c);
 static inline unsigned drift_run_ext_index(const drift_chain *c)
 {
     const drift_run_config *cfg = c->cfg;
-    unsigned first = (cfg->first_chain_id ? cfg->first_chain_id : 1) +
+    unsigned first = (cfg->launch.first_chain_id ? cfg->launch.first_chain_id : 1) +
                      (cfg->ranks ? cfg->ranks->first : 0);
     return c->id - first;
 }

@@ -353,15 +353,15 @@ static void heldout_eval(drift_chain *c)
 static int heldout_open(drift_chain *c, drift_chain_result *res)
 {
     const drift_run_config *cfg = c->cfg;
-    if (!cfg->test_model)
+    if (!cfg->heldout.model)
         return DRIFT_EXT_IDLE;
     drift_err e = {{0}};
-    if (cfg->out_path)
+    if (cfg->output.path)
         drift_heldout_path(res->path, res->metrics_path,
                            sizeof res->metrics_path);
-    int rc = drift_heldout_new(&c->ext.heldout, cfg->test_model,
-                               cfg->test_path,
-                               cfg->out_path ? res->metrics_path : NULL,
+    int rc = drift_heldout_new(&c->ext.heldout, cfg->heldout.model,
+                               cfg->heldout.path,
+                               cfg->output.path ? res->metrics_path : NULL,
                                c->id, &e);
     if (rc) {
         drift_chain_fail(c, rc, "%s", e.msg);
@@ -372,7 +372,7 @@ static int heldout_open(drift_chain *c, drift_chain_result *res)
         return DRIFT_EXT_IDLE;
     }
     drift_heldout *h = c->ext.heldout;
-    h->every = cfg->eval_every * (double)c->N;
+    h->every = cfg->heldout.every * (double)c->N;
     h->next = h->every;
     h->last = UINT64_MAX;
     return DRIFT_EXT_ON;

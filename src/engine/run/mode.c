@@ -240,7 +240,7 @@ static int adam(search *s, double *x, double *work)
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for the mode search");
     drift_rng rng;
-    drift_rng_seed(&rng, c->cfg->seed, 0);
+    drift_rng_seed(&rng, c->cfg->launch.seed, 0);
     drift_rng_long_jump(&rng);
     uint64_t T = (uint64_t)ceil(ADAM_PASSES * (double)N / (double)n);
     uint64_t avg_from = T / 2, n_avg = 0;
@@ -300,7 +300,7 @@ static int store_glm(const drift_chain *c)
     const drift_model *m = c->model;
     if (!(m->flags & DRIFT_MODEL_GLM) || !m->glm_scalars || !m->glm_design)
         return 0;
-    const drift_data *data = c->cfg->data;
+    const drift_data *data = c->cfg->problem.data;
     if (data && data->n_rows) {
         double per_row = (double)data->n_cols;
         for (size_t k = 0; k < data->n_sparse; k++)
@@ -309,7 +309,7 @@ static int store_glm(const drift_chain *c)
             return 0;
     }
     double bytes = 16.0 * (double)c->N;
-    if (c->cfg->max_memory && bytes > 0.5 * (double)c->cfg->max_memory)
+    if (c->cfg->step.max_memory && bytes > 0.5 * (double)c->cfg->step.max_memory)
         return 0;
     return bytes <= (double)drift_memory_limit() / 8;
 }
@@ -558,7 +558,7 @@ static int first_point(search *s, double *x, double *f, double *g,
 {
     drift_chain *c = s->c;
     drift_rng rng;
-    drift_rng_seed(&rng, c->cfg->seed, 0);
+    drift_rng_seed(&rng, c->cfg->launch.seed, 0);
     for (int t = 0; t < 21; t++) {
         if (t > 0)
             for (size_t k = 0; k < s->d; k++)
@@ -649,11 +649,11 @@ int drift_mode_setup(drift_chain *c, const double *start)
     cv->d = d;
     /* The search's share, less the pass of the store that follows it. */
     double passes_cap = MAX_PASSES;
-    if (cfg->passes > 0 && BUDGET_SHARE * cfg->passes - 1 < passes_cap)
-        passes_cap = BUDGET_SHARE * cfg->passes - 1;
+    if (cfg->budget.passes > 0 && BUDGET_SHARE * cfg->budget.passes - 1 < passes_cap)
+        passes_cap = BUDGET_SHARE * cfg->budget.passes - 1;
     s.cap_grads = passes_cap * (double)N;
-    if (cfg->seconds > 0)
-        s.cap_seconds = BUDGET_SHARE * cfg->seconds;
+    if (cfg->budget.seconds > 0)
+        s.cap_seconds = BUDGET_SHARE * cfg->budget.seconds;
     size_t work_n = (2 * LBFGS_HISTORY + 5) * d;
     double *work = drift_malloc_array(work_n, sizeof(double));
     double *x = drift_malloc_array(d, sizeof(double));

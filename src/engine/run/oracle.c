@@ -170,7 +170,7 @@ static int check_budget(drift_chain *c)
                              "chain %u: the %s spent the whole budget of "
                              "--seconds %g before any draw; give a larger "
                              "budget",
-                             c->id, what, cfg->seconds);
+                             c->id, what, cfg->budget.seconds);
             return DRIFT_ESTOP;
         }
     } else if (c->stop && drift_stop_requested())
@@ -178,22 +178,22 @@ static int check_budget(drift_chain *c)
                                 "chain %u: stopped by a signal during the "
                                 "%s, before any draw",
                                 c->id, what);
-    if (cfg->passes > 0 && c->N &&
-        (double)c->grads > cfg->passes * (double)c->N) {
+    if (cfg->budget.passes > 0 && c->N &&
+        (double)c->grads > cfg->budget.passes * (double)c->N) {
         drift_chain_fail(c, DRIFT_EINVAL,
                          "chain %u: the %s spent the whole budget "
                          "of --passes %g before any draw; give a larger "
                          "budget",
-                         c->id, what, cfg->passes);
+                         c->id, what, cfg->budget.passes);
         return DRIFT_ESTOP;
     }
-    if (!c->ext.shard && cfg->seconds > 0 &&
-        drift_now() - c->t_start > cfg->seconds) {
+    if (!c->ext.shard && cfg->budget.seconds > 0 &&
+        drift_now() - c->t_start > cfg->budget.seconds) {
         drift_chain_fail(c, DRIFT_EINVAL,
                          "chain %u: the %s spent the whole budget "
                          "of --seconds %g before any draw; give a larger "
                          "budget",
-                         c->id, what, cfg->seconds);
+                         c->id, what, cfg->budget.seconds);
         return DRIFT_ESTOP;
     }
     return DRIFT_OK;
@@ -243,7 +243,7 @@ static int check_rows(drift_chain *c, const size_t *rows, size_t n)
  * reads of them later find them in cache. */
 static void prefetch_rows(const drift_chain *c, const size_t *rows, size_t n)
 {
-    const drift_data *data = c->cfg->data;
+    const drift_data *data = c->cfg->problem.data;
     if (!data || !data->values)
         return;
     size_t bytes = data->n_cols * sizeof(double);
@@ -403,7 +403,7 @@ static void *full_chunk_ready(drift_chain *c)
 {
     if (c->full_chunk)
         return c->full_ws ? c->full_ws : c->ws;
-    const drift_data *data = c->cfg->data;
+    const drift_data *data = c->cfg->problem.data;
     double per_row = 1;
     if (data && data->n_rows) {
         per_row = (double)data->n_cols;
@@ -435,7 +435,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
 {
     void *ws = full_chunk_ready(c);
     size_t chunk = c->full_chunk;
-    unsigned T = c->cfg->full_threads;
+    unsigned T = c->cfg->step.full_threads;
     /* Across ranks, the rows of this rank's share (the model's own). */
     size_t N = c->ext.shard ? c->ext.shard->n : c->N;
     if (T <= 1 || N < PARALLEL_MIN_ROWS)
@@ -1813,7 +1813,7 @@ static int svc_is_glm(drift_chain *c)
            c->model->glm_design;
 }
 static uint64_t svc_iteration(drift_chain *c) { return c->iter; }
-static int svc_in_warmup(drift_chain *c) { return c->iter < c->cfg->warmup; }
+static int svc_in_warmup(drift_chain *c) { return c->iter < c->cfg->budget.warmup; }
 static unsigned svc_chain_id(drift_chain *c) { return c->id; }
 
 static double svc_uniform(drift_chain *c) { return drift_rng_uniform(&c->rng); }
@@ -1852,7 +1852,7 @@ static int remember(void ***list, size_t *n, size_t *cap, void *p)
 
 static void *svc_alloc(drift_chain *c, size_t bytes)
 {
-    size_t limit = c->cfg->max_memory;
+    size_t limit = c->cfg->step.max_memory;
     if (limit && (bytes > limit || c->mem_used > limit - bytes)) {
         drift_chain_fail(c, DRIFT_ENOMEM,
                          "the sampler needs %zu bytes (%zu so far), more "
@@ -2014,7 +2014,7 @@ static int svc_metric_set_diag(drift_chain *c, const double *inv)
                                 "metric set_diag: the chain's metric is not "
                                 "diagonal (call metric_use with "
                                 "DRIFT_METRIC_DIAG from init)");
-    if (c->phase != DRIFT_CHAIN_INIT && c->iter > c->cfg->warmup)
+    if (c->phase != DRIFT_CHAIN_INIT && c->iter > c->cfg->budget.warmup)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "metric set_diag: only allowed in init and "
                                 "warmup");
@@ -2029,7 +2029,7 @@ static int svc_metric_set_dense(drift_chain *c, const double *inv)
                                 "metric set_dense: the chain's metric is not "
                                 "dense (call metric_use with "
                                 "DRIFT_METRIC_DENSE from init)");
-    if (c->phase != DRIFT_CHAIN_INIT && c->iter > c->cfg->warmup)
+    if (c->phase != DRIFT_CHAIN_INIT && c->iter > c->cfg->budget.warmup)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "metric set_dense: only allowed in init and "
                                 "warmup");
@@ -2148,7 +2148,7 @@ static const drift_metric_services metric_table = {
 /* The estimator's services (DRIFT_TABLE_ESTIMATOR). */
 static int est_use(drift_chain *c, const drift_estimator_request *r)
 {
-    const char *who = c->cfg->sampler ? c->cfg->sampler->name : "sampler";
+    const char *who = c->cfg->step.sampler ? c->cfg->step.sampler->name : "sampler";
     if (c->phase != DRIFT_CHAIN_INIT)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "sampler %s: the estimator service's use "
@@ -2202,7 +2202,7 @@ static const drift_estimator_services estimator_table = {
 /* The report's services (DRIFT_TABLE_REPORT). */
 static void report_note(drift_chain *c, const char *msg)
 {
-    if (!c->cfg->quiet)
+    if (!c->cfg->output.quiet)
         say(c, "", msg);
 }
 

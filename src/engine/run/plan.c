@@ -1279,55 +1279,55 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
         return oom(p, e);
 
     p->cfg = (drift_run_config){
-        .model = &prob->model,
-        .data = drift_problem_data(prob),
-        .sampler = sampler,
-        .sampler_path = p->sampler_path,
-        .hp = p->hp,
-        .hp_set = p->hp_set,
-        .batch = a->batch,
-        .access = a->access,
-        .iters = a->iters,
-        .passes = a->passes,
-        .seconds = a->seconds,
-        .thin = a->thin,
-        .thin_time = a->thin_time,
-        .generated_every = a->generated_every,
-        .warmup = a->warmup,
-        .save_warmup = a->save_warmup,
-        .seed = a->seed,
-        .chains = a->chains,
-        .grad_noise = a->grad_noise,
-        .max_memory = a->max_memory,
-        .first_chain_id = a->chain_id ? a->chain_id : 1,
-        .init_mode = p->init_mode,
-        .init_values = p->init_values,
-        .init_points = p->init_points,
-        .init_given = p->init_given,
-        .init_radius = a->init_radius,
-        .init_path = p->init_mode == DRIFT_INIT_VALUES ? a->init : NULL,
-        .out_path = a->out,
-        .header = p->header,
-        .quiet = a->quiet,
-        .progress = a->quiet ? 0
+        .problem.model = &prob->model,
+        .problem.data = drift_problem_data(prob),
+        .step.sampler = sampler,
+        .step.sampler_path = p->sampler_path,
+        .step.hp = p->hp,
+        .step.hp_set = p->hp_set,
+        .step.batch = a->batch,
+        .step.access = a->access,
+        .budget.iters = a->iters,
+        .budget.passes = a->passes,
+        .budget.seconds = a->seconds,
+        .budget.thin = a->thin,
+        .budget.thin_time = a->thin_time,
+        .output.generated_every = a->generated_every,
+        .budget.warmup = a->warmup,
+        .output.save_warmup = a->save_warmup,
+        .launch.seed = a->seed,
+        .launch.chains = a->chains,
+        .step.grad_noise = a->grad_noise,
+        .step.max_memory = a->max_memory,
+        .launch.first_chain_id = a->chain_id ? a->chain_id : 1,
+        .init.mode = p->init_mode,
+        .init.values = p->init_values,
+        .init.points = p->init_points,
+        .init.given = p->init_given,
+        .init.radius = a->init_radius,
+        .init.path = p->init_mode == DRIFT_INIT_VALUES ? a->init : NULL,
+        .output.path = a->out,
+        .output.header = p->header,
+        .output.quiet = a->quiet,
+        .output.progress = a->quiet ? 0
                     : !p->msg && isatty(STDERR_FILENO) ? DRIFT_PROGRESS_LINE
                                                        : DRIFT_PROGRESS_LOG,
-        .on_row = p->on_draw ? deliver_row : NULL,
-        .on_row_user = p,
-        .test_model = a->test && writer ? &p->test.model : NULL,
-        .test_path = a->test,
-        .eval_every = a->eval_every,
-        .emit_segments = a->emit_segments,
-        .data_path = a->n_data ? a->data[0] : NULL,
-        .full_threads = a->threads,
-        .warmup_only = a->warmup_only,
-        .ckpt_dir = p->ckpt_dir[0] ? p->ckpt_dir : NULL,
-        .ckpt_iters = a->ckpt_iters,
-        .ckpt_seconds = a->ckpt_seconds,
-        .resume = p->resume,
+        .output.on_row = p->on_draw ? deliver_row : NULL,
+        .output.on_row_user = p,
+        .heldout.model = a->test && writer ? &p->test.model : NULL,
+        .heldout.path = a->test,
+        .heldout.every = a->eval_every,
+        .output.emit_segments = a->emit_segments,
+        .problem.path = a->n_data ? a->data[0] : NULL,
+        .step.full_threads = a->threads,
+        .budget.warmup_only = a->warmup_only,
+        .ckpt.dir = p->ckpt_dir[0] ? p->ckpt_dir : NULL,
+        .ckpt.iters = a->ckpt_iters,
+        .ckpt.seconds = a->ckpt_seconds,
+        .ckpt.resume = p->resume,
         .ranks = p->ranks_on ? p->ranks : NULL,
-        .gradient = a->gradient,
-        .save_gradients = a->save_gradients,
+        .step.gradient = a->gradient,
+        .output.save_gradients = a->save_gradients,
         .plan = {planned, planned, plan_budget, planned && !a->have_warmup,
                  planned && !a->have_thin,
                  check_applies(sampler, p->hp, prob->model.n_rows,
@@ -1343,9 +1343,9 @@ int drift_plan_open(drift_plan *p, const drift_plan_hooks *h, drift_err *e)
                     : prob->lang_path ? drift_lang_rows_table(&prob->model)
                                       : NULL;
     if (rows_table && rows_table->kind == DRIFT_TABLE_ROWSTORE) {
-        p->cfg.data_mapped = 1;
-        p->cfg.data_fd = rows_table->rs.fd;
-        p->cfg.data_map = rows_table->rs.map;
+        p->cfg.problem.mapped = 1;
+        p->cfg.problem.fd = rows_table->rs.fd;
+        p->cfg.problem.map = rows_table->rs.map;
         drift_table_advise(rows_table, a->access == DRIFT_ACCESS_CA);
     }
     if (p->internal && (rc = internal_config(p, e)))
@@ -1380,14 +1380,14 @@ static int internal_config(drift_plan *p, drift_err *e)
                                  "--init %s: initial values are given in "
                                  "memory too; give one or the other",
                                  p->a.init);
-        cfg->init_mode = DRIFT_INIT_VALUES;
-        cfg->init_values = in->init_values;
-        cfg->init_given = in->init_given;
-        cfg->init_path = NULL;
+        cfg->init.mode = DRIFT_INIT_VALUES;
+        cfg->init.values = in->init_values;
+        cfg->init.given = in->init_given;
+        cfg->init.path = NULL;
     }
-    cfg->on_trajectory = in->on_trajectory;
-    cfg->on_trajectory_user = in->on_trajectory_user;
-    cfg->parallel = in->parallel;
+    cfg->output.on_trajectory = in->on_trajectory;
+    cfg->output.on_trajectory_user = in->on_trajectory_user;
+    cfg->launch.parallel = in->parallel;
     return DRIFT_OK;
 }
 
@@ -1454,7 +1454,7 @@ int drift_plan_launch(drift_plan *p, int launcher, int *watched,
          * fork, for both. */
         uint64_t max_files;
         drift_files_reserve(4ull * p->a.chains + 16, &max_files);
-        drift_guard_config gc = {p->a.chains, p->cfg.first_chain_id,
+        drift_guard_config gc = {p->a.chains, p->cfg.launch.first_chain_id,
                                  p->sampler.name, p->a.step_timeout, NULL,
                                  0};
         drift_err ge = {{0}};

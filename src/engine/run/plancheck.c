@@ -37,9 +37,9 @@ int drift_plancheck_setup(drift_chain *c)
     /* a budget the check could eat into: no check (it is not the run's) */
     const drift_run_config *cfg = c->cfg;
     double cost = (double)(d + 1) * (double)n;
-    if (cfg->seconds > 0 ||
-        (cfg->passes > 0 &&
-         (double)c->grads + cost > 0.5 * cfg->passes * (double)N))
+    if (cfg->budget.seconds > 0 ||
+        (cfg->budget.passes > 0 &&
+         (double)c->grads + cost > 0.5 * cfg->budget.passes * (double)N))
         return DRIFT_OK;
     size_t *rows = drift_malloc_array(n, sizeof *rows);
     double *H = drift_malloc_array(3 * d * d + 4 * d, sizeof *H);
@@ -81,7 +81,7 @@ int drift_plancheck_setup(drift_chain *c)
         for (size_t k = 0; k < j; k++)
             H[j * d + k] = H[k * d + j] = 0.5 * (H[j * d + k] + H[k * d + j]);
     double *var = NULL, *mom = NULL;
-    unsigned slots = c->cfg->chains ? c->cfg->chains : 1;
+    unsigned slots = c->cfg->launch.chains ? c->cfg->launch.chains : 1;
     if (!drift_adapt_spd_inverse(H, d, inv, scratch)) {
         var = drift_malloc_array(d, sizeof *var);
         mom = drift_calloc((size_t)slots * DRIFT_PLANCHECK_BATCHES *
@@ -106,14 +106,14 @@ int drift_plancheck_setup(drift_chain *c)
 void drift_plancheck_add(drift_chain *c, const double *theta)
 {
     drift_run_shared *run = c->run;
-    if (!run || !run->check_mom || c->cfg->discard_draws)
+    if (!run || !run->check_mom || c->cfg->output.discard_draws)
         return;
     const drift_run_config *cfg = c->cfg;
-    unsigned first = cfg->first_chain_id ? cfg->first_chain_id : 1;
+    unsigned first = cfg->launch.first_chain_id ? cfg->launch.first_chain_id : 1;
     if (c->id < first || c->id - first >= run->check_slots)
         return;
-    uint64_t post = c->iter > cfg->warmup ? c->iter - cfg->warmup : 0;
-    uint64_t total = cfg->iters ? cfg->iters : 1;
+    uint64_t post = c->iter > cfg->budget.warmup ? c->iter - cfg->budget.warmup : 0;
+    uint64_t total = cfg->budget.iters ? cfg->budget.iters : 1;
     size_t b = (size_t)((double)post * DRIFT_PLANCHECK_BATCHES /
                         (double)total);
     if (b >= DRIFT_PLANCHECK_BATCHES)
@@ -135,7 +135,7 @@ void drift_plancheck_report(drift_run_shared *run, const drift_run_config *cfg,
     double *var = run->check_var, *mom = run->check_mom;
     run->check_var = NULL;
     run->check_mom = NULL;
-    size_t d = cfg->model->dim, width = 1 + 2 * d;
+    size_t d = cfg->problem.model->dim, width = 1 + 2 * d;
     size_t nb = (size_t)(K < run->check_slots ? K : run->check_slots) *
                 DRIFT_PLANCHECK_BATCHES;
     if (!var || !mom || nb < 4) {
@@ -164,7 +164,7 @@ void drift_plancheck_report(drift_run_shared *run, const drift_run_config *cfg,
      * rows per parameter: at 500 rows and d = 8 (a logistic regression)
      * the posterior's sds are up to 5 % wider than its; at 10^5 rows and
      * d = 20, a fraction of 1 %. */
-    double N = (double)cfg->model->n_rows;
+    double N = (double)cfg->problem.model->n_rows;
     double tol = DRIFT_PLANCHECK_TOL +
                  (N > 0 ? DRIFT_PLANCHECK_TOL_ROWS * sqrt((double)d / N) : 0);
     size_t flagged = 0, worst = 0;
@@ -210,7 +210,7 @@ void drift_plancheck_report(drift_run_shared *run, const drift_run_config *cfg,
     }
     if (flagged) {
         char name[128];
-        drift_model_param_name(cfg->model, worst, name, sizeof name);
+        drift_model_param_name(cfg->problem.model, worst, name, sizeof name);
         snprintf(buf, cap,
                  "the kept draws are spread %s than the posterior's Gaussian "
                  "approximation at its mode (the Laplace approximation, "

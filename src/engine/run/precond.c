@@ -43,7 +43,7 @@ static drift_precond_kind pc_kind(drift_chain *c)
 static int pc_use(drift_chain *c, drift_precond_kind kind, double h_eff)
 {
     drift_precond *p = &c->precond;
-    const char *name = c->cfg->sampler->name;
+    const char *name = c->cfg->step.sampler->name;
     if (c->phase != DRIFT_CHAIN_INIT)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "%s: precond use: only allowed in init",
@@ -70,7 +70,7 @@ static int pc_use(drift_chain *c, drift_precond_kind kind, double h_eff)
     /* (a pilot chain of the step-size search has no warmup: there
      * WARMUP stays at its start) */
     if (kind == DRIFT_PRECOND_WARMUP && c->info.base_window == 0 &&
-        !c->cfg->discard_draws)
+        !c->cfg->output.discard_draws)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "%s: precond=warmup learns the metric in "
                                 "warmup's slow windows: give --warmup 20 or "

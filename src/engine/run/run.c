@@ -78,25 +78,25 @@ int drift_run_chain_setup_init(drift_chain *c, double *theta)
 {
     const drift_run_config *cfg = c->cfg;
     const drift_model *m = c->model;
-    switch (cfg->init_mode) {
+    switch (cfg->init.mode) {
     case DRIFT_INIT_RANDOM: {
         /* Stan's default radius is 2: U(-2, 2). */
-        double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
+        double r = cfg->init.radius > 0 ? cfg->init.radius : 2.0;
         for (size_t k = 0; k < c->d; k++)
             theta[k] = -r + 2.0 * r * drift_rng_uniform(&c->rng);
         break;
     }
     case DRIFT_INIT_VALUES: {
         drift_err me = {{0}};
-        const double *values = cfg->init_values;
+        const double *values = cfg->init.values;
         double *mixed = NULL;
         size_t missing = 0;
-        for (size_t k = 0; cfg->init_given && k < m->n_out; k++)
-            missing += !cfg->init_given[k];
+        for (size_t k = 0; cfg->init.given && k < m->n_out; k++)
+            missing += !cfg->init.given[k];
         if (missing) {
             /* A partial file: a random point, then the file's values over
              * its constrained image (Stan's partial inits). */
-            double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
+            double r = cfg->init.radius > 0 ? cfg->init.radius : 2.0;
             mixed = drift_calloc(m->n_out ? m->n_out : 1, sizeof *mixed);
             if (!mixed)
                 return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
@@ -104,8 +104,8 @@ int drift_run_chain_setup_init(drift_chain *c, double *theta)
                 theta[k] = -r + 2.0 * r * drift_rng_uniform(&c->rng);
             m->constrain(m->self, theta, mixed);
             for (size_t k = 0; k < m->n_out; k++)
-                if (cfg->init_given[k])
-                    mixed[k] = cfg->init_values[k];
+                if (cfg->init.given[k])
+                    mixed[k] = cfg->init.values[k];
             values = mixed;
         }
         int urc = m->unconstrain(m->self, values, theta, &me);
@@ -115,7 +115,7 @@ int drift_run_chain_setup_init(drift_chain *c, double *theta)
         break;
     }
     case DRIFT_INIT_POINTS:
-        memcpy(theta, cfg->init_points + (size_t)(c->id - 1) * c->d,
+        memcpy(theta, cfg->init.points + (size_t)(c->id - 1) * c->d,
                c->d * sizeof *theta);
         break;
     case DRIFT_INIT_MODE:
@@ -137,38 +137,38 @@ int drift_run_chain_setup_init(drift_chain *c, double *theta)
 static int set_grad_noise(drift_chain *c)
 {
     const drift_run_config *cfg = c->cfg;
-    if (!(cfg->grad_noise > 0))
+    if (!(cfg->step.grad_noise > 0))
         return DRIFT_OK;
-    long k = drift_hparams_find(cfg->sampler->hparams,
-                                cfg->sampler->n_hparams, "h");
+    long k = drift_hparams_find(cfg->step.sampler->hparams,
+                                cfg->step.sampler->n_hparams, "h");
     if (k < 0)
-        k = drift_hparams_find(cfg->sampler->hparams,
-                               cfg->sampler->n_hparams, "eta");
+        k = drift_hparams_find(cfg->step.sampler->hparams,
+                               cfg->step.sampler->n_hparams, "eta");
     if (k < 0 || isnan(c->hp[k]))
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "--grad-noise needs a sampler with a step "
                                 "size 'h' or 'eta'; %s has none",
-                                cfg->sampler->name);
-    c->grad_noise_sd = sqrt(2.0 * cfg->grad_noise / c->hp[k]);
+                                cfg->step.sampler->name);
+    c->grad_noise_sd = sqrt(2.0 * cfg->step.grad_noise / c->hp[k]);
     return DRIFT_OK;
 }
 
 int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
                       unsigned id, double *theta)
 {
-    const drift_model *m = cfg->model;
+    const drift_model *m = cfg->problem.model;
     memset(c, 0, sizeof *c);
     c->cfg = cfg;
-    c->est.kind = (drift_gradient)cfg->gradient;
+    c->est.kind = (drift_gradient)cfg->step.gradient;
     c->model = m;
     c->id = id;
     c->d = m->dim;
     /* Across ranks the model holds this rank's share; the chain sees
      * every row. */
     c->N = cfg->ranks ? cfg->ranks->rows_total : m->n_rows;
-    c->batch = cfg->batch ? cfg->batch
-                          : (cfg->sampler->default_batch
-                                 ? cfg->sampler->default_batch
+    c->batch = cfg->step.batch ? cfg->step.batch
+                          : (cfg->step.sampler->default_batch
+                                 ? cfg->step.sampler->default_batch
                                  : DRIFT_DEFAULT_BATCH);
     if (c->N && c->batch > c->N)
         c->batch = c->N;
@@ -176,16 +176,16 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->t_warm_end = -1;
     c->adapted_step = NAN;
     drift_adapt_metric_init(&c->metric, DRIFT_METRIC_UNIT, c->d, NULL);
-    drift_adapt_schedule_make(cfg->warmup, &c->sched);
-    c->info.warmup = cfg->warmup;
-    c->info.iterations = cfg->iters;
-    c->info.passes = cfg->passes;
-    c->info.seconds = cfg->seconds;
-    c->info.chains = cfg->chains ? cfg->chains : 1;
+    drift_adapt_schedule_make(cfg->budget.warmup, &c->sched);
+    c->info.warmup = cfg->budget.warmup;
+    c->info.iterations = cfg->budget.iters;
+    c->info.passes = cfg->budget.passes;
+    c->info.seconds = cfg->budget.seconds;
+    c->info.chains = cfg->launch.chains ? cfg->launch.chains : 1;
     c->info.init_buffer = c->sched.init_buffer;
     c->info.term_buffer = c->sched.term_buffer;
     c->info.base_window = c->sched.base_window;
-    drift_rng_seed(&c->rng, cfg->seed, id);
+    drift_rng_seed(&c->rng, cfg->launch.seed, id);
     c->access_rng = c->rng;
     drift_rng_long_jump(&c->access_rng);
     c->noise_rng = c->access_rng;
@@ -193,11 +193,11 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     c->lp_rng = c->noise_rng; /* lp__ estimates (emit.c): a stream apart */
     drift_rng_long_jump(&c->lp_rng);
     c->ws_cap = c->batch > MIN_WS_ROWS ? c->batch : MIN_WS_ROWS;
-    if (drift_stream_init(&c->stream, cfg->access, c->N, &c->access_rng,
+    if (drift_stream_init(&c->stream, cfg->step.access, c->N, &c->access_rng,
                           c->ws_cap))
         return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
-    drift_advisor_init(&c->advisor, cfg->data_mapped ? cfg->data : NULL,
-                       cfg->data_mapped ? cfg->data_fd : -1, cfg->data_map);
+    drift_advisor_init(&c->advisor, cfg->problem.mapped ? cfg->problem.data : NULL,
+                       cfg->problem.mapped ? cfg->problem.fd : -1, cfg->problem.map);
     c->ws = m->workspace_new(m->self, c->ws_cap);
     c->rows_buf = drift_malloc_array(c->ws_cap, sizeof(size_t));
     c->gbuf = drift_calloc(c->d, sizeof(double));
@@ -206,36 +206,36 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     /* Trajectory buffers only for continuous samplers: three vectors of
      * length d that a discrete sampler never touches (gigabytes at
      * D = 10^8). */
-    int continuous = (cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+    int continuous = (cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
     if (continuous) {
         c->traj.m1 = drift_calloc(c->d, sizeof(double));
         c->traj.m2 = drift_calloc(c->d, sizeof(double));
         c->traj.seg = drift_calloc(c->d, sizeof(double));
     }
-    c->n_diag = drift_chain_n_diag(cfg->sampler, c->d);
+    c->n_diag = drift_chain_n_diag(cfg->step.sampler, c->d);
     c->row_len = 2 + c->n_diag + m->n_out;
-    if (cfg->emit_segments) /* time__, duration__, x0.k__, v.k__ */
+    if (cfg->output.emit_segments) /* time__, duration__, x0.k__, v.k__ */
         c->row_len += 2 + 2 * c->d;
     else /* derived and generated quantities, scores */
-        c->row_len += m->n_gen + (cfg->save_gradients ? c->d : 0);
+        c->row_len += m->n_gen + (cfg->output.save_gradients ? c->d : 0);
     c->row_buf = drift_calloc(c->row_len, sizeof(double));
     if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
         !c->ll_buf || !c->row_buf ||
         (continuous && (!c->traj.m1 || !c->traj.m2 || !c->traj.seg)))
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory setting up chain %u", id);
-    if (cfg->sampler->state_size) {
-        c->state = drift_calloc(1, cfg->sampler->state_size);
+    if (cfg->step.sampler->state_size) {
+        c->state = drift_calloc(1, cfg->step.sampler->state_size);
         if (!c->state)
             return drift_chain_fail(c, DRIFT_ENOMEM,
                                     "out of memory for the sampler state");
     }
-    c->hp = cfg->hp;
+    c->hp = cfg->step.hp;
     /* A step size the run chooses is known only after the run's setup
      * (run_chain sets the noise then). */
-    long auto_k = drift_hparams_step_size(cfg->sampler->hparams,
-                                          cfg->sampler->n_hparams);
-    if (!(auto_k >= 0 && isnan(cfg->hp[auto_k])) && set_grad_noise(c))
+    long auto_k = drift_hparams_step_size(cfg->step.sampler->hparams,
+                                          cfg->step.sampler->n_hparams);
+    if (!(auto_k >= 0 && isnan(cfg->step.hp[auto_k])) && set_grad_noise(c))
         return c->failed;
     return drift_run_chain_setup_init(c, theta);
 }
@@ -244,7 +244,7 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
  * var[k] (d each) from the exact integrals.  0 when there is none. */
 static int trajectory_moments(const drift_chain *c, double *mean, double *var)
 {
-    if (!(c->cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) || c->traj.t_mom <= 0)
+    if (!(c->cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) || c->traj.t_mom <= 0)
         return 0;
     for (size_t k = 0; k < c->d; k++) {
         mean[k] = c->traj.m1[k] / c->traj.t_mom;
@@ -262,15 +262,15 @@ static int budget_spent(const drift_chain *c)
      * chain ends at the same step. */
     if (c->ext.shard ? drift_shard_stopped(c) != 0 : drift_stop_requested())
         return 1;
-    if (cfg->iters && c->iter >= cfg->warmup + cfg->iters)
+    if (cfg->budget.iters && c->iter >= cfg->budget.warmup + cfg->budget.iters)
         return 1;
-    if (cfg->warmup_only && c->iter >= cfg->warmup)
+    if (cfg->budget.warmup_only && c->iter >= cfg->budget.warmup)
         return 1;
-    if (cfg->passes > 0 && c->N &&
-        (double)c->grads >= cfg->passes * (double)c->N)
+    if (cfg->budget.passes > 0 && c->N &&
+        (double)c->grads >= cfg->budget.passes * (double)c->N)
         return 1;
-    if (!c->ext.shard && cfg->seconds > 0 &&
-        drift_now() - c->t_start >= cfg->seconds)
+    if (!c->ext.shard && cfg->budget.seconds > 0 &&
+        drift_now() - c->t_start >= cfg->budget.seconds)
         return 1;
     return 0;
 }
@@ -306,7 +306,7 @@ typedef struct chain_queue {
 /* The sampler's phase callback, when it has one. */
 static void notify(drift_chain *c, drift_phase phase)
 {
-    const drift_sampler *s = c->cfg->sampler;
+    const drift_sampler *s = c->cfg->step.sampler;
     if (s->phase)
         s->phase(c->state, &drift_services_table, c, phase);
 }
@@ -317,7 +317,7 @@ static void notify(drift_chain *c, drift_phase phase)
 static void after_step(drift_chain *c)
 {
     uint64_t done = c->iter;
-    uint64_t warmup = c->cfg->warmup;
+    uint64_t warmup = c->cfg->budget.warmup;
     if (done <= warmup && drift_adapt_window_ends(&c->sched, done)) {
         int last = drift_adapt_last_window_ends(&c->sched, done);
         if (drift_adapt_metric_update(&c->metric, last) < 0) {
@@ -352,16 +352,16 @@ static int check_given_step(drift_chain *c, long param);
 static void run_setup(drift_chain *c, const double *theta)
 {
     drift_run_shared *run = c->run;
-    const drift_sampler *s = c->cfg->sampler;
+    const drift_sampler *s = c->cfg->step.sampler;
     int ok = 1;
-    if (c->cfg->gradient == DRIFT_GRADIENT_CV || c->cfg->plan.mode) {
+    if (c->cfg->step.gradient == DRIFT_GRADIENT_CV || c->cfg->plan.mode) {
         double *start = drift_calloc(c->d ? c->d : 1, sizeof *start);
         if (!start) {
             drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
             ok = 0;
         } else {
-            if (c->cfg->init_mode == DRIFT_INIT_VALUES ||
-                c->cfg->init_mode == DRIFT_INIT_POINTS)
+            if (c->cfg->init.mode == DRIFT_INIT_VALUES ||
+                c->cfg->init.mode == DRIFT_INIT_POINTS)
                 memcpy(start, theta, c->d * sizeof *start);
             c->phase = DRIFT_CHAIN_SETUP;
             ok = drift_mode_setup(c, start) == DRIFT_OK;
@@ -379,7 +379,7 @@ static void run_setup(drift_chain *c, const double *theta)
         c->phase = DRIFT_CHAIN_STEPPING;
     } else if (ok) {
         long param = drift_hparams_step_size(s->hparams, s->n_hparams);
-        if (param >= 0 && isnan(c->cfg->hp[param])) {
+        if (param >= 0 && isnan(c->cfg->step.hp[param])) {
             c->phase = DRIFT_CHAIN_SETUP;
             drift_guard_call(c->ext.guard, DRIFT_GUARD_SETUP, 0);
             if (c->cfg->plan.step && plan_affordable(c)
@@ -391,7 +391,7 @@ static void run_setup(drift_chain *c, const double *theta)
             if (ok)
                 c->hp = run->hp;
         } else if (param >= 0 && c->cfg->plan.check &&
-                   c->cfg->seconds <= 0) {
+                   c->cfg->budget.seconds <= 0) {
             c->phase = DRIFT_CHAIN_SETUP;
             drift_guard_call(c->ext.guard, DRIFT_GUARD_SETUP, 0);
             if (check_given_step(c, param))
@@ -400,7 +400,7 @@ static void run_setup(drift_chain *c, const double *theta)
             c->phase = DRIFT_CHAIN_STEPPING;
         }
     }
-    if (ok && run->cv.ready && !c->cfg->resume) {
+    if (ok && run->cv.ready && !c->cfg->ckpt.resume) {
         c->phase = DRIFT_CHAIN_SETUP;
         if (drift_plancheck_setup(c))
             ok = 0;
@@ -445,7 +445,7 @@ static void run_setup(drift_chain *c, const double *theta)
 static void run_setup_apart(drift_chain *c)
 {
     drift_chain s;
-    unsigned first = c->cfg->first_chain_id ? c->cfg->first_chain_id : 1;
+    unsigned first = c->cfg->launch.first_chain_id ? c->cfg->launch.first_chain_id : 1;
     double *scratch_theta = drift_calloc(c->d ? c->d : 1, sizeof(double));
     int rc = scratch_theta
                  ? drift_run_chain_setup(&s, c->cfg, first, scratch_theta)
@@ -503,13 +503,13 @@ static int wait_setup(drift_chain *c)
 /* Whether the initial point was drawn (wholly or in part) at random. */
 static int random_init(const drift_run_config *cfg)
 {
-    if (cfg->init_mode == DRIFT_INIT_RANDOM ||
-        cfg->init_mode == DRIFT_INIT_MODE)
+    if (cfg->init.mode == DRIFT_INIT_RANDOM ||
+        cfg->init.mode == DRIFT_INIT_MODE)
         return 1;
-    if (cfg->init_mode != DRIFT_INIT_VALUES || !cfg->init_given)
+    if (cfg->init.mode != DRIFT_INIT_VALUES || !cfg->init.given)
         return 0;
-    for (size_t k = 0; k < cfg->model->n_out; k++)
-        if (!cfg->init_given[k])
+    for (size_t k = 0; k < cfg->problem.model->n_out; k++)
+        if (!cfg->init.given[k])
             return 1;
     return 0;
 }
@@ -526,7 +526,7 @@ static int find_init(drift_chain *c, double *theta)
     if (!random_init(cfg) || c->d == 0)
         return 0;
     const drift_services *svc = &drift_services_table;
-    int full = (cfg->sampler->flags & DRIFT_SAMPLER_FULL_DATA) != 0;
+    int full = (cfg->step.sampler->flags & DRIFT_SAMPLER_FULL_DATA) != 0;
     enum { TRIES = 100 };
     for (int t = 0; t < TRIES; t++) {
         double U;
@@ -545,7 +545,7 @@ static int find_init(drift_chain *c, double *theta)
         if (drift_run_chain_setup_init(c, theta))
             return c->failed;
     }
-    double r = cfg->init_radius > 0 ? cfg->init_radius : 2.0;
+    double r = cfg->init.radius > 0 ? cfg->init.radius : 2.0;
     return drift_chain_fail(c, DRIFT_ENONFINITE,
                             "chain %u: no initial point with a finite log "
                             "density and gradient in %d random draws from "
@@ -587,7 +587,7 @@ static int pilot_open(void *user, double h, drift_chain **out,
                       double **theta)
 {
     pilot_ctx *p = user;
-    const drift_sampler *s = p->cfg.sampler;
+    const drift_sampler *s = p->cfg.step.sampler;
     const drift_services *svc = &drift_services_table;
     if (p->param != SIZE_MAX) /* a sampler with a step size */
         p->hp[p->param] = h;
@@ -611,7 +611,7 @@ static int pilot_open(void *user, double h, drift_chain **out,
     /* --init mode: the chains start at a draw of the mode's Laplace
      * approximation (the same draw for every pilot: the same stream), not
      * at the zeros chain setup left before it saw the mode. */
-    if (p->cfg.init_mode == DRIFT_INIT_MODE &&
+    if (p->cfg.init.mode == DRIFT_INIT_MODE &&
         drift_run_chain_setup_init(pc, p->theta))
         return pc->failed;
     if (find_init(pc, p->theta))
@@ -637,8 +637,8 @@ static void pilot_close(void *user, drift_chain *c)
 {
     pilot_ctx *p = user;
     p->grads += c->grads;
-    if (p->cfg.sampler->finish && c->state)
-        p->cfg.sampler->finish(c->state, &drift_services_table, c);
+    if (p->cfg.step.sampler->finish && c->state)
+        p->cfg.step.sampler->finish(c->state, &drift_services_table, c);
     drift_run_chain_release(c);
     for (size_t k = 0; k < p->shared.n_allocs; k++)
         drift_free(p->shared.allocs[k]);
@@ -655,26 +655,26 @@ static void pilot_ctx_init(pilot_ctx *p, drift_chain *c, double *pilot_hp,
 {
     p->owner = c;
     p->cfg = *c->cfg;
-    p->cfg.hp = pilot_hp;
-    p->cfg.hp_set = NULL;
-    p->cfg.warmup = 0;
-    p->cfg.iters = steps;
-    p->cfg.passes = 0;
-    p->cfg.seconds = 0;
-    p->cfg.warmup_only = 0;
-    p->cfg.save_warmup = 0;
-    p->cfg.thin = 1;
-    p->cfg.chains = 1;
-    p->cfg.out_path = NULL;
-    p->cfg.on_row = NULL;
-    p->cfg.on_trajectory = NULL;
-    p->cfg.test_model = NULL;
-    p->cfg.progress = 0;
-    p->cfg.emit_segments = 0;
-    p->cfg.ckpt_dir = NULL;
-    p->cfg.resume = 0;
-    p->cfg.save_gradients = 0;
-    p->cfg.discard_draws = 1;
+    p->cfg.step.hp = pilot_hp;
+    p->cfg.step.hp_set = NULL;
+    p->cfg.budget.warmup = 0;
+    p->cfg.budget.iters = steps;
+    p->cfg.budget.passes = 0;
+    p->cfg.budget.seconds = 0;
+    p->cfg.budget.warmup_only = 0;
+    p->cfg.output.save_warmup = 0;
+    p->cfg.budget.thin = 1;
+    p->cfg.launch.chains = 1;
+    p->cfg.output.path = NULL;
+    p->cfg.output.on_row = NULL;
+    p->cfg.output.on_trajectory = NULL;
+    p->cfg.heldout.model = NULL;
+    p->cfg.output.progress = 0;
+    p->cfg.output.emit_segments = 0;
+    p->cfg.ckpt.dir = NULL;
+    p->cfg.ckpt.resume = 0;
+    p->cfg.output.save_gradients = 0;
+    p->cfg.output.discard_draws = 1;
     p->hp = pilot_hp;
     p->param = param;
     p->theta = theta;
@@ -699,19 +699,19 @@ static uint64_t tune_steps(const drift_chain *c, size_t draws,
     const drift_run_config *cfg = c->cfg;
     /* The run's length in steps: its iterations, or the steps a budget in
      * passes pays for at one batch a step, or CmdStan's 2000. */
-    uint64_t L = cfg->iters ? cfg->warmup + cfg->iters
-                            : cfg->warmup > 2000 ? cfg->warmup : 2000;
-    if (!cfg->iters && cfg->passes > 0 && c->N && c->batch)
-        L = (uint64_t)fmin(1e12, cfg->passes * (double)c->N /
+    uint64_t L = cfg->budget.iters ? cfg->budget.warmup + cfg->budget.iters
+                            : cfg->budget.warmup > 2000 ? cfg->budget.warmup : 2000;
+    if (!cfg->budget.iters && cfg->budget.passes > 0 && c->N && c->batch)
+        L = (uint64_t)fmin(1e12, cfg->budget.passes * (double)c->N /
                                      (double)c->batch);
     uint64_t steps = L / 10;
     if (steps < 100)
         steps = 100;
     if (steps > 20000)
         steps = 20000;
-    if (cfg->passes > 0 && c->N) {
+    if (cfg->budget.passes > 0 && c->N) {
         double N = (double)c->N;
-        double per_trial = TUNE_SHARE * cfg->passes * N / TUNE_TRIALS;
+        double per_trial = TUNE_SHARE * cfg->budget.passes * N / TUNE_TRIALS;
         /* Exact scores, or estimates around each pilot's own mean (one
          * full-data gradient a pilot), and the Hessian's trace at each
          * draw (tune.c: one more gradient there, or two on fresh rows). */
@@ -735,7 +735,7 @@ static int tune_step_size(drift_chain *c, long param)
 {
     drift_run_shared *run = c->run;
     const drift_run_config *cfg = c->cfg;
-    const drift_sampler *s = cfg->sampler;
+    const drift_sampler *s = cfg->step.sampler;
     const drift_hparam *hp = &s->hparams[param];
     size_t n = s->n_hparams;
     run->hp = drift_calloc(n ? n : 1, sizeof(double));
@@ -750,8 +750,8 @@ static int tune_step_size(drift_chain *c, long param)
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory choosing the step size");
     }
-    memcpy(run->hp, cfg->hp, n * sizeof(double));
-    memcpy(pilot_hp, cfg->hp, n * sizeof(double));
+    memcpy(run->hp, cfg->step.hp, n * sizeof(double));
+    memcpy(pilot_hp, cfg->step.hp, n * sizeof(double));
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     if (c->batch > rows && c->batch <= c->N / 2)
         rows = c->batch;
@@ -764,14 +764,14 @@ static int tune_step_size(drift_chain *c, long param)
                  "%s = %.4g, %s's default, not chosen: --passes %g leaves "
                  "the step-size pilots too little (a quarter of chain 1's "
                  "budget); give a larger budget, or --set %s=VALUE",
-                 hp->name, hp->def, s->name, cfg->passes, hp->name);
+                 hp->name, hp->def, s->name, cfg->budget.passes, hp->name);
         drift_free(run->tune);
         run->tune = NULL;
         snprintf(run->tune_header, sizeof run->tune_header,
                  "# tune_step_size = %s (default: not chosen)\n"
                  "# drift: %s\n",
                  hp->name, run->tune_note);
-        if (!cfg->quiet)
+        if (!cfg->output.quiet)
             fprintf(drift_msg_stream(), "drift: warning: %s\n",
                     run->tune_note);
         goto out;
@@ -779,7 +779,7 @@ static int tune_step_size(drift_chain *c, long param)
     pilot_ctx_init(p, c, pilot_hp, theta, (size_t)param, steps);
     drift_tune_config tc = {
         s, (size_t)param, c->d, c->N, c->batch, steps, TUNE_DRAWS, rows,
-        cfg->seconds > 0 ? TUNE_SHARE * cfg->seconds : 0, cfg->seed, NULL,
+        cfg->budget.seconds > 0 ? TUNE_SHARE * cfg->budget.seconds : 0, cfg->launch.seed, NULL,
         NULL};
     /* Under --gradient cv the pilots' KSD is measured in the posterior
      * sds the mode's curvature gives (tune.h: scale). */
@@ -872,7 +872,7 @@ static int tune_step_size(drift_chain *c, long param)
              run->tune->exact ? "exact full-data"
                               : "control-variate minibatch",
              hp->name, drift_tune_ratio_bound(TUNE_DRAWS, c->d));
-    if (!cfg->quiet)
+    if (!cfg->output.quiet)
         fprintf(drift_msg_stream(), "drift: %s\n", run->tune_note);
     /* Read against what exact draws would give: all the pilots may be
      * far from the target (too short, or a sampler that cannot get
@@ -995,7 +995,7 @@ static int plan_scratch_new(drift_chain *c, size_t param, int want_chol,
 {
     drift_run_shared *run = c->run;
     const drift_run_config *cfg = c->cfg;
-    size_t n = cfg->sampler->n_hparams, d = c->d;
+    size_t n = cfg->step.sampler->n_hparams, d = c->d;
     memset(ps, 0, sizeof *ps);
     ps->p = drift_calloc(1, sizeof *ps->p);
     ps->pilot_hp = drift_calloc(n ? n : 1, sizeof(double));
@@ -1008,7 +1008,7 @@ static int plan_scratch_new(drift_chain *c, size_t param, int want_chol,
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory planning the run");
     }
-    memcpy(ps->pilot_hp, cfg->hp, n * sizeof(double));
+    memcpy(ps->pilot_hp, cfg->step.hp, n * sizeof(double));
     pilot_ctx_init(ps->p, c, ps->pilot_hp, ps->theta, param, 0);
     for (size_t k = 0; k < d; k++) {
         double v = run->cv.ready ? run->cv.inv_metric[k] : 1.0;
@@ -1103,10 +1103,10 @@ static void plan_warn(drift_run_shared *run, const char *warn)
 static int plan_affordable(const drift_chain *c)
 {
     const drift_run_config *cfg = c->cfg;
-    if (!(cfg->passes > 0) || c->N == 0)
+    if (!(cfg->budget.passes > 0) || c->N == 0)
         return 1;
     double batch = (double)(c->batch ? c->batch : 1);
-    return PLAN_BUDGET_SHARE * cfg->passes * (double)c->N / batch >=
+    return PLAN_BUDGET_SHARE * cfg->budget.passes * (double)c->N / batch >=
            PLAN_MIN_STEPS;
 }
 
@@ -1119,10 +1119,10 @@ static int plan_run(drift_chain *c, long param)
 {
     drift_run_shared *run = c->run;
     const drift_run_config *cfg = c->cfg;
-    const drift_sampler *s = cfg->sampler;
+    const drift_sampler *s = cfg->step.sampler;
     const drift_hparam *hp = &s->hparams[param];
     size_t n = s->n_hparams, d = c->d;
-    double ess = plan_ess(d, cfg->chains);
+    double ess = plan_ess(d, cfg->launch.chains);
     plan_scratch ps;
     int rc = plan_scratch_new(c, (size_t)param, 1, &ps);
     if (rc)
@@ -1135,9 +1135,9 @@ static int plan_run(drift_chain *c, long param)
                               "out of memory planning the run");
         goto out;
     }
-    memcpy(run->hp, cfg->hp, n * sizeof(double));
+    memcpy(run->hp, cfg->step.hp, n * sizeof(double));
     double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
-    double per_step = batch * (cfg->gradient == DRIFT_GRADIENT_CV &&
+    double per_step = batch * (cfg->step.gradient == DRIFT_GRADIENT_CV &&
                                        !run->cv.s
                                    ? 2.0
                                    : 1.0);
@@ -1145,23 +1145,23 @@ static int plan_run(drift_chain *c, long param)
     /* Under a budget in passes the pilots take at most a share of chain
      * 1's (the mode search has had its own); under one in seconds, a
      * share of the time. */
-    if (cfg->passes > 0 && N > 0)
-        allow = fmin(allow, PLAN_BUDGET_SHARE * cfg->passes * N / per_step);
+    if (cfg->budget.passes > 0 && N > 0)
+        allow = fmin(allow, PLAN_BUDGET_SHARE * cfg->budget.passes * N / per_step);
     drift_biascheck_config bc = {
         s, d, hp->def, hp->lo, hp->hi,
         run->cv.ready ? run->cv.mode : NULL, chol, scale,
         (uint64_t)fmin(allow, 1e12), PLAN_FIRST_STEPS, 0, NULL, NULL, NULL,
-        cfg->seconds > 0 ? PLAN_BUDGET_SHARE * cfg->seconds : 0, NULL, NULL};
+        cfg->budget.seconds > 0 ? PLAN_BUDGET_SHARE * cfg->budget.seconds : 0, NULL, NULL};
     /* The Stein check's scores, as the KSD search makes them. */
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, (size_t)param, d, c->N, c->batch, 0,
-                            TUNE_DRAWS, rows, 0, cfg->seed,
+                            TUNE_DRAWS, rows, 0, cfg->launch.seed,
                             chol ? NULL : scale, chol};
     bc.stein_draws = TUNE_DRAWS;
     bc.stein = plan_stein;
     bc.stein_user = &tc;
     plan_centre pcen = {c, &ps};
-    if (run->cv.ready && cfg->gradient == DRIFT_GRADIENT_CV) {
+    if (run->cv.ready && cfg->step.gradient == DRIFT_GRADIENT_CV) {
         bc.recentre = plan_recentre;
         bc.recentre_user = &pcen;
     }
@@ -1197,23 +1197,23 @@ static int plan_run(drift_chain *c, long param)
     }
     int capped = 0;
     if (cfg->plan.warmup) {
-        pc->warmup = isfinite(tau)
+        pc->budget.warmup = isfinite(tau)
                          ? (uint64_t)fmax(PLAN_MIN_WARMUP,
                                           ceil(PLAN_WARMUP_TAUS * tau))
                          : 1000;
         /* Under a budget in passes or seconds the burn-in leaves most of
          * a chain's budget to draws. */
         double room = INFINITY;
-        if (cfg->passes > 0 && N > 0)
-            room = cfg->passes * N / per_step;
-        if (cfg->seconds > 0 && r.steps > 0) {
+        if (cfg->budget.passes > 0 && N > 0)
+            room = cfg->budget.passes * N / per_step;
+        if (cfg->budget.seconds > 0 && r.steps > 0) {
             double per = (drift_now() - c->t_start) / (double)r.steps;
             if (per > 0)
-                room = fmin(room, cfg->seconds / per);
+                room = fmin(room, cfg->budget.seconds / per);
         }
         if (isfinite(room) &&
-            (double)pc->warmup > PLAN_BUDGET_WARMUP * room)
-            pc->warmup = (uint64_t)(PLAN_BUDGET_WARMUP * room);
+            (double)pc->budget.warmup > PLAN_BUDGET_WARMUP * room)
+            pc->budget.warmup = (uint64_t)(PLAN_BUDGET_WARMUP * room);
     }
     if (cfg->plan.budget) {
         double it = isfinite(tau) ? ceil(ess * tau) : 1000;
@@ -1225,18 +1225,18 @@ static int plan_run(drift_chain *c, long param)
                 capped = 1;
             }
         }
-        pc->iters = (uint64_t)fmin(it, 1e15);
+        pc->budget.iters = (uint64_t)fmin(it, 1e15);
     }
-    if (cfg->plan.thin && pc->iters > BIASCHECK_KEEP) {
-        pc->thin = (pc->iters + BIASCHECK_KEEP - 1) / BIASCHECK_KEEP;
+    if (cfg->plan.thin && pc->budget.iters > BIASCHECK_KEEP) {
+        pc->budget.thin = (pc->budget.iters + BIASCHECK_KEEP - 1) / BIASCHECK_KEEP;
         /* Saved warmup splits from the draws at a multiple of thin. */
-        if (pc->save_warmup && pc->warmup % pc->thin)
-            pc->warmup += pc->thin - pc->warmup % pc->thin;
+        if (pc->output.save_warmup && pc->budget.warmup % pc->budget.thin)
+            pc->budget.warmup += pc->budget.thin - pc->budget.warmup % pc->budget.thin;
     }
     run->planned = 1;
 
     double passes = N > 0 ? (double)p->grads / N : 0;
-    double run_passes = N > 0 ? (double)(pc->warmup + pc->iters) *
+    double run_passes = N > 0 ? (double)(pc->budget.warmup + pc->budget.iters) *
                                     per_step / N
                               : 0;
     char why[400];
@@ -1265,9 +1265,9 @@ static int plan_run(drift_chain *c, long param)
                            "approximation did not fit"
                          : "",
              r.n_pilots, passes, tau,
-             (unsigned long long)pc->warmup,
-             (unsigned long long)pc->iters, (unsigned long long)pc->thin,
-             isfinite(tau) ? (double)pc->iters / tau : NAN, run_passes,
+             (unsigned long long)pc->budget.warmup,
+             (unsigned long long)pc->budget.iters, (unsigned long long)pc->budget.thin,
+             isfinite(tau) ? (double)pc->budget.iters / tau : NAN, run_passes,
              hp->name);
     snprintf(run->tune_header, sizeof run->tune_header,
              "# plan_step_size = %s\n"
@@ -1287,7 +1287,7 @@ static int plan_run(drift_chain *c, long param)
              r.stein, r.trail[0] ? r.trail : "none", tau,
              (unsigned long long)p->grads, r.recentred, r.centred,
              run->tune_note);
-    if (!cfg->quiet)
+    if (!cfg->output.quiet)
         fprintf(drift_msg_stream(), "drift: %s\n", run->tune_note);
     char warn[1200] = "", slow[800];
     snprintf(slow, sizeof slow,
@@ -1317,7 +1317,7 @@ static int plan_run(drift_chain *c, long param)
                      : slow);
     else if (capped)
         cap_warning(warn, sizeof warn, s->name, "iterations", tau, ess,
-                    cfg->plan.max_passes, pc->iters);
+                    cfg->plan.max_passes, pc->budget.iters);
     if (warn[0])
         plan_warn(run, warn);
 out:
@@ -1332,9 +1332,9 @@ static void plan_points(void *user, void (*fn)(void *, const double *),
                         void *fn_user, double dt)
 {
     pilot_ctx *p = user;
-    p->cfg.on_point = fn;
-    p->cfg.on_point_user = fn_user;
-    p->cfg.thin_time = fn ? dt : 0;
+    p->cfg.output.on_point = fn;
+    p->cfg.output.on_point_user = fn_user;
+    p->cfg.budget.thin_time = fn ? dt : 0;
 }
 
 /* The plan for a continuous minibatch sampler (no step size): one pilot
@@ -1348,9 +1348,9 @@ static int plan_continuous(drift_chain *c)
 {
     drift_run_shared *run = c->run;
     const drift_run_config *cfg = c->cfg;
-    const drift_sampler *s = cfg->sampler;
+    const drift_sampler *s = cfg->step.sampler;
     size_t d = c->d;
-    double ess = plan_ess(d, cfg->chains);
+    double ess = plan_ess(d, cfg->launch.chains);
     plan_scratch ps;
     int rc = plan_scratch_new(c, SIZE_MAX, 0, &ps);
     if (rc)
@@ -1363,12 +1363,12 @@ static int plan_continuous(drift_chain *c)
     double allow = plan_pilot_steps(N, batch) / 10;
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, 0, d, c->N, c->batch, 0, TUNE_DRAWS, rows, 0,
-                            cfg->seed, scale, NULL};
+                            cfg->launch.seed, scale, NULL};
     drift_biascheck_config bc = {
         s, d, 0, 0, 0, run->cv.ready ? run->cv.mode : NULL, NULL, scale,
         (uint64_t)fmin(allow, 1e12),
         PLAN_FIRST_STEPS, TUNE_DRAWS, plan_stein, &tc, plan_points,
-        cfg->seconds > 0 ? PLAN_BUDGET_SHARE * cfg->seconds : 0, NULL, NULL};
+        cfg->budget.seconds > 0 ? PLAN_BUDGET_SHARE * cfg->budget.seconds : 0, NULL, NULL};
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_biascheck_pilot pl;
@@ -1401,7 +1401,7 @@ static int plan_continuous(drift_chain *c)
     double per_step = r.steps ? (double)p->grads / (double)r.steps : batch;
     int capped = 0;
     if (cfg->plan.warmup)
-        pc->warmup = isfinite(tau)
+        pc->budget.warmup = isfinite(tau)
                          ? (uint64_t)fmax(PLAN_MIN_WARMUP,
                                           ceil(PLAN_WARMUP_TAUS * tau))
                          : 1000;
@@ -1416,10 +1416,10 @@ static int plan_continuous(drift_chain *c)
                 capped = 1;
             }
         }
-        pc->iters = (uint64_t)fmin(it, 1e15);
+        pc->budget.iters = (uint64_t)fmin(it, 1e15);
     }
     if (cfg->plan.thin && isfinite(dt_seg) && dt_seg > 0)
-        pc->thin_time = dt_seg * (double)pc->iters / BIASCHECK_KEEP;
+        pc->budget.thin_time = dt_seg * (double)pc->budget.iters / BIASCHECK_KEEP;
     run->planned = 1;
     int stein_ok = isfinite(r.stein) &&
                    fabs(r.stein - 1) <= BIASCHECK_STEIN_TOL + r.stein_se;
@@ -1432,9 +1432,9 @@ static int plan_continuous(drift_chain *c)
              "a chain; --warmup, --iter, --thin override",
              s->name, (unsigned long long)pl.steps,
              N > 0 ? (double)p->grads / N : 0, r.stein,
-             r.stein_se, tau, dt_seg, (unsigned long long)pc->warmup,
-             (unsigned long long)pc->iters, pc->thin_time,
-             isfinite(tau) ? (double)pc->iters / tau : NAN);
+             r.stein_se, tau, dt_seg, (unsigned long long)pc->budget.warmup,
+             (unsigned long long)pc->budget.iters, pc->budget.thin_time,
+             isfinite(tau) ? (double)pc->budget.iters / tau : NAN);
     snprintf(run->tune_header, sizeof run->tune_header,
              "# plan_pilot_segments = %llu\n"
              "# plan_stein_ratio = %.6g\n"
@@ -1442,9 +1442,9 @@ static int plan_continuous(drift_chain *c)
              "# plan_thin_time = %.10g\n"
              "# plan_pilot_grads = %llu\n"
              "# drift: %s\n",
-             (unsigned long long)pl.steps, r.stein, tau, pc->thin_time,
+             (unsigned long long)pl.steps, r.stein, tau, pc->budget.thin_time,
              (unsigned long long)p->grads, run->tune_note);
-    if (!cfg->quiet)
+    if (!cfg->output.quiet)
         fprintf(drift_msg_stream(), "drift: %s\n", run->tune_note);
     char warn[700] = "";
     if (pl.unstable || !isfinite(tau))
@@ -1461,7 +1461,7 @@ static int plan_continuous(drift_chain *c)
                  "--batch narrows it, or use sgld or sghmc",
                  s->name, r.stein,
                  r.stein > 1 ? "draws spread too wide" : "draws too narrow",
-                 cfg->hp[0]);
+                 cfg->step.hp[0]);
     else if (!enough)
         snprintf(warn, sizeof warn,
                  "%s's pilot could not reach %.0f effective draws within "
@@ -1472,7 +1472,7 @@ static int plan_continuous(drift_chain *c)
         plan_warn(run, warn);
     if (capped && !pl.unstable && isfinite(tau)) {
         cap_warning(warn, sizeof warn, s->name, "segments", tau, ess,
-                    cfg->plan.max_passes, pc->iters);
+                    cfg->plan.max_passes, pc->budget.iters);
         plan_warn(run, warn);
     }
 out:
@@ -1501,7 +1501,7 @@ static int check_given_step(drift_chain *c, long param)
 {
     drift_run_shared *run = c->run;
     const drift_run_config *cfg = c->cfg;
-    const drift_sampler *s = cfg->sampler;
+    const drift_sampler *s = cfg->step.sampler;
     const drift_hparam *hp = &s->hparams[param];
     size_t d = c->d;
     plan_scratch ps;
@@ -1512,18 +1512,18 @@ static int check_given_step(drift_chain *c, long param)
     double *scale = ps.scale, *chol = ps.chol;
     double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
     /* The run's length in steps, and a quarter of it for the pilots. */
-    double steps = cfg->iters ? (double)(cfg->warmup + cfg->iters) : 0;
-    if (cfg->passes > 0 && N > 0)
-        steps = fmax(steps, cfg->passes * N / batch);
+    double steps = cfg->budget.iters ? (double)(cfg->budget.warmup + cfg->budget.iters) : 0;
+    if (cfg->budget.passes > 0 && N > 0)
+        steps = fmax(steps, cfg->budget.passes * N / batch);
     if (!(steps > 0))
         steps = 2000;
-    double allow = fmin(CHECK_SHARE * steps * (double)cfg->chains,
+    double allow = fmin(CHECK_SHARE * steps * (double)cfg->launch.chains,
                         CHECK_MAX_STEPS);
     if (allow < CHECK_MIN_STEPS)
         goto out; /* a run this short: its own diagnostics say more */
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, (size_t)param, d, c->N, c->batch, 0,
-                            TUNE_DRAWS, rows, 0, cfg->seed,
+                            TUNE_DRAWS, rows, 0, cfg->launch.seed,
                             chol ? NULL : scale, chol};
     drift_biascheck_config bc = {
         s, d, hp->def, hp->lo, hp->hi,
@@ -1534,7 +1534,7 @@ static int check_given_step(drift_chain *c, long param)
     drift_biascheck_result r;
     drift_err e = {{0}};
     int checked, ok;
-    rc = drift_biascheck_compare(&bc, &ops, cfg->hp[param], &r, &checked,
+    rc = drift_biascheck_compare(&bc, &ops, cfg->step.hp[param], &r, &checked,
                                  &ok, &e);
     /* The check's pilots are not the run's: their cost is not in chain
      * 1's count nor in the budget (the allowance bounds it), and the run
@@ -1557,7 +1557,7 @@ static int check_given_step(drift_chain *c, long param)
                  "%s = %g diverges: pilots at it ran away or produced "
                  "non-finite values; the draws will not be right: use a "
                  "smaller %s, or leave it to the engine (drop --set %s=)",
-                 hp->name, cfg->hp[param], hp->name, hp->name);
+                 hp->name, cfg->step.hp[param], hp->name, hp->name);
     } else if (checked && !ok) {
         warn = 1;
         snprintf(msg, sizeof msg,
@@ -1566,10 +1566,10 @@ static int check_given_step(drift_chain *c, long param)
                  "%.3f sd; Stein ratio at %g %.3f +- %.3f, 1 for the "
                  "target); the draws are likely off: use a smaller %s, or "
                  "leave it to the engine (drop --set %s=)%s",
-                 hp->name, cfg->hp[param], cfg->hp[param],
-                 cfg->hp[param] / 2, r.var_ratio, r.var_se, r.mean_shift,
-                 cfg->hp[param], r.stein, r.stein_se, hp->name, hp->name,
-                 cfg->gradient == DRIFT_GRADIENT_CV ||
+                 hp->name, cfg->step.hp[param], cfg->step.hp[param],
+                 cfg->step.hp[param] / 2, r.var_ratio, r.var_se, r.mean_shift,
+                 cfg->step.hp[param], r.stein, r.stein_se, hp->name, hp->name,
+                 cfg->step.gradient == DRIFT_GRADIENT_CV ||
                          (s->flags & (DRIFT_SAMPLER_OWN_ESTIMATES |
                                       DRIFT_SAMPLER_PICKS_ESTIMATOR))
                      ? ""
@@ -1579,23 +1579,23 @@ static int check_given_step(drift_chain *c, long param)
                  "%s = %g checked: pilots at it and at half of it agree "
                  "(whitened variance ratio %.3f +- %.3f, Stein ratio %.3f "
                  "+- %.3f; %.3g data passes, not counted in the run's)",
-                 hp->name, cfg->hp[param], r.var_ratio, r.var_se, r.stein,
+                 hp->name, cfg->step.hp[param], r.var_ratio, r.var_se, r.stein,
                  r.stein_se, passes);
     } else {
         char per[160] = "";
-        if (isfinite(r.tau) && cfg->iters)
+        if (isfinite(r.tau) && cfg->budget.iters)
             snprintf(per, sizeof per,
                      ", so the run's %llu iterations give about %.0f "
                      "effective draws a chain",
-                     (unsigned long long)cfg->iters,
-                     (double)cfg->iters / r.tau);
-        warn = isfinite(r.tau) && cfg->iters &&
-               (double)cfg->iters / r.tau < BIASCHECK_PILOT_ESS;
+                     (unsigned long long)cfg->budget.iters,
+                     (double)cfg->budget.iters / r.tau);
+        warn = isfinite(r.tau) && cfg->budget.iters &&
+               (double)cfg->budget.iters / r.tau < BIASCHECK_PILOT_ESS;
         snprintf(msg, sizeof msg,
                  "%s = %g not checked for discretisation bias: pilots at "
                  "it mix too slowly to compare within the check's "
                  "allowance (autocorrelation time about %.3g steps%s)%s",
-                 hp->name, cfg->hp[param], r.tau, per,
+                 hp->name, cfg->step.hp[param], r.tau, per,
                  warn ? "; the draws are unlikely to represent the "
                         "posterior: a larger budget, a larger step, or "
                         "leave the step to the engine (drop --set)"
@@ -1655,9 +1655,9 @@ static void chain_follow_plan(drift_chain *c)
 {
     const drift_run_config *cfg = &c->run->plan_cfg;
     c->cfg = cfg;
-    drift_adapt_schedule_make(cfg->warmup, &c->sched);
-    c->info.warmup = cfg->warmup;
-    c->info.iterations = cfg->iters;
+    drift_adapt_schedule_make(cfg->budget.warmup, &c->sched);
+    c->info.warmup = cfg->budget.warmup;
+    c->info.iterations = cfg->budget.iters;
     c->info.init_buffer = c->sched.init_buffer;
     c->info.term_buffer = c->sched.term_buffer;
     c->info.base_window = c->sched.base_window;
@@ -1685,8 +1685,8 @@ static int chain_open(drift_chain *c, const drift_run_config *cfg,
     if (rc)
         return -1;
     int file_failed = 0;
-    if (cfg->out_path && (!cfg->ranks || cfg->ranks->writer)) {
-        drift_chain_path(cfg->out_path, cfg->chains, id, res->path,
+    if (cfg->output.path && (!cfg->ranks || cfg->ranks->writer)) {
+        drift_chain_path(cfg->output.path, cfg->launch.chains, id, res->path,
                          sizeof res->path);
         drift_err e;
         if (drift_writer_open(res->path, &c->w, &e)) {
@@ -1730,7 +1730,7 @@ static int chain_start(drift_chain *c, unsigned k, int *setup_done,
     if (run->planned)
         chain_follow_plan(c);
     const drift_run_config *cfg = c->cfg;
-    if (cfg->init_mode == DRIFT_INIT_MODE &&
+    if (cfg->init.mode == DRIFT_INIT_MODE &&
         drift_run_chain_setup_init(c, c->theta))
         return -1;
     if (run->hp) {
@@ -1744,7 +1744,7 @@ static int chain_start(drift_chain *c, unsigned k, int *setup_done,
         return -1;
     c->nonfinite[0] = '\0';
     drift_guard_call(c->ext.guard, DRIFT_GUARD_INIT, 0);
-    int irc = cfg->sampler->init(c->state, &drift_services_table, c, c->hp,
+    int irc = cfg->step.sampler->init(c->state, &drift_services_table, c, c->hp,
                                  c->theta);
     drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, 0);
     c->phase = DRIFT_CHAIN_STEPPING;
@@ -1753,7 +1753,7 @@ static int chain_start(drift_chain *c, unsigned k, int *setup_done,
             drift_chain_fail(c, irc, "%s", c->nonfinite);
         else
             drift_chain_fail(c, irc, "sampler %s failed to start (status "
-                             "%d)", cfg->sampler->name, irc);
+                             "%d)", cfg->step.sampler->name, irc);
     }
     if (c->failed)
         return -1;
@@ -1773,7 +1773,7 @@ static int chain_start(drift_chain *c, unsigned k, int *setup_done,
     for (unsigned j = 0; j < x->n_on; j++)
         if (x->on[j]->begin && x->on[j]->begin(c))
             return -1;
-    if (cfg->warmup > 0 && !restored)
+    if (cfg->budget.warmup > 0 && !restored)
         notify(c, DRIFT_PHASE_WARMUP_START);
     return 0;
 }
@@ -1784,7 +1784,7 @@ static int chain_start(drift_chain *c, unsigned k, int *setup_done,
  * hooks. */
 static void chain_steps(drift_chain *c, const chain_exts *x)
 {
-    const drift_sampler *s = c->cfg->sampler;
+    const drift_sampler *s = c->cfg->step.sampler;
     const drift_services *svc = &drift_services_table;
     while (!budget_spent(c)) {
         c->nonfinite[0] = '\0';
@@ -1808,7 +1808,7 @@ static void chain_steps(drift_chain *c, const chain_exts *x)
             if (x->gate[j](c))
                 return;
         after_step(c);
-        if (c->iter == c->cfg->warmup)
+        if (c->iter == c->cfg->budget.warmup)
             c->t_warm_end = drift_now();
         for (unsigned j = 0; j < x->n_after; j++)
             if (x->after[j](c))
@@ -1828,17 +1828,17 @@ static int chain_end(drift_chain *c, const chain_exts *x)
             x->on[j]->stop(c);
     if (!c->failed)
         notify(c, DRIFT_PHASE_RUN_END);
-    if (cfg->sampler->finish) {
+    if (cfg->step.sampler->finish) {
         drift_guard_call(c->ext.guard, DRIFT_GUARD_FINISH, c->iter);
-        cfg->sampler->finish(c->state, &drift_services_table, c);
+        cfg->step.sampler->finish(c->state, &drift_services_table, c);
         drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, c->iter);
     }
     for (unsigned j = 0; j < x->n_on; j++)
         if (x->on[j]->finish)
             x->on[j]->finish(c);
     int have_moments = trajectory_moments(c, c->traj.seg, c->gbuf2);
-    if (have_moments && cfg->on_trajectory)
-        cfg->on_trajectory(cfg->on_trajectory_user, c->id, c->traj.t_mom,
+    if (have_moments && cfg->output.on_trajectory)
+        cfg->output.on_trajectory(cfg->output.on_trajectory_user, c->id, c->traj.t_mom,
                            c->traj.seg, c->gbuf2, c->d);
     return have_moments;
 }
@@ -1857,7 +1857,7 @@ static void chain_file_end(drift_chain *c, drift_chain_result *res,
      * a chain that never started leaves nothing behind. */
     if (started && !c->write_failed) {
         double t_end = drift_now();
-        uint64_t warm_iters = c->iter < cfg->warmup ? c->iter : cfg->warmup;
+        uint64_t warm_iters = c->iter < cfg->budget.warmup ? c->iter : cfg->budget.warmup;
         char note[700] = "";
         if (c->failed)
             snprintf(note, sizeof note,
@@ -1870,15 +1870,15 @@ static void chain_file_end(drift_chain *c, drift_chain_result *res,
                      "(%llu in warmup)%s",
                      (unsigned long long)c->iter,
                      (unsigned long long)warm_iters,
-                     c->iter < cfg->warmup ? ": no draws after warmup" : "");
-        else if (c->iter < cfg->warmup)
+                     c->iter < cfg->budget.warmup ? ": no draws after warmup" : "");
+        else if (c->iter < cfg->budget.warmup)
             snprintf(note, sizeof note,
                      "the budget ran out in warmup, after %llu "
                      "iterations: no draws after warmup",
                      (unsigned long long)c->iter);
         double t_warm_end = c->t_warm_end;
         if (t_warm_end < 0)
-            t_warm_end = cfg->warmup ? t_end : c->t_start;
+            t_warm_end = cfg->budget.warmup ? t_end : c->t_start;
         drift_csvout_end end = {
             t_warm_end - c->t_start, t_end - t_warm_end, note,
             have_moments ? c->traj.seg : NULL,
@@ -1911,7 +1911,7 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
     memset(file, 0, sizeof *file);
     memset(&x, 0, sizeof x);
     res->id = id;
-    double *theta = drift_calloc(cfg->model->dim, sizeof(double));
+    double *theta = drift_calloc(cfg->problem.model->dim, sizeof(double));
     if (!theta) {
         res->status = DRIFT_ENOMEM;
         snprintf(res->message, sizeof res->message, "out of memory");
@@ -1965,12 +1965,12 @@ static void *chain_worker(void *arg)
     }
 }
 
-/* How many chains run at once: cfg->parallel, or the processor count
+/* How many chains run at once: cfg->launch.parallel, or the processor count
  * (across ranks, this rank's part of its node's cores: chains waiting in
  * MPI for one another must not wait for a core as well). */
 static unsigned parallel_chains(const drift_run_config *cfg, unsigned K)
 {
-    long w = cfg->parallel;
+    long w = cfg->launch.parallel;
     if (w <= 0) {
         w = sysconf(_SC_NPROCESSORS_ONLN);
         if (cfg->ranks && w > 0)
@@ -2089,8 +2089,8 @@ static void close_files(unsigned K, drift_chain_result *results,
 static void split_generated(const drift_run_config *cfg, unsigned K,
                             drift_chain_result *results)
 {
-    const drift_model *m = cfg->model;
-    if (cfg->generated_every <= 1 || cfg->emit_segments ||
+    const drift_model *m = cfg->problem.model;
+    if (cfg->output.generated_every <= 1 || cfg->output.emit_segments ||
         m->n_gen <= m->n_gen_derived)
         return;
     for (unsigned k = 0; k < K; k++) {
@@ -2100,7 +2100,7 @@ static void split_generated(const drift_run_config *cfg, unsigned K,
             !drift_csvout_split_generated(res->path,
                                           m->gen_names[m->n_gen_derived],
                                           m->n_gen - m->n_gen_derived,
-                                          cfg->generated_every, &e))
+                                          cfg->output.generated_every, &e))
             continue;
         if (!res->status) {
             res->status = DRIFT_EIO;
@@ -2133,39 +2133,39 @@ static void release_shared(drift_run_shared *run)
 int drift_run_check(const drift_run_config *cfg, drift_err *e)
 {
     const drift_run_ranks *ranks = cfg->ranks;
-    unsigned K = ranks ? ranks->count : cfg->chains ? cfg->chains : 1;
+    unsigned K = ranks ? ranks->count : cfg->launch.chains ? cfg->launch.chains : 1;
     /* What each extension cannot be combined with, first. */
     int bad = drift_run_ext_check(cfg, e);
     if (bad)
         return bad;
-    if (cfg->thin == 0)
+    if (cfg->budget.thin == 0)
         return drift_err_set(e, DRIFT_EINVAL, "--thin must be at least 1");
-    size_t n_rows = ranks ? ranks->rows_total : cfg->model->n_rows;
-    if (cfg->batch && n_rows && cfg->batch > n_rows)
+    size_t n_rows = ranks ? ranks->rows_total : cfg->problem.model->n_rows;
+    if (cfg->step.batch && n_rows && cfg->step.batch > n_rows)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--batch %zu: larger than the %zu rows of the "
                              "data",
-                             cfg->batch, n_rows);
-    if (cfg->emit_segments && cfg->save_gradients)
+                             cfg->step.batch, n_rows);
+    if (cfg->output.emit_segments && cfg->output.save_gradients)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--save-gradients with --emit segments: the "
                              "scores are written at draws; use --emit draws "
                              "(the default)");
-    if (cfg->emit_segments && !(cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS))
+    if (cfg->output.emit_segments && !(cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS))
         return drift_err_set(e, DRIFT_EINVAL,
                              "--emit segments: sampler %s emits draws, not "
                              "the segments of a continuous trajectory; use "
                              "--emit draws (or a piecewise-deterministic "
                              "sampler such as bps)",
-                             cfg->sampler->name);
+                             cfg->step.sampler->name);
     /* The engine's own vectors of d values per chain (point, gradients,
      * and a continuous trajectory's moments), before any is allocated: a
      * model too big for the machine is refused with its size. */
-    int continuous = (cfg->sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+    int continuous = (cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
     double vecs = 3.0 + (continuous ? 3.0 : 0.0) +
-                  (cfg->emit_segments ? 2.0 : 0.0);
+                  (cfg->output.emit_segments ? 2.0 : 0.0);
     double need = (double)K * 8.0 *
-                  (vecs * (double)cfg->model->dim + (double)cfg->model->n_out);
+                  (vecs * (double)cfg->problem.model->dim + (double)cfg->problem.model->n_out);
     uint64_t lim = drift_memory_limit();
     if (need > (double)lim) {
         char want[32], have[32];
@@ -2176,14 +2176,14 @@ int drift_run_check(const drift_run_config *cfg, drift_err *e)
                              "%s for the engine's vectors alone (%.0f of %zu "
                              "values each per chain), more than the %s of "
                              "memory this machine allows",
-                             cfg->model->dim, K, K == 1 ? "" : "s", want,
-                             vecs, cfg->model->dim, have);
+                             cfg->problem.model->dim, K, K == 1 ? "" : "s", want,
+                             vecs, cfg->problem.model->dim, have);
     }
     /* Every chain's files stay open until the last chain ends (their
      * draw counts are evened then): all of them, before any chain starts,
      * or the run would end half written. */
-    unsigned per_chain = (cfg->out_path ? 2u : 0u) +
-                         (cfg->out_path && cfg->test_model ? 2u : 0u);
+    unsigned per_chain = (cfg->output.path ? 2u : 0u) +
+                         (cfg->output.path && cfg->heldout.model ? 2u : 0u);
     uint64_t max_files = 0;
     if (per_chain && drift_files_reserve((uint64_t)K * per_chain + 16,
                                          &max_files))
@@ -2198,17 +2198,17 @@ int drift_run_check(const drift_run_config *cfg, drift_err *e)
                              per_chain > 2 ? ", and the metrics file's" : "",
                              (unsigned long long)K * per_chain,
                              (unsigned long long)max_files);
-    if (cfg->gradient != DRIFT_GRADIENT_PLAIN &&
-        (cfg->sampler->flags & DRIFT_SAMPLER_PICKS_ESTIMATOR)) {
-        const char *name = drift_gradient_name(cfg->gradient);
+    if (cfg->step.gradient != DRIFT_GRADIENT_PLAIN &&
+        (cfg->step.sampler->flags & DRIFT_SAMPLER_PICKS_ESTIMATOR)) {
+        const char *name = drift_gradient_name(cfg->step.gradient);
         return drift_err_set(e, DRIFT_EINVAL,
                              "--gradient %s: sampler %s stands for its own "
                              "estimator; drop --gradient, or run sgld "
                              "--gradient %s for Langevin steps over %s",
-                             name, cfg->sampler->name, name, name);
+                             name, cfg->step.sampler->name, name, name);
     }
-    if (cfg->gradient == DRIFT_GRADIENT_CV) {
-        const drift_sampler *s = cfg->sampler;
+    if (cfg->step.gradient == DRIFT_GRADIENT_CV) {
+        const drift_sampler *s = cfg->step.sampler;
         if (s->flags & DRIFT_SAMPLER_FULL_DATA)
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient cv: sampler %s uses full-data "
@@ -2231,23 +2231,23 @@ int drift_run_check(const drift_run_config *cfg, drift_err *e)
                                  "--gradient cv: the model has no data "
                                  "rows, so no minibatch to control; drop "
                                  "--gradient cv");
-        if (cfg->model->dim == 0)
+        if (cfg->problem.model->dim == 0)
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient cv: the model has no "
                                  "parameters; drop --gradient cv");
-        if (cfg->passes > 0 && cfg->passes < DRIFT_MODE_MIN_PASSES)
+        if (cfg->budget.passes > 0 && cfg->budget.passes < DRIFT_MODE_MIN_PASSES)
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient cv with --passes %g: the mode "
                                  "search alone needs a few data passes, "
                                  "and takes at most half of the budget; "
                                  "give --passes %g or more",
-                                 cfg->passes, DRIFT_MODE_MIN_PASSES);
+                                 cfg->budget.passes, DRIFT_MODE_MIN_PASSES);
     }
-    if (cfg->gradient == DRIFT_GRADIENT_SVRG ||
-        cfg->gradient == DRIFT_GRADIENT_SAGA ||
-        cfg->gradient == DRIFT_GRADIENT_TMU) {
-        const drift_sampler *s = cfg->sampler;
-        const char *name = drift_gradient_name(cfg->gradient);
+    if (cfg->step.gradient == DRIFT_GRADIENT_SVRG ||
+        cfg->step.gradient == DRIFT_GRADIENT_SAGA ||
+        cfg->step.gradient == DRIFT_GRADIENT_TMU) {
+        const drift_sampler *s = cfg->step.sampler;
+        const char *name = drift_gradient_name(cfg->step.gradient);
         if (s->flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_OWN_ESTIMATES))
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient %s: sampler %s does not use the "
@@ -2270,12 +2270,12 @@ int drift_run_check(const drift_run_config *cfg, drift_err *e)
                                  "rows; drop --gradient %s",
                                  name, name);
     }
-    if (cfg->init_mode == DRIFT_INIT_MODE &&
-        cfg->gradient != DRIFT_GRADIENT_CV && !cfg->plan.mode)
+    if (cfg->init.mode == DRIFT_INIT_MODE &&
+        cfg->step.gradient != DRIFT_GRADIENT_CV && !cfg->plan.mode)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--init mode needs --gradient cv (the mode it "
                              "starts from is cv's)");
-    if (cfg->passes > 0 && n_rows == 0)
+    if (cfg->budget.passes > 0 && n_rows == 0)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--passes: the model has no data rows; give "
                              "--iter instead");
@@ -2287,8 +2287,8 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
 {
     /* The chains this process runs: all, or its rank group's. */
     const drift_run_ranks *ranks = cfg->ranks;
-    unsigned K = ranks ? ranks->count : cfg->chains ? cfg->chains : 1;
-    unsigned first = (cfg->first_chain_id ? cfg->first_chain_id : 1) +
+    unsigned K = ranks ? ranks->count : cfg->launch.chains ? cfg->launch.chains : 1;
+    unsigned first = (cfg->launch.first_chain_id ? cfg->launch.first_chain_id : 1) +
                      (ranks ? ranks->first : 0);
     int bad = drift_run_check(cfg, e);
     if (bad)
@@ -2297,12 +2297,12 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
      * thread count keeps sums in a fixed order (same seed, same bytes). */
     openblas_set_num_threads(1);
     drift_progress *prog = NULL;
-    if (cfg->progress) {
+    if (cfg->output.progress) {
         drift_progress_budget b = {
-            cfg->iters ? cfg->warmup + cfg->iters : 0, cfg->warmup,
-            cfg->passes, cfg->seconds, cfg->model->n_rows};
+            cfg->budget.iters ? cfg->budget.warmup + cfg->budget.iters : 0, cfg->budget.warmup,
+            cfg->budget.passes, cfg->budget.seconds, cfg->problem.model->n_rows};
         prog = drift_progress_new(K, first, &b, drift_msg_stream());
-        if (cfg->progress == DRIFT_PROGRESS_LOG)
+        if (cfg->output.progress == DRIFT_PROGRESS_LOG)
             drift_progress_log_lines(prog);
     }
     drift_run_shared run;

@@ -33,7 +33,7 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
                           unsigned id, double *theta);
 void drift_run_chain_release(drift_chain *c);
 
-/* Draws (or sets) the initial point of a set-up chain as cfg->init_mode
+/* Draws (or sets) the initial point of a set-up chain as cfg->init.mode
  * says, from the chain's stream: each call draws a fresh random point, so
  * the runner calls it again where the density is not finite. */
 int drift_run_chain_setup_init(drift_chain *c, double *theta);

@@ -160,23 +160,23 @@ static int shard_check(const drift_run_config *cfg, drift_err *e)
 {
     if (!cfg->ranks)
         return DRIFT_OK;
-    if (cfg->gradient == DRIFT_GRADIENT_CV)
+    if (cfg->step.gradient == DRIFT_GRADIENT_CV)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--gradient cv under mpirun: the mode search "
                              "and the control variates run in one process "
                              "only; drop --gradient cv, or run without "
                              "mpirun");
-    if (cfg->save_gradients)
+    if (cfg->output.save_gradients)
         return drift_err_set(e, DRIFT_EINVAL,
                              "--save-gradients under mpirun: the scores "
                              "are computed over the rows in one process "
                              "only; drop --save-gradients (drift summary "
                              "--ksd recomputes them from the model and "
                              "data)");
-    if (cfg->gradient == DRIFT_GRADIENT_SVRG ||
-        cfg->gradient == DRIFT_GRADIENT_SAGA ||
-        cfg->gradient == DRIFT_GRADIENT_TMU) {
-        const char *name = drift_gradient_name(cfg->gradient);
+    if (cfg->step.gradient == DRIFT_GRADIENT_SVRG ||
+        cfg->step.gradient == DRIFT_GRADIENT_SAGA ||
+        cfg->step.gradient == DRIFT_GRADIENT_TMU) {
+        const char *name = drift_gradient_name(cfg->step.gradient);
         return drift_err_set(e, DRIFT_EINVAL,
                              "--gradient %s under mpirun: its snapshots "
                              "are kept in one process; drop it, or run "
@@ -197,13 +197,13 @@ static int shard_open(drift_chain *c, drift_chain_result *res)
         return DRIFT_EXT_IDLE;
     drift_ranks_chan *chan = ranks->chans[drift_run_ext_index(c)];
     c->ext.shard = drift_shard_new(chan, ranks->rows_first,
-                                   cfg->model->n_rows, c->d);
+                                   cfg->problem.model->n_rows, c->d);
     if (!c->ext.shard) {
         drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
         return DRIFT_EXT_STOP;
     }
-    if (c->ext.shard->writer && cfg->seconds > 0)
-        drift_ranks_chan_deadline(chan, c->t_start + cfg->seconds);
+    if (c->ext.shard->writer && cfg->budget.seconds > 0)
+        drift_ranks_chan_deadline(chan, c->t_start + cfg->budget.seconds);
     return DRIFT_EXT_ON;
 }
 

@@ -736,16 +736,16 @@ static int tune_check(const drift_run_config *cfg, drift_err *e)
 {
     if (!cfg->ranks)
         return DRIFT_OK;
-    long k = drift_hparams_step_size(cfg->sampler->hparams,
-                                     cfg->sampler->n_hparams);
-    if (k >= 0 && isnan(cfg->hp[k]))
+    long k = drift_hparams_step_size(cfg->step.sampler->hparams,
+                                     cfg->step.sampler->n_hparams);
+    if (k >= 0 && isnan(cfg->step.hp[k]))
         return drift_err_set(e, DRIFT_EINVAL,
                              "sampler %s under mpirun: its step size "
                              "'%s' is chosen by pilot chains in one "
                              "process only; give it (--set %s=...)",
-                             cfg->sampler->name,
-                             cfg->sampler->hparams[k].name,
-                             cfg->sampler->hparams[k].name);
+                             cfg->step.sampler->name,
+                             cfg->step.sampler->hparams[k].name,
+                             cfg->step.sampler->hparams[k].name);
     return DRIFT_OK;
 }
 

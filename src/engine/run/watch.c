@@ -71,7 +71,7 @@ void drift_watch_replan(drift_chain *c)
     struct drift_watch *w = c->ext.watch;
     if (!w)
         return;
-    uint64_t warmup = c->cfg->warmup;
+    uint64_t warmup = c->cfg->budget.warmup;
     if (warmup >= DRIFT_WATCH_MIN_WARMUP) {
         w->k.ref_from = warmup / 2;
         w->k.ref_to = warmup;
@@ -84,7 +84,7 @@ void drift_watch_replan(drift_chain *c)
 int drift_watch_new(drift_chain *c)
 {
     const drift_run_config *cfg = c->cfg;
-    unsigned flags = cfg->sampler->flags;
+    unsigned flags = cfg->step.sampler->flags;
     c->ext.watch = NULL;
     if ((flags & (DRIFT_SAMPLER_FULL_DATA | DRIFT_SAMPLER_CONTINUOUS)) ||
         c->d == 0)

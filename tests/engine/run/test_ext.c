@@ -101,16 +101,16 @@ static int setup(void **state)
                             f->sampler.name, sets, 1, f->hp, f->hp_set, &e))
         fail_msg("--set: %s", e.msg);
     f->cfg = (drift_run_config){
-        .model = &f->tp.p.model,
-        .data = drift_problem_data(&f->tp.p),
-        .sampler = &f->sampler,
-        .hp = f->hp,
-        .hp_set = f->hp_set,
-        .iters = 10,
-        .thin = 1,
-        .seed = 1,
-        .chains = 1,
-        .quiet = 1,
+        .problem.model = &f->tp.p.model,
+        .problem.data = drift_problem_data(&f->tp.p),
+        .step.sampler = &f->sampler,
+        .step.hp = f->hp,
+        .step.hp_set = f->hp_set,
+        .budget.iters = 10,
+        .budget.thin = 1,
+        .launch.seed = 1,
+        .launch.chains = 1,
+        .output.quiet = 1,
     };
     /* One group running the run's one chain over every row (what a run
      * across ranks looks like to the checks). */
@@ -159,11 +159,11 @@ static void test_checks(void **state)
         fail_msg("a plain run was refused: %s", e.msg);
 
     drift_run_config c = f->cfg;
-    c.ckpt_dir = "/nonexistent-checkpoint-dir";
+    c.ckpt.dir = "/nonexistent-checkpoint-dir";
     if (drift_run_check(&c, &e))
         fail_msg("a checkpointed run was refused: %s", e.msg);
-    c.test_model = &f->tp.p.model;
-    c.test_path = f->csv;
+    c.heldout.model = &f->tp.p.model;
+    c.heldout.path = f->csv;
     expect_refused_by(&c, "checkpoint",
                       "--checkpoint-every with --test: held-out metrics are "
                       "not checkpointed");
@@ -171,26 +171,26 @@ static void test_checks(void **state)
     drift_sampler no_ckpt = f->sampler;
     no_ckpt.checkpoint = NULL;
     c = f->cfg;
-    c.sampler = &no_ckpt;
-    c.ckpt_dir = "/nonexistent-checkpoint-dir";
+    c.step.sampler = &no_ckpt;
+    c.ckpt.dir = "/nonexistent-checkpoint-dir";
     expect_refused_by(&c, "checkpoint", "cannot be checkpointed");
 
     c = f->cfg;
     c.ranks = &f->ranks;
     if (drift_run_check(&c, &e))
         fail_msg("a run across ranks was refused: %s", e.msg);
-    c.ckpt_dir = "/nonexistent-checkpoint-dir";
+    c.ckpt.dir = "/nonexistent-checkpoint-dir";
     expect_refused_by(&c, "checkpoint",
                       "a run across MPI ranks is not checkpointed");
 
     c = f->cfg;
     c.ranks = &f->ranks;
-    c.gradient = DRIFT_GRADIENT_CV;
+    c.step.gradient = DRIFT_GRADIENT_CV;
     expect_refused_by(&c, "shard", "--gradient cv under mpirun");
-    c.gradient = DRIFT_GRADIENT_SAGA;
+    c.step.gradient = DRIFT_GRADIENT_SAGA;
     expect_refused_by(&c, "shard", "--gradient saga under mpirun");
-    c.gradient = DRIFT_GRADIENT_PLAIN;
-    c.save_gradients = 1;
+    c.step.gradient = DRIFT_GRADIENT_PLAIN;
+    c.output.save_gradients = 1;
     expect_refused_by(&c, "shard", "--save-gradients under mpirun");
 
     double auto_hp[64];
@@ -200,7 +200,7 @@ static void test_checks(void **state)
     assert_true(k >= 0);
     auto_hp[k] = NAN;
     c = f->cfg;
-    c.hp = auto_hp;
+    c.step.hp = auto_hp;
     if (drift_run_check(&c, &e))
         fail_msg("a step size left to the engine was refused: %s", e.msg);
     c.ranks = &f->ranks;

@@ -182,7 +182,7 @@ static void test_lp_estimate_unbiased(void **state)
             assert_true(isfinite(lp));
             sum += lp, sum2 += lp * lp;
             const size_t *rows = f->ch.c.rows_buf;
-            for (size_t k = 1; block && k < f->ch.cfg->batch; k++) {
+            for (size_t k = 1; block && k < f->ch.cfg->step.batch; k++) {
                 assert_int_equal(rows[k], (rows[0] + k) % N);
                 wrapped |= rows[k] == 0;
             }
