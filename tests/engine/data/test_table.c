@@ -138,7 +138,11 @@ static void vm_flags(uintptr_t a, char *flags, size_t cap)
             line[0] != 'V')
             in = a >= lo && a < hi;
         else if (in && strncmp(line, "VmFlags:", 8) == 0) {
-            snprintf(flags, cap, "%s", line + 8);
+            size_t n = strlen(line + 8);
+            if (n >= cap)
+                n = cap - 1;
+            memcpy(flags, line + 8, n);
+            flags[n] = 0;
             break;
         }
     }
