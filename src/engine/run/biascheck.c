@@ -1,7 +1,7 @@
 /* biascheck.c: the step-size search of biascheck.h: a stability scan,
  * then pilots at h and h/2 compared in whitened coordinates until a pair
- * agrees.  Not for making the pilot chains (run.c, through
- * drift_tune_ops) nor for sizing the run from the result (run.c). */
+ * agrees.  Not for making the pilot chains (runplan.c, through
+ * drift_tune_ops) nor for sizing the run from the result (runplan.c). */
 #include "config.h"
 
 #include <math.h>

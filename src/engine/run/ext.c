@@ -1,7 +1,7 @@
 /* ext.c: the run extensions in the order their hooks run, and the loops
  * over them that are not the core loop's (the checks before a run, the
- * blocks of a checkpoint).  The hooks themselves live with their
- * features (ext.h).  Not for the step loop (run.c). */
+ * run-level setup, the blocks of a checkpoint).  The hooks themselves
+ * live with their features (ext.h).  Not for the step loop (run.c). */
 #include "config.h"
 
 #include "ext.h"
@@ -37,6 +37,16 @@ int drift_run_ext_check(const drift_run_config *cfg, drift_err *e)
             return rc;
     }
     return DRIFT_OK;
+}
+
+int drift_run_ext_setup(drift_chain *c)
+{
+    for (unsigned k = 0; k < drift_run_n_exts; k++) {
+        const drift_run_ext *x = drift_run_exts[k];
+        if (x->setup && x->setup(c))
+            return -1;
+    }
+    return 0;
 }
 
 int drift_run_ext_ckpt(drift_chain *c)

@@ -1,6 +1,6 @@
 /* ext.h: run extensions, the features that cut across a run (the process
  * guard, the input maps' watch, shards across MPI ranks, progress,
- * checkpoints, held-out metrics, the chain watch, the step size chosen by
+ * checkpoints, held-out metrics, the chain watch, the run-level tuning by
  * pilot chains), each one table of hooks that run.c's core loop calls in
  * the order of drift_run_exts.  An extension keeps its per-chain state in
  * a struct of its own, reached through the chain's ext member, and
@@ -33,6 +33,14 @@ enum {
  *   before the run-level setup; makes the extension's state.  A failure
  *   of this rank alone across ranks is deferred (drift_shard_defer) and
  *   returns DRIFT_EXT_ON or IDLE: every rank fails at the first gate.
+ * setup: the run-level setup, once a run, on its first chain (across
+ *   ranks, on a group's chain of its own made like it) while the other
+ *   chains wait: after --gradient cv's mode search, before the sampler's
+ *   setup; called whatever open said (the chain may have opened none).
+ *   May set what every chain then follows: run->hp (the hyperparameters
+ *   every chain's sampler gets), run->plan_cfg with run->planned (the
+ *   budget, then replan), run->tune_note and run->tune_header (the files'
+ *   header).  Non-zero: the chain failed (recorded on it).
  * replan: the run-level setup planned the budget (c->cfg is the plan).
  * restore: after the sampler's init: *restored = 1 when the chain now
  *   stands where an earlier process saved it (its rows written).
@@ -56,6 +64,7 @@ typedef struct drift_run_ext {
     const char *name;
     int (*check)(const drift_run_config *cfg, drift_err *e);
     int (*open)(drift_chain *c, drift_chain_result *res);
+    int (*setup)(drift_chain *c);
     void (*replan)(drift_chain *c);
     int (*restore)(drift_chain *c, int *restored);
     int (*begin)(drift_chain *c);
@@ -69,9 +78,9 @@ typedef struct drift_run_ext {
 
 /* The extensions, each in the file of its feature. */
 extern const drift_run_ext drift_guard_ext;     /* guard.c */
-extern const drift_run_ext drift_maps_ext;      /* guard.c */
+extern const drift_run_ext drift_maps_ext;      /* maps.c */
 extern const drift_run_ext drift_shard_ext;     /* shard.c */
-extern const drift_run_ext drift_tune_ext;      /* tune.c */
+extern const drift_run_ext drift_tune_ext;      /* runplan.c */
 extern const drift_run_ext drift_progress_ext;  /* progress.c */
 extern const drift_run_ext drift_ckpt_ext;      /* checkpoint.c */
 extern const drift_run_ext drift_heldout_ext;   /* heldout.c */
@@ -86,6 +95,10 @@ extern const unsigned drift_run_n_exts;
 /* Every extension's check, in table order: the first refusal, or
  * DRIFT_OK. */
 int drift_run_ext_check(const drift_run_config *cfg, drift_err *e);
+
+/* Every extension's setup hook, in table order, until one fails the
+ * chain: 0, or non-zero when the chain failed. */
+int drift_run_ext_setup(drift_chain *c);
 
 /* Every extension's ckpt hook, in table order: DRIFT_OK or the first
  * error (recorded on the chain). */

@@ -38,4 +38,11 @@ void drift_run_chain_release(drift_chain *c);
  * the runner calls it again where the density is not finite. */
 int drift_run_chain_setup_init(drift_chain *c, double *theta);
 
+/* Stan's initialisation on a set-up chain: a random initial point theta
+ * (d values) is drawn again, up to 100 times in all, while the log
+ * density or its gradient is not finite there; given values are left to
+ * the sampler.  0, or the chain's failure status (recorded on it).  The
+ * chains and the run-level setup's pilot chains (runplan.c) start so. */
+int drift_run_chain_find_init(drift_chain *c, double *theta);
+
 #endif

@@ -1,7 +1,7 @@
 /* tune.c: the step-size search of tune.h: pilot chains stepped here
  * through the services table, their draws scored (exact or
  * control-variate gradients) and compared by the kernel Stein
- * discrepancy.  Not for making the pilot chains (run.c, through
+ * discrepancy.  Not for making the pilot chains (runplan.c, through
  * drift_tune_ops) nor for the KSD's arithmetic (stats/ksd.c). */
 #include "config.h"
 
@@ -13,8 +13,6 @@
 #include "base/stop.h"
 #include "base/util.h"
 #include "engine/stats/ksd.h"
-#include "ext.h"
-#include "hparam.h"
 #include "oracle.h"
 #include "rng.h"
 #include "tune.h"
@@ -726,30 +724,3 @@ int drift_tune_stein(const drift_tune_config *cfg, drift_chain *c,
     drift_free(out);
     return rc;
 }
-
-/* ---- the chosen step size as a run extension (ext.h) -------------------- */
-
-/* The search runs pilot chains in one process: a step size left to the
- * engine cannot be chosen across ranks.  (The search itself runs in the
- * run-level setup, run.c, on the run's first chain.) */
-static int tune_check(const drift_run_config *cfg, drift_err *e)
-{
-    if (!cfg->ranks)
-        return DRIFT_OK;
-    long k = drift_hparams_step_size(cfg->step.sampler->hparams,
-                                     cfg->step.sampler->n_hparams);
-    if (k >= 0 && isnan(cfg->step.hp[k]))
-        return drift_err_set(e, DRIFT_EINVAL,
-                             "sampler %s under mpirun: its step size "
-                             "'%s' is chosen by pilot chains in one "
-                             "process only; give it (--set %s=...)",
-                             cfg->step.sampler->name,
-                             cfg->step.sampler->hparams[k].name,
-                             cfg->step.sampler->hparams[k].name);
-    return DRIFT_OK;
-}
-
-const drift_run_ext drift_tune_ext = {
-    .name = "tune",
-    .check = tune_check,
-};

@@ -31,7 +31,7 @@
  * |s(x)|^2 + d, which is what condemns a pilot whose few draws lie far
  * apart and far out).
  *
- * This file holds the search and the scoring; the runner (run.c) makes
+ * This file holds the search and the scoring; the runner (runplan.c) makes
  * the pilot chains, through ops.  Not for the chains' own run. */
 #ifndef DRIFT_TUNE_H
 #define DRIFT_TUNE_H

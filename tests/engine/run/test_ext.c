@@ -71,6 +71,12 @@ static void test_table(void **state)
     assert_non_null(find_ext("checkpoint")->restore);
     assert_non_null(find_ext("checkpoint")->after_step);
     assert_non_null(find_ext("watch")->ckpt);
+    /* The step size and plan left to the engine are chosen in the
+     * run-level setup, by the tuning alone. */
+    assert_non_null(find_ext("tune")->setup);
+    for (unsigned k = 0; k < drift_run_n_exts; k++)
+        if (drift_run_exts[k]->setup)
+            assert_string_equal(drift_run_exts[k]->name, "tune");
 }
 
 typedef struct fixture {
