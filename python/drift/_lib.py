@@ -177,18 +177,8 @@ def columns(rows: Mapping[str, object]) -> Columns:
     for name, value in rows.items():
         if hasattr(value, "tocsr") and hasattr(value, "nnz"):
             raise TypeError(f"rows variable '{name}' is sparse")
-        a = np.asarray(value)
-        if a.ndim == 0:
-            raise ValueError(f"rows variable '{name}' is a scalar; it needs "
-                             "one value per row")
-        if a.dtype.kind not in "iubf":
-            raise TypeError(f"rows variable '{name}' has dtype {a.dtype}; "
-                            "expected numbers")
-        if n_rows is None:
-            n_rows = a.shape[0]
-        elif a.shape[0] != n_rows:
-            raise ValueError(f"rows variable '{name}' has {a.shape[0]} rows, "
-                             f"the others {n_rows}")
+        a = rowstore.rows_array(name, value, n_rows)
+        n_rows = a.shape[0]
         if a.dtype == np.float64 or a.dtype == np.int64:
             pass
         elif a.dtype == np.int32 and ctypes.sizeof(ctypes.c_int) == 4:

@@ -75,6 +75,23 @@ def _csr(name: str, value):
             np.asarray(m.indices, dtype=np.uint32), data, int(dim))
 
 
+def rows_array(name: str, value, n_rows: int | None) -> np.ndarray:
+    """A dense rows variable as an array whose first axis is the row,
+    checked: numbers, at least one axis, and n_rows rows when n_rows (the
+    other variables' count) is known."""
+    a = np.asarray(value)
+    if a.ndim == 0:
+        raise ValueError(f"rows variable '{name}' is a scalar; it needs "
+                         "one value per row")
+    if a.dtype.kind not in "iubf":
+        raise TypeError(f"rows variable '{name}' has dtype {a.dtype}; "
+                        "expected numbers")
+    if n_rows is not None and a.shape[0] != n_rows:
+        raise ValueError(f"rows variable '{name}' has {a.shape[0]} rows, "
+                         f"the others {n_rows}")
+    return a
+
+
 def write(path: str | os.PathLike, columns: Mapping[str, np.ndarray]) -> int:
     """Writes the rows variables in `columns` (name -> array whose first axis
     is the row) as a row store at `path`, written under a temporary name and
@@ -102,18 +119,8 @@ def write(path: str | os.PathLike, columns: Mapping[str, np.ndarray]) -> int:
                 raise ValueError(f"rows variable '{name}' has {rows_here} "
                                  f"rows, the others {n_rows}")
             continue
-        a = np.asarray(value)
-        if a.ndim == 0:
-            raise ValueError(f"rows variable '{name}' is a scalar; it needs "
-                             "one value per row")
-        if a.dtype.kind not in "iubf":
-            raise TypeError(f"rows variable '{name}' has dtype {a.dtype}; "
-                            "expected numbers")
-        if n_rows is None:
-            n_rows = a.shape[0]
-        elif a.shape[0] != n_rows:
-            raise ValueError(f"rows variable '{name}' has {a.shape[0]} rows, "
-                             f"the others {n_rows}")
+        a = rows_array(name, value, n_rows)
+        n_rows = a.shape[0]
         flat = a.reshape(a.shape[0], -1)
         if flat.dtype.kind == "f" and not np.all(np.isfinite(flat)):
             bad = np.argwhere(~np.isfinite(flat))[0]

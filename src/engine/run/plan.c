@@ -1368,6 +1368,36 @@ static int internal_problem(drift_plan *p, drift_err *e)
     return DRIFT_OK;
 }
 
+/* A plan from spec, over in's opened problem when in is not NULL: parsed,
+ * then opened with the spec's message callback (if any) taking the
+ * messages; *out the plan, or NULL with the error in e. */
+static int plan_new(const drift_spec *spec, const drift_plan_internal *in,
+                    drift_plan **out, drift_err *e)
+{
+    drift_plan *p;
+    int rc = drift_plan_parse(spec, &p, e);
+    if (p && in) {
+        p->internal = 1;
+        p->in = *in;
+    }
+    if (!rc) {
+        FILE *was = p->msg ? drift_msg_set(p->msg) : NULL;
+        rc = drift_plan_open(p, NULL, e);
+        if (p->msg) {
+            fflush(p->msg);
+            drift_msg_set(was);
+        }
+    }
+    if (rc) {
+        if (!e->msg[0])
+            drift_err_set(e, rc, "out of memory");
+        drift_plan_free(p);
+        return rc;
+    }
+    *out = p;
+    return DRIFT_OK;
+}
+
 /* The caller's hooks into the filled configuration: what no option
  * says. */
 static int internal_config(drift_plan *p, drift_err *e)
@@ -1404,22 +1434,7 @@ int drift_plan_new_internal(const drift_spec *spec,
         return drift_err_set(e, DRIFT_EINVAL,
                              "a plan over an opened problem takes no model, "
                              "data or method of its own");
-    drift_plan *p;
-    int rc = drift_plan_parse(spec, &p, e);
-    if (p) {
-        p->internal = 1;
-        p->in = *in;
-    }
-    if (!rc)
-        rc = drift_plan_open(p, NULL, e);
-    if (rc) {
-        if (!e->msg[0])
-            drift_err_set(e, rc, "out of memory");
-        drift_plan_free(p);
-        return rc;
-    }
-    *out = p;
-    return DRIFT_OK;
+    return plan_new(spec, in, out, e);
 }
 
 /* ---- run ---------------------------------------------------------------- */
@@ -1496,24 +1511,7 @@ DRIFT_API int drift_plan_new(const drift_spec *spec, drift_plan **out,
     *out = NULL;
     if (!spec)
         return drift_err_set(e, DRIFT_EINVAL, "no spec given");
-    drift_plan *p;
-    int rc = drift_plan_parse(spec, &p, e);
-    if (!rc) {
-        FILE *was = p->msg ? drift_msg_set(p->msg) : NULL;
-        rc = drift_plan_open(p, NULL, e);
-        if (p->msg) {
-            fflush(p->msg);
-            drift_msg_set(was);
-        }
-    }
-    if (rc) {
-        if (!e->msg[0])
-            drift_err_set(e, rc, "out of memory");
-        drift_plan_free(p);
-        return rc;
-    }
-    *out = p;
-    return DRIFT_OK;
+    return plan_new(spec, NULL, out, e);
 }
 
 DRIFT_API size_t drift_plan_n_columns(const drift_plan *p)
