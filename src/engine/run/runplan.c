@@ -650,9 +650,12 @@ static int plan_run(drift_chain *c, long param)
                              "chain %u: stopped by a signal while choosing "
                              "%s's step size, before any draw",
                              c->id, s->name);
-        else
+        else if (rc == DRIFT_ENUMERIC || rc == DRIFT_ENOMEM)
             drift_chain_fail(c, rc, "chain %u: choosing the step size: %s",
                              c->id, e.msg);
+        else /* a pilot's failure (the sampler refusing its settings) is
+              * the chain's, as in tune_step_size */
+            drift_chain_fail(c, rc, "%s", e.msg);
         goto out;
     }
     run->hp[param] = r.h;
