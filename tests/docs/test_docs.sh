@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_docs.sh: docs/writing-a-sampler.md shows the minimal sampler it
-# walks through verbatim (the code block after the marker
-# "<!-- listing: FILE -->" equals FILE, which make check builds and tests),
+# walks through verbatim, and doc/library.md the libdrift program (the
+# code block after the marker "<!-- listing: FILE -->" equals FILE, which
+# make check or make installcheck builds and runs),
 # and states the loader's refusal of a previous ABI version with the exact
 # text make installcheck gets from the installed drift; the figures of
 # README.md and doc/ are those doc/measure.sh measures; and the heavier
@@ -13,18 +14,22 @@ doc="$src/docs/writing-a-sampler.md"
 fail=0
 tmp=$(mktemp) || exit 1
 trap 'rm -f "$tmp"' EXIT
-for f in $(sed -n 's/^<!-- listing: \(.*\) -->$/\1/p' "$doc"); do
-    awk -v f="$f" '
-        $0 == "<!-- listing: " f " -->" {want = 1; next}
-        want && /^```/ {if (inside) exit; inside = 1; next}
-        inside {print}' "$doc" >"$tmp"
-    if ! diff -u "$src/$f" "$tmp"; then
-        echo "FAIL: the listing of $f in $doc differs from the file (diff above)"
-        fail=1
-    fi
+for d in "$doc" "$src/doc/library.md"; do
+    for f in $(sed -n 's/^<!-- listing: \(.*\) -->$/\1/p' "$d"); do
+        awk -v f="$f" '
+            $0 == "<!-- listing: " f " -->" {want = 1; next}
+            want && /^```/ {if (inside) exit; inside = 1; next}
+            inside {print}' "$d" >"$tmp"
+        if ! diff -u "$src/$f" "$tmp"; then
+            echo "FAIL: the listing of $f in $d differs from the file (diff above)"
+            fail=1
+        fi
+    done
 done
 grep -q '^<!-- listing: examples/minimal-sampler/rwm.c -->$' "$doc" ||
     { echo "FAIL: $doc has no listing of examples/minimal-sampler/rwm.c"; fail=1; }
+grep -q '^<!-- listing: examples/library/columns.c -->$' "$src/doc/library.md" ||
+    { echo "FAIL: doc/library.md has no listing of examples/library/columns.c"; fail=1; }
 msg="refused: built for drift sampler ABI version 1, but this drift loads version 2; rebuild it against this drift's headers (pkg-config --cflags drift)"
 grep -qF -- "$msg" "$doc" ||
     { echo "FAIL: $doc does not state the previous-version refusal: $msg"; fail=1; }

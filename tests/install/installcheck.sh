@@ -37,6 +37,7 @@ for f in "$drift" "$T$includedir/drift/common.h" "$T$includedir/drift/model.h" \
     "$T$plugindir/logistic.so" "$T$docdir/README.md" "$T$docdir/LICENSE" \
     "$T$docdir/user-guide.md" "$T$docdir/from-stan.md" "$T$docdir/reference.md" \
     "$T$docdir/language.md" "$T$docdir/scaling.md" "$T$docdir/stan-csv.md" \
+    "$T$docdir/library.md" \
     "$T$datadir/bash-completion/completions/drift"; do
     [ -e "$f" ] || fail "make install did not install $f"
 done
@@ -84,46 +85,16 @@ pdir=$(pkg-config --variable=plugindir drift)
 step "pkg-config --cflags drift: $cflags; plugindir: $pdir"
 
 # ---- libdrift: a program built with pkg-config --libs, rows in memory ----
-# The example's 2-D Gaussian with per-datum centres over 400 rows given as
-# columns: its posterior is N(mean of the c_i, I/400), so each chain's
-# mean lies within 5 sd (0.25) of the centres' mean.
-cat >"$T/uselib.c" <<'EOF_C'
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-#include <drift/drift.h>
-static double s[2]; static size_t n;
-static void take(void *u, unsigned id, unsigned flags, const double *v, size_t k)
-{ (void)u; (void)id; (void)flags; (void)k; s[0] += v[*(size_t *)u]; s[1] += v[*(size_t *)u + 1]; n++; }
-int main(int argc, char **argv)
-{
-    static double c1[400], c2[400];
-    double m1 = 0, m2 = 0;
-    for (int i = 0; i < 400; i++) {
-        c1[i] = sin(i); c2[i] = 2 + cos(3.0 * i);
-        m1 += c1[i] / 400; m2 += c2[i] / 400;
-    }
-    if (argc < 2 || drift_api_version() != DRIFT_API_VERSION) return 3;
-    drift_column cols[] = {{"c.1", DRIFT_COLUMN_DOUBLE, c1, 0}, {"c.2", DRIFT_COLUMN_DOUBLE, c2, 0}};
-    drift_option opts[] = {{"chains", "1"}, {"seed", "1"}, {"quiet", NULL}};
-    size_t at = 0;
-    drift_spec spec = {.model = argv[1], .columns = cols, .n_columns = 2, .n_rows = 400,
-                       .options = opts, .n_options = 3, .on_draw = take, .on_draw_user = &at};
-    drift_plan *p; drift_err e = {{0}};
-    if (drift_plan_new(&spec, &p, &e)) { fprintf(stderr, "%s\n", e.msg); return 1; }
-    while (at < drift_plan_n_columns(p) && strcmp(drift_plan_column_name(p, at), "theta.1")) at++;
-    if (drift_plan_run(p, DRIFT_LAUNCH_IN_PROCESS, &e)) { fprintf(stderr, "%s\n", e.msg); return 1; }
-    drift_plan_free(p);
-    printf("%zu draws, means %g %g (centres %g %g)\n", n, s[0] / n, s[1] / n, m1, m2);
-    return n == 1000 && fabs(s[0] / n - m1) < 0.25 && fabs(s[1] / n - m2) < 0.25 ? 0 : 2;
-}
-EOF_C
+# examples/library/columns.c (doc/library.md shows it): the example's 2-D
+# Gaussian with per-datum centres over 400 rows given as strided columns
+# of one array; its posterior is N(mean of the c_i, I/400), so each
+# chain's mean lies within 5 sd (0.25) of the centres' mean.
 libs=$(pkg-config --libs drift) || fail "pkg-config --libs drift failed"
-$CC $cflags -o "$T/uselib" "$T/uselib.c" $libs -Wl,-rpath,"$T$libdir" -lm >"$T/uselib.log" 2>&1 ||
-    { cat "$T/uselib.log"; fail "a program did not build against the installed libdrift"; }
-DRIFT_PLUGIN_PATH="$T$plugindir" "$T/uselib" "$srcdir/examples/gaussian/gaussian.drift" >"$T/uselib.out" 2>&1 ||
-    { cat "$T/uselib.out"; fail "a program's run through libdrift failed"; }
-step "libdrift: $(cat "$T/uselib.out")"
+$CC $cflags -o "$T/columns" "$srcdir/examples/library/columns.c" $libs -Wl,-rpath,"$T$libdir" -lm >"$T/columns.log" 2>&1 ||
+    { cat "$T/columns.log"; fail "examples/library/columns.c did not build against the installed libdrift"; }
+DRIFT_PLUGIN_PATH="$T$plugindir" "$T/columns" "$srcdir/examples/gaussian/gaussian.drift" >"$T/columns.out" 2>&1 ||
+    { cat "$T/columns.out"; fail "examples/library/columns.c's run through libdrift failed"; }
+step "libdrift: $(tr '\n' ' ' <"$T/columns.out")"
 
 # ---- the out-of-tree Zig-Zag sampler: built, installed, found by name ----
 mkdir "$T/src" "$T/user-plugins"
