@@ -473,6 +473,22 @@ static void add_table(drift_plan *p, const drift_spec *s, const size_t *idx,
     p->mem_tables[p->n_mem_tables++] = d;
 }
 
+/* A column of doubles holds finite numbers in its N rows, as a data
+ * file's must (NaN and Inf are not data). */
+static int check_finite(const drift_column *col, size_t N, drift_err *e)
+{
+    const double *v = col->values;
+    size_t S = col->stride ? col->stride : 1;
+    for (size_t r = 0; r < N; r++)
+        if (!isfinite(v[r * S]))
+            return drift_err_set(e, DRIFT_EINVAL,
+                                 "columns: '%s' in row %zu is %g: data must "
+                                 "be finite numbers (NaN and Inf are not "
+                                 "allowed in data)",
+                                 col->name, r + 1, v[r * S]);
+    return DRIFT_OK;
+}
+
 /* The spec's columns as row-major tables, read like CSV files' rows.  A
  * .drift or .stan model reads each variable's columns (x.1 ... x.D) from
  * the caller's array itself when they are one (columns_are_rows); a C
@@ -527,6 +543,9 @@ static int copy_columns(drift_plan *p, const drift_spec *s, drift_err *e)
                                "expected DRIFT_COLUMN_DOUBLE, _INT or "
                                "_INT64",
                                col->name, col->type);
+        else if (col->type == DRIFT_COLUMN_DOUBLE &&
+                 (rc = check_finite(col, N, e)))
+            break;
         else if (!(p->mem_names[c] = drift_strdup(col->name)))
             rc = drift_err_set(e, DRIFT_ENOMEM, "out of memory");
     }

@@ -396,6 +396,15 @@ static void test_bad_specs(void **state)
     spec.options = NULL;
     spec.n_options = 0;
     spec.method = NULL;
+    /* a NaN in a column of data, named with its row, as a data file's */
+    static double xbad[N];
+    memcpy(xbad, x2, sizeof xbad);
+    xbad[6] = NAN;
+    cols[2].values = xbad;
+    expect_refusal(&spec, "'x.2' in row 7 is nan");
+    xbad[6] = -INFINITY;
+    expect_refusal(&spec, "'x.2' in row 7 is -inf");
+    cols[2].values = x2;
     drift_column dup[] = {{"y", DRIFT_COLUMN_INT, y, 0},
                           {"y", DRIFT_COLUMN_DOUBLE, x1, 0}};
     spec.columns = dup;
