@@ -1555,7 +1555,8 @@ DRIFT_API unsigned drift_plan_first_chain_id(const drift_plan *p)
 
 static int plan_run(drift_plan *p, int launcher, drift_err *e);
 
-/* After a run in process that ran to its end: the files of the chains
+/* After a run that ran to its end (in process, or in a guarded run's
+ * child): the files of the chains
  * that kept draws checked as drift sample checks them (R-hat, ESS,
  * divergences ...), a warning line each to the messages.  Not for a
  * sampler that keeps its initial point (no convergence to check). */
@@ -1603,7 +1604,9 @@ static int plan_run(drift_plan *p, int launcher, drift_err *e)
                              launcher);
     int watched, status;
     int rc = drift_plan_launch(p, launcher, &watched, &status, e);
-    if (launcher == DRIFT_LAUNCH_IN_PROCESS && rc == DRIFT_OK)
+    /* In process, or in the guarded child (the parent, watching, holds
+     * no results): the files checked once the run has ended well. */
+    if (rc == DRIFT_OK && !watched)
         check_files(p);
     if (launcher != DRIFT_LAUNCH_GUARDED || rc == DRIFT_EINVAL)
         return rc;

@@ -309,7 +309,7 @@ static void test_guarded(void **state)
                            {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
                            {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
     drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
-                           {"warmup", "100"}, {"iter", "100"},
+                           {"warmup", "100"}, {"iter", "30"},
                            {"out", out}};
     drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
                        .n_rows = N, .options = opts, .n_options = 6};
@@ -317,9 +317,30 @@ static void test_guarded(void **state)
     drift_err e = {{0}};
     if (drift_plan_new(&spec, &p, &e))
         fail_msg("drift_plan_new: %s", e.msg);
-    if (drift_plan_run(p, DRIFT_LAUNCH_GUARDED, &e))
+    /* The child checks the file as drift sample does: 30 draws cannot
+     * reach 100 effective draws, and the warning reaches stderr. */
+    char errpath[80];
+    snprintf(errpath, sizeof errpath, "%s/stderr", dir);
+    fflush(stderr);
+    int saved_fd = dup(STDERR_FILENO);
+    FILE *ef = fopen(errpath, "w+");
+    assert_non_null(ef);
+    dup2(fileno(ef), STDERR_FILENO);
+    int rc = drift_plan_run(p, DRIFT_LAUNCH_GUARDED, &e);
+    fflush(stderr);
+    dup2(saved_fd, STDERR_FILENO);
+    close(saved_fd);
+    char err[4096] = "";
+    rewind(ef);
+    size_t got = fread(err, 1, sizeof err - 1, ef);
+    err[got] = 0;
+    fclose(ef);
+    unlink(errpath);
+    if (rc)
         fail_msg("guarded drift_plan_run: %s", e.msg);
     drift_plan_free(p);
+    if (!strstr(err, "ESS below 100 per chain"))
+        fail_msg("no ESS warning from the guarded run: '%s'", err);
     assert_int_equal(access(out, R_OK), 0);
     unlink(out);
     spec.on_draw = count_row;
