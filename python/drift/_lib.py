@@ -16,6 +16,7 @@ import ctypes
 import ctypes.util
 import os
 import queue
+import shutil
 import threading
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
@@ -74,7 +75,8 @@ _lib_path: str | None = None
 
 def _candidates() -> list[str]:
     """Where libdrift may be: $DRIFT_LIB, the build tree of $DRIFT_BIN
-    (.libs/libdrift.so beside it), the system's (find_library)."""
+    (.libs/libdrift.so beside it), the system's (find_library), the lib
+    directory beside an installed drift on PATH."""
     out = []
     env = os.environ.get("DRIFT_LIB")
     if env:
@@ -86,6 +88,14 @@ def _candidates() -> list[str]:
     found = ctypes.util.find_library("drift")
     if found:
         out.append(found)
+    # an installed drift's own: PREFIX/lib beside PREFIX/bin/drift (found
+    # whether or not ldconfig has run since make install)
+    installed = shutil.which("drift")
+    if installed:
+        lib = os.path.join(os.path.dirname(os.path.dirname(
+            os.path.realpath(installed))), "lib")
+        out += [os.path.join(lib, "libdrift.so.2"),
+                os.path.join(lib, "libdrift.so")]
     return out
 
 
