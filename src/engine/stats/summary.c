@@ -186,9 +186,25 @@ static int cmp_ranked(const void *a, const void *b)
     return (x->i > y->i) - (x->i < y->i);
 }
 
+/* The normal scores of the untied ranks 1..m, tab[k - 1] =
+ * qnorm((k - 3/8) / (m - 3/4 + 1)): z_scale's expression, so the same
+ * values, for the rankings of one quantity that share m.  NULL when out
+ * of memory. */
+static double *rank_scores(size_t m)
+{
+    double *t = s_malloc(m ? m : 1, sizeof *t);
+    if (!t)
+        return NULL;
+    double denom = ((double)m - 2 * 0.375) + 1.0;
+    for (size_t k = 0; k < m; k++)
+        t[k] = drift_summary_qnorm(((double)(k + 1) - 0.375) / denom);
+    return t;
+}
+
 /* Replaces x[m] (finite) by the normal scores of their average ranks:
- * qnorm((r - 3/8) / (m - 3/4 + 1)), posterior's z_scale. */
-static int z_scale(double *x, size_t m)
+ * qnorm((r - 3/8) / (m - 3/4 + 1)), posterior's z_scale; the untied
+ * ranks' scores from tab (rank_scores(m)) when it is not NULL. */
+static int z_scale(double *x, size_t m, const double *tab)
 {
     ranked *r = s_malloc(m, sizeof *r);
     if (!r)
@@ -203,7 +219,8 @@ static int z_scale(double *x, size_t m)
             b++;
         /* 1-based positions a+1 .. b+1 share the average rank. */
         double rank = ((double)(a + 1) + (double)(b + 1)) / 2.0;
-        double z = drift_summary_qnorm((rank - 0.375) / denom);
+        double z = tab && a == b ? tab[a]
+                                 : drift_summary_qnorm((rank - 0.375) / denom);
         for (size_t k = a; k <= b; k++)
             x[r[k].i] = z;
         a = b + 1;
@@ -417,9 +434,11 @@ static double rhat_core(const double *x, size_t n, size_t M)
 
 /* ---- the statistics ----------------------------------------------------- */
 
-/* Split, optionally z-scale, then apply core. */
-static double on_split(const double *x, size_t n, size_t C, int z,
-                       double (*core)(const double *, size_t, size_t))
+/* Split, optionally z-scale (with tab, rank_scores of the split size, or
+ * NULL), then apply core. */
+static double on_split_tab(const double *x, size_t n, size_t C, int z,
+                           const double *tab,
+                           double (*core)(const double *, size_t, size_t))
 {
     if (n == 0 || C == 0)
         return NAN;
@@ -429,11 +448,17 @@ static double on_split(const double *x, size_t n, size_t C, int z,
         return NAN;
     double r = NAN;
     if (!z || !should_na(y, hn * M)) {
-        if (!z || z_scale(y, hn * M) == 0)
+        if (!z || z_scale(y, hn * M, tab) == 0)
             r = core(y, hn, M);
     }
     drift_free(y);
     return r;
+}
+
+static double on_split(const double *x, size_t n, size_t C, int z,
+                       double (*core)(const double *, size_t, size_t))
+{
+    return on_split_tab(x, n, C, z, NULL, core);
 }
 
 double drift_summary_ess_basic(const double *x, size_t n, size_t C, int split)
@@ -502,7 +527,8 @@ double drift_summary_ess_tail(const double *x, size_t n, size_t C)
 /* drift_summary_rhat given its bulk part (split, rank-normalised) and the
  * values of x in order (NULL: sorted here). */
 static double rhat_given_bulk(const double *x, size_t n, size_t C,
-                              double bulk, const double *sorted)
+                              double bulk, const double *sorted,
+                              const double *tab)
 {
     size_t m = n * C;
     if (isnan(bulk))
@@ -523,7 +549,7 @@ static double rhat_given_bulk(const double *x, size_t n, size_t C,
                                   2.0L);
     for (size_t i = 0; i < m; i++)
         f[i] = fabs(x[i] - med);
-    double tail = on_split(f, n, C, 1, rhat_core);
+    double tail = on_split_tab(f, n, C, 1, tab, rhat_core);
     drift_free(f);
     if (isnan(tail))
         return NAN;
@@ -534,7 +560,8 @@ double drift_summary_rhat(const double *x, size_t n, size_t C)
 {
     if (n * C == 0)
         return NAN;
-    return rhat_given_bulk(x, n, C, on_split(x, n, C, 1, rhat_core), NULL);
+    return rhat_given_bulk(x, n, C, on_split(x, n, C, 1, rhat_core), NULL,
+                           NULL);
 }
 
 double drift_summary_mcse_mean(const double *x, size_t n, size_t C)
@@ -588,14 +615,16 @@ int drift_summary_compute(const double *x, size_t n, size_t C,
     double rhat_bulk = NAN;
     out->ess_bulk = NAN;
     size_t hn, M;
-    double *y = split_chains(x, n, C, &hn, &M);
-    if (y && !should_na(y, hn * M) && z_scale(y, hn * M) == 0) {
+    double *y = split_chains(x, n, C, &hn, &M), *tab = NULL;
+    if (y && !should_na(y, hn * M) && (tab = rank_scores(hn * M)) &&
+        z_scale(y, hn * M, tab) == 0) {
         out->ess_bulk = ess_core(y, hn, M);
         rhat_bulk = rhat_core(y, hn, M);
     }
     drift_free(y);
     out->ess_tail = ess_tail(x, n, C, s);
-    out->rhat = rhat_given_bulk(x, n, C, rhat_bulk, s);
+    out->rhat = rhat_given_bulk(x, n, C, rhat_bulk, s, tab);
+    drift_free(tab);
     drift_free(s);
     if (out_of_memory)
         return drift_err_set(e, DRIFT_ENOMEM,
