@@ -4,7 +4,7 @@
 # a in {0.001, 0.01} and eta in {2, 4, 6, 8} x 10^-7, on Fashion-MNIST in
 # MNIST's place (same sizes; fmnist-data.sh), the paper's 784-100-10 network
 # (bnn.drift, d = 79,510), minibatches of 100, from U(-0.1, 0.1) weights,
-# PASSES data passes (default 20), the first 2 as burn-in, 4 draws kept a
+# PASSES data passes (default 10), the first 2 as burn-in, 4 draws kept a
 # pass; test error and lpd of the posterior predictive over the draws kept so
 # far, every pass (--test, --eval-every 1).  One run per sampler, setting
 # and seed (SEEDS, default "1 2 3"; the seed sets the initial weights too).
@@ -33,7 +33,7 @@ top=$(cd "$here/../.." && pwd)
 build=${BUILD:-$here/build}
 grid=$build/grid
 drift=${DRIFT:-$top/drift}
-PASSES=${PASSES:-20}; HIDDEN=${HIDDEN:-100}
+PASSES=${PASSES:-10}; HIDDEN=${HIDDEN:-100}
 export DRIFT_PLUGIN_DIR="$top/plugins/samplers/.libs:$top/plugins/models/.libs"
 export DRIFT_PLUGIN_PATH=
 
@@ -56,7 +56,7 @@ if [ "${1:-}" = one ]; then
     "$drift" sample "$here/bnn.drift" --data "$build/fmnist-train.drs" \
         --data-set H="$HIDDEN" --data-set K=10 --init 0.1 --sampler "$s" $sets \
         --batch 100 --passes "$PASSES" --warmup $warm --thin $thin \
-        --test "$build/fmnist-test.csv" --eval-every 1 --chains 1 --seed "$seed" \
+        --test "$build/fmnist-test.drs" --eval-every 1 --chains 1 --seed "$seed" \
         --quiet --out "$grid/$tag.csv" > "$grid/$tag.log" 2>&1 || rc=$?
     t1=$(date +%s.%N)
     rm -f "$grid/$tag.csv"
