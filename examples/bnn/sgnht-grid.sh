@@ -20,7 +20,8 @@
 # its runs are shared by both panels).
 #
 # Writes results/sgnht-grid.csv (one row a run: the final test error and
-# lpd and whether it diverged: drift's error or a non-finite metric),
+# lpd, whether it diverged: drift's error or a non-finite metric, and for
+# sgnht its thermostat xi at the last draw, the friction it settled on),
 # results/sgnht-grid-passes.csv (every run's metrics every pass) and
 # results/sgnht-grid.png; the draws are deleted after each run.
 # Usage (after make): sh examples/bnn/sgnht-grid.sh   (env: PASSES, SEEDS,
@@ -59,6 +60,11 @@ if [ "${1:-}" = one ]; then
         --test "$build/fmnist-test.drs" --eval-every 1 --chains 1 --seed "$seed" \
         --quiet --out "$grid/$tag.csv" > "$grid/$tag.log" 2>&1 || rc=$?
     t1=$(date +%s.%N)
+    # sgnht's thermostat at the last draw kept: the friction it settled on
+    if [ "$s" = sgnht ] && [ -s "$grid/$tag.csv" ]; then
+        awk -F, '/^#/ { next } !h { for (i = 1; i <= NF; i++) if ($i == "xi__") x = i; h = 1; next }
+                 { v = $x } END { print v }' "$grid/$tag.csv" > "$grid/$tag.xi"
+    fi
     rm -f "$grid/$tag.csv"
     echo "$s,$a,$eta,$h,$f,$seed,$rc,$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')" \
         > "$grid/$tag.status"
@@ -99,11 +105,15 @@ for (i in seq_len(nrow(runs))) {
   m <- if (!is.null(m)) m[m$draws > 0, ] else NULL
   if (!is.null(m) && nrow(m))
     per[[i]] <- data.frame(r[c("sampler", "a", "eta", "seed")], passes = m$passes,
-                           draws = m$draws, test_error = 1 - m$accuracy, lpd = m$lpd)
+                           draws = m$draws, test_error = 1 - m$accuracy, lpd = m$lpd,
+                           row.names = NULL)
   last <- if (!is.null(m) && nrow(m)) m[nrow(m), ] else NULL
   err <- if (is.null(last)) NA else 1 - last$accuracy
   lpd <- if (is.null(last)) NA else last$lpd
-  fin[[i]] <- data.frame(r[names(r) != "eta_tag"], passes = if (is.null(last)) 0 else last$passes,
+  xf <- file.path(grid, paste0(tag, ".xi"))
+  xi <- if (file.exists(xf)) suppressWarnings(as.numeric(readLines(xf, 1))) else NA
+  fin[[i]] <- data.frame(r[names(r) != "eta_tag"], xi_end = xi,
+                         passes = if (is.null(last)) 0 else last$passes,
                          test_error = err, lpd = lpd,
                          diverged = r$rc != 0 || !is.finite(err) || !is.finite(lpd))
 }
@@ -125,9 +135,13 @@ for (what in c("test_error", "lpd")) for (av in c("0.001", "0.01")) {
   d <- fin[fin$sampler == "sgld" | fin$a == av, ]
   o <- d[!d$diverged, ]
   yl <- if (nrow(ok)) range(ok[[what]]) else c(0, 1)
-  plot(NA, xlim = c(1.5e-7, 8.5e-7), ylim = yl, xlab = "eta (SGHMC's parameterisation)",
+  if (what == "test_error") yl[2] <- yl[2] + 0.35 * diff(yl)   # room for the legend
+  plot(NA, xlim = c(1.5e-7, 8.5e-7), ylim = yl, xaxt = "n",
+       xlab = "eta, x 1e-7 (SGHMC's parameterisation; sgld at h = eta)",
        ylab = if (what == "lpd") "test log-likelihood per image" else "test error",
-       main = sprintf("a = %s, %d passes (sgld: h = eta, no a)", av, max(fin$passes)))
+       main = sprintf("a = %s: test %s after %d passes", av,
+                      if (what == "lpd") "lpd" else "error", max(fin$passes)))
+  axis(1, at = c(2, 4, 6, 8) * 1e-7, labels = c(2, 4, 6, 8))
   for (s in names(cols)) {
     e <- o[o$sampler == s, ]
     if (!nrow(e)) next
@@ -137,8 +151,10 @@ for (what in c("test_error", "lpd")) for (av in c("0.001", "0.01")) {
     dv <- d[d$sampler == s & d$diverged, ]
     if (nrow(dv)) points(dv$eta, rep(yl[if (what == "lpd") 1 else 2], nrow(dv)), pch = 4, col = cols[s], cex = 1.5)
   }
-  legend(if (what == "lpd") "bottomleft" else "topleft", c(names(cols), "x: diverged"),
-         col = c(cols, "black"), lwd = c(2, 2, 2, NA), pch = c(19, 19, 19, 4), bty = "n", cex = 0.8)
+  if (what == "test_error" && av == "0.001")
+    legend("topleft", c(names(cols), "x: diverged", "o: one seed"),
+         col = c(cols, "black", "black"), lwd = c(2, 2, 2, NA, NA), pch = c(19, 19, 19, 4, 1),
+         bty = "n", cex = 0.8)
 }
 invisible(dev.off())
 REOF
