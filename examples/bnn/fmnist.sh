@@ -33,11 +33,9 @@ SAMPLERS=${SAMPLERS:-"sgld psgld sghmc ewsg sgnht msgnht sbps psbps"}
 drift=${DRIFT:-$top/drift}
 export DRIFT_PLUGIN_DIR="$top/plugins/samplers/.libs:$top/plugins/models/.libs"
 export DRIFT_PLUGIN_PATH=
-mkdir -p "$build" "$here/results"
-[ -s "$build/fmnist-train.csv" ] || Rscript "$here/fashion-data.R" "$build"
-[ -s "$build/fmnist-train.drs" ] || "$drift" data convert "$build/fmnist-train.csv" \
-    "$build/fmnist-train.drs" --rows-schema "$here/bnn.drift"
-N=60000; per=$((N / 100)); warm=$((2 * per))
+mkdir -p "$here/results"
+. "$here/fmnist-data.sh"
+per=$((N / 100)); warm=$((2 * per))
 for s in $SAMPLERS; do
     thin=$((per / 4))
     case $s in
