@@ -338,43 +338,89 @@ struct drift_chain {
     unsigned id;
     size_t d, N, batch;
     drift_rng rng;          /* the sampler's stream */
-    drift_rng noise_rng;    /* --grad-noise */
-    drift_stream stream;    /* next_batch */
-    drift_rng access_rng;   /* the stream's seed state, for set_access */
-    drift_advisor advisor;  /* cyclic access / full passes over a map */
-    void *full_parts;       /* --threads: per-thread workspaces (oracle.c) */
-    unsigned n_full_parts;
-    size_t full_chunk;      /* rows per model call in full passes (0: not
-                               yet chosen; oracle.c) */
-    void *full_ws;          /* a workspace of full_chunk rows when that is
-                               more than ws_cap (else NULL: ws is used) */
-    int stream_used;        /* a row has been drawn */
-    void *ws;               /* model workspace for up to cap rows */
-    size_t ws_cap;
-    size_t *rows_buf;       /* ws_cap indices */
-    double *gbuf, *gbuf2;   /* d scratch */
-    double *rows_grad;      /* rows_grad_cap x d scratch for the jvp
-                               fallback, allocated on first use */
-    size_t rows_grad_cap;
-    double *ll_buf;         /* ws_cap scratch */
     uint64_t grads;
     uint64_t iter;
-    double grad_noise_sd;   /* sqrt(2B/h) */
-    /* output */
-    drift_writer *w;
-    int write_failed;       /* a write to w failed: w is not committed */
-    uint64_t draws_written;
-    uint64_t gen_seen;              /* kept draws after warmup, for
-                                       generated_every */
-    /* Counts behind the header's num_warmup and num_samples:
-     * draws a sampler offered before --thin, in warmup (counted only with
-     * --save-warmup) and after it; a continuous sampler offers one draw
-     * per output time step, or per segment with --emit segments. */
-    uint64_t warm_offered, samp_offered;
-    drift_rng lp_rng;       /* rows for lp__ estimates (emit.c) */
-    struct drift_csvout *out; /* the Stan CSV file's layout (csvout.c) */
-    struct drift_csvout_layout *layout; /* where csvout.c records the
-                               file's layout for it, or NULL */
+    void *state;            /* the sampler's */
+    double *theta;          /* the chain's point (d), in the step loop */
+    const double *hp;       /* the hyperparameters the sampler was given
+                               (cfg->step.hp, or the run's with a chosen
+                               step size) */
+    drift_run_shared *run;  /* NULL for a chain set up alone (tests) */
+    int phase;              /* DRIFT_CHAIN_*: setup and init are checked
+                               against the budget by the oracles */
+    double t_start;         /* when the chain started (--seconds) */
+    double t_warm_end;      /* when warmup ended (-1: not yet) */
+    int stop;               /* poll the run's stop request
+                               (drift_stop_requested) */
+    drift_run_info info;    /* what the run_info service returns */
+    uint64_t proposals, violations;
+    size_t n_diag;          /* diagnostic values per row (vector columns
+                               count d) */
+    /* ---- failure and warnings ---- */
+    int failed;
+    char message[512];
+    char warned[8][160];
+    size_t n_warned;
+    int mute;               /* warnings are not printed (a pilot chain's) */
+    /* Why the last oracle returned DRIFT_ENONFINITE ("" when none did in
+     * this step): the failure message if the sampler gives up. */
+    char nonfinite[512];
+    /* ---- the rows a minibatch reads (next_batch, set_access) ---- */
+    struct {
+        drift_stream stream;
+        drift_rng rng;          /* the stream's seed state */
+        drift_advisor advisor;  /* cyclic access / full passes over a
+                                   map */
+        int used;               /* a row has been drawn */
+    } access;
+    /* ---- --grad-noise ---- */
+    struct {
+        drift_rng rng;
+        double sd;              /* sqrt(2B/h) */
+    } noise;
+    /* ---- full-data passes (oracle.c) ---- */
+    struct {
+        void *parts;            /* --threads: per-thread workspaces */
+        unsigned n_parts;
+        size_t chunk;           /* rows per model call (0: not yet
+                                   chosen) */
+        void *ws;               /* a workspace of chunk rows when that is
+                                   more than scratch.cap (else NULL:
+                                   scratch.ws is used) */
+    } full;
+    /* ---- the model's workspace and scratch ---- */
+    struct {
+        void *ws;               /* model workspace for up to cap rows */
+        size_t cap;
+        size_t *rows;           /* cap indices */
+        double *g, *g2;         /* d scratch */
+        double *rows_grad;      /* rows_grad_cap x d scratch for the jvp
+                                   fallback, allocated on first use */
+        size_t rows_grad_cap;
+        double *ll;             /* cap scratch */
+    } scratch;
+    /* ---- output ---- */
+    struct {
+        drift_writer *w;
+        int write_failed;       /* a write to w failed: w is not
+                                   committed */
+        uint64_t draws_written;
+        uint64_t gen_seen;      /* kept draws after warmup, for
+                                   generated_every */
+        /* Counts behind the header's num_warmup and num_samples: draws a
+         * sampler offered before --thin, in warmup (counted only with
+         * --save-warmup) and after it; a continuous sampler offers one
+         * draw per output time step, or per segment with --emit
+         * segments. */
+        uint64_t warm_offered, samp_offered;
+        drift_rng lp_rng;       /* rows for lp__ estimates (emit.c) */
+        struct drift_csvout *csv; /* the Stan CSV file's layout
+                                     (csvout.c) */
+        struct drift_csvout_layout *layout; /* where csvout.c records
+                                   the file's layout for it, or NULL */
+        double *row;            /* a whole output row, for on_row */
+        size_t row_len;
+    } output;
     /* A continuous sampler's trajectory (emit.c; the vectors NULL for
      * other samplers). */
     struct {
@@ -388,35 +434,19 @@ struct drift_chain {
         double *m1, *m2;    /* integrals of theta and theta^2 (d) */
         double *seg;        /* d: a point on a segment */
     } traj;
-    double *row_buf;        /* a whole output row, for on_row */
-    size_t row_len;
-    /* memory handed to the sampler */
-    void **allocs;
-    size_t n_allocs, cap_allocs, mem_used;
-    uint64_t proposals, violations;
-    void *state;
-    int failed;
-    char message[512];
-    char warned[8][160];
-    size_t n_warned;
-    drift_run_shared *run;  /* NULL for a chain set up alone (tests) */
-    int phase;              /* DRIFT_CHAIN_*: setup and init are checked
-                               against the budget by the oracles */
-    double t_start;         /* when the chain started (--seconds) */
-    double t_warm_end;      /* when warmup ended (-1: not yet) */
-    double *theta;          /* the chain's point (d), in the step loop */
-    int stop;               /* poll the run's stop request
-                               (drift_stop_requested) */
-    drift_run_info info;    /* what the run_info service returns */
-    drift_adapt_schedule sched;
-    drift_adapt_metric metric; /* UNIT until the sampler asks for one */
-    drift_precond precond;  /* the integrator's P (precond.c) */
-    double adapted_step;    /* from set_adapted (NaN: not called) */
-    size_t n_diag;          /* diagnostic values per row (vector columns
-                               count d) */
-    /* Why the last oracle returned DRIFT_ENONFINITE ("" when none did in
-     * this step): the failure message if the sampler gives up. */
-    char nonfinite[512];
+    /* ---- memory handed to the sampler ---- */
+    struct {
+        void **allocs;
+        size_t n, cap, used;
+    } mem;
+    /* ---- adaptation services ---- */
+    struct {
+        drift_adapt_schedule sched;
+        drift_adapt_metric metric; /* UNIT until the sampler asks for
+                                      one */
+        drift_precond precond;  /* the integrator's P (precond.c) */
+        double step;            /* from set_adapted (NaN: not called) */
+    } adapt;
     /* --gradient cv's scratch (oracle.c, made on first use): theta -
      * theta-hat (d); for a generalised linear model, x_cap rows of the
      * design (x_cap x d), their scalars, log-likelihood terms and
@@ -431,11 +461,6 @@ struct drift_chain {
      * none yet) */
     drift_estimator_request est;
     struct drift_vr *vr;
-    /* The hyperparameters the sampler was given (cfg->step.hp, or
-     * the run's with a chosen step size); mute: warnings are not printed
-     * (a pilot chain's). */
-    const double *hp;
-    int mute;
     /* The run extensions' state for this chain (ext.h), each made, read
      * and freed by its extension alone; NULL where it is off. */
     struct {
@@ -452,6 +477,7 @@ struct drift_chain {
                                                that stopped (watch.c) */
     } ext;
 };
+
 
 /* Records a failure message for chain c (first one wins) and returns
  * code. */

@@ -85,16 +85,17 @@ static int blocks(drift_chain *c, double *theta, const core *k)
 {
     int rc = drift_ckpt_block(c, theta, c->d * sizeof *theta);
     if (!rc && k->s_cap)
-        rc = drift_ckpt_block(c, c->stream.ahead,
-                              (size_t)k->s_cap * sizeof *c->stream.ahead);
+        rc = drift_ckpt_block(c, c->access.stream.ahead,
+                              (size_t)k->s_cap *
+                                  sizeof *c->access.stream.ahead);
     if (!rc && c->traj.m1) {
         rc = drift_ckpt_block(c, c->traj.m1, c->d * sizeof(double));
         if (!rc)
             rc = drift_ckpt_block(c, c->traj.m2, c->d * sizeof(double));
     }
-    size_t nm = drift_adapt_metric_doubles(c->metric.kind, c->d);
+    size_t nm = drift_adapt_metric_doubles(c->adapt.metric.kind, c->d);
     if (!rc && nm)
-        rc = drift_ckpt_block(c, c->metric.inv, nm * sizeof(double));
+        rc = drift_ckpt_block(c, c->adapt.metric.inv, nm * sizeof(double));
     if (!rc)
         rc = drift_run_ext_ckpt(c);
     if (!rc)
@@ -131,38 +132,38 @@ static void fill_core(const drift_chain *c, core *k, double t_start,
     k->id = c->id;
     k->iter = c->iter;
     k->grads = c->grads;
-    k->draws_written = c->draws_written;
-    k->gen_seen = c->gen_seen;
-    k->warm_offered = c->warm_offered;
-    k->samp_offered = c->samp_offered;
+    k->draws_written = c->output.draws_written;
+    k->gen_seen = c->output.gen_seen;
+    k->warm_offered = c->output.warm_offered;
+    k->samp_offered = c->output.samp_offered;
     k->grid_k = c->traj.grid_k;
     k->proposals = c->proposals;
     k->violations = c->violations;
-    k->welford_n = c->metric.est.n;
-    k->grad_n = c->metric.grad.n;
+    k->welford_n = c->adapt.metric.est.n;
+    k->grad_n = c->adapt.metric.grad.n;
     k->t_traj = c->traj.t;
     k->t_mom = c->traj.t_mom;
     k->t_next_out = c->traj.t_next_out;
-    k->adapted_step = c->adapted_step;
+    k->adapted_step = c->adapt.step;
     double now = drift_now();
     k->elapsed = now - t_start;
     k->warm_elapsed = t_warm_end >= 0 ? t_warm_end - t_start : -1;
     k->rows_bytes = rows_bytes;
     k->rows_hash = c->ext.ckpt->rows_hash;
-    k->stream_used = c->stream_used;
-    k->metric_kind = (int32_t)c->metric.kind;
+    k->stream_used = c->access.used;
+    k->metric_kind = (int32_t)c->adapt.metric.kind;
     k->rng = c->rng;
-    k->noise_rng = c->noise_rng;
-    k->access_rng = c->access_rng;
-    k->lp_rng = c->lp_rng;
-    k->s_mode = (int32_t)c->stream.mode;
-    k->s_pos = c->stream.pos;
-    k->s_head = c->stream.head;
-    k->s_len = c->stream.len;
-    k->s_cap = c->stream.cap;
-    k->s_passes = c->stream.passes;
-    k->s_rng = c->stream.rng;
-    k->s_pass_rng = c->stream.pass_rng;
+    k->noise_rng = c->noise.rng;
+    k->access_rng = c->access.rng;
+    k->lp_rng = c->output.lp_rng;
+    k->s_mode = (int32_t)c->access.stream.mode;
+    k->s_pos = c->access.stream.pos;
+    k->s_head = c->access.stream.head;
+    k->s_len = c->access.stream.len;
+    k->s_cap = c->access.stream.cap;
+    k->s_passes = c->access.stream.passes;
+    k->s_rng = c->access.stream.rng;
+    k->s_pass_rng = c->access.stream.pass_rng;
 }
 
 /* Appends bytes [from, to) of fd to out at offset from, hashing them
@@ -206,12 +207,12 @@ static int sync_dir(const char *dir)
 static int save_rows(drift_chain *c, int64_t *len)
 {
     *len = -1;
-    if (!c->w)
+    if (!c->output.w)
         return DRIFT_OK;
     char path[4200];
     chain_file_path(c, "rows", path, sizeof path);
-    FILE *f = drift_writer_file(c->w);
-    int fd = drift_writer_fd(c->w);
+    FILE *f = drift_writer_file(c->output.w);
+    int fd = drift_writer_fd(c->output.w);
     off_t L;
     if (fflush(f) != 0 || (L = lseek(fd, 0, SEEK_CUR)) < 0)
         return drift_chain_fail(c, DRIFT_EIO, "%s: %s", path,
@@ -376,11 +377,12 @@ static int restore_rows(drift_chain *c, int64_t len, uint64_t hash)
     chain_file_path(c, "rows", path, sizeof path);
     c->ext.ckpt->rows = len;
     if (len < 0)
-        return c->w ? drift_chain_fail(c, DRIFT_EINVAL,
-                                       "--resume: %s: the checkpoint has no "
-                                       "draws file",
-                                       path)
-                    : DRIFT_OK;
+        return c->output.w
+                   ? drift_chain_fail(c, DRIFT_EINVAL,
+                                      "--resume: %s: the checkpoint has no "
+                                      "draws file",
+                                      path)
+                   : DRIFT_OK;
     int fd = open(path, O_RDWR | O_CLOEXEC);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < len) {
@@ -410,7 +412,7 @@ static int restore_rows(drift_chain *c, int64_t len, uint64_t hash)
                                 path, c->id, c->id, c->id);
     }
     c->ext.ckpt->rows_hash = hash;
-    FILE *f = drift_writer_file(c->w);
+    FILE *f = drift_writer_file(c->output.w);
     static __thread unsigned char buf[1 << 16];
     off_t at = 0;
     int rc = 0;
@@ -456,9 +458,9 @@ int drift_ckpt_restore(drift_chain *c, int *found)
     c->ext.ckpt->io = &io;
     rc = drift_ckpt_block(c, &k, sizeof k);
     if (!rc && (k.d != c->d || k.N != c->N || k.id != c->id ||
-                k.s_cap != c->stream.cap ||
-                k.metric_kind != (int32_t)c->metric.kind ||
-                k.s_mode != (int32_t)c->stream.mode))
+                k.s_cap != c->access.stream.cap ||
+                k.metric_kind != (int32_t)c->adapt.metric.kind ||
+                k.s_mode != (int32_t)c->access.stream.mode))
         rc = drift_chain_fail(c, DRIFT_EINVAL,
                               "--resume: %s does not belong to this chain "
                               "(chain %llu, %llu parameters, %llu rows; "
@@ -468,7 +470,7 @@ int drift_ckpt_restore(drift_chain *c, int *found)
                               (unsigned long long)k.N, c->id, c->d, c->N);
     /* The stream's place, as indices into the data and the ring: a
      * state forged with a matching checksum must not reach past them. */
-    if (!rc && (k.s_pos > c->stream.N || k.s_len > k.s_cap ||
+    if (!rc && (k.s_pos > c->access.stream.N || k.s_len > k.s_cap ||
                 (k.s_cap ? k.s_head >= k.s_cap : k.s_head != 0)))
         rc = drift_chain_fail(c, DRIFT_EINVAL,
                               "--resume: %s is damaged: its data stream's "
@@ -476,51 +478,51 @@ int drift_ckpt_restore(drift_chain *c, int *found)
                               "%llu look-ahead slots from %llu) is not one "
                               "a run could reach",
                               path, (unsigned long long)k.s_pos,
-                              c->stream.N, (unsigned long long)k.s_len,
+                              c->access.stream.N, (unsigned long long)k.s_len,
                               (unsigned long long)k.s_cap,
                               (unsigned long long)k.s_head);
     if (!rc) {
         c->iter = k.iter;
         c->grads = k.grads;
-        c->draws_written = k.draws_written;
-        c->gen_seen = k.gen_seen;
-        c->warm_offered = k.warm_offered;
-        c->samp_offered = k.samp_offered;
+        c->output.draws_written = k.draws_written;
+        c->output.gen_seen = k.gen_seen;
+        c->output.warm_offered = k.warm_offered;
+        c->output.samp_offered = k.samp_offered;
         c->traj.grid_k = k.grid_k;
         c->proposals = k.proposals;
         c->violations = k.violations;
-        c->metric.est.n = k.welford_n;
-        c->metric.grad.n = k.grad_n;
+        c->adapt.metric.est.n = k.welford_n;
+        c->adapt.metric.grad.n = k.grad_n;
         c->traj.t = k.t_traj;
         c->traj.t_mom = k.t_mom;
         c->traj.t_next_out = k.t_next_out;
-        c->adapted_step = k.adapted_step;
-        c->stream_used = k.stream_used;
+        c->adapt.step = k.adapted_step;
+        c->access.used = k.stream_used;
         c->rng = k.rng;
-        c->noise_rng = k.noise_rng;
-        c->access_rng = k.access_rng;
-        c->lp_rng = k.lp_rng;
-        c->stream.mode = (drift_access)k.s_mode;
-        c->stream.pos = k.s_pos;
-        c->stream.head = k.s_head;
-        c->stream.len = k.s_len;
-        c->stream.passes = k.s_passes;
-        c->stream.pass_rng = k.s_pass_rng;
-        drift_stream_rebuild(&c->stream);
-        c->stream.rng = k.s_rng;
+        c->noise.rng = k.noise_rng;
+        c->access.rng = k.access_rng;
+        c->output.lp_rng = k.lp_rng;
+        c->access.stream.mode = (drift_access)k.s_mode;
+        c->access.stream.pos = k.s_pos;
+        c->access.stream.head = k.s_head;
+        c->access.stream.len = k.s_len;
+        c->access.stream.passes = k.s_passes;
+        c->access.stream.pass_rng = k.s_pass_rng;
+        drift_stream_rebuild(&c->access.stream);
+        c->access.stream.rng = k.s_rng;
         rc = restore_rows(c, k.rows_bytes, k.rows_hash);
     }
     if (!rc)
         rc = blocks(c, theta, &k);
     /* The look-ahead's rows, read as soon as the chain steps. */
     for (uint64_t j = 0; !rc && j < k.s_len; j++) {
-        size_t row = c->stream.ahead[(k.s_head + j) % k.s_cap];
-        if (row >= c->stream.N)
+        size_t row = c->access.stream.ahead[(k.s_head + j) % k.s_cap];
+        if (row >= c->access.stream.N)
             rc = drift_chain_fail(c, DRIFT_EINVAL,
                                   "--resume: %s is damaged: its data "
                                   "stream's look-ahead holds row %zu of a "
                                   "data set of %zu rows",
-                                  path, row, c->stream.N);
+                                  path, row, c->access.stream.N);
     }
     if (!rc && io.at != io.len)
         rc = drift_chain_fail(c, DRIFT_EINVAL,
@@ -536,9 +538,9 @@ int drift_ckpt_restore(drift_chain *c, int *found)
     c->t_warm_end = k.warm_elapsed >= 0 ? c->t_start + k.warm_elapsed : -1;
     c->ext.ckpt->at = now;
     c->ext.ckpt->saved_at = c->iter;
-    if (c->layout) {
-        c->layout->t_start = c->t_start;
-        c->layout->t_warm_end = c->t_warm_end;
+    if (c->output.layout) {
+        c->output.layout->t_start = c->t_start;
+        c->output.layout->t_warm_end = c->t_warm_end;
     }
     *found = 1;
     return DRIFT_OK;

@@ -143,17 +143,19 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
 {
     const drift_run_config *cfg = c->cfg;
     const drift_sampler *s = cfg->step.sampler;
-    struct drift_csvout *o = c->out;
+    struct drift_csvout *o = c->output.csv;
     fputs("# method = sample (Default)\n#   sample\n", f);
-    reserve(c->w, "#     num_samples = ", 0, DRIFT_CSVOUT_COUNT_WIDTH,
+    reserve(c->output.w, "#     num_samples = ", 0, DRIFT_CSVOUT_COUNT_WIDTH,
             &o->at_num_samples);
-    reserve(c->w, "#     num_warmup = ", cfg->budget.warmup ? cfg->budget.warmup : 1,
+    reserve(c->output.w,
+            "#     num_warmup = ", cfg->budget.warmup ? cfg->budget.warmup : 1,
             DRIFT_CSVOUT_COUNT_WIDTH, &o->at_num_warmup);
-    reserve(c->w, "#     save_warmup = ", (uint64_t)cfg->output.save_warmup, 1,
+    reserve(c->output.w,
+            "#     save_warmup = ", (uint64_t)cfg->output.save_warmup, 1,
             &o->at_save_warmup);
     fprintf(f, "#     thin = %llu\n", (unsigned long long)o->thin);
     fputs("#     adapt\n", f);
-    reserve(c->w, "#       engaged = ", 0, 1, &o->at_engaged);
+    reserve(c->output.w, "#       engaged = ", 0, 1, &o->at_engaged);
     /* CmdStan's own name for NUTS, so that rstan names the sampler. */
     int nuts = !strcmp(s->name, "nuts");
     if (nuts)
@@ -178,7 +180,7 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
              * diagonal one from draws and gradients): the kind in use,
              * which is what CmdStanPy reads, then how it was estimated. */
             fprintf(f, "#       metric = %s%s\n",
-                    metric_name(c->metric.kind), dflt);
+                    metric_name(c->adapt.metric.kind), dflt);
             fprintf(f, "#       metric_estimate = %s\n", v);
             continue;
         }
@@ -186,7 +188,7 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
                 metric ? "_e" : "", dflt);
     }
     if (drift_hparams_find(s->hparams, s->n_hparams, "metric") < 0)
-        fprintf(f, "#     metric = %s\n", metric_name(c->metric.kind));
+        fprintf(f, "#     metric = %s\n", metric_name(c->adapt.metric.kind));
     if (drift_hparams_find(s->hparams, s->n_hparams, "max_depth") < 0)
         fputs("#     max_depth = 10\n", f);
     fprintf(f, "#     num_chains = %u\n", cfg->launch.chains ? cfg->launch.chains : 1);
@@ -226,7 +228,7 @@ static void write_drift_config(drift_chain *c, FILE *f)
     if (cfg->step.sampler_path)
         fprintf(f, "# sampler_file = %s\n", cfg->step.sampler_path);
     fprintf(f, "# batch = %zu\n", c->batch);
-    fprintf(f, "# access = %s\n", drift_access_name(c->stream.mode));
+    fprintf(f, "# access = %s\n", drift_access_name(c->access.stream.mode));
     if (cfg->budget.iters)
         fprintf(f, "# iterations = %llu\n", (unsigned long long)cfg->budget.iters);
     if (cfg->budget.passes > 0)
@@ -266,7 +268,7 @@ static void write_drift_config(drift_chain *c, FILE *f)
     }
     fprintf(f, "# N = %zu\n", c->N);
     fprintf(f, "# dim = %zu\n", c->d);
-    fprintf(f, "# sampler_memory_bytes = %zu\n", c->mem_used);
+    fprintf(f, "# sampler_memory_bytes = %zu\n", c->mem.used);
     if (s->setup && c->run)
         fprintf(f, "# setup_grads = %llu\n",
                 (unsigned long long)c->run->setup_grads);
@@ -330,7 +332,7 @@ static void write_drift_config(drift_chain *c, FILE *f)
                     ? "theta is the\n#   model's first columns;"
                     : "theta is the\n#   model's unconstrained transform "
                       "of its columns;");
-    if (c->out->add_treedepth || c->out->add_divergent)
+    if (c->output.csv->add_treedepth || c->output.csv->add_divergent)
         fprintf(f,
                 "# drift: metric, max_depth, treedepth__ and divergent__ "
                 "are there for CmdStanPy,\n"
@@ -367,9 +369,9 @@ static void write_columns(drift_chain *c, FILE *f)
         for (size_t j = 0; j < c->d; j++)
             fprintf(f, ",%.*s_%zu__", stem, name, j + 1);
     }
-    if (c->out->add_treedepth)
+    if (c->output.csv->add_treedepth)
         fputs(",treedepth__", f);
-    if (c->out->add_divergent)
+    if (c->output.csv->add_divergent)
         fputs(",divergent__", f);
     if (cfg->output.emit_segments)
         fputs(",time__,duration__", f);
@@ -398,8 +400,8 @@ static double block_stepsize(const drift_chain *c, const double *diag);
 /* The file's layout as far as it is written, for the guard (c->layout). */
 static void publish_layout(drift_chain *c)
 {
-    const struct drift_csvout *o = c->out;
-    drift_csvout_layout *g = c->layout;
+    const struct drift_csvout *o = c->output.csv;
+    drift_csvout_layout *g = c->output.layout;
     if (!g)
         return;
     g->at_num_samples = o->at_num_samples;
@@ -408,7 +410,7 @@ static void publish_layout(drift_chain *c)
     g->at_engaged = o->at_engaged;
     g->thin = o->thin;
     g->save_warmup = o->save_warmup;
-    g->metric_kind = c->metric.kind;
+    g->metric_kind = c->adapt.metric.kind;
     g->d = c->d;
     g->step = block_stepsize(c, NULL);
     g->warmup = c->cfg->budget.warmup;
@@ -416,7 +418,7 @@ static void publish_layout(drift_chain *c)
     if (o->off_warm_end >= 0) {
         g->off_warm_end = o->off_warm_end;
         g->off_samp = o->off_samp;
-        g->engaged = isfinite(c->adapted_step);
+        g->engaged = isfinite(c->adapt.step);
     }
 }
 
@@ -444,13 +446,13 @@ int drift_csvout_begin(drift_chain *c)
     if (!o)
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for the output file");
-    c->out = o;
+    c->output.csv = o;
     o->at_num_samples = o->at_num_warmup = o->at_save_warmup =
         o->at_engaged = o->off_rows = o->off_warm_end = o->off_samp = -1;
     derived_fields(c, o);
-    if (!c->w)
+    if (!c->output.w)
         return DRIFT_OK;
-    FILE *f = drift_writer_file(c->w);
+    FILE *f = drift_writer_file(c->output.w);
     const drift_run_config *cfg = c->cfg;
     fprintf(f, "# drift_version = %s\n", PACKAGE_VERSION);
     /* First, where anyone opening the file sees it: readers of Stan CSV
@@ -472,7 +474,7 @@ int drift_csvout_begin(drift_chain *c)
     write_cmdstan_config(c, f);
     write_drift_config(c, f);
     write_columns(c, f);
-    o->off_rows = pos(c->w);
+    o->off_rows = pos(c->output.w);
     publish_layout(c);
     return DRIFT_OK;
 }
@@ -480,7 +482,7 @@ int drift_csvout_begin(drift_chain *c)
 int drift_csvout_ckpt(drift_chain *c)
 {
     if (!drift_ckpt_restoring(c)) {
-        struct drift_csvout o = *c->out;
+        struct drift_csvout o = *c->output.csv;
         o.trailer = NULL;
         o.trailer_len = 0;
         return drift_ckpt_block(c, &o, sizeof o);
@@ -509,9 +511,9 @@ int drift_csvout_ckpt(drift_chain *c)
                               "--resume: chain %u's state is damaged: its "
                               "output file's layout is not this run's",
                               c->id);
-    drift_csvout_free(c->out);
-    c->out = o;
-    if (!rc && c->w)
+    drift_csvout_free(c->output.csv);
+    c->output.csv = o;
+    if (!rc && c->output.w)
         publish_layout(c);
     return rc;
 }
@@ -526,20 +528,20 @@ void drift_csvout_free(struct drift_csvout *o)
 
 void drift_csvout_compat_values(const drift_chain *c, FILE *f)
 {
-    if (c->out->add_treedepth)
+    if (c->output.csv->add_treedepth)
         fputs(",0", f);
-    if (c->out->add_divergent)
+    if (c->output.csv->add_divergent)
         fputs(",0", f);
 }
 
 /* The step size the block reports (see drift_csvout_adaptation). */
 static double block_stepsize(const drift_chain *c, const double *diag)
 {
-    if (isfinite(c->adapted_step))
-        return c->adapted_step;
-    if (diag && c->out && c->out->stepsize_col >= 0 &&
-        isfinite(diag[c->out->stepsize_col]))
-        return diag[c->out->stepsize_col];
+    if (isfinite(c->adapt.step))
+        return c->adapt.step;
+    if (diag && c->output.csv && c->output.csv->stepsize_col >= 0 &&
+        isfinite(diag[c->output.csv->stepsize_col]))
+        return diag[c->output.csv->stepsize_col];
     const drift_sampler *s = c->cfg->step.sampler;
     long k = drift_hparams_find(s->hparams, s->n_hparams, "h");
     if (k < 0)
@@ -591,27 +593,27 @@ void drift_csvout_write_block(FILE *f, double step, int kind, size_t d,
 
 void drift_csvout_adaptation(drift_chain *c, const double *diag)
 {
-    struct drift_csvout *o = c->out;
-    if (!o || o->block_written || !c->w)
+    struct drift_csvout *o = c->output.csv;
+    if (!o || o->block_written || !c->output.w)
         return;
     o->block_written = 1;
-    o->off_warm_end = pos(c->w);
+    o->off_warm_end = pos(c->output.w);
     size_t d = c->d;
     /* The metric the metric_get service hands samplers (oracle.c copies
-     * it from c->metric; read here directly, as oracle sits above). */
-    drift_metric_kind kind = c->metric.kind;
+     * it from c->adapt.metric; read here directly, as oracle sits above). */
+    drift_metric_kind kind = c->adapt.metric.kind;
     size_t n = kind == DRIFT_METRIC_DENSE ? d * d
                : kind == DRIFT_METRIC_DIAG ? d
                                            : 0;
-    const double *m = n ? c->metric.inv : NULL;
-    drift_csvout_write_block(drift_writer_file(c->w), block_stepsize(c, diag),
-                             kind, d, m);
-    o->off_samp = pos(c->w);
-    drift_csvout_layout *g = c->layout;
+    const double *m = n ? c->adapt.metric.inv : NULL;
+    drift_csvout_write_block(drift_writer_file(c->output.w),
+                             block_stepsize(c, diag), kind, d, m);
+    o->off_samp = pos(c->output.w);
+    drift_csvout_layout *g = c->output.layout;
     if (g) {
         g->off_warm_end = o->off_warm_end;
         g->off_samp = o->off_samp;
-        g->engaged = isfinite(c->adapted_step);
+        g->engaged = isfinite(c->adapt.step);
         g->t_warm_end = drift_now();
     }
 }
@@ -630,14 +632,14 @@ void drift_csvout_write_elapsed(FILE *f, double warmup, double sampling)
 
 void drift_csvout_finish(drift_chain *c, const drift_csvout_end *end)
 {
-    struct drift_csvout *o = c->out;
+    struct drift_csvout *o = c->output.csv;
     if (!o)
         return;
-    o->warm_offered = c->warm_offered;
-    o->samp_offered = c->samp_offered;
+    o->warm_offered = c->output.warm_offered;
+    o->samp_offered = c->output.samp_offered;
     o->warm_iters = c->iter < c->cfg->budget.warmup ? c->iter : c->cfg->budget.warmup;
-    o->engaged = isfinite(c->adapted_step);
-    if (!c->w)
+    o->engaged = isfinite(c->adapt.step);
+    if (!c->output.w)
         return;
     drift_csvout_adaptation(c, NULL);
     char *buf = NULL;

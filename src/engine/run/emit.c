@@ -55,25 +55,26 @@ int drift_emit_row_is_warmup(void)
  * time for samplers without an lp of their own: ppu, tmu, sbps). */
 static double lp_across(drift_chain *c, const double *theta);
 
-/* lp_estimate's n rows (n < N) into rows_buf: a block (see above) or
+/* lp_estimate's n rows (n < N) into scratch.rows: a block (see above) or
  * uniform draws with replacement. */
 static void lp_rows(drift_chain *c, size_t n, int block)
 {
     if (block) {
-        size_t start = (size_t)drift_rng_below(&c->lp_rng, c->N);
+        size_t start = (size_t)drift_rng_below(&c->output.lp_rng, c->N);
         for (size_t k = 0; k < n; k++)
-            c->rows_buf[k] = start + k < c->N ? start + k : start + k - c->N;
+            c->scratch.rows[k] =
+                start + k < c->N ? start + k : start + k - c->N;
         return;
     }
     for (size_t k = 0; k < n; k++)
-        c->rows_buf[k] = (size_t)drift_rng_below(&c->lp_rng, c->N);
+        c->scratch.rows[k] = (size_t)drift_rng_below(&c->output.lp_rng, c->N);
 }
 
 static double lp_estimate(drift_chain *c, const double *theta)
 {
     if (c->ext.shard)
         return lp_across(c, theta);
-    return drift_emit_lp_estimate(c, theta, c->advisor.drop);
+    return drift_emit_lp_estimate(c, theta, c->access.advisor.drop);
 }
 
 double drift_emit_lp_estimate(drift_chain *c, const double *theta, int block)
@@ -81,29 +82,31 @@ double drift_emit_lp_estimate(drift_chain *c, const double *theta, int block)
     const drift_model *m = c->model;
     drift_err me = {{0}};
     double lp = 0, ll = 0;
-    if (m->log_prior(m->self, c->ws, theta, &lp, NULL, &me))
+    if (m->log_prior(m->self, c->scratch.ws, theta, &lp, NULL, &me))
         return NAN;
     if (c->N == 0)
         return lp;
     size_t n = c->batch ? c->batch : 1;
-    if (n > c->ws_cap)
-        n = c->ws_cap;
+    if (n > c->scratch.cap)
+        n = c->scratch.cap;
     if (c->N <= n) {
         /* Every row, in workspace-sized pieces. */
-        for (size_t first = 0; first < c->N; first += c->ws_cap) {
-            size_t k = c->N - first < c->ws_cap ? c->N - first : c->ws_cap;
+        for (size_t first = 0; first < c->N; first += c->scratch.cap) {
+            size_t k =
+                c->N - first < c->scratch.cap ? c->N - first : c->scratch.cap;
             drift_rows b = {NULL, first, k};
             double part = 0;
-            if (m->log_lik(m->self, c->ws, theta, &b, NULL, &part, NULL, NULL,
-                           &me))
+            if (m->log_lik(m->self, c->scratch.ws, theta, &b, NULL, &part,
+                           NULL, NULL, &me))
                 return NAN;
             ll += part;
         }
         return lp + ll;
     }
     lp_rows(c, n, block);
-    drift_rows b = {c->rows_buf, 0, n};
-    if (m->log_lik(m->self, c->ws, theta, &b, NULL, &ll, NULL, NULL, &me))
+    drift_rows b = {c->scratch.rows, 0, n};
+    if (m->log_lik(m->self, c->scratch.ws, theta, &b, NULL, &ll, NULL, NULL,
+                   &me))
         return NAN;
     return lp + ll * ((double)c->N / (double)n);
 }
@@ -118,29 +121,30 @@ static double lp_across(drift_chain *c, const double *theta)
     drift_err me = {{0}};
     double lp = 0, ll = 0;
     /* The prior is the same on every rank: its failure is everyone's. */
-    if (m->log_prior(m->self, c->ws, theta, &lp, NULL, &me))
+    if (m->log_prior(m->self, c->scratch.ws, theta, &lp, NULL, &me))
         return NAN;
     size_t n = c->batch ? c->batch : 1;
-    if (n > c->ws_cap)
-        n = c->ws_cap;
+    if (n > c->scratch.cap)
+        n = c->scratch.cap;
     int rc = DRIFT_OK, all = c->N <= n;
     size_t k = 0;
     if (!all) {
         /* iid rows: whether a rank's share fits in its memory may differ
          * between ranks, which must draw the same rows. */
         lp_rows(c, n, 0);
-        k = drift_shard_pick(s, c->rows_buf, n);
+        k = drift_shard_pick(s, c->scratch.rows, n);
         if (k == SIZE_MAX)
             rc = DRIFT_ENOMEM, k = 0;
     }
     /* Every row of the share, or the picked ones, in pieces. */
     size_t total = all ? s->n : k;
-    for (size_t first = 0; first < total && !rc; first += c->ws_cap) {
-        size_t q = total - first < c->ws_cap ? total - first : c->ws_cap;
+    for (size_t first = 0; first < total && !rc; first += c->scratch.cap) {
+        size_t q =
+            total - first < c->scratch.cap ? total - first : c->scratch.cap;
         drift_rows b = {all ? NULL : s->local + first, all ? first : 0, q};
         double part = 0;
-        if (m->log_lik(m->self, c->ws, theta, &b, NULL, &part, NULL, NULL,
-                       &me))
+        if (m->log_lik(m->self, c->scratch.ws, theta, &b, NULL, &part, NULL,
+                       NULL, &me))
             rc = DRIFT_ENUMERIC;
         ll += part;
     }
@@ -152,7 +156,7 @@ static double lp_across(drift_chain *c, const double *theta)
 /* Before the first row after warmup: CmdStan's adaptation block. */
 static void before_row(drift_chain *c, const double *diag)
 {
-    if (!in_warmup(c) && c->out)
+    if (!in_warmup(c) && c->output.csv)
         drift_csvout_adaptation(c, diag);
 }
 
@@ -165,10 +169,10 @@ static int offer(drift_chain *c, uint64_t *k)
     if (in_warmup(c)) {
         if (!c->cfg->output.save_warmup)
             return 0;
-        *k = c->warm_offered++;
+        *k = c->output.warm_offered++;
         return 1;
     }
-    *k = c->samp_offered++;
+    *k = c->output.samp_offered++;
     return 1;
 }
 
@@ -200,16 +204,17 @@ static void write_generated(drift_chain *c, const double *theta, double *out)
     uint64_t row;
     if (in_warmup(c)) { /* this row's index among the phase's rows */
         int grid = (c->cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
-        row = (c->warm_offered - 1) / (grid ? 1 : c->cfg->budget.thin);
+        row = (c->output.warm_offered - 1) / (grid ? 1 : c->cfg->budget.thin);
     } else {
-        row = c->gen_seen++;
+        row = c->output.gen_seen++;
     }
     int all = row % every == 0;
     if (!all)
         for (size_t k = m->n_gen_derived; k < m->n_gen; k++)
             out[k] = NAN;
     drift_err e = {{0}};
-    if (m->generate(m->self, c->ws, theta, generated_seed(c), all, out, &e))
+    if (m->generate(m->self, c->scratch.ws, theta, generated_seed(c), all, out,
+                    &e))
         drift_chain_fail(c, DRIFT_ENUMERIC,
                          "chain %u, iteration %llu: generated quantities: %s",
                          c->id, (unsigned long long)c->iter, e.msg);
@@ -235,10 +240,10 @@ static int row_allowed(drift_chain *c)
 static int row_written(drift_chain *c)
 {
     drift_err we = {{0}};
-    int rc = drift_writer_failed(c->w, &we);
+    int rc = drift_writer_failed(c->output.w, &we);
     if (!rc)
         return DRIFT_OK;
-    c->write_failed = 1;
+    c->output.write_failed = 1;
     return drift_chain_fail(c, rc, "%s", we.msg);
 }
 
@@ -267,7 +272,7 @@ static int write_row(drift_chain *c, const double *theta, double lp,
         return deferred(c, rc) ? DRIFT_OK : rc;
     size_t nc = c->n_diag, n_out = c->model->n_out;
     size_t n_gen = c->model->n_gen;
-    double *row = c->row_buf;
+    double *row = c->output.row;
     row[0] = lp;
     row[1] = (double)c->grads;
     for (size_t k = 0; k < nc; k++)
@@ -280,29 +285,30 @@ static int write_row(drift_chain *c, const double *theta, double lp,
          * --grad-noise), not counted; NaN where it is not finite. */
         double *score = row + 2 + nc + n_out + n_gen;
         drift_err se = {{0}};
-        if (drift_score_at(c->model, c->ws, c->ws_cap, theta, score,
-                           c->gbuf2, NULL, &se))
+        if (drift_score_at(c->model, c->scratch.ws, c->scratch.cap, theta,
+                           score, c->scratch.g2, NULL, &se))
             for (size_t k = 0; k < c->d; k++)
                 if (!isfinite(score[k]))
                     score[k] = NAN;
     }
     if (c->cfg->output.on_row) {
         row_warm = in_warmup(c);
-        c->cfg->output.on_row(c->cfg->output.on_row_user, c->id, row, c->row_len);
+        c->cfg->output.on_row(c->cfg->output.on_row_user, c->id, row,
+                              c->output.row_len);
     }
-    if (c->w) {
+    if (c->output.w) {
         int was = c->failed;
         before_row(c, diag);
         if (!was && c->failed && deferred(c, c->failed))
             return DRIFT_OK;
-        FILE *f = drift_writer_file(c->w);
+        FILE *f = drift_writer_file(c->output.w);
         drift_writer_real(f, lp);
         fprintf(f, ",%llu", (unsigned long long)c->grads);
         for (size_t k = 2; k < 2 + nc; k++) {
             fputc(',', f);
             drift_writer_real(f, row[k]);
         }
-        if (c->out)
+        if (c->output.csv)
             drift_csvout_compat_values(c, f);
         for (size_t k = 2 + nc; k < 2 + nc + n_out + n_gen + n_score; k++) {
             fputc(',', f);
@@ -312,7 +318,7 @@ static int write_row(drift_chain *c, const double *theta, double lp,
         if ((rc = row_written(c)))
             return deferred(c, rc) ? DRIFT_OK : rc;
     }
-    c->draws_written++;
+    c->output.draws_written++;
     if (!in_warmup(c))
         drift_plancheck_add(c, theta);
     /* --test: every draw kept after warmup enters the held-out metrics. */
@@ -396,7 +402,7 @@ static int write_segment_row(drift_chain *c, const double *x0,
     if (rc)
         return deferred(c, rc) ? DRIFT_OK : rc;
     size_t nc = c->n_diag, n_out = c->model->n_out;
-    double *row = c->row_buf;
+    double *row = c->output.row;
     size_t k = 0;
     row[k++] = lp;
     row[k++] = (double)c->grads;
@@ -414,16 +420,16 @@ static int write_segment_row(drift_chain *c, const double *x0,
         row_warm = in_warmup(c);
         c->cfg->output.on_row(c->cfg->output.on_row_user, c->id, row, k);
     }
-    if (c->w) {
+    if (c->output.w) {
         int was = c->failed;
         before_row(c, diag);
         if (!was && c->failed && deferred(c, c->failed))
             return DRIFT_OK;
-        FILE *f = drift_writer_file(c->w);
+        FILE *f = drift_writer_file(c->output.w);
         drift_writer_real(f, lp);
         fprintf(f, ",%llu", (unsigned long long)c->grads);
         for (size_t j = 2; j < k; j++) {
-            if (j == 2 + nc && c->out)
+            if (j == 2 + nc && c->output.csv)
                 drift_csvout_compat_values(c, f);
             fputc(',', f);
             /* Times and positions need every digit to rebuild the path. */
@@ -436,7 +442,7 @@ static int write_segment_row(drift_chain *c, const double *x0,
         if ((rc = row_written(c)))
             return deferred(c, rc) ? DRIFT_OK : rc;
     }
-    c->draws_written++;
+    c->output.draws_written++;
     return DRIFT_OK;
 }
 

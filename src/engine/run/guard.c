@@ -862,10 +862,10 @@ static int guard_open(drift_chain *c, drift_chain_result *res)
     if (!s)
         return DRIFT_EXT_IDLE;
     c->ext.guard = s;
-    c->layout = drift_guard_layout_of(s);
+    c->output.layout = drift_guard_layout_of(s);
     drift_guard_thread_begin(s);
-    if (c->w)
-        drift_guard_file(s, c->w, res->path);
+    if (c->output.w)
+        drift_guard_file(s, c->output.w, res->path);
     return DRIFT_EXT_IDLE;
 }
 

@@ -325,7 +325,7 @@ static int store_pass(search *s, drift_cv *cv, double *fisher, double *dense)
     const drift_model *m = c->model;
     size_t d = s->d, N = s->N;
     int glm = store_glm(c);
-    size_t chunk = c->ws_cap;
+    size_t chunk = c->scratch.cap;
     double *x = NULL;
     if (glm) {
         cv->s = drift_malloc_array(N, sizeof(double));
@@ -423,7 +423,7 @@ static int scale_pass(search *s, const double *x, double *f, double *g,
     int glm = (m->flags & DRIFT_MODEL_GLM) && m->glm_scalars &&
               m->glm_design;
     size_t r = ((size_t)8 << 20) / (d * sizeof(double));
-    size_t chunk = r < 1 ? 1 : r < c->ws_cap ? r : c->ws_cap;
+    size_t chunk = r < 1 ? 1 : r < c->scratch.cap ? r : c->scratch.cap;
     double *xb = drift_malloc_array(chunk, d * sizeof(double));
     double *sv = drift_malloc_array(chunk, 2 * sizeof(double));
     size_t *rows = drift_malloc_array(chunk, sizeof(size_t));
@@ -667,8 +667,8 @@ int drift_mode_setup(drift_chain *c, const double *start)
     cv->inv_metric = drift_malloc_array(d, sizeof(double));
     int rc = DRIFT_OK;
     /* The search's gradients are exact: --grad-noise is for sampling. */
-    double noise = c->grad_noise_sd;
-    c->grad_noise_sd = 0;
+    double noise = c->noise.sd;
+    c->noise.sd = 0;
     c->phase = DRIFT_CHAIN_MODE;
     if (!work || !x || !g || !fisher || !s.best || !s.Dinv || !cv->mode ||
         !cv->lik_grad || !cv->curv || !cv->inv_metric) {
@@ -738,7 +738,7 @@ int drift_mode_setup(drift_chain *c, const double *start)
         svc->warn(c, msg);
     }
 out:
-    c->grad_noise_sd = noise;
+    c->noise.sd = noise;
     c->phase = DRIFT_CHAIN_SETUP;
     drift_free(work);
     drift_free(x);
@@ -772,8 +772,8 @@ int drift_mode_recentre(drift_chain *c, const double *x)
                               "centre (%zu parameters)", d);
         goto out;
     }
-    double noise = c->grad_noise_sd;
-    c->grad_noise_sd = 0;
+    double noise = c->noise.sd;
+    c->noise.sd = 0;
     int phase = c->phase;
     c->phase = DRIFT_CHAIN_MODE;
     memcpy(cv->mode, x, d * sizeof *x);
@@ -790,7 +790,7 @@ int drift_mode_recentre(drift_chain *c, const double *x)
         cv->U = Up - cv->lik_sum;
         cv->recentred++;
     }
-    c->grad_noise_sd = noise;
+    c->noise.sd = noise;
     c->phase = phase;
     cv->grads += c->grads - s.grads0;
 out:

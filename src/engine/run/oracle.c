@@ -269,10 +269,10 @@ static int sum_rows(drift_chain *c, void *ws, const double *theta,
         size_t k = n - done < chunk ? n - done : chunk;
         drift_rows b = {rows ? rows + done : NULL, first + done, k};
         if (!rows)
-            drift_advisor_at(&c->advisor, first + done);
+            drift_advisor_at(&c->access.advisor, first + done);
         double part = 0;
         /* The first chunk writes grad directly; later ones add to it. */
-        double *out = grad ? (done == 0 ? grad : c->gbuf2) : NULL;
+        double *out = grad ? (done == 0 ? grad : c->scratch.g2) : NULL;
         int rc = m->log_lik(m->self, ws, theta, &b, NULL, &part, out, NULL,
                             &me);
         if (rc)
@@ -280,7 +280,7 @@ static int sum_rows(drift_chain *c, void *ws, const double *theta,
         total += part;
         if (grad && done > 0)
             for (size_t j = 0; j < c->d; j++)
-                grad[j] += c->gbuf2[j];
+                grad[j] += c->scratch.g2[j];
     }
     if (ll)
         *ll = total;
@@ -291,15 +291,16 @@ static int prior(drift_chain *c, const double *theta, double *grad,
                  double *lp)
 {
     drift_err me = {{0}};
-    int rc = c->model->log_prior(c->model->self, c->ws, theta, lp, grad, &me);
+    int rc = c->model->log_prior(c->model->self, c->scratch.ws, theta, lp,
+                                 grad, &me);
     return rc ? model_error(c, theta, rc, &me) : DRIFT_OK;
 }
 
 static void add_noise(drift_chain *c, double *grad)
 {
-    if (c->grad_noise_sd > 0)
+    if (c->noise.sd > 0)
         for (size_t k = 0; k < c->d; k++)
-            grad[k] += c->grad_noise_sd * drift_rng_normal(&c->noise_rng);
+            grad[k] += c->noise.sd * drift_rng_normal(&c->noise.rng);
 }
 
 /* ---- full passes, optionally split across threads ---------------------- */
@@ -350,15 +351,15 @@ static void *full_part_run(void *arg)
 /* The helper threads' workspaces and buffers, made on first use. */
 static int full_threads_ready(drift_chain *c, unsigned T)
 {
-    if (c->full_parts)
+    if (c->full.parts)
         return DRIFT_OK;
     full_part *parts = drift_calloc(T, sizeof *parts);
     if (!parts)
         return DRIFT_ENOMEM;
-    c->full_parts = parts;
-    c->n_full_parts = T;
+    c->full.parts = parts;
+    c->full.n_parts = T;
     for (unsigned t = 1; t < T; t++) {
-        parts[t].ws = c->model->workspace_new(c->model->self, c->full_chunk);
+        parts[t].ws = c->model->workspace_new(c->model->self, c->full.chunk);
         parts[t].grad = drift_calloc(c->d, sizeof(double));
         parts[t].tmp = drift_calloc(c->d, sizeof(double));
         if (!parts[t].ws || !parts[t].grad || !parts[t].tmp)
@@ -371,29 +372,29 @@ static void vr_free(drift_chain *c);
 
 void drift_oracle_release(drift_chain *c)
 {
-    full_part *parts = c->full_parts;
-    for (unsigned t = 1; parts && t < c->n_full_parts; t++) {
+    full_part *parts = c->full.parts;
+    for (unsigned t = 1; parts && t < c->full.n_parts; t++) {
         if (parts[t].ws)
             c->model->workspace_free(c->model->self, parts[t].ws);
         drift_free(parts[t].grad);
         drift_free(parts[t].tmp);
     }
     drift_free(parts);
-    c->full_parts = NULL;
-    c->n_full_parts = 0;
+    c->full.parts = NULL;
+    c->full.n_parts = 0;
     drift_free(c->cv.x);
     drift_free(c->cv.s);
     drift_free(c->cv.delta);
     c->cv.x = c->cv.s = c->cv.l = c->cv.xd = c->cv.delta = NULL;
     c->cv.x_cap = 0;
     vr_free(c);
-    if (c->full_ws)
-        c->model->workspace_free(c->model->self, c->full_ws);
-    c->full_ws = NULL;
-    c->full_chunk = 0;
+    if (c->full.ws)
+        c->model->workspace_free(c->model->self, c->full.ws);
+    c->full.ws = NULL;
+    c->full.chunk = 0;
 }
 
-/* Rows per model call in full passes (c->full_chunk), and the workspace
+/* Rows per model call in full passes (c->full.chunk), and the workspace
  * that holds them: FULL_CHUNK rows in the chain's own workspace, or, when
  * the parameter vector is long next to what a row reads (taken as the
  * doubles and sparse entries it holds), enough rows that the call's O(d)
@@ -401,8 +402,8 @@ void drift_oracle_release(drift_chain *c)
  * had, FULL_CHUNK it is). */
 static void *full_chunk_ready(drift_chain *c)
 {
-    if (c->full_chunk)
-        return c->full_ws ? c->full_ws : c->ws;
+    if (c->full.chunk)
+        return c->full.ws ? c->full.ws : c->scratch.ws;
     const drift_data *data = c->cfg->problem.data;
     double per_row = 1;
     if (data && data->n_rows) {
@@ -417,13 +418,13 @@ static void *full_chunk_ready(drift_chain *c)
         want = (double)c->N;
     if (want > FULL_CHUNK_MAX)
         want = FULL_CHUNK_MAX;
-    c->full_chunk = c->ws_cap < FULL_CHUNK ? c->ws_cap : FULL_CHUNK;
-    if (want > (double)c->ws_cap) {
-        c->full_ws = c->model->workspace_new(c->model->self, (size_t)want);
-        if (c->full_ws)
-            c->full_chunk = (size_t)want;
+    c->full.chunk = c->scratch.cap < FULL_CHUNK ? c->scratch.cap : FULL_CHUNK;
+    if (want > (double)c->scratch.cap) {
+        c->full.ws = c->model->workspace_new(c->model->self, (size_t)want);
+        if (c->full.ws)
+            c->full.chunk = (size_t)want;
     }
-    return c->full_ws ? c->full_ws : c->ws;
+    return c->full.ws ? c->full.ws : c->scratch.ws;
 }
 
 /* Sum over all N rows of l_i and (grad != NULL) grad l_i.  With --threads
@@ -434,7 +435,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
                     double *ll)
 {
     void *ws = full_chunk_ready(c);
-    size_t chunk = c->full_chunk;
+    size_t chunk = c->full.chunk;
     unsigned T = c->cfg->step.full_threads;
     /* Across ranks, the rows of this rank's share (the model's own). */
     size_t N = c->ext.shard ? c->ext.shard->n : c->N;
@@ -443,7 +444,7 @@ static int full_sum(drift_chain *c, const double *theta, double *grad,
     if (full_threads_ready(c, T))
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for --threads %u", T);
-    full_part *parts = c->full_parts;
+    full_part *parts = c->full.parts;
     size_t per = N / T;
     pthread_t tid[64];
     unsigned char live[64] = {0};
@@ -506,10 +507,10 @@ static int svc_grad_full(drift_chain *c, const double *theta, double *grad,
     if (c->ext.shard)
         rc = across(c, grad, &ll, rc);
     if (!rc)
-        rc = prior(c, theta, c->gbuf, &lp);
+        rc = prior(c, theta, c->scratch.g, &lp);
     if (!rc) {
         for (size_t k = 0; k < c->d; k++)
-            grad[k] = -(grad[k] + c->gbuf[k]);
+            grad[k] = -(grad[k] + c->scratch.g[k]);
         u = -(ll + lp);
         if (U)
             *U = u;
@@ -542,19 +543,19 @@ static void advise_at(drift_chain *c, size_t r)
 {
     size_t local = r;
     if (!c->ext.shard || drift_shard_owns(c->ext.shard, r, &local))
-        drift_advisor_at(&c->advisor, local);
+        drift_advisor_at(&c->access.advisor, local);
 }
 
 static int svc_next_batch(drift_chain *c, size_t n, size_t *rows)
 {
-    c->stream_used = 1;
+    c->access.used = 1;
     if (c->N == 0)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "next_batch: the model has no data rows");
-    for (size_t done = 0; done < n; done += c->ws_cap) {
-        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
-        drift_stream_take(&c->stream, k, rows + done);
-        if (c->stream.mode == DRIFT_ACCESS_CA)
+    for (size_t done = 0; done < n; done += c->scratch.cap) {
+        size_t k = n - done < c->scratch.cap ? n - done : c->scratch.cap;
+        drift_stream_take(&c->access.stream, k, rows + done);
+        if (c->access.stream.mode == DRIFT_ACCESS_CA)
             advise_at(c, rows[done]);
     }
     return DRIFT_OK;
@@ -589,32 +590,33 @@ static int batch_across(drift_chain *c, const double *theta, size_t n,
                         size_t *rows_out)
 {
     drift_shard *s = c->ext.shard;
-    double *acc = c->gbuf, ll = 0;
+    double *acc = c->scratch.g, ll = 0;
     int rc = DRIFT_OK, any = 0;
-    for (size_t done = 0; done < n; done += c->ws_cap) {
-        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
-        drift_stream_take(&c->stream, k, c->rows_buf);
-        if (c->stream.mode == DRIFT_ACCESS_CA)
-            advise_at(c, c->rows_buf[0]);
+    for (size_t done = 0; done < n; done += c->scratch.cap) {
+        size_t k = n - done < c->scratch.cap ? n - done : c->scratch.cap;
+        drift_stream_take(&c->access.stream, k, c->scratch.rows);
+        if (c->access.stream.mode == DRIFT_ACCESS_CA)
+            advise_at(c, c->scratch.rows[0]);
         if (rows_out)
-            memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+            memcpy(rows_out + done, c->scratch.rows, k * sizeof(size_t));
         if (rc)
             continue; /* the stream is drawn to its end all the same */
-        size_t m = drift_shard_pick(s, c->rows_buf, k);
+        size_t m = drift_shard_pick(s, c->scratch.rows, k);
         if (m == SIZE_MAX) {
             rc = drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
             continue;
         }
         /* The next minibatch's rows of this share towards the cache. */
         size_t ahead_n, local;
-        const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
+        const size_t *ahead =
+            drift_stream_peek(&c->access.stream, k, &ahead_n);
         for (size_t j = 0; j < ahead_n; j++)
             if (drift_shard_owns(s, ahead[j], &local))
                 prefetch_rows(c, &local, 1);
         if (m == 0)
             continue;
         double part;
-        if ((rc = sum_rows(c, c->ws, theta, s->local, 0, m, m,
+        if ((rc = sum_rows(c, c->scratch.ws, theta, s->local, 0, m, m,
                            any ? grad : acc, &part)))
             continue;
         if (any)
@@ -641,7 +643,7 @@ static int cv_scratch(drift_chain *c, const drift_cv *cv)
     size_t rows = 0;
     if (cv->s) {
         rows = ((size_t)8 << 20) / (c->d * sizeof(double));
-        rows = rows < 1 ? 1 : rows > c->ws_cap ? c->ws_cap : rows;
+        rows = rows < 1 ? 1 : rows > c->scratch.cap ? c->scratch.cap : rows;
         c->cv.x = drift_malloc_array(rows, c->d * sizeof(double));
         c->cv.s = drift_malloc_array(rows, 3 * sizeof(double));
         if (!c->cv.x || !c->cv.s)
@@ -677,8 +679,8 @@ static int cv_rows(drift_chain *c, const drift_cv *cv, const double *theta,
         for (size_t done = 0; done < k; done += cap) {
             size_t j = k - done < cap ? k - done : cap;
             drift_rows b = {rows + done, 0, j};
-            if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, c->cv.s,
-                                     c->cv.l, &me)))
+            if ((rc = m->glm_scalars(m->self, c->scratch.ws, theta, &b,
+                                     c->cv.s, c->cv.l, &me)))
                 return model_error(c, theta, rc, &me);
             if ((rc = m->glm_design(m->self, &b, c->cv.x, &me)))
                 return drift_chain_fail(c, rc, "%s",
@@ -698,17 +700,18 @@ static int cv_rows(drift_chain *c, const drift_cv *cv, const double *theta,
         return DRIFT_OK;
     }
     double at, at_mode;
-    if ((rc = sum_rows(c, c->ws, theta, rows, 0, k, k, c->gbuf2, &at)))
+    if ((rc = sum_rows(c, c->scratch.ws, theta, rows, 0, k, k, c->scratch.g2,
+                       &at)))
         return rc;
     for (size_t j = 0; j < c->d; j++)
-        acc[j] += c->gbuf2[j];
-    if ((rc = sum_rows(c, c->ws, cv->mode, rows, 0, k, k, c->gbuf2,
-                       &at_mode)))
+        acc[j] += c->scratch.g2[j];
+    if ((rc = sum_rows(c, c->scratch.ws, cv->mode, rows, 0, k, k,
+                       c->scratch.g2, &at_mode)))
         return rc;
     double first = 0;
     for (size_t j = 0; j < c->d; j++) {
-        acc[j] -= c->gbuf2[j];
-        first += c->gbuf2[j] * delta[j];
+        acc[j] -= c->scratch.g2[j];
+        first += c->scratch.g2[j] * delta[j];
     }
     *dll = at - at_mode - first;
     return DRIFT_OK;
@@ -723,7 +726,7 @@ static int batch_estimate_cv(drift_chain *c, const drift_cv *cv,
                              double *U_est, size_t *rows_out)
 {
     double scale = (double)c->N / (double)n, lp, dll = 0, first = 0;
-    double *acc = c->gbuf;
+    double *acc = c->scratch.g;
     int rc;
     if (!cv_scratch(c, cv))
         return drift_chain_fail(c, DRIFT_ENOMEM,
@@ -733,20 +736,21 @@ static int batch_estimate_cv(drift_chain *c, const drift_cv *cv,
         first += cv->lik_grad[k] * c->cv.delta[k];
     }
     memset(acc, 0, c->d * sizeof *acc);
-    c->stream_used = 1;
+    c->access.used = 1;
     c->grads += cv->s ? n : 2 * n;
-    for (size_t done = 0; done < n; done += c->ws_cap) {
-        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
-        drift_stream_take(&c->stream, k, c->rows_buf);
-        if (c->stream.mode == DRIFT_ACCESS_CA)
-            drift_advisor_at(&c->advisor, c->rows_buf[0]);
+    for (size_t done = 0; done < n; done += c->scratch.cap) {
+        size_t k = n - done < c->scratch.cap ? n - done : c->scratch.cap;
+        drift_stream_take(&c->access.stream, k, c->scratch.rows);
+        if (c->access.stream.mode == DRIFT_ACCESS_CA)
+            drift_advisor_at(&c->access.advisor, c->scratch.rows[0]);
         if (rows_out)
-            memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+            memcpy(rows_out + done, c->scratch.rows, k * sizeof(size_t));
         size_t ahead_n;
-        const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
+        const size_t *ahead =
+            drift_stream_peek(&c->access.stream, k, &ahead_n);
         prefetch_rows(c, ahead, ahead_n);
         double part;
-        if ((rc = cv_rows(c, cv, theta, c->rows_buf, k, acc, &part)))
+        if ((rc = cv_rows(c, cv, theta, c->scratch.rows, k, acc, &part)))
             return rc;
         dll += part;
     }
@@ -787,7 +791,7 @@ struct drift_vr {
                                here */
     double *sum, lsum;      /* d, and the terms' sum */
     double *acc;            /* d scratch */
-    double *snew, *lnew, *w, *x; /* scratch: ws_cap each, x ws_cap x d
+    double *snew, *lnew, *w, *x; /* scratch.cap each, x scratch.cap x d
                                (the general path's per-row gradients) */
     size_t *brows, bcap;    /* the minibatch's rows, their new scalars or */
     double *bs, *bl, *bg, *bw; /* gradients and terms, the table's changes */
@@ -865,7 +869,7 @@ static int vr_ready(drift_chain *c, int accounted)
     struct drift_vr *v = vr_of(c);
     if (!v)
         return est_oom(c);
-    size_t N = c->N, d = c->d, cap = c->ws_cap;
+    size_t N = c->N, d = c->d, cap = c->scratch.cap;
     if (!v->sum) {
         v->sum = drift_calloc(d, sizeof(double));
         v->acc = drift_calloc(d, sizeof(double));
@@ -922,10 +926,11 @@ static int rows_at(drift_chain *c, struct drift_vr *v, const double *theta,
     int rc;
     drift_rows b = {rows, 0, k};
     if (v->glm)
-        rc = m->glm_scalars(m->self, c->ws, theta, &b, v->snew, v->lnew, &me);
+        rc = m->glm_scalars(m->self, c->scratch.ws, theta, &b, v->snew,
+                            v->lnew, &me);
     else
-        rc = m->log_lik(m->self, c->ws, theta, &b, v->lnew, NULL, NULL, v->x,
-                        &me);
+        rc = m->log_lik(m->self, c->scratch.ws, theta, &b, v->lnew, NULL, NULL,
+                        v->x, &me);
     return rc ? model_error(c, theta, rc, &me) : DRIFT_OK;
 }
 
@@ -952,15 +957,15 @@ static int svrg_renew(drift_chain *c, struct drift_vr *v, const double *theta)
     } else {
         double scale = (double)N / (double)B, ll = 0;
         memset(v->snap.lik_grad, 0, d * sizeof(double));
-        c->stream_used = 1;
+        c->access.used = 1;
         c->grads += B;
         rc = DRIFT_OK;
-        for (size_t done = 0; done < B && !rc; done += c->ws_cap) {
-            size_t k = B - done < c->ws_cap ? B - done : c->ws_cap;
+        for (size_t done = 0; done < B && !rc; done += c->scratch.cap) {
+            size_t k = B - done < c->scratch.cap ? B - done : c->scratch.cap;
             double part;
-            drift_stream_take(&c->stream, k, c->rows_buf);
-            if (!(rc = sum_rows(c, c->ws, theta, c->rows_buf, 0, k, k, v->acc,
-                                &part))) {
+            drift_stream_take(&c->access.stream, k, c->scratch.rows);
+            if (!(rc = sum_rows(c, c->scratch.ws, theta, c->scratch.rows, 0, k,
+                                k, v->acc, &part))) {
                 ll += part;
                 for (size_t j = 0; j < d; j++)
                     v->snap.lik_grad[j] += v->acc[j];
@@ -981,7 +986,7 @@ static int svrg_renew(drift_chain *c, struct drift_vr *v, const double *theta)
 static int table_renew(drift_chain *c, struct drift_vr *v,
                        const double *theta)
 {
-    size_t N = c->N, d = c->d, cap = c->ws_cap;
+    size_t N = c->N, d = c->d, cap = c->scratch.cap;
     int rc = DRIFT_OK;
     v->lsum = 0;
     memset(v->sum, 0, d * sizeof(double));
@@ -990,8 +995,8 @@ static int table_renew(drift_chain *c, struct drift_vr *v,
     for (size_t first = 0; first < N && !rc; first += cap) {
         size_t k = N - first < cap ? N - first : cap;
         for (size_t q = 0; q < k; q++)
-            c->rows_buf[q] = first + q;
-        if ((rc = rows_at(c, v, theta, c->rows_buf, k)))
+            c->scratch.rows[q] = first + q;
+        if ((rc = rows_at(c, v, theta, c->scratch.rows, k)))
             break;
         for (size_t q = 0; q < k; q++) {
             v->alpha_l[first + q] = v->lnew[q];
@@ -999,7 +1004,7 @@ static int table_renew(drift_chain *c, struct drift_vr *v,
         }
         if (v->glm) {
             memcpy(v->alpha + first, v->snew, k * sizeof(double));
-            rc = add_design(c, c->rows_buf, k, v->snew, NULL, v->sum);
+            rc = add_design(c, c->scratch.rows, k, v->snew, NULL, v->sum);
         } else {
             memcpy(v->alpha + first * d, v->x, k * d * sizeof(double));
             for (size_t q = 0; q < k; q++)
@@ -1065,19 +1070,19 @@ static int table_estimate(drift_chain *c, struct drift_vr *v,
     double scale = (double)c->N / (double)n, dl = 0, lp;
     double *acc = v->acc; /* sum_B (grad l_i - alpha_i) */
     memset(acc, 0, d * sizeof *acc);
-    c->stream_used = 1;
+    c->access.used = 1;
     c->grads += n;
-    for (size_t done = 0; done < n; done += c->ws_cap) {
-        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
-        drift_stream_take(&c->stream, k, c->rows_buf);
-        if (c->stream.mode == DRIFT_ACCESS_CA)
-            drift_advisor_at(&c->advisor, c->rows_buf[0]);
+    for (size_t done = 0; done < n; done += c->scratch.cap) {
+        size_t k = n - done < c->scratch.cap ? n - done : c->scratch.cap;
+        drift_stream_take(&c->access.stream, k, c->scratch.rows);
+        if (c->access.stream.mode == DRIFT_ACCESS_CA)
+            drift_advisor_at(&c->access.advisor, c->scratch.rows[0]);
         if (rows_out)
-            memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
-        memcpy(v->brows + done, c->rows_buf, k * sizeof(size_t));
-        if ((rc = rows_at(c, v, theta, c->rows_buf, k)))
+            memcpy(rows_out + done, c->scratch.rows, k * sizeof(size_t));
+        memcpy(v->brows + done, c->scratch.rows, k * sizeof(size_t));
+        if ((rc = rows_at(c, v, theta, c->scratch.rows, k)))
             return rc;
-        const size_t *rows = c->rows_buf;
+        const size_t *rows = c->scratch.rows;
         for (size_t q = 0; q < k; q++) {
             v->bl[done + q] = v->lnew[q];
             dl += v->lnew[q] - v->alpha_l[rows[q]];
@@ -1268,31 +1273,32 @@ static int batch_estimate(drift_chain *c, const double *theta, size_t n,
         return check_finite(c, theta, grad, "gradient");
     }
     double scale = (double)c->N / (double)n;
-    double *acc = c->gbuf; /* sum of grad l_i over the minibatch */
-    c->stream_used = 1;
+    double *acc = c->scratch.g; /* sum of grad l_i over the minibatch */
+    c->access.used = 1;
     c->grads += n;
     if (c->ext.shard)
         return batch_across(c, theta, n, scale, grad, U_est, rows_out);
-    for (size_t done = 0; done < n; done += c->ws_cap) {
-        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
-        drift_stream_take(&c->stream, k, c->rows_buf);
-        if (c->stream.mode == DRIFT_ACCESS_CA)
-            drift_advisor_at(&c->advisor, c->rows_buf[0]);
+    for (size_t done = 0; done < n; done += c->scratch.cap) {
+        size_t k = n - done < c->scratch.cap ? n - done : c->scratch.cap;
+        drift_stream_take(&c->access.stream, k, c->scratch.rows);
+        if (c->access.stream.mode == DRIFT_ACCESS_CA)
+            drift_advisor_at(&c->access.advisor, c->scratch.rows[0]);
         if (rows_out)
-            memcpy(rows_out + done, c->rows_buf, k * sizeof(size_t));
+            memcpy(rows_out + done, c->scratch.rows, k * sizeof(size_t));
         /* Bring the next minibatch's rows towards the cache while this
          * one is evaluated. */
         size_t ahead_n;
-        const size_t *ahead = drift_stream_peek(&c->stream, k, &ahead_n);
+        const size_t *ahead =
+            drift_stream_peek(&c->access.stream, k, &ahead_n);
         prefetch_rows(c, ahead, ahead_n);
         double part;
         if (done == 0) {
-            if ((rc = sum_rows(c, c->ws, theta, c->rows_buf, 0, k, k, acc,
-                               &part)))
+            if ((rc = sum_rows(c, c->scratch.ws, theta, c->scratch.rows, 0, k,
+                               k, acc, &part)))
                 return rc;
         } else {
-            if ((rc = sum_rows(c, c->ws, theta, c->rows_buf, 0, k, k, grad,
-                               &part)))
+            if ((rc = sum_rows(c, c->scratch.ws, theta, c->scratch.rows, 0, k,
+                               k, grad, &part)))
                 return rc;
             for (size_t j = 0; j < c->d; j++)
                 acc[j] += grad[j];
@@ -1333,7 +1339,7 @@ static void svc_warn(drift_chain *c, const char *msg);
  * the whole estimate.  Say so once to a sampler that uses them. */
 static void note_rows_exact(drift_chain *c)
 {
-    if (c->grad_noise_sd > 0)
+    if (c->noise.sd > 0)
         svc_warn(c, "--grad-noise applies to grad_full and grad_batch only; "
                     "this sampler's per-row gradients (grad_rows, grad_sum) "
                     "carry no injected noise");
@@ -1411,13 +1417,13 @@ static int grad_rows_across(drift_chain *c, const double *theta,
     size_t k = pick_rows(c, rows, n), mine = k;
     if (k == SIZE_MAX)
         rc = c->failed, k = mine = 0;
-    for (size_t done = 0; done < k && !rc; done += c->ws_cap) {
-        size_t q = k - done < c->ws_cap ? k - done : c->ws_cap;
+    for (size_t done = 0; done < k && !rc; done += c->scratch.cap) {
+        size_t q = k - done < c->scratch.cap ? k - done : c->scratch.cap;
         drift_rows b = {s->local + done, 0, q};
         double *g = grads ? grads + done * c->d : NULL;
         double *u = U_rows ? U_rows + done : NULL;
-        if ((rc = m->log_lik(m->self, c->ws, theta, &b, u, NULL, NULL, g,
-                             &me))) {
+        if ((rc = m->log_lik(m->self, c->scratch.ws, theta, &b, u, NULL, NULL,
+                             g, &me))) {
             rc = model_error(c, theta, rc, &me);
             break;
         }
@@ -1466,7 +1472,8 @@ static int grad_sum_across(drift_chain *c, const double *theta,
         rc = c->failed;
         memset(grad, 0, c->d * sizeof *grad);
     } else {
-        rc = sum_rows(c, c->ws, theta, s->local, 0, k, c->ws_cap, grad, &ll);
+        rc = sum_rows(c, c->scratch.ws, theta, s->local, 0, k, c->scratch.cap,
+                      grad, &ll);
     }
     if (!(rc = across(c, grad, &ll, rc))) {
         for (size_t j = 0; j < c->d; j++)
@@ -1518,13 +1525,13 @@ static int eval_jvp(drift_chain *c, const double *theta, const double *v,
 {
     const drift_model *m = c->model;
     if (m->jvp)
-        return m->jvp(m->self, c->ws, theta, v, b, out, NULL, me);
-    int rc = m->log_lik(m->self, c->ws, theta, b, NULL, NULL, NULL,
-                        c->rows_grad, me);
+        return m->jvp(m->self, c->scratch.ws, theta, v, b, out, NULL, me);
+    int rc = m->log_lik(m->self, c->scratch.ws, theta, b, NULL, NULL, NULL,
+                        c->scratch.rows_grad, me);
     if (rc)
         return rc;
     for (size_t j = 0; j < b->n; j++) {
-        const double *g = c->rows_grad + j * c->d;
+        const double *g = c->scratch.rows_grad + j * c->d;
         double acc = 0;
         for (size_t q = 0; q < c->d; q++)
             acc += g[q] * v[q];
@@ -1538,7 +1545,7 @@ static int eval_glm(drift_chain *c, const double *theta, const double *v,
 {
     (void)v;
     const drift_model *m = c->model;
-    return m->glm_scalars(m->self, c->ws, theta, b, out, NULL, me);
+    return m->glm_scalars(m->self, c->scratch.ws, theta, b, out, NULL, me);
 }
 
 static int design_across(drift_chain *c, const size_t *rows, size_t n,
@@ -1574,12 +1581,13 @@ static int svc_grad_rows(drift_chain *c, const double *theta,
     c->grads += n;
     if (c->ext.shard)
         return grad_rows_across(c, theta, rows, n, grads, U_rows);
-    for (size_t done = 0; done < n && !rc; done += c->ws_cap) {
-        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+    for (size_t done = 0; done < n && !rc; done += c->scratch.cap) {
+        size_t k = n - done < c->scratch.cap ? n - done : c->scratch.cap;
         drift_rows b = {rows + done, 0, k};
         double *g = grads ? grads + done * c->d : NULL;
         double *u = U_rows ? U_rows + done : NULL;
-        if ((rc = m->log_lik(m->self, c->ws, theta, &b, u, NULL, NULL, g, &me))) {
+        if ((rc = m->log_lik(m->self, c->scratch.ws, theta, &b, u, NULL, NULL,
+                             g, &me))) {
             rc = model_error(c, theta, rc, &me);
             model_failed = 1;
             break;
@@ -1616,7 +1624,8 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
     c->grads += n;
     if (c->ext.shard)
         return grad_sum_across(c, theta, rows, n, grad, U_sum);
-    if (!(rc = sum_rows(c, c->ws, theta, rows, 0, n, c->ws_cap, grad, &ll))) {
+    if (!(rc = sum_rows(c, c->scratch.ws, theta, rows, 0, n, c->scratch.cap,
+                        grad, &ll))) {
         for (size_t k = 0; k < c->d; k++)
             grad[k] = -grad[k];
         double u = -ll;
@@ -1632,18 +1641,18 @@ static int svc_grad_sum(drift_chain *c, const double *theta,
  * wide models evaluate fewer rows at a time. */
 static size_t jvp_chunk(drift_chain *c)
 {
-    if (!c->rows_grad) {
+    if (!c->scratch.rows_grad) {
         size_t rows = ((size_t)64 << 20) / (c->d * sizeof(double));
         if (rows < 1)
             rows = 1;
-        if (rows > c->ws_cap)
-            rows = c->ws_cap;
-        c->rows_grad = drift_malloc_array(rows, c->d * sizeof(double));
-        if (!c->rows_grad)
+        if (rows > c->scratch.cap)
+            rows = c->scratch.cap;
+        c->scratch.rows_grad = drift_malloc_array(rows, c->d * sizeof(double));
+        if (!c->scratch.rows_grad)
             return 0;
-        c->rows_grad_cap = rows;
+        c->scratch.rows_grad_cap = rows;
     }
-    return c->rows_grad_cap;
+    return c->scratch.rows_grad_cap;
 }
 
 static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
@@ -1655,7 +1664,7 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
     note_rows_plain(c, "jvp_rows");
     const drift_model *m = c->model;
     drift_err me = {{0}};
-    size_t cap = m->jvp ? c->ws_cap : jvp_chunk(c);
+    size_t cap = m->jvp ? c->scratch.cap : jvp_chunk(c);
     if (cap == 0)
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory for per-row gradients");
@@ -1667,19 +1676,19 @@ static int svc_jvp_rows(drift_chain *c, const double *theta, const double *v,
         size_t k = n - done < cap ? n - done : cap;
         drift_rows b = {rows + done, 0, k};
         if (m->jvp) {
-            if ((rc = m->jvp(m->self, c->ws, theta, v, &b, out + done, NULL,
-                             &me)))
+            if ((rc = m->jvp(m->self, c->scratch.ws, theta, v, &b, out + done,
+                             NULL, &me)))
                 return finish_eval(c, model_error(c, theta, rc, &me), NULL,
                                    0);
             for (size_t j = 0; j < k; j++)
                 out[done + j] = -out[done + j];
         } else {
-            if ((rc = m->log_lik(m->self, c->ws, theta, &b, NULL, NULL, NULL,
-                                 c->rows_grad, &me)))
+            if ((rc = m->log_lik(m->self, c->scratch.ws, theta, &b, NULL, NULL,
+                                 NULL, c->scratch.rows_grad, &me)))
                 return finish_eval(c, model_error(c, theta, rc, &me), NULL,
                                    0);
             for (size_t j = 0; j < k; j++) {
-                const double *g = c->rows_grad + j * c->d;
+                const double *g = c->scratch.rows_grad + j * c->d;
                 double s = 0;
                 for (size_t q = 0; q < c->d; q++)
                     s += g[q] * v[q];
@@ -1706,13 +1715,13 @@ static int svc_glm_scalars(drift_chain *c, const double *theta,
     drift_err me = {{0}};
     c->grads += n;
     if (c->ext.shard)
-        return values_across(c, theta, NULL, rows, n, s, c->ws_cap,
+        return values_across(c, theta, NULL, rows, n, s, c->scratch.cap,
                              eval_glm, "per-row gradient scalar");
-    for (size_t done = 0; done < n; done += c->ws_cap) {
-        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+    for (size_t done = 0; done < n; done += c->scratch.cap) {
+        size_t k = n - done < c->scratch.cap ? n - done : c->scratch.cap;
         drift_rows b = {rows + done, 0, k};
-        if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, s + done, NULL,
-                                 &me)))
+        if ((rc = m->glm_scalars(m->self, c->scratch.ws, theta, &b, s + done,
+                                 NULL, &me)))
             return finish_eval(c, model_error(c, theta, rc, &me), NULL, 0);
         for (size_t j = 0; j < k; j++)
             s[done + j] = -s[done + j];
@@ -1761,9 +1770,9 @@ static int add_design(drift_chain *c, const size_t *rows, size_t n,
             double wj = w[pos ? pos[j] : j];
             if (m->glm_design_sum) {
                 rc = m->glm_design_sum(m->self, &b, &wj, out, &me);
-            } else if (!(rc = m->glm_design(m->self, &b, c->gbuf, &me))) {
+            } else if (!(rc = m->glm_design(m->self, &b, c->scratch.g, &me))) {
                 for (size_t i = 0; i < c->d; i++)
-                    out[i] += wj * c->gbuf[i];
+                    out[i] += wj * c->scratch.g[i];
             }
         }
     }
@@ -1806,7 +1815,9 @@ static int svc_glm_design_sum(drift_chain *c, const size_t *rows, size_t n,
 static size_t svc_dim(drift_chain *c) { return c->d; }
 static size_t svc_n_rows(drift_chain *c) { return c->N; }
 static size_t svc_batch(drift_chain *c) { return c->batch; }
-static drift_access svc_access(drift_chain *c) { return c->stream.mode; }
+static drift_access svc_access(drift_chain *c) {
+    return c->access.stream.mode;
+}
 static int svc_is_glm(drift_chain *c)
 {
     return (c->model->flags & DRIFT_MODEL_GLM) && c->model->glm_scalars &&
@@ -1853,11 +1864,11 @@ static int remember(void ***list, size_t *n, size_t *cap, void *p)
 static void *svc_alloc(drift_chain *c, size_t bytes)
 {
     size_t limit = c->cfg->step.max_memory;
-    if (limit && (bytes > limit || c->mem_used > limit - bytes)) {
+    if (limit && (bytes > limit || c->mem.used > limit - bytes)) {
         drift_chain_fail(c, DRIFT_ENOMEM,
                          "the sampler needs %zu bytes (%zu so far), more "
                          "than --max-memory %zu allows",
-                         c->mem_used + bytes, c->mem_used, limit);
+                         c->mem.used + bytes, c->mem.used, limit);
         return NULL;
     }
     void *p = drift_calloc(1, bytes);
@@ -1871,12 +1882,12 @@ static void *svc_alloc(drift_chain *c, size_t bytes)
     /* What setup allocates outlives chain 1: every chain reads it. */
     drift_run_shared *run = c->phase == DRIFT_CHAIN_SETUP ? c->run : NULL;
     if (run ? remember(&run->allocs, &run->n_allocs, &run->cap_allocs, p)
-            : remember(&c->allocs, &c->n_allocs, &c->cap_allocs, p)) {
+            : remember(&c->mem.allocs, &c->mem.n, &c->mem.cap, p)) {
         drift_free(p);
         drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
         return NULL;
     }
-    c->mem_used += bytes;
+    c->mem.used += bytes;
     return p;
 }
 
@@ -1912,17 +1923,17 @@ static int svc_set_access(drift_chain *c, drift_access a)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "set_access: unknown access strategy %d",
                                 (int)a);
-    if (c->iter > 0 || c->stream_used)
+    if (c->iter > 0 || c->access.used)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "set_access: only allowed in init, before "
                                 "any row is drawn");
-    if (a == c->stream.mode)
+    if (a == c->access.stream.mode)
         return DRIFT_OK;
     drift_stream fresh;
-    if (drift_stream_init(&fresh, a, c->N, &c->access_rng, c->ws_cap))
+    if (drift_stream_init(&fresh, a, c->N, &c->access.rng, c->scratch.cap))
         return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
-    drift_stream_free(&c->stream);
-    c->stream = fresh;
+    drift_stream_free(&c->access.stream);
+    c->access.stream = fresh;
     return DRIFT_OK;
 }
 
@@ -1960,7 +1971,7 @@ static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
     if (c->phase != DRIFT_CHAIN_INIT)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "metric_use: only allowed in init");
-    if (kind == c->metric.kind)
+    if (kind == c->adapt.metric.kind)
         return DRIFT_OK;
     /* d x d doubles must not overflow a size_t. */
     if (kind == DRIFT_METRIC_DENSE && c->d > ((size_t)1 << 26))
@@ -1972,22 +1983,22 @@ static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
     double *mem = n ? svc_alloc(c, n * sizeof(double)) : NULL;
     if (n && !mem)
         return c->failed ? c->failed : DRIFT_ENOMEM;
-    drift_adapt_metric_init(&c->metric, kind, c->d, mem);
+    drift_adapt_metric_init(&c->adapt.metric, kind, c->d, mem);
     /* Where the run found a mode (under cv, or for the engine's plan) a
      * metric starts from the curvature there. */
     if (kind == DRIFT_METRIC_DIAG && mode_known(c))
         for (size_t k = 0; k < c->d; k++) {
-            c->metric.inv[k] = c->run->cv.inv_metric[k];
-            c->metric.factor[k] = sqrt(c->metric.inv[k]);
+            c->adapt.metric.inv[k] = c->run->cv.inv_metric[k];
+            c->adapt.metric.factor[k] = sqrt(c->adapt.metric.inv[k]);
         }
     if (kind == DRIFT_METRIC_DENSE && mode_known(c)) {
         const drift_cv *cv = &c->run->cv;
         size_t d = c->d;
         if (!cv->inv_dense ||
-            drift_adapt_metric_set_dense(&c->metric, cv->inv_dense))
+            drift_adapt_metric_set_dense(&c->adapt.metric, cv->inv_dense))
             for (size_t k = 0; k < d; k++) {
-                c->metric.inv[k * d + k] = cv->inv_metric[k];
-                c->metric.factor[k * d + k] = sqrt(cv->inv_metric[k]);
+                c->adapt.metric.inv[k * d + k] = cv->inv_metric[k];
+                c->adapt.metric.factor[k * d + k] = sqrt(cv->inv_metric[k]);
             }
     }
     return DRIFT_OK;
@@ -1999,17 +2010,17 @@ static void svc_metric_observe_grad(drift_chain *c, const double *theta,
     /* From init: the initial point's gradient sets the start, unless the
      * run's mode already did. */
     if (c->phase == DRIFT_CHAIN_INIT && grad && !mode_known(c)) {
-        drift_adapt_metric_start_grad(&c->metric, grad);
+        drift_adapt_metric_start_grad(&c->adapt.metric, grad);
         return;
     }
     if (c->phase == DRIFT_CHAIN_STEPPING &&
-        drift_adapt_in_window(&c->sched, c->iter))
-        drift_adapt_metric_observe(&c->metric, theta, grad);
+        drift_adapt_in_window(&c->adapt.sched, c->iter))
+        drift_adapt_metric_observe(&c->adapt.metric, theta, grad);
 }
 
 static int svc_metric_set_diag(drift_chain *c, const double *inv)
 {
-    if (c->metric.kind != DRIFT_METRIC_DIAG)
+    if (c->adapt.metric.kind != DRIFT_METRIC_DIAG)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "metric set_diag: the chain's metric is not "
                                 "diagonal (call metric_use with "
@@ -2018,13 +2029,13 @@ static int svc_metric_set_diag(drift_chain *c, const double *inv)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "metric set_diag: only allowed in init and "
                                 "warmup");
-    drift_adapt_metric_set_diag(&c->metric, inv);
+    drift_adapt_metric_set_diag(&c->adapt.metric, inv);
     return DRIFT_OK;
 }
 
 static int svc_metric_set_dense(drift_chain *c, const double *inv)
 {
-    if (c->metric.kind != DRIFT_METRIC_DENSE)
+    if (c->adapt.metric.kind != DRIFT_METRIC_DENSE)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "metric set_dense: the chain's metric is not "
                                 "dense (call metric_use with "
@@ -2033,7 +2044,7 @@ static int svc_metric_set_dense(drift_chain *c, const double *inv)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "metric set_dense: only allowed in init and "
                                 "warmup");
-    return drift_adapt_metric_set_dense(&c->metric, inv) ? 1 : DRIFT_OK;
+    return drift_adapt_metric_set_dense(&c->adapt.metric, inv) ? 1 : DRIFT_OK;
 }
 
 static void svc_metric_observe(drift_chain *c, const double *theta)
@@ -2043,39 +2054,39 @@ static void svc_metric_observe(drift_chain *c, const double *theta)
 
 static void svc_metric_inv_mul(drift_chain *c, const double *v, double *out)
 {
-    drift_adapt_metric_inv_mul(&c->metric, v, out);
+    drift_adapt_metric_inv_mul(&c->adapt.metric, v, out);
 }
 
 static void svc_metric_draw(drift_chain *c, double *p)
 {
     drift_rng_normal_fill(&c->rng, c->d, p);
-    drift_adapt_metric_from_normal(&c->metric, p, p);
+    drift_adapt_metric_from_normal(&c->adapt.metric, p, p);
 }
 
 static void svc_metric_inv_sqrt_mul(drift_chain *c, const double *v,
                                     double *out)
 {
-    drift_adapt_metric_inv_sqrt_mul(&c->metric, v, out);
+    drift_adapt_metric_inv_sqrt_mul(&c->adapt.metric, v, out);
 }
 
 static drift_metric_kind svc_metric_kind(drift_chain *c)
 {
-    return c->metric.kind;
+    return c->adapt.metric.kind;
 }
 
 static size_t svc_metric_get(drift_chain *c, double *out)
 {
-    size_t n = c->metric.kind == DRIFT_METRIC_DIAG    ? c->d
-               : c->metric.kind == DRIFT_METRIC_DENSE ? c->d * c->d
-                                                      : 0;
+    size_t n = c->adapt.metric.kind == DRIFT_METRIC_DIAG    ? c->d
+               : c->adapt.metric.kind == DRIFT_METRIC_DENSE ? c->d * c->d
+                                                            : 0;
     if (n)
-        memcpy(out, c->metric.inv, n * sizeof *out);
+        memcpy(out, c->adapt.metric.inv, n * sizeof *out);
     return n;
 }
 
 static void svc_set_adapted(drift_chain *c, double stepsize)
 {
-    c->adapted_step = stepsize;
+    c->adapt.step = stepsize;
 }
 
 static const void *svc_shared(drift_chain *c)
@@ -2121,10 +2132,10 @@ int drift_oracle_glm_at(drift_chain *c, const double *theta,
     drift_err me = {{0}};
     int rc = DRIFT_OK;
     c->grads += n;
-    for (size_t done = 0; done < n && !rc; done += c->ws_cap) {
-        size_t k = n - done < c->ws_cap ? n - done : c->ws_cap;
+    for (size_t done = 0; done < n && !rc; done += c->scratch.cap) {
+        size_t k = n - done < c->scratch.cap ? n - done : c->scratch.cap;
         drift_rows b = {rows + done, 0, k};
-        if ((rc = m->glm_scalars(m->self, c->ws, theta, &b, s + done,
+        if ((rc = m->glm_scalars(m->self, c->scratch.ws, theta, &b, s + done,
                                  l + done, &me)))
             rc = model_error(c, theta, rc, &me);
     }

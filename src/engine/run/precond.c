@@ -37,12 +37,12 @@ static int is_diag(drift_precond_kind k)
 
 static drift_precond_kind pc_kind(drift_chain *c)
 {
-    return c->precond.used ? c->precond.kind : DRIFT_PRECOND_UNIT;
+    return c->adapt.precond.used ? c->adapt.precond.kind : DRIFT_PRECOND_UNIT;
 }
 
 static int pc_use(drift_chain *c, drift_precond_kind kind, double h_eff)
 {
-    drift_precond *p = &c->precond;
+    drift_precond *p = &c->adapt.precond;
     const char *name = c->cfg->step.sampler->name;
     if (c->phase != DRIFT_CHAIN_INIT)
         return drift_chain_fail(c, DRIFT_EINVAL,
@@ -98,7 +98,7 @@ static int pc_use(drift_chain *c, drift_precond_kind kind, double h_eff)
 
 static void pc_mul(drift_chain *c, const double *v, double *out)
 {
-    const drift_precond *p = &c->precond;
+    const drift_precond *p = &c->adapt.precond;
     drift_precond_kind kind = pc_kind(c);
     if (kind == DRIFT_PRECOND_DENSE)
         svc->metric_inv_mul(c, v, out);
@@ -111,7 +111,7 @@ static void pc_mul(drift_chain *c, const double *v, double *out)
 
 static void pc_sqrt_mul(drift_chain *c, const double *v, double *out)
 {
-    const drift_precond *p = &c->precond;
+    const drift_precond *p = &c->adapt.precond;
     drift_precond_kind kind = pc_kind(c);
     if (kind == DRIFT_PRECOND_DENSE)
         svc->metric_inv_sqrt_mul(c, v, out);
@@ -124,7 +124,7 @@ static void pc_sqrt_mul(drift_chain *c, const double *v, double *out)
 
 static void pc_draw_momentum(drift_chain *c, double *out)
 {
-    const drift_precond *p = &c->precond;
+    const drift_precond *p = &c->adapt.precond;
     drift_precond_kind kind = pc_kind(c);
     if (kind == DRIFT_PRECOND_DENSE) {
         svc->metric_draw(c, out);
@@ -139,7 +139,7 @@ static void pc_draw_momentum(drift_chain *c, double *out)
 static void pc_observe(drift_chain *c, const double *theta,
                        const double *grad)
 {
-    drift_precond *p = &c->precond;
+    drift_precond *p = &c->adapt.precond;
     if (pc_kind(c) != DRIFT_PRECOND_WARMUP || !svc->in_warmup(c))
         return;
     svc->metric_observe(c, theta);
@@ -150,7 +150,7 @@ static void pc_observe(drift_chain *c, const double *theta,
 
 void drift_precond_window_end(drift_chain *c)
 {
-    drift_precond *p = &c->precond;
+    drift_precond *p = &c->adapt.precond;
     if (pc_kind(c) != DRIFT_PRECOND_WARMUP)
         return;
     size_t n = svc->metric_get(c, p->buf);
@@ -175,7 +175,7 @@ void drift_precond_window_end(drift_chain *c)
 
 int drift_precond_ckpt(drift_chain *c)
 {
-    drift_precond *p = &c->precond;
+    drift_precond *p = &c->adapt.precond;
     if (!is_diag(pc_kind(c)))
         return DRIFT_OK;
     int rc = svc->ckpt_bytes(c, p->P, c->d * sizeof *p->P);

@@ -341,7 +341,7 @@ static void progress_replan(drift_chain *c)
 static int progress_after_step(drift_chain *c)
 {
     drift_progress_note(c->ext.progress, c->iter, c->grads,
-                        c->draws_written);
+                        c->output.draws_written);
     return 0;
 }
 

@@ -48,28 +48,28 @@ void drift_run_request_stop(void) { drift_stop_request(0); }
 void drift_run_chain_release(drift_chain *c)
 {
     const drift_model *m = c->model;
-    if (c->ws && m)
-        m->workspace_free(m->self, c->ws);
-    drift_advisor_free(&c->advisor);
+    if (c->scratch.ws && m)
+        m->workspace_free(m->self, c->scratch.ws);
+    drift_advisor_free(&c->access.advisor);
     if (m)
         drift_oracle_release(c);
-    drift_stream_free(&c->stream);
-    for (size_t k = 0; k < c->n_allocs; k++)
-        drift_free(c->allocs[k]);
-    drift_free(c->allocs);
-    drift_free(c->rows_buf);
-    drift_free(c->gbuf);
-    drift_free(c->gbuf2);
-    drift_free(c->rows_grad);
-    drift_free(c->ll_buf);
+    drift_stream_free(&c->access.stream);
+    for (size_t k = 0; k < c->mem.n; k++)
+        drift_free(c->mem.allocs[k]);
+    drift_free(c->mem.allocs);
+    drift_free(c->scratch.rows);
+    drift_free(c->scratch.g);
+    drift_free(c->scratch.g2);
+    drift_free(c->scratch.rows_grad);
+    drift_free(c->scratch.ll);
     drift_free(c->traj.m1);
     drift_free(c->traj.m2);
     drift_free(c->traj.seg);
-    drift_free(c->row_buf);
+    drift_free(c->output.row);
     drift_free(c->state);
     drift_watch_free(c);
-    drift_csvout_free(c->out);
-    c->out = NULL;
+    drift_csvout_free(c->output.csv);
+    c->output.csv = NULL;
 }
 
 int drift_run_chain_setup_init(drift_chain *c, double *theta)
@@ -147,7 +147,7 @@ static int set_grad_noise(drift_chain *c)
                                 "--grad-noise needs a sampler with a step "
                                 "size 'h' or 'eta'; %s has none",
                                 cfg->step.sampler->name);
-    c->grad_noise_sd = sqrt(2.0 * cfg->step.grad_noise / c->hp[k]);
+    c->noise.sd = sqrt(2.0 * cfg->step.grad_noise / c->hp[k]);
     return DRIFT_OK;
 }
 
@@ -172,35 +172,37 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
         c->batch = c->N;
     c->t_start = drift_now();
     c->t_warm_end = -1;
-    c->adapted_step = NAN;
-    drift_adapt_metric_init(&c->metric, DRIFT_METRIC_UNIT, c->d, NULL);
-    drift_adapt_schedule_make(cfg->budget.warmup, &c->sched);
+    c->adapt.step = NAN;
+    drift_adapt_metric_init(&c->adapt.metric, DRIFT_METRIC_UNIT, c->d, NULL);
+    drift_adapt_schedule_make(cfg->budget.warmup, &c->adapt.sched);
     c->info.warmup = cfg->budget.warmup;
     c->info.iterations = cfg->budget.iters;
     c->info.passes = cfg->budget.passes;
     c->info.seconds = cfg->budget.seconds;
     c->info.chains = cfg->launch.chains ? cfg->launch.chains : 1;
-    c->info.init_buffer = c->sched.init_buffer;
-    c->info.term_buffer = c->sched.term_buffer;
-    c->info.base_window = c->sched.base_window;
+    c->info.init_buffer = c->adapt.sched.init_buffer;
+    c->info.term_buffer = c->adapt.sched.term_buffer;
+    c->info.base_window = c->adapt.sched.base_window;
     drift_rng_seed(&c->rng, cfg->launch.seed, id);
-    c->access_rng = c->rng;
-    drift_rng_long_jump(&c->access_rng);
-    c->noise_rng = c->access_rng;
-    drift_rng_long_jump(&c->noise_rng);
-    c->lp_rng = c->noise_rng; /* lp__ estimates (emit.c): a stream apart */
-    drift_rng_long_jump(&c->lp_rng);
-    c->ws_cap = c->batch > MIN_WS_ROWS ? c->batch : MIN_WS_ROWS;
-    if (drift_stream_init(&c->stream, cfg->step.access, c->N, &c->access_rng,
-                          c->ws_cap))
+    c->access.rng = c->rng;
+    drift_rng_long_jump(&c->access.rng);
+    c->noise.rng = c->access.rng;
+    drift_rng_long_jump(&c->noise.rng);
+    c->output.lp_rng =
+        c->noise.rng; /* lp__ estimates (emit.c): a stream apart */
+    drift_rng_long_jump(&c->output.lp_rng);
+    c->scratch.cap = c->batch > MIN_WS_ROWS ? c->batch : MIN_WS_ROWS;
+    if (drift_stream_init(&c->access.stream, cfg->step.access, c->N,
+                          &c->access.rng, c->scratch.cap))
         return drift_chain_fail(c, DRIFT_ENOMEM, "out of memory");
-    drift_advisor_init(&c->advisor, cfg->problem.mapped ? cfg->problem.data : NULL,
-                       cfg->problem.mapped ? cfg->problem.fd : -1, cfg->problem.map);
-    c->ws = m->workspace_new(m->self, c->ws_cap);
-    c->rows_buf = drift_malloc_array(c->ws_cap, sizeof(size_t));
-    c->gbuf = drift_calloc(c->d, sizeof(double));
-    c->gbuf2 = drift_calloc(c->d, sizeof(double));
-    c->ll_buf = drift_malloc_array(c->ws_cap, sizeof(double));
+    drift_advisor_init(
+        &c->access.advisor, cfg->problem.mapped ? cfg->problem.data : NULL,
+        cfg->problem.mapped ? cfg->problem.fd : -1, cfg->problem.map);
+    c->scratch.ws = m->workspace_new(m->self, c->scratch.cap);
+    c->scratch.rows = drift_malloc_array(c->scratch.cap, sizeof(size_t));
+    c->scratch.g = drift_calloc(c->d, sizeof(double));
+    c->scratch.g2 = drift_calloc(c->d, sizeof(double));
+    c->scratch.ll = drift_malloc_array(c->scratch.cap, sizeof(double));
     /* Trajectory buffers only for continuous samplers: three vectors of
      * length d that a discrete sampler never touches (gigabytes at
      * D = 10^8). */
@@ -211,14 +213,15 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
         c->traj.seg = drift_calloc(c->d, sizeof(double));
     }
     c->n_diag = drift_chain_n_diag(cfg->step.sampler, c->d);
-    c->row_len = 2 + c->n_diag + m->n_out;
+    c->output.row_len = 2 + c->n_diag + m->n_out;
     if (cfg->output.emit_segments) /* time__, duration__, x0.k__, v.k__ */
-        c->row_len += 2 + 2 * c->d;
+        c->output.row_len += 2 + 2 * c->d;
     else /* derived and generated quantities, scores */
-        c->row_len += m->n_gen + (cfg->output.save_gradients ? c->d : 0);
-    c->row_buf = drift_calloc(c->row_len, sizeof(double));
-    if (!c->ws || !c->rows_buf || !c->gbuf || !c->gbuf2 ||
-        !c->ll_buf || !c->row_buf ||
+        c->output.row_len +=
+            m->n_gen + (cfg->output.save_gradients ? c->d : 0);
+    c->output.row = drift_calloc(c->output.row_len, sizeof(double));
+    if (!c->scratch.ws || !c->scratch.rows || !c->scratch.g ||
+        !c->scratch.g2 || !c->scratch.ll || !c->output.row ||
         (continuous && (!c->traj.m1 || !c->traj.m2 || !c->traj.seg)))
         return drift_chain_fail(c, DRIFT_ENOMEM,
                                 "out of memory setting up chain %u", id);
@@ -316,9 +319,9 @@ static void after_step(drift_chain *c)
 {
     uint64_t done = c->iter;
     uint64_t warmup = c->cfg->budget.warmup;
-    if (done <= warmup && drift_adapt_window_ends(&c->sched, done)) {
-        int last = drift_adapt_last_window_ends(&c->sched, done);
-        if (drift_adapt_metric_update(&c->metric, last) < 0) {
+    if (done <= warmup && drift_adapt_window_ends(&c->adapt.sched, done)) {
+        int last = drift_adapt_last_window_ends(&c->adapt.sched, done);
+        if (drift_adapt_metric_update(&c->adapt.metric, last) < 0) {
             char msg[160];
             snprintf(msg, sizeof msg,
                      "the covariance of warmup window ending at iteration "
@@ -496,8 +499,8 @@ int drift_run_chain_find_init(drift_chain *c, double *theta)
     for (int t = 0; t < TRIES; t++) {
         double U;
         c->nonfinite[0] = '\0';
-        int rc = full ? svc->grad_full(c, theta, c->gbuf2, &U)
-                      : svc->grad_prior(c, theta, c->gbuf2, &U);
+        int rc = full ? svc->grad_full(c, theta, c->scratch.g2, &U)
+                      : svc->grad_prior(c, theta, c->scratch.g2, &U);
         if (rc == DRIFT_OK)
             return 0;
         if (rc != DRIFT_ENONFINITE || c->failed)
@@ -565,12 +568,12 @@ static void chain_follow_plan(drift_chain *c)
 {
     const drift_run_config *cfg = &c->run->plan_cfg;
     c->cfg = cfg;
-    drift_adapt_schedule_make(cfg->budget.warmup, &c->sched);
+    drift_adapt_schedule_make(cfg->budget.warmup, &c->adapt.sched);
     c->info.warmup = cfg->budget.warmup;
     c->info.iterations = cfg->budget.iters;
-    c->info.init_buffer = c->sched.init_buffer;
-    c->info.term_buffer = c->sched.term_buffer;
-    c->info.base_window = c->sched.base_window;
+    c->info.init_buffer = c->adapt.sched.init_buffer;
+    c->info.term_buffer = c->adapt.sched.term_buffer;
+    c->info.base_window = c->adapt.sched.base_window;
     for (unsigned k = 0; k < drift_run_n_exts; k++)
         if (drift_run_exts[k]->replan)
             drift_run_exts[k]->replan(c);
@@ -590,7 +593,7 @@ static int chain_open(drift_chain *c, const drift_run_config *cfg,
     c->t_start = t_start;
     /* The only chain on the store: what it passed may leave the page
      * cache too (advise.h) */
-    c->advisor.evict = c->advisor.drop && run->at_once == 1;
+    c->access.advisor.evict = c->access.advisor.drop && run->at_once == 1;
     c->stop = 1;
     if (rc)
         return -1;
@@ -599,7 +602,7 @@ static int chain_open(drift_chain *c, const drift_run_config *cfg,
         drift_chain_path(cfg->output.path, cfg->launch.chains, id, res->path,
                          sizeof res->path);
         drift_err e;
-        if (drift_writer_open(res->path, &c->w, &e)) {
+        if (drift_writer_open(res->path, &c->output.w, &e)) {
             drift_chain_fail(c, DRIFT_EIO, "%s", e.msg);
             res->path[0] = '\0'; /* no file: none to name */
             file_failed = 1;
@@ -729,7 +732,7 @@ static void chain_steps(drift_chain *c, const chain_exts *x)
 /* After the step loop: the extensions' stop hooks, the sampler's finish,
  * the extensions' finish hooks, the trajectory's moments to the caller.
  * 1 when a continuous trajectory's moments are in c->traj.seg (means) and
- * c->gbuf2 (variances), free by now, for the file's footer. */
+ * c->scratch.g2 (variances), free by now, for the file's footer. */
 static int chain_end(drift_chain *c, const chain_exts *x)
 {
     const drift_run_config *cfg = c->cfg;
@@ -746,10 +749,11 @@ static int chain_end(drift_chain *c, const chain_exts *x)
     for (unsigned j = 0; j < x->n_on; j++)
         if (x->on[j]->finish)
             x->on[j]->finish(c);
-    int have_moments = trajectory_moments(c, c->traj.seg, c->gbuf2);
+    int have_moments = trajectory_moments(c, c->traj.seg, c->scratch.g2);
     if (have_moments && cfg->output.on_trajectory)
-        cfg->output.on_trajectory(cfg->output.on_trajectory_user, c->id, c->traj.t_mom,
-                           c->traj.seg, c->gbuf2, c->d);
+        cfg->output.on_trajectory(cfg->output.on_trajectory_user, c->id,
+                                  c->traj.t_mom, c->traj.seg, c->scratch.g2,
+                                  c->d);
     return have_moments;
 }
 
@@ -761,11 +765,11 @@ static void chain_file_end(drift_chain *c, drift_chain_result *res,
                            chain_file *file, int started, int have_moments)
 {
     const drift_run_config *cfg = c->cfg;
-    if (!c->w)
+    if (!c->output.w)
         return;
     /* Rows are whole: a failed chain's draws so far stay a valid file;
      * a chain that never started leaves nothing behind. */
-    if (started && !c->write_failed) {
+    if (started && !c->output.write_failed) {
         double t_end = drift_now();
         uint64_t warm_iters = c->iter < cfg->budget.warmup ? c->iter : cfg->budget.warmup;
         char note[700] = "";
@@ -789,23 +793,25 @@ static void chain_file_end(drift_chain *c, drift_chain_result *res,
         double t_warm_end = c->t_warm_end;
         if (t_warm_end < 0)
             t_warm_end = cfg->budget.warmup ? t_end : c->t_start;
-        drift_csvout_end end = {
-            t_warm_end - c->t_start, t_end - t_warm_end, note,
-            have_moments ? c->traj.seg : NULL,
-            have_moments ? c->gbuf2 : NULL, c->traj.t_mom};
+        drift_csvout_end end = {t_warm_end - c->t_start,
+                                t_end - t_warm_end,
+                                note,
+                                have_moments ? c->traj.seg : NULL,
+                                have_moments ? c->scratch.g2 : NULL,
+                                c->traj.t_mom};
         drift_csvout_finish(c, &end);
-        file->w = c->w;
-        file->out = c->out;
-        c->out = NULL;
+        file->w = c->output.w;
+        file->out = c->output.csv;
+        c->output.csv = NULL;
     } else {
         /* A failed write (the first one stopped the chain: nothing goes
          * in place, a previous file of the name stays) or a chain that
          * never started. */
-        drift_writer_abort(c->w);
+        drift_writer_abort(c->output.w);
         drift_guard_file_settled(c->ext.guard);
         res->path[0] = '\0';
     }
-    c->w = NULL;
+    c->output.w = NULL;
 }
 
 /* One chain, from its setup to its result: k is its index among this
@@ -839,7 +845,7 @@ static void run_chain(const drift_run_config *cfg, drift_run_shared *run,
         run_setup_failed(run);
     res->iterations = c.iter;
     res->grads = c.grads;
-    res->draws = c.draws_written;
+    res->draws = c.output.draws_written;
     res->proposals = c.proposals;
     res->violations = c.violations;
     res->status = c.failed;

@@ -203,8 +203,8 @@ static int hess_trace(tuner *t, drift_chain *c, const double *x,
     double e = 1e-3 * (sd > 0 ? sd : 1e-3);
     size_t n = t->exact ? 0 : t->cfg->score_rows;
     double scale = n ? (double)N / (double)n : 1;
-    double gn = c->grad_noise_sd;
-    c->grad_noise_sd = 0;
+    double gn = c->noise.sd;
+    c->noise.sd = 0;
     *trace = 0;
     int rc = DRIFT_OK;
     for (size_t i = 0; i < m && !rc; i++) {
@@ -250,7 +250,7 @@ static int hess_trace(tuner *t, drift_chain *c, const double *x,
             q += z[k] / e * step[k] / e;
         *trace += q / (double)m;
     }
-    c->grad_noise_sd = gn;
+    c->noise.sd = gn;
     return rc;
 }
 
@@ -264,8 +264,8 @@ static int score_trial(tuner *t, drift_chain *c, size_t j)
     drift_tune_trial *tr = &t->out->trials[j];
     const double *x = t->draws[j];
     /* --grad-noise perturbs grad_full: the scores must be the model's. */
-    double gn = c->grad_noise_sd, noise = 0, U_mean = 0;
-    c->grad_noise_sd = 0;
+    double gn = c->noise.sd, noise = 0, U_mean = 0;
+    c->noise.sd = 0;
     int rc = DRIFT_OK;
     for (size_t i = 0; i < t->m && !rc; i++) {
         double e2, U;
@@ -273,7 +273,7 @@ static int score_trial(tuner *t, drift_chain *c, size_t j)
         noise += e2;
         U_mean += U / (double)t->m;
     }
-    c->grad_noise_sd = gn;
+    c->noise.sd = gn;
     if (rc == DRIFT_ESTOP || rc == DRIFT_ENOMEM)
         return rc;
     if (rc) {
@@ -357,10 +357,10 @@ static int run_trial(tuner *t, double h)
     if (isnan(t->U_start)) {
         /* Every pilot starts here: U there, once. */
         double U;
-        double gn = c->grad_noise_sd;
-        c->grad_noise_sd = 0;
+        double gn = c->noise.sd;
+        c->noise.sd = 0;
         rc = drift_services_table.U_full(c, theta, &U);
-        c->grad_noise_sd = gn;
+        c->noise.sd = gn;
         if (rc == DRIFT_ESTOP || rc == DRIFT_ENOMEM) {
             t->ops->close(t->ops->user, c);
             return rc;

@@ -181,7 +181,7 @@ static void test_lp_estimate_unbiased(void **state)
             double lp = drift_emit_lp_estimate(&f->ch.c, f->theta, block);
             assert_true(isfinite(lp));
             sum += lp, sum2 += lp * lp;
-            const size_t *rows = f->ch.c.rows_buf;
+            const size_t *rows = f->ch.c.scratch.rows;
             for (size_t k = 1; block && k < f->ch.cfg->step.batch; k++) {
                 assert_int_equal(rows[k], (rows[0] + k) % N);
                 wrapped |= rows[k] == 0;
