@@ -191,7 +191,8 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
         fprintf(f, "#     metric = %s\n", metric_name(c->adapt.metric.kind));
     if (drift_hparams_find(s->hparams, s->n_hparams, "max_depth") < 0)
         fputs("#     max_depth = 10\n", f);
-    fprintf(f, "#     num_chains = %u\n", cfg->launch.chains ? cfg->launch.chains : 1);
+    fprintf(f, "#     num_chains = %u\n",
+            cfg->launch.chains ? cfg->launch.chains : 1);
     fprintf(f, "# id = %u\n", c->id);
     fprintf(f, "# data\n#   file = %s\n",
             cfg->problem.path ? cfg->problem.path : "");
@@ -212,10 +213,11 @@ static void write_cmdstan_config(drift_chain *c, FILE *f)
     default:
         fputs("# init = 0\n", f);
     }
-    fprintf(f, "# random\n#   seed = %llu\n", (unsigned long long)cfg->launch.seed);
+    fprintf(f, "# random\n#   seed = %llu\n",
+            (unsigned long long)cfg->launch.seed);
     char path[4096];
-    drift_chain_path(cfg->output.path ? cfg->output.path : "", cfg->launch.chains, c->id,
-                     path, sizeof path);
+    drift_chain_path(cfg->output.path ? cfg->output.path : "",
+                     cfg->launch.chains, c->id, path, sizeof path);
     fprintf(f, "# output\n#   file = %s\n", path);
 }
 
@@ -230,7 +232,8 @@ static void write_drift_config(drift_chain *c, FILE *f)
     fprintf(f, "# batch = %zu\n", c->batch);
     fprintf(f, "# access = %s\n", drift_access_name(c->access.stream.mode));
     if (cfg->budget.iters)
-        fprintf(f, "# iterations = %llu\n", (unsigned long long)cfg->budget.iters);
+        fprintf(f, "# iterations = %llu\n",
+                (unsigned long long)cfg->budget.iters);
     if (cfg->budget.passes > 0)
         fprintf(f, "# passes = %.10g\n", cfg->budget.passes);
     if (cfg->budget.seconds > 0)
@@ -259,10 +262,12 @@ static void write_drift_config(drift_chain *c, FILE *f)
     if (cfg->heldout.model) {
         /* Where the held-out metrics go: beside this file. */
         char path[4096], mpath[4200];
-        drift_chain_path(cfg->output.path, cfg->launch.chains, c->id, path, sizeof path);
+        drift_chain_path(cfg->output.path, cfg->launch.chains, c->id, path,
+                         sizeof path);
         drift_heldout_path(path, mpath, sizeof mpath);
         const char *base = strrchr(mpath, '/');
-        fprintf(f, "# test = %s\n", cfg->heldout.path ? cfg->heldout.path : "");
+        fprintf(f, "# test = %s\n",
+                cfg->heldout.path ? cfg->heldout.path : "");
         fprintf(f, "# eval_every = %.10g\n", cfg->heldout.every);
         fprintf(f, "# metrics_file = %s\n", base ? base + 1 : mpath);
     }
@@ -284,7 +289,8 @@ static void write_drift_config(drift_chain *c, FILE *f)
             fprintf(f, "# gradient_snapshot_rows = %llu\n",
                     (unsigned long long)c->est.snapshot_rows);
     }
-    if (cfg->step.gradient == DRIFT_GRADIENT_CV && c->run && c->run->cv.ready) {
+    if (cfg->step.gradient == DRIFT_GRADIENT_CV && c->run &&
+        c->run->cv.ready) {
         const drift_cv *cv = &c->run->cv;
         fprintf(f, "# mode_method = %s\n", cv->method);
         fprintf(f, "# mode_grads = %llu\n", (unsigned long long)cv->grads);
@@ -637,7 +643,8 @@ void drift_csvout_finish(drift_chain *c, const drift_csvout_end *end)
         return;
     o->warm_offered = c->output.warm_offered;
     o->samp_offered = c->output.samp_offered;
-    o->warm_iters = c->iter < c->cfg->budget.warmup ? c->iter : c->cfg->budget.warmup;
+    o->warm_iters =
+        c->iter < c->cfg->budget.warmup ? c->iter : c->cfg->budget.warmup;
     o->engaged = isfinite(c->adapt.step);
     if (!c->output.w)
         return;

@@ -200,10 +200,12 @@ static void write_generated(drift_chain *c, const double *theta, double *out)
     const drift_model *m = c->model;
     if (!m->n_gen)
         return;
-    uint64_t every = c->cfg->output.generated_every ? c->cfg->output.generated_every : 1;
+    uint64_t every =
+        c->cfg->output.generated_every ? c->cfg->output.generated_every : 1;
     uint64_t row;
     if (in_warmup(c)) { /* this row's index among the phase's rows */
-        int grid = (c->cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+        int grid =
+            (c->cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
         row = (c->output.warm_offered - 1) / (grid ? 1 : c->cfg->budget.thin);
     } else {
         row = c->output.gen_seen++;
@@ -483,7 +485,8 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                 double s = c->traj.t_next_out - t0;
                 for (size_t k = 0; k < c->d; k++)
                     c->traj.seg[k] = x0[k] + v[k] * s;
-                c->cfg->output.on_point(c->cfg->output.on_point_user, c->traj.seg);
+                c->cfg->output.on_point(c->cfg->output.on_point_user,
+                                        c->traj.seg);
                 c->traj.grid_k++;
                 c->traj.t_next_out = dt * (double)c->traj.grid_k;
             }
@@ -498,7 +501,8 @@ int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
             (rc = write_segment_row(c, x0, v, duration, lp, diag)))
             return rc;
     } else {
-        double dt = c->cfg->budget.thin_time > 0 ? c->cfg->budget.thin_time : 1.0;
+        double dt =
+            c->cfg->budget.thin_time > 0 ? c->cfg->budget.thin_time : 1.0;
         /* The draws of one segment are bounded by what a reader can use:
          * a step so small that they would not advance the grid (1e-300),
          * or would flood the disk (1e-9 on segments of length 1), fails

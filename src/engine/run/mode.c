@@ -309,7 +309,8 @@ static int store_glm(const drift_chain *c)
             return 0;
     }
     double bytes = 16.0 * (double)c->N;
-    if (c->cfg->step.max_memory && bytes > 0.5 * (double)c->cfg->step.max_memory)
+    if (c->cfg->step.max_memory &&
+        bytes > 0.5 * (double)c->cfg->step.max_memory)
         return 0;
     return bytes <= (double)drift_memory_limit() / 8;
 }
@@ -649,7 +650,8 @@ int drift_mode_setup(drift_chain *c, const double *start)
     cv->d = d;
     /* The search's share, less the pass of the store that follows it. */
     double passes_cap = MAX_PASSES;
-    if (cfg->budget.passes > 0 && BUDGET_SHARE * cfg->budget.passes - 1 < passes_cap)
+    if (cfg->budget.passes > 0 &&
+        BUDGET_SHARE * cfg->budget.passes - 1 < passes_cap)
         passes_cap = BUDGET_SHARE * cfg->budget.passes - 1;
     s.cap_grads = passes_cap * (double)N;
     if (cfg->budget.seconds > 0)

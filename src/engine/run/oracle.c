@@ -1824,7 +1824,10 @@ static int svc_is_glm(drift_chain *c)
            c->model->glm_design;
 }
 static uint64_t svc_iteration(drift_chain *c) { return c->iter; }
-static int svc_in_warmup(drift_chain *c) { return c->iter < c->cfg->budget.warmup; }
+static int svc_in_warmup(drift_chain *c)
+{
+    return c->iter < c->cfg->budget.warmup;
+}
 static unsigned svc_chain_id(drift_chain *c) { return c->id; }
 
 static double svc_uniform(drift_chain *c) { return drift_rng_uniform(&c->rng); }
@@ -2159,7 +2162,8 @@ static const drift_metric_services metric_table = {
 /* The estimator's services (DRIFT_TABLE_ESTIMATOR). */
 static int est_use(drift_chain *c, const drift_estimator_request *r)
 {
-    const char *who = c->cfg->step.sampler ? c->cfg->step.sampler->name : "sampler";
+    const char *who =
+        c->cfg->step.sampler ? c->cfg->step.sampler->name : "sampler";
     if (c->phase != DRIFT_CHAIN_INIT)
         return drift_chain_fail(c, DRIFT_EINVAL,
                                 "sampler %s: the estimator service's use "

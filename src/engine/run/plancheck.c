@@ -109,10 +109,12 @@ void drift_plancheck_add(drift_chain *c, const double *theta)
     if (!run || !run->check_mom || c->cfg->output.discard_draws)
         return;
     const drift_run_config *cfg = c->cfg;
-    unsigned first = cfg->launch.first_chain_id ? cfg->launch.first_chain_id : 1;
+    unsigned first =
+        cfg->launch.first_chain_id ? cfg->launch.first_chain_id : 1;
     if (c->id < first || c->id - first >= run->check_slots)
         return;
-    uint64_t post = c->iter > cfg->budget.warmup ? c->iter - cfg->budget.warmup : 0;
+    uint64_t post =
+        c->iter > cfg->budget.warmup ? c->iter - cfg->budget.warmup : 0;
     uint64_t total = cfg->budget.iters ? cfg->budget.iters : 1;
     size_t b = (size_t)((double)post * DRIFT_PLANCHECK_BATCHES /
                         (double)total);

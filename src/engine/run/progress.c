@@ -333,9 +333,10 @@ static void progress_replan(drift_chain *c)
 {
     const drift_run_config *cfg = c->cfg;
     if (c->run)
-        drift_progress_replan(c->run->progress,
-                              cfg->budget.iters ? cfg->budget.warmup + cfg->budget.iters : 0,
-                              cfg->budget.warmup);
+        drift_progress_replan(
+            c->run->progress,
+            cfg->budget.iters ? cfg->budget.warmup + cfg->budget.iters : 0,
+            cfg->budget.warmup);
 }
 
 static int progress_after_step(drift_chain *c)

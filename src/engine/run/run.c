@@ -206,7 +206,8 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
     /* Trajectory buffers only for continuous samplers: three vectors of
      * length d that a discrete sampler never touches (gigabytes at
      * D = 10^8). */
-    int continuous = (cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+    int continuous =
+        (cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
     if (continuous) {
         c->traj.m1 = drift_calloc(c->d, sizeof(double));
         c->traj.m2 = drift_calloc(c->d, sizeof(double));
@@ -245,7 +246,8 @@ int drift_run_chain_setup(drift_chain *c, const drift_run_config *cfg,
  * var[k] (d each) from the exact integrals.  0 when there is none. */
 static int trajectory_moments(const drift_chain *c, double *mean, double *var)
 {
-    if (!(c->cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) || c->traj.t_mom <= 0)
+    if (!(c->cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) ||
+        c->traj.t_mom <= 0)
         return 0;
     for (size_t k = 0; k < c->d; k++) {
         mean[k] = c->traj.m1[k] / c->traj.t_mom;
@@ -413,7 +415,8 @@ static void run_setup(drift_chain *c, const double *theta)
 static void run_setup_apart(drift_chain *c)
 {
     drift_chain s;
-    unsigned first = c->cfg->launch.first_chain_id ? c->cfg->launch.first_chain_id : 1;
+    unsigned first =
+        c->cfg->launch.first_chain_id ? c->cfg->launch.first_chain_id : 1;
     double *scratch_theta = drift_calloc(c->d ? c->d : 1, sizeof(double));
     int rc = scratch_theta
                  ? drift_run_chain_setup(&s, c->cfg, first, scratch_theta)
@@ -657,8 +660,8 @@ static int chain_start(drift_chain *c, unsigned k, int *setup_done,
         return -1;
     c->nonfinite[0] = '\0';
     drift_guard_call(c->ext.guard, DRIFT_GUARD_INIT, 0);
-    int irc = cfg->step.sampler->init(c->state, &drift_services_table, c, c->hp,
-                                 c->theta);
+    int irc = cfg->step.sampler->init(c->state, &drift_services_table, c,
+                                      c->hp, c->theta);
     drift_guard_call(c->ext.guard, DRIFT_GUARD_IDLE, 0);
     c->phase = DRIFT_CHAIN_STEPPING;
     if (irc && !c->failed) {
@@ -771,7 +774,8 @@ static void chain_file_end(drift_chain *c, drift_chain_result *res,
      * a chain that never started leaves nothing behind. */
     if (started && !c->output.write_failed) {
         double t_end = drift_now();
-        uint64_t warm_iters = c->iter < cfg->budget.warmup ? c->iter : cfg->budget.warmup;
+        uint64_t warm_iters =
+            c->iter < cfg->budget.warmup ? c->iter : cfg->budget.warmup;
         char note[700] = "";
         if (c->failed)
             snprintf(note, sizeof note,
@@ -779,12 +783,12 @@ static void chain_file_end(drift_chain *c, drift_chain_result *res,
                      "before it are valid: %s",
                      c->id, (unsigned long long)c->iter, c->message);
         else if (interrupted(c))
-            snprintf(note, sizeof note,
-                     "interrupted by a signal after %llu iterations "
-                     "(%llu in warmup)%s",
-                     (unsigned long long)c->iter,
-                     (unsigned long long)warm_iters,
-                     c->iter < cfg->budget.warmup ? ": no draws after warmup" : "");
+            snprintf(
+                note, sizeof note,
+                "interrupted by a signal after %llu iterations "
+                "(%llu in warmup)%s",
+                (unsigned long long)c->iter, (unsigned long long)warm_iters,
+                c->iter < cfg->budget.warmup ? ": no draws after warmup" : "");
         else if (c->iter < cfg->budget.warmup)
             snprintf(note, sizeof note,
                      "the budget ran out in warmup, after %llu "
@@ -1049,7 +1053,9 @@ static void release_shared(drift_run_shared *run)
 int drift_run_check(const drift_run_config *cfg, drift_err *e)
 {
     const drift_run_ranks *ranks = cfg->ranks;
-    unsigned K = ranks ? ranks->count : cfg->launch.chains ? cfg->launch.chains : 1;
+    unsigned K = ranks                ? ranks->count
+                 : cfg->launch.chains ? cfg->launch.chains
+                                      : 1;
     /* What each extension cannot be combined with, first. */
     int bad = drift_run_ext_check(cfg, e);
     if (bad)
@@ -1067,7 +1073,8 @@ int drift_run_check(const drift_run_config *cfg, drift_err *e)
                              "--save-gradients with --emit segments: the "
                              "scores are written at draws; use --emit draws "
                              "(the default)");
-    if (cfg->output.emit_segments && !(cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS))
+    if (cfg->output.emit_segments &&
+        !(cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS))
         return drift_err_set(e, DRIFT_EINVAL,
                              "--emit segments: sampler %s emits draws, not "
                              "the segments of a continuous trajectory; use "
@@ -1077,11 +1084,13 @@ int drift_run_check(const drift_run_config *cfg, drift_err *e)
     /* The engine's own vectors of d values per chain (point, gradients,
      * and a continuous trajectory's moments), before any is allocated: a
      * model too big for the machine is refused with its size. */
-    int continuous = (cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
+    int continuous =
+        (cfg->step.sampler->flags & DRIFT_SAMPLER_CONTINUOUS) != 0;
     double vecs = 3.0 + (continuous ? 3.0 : 0.0) +
                   (cfg->output.emit_segments ? 2.0 : 0.0);
     double need = (double)K * 8.0 *
-                  (vecs * (double)cfg->problem.model->dim + (double)cfg->problem.model->n_out);
+                  (vecs * (double)cfg->problem.model->dim +
+                   (double)cfg->problem.model->n_out);
     uint64_t lim = drift_memory_limit();
     if (need > (double)lim) {
         char want[32], have[32];
@@ -1092,8 +1101,8 @@ int drift_run_check(const drift_run_config *cfg, drift_err *e)
                              "%s for the engine's vectors alone (%.0f of %zu "
                              "values each per chain), more than the %s of "
                              "memory this machine allows",
-                             cfg->problem.model->dim, K, K == 1 ? "" : "s", want,
-                             vecs, cfg->problem.model->dim, have);
+                             cfg->problem.model->dim, K, K == 1 ? "" : "s",
+                             want, vecs, cfg->problem.model->dim, have);
     }
     /* Every chain's files stay open until the last chain ends (their
      * draw counts are evened then): all of them, before any chain starts,
@@ -1151,7 +1160,8 @@ int drift_run_check(const drift_run_config *cfg, drift_err *e)
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient cv: the model has no "
                                  "parameters; drop --gradient cv");
-        if (cfg->budget.passes > 0 && cfg->budget.passes < DRIFT_MODE_MIN_PASSES)
+        if (cfg->budget.passes > 0 &&
+            cfg->budget.passes < DRIFT_MODE_MIN_PASSES)
             return drift_err_set(e, DRIFT_EINVAL,
                                  "--gradient cv with --passes %g: the mode "
                                  "search alone needs a few data passes, "
@@ -1203,9 +1213,12 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
 {
     /* The chains this process runs: all, or its rank group's. */
     const drift_run_ranks *ranks = cfg->ranks;
-    unsigned K = ranks ? ranks->count : cfg->launch.chains ? cfg->launch.chains : 1;
-    unsigned first = (cfg->launch.first_chain_id ? cfg->launch.first_chain_id : 1) +
-                     (ranks ? ranks->first : 0);
+    unsigned K = ranks                ? ranks->count
+                 : cfg->launch.chains ? cfg->launch.chains
+                                      : 1;
+    unsigned first =
+        (cfg->launch.first_chain_id ? cfg->launch.first_chain_id : 1) +
+        (ranks ? ranks->first : 0);
     int bad = drift_run_check(cfg, e);
     if (bad)
         return bad;
@@ -1215,8 +1228,9 @@ int drift_run(const drift_run_config *cfg, drift_chain_result *results,
     drift_progress *prog = NULL;
     if (cfg->output.progress) {
         drift_progress_budget b = {
-            cfg->budget.iters ? cfg->budget.warmup + cfg->budget.iters : 0, cfg->budget.warmup,
-            cfg->budget.passes, cfg->budget.seconds, cfg->problem.model->n_rows};
+            cfg->budget.iters ? cfg->budget.warmup + cfg->budget.iters : 0,
+            cfg->budget.warmup, cfg->budget.passes, cfg->budget.seconds,
+            cfg->problem.model->n_rows};
         prog = drift_progress_new(K, first, &b, drift_msg_stream());
         if (cfg->output.progress == DRIFT_PROGRESS_LOG)
             drift_progress_log_lines(prog);

@@ -174,7 +174,8 @@ static uint64_t tune_steps(const drift_chain *c, size_t draws,
     /* The run's length in steps: its iterations, or the steps a budget in
      * passes pays for at one batch a step, or CmdStan's 2000. */
     uint64_t L = cfg->budget.iters ? cfg->budget.warmup + cfg->budget.iters
-                            : cfg->budget.warmup > 2000 ? cfg->budget.warmup : 2000;
+                 : cfg->budget.warmup > 2000 ? cfg->budget.warmup
+                                             : 2000;
     if (!cfg->budget.iters && cfg->budget.passes > 0 && c->N && c->batch)
         L = (uint64_t)fmin(1e12, cfg->budget.passes * (double)c->N /
                                      (double)c->batch);
@@ -252,8 +253,17 @@ static int tune_step_size(drift_chain *c, long param)
     }
     pilot_ctx_init(p, c, pilot_hp, theta, (size_t)param, steps);
     drift_tune_config tc = {
-        s, (size_t)param, c->d, c->N, c->batch, steps, TUNE_DRAWS, rows,
-        cfg->budget.seconds > 0 ? TUNE_SHARE * cfg->budget.seconds : 0, cfg->launch.seed, NULL,
+        s,
+        (size_t)param,
+        c->d,
+        c->N,
+        c->batch,
+        steps,
+        TUNE_DRAWS,
+        rows,
+        cfg->budget.seconds > 0 ? TUNE_SHARE * cfg->budget.seconds : 0,
+        cfg->launch.seed,
+        NULL,
         NULL};
     /* Under --gradient cv the pilots' KSD is measured in the posterior
      * sds the mode's curvature gives (tune.h: scale). */
@@ -620,12 +630,26 @@ static int plan_run(drift_chain *c, long param)
      * 1's (the mode search has had its own); under one in seconds, a
      * share of the time. */
     if (cfg->budget.passes > 0 && N > 0)
-        allow = fmin(allow, PLAN_BUDGET_SHARE * cfg->budget.passes * N / per_step);
+        allow =
+            fmin(allow, PLAN_BUDGET_SHARE * cfg->budget.passes * N / per_step);
     drift_biascheck_config bc = {
-        s, d, hp->def, hp->lo, hp->hi,
-        run->cv.ready ? run->cv.mode : NULL, chol, scale,
-        (uint64_t)fmin(allow, 1e12), PLAN_FIRST_STEPS, 0, NULL, NULL, NULL,
-        cfg->budget.seconds > 0 ? PLAN_BUDGET_SHARE * cfg->budget.seconds : 0, NULL, NULL};
+        s,
+        d,
+        hp->def,
+        hp->lo,
+        hp->hi,
+        run->cv.ready ? run->cv.mode : NULL,
+        chol,
+        scale,
+        (uint64_t)fmin(allow, 1e12),
+        PLAN_FIRST_STEPS,
+        0,
+        NULL,
+        NULL,
+        NULL,
+        cfg->budget.seconds > 0 ? PLAN_BUDGET_SHARE * cfg->budget.seconds : 0,
+        NULL,
+        NULL};
     /* The Stein check's scores, as the KSD search makes them. */
     size_t rows = c->N < 2 * TUNE_SCORE_ROWS ? c->N : TUNE_SCORE_ROWS;
     drift_tune_config tc = {s, (size_t)param, d, c->N, c->batch, 0,
@@ -705,17 +729,19 @@ static int plan_run(drift_chain *c, long param)
         pc->budget.iters = (uint64_t)fmin(it, 1e15);
     }
     if (cfg->plan.thin && pc->budget.iters > BIASCHECK_KEEP) {
-        pc->budget.thin = (pc->budget.iters + BIASCHECK_KEEP - 1) / BIASCHECK_KEEP;
+        pc->budget.thin =
+            (pc->budget.iters + BIASCHECK_KEEP - 1) / BIASCHECK_KEEP;
         /* Saved warmup splits from the draws at a multiple of thin. */
         if (pc->output.save_warmup && pc->budget.warmup % pc->budget.thin)
-            pc->budget.warmup += pc->budget.thin - pc->budget.warmup % pc->budget.thin;
+            pc->budget.warmup +=
+                pc->budget.thin - pc->budget.warmup % pc->budget.thin;
     }
     run->planned = 1;
 
     double passes = N > 0 ? (double)p->grads / N : 0;
-    double run_passes = N > 0 ? (double)(pc->budget.warmup + pc->budget.iters) *
-                                    per_step / N
-                              : 0;
+    double run_passes =
+        N > 0 ? (double)(pc->budget.warmup + pc->budget.iters) * per_step / N
+              : 0;
     char why[400];
     if (r.verified)
         snprintf(why, sizeof why,
@@ -741,9 +767,9 @@ static int plan_run(drift_chain *c, long param)
                            "pilots' mean, whose draws the mode's Laplace "
                            "approximation did not fit"
                          : "",
-             r.n_pilots, passes, tau,
-             (unsigned long long)pc->budget.warmup,
-             (unsigned long long)pc->budget.iters, (unsigned long long)pc->budget.thin,
+             r.n_pilots, passes, tau, (unsigned long long)pc->budget.warmup,
+             (unsigned long long)pc->budget.iters,
+             (unsigned long long)pc->budget.thin,
              isfinite(tau) ? (double)pc->budget.iters / tau : NAN, run_passes,
              hp->name);
     snprintf(run->tune_header, sizeof run->tune_header,
@@ -842,10 +868,23 @@ static int plan_continuous(drift_chain *c)
     drift_tune_config tc = {s, 0, d, c->N, c->batch, 0, TUNE_DRAWS, rows, 0,
                             cfg->launch.seed, scale, NULL};
     drift_biascheck_config bc = {
-        s, d, 0, 0, 0, run->cv.ready ? run->cv.mode : NULL, NULL, scale,
+        s,
+        d,
+        0,
+        0,
+        0,
+        run->cv.ready ? run->cv.mode : NULL,
+        NULL,
+        scale,
         (uint64_t)fmin(allow, 1e12),
-        PLAN_FIRST_STEPS, TUNE_DRAWS, plan_stein, &tc, plan_points,
-        cfg->budget.seconds > 0 ? PLAN_BUDGET_SHARE * cfg->budget.seconds : 0, NULL, NULL};
+        PLAN_FIRST_STEPS,
+        TUNE_DRAWS,
+        plan_stein,
+        &tc,
+        plan_points,
+        cfg->budget.seconds > 0 ? PLAN_BUDGET_SHARE * cfg->budget.seconds : 0,
+        NULL,
+        NULL};
     drift_tune_ops ops = {p, pilot_open, pilot_close, pilot_calling};
     drift_biascheck_result r;
     drift_biascheck_pilot pl;
@@ -896,7 +935,8 @@ static int plan_continuous(drift_chain *c)
         pc->budget.iters = (uint64_t)fmin(it, 1e15);
     }
     if (cfg->plan.thin && isfinite(dt_seg) && dt_seg > 0)
-        pc->budget.thin_time = dt_seg * (double)pc->budget.iters / BIASCHECK_KEEP;
+        pc->budget.thin_time =
+            dt_seg * (double)pc->budget.iters / BIASCHECK_KEEP;
     run->planned = 1;
     int stein_ok = isfinite(r.stein) &&
                    fabs(r.stein - 1) <= BIASCHECK_STEIN_TOL + r.stein_se;
@@ -989,7 +1029,9 @@ static int check_given_step(drift_chain *c, long param)
     double *scale = ps.scale, *chol = ps.chol;
     double N = (double)c->N, batch = (double)(c->batch ? c->batch : 1);
     /* The run's length in steps, and a quarter of it for the pilots. */
-    double steps = cfg->budget.iters ? (double)(cfg->budget.warmup + cfg->budget.iters) : 0;
+    double steps = cfg->budget.iters
+                       ? (double)(cfg->budget.warmup + cfg->budget.iters)
+                       : 0;
     if (cfg->budget.passes > 0 && N > 0)
         steps = fmax(steps, cfg->budget.passes * N / batch);
     if (!(steps > 0))
