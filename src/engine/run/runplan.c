@@ -202,6 +202,25 @@ static uint64_t tune_steps(const drift_chain *c, size_t draws,
     return steps;
 }
 
+
+/* Chain 1 failed while its pilots chose the step size (status rc, the
+ * search's message msg): a stop by a signal says so; the search's own
+ * numeric and memory failures say where they happened; the rest (a
+ * pilot's failure, such as the sampler refusing its settings) are the
+ * chain's as they are. */
+static void search_failed(drift_chain *c, int rc, const char *msg)
+{
+    if (rc == DRIFT_ESTOP && drift_stop_requested())
+        drift_chain_fail(c, DRIFT_ESTOP,
+                         "chain %u: stopped by a signal while choosing "
+                         "%s's step size, before any draw",
+                         c->id, c->cfg->step.sampler->name);
+    else if (rc == DRIFT_ENUMERIC || rc == DRIFT_ENOMEM)
+        drift_chain_fail(c, rc, "chain %u: choosing the step size: %s",
+                         c->id, msg);
+    else
+        drift_chain_fail(c, rc, "%s", msg);
+}
 /* Chooses the step size (hyperparameter param) for the run on chain 1
  * (c), whose count gets the pilots' cost; run->hp gets the
  * hyperparameters with the choice, run->tune how it was made.  Non-zero
@@ -291,16 +310,7 @@ static int tune_step_size(drift_chain *c, long param)
     c->grads += p->grads;
     run->tune->grads = p->grads;
     if (rc) {
-        if (rc == DRIFT_ESTOP && drift_stop_requested())
-            drift_chain_fail(c, DRIFT_ESTOP,
-                             "chain %u: stopped by a signal while choosing "
-                             "%s's step size, before any draw",
-                             c->id, s->name);
-        else if (rc == DRIFT_ENUMERIC || rc == DRIFT_ENOMEM)
-            drift_chain_fail(c, rc, "chain %u: choosing the step size: %s",
-                             c->id, e.msg);
-        else /* the pilot's failure is the chain's */
-            drift_chain_fail(c, rc, "%s", e.msg);
+        search_failed(c, rc, e.msg);
         goto out;
     }
     run->hp[param] = run->tune->h;
@@ -669,17 +679,7 @@ static int plan_run(drift_chain *c, long param)
     rc = drift_biascheck_step_search(&bc, &ops, &r, &e);
     c->grads += p->grads;
     if (rc) {
-        if (rc == DRIFT_ESTOP && drift_stop_requested())
-            drift_chain_fail(c, DRIFT_ESTOP,
-                             "chain %u: stopped by a signal while choosing "
-                             "%s's step size, before any draw",
-                             c->id, s->name);
-        else if (rc == DRIFT_ENUMERIC || rc == DRIFT_ENOMEM)
-            drift_chain_fail(c, rc, "chain %u: choosing the step size: %s",
-                             c->id, e.msg);
-        else /* a pilot's failure (the sampler refusing its settings) is
-              * the chain's, as in tune_step_size */
-            drift_chain_fail(c, rc, "%s", e.msg);
+        search_failed(c, rc, e.msg);
         goto out;
     }
     run->hp[param] = r.h;
