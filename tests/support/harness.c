@@ -267,6 +267,21 @@ static void run_options(const th_run *r, unsigned K, th_opts *o,
     }
 }
 
+/* What the plan takes of a run besides its options: the opened problem
+ * and registry, the in-memory initial values, and whether the engine
+ * plans the run. */
+static drift_plan_internal problem_hooks(th_problem *tp, const th_run *r)
+{
+    return (drift_plan_internal){
+        .reg = tp->reg,
+        .prob = &tp->p,
+        .init_values = r->init_mode == DRIFT_INIT_VALUES ? r->init_values
+                                                         : NULL,
+        .init_given = r->init_given,
+        .unplanned = r->unplanned,
+    };
+}
+
 int th_sample(th_problem *tp, const th_run *r, th_draws *out,
               drift_chain_result *results)
 {
@@ -285,17 +300,10 @@ int th_sample(th_problem *tp, const th_run *r, th_draws *out,
     drift_spec spec = {.sampler = r->sampler, .options = o.o,
                        .n_options = o.n, .on_draw = on_row,
                        .on_draw_user = &col};
-    drift_plan_internal in = {
-        .reg = tp->reg,
-        .prob = &tp->p,
-        .init_values = r->init_mode == DRIFT_INIT_VALUES ? r->init_values
-                                                         : NULL,
-        .init_given = r->init_given,
-        .on_trajectory = r->traj ? on_trajectory : NULL,
-        .on_trajectory_user = &tcol,
-        .parallel = r->parallel,
-        .unplanned = r->unplanned,
-    };
+    drift_plan_internal in = problem_hooks(tp, r);
+    in.on_trajectory = r->traj ? on_trajectory : NULL;
+    in.on_trajectory_user = &tcol;
+    in.parallel = r->parallel;
     drift_chain_result local[16];
     drift_chain_result *res = results ? results : local;
     assert_true(results || K <= 16);
@@ -338,14 +346,7 @@ void th_chain_open(th_chain *tc, th_problem *tp, const th_run *r,
                        .n_options = tc->opts->n,
                        .on_draw = rows ? rows : chain_row,
                        .on_draw_user = rows_user};
-    drift_plan_internal in = {
-        .reg = tp->reg,
-        .prob = &tp->p,
-        .init_values = r->init_mode == DRIFT_INIT_VALUES ? r->init_values
-                                                         : NULL,
-        .init_given = r->init_given,
-        .unplanned = r->unplanned,
-    };
+    drift_plan_internal in = problem_hooks(tp, r);
     drift_err e = {{0}};
     if (drift_plan_new_internal(&spec, &in, &tc->plan, &e))
         fail_msg("sampler %s: %s", r->sampler, e.msg);
