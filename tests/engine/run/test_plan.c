@@ -26,6 +26,13 @@ static char model_path[4096];
 
 static int y[N];
 static double x1[N], x2[N], x3[N];
+/* The rows as columns, in the model's order (make_data fills them). */
+static const drift_column logistic_cols[4] = {
+    {"y", DRIFT_COLUMN_INT, y, 0},
+    {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
+    {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
+    {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0},
+};
 
 /* A fixed data set from a small LCG (no drift code involved): an
  * intercept column and two standard normal features, y drawn from the
@@ -202,10 +209,7 @@ static void test_columns_in_memory(void **state)
 {
     (void)state;
     make_data();
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    const drift_column *cols = logistic_cols;
     const double *xs[D] = {x1, x2, x3};
     double mode[D], sd[D];
     newton(xs, mode, sd);
@@ -253,10 +257,7 @@ static void test_csv_and_callback(void **state)
     assert_non_null(mkdtemp(dir));
     char out[64];
     snprintf(out, sizeof out, "%s/fit.csv", dir);
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    const drift_column *cols = logistic_cols;
     drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
                            {"warmup", "100"}, {"iter", "150"},
                            {"out", out}};
@@ -304,10 +305,7 @@ static void test_guarded(void **state)
     assert_non_null(mkdtemp(dir));
     char out[64];
     snprintf(out, sizeof out, "%s/fit.csv", dir);
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    const drift_column *cols = logistic_cols;
     drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
                            {"warmup", "100"}, {"iter", "30"},
                            {"out", out}};
@@ -371,10 +369,8 @@ static void test_bad_specs(void **state)
 {
     (void)state;
     make_data();
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    drift_column cols[4];
+    memcpy(cols, logistic_cols, sizeof cols); /* x.2 is swapped below */
     drift_option bogus[] = {{"chians", "2"}};
     drift_option badval[] = {{"chains", "many"}};
     drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
@@ -465,10 +461,7 @@ static void on_row(void *user, unsigned chain_id, unsigned flags,
 static void run_method(const char *method, const drift_option *opts,
                        size_t n_opts, const char *first_column, rows *r)
 {
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    const drift_column *cols = logistic_cols;
     drift_spec spec = {.method = method, .model = model_path,
                        .columns = cols, .n_columns = 4, .n_rows = N,
                        .options = opts, .n_options = n_opts,
@@ -586,10 +579,7 @@ static void test_generate_plan(void **state)
                 "datum { y ~ bernoulli_logit(dot(x, w)) }\n"
                 "generated { s = sum(w) + 100 }\n");
     fclose(mf);
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    const drift_column *cols = logistic_cols;
     drift_option opts[] = {{"chains", "1"}, {"seed", "3"}, {"quiet", NULL},
                            {"warmup", "100"}, {"iter", "50"},
                            {"out", fit}};
@@ -785,10 +775,7 @@ static void test_strided_columns(void **state)
         ywide[i][0] = -7;
         ywide[i][1] = y[i];
     }
-    drift_column flat[] = {{"y", DRIFT_COLUMN_INT, y, 0},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    const drift_column *flat = logistic_cols;
     drift_column strided[] = {{"y", DRIFT_COLUMN_INT, &ywide[0][1], 2},
                               {"x.1", DRIFT_COLUMN_DOUBLE, &wide[0][1], 5},
                               {"x.2", DRIFT_COLUMN_DOUBLE, &wide[0][2], 5},
@@ -881,10 +868,7 @@ static void run_messages(lines *l, char *err, size_t cap)
     snprintf(path, sizeof path, "%s%s%s", dir, was ? ":" : "",
              was ? was : "");
     setenv(var, path, 1);
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    const drift_column *cols = logistic_cols;
     drift_option opts[] = {{"chains", "2"}, {"seed", "5"},
                            {"warmup", "100"}, {"iter", "100"}};
     drift_spec spec = {.model = model_path, .columns = cols, .n_columns = 4,
@@ -961,10 +945,7 @@ static void test_checks_after_run(void **state)
     char dir[] = "/tmp/drift-plan-XXXXXX", out[64], f1[80], f2[80];
     assert_non_null(mkdtemp(dir));
     snprintf(out, sizeof out, "%s/d.csv", dir);
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    const drift_column *cols = logistic_cols;
     drift_option opts[] = {{"chains", "2"}, {"seed", "4"}, {"warmup", "30"},
                            {"iter", "30"}, {"out", out}};
     static lines l;
@@ -997,10 +978,7 @@ static void test_warmup_flags(void **state)
 {
     (void)state;
     make_data();
-    drift_column cols[] = {{"y", DRIFT_COLUMN_INT, y, 0},
-                           {"x.1", DRIFT_COLUMN_DOUBLE, x1, 0},
-                           {"x.2", DRIFT_COLUMN_DOUBLE, x2, 0},
-                           {"x.3", DRIFT_COLUMN_DOUBLE, x3, 0}};
+    const drift_column *cols = logistic_cols;
     drift_option opts[] = {{"chains", "1"}, {"seed", "2"}, {"quiet", NULL},
                            {"warmup", "60"}, {"iter", "40"},
                            {"save-warmup", NULL}};
