@@ -135,6 +135,17 @@ def test_keyboard_interrupt_in_process(drift_bin, libdrift):
     assert not again.interrupted and again.num_draws == 50
 
 
+def sample_pima_warned(**kw):
+    """drift.sample of the Pima example in process: the fit, and the
+    DriftWarnings it gave."""
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        fit = drift.sample(MODEL, data=example("logistic", "pima-train.csv"),
+                           show_progress=False, transport="libdrift", **kw)
+    return fit, [str(w.message) for w in got
+                 if w.category is drift.DriftWarning]
+
+
 def test_engine_warning_in_process(drift_bin, libdrift, monkeypatch,
                                    tmp_path, capfd):
     """A warning of the engine's (here a file on the plugin path that is
@@ -143,13 +154,8 @@ def test_engine_warning_in_process(drift_bin, libdrift, monkeypatch,
     var = ("DRIFT_PLUGIN_DIR" if os.environ.get("DRIFT_PLUGIN_DIR")
            else "DRIFT_PLUGIN_PATH")
     monkeypatch.setenv(var, f"{tmp_path}:{os.environ.get(var, '')}")
-    with warnings.catch_warnings(record=True) as got:
-        warnings.simplefilter("always")
-        fit = drift.sample(MODEL, data=example("logistic", "pima-train.csv"),
-                           seed=2, chains=1, iter=50, warmup=50,
-                           show_progress=False, transport="libdrift")
+    fit, msgs = sample_pima_warned(seed=2, chains=1, iter=50, warmup=50)
     assert fit.num_draws == 50
-    msgs = [str(w.message) for w in got if w.category is drift.DriftWarning]
     assert any("nuts.so: cannot load plugin" in m for m in msgs), msgs
     assert "nuts.so" not in capfd.readouterr().err
 
@@ -160,13 +166,8 @@ def test_post_run_checks_in_process(libdrift, monkeypatch, capfd):
     itself, with no drift executable to ask: as DriftWarning, not on
     standard error."""
     monkeypatch.setenv("DRIFT_BIN", "/nonexistent/drift")
-    with warnings.catch_warnings(record=True) as got:
-        warnings.simplefilter("always")
-        fit = drift.sample(MODEL, data=example("logistic", "pima-train.csv"),
-                           seed=3, chains=2, iter=30, warmup=30,
-                           show_progress=False, transport="libdrift")
+    fit, msgs = sample_pima_warned(seed=3, chains=2, iter=30, warmup=30)
     assert fit.num_draws == 30
-    msgs = [str(w.message) for w in got if w.category is drift.DriftWarning]
     assert any("ESS below 100 per chain" in m for m in msgs), msgs
     assert "ESS below" not in capfd.readouterr().err
 
