@@ -155,22 +155,6 @@ class Columns:
     converted: list = field(default_factory=list)
 
 
-def _check_finite(name: str, a: np.ndarray) -> None:
-    """Every value finite (as the row store requires), checked a block of
-    rows at a time so that no copy of the whole array is made."""
-    if a.dtype.kind != "f":
-        return
-    step = max(1, (1 << 16) // max(1, a[0].size if a.shape[0] else 1))
-    for lo in range(0, a.shape[0], step):
-        block = a[lo:lo + step]
-        if not np.isfinite(block).all():
-            bad = np.argwhere(~np.isfinite(block.reshape(block.shape[0],
-                                                         -1)))[0]
-            raise ValueError(f"rows variable '{name}' holds a value that is "
-                             f"not finite (row {lo + bad[0] + 1}): drift's "
-                             "data must be finite numbers")
-
-
 def columns(rows: Mapping[str, object]) -> Columns:
     """rows (name -> array whose first axis is the row) as drift_columns
     named as the row store names them (y; x.1 ... x.D; M.r.c).  float64,
@@ -202,7 +186,7 @@ def columns(rows: Mapping[str, object]) -> Columns:
         if any(s < 0 or s % a.itemsize for s in a.strides):
             a = np.ascontiguousarray(a)
             out.converted.append(name)
-        _check_finite(name, a)
+        rowstore.check_finite(name, a)
         kind = (COLUMN_DOUBLE if a.dtype.kind == "f" else
                 COLUMN_INT64 if a.dtype == np.int64 else COLUMN_INT)
         out.keep.append(a)

@@ -92,6 +92,22 @@ def rows_array(name: str, value, n_rows: int | None) -> np.ndarray:
     return a
 
 
+def check_finite(name: str, a: np.ndarray) -> None:
+    """Every value finite (as the row store requires), checked a block of
+    rows at a time so that no copy of the whole array is made."""
+    if a.dtype.kind != "f":
+        return
+    step = max(1, (1 << 16) // max(1, a[0].size if a.shape[0] else 1))
+    for lo in range(0, a.shape[0], step):
+        block = a[lo:lo + step]
+        if not np.isfinite(block).all():
+            bad = np.argwhere(~np.isfinite(block.reshape(block.shape[0],
+                                                         -1)))[0]
+            raise ValueError(f"rows variable '{name}' holds a value that is "
+                             f"not finite (row {lo + bad[0] + 1}): drift's "
+                             "data must be finite numbers")
+
+
 def write(path: str | os.PathLike, columns: Mapping[str, np.ndarray]) -> int:
     """Writes the rows variables in `columns` (name -> array whose first axis
     is the row) as a row store at `path`, written under a temporary name and
@@ -121,12 +137,8 @@ def write(path: str | os.PathLike, columns: Mapping[str, np.ndarray]) -> int:
             continue
         a = rows_array(name, value, n_rows)
         n_rows = a.shape[0]
+        check_finite(name, a)
         flat = a.reshape(a.shape[0], -1)
-        if flat.dtype.kind == "f" and not np.all(np.isfinite(flat)):
-            bad = np.argwhere(~np.isfinite(flat))[0]
-            raise ValueError(f"rows variable '{name}' holds a value that is "
-                             f"not finite (row {bad[0] + 1}): drift's data "
-                             "must be finite numbers")
         names.extend(column_names(name, a.shape[1:]))
         integral = flat.dtype.kind in "iub"
         for j in range(flat.shape[1]):
