@@ -482,6 +482,30 @@ typedef struct pair {
     drift_problem mem, store;
 } pair;
 
+/* The C plugin `logistic` (with --model-set width, may be NULL) and the
+ * .drift model written from text, each over the rows in memory and over
+ * the row store drs. */
+static void open_pairs(const char *text, const drift_data *mem,
+                       const char *drs, const char *width, pair *plug,
+                       pair *lang)
+{
+    char *mp = write_model(text);
+    open_model("logistic", mem, NULL, width, &plug->mem);
+    open_model("logistic", NULL, drs, width, &plug->store);
+    open_model(mp, mem, NULL, NULL, &lang->mem);
+    open_model(mp, NULL, drs, NULL, &lang->store);
+    unlink(mp);
+    free(mp);
+}
+
+static void close_pairs(pair *plug, pair *lang)
+{
+    drift_problem_close(&plug->mem);
+    drift_problem_close(&plug->store);
+    drift_problem_close(&lang->mem);
+    drift_problem_close(&lang->store);
+}
+
 /* One section: streaming reads, the fused loop in memory and over the
  * map, and drift's grad_full through the C plugin and the .drift model in
  * memory and on the store at 1 and 2 threads, all timed in the same
@@ -565,12 +589,7 @@ static void bench_dense(void)
         "prior { w ~ normal(0, sqrt(10)) }\n"
         "datum { y ~ bernoulli_logit(dot(x, w)) }\n";
     pair plug, lang;
-    char *mp = write_model(text);
-    open_model("logistic", &mem, NULL, NULL, &plug.mem);
-    open_model("logistic", NULL, drs, NULL, &plug.store);
-    open_model(mp, &mem, NULL, NULL, &lang.mem);
-    open_model(mp, NULL, drs, NULL, &lang.store);
-    unlink(mp);
+    open_pairs(text, &mem, drs, NULL, &plug, &lang);
     /* the hand loop over the plugin's mapping of the store */
     const drift_table *t = plug.store.table;
     size_t bytes = (size_t)N * COLS * sizeof(double);
@@ -579,11 +598,7 @@ static void bench_dense(void)
     printf("dense logistic regression, N = %d, d = %d, %.0f MB (best of %d "
            "rounds)\n", N, D, bytes / 1e6, REPS);
     section(N, &s1, &s2, hand_dense, &hm, &hs, &plug, &lang);
-    drift_problem_close(&plug.mem);
-    drift_problem_close(&plug.store);
-    drift_problem_close(&lang.mem);
-    drift_problem_close(&lang.store);
-    free(mp);
+    close_pairs(&plug, &lang);
     unlink(drs);
     free(dense);
 }
@@ -607,13 +622,9 @@ static void bench_sparse(void)
         "prior { w ~ normal(0, sqrt(10)) }\n"
         "datum { y ~ bernoulli_logit(dot(x, w)) }\n";
     pair plug, lang;
-    char *mp = write_model(text), width[32];
+    char width[32];
     snprintf(width, sizeof width, "D=%d", SD);
-    open_model("logistic", &mem, NULL, width, &plug.mem);
-    open_model("logistic", NULL, drs, width, &plug.store);
-    open_model(mp, &mem, NULL, NULL, &lang.mem);
-    open_model(mp, NULL, drs, NULL, &lang.store);
-    unlink(mp);
+    open_pairs(text, &mem, drs, width, &plug, &lang);
     /* the hand loop over the plugin's mapping of the store */
     const drift_table *t = plug.store.table;
     size_t nz = (size_t)SN * NNZ;
@@ -631,11 +642,7 @@ static void bench_sparse(void)
            "row, %.0f MB (best of %d rounds)\n", SN, SD, NNZ, bytes / 1e6,
            REPS);
     section(SN, &s1, &s2, hand_sparse, &hm, &hs, &plug, &lang);
-    drift_problem_close(&plug.mem);
-    drift_problem_close(&plug.store);
-    drift_problem_close(&lang.mem);
-    drift_problem_close(&lang.store);
-    free(mp);
+    close_pairs(&plug, &lang);
     unlink(drs);
     free(sy), free(sval), free(sidx), free(srow);
 }
