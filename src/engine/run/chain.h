@@ -143,10 +143,10 @@ typedef struct drift_run_config {
         int save_gradients;
         int discard_draws;
         /* Called with every row written (lp__, grads__, sampler columns,
-         * constrained values), also when path is NULL; from the chain's
-         * thread.  May be NULL. */
-        void (*on_row)(void *user, unsigned chain_id, const double *row,
-                       size_t n);
+         * constrained values), also when path is NULL, warmup set for a
+         * row drawn in warmup; from the chain's thread.  May be NULL. */
+        void (*on_row)(void *user, unsigned chain_id, int warmup,
+                       const double *row, size_t n);
         void *on_row_user;
         /* Called once per chain at its end, when a continuous sampler
          * moved for a positive time after warmup: the trajectory time T

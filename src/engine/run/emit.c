@@ -28,14 +28,6 @@ static int in_warmup(const drift_chain *c)
     return c->iter < c->cfg->budget.warmup;
 }
 
-/* Whether the row handed to on_row on this thread is warmup's. */
-static _Thread_local int row_warm;
-
-int drift_emit_row_is_warmup(void)
-{
-    return row_warm;
-}
-
 /* lp__ when the sampler has none (NaN: continuous samplers, which know
  * no log density along a segment): log p(theta) + (N/n) sum_{i in B}
  * log p(row_i | theta) over n = --batch rows B drawn uniformly with
@@ -293,11 +285,9 @@ static int write_row(drift_chain *c, const double *theta, double lp,
                 if (!isfinite(score[k]))
                     score[k] = NAN;
     }
-    if (c->cfg->output.on_row) {
-        row_warm = in_warmup(c);
-        c->cfg->output.on_row(c->cfg->output.on_row_user, c->id, row,
-                              c->output.row_len);
-    }
+    if (c->cfg->output.on_row)
+        c->cfg->output.on_row(c->cfg->output.on_row_user, c->id,
+                              in_warmup(c), row, c->output.row_len);
     if (c->output.w) {
         int was = c->failed;
         before_row(c, diag);
@@ -418,10 +408,9 @@ static int write_segment_row(drift_chain *c, const double *x0,
     k += c->d;
     memcpy(row + k, v, c->d * sizeof *row);
     k += c->d;
-    if (c->cfg->output.on_row) {
-        row_warm = in_warmup(c);
-        c->cfg->output.on_row(c->cfg->output.on_row_user, c->id, row, k);
-    }
+    if (c->cfg->output.on_row)
+        c->cfg->output.on_row(c->cfg->output.on_row_user, c->id,
+                              in_warmup(c), row, k);
     if (c->output.w) {
         int was = c->failed;
         before_row(c, diag);

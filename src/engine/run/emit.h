@@ -27,9 +27,4 @@ int drift_emit_draw(drift_chain *c, const double *theta, double lp,
 int drift_emit_segment(drift_chain *c, const double *x0, const double *v,
                        double duration, double lp, const double *diag);
 
-/* Whether the row the chain's on_row callback is being handed, on the
- * calling thread, was drawn during warmup (read from within the
- * callback). */
-int drift_emit_row_is_warmup(void);
-
 #endif

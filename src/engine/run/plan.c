@@ -870,11 +870,11 @@ static int name_columns(drift_plan *p, drift_err *e)
 /* The user's callback, one row at a time. */
 static pthread_mutex_t draw_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static void deliver_row(void *user, unsigned chain_id, const double *row,
-                        size_t n)
+static void deliver_row(void *user, unsigned chain_id, int warmup,
+                        const double *row, size_t n)
 {
     drift_plan *p = user;
-    unsigned flags = drift_emit_row_is_warmup() ? DRIFT_DRAW_WARMUP : 0;
+    unsigned flags = warmup ? DRIFT_DRAW_WARMUP : 0;
     pthread_mutex_lock(&draw_lock);
     p->on_draw(p->on_draw_user, chain_id, flags, row, n);
     pthread_mutex_unlock(&draw_lock);
