@@ -9,9 +9,10 @@
 #   msgnht (the paper's mSGNHT with h = 0.1): the authors' mSGNHT(h)
 #     corresponds to drift's msgnht with step h/sqrt(N) and A = sqrt(N),
 #     so h = 0.1/sqrt(1000) = 3.1623e-3 and A = 31.623 here.
-# Then fig71.R: negative log-likelihood per datum against data passes,
-# with the Laplace approximation's band, and autocorrelations along the
-# largest and smallest eigen-directions of the Laplace covariance.
+# Then fig71.R: negative log-likelihood per datum against data passes and
+# against each run's CPU seconds (the paper's inset), with the Laplace
+# approximation's band, and autocorrelations along the largest and
+# smallest eigen-directions of the Laplace covariance.
 # Not part of make check.  Run from anywhere, after make:
 #   sh examples/pdmp/fig71.sh [passes]     (default 10000)
 set -e
@@ -22,11 +23,21 @@ export DRIFT_PLUGIN_DIR="${DRIFT_PLUGIN_DIR:-$TOP/plugins/samplers/.libs:$TOP/pl
 PASSES=${1:-10000}
 mkdir -p runs results
 [ -f lr20.csv ] && [ -f laplace.csv ] || Rscript make-data.R
+# Each run's CPU time (user and system seconds of the whole drift process:
+# reading the data, sampling, writing the draws) goes to
+# runs/fig71-NAME.time, and drift's own report of the sampling's seconds
+# to runs/fig71-NAME.log, for the CPU-time panel of fig71.R.
+TIME=
+[ -x /usr/bin/time ] && TIME="/usr/bin/time -o"
 run() { # name sampler [options...]
     name=$1; shift
     echo "== $name"
-    "$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --batch 100 \
-        --passes "$PASSES" --seed 71 --out "runs/fig71-$name.csv" "$@"
+    rm -f "runs/fig71-$name.time"
+    ${TIME:+$TIME "runs/fig71-$name.time" -f "%U %S %e"} \
+        "$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --batch 100 \
+        --passes "$PASSES" --seed 71 --out "runs/fig71-$name.csv" "$@" \
+        2> "runs/fig71-$name.log" || { cat "runs/fig71-$name.log" >&2; exit 1; }
+    grep -v 'Iteration:' "runs/fig71-$name.log" >&2 || true
 }
 run sbps --sampler sbps --set k=3 --thin 0.05
 run psbps --sampler psbps --set k=3 --set adapt=always --set refresh=0 --thin 0.05
