@@ -69,11 +69,12 @@ for (f in files) {
       sampler = name, direction = dir,
       sd = sd(p), laplace_sd = sqrt(if (dir == "largest") ev[1] else ev[d]),
       acf_below_0.1_after_passes = if (is.na(first)) NA else (first - 1) * pp,
-      ess_per_1000_passes = 1000 * ess_basic(p) / (max(passes[burn]) - min(passes[burn])))
+      ess_per_1000_passes = 1000 * ess_basic(p) / (max(passes[burn]) - min(passes[burn])),
+      ess_per_cpu_s = ess_basic(p) / ((max(passes[burn]) - min(passes[burn])) / max(passes) * (tm[1] + tm[2])))
   }
   summ[[paste(name, "nll")]] <- data.frame(
     sampler = name, direction = "nll", sd = sd(v[burn]), laplace_sd = sd(lnll),
-    acf_below_0.1_after_passes = NA, ess_per_1000_passes = NA)
+    acf_below_0.1_after_passes = NA, ess_per_1000_passes = NA, ess_per_cpu_s = NA)
   cat(sprintf("%-10s mean NLL/datum over the last 3/4: %.4f (Laplace median %.4f, 95%% band %.4f-%.4f)\n",
               name, mean(v[burn]), band[2], band[1], band[3]))
 }
