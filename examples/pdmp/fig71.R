@@ -89,7 +89,7 @@ write.csv(cp, "results/fig71-cpu.csv", row.names = FALSE, quote = FALSE)
 print(cp, digits = 3)
 png("results/fig71.png", width = 2000, height = 480, res = 110)
 par(mfrow = c(1, 4), mar = c(4.2, 4.2, 2, 1))
-cols <- setNames(c("black", "red", "blue", "darkgreen", "orange")[seq_along(files)],
+cols <- setNames(c("black", "red", "blue", "darkgreen", "orange", "purple")[seq_along(files)],
                  names(traces))
 plot(NA, xlim = c(1, max(tr$passes)), ylim = c(band[1] * 0.9, max(0.7, band[3] * 3)),
      log = "xy", xlab = "data passes", ylab = "NLL per datum", main = "7.1: NLL")
