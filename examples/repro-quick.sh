@@ -19,7 +19,7 @@ scratch=$(mktemp -d "${TMPDIR:-/tmp}/drift-repro-XXXXXX")
 for d in drift plugins tests; do ln -s "$top/$d" "$scratch/$d"; done
 ln -s "$(cd "$src/.." && pwd)/include" "$scratch/include"   # the source tree's headers
 mkdir "$scratch/examples"
-for d in langevin pdmp agld ewsg bnn mf normal_gamma; do
+for d in langevin pdmp plugin-zigzag agld ewsg bnn mf normal_gamma; do
     # the sources only: not the data sets and runs of earlier full runs
     mkdir -p "$scratch/examples/$d"
     (cd "$src/$d" && find . -path ./build -prune -o -path ./runs -prune -o -type f -print |

@@ -8,10 +8,14 @@
 #     are drift's h = 1e-4 and 1e-5,
 #   msgnht (the paper's mSGNHT with h = 0.1): the authors' mSGNHT(h)
 #     corresponds to drift's msgnht with step h/sqrt(N) and A = sqrt(N),
-#     so h = 0.1/sqrt(1000) = 3.1623e-3 and A = 31.623 here.
-# Then fig71.R: negative log-likelihood per datum against data passes,
-# with the Laplace approximation's band, and autocorrelations along the
-# largest and smallest eigen-directions of the Laplace covariance.
+#     so h = 0.1/sqrt(1000) = 3.1623e-3 and A = 31.623 here,
+#   ss-zz (the paper's SS-ZZ), below.  The paper's lipSBPS is not run:
+#     drift has no sampler that thins minibatch bounce rates under an
+#     exact bound.
+# Then fig71.R: negative log-likelihood per datum against data passes and
+# against each run's CPU seconds (the paper's inset), with the Laplace
+# approximation's band, and autocorrelations along the largest and
+# smallest eigen-directions of the Laplace covariance.
 # Not part of make check.  Run from anywhere, after make:
 #   sh examples/pdmp/fig71.sh [passes]     (default 10000)
 set -e
@@ -22,11 +26,21 @@ export DRIFT_PLUGIN_DIR="${DRIFT_PLUGIN_DIR:-$TOP/plugins/samplers/.libs:$TOP/pl
 PASSES=${1:-10000}
 mkdir -p runs results
 [ -f lr20.csv ] && [ -f laplace.csv ] || Rscript make-data.R
+# Each run's CPU time (user and system seconds of the whole drift process:
+# reading the data, sampling, writing the draws) goes to
+# runs/fig71-NAME.time, and drift's own report of the sampling's seconds
+# to runs/fig71-NAME.log, for the CPU-time panel of fig71.R.
+TIME=
+[ -x /usr/bin/time ] && TIME="/usr/bin/time -o"
 run() { # name sampler [options...]
     name=$1; shift
     echo "== $name"
-    "$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --batch 100 \
-        --passes "$PASSES" --seed 71 --out "runs/fig71-$name.csv" "$@"
+    rm -f "runs/fig71-$name.time"
+    ${TIME:+$TIME "runs/fig71-$name.time" -f "%U %S %e"} \
+        "$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --batch 100 \
+        --passes "$PASSES" --seed 71 --out "runs/fig71-$name.csv" "$@" \
+        2> "runs/fig71-$name.log" || { cat "runs/fig71-$name.log" >&2; exit 1; }
+    grep -v 'Iteration:' "runs/fig71-$name.log" >&2 || true
 }
 run sbps --sampler sbps --set k=3 --thin 0.05
 run psbps --sampler psbps --set k=3 --set adapt=always --set refresh=0 --thin 0.05
@@ -37,5 +51,22 @@ if "$DRIFT" samplers | grep -q '^msgnht '; then
         --thin 5
 else
     echo "== msgnht: no such sampler plugin in this build; left out"
+fi
+# SS-ZZ, the paper's Zig-Zag with subsampling: the Zig-Zag plugin of
+# examples/plugin-zigzag (built here from its source) with cv=false and
+# minibatches of one row, as in the authors' code, under the exact bound
+# lipschitz = max_j max_i |x_ji| |x_j|_1 / 4 + 1/(s^2 N) (s^2 = 10, the
+# logistic model's prior variance); the authors' code used the constant
+# rate N max(x) per coordinate instead, which is not a bound.
+ZZ=runs/zigzag.so
+if ${CC:-cc} -std=c11 -O2 -fPIC -shared -fvisibility=hidden -I"$TOP/include" \
+        ../plugin-zigzag/zigzag.c -o "$ZZ" -lm 2> runs/zigzag-build.log; then
+    L=$(awk -F, 'NR > 1 { m = 0; s = 0
+            for (i = 2; i <= NF; i++) { a = $i < 0 ? -$i : $i; s += a; if (a > m) m = a }
+            if (m * s > best) best = m * s; n++ }
+        END { printf "%.8g", best / 4 + 1 / (10 * n) }' lr20.csv)
+    run ss-zz --sampler "$PWD/$ZZ" --batch 1 --set cv=false --set lipschitz="$L" --thin 0.005
+else
+    echo "== ss-zz: could not build ../plugin-zigzag/zigzag.c (runs/zigzag-build.log); left out"
 fi
 Rscript fig71.R

@@ -1,14 +1,19 @@
 # fig72.R: the figure of section 7.2 from the runs fig72.sh made.
 # f(w) = sin((w.1 - w1hat)/r), w1hat the Laplace mode of w.1, and r a
-# multiple of b, which is, as in the paper, the mean length of a trajectory
-# segment: the distance the particle travels between two bounces (|v| = 1,
-# refresh 0), measured here from the runs after burn-in.  Estimators of
-# E[f]: the discrete one averages f at points of the path one mean segment
-# length b apart; the trajectory one integrates f exactly along each
-# segment.  References: importance sampling (reference.R, independent of
-# drift).  Writes results/fig72-rmse.csv (RMSE against passes for r/b = 1
-# and 1e-2), results/fig72-sweep.csv (RMSE of both estimators and their
-# ratio at the full budget for every r/b) and results/fig72.png.
+# multiple of b, the mean length of a trajectory piece as the authors'
+# code stores the trajectory: one piece per minibatch (per iteration of
+# their sampler), so b = trajectory length / minibatches, measured here
+# from the runs after burn-in (|v| = 1, refresh 0).  That is about 0.02,
+# the paper's value; the distance between bounces is about 7 times
+# longer (printed too; it was this script's b before).  Estimators of
+# E[f]: the discrete one averages f at points of the path b apart (one per
+# minibatch, as the authors' code places its discrete samples, every
+# total time / iterations); the trajectory one integrates f exactly along
+# each segment.  References: importance sampling (reference.R,
+# independent of drift).  Writes results/fig72-rmse.csv (RMSE against
+# passes for r/b = 1 and 1e-2), results/fig72-sweep.csv (RMSE of both
+# estimators and their ratio for every r/b, with bootstrap intervals),
+# results/fig72-b.csv (b and the other lengths) and results/fig72.png.
 args <- commandArgs(TRUE)
 K <- if (length(args) > 0) as.integer(args[1]) else 20
 PASSES <- if (length(args) > 1) as.numeric(args[2]) else 6000
@@ -23,7 +28,7 @@ read_seg <- function(f) {
   s <- read.csv(f, comment.char = "#")
   data.frame(t = s$time__, T = s$duration__, x = s[[sprintf("x0_%d__", what)]],
              v = s[[sprintf("v_%d__", what)]], passes = s$grads__ / N,
-             bounces = s$bounces__, speed = sqrt(rowSums(as.matrix(s[, grep("^v_", names(s))])^2)))
+             bounces = s$bounces__, proposals = s$proposals__, speed = sqrt(rowSums(as.matrix(s[, grep("^v_", names(s))])^2)))
 }
 # Exact integral of sin((x + v s - w1hat)/r) over s in [0, T], per segment.
 seg_int <- function(s, r) {
@@ -35,16 +40,35 @@ path_at <- function(s, t) {
   s$x[j] + s$v[j] * (t - s$t[j])
 }
 
+header_value <- function(f, key) {               # "# key = value" in a run's header
+  h <- grep(sprintf("^# %s = ", key), readLines(f, n = 200), value = TRUE)
+  if (length(h)) sub(".* = *", "", h[1]) else NA
+}
+f1 <- "runs/fig72-sbps-1.csv"
+batch <- as.numeric(header_value(f1, "batch"))
+stopifnot(is.finite(batch), is.na(header_value(f1, "gradient")) ||
+          header_value(f1, "gradient") == "plain")   # n rows per minibatch
 runs <- lapply(1:K, function(k) read_seg(sprintf("runs/fig72-sbps-%d.csv", k)))
 stopifnot(all(abs(unlist(lapply(runs, `[[`, "speed")) - 1) < 1e-9))
 post <- lapply(runs, function(s) s[s$passes > burn, ])
-len <- sapply(post, function(s) sum(s$T)); nb <- sapply(post, function(s) diff(range(s$bounces)))
-b <- sum(len) / sum(nb)                         # mean distance between bounces
+len <- sapply(post, function(s) sum(s$T))
+nb <- sapply(post, function(s) diff(range(s$bounces)))
+nmb <- sapply(post, function(s) diff(range(s$passes)) * N / batch)   # minibatches
+nprop <- sapply(post, function(s) diff(range(s$proposals)))
+b <- sum(len) / sum(nmb)                        # trajectory length per minibatch
+b_bounce <- sum(len) / sum(nb)                  # mean distance between bounces
 seg_mean <- mean(sapply(post, function(s) mean(s$T)))
-cat(sprintf("b (mean segment length: trajectory length / bounces after burn-in) = %.4f\n", b))
-cat(sprintf("  (drift's output pieces, which also end at window ends, average %.4f)\n", seg_mean))
-cat(sprintf("  for comparison the Laplace sd of w.1 (the b of an earlier version) is %.4f\n",
-            sqrt(sum(t(as.matrix(lap[-(1:2), ]))[what, ]^2 * as.numeric(lap["eigenvalue", ])))))
+b_runs <- len / nmb
+cat(sprintf("b (trajectory length per minibatch after burn-in, the authors' piece) = %.4f (runs: %.4f-%.4f)\n",
+            b, min(b_runs), max(b_runs)))
+b_prop <- sum(len) / sum(nprop)                # between proposals (observations that may bounce)
+cat(sprintf("  between proposals %.4f; between bounces %.4f (%.1f b); drift's output pieces, which also end at window ends, average %.4f\n",
+            b_prop, b_bounce, b_bounce / b, seg_mean))
+write.csv(data.frame(quantity = c("b: trajectory length per minibatch", "length per proposal",
+                                  "length per bounce", "mean output piece", "b, smallest run",
+                                  "b, largest run", "minibatch size", "runs"),
+                     value = c(b, b_prop, b_bounce, seg_mean, min(b_runs), max(b_runs), batch, K)),
+          "results/fig72-b.csv", row.names = FALSE, quote = FALSE)
 
 # References at every r by importance sampling (reference.R's weighted draws).
 if (!file.exists("runs/reference-is.bin")) system("Rscript reference.R")
@@ -108,7 +132,7 @@ out <- do.call(rbind, rows)
 write.csv(out[out$r_over_b %in% c(1, 1e-2), ], "results/fig72-rmse.csv",
           row.names = FALSE, quote = FALSE)
 # The sweep at 500 passes after burn-in and at the full budget, with a
-# bootstrap interval (over runs) of the ratio.
+# 95% percentile bootstrap interval (over runs, 2000 resamples) of the ratio.
 set.seed(72)
 last <- length(checkpoints)
 at <- unique(c(which(checkpoints - burn == 500), last))
@@ -119,7 +143,7 @@ sweep <- do.call(rbind, lapply(at, function(ci) do.call(rbind, lapply(seq_along(
              r = ratios[ri] * b, reference = ref[ri], reference_se = ref_se[ri],
              rmse_discrete = rmse(ed, ref[ri]), rmse_trajectory = rmse(et, ref[ri]),
              ratio = rmse(ed, ref[ri]) / rmse(et, ref[ri]),
-             ratio_lo = unname(quantile(bt, 0.05)), ratio_hi = unname(quantile(bt, 0.95)))
+             ratio_lo = unname(quantile(bt, 0.025)), ratio_hi = unname(quantile(bt, 0.975)))
 }))))
 write.csv(sweep, "results/fig72-sweep.csv", row.names = FALSE, quote = FALSE)
 print(out[out$r_over_b %in% c(1, 1e-2), ], digits = 3, row.names = FALSE)
@@ -134,12 +158,12 @@ for (q in c(1, 1e-2)) {
        main = sprintf("7.2: E[sin((w1 - w1hat)/r)], r/b = %g", q))
   with(o[o$estimator == "discrete", ], lines(passes_after_burnin, rmse, type = "b", col = "blue"))
   with(o[o$estimator == "trajectory", ], lines(passes_after_burnin, rmse, type = "b", col = "red"))
-  legend("topright", c("discrete (one point per segment length)", "trajectory"),
+  legend("topright", c("discrete (one point per minibatch, b apart)", "trajectory"),
          col = c("blue", "red"), lwd = 1, bty = "n")
 }
 plot(NA, xlim = range(ratios), ylim = range(c(0.8, sweep$ratio_lo, sweep$ratio_hi)), log = "xy",
-     xlab = "r / b (b = mean segment length)", ylab = "RMSE discrete / RMSE trajectory",
-     main = "r/b sweep (90% bootstrap intervals over runs)")
+     xlab = sprintf("r / b (b = %.4f, trajectory length per minibatch)", b), ylab = "RMSE discrete / RMSE trajectory",
+     main = "r/b sweep (95% bootstrap intervals over runs)")
 abline(h = 1, col = "grey")
 sc <- c("darkgreen", "black")
 for (i in seq_along(at)) {

@@ -3,8 +3,11 @@
 # expectation E[sin((w1 - w1hat) / r)] under the section 7.1 posterior
 # (make-data.R), estimated by sbps either from discrete draws or from the
 # exact integral along the piecewise-linear trajectory, for r/b from 1e-2
-# to 10 (b the mean segment length, the distance between bounces, as in the
-# paper; w1hat the Laplace mode of w1).  K runs
+# to 10 (w1hat the Laplace mode of w1).  b is the mean length of a
+# trajectory piece as the authors' code stores it, one piece per minibatch:
+# trajectory length / minibatches, about 0.02 as in the paper, at the
+# paper's settings (n = 100, k = 3, refresh 0); the distance between
+# bounces is about 7 times that (fig72.R prints both).  K runs
 # with different seeds give the root-mean-square error of each estimator
 # against the number of data passes after a burn-in of 1500 passes.  The
 # references come from reference.R (importance sampling in R, independent
@@ -31,11 +34,11 @@ if [ ! -f runs/fig72-bps.csv ]; then
 fi
 for k in $(seq 1 "$K"); do
     "$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --sampler sbps \
-        --set k=3 --passes "$PASSES" --emit segments --seed "$k" --quiet \
+        --batch 100 --set k=3 --passes "$PASSES" --emit segments --seed "$k" --quiet \
         --out "runs/fig72-sbps-$k.csv"
 done
 # One run again as draws, to check the draws drift writes are the
 # skeleton's points (fig72.R compares them).
-"$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --sampler sbps --set k=3 \
-    --passes "$PASSES" --thin 0.1 --seed 1 --quiet --out runs/fig72-draws-1.csv
+"$DRIFT" sample --chains 1 --init 0 --model logistic --data lr20.csv --sampler sbps --batch 100 \
+    --set k=3 --passes "$PASSES" --thin 0.1 --seed 1 --quiet --out runs/fig72-draws-1.csv
 Rscript fig72.R "$K" "$PASSES"
