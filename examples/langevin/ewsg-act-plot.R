@@ -66,7 +66,7 @@ ss <- intersect(names(cols), unique(res$sampler))
 for (unit in c("steps", "gradients")) {
   ax <- if (unit == "steps") 1 else res$grads_per_step
   xa <- res$act * ax; xl <- res$act_lo * ax; xh <- res$act_hi * ax
-  plot(NULL, xlim = range(xl, xh), ylim = range(res$kl_lo, res$kl_hi), log = "xy",
+  plot(NULL, xlim = range(xl, xh) * c(1, 1.6), ylim = range(res$kl_lo, res$kl_hi), log = "xy",
        xlab = paste0("integrated autocorrelation time (", unit, ")"),
        ylab = "KL(fitted Gaussian || posterior)",
        main = paste("EWSG 5.1 (Fig. 1b design): error against act, in", unit))

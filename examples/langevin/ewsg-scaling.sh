@@ -19,20 +19,21 @@
 # (bias^2 unbiased: |mean error|^2 - variance / CHAINS), with 95% percentile
 # intervals from B bootstrap resamples of the chains; log-log slopes:
 #   j: MSE and variance against T at h = HJ, T >= 5 (Theorem: -1);
-#   k: MSE against h at T = TK (Theorem: up to +1, the h/T term);
+#   k: MSE and variance against h at T = TK (Theorem: up to +1, the h/T
+#      term, for the variance);
 #   l: squared bias against h at T = TMAX (Theorem: +2).
 # Writes $OUT/ewsg-scaling.csv, $OUT/ewsg-scaling-slopes.csv and
 # $OUT/ewsg-scaling.png (ewsg-scaling-plot.R).
 # Usage: sh ewsg-scaling.sh   (env: CHAINS=1000, B=1000, SEED=1, OUT=./langevin-out,
-#        HS="0.00625 0.0125 0.025 0.05 0.1", TS="1 2 5 10 20 50 100 200",
+#        HS="0.0015625 0.003125 0.00625 0.0125 0.025 0.05 0.1", TS="1 2 5 10 20 50 100",
 #        TOUT=0.1, HJ=0.05, TK=10; TMAX is the last of TS; every h must
 #        divide TOUT)
 . "$(dirname "$0")/common.sh"
 CHAINS=${CHAINS:-1000}
 B=${B:-1000}
 SEED=${SEED:-1}
-HS=${HS:-"0.00625 0.0125 0.025 0.05 0.1"}
-TS=${TS:-"1 2 5 10 20 50 100 200"}
+HS=${HS:-"0.0015625 0.003125 0.00625 0.0125 0.025 0.05 0.1"}
+TS=${TS:-"1 2 5 10 20 50 100"}
 TOUT=${TOUT:-0.1}
 HJ=${HJ:-0.05}
 TK=${TK:-10}
