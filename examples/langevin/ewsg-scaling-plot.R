@@ -60,9 +60,11 @@ res$ewsg_bias_first_order <- ifelse(res$sampler == "ewsg", sqrt(sum(F3^2)) * res
 write.csv(res, file.path(out, "ewsg-scaling.csv"), row.names = FALSE)
 
 # log-log slopes with bootstrap intervals; NA where a value is <= 0
-slope <- function(x, y) if (all(is.finite(y)) && all(y > 0)) unname(coef(lm(log(y) ~ log(x)))[2]) else NA
+slope <- function(x, y) if (length(unique(x)) >= 2 && all(is.finite(y)) && all(y > 0))
+  unname(coef(lm(log(y) ~ log(x)))[2]) else NA
 sl <- NULL
 fit <- function(panel, s, sel, xv, v, predicted) {
+  if (sum(sel) < 2) return(invisible())
   k <- pk[sel]
   e <- slope(xv, est[k, v])
   bs <- apply(boot[, k, v, drop = FALSE], 1, function(y) slope(xv, y))
@@ -79,6 +81,7 @@ for (s in unique(pt$sampler)) {
   for (v in c("mse_mean", "var_mean", "mse_sq", "var_sq")) fit("k", s, k, pt$h[k], v, "<= +1 (h/T term)")
   # the variance at T = TK as a + b h (the bound's 1/T + h/T form): b / a
   for (v in c("var_mean", "var_sq")) {
+    if (sum(k) < 2) next
     kk <- pk[k]; hv <- pt$h[k]
     ba <- function(y) { cf <- coef(lm(y ~ hv)); unname(cf[2] / cf[1]) }
     bs <- apply(boot[, kk, v, drop = FALSE], 1, ba)
