@@ -44,6 +44,8 @@ step() { # name command...
 L=$ex/langevin; P=$ex/pdmp; A=$ex/agld
 step ewsg-gauss2d       env CHAINS=100 OUT="$scratch/out" sh "$L/ewsg-gauss2d.sh"
 step ewsg-m-data        env CHAINS=100 NDATA=50 MS="0 1" OUT="$scratch/out" sh "$L/ewsg-m-data.sh"
+step ewsg-act          env CHAINS=20 B=20 LEN=30 HS_HMC="0.02 0.1" HS_LD="0.002 0.01" OUT="$scratch/out" sh "$L/ewsg-act.sh"
+step ewsg-scaling      env CHAINS=40 B=20 HS="0.05 0.1" TS="1 5 10" TK=5 OUT="$scratch/out" sh "$L/ewsg-scaling.sh"
 step ewsg-m-sweep       env CHAINS=100 ITER=300 KEEP=200 MS="0 1 5" NS="1 5" OUT="$scratch/out" sh "$L/ewsg-m-sweep.sh"
 step sgnht-gauss-mean   env ITER=20000 OUT="$scratch/out" sh "$L/sgnht-gauss-mean.sh"
 step sgnht-double-well  env ITER=100000 OUT="$scratch/out" sh "$L/sgnht-double-well.sh"
