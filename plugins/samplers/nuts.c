@@ -10,17 +10,21 @@
  * Not for minibatches: every leapfrog step is one grad_full call. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cblas.h>
 
 #include <drift/sampler.h>
 
-/* LAPACK's symmetric eigensolver, as OpenBLAS exports it (no hidden
- * string lengths), for metric=nutpie_lowrank. */
-void dsyev_(const char *jobz, const char *uplo, const blasint *n, double *a,
-            const blasint *lda, double *w, double *work, const blasint *lwork,
-            blasint *info);
+/* LAPACK's divide-and-conquer symmetric eigensolver, as OpenBLAS exports
+ * it (no hidden string lengths), for metric=nutpie_lowrank: with
+ * eigenvectors it is several times faster than dsyev's QR iteration,
+ * whose rotations took a third of a run at d = 100. */
+void dsyevd_(const char *jobz, const char *uplo, const blasint *n, double *a,
+             const blasint *lda, double *w, double *work,
+             const blasint *lwork, blasint *iwork, const blasint *liwork,
+             blasint *info);
 
 DRIFT_PLUGIN_LICENSE("MIT");
 
@@ -38,6 +42,7 @@ DRIFT_PLUGIN_LICENSE("MIT");
 #define NUTS_METRIC_GRAD 3
 #define NUTS_METRIC_NUTPIE 4
 #define NUTS_METRIC_NUTPIE_LOWRANK 5
+#define NUTS_METRIC_AUTO 6
 /* metric=nutpie's schedule (nutpie's defaults): the share of warmup in
  * its early phase, the share at its end where only the step size adapts,
  * the windows of the early phase, the first window after it and the
@@ -55,6 +60,15 @@ DRIFT_PLUGIN_LICENSE("MIT");
  * above this cutoff or below its inverse. */
 #define NUTS_NP_GAMMA 1e-5
 #define NUTS_NP_CUTOFF 2.0
+/* metric=nutpie_lowrank estimates again, at O(d^3), only when its
+ * foreground has grown by this share since the last estimate (or has
+ * switched): an estimate each iteration cost four times the sampling at
+ * d = 100, and a tenth more draws move the estimate little. */
+#define NUTS_NP_REESTIMATE 0.1
+/* metric=auto: nutpie_lowrank up to this many parameters, Stan's diag
+ * beyond, where the dense metric's O(d^2) a leapfrog step and its
+ * estimates' O(d^3) outweigh what it saves. */
+#define NUTS_AUTO_LOWRANK_MAX_D 100
 
 /* A point the trajectory may return: position, gradient of U and U there,
  * and the Hamiltonian with the momentum it had (for energy__). */
@@ -105,8 +119,11 @@ typedef struct nuts {
     size_t np_size;         /* doubles of one estimator */
     double *np_fg, *np_bg;
     double *np_tmp;         /* scratch: M^-1 and what computes it */
-    int np_lwork;           /* dsyev's workspace (nutpie_lowrank) */
+    int np_lwork, np_liwork; /* dsyevd's workspaces (nutpie_lowrank) */
+    blasint *np_iwork;
     uint64_t np_n[2], np_window;
+    uint64_t np_est_n;      /* the foreground's points at the last
+                               nutpie_lowrank estimate */
     int np_set;
     /* step size: nominal (adapted) and the one the transition used */
     double eps, eps_used;
@@ -787,6 +804,7 @@ static void np_begin(nuts *s)
     np_add(s, s->np_bg, 0);
     s->np_n[0] = s->np_n[1] = 1;
     s->np_window = NUTS_NP_WINDOW;
+    s->np_est_n = 0;
     s->np_set = 0;
 }
 
@@ -823,9 +841,10 @@ static int np_restart_metric(nuts *s, drift_chain *c)
  * becomes the unit eigenvector of w[k].  -1 when LAPACK fails. */
 static int sym_eig(nuts *s, double *a, double *w)
 {
-    blasint n = (blasint)s->d, lwork = s->np_lwork, info = 0;
-    dsyev_("V", "U", &n, a, &n, w, s->np_tmp + 6 * s->d * s->d + 2 * s->d,
-           &lwork, &info);
+    blasint n = (blasint)s->d, lwork = s->np_lwork, liwork = s->np_liwork;
+    blasint info = 0;
+    dsyevd_("V", "U", &n, a, &n, w, s->np_tmp + 6 * s->d * s->d + 2 * s->d,
+            &lwork, s->np_iwork, &liwork, &info);
     return info ? -1 : 0;
 }
 
@@ -952,6 +971,13 @@ static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
     if (s->np_n[0] < 3)
         return DRIFT_OK;
     if (s->np_lowrank) {
+        uint64_t n = s->np_n[0], last = s->np_est_n;
+        uint64_t grow = (uint64_t)(NUTS_NP_REESTIMATE * (double)last);
+        uint64_t floor_ = s->d / 20;
+        if (grow < floor_) grow = floor_;
+        if (n >= last && n - last < (grow > 0 ? grow : 1))
+            return DRIFT_OK;
+        s->np_est_n = n;
         if (np_lowrank_estimate(s))
             return DRIFT_OK;
     } else {
@@ -971,6 +997,19 @@ static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
     return DRIFT_OK;
 }
 
+/* Whether OpenBLAS's level-3 routines, which nutpie_lowrank's estimates
+ * and the engine's dense metric call, can have the work buffer of 128 MiB
+ * and a little they reserve at their first call: under an address-space
+ * limit (ulimit -v) that cannot hold it they retry for ever, so
+ * metric=auto takes diag there (the engine refuses a dense metric asked
+ * for by name, with that reason). */
+static int blas_fits(void)
+{
+    void *p = malloc((size_t)136 << 20);
+    free(p);
+    return p != NULL;
+}
+
 /* ---- the plugin's entry points ------------------------------------------- */
 
 static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
@@ -980,6 +1019,10 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
     s->delta = hp[0];
     s->max_depth = (int)hp[1];
     s->metric = (int)hp[2];
+    if (s->metric == NUTS_METRIC_AUTO)
+        s->metric = svc->dim(c) <= NUTS_AUTO_LOWRANK_MAX_D && blas_fits()
+                        ? NUTS_METRIC_NUTPIE_LOWRANK
+                        : DRIFT_METRIC_DIAG;
     /* grad is a diagonal metric whose windows also see gradients. */
     s->grad_metric = s->metric == NUTS_METRIC_GRAD;
     if (s->grad_metric) {
@@ -1023,13 +1066,20 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
         size_t m = s->np_lowrank ? d * d : d, tmp = d;
         s->np_size = 2 * d + 2 * m;
         if (s->np_lowrank) {
-            /* dsyev's optimal workspace for d x d */
-            blasint n = (blasint)d, q = -1, info = 0;
+            /* dsyevd's workspaces for d x d with eigenvectors: its own
+             * answer, or LAPACK's documented minimum. */
+            blasint n = (blasint)d, q = -1, iopt = 0, info = 0;
             double opt = 0, e = 0, a = 0;
-            dsyev_("V", "U", &n, &a, &n, &e, &opt, &q, &info);
-            s->np_lwork = info == 0 && opt >= 3.0 * (double)d
-                              ? (int)opt
-                              : (int)(3 * d);
+            size_t lmin = 1 + 6 * d + 2 * d * d, imin = 3 + 5 * d;
+            dsyevd_("V", "U", &n, &a, &n, &e, &opt, &q, &iopt, &q, &info);
+            s->np_lwork = info == 0 && opt >= (double)lmin ? (int)opt
+                                                           : (int)lmin;
+            s->np_liwork = info == 0 && (size_t)iopt >= imin ? (int)iopt
+                                                             : (int)imin;
+            s->np_iwork = svc->alloc(c, (size_t)s->np_liwork *
+                                            sizeof *s->np_iwork);
+            if (!s->np_iwork)
+                return DRIFT_ENOMEM;
             tmp = 6 * d * d + 2 * d + (size_t)s->np_lwork;
         }
         s->np_fg = svc->alloc(c, (2 * s->np_size + tmp) * sizeof(double));
@@ -1235,6 +1285,8 @@ static int nuts_checkpoint(void *state, const drift_services *svc,
         rc = svc->ckpt_bytes(c, &s->np_window, sizeof s->np_window);
     if (!rc && s->nutpie)
         rc = svc->ckpt_bytes(c, &s->np_set, sizeof s->np_set);
+    if (!rc && s->np_lowrank)
+        rc = svc->ckpt_bytes(c, &s->np_est_n, sizeof s->np_est_n);
     return rc;
 }
 
@@ -1245,8 +1297,8 @@ static const drift_hparam nuts_hparams[] = {
     {"max_depth", DRIFT_HP_INT, 10, 1, 30, 0, NULL,
      "maximum tree depth: at most 2^max_depth - 1 leapfrog steps per "
      "iteration"},
-    {"metric", DRIFT_HP_ENUM, 1, 0, 0, 0,
-     "unit|diag|dense|grad|nutpie|nutpie_lowrank",
+    {"metric", DRIFT_HP_ENUM, 6, 0, 0, 0,
+     "unit|diag|dense|grad|nutpie|nutpie_lowrank|auto",
      "metric (inverse mass matrix) adapted in warmup: unit, diag (Stan's: "
      "the draws' variance), dense (their covariance), grad (diagonal, "
      "after nutpie: started at 1/|gradient|, then sqrt(var(draws) / "
@@ -1256,7 +1308,8 @@ static const drift_hparam nuts_hparams[] = {
      "draws, then 80 growing by half, fixed over the last 15% of warmup) "
      "or nutpie_lowrank (the same corrected along the eigenvectors of the "
      "draws' and gradients' covariances: nutpie's low-rank modified mass "
-     "matrix, dense, O(d^3) an update)"},
+     "matrix, dense, O(d^3) an update) or auto (nutpie_lowrank up to 100 "
+     "parameters, diag beyond)"},
     {"stepsize", DRIFT_HP_REAL, 1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "initial step size, refined by Stan's doubling/halving heuristic"},
     {"jitter", DRIFT_HP_REAL, 0, 0, 1, DRIFT_HP_OPEN_HI, NULL,

@@ -14,6 +14,7 @@
 
 #include <cblas.h>
 
+#include "base/lapack.h"
 #include "base/msg.h"
 #include "base/stop.h"
 #include "base/util.h"
@@ -1982,6 +1983,14 @@ static int svc_metric_use(drift_chain *c, drift_metric_kind kind)
                                 "metric_use: a dense metric over %zu "
                                 "coordinates does not fit in memory",
                                 c->d);
+    if (kind == DRIFT_METRIC_DENSE && !drift_blas_buffer_fits())
+        return drift_chain_fail(
+            c, DRIFT_ENOMEM,
+            "metric_use: a dense metric is factored by OpenBLAS, whose "
+            "routines need a %zu MiB work buffer that this process's "
+            "address-space limit (ulimit -v) cannot hold; raise the limit, "
+            "or use a diagonal metric (--set metric=diag)",
+            DRIFT_BLAS_BUFFER_BYTES >> 20);
     size_t n = drift_adapt_metric_doubles(kind, c->d);
     double *mem = n ? svc_alloc(c, n * sizeof(double)) : NULL;
     if (n && !mem)
