@@ -69,6 +69,13 @@ DRIFT_PLUGIN_LICENSE("MIT");
  * beyond, where the dense metric's O(d^2) a leapfrog step and its
  * estimates' O(d^3) outweigh what it saves. */
 #define NUTS_AUTO_LOWRANK_MAX_D 100
+/* metric=auto leaves nutpie_lowrank for the draws' variance (Stan's
+ * diagonal estimate, on nutpie's windows) once this many transitions
+ * after nutpie's early phase have diverged: its long steps, right for a
+ * Gaussian-like posterior, then cross regions of high curvature they
+ * cannot enter (a GP's funnel), and its draws come out too narrow; on
+ * regressions the low-rank metric has none. */
+#define NUTS_AUTO_DIVERGENCES 3
 
 /* A point the trajectory may return: position, gradient of U and U there,
  * and the Hamiltonian with the momentum it had (for energy__). */
@@ -124,6 +131,10 @@ typedef struct nuts {
     uint64_t np_n[2], np_window;
     uint64_t np_est_n;      /* the foreground's points at the last
                                nutpie_lowrank estimate */
+    int np_auto;            /* nutpie_lowrank chosen by metric=auto */
+    int np_diag;            /* ... which has left it for the draws'
+                               variance (NUTS_AUTO_DIVERGENCES) */
+    uint64_t np_div;        /* divergences counted towards that */
     int np_set;
     /* step size: nominal (adapted) and the one the transition used */
     double eps, eps_used;
@@ -933,6 +944,25 @@ static int np_lowrank_estimate(nuts *s)
     return 0;
 }
 
+/* metric=auto's fallback: the foreground draws' variance, regularised
+ * towards 1e-3 as Stan regularises its diagonal estimate, as a diagonal
+ * dense metric into np_tmp; -1 when a coordinate has no spread. */
+static int np_diag_estimate(nuts *s)
+{
+    size_t d = s->d;
+    double n = (double)s->np_n[0], *out = s->np_tmp;
+    const double *sx = np_part(s, s->np_fg, 0, 1);
+    memset(out, 0, d * d * sizeof *out);
+    for (size_t k = 0; k < d; k++) {
+        double v = sx[k * d + k] / (n - 1.0);
+        v = n / (n + 5.0) * v + 1e-3 * 5.0 / (n + 5.0);
+        if (!(v > 0) || !isfinite(v))
+            return -1;
+        out[k * d + k] = v;
+    }
+    return 0;
+}
+
 /* One warmup iteration of metric=nutpie, after the transition: the new
  * draw (when it moved) into both estimators, a switch when one is due,
  * and the metric from the foreground. */
@@ -946,6 +976,21 @@ static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
     if (it >= final)
         return DRIFT_OK;
     int early = it < early_end;
+    if (s->np_auto && !s->np_diag && !early && s->divergent &&
+        ++s->np_div >= NUTS_AUTO_DIVERGENCES) {
+        char msg[300];
+        snprintf(msg, sizeof msg,
+                 "nuts: metric=auto: %d transitions diverged in warmup by "
+                 "iteration %llu: the draws' variance, not the low-rank "
+                 "metric, sets the metric from here on",
+                 NUTS_AUTO_DIVERGENCES, (unsigned long long)it);
+        const drift_report_services *rep =
+            svc->table(c, DRIFT_TABLE_REPORT, 1u);
+        if (rep)
+            rep->note(c, msg);
+        s->np_diag = 1;
+        s->np_set = 0; /* the step size is found afresh for it */
+    }
     /* The first later window is at least what the background holds. */
     if (!early && it == early_end && s->np_n[1] > s->np_window)
         s->np_window = s->np_n[1];
@@ -970,7 +1015,10 @@ static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
     }
     if (s->np_n[0] < 3)
         return DRIFT_OK;
-    if (s->np_lowrank) {
+    if (s->np_diag) {
+        if (np_diag_estimate(s))
+            return DRIFT_OK;
+    } else if (s->np_lowrank) {
         uint64_t n = s->np_n[0], last = s->np_est_n;
         uint64_t grow = (uint64_t)(NUTS_NP_REESTIMATE * (double)last);
         uint64_t floor_ = s->d / 20;
@@ -1019,10 +1067,12 @@ static int nuts_init(void *state, const drift_services *svc, drift_chain *c,
     s->delta = hp[0];
     s->max_depth = (int)hp[1];
     s->metric = (int)hp[2];
-    if (s->metric == NUTS_METRIC_AUTO)
+    if (s->metric == NUTS_METRIC_AUTO) {
         s->metric = svc->dim(c) <= NUTS_AUTO_LOWRANK_MAX_D && blas_fits()
                         ? NUTS_METRIC_NUTPIE_LOWRANK
                         : DRIFT_METRIC_DIAG;
+        s->np_auto = s->metric == NUTS_METRIC_NUTPIE_LOWRANK;
+    }
     /* grad is a diagonal metric whose windows also see gradients. */
     s->grad_metric = s->metric == NUTS_METRIC_GRAD;
     if (s->grad_metric) {
@@ -1287,6 +1337,10 @@ static int nuts_checkpoint(void *state, const drift_services *svc,
         rc = svc->ckpt_bytes(c, &s->np_set, sizeof s->np_set);
     if (!rc && s->np_lowrank)
         rc = svc->ckpt_bytes(c, &s->np_est_n, sizeof s->np_est_n);
+    if (!rc && s->np_auto)
+        rc = svc->ckpt_bytes(c, &s->np_diag, sizeof s->np_diag);
+    if (!rc && s->np_auto)
+        rc = svc->ckpt_bytes(c, &s->np_div, sizeof s->np_div);
     return rc;
 }
 
@@ -1309,7 +1363,8 @@ static const drift_hparam nuts_hparams[] = {
      "or nutpie_lowrank (the same corrected along the eigenvectors of the "
      "draws' and gradients' covariances: nutpie's low-rank modified mass "
      "matrix, dense, O(d^3) an update) or auto (nutpie_lowrank up to 100 "
-     "parameters, diag beyond)"},
+     "parameters, left for the draws' variance once 3 transitions diverge "
+     "after the first 30% of warmup; diag beyond)"},
     {"stepsize", DRIFT_HP_REAL, 1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "initial step size, refined by Stan's doubling/halving heuristic"},
     {"jitter", DRIFT_HP_REAL, 0, 0, 1, DRIFT_HP_OPEN_HI, NULL,
