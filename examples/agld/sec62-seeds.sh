@@ -17,7 +17,8 @@
 # needs another BUILD); OUT the folder of the summary (default BUILD);
 # KEEP_DRAWS=1 keeps each seed's draws (about 170 MB a seed at slice).
 # Writes OUT/sec62-seeds-SET.csv (per method), -diff.csv (paired
-# differences), -all.csv (every seed) and .png.
+# differences), -verdicts.csv (the claims per panel), -all.csv (every
+# seed) and .png.
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 set_=${1:?usage: sec62-seeds.sh year|slice [SEEDS] [ETA] [BATCH] [EPOCHS]}
