@@ -58,6 +58,7 @@ step pdmp-fig1          sh "$P/fig1.sh" 30
 step agld-sec61         env PASSES=400 sh "$A/sec61.sh" 0.1 5
 step agld-sec61-seeds   env PASSES=400 OUT="$scratch/agld-seeds" sh "$A/sec61-seeds.sh" 0.1 5 2
 step agld-sec62-panels  sh "$A/sec62-panels.sh" slice 2e-6 100 2
+step agld-sec62-seeds   env OUT="$scratch/out" sh "$A/sec62-seeds.sh" slice 2 2e-6 100 2
 step agld-sec63         env NTRAIN=400000 NTEST=5000 D=4096 BATCH=256 LIMIT_MB=128 MAXMEM=64M RUN_SECONDS=10 EVAL=0.2 sh "$A/sec63.sh"
 step ewsg-covtype       env GRID=quick SEEDS=1 PASSES=2 sh "$ex/ewsg/covtype.sh"
 step ewsg-covtype-paper env SEEDS=1 HS_SGLD=1e-6 HS_PSGLD=1e-5 HS_HMC=2e-5 RESULTS="$scratch/out" sh "$ex/ewsg/covtype-paper.sh"
