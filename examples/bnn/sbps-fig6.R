@@ -127,8 +127,8 @@ panel <- function(what, ylab, main) {
   }
   lab <- c(ss, sprintf("MALA (Metropolis-Hastings), %d chains: mean, range", nrow(ref)))
   if (!is.null(nuts)) lab <- c(lab, "NUTS, full data")
-  legend("bottomleft", lab, col = c(cols[ss], "darkgreen", "blue")[seq_along(lab)],
-         lwd = 2, lty = c(rep(1, length(ss)), 2, 3)[seq_along(lab)], bty = "n", cex = 0.8)
+  if (what == "nll") legend("right", lab, col = c(cols[ss], "darkgreen", "blue")[seq_along(lab)],
+         lwd = 2, lty = c(rep(1, length(ss)), 2, 3)[seq_along(lab)], bg = "white", cex = 0.75)
 }
 panel("error", "test error of the current draw",
       sprintf("7x7 Fashion-MNIST, 4 classes, d = 166; %d seeds", length(seeds)))

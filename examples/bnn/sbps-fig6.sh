@@ -7,7 +7,7 @@
 # SEEDS seeds each; and a Metropolis-Hastings reference: drift's mala (MALA,
 # a Metropolis-Hastings chain on the full data) from 0, MALA_ITER
 # iterations (MALA_WARM of them warmup, step size adapted there), one chain
-# per seed in MALA_SEEDS.
+# per seed in MALA_SEEDS (set empty: none; the figure needs their files).
 # Model: bnn.drift with H = 3 tanh units and K = 4 classes, weights and
 # biases N(0, 1): d = 49*3 + 3 + 3*4 + 4 = 166 (the paper's d = 192 has no
 # one-hidden-layer decomposition over 49 inputs and 4 classes; README.md).
@@ -32,7 +32,7 @@ top=$(cd "$here/../.." && pwd)
 build=${BUILD:-$here/build}
 EPOCHS=${EPOCHS:-10000}; SEEDS=${SEEDS:-"1 2 3"}
 SAMPLERS=${SAMPLERS:-"sbps psbps sgld msgnht"}
-MALA_ITER=${MALA_ITER:-60000}; MALA_WARM=${MALA_WARM:-20000}; MALA_SEEDS=${MALA_SEEDS:-"1 2"}
+MALA_ITER=${MALA_ITER:-60000}; MALA_WARM=${MALA_WARM:-20000}; MALA_SEEDS=${MALA_SEEDS-"1 2"}
 drift=${DRIFT:-$top/drift}
 export DRIFT_PLUGIN_DIR="$top/plugins/samplers/.libs:$top/plugins/models/.libs"
 export DRIFT_PLUGIN_PATH=
