@@ -63,6 +63,7 @@ step agld-sec63         env NTRAIN=400000 NTEST=5000 D=4096 BATCH=256 LIMIT_MB=1
 step ewsg-covtype       env GRID=quick SEEDS=1 PASSES=2 sh "$ex/ewsg/covtype.sh"
 step ewsg-covtype-paper env SEEDS=1 HS_SGLD=1e-6 HS_PSGLD=1e-5 HS_HMC=2e-5 RESULTS="$scratch/out" sh "$ex/ewsg/covtype-paper.sh"
 step bnn-fmnist         env PASSES=1 HIDDEN=20 THIN_PDMP=0.5 WARM_PDMP=10 sh "$ex/bnn/fmnist.sh"
+step bnn-sbps-fig6      env EPOCHS=30 SEEDS="1 2" MALA_ITER=300 MALA_WARM=100 sh "$ex/bnn/sbps-fig6.sh"
 step mf-ml1m            env PASSES=3 sh "$ex/mf/ml1m.sh"
 echo "repro-quick: $(($(date +%s) - t_all)) s in all, $failed failed; logs in $log$([ "${KEEP:-0}" = 1 ] || echo ' (removed: KEEP=1 keeps them)')"
 [ "$failed" = 0 ]
