@@ -9,16 +9,9 @@ suppressMessages(library(data.table))
 args <- commandArgs(TRUE)
 out <- args[1]
 dir <- if (length(args) > 1) args[2] else "/usr/share/datasets/fashion-mnist"
-if (!file.exists(file.path(dir, "train-images-idx3-ubyte.gz")))
-  stop(sprintf("no Fashion-MNIST in %s: apt-get install dataset-fashion-mnist", dir))
-read_idx <- function(f) {
-  con <- gzfile(f, "rb"); on.exit(close(con))
-  magic <- readBin(con, "integer", 1, size = 4, endian = "big")
-  nd <- magic %% 256
-  dims <- readBin(con, "integer", nd, size = 4, endian = "big")
-  v <- readBin(con, "integer", prod(dims), size = 1, signed = FALSE)
-  if (nd == 1) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
-}
+here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(here, "idx.R"))
+fashion_dir(dir)
 for (part in c("train", "t10k")) {
   X <- read_idx(file.path(dir, sprintf("%s-images-idx3-ubyte.gz", part))) / 255
   y <- read_idx(file.path(dir, sprintf("%s-labels-idx1-ubyte.gz", part))) + 1L

@@ -15,15 +15,9 @@
 args <- commandArgs(TRUE)
 out <- args[1]; ntrain <- 8340L
 dir <- if (length(args) > 1) args[2] else "/usr/share/datasets/fashion-mnist"
-if (!file.exists(file.path(dir, "train-images-idx3-ubyte.gz")))
-  stop(sprintf("no Fashion-MNIST in %s: apt-get install dataset-fashion-mnist", dir))
-read_idx <- function(f) {
-  con <- gzfile(f, "rb"); on.exit(close(con))
-  magic <- readBin(con, "integer", 1, size = 4, endian = "big")
-  dims <- readBin(con, "integer", magic %% 256, size = 4, endian = "big")
-  v <- readBin(con, "integer", prod(dims), size = 1, signed = FALSE)
-  if (length(dims) == 1) v else matrix(v, dims[1], prod(dims[-1]), byrow = TRUE)
-}
+here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(here, "idx.R"))
+fashion_dir(dir)
 # 4 x 4 block sums: pixel (r, c) (0-based, row-major) goes to block
 # (r %/% 4, c %/% 4); B is the 784 x 49 0/1 matrix of that map
 r <- rep(0:27, each = 28); cc <- rep(0:27, 28)
