@@ -61,9 +61,10 @@ DRIFT_PLUGIN_LICENSE("MIT");
 #define NUTS_NP_GAMMA 1e-5
 #define NUTS_NP_CUTOFF 2.0
 /* metric=nutpie_lowrank estimates again, at O(d^3), only when its
- * foreground has grown by this share since the last estimate (or has
- * switched): an estimate each iteration cost four times the sampling at
- * d = 100, and a tenth more draws move the estimate little. */
+ * foreground has grown by this share since the last estimate, and by at
+ * least d/20 draws (or has switched): an estimate each iteration cost four
+ * times the sampling at d = 100, and a tenth more draws move the estimate
+ * little. */
 #define NUTS_NP_REESTIMATE 0.1
 /* metric=auto: nutpie_lowrank up to this many parameters, Stan's diag
  * beyond, where the dense metric's O(d^2) a leapfrog step and its
@@ -1021,8 +1022,8 @@ static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
     } else if (s->np_lowrank) {
         uint64_t n = s->np_n[0], last = s->np_est_n;
         uint64_t grow = (uint64_t)(NUTS_NP_REESTIMATE * (double)last);
-        uint64_t floor_ = s->d / 20;
-        if (grow < floor_) grow = floor_;
+        if (grow < s->d / 20)
+            grow = s->d / 20;
         if (n >= last && n - last < (grow > 0 ? grow : 1))
             return DRIFT_OK;
         s->np_est_n = n;
