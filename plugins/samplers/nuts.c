@@ -974,8 +974,15 @@ static int np_adapt(nuts *s, const drift_services *svc, drift_chain *c,
     uint64_t it = svc->iteration(c), w = svc->run_info(c)->warmup;
     uint64_t early_end = (uint64_t)(NUTS_NP_EARLY_SHARE * (double)w);
     uint64_t final = w - (uint64_t)(NUTS_NP_FINAL_SHARE * (double)w);
-    if (it >= final)
+    if (it >= final) {
+        /* A chain that took auto's way out ends its warmup as Stan's
+         * does: the step size's averaging started afresh for the
+         * final stretch, whose short average keeps the step on the
+         * careful side (Stan's accept_stat ends near 0.9 at delta 0.8). */
+        if (it == final && s->np_diag)
+            da_restart(s, svc, c, s->eps);
         return DRIFT_OK;
+    }
     int early = it < early_end;
     if (s->np_auto && !s->np_diag && !early && s->divergent &&
         ++s->np_div >= NUTS_AUTO_DIVERGENCES) {
