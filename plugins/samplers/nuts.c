@@ -1372,7 +1372,7 @@ static const drift_hparam nuts_hparams[] = {
      "draws' and gradients' covariances: nutpie's low-rank modified mass "
      "matrix, dense, O(d^3) an update) or auto (nutpie_lowrank up to 100 "
      "parameters, left for the draws' variance once 3 transitions diverge "
-     "after the first 30% of warmup; diag beyond)"},
+     "between 30% and 85% of warmup; diag beyond)"},
     {"stepsize", DRIFT_HP_REAL, 1, 0, INFINITY, DRIFT_HP_OPEN_LO, NULL,
      "initial step size, refined by Stan's doubling/halving heuristic"},
     {"jitter", DRIFT_HP_REAL, 0, 0, 1, DRIFT_HP_OPEN_HI, NULL,
