@@ -164,12 +164,10 @@ static void test_low_address_space(void **state)
         free(was);
     }
     assert_true(hx_exists(dir, "m_1.csv"));
-    char *path = hx_in(dir, "m_1.csv");
-    char *head = th_slurp(path);
+    char *head = hx_slurp(dir, "m_1.csv");
     assert_non_null(head);
     assert_non_null(strstr(head, "metric = diag_e"));
     free(head);
-    free(path);
     hx_rm(dir);
     free(dir);
 }

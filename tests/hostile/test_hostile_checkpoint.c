@@ -88,15 +88,13 @@ static void test_forged_build(void **state)
     char *dir = hx_tmpdir();
     hx_logistic(dir);
     hx_make_ckpt(dir, "r", 1, "100000000");
-    char *p = hx_in(dir, "r.ckpt/run");
-    char *text = th_slurp(p);
+    char *text = hx_slurp(dir, "r.ckpt/run");
     char *line = strstr(text, "\nfile build ");
     assert_non_null(line);
     char old[4300];
     snprintf(old, sizeof old, "%.*s", (int)(strchr(line + 1, '\n') - line),
              line);
     free(text);
-    free(p);
     hx_replace(dir, "r.ckpt/run", old, "\nfile build drift 0\t1 0");
     hx_resum(dir, "r.ckpt/run");
     const char *resume[] = {"sample", "--resume", "r.ckpt", NULL};

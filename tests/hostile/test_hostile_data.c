@@ -327,12 +327,10 @@ static void test_store_int_flag_sampled(void **state)
                            "int, but column 'y' of this row store holds "
                            "2.5");
     if (hx_exists(dir, "m.csv")) {
-        char *out = hx_in(dir, "m.csv");
-        char *text = th_slurp(out);
+        char *text = hx_slurp(dir, "m.csv");
         assert_non_null(text);
         assert_non_null(strstr(text, "failed at iteration"));
         free(text);
-        free(out);
     }
     hx_rm(dir);
     free(dir);

@@ -36,8 +36,7 @@ static void draws_file(const char *dir)
                           "--thin", "10", "--chains", "1", "--seed", "1",
                           "--quiet", "--out", "fit.csv", NULL};
     hx_expect(dir, args, 0, "");
-    char *p = hx_in(dir, "fit.csv");
-    char *text = th_slurp(p);
+    char *text = hx_slurp(dir, "fit.csv");
     /* The recorded plugin path, whatever the build tree's is. */
     char *line = strstr(text, "# model_file = ");
     assert_non_null(line);
@@ -45,7 +44,6 @@ static void draws_file(const char *dir)
     char old[4300];
     snprintf(old, sizeof old, "%.*s", (int)(eol - line), line);
     free(text);
-    free(p);
     hx_replace(dir, "fit.csv", old, "# model_file = ./fit-model.so");
 }
 
@@ -118,15 +116,13 @@ static void test_resume_manifest_names_a_plugin(void **state)
     hx_expect(dir, resume, 2, "which its manifest does not list");
     expect_no_mark(mark);
     /* ... and listed, but not with the size and hash it has. */
-    char *p = hx_in(dir, "r.ckpt/run");
-    char *text = th_slurp(p);
+    char *text = hx_slurp(dir, "r.ckpt/run");
     char *line = strstr(text, "\nfile sampler ");
     assert_non_null(line);
     char old[4300];
     snprintf(old, sizeof old, "%.*s", (int)(strchr(line + 1, '\n') - line),
              line);
     free(text);
-    free(p);
     hx_replace(dir, "r.ckpt/run", old,
                "\nfile sampler ./payload.so\t31304 ea5c9e08b7ee8b1c");
     hx_resum(dir, "r.ckpt/run");

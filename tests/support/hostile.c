@@ -46,6 +46,14 @@ char *hx_in(const char *dir, const char *name)
     return p;
 }
 
+char *hx_slurp(const char *dir, const char *name)
+{
+    char *p = hx_in(dir, name);
+    char *text = th_slurp(p);
+    free(p);
+    return text;
+}
+
 void hx_write(const char *dir, const char *name, const char *text)
 {
     char *p = hx_in(dir, name);

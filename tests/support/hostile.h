@@ -15,6 +15,8 @@ char *hx_tmpdir(void);
 void hx_rm(const char *dir);
 /* dir/name, malloc'd. */
 char *hx_in(const char *dir, const char *name);
+/* The whole of dir/name, malloc'd (NULL when it cannot be read). */
+char *hx_slurp(const char *dir, const char *name);
 /* Writes text to dir/name. */
 void hx_write(const char *dir, const char *name, const char *text);
 /* Whether dir/name exists (as anything, a dangling link included). */
